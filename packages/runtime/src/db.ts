@@ -1,0 +1,113 @@
+/**
+ * Postgres for one service: a pool whose connections see only the service's schema, and
+ * numbered SQL migrations (`migrations/0001_name.sql`) applied in order under an advisory
+ * lock, each in its own transaction and recorded in a ledger table (`<schema>.schema_migrations`
+ * for the service's own, another name for a shared component's, such as the bus).
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+/** Anything that runs a query: a pool or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'>;
+
+// int8 (bigint, count(*)) parses as a string by default; ours fit in a JS number when they are
+// counters, and money in micros stays a string, read with ::text where it matters.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => {
+  const n = Number(v);
+  return Number.isSafeInteger(n) ? n : v;
+});
+
+const SCHEMA_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+
+/** createPool connects to `databaseUrl` with `search_path` set to `schema`. */
+export function createPool(databaseUrl: string, schema: string, max = 10): pg.Pool {
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`);
+  return new pg.Pool({
+    connectionString: databaseUrl,
+    max,
+    options: `-c search_path=${schema}`,
+    application_name: schema,
+  });
+}
+
+/** Runs `fn` in a transaction on one client; commits when it resolves, rolls back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+export interface MigrationResult {
+  applied: string[];
+}
+
+/**
+ * migrate creates `schema` if needed and applies every file in `dir` named `NNNN_name.sql`
+ * that is not yet recorded. Concurrent starts of the same service wait on one advisory lock.
+ */
+export async function migrate(
+  pool: pg.Pool,
+  schema: string,
+  dir: string,
+  ledger = 'schema_migrations',
+): Promise<MigrationResult> {
+  if (!SCHEMA_NAME.test(ledger)) throw new Error(`invalid ledger name: ${ledger}`);
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`);
+  const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`migrate:${schema}`]);
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${schema}.${ledger} (
+           version integer PRIMARY KEY,
+           name text NOT NULL,
+           applied_at timestamptz NOT NULL DEFAULT now()
+         )`,
+      );
+      const done = new Set(
+        (await client.query<{ version: number }>(`SELECT version FROM ${schema}.${ledger}`)).rows.map(
+          (r) => r.version,
+        ),
+      );
+      for (const file of files) {
+        const version = Number(file.slice(0, 4));
+        if (done.has(version)) continue;
+        const sql = await readFile(join(dir, file), 'utf8');
+        await client.query('BEGIN');
+        try {
+          await client.query(`SET LOCAL search_path TO ${schema}`);
+          await client.query(sql);
+          await client.query(`INSERT INTO ${schema}.${ledger} (version, name) VALUES ($1, $2)`, [
+            version,
+            file,
+          ]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw new Error(`migration ${schema}/${file} failed: ${(err as Error).message}`);
+        }
+        applied.push(file);
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`migrate:${schema}`]);
+    }
+  } finally {
+    client.release();
+  }
+  return { applied };
+}

@@ -1,0 +1,76 @@
+/**
+ * Domain errors. Domain code throws these; the service interceptor is the one place they become
+ * Connect codes, and anything else becomes `Internal` with its detail kept in the log.
+ */
+import { Code, ConnectError } from '@connectrpc/connect';
+
+export class DomainError extends Error {
+  constructor(
+    message: string,
+    readonly code: Code,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** An argument breaks a domain rule. */
+export class InvalidArgumentError extends DomainError {
+  constructor(message: string) {
+    super(message, Code.InvalidArgument);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(message: string) {
+    super(message, Code.NotFound);
+  }
+}
+
+/** The record is not in a state that allows the operation. */
+export class FailedPreconditionError extends DomainError {
+  constructor(message: string) {
+    super(message, Code.FailedPrecondition);
+  }
+}
+
+/** A save or archive named a revision that is no longer current. */
+export class StaleRevisionError extends DomainError {
+  constructor(
+    readonly currentRevision: number,
+    what = 'record',
+  ) {
+    super(
+      `expected_revision is stale: the ${what} is at revision ${currentRevision}; read it again and retry with expected_revision ${currentRevision}`,
+      Code.Aborted,
+    );
+  }
+}
+
+export class PermissionDeniedError extends DomainError {
+  constructor(message: string) {
+    super(message, Code.PermissionDenied);
+  }
+}
+
+export class ResourceExhaustedError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message, Code.ResourceExhausted);
+  }
+}
+
+export class UnavailableError extends DomainError {
+  constructor(message: string) {
+    super(message, Code.Unavailable);
+  }
+}
+
+/** toConnectError maps a thrown value to what the caller may see; `undefined` means internal. */
+export function toConnectError(err: unknown): ConnectError | undefined {
+  if (err instanceof DomainError) return new ConnectError(err.message, err.code);
+  if (err instanceof ConnectError) return err;
+  return undefined;
+}

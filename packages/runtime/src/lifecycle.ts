@@ -1,0 +1,47 @@
+/** Process lifecycle for a service's main.ts: fail fast on start-up errors, drain on SIGTERM. */
+import { ConfigError } from './config.ts';
+import type { Logger } from './log.ts';
+
+/** runMain runs `main`; a start-up failure prints its reason and exits 1. */
+export function runMain(service: string, main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    const reason =
+      err instanceof ConfigError
+        ? err.message
+        : err instanceof Error
+          ? (err.stack ?? err.message)
+          : String(err);
+    process.stderr.write(`${service}: failed to start: ${reason}\n`);
+    process.exit(1);
+  });
+}
+
+/**
+ * onShutdown runs `stop` once on SIGTERM or SIGINT and then exits; a second signal, or a stop
+ * that takes longer than `timeoutMs`, exits at once.
+ */
+export function onShutdown(logger: Logger, stop: () => Promise<void>, timeoutMs = 20_000): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    const timer = setTimeout(() => {
+      logger.error('stop timed out');
+      process.exit(1);
+    }, timeoutMs);
+    timer.unref();
+    stop().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}

@@ -1,0 +1,25 @@
+import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
+import type { Pool } from '@adsmcp/runtime/db';
+import type { Logger } from '@adsmcp/runtime/log';
+import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+
+export const SERVICE_NAME = 'changes';
+
+export interface Deps {
+  pool: Pool;
+  verifier: PrincipalVerifier;
+  logger: Logger;
+}
+
+/** buildServer returns the changes service's Connect server, not yet listening. */
+export function buildServer(deps: Deps): ConnectServer {
+  return buildConnectServer({
+    serviceName: SERVICE_NAME,
+    verifier: deps.verifier,
+    logger: deps.logger,
+    routes: (router) => {
+      router.service(ChangesService, {});
+    },
+  });
+}

@@ -1,0 +1,25 @@
+import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
+import type { Pool } from '@adsmcp/runtime/db';
+import type { Logger } from '@adsmcp/runtime/log';
+import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+
+export const SERVICE_NAME = 'marketing';
+
+export interface Deps {
+  pool: Pool;
+  verifier: PrincipalVerifier;
+  logger: Logger;
+}
+
+/** buildServer returns the marketing service's Connect server, not yet listening. */
+export function buildServer(deps: Deps): ConnectServer {
+  return buildConnectServer({
+    serviceName: SERVICE_NAME,
+    verifier: deps.verifier,
+    logger: deps.logger,
+    routes: (router) => {
+      router.service(MarketingService, {});
+    },
+  });
+}

@@ -1,0 +1,8 @@
+import { readConfig, serviceConfig } from '@adsmcp/runtime/config';
+
+export type Config = ReturnType<typeof loadConfig>;
+
+/** loadConfig reads the optimizer service's environment once; it throws naming anything missing. */
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  return readConfig({ ...serviceConfig }, env);
+}
