@@ -1,0 +1,136 @@
+/**
+ * `npm start`: everything on this machine. An embedded PostgreSQL under .data/pg (or
+ * DATABASE_URL), the sandbox ad platform, every service as its own process with prefixed logs,
+ * a seeded demo workspace, and the MCP URL, a token and the dashboard sign-in printed and
+ * written to .data/dev.json. Ctrl-C stops everything; the next start reuses the data.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
+import { REPO_ROOT, type ServiceName, startStack } from '@adsmcp/testkit/stack';
+import pg from 'pg';
+
+const DATA_DIR = join(REPO_ROOT, '.data');
+const DEV_FILE = join(DATA_DIR, 'dev.json');
+const DATABASE = 'adsmcp';
+
+interface DevFile {
+  mcpUrl: string;
+  token: string;
+  dashboardUrl: string;
+  dashboardUser: string;
+  dashboardPassword: string | null;
+  databaseUrl: string;
+}
+
+const COLORS: Record<ServiceName, string> = {
+  gateway: '36',
+  changes: '33',
+  optimizer: '35',
+  marketing: '32',
+  'upstream-proxy': '34',
+  'ads-sandbox': '90',
+};
+const WIDTH = Math.max(...Object.keys(COLORS).map((s) => s.length));
+const tty = process.stdout.isTTY;
+
+function printLine(service: ServiceName, line: string): void {
+  const tag = service.padEnd(WIDTH);
+  let text = line;
+  if (line.startsWith('{')) {
+    try {
+      const j = JSON.parse(line) as Record<string, unknown>;
+      const { level, msg, time: _t, service: _s, ...rest } = j;
+      const extra = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : '';
+      text = `${String(level ?? '').padEnd(5)} ${String(msg ?? '')}${extra}`;
+    } catch {
+      // print as is
+    }
+  }
+  process.stdout.write(tty ? `\x1b[${COLORS[service]}m${tag}\x1b[0m | ${text}\n` : `${tag} | ${text}\n`);
+}
+
+async function ensureDatabase(adminUrl: string): Promise<string> {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
+    if (rowCount === 0) await c.query(`CREATE DATABASE ${DATABASE}`);
+  } finally {
+    await c.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${DATABASE}`;
+  return url.toString();
+}
+
+async function main(): Promise<void> {
+  await mkdir(DATA_DIR, { recursive: true });
+  const port = Number(process.env.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error(`PORT must be a port number (got ${process.env.PORT})`);
+
+  let stopPostgres: (() => Promise<void>) | undefined;
+  let databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) {
+    process.stdout.write('starting embedded PostgreSQL (.data/pg)\n');
+    const pgServer = await startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'pg'), persistent: true });
+    stopPostgres = () => pgServer.stop();
+    databaseUrl = await ensureDatabase(pgServer.adminUrl);
+  }
+
+  const previous = existsSync(DEV_FILE)
+    ? (JSON.parse(await readFile(DEV_FILE, 'utf8')) as Partial<DevFile>)
+    : {};
+  const stack = await startStack({
+    databaseUrl,
+    dataDir: DATA_DIR,
+    gatewayPort: port,
+    onLine: printLine,
+  }).catch(async (err: unknown) => {
+    await stopPostgres?.();
+    throw err;
+  });
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write('\nstopping…\n');
+    await stack.stop();
+    await stopPostgres?.();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+
+  const seed = await stack.seedDemo(previous.token);
+  const dev: DevFile = {
+    mcpUrl: stack.mcpUrl,
+    token: seed.token,
+    dashboardUrl: `${stack.gatewayUrl}/dashboard`,
+    dashboardUser: seed.dashboardUser,
+    dashboardPassword: seed.dashboardPassword ?? previous.dashboardPassword ?? null,
+    databaseUrl,
+  };
+  await writeFile(DEV_FILE, `${JSON.stringify(dev, null, 2)}\n`, { mode: 0o600 });
+  process.stdout.write(
+    [
+      '',
+      'Ready.',
+      `  MCP URL:         ${dev.mcpUrl}`,
+      `  MCP token:       ${dev.token}`,
+      `  Dashboard:       ${dev.dashboardUrl}`,
+      `  Sign in as:      ${dev.dashboardUser} / ${dev.dashboardPassword ?? '(password from the first start; see .data/dev.json)'}`,
+      `  Ad accounts:     ${seed.accounts.map((a) => `${a.name} ${a.account_id}`).join(', ')}`,
+      `  Written to:      .data/dev.json`,
+      '  Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`npm start failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

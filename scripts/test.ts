@@ -1,0 +1,166 @@
+/**
+ * `npm test`: everything, in order — lint and format (Biome), typecheck, the protobuf checks
+ * (buf lint, buf breaking, generated code up to date), then every unit, integration and
+ * end-to-end test with node's test runner against one PostgreSQL for the whole run
+ * (DATABASE_URL, or an embedded one started here). Each test file makes its own database.
+ *
+ * `npm test -- <text>…` runs only the test files whose path contains one of the texts, and
+ * skips the static checks.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
+import { REPO_ROOT } from '@adsmcp/testkit/stack';
+
+const BIN = join(REPO_ROOT, 'node_modules', '.bin');
+const filters = process.argv.slice(2);
+
+function step(title: string): void {
+  process.stdout.write(`\n== ${title}\n`);
+}
+
+function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): number {
+  const r = spawnSync(cmd, args, { cwd: REPO_ROOT, stdio: 'inherit', env });
+  return r.status ?? 1;
+}
+
+function git(args: string[]): { ok: boolean; out: string } {
+  const r = spawnSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' });
+  return { ok: r.status === 0, out: r.stdout.trim() };
+}
+
+async function filesUnder(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  let entries: string[];
+  try {
+    entries = await readdir(dir, { recursive: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const p = join(dir, e);
+    try {
+      out.set(e, await readFile(p, 'utf8'));
+    } catch {
+      // a directory
+    }
+  }
+  return out;
+}
+
+/** Generated code must be exactly what the protos generate now. */
+async function generatedCodeIsCurrent(): Promise<boolean> {
+  const tmp = await mkdtemp(join(tmpdir(), 'adsmcp-gen-'));
+  try {
+    if (sh(join(BIN, 'buf'), ['generate', '--output', tmp]) !== 0) return false;
+    const fresh = await filesUnder(join(tmp, 'packages/proto/src/gen'));
+    const committed = await filesUnder(join(REPO_ROOT, 'packages/proto/src/gen'));
+    const differ = [...new Set([...fresh.keys(), ...committed.keys()])].filter(
+      (f) => fresh.get(f) !== committed.get(f),
+    );
+    if (differ.length > 0) {
+      process.stdout.write(`generated code is out of date (run npm run generate): ${differ.join(', ')}\n`);
+      return false;
+    }
+    process.stdout.write('generated code matches the protos\n');
+    return true;
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Breaking-change check against the last committed protos (or the commit before, when clean). */
+function protosNotBroken(): boolean {
+  const dirty = !git(['diff', '--quiet', 'HEAD', '--', 'proto', 'buf.yaml']).ok;
+  const against = dirty ? 'HEAD' : 'HEAD~1';
+  if (!git(['cat-file', '-e', `${against}:buf.yaml`]).ok) {
+    process.stdout.write(`buf breaking: no earlier protos at ${against} to compare with; nothing to check\n`);
+    return true;
+  }
+  return sh(join(BIN, 'buf'), ['breaking', '--against', `.git#ref=${against}`]) === 0;
+}
+
+async function testFiles(): Promise<string[]> {
+  const roots = ['packages', 'services', 'test', 'deploy'];
+  const files: string[] = [];
+  for (const root of roots) {
+    let entries: string[] = [];
+    try {
+      entries = await readdir(join(REPO_ROOT, root), { recursive: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const p = join(root, e);
+      if (p.includes('node_modules') || !p.endsWith('.test.ts')) continue;
+      if (filters.length > 0 && !filters.some((f) => p.includes(f))) continue;
+      files.push(p);
+    }
+  }
+  return files.sort();
+}
+
+async function main(): Promise<number> {
+  if (filters.length === 0) {
+    step('lint and format (biome)');
+    if (sh(join(BIN, 'biome'), ['ci', '.']) !== 0) return 1;
+    step('typecheck (tsc)');
+    if (sh(join(BIN, 'tsc'), ['-p', '.']) !== 0) return 1;
+    step('protobuf (buf lint, buf breaking, generated code)');
+    if (sh(join(BIN, 'buf'), ['lint']) !== 0) return 1;
+    if (!protosNotBroken()) return 1;
+    if (!(await generatedCodeIsCurrent())) return 1;
+  }
+
+  const files = await testFiles();
+  if (files.length === 0) {
+    process.stdout.write(`no test files match ${filters.join(', ')}\n`);
+    return 1;
+  }
+  let stopPostgres: (() => Promise<void>) | undefined;
+  const env = { ...process.env };
+  if (!env.DATABASE_URL) {
+    step('PostgreSQL (embedded-postgres)');
+    const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-test-pg-'));
+    const pg = await startEmbeddedPostgres({ dataDir, persistent: false });
+    env.DATABASE_URL = pg.adminUrl;
+    stopPostgres = async () => {
+      await pg.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    };
+    process.stdout.write(`started on port ${pg.port}\n`);
+  } else {
+    step('PostgreSQL (DATABASE_URL)');
+  }
+  step(`tests (${files.length} files)`);
+  process.stdout.write(`${files.map((f) => `  ${relative('.', f)}`).join('\n')}\n`);
+  try {
+    return sh(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--test',
+        '--test-concurrency=2',
+        '--test-timeout=300000',
+        '--test-reporter=spec',
+        ...files,
+      ],
+      env,
+    );
+  } finally {
+    await stopPostgres?.();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(
+      `npm test failed to run: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(1);
+  },
+);

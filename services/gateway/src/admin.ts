@@ -1,0 +1,279 @@
+/**
+ * The operators' command: `npm run admin -- <command> [options]`. It works on the gateway's
+ * database (DATABASE_URL, or the one `npm start` recorded in .data/dev.json).
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
+import type { Scope } from '@adsmcp/runtime/principal';
+import { createPrincipalSigner } from '@adsmcp/runtime/principal';
+import { createServiceClient } from '@adsmcp/runtime/service-client';
+import { onBehalfOf } from './deps.ts';
+import { hashToken, parseLifetime } from './domain/credentials.ts';
+import { addUser, createWorkspace, issueToken } from './domain/identity.ts';
+import {
+  findCredentialByHash,
+  findFirstAdmin,
+  findWorkspace,
+  listCredentials,
+  revokeCredential,
+  setWorkspaceFeatures,
+} from './store/identity-store.ts';
+
+const USAGE = `usage: npm run admin -- <command> [options]
+
+  create-token [--workspace <id|name>] [--user <email>] [--scopes read,write] [--expires-in 30d|12h|never] [--name <text>]
+      Creates an MCP access token and prints it (the only time it is shown).
+  revoke-token <credential-id>
+      Revokes one MCP credential; requests with it get HTTP 401 from then on.
+  list-tokens [--workspace <id|name>]
+      Lists the workspace's MCP credentials (never the tokens).
+  create-workspace --name <text> --admin-email <email> --admin-password <text> [--features a,b]
+  add-user --workspace <id|name> --email <email> --password <text> --role admin|editor|viewer
+  seed-demo [--token <existing dev token>]
+      Creates (once) the demo workspace, its admin and two sandbox ad accounts, and prints JSON with
+      a dev token (the given one when it is still valid). Needs UPSTREAM_PROXY_URL, SANDBOX_URL,
+      SANDBOX_ADMIN_TOKEN and PRINCIPAL_PRIVATE_KEY.`;
+
+const DEMO_WORKSPACE = 'Demo workspace';
+const DEMO_ADMIN = 'admin@demo.example';
+const DEMO_FEATURES = ['optimizer', 'performance_imports'];
+
+function databaseUrl(): string {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  try {
+    const dev = JSON.parse(readFileSync(resolve('.data/dev.json'), 'utf8')) as { databaseUrl?: string };
+    if (dev.databaseUrl) return dev.databaseUrl;
+  } catch {
+    // fall through to the error below
+  }
+  throw new Error('DATABASE_URL is not set and .data/dev.json (written by npm start) has none');
+}
+
+function need(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is required for this command`);
+  return v;
+}
+
+function parseScopes(text: string): Scope[] {
+  const scopes = text.split(',').map((s) => s.trim());
+  for (const s of scopes)
+    if (s !== 'read' && s !== 'write') throw new Error(`unknown scope "${s}"; scopes are read and write`);
+  return [...new Set(scopes)] as Scope[];
+}
+
+async function defaultWorkspace(pool: Pool, given: string | undefined): Promise<string> {
+  if (given) return given;
+  const ws = await findWorkspace(pool, DEMO_WORKSPACE);
+  if (!ws) throw new Error('--workspace is required (there is no demo workspace)');
+  return ws.id;
+}
+
+async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<Record<string, unknown>> {
+  let ws = await findWorkspace(pool, DEMO_WORKSPACE);
+  let password: string | undefined;
+  if (ws === undefined) {
+    password = `demo-${crypto.randomUUID().slice(0, 18)}`;
+    await createWorkspace(pool, {
+      name: DEMO_WORKSPACE,
+      features: DEMO_FEATURES,
+      adminEmail: DEMO_ADMIN,
+      adminPassword: password,
+    });
+    ws = await findWorkspace(pool, DEMO_WORKSPACE);
+  }
+  if (ws === undefined) throw new Error('demo workspace was not created');
+  await setWorkspaceFeatures(pool, ws.id, [...new Set([...ws.features, ...DEMO_FEATURES])]);
+  const admin = await findFirstAdmin(pool, ws.id);
+  if (admin === undefined) throw new Error('demo workspace has no admin');
+
+  const signer = await createPrincipalSigner(need('PRINCIPAL_PRIVATE_KEY'));
+  const upstream = createServiceClient(UpstreamService, need('UPSTREAM_PROXY_URL'), 'upstream-proxy', signer);
+  const as = onBehalfOf({
+    workspaceId: ws.id,
+    credentialId: 'operator:seed-demo',
+    userId: admin.id,
+    role: 'admin',
+    scopes: ['read', 'write'],
+  });
+  const { accounts } = await upstream.listAccounts({}, as);
+  const wanted = [
+    { name: 'Demo Store (USD)', currency: 'USD', time_zone: 'America/New_York' },
+    { name: 'Demo Store (EUR)', currency: 'EUR', time_zone: 'Europe/Berlin' },
+  ];
+  for (const w of wanted.filter((w) => !accounts.some((a) => a.name === w.name))) {
+    const res = await fetch(`${need('SANDBOX_URL')}/_sandbox/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${need('SANDBOX_ADMIN_TOKEN')}`, 'content-type': 'application/json' },
+      body: JSON.stringify(w),
+    });
+    if (!res.ok) throw new Error(`sandbox refused to create an account: ${res.status} ${await res.text()}`);
+    const created = (await res.json()) as { account_id: string; credential: string };
+    await upstream.createConnection(
+      {
+        name: w.name,
+        currency: w.currency,
+        timeZone: w.time_zone,
+        canWrite: true,
+        upstreamAccountId: created.account_id,
+        upstreamCredential: created.credential,
+      },
+      as,
+    );
+  }
+
+  let token = existingToken;
+  let credentialId: string | undefined;
+  if (token) {
+    const row = await findCredentialByHash(pool, hashToken(token));
+    const valid =
+      row &&
+      row.workspace_id === ws.id &&
+      row.revoked_at === null &&
+      (row.expires_at === null || row.expires_at > new Date());
+    if (valid) credentialId = row.credential_id;
+    else token = undefined;
+  }
+  if (token === undefined) {
+    const issued = await issueToken(pool, {
+      workspace: ws.id,
+      scopes: ['read', 'write'],
+      name: 'npm start (dev)',
+      now: new Date(),
+    });
+    token = issued.token;
+    credentialId = issued.credentialId;
+  }
+  const final = await upstream.listAccounts({}, as);
+  return {
+    workspaceId: ws.id,
+    dashboardUser: DEMO_ADMIN,
+    // Known only when this run created the admin; later runs keep the one recorded then.
+    dashboardPassword: password ?? null,
+    token,
+    credentialId,
+    accounts: final.accounts.map((a) => ({ account_id: a.accountId, name: a.name, currency: a.currency })),
+  };
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      workspace: { type: 'string' },
+      user: { type: 'string' },
+      scopes: { type: 'string', default: 'read,write' },
+      'expires-in': { type: 'string', default: '90d' },
+      name: { type: 'string' },
+      'admin-email': { type: 'string' },
+      'admin-password': { type: 'string' },
+      features: { type: 'string', default: '' },
+      token: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      role: { type: 'string' },
+    },
+  });
+  const pool = createPool(databaseUrl(), 'gateway', 2);
+  try {
+    await migrate(pool, 'gateway', fileURLToPath(new URL('../migrations', import.meta.url)));
+    switch (command) {
+      case 'create-token': {
+        const issued = await issueToken(pool, {
+          workspace: await defaultWorkspace(pool, values.workspace),
+          userEmail: values.user,
+          scopes: parseScopes(values.scopes),
+          lifetimeMs: parseLifetime(values['expires-in']),
+          name: values.name ?? 'created with npm run admin',
+          now: new Date(),
+        });
+        process.stdout.write(
+          `${JSON.stringify({ credential_id: issued.credentialId, token: issued.token, workspace_id: issued.workspaceId, user: issued.userEmail, scopes: issued.scopes, expires_at: issued.expiresAt?.toISOString() ?? null }, null, 2)}\n`,
+        );
+        return;
+      }
+      case 'revoke-token': {
+        const id = positionals[0];
+        if (!id || !/^[0-9a-f-]{36}$/i.test(id))
+          throw new Error('revoke-token needs a credential id (a UUID)');
+        const at = await revokeCredential(pool, id);
+        if (at === undefined) throw new Error(`no unrevoked credential ${id}`);
+        process.stdout.write(`revoked ${id} at ${at.toISOString()}\n`);
+        return;
+      }
+      case 'list-tokens': {
+        const rows = await listCredentials(pool, await defaultWorkspace(pool, values.workspace));
+        const out = rows.map((r) => ({
+          credential_id: r.credential_id,
+          name: r.credential_name,
+          user: r.user_email,
+          scopes: r.scopes,
+          created_at: r.created_at,
+          expires_at: r.expires_at,
+          revoked_at: r.revoked_at,
+          last_used_at: r.last_used_at,
+        }));
+        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+        return;
+      }
+      case 'create-workspace': {
+        if (!values.name || !values['admin-email'] || !values['admin-password'])
+          throw new Error('create-workspace needs --name, --admin-email and --admin-password');
+        const features = values.features
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
+        const created = await createWorkspace(pool, {
+          name: values.name,
+          features,
+          adminEmail: values['admin-email'],
+          adminPassword: values['admin-password'],
+        });
+        process.stdout.write(
+          `${JSON.stringify({ workspace_id: created.workspaceId, admin_user_id: created.userId })}\n`,
+        );
+        return;
+      }
+      case 'add-user': {
+        const role = values.role;
+        if (role !== 'admin' && role !== 'editor' && role !== 'viewer')
+          throw new Error('--role must be admin, editor or viewer');
+        if (!values.workspace || !values.email || !values.password)
+          throw new Error('add-user needs --workspace, --email and --password');
+        const ws = await findWorkspace(pool, values.workspace);
+        if (!ws) throw new Error(`no workspace "${values.workspace}"`);
+        const id = await addUser(pool, {
+          workspaceId: ws.id,
+          email: values.email,
+          password: values.password,
+          role,
+        });
+        process.stdout.write(`${JSON.stringify({ user_id: id, workspace_id: ws.id, role })}\n`);
+        return;
+      }
+      case 'seed-demo': {
+        process.stdout.write(`${JSON.stringify(await seedDemo(pool, values.token))}\n`);
+        return;
+      }
+      default:
+        throw new Error(`unknown command "${command}"\n\n${USAGE}`);
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`admin: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

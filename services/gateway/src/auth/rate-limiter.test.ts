@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { RateLimiter } from './rate-limiter.ts';
+
+test('a credential gets its burst, then waits for the refill it is told about', () => {
+  let now = 0; // a fake clock, in ms
+  const limiter = new RateLimiter(2, 3, () => now);
+  for (let i = 0; i < 3; i++) assert.equal(limiter.take('a').allowed, true);
+  const refused = limiter.take('a');
+  assert.deepEqual(refused, { allowed: false, retryAfterSeconds: 1 });
+  now += 500; // one token refilled at 2/s
+  assert.equal(limiter.take('a').allowed, true);
+  assert.equal(limiter.take('a').allowed, false);
+});
+
+test('credentials have separate buckets', () => {
+  const now = 0;
+  const limiter = new RateLimiter(1, 1, () => now);
+  assert.equal(limiter.take('a').allowed, true);
+  assert.equal(limiter.take('a').allowed, false);
+  assert.equal(limiter.take('b').allowed, true);
+});
+
+test('a slow refill reports the whole seconds to wait', () => {
+  const limiter = new RateLimiter(0.1, 1, () => 0);
+  limiter.take('a');
+  assert.deepEqual(limiter.take('a'), { allowed: false, retryAfterSeconds: 10 });
+});

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { array, boolean, enumOf, integer, nullable, number, object, string, validate } from './schema.ts';
+
+const messages = (schema: Parameters<typeof validate>[0], value: unknown) =>
+  validate(schema, value).map((i) => i.message);
+
+test('an unknown argument is named, with the allowed ones', () => {
+  const s = object({ limit: integer({ min: 1, max: 500 }), after: string() });
+  assert.deepEqual(messages(s, { limit: 5, foo: 1 }), ['unknown argument `foo`; allowed: limit, after']);
+});
+
+test('an unknown nested property is named with its path', () => {
+  const s = object({ body: object({ name: string() }, ['name']) }, ['body']);
+  assert.deepEqual(messages(s, { body: { name: 'x', extra: 1 } }), [
+    'unknown property of `body` `extra`; allowed: name',
+  ]);
+});
+
+test('a missing required argument is named', () => {
+  const s = object({ ad_id: string() }, ['ad_id']);
+  assert.deepEqual(messages(s, {}), ['`ad_id` is required']);
+});
+
+test('integer bounds name the range and the value', () => {
+  const s = object({ limit: integer({ min: 1, max: 500 }) });
+  assert.deepEqual(messages(s, { limit: 501 }), ['`limit` must be an integer from 1 to 500 (got 501)']);
+  assert.deepEqual(messages(s, { limit: 0 }), ['`limit` must be an integer from 1 to 500 (got 0)']);
+  assert.deepEqual(messages(s, { limit: 2.5 }), ['`limit` must be an integer from 1 to 500 (got 2.5)']);
+  assert.deepEqual(messages(s, { limit: '5' }), ['`limit` must be an integer from 1 to 500 (got "5")']);
+  assert.deepEqual(messages(s, { limit: 500 }), []);
+});
+
+test('numbers greater than a bound exclude the bound', () => {
+  const s = object({ target: number({ greaterThan: 0, max: 1_000_000 }) });
+  assert.deepEqual(messages(s, { target: 0 }), [
+    '`target` must be a number greater than 0 and at most 1000000 (got 0)',
+  ]);
+  assert.deepEqual(messages(s, { target: 0.01 }), []);
+});
+
+test('string lengths count characters, not bytes', () => {
+  const s = object({ title: string({ min: 1, max: 3 }) });
+  assert.deepEqual(messages(s, { title: '😀😀😀' }), []);
+  assert.deepEqual(messages(s, { title: 'abcd' }), ['`title` must be 1 to 3 characters (got 4)']);
+});
+
+test('non-blank strings refuse white space only', () => {
+  const s = object({ name: string({ min: 3, max: 1000, nonBlank: true }) });
+  assert.deepEqual(messages(s, { name: '    ' }), [
+    '`name` must contain a character that is not white space',
+  ]);
+});
+
+test('formats: uuid, date, date-time, https URL', () => {
+  const s = object({
+    id: string({ format: 'uuid' }),
+    day: string({ format: 'date' }),
+    at: string({ format: 'date-time' }),
+    url: string({ format: 'https-uri' }),
+  });
+  assert.deepEqual(
+    messages(s, { id: 'x', day: '2026-02-30', at: '2026-01-01T10:00:00', url: 'http://a.example' }),
+    [
+      '`id` must be a UUID (got "x")',
+      '`day` must be a date (YYYY-MM-DD) (got "2026-02-30")',
+      '`at` must be a date-time (RFC 3339, with a time zone) (got "2026-01-01T10:00:00")',
+      '`url` must be an https URL (got "http://a.example")',
+    ],
+  );
+  assert.deepEqual(
+    messages(s, {
+      id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11',
+      day: '2024-02-29',
+      at: '2026-01-01T10:00:00Z',
+      url: 'https://a.example/x',
+    }),
+    [],
+  );
+});
+
+test('enums list the allowed values', () => {
+  const s = object({ order: enumOf(['asc', 'desc']) });
+  assert.deepEqual(messages(s, { order: 'up' }), ['`order` must be one of asc, desc (got "up")']);
+});
+
+test('arrays check their size, uniqueness and each item with its index', () => {
+  const s = object({ ids: array(string({ min: 1, max: 3 }), { min: 1, max: 2, unique: true }) });
+  assert.deepEqual(messages(s, { ids: [] }), ['`ids` must have 1 to 2 items (got 0)']);
+  assert.deepEqual(messages(s, { ids: ['a', 'a'] }), [
+    '`ids[1]` repeats an earlier item; items must be unique',
+  ]);
+  assert.deepEqual(messages(s, { ids: ['a', 'abcd'] }), ['`ids[1]` must be 1 to 3 characters (got 4)']);
+});
+
+test('nullable accepts null and checks anything else', () => {
+  const s = object({ lp: nullable(object({ q: string() })) });
+  assert.deepEqual(messages(s, { lp: null }), []);
+  assert.deepEqual(messages(s, { lp: 3 }), ['`lp` must be an object (got number)']);
+});
+
+test('booleans are only true or false', () => {
+  assert.deepEqual(messages(object({ on: boolean() }), { on: 'yes' }), [
+    '`on` must be true or false (got "yes")',
+  ]);
+});
+
+test('the published JSON Schema states the same rules', () => {
+  const s = object(
+    { limit: integer({ min: 1, max: 500 }), name: string({ min: 3, max: 1000, nonBlank: true }) },
+    ['name'],
+  );
+  assert.deepEqual(s.json, {
+    type: 'object',
+    properties: {
+      limit: { type: 'integer', minimum: 1, maximum: 500 },
+      name: { type: 'string', minLength: 3, maxLength: 1000, pattern: '\\S' },
+    },
+    additionalProperties: false,
+    required: ['name'],
+  });
+});

@@ -1,0 +1,339 @@
+/**
+ * Tool input schemas, written once: each builder yields the JSON Schema published in
+ * `tools/list` and the catalogue, and a validator whose messages name the argument and the rule
+ * it breaks ("`limit` must be an integer from 1 to 500 (got 501)").
+ */
+
+export type JsonSchema = { [key: string]: unknown };
+
+/** One broken rule: where (`body.name`, `titles[2]`) and what. */
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+export interface Schema<T = unknown> {
+  readonly json: JsonSchema;
+  /** Appends the issues of `value` at `path` to `out`. */
+  check(value: unknown, path: string, out: Issue[]): void;
+  /** Phantom: the validated type. */
+  readonly _type?: T;
+}
+
+export type Infer<S> = S extends Schema<infer T> ? T : never;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+function show(value: unknown): string {
+  if (typeof value === 'string') {
+    const s = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+    return JSON.stringify(s);
+  }
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}
+
+function name(path: string): string {
+  return path === '' ? 'arguments' : `\`${path}\``;
+}
+
+function typeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+function validDate(text: string): boolean {
+  const m = DATE.exec(text);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const dt = new Date(Date.UTC(y, mo - 1, d));
+  return dt.getUTCFullYear() === y && dt.getUTCMonth() === mo - 1 && dt.getUTCDate() === d;
+}
+
+function httpsUri(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return u.protocol === 'https:' && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+type StringFormat = 'uuid' | 'date' | 'date-time' | 'https-uri';
+
+export interface StringRules {
+  min?: number;
+  max?: number;
+  /** At least one character that is not white space. */
+  nonBlank?: boolean;
+  pattern?: RegExp;
+  /** How to say the pattern to a person ("letters, digits, underscore or hyphen"). */
+  patternHint?: string;
+  format?: StringFormat;
+  description?: string;
+}
+
+const FORMAT_WORDS: Record<StringFormat, string> = {
+  uuid: 'a UUID',
+  date: 'a date (YYYY-MM-DD)',
+  'date-time': 'a date-time (RFC 3339, with a time zone)',
+  'https-uri': 'an https URL',
+};
+
+function lengthRule(min: number | undefined, max: number | undefined, unit: string): string {
+  if (min !== undefined && max !== undefined)
+    return min === max ? `exactly ${min} ${unit}` : `${min} to ${max} ${unit}`;
+  if (min !== undefined) return `at least ${min} ${unit}`;
+  return `at most ${max} ${unit}`;
+}
+
+export function string(rules: StringRules = {}): Schema<string> {
+  const json: JsonSchema = { type: 'string' };
+  if (rules.description) json.description = rules.description;
+  if (rules.min !== undefined) json.minLength = rules.min;
+  if (rules.max !== undefined) json.maxLength = rules.max;
+  if (rules.format === 'uuid') json.format = 'uuid';
+  if (rules.format === 'date') json.format = 'date';
+  if (rules.format === 'date-time') json.format = 'date-time';
+  if (rules.format === 'https-uri') {
+    json.format = 'uri';
+    json.pattern = '^https://';
+  }
+  if (rules.pattern) json.pattern = rules.pattern.source;
+  else if (rules.nonBlank) json.pattern = '\\S';
+  return {
+    json,
+    check(value, path, out) {
+      if (typeof value !== 'string') {
+        out.push({ path, message: `${name(path)} must be a string (got ${typeOf(value)})` });
+        return;
+      }
+      // Lengths count Unicode code points, as JSON Schema does.
+      const length = [...value].length;
+      if (
+        (rules.min !== undefined && length < rules.min) ||
+        (rules.max !== undefined && length > rules.max)
+      ) {
+        out.push({
+          path,
+          message: `${name(path)} must be ${lengthRule(rules.min, rules.max, 'characters')} (got ${length})`,
+        });
+        return;
+      }
+      if (rules.nonBlank && !/\S/.test(value)) {
+        out.push({ path, message: `${name(path)} must contain a character that is not white space` });
+        return;
+      }
+      if (rules.pattern && !rules.pattern.test(value)) {
+        out.push({
+          path,
+          message: `${name(path)} must be ${rules.patternHint ?? `match ${rules.pattern.source}`} (got ${show(value)})`,
+        });
+        return;
+      }
+      const f = rules.format;
+      if (f !== undefined) {
+        const ok =
+          f === 'uuid'
+            ? UUID.test(value)
+            : f === 'date'
+              ? validDate(value)
+              : f === 'date-time'
+                ? DATE_TIME.test(value) && validDate(value.slice(0, 10)) && !Number.isNaN(Date.parse(value))
+                : httpsUri(value);
+        if (!ok) out.push({ path, message: `${name(path)} must be ${FORMAT_WORDS[f]} (got ${show(value)})` });
+      }
+    },
+  };
+}
+
+export interface NumberRules {
+  min?: number;
+  max?: number;
+  /** The value must be greater than this (not equal). */
+  greaterThan?: number;
+  description?: string;
+}
+
+function numeric(kind: 'integer' | 'number', rules: NumberRules): Schema<number> {
+  const json: JsonSchema = { type: kind };
+  if (rules.description) json.description = rules.description;
+  if (rules.min !== undefined) json.minimum = rules.min;
+  if (rules.max !== undefined) json.maximum = rules.max;
+  if (rules.greaterThan !== undefined) json.exclusiveMinimum = rules.greaterThan;
+  const word = kind === 'integer' ? 'an integer' : 'a number';
+  const range =
+    rules.greaterThan !== undefined
+      ? `greater than ${rules.greaterThan}${rules.max !== undefined ? ` and at most ${rules.max}` : ''}`
+      : rules.min !== undefined && rules.max !== undefined
+        ? `from ${rules.min} to ${rules.max}`
+        : rules.min !== undefined
+          ? `of at least ${rules.min}`
+          : rules.max !== undefined
+            ? `of at most ${rules.max}`
+            : '';
+  return {
+    json,
+    check(value, path, out) {
+      const isNum = typeof value === 'number' && Number.isFinite(value);
+      if (!isNum || (kind === 'integer' && !Number.isSafeInteger(value))) {
+        out.push({
+          path,
+          message: `${name(path)} must be ${word}${range ? ` ${range}` : ''} (got ${show(value)})`,
+        });
+        return;
+      }
+      const bad =
+        (rules.min !== undefined && value < rules.min) ||
+        (rules.max !== undefined && value > rules.max) ||
+        (rules.greaterThan !== undefined && value <= rules.greaterThan);
+      if (bad) out.push({ path, message: `${name(path)} must be ${word} ${range} (got ${value})` });
+    },
+  };
+}
+
+export const integer = (rules: NumberRules = {}) => numeric('integer', rules);
+export const number = (rules: NumberRules = {}) => numeric('number', rules);
+
+export function boolean(description?: string): Schema<boolean> {
+  return {
+    json: description ? { type: 'boolean', description } : { type: 'boolean' },
+    check(value, path, out) {
+      if (typeof value !== 'boolean')
+        out.push({ path, message: `${name(path)} must be true or false (got ${show(value)})` });
+    },
+  };
+}
+
+export function enumOf<const V extends readonly string[]>(
+  values: V,
+  description?: string,
+): Schema<V[number]> {
+  const json: JsonSchema = { type: 'string', enum: [...values] };
+  if (description) json.description = description;
+  return {
+    json,
+    check(value, path, out) {
+      if (typeof value !== 'string' || !values.includes(value)) {
+        out.push({ path, message: `${name(path)} must be one of ${values.join(', ')} (got ${show(value)})` });
+      }
+    },
+  };
+}
+
+export interface ArrayRules {
+  min?: number;
+  max?: number;
+  unique?: boolean;
+  description?: string;
+}
+
+export function array<T>(items: Schema<T>, rules: ArrayRules = {}): Schema<T[]> {
+  const json: JsonSchema = { type: 'array', items: items.json };
+  if (rules.description) json.description = rules.description;
+  if (rules.min !== undefined) json.minItems = rules.min;
+  if (rules.max !== undefined) json.maxItems = rules.max;
+  if (rules.unique) json.uniqueItems = true;
+  return {
+    json,
+    check(value, path, out) {
+      if (!Array.isArray(value)) {
+        out.push({ path, message: `${name(path)} must be an array (got ${typeOf(value)})` });
+        return;
+      }
+      if (
+        (rules.min !== undefined && value.length < rules.min) ||
+        (rules.max !== undefined && value.length > rules.max)
+      ) {
+        out.push({
+          path,
+          message: `${name(path)} must have ${lengthRule(rules.min, rules.max, 'items')} (got ${value.length})`,
+        });
+        return;
+      }
+      if (rules.unique) {
+        const seen = new Set<string>();
+        for (const [i, item] of value.entries()) {
+          const key = JSON.stringify(item);
+          if (seen.has(key)) {
+            out.push({
+              path: `${path}[${i}]`,
+              message: `${name(`${path}[${i}]`)} repeats an earlier item; items must be unique`,
+            });
+            return;
+          }
+          seen.add(key);
+        }
+      }
+      for (const [i, item] of value.entries()) items.check(item, `${path}[${i}]`, out);
+    },
+  };
+}
+
+type Shape = Record<string, Schema>;
+type Optional<S extends Shape, R extends keyof S> = Omit<S, R>;
+export type ObjectOf<S extends Shape, R extends keyof S> = { [K in R]: Infer<S[K]> } & {
+  [K in keyof Optional<S, R>]?: Infer<S[K]>;
+};
+
+/** An object that rejects properties it does not list. */
+export function object<S extends Shape, R extends keyof S & string = never>(
+  shape: S,
+  required: readonly R[] = [],
+  description?: string,
+): Schema<ObjectOf<S, R>> {
+  const properties: Record<string, JsonSchema> = {};
+  for (const [k, v] of Object.entries(shape)) properties[k] = v.json;
+  const json: JsonSchema = { type: 'object', properties, additionalProperties: false };
+  if (required.length > 0) json.required = [...required];
+  if (description) json.description = description;
+  const allowed = Object.keys(shape);
+  return {
+    json,
+    check(value, path, out) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        out.push({ path, message: `${name(path)} must be an object (got ${typeOf(value)})` });
+        return;
+      }
+      const rec = value as Record<string, unknown>;
+      const at = (k: string) => (path === '' ? k : `${path}.${k}`);
+      for (const k of Object.keys(rec)) {
+        if (!Object.hasOwn(shape, k)) {
+          const where = path === '' ? 'argument' : `property of ${name(path)}`;
+          out.push({
+            path: at(k),
+            message: `unknown ${where} \`${k}\`; allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none'}`,
+          });
+        }
+      }
+      for (const k of required) {
+        if (rec[k] === undefined) out.push({ path: at(k), message: `${name(at(k))} is required` });
+      }
+      for (const [k, s] of Object.entries(shape)) {
+        if (rec[k] !== undefined) s.check(rec[k], at(k), out);
+      }
+    },
+  };
+}
+
+/** `schema` or null. */
+export function nullable<T>(schema: Schema<T>): Schema<T | null> {
+  return {
+    json: { anyOf: [schema.json, { type: 'null' }] },
+    check(value, path, out) {
+      if (value !== null) schema.check(value, path, out);
+    },
+  };
+}
+
+/** validate checks `value` against `schema`; it returns every issue found (empty when valid). */
+export function validate(schema: Schema, value: unknown): Issue[] {
+  const out: Issue[] = [];
+  schema.check(value, '', out);
+  return out;
+}

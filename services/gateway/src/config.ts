@@ -1,0 +1,33 @@
+import { int, optional, readConfig, str } from '@adsmcp/runtime/config';
+
+export type Config = ReturnType<typeof loadConfig>;
+
+/** loadConfig reads the gateway's environment once; it throws naming anything missing. */
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  const c = readConfig(
+    {
+      DATABASE_URL: str(),
+      /** Ed25519 private key (PKCS#8 PEM) that signs principal tokens for the services. */
+      PRINCIPAL_PRIVATE_KEY: str(),
+      PORT: int(8080, 1, 65535),
+      HOST: str('127.0.0.1'),
+      /** The URL clients reach the gateway at; defaults to http://HOST:PORT. */
+      PUBLIC_URL: optional(),
+      UPSTREAM_PROXY_URL: str(),
+      /** Extra browser origins allowed to call /mcp, comma-separated (the public origin always is). */
+      ALLOWED_ORIGINS: optional(),
+      MCP_RATE_PER_SECOND: int(20, 1, 100_000),
+      MCP_RATE_BURST: int(40, 1, 1_000_000),
+      MAX_BODY_BYTES: int(4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+    },
+    env,
+  );
+  return {
+    ...c,
+    PUBLIC_URL: (c.PUBLIC_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
+    ALLOWED_ORIGINS: (c.ALLOWED_ORIGINS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  };
+}

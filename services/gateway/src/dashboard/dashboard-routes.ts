@@ -1,0 +1,212 @@
+/**
+ * The dashboard: sign-in for people, and the workspace overview (its ad accounts and MCP
+ * connections, each connection revocable). Pages are server-rendered; every POST carries the
+ * session's CSRF token and must come from our own origin.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RateLimiter } from '../auth/rate-limiter.ts';
+import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import { hashToken, verifyPassword } from '../domain/credentials.ts';
+import { findUserByEmail, insertAudit, listCredentials, revokeCredential } from '../store/identity-store.ts';
+import { deleteSession, findSession, insertSession, type SessionView } from '../store/session-store.ts';
+import { esc, page } from './html.ts';
+
+const COOKIE = 'adsmcp_session';
+const SESSION_HOURS = 12;
+
+function readCookie(req: FastifyRequest, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
+
+export interface DashboardOptions {
+  publicUrl: string;
+}
+
+export function registerDashboardRoutes(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  opts: DashboardOptions,
+): void {
+  const origin = new URL(opts.publicUrl).origin;
+  const secure = opts.publicUrl.startsWith('https://');
+  // Five sign-in attempts a minute per email and address.
+  const attempts = new RateLimiter(5 / 60, 5);
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(String(body))));
+  });
+
+  app.addHook('onSend', async (req, reply) => {
+    if (!req.url.startsWith('/dashboard')) return;
+    reply.header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+    );
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('cache-control', 'no-store');
+  });
+
+  const session = async (req: FastifyRequest): Promise<SessionView | undefined> => {
+    const token = readCookie(req, COOKIE);
+    return token ? findSession(deps.pool, hashToken(token)) : undefined;
+  };
+
+  /** A POST from a signed-in person on our own page, or undefined after answering 403. */
+  const checkedPost = async (req: FastifyRequest, reply: FastifyReply): Promise<SessionView | undefined> => {
+    const s = await session(req);
+    const body = (req.body ?? {}) as Record<string, string>;
+    const sentOrigin = req.headers.origin;
+    if (!s || body.csrf !== s.csrf_token || (sentOrigin !== undefined && sentOrigin !== origin)) {
+      await reply
+        .code(403)
+        .type('text/html')
+        .send(
+          page('Forbidden', '<p class="error">This form has expired. Reload the page and try again.</p>'),
+        );
+      return undefined;
+    }
+    return s;
+  };
+
+  const loginPage = (message?: string, email = '') =>
+    page(
+      'Sign in',
+      `<section class="login"><h2>Sign in</h2>${message ? `<p class="error" role="alert">${esc(message)}</p>` : ''}
+      <form method="post" action="/dashboard/login">
+        <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${esc(email)}">
+        <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+        <p><button type="submit">Sign in</button></p>
+      </form></section>`,
+    );
+
+  app.get('/dashboard/login', async (_req, reply) => reply.type('text/html').send(loginPage()));
+
+  app.post('/dashboard/login', async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, string>;
+    const email = String(body.email ?? '')
+      .trim()
+      .toLowerCase();
+    const password = String(body.password ?? '');
+    const limit = attempts.take(`${email}|${req.ip}`);
+    if (!limit.allowed) {
+      reply.header('retry-after', String(limit.retryAfterSeconds));
+      return reply
+        .code(429)
+        .type('text/html')
+        .send(loginPage(`Too many attempts. Try again in ${limit.retryAfterSeconds} seconds.`, email));
+    }
+    const user = email ? await findUserByEmail(deps.pool, email) : undefined;
+    if (!user || !(await verifyPassword(password, user.password_hash))) {
+      return reply.code(401).type('text/html').send(loginPage('The email or password is not right.', email));
+    }
+    const token = randomBytes(32).toString('base64url');
+    await insertSession(deps.pool, {
+      tokenHash: hashToken(token),
+      userId: user.id,
+      csrfToken: randomBytes(24).toString('base64url'),
+      expiresAt: new Date(Date.now() + SESSION_HOURS * 3_600_000),
+    });
+    await insertAudit(deps.pool, {
+      workspaceId: user.workspace_id,
+      actor: `user:${user.id}`,
+      action: 'user.signed_in',
+    });
+    reply.header(
+      'set-cookie',
+      `${COOKIE}=${token}; Path=/dashboard; HttpOnly; SameSite=Lax; Max-Age=${SESSION_HOURS * 3600}${secure ? '; Secure' : ''}`,
+    );
+    return reply.redirect('/dashboard', 303);
+  });
+
+  app.post('/dashboard/logout', async (req, reply) => {
+    const s = await checkedPost(req, reply);
+    if (!s) return reply;
+    const token = readCookie(req, COOKIE);
+    if (token) await deleteSession(deps.pool, hashToken(token));
+    reply.header('set-cookie', `${COOKIE}=; Path=/dashboard; HttpOnly; SameSite=Lax; Max-Age=0`);
+    return reply.redirect('/dashboard/login', 303);
+  });
+
+  app.get('/dashboard', async (req, reply) => {
+    const s = await session(req);
+    if (!s) return reply.redirect('/dashboard/login', 303);
+    const principal = {
+      workspaceId: s.workspace_id,
+      credentialId: `dashboard:${s.user_id}`,
+      userId: s.user_id,
+      role: s.role,
+      scopes: ['read' as const],
+    };
+    const [credentials, accounts] = await Promise.all([
+      listCredentials(deps.pool, s.workspace_id),
+      deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
+        (r) => r.accounts,
+        () => undefined,
+      ),
+    ]);
+    const accountRows =
+      accounts === undefined
+        ? '<p class="error">The ad accounts could not be loaded just now.</p>'
+        : accounts.length === 0
+          ? '<p class="muted">No ad accounts are connected.</p>'
+          : `<table><thead><tr><th>Name</th><th>Account id</th><th>Currency</th><th>Time zone</th><th>Writes</th></tr></thead><tbody>${accounts
+              .map(
+                (a) =>
+                  `<tr><td>${esc(a.name)}</td><td><code>${esc(a.accountId)}</code></td><td>${esc(a.currency)}</td><td>${esc(a.timeZone)}</td><td>${a.canWrite ? 'allowed' : 'read only'}</td></tr>`,
+              )
+              .join('')}</tbody></table>`;
+    const canRevoke = s.role === 'admin';
+    const credentialRows = credentials
+      .map((c) => {
+        const state = c.revoked_at
+          ? `revoked ${esc(c.revoked_at.toISOString())}`
+          : c.expires_at && c.expires_at <= new Date()
+            ? 'expired'
+            : 'active';
+        const action =
+          canRevoke && state === 'active'
+            ? `<form method="post" action="/dashboard/credentials/${esc(c.credential_id)}/revoke"><input type="hidden" name="csrf" value="${esc(s.csrf_token)}"><button class="danger" type="submit">Revoke</button></form>`
+            : '';
+        return `<tr data-credential="${esc(c.credential_id)}"><td>${esc(c.credential_name)}</td><td>${esc(c.user_email)}</td><td>${esc(c.scopes.join(', '))}</td><td>${esc(c.expires_at?.toISOString() ?? 'never')}</td><td>${esc(c.last_used_at?.toISOString() ?? 'never')}</td><td class="state">${state}</td><td>${action}</td></tr>`;
+      })
+      .join('');
+    return reply.type('text/html').send(
+      page(
+        'Dashboard',
+        `<section><h2>Ad accounts</h2>${accountRows}</section>
+         <section><h2>MCP connections</h2>
+         <table><thead><tr><th>Name</th><th>User</th><th>Scopes</th><th>Expires</th><th>Last used</th><th>State</th><th></th></tr></thead><tbody>${credentialRows}</tbody></table></section>`,
+        { email: s.email, workspace: s.workspace_name, csrf: s.csrf_token },
+      ),
+    );
+  });
+
+  app.post<{ Params: { id: string } }>('/dashboard/credentials/:id/revoke', async (req, reply) => {
+    const s = await checkedPost(req, reply);
+    if (!s) return reply;
+    if (s.role !== 'admin')
+      return reply
+        .code(403)
+        .type('text/html')
+        .send(page('Forbidden', '<p class="error">Only an admin can revoke connections.</p>'));
+    if (!/^[0-9a-f-]{36}$/i.test(req.params.id))
+      return reply.code(404).type('text/html').send(page('Not found', '<p>No such connection.</p>'));
+    const revoked = await revokeCredential(deps.pool, req.params.id, s.workspace_id);
+    if (revoked) {
+      await insertAudit(deps.pool, {
+        workspaceId: s.workspace_id,
+        actor: `user:${s.user_id}`,
+        action: 'credential.revoked',
+        target: req.params.id,
+        detail: { by: 'dashboard' },
+      });
+    }
+    return reply.redirect('/dashboard', 303);
+  });
+}

@@ -1,0 +1,40 @@
+/** Server-rendered HTML for the dashboard: escaping and the page frame. */
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Escapes text for HTML content and attribute values. */
+export function esc(value: unknown): string {
+  return String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+}
+
+const STYLE = `
+body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d2330;color:#fff;padding:12px 24px;display:flex;justify-content:space-between;align-items:center}
+header form{margin:0} main{max-width:1000px;margin:24px auto;padding:0 24px}
+section{background:#fff;border:1px solid #dde1e7;border-radius:8px;padding:16px 20px;margin-bottom:20px}
+h1{font-size:20px;margin:0} h2{font-size:17px;margin:0 0 12px}
+table{border-collapse:collapse;width:100%} th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #eceff3;font-size:14px}
+button{font:inherit;padding:5px 12px;border-radius:6px;border:1px solid #9aa3b2;background:#fff;cursor:pointer}
+button.danger{border-color:#c0392b;color:#c0392b} .muted{color:#6b7385} .error{color:#c0392b}
+label{display:block;margin:10px 0 4px} input{font:inherit;padding:7px;width:100%;box-sizing:border-box}
+.login{max-width:360px;margin:80px auto}`;
+
+export function page(
+  title: string,
+  body: string,
+  user?: { email: string; workspace: string; csrf: string },
+): string {
+  const head = user
+    ? `<header><h1>${esc(user.workspace)}</h1><div>${esc(user.email)}
+       <form method="post" action="/dashboard/logout" style="display:inline"><input type="hidden" name="csrf" value="${esc(user.csrf)}">
+       <button type="submit">Sign out</button></form></div></header>`
+    : '';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${esc(title)}</title><style>${STYLE}</style></head><body>${head}<main>${body}</main></body></html>`;
+}

@@ -1,0 +1,42 @@
+/** The gateway: wiring only (config -> pool -> migrations -> service clients -> server -> listen). */
+import { fileURLToPath } from 'node:url';
+import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { createPool, migrate } from '@adsmcp/runtime/db';
+import { onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
+import { createLogger } from '@adsmcp/runtime/log';
+import { createPrincipalSigner } from '@adsmcp/runtime/principal';
+import { createServiceClient } from '@adsmcp/runtime/service-client';
+import { loadConfig } from './config.ts';
+import { buildServer } from './server.ts';
+
+const SERVICE_NAME = 'gateway';
+
+runMain(SERVICE_NAME, async () => {
+  const config = loadConfig();
+  const logger = createLogger(SERVICE_NAME);
+  const pool = createPool(config.DATABASE_URL, SERVICE_NAME, 20);
+  const { applied } = await migrate(
+    pool,
+    SERVICE_NAME,
+    fileURLToPath(new URL('../migrations', import.meta.url)),
+  );
+  logger.info({ applied }, 'migrated');
+  const signer = await createPrincipalSigner(config.PRINCIPAL_PRIVATE_KEY);
+  const upstream = createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer);
+  const { app } = buildServer(
+    { pool, logger, upstream },
+    {
+      publicUrl: config.PUBLIC_URL,
+      allowedOrigins: config.ALLOWED_ORIGINS,
+      ratePerSecond: config.MCP_RATE_PER_SECOND,
+      rateBurst: config.MCP_RATE_BURST,
+      maxBodyBytes: config.MAX_BODY_BYTES,
+    },
+  );
+  await app.listen({ port: config.PORT, host: config.HOST });
+  logger.info({ port: config.PORT, url: `${config.PUBLIC_URL}/mcp` }, 'listening');
+  onShutdown(logger, async () => {
+    await app.close();
+    await pool.end();
+  });
+});

@@ -1,0 +1,124 @@
+/** The gateway's HTTP server: the MCP edge, the catalogue, OAuth resource metadata and health. */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { RateLimiter } from './auth/rate-limiter.ts';
+import { buildCatalogue, type Catalogue } from './catalogue/catalogue.ts';
+import { allTools } from './catalogue/tools/index.ts';
+import { registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
+import type { GatewayDeps } from './deps.ts';
+import { registerMcpRoutes } from './mcp/mcp-route.ts';
+
+export interface ServerOptions {
+  publicUrl: string;
+  allowedOrigins: readonly string[];
+  ratePerSecond: number;
+  rateBurst: number;
+  maxBodyBytes: number;
+  now?: () => Date;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** buildServer returns the gateway's Fastify app, not yet listening. */
+export function buildServer(
+  deps: GatewayDeps,
+  opts: ServerOptions,
+): { app: FastifyInstance; catalogue: Catalogue<GatewayDeps> } {
+  const catalogue = buildCatalogue(allTools);
+  const app = Fastify({ bodyLimit: opts.maxBodyBytes, logger: false, return503OnClosing: true });
+  const { logger } = deps;
+
+  app.decorateRequest('requestId', '');
+  app.addHook('onRequest', async (req) => {
+    const given = req.headers['x-request-id'];
+    req.requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  });
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.requestId);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    logger.info(
+      {
+        request_id: req.requestId,
+        method: req.method,
+        url: req.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'http',
+    );
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+    const status = err.statusCode ?? 500;
+    if (status === 413) {
+      return reply.code(413).send({
+        jsonrpc: '2.0',
+        error: { code: -32600, message: `Payload Too Large: the body exceeds ${opts.maxBodyBytes} bytes` },
+        id: null,
+      });
+    }
+    if (status === 415) {
+      return reply.code(415).send({
+        jsonrpc: '2.0',
+        error: { code: -32600, message: 'Unsupported Media Type: Content-Type must be application/json' },
+        id: null,
+      });
+    }
+    if (status >= 400 && status < 500) {
+      return reply
+        .code(400)
+        .send({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: ${err.message}` }, id: null });
+    }
+    // Something we depend on failed (the database, most likely): say so, and that a retry is safe.
+    logger.error({ err, request_id: req.requestId }, 'request failed');
+    return reply
+      .code(503)
+      .header('retry-after', '5')
+      .send({
+        jsonrpc: '2.0',
+        error: { code: -32603, message: `Service Unavailable: retry shortly (request ${req.requestId})` },
+        id: null,
+      });
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send({ error: 'not_found', message: `no route for ${req.method} ${req.url}` }),
+  );
+
+  registerMcpRoutes(app, {
+    catalogue,
+    deps,
+    db: deps.pool,
+    logger,
+    limiter: new RateLimiter(opts.ratePerSecond, opts.rateBurst),
+    publicUrl: opts.publicUrl,
+    allowedOrigins: opts.allowedOrigins,
+    maxBodyBytes: opts.maxBodyBytes,
+    now: opts.now,
+  });
+
+  registerDashboardRoutes(app, deps, { publicUrl: opts.publicUrl });
+
+  const resourceMetadata = {
+    resource: `${opts.publicUrl}/mcp`,
+    resource_name: 'Ad account management (MCP)',
+    bearer_methods_supported: ['header'],
+    scopes_supported: ['read', 'write'],
+    resource_documentation: `${opts.publicUrl}/catalogue.json`,
+  };
+  app.get('/.well-known/oauth-protected-resource', async () => resourceMetadata);
+  app.get('/.well-known/oauth-protected-resource/mcp', async () => resourceMetadata);
+  app.get('/catalogue.json', async (_req, reply) =>
+    reply.header('cache-control', 'public, max-age=300').send(catalogue.document),
+  );
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    try {
+      await deps.pool.query('SELECT 1');
+      return { status: 'ready' };
+    } catch {
+      return reply.code(503).send({ status: 'database unavailable' });
+    }
+  });
+  return { app, catalogue };
+}

@@ -1,0 +1,440 @@
+/**
+ * The MCP edge end to end: every process running, driven with the official v1 and v2 clients
+ * and raw HTTP for the status rules.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CLIENT_KINDS, connectClient, rawPost } from '@adsmcp/testkit/mcp-clients';
+import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { type SeedResult, type Stack, startStack } from '@adsmcp/testkit/stack';
+import pg from 'pg';
+
+let db: TestDatabase;
+let dataDir: string;
+let stack: Stack;
+let seed: SeedResult;
+const tokens: Record<string, string> = {};
+
+function sseData(text: string): unknown {
+  const line = text.split('\n').find((l) => l.startsWith('data: '));
+  return line ? JSON.parse(line.slice(6)) : JSON.parse(text);
+}
+
+async function createToken(args: string[]): Promise<{ token: string; credential_id: string }> {
+  return JSON.parse(await stack.admin(['create-token', '--workspace', seed.workspaceId, ...args])) as {
+    token: string;
+    credential_id: string;
+  };
+}
+
+const callBody = (name: string, args: object = {}) => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
+const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
+
+before(async () => {
+  db = await testDatabase();
+  dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-e2e-'));
+  // A burst large enough for the suite's own calls; the 429 test drains a bucket of its own.
+  stack = await startStack({
+    databaseUrl: db.url,
+    dataDir,
+    env: { MCP_RATE_PER_SECOND: '5', MCP_RATE_BURST: '100' },
+  });
+  seed = await stack.seedDemo();
+  const [readOnly, expired, revoked, disconnect, rate] = await Promise.all([
+    createToken(['--scopes', 'read', '--name', 'read only']),
+    createToken(['--name', 'soon expired']),
+    createToken(['--name', 'to revoke']),
+    createToken(['--name', 'to disconnect']),
+    createToken(['--name', 'rate']),
+  ]);
+  tokens.readOnly = readOnly.token;
+  tokens.expired = expired.token;
+  tokens.revoked = revoked.token;
+  tokens.disconnect = disconnect.token;
+  tokens.rate = rate.token;
+  await stack.admin(['revoke-token', revoked.credential_id]);
+  const c = new pg.Client({ connectionString: db.url });
+  await c.connect();
+  await c.query("UPDATE gateway.credentials SET expires_at = now() - interval '1 second' WHERE id = $1", [
+    expired.credential_id,
+  ]);
+  await c.end();
+  await stack.admin([
+    'add-user',
+    '--workspace',
+    seed.workspaceId,
+    '--email',
+    'viewer@demo.example',
+    '--password',
+    'viewer-password-1',
+    '--role',
+    'viewer',
+  ]);
+  tokens.viewer = (await createToken(['--user', 'viewer@demo.example', '--name', 'viewer'])).token;
+  const other = JSON.parse(
+    await stack.admin([
+      'create-workspace',
+      '--name',
+      'Other workspace',
+      '--admin-email',
+      'admin@other.example',
+      '--admin-password',
+      'other-password-1',
+    ]),
+  ) as { workspace_id: string };
+  tokens.other = (
+    JSON.parse(await stack.admin(['create-token', '--workspace', other.workspace_id])) as { token: string }
+  ).token;
+});
+
+after(async () => {
+  await stack?.stop();
+  await db?.drop();
+  await stopTestServer();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('every client generation', () => {
+  for (const kind of CLIENT_KINDS) {
+    test(`${kind}: lists exactly the catalogue's tools, with annotations`, async () => {
+      const client = await connectClient(kind, stack.mcpUrl, seed.token);
+      try {
+        const { tools } = await client.listTools();
+        const catalogue = (await (await fetch(`${stack.gatewayUrl}/catalogue.json`)).json()) as {
+          tools: { name: string; inputSchema: unknown }[];
+        };
+        assert.deepEqual(
+          tools.map((t) => t.name),
+          catalogue.tools.map((t) => t.name),
+        );
+        const byName = new Map(tools.map((t) => [t.name, t]));
+        assert.equal(byName.get('ads_get_connection_context')?.annotations?.readOnlyHint, true);
+        assert.equal(byName.get('ads_disconnect_client')?.annotations?.readOnlyHint, false);
+        assert.equal(byName.get('ads_disconnect_client')?.annotations?.destructiveHint, true);
+        assert.deepEqual(byName.get('ads_list_accounts')?.inputSchema, {
+          type: 'object',
+          properties: {},
+          additionalProperties: false,
+        });
+      } finally {
+        await client.close();
+      }
+    });
+
+    test(`${kind}: ads_get_connection_context reports workspace, access and expiry, and no secret`, async () => {
+      const client = await connectClient(kind, stack.mcpUrl, seed.token);
+      try {
+        const res = await client.callTool('ads_get_connection_context');
+        assert.notEqual(res.isError, true);
+        const data = res.structuredContent as {
+          workspace: { workspace_id: string; name: string };
+          access: { scopes: string[]; role: string; can_prepare_changes: boolean };
+          credential: { credential_id: string; expires_at: string | null };
+        };
+        assert.equal(data.workspace.workspace_id, seed.workspaceId);
+        assert.equal(data.workspace.name, 'Demo workspace');
+        assert.deepEqual([...data.access.scopes].sort(), ['read', 'write']);
+        assert.equal(data.access.role, 'admin');
+        assert.equal(data.access.can_prepare_changes, true);
+        assert.equal(data.credential.credential_id, seed.credentialId);
+        assert.ok(
+          data.credential.expires_at === null || !Number.isNaN(Date.parse(data.credential.expires_at)),
+        );
+        // The same data as JSON text, and no credential anywhere in it.
+        const text = (res.content[0] as { type: string; text: string }).text;
+        assert.deepEqual(JSON.parse(text), res.structuredContent);
+        assert.ok(!text.includes(seed.token));
+        assert.ok(!text.includes(seed.token.slice(5, 20)));
+      } finally {
+        await client.close();
+      }
+    });
+
+    test(`${kind}: an unknown argument is a tool error that names it`, async () => {
+      const client = await connectClient(kind, stack.mcpUrl, seed.token);
+      try {
+        const res = await client.callTool('ads_get_connection_context', { verbose: true });
+        assert.equal(res.isError, true);
+        const err = (res.structuredContent as { error: { code: string; message: string } }).error;
+        assert.equal(err.code, 'invalid_argument');
+        assert.match(err.message, /unknown argument `verbose`/);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+});
+
+describe('ad accounts', () => {
+  test('ads_list_accounts lists the two sandbox accounts, never a credential', async () => {
+    const client = await connectClient('v2-2026', stack.mcpUrl, seed.token);
+    try {
+      const res = await client.callTool('ads_list_accounts');
+      assert.notEqual(res.isError, true);
+      const accounts = (res.structuredContent as { accounts: Record<string, unknown>[] }).accounts;
+      assert.equal(accounts.length, 2);
+      assert.deepEqual(accounts.map((a) => a.currency).sort(), ['EUR', 'USD']);
+      for (const a of accounts) {
+        assert.match(String(a.account_id), /^[0-9a-f-]{36}$/);
+        assert.equal(a.can_write, true);
+        assert.deepEqual(Object.keys(a).sort(), [
+          'account_id',
+          'can_write',
+          'connection_can_write',
+          'currency',
+          'name',
+          'time_zone',
+        ]);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a read-only credential sees the accounts but may not write to them', async () => {
+    const res = await rawPost(stack.mcpUrl, callBody('ads_list_accounts'), bearer(tokens.readOnly as string));
+    assert.equal(res.status, 200);
+    const accounts = (
+      sseData(res.text) as { result: { structuredContent: { accounts: { can_write: boolean }[] } } }
+    ).result.structuredContent.accounts;
+    assert.equal(accounts.length, 2);
+    assert.ok(accounts.every((a) => a.can_write === false));
+  });
+
+  test("another workspace never sees this workspace's accounts", async () => {
+    const res = await rawPost(stack.mcpUrl, callBody('ads_list_accounts'), bearer(tokens.other as string));
+    assert.equal(res.status, 200);
+    const data = sseData(res.text) as { result: { structuredContent: { accounts: unknown[] } } };
+    assert.deepEqual(data.result.structuredContent.accounts, []);
+  });
+});
+
+describe('HTTP status rules', () => {
+  test('401 without a token, with a challenge naming the protected-resource metadata', async () => {
+    const res = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'));
+    assert.equal(res.status, 401);
+    const challenge = res.headers.get('www-authenticate') ?? '';
+    assert.match(challenge, /^Bearer /);
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
+    assert.equal(metadataUrl, `${stack.gatewayUrl}/.well-known/oauth-protected-resource`);
+    const metadata = (await (await fetch(metadataUrl as string)).json()) as {
+      resource: string;
+      scopes_supported: string[];
+    };
+    assert.equal(metadata.resource, stack.mcpUrl);
+    assert.deepEqual(metadata.scopes_supported, ['read', 'write']);
+  });
+
+  for (const [what, header] of [
+    ['a malformed header', 'Basic dXNlcjpwYXNz'],
+    ['an unknown token', `Bearer amcp_${'A'.repeat(43)}`],
+    ['a token of the wrong shape', 'Bearer not-a-token'],
+  ] as const) {
+    test(`401 for ${what}`, async () => {
+      const res = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+        authorization: header,
+      });
+      assert.equal(res.status, 401);
+      assert.match(res.headers.get('www-authenticate') ?? '', /error="invalid_(request|token)"/);
+    });
+  }
+
+  test('401 for an expired token and for a revoked one', async () => {
+    const expired = await rawPost(
+      stack.mcpUrl,
+      callBody('ads_get_connection_context'),
+      bearer(tokens.expired as string),
+    );
+    assert.equal(expired.status, 401);
+    assert.match(expired.text, /expired/);
+    const revoked = await rawPost(
+      stack.mcpUrl,
+      callBody('ads_get_connection_context'),
+      bearer(tokens.revoked as string),
+    );
+    assert.equal(revoked.status, 401);
+    assert.match(revoked.text, /revoked/);
+  });
+
+  test('406 when Accept lacks text/event-stream or application/json', async () => {
+    for (const accept of ['application/json', 'text/event-stream', '*/*']) {
+      const res = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+        ...bearer(seed.token),
+        accept,
+      });
+      assert.equal(res.status, 406, accept);
+    }
+  });
+
+  test('403 when the credential lacks the scope or the role for the tool', async () => {
+    const noScope = await rawPost(
+      stack.mcpUrl,
+      callBody('ads_disconnect_client'),
+      bearer(tokens.readOnly as string),
+    );
+    assert.equal(noScope.status, 403);
+    assert.match(noScope.text, /lacks the \\"write\\" scope/);
+    const viewer = await rawPost(
+      stack.mcpUrl,
+      callBody('ads_disconnect_client'),
+      bearer(tokens.viewer as string),
+    );
+    assert.equal(viewer.status, 403);
+    assert.match(viewer.text, /role \\"viewer\\"/);
+    // Reads stay open to both.
+    const read = await rawPost(
+      stack.mcpUrl,
+      callBody('ads_get_connection_context'),
+      bearer(tokens.viewer as string),
+    );
+    assert.equal(read.status, 200);
+  });
+
+  test('403 for a browser origin that is not allowed', async () => {
+    const res = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+      ...bearer(seed.token),
+      origin: 'https://evil.example',
+    });
+    assert.equal(res.status, 403);
+    const same = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+      ...bearer(seed.token),
+      origin: stack.gatewayUrl,
+    });
+    assert.equal(same.status, 200);
+  });
+
+  test('400 for malformed JSON, a body that is not JSON-RPC, and an unsupported protocol version', async () => {
+    const badJson = await rawPost(stack.mcpUrl, '{"jsonrpc": "2.0", ', bearer(seed.token));
+    assert.equal(badJson.status, 400);
+    assert.equal((badJson.json as { error: { code: number } }).error.code, -32700);
+    const notRpc = await rawPost(stack.mcpUrl, { hello: 'world' }, bearer(seed.token));
+    assert.equal(notRpc.status, 400);
+    const version = await rawPost(
+      stack.mcpUrl,
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      {
+        ...bearer(seed.token),
+        'mcp-protocol-version': '1999-01-01',
+      },
+    );
+    assert.equal(version.status, 400);
+    assert.match(version.text, /Unsupported protocol version/);
+  });
+
+  test('202 with no body for a notification', async () => {
+    const res = await rawPost(
+      stack.mcpUrl,
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      bearer(seed.token),
+    );
+    assert.equal(res.status, 202);
+    assert.equal(res.text, '');
+  });
+
+  test('405 for GET and DELETE', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(stack.mcpUrl, { method, headers: bearer(seed.token) });
+      assert.equal(res.status, 405, method);
+      assert.equal(res.headers.get('allow'), 'POST');
+    }
+  });
+
+  test('413 for a body over the limit', async () => {
+    const big = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'ads_get_connection_context', arguments: { pad: 'x'.repeat(5 * 1024 * 1024) } },
+    };
+    const res = await rawPost(stack.mcpUrl, big, bearer(seed.token));
+    assert.equal(res.status, 413);
+  });
+
+  test('429 with Retry-After when a credential exceeds its request rate', async () => {
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 130 && retryAfter === null; i++) {
+      const res = await rawPost(
+        stack.mcpUrl,
+        callBody('ads_get_connection_context'),
+        bearer(tokens.rate as string),
+      );
+      statuses.push(res.status);
+      if (res.status === 429) retryAfter = res.headers.get('retry-after');
+    }
+    assert.ok(statuses.includes(200));
+    assert.ok(statuses.includes(429), 'no request was rate limited');
+    assert.ok(Number(retryAfter) >= 1, `Retry-After was ${retryAfter}`);
+    // Other credentials keep their own budget.
+    const other = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), bearer(seed.token));
+    assert.equal(other.status, 200);
+  });
+
+  test('an unknown tool is a JSON-RPC error, not a crash', async () => {
+    const res = await rawPost(stack.mcpUrl, callBody('ads_no_such_tool'), bearer(seed.token));
+    assert.equal(res.status, 200);
+    const msg = sseData(res.text) as { error?: { code: number; message: string } };
+    assert.equal(msg.error?.code, -32602);
+    assert.match(msg.error?.message ?? '', /unknown tool: ads_no_such_tool/);
+  });
+});
+
+describe('ads_disconnect_client', () => {
+  test('revokes only the credential used for the request', async () => {
+    const client = await connectClient('v1', stack.mcpUrl, tokens.disconnect as string);
+    try {
+      const res = await client.callTool('ads_disconnect_client');
+      assert.notEqual(res.isError, true);
+      const data = res.structuredContent as { revoked: boolean; advertising_paused: boolean };
+      assert.equal(data.revoked, true);
+      assert.equal(data.advertising_paused, false);
+    } finally {
+      await client.close();
+    }
+    const after = await rawPost(
+      stack.mcpUrl,
+      callBody('ads_get_connection_context'),
+      bearer(tokens.disconnect as string),
+    );
+    assert.equal(after.status, 401);
+    const others = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), bearer(seed.token));
+    assert.equal(others.status, 200);
+  });
+});
+
+describe('catalogue', () => {
+  test('GET /catalogue.json lists every tool with schema, annotations, group, behaviour and features', async () => {
+    const res = await fetch(`${stack.gatewayUrl}/catalogue.json`);
+    assert.equal(res.status, 200);
+    const doc = (await res.json()) as {
+      server: { version: string };
+      tools: {
+        name: string;
+        group: string;
+        behavior: string;
+        required_features: string[];
+        inputSchema: { type: string; additionalProperties: boolean };
+        annotations: object;
+      }[];
+    };
+    assert.equal(doc.server.version, '1.0.0');
+    assert.ok(doc.tools.length >= 3);
+    for (const t of doc.tools) {
+      assert.match(t.name, /^ads_[a-z_]+$/);
+      assert.ok(['Read', 'Write', 'Prepare change'].includes(t.behavior), t.behavior);
+      assert.ok(t.group.length > 0);
+      assert.ok(Array.isArray(t.required_features));
+      assert.equal(t.inputSchema.type, 'object');
+      assert.equal(t.inputSchema.additionalProperties, false);
+      assert.ok(t.annotations);
+    }
+  });
+});
