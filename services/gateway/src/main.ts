@@ -1,7 +1,7 @@
 /** The gateway: wiring only (config -> pool -> migrations -> service clients -> server -> listen). */
 import { fileURLToPath } from 'node:url';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
-import { createPool, migrate } from '@adsmcp/runtime/db';
+import { createPool, migrate, poolErrorsTo } from '@adsmcp/runtime/db';
 import { onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
@@ -14,7 +14,9 @@ const SERVICE_NAME = 'gateway';
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
   const logger = createLogger(SERVICE_NAME);
-  const pool = createPool(config.DATABASE_URL, SERVICE_NAME, 20);
+  const pool = createPool(config.DATABASE_URL, SERVICE_NAME, 20, (err) =>
+    logger.warn({ error: err.message, code: (err as { code?: string }).code }, 'postgres connection lost'),
+  );
   const { applied } = await migrate(
     pool,
     SERVICE_NAME,

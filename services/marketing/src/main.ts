@@ -1,6 +1,6 @@
 /** The marketing service: wiring only (config -> pool -> migrations -> server -> listen). */
 import { fileURLToPath } from 'node:url';
-import { createPool, migrate } from '@adsmcp/runtime/db';
+import { createPool, migrate, poolErrorsTo } from '@adsmcp/runtime/db';
 import { onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
@@ -10,7 +10,9 @@ import { buildServer, SERVICE_NAME } from './server.ts';
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
   const logger = createLogger(SERVICE_NAME);
-  const pool = createPool(config.DATABASE_URL, SERVICE_NAME);
+  const pool = createPool(config.DATABASE_URL, SERVICE_NAME, 10, (err) =>
+    logger.warn({ error: err.message, code: (err as { code?: string }).code }, 'postgres connection lost'),
+  );
   const { applied } = await migrate(
     pool,
     SERVICE_NAME,

@@ -1,0 +1,53 @@
+/** Credentials: the accounts' API credentials (opaque bearer tokens) and the operator token. */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Queryable } from '@adsmcp/runtime/db';
+import type { FastifyRequest } from 'fastify';
+import { PlatformHttpError } from './errors.ts';
+import { type Account, findAccountByCredential } from './store/account-store.ts';
+
+const CREDENTIAL_PREFIX = 'sbx_';
+
+/** sha256 is what the platform stores of a credential, and compares the operator token through. */
+export function sha256(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** newCredential returns a fresh random API credential (shown once) and the hash to store. */
+export function newCredential(): { credential: string; sha256: Buffer } {
+  const credential = `${CREDENTIAL_PREFIX}${randomBytes(32).toString('base64url')}`;
+  return { credential, sha256: sha256(credential) };
+}
+
+/** The token of an `Authorization: Bearer <token>` header, if there is one. */
+export function bearerToken(req: FastifyRequest): string | undefined {
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return match?.[1];
+}
+
+function unauthenticated(message: string): PlatformHttpError {
+  return new PlatformHttpError(401, 'unauthenticated', message);
+}
+
+/**
+ * createAdminGuard returns an `onRequest` hook that lets through only requests bearing the
+ * operator token, compared in constant time.
+ */
+export function createAdminGuard(adminToken: string): (req: FastifyRequest) => Promise<void> {
+  const expected = sha256(adminToken);
+  return async (req) => {
+    const token = bearerToken(req);
+    if (token === undefined)
+      throw unauthenticated('operator endpoints need Authorization: Bearer <admin token>');
+    if (!timingSafeEqual(sha256(token), expected)) throw unauthenticated('the admin token is not valid');
+  };
+}
+
+/** requireAccount returns the account whose API credential the request bears, or refuses with 401. */
+export async function requireAccount(db: Queryable, req: FastifyRequest): Promise<Account> {
+  const token = bearerToken(req);
+  if (token === undefined)
+    throw unauthenticated('send the account credential as Authorization: Bearer <credential>');
+  const account = await findAccountByCredential(db, sha256(token));
+  if (account === undefined) throw unauthenticated('the credential is not valid');
+  return account;
+}

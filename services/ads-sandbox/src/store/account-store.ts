@@ -1,0 +1,61 @@
+import type { Queryable } from '@adsmcp/runtime/db';
+
+export interface Account {
+  id: string;
+  name: string;
+  currency: string;
+  timeZone: string;
+  createdAt: Date;
+}
+
+interface AccountRow {
+  id: string;
+  name: string;
+  currency: string;
+  time_zone: string;
+  created_at: Date;
+}
+
+const toAccount = (r: AccountRow): Account => ({
+  id: r.id,
+  name: r.name,
+  currency: r.currency,
+  timeZone: r.time_zone,
+  createdAt: r.created_at,
+});
+
+/** insertAccount creates a sandbox ad account. */
+export async function insertAccount(
+  db: Queryable,
+  account: { id: string; name: string; currency: string; timeZone: string },
+): Promise<Account> {
+  const { rows } = await db.query<AccountRow>(
+    `INSERT INTO accounts (id, name, currency, time_zone) VALUES ($1, $2, $3, $4)
+     RETURNING id, name, currency, time_zone, created_at`,
+    [account.id, account.name, account.currency, account.timeZone],
+  );
+  return toAccount(rows[0] as AccountRow);
+}
+
+/** insertCredential records the SHA-256 of an API credential issued for `accountId`. */
+export async function insertCredential(db: Queryable, accountId: string, tokenSha256: Buffer): Promise<void> {
+  await db.query('INSERT INTO credentials (token_sha256, account_id) VALUES ($1, $2)', [
+    tokenSha256,
+    accountId,
+  ]);
+}
+
+/** findAccountByCredential returns the account whose credential hashes to `tokenSha256`. */
+export async function findAccountByCredential(
+  db: Queryable,
+  tokenSha256: Buffer,
+): Promise<Account | undefined> {
+  const { rows } = await db.query<AccountRow>(
+    `SELECT a.id, a.name, a.currency, a.time_zone, a.created_at
+       FROM credentials c JOIN accounts a ON a.id = c.account_id
+      WHERE c.token_sha256 = $1`,
+    [tokenSha256],
+  );
+  const row = rows[0];
+  return row === undefined ? undefined : toAccount(row);
+}

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
+import { createLogger } from '@adsmcp/runtime/log';
+import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import type { FastifyInstance } from 'fastify';
+import { sha256 } from '../src/auth.ts';
+import { buildServer, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from '../src/server.ts';
+
+const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+let db: TestDatabase;
+let pool: Pool;
+let app: FastifyInstance;
+let base: string;
+
+before(async () => {
+  db = await testDatabase();
+  pool = createPool(db.url, SCHEMA);
+  await migrate(pool, SCHEMA, MIGRATIONS_DIR);
+  app = buildServer({ pool, adminToken: ADMIN_TOKEN, logger: createLogger(SERVICE_NAME, 'silent') });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+});
+
+after(async () => {
+  await app?.close();
+  await pool?.end();
+  await db?.drop();
+  await stopTestServer();
+});
+
+async function call(
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown } = {},
+): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const headers: Record<string, string> = {};
+  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+}
+
+function createAccount(body: unknown, token = ADMIN_TOKEN) {
+  return call('POST', '/_sandbox/accounts', { token, body });
+}
+
+describe('ads sandbox accounts', () => {
+  it('reports healthy', async () => {
+    const res = await call('GET', '/healthz');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { status: 'ok' });
+  });
+
+  it('creates an account whose credential then reads it back from /me', async () => {
+    const created = await createAccount({ name: 'Acme', currency: 'EUR', time_zone: 'Europe/Berlin' });
+    assert.equal(created.status, 201);
+    assert.deepEqual(Object.keys(created.body).sort(), ['account_id', 'credential']);
+    const { account_id, credential } = created.body as { account_id: string; credential: string };
+
+    const me = await call('GET', '/me', { token: credential });
+    assert.equal(me.status, 200);
+    assert.deepEqual(me.body, { id: account_id, name: 'Acme', currency: 'EUR', time_zone: 'Europe/Berlin' });
+  });
+
+  it('stores only the SHA-256 of a credential', async () => {
+    const created = await createAccount({ name: 'Hashed', currency: 'USD', time_zone: 'UTC' });
+    const { account_id, credential } = created.body as { account_id: string; credential: string };
+    const { rows } = await pool.query<{ token_sha256: Buffer }>(
+      'SELECT token_sha256 FROM credentials WHERE account_id = $1',
+      [account_id],
+    );
+    assert.equal(rows.length, 1);
+    assert.deepEqual(rows[0]?.token_sha256, sha256(credential));
+    const { rows: leaked } = await pool.query(
+      `SELECT 1 FROM credentials c JOIN accounts a ON a.id = c.account_id
+        WHERE c::text LIKE '%' || $1 || '%' OR a::text LIKE '%' || $1 || '%'`,
+      [credential],
+    );
+    assert.equal(leaked.length, 0);
+  });
+
+  it('canonicalises the time zone and refuses an unknown one', async () => {
+    const ok = await createAccount({ name: 'Lower', currency: 'USD', time_zone: 'utc' });
+    const me = await call('GET', '/me', { token: (ok.body as { credential: string }).credential });
+    assert.equal(me.body.time_zone, 'UTC');
+
+    const bad = await createAccount({ name: 'Nowhere', currency: 'USD', time_zone: 'Mars/Olympus' });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body, {
+      error: { code: 'invalid_request', message: 'time_zone "Mars/Olympus" is not an IANA time zone' },
+    });
+  });
+
+  it('refuses an invalid account body with a 400 naming the field', async () => {
+    for (const body of [
+      { name: 'Acme', currency: 'eur', time_zone: 'UTC' },
+      { name: '', currency: 'EUR', time_zone: 'UTC' },
+      { name: '   ', currency: 'EUR', time_zone: 'UTC' },
+      { name: 'Acme', currency: 'EUR' },
+      { name: 'Acme', currency: 'EUR', time_zone: 'UTC', owner: 'x' },
+    ]) {
+      const res = await createAccount(body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      const error = res.body.error as { code: string; message: string };
+      assert.equal(error.code, 'invalid_request');
+      assert.match(error.message, /body/);
+    }
+  });
+
+  it('answers /me without a credential, or with an unknown one, with 401 and a JSON error', async () => {
+    const missing = await call('GET', '/me');
+    assert.equal(missing.status, 401);
+    assert.equal(missing.headers.get('www-authenticate'), 'Bearer');
+    assert.equal((missing.body.error as { code: string }).code, 'unauthenticated');
+
+    const unknown = await call('GET', '/me', { token: 'sbx_not-a-real-credential' });
+    assert.equal(unknown.status, 401);
+    assert.deepEqual(unknown.body, {
+      error: { code: 'unauthenticated', message: 'the credential is not valid' },
+    });
+  });
+
+  it('guards the operator endpoints with the admin token', async () => {
+    const body = { name: 'Acme', currency: 'EUR', time_zone: 'UTC' };
+    for (const res of [
+      await call('POST', '/_sandbox/accounts', { body }),
+      await createAccount(body, 'wrong-admin-token-0123456789'),
+      await call('GET', '/_sandbox/ledger?account_id=act_x'),
+      await call('GET', '/_sandbox/ledger?account_id=act_x', { token: 'wrong' }),
+    ]) {
+      assert.equal(res.status, 401);
+      assert.equal((res.body.error as { code: string }).code, 'unauthenticated');
+    }
+    const { rows } = await pool.query<{ n: number }>(
+      "SELECT count(*) AS n FROM accounts WHERE name = 'Acme' AND time_zone = 'UTC'",
+    );
+    assert.equal(rows[0]?.n, 0);
+  });
+
+  it('does not accept an account credential as the admin token', async () => {
+    const created = await createAccount({ name: 'Tenant', currency: 'USD', time_zone: 'UTC' });
+    const { account_id, credential } = created.body as { account_id: string; credential: string };
+    const res = await call('GET', `/_sandbox/ledger?account_id=${account_id}`, { token: credential });
+    assert.equal(res.status, 401);
+  });
+
+  it('answers an unknown endpoint with a 404 JSON error', async () => {
+    const res = await call('GET', '/nope?secret=1');
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { error: { code: 'not_found', message: 'no such endpoint: GET /nope' } });
+  });
+});

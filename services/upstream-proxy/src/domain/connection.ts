@@ -1,0 +1,119 @@
+/** A workspace's connection to an ad account, and the rules a new one must meet. */
+import { DomainError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { Code } from '@connectrpc/connect';
+
+/** A connection as the rest of the product sees it: never its credential. */
+export interface Connection {
+  accountId: string;
+  workspaceId: string;
+  name: string;
+  currency: string;
+  timeZone: string;
+  canWrite: boolean;
+  upstreamAccountId: string;
+  createdAt: Date;
+}
+
+export interface NewConnection {
+  name: string;
+  currency: string;
+  timeZone: string;
+  canWrite: boolean;
+  upstreamAccountId: string;
+  upstreamCredential: string;
+}
+
+/** The ad account as the platform describes it. */
+export interface PlatformAccount {
+  id: string;
+  name: string;
+  currency: string;
+  timeZone: string;
+}
+
+const CURRENCY = /^[A-Z]{3}$/;
+/** A bearer credential: visible ASCII only, since it travels in an HTTP header. */
+const CREDENTIAL = /^[\x21-\x7e]{1,4096}$/;
+const NAME_MAX = 200;
+const UPSTREAM_ID_MAX = 255;
+
+/** The request's connection already exists in the workspace. */
+export class ConnectionExistsError extends DomainError {
+  constructor(upstreamAccountId: string) {
+    super(
+      `upstream account ${upstreamAccountId} is already connected to this workspace; list accounts to find its account_id`,
+      Code.AlreadyExists,
+    );
+  }
+}
+
+/**
+ * canonicalTimeZone returns the canonical spelling of an IANA time zone ("utc" -> "UTC"), or
+ * undefined when the runtime's time zone database does not know it.
+ */
+export function canonicalTimeZone(timeZone: string): string | undefined {
+  try {
+    return new Intl.DateTimeFormat(undefined, { timeZone }).resolvedOptions().timeZone;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * validateNewConnection checks every field of a new connection and returns it with its time zone
+ * in canonical spelling; it throws an InvalidArgumentError naming the first field that is wrong.
+ */
+export function validateNewConnection(input: NewConnection): NewConnection {
+  const { name, currency, timeZone, upstreamAccountId, upstreamCredential } = input;
+  if (name.length < 1 || name.length > NAME_MAX || name.trim() === '') {
+    throw new InvalidArgumentError(
+      `name must be 1 to ${NAME_MAX} characters with at least one that is not blank`,
+    );
+  }
+  if (!CURRENCY.test(currency)) {
+    throw new InvalidArgumentError(
+      `currency must be 3 uppercase letters, an ISO 4217 code such as USD (got "${currency}")`,
+    );
+  }
+  const canonical = timeZone === '' ? undefined : canonicalTimeZone(timeZone);
+  if (canonical === undefined) {
+    throw new InvalidArgumentError(
+      `time_zone must be an IANA time zone such as Europe/Berlin (got "${timeZone}")`,
+    );
+  }
+  if (upstreamAccountId.trim() === '' || upstreamAccountId.length > UPSTREAM_ID_MAX) {
+    throw new InvalidArgumentError(
+      `upstream_account_id must be 1 to ${UPSTREAM_ID_MAX} characters, not blank`,
+    );
+  }
+  if (upstreamCredential === '') {
+    throw new InvalidArgumentError('upstream_credential is required: the API credential the platform issued');
+  }
+  if (!CREDENTIAL.test(upstreamCredential)) {
+    throw new InvalidArgumentError('upstream_credential must be 1 to 4096 visible ASCII characters');
+  }
+  return { ...input, timeZone: canonical };
+}
+
+/**
+ * checkPlatformAccount requires the account the credential opens to be the one the request names,
+ * in the currency and time zone it states: money and dates are planned in those, so a connection
+ * that disagreed with the platform would plan wrong amounts and days.
+ */
+export function checkPlatformAccount(input: NewConnection, platform: PlatformAccount): void {
+  if (platform.id !== input.upstreamAccountId) {
+    throw new InvalidArgumentError(
+      `upstream_credential belongs to upstream account ${platform.id}, not to upstream_account_id ${input.upstreamAccountId}`,
+    );
+  }
+  if (platform.currency !== input.currency) {
+    throw new InvalidArgumentError(
+      `currency ${input.currency} does not match the ad account's currency on the platform, ${platform.currency}`,
+    );
+  }
+  if (canonicalTimeZone(platform.timeZone) !== input.timeZone) {
+    throw new InvalidArgumentError(
+      `time_zone ${input.timeZone} does not match the ad account's time zone on the platform, ${platform.timeZone}`,
+    );
+  }
+}

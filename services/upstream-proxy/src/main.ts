@@ -1,0 +1,33 @@
+/** The upstream-proxy: wiring only (config -> pool -> migrations -> server -> listen). */
+import { createPool, migrate, poolErrorsTo } from '@adsmcp/runtime/db';
+import { onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
+import { createLogger } from '@adsmcp/runtime/log';
+import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
+import { loadConfig } from './config.ts';
+import { createCredentialCipher } from './domain/credential-cipher.ts';
+import { buildServer, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from './server.ts';
+import { createPlatformClient } from './upstream/platform-client.ts';
+
+runMain(SERVICE_NAME, async () => {
+  const config = loadConfig();
+  const logger = createLogger(SERVICE_NAME);
+  const pool = createPool(config.DATABASE_URL, SCHEMA, 10, (err) =>
+    logger.warn({ error: err.message, code: (err as { code?: string }).code }, 'postgres connection lost'),
+  );
+  const { applied } = await migrate(pool, SCHEMA, MIGRATIONS_DIR);
+  logger.info({ applied }, 'migrated');
+  const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
+  const server = buildServer({
+    pool,
+    verifier,
+    logger,
+    cipher: createCredentialCipher(config.UPSTREAM_CREDENTIAL_KEY),
+    platform: createPlatformClient({ baseUrl: config.UPSTREAM_URL }),
+  });
+  const port = await server.listen(config.PORT, config.HOST);
+  logger.info({ port }, 'listening');
+  onShutdown(logger, async () => {
+    await server.close();
+    await pool.end();
+  });
+});

@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
+import {
+  createPlatformClient,
+  PlatformError,
+  type PlatformErrorKind,
+} from '../src/upstream/platform-client.ts';
+
+const servers: Server[] = [];
+
+/** A real HTTP server on an ephemeral port answering with `handler`; returns its base URL. */
+async function platform(handler: RequestListener): Promise<string> {
+  const server = createServer(handler);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+after(async () => {
+  for (const s of servers) {
+    s.closeAllConnections();
+    await new Promise((resolve) => s.close(resolve));
+  }
+});
+
+const ME = { id: 'act_1', name: 'Acme', currency: 'USD', time_zone: 'UTC' };
+
+function json(body: unknown, status = 200): RequestListener {
+  return (_req, res) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+}
+
+async function assertFails(
+  promise: Promise<unknown>,
+  kind: PlatformErrorKind,
+  message: RegExp,
+): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof PlatformError, String(err));
+    assert.equal(err.kind, kind);
+    assert.match(err.message, message);
+    return true;
+  });
+}
+
+describe('platform client GET /me', () => {
+  it('sends the credential as a bearer token and returns the account', async () => {
+    let seen: { path?: string; authorization?: string } = {};
+    const base = await platform((req, res) => {
+      seen = { path: req.url, authorization: req.headers.authorization };
+      json(ME)(req, res);
+    });
+    const account = await createPlatformClient({ baseUrl: base }).getMe('sbx_secret');
+    assert.deepEqual(account, { id: 'act_1', name: 'Acme', currency: 'USD', timeZone: 'UTC' });
+    assert.deepEqual(seen, { path: '/me', authorization: 'Bearer sbx_secret' });
+  });
+
+  it('resolves /me beneath a base URL with a path', async () => {
+    let path: string | undefined;
+    const base = await platform((req, res) => {
+      path = req.url;
+      json(ME)(req, res);
+    });
+    await createPlatformClient({ baseUrl: `${base}/api/v1` }).getMe('sbx_secret');
+    assert.equal(path, '/api/v1/me');
+  });
+
+  it('reports a refused credential as unauthorized', async () => {
+    const base = await platform(json({ error: { code: 'unauthenticated', message: 'no' } }, 401));
+    await assertFails(createPlatformClient({ baseUrl: base }).getMe('x'), 'unauthorized', /HTTP 401/);
+  });
+
+  it('reports another error status without its body', async () => {
+    const base = await platform(json({ error: 'secret internals' }, 503));
+    await assertFails(
+      createPlatformClient({ baseUrl: base }).getMe('x'),
+      'http_status',
+      /^the platform answered GET \/me with HTTP 503$/,
+    );
+  });
+
+  it('refuses a response larger than the cap, declared or streamed', async () => {
+    const big = Buffer.alloc(2 * 1024 * 1024, 'a');
+    const declared = await platform((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': big.length });
+      res.end(big);
+    });
+    await assertFails(
+      createPlatformClient({ baseUrl: declared }).getMe('x'),
+      'too_large',
+      /exceeds 1048576 bytes/,
+    );
+
+    const chunked = await platform((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(big.subarray(0, 700_000));
+      res.end(big.subarray(0, 700_000));
+    });
+    await assertFails(
+      createPlatformClient({ baseUrl: chunked }).getMe('x'),
+      'too_large',
+      /exceeds 1048576 bytes/,
+    );
+  });
+
+  it('refuses a response of the wrong shape, type or syntax', async () => {
+    for (const body of [
+      [ME],
+      { ...ME, id: 42 },
+      { ...ME, id: '' },
+      { ...ME, currency: 'usd' },
+      { id: 'act_1', name: 'Acme', currency: 'USD' },
+      null,
+    ]) {
+      const base = await platform(json(body));
+      await assertFails(
+        createPlatformClient({ baseUrl: base }).getMe('x'),
+        'bad_response',
+        /unexpected shape/,
+      );
+    }
+    const html = await platform((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html></html>');
+    });
+    await assertFails(createPlatformClient({ baseUrl: html }).getMe('x'), 'bad_response', /other than JSON/);
+    const broken = await platform((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"id":');
+    });
+    await assertFails(createPlatformClient({ baseUrl: broken }).getMe('x'), 'bad_response', /malformed JSON/);
+  });
+
+  it('does not follow a redirect, so the credential goes nowhere else', async () => {
+    let elsewhere = 0;
+    const other = await platform((req, res) => {
+      elsewhere += 1;
+      json(ME)(req, res);
+    });
+    const base = await platform((_req, res) => {
+      res.writeHead(302, { location: `${other}/me` });
+      res.end();
+    });
+    await assertFails(createPlatformClient({ baseUrl: base }).getMe('x'), 'http_status', /with HTTP 302$/);
+    assert.equal(elsewhere, 0);
+  });
+
+  it('gives up after the timeout', async () => {
+    const base = await platform(() => {
+      // Never answers.
+    });
+    const started = performance.now();
+    await assertFails(
+      createPlatformClient({ baseUrl: base, timeoutMs: 200 }).getMe('x'),
+      'timeout',
+      /did not answer GET \/me within 200 ms/,
+    );
+    assert.ok(performance.now() - started < 2000);
+  });
+
+  it('reports a platform that is down as unreachable', async () => {
+    const base = await platform(json(ME));
+    const server = servers.pop();
+    await new Promise((resolve) => server?.close(resolve));
+    await assertFails(
+      createPlatformClient({ baseUrl: base }).getMe('x'),
+      'unreachable',
+      /could not be reached/,
+    );
+  });
+});
