@@ -49,3 +49,14 @@ export function onShutdown(logger: Logger, stop: () => Promise<void>, timeoutMs 
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
 }
+
+/**
+ * announceListening prints the one line that says a process is ready and where, whatever the
+ * log level: `{"level":"info","service":…,"msg":"listening","port":…}`. Orchestrators
+ * (npm start, the tests) wait for it.
+ */
+export function announceListening(service: string, port: number, extra: Record<string, unknown> = {}): void {
+  process.stdout.write(
+    `${JSON.stringify({ level: 'info', time: new Date().toISOString(), service, ...extra, port, msg: 'listening' })}\n`,
+  );
+}

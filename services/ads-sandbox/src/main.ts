@@ -1,7 +1,7 @@
 /** The ads sandbox (the simulated ad platform): wiring only (config -> pool -> migrations -> server -> listen). */
 import type { AddressInfo } from 'node:net';
 import { createPool, migrate, poolErrorsTo } from '@adsmcp/runtime/db';
-import { onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
+import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { loadConfig } from './config.ts';
 import { buildServer, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from './server.ts';
@@ -17,7 +17,7 @@ runMain(SERVICE_NAME, async () => {
   const app = buildServer({ pool, adminToken: config.SANDBOX_ADMIN_TOKEN, logger });
   await app.listen({ port: config.PORT, host: config.HOST });
   const { port } = app.server.address() as AddressInfo;
-  logger.info({ port }, 'listening');
+  announceListening(SERVICE_NAME, port);
   onShutdown(logger, async () => {
     await app.close();
     await pool.end();

@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPool, migrate, poolErrorsTo } from '@adsmcp/runtime/db';
-import { onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
+import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
@@ -36,7 +36,7 @@ runMain(SERVICE_NAME, async () => {
     },
   );
   await app.listen({ port: config.PORT, host: config.HOST });
-  logger.info({ port: config.PORT, url: `${config.PUBLIC_URL}/mcp` }, 'listening');
+  announceListening(SERVICE_NAME, config.PORT, { url: `${config.PUBLIC_URL}/mcp` });
   onShutdown(logger, async () => {
     await app.close();
     await pool.end();

@@ -1,7 +1,7 @@
 /** The optimizer service: wiring only (config -> pool -> migrations -> server -> listen). */
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, poolErrorsTo } from '@adsmcp/runtime/db';
-import { onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
+import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
 import { loadConfig } from './config.ts';
@@ -22,7 +22,7 @@ runMain(SERVICE_NAME, async () => {
   const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
   const server = buildServer({ pool, verifier, logger });
   const port = await server.listen(config.PORT, config.HOST);
-  logger.info({ port }, 'listening');
+  announceListening(SERVICE_NAME, port);
   onShutdown(logger, async () => {
     await server.close();
     await pool.end();

@@ -1,6 +1,6 @@
 /** The upstream-proxy: wiring only (config -> pool -> migrations -> server -> listen). */
 import { createPool, migrate, poolErrorsTo } from '@adsmcp/runtime/db';
-import { onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
+import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
 import { loadConfig } from './config.ts';
@@ -25,7 +25,7 @@ runMain(SERVICE_NAME, async () => {
     platform: createPlatformClient({ baseUrl: config.UPSTREAM_URL }),
   });
   const port = await server.listen(config.PORT, config.HOST);
-  logger.info({ port }, 'listening');
+  announceListening(SERVICE_NAME, port);
   onShutdown(logger, async () => {
     await server.close();
     await pool.end();
