@@ -96,7 +96,7 @@ before(async () => {
 });
 
 after(async () => {
-  await stack?.stop();
+  await stack?.stop(); // a no-op when the last test stopped it
   await db?.drop();
   await stopTestServer();
   await rm(dataDir, { recursive: true, force: true });
@@ -436,5 +436,37 @@ describe('catalogue', () => {
       assert.equal(t.inputSchema.additionalProperties, false);
       assert.ok(t.annotations);
     }
+  });
+});
+
+describe('observability and lifecycle', () => {
+  test("the caller's request id follows the call from the gateway into the service it calls", async () => {
+    const requestId = `e2e-trace-${Date.now()}`;
+    const res = await rawPost(stack.mcpUrl, callBody('ads_list_accounts'), {
+      ...bearer(seed.token),
+      'x-request-id': requestId,
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-request-id'), requestId);
+    await new Promise((r) => setTimeout(r, 200)); // let the log lines arrive
+    const tagged = (service: 'gateway' | 'upstream-proxy') =>
+      stack.recentOutput(service).filter((l) => l.includes(`"request_id":"${requestId}"`));
+    assert.ok(tagged('gateway').length > 0, 'gateway logged nothing with the request id');
+    assert.ok(
+      tagged('upstream-proxy').some((l) => l.includes('UpstreamService/ListAccounts')),
+      `upstream-proxy did not log the call with the request id:\n${stack.recentOutput('upstream-proxy').slice(-5).join('\n')}`,
+    );
+  });
+
+  test('every process stops cleanly on SIGTERM', async () => {
+    const codes = await stack.stop();
+    assert.deepEqual(codes, {
+      gateway: 0,
+      changes: 0,
+      optimizer: 0,
+      marketing: 0,
+      'upstream-proxy': 0,
+      'ads-sandbox': 0,
+    });
   });
 });

@@ -89,7 +89,7 @@ export function serviceInterceptor(verifier: PrincipalVerifier, logger: Logger):
           }
         }
         const res = await next(req);
-        logger.debug({ method, ms: Math.round(performance.now() - started) }, 'rpc');
+        logger.info({ method, ms: Math.round(performance.now() - started) }, 'rpc');
         return res;
       } catch (err) {
         const mapped = toConnectError(err);

@@ -65,7 +65,8 @@ export interface Stack {
   /** Runs the admin command with `args`; resolves with its stdout, rejects with its stderr. */
   admin(args: string[]): Promise<string>;
   process(service: ServiceName): ChildProcess;
-  stop(): Promise<void>;
+  /** Stops every process, gateway first; resolves with each one's exit code. */
+  stop(): Promise<Partial<Record<ServiceName, number | null>>>;
 }
 
 /** loadSecrets reads the stack's keys from `dataDir/secrets.json`, creating them the first time. */
@@ -151,12 +152,14 @@ function listening(service: ServiceName, r: Running, timeoutMs = 60_000): Promis
   });
 }
 
-async function stopProcess(r: Running, graceMs = 15_000): Promise<void> {
-  if (r.child.exitCode !== null || r.child.signalCode !== null) return;
-  r.child.kill('SIGTERM');
-  const timer = setTimeout(() => r.child.kill('SIGKILL'), graceMs);
-  await r.exited;
-  clearTimeout(timer);
+async function stopProcess(r: Running, graceMs = 15_000): Promise<number | null> {
+  if (r.child.exitCode === null && r.child.signalCode === null) {
+    r.child.kill('SIGTERM');
+    const timer = setTimeout(() => r.child.kill('SIGKILL'), graceMs);
+    await r.exited;
+    clearTimeout(timer);
+  }
+  return r.exited;
 }
 
 /** startStack starts every process and resolves when each is listening. */
@@ -172,10 +175,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     urls[service] = `http://127.0.0.1:${port}`;
   };
   const stopAll = async () => {
+    const codes: Partial<Record<ServiceName, number | null>> = {};
     for (const name of ['gateway', ...DOMAIN_SERVICES, 'upstream-proxy', 'ads-sandbox'] as const) {
       const r = running.get(name);
-      if (r) await stopProcess(r);
+      if (r) codes[name] = await stopProcess(r);
     }
+    return codes;
   };
   try {
     const grpc = { PORT: '0', PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
