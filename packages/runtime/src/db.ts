@@ -126,5 +126,6 @@ export async function migrate(
 
 /** A pool error reporter that logs the message and SQLSTATE only (never the client or its URL). */
 export function poolErrorsTo(logger: { warn(obj: object, msg: string): void }): (err: Error) => void {
-  return (err) => logger.warn({ error: err.message, code: (err as { code?: string }).code }, 'postgres connection lost');
+  return (err) =>
+    logger.warn({ error: err.message, code: (err as { code?: string }).code }, 'postgres connection lost');
 }

@@ -1,0 +1,158 @@
+/**
+ * The bus contract shared by every transport: the message a consumer receives, the handler it
+ * runs, the options that govern retries, and the transport interface itself.
+ *
+ * Producers never talk to a transport: they write an outbox row with `enqueue` (outbox.ts) in
+ * the same transaction as the state change that causes the work. What moves the row to a
+ * handler is the transport:
+ *
+ * - The Postgres transport (pg-transport.ts), the embedded default, is a queue on the outbox
+ *   table itself: consumers claim due rows with `FOR UPDATE SKIP LOCKED` and a lease.
+ * - The Kafka transport (kafkajs, not written yet) will implement the same `BusTransport`.
+ *   A relay in each producing service claims pending outbox rows the same way, publishes each to
+ *   the Kafka topic named by `topic` with `key` as the message key (so one key keeps its order in
+ *   one partition), `id` and `headers` as Kafka headers, and marks the row done once the broker
+ *   acknowledged it. `consume` then joins a consumer group named after `ConsumerOptions.name`;
+ *   since Kafka delivers at least once, it dedupes through the same inbox table
+ *   (`bus_inbox`, inbox.ts) and offers the same `ctx.inTx`. It retries with the same backoff
+ *   while holding the partition, then parks a message that keeps failing in a dead-letter store
+ *   of the consuming service (a table or a `<topic>.dead` topic, to be decided with it), so
+ *   `listDead`/`requeue` in outbox.ts are the Postgres transport's for now.
+ *
+ * Delivery is at least once on every transport. A handler must therefore be idempotent: either
+ * its effect is only in this service's database and done through `ctx.inTx` (exactly once), or
+ * the remote call it makes carries an idempotency key derived from the message id.
+ */
+import type { PoolClient } from '../db.ts';
+
+/** Any value that survives a round trip through `jsonb`. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** What a producer writes to the outbox. */
+export interface OutgoingMessage {
+  /** Routing name: a Kafka topic, or the queue name in the Postgres transport. */
+  topic: string;
+  /** Ordering and partitioning key (for example the change id). */
+  key: string;
+  payload: Json;
+  /** Small string metadata; `x-request-id` is filled from the current request when absent. */
+  headers?: Record<string, string>;
+  /**
+   * A caller-chosen message id (a uuid). Enqueuing the same id twice stores one message, so a
+   * producer that retries is idempotent; see `deterministicId`.
+   */
+  id?: string;
+}
+
+/** A message as a handler receives it. `P` is what the producer wrote; it is not re-validated. */
+export interface Delivery<P = Json> {
+  id: string;
+  topic: string;
+  key: string;
+  payload: P;
+  headers: Record<string, string>;
+  /** 1 on the first delivery; counts claims, so a consumer that died mid-handler used one. */
+  attempt: number;
+  enqueuedAt: Date;
+}
+
+/** What a handler gets beside the message. */
+export interface HandlerContext {
+  /**
+   * inTx runs `fn` in a transaction on the service's pool that also records this message in the
+   * consumer's inbox. Either both commit or neither does, so a handler's own database effect
+   * happens exactly once even when the message is delivered twice (a lease that expired while
+   * the first consumer was still working, a Kafka redelivery).
+   *
+   * When another delivery already recorded the message, `fn`'s work is rolled back and inTx
+   * throws `AlreadyProcessedError`; let it propagate: the consumer treats it as success. Call
+   * inTx at most once per delivery, as the last step that matters: a handler that fails after
+   * its inTx committed is not run again (the inbox says the message is done).
+   */
+  inTx<T>(fn: (client: PoolClient) => Promise<T>): Promise<T>;
+  /**
+   * Aborted when this delivery's lease runs out (another consumer may now take the message) or
+   * when the consumer stops and gives up waiting. Pass it to `fetch` and friends.
+   */
+  signal: AbortSignal;
+}
+
+/** A handler resolves when the message is handled; throwing schedules a retry. */
+export type Handler<P = Json> = (message: Delivery<P>, ctx: HandlerContext) => Promise<void>;
+
+/** Exponential backoff: `min(capMs, baseMs * 2^(attempt-1))`, then jittered into its upper half. */
+export interface BackoffOptions {
+  baseMs: number;
+  capMs: number;
+}
+
+export interface ConsumerOptions<P = Json> {
+  /**
+   * Names the logical consumer: its inbox rows and, on Kafka, its consumer group. Every process
+   * that runs the same consumer uses the same name.
+   */
+  name: string;
+  topic: string;
+  handler: Handler<P>;
+  /** Handlers running at once in this process (default 1). */
+  concurrency?: number;
+  /** Deliveries before a message is parked as dead (default 10). */
+  maxAttempts?: number;
+  /** Default `{ baseMs: 1000, capMs: 300_000 }`. */
+  backoff?: BackoffOptions;
+  /**
+   * How long a claimed message stays invisible to other consumers (default 60 s). A handler that
+   * runs longer may be run again elsewhere; the abort signal fires when the lease runs out.
+   */
+  leaseMs?: number;
+  /** How often to look for due messages when no notification arrives (default 5 s). */
+  pollIntervalMs?: number;
+  /** How long `stop` waits for running handlers before abandoning them (default 10 s). */
+  stopTimeoutMs?: number;
+  /** Source of jitter in [0, 1); tests pass `() => 1` for the full delay. */
+  random?: () => number;
+}
+
+/** A running consumer. */
+export interface Consumer {
+  /**
+   * stop takes no new messages, waits up to `stopTimeoutMs` for running handlers, then aborts
+   * the rest; their leases lapse and another consumer retries them.
+   */
+  stop(): Promise<void>;
+}
+
+/** What every bus transport provides. */
+export interface BusTransport {
+  /** consume starts a consumer; it resolves once the consumer listens for new messages. */
+  consume<P = Json>(options: ConsumerOptions<P>): Promise<Consumer>;
+  /** stop stops every consumer started here and releases the transport's connections. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The header carrying the producing request's id (the same name as the Connect request header);
+ * the handler runs with it as the current request id, so its logs join the request's.
+ */
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/** Thrown by `inTx` when the message is already in the consumer's inbox. */
+export class AlreadyProcessedError extends Error {
+  constructor(
+    readonly consumer: string,
+    readonly messageId: string,
+  ) {
+    super(`message ${messageId} was already processed by ${consumer}`);
+    this.name = 'AlreadyProcessedError';
+  }
+}
+
+/** backoffDelay is the wait before the retry that follows failed delivery number `attempt`. */
+export function backoffDelay(
+  attempt: number,
+  { baseMs, capMs }: BackoffOptions,
+  random: () => number,
+): number {
+  const full = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(full / 2 + (full / 2) * random());
+}

@@ -1,0 +1,138 @@
+/**
+ * The outbox: `enqueue` writes a message in the caller's transaction, so the state change and
+ * the work it causes commit (or roll back) together. Also the dead-letter admin functions and
+ * the migration that creates the bus tables in a service's schema.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { type MigrationResult, migrate, type Pool, type Queryable } from '../db.ts';
+import { currentRequestId } from '../log.ts';
+import { type Json, type OutgoingMessage, REQUEST_ID_HEADER } from './bus.ts';
+
+const MIGRATIONS = fileURLToPath(new URL('../../migrations/bus', import.meta.url));
+
+/** migrateBus creates or updates the bus tables (`bus_outbox`, `bus_inbox`) in `schema`. */
+export function migrateBus(pool: Pool, schema: string): Promise<MigrationResult> {
+  return migrate(pool, schema, MIGRATIONS, 'bus_migrations');
+}
+
+/**
+ * enqueue writes `message` to the outbox on `client`, which should be the transaction that makes
+ * the state change causing the work, and returns the message id. The message becomes visible to
+ * consumers when that transaction commits and never exists if it rolls back. When `message.id`
+ * is already in the outbox nothing is written and the same id is returned.
+ */
+export async function enqueue(client: Queryable, message: OutgoingMessage): Promise<string> {
+  const id = message.id ?? randomUUID();
+  const headers = { ...message.headers };
+  const requestId = currentRequestId();
+  if (requestId !== undefined && headers[REQUEST_ID_HEADER] === undefined)
+    headers[REQUEST_ID_HEADER] = requestId;
+  await client.query(
+    `INSERT INTO bus_outbox (id, topic, key, payload, headers)
+     VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)
+     ON CONFLICT (id) DO NOTHING`,
+    [id, message.topic, message.key, JSON.stringify(message.payload), JSON.stringify(headers)],
+  );
+  return id;
+}
+
+// A fixed namespace, so the same parts give the same id in every process and release.
+const ID_NAMESPACE = Buffer.from('9b3f6c1e2d4a4f0e8c7b5a6d3e2f1c0b', 'hex');
+
+/**
+ * deterministicId derives a message id (a version 5 uuid) from `parts`, for producers that must
+ * not enqueue the same work twice: `deterministicId('apply', changeId, String(revision))`.
+ */
+export function deterministicId(...parts: string[]): string {
+  const bytes = createHash('sha1').update(ID_NAMESPACE).update(parts.join('\u0000')).digest().subarray(0, 16);
+  bytes.writeUInt8((bytes.readUInt8(6) & 0x0f) | 0x50, 6);
+  bytes.writeUInt8((bytes.readUInt8(8) & 0x3f) | 0x80, 8);
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** A message parked after failing every attempt. */
+export interface DeadMessage {
+  id: string;
+  topic: string;
+  key: string;
+  payload: Json;
+  headers: Record<string, string>;
+  attempts: number;
+  lastError: string | null;
+  enqueuedAt: Date;
+  diedAt: Date;
+}
+
+interface DeadRow {
+  id: string;
+  topic: string;
+  key: string;
+  payload: Json;
+  headers: Record<string, string>;
+  attempts: number;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** listDead lists dead messages, oldest death first, optionally for one topic. */
+export async function listDead(
+  db: Queryable,
+  { topic, limit = 100 }: { topic?: string; limit?: number } = {},
+): Promise<DeadMessage[]> {
+  const { rows } = await db.query<DeadRow>(
+    `SELECT id, topic, key, payload, headers, attempts, last_error, created_at, updated_at
+       FROM bus_outbox
+      WHERE status = 'dead' AND ($1::text IS NULL OR topic = $1)
+      ORDER BY updated_at, seq
+      LIMIT $2`,
+    [topic ?? null, limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    topic: r.topic,
+    key: r.key,
+    payload: r.payload,
+    headers: r.headers,
+    attempts: r.attempts,
+    lastError: r.last_error,
+    enqueuedAt: r.created_at,
+    diedAt: r.updated_at,
+  }));
+}
+
+/**
+ * requeue makes a dead message deliverable again now, with its attempts reset (the last error is
+ * kept until the next failure or success overwrites it). Returns false when `id` is not dead.
+ */
+export async function requeue(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE bus_outbox
+        SET status = 'pending', attempts = 0, run_at = now(), updated_at = now()
+      WHERE id = $1 AND status = 'dead'`,
+    [id],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * pruneDone deletes done messages and inbox records older than `olderThanMs`. Keep it well above
+ * the longest redelivery window (a lease, a Kafka rebalance): an inbox record pruned before a
+ * late duplicate arrives no longer stops it.
+ */
+export async function pruneDone(
+  db: Queryable,
+  olderThanMs: number,
+): Promise<{ messages: number; inbox: number }> {
+  const messages = await db.query(
+    `DELETE FROM bus_outbox WHERE status = 'done' AND updated_at < now() - $1 * interval '1 millisecond'`,
+    [olderThanMs],
+  );
+  const inbox = await db.query(
+    `DELETE FROM bus_inbox WHERE processed_at < now() - $1 * interval '1 millisecond'`,
+    [olderThanMs],
+  );
+  return { messages: messages.rowCount ?? 0, inbox: inbox.rowCount ?? 0 };
+}

@@ -1,0 +1,443 @@
+/**
+ * The Postgres transport: a queue on the outbox table itself, the embedded default for one
+ * machine.
+ *
+ * A consumer claims due rows of its topic in one short statement (`FOR UPDATE SKIP LOCKED`,
+ * status `running`, a lease in `locked_until`), runs the handler outside any transaction (it may
+ * call remote APIs for as long as its lease lasts), then marks the row done, or schedules a retry
+ * with backoff, or parks it as dead. A consumer that dies mid-handler leaves its rows `running`;
+ * once the lease lapses any consumer claims them again, so delivery is at least once and
+ * handlers must be idempotent (see `HandlerContext.inTx`). While a lease holds, no other
+ * consumer, in this process or another, can claim the row. Order is best effort by insertion.
+ *
+ * Each row is handled once, by whichever process claims it: one logical consumer per topic.
+ * Two consumers with different names on the same topic would split its messages between them,
+ * not each get all of them (that is Kafka's consumer groups; here, use a topic per consumer).
+ *
+ * Consumers wake on `NOTIFY bus_outbox` (sent by a trigger when a message becomes due), on a
+ * timer for retries they scheduled, and on a polling interval that also finds expired leases
+ * and retries scheduled by other processes.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Pool, PoolClient } from '../db.ts';
+import { type Logger, withRequestId } from '../log.ts';
+import {
+  AlreadyProcessedError,
+  type BusTransport,
+  backoffDelay,
+  type Consumer,
+  type ConsumerOptions,
+  type Delivery,
+  type HandlerContext,
+  type Json,
+  REQUEST_ID_HEADER,
+} from './bus.ts';
+import { inInboxTransaction, isProcessed } from './inbox.ts';
+
+export interface PgTransportDeps {
+  /** The service's pool (search_path at the schema holding the bus tables). */
+  pool: Pool;
+  logger: Logger;
+  /** Wait before re-establishing a LISTEN connection that broke (default 1 s). */
+  reconnectDelayMs?: number;
+}
+
+/**
+ * createPgTransport returns a transport whose consumers share one LISTEN connection, taken from
+ * `pool` on the first `consume` and given back (closed) by `stop`.
+ */
+export function createPgTransport({ pool, logger, reconnectDelayMs = 1000 }: PgTransportDeps): BusTransport {
+  const listener = new Listener(pool, logger, reconnectDelayMs);
+  const consumers = new Set<Consumer>();
+  let stopped = false;
+  return {
+    async consume<P = Json>(options: ConsumerOptions<P>): Promise<Consumer> {
+      if (stopped) throw new Error('bus transport is stopped');
+      await listener.start();
+      if (stopped) throw new Error('bus transport is stopped');
+      const consumer = new PgConsumer<P>(pool, logger, listener, options);
+      consumer.start();
+      consumers.add(consumer);
+      return consumer;
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all([...consumers].map((c) => c.stop()));
+      consumers.clear();
+      listener.stop();
+    },
+  };
+}
+
+/** One LISTEN connection; calls each subscriber of a topic when a message of that topic is due. */
+class Listener {
+  private client: PoolClient | undefined;
+  private starting: Promise<void> | undefined;
+  private schema = '';
+  private stopped = false;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly subscribers = new Map<string, Set<() => void>>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly logger: Logger,
+    private readonly reconnectDelayMs: number,
+  ) {}
+
+  /** start connects once; later calls wait for the same connection (or try again if it failed). */
+  start(): Promise<void> {
+    this.starting ??= this.connect().catch((err: unknown) => {
+      this.starting = undefined;
+      throw err;
+    });
+    return this.starting;
+  }
+
+  subscribe(topic: string, wake: () => void): () => void {
+    let set = this.subscribers.get(topic);
+    if (set === undefined) {
+      set = new Set();
+      this.subscribers.set(topic, set);
+    }
+    set.add(wake);
+    return () => set.delete(wake);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.reconnectTimer);
+    const client = this.client;
+    this.client = undefined;
+    // Closed rather than returned to the pool, which would keep it listening.
+    client?.release(true);
+  }
+
+  private async connect(): Promise<void> {
+    const client = await this.pool.connect();
+    client.on('error', (err) => this.lost(client, err));
+    client.on('notification', (n) => {
+      if (n.channel !== 'bus_outbox' || n.payload === undefined) return;
+      let target: { schema?: unknown; topic?: unknown };
+      try {
+        target = JSON.parse(n.payload) as typeof target;
+      } catch {
+        return; // not from our trigger; polling still finds whatever it was about
+      }
+      if (target.schema === this.schema && typeof target.topic === 'string') this.wake(target.topic);
+    });
+    try {
+      const { rows } = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
+      this.schema = rows[0]?.schema ?? '';
+      await client.query('LISTEN bus_outbox');
+    } catch (err) {
+      client.release(true);
+      throw err;
+    }
+    if (this.stopped) {
+      client.release(true);
+      return;
+    }
+    this.client = client;
+  }
+
+  private lost(client: PoolClient, err: Error): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    client.release(true);
+    if (this.stopped) return;
+    this.logger.warn({ err }, 'bus listen connection lost; polling until it is back');
+    const retry = () => {
+      this.reconnectTimer = undefined;
+      if (this.stopped) return;
+      this.connect().then(
+        // Notifications sent while disconnected are gone: look once for everything.
+        () => this.wakeAll(),
+        (e: unknown) => {
+          this.logger.warn({ err: e }, 'bus listen reconnect failed');
+          this.reconnectTimer = setTimeout(retry, this.reconnectDelayMs);
+        },
+      );
+    };
+    this.reconnectTimer = setTimeout(retry, this.reconnectDelayMs);
+  }
+
+  private wake(topic: string): void {
+    for (const wake of this.subscribers.get(topic) ?? []) wake();
+  }
+
+  private wakeAll(): void {
+    for (const topic of this.subscribers.keys()) this.wake(topic);
+  }
+}
+
+interface OutboxRow {
+  id: string;
+  seq: number;
+  topic: string;
+  key: string;
+  payload: unknown;
+  headers: Record<string, string>;
+  attempts: number;
+  created_at: Date;
+  /** This claim's token: a later claim of the same row (after the lease lapsed) has another. */
+  locked_by: string;
+}
+
+interface InFlight {
+  id: string;
+  done: Promise<void>;
+  abort: AbortController;
+}
+
+const DEFAULTS = {
+  concurrency: 1,
+  maxAttempts: 10,
+  backoff: { baseMs: 1000, capMs: 300_000 },
+  leaseMs: 60_000,
+  pollIntervalMs: 5000,
+  stopTimeoutMs: 10_000,
+};
+
+class PgConsumer<P> implements Consumer {
+  private readonly name: string;
+  private readonly topic: string;
+  private readonly opts: Required<Omit<ConsumerOptions<P>, 'name' | 'topic'>>;
+  private readonly log: Logger;
+  private running = false;
+  private draining: Promise<void> | undefined;
+  private drainAgain = false;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private readonly inFlight = new Set<InFlight>();
+  private unsubscribe: (() => void) | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    private readonly pool: Pool,
+    logger: Logger,
+    private readonly listener: Listener,
+    options: ConsumerOptions<P>,
+  ) {
+    this.name = options.name;
+    this.topic = options.topic;
+    this.opts = {
+      handler: options.handler,
+      concurrency: options.concurrency ?? DEFAULTS.concurrency,
+      maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
+      backoff: options.backoff ?? DEFAULTS.backoff,
+      leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
+      pollIntervalMs: options.pollIntervalMs ?? DEFAULTS.pollIntervalMs,
+      stopTimeoutMs: options.stopTimeoutMs ?? DEFAULTS.stopTimeoutMs,
+      random: options.random ?? Math.random,
+    };
+    this.log = logger.child({ consumer: this.name, topic: this.topic });
+  }
+
+  start(): void {
+    this.running = true;
+    this.unsubscribe = this.listener.subscribe(this.topic, () => this.wake());
+    this.pollTimer = setInterval(() => this.wake(), this.opts.pollIntervalMs);
+    this.wake();
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    clearInterval(this.pollTimer);
+    for (const t of this.retryTimers) clearTimeout(t);
+    this.retryTimers.clear();
+    // A claim in progress may still hand us rows; they join inFlight and are waited for below.
+    await this.draining;
+    if (this.inFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = await Promise.race([
+      Promise.all([...this.inFlight].map((f) => f.done)).then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), this.opts.stopTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (gaveUp) {
+      const ids = [...this.inFlight].map((f) => f.id);
+      this.log.warn({ ids }, 'bus consumer stopped with handlers still running; their leases will lapse');
+      for (const f of this.inFlight) f.abort.abort(new Error('bus consumer stopped'));
+    }
+  }
+
+  /** wake looks for due messages now, or right after the look already under way. */
+  private wake(): void {
+    if (!this.running) return;
+    if (this.draining !== undefined) {
+      this.drainAgain = true;
+      return;
+    }
+    this.draining = this.drain().finally(() => {
+      this.draining = undefined;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      do {
+        this.drainAgain = false;
+        while (this.running && this.inFlight.size < this.opts.concurrency) {
+          const rows = await this.claim(this.opts.concurrency - this.inFlight.size);
+          for (const row of rows) this.begin(row);
+          if (rows.length === 0) break;
+        }
+      } while (this.drainAgain && this.running);
+    } catch (err) {
+      // The next wake-up (notification, poll) tries again.
+      this.log.error({ err }, 'bus claim failed');
+    }
+  }
+
+  private async claim(limit: number): Promise<OutboxRow[]> {
+    const { rows } = await this.pool.query<OutboxRow>(
+      `WITH due AS (
+         SELECT id FROM bus_outbox
+          WHERE topic = $1
+            AND ((status = 'pending' AND run_at <= now()) OR (status = 'running' AND locked_until <= now()))
+          ORDER BY seq
+          LIMIT $2
+          FOR UPDATE SKIP LOCKED
+       )
+       UPDATE bus_outbox o
+          SET status = 'running', attempts = o.attempts + 1, locked_by = $3,
+              locked_until = now() + $4 * interval '1 millisecond', updated_at = now()
+         FROM due
+        WHERE o.id = due.id
+       RETURNING o.id, o.seq, o.topic, o.key, o.payload, o.headers, o.attempts, o.created_at, o.locked_by`,
+      [this.topic, limit, randomUUID(), this.opts.leaseMs],
+    );
+    return rows.sort((a, b) => a.seq - b.seq);
+  }
+
+  private begin(row: OutboxRow): void {
+    const abort = new AbortController();
+    const lease = setTimeout(
+      () => abort.abort(new Error('bus lease expired; the message may be redelivered')),
+      this.opts.leaseMs,
+    );
+    const entry: InFlight = { id: row.id, abort, done: Promise.resolve() };
+    entry.done = this.handle(row, abort.signal).finally(() => {
+      clearTimeout(lease);
+      this.inFlight.delete(entry);
+      this.wake();
+    });
+    this.inFlight.add(entry);
+  }
+
+  /** handle runs the handler for one claimed row and records the outcome; it never rejects. */
+  private async handle(row: OutboxRow, signal: AbortSignal): Promise<void> {
+    const log = this.log.child({ message_id: row.id, attempt: row.attempts });
+    try {
+      if (row.attempts > this.opts.maxAttempts) {
+        // Its last attempt never reported back (the consumer died or stopped mid-handler).
+        await this.markDead(row, `lease expired on attempt ${row.attempts - 1} before the handler finished`);
+        log.error('bus message dead: lease expired on its last attempt');
+        return;
+      }
+      if (await isProcessed(this.pool, this.name, row.id)) {
+        await this.markDone(row);
+        return;
+      }
+    } catch (err) {
+      log.error({ err }, 'bus bookkeeping failed; the message is retried when its lease lapses');
+      return;
+    }
+
+    let failure: unknown;
+    let failed = false;
+    try {
+      await this.run(row, signal);
+    } catch (err) {
+      if (!(err instanceof AlreadyProcessedError)) {
+        failed = true;
+        failure = err;
+      }
+    }
+
+    try {
+      if (!failed) {
+        await this.markDone(row);
+      } else if (row.attempts >= this.opts.maxAttempts) {
+        await this.markDead(row, errorText(failure));
+        log.error({ err: failure }, 'bus message dead after max attempts');
+      } else {
+        const delayMs = backoffDelay(row.attempts, this.opts.backoff, this.opts.random);
+        await this.scheduleRetry(row, errorText(failure), delayMs);
+        log.warn({ err: failure, delay_ms: delayMs }, 'bus handler failed; retrying later');
+      }
+    } catch (err) {
+      log.error({ err }, 'bus bookkeeping failed; the message is retried when its lease lapses');
+    }
+  }
+
+  private run(row: OutboxRow, signal: AbortSignal): Promise<void> {
+    const delivery: Delivery<P> = {
+      id: row.id,
+      topic: row.topic,
+      key: row.key,
+      // The producer wrote this payload for this topic; it is not re-validated here.
+      payload: row.payload as P,
+      headers: row.headers,
+      attempt: row.attempts,
+      enqueuedAt: row.created_at,
+    };
+    const ctx: HandlerContext = {
+      signal,
+      inTx: (fn) => inInboxTransaction(this.pool, this.name, row.id, fn),
+    };
+    const requestId = row.headers[REQUEST_ID_HEADER];
+    const call = () => this.opts.handler(delivery, ctx);
+    return requestId === undefined ? call() : withRequestId(requestId, call);
+  }
+
+  // Done wins whoever reports it: the handler's work is complete even if our lease lapsed.
+  private async markDone(row: OutboxRow): Promise<void> {
+    await this.pool.query(
+      `UPDATE bus_outbox
+          SET status = 'done', locked_by = NULL, locked_until = NULL, updated_at = now()
+        WHERE id = $1 AND status <> 'done'`,
+      [row.id],
+    );
+  }
+
+  // Failures only count while we still hold the claim; otherwise another consumer owns the row.
+  private async scheduleRetry(row: OutboxRow, error: string, delayMs: number): Promise<void> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE bus_outbox
+          SET status = 'pending', run_at = now() + $3 * interval '1 millisecond', last_error = $4,
+              locked_by = NULL, locked_until = NULL, updated_at = now()
+        WHERE id = $1 AND status = 'running' AND locked_by = $2`,
+      [row.id, row.locked_by, delayMs, error],
+    );
+    if (rowCount === 1 && this.running) {
+      const timer = setTimeout(() => {
+        this.retryTimers.delete(timer);
+        this.wake();
+      }, delayMs);
+      this.retryTimers.add(timer);
+    }
+  }
+
+  private async markDead(row: OutboxRow, error: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE bus_outbox
+          SET status = 'dead', last_error = $3, locked_by = NULL, locked_until = NULL, updated_at = now()
+        WHERE id = $1 AND status = 'running' AND locked_by = $2`,
+      [row.id, row.locked_by, error],
+    );
+  }
+}
+
+function errorText(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
+}
