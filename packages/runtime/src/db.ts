@@ -129,3 +129,25 @@ export function poolErrorsTo(logger: { warn(obj: object, msg: string): void }): 
   return (err) =>
     logger.warn({ error: err.message, code: (err as { code?: string }).code }, 'postgres connection lost');
 }
+
+/**
+ * openServiceDatabase is a service's start-up step for Postgres: a pool on its schema whose lost
+ * connections are logged, with the service's migrations applied.
+ */
+export async function openServiceDatabase(o: {
+  url: string;
+  schema: string;
+  migrationsDir: string;
+  logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  max?: number;
+}): Promise<pg.Pool> {
+  const pool = createPool(o.url, o.schema, o.max ?? 10, poolErrorsTo(o.logger));
+  try {
+    const { applied } = await migrate(pool, o.schema, o.migrationsDir);
+    o.logger.info({ applied }, 'migrated');
+    return pool;
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+}

@@ -1,7 +1,7 @@
 /** The gateway: wiring only (config -> pool -> migrations -> service clients -> server -> listen). */
 import { fileURLToPath } from 'node:url';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
-import { createPool, migrate, poolErrorsTo } from '@adsmcp/runtime/db';
+import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
@@ -14,15 +14,13 @@ const SERVICE_NAME = 'gateway';
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
   const logger = createLogger(SERVICE_NAME);
-  const pool = createPool(config.DATABASE_URL, SERVICE_NAME, 20, (err) =>
-    logger.warn({ error: err.message, code: (err as { code?: string }).code }, 'postgres connection lost'),
-  );
-  const { applied } = await migrate(
-    pool,
-    SERVICE_NAME,
-    fileURLToPath(new URL('../migrations', import.meta.url)),
-  );
-  logger.info({ applied }, 'migrated');
+  const pool = await openServiceDatabase({
+    url: config.DATABASE_URL,
+    schema: SERVICE_NAME,
+    migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)),
+    logger,
+    max: 20,
+  });
   const signer = await createPrincipalSigner(config.PRINCIPAL_PRIVATE_KEY);
   const upstream = createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer);
   const { app } = buildServer(

@@ -1,5 +1,5 @@
 /** The upstream-proxy: wiring only (config -> pool -> migrations -> server -> listen). */
-import { createPool, migrate, poolErrorsTo } from '@adsmcp/runtime/db';
+import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
@@ -11,11 +11,12 @@ import { createPlatformClient } from './upstream/platform-client.ts';
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
   const logger = createLogger(SERVICE_NAME);
-  const pool = createPool(config.DATABASE_URL, SCHEMA, 10, (err) =>
-    logger.warn({ error: err.message, code: (err as { code?: string }).code }, 'postgres connection lost'),
-  );
-  const { applied } = await migrate(pool, SCHEMA, MIGRATIONS_DIR);
-  logger.info({ applied }, 'migrated');
+  const pool = await openServiceDatabase({
+    url: config.DATABASE_URL,
+    schema: SCHEMA,
+    migrationsDir: MIGRATIONS_DIR,
+    logger,
+  });
   const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
   const server = buildServer({
     pool,
