@@ -65,19 +65,39 @@ export interface MigrationResult {
   applied: string[];
 }
 
+/** One numbered migration: `file` is its name (`0001_init.sql`), `sql` its statements. */
+export interface Migration {
+  file: string;
+  sql: string;
+}
+
+const MIGRATION_FILE = /^\d{4}_[a-z0-9_]+\.sql$/;
+
+async function readMigrations(dir: string): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((f) => MIGRATION_FILE.test(f)).sort();
+  return Promise.all(files.map(async (file) => ({ file, sql: await readFile(join(dir, file), 'utf8') })));
+}
+
 /**
- * migrate creates `schema` if needed and applies every file in `dir` named `NNNN_name.sql`
- * that is not yet recorded. Concurrent starts of the same service wait on one advisory lock.
+ * migrate creates `schema` if needed and applies every migration not yet recorded: the files in
+ * `source` named `NNNN_name.sql` when it is a directory, or the given list (for migrations that
+ * ship inside code, such as the bus's, so that a bundled service carries them). Concurrent
+ * starts of the same service wait on one advisory lock.
  */
 export async function migrate(
   pool: pg.Pool,
   schema: string,
-  dir: string,
+  source: string | readonly Migration[],
   ledger = 'schema_migrations',
 ): Promise<MigrationResult> {
   if (!SCHEMA_NAME.test(ledger)) throw new Error(`invalid ledger name: ${ledger}`);
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`);
-  const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const migrations =
+    typeof source === 'string'
+      ? await readMigrations(source)
+      : [...source].sort((a, b) => a.file.localeCompare(b.file));
+  for (const m of migrations)
+    if (!MIGRATION_FILE.test(m.file)) throw new Error(`invalid migration name: ${m.file}`);
   const client = await pool.connect();
   const applied: string[] = [];
   try {
@@ -96,10 +116,9 @@ export async function migrate(
           (r) => r.version,
         ),
       );
-      for (const file of files) {
+      for (const { file, sql } of migrations) {
         const version = Number(file.slice(0, 4));
         if (done.has(version)) continue;
-        const sql = await readFile(join(dir, file), 'utf8');
         await client.query('BEGIN');
         try {
           await client.query(`SET LOCAL search_path TO ${schema}`);

@@ -4,16 +4,14 @@
  * the migration that creates the bus tables in a service's schema.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { type MigrationResult, migrate, type Pool, type Queryable } from '../db.ts';
 import { currentRequestId } from '../log.ts';
 import { type Json, type OutgoingMessage, REQUEST_ID_HEADER } from './bus.ts';
-
-const MIGRATIONS = fileURLToPath(new URL('../../migrations/bus', import.meta.url));
+import { BUS_MIGRATIONS } from './bus-migrations.ts';
 
 /** migrateBus creates or updates the bus tables (`bus_outbox`, `bus_inbox`) in `schema`. */
 export function migrateBus(pool: Pool, schema: string): Promise<MigrationResult> {
-  return migrate(pool, schema, MIGRATIONS, 'bus_migrations');
+  return migrate(pool, schema, BUS_MIGRATIONS, 'bus_migrations');
 }
 
 /**

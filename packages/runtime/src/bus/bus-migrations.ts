@@ -1,6 +1,16 @@
+/**
+ * The bus's own tables, as migrations that ship inside the code: a service bundled into one file
+ * carries them with it, and no path has to be resolved at run time.
+ */
+import type { Migration } from '../db.ts';
+
+export const BUS_MIGRATIONS: readonly Migration[] = [
+  {
+    file: '0001_outbox.sql',
+    sql: `
 -- The bus: the outbox (every message a service produced, and, for the Postgres transport, the
 -- queue its consumers claim from) and the inbox (which messages each consumer has processed).
--- Applied into the using service's schema by migrateBus; the ledger is `bus_migrations`.
+-- Applied into the using service's schema by migrateBus; the ledger is bus_migrations.
 
 CREATE TABLE bus_outbox (
   id uuid PRIMARY KEY,
@@ -51,3 +61,6 @@ CREATE TRIGGER bus_outbox_notify
   FOR EACH ROW
   WHEN (NEW.status = 'pending' AND NEW.run_at <= now())
   EXECUTE FUNCTION bus_outbox_notify();
+`,
+  },
+];

@@ -1,0 +1,62 @@
+# syntax=docker/dockerfile:1
+# The image of any one service, chosen with the SERVICE build argument. Build from the root:
+#   docker build --build-arg SERVICE=changes -t adsmcp/changes .
+#   docker build --build-arg SERVICE=gateway --build-arg PORT=8080 -t adsmcp/gateway .
+# The manifests and build stages do not depend on SERVICE, so BuildKit installs and builds once
+# for all six images.
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+# Every package.json and the lockfile at their own paths: the install layers below are reused
+# until one of them changes, not on every source edit.
+FROM ${NODE_IMAGE} AS manifests
+WORKDIR /src
+COPY . .
+RUN mkdir /manifests \
+ && find . -name node_modules -prune -o \( -name package.json -o -name package-lock.json \) -print0 \
+    | xargs -0 cp --parents -t /manifests
+
+# Every workspace and the build tools. `npm run build` typechecks the repository, then bundles
+# each service's code, workspace packages included, into services/<name>/dist; npm packages stay
+# external. No install scripts: the build needs none (esbuild finds its binary without one).
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY --from=manifests /manifests/ ./
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --ignore-scripts --no-audit --no-fund
+COPY . .
+RUN npm run build
+
+# The npm packages the bundle imports: this service's production dependencies, nothing else.
+# devDependencies go first because npm installs a workspace's devDependencies that are
+# workspaces themselves (testkit and its embedded PostgreSQL, the sandbox) even with --omit=dev.
+FROM ${NODE_IMAGE} AS deps
+ARG SERVICE
+WORKDIR /app
+COPY --from=manifests /manifests/ ./
+RUN --mount=type=cache,target=/root/.npm \
+    test -n "${SERVICE}" \
+ && npm pkg delete devDependencies --workspaces \
+ && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --workspace "@adsmcp/${SERVICE}" \
+ && rm -rf node_modules/@adsmcp \
+ && mkdir -p "services/${SERVICE}/node_modules"
+
+# The runtime image: node, the service's bundle, its migrations and its production packages,
+# at /app/service whatever the service; no sources, no build tools, nothing installed at run time.
+FROM ${NODE_IMAGE}
+ARG SERVICE
+ARG PORT=50051
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps \
+    HOST=0.0.0.0 \
+    PORT=${PORT}
+WORKDIR /app
+COPY --from=deps /app/node_modules/ node_modules/
+COPY --from=deps /app/services/${SERVICE}/node_modules/ service/node_modules/
+# package.json for "type": "module"; main.js reads its migrations from ../migrations.
+COPY --from=build /app/services/${SERVICE}/package.json service/
+COPY --from=build /app/services/${SERVICE}/dist/ service/dist/
+COPY --from=build /app/services/${SERVICE}/migrations/ service/migrations/
+# The image's `node` user, by number so that Kubernetes' runAsNonRoot can verify it.
+USER 1000:1000
+EXPOSE ${PORT}
+CMD ["node", "service/dist/main.js"]
