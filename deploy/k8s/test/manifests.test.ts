@@ -1384,7 +1384,7 @@ describe('the Dockerfile', () => {
     assert.match(final, new RegExp(`^USER ${NODE_UID}(:${NODE_UID})?$`, 'm'), 'runs as the node user');
     assert.match(final, /^ARG SERVICE$/m);
     assert.match(final, /^EXPOSE \$\{PORT\}$/m);
-    assert.match(final, /^ENV [^]*PORT=\$\{PORT\}/m);
+    assert.match(final, /^ENV [\s\S]*PORT=\$\{PORT\}/m);
     assert.ok(final.includes('CMD ["node", "service/dist/main.js"]'), 'runs the bundle');
     for (const dir of ['dist', 'migrations']) {
       assert.ok(final.includes(`/app/services/\${SERVICE}/${dir}/ service/${dir}/`), `copies ${dir}`);
@@ -1392,7 +1392,7 @@ describe('the Dockerfile', () => {
     assert.ok(final.includes('COPY --from=deps /app/node_modules/ node_modules/'), 'copies its packages');
     assert.ok(
       dockerfile.includes(
-        'npm ci --omit=dev --ignore-scripts --no-audit --no-fund --workspace "@adsmcp/${SERVICE}"',
+        `npm ci --omit=dev --ignore-scripts --no-audit --no-fund --workspace "@adsmcp/\${SERVICE}"`,
       ),
       "installs the service's production packages only",
     );
