@@ -31,17 +31,17 @@ let url: string;
 let release: () => void = () => undefined;
 let seen: Principal | undefined;
 
-before(async () => {
-  keys = await generatePrincipalKeys();
-  server = buildConnectServer({
+/** A test service: it records who called, waits when asked, and fails in the two ways a handler can. */
+async function startServer(): Promise<{ server: ConnectServer; url: string }> {
+  const server = buildConnectServer({
     serviceName: 'upstream-proxy',
     verifier: await createPrincipalVerifier(keys.publicKeyPem, 'upstream-proxy'),
     logger,
     routes: (router) => {
       router.service(UpstreamService, {
-        // A test handler: records who called, and fails in the two ways a handler can.
         async listAccounts(_req, ctx) {
           seen = ctx.values.get(principalKey);
+          if (ctx.requestHeader.get('x-wait') === '1') await new Promise<void>((r) => (release = r));
           return { accounts: [] };
         },
         async createConnection(req) {
@@ -51,7 +51,12 @@ before(async () => {
       });
     },
   });
-  url = `http://127.0.0.1:${await server.listen(0)}`;
+  return { server, url: `http://127.0.0.1:${await server.listen(0)}` };
+}
+
+before(async () => {
+  keys = await generatePrincipalKeys();
+  ({ server, url } = await startServer());
 });
 
 after(async () => {
@@ -153,23 +158,7 @@ test('health answers without a principal', async () => {
 });
 
 test('on close, health turns NOT_SERVING and an in-flight call still completes', async () => {
-  const s = buildConnectServer({
-    serviceName: 'upstream-proxy',
-    verifier: await createPrincipalVerifier(keys.publicKeyPem, 'upstream-proxy'),
-    logger,
-    routes: (router) => {
-      router.service(UpstreamService, {
-        async listAccounts(_req, ctx) {
-          if (ctx.requestHeader.get('x-wait') === '1') await new Promise<void>((r) => (release = r));
-          return { accounts: [] };
-        },
-        async createConnection() {
-          return {};
-        },
-      });
-    },
-  });
-  const u = `http://127.0.0.1:${await s.listen(0)}`;
+  const { server: s, url: u } = await startServer();
   const client = createServiceClient(
     UpstreamService,
     u,
