@@ -8,6 +8,7 @@
  * skips the static checks.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -102,7 +103,31 @@ async function testFiles(): Promise<string[]> {
   return files.sort();
 }
 
+/**
+ * The browser tests drive Debian's Chromium. On a machine without it, install it when we can
+ * (root with apt-get, as on a fresh CI machine) and say so; otherwise the browser tests explain.
+ */
+function ensureChromium(): void {
+  if (process.env.CHROMIUM_PATH || existsSync('/usr/bin/chromium')) return;
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!root || !existsSync('/usr/bin/apt-get')) {
+    process.stdout.write(
+      'Chromium is not installed: the browser tests will fail (apt-get install -y chromium)\n',
+    );
+    return;
+  }
+  step('installing Chromium for the browser tests (apt-get install -y chromium)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (
+    sh('apt-get', ['update', '-qq'], env) !== 0 ||
+    sh('apt-get', ['install', '-y', '-qq', 'chromium'], env) !== 0
+  ) {
+    process.stdout.write('could not install Chromium; the browser tests will fail\n');
+  }
+}
+
 async function main(): Promise<number> {
+  ensureChromium();
   if (filters.length === 0) {
     step('lint and format (biome)');
     if (sh(join(BIN, 'biome'), ['ci', '.']) !== 0) return 1;

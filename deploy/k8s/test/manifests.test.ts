@@ -69,13 +69,17 @@ const SERVICES: Record<string, ServiceExpectation> = {
       'LOG_LEVEL',
     ],
   },
-  changes: { port: GRPC_PORT, probes: { kind: 'grpc' }, env: GRPC_ENV },
+  changes: {
+    port: GRPC_PORT,
+    probes: { kind: 'grpc' },
+    env: [...GRPC_ENV, 'CHANGES_PRIVATE_KEY', 'UPSTREAM_PROXY_URL'],
+  },
   optimizer: { port: GRPC_PORT, probes: { kind: 'grpc' }, env: GRPC_ENV },
   marketing: { port: GRPC_PORT, probes: { kind: 'grpc' }, env: GRPC_ENV },
   'upstream-proxy': {
     port: GRPC_PORT,
     probes: { kind: 'grpc' },
-    env: [...GRPC_ENV, 'UPSTREAM_URL', 'UPSTREAM_CREDENTIAL_KEY'],
+    env: [...GRPC_ENV, 'UPSTREAM_URL', 'UPSTREAM_CREDENTIAL_KEY', 'CHANGES_PUBLIC_KEY'],
   },
   'ads-sandbox': {
     port: 8080,

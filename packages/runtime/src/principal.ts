@@ -1,14 +1,31 @@
 /**
  * Internal authentication. The gateway signs a short-lived principal token (an EdDSA JWT) for
  * every call it makes to a service, naming the workspace, credential, user, role and scopes it
- * authenticated; each service verifies it before any handler runs. No service trusts a caller
- * because of where it sits on the network.
+ * authenticated, and the channel the request came through; each service verifies it before any
+ * handler runs. No service trusts a caller because of where it sits on the network.
+ *
+ * A service that does work of its own (the changes worker applying an approved change) signs
+ * with its own key as its own issuer, and may only claim the `worker` channel.
  */
 import { createContextKey } from '@connectrpc/connect';
-import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, importSPKI, jwtVerify, SignJWT } from 'jose';
+import {
+  decodeJwt,
+  exportPKCS8,
+  exportSPKI,
+  generateKeyPair,
+  importPKCS8,
+  importSPKI,
+  jwtVerify,
+  SignJWT,
+} from 'jose';
 
 export type Role = 'admin' | 'editor' | 'viewer';
 export type Scope = 'read' | 'write';
+/**
+ * How the request reached us: an MCP client (an agent), a person signed in to the dashboard, an
+ * operator's command, or a service's own worker. Approval of a change is refused over `mcp`.
+ */
+export type Channel = 'mcp' | 'dashboard' | 'operator' | 'worker';
 
 /** Who a call is made for. */
 export interface Principal {
@@ -18,9 +35,15 @@ export interface Principal {
   userId: string | null;
   role: Role;
   scopes: Scope[];
+  via: Channel;
 }
 
-const ISSUER = 'adsmcp-gateway';
+/** The gateway's issuer name; other services sign as `adsmcp-<service>`. */
+export const GATEWAY_ISSUER = 'adsmcp-gateway';
+const CHANNELS_BY_ISSUER: Record<string, readonly Channel[]> = {
+  [GATEWAY_ISSUER]: ['mcp', 'dashboard', 'operator'],
+};
+const WORKER_CHANNELS: readonly Channel[] = ['worker'];
 const ALG = 'EdDSA';
 /** Lifetime of a principal token: long enough for one call, short enough to be useless if leaked. */
 export const PRINCIPAL_TTL_SECONDS = 60;
@@ -41,8 +64,11 @@ export interface PrincipalSigner {
   sign(principal: Principal, audience: string): Promise<string>;
 }
 
-/** createPrincipalSigner loads the gateway's private key (PKCS#8 PEM). */
-export async function createPrincipalSigner(privateKeyPem: string): Promise<PrincipalSigner> {
+/** createPrincipalSigner loads a private key (PKCS#8 PEM) that signs as `issuer`. */
+export async function createPrincipalSigner(
+  privateKeyPem: string,
+  issuer = GATEWAY_ISSUER,
+): Promise<PrincipalSigner> {
   const key = await importPKCS8(privateKeyPem, ALG);
   return {
     sign(principal, audience) {
@@ -51,9 +77,10 @@ export async function createPrincipalSigner(privateKeyPem: string): Promise<Prin
         role: principal.role,
         scopes: principal.scopes,
         uid: principal.userId,
+        via: principal.via,
       })
         .setProtectedHeader({ alg: ALG })
-        .setIssuer(ISSUER)
+        .setIssuer(issuer)
         .setAudience(audience)
         .setSubject(principal.credentialId)
         .setIssuedAt()
@@ -71,16 +98,25 @@ export interface PrincipalVerifier {
 const ROLES: readonly string[] = ['admin', 'editor', 'viewer'];
 const SCOPES: readonly string[] = ['read', 'write'];
 
-/** createPrincipalVerifier loads the gateway's public key (SPKI PEM) for service `audience`. */
+/**
+ * createPrincipalVerifier trusts the given issuers' public keys (SPKI PEM) for tokens addressed
+ * to service `audience`. A plain string is the gateway's key alone.
+ */
 export async function createPrincipalVerifier(
-  publicKeyPem: string,
+  trusted: string | Readonly<Record<string, string>>,
   audience: string,
 ): Promise<PrincipalVerifier> {
-  const key = await importSPKI(publicKeyPem, ALG);
+  const pems = typeof trusted === 'string' ? { [GATEWAY_ISSUER]: trusted } : trusted;
+  const keys = new Map<string, Awaited<ReturnType<typeof importSPKI>>>();
+  for (const [issuer, pem] of Object.entries(pems)) keys.set(issuer, await importSPKI(pem, ALG));
   return {
     async verify(token) {
-      const { payload } = await jwtVerify(token, key, { issuer: ISSUER, audience, algorithms: [ALG] });
-      const { ws, role, scopes, uid, sub } = payload;
+      const claimed = decodeJwt(token).iss;
+      const key = claimed === undefined ? undefined : keys.get(claimed);
+      if (claimed === undefined || key === undefined)
+        throw new Error('principal token from an untrusted issuer');
+      const { payload } = await jwtVerify(token, key, { issuer: claimed, audience, algorithms: [ALG] });
+      const { ws, role, scopes, uid, sub, via, iss } = payload;
       if (typeof ws !== 'string' || typeof sub !== 'string')
         throw new Error('principal token lacks ws or sub');
       if (typeof role !== 'string' || !ROLES.includes(role))
@@ -88,12 +124,17 @@ export async function createPrincipalVerifier(
       if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string' && SCOPES.includes(s))) {
         throw new Error('principal token has invalid scopes');
       }
+      const channels = CHANNELS_BY_ISSUER[String(iss)] ?? WORKER_CHANNELS;
+      if (typeof via !== 'string' || !channels.includes(via as Channel)) {
+        throw new Error(`principal token from ${String(iss)} may not claim channel ${String(via)}`);
+      }
       return {
         workspaceId: ws,
         credentialId: sub,
         userId: typeof uid === 'string' ? uid : null,
         role: role as Role,
         scopes: scopes as Scope[],
+        via: via as Channel,
       };
     },
   };

@@ -23,6 +23,7 @@ const principal: Principal = {
   userId: 'user-1',
   role: 'editor',
   scopes: ['read', 'write'],
+  via: 'mcp',
 };
 const logger = createLogger('test', 'silent');
 let keys: { privateKeyPem: string; publicKeyPem: string };

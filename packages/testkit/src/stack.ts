@@ -26,6 +26,9 @@ const DOMAIN_SERVICES = ['changes', 'optimizer', 'marketing'] as const;
 export interface StackSecrets {
   principalPrivateKey: string;
   principalPublicKey: string;
+  /** The changes service's own key: its worker signs the calls that apply approved changes. */
+  changesPrivateKey: string;
+  changesPublicKey: string;
   upstreamCredentialKey: string;
   sandboxAdminToken: string;
 }
@@ -36,7 +39,7 @@ export interface SeedResult {
   dashboardPassword: string | null;
   token: string;
   credentialId: string;
-  accounts: { account_id: string; name: string; currency: string }[];
+  accounts: { account_id: string; name: string; currency: string; upstream_account_id: string }[];
 }
 
 export interface StackOptions {
@@ -65,24 +68,36 @@ export interface Stack {
   /** Runs the admin command with `args`; resolves with its stdout, rejects with its stderr. */
   admin(args: string[]): Promise<string>;
   process(service: ServiceName): ChildProcess;
+  /** Kills a process with `signal` and waits for it to exit (SIGKILL: no drain, as a crash). */
+  kill(service: ServiceName, signal: NodeJS.Signals): Promise<void>;
+  /** Starts a stopped process again on the port it had, so its peers reach it unchanged. */
+  restart(service: ServiceName): Promise<void>;
   /** Stops every process, gateway first; resolves with each one's exit code. */
   stop(): Promise<Partial<Record<ServiceName, number | null>>>;
 }
 
-/** loadSecrets reads the stack's keys from `dataDir/secrets.json`, creating them the first time. */
+/** loadSecrets reads the stack's keys from `dataDir/secrets.json`, creating any that are missing. */
 export async function loadSecrets(dataDir: string): Promise<StackSecrets> {
   const file = join(dataDir, 'secrets.json');
-  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as StackSecrets;
-  const keys = await generatePrincipalKeys();
-  const secrets: StackSecrets = {
-    principalPrivateKey: keys.privateKeyPem,
-    principalPublicKey: keys.publicKeyPem,
-    upstreamCredentialKey: randomBytes(32).toString('base64'),
-    sandboxAdminToken: randomBytes(24).toString('base64url'),
-  };
-  await mkdir(dataDir, { recursive: true });
-  await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  return secrets;
+  const saved: Partial<StackSecrets> = existsSync(file) ? JSON.parse(await readFile(file, 'utf8')) : {};
+  const secrets = { ...saved };
+  if (!secrets.principalPrivateKey || !secrets.principalPublicKey) {
+    const keys = await generatePrincipalKeys();
+    secrets.principalPrivateKey = keys.privateKeyPem;
+    secrets.principalPublicKey = keys.publicKeyPem;
+  }
+  if (!secrets.changesPrivateKey || !secrets.changesPublicKey) {
+    const keys = await generatePrincipalKeys();
+    secrets.changesPrivateKey = keys.privateKeyPem;
+    secrets.changesPublicKey = keys.publicKeyPem;
+  }
+  secrets.upstreamCredentialKey ??= randomBytes(32).toString('base64');
+  secrets.sandboxAdminToken ??= randomBytes(24).toString('base64url');
+  if (JSON.stringify(secrets) !== JSON.stringify(saved)) {
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  }
+  return secrets as StackSecrets;
 }
 
 interface Running {
@@ -167,8 +182,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const secrets = await loadSecrets(opts.dataDir);
   const base = { DATABASE_URL: opts.databaseUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env };
   const running = new Map<ServiceName, Running>();
+  const envs = new Map<ServiceName, Record<string, string>>();
   const urls = {} as Record<ServiceName, string>;
   const start = async (service: ServiceName, env: Record<string, string>) => {
+    envs.set(service, env);
     const r = run(service, `services/${service}/src/main.ts`, { ...base, ...env }, opts.onLine);
     running.set(service, r);
     const port = await listening(service, r);
@@ -185,13 +202,17 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   try {
     const grpc = { PORT: '0', PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
     await start('ads-sandbox', { PORT: '0', SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken });
+    await start('upstream-proxy', {
+      ...grpc,
+      CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
+      UPSTREAM_URL: urls['ads-sandbox'],
+      UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
+    });
+    const peers = { UPSTREAM_PROXY_URL: urls['upstream-proxy'] };
     await Promise.all([
-      start('upstream-proxy', {
-        ...grpc,
-        UPSTREAM_URL: urls['ads-sandbox'],
-        UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
-      }),
-      ...DOMAIN_SERVICES.map((s) => start(s, grpc)),
+      start('changes', { ...grpc, ...peers, CHANGES_PRIVATE_KEY: secrets.changesPrivateKey }),
+      start('optimizer', { ...grpc, ...peers }),
+      start('marketing', { ...grpc, ...peers }),
     ]);
     const gatewayPort = opts.gatewayPort ?? (await freePort());
     const publicUrl = `http://127.0.0.1:${gatewayPort}`;
@@ -213,6 +234,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     DATABASE_URL: opts.databaseUrl,
     PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
     UPSTREAM_PROXY_URL: urls['upstream-proxy'],
+    CHANGES_URL: urls.changes,
     SANDBOX_URL: urls['ads-sandbox'],
     SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken,
   };
@@ -248,6 +270,18 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const r = running.get(service);
       if (!r) throw new Error(`${service} is not running`);
       return r.child;
+    },
+    async kill(service, signal) {
+      const r = running.get(service);
+      if (!r) throw new Error(`${service} is not running`);
+      if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill(signal);
+      await r.exited;
+    },
+    async restart(service) {
+      const env = envs.get(service);
+      if (!env) throw new Error(`${service} was never started`);
+      const port = new URL(urls[service]).port;
+      await start(service, { ...env, PORT: port });
     },
     stop: stopAll,
   };

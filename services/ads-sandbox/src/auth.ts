@@ -24,8 +24,8 @@ export function bearerToken(req: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-function unauthenticated(message: string): PlatformHttpError {
-  return new PlatformHttpError(401, 'unauthenticated', message);
+function unauthorized(message: string): PlatformHttpError {
+  return new PlatformHttpError(401, 'unauthorized', message);
 }
 
 /**
@@ -37,8 +37,8 @@ export function createAdminGuard(adminToken: string): (req: FastifyRequest) => P
   return async (req) => {
     const token = bearerToken(req);
     if (token === undefined)
-      throw unauthenticated('operator endpoints need Authorization: Bearer <admin token>');
-    if (!timingSafeEqual(sha256(token), expected)) throw unauthenticated('the admin token is not valid');
+      throw unauthorized('operator endpoints need Authorization: Bearer <admin token>');
+    if (!timingSafeEqual(sha256(token), expected)) throw unauthorized('the admin token is not valid');
   };
 }
 
@@ -46,8 +46,8 @@ export function createAdminGuard(adminToken: string): (req: FastifyRequest) => P
 export async function requireAccount(db: Queryable, req: FastifyRequest): Promise<Account> {
   const token = bearerToken(req);
   if (token === undefined)
-    throw unauthenticated('send the account credential as Authorization: Bearer <credential>');
+    throw unauthorized('send the account credential as Authorization: Bearer <credential>');
   const account = await findAccountByCredential(db, sha256(token));
-  if (account === undefined) throw unauthenticated('the credential is not valid');
+  if (account === undefined) throw unauthorized('the credential is not valid');
   return account;
 }

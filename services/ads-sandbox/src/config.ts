@@ -24,6 +24,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       HOST: str('127.0.0.1'),
       /** Bearer token for the operator endpoints under /_sandbox. */
       SANDBOX_ADMIN_TOKEN: adminToken,
+      /** Each account's sustained request rate on the platform endpoints (burst: twice it). */
+      SANDBOX_RATE_PER_SECOND: int(50, 1, 1_000_000),
     },
     env,
   );

@@ -6,10 +6,14 @@
  * Concurrent requests with one key wait for each other instead of both applying.
  */
 import { inTransaction, type Pool, type PoolClient } from '@adsmcp/runtime/db';
-import { PlatformHttpError } from './errors.ts';
+import { invalidRequest, PlatformHttpError } from './errors.ts';
 import { findLedgerEntryByKey, insertLedgerEntry, lockIdempotencyKey } from './store/ledger-store.ts';
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+/** The `field` of a 400 for a malformed key. */
+const IDEMPOTENCY_KEY_FIELD = 'Idempotency-Key';
+/** The response header that marks a replayed response. */
+export const REPLAYED_HEADER = 'idempotent-replayed';
 
 /** 1 to 255 visible ASCII characters. */
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -39,7 +43,7 @@ export interface MutationOutcome extends MutationResponse {
  * applyMutation runs `execute` (the mutation, on the transaction's client) at most once per
  * idempotency key of the account and records it in the ledger in the same transaction. When
  * `execute` throws, nothing is recorded and the key stays unused, so the client may retry.
- * Throws a 400 PlatformHttpError for a malformed key and a 422 one for a key reused with a
+ * Throws a 400 `invalid_request` PlatformHttpError for a malformed key and a 422 one for a key reused with a
  * different method, path or body.
  */
 export async function applyMutation(
@@ -49,11 +53,7 @@ export async function applyMutation(
 ): Promise<MutationOutcome> {
   const key = request.idempotencyKey;
   if (key !== undefined && !KEY_PATTERN.test(key)) {
-    throw new PlatformHttpError(
-      400,
-      'invalid_idempotency_key',
-      'Idempotency-Key must be 1 to 255 visible ASCII characters',
-    );
+    throw invalidRequest(IDEMPOTENCY_KEY_FIELD, 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   }
   return inTransaction(pool, async (client) => {
     if (key !== undefined) {

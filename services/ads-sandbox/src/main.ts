@@ -15,7 +15,12 @@ runMain(SERVICE_NAME, async () => {
     migrationsDir: MIGRATIONS_DIR,
     logger,
   });
-  const app = buildServer({ pool, adminToken: config.SANDBOX_ADMIN_TOKEN, logger });
+  const app = buildServer({
+    pool,
+    adminToken: config.SANDBOX_ADMIN_TOKEN,
+    logger,
+    ratePerSecond: config.SANDBOX_RATE_PER_SECOND,
+  });
   await app.listen({ port: config.PORT, host: config.HOST });
   const { port } = app.server.address() as AddressInfo;
   announceListening(SERVICE_NAME, port);

@@ -9,7 +9,11 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { errorBody, PlatformHttpError } from './errors.ts';
+import { createFaultQueue } from './faults.ts';
+import { createPlatformGuard, failAfterCommitHook } from './platform.ts';
+import { createRateLimiter } from './rate-limit.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
+import { registerAdRoutes } from './routes/ad-routes.ts';
 import { registerOperatorRoutes } from './routes/operator-routes.ts';
 
 export const SERVICE_NAME = 'ads-sandbox';
@@ -23,6 +27,33 @@ export interface Deps {
   /** The operator token that guards /_sandbox. */
   adminToken: string;
   logger: Logger;
+  /** Each account's sustained request rate on the platform endpoints; the burst is twice it. */
+  ratePerSecond?: number;
+  /** The clock (ms since the epoch) the rate limit reads; tests pass a fake one. */
+  now?: () => number;
+}
+
+export const DEFAULT_RATE_PER_SECOND = 50;
+
+/** A request validation error's field as a dotted path (`creative.title`), from Ajv's error. */
+function validationField(err: FastifyError): string | undefined {
+  const first = err.validation?.[0];
+  if (first === undefined) return undefined;
+  const path = first.instancePath.split('/').filter((p) => p !== '');
+  const params = first.params as { missingProperty?: unknown; additionalProperty?: unknown };
+  const named = params.missingProperty ?? params.additionalProperty;
+  if (typeof named === 'string') path.push(named);
+  return path.length === 0 ? undefined : path.join('.');
+}
+
+/** A validation error's message, naming a property that is not allowed (Ajv's does not). */
+function validationMessage(err: FastifyError, field: string | undefined): string {
+  const first = err.validation?.[0];
+  const extra = (first?.params as { additionalProperty?: unknown } | undefined)?.additionalProperty;
+  if (typeof extra === 'string' && field !== undefined) {
+    return `${err.validationContext ?? 'body'}.${field} is not a known property`;
+  }
+  return err.message;
 }
 
 /** buildServer returns the simulated ad platform's HTTP server, not yet listening. */
@@ -52,17 +83,19 @@ export function buildServer(deps: Deps): FastifyInstance {
   app.setErrorHandler(async (err: FastifyError, req, reply) => {
     if (err instanceof PlatformHttpError) {
       if (err.status === 401) void reply.header('www-authenticate', 'Bearer');
-      return reply.status(err.status).send(errorBody(err.code, err.message));
+      void reply.headers(err.headers);
+      return reply.status(err.status).send(errorBody(err.code, err.message, err.field));
     }
     if (err.validation !== undefined) {
-      return reply.status(400).send(errorBody('invalid_request', err.message));
+      const field = validationField(err);
+      return reply.status(400).send(errorBody('invalid_request', validationMessage(err, field), field));
     }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       return reply.status(status).send(errorBody('invalid_request', err.message));
     }
     req.log.error({ err }, 'request failed');
-    return reply.status(500).send(errorBody('internal_error', 'internal error'));
+    return reply.status(500).send(errorBody('internal', 'internal error'));
   });
 
   app.setNotFoundHandler(async (req, reply) => {
@@ -70,8 +103,31 @@ export function buildServer(deps: Deps): FastifyInstance {
     return reply.status(404).send(errorBody('not_found', `no such endpoint: ${req.method} ${path}`));
   });
 
+  // An empty JSON body is no body (an archive may be sent either way), not a parse error.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') {
+      done(null, undefined);
+      return;
+    }
+    void parseJson(req, text, done);
+  });
+
+  const ratePerSecond = deps.ratePerSecond ?? DEFAULT_RATE_PER_SECOND;
+  const faults = createFaultQueue();
+  const guard = createPlatformGuard({
+    pool: deps.pool,
+    limiter: createRateLimiter(ratePerSecond, deps.now),
+    faults,
+    ratePerSecond,
+  });
+  app.addHook('onSend', failAfterCommitHook);
+
   app.get('/healthz', async () => ({ status: 'ok' }));
-  registerAccountRoutes(app, deps);
-  registerOperatorRoutes(app, deps);
+  registerAccountRoutes(app, { guard });
+  registerAdRoutes(app, { pool: deps.pool, guard });
+  registerOperatorRoutes(app, { pool: deps.pool, adminToken: deps.adminToken, faults });
   return app;
 }

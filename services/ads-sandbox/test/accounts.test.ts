@@ -1,50 +1,20 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
-import { createLogger } from '@adsmcp/runtime/log';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import type { FastifyInstance } from 'fastify';
 import { sha256 } from '../src/auth.ts';
-import { buildServer, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from '../src/server.ts';
+import { ADMIN_TOKEN, type Sandbox, startSandbox } from './sandbox.ts';
 
-const ADMIN_TOKEN = 'test-admin-token-0123456789';
-
-let db: TestDatabase;
-let pool: Pool;
-let app: FastifyInstance;
-let base: string;
+let sb: Sandbox;
 
 before(async () => {
-  db = await testDatabase();
-  pool = createPool(db.url, SCHEMA);
-  await migrate(pool, SCHEMA, MIGRATIONS_DIR);
-  app = buildServer({ pool, adminToken: ADMIN_TOKEN, logger: createLogger(SERVICE_NAME, 'silent') });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  sb = await startSandbox();
 });
 
 after(async () => {
-  await app?.close();
-  await pool?.end();
-  await db?.drop();
-  await stopTestServer();
+  await sb?.stop();
 });
 
-async function call(
-  method: string,
-  path: string,
-  opts: { token?: string; body?: unknown } = {},
-): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
-  const headers: Record<string, string> = {};
-  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  });
-  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+function call(method: string, path: string, opts: { token?: string; body?: unknown } = {}) {
+  return sb.call(method, path, opts);
 }
 
 function createAccount(body: unknown, token = ADMIN_TOKEN) {
@@ -72,13 +42,13 @@ describe('ads sandbox accounts', () => {
   it('stores only the SHA-256 of a credential', async () => {
     const created = await createAccount({ name: 'Hashed', currency: 'USD', time_zone: 'UTC' });
     const { account_id, credential } = created.body as { account_id: string; credential: string };
-    const { rows } = await pool.query<{ token_sha256: Buffer }>(
+    const { rows } = await sb.pool.query<{ token_sha256: Buffer }>(
       'SELECT token_sha256 FROM credentials WHERE account_id = $1',
       [account_id],
     );
     assert.equal(rows.length, 1);
     assert.deepEqual(rows[0]?.token_sha256, sha256(credential));
-    const { rows: leaked } = await pool.query(
+    const { rows: leaked } = await sb.pool.query(
       `SELECT 1 FROM credentials c JOIN accounts a ON a.id = c.account_id
         WHERE c::text LIKE '%' || $1 || '%' OR a::text LIKE '%' || $1 || '%'`,
       [credential],
@@ -94,36 +64,42 @@ describe('ads sandbox accounts', () => {
     const bad = await createAccount({ name: 'Nowhere', currency: 'USD', time_zone: 'Mars/Olympus' });
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body, {
-      error: { code: 'invalid_request', message: 'time_zone "Mars/Olympus" is not an IANA time zone' },
+      error: {
+        code: 'invalid_request',
+        message: 'time_zone "Mars/Olympus" is not an IANA time zone',
+        field: 'time_zone',
+      },
     });
   });
 
   it('refuses an invalid account body with a 400 naming the field', async () => {
-    for (const body of [
-      { name: 'Acme', currency: 'eur', time_zone: 'UTC' },
-      { name: '', currency: 'EUR', time_zone: 'UTC' },
-      { name: '   ', currency: 'EUR', time_zone: 'UTC' },
-      { name: 'Acme', currency: 'EUR' },
-      { name: 'Acme', currency: 'EUR', time_zone: 'UTC', owner: 'x' },
-    ]) {
+    const cases: [unknown, string][] = [
+      [{ name: 'Acme', currency: 'eur', time_zone: 'UTC' }, 'currency'],
+      [{ name: '', currency: 'EUR', time_zone: 'UTC' }, 'name'],
+      [{ name: '   ', currency: 'EUR', time_zone: 'UTC' }, 'name'],
+      [{ name: 'Acme', currency: 'EUR' }, 'time_zone'],
+      [{ name: 'Acme', currency: 'EUR', time_zone: 'UTC', owner: 'x' }, 'owner'],
+    ];
+    for (const [body, field] of cases) {
       const res = await createAccount(body);
       assert.equal(res.status, 400, JSON.stringify(body));
-      const error = res.body.error as { code: string; message: string };
+      const error = res.body.error as { code: string; message: string; field: string };
       assert.equal(error.code, 'invalid_request');
-      assert.match(error.message, /body/);
+      assert.equal(error.field, field, JSON.stringify(body));
+      assert.match(error.message, new RegExp(`body.*${field}|${field}.*body`));
     }
   });
 
-  it('answers /me without a credential, or with an unknown one, with 401 and a JSON error', async () => {
+  it('answers /me without a credential, or with an unknown one, with 401 unauthorized and a JSON error', async () => {
     const missing = await call('GET', '/me');
     assert.equal(missing.status, 401);
     assert.equal(missing.headers.get('www-authenticate'), 'Bearer');
-    assert.equal((missing.body.error as { code: string }).code, 'unauthenticated');
+    assert.equal((missing.body.error as { code: string }).code, 'unauthorized');
 
     const unknown = await call('GET', '/me', { token: 'sbx_not-a-real-credential' });
     assert.equal(unknown.status, 401);
     assert.deepEqual(unknown.body, {
-      error: { code: 'unauthenticated', message: 'the credential is not valid' },
+      error: { code: 'unauthorized', message: 'the credential is not valid' },
     });
   });
 
@@ -136,9 +112,9 @@ describe('ads sandbox accounts', () => {
       await call('GET', '/_sandbox/ledger?account_id=act_x', { token: 'wrong' }),
     ]) {
       assert.equal(res.status, 401);
-      assert.equal((res.body.error as { code: string }).code, 'unauthenticated');
+      assert.equal((res.body.error as { code: string }).code, 'unauthorized');
     }
-    const { rows } = await pool.query<{ n: number }>(
+    const { rows } = await sb.pool.query<{ n: number }>(
       "SELECT count(*) AS n FROM accounts WHERE name = 'Acme' AND time_zone = 'UTC'",
     );
     assert.equal(rows[0]?.n, 0);

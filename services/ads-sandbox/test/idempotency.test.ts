@@ -1,46 +1,23 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createPool, migrate, type Pool, type PoolClient } from '@adsmcp/runtime/db';
-import { createLogger } from '@adsmcp/runtime/log';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import type { FastifyInstance } from 'fastify';
+import type { PoolClient } from '@adsmcp/runtime/db';
 import { PlatformHttpError } from '../src/errors.ts';
 import { applyMutation, type MutationRequest } from '../src/idempotency.ts';
-import { buildServer, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from '../src/server.ts';
+import { type Sandbox, startSandbox } from './sandbox.ts';
 
-const ADMIN_TOKEN = 'test-admin-token-0123456789';
-
-let db: TestDatabase;
-let pool: Pool;
-let app: FastifyInstance;
-let base: string;
+let sb: Sandbox;
 
 before(async () => {
-  db = await testDatabase();
-  pool = createPool(db.url, SCHEMA);
-  await migrate(pool, SCHEMA, MIGRATIONS_DIR);
-  app = buildServer({ pool, adminToken: ADMIN_TOKEN, logger: createLogger(SERVICE_NAME, 'silent') });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  sb = await startSandbox();
 });
 
 after(async () => {
-  await app?.close();
-  await pool?.end();
-  await db?.drop();
-  await stopTestServer();
+  await sb?.stop();
 });
 
 /** A new sandbox account, created the way an operator does. */
 async function newAccount(): Promise<string> {
-  const res = await fetch(`${base}/_sandbox/accounts`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Ledgered', currency: 'USD', time_zone: 'UTC' }),
-  });
-  assert.equal(res.status, 201);
-  return ((await res.json()) as { account_id: string }).account_id;
+  return (await sb.newAccount({ name: 'Ledgered' })).accountId;
 }
 
 /** A mutation that renames the account, counting how often it really ran. */
@@ -68,14 +45,17 @@ function rename(
 }
 
 async function ledgerCount(accountId: string): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>('SELECT count(*) AS n FROM ledger WHERE account_id = $1', [
-    accountId,
-  ]);
+  const { rows } = await sb.pool.query<{ n: number }>(
+    'SELECT count(*) AS n FROM ledger WHERE account_id = $1',
+    [accountId],
+  );
   return rows[0]?.n ?? 0;
 }
 
 async function accountName(accountId: string): Promise<string | undefined> {
-  const { rows } = await pool.query<{ name: string }>('SELECT name FROM accounts WHERE id = $1', [accountId]);
+  const { rows } = await sb.pool.query<{ name: string }>('SELECT name FROM accounts WHERE id = $1', [
+    accountId,
+  ]);
   return rows[0]?.name;
 }
 
@@ -83,10 +63,10 @@ describe('Idempotency-Key', () => {
   it('replays the first response for a retry with the same key, applying the mutation once', async () => {
     const accountId = await newAccount();
     const m = renamer();
-    const first = await applyMutation(pool, rename(accountId, 'k-1', 'First'), (c) =>
+    const first = await applyMutation(sb.pool, rename(accountId, 'k-1', 'First'), (c) =>
       m.execute(c, accountId, 'First'),
     );
-    const retry = await applyMutation(pool, rename(accountId, 'k-1', 'First'), (c) =>
+    const retry = await applyMutation(sb.pool, rename(accountId, 'k-1', 'First'), (c) =>
       m.execute(c, accountId, 'First'),
     );
 
@@ -106,8 +86,8 @@ describe('Idempotency-Key', () => {
     const req = { accountId, idempotencyKey: 'k-order', method: 'POST', path: '/x' };
     let runs = 0;
     const execute = async () => ({ status: 201, body: { run: ++runs } });
-    await applyMutation(pool, { ...req, body: { a: 1, b: [1, 2] } }, execute);
-    const retry = await applyMutation(pool, { ...req, body: { b: [1, 2], a: 1 } }, execute);
+    await applyMutation(sb.pool, { ...req, body: { a: 1, b: [1, 2] } }, execute);
+    const retry = await applyMutation(sb.pool, { ...req, body: { b: [1, 2], a: 1 } }, execute);
     assert.equal(retry.replayed, true);
     assert.equal(runs, 1);
   });
@@ -115,10 +95,10 @@ describe('Idempotency-Key', () => {
   it('refuses the same key with a different body with 422, applying nothing', async () => {
     const accountId = await newAccount();
     const m = renamer();
-    await applyMutation(pool, rename(accountId, 'k-2', 'Kept'), (c) => m.execute(c, accountId, 'Kept'));
+    await applyMutation(sb.pool, rename(accountId, 'k-2', 'Kept'), (c) => m.execute(c, accountId, 'Kept'));
 
     await assert.rejects(
-      applyMutation(pool, rename(accountId, 'k-2', 'Other'), (c) => m.execute(c, accountId, 'Other')),
+      applyMutation(sb.pool, rename(accountId, 'k-2', 'Other'), (c) => m.execute(c, accountId, 'Other')),
       (err: unknown) => {
         assert.ok(err instanceof PlatformHttpError);
         assert.equal(err.status, 422);
@@ -138,9 +118,9 @@ describe('Idempotency-Key', () => {
   it('refuses the same key on a different path', async () => {
     const accountId = await newAccount();
     const m = renamer();
-    await applyMutation(pool, rename(accountId, 'k-3', 'Same'), (c) => m.execute(c, accountId, 'Same'));
+    await applyMutation(sb.pool, rename(accountId, 'k-3', 'Same'), (c) => m.execute(c, accountId, 'Same'));
     await assert.rejects(
-      applyMutation(pool, rename(accountId, 'k-3', 'Same', '/elsewhere'), (c) =>
+      applyMutation(sb.pool, rename(accountId, 'k-3', 'Same', '/elsewhere'), (c) =>
         m.execute(c, accountId, 'Same'),
       ),
       (err: unknown) => err instanceof PlatformHttpError && err.status === 422,
@@ -151,8 +131,12 @@ describe('Idempotency-Key', () => {
   it('records mutations with different keys separately', async () => {
     const accountId = await newAccount();
     const m = renamer();
-    const a = await applyMutation(pool, rename(accountId, 'k-a', 'A'), (c) => m.execute(c, accountId, 'A'));
-    const b = await applyMutation(pool, rename(accountId, 'k-b', 'B'), (c) => m.execute(c, accountId, 'B'));
+    const a = await applyMutation(sb.pool, rename(accountId, 'k-a', 'A'), (c) =>
+      m.execute(c, accountId, 'A'),
+    );
+    const b = await applyMutation(sb.pool, rename(accountId, 'k-b', 'B'), (c) =>
+      m.execute(c, accountId, 'B'),
+    );
     assert.equal(m.runs, 2);
     assert.equal(a.replayed || b.replayed, false);
     assert.notEqual(a.ledgerId, b.ledgerId);
@@ -164,8 +148,8 @@ describe('Idempotency-Key', () => {
     const one = await newAccount();
     const two = await newAccount();
     const m = renamer();
-    await applyMutation(pool, rename(one, 'shared', 'One'), (c) => m.execute(c, one, 'One'));
-    const other = await applyMutation(pool, rename(two, 'shared', 'Two'), (c) => m.execute(c, two, 'Two'));
+    await applyMutation(sb.pool, rename(one, 'shared', 'One'), (c) => m.execute(c, one, 'One'));
+    const other = await applyMutation(sb.pool, rename(two, 'shared', 'Two'), (c) => m.execute(c, two, 'Two'));
     assert.equal(other.replayed, false);
     assert.equal(m.runs, 2);
   });
@@ -175,7 +159,7 @@ describe('Idempotency-Key', () => {
     const m = renamer();
     const outcomes = await Promise.all(
       Array.from({ length: 5 }, () =>
-        applyMutation(pool, rename(accountId, 'k-race', 'Raced'), async (c) => {
+        applyMutation(sb.pool, rename(accountId, 'k-race', 'Raced'), async (c) => {
           await new Promise((r) => setTimeout(r, 20));
           return m.execute(c, accountId, 'Raced');
         }),
@@ -190,7 +174,7 @@ describe('Idempotency-Key', () => {
   it('records nothing when the mutation fails, so the key can be retried', async () => {
     const accountId = await newAccount();
     await assert.rejects(
-      applyMutation(pool, rename(accountId, 'k-fail', 'Broken'), async (c) => {
+      applyMutation(sb.pool, rename(accountId, 'k-fail', 'Broken'), async (c) => {
         await c.query('UPDATE accounts SET name = $2 WHERE id = $1', [accountId, 'Broken']);
         throw new Error('upstream exploded');
       }),
@@ -200,7 +184,7 @@ describe('Idempotency-Key', () => {
     assert.equal(await accountName(accountId), 'Ledgered');
 
     const m = renamer();
-    const retry = await applyMutation(pool, rename(accountId, 'k-fail', 'Fixed'), (c) =>
+    const retry = await applyMutation(sb.pool, rename(accountId, 'k-fail', 'Fixed'), (c) =>
       m.execute(c, accountId, 'Fixed'),
     );
     assert.equal(retry.replayed, false);
@@ -210,8 +194,12 @@ describe('Idempotency-Key', () => {
   it('applies and records a mutation without a key every time', async () => {
     const accountId = await newAccount();
     const m = renamer();
-    await applyMutation(pool, rename(accountId, undefined, 'Again'), (c) => m.execute(c, accountId, 'Again'));
-    await applyMutation(pool, rename(accountId, undefined, 'Again'), (c) => m.execute(c, accountId, 'Again'));
+    await applyMutation(sb.pool, rename(accountId, undefined, 'Again'), (c) =>
+      m.execute(c, accountId, 'Again'),
+    );
+    await applyMutation(sb.pool, rename(accountId, undefined, 'Again'), (c) =>
+      m.execute(c, accountId, 'Again'),
+    );
     assert.equal(m.runs, 2);
     assert.equal(await ledgerCount(accountId), 2);
   });
@@ -220,9 +208,12 @@ describe('Idempotency-Key', () => {
     const accountId = await newAccount();
     for (const key of ['', 'has space', 'x'.repeat(256), 'ünïcode']) {
       await assert.rejects(
-        applyMutation(pool, rename(accountId, key, 'X'), async () => ({ status: 200, body: {} })),
+        applyMutation(sb.pool, rename(accountId, key, 'X'), async () => ({ status: 200, body: {} })),
         (err: unknown) =>
-          err instanceof PlatformHttpError && err.status === 400 && err.code === 'invalid_idempotency_key',
+          err instanceof PlatformHttpError &&
+          err.status === 400 &&
+          err.code === 'invalid_request' &&
+          err.field === 'Idempotency-Key',
       );
     }
     assert.equal(await ledgerCount(accountId), 0);
@@ -234,7 +225,7 @@ describe('GET /_sandbox/ledger', () => {
     const accountId = await newAccount();
     const otherId = await newAccount();
     await applyMutation(
-      pool,
+      sb.pool,
       { accountId, idempotencyKey: 'k-1', method: 'POST', path: '/ads', body: { name: 'ad' } },
       async () => ({
         status: 201,
@@ -242,7 +233,7 @@ describe('GET /_sandbox/ledger', () => {
       }),
     );
     await applyMutation(
-      pool,
+      sb.pool,
       { accountId, idempotencyKey: undefined, method: 'POST', path: '/ads/ad_1/pause', body: undefined },
       async () => ({
         status: 200,
@@ -250,7 +241,7 @@ describe('GET /_sandbox/ledger', () => {
       }),
     );
     await applyMutation(
-      pool,
+      sb.pool,
       { accountId: otherId, idempotencyKey: 'k-1', method: 'POST', path: '/ads', body: {} },
       async () => ({
         status: 201,
@@ -258,11 +249,7 @@ describe('GET /_sandbox/ledger', () => {
       }),
     );
 
-    const res = await fetch(`${base}/_sandbox/ledger?account_id=${accountId}`, {
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    });
-    assert.equal(res.status, 200);
-    const { entries } = (await res.json()) as { entries: Record<string, unknown>[] };
+    const entries = await sb.ledger(accountId);
     assert.equal(entries.length, 2);
     const [first, second] = entries;
     assert.deepEqual(
@@ -286,12 +273,39 @@ describe('GET /_sandbox/ledger', () => {
     assert.ok(Number(second?.id) > Number(first?.id));
   });
 
+  it('filters the ledger by path, keeping the order of recording', async () => {
+    const accountId = await newAccount();
+    const record = (path: string, n: number) =>
+      applyMutation(
+        sb.pool,
+        { accountId, idempotencyKey: undefined, method: 'POST', path, body: { n } },
+        async () => ({
+          status: 200,
+          body: { n },
+        }),
+      );
+    await record('/ads/ad_1', 1);
+    await record('/ads/ad_2', 2);
+    await record('/ads/ad_1', 3);
+    await record('/ads/ad_1/archive', 4);
+
+    const onAd1 = await sb.ledger(accountId, '/ads/ad_1');
+    assert.deepEqual(
+      onAd1.map((e) => [e.path, e.request_body]),
+      [
+        ['/ads/ad_1', { n: 1 }],
+        ['/ads/ad_1', { n: 3 }],
+      ],
+    );
+    assert.ok((onAd1[0]?.id ?? 0) < (onAd1[1]?.id ?? 0));
+    assert.equal((await sb.ledger(accountId)).length, 4);
+    assert.deepEqual(await sb.ledger(accountId, '/nowhere'), []);
+  });
+
   it('requires account_id', async () => {
-    const res = await fetch(`${base}/_sandbox/ledger`, {
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    });
+    const res = await sb.admin<{ error: { code: string; message: string } }>('GET', '/_sandbox/ledger');
     assert.equal(res.status, 400);
-    const body = (await res.json()) as { error: { code: string; message: string } };
+    const body = res.body;
     assert.equal(body.error.code, 'invalid_request');
     assert.match(body.error.message, /account_id/);
   });

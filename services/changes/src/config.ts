@@ -1,8 +1,19 @@
-import { readConfig, serviceConfig } from '@adsmcp/runtime/config';
+import { int, readConfig, serviceConfig, str } from '@adsmcp/runtime/config';
 
 export type Config = ReturnType<typeof loadConfig>;
 
 /** loadConfig reads the changes service's environment once; it throws naming anything missing. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
-  return readConfig({ ...serviceConfig }, env);
+  return readConfig(
+    {
+      ...serviceConfig,
+      /** This service's own Ed25519 key (PKCS#8 PEM): its worker signs the calls that apply changes. */
+      CHANGES_PRIVATE_KEY: str(),
+      UPSTREAM_PROXY_URL: str(),
+      /** How long one apply attempt may hold its message before another worker may take it. */
+      APPLY_LEASE_MS: int(60_000, 1_000, 600_000),
+      APPLY_MAX_ATTEMPTS: int(8, 1, 50),
+    },
+    env,
+  );
 }

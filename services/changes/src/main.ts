@@ -1,11 +1,17 @@
-/** The changes service: wiring only (config -> pool -> migrations -> server -> listen). */
+/** The changes service: wiring only (config -> pool -> migrations -> bus -> worker -> server -> listen). */
 import { fileURLToPath } from 'node:url';
+import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { migrateBus } from '@adsmcp/runtime/bus/outbox';
+import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
-import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createPrincipalSigner, createPrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { loadConfig } from './config.ts';
-import { buildServer, SERVICE_NAME } from './server.ts';
+import { APPLY_TOPIC, type ApplyMessage } from './handlers/changes-handlers.ts';
+import { buildServer, ISSUER, SERVICE_NAME } from './server.ts';
+import { createApplyHandler } from './work/apply-worker.ts';
 
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
@@ -16,12 +22,26 @@ runMain(SERVICE_NAME, async () => {
     migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)),
     logger,
   });
+  await migrateBus(pool, SERVICE_NAME);
   const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
+  const signer = await createPrincipalSigner(config.CHANGES_PRIVATE_KEY, ISSUER);
+  const upstream = createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer);
+  const bus = createPgTransport({ pool, logger });
+  await bus.consume<ApplyMessage>({
+    name: 'changes-apply',
+    topic: APPLY_TOPIC,
+    handler: createApplyHandler({ pool, upstream, logger, maxAttempts: config.APPLY_MAX_ATTEMPTS }),
+    maxAttempts: config.APPLY_MAX_ATTEMPTS,
+    leaseMs: config.APPLY_LEASE_MS,
+    backoff: { baseMs: 500, capMs: 30_000 },
+    concurrency: 4,
+  });
   const server = buildServer({ pool, verifier, logger });
   const port = await server.listen(config.PORT, config.HOST);
   announceListening(SERVICE_NAME, port);
   onShutdown(logger, async () => {
     await server.close();
+    await bus.stop();
     await pool.end();
   });
 });

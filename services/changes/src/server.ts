@@ -3,8 +3,11 @@ import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { changesHandlers } from './handlers/changes-handlers.ts';
 
 export const SERVICE_NAME = 'changes';
+/** The issuer the worker signs as; the upstream-proxy trusts it for `worker` calls only. */
+export const ISSUER = 'adsmcp-changes';
 
 export interface Deps {
   pool: Pool;
@@ -19,7 +22,7 @@ export function buildServer(deps: Deps): ConnectServer {
     verifier: deps.verifier,
     logger: deps.logger,
     routes: (router) => {
-      router.service(ChangesService, {});
+      router.service(ChangesService, changesHandlers({ pool: deps.pool }));
     },
   });
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import type { Scope } from '@adsmcp/runtime/principal';
@@ -17,6 +18,7 @@ import { addUser, createWorkspace, issueToken } from './domain/identity.ts';
 import {
   findCredentialByHash,
   findFirstAdmin,
+  findUserByEmail,
   findWorkspace,
   listCredentials,
   revokeCredential,
@@ -33,6 +35,10 @@ const USAGE = `usage: npm run admin -- <command> [options]
       Lists the workspace's MCP credentials (never the tokens).
   create-workspace --name <text> --admin-email <email> --admin-password <text> [--features a,b]
   add-user --workspace <id|name> --email <email> --password <text> --role admin|editor|viewer
+  approve <change-id> [--workspace <id|name>] [--user <email>]
+  reject <change-id> --reason <text> [--workspace <id|name>] [--user <email>]
+      Approves or rejects a prepared change as a person (the user, default the workspace's
+      first admin); it shows the change's summary and the digest approved. Needs CHANGES_URL.
   seed-demo [--token <existing dev token>]
       Creates (once) the demo workspace, its admin and two sandbox ad accounts, and prints JSON with
       a dev token (the given one when it is still valid). Needs UPSTREAM_PROXY_URL, SANDBOX_URL,
@@ -99,6 +105,7 @@ async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<
     userId: admin.id,
     role: 'admin',
     scopes: ['read', 'write'],
+    via: 'operator',
   });
   const { accounts } = await upstream.listAccounts({}, as);
   const wanted = [
@@ -156,7 +163,12 @@ async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<
     dashboardPassword: password ?? null,
     token,
     credentialId,
-    accounts: final.accounts.map((a) => ({ account_id: a.accountId, name: a.name, currency: a.currency })),
+    accounts: final.accounts.map((a) => ({
+      account_id: a.accountId,
+      name: a.name,
+      currency: a.currency,
+      upstream_account_id: a.upstreamAccountId,
+    })),
   };
 }
 
@@ -182,6 +194,7 @@ async function main(argv: string[]): Promise<void> {
       email: { type: 'string' },
       password: { type: 'string' },
       role: { type: 'string' },
+      reason: { type: 'string' },
     },
   });
   const pool = createPool(databaseUrl(), 'gateway', 2);
@@ -259,6 +272,37 @@ async function main(argv: string[]): Promise<void> {
           role,
         });
         process.stdout.write(`${JSON.stringify({ user_id: id, workspace_id: ws.id, role })}\n`);
+        return;
+      }
+      case 'approve':
+      case 'reject': {
+        const id = positionals[0];
+        if (!id || !/^[0-9a-f-]{36}$/i.test(id)) throw new Error(`${command} needs a change id (a UUID)`);
+        const ws = await findWorkspace(pool, await defaultWorkspace(pool, values.workspace));
+        if (!ws) throw new Error('no such workspace');
+        const user = values.user
+          ? await findUserByEmail(pool, values.user)
+          : await findFirstAdmin(pool, ws.id);
+        if (!user || user.workspace_id !== ws.id) throw new Error('no such user in the workspace');
+        const signer = await createPrincipalSigner(need('PRINCIPAL_PRIVATE_KEY'));
+        const changes = createServiceClient(ChangesService, need('CHANGES_URL'), 'changes', signer);
+        const as = onBehalfOf({
+          workspaceId: ws.id,
+          credentialId: `operator:${user.email}`,
+          userId: user.id,
+          role: user.role,
+          scopes: ['read', 'write'],
+          via: 'operator',
+        });
+        const { change } = await changes.getChange({ changeId: id }, as);
+        if (!change) throw new Error(`no change ${id}`);
+        const decided =
+          command === 'approve'
+            ? await changes.approveChange({ changeId: id, digest: change.digest }, as)
+            : await changes.rejectChange({ changeId: id, reason: values.reason ?? '' }, as);
+        process.stdout.write(
+          `${JSON.stringify({ change_id: id, status: decided.change?.status, summary: change.summary, digest: change.digest, by: user.email })}\n`,
+        );
         return;
       }
       case 'seed-demo': {

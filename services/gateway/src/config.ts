@@ -14,6 +14,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** The URL clients reach the gateway at; defaults to http://HOST:PORT. */
       PUBLIC_URL: optional(),
       UPSTREAM_PROXY_URL: str(),
+      CHANGES_URL: str(),
+      OPTIMIZER_URL: str(),
+      MARKETING_URL: str(),
       /** Extra browser origins allowed to call /mcp, comma-separated (the public origin always is). */
       ALLOWED_ORIGINS: optional(),
       MCP_RATE_PER_SECOND: int(20, 1, 100_000),

@@ -1,4 +1,7 @@
 /** What the gateway's routes and tools are built from; only main.ts creates these. */
+import type { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import type { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
@@ -8,8 +11,13 @@ import { type CallOptions, type Client, createContextValues } from '@connectrpc/
 
 export interface GatewayDeps {
   pool: Pool;
+  /** The gateway's public base URL (links to the dashboard in tool results). */
+  publicUrl: string;
   logger: Logger;
   upstream: Client<typeof UpstreamService>;
+  changes: Client<typeof ChangesService>;
+  optimizer: Client<typeof OptimizerService>;
+  marketing: Client<typeof MarketingService>;
 }
 
 /** Call options that make a service call on behalf of `principal`. */

@@ -1,5 +1,8 @@
 /** The gateway: wiring only (config -> pool -> migrations -> service clients -> server -> listen). */
 import { fileURLToPath } from 'node:url';
+import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
@@ -22,17 +25,22 @@ runMain(SERVICE_NAME, async () => {
     max: 20,
   });
   const signer = await createPrincipalSigner(config.PRINCIPAL_PRIVATE_KEY);
-  const upstream = createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer);
-  const { app } = buildServer(
-    { pool, logger, upstream },
-    {
-      publicUrl: config.PUBLIC_URL,
-      allowedOrigins: config.ALLOWED_ORIGINS,
-      ratePerSecond: config.MCP_RATE_PER_SECOND,
-      rateBurst: config.MCP_RATE_BURST,
-      maxBodyBytes: config.MAX_BODY_BYTES,
-    },
-  );
+  const deps = {
+    pool,
+    publicUrl: config.PUBLIC_URL,
+    logger,
+    upstream: createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer),
+    changes: createServiceClient(ChangesService, config.CHANGES_URL, 'changes', signer),
+    optimizer: createServiceClient(OptimizerService, config.OPTIMIZER_URL, 'optimizer', signer),
+    marketing: createServiceClient(MarketingService, config.MARKETING_URL, 'marketing', signer),
+  };
+  const { app } = buildServer(deps, {
+    publicUrl: config.PUBLIC_URL,
+    allowedOrigins: config.ALLOWED_ORIGINS,
+    ratePerSecond: config.MCP_RATE_PER_SECOND,
+    rateBurst: config.MCP_RATE_BURST,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+  });
   await app.listen({ port: config.PORT, host: config.HOST });
   announceListening(SERVICE_NAME, config.PORT, { url: `${config.PUBLIC_URL}/mcp` });
   onShutdown(logger, async () => {

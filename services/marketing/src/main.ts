@@ -1,11 +1,10 @@
 /** The marketing service: wiring only (config -> pool -> migrations -> server -> listen). */
-import { fileURLToPath } from 'node:url';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
 import { loadConfig } from './config.ts';
-import { buildServer, SERVICE_NAME } from './server.ts';
+import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from './server.ts';
 
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
@@ -13,7 +12,7 @@ runMain(SERVICE_NAME, async () => {
   const pool = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: SERVICE_NAME,
-    migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)),
+    migrationsDir: MIGRATIONS_DIR,
     logger,
   });
   const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);

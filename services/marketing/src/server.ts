@@ -1,10 +1,14 @@
+import { fileURLToPath } from 'node:url';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createMarketingHandlers } from './handlers/marketing-handlers.ts';
 
+/** The service name: health reports it, principal tokens for this service are addressed to it, and it names the schema. */
 export const SERVICE_NAME = 'marketing';
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
 
 export interface Deps {
   pool: Pool;
@@ -19,7 +23,7 @@ export function buildServer(deps: Deps): ConnectServer {
     verifier: deps.verifier,
     logger: deps.logger,
     routes: (router) => {
-      router.service(MarketingService, {});
+      router.service(MarketingService, createMarketingHandlers(deps));
     },
   });
 }

@@ -1,15 +1,23 @@
+import { fileURLToPath } from 'node:url';
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createOptimizerHandlers } from './handlers/optimizer-handlers.ts';
 
+/** The service name: health reports it and principal tokens for this service are addressed to it. */
 export const SERVICE_NAME = 'optimizer';
+/** The service's Postgres schema. */
+export const SCHEMA = 'optimizer';
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
 
 export interface Deps {
   pool: Pool;
   verifier: PrincipalVerifier;
   logger: Logger;
+  /** The time; defaults to the system clock. */
+  clock?: () => Date;
 }
 
 /** buildServer returns the optimizer service's Connect server, not yet listening. */
@@ -19,7 +27,10 @@ export function buildServer(deps: Deps): ConnectServer {
     verifier: deps.verifier,
     logger: deps.logger,
     routes: (router) => {
-      router.service(OptimizerService, {});
+      router.service(
+        OptimizerService,
+        createOptimizerHandlers({ pool: deps.pool, clock: deps.clock ?? (() => new Date()) }),
+      );
     },
   });
 }

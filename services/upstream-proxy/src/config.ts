@@ -1,5 +1,9 @@
-import { ConfigError, readConfig, serviceConfig, str } from '@adsmcp/runtime/config';
+import { ConfigError, int, optional, readConfig, serviceConfig, str } from '@adsmcp/runtime/config';
+import { GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
 import { CREDENTIAL_KEY_BYTES } from './domain/credential-cipher.ts';
+import { CHANGES_ISSUER } from './server.ts';
+import { DEFAULT_TIMEOUT_MS } from './upstream/platform-client.ts';
+import { DEFAULT_BURST, DEFAULT_RATE_PER_SECOND } from './upstream/request-budget.ts';
 
 export type Config = ReturnType<typeof loadConfig>;
 
@@ -37,6 +41,21 @@ const httpUrl = {
   },
 };
 
+/** A positive number (fractions allowed), `fallback` when unset. */
+function positiveNumber(fallback: number, max: number) {
+  return {
+    read(env: Env, name: string): number {
+      const raw = env[name];
+      if (raw === undefined || raw === '') return fallback;
+      const n = Number(raw);
+      if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !(n > 0) || n > max) {
+        throw new ConfigError(`${name} must be a number greater than 0 and at most ${max} (got "${raw}")`);
+      }
+      return n;
+    },
+  };
+}
+
 /** loadConfig reads the upstream-proxy's environment once; it throws naming anything missing. */
 export function loadConfig(env: Env = process.env) {
   return readConfig(
@@ -46,7 +65,28 @@ export function loadConfig(env: Env = process.env) {
       UPSTREAM_URL: httpUrl,
       /** AES-256-GCM key that seals the platform credentials at rest. */
       UPSTREAM_CREDENTIAL_KEY: credentialKey,
+      /** Requests per second each ad account may send to the platform, over all replicas. */
+      UPSTREAM_RATE_PER_SECOND: positiveNumber(DEFAULT_RATE_PER_SECOND, 100_000),
+      /** How many requests an ad account may send at once after a quiet spell. */
+      UPSTREAM_BURST: int(DEFAULT_BURST, 1, 1_000_000),
+      /** How long one request to the platform may take, in milliseconds. */
+      UPSTREAM_TIMEOUT_MS: int(DEFAULT_TIMEOUT_MS, 100, 300_000),
+      /**
+       * The changes service's Ed25519 public key (SPKI PEM): when set, its worker's principal
+       * tokens (issuer adsmcp-changes, channel worker) are accepted, so it can apply approved changes.
+       */
+      CHANGES_PUBLIC_KEY: optional(),
     },
     env,
   );
+}
+
+/** trustedIssuers maps each issuer whose principal tokens this service accepts to its public key. */
+export function trustedIssuers(
+  config: Pick<Config, 'PRINCIPAL_PUBLIC_KEY' | 'CHANGES_PUBLIC_KEY'>,
+): Record<string, string> {
+  return {
+    [GATEWAY_ISSUER]: config.PRINCIPAL_PUBLIC_KEY,
+    ...(config.CHANGES_PUBLIC_KEY === undefined ? {} : { [CHANGES_ISSUER]: config.CHANGES_PUBLIC_KEY }),
+  };
 }

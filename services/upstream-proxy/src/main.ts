@@ -3,7 +3,7 @@ import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
-import { loadConfig } from './config.ts';
+import { loadConfig, trustedIssuers } from './config.ts';
 import { createCredentialCipher } from './domain/credential-cipher.ts';
 import { buildServer, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from './server.ts';
 import { createPlatformClient } from './upstream/platform-client.ts';
@@ -17,13 +17,14 @@ runMain(SERVICE_NAME, async () => {
     migrationsDir: MIGRATIONS_DIR,
     logger,
   });
-  const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
+  const verifier = await createPrincipalVerifier(trustedIssuers(config), SERVICE_NAME);
   const server = buildServer({
     pool,
     verifier,
     logger,
     cipher: createCredentialCipher(config.UPSTREAM_CREDENTIAL_KEY),
-    platform: createPlatformClient({ baseUrl: config.UPSTREAM_URL }),
+    platform: createPlatformClient({ baseUrl: config.UPSTREAM_URL, timeoutMs: config.UPSTREAM_TIMEOUT_MS }),
+    budget: { ratePerSecond: config.UPSTREAM_RATE_PER_SECOND, burst: config.UPSTREAM_BURST },
   });
   const port = await server.listen(config.PORT, config.HOST);
   announceListening(SERVICE_NAME, port);

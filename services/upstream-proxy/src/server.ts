@@ -7,12 +7,15 @@ import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
 import type { CredentialCipher } from './domain/credential-cipher.ts';
 import { createUpstreamHandlers } from './handlers/upstream-handlers.ts';
 import type { PlatformClient } from './upstream/platform-client.ts';
+import type { RequestBudgetOptions } from './upstream/request-budget.ts';
 
 /** The service name: health reports it and principal tokens for this service are addressed to it. */
 export const SERVICE_NAME = 'upstream-proxy';
 /** The service's Postgres schema. */
 export const SCHEMA = 'upstream_proxy';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
+/** The issuer the changes service's worker signs its principal tokens as. */
+export const CHANGES_ISSUER = 'adsmcp-changes';
 
 export interface Deps {
   pool: Pool;
@@ -20,6 +23,8 @@ export interface Deps {
   logger: Logger;
   cipher: CredentialCipher;
   platform: PlatformClient;
+  /** The per-account request budget to the platform, shared by every replica on this database. */
+  budget: RequestBudgetOptions;
 }
 
 /** buildServer returns the upstream-proxy's Connect server, not yet listening. */

@@ -60,6 +60,7 @@ export function principal(overrides: Partial<Principal> = {}): Principal {
     userId: randomUUID(),
     role: 'admin',
     scopes: ['read', 'write'],
+    via: 'mcp',
     ...overrides,
   };
 }
@@ -86,6 +87,7 @@ export async function startStack(): Promise<Stack> {
     logger: silent,
     cipher,
     platform: createPlatformClient({ baseUrl: sandboxUrl }),
+    budget: { ratePerSecond: 1000, burst: 1000 },
   });
   const proxyUrl = `http://127.0.0.1:${await proxy.listen(0)}`;
 

@@ -1,12 +1,14 @@
 /** The platform's account endpoints, authenticated by an account's API credential. */
-import type { Pool } from '@adsmcp/runtime/db';
-import type { FastifyInstance } from 'fastify';
-import { requireAccount } from '../auth.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requestAccount } from '../platform.ts';
 
 /** registerAccountRoutes adds `GET /me` (the account the credential belongs to) to `app`. */
-export function registerAccountRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
-  app.get('/me', async (req) => {
-    const account = await requireAccount(deps.pool, req);
+export function registerAccountRoutes(
+  app: FastifyInstance,
+  deps: { guard: (req: FastifyRequest) => Promise<void> },
+): void {
+  app.get('/me', { onRequest: deps.guard }, async (req) => {
+    const account = requestAccount(req);
     return { id: account.id, name: account.name, currency: account.currency, time_zone: account.timeZone };
   });
 }

@@ -1,16 +1,22 @@
-/** The operator endpoints under /_sandbox: set up accounts and inspect the ledger. Not the platform's API. */
+/**
+ * The operator endpoints under /_sandbox: set up accounts, inspect the ledger and inject faults.
+ * Not the platform's API.
+ */
 import { randomBytes } from 'node:crypto';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import type { FastifyInstance } from 'fastify';
 import { createAdminGuard, newCredential } from '../auth.ts';
-import { PlatformHttpError } from '../errors.ts';
-import { insertAccount, insertCredential } from '../store/account-store.ts';
+import { invalidRequest, notFound } from '../errors.ts';
+import { FAULT_KINDS, type Fault, type FaultKind, type FaultQueue } from '../faults.ts';
+import { seedAccount } from '../seed.ts';
+import { accountExists, insertAccount, insertCredential } from '../store/account-store.ts';
 import { listLedgerEntries } from '../store/ledger-store.ts';
 import { canonicalTimeZone } from '../time-zone.ts';
 
 export interface OperatorRouteDeps {
   pool: Pool;
   adminToken: string;
+  faults: FaultQueue;
 }
 
 interface CreateAccountBody {
@@ -37,9 +43,55 @@ const ledgerSchema = {
     type: 'object',
     required: ['account_id'],
     additionalProperties: false,
-    properties: { account_id: { type: 'string', minLength: 1, maxLength: 100 } },
+    properties: {
+      account_id: { type: 'string', minLength: 1, maxLength: 100 },
+      path: { type: 'string', minLength: 1, maxLength: 2048 },
+    },
   },
 } as const;
+
+interface CreateFaultBody {
+  account_id: string;
+  method?: 'GET' | 'POST';
+  path_prefix?: string;
+  kind: FaultKind;
+  count: number;
+  retry_after_seconds?: number;
+  delay_ms?: number;
+}
+
+const createFaultSchema = {
+  body: {
+    type: 'object',
+    required: ['account_id', 'kind', 'count'],
+    additionalProperties: false,
+    properties: {
+      account_id: { type: 'string', minLength: 1, maxLength: 100 },
+      method: { type: 'string', enum: ['GET', 'POST'] },
+      path_prefix: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^/' },
+      kind: { type: 'string', enum: FAULT_KINDS },
+      count: { type: 'integer', minimum: 1, maximum: 10000 },
+      retry_after_seconds: { type: 'integer', minimum: 1, maximum: 3600 },
+      delay_ms: { type: 'integer', minimum: 0, maximum: 120000 },
+    },
+  },
+} as const;
+
+const DEFAULT_RETRY_AFTER_SECONDS = 1;
+const DEFAULT_DELAY_MS = 1000;
+
+function faultJson(f: Fault) {
+  return {
+    id: f.id,
+    account_id: f.accountId,
+    method: f.method ?? null,
+    path_prefix: f.pathPrefix ?? null,
+    kind: f.kind,
+    count: f.count,
+    ...(f.kind === 'rate_limit' ? { retry_after_seconds: f.retryAfterSeconds } : {}),
+    ...(f.kind === 'delay' ? { delay_ms: f.delayMs } : {}),
+  };
+}
 
 /** registerOperatorRoutes adds the admin-token-guarded /_sandbox endpoints to `app`. */
 export function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRouteDeps): void {
@@ -51,11 +103,7 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRoute
     async (req, reply) => {
       const timeZone = canonicalTimeZone(req.body.time_zone);
       if (timeZone === undefined) {
-        throw new PlatformHttpError(
-          400,
-          'invalid_request',
-          `time_zone "${req.body.time_zone}" is not an IANA time zone`,
-        );
+        throw invalidRequest('time_zone', `time_zone "${req.body.time_zone}" is not an IANA time zone`);
       }
       const { credential, sha256 } = newCredential();
       const account = await inTransaction(deps.pool, async (client) => {
@@ -66,17 +114,18 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRoute
           timeZone,
         });
         await insertCredential(client, created.id, sha256);
+        await seedAccount(client, created.id);
         return created;
       });
       return reply.status(201).send({ account_id: account.id, credential });
     },
   );
 
-  app.get<{ Querystring: { account_id: string } }>(
+  app.get<{ Querystring: { account_id: string; path?: string } }>(
     '/_sandbox/ledger',
     { onRequest, schema: ledgerSchema },
     async (req) => {
-      const entries = await listLedgerEntries(deps.pool, req.query.account_id);
+      const entries = await listLedgerEntries(deps.pool, req.query.account_id, req.query.path);
       return {
         entries: entries.map((e) => ({
           id: e.id,
@@ -92,4 +141,36 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRoute
       };
     },
   );
+
+  app.post<{ Body: CreateFaultBody }>(
+    '/_sandbox/faults',
+    { onRequest, schema: createFaultSchema },
+    async (req, reply) => {
+      const body = req.body;
+      if (body.retry_after_seconds !== undefined && body.kind !== 'rate_limit') {
+        throw invalidRequest(
+          'retry_after_seconds',
+          'retry_after_seconds is allowed only with kind "rate_limit"',
+        );
+      }
+      if (body.delay_ms !== undefined && body.kind !== 'delay') {
+        throw invalidRequest('delay_ms', 'delay_ms is allowed only with kind "delay"');
+      }
+      if (!(await accountExists(deps.pool, body.account_id))) {
+        throw notFound(`no account ${body.account_id}`);
+      }
+      const fault = deps.faults.add({
+        accountId: body.account_id,
+        method: body.method,
+        pathPrefix: body.path_prefix,
+        kind: body.kind,
+        count: body.count,
+        retryAfterSeconds: body.retry_after_seconds ?? DEFAULT_RETRY_AFTER_SECONDS,
+        delayMs: body.delay_ms ?? DEFAULT_DELAY_MS,
+      });
+      return reply.status(201).send(faultJson(fault));
+    },
+  );
+
+  app.delete('/_sandbox/faults', { onRequest }, async () => ({ cleared: deps.faults.clear() }));
 }

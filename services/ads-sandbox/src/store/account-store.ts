@@ -59,3 +59,9 @@ export async function findAccountByCredential(
   const row = rows[0];
   return row === undefined ? undefined : toAccount(row);
 }
+
+/** accountExists tells whether the sandbox has an account `id`. */
+export async function accountExists(db: Queryable, id: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM accounts WHERE id = $1', [id]);
+  return rows.length > 0;
+}

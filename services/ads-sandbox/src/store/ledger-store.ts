@@ -102,11 +102,18 @@ export async function insertLedgerEntry(
   return toEntry(rows[0] as LedgerRow);
 }
 
-/** listLedgerEntries returns every mutation recorded for `accountId`, oldest first. */
-export async function listLedgerEntries(db: Queryable, accountId: string): Promise<LedgerEntry[]> {
+/**
+ * listLedgerEntries returns the mutations recorded for `accountId`, oldest first; only those on
+ * `path` (exactly) when it is given.
+ */
+export async function listLedgerEntries(
+  db: Queryable,
+  accountId: string,
+  path?: string,
+): Promise<LedgerEntry[]> {
   const { rows } = await db.query<LedgerRow>(
-    `SELECT ${COLUMNS} FROM ledger WHERE account_id = $1 ORDER BY id`,
-    [accountId],
+    `SELECT ${COLUMNS} FROM ledger WHERE account_id = $1 AND ($2::text IS NULL OR path = $2) ORDER BY id`,
+    [accountId, path ?? null],
   );
   return rows.map(toEntry);
 }

@@ -48,6 +48,7 @@ export async function authenticate(
         userId: row.user_id,
         role: row.role,
         scopes: row.scopes,
+        via: 'mcp',
       },
       credentialName: row.credential_name,
       credentialKind: row.kind,

@@ -2,7 +2,9 @@
  * The tool catalogue: the one definition of the MCP surface. `tools/list` and
  * `GET /catalogue.json` are both derived from it, once, at start-up.
  */
+
 import type { Principal, Role, Scope } from '@adsmcp/runtime/principal';
+import type { DescMessage } from '@bufbuild/protobuf';
 import type { Infer, JsonSchema, Schema } from './schema.ts';
 
 export const SERVER_NAME = 'adsmcp';
@@ -52,6 +54,11 @@ export interface ToolDefinition<D, S extends Schema = Schema> {
   destructive: boolean;
   /** Where the call goes: `gateway` for local tools, else the RPC (`package.Service/Method`). */
   routesTo: string;
+  /**
+   * For a tool whose arguments map onto its RPC request mechanically: the request message, and
+   * example arguments that the round-trip test sends through the mapping.
+   */
+  rpc?: { request: DescMessage; example: Record<string, unknown> };
   run(ctx: ToolContext<D>, args: Infer<S>): Promise<Record<string, unknown>>;
 }
 

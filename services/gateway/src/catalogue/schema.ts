@@ -331,6 +331,89 @@ export function nullable<T>(schema: Schema<T>): Schema<T | null> {
   };
 }
 
+/**
+ * anyOf accepts a value that meets any of the named alternatives; each is published with its
+ * name as its `title`. A value that meets none is reported with the issues of the alternative
+ * it comes closest to (the one with the fewest issues).
+ */
+export function anyOf<A extends Record<string, Schema>>(
+  alternatives: A,
+  description?: string,
+): Schema<Infer<A[keyof A]>> {
+  const entries = Object.entries(alternatives);
+  const json: JsonSchema = { anyOf: entries.map(([title, s]) => ({ title, ...s.json })) };
+  if (description) json.description = description;
+  return {
+    json,
+    check(value, path, out) {
+      let closest: Issue[] | undefined;
+      for (const [, s] of entries) {
+        const issues: Issue[] = [];
+        s.check(value, path, issues);
+        if (issues.length === 0) return;
+        if (closest === undefined || issues.length < closest.length) closest = issues;
+      }
+      out.push(...(closest ?? []));
+    },
+  };
+}
+
+export interface DependentRules {
+  /** The property whose schema is chosen. */
+  field: string;
+  /** The sibling property whose value chooses it. */
+  on: string;
+  /** The schema of `field` for each value of `on`. */
+  cases: Readonly<Record<string, Schema>>;
+}
+
+/**
+ * dependentField narrows an object schema: when the property `on` holds one of the values in
+ * `cases`, property `field` is checked against that case's schema instead of the one `base`
+ * gives it (typically an `anyOf` of every case). A value that meets another case's schema is
+ * reported as such. The published schema is `base`'s; say in its description which case
+ * applies when.
+ */
+export function dependentField<T>(base: Schema<T>, rules: DependentRules): Schema<T> {
+  return {
+    json: base.json,
+    check(value, path, out) {
+      const issues: Issue[] = [];
+      base.check(value, path, issues);
+      const rec: Record<string, unknown> =
+        typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...value } : {};
+      const selector = rec[rules.on];
+      const fieldValue = rec[rules.field];
+      const chosen =
+        typeof selector === 'string' && Object.hasOwn(rules.cases, selector)
+          ? rules.cases[selector]
+          : undefined;
+      if (chosen === undefined || fieldValue === undefined) {
+        out.push(...issues);
+        return;
+      }
+      const at = path === '' ? rules.field : `${path}.${rules.field}`;
+      const within = (p: string) => p === at || p.startsWith(`${at}.`) || p.startsWith(`${at}[`);
+      out.push(...issues.filter((i) => !within(i.path)));
+      const fieldIssues: Issue[] = [];
+      chosen.check(fieldValue, at, fieldIssues);
+      if (fieldIssues.length === 0) return;
+      const fits = Object.entries(rules.cases).find(
+        ([k, s]) => k !== selector && validate(s, fieldValue).length === 0,
+      );
+      if (fits === undefined) {
+        out.push(...fieldIssues);
+        return;
+      }
+      const on = path === '' ? rules.on : `${path}.${rules.on}`;
+      out.push({
+        path: at,
+        message: `${name(at)} has the shape for ${name(on)} ${show(fits[0])}, but ${name(on)} is ${show(selector)}; change ${name(on)} or send ${name(at)} of the shape for ${show(selector)}`,
+      });
+    },
+  };
+}
+
 /** validate checks `value` against `schema`; it returns every issue found (empty when valid). */
 export function validate(schema: Schema, value: unknown): Issue[] {
   const out: Issue[] = [];

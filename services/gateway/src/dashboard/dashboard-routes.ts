@@ -4,12 +4,14 @@
  * session's CSRF token and must come from our own origin.
  */
 import { randomBytes } from 'node:crypto';
+import { ConnectError } from '@connectrpc/connect';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimiter } from '../auth/rate-limiter.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { hashToken, verifyPassword } from '../domain/credentials.ts';
 import { findUserByEmail, insertAudit, listCredentials, revokeCredential } from '../store/identity-store.ts';
 import { deleteSession, findSession, insertSession, type SessionView } from '../store/session-store.ts';
+import { changeDetailHtml, changeListHtml, loadChange, sessionPrincipal } from './change-pages.ts';
 import { esc, page } from './html.ts';
 
 const COOKIE = 'adsmcp_session';
@@ -48,7 +50,8 @@ export function registerDashboardRoutes(
       "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
     );
     reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
+    // same-origin, not no-referrer: with no-referrer, browsers send "Origin: null" on our own form posts.
+    reply.header('referrer-policy', 'same-origin');
     reply.header('cache-control', 'no-store');
   });
 
@@ -136,15 +139,15 @@ export function registerDashboardRoutes(
   app.get('/dashboard', async (req, reply) => {
     const s = await session(req);
     if (!s) return reply.redirect('/dashboard/login', 303);
-    const principal = {
-      workspaceId: s.workspace_id,
-      credentialId: `dashboard:${s.user_id}`,
-      userId: s.user_id,
-      role: s.role,
-      scopes: ['read' as const],
-    };
-    const [credentials, accounts] = await Promise.all([
+    const principal = sessionPrincipal(s);
+    const [credentials, pending, accounts] = await Promise.all([
       listCredentials(deps.pool, s.workspace_id),
+      deps.changes
+        .listChanges({ status: 'prepared', accountId: '', limit: 50, offset: 0 }, onBehalfOf(principal))
+        .then(
+          (r) => r.changes,
+          () => undefined,
+        ),
       deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
         (r) => r.accounts,
         () => undefined,
@@ -161,6 +164,10 @@ export function registerDashboardRoutes(
                   `<tr><td>${esc(a.name)}</td><td><code>${esc(a.accountId)}</code></td><td>${esc(a.currency)}</td><td>${esc(a.timeZone)}</td><td>${a.canWrite ? 'allowed' : 'read only'}</td></tr>`,
               )
               .join('')}</tbody></table>`;
+    const pendingHtml =
+      pending === undefined
+        ? '<p class="error">Changes could not be loaded just now.</p>'
+        : changeListHtml(pending);
     const canRevoke = s.role === 'admin';
     const credentialRows = credentials
       .map((c) => {
@@ -179,13 +186,97 @@ export function registerDashboardRoutes(
     return reply.type('text/html').send(
       page(
         'Dashboard',
-        `<section><h2>Ad accounts</h2>${accountRows}</section>
+        `<section><h2>Changes awaiting approval</h2>${pendingHtml}<p><a href="/dashboard/changes">All changes</a></p></section>
+         <section><h2>Ad accounts</h2>${accountRows}</section>
          <section><h2>MCP connections</h2>
          <table><thead><tr><th>Name</th><th>User</th><th>Scopes</th><th>Expires</th><th>Last used</th><th>State</th><th></th></tr></thead><tbody>${credentialRows}</tbody></table></section>`,
         { email: s.email, workspace: s.workspace_name, csrf: s.csrf_token },
       ),
     );
   });
+
+  const user = (s: SessionView) => ({ email: s.email, workspace: s.workspace_name, csrf: s.csrf_token });
+
+  app.get('/dashboard/changes', async (req, reply) => {
+    const s = await session(req);
+    if (!s) return reply.redirect('/dashboard/login', 303);
+    const { changes } = await deps.changes.listChanges(
+      { status: '', accountId: '', limit: 100, offset: 0 },
+      onBehalfOf(sessionPrincipal(s)),
+    );
+    return reply
+      .type('text/html')
+      .send(
+        page(
+          'Changes',
+          `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${changeListHtml(changes)}</section>`,
+          user(s),
+        ),
+      );
+  });
+
+  app.get<{ Params: { id: string } }>('/dashboard/changes/:id', async (req, reply) => {
+    const s = await session(req);
+    if (!s) return reply.redirect('/dashboard/login', 303);
+    const change = await loadChange(deps, sessionPrincipal(s), req.params.id);
+    if (!change)
+      return reply
+        .code(404)
+        .type('text/html')
+        .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
+    return reply
+      .type('text/html')
+      .send(page('Review change', changeDetailHtml(change, s.csrf_token, s.role !== 'viewer'), user(s)));
+  });
+
+  for (const decision of ['approve', 'reject'] as const) {
+    app.post<{ Params: { id: string } }>(`/dashboard/changes/:id/${decision}`, async (req, reply) => {
+      const s = await checkedPost(req, reply);
+      if (!s) return reply;
+      const principal = sessionPrincipal(s);
+      const change = await loadChange(deps, principal, req.params.id);
+      if (!change)
+        return reply
+          .code(404)
+          .type('text/html')
+          .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
+      const body = (req.body ?? {}) as Record<string, string>;
+      try {
+        if (decision === 'approve') {
+          await deps.changes.approveChange(
+            { changeId: change.changeId, digest: String(body.digest ?? '') },
+            onBehalfOf(principal),
+          );
+        } else {
+          await deps.changes.rejectChange(
+            { changeId: change.changeId, reason: String(body.reason ?? '') },
+            onBehalfOf(principal),
+          );
+        }
+      } catch (err) {
+        const e = ConnectError.from(err);
+        const fresh = (await loadChange(deps, principal, change.changeId)) ?? change;
+        return reply
+          .code(409)
+          .type('text/html')
+          .send(
+            page(
+              'Review change',
+              changeDetailHtml(fresh, s.csrf_token, s.role !== 'viewer', e.rawMessage),
+              user(s),
+            ),
+          );
+      }
+      await insertAudit(deps.pool, {
+        workspaceId: s.workspace_id,
+        actor: `user:${s.user_id}`,
+        action: decision === 'approve' ? 'change.approved' : 'change.rejected',
+        target: change.changeId,
+        detail: { digest: change.digest },
+      });
+      return reply.redirect(`/dashboard/changes/${change.changeId}`, 303);
+    });
+  }
 
   app.post<{ Params: { id: string } }>('/dashboard/credentials/:id/revoke', async (req, reply) => {
     const s = await checkedPost(req, reply);

@@ -26,6 +26,21 @@ export function toolError(code: string, message: string, extra: Record<string, u
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
 }
 
+/**
+ * ToolFailure is a tool's own failure, thrown from its `run`: callTool returns it as
+ * `toolError(code, message)`, for outcomes no service error code states (such as an ad-platform
+ * answer the tool maps itself).
+ */
+export class ToolFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ToolFailure';
+  }
+}
+
 function invalidArguments(tool: string, issues: Issue[]): ToolResult {
   const message = `invalid arguments for ${tool}: ${issues.map((i) => i.message).join('; ')}`;
   return toolError('invalid_argument', message, { issues });
@@ -42,7 +57,24 @@ const CODE_NAMES: Partial<Record<Code, string>> = {
   [Code.OutOfRange]: 'invalid_argument',
 };
 
+/**
+ * Whether the call failed because the connection to the service was lost, not because the
+ * service answered with an error. Our client raises such errors itself: a refused or reset
+ * connection carries the Node error as its cause (a reset arrives as Aborted, which a service
+ * uses for a stale revision), and a service process that dies mid-call closes the HTTP/2 stream
+ * (Canceled; the gateway never cancels its own calls).
+ */
+function lostConnection(err: ConnectError): boolean {
+  return err.cause !== undefined || err.code === Code.Canceled;
+}
+
 function fromServiceError(err: ConnectError, requestId: string): ToolResult {
+  if (lostConnection(err)) {
+    return toolError(
+      'unavailable',
+      `a service this tool needs stopped answering during the call, so its outcome is unknown; check with the read tools before retrying (request ${requestId})`,
+    );
+  }
   const code = CODE_NAMES[err.code];
   if (code !== undefined) {
     const retry = Number(err.metadata.get('retry-after'));
@@ -99,6 +131,7 @@ export async function callTool<D>(
     try {
       return success(await tool.run({ caller, deps: d.deps }, args as never));
     } catch (err) {
+      if (err instanceof ToolFailure) return toolError(err.code, err.message);
       if (err instanceof ConnectError) {
         if (err.code === Code.Internal || err.code === Code.Unknown)
           d.logger.error({ err, tool: name }, 'tool failed');

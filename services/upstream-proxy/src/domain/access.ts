@@ -1,6 +1,8 @@
 /** Who may do what with a workspace's connections. */
 import { PermissionDeniedError } from '@adsmcp/runtime/errors';
 import type { Principal } from '@adsmcp/runtime/principal';
+import type { Connection } from './connection.ts';
+import type { CallMethod } from './platform-call.ts';
 
 const describe = (p: Principal) => `role ${p.role} and scopes [${p.scopes.join(', ')}]`;
 
@@ -13,11 +15,34 @@ export function requireConnectionAdmin(principal: Principal): void {
   }
 }
 
-/** requireReader allows listing connections to any member of the workspace holding the read scope. */
-export function requireReader(principal: Principal): void {
+/** requireReader allows reading connections to any member of the workspace holding the read scope. */
+export function requireReader(principal: Principal, doing = 'listing accounts'): void {
   if (!principal.scopes.includes('read')) {
+    throw new PermissionDeniedError(`${doing} needs the read scope; this caller has ${describe(principal)}`);
+  }
+}
+
+/**
+ * requirePlatformAccess allows a read from the platform to a holder of the read scope, and a
+ * change only to a holder of the write scope, through a connection that allows changes.
+ */
+export function requirePlatformAccess(
+  principal: Principal,
+  method: CallMethod,
+  connection: Connection,
+): void {
+  if (method === 'GET') {
+    requireReader(principal, 'reading from the ad platform');
+    return;
+  }
+  if (!principal.scopes.includes('write')) {
     throw new PermissionDeniedError(
-      `listing accounts needs the read scope; this caller has ${describe(principal)}`,
+      `changing an ad account (POST) needs the write scope; this caller has ${describe(principal)}`,
+    );
+  }
+  if (!connection.canWrite) {
+    throw new PermissionDeniedError(
+      `the connection to ad account ${connection.accountId} ("${connection.name}") is read-only: it allows no changes; a workspace admin can connect the account again with write permission`,
     );
   }
 }

@@ -1,5 +1,5 @@
 /** A workspace's connection to an ad account, and the rules a new one must meet. */
-import { DomainError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { DomainError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { Code } from '@connectrpc/connect';
 
 /** A connection as the rest of the product sees it: never its credential. */
@@ -44,6 +44,17 @@ export class ConnectionExistsError extends DomainError {
       `upstream account ${upstreamAccountId} is already connected to this workspace; list accounts to find its account_id`,
       Code.AlreadyExists,
     );
+  }
+}
+
+/**
+ * The workspace has no connection by that id. Said the same whether the id exists in another
+ * workspace or nowhere, so it reveals nothing of other workspaces.
+ */
+export class AccountNotFoundError extends NotFoundError {
+  constructor(accountId: string) {
+    const shown = accountId.length > 64 ? `${accountId.slice(0, 64)}…` : accountId;
+    super(`no ad account ${shown} in this workspace; ads_list_accounts lists them`);
   }
 }
 

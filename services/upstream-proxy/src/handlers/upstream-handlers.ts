@@ -2,12 +2,14 @@
 import { randomUUID } from 'node:crypto';
 import type { AccountSchema, UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Pool } from '@adsmcp/runtime/db';
-import { InvalidArgumentError, UnavailableError } from '@adsmcp/runtime/errors';
+import { InvalidArgumentError, ResourceExhaustedError, UnavailableError } from '@adsmcp/runtime/errors';
+import type { Logger } from '@adsmcp/runtime/log';
 import { type Principal, principalKey } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
-import { requireConnectionAdmin, requireReader } from '../domain/access.ts';
+import { requireConnectionAdmin, requirePlatformAccess, requireReader } from '../domain/access.ts';
 import {
+  AccountNotFoundError,
   type Connection,
   ConnectionExistsError,
   checkPlatformAccount,
@@ -15,14 +17,28 @@ import {
   validateNewConnection,
 } from '../domain/connection.ts';
 import type { CredentialCipher } from '../domain/credential-cipher.ts';
-import { insertConnection, listConnections } from '../store/connection-store.ts';
+import { validateCall } from '../domain/platform-call.ts';
+import {
+  getConnection,
+  getConnectionWithCredential,
+  insertConnection,
+  listConnections,
+} from '../store/connection-store.ts';
+import { createPlatformCaller } from '../upstream/platform-caller.ts';
 import { type PlatformClient, PlatformError } from '../upstream/platform-client.ts';
+import { createRequestBudget, type RequestBudgetOptions } from '../upstream/request-budget.ts';
 
 export interface UpstreamHandlerDeps {
   pool: Pool;
+  logger: Logger;
   cipher: CredentialCipher;
   platform: PlatformClient;
+  /** The per-account request budget to the platform, shared by every replica on this database. */
+  budget: RequestBudgetOptions;
 }
+
+/** The response metadata (a header or trailer) that tells a refused caller how many seconds to wait. */
+export const RETRY_AFTER_METADATA = 'retry-after';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -69,9 +85,59 @@ async function platformAccountOf(
   }
 }
 
+/** A rate limit as a Connect error that carries the seconds to wait in `retry-after`. */
+function withRetryAfter(err: unknown): unknown {
+  if (err instanceof ResourceExhaustedError && err.retryAfterSeconds !== undefined) {
+    return new ConnectError(err.message, Code.ResourceExhausted, {
+      [RETRY_AFTER_METADATA]: String(err.retryAfterSeconds),
+    });
+  }
+  return err;
+}
+
 /** createUpstreamHandlers builds the UpstreamService implementation from its dependencies. */
 export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<typeof UpstreamService> {
+  const caller = createPlatformCaller({
+    platform: deps.platform,
+    budget: createRequestBudget(deps.pool, deps.budget),
+    logger: deps.logger,
+  });
+
   return {
+    async getAccount(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal, 'reading an account');
+      const connection = UUID.test(req.accountId)
+        ? await getConnection(deps.pool, principal.workspaceId, req.accountId)
+        : undefined;
+      if (connection === undefined) throw new AccountNotFoundError(req.accountId);
+      return { account: toAccount(connection) };
+    },
+
+    async call(req, ctx) {
+      const principal = principalOf(ctx);
+      const call = validateCall({
+        method: req.method,
+        path: req.path,
+        query: req.query,
+        bodyJson: req.bodyJson,
+        idempotencyKey: req.idempotencyKey,
+      });
+      const { workspaceId } = principal;
+      const found = UUID.test(req.accountId)
+        ? await getConnectionWithCredential(deps.pool, workspaceId, req.accountId)
+        : undefined;
+      if (found === undefined) throw new AccountNotFoundError(req.accountId);
+      requirePlatformAccess(principal, call.method, found.connection);
+      const accountId = found.connection.accountId;
+      const credential = deps.cipher.open(found.credentialCiphertext, { workspaceId, accountId });
+      try {
+        return await caller.call(accountId, credential, call, ctx.signal);
+      } catch (err) {
+        throw withRetryAfter(err);
+      }
+    },
+
     async listAccounts(_req, ctx) {
       const principal = principalOf(ctx);
       requireReader(principal);

@@ -65,3 +65,36 @@ export async function listConnections(db: Queryable, workspaceId: string): Promi
   );
   return rows.map(toConnection);
 }
+
+/** getConnection returns the workspace's connection `accountId`, or undefined when it has none by that id. */
+export async function getConnection(
+  db: Queryable,
+  workspaceId: string,
+  accountId: string,
+): Promise<Connection | undefined> {
+  const { rows } = await db.query<ConnectionRow>(
+    `SELECT ${COLUMNS} FROM connections WHERE workspace_id = $1 AND account_id = $2`,
+    [workspaceId, accountId],
+  );
+  const row = rows[0];
+  return row === undefined ? undefined : toConnection(row);
+}
+
+/**
+ * getConnectionWithCredential returns the connection and its sealed credential, for the one
+ * place that opens it: a call to the platform.
+ */
+export async function getConnectionWithCredential(
+  db: Queryable,
+  workspaceId: string,
+  accountId: string,
+): Promise<{ connection: Connection; credentialCiphertext: Buffer } | undefined> {
+  const { rows } = await db.query<ConnectionRow & { credential_ciphertext: Buffer }>(
+    `SELECT ${COLUMNS}, credential_ciphertext FROM connections WHERE workspace_id = $1 AND account_id = $2`,
+    [workspaceId, accountId],
+  );
+  const row = rows[0];
+  return row === undefined
+    ? undefined
+    : { connection: toConnection(row), credentialCiphertext: row.credential_ciphertext };
+}

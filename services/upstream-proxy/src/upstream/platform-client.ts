@@ -19,7 +19,9 @@ export type PlatformErrorKind =
   /** The response was not the JSON of the expected shape. */
   | 'bad_response'
   /** Any other non-2xx status. */
-  | 'http_status';
+  | 'http_status'
+  /** The caller gave up (its signal aborted) before the platform answered. */
+  | 'cancelled';
 
 /** A platform call that did not produce a usable answer. The message never carries the credential. */
 export class PlatformError extends Error {
@@ -40,9 +42,41 @@ export interface PlatformClientOptions {
   maxResponseBytes?: number;
 }
 
+/** One request to the platform, already validated (see domain/platform-call.ts). */
+export interface PlatformRequest {
+  method: 'GET' | 'POST';
+  /** A path beneath the base URL, starting with "/". */
+  path: string;
+  query: readonly { name: string; value: string }[];
+  /** JSON text, for a POST. */
+  body?: string | undefined;
+  /** Sent as the Idempotency-Key header. */
+  idempotencyKey?: string | undefined;
+  /** Sent as x-request-id, so the platform's logs can be matched with ours. */
+  requestId?: string | undefined;
+}
+
+/** The platform's answer to one request. */
+export interface PlatformReply {
+  status: number;
+  /** The Retry-After header as sent, if any. */
+  retryAfter: string | null;
+  /**
+   * For a 2xx or 4xx answer (but 429): its body, checked to be a JSON object or array, or empty.
+   * Empty for any other status, whose body is discarded unread.
+   */
+  bodyJson: string;
+}
+
 export interface PlatformClient {
   /** getMe returns the ad account `credential` belongs to (`GET /me`). */
   getMe(credential: string, signal?: AbortSignal): Promise<PlatformAccount>;
+  /**
+   * send makes one request with `credential` and returns the platform's answer, whatever its
+   * status; it throws a PlatformError when there is no usable answer (unreachable, timeout,
+   * too large, unreadable, cancelled). It never retries: that is the caller's decision.
+   */
+  send(credential: string, request: PlatformRequest, signal?: AbortSignal): Promise<PlatformReply>;
 }
 
 /** Reads a response body, refusing it as soon as it exceeds `max` bytes. */
@@ -71,6 +105,31 @@ async function readCapped(res: Response, max: number): Promise<Buffer> {
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
+const UNREADABLE = 'the platform sent an unreadable response';
+
+/** Whether the body of an answer with `status` is passed on to the caller. */
+const bodyIsPassedOn = (status: number) =>
+  (status >= 200 && status <= 299) || (status >= 400 && status <= 499 && status !== 429);
+
+/** The text of a JSON object or array, or empty; anything else is unreadable. */
+function jsonText(raw: Buffer, contentType: string | null): string {
+  if (raw.length === 0) return '';
+  if (!JSON_TYPE.test(contentType ?? '')) throw new PlatformError('bad_response', `${UNREADABLE} (not JSON)`);
+  let text: string;
+  let parsed: unknown;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+    parsed = JSON.parse(text);
+  } catch {
+    throw new PlatformError('bad_response', `${UNREADABLE} (malformed JSON)`);
+  }
+  if (typeof parsed !== 'object' || parsed === null) {
+    throw new PlatformError('bad_response', `${UNREADABLE} (JSON that is not an object or array)`);
+  }
+  return text;
 }
 
 const boundedString = (v: unknown, max: number): v is string =>
@@ -147,9 +206,62 @@ export function createPlatformClient(opts: PlatformClientOptions): PlatformClien
     }
   }
 
+  /** The URL of `path` beneath the base URL, refusing any that would leave it. */
+  function urlOf(path: string, query: PlatformRequest['query']): URL {
+    // "./" keeps a first segment with a colon (/a:b) from reading as a scheme.
+    const url = new URL(`.${path}`, base);
+    if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname)) {
+      throw new Error(`path ${path} resolves outside the platform's API`);
+    }
+    for (const { name, value } of query) url.searchParams.append(name, value);
+    return url;
+  }
+
   return {
     async getMe(credential, signal) {
       return parseAccount(await getJson('me', credential, signal));
+    },
+
+    async send(credential, request, signal) {
+      const what = `${request.method} ${request.path}`;
+      const url = urlOf(request.path, request.query);
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${credential}`,
+        accept: 'application/json',
+      };
+      if (request.body !== undefined) headers['content-type'] = 'application/json';
+      if (request.idempotencyKey !== undefined) headers['idempotency-key'] = request.idempotencyKey;
+      if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
+      const timeout = AbortSignal.timeout(timeoutMs);
+      let res: Response;
+      let raw: Buffer;
+      try {
+        res = await fetch(url, {
+          method: request.method,
+          headers,
+          ...(request.body === undefined ? {} : { body: request.body }),
+          redirect: 'manual',
+          signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+        });
+        if (bodyIsPassedOn(res.status)) {
+          raw = await readCapped(res, maxBytes);
+        } else {
+          await res.body?.cancel();
+          raw = Buffer.alloc(0);
+        }
+      } catch (err) {
+        if (err instanceof PlatformError) throw err;
+        if (signal?.aborted) throw new PlatformError('cancelled', `the caller gave up on ${what}`);
+        if (timeout.aborted) {
+          throw new PlatformError('timeout', `the platform did not answer ${what} within ${timeoutMs} ms`);
+        }
+        throw new PlatformError('unreachable', `the platform could not be reached for ${what}`);
+      }
+      return {
+        status: res.status,
+        retryAfter: res.headers.get('retry-after'),
+        bodyJson: bodyIsPassedOn(res.status) ? jsonText(raw, res.headers.get('content-type')) : '',
+      };
     },
   };
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file upstream/v1/upstream.proto.
  */
 export const file_upstream_v1_upstream: GenFile = /*@__PURE__*/
-  fileDesc("Chp1cHN0cmVhbS92MS91cHN0cmVhbS5wcm90bxILdXBzdHJlYW0udjEilAEKB0FjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEhEKCXRpbWVfem9uZRgEIAEoCRIRCgljYW5fd3JpdGUYBSABKAgSGwoTdXBzdHJlYW1fYWNjb3VudF9pZBgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJIhUKE0xpc3RBY2NvdW50c1JlcXVlc3QiPgoUTGlzdEFjY291bnRzUmVzcG9uc2USJgoIYWNjb3VudHMYASADKAsyFC51cHN0cmVhbS52MS5BY2NvdW50IpkBChdDcmVhdGVDb25uZWN0aW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhEKCXRpbWVfem9uZRgDIAEoCRIRCgljYW5fd3JpdGUYBCABKAgSGwoTdXBzdHJlYW1fYWNjb3VudF9pZBgFIAEoCRIbChN1cHN0cmVhbV9jcmVkZW50aWFsGAYgASgJIkEKGENyZWF0ZUNvbm5lY3Rpb25SZXNwb25zZRIlCgdhY2NvdW50GAEgASgLMhQudXBzdHJlYW0udjEuQWNjb3VudDLHAQoPVXBzdHJlYW1TZXJ2aWNlElMKDExpc3RBY2NvdW50cxIgLnVwc3RyZWFtLnYxLkxpc3RBY2NvdW50c1JlcXVlc3QaIS51cHN0cmVhbS52MS5MaXN0QWNjb3VudHNSZXNwb25zZRJfChBDcmVhdGVDb25uZWN0aW9uEiQudXBzdHJlYW0udjEuQ3JlYXRlQ29ubmVjdGlvblJlcXVlc3QaJS51cHN0cmVhbS52MS5DcmVhdGVDb25uZWN0aW9uUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("Chp1cHN0cmVhbS92MS91cHN0cmVhbS5wcm90bxILdXBzdHJlYW0udjEilAEKB0FjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEhEKCXRpbWVfem9uZRgEIAEoCRIRCgljYW5fd3JpdGUYBSABKAgSGwoTdXBzdHJlYW1fYWNjb3VudF9pZBgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJIhUKE0xpc3RBY2NvdW50c1JlcXVlc3QiPgoUTGlzdEFjY291bnRzUmVzcG9uc2USJgoIYWNjb3VudHMYASADKAsyFC51cHN0cmVhbS52MS5BY2NvdW50IpkBChdDcmVhdGVDb25uZWN0aW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhEKCXRpbWVfem9uZRgDIAEoCRIRCgljYW5fd3JpdGUYBCABKAgSGwoTdXBzdHJlYW1fYWNjb3VudF9pZBgFIAEoCRIbChN1cHN0cmVhbV9jcmVkZW50aWFsGAYgASgJIkEKGENyZWF0ZUNvbm5lY3Rpb25SZXNwb25zZRIlCgdhY2NvdW50GAEgASgLMhQudXBzdHJlYW0udjEuQWNjb3VudCInChFHZXRBY2NvdW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJIjsKEkdldEFjY291bnRSZXNwb25zZRIlCgdhY2NvdW50GAEgASgLMhQudXBzdHJlYW0udjEuQWNjb3VudCIpCgpRdWVyeVBhcmFtEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAkikwEKC0NhbGxSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDgoGbWV0aG9kGAIgASgJEgwKBHBhdGgYAyABKAkSJgoFcXVlcnkYBCADKAsyFy51cHN0cmVhbS52MS5RdWVyeVBhcmFtEhEKCWJvZHlfanNvbhgFIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYBiABKAkiQwoMQ2FsbFJlc3BvbnNlEg4KBnN0YXR1cxgBIAEoBRIRCglib2R5X2pzb24YAiABKAkSEAoIYXR0ZW1wdHMYAyABKAUy0wIKD1Vwc3RyZWFtU2VydmljZRJNCgpHZXRBY2NvdW50Eh4udXBzdHJlYW0udjEuR2V0QWNjb3VudFJlcXVlc3QaHy51cHN0cmVhbS52MS5HZXRBY2NvdW50UmVzcG9uc2USOwoEQ2FsbBIYLnVwc3RyZWFtLnYxLkNhbGxSZXF1ZXN0GhkudXBzdHJlYW0udjEuQ2FsbFJlc3BvbnNlElMKDExpc3RBY2NvdW50cxIgLnVwc3RyZWFtLnYxLkxpc3RBY2NvdW50c1JlcXVlc3QaIS51cHN0cmVhbS52MS5MaXN0QWNjb3VudHNSZXNwb25zZRJfChBDcmVhdGVDb25uZWN0aW9uEiQudXBzdHJlYW0udjEuQ3JlYXRlQ29ubmVjdGlvblJlcXVlc3QaJS51cHN0cmVhbS52MS5DcmVhdGVDb25uZWN0aW9uUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * An ad-account connection as the rest of the product sees it: never its credential.
@@ -157,9 +157,172 @@ export const CreateConnectionResponseSchema: GenMessage<CreateConnectionResponse
   messageDesc(file_upstream_v1_upstream, 4);
 
 /**
+ * @generated from message upstream.v1.GetAccountRequest
+ */
+export type GetAccountRequest = Message<"upstream.v1.GetAccountRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+};
+
+/**
+ * Describes the message upstream.v1.GetAccountRequest.
+ * Use `create(GetAccountRequestSchema)` to create a new message.
+ */
+export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE__*/
+  messageDesc(file_upstream_v1_upstream, 5);
+
+/**
+ * @generated from message upstream.v1.GetAccountResponse
+ */
+export type GetAccountResponse = Message<"upstream.v1.GetAccountResponse"> & {
+  /**
+   * @generated from field: upstream.v1.Account account = 1;
+   */
+  account?: Account | undefined;
+};
+
+/**
+ * Describes the message upstream.v1.GetAccountResponse.
+ * Use `create(GetAccountResponseSchema)` to create a new message.
+ */
+export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
+  messageDesc(file_upstream_v1_upstream, 6);
+
+/**
+ * One query parameter; a name may repeat (include=a&include=b).
+ *
+ * @generated from message upstream.v1.QueryParam
+ */
+export type QueryParam = Message<"upstream.v1.QueryParam"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string value = 2;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message upstream.v1.QueryParam.
+ * Use `create(QueryParamSchema)` to create a new message.
+ */
+export const QueryParamSchema: GenMessage<QueryParam> = /*@__PURE__*/
+  messageDesc(file_upstream_v1_upstream, 7);
+
+/**
+ * One call to the ad platform for an account of the caller's workspace. Reads (GET) are retried
+ * when that is safe; a mutation (POST) must carry an idempotency key, is sent with it as the
+ * Idempotency-Key header, and is retried only with it, so a retry can never apply twice.
+ *
+ * @generated from message upstream.v1.CallRequest
+ */
+export type CallRequest = Message<"upstream.v1.CallRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * GET or POST.
+   *
+   * @generated from field: string method = 2;
+   */
+  method: string;
+
+  /**
+   * The platform path, starting with a slash (/ads/123); never a full URL.
+   *
+   * @generated from field: string path = 3;
+   */
+  path: string;
+
+  /**
+   * @generated from field: repeated upstream.v1.QueryParam query = 4;
+   */
+  query: QueryParam[];
+
+  /**
+   * The JSON body of a POST, as text; empty for none.
+   *
+   * @generated from field: string body_json = 5;
+   */
+  bodyJson: string;
+
+  /**
+   * @generated from field: string idempotency_key = 6;
+   */
+  idempotencyKey: string;
+};
+
+/**
+ * Describes the message upstream.v1.CallRequest.
+ * Use `create(CallRequestSchema)` to create a new message.
+ */
+export const CallRequestSchema: GenMessage<CallRequest> = /*@__PURE__*/
+  messageDesc(file_upstream_v1_upstream, 8);
+
+/**
+ * @generated from message upstream.v1.CallResponse
+ */
+export type CallResponse = Message<"upstream.v1.CallResponse"> & {
+  /**
+   * The platform's HTTP status (2xx or 4xx; 5xx, time-outs and rate limits are RPC errors).
+   *
+   * @generated from field: int32 status = 1;
+   */
+  status: number;
+
+  /**
+   * The platform's JSON response, as text, at most 1 MiB.
+   *
+   * @generated from field: string body_json = 2;
+   */
+  bodyJson: string;
+
+  /**
+   * How many times the call was sent.
+   *
+   * @generated from field: int32 attempts = 3;
+   */
+  attempts: number;
+};
+
+/**
+ * Describes the message upstream.v1.CallResponse.
+ * Use `create(CallResponseSchema)` to create a new message.
+ */
+export const CallResponseSchema: GenMessage<CallResponse> = /*@__PURE__*/
+  messageDesc(file_upstream_v1_upstream, 9);
+
+/**
  * @generated from service upstream.v1.UpstreamService
  */
 export const UpstreamService: GenService<{
+  /**
+   * One account of the calling workspace (NotFound for any other).
+   *
+   * @generated from rpc upstream.v1.UpstreamService.GetAccount
+   */
+  getAccount: {
+    methodKind: "unary";
+    input: typeof GetAccountRequestSchema;
+    output: typeof GetAccountResponseSchema;
+  },
+  /**
+   * Calls the ad platform for an account of the calling workspace.
+   *
+   * @generated from rpc upstream.v1.UpstreamService.Call
+   */
+  call: {
+    methodKind: "unary";
+    input: typeof CallRequestSchema;
+    output: typeof CallResponseSchema;
+  },
   /**
    * Lists the calling workspace's ad-account connections.
    *

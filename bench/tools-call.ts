@@ -1,0 +1,174 @@
+/**
+ * Benchmark: `tools/call` through the real processes at 20 concurrent keep-alive connections,
+ * each call a stateless 2025-11-25 JSON-RPC POST as an MCP client sends it, and beside them in
+ * the same run a baseline: the MCP SDK's stateless example server answering a trivial tool.
+ *
+ *   baseline echo                    SDK only
+ *   ads_get_connection_context       gateway (auth lookup in Postgres, catalogue dispatch)
+ *   ads_get_marketing_item           gateway -> marketing -> Postgres
+ *   ads_get_ad                       gateway -> upstream-proxy (budget in Postgres) -> sandbox
+ *
+ * `npm run bench` runs it. Env: BENCH_SECONDS (default 10 per scenario), BENCH_CONCURRENCY (20).
+ */
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { type Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
+import { startStack } from '@adsmcp/testkit/stack';
+import { startBaselineServer } from './baseline-server.ts';
+import { connectionPerWorker, formatResult, type LoadResult, runLoad } from './load.ts';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 20);
+
+function post(
+  url: URL,
+  agent: Agent,
+  body: string,
+  token?: string,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      'content-length': Buffer.byteLength(body),
+    };
+    if (token) headers.authorization = `Bearer ${token}`;
+    const req = request(url, { method: 'POST', agent, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const callBody = (name: string, args: object) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+
+/** Measures one tool: a short warm-up, then the timed run. A call counts only if it succeeded. */
+async function measure(
+  url: string,
+  name: string,
+  args: object,
+  expect: string,
+  token?: string,
+): Promise<LoadResult> {
+  const agents = connectionPerWorker(concurrency);
+  const body = callBody(name, args);
+  const target = new URL(url);
+  const call = async (w: number) => {
+    const res = await post(target, agents[w] as Agent, body, token);
+    return res.status === 200 && res.text.includes(expect) && !res.text.includes('"isError":true');
+  };
+  try {
+    await runLoad(concurrency, 2000, call);
+    return await runLoad(concurrency, seconds * 1000, call);
+  } finally {
+    for (const a of agents) a.destroy();
+  }
+}
+
+async function firstResult(
+  url: string,
+  token: string,
+  name: string,
+  args: object,
+): Promise<Record<string, unknown>> {
+  const res = await post(new URL(url), connectionPerWorker(1)[0] as Agent, callBody(name, args), token);
+  const line = res.text.split('\n').find((l) => l.startsWith('data: '));
+  const msg = JSON.parse(line ? line.slice(6) : res.text) as {
+    result?: { structuredContent?: Record<string, unknown>; isError?: boolean };
+  };
+  if (!msg.result?.structuredContent || msg.result.isError)
+    throw new Error(`${name} failed: ${res.text.slice(0, 300)}`);
+  return msg.result.structuredContent;
+}
+
+async function main(): Promise<void> {
+  const db = await testDatabase();
+  const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-bench-'));
+  const baseline = await startBaselineServer();
+  const stack = await startStack({
+    databaseUrl: db.url,
+    dataDir,
+    env: {
+      LOG_LEVEL: 'warn',
+      MCP_RATE_PER_SECOND: '100000',
+      MCP_RATE_BURST: '100000',
+      UPSTREAM_RATE_PER_SECOND: '100000',
+      UPSTREAM_BURST: '100000',
+      SANDBOX_RATE_PER_SECOND: '100000',
+    },
+  });
+  let failed = false;
+  try {
+    const seed = await stack.seedDemo();
+    const account = seed.accounts[0];
+    if (!account) throw new Error('the demo has no account');
+    const { ads } = (await firstResult(stack.mcpUrl, seed.token, 'ads_list_ads', {
+      account_id: account.account_id,
+      limit: 1,
+    })) as {
+      ads: { id: string }[];
+    };
+    const adId = ads[0]?.id;
+    const saved = (await firstResult(stack.mcpUrl, seed.token, 'ads_save_marketing_item', {
+      kind: 'playbook',
+      name: 'Benchmark playbook',
+      data: { guidance: 'Lead with the offer.', evidence: 'general_guidance' },
+    })) as { item: { item_id: string } } | { item_id: string };
+    const itemId = 'item' in saved ? saved.item.item_id : saved.item_id;
+
+    process.stdout.write(
+      `tools/call at ${concurrency} connections, ${seconds} s each (after 2 s warm-up); 2 cores shared with the load generator\n`,
+    );
+    const results: [string, LoadResult][] = [];
+    results.push([
+      'baseline: SDK example server, trivial tool',
+      await measure(baseline.url, 'echo', { text: 'hi' }, '"text":"hi"'),
+    ]);
+    results.push([
+      'ads_get_connection_context',
+      await measure(stack.mcpUrl, 'ads_get_connection_context', {}, '"workspace_id"', seed.token),
+    ]);
+    results.push([
+      'ads_get_marketing_item',
+      await measure(stack.mcpUrl, 'ads_get_marketing_item', { item_id: itemId }, itemId, seed.token),
+    ]);
+    results.push([
+      'ads_get_ad',
+      await measure(
+        stack.mcpUrl,
+        'ads_get_ad',
+        { account_id: account.account_id, ad_id: adId },
+        `"${adId}"`,
+        seed.token,
+      ),
+    ]);
+    for (const [label, r] of results) {
+      process.stdout.write(`${formatResult(label, r)}\n`);
+      if (r.errors > 0) failed = true;
+    }
+  } finally {
+    baseline.server.close();
+    await stack.stop();
+    await db.drop();
+    await stopTestServer();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  if (failed) {
+    process.stdout.write('some calls failed: the figures above are not valid\n');
+    process.exitCode = 1;
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,123 @@
+/** The platform's ad endpoints: list, get, update and archive an account's ads. */
+import type { Pool } from '@adsmcp/runtime/db';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  encodeCursor,
+  parseAdUpdate,
+  parseArchiveBody,
+  parseGetAdQuery,
+  parseListAdsQuery,
+  type RawQuery,
+  refuseQuery,
+} from '../ad-requests.ts';
+import { type Ad, adJson, applyUpdate, archive } from '../ads.ts';
+import { invalidRequest, notFound } from '../errors.ts';
+import {
+  applyMutation,
+  IDEMPOTENCY_KEY_HEADER,
+  type MutationOutcome,
+  REPLAYED_HEADER,
+} from '../idempotency.ts';
+import { requestAccount, requestPath } from '../platform.ts';
+import { findAd, pageAds, saveAd } from '../store/ad-store.ts';
+
+export interface AdRouteDeps {
+  pool: Pool;
+  /** The platform guard (authentication, rate limit, faults). */
+  guard: (req: FastifyRequest) => Promise<void>;
+}
+
+type AdParams = { Params: { ad_id: string }; Querystring: RawQuery };
+
+const adNotFound = (adId: string) => notFound(`no ad ${adId} in this account`);
+
+/** The request's `Idempotency-Key`, if it sent one. */
+function idempotencyKey(req: FastifyRequest): string | undefined {
+  const value = req.headers[IDEMPOTENCY_KEY_HEADER];
+  if (Array.isArray(value)) throw invalidRequest('Idempotency-Key', 'Idempotency-Key must be sent once');
+  return value;
+}
+
+function sendOutcome(reply: FastifyReply, outcome: MutationOutcome): FastifyReply {
+  if (outcome.replayed) void reply.header(REPLAYED_HEADER, 'true');
+  return reply.status(outcome.status).send(outcome.body);
+}
+
+/** registerAdRoutes adds `GET /ads`, `GET /ads/{ad_id}`, `POST /ads/{ad_id}` and its archive. */
+export function registerAdRoutes(app: FastifyInstance, deps: AdRouteDeps): void {
+  const { pool, guard } = deps;
+
+  app.get<{ Querystring: RawQuery }>('/ads', { onRequest: guard }, async (req) => {
+    const account = requestAccount(req);
+    const q = parseListAdsQuery(req.query);
+    const page = await pageAds(pool, {
+      accountId: account.id,
+      adGroupId: q.adGroupId,
+      name: q.name,
+      order: q.order,
+      limit: q.limit,
+      afterSeq: q.afterSeq,
+      beforeSeq: q.beforeSeq,
+    });
+    const first = page.ads[0];
+    const last = page.ads[page.ads.length - 1];
+    return {
+      data: page.ads.map((ad) => adJson(ad, q.include)),
+      paging: {
+        after: page.moreAfter && last !== undefined ? encodeCursor(last.seq) : null,
+        before: page.moreBefore && first !== undefined ? encodeCursor(first.seq) : null,
+        has_more: page.moreAfter,
+      },
+    };
+  });
+
+  app.get<AdParams>('/ads/:ad_id', { onRequest: guard }, async (req) => {
+    const account = requestAccount(req);
+    const include = parseGetAdQuery(req.query);
+    const ad = await findAd(pool, account.id, req.params.ad_id);
+    if (ad === undefined) throw adNotFound(req.params.ad_id);
+    return adJson(ad, include);
+  });
+
+  /** Runs `change` on the (locked) ad through the idempotency ledger and answers with the ad. */
+  async function mutateAd(
+    req: FastifyRequest<AdParams>,
+    reply: FastifyReply,
+    body: unknown,
+    change: (ad: Ad) => { ad: Ad; changed: boolean },
+  ): Promise<FastifyReply> {
+    const account = requestAccount(req);
+    const adId = req.params.ad_id;
+    const outcome = await applyMutation(
+      pool,
+      {
+        accountId: account.id,
+        idempotencyKey: idempotencyKey(req),
+        method: req.method,
+        path: requestPath(req),
+        body,
+      },
+      async (client) => {
+        const ad = await findAd(client, account.id, adId, { forUpdate: true });
+        if (ad === undefined) throw adNotFound(adId);
+        const next = change(ad);
+        const saved = next.changed ? await saveAd(client, next.ad) : ad;
+        return { status: 200, body: adJson(saved) };
+      },
+    );
+    return sendOutcome(reply, outcome);
+  }
+
+  app.post<AdParams>('/ads/:ad_id', { onRequest: guard }, async (req, reply) => {
+    refuseQuery(req.query);
+    const update = parseAdUpdate(req.body);
+    return mutateAd(req, reply, req.body, (ad) => applyUpdate(ad, update));
+  });
+
+  app.post<AdParams>('/ads/:ad_id/archive', { onRequest: guard }, async (req, reply) => {
+    refuseQuery(req.query);
+    parseArchiveBody(req.body);
+    // An absent body and {} are the same request, for the ledger and for Idempotency-Key replays.
+    return mutateAd(req, reply, {}, archive);
+  });
+}

@@ -1,0 +1,198 @@
+import type { Queryable } from '@adsmcp/runtime/db';
+import type { Ad, AdStatus, Creative, LandingPageConfiguration } from '../ads.ts';
+
+interface AdRow {
+  seq: number;
+  id: string;
+  account_id: string;
+  campaign_id: string;
+  ad_group_id: string;
+  name: string;
+  status: AdStatus;
+  creative: Creative;
+  landing_page_configuration: LandingPageConfiguration | null;
+  revision: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const AD_COLUMNS =
+  'seq, id, account_id, campaign_id, ad_group_id, name, status, creative, landing_page_configuration, revision, created_at, updated_at';
+
+const toAd = (r: AdRow): Ad => ({
+  seq: r.seq,
+  id: r.id,
+  accountId: r.account_id,
+  campaignId: r.campaign_id,
+  adGroupId: r.ad_group_id,
+  name: r.name,
+  status: r.status,
+  creative: r.creative,
+  landingPageConfiguration: r.landing_page_configuration,
+  revision: r.revision,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** A JSON value as a jsonb parameter (null stays SQL NULL). */
+const jsonb = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
+
+export async function insertCampaign(
+  db: Queryable,
+  c: { id: string; accountId: string; name: string; status: AdStatus },
+): Promise<void> {
+  await db.query('INSERT INTO campaigns (id, account_id, name, status) VALUES ($1, $2, $3, $4)', [
+    c.id,
+    c.accountId,
+    c.name,
+    c.status,
+  ]);
+}
+
+export async function insertAdGroup(
+  db: Queryable,
+  g: { id: string; accountId: string; campaignId: string; name: string; status: AdStatus },
+): Promise<void> {
+  await db.query(
+    'INSERT INTO ad_groups (id, account_id, campaign_id, name, status) VALUES ($1, $2, $3, $4, $5)',
+    [g.id, g.accountId, g.campaignId, g.name, g.status],
+  );
+}
+
+export async function insertAd(
+  db: Queryable,
+  ad: {
+    id: string;
+    accountId: string;
+    campaignId: string;
+    adGroupId: string;
+    name: string;
+    status: AdStatus;
+    creative: Creative;
+    landingPageConfiguration: LandingPageConfiguration | null;
+  },
+): Promise<Ad> {
+  const { rows } = await db.query<AdRow>(
+    `INSERT INTO ads (id, account_id, campaign_id, ad_group_id, name, status, creative, landing_page_configuration)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)
+     RETURNING ${AD_COLUMNS}`,
+    [
+      ad.id,
+      ad.accountId,
+      ad.campaignId,
+      ad.adGroupId,
+      ad.name,
+      ad.status,
+      jsonb(ad.creative),
+      jsonb(ad.landingPageConfiguration),
+    ],
+  );
+  return toAd(rows[0] as AdRow);
+}
+
+/**
+ * findAd returns the ad `adId` of `accountId` (undefined when there is none, or it is another
+ * account's). `forUpdate` locks it until the calling transaction ends.
+ */
+export async function findAd(
+  db: Queryable,
+  accountId: string,
+  adId: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<Ad | undefined> {
+  const { rows } = await db.query<AdRow>(
+    `SELECT ${AD_COLUMNS} FROM ads WHERE account_id = $1 AND id = $2${opts.forUpdate ? ' FOR UPDATE' : ''}`,
+    [accountId, adId],
+  );
+  const row = rows[0];
+  return row === undefined ? undefined : toAd(row);
+}
+
+/** saveAd stores the editable fields of `ad`, bumps its revision and returns it as stored. */
+export async function saveAd(db: Queryable, ad: Ad): Promise<Ad> {
+  const { rows } = await db.query<AdRow>(
+    `UPDATE ads
+        SET name = $3, status = $4, creative = $5::jsonb, landing_page_configuration = $6::jsonb,
+            revision = revision + 1, updated_at = clock_timestamp()
+      WHERE account_id = $1 AND id = $2
+      RETURNING ${AD_COLUMNS}`,
+    [ad.accountId, ad.id, ad.name, ad.status, jsonb(ad.creative), jsonb(ad.landingPageConfiguration)],
+  );
+  const row = rows[0];
+  if (row === undefined) throw new Error(`ad ${ad.id} vanished while being saved`);
+  return toAd(row);
+}
+
+export interface AdFilter {
+  accountId: string;
+  adGroupId: string | undefined;
+  /** Case-insensitive substring of the name. */
+  name: string | undefined;
+}
+
+export interface AdPageQuery extends AdFilter {
+  order: 'asc' | 'desc';
+  limit: number;
+  /** Ads after (in `order`) the ad with this sequence number. */
+  afterSeq: number | undefined;
+  /** Ads before (in `order`) the ad with this sequence number. */
+  beforeSeq: number | undefined;
+}
+
+export interface AdPage {
+  ads: Ad[];
+  /** Whether ads matching the filter come after the page's last ad (in the query's order). */
+  moreAfter: boolean;
+  /** Whether ads matching the filter come before the page's first ad. */
+  moreBefore: boolean;
+}
+
+const FILTER_SQL = `account_id = $1
+  AND ($2::text IS NULL OR ad_group_id = $2)
+  AND ($3::text IS NULL OR strpos(lower(name), lower($3)) > 0)`;
+
+function filterParams(f: AdFilter): unknown[] {
+  return [f.accountId, f.adGroupId ?? null, f.name ?? null];
+}
+
+/** Whether an ad matching `f` has a sequence number `op` `seq`. */
+async function anyBeyond(db: Queryable, f: AdFilter, op: '<' | '>', seq: number): Promise<boolean> {
+  const { rows } = await db.query<{ found: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM ads WHERE ${FILTER_SQL} AND seq ${op} $4) AS found`,
+    [...filterParams(f), seq],
+  );
+  return rows[0]?.found === true;
+}
+
+/**
+ * pageAds returns one page of an account's ads in creation order (`asc`) or its reverse, from
+ * the start, after a cursor's ad or before it, and whether more ads lie on either side.
+ */
+export async function pageAds(db: Queryable, q: AdPageQuery): Promise<AdPage> {
+  // "Forward" is the list's own order: ascending sequence numbers for asc, descending for desc.
+  const forwardOp = q.order === 'asc' ? '>' : '<';
+  const backwardOp = q.order === 'asc' ? '<' : '>';
+  const forwardSort = q.order === 'asc' ? 'ASC' : 'DESC';
+  const backwardSort = q.order === 'asc' ? 'DESC' : 'ASC';
+  const backwards = q.beforeSeq !== undefined;
+  const cursor = q.beforeSeq ?? q.afterSeq;
+  const op = backwards ? backwardOp : forwardOp;
+  const { rows } = await db.query<AdRow>(
+    `SELECT ${AD_COLUMNS} FROM ads
+      WHERE ${FILTER_SQL} AND ($4::bigint IS NULL OR seq ${op} $4)
+      ORDER BY seq ${backwards ? backwardSort : forwardSort}
+      LIMIT $5`,
+    [...filterParams(q), cursor ?? null, q.limit + 1],
+  );
+  const more = rows.length > q.limit;
+  const ads = rows.slice(0, q.limit).map(toAd);
+  if (backwards) ads.reverse();
+  const first = ads[0];
+  const last = ads[ads.length - 1];
+  if (first === undefined || last === undefined) return { ads, moreAfter: false, moreBefore: false };
+  return {
+    ads,
+    moreAfter: backwards ? await anyBeyond(db, q, forwardOp, last.seq) : more,
+    moreBefore: backwards ? more : cursor !== undefined && (await anyBeyond(db, q, backwardOp, first.seq)),
+  };
+}

@@ -1,0 +1,129 @@
+/** The rules of a prepared change: what may be recorded, who may move it, and to where. */
+import { createHash } from 'node:crypto';
+import { FailedPreconditionError, InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import type { Principal } from '@adsmcp/runtime/principal';
+
+export type ChangeStatus = 'prepared' | 'approved' | 'rejected' | 'applying' | 'applied' | 'failed';
+
+export interface Operation {
+  method: string;
+  path: string;
+  bodyJson: string;
+}
+
+/** The digest of exactly what will be sent: method, path and the body's bytes. */
+export function digestOf(op: Operation): string {
+  return createHash('sha256').update(`${op.method}\n${op.path}\n${op.bodyJson}`, 'utf8').digest('hex');
+}
+
+const PATH = /^(\/[A-Za-z0-9_.:-]+)+$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function jsonObject(text: string, field: string): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new InvalidArgumentError(`${field} must be JSON text`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidArgumentError(`${field} must be a JSON object`);
+  }
+}
+
+export interface PrepareInput {
+  accountId: string;
+  tool: string;
+  operation: Operation;
+  summary: string;
+  targetPath: string;
+  targetBeforeJson: string;
+}
+
+/** checkPrepare refuses a change that could not be applied as recorded. */
+export function checkPrepare(input: PrepareInput): void {
+  if (!UUID.test(input.accountId)) throw new InvalidArgumentError('account_id must be a UUID');
+  if (!/^ads_[a-z_]+$/.test(input.tool)) throw new InvalidArgumentError('tool must name the prepare tool');
+  if (input.operation.method !== 'POST') throw new InvalidArgumentError('operation.method must be POST');
+  for (const [field, path] of [
+    ['operation.path', input.operation.path],
+    ['target_path', input.targetPath],
+  ] as const) {
+    if (path.length > 2048 || !PATH.test(path))
+      throw new InvalidArgumentError(`${field} must be a platform path such as /ads/ad_123`);
+  }
+  jsonObject(input.operation.bodyJson, 'operation.body_json');
+  jsonObject(input.targetBeforeJson, 'target_before_json');
+  if (input.summary.trim() === '' || input.summary.length > 4000) {
+    throw new InvalidArgumentError('summary must be 1 to 4000 characters');
+  }
+}
+
+function needWrite(p: Principal, what: string): void {
+  if (!p.scopes.includes('write') || (p.role !== 'admin' && p.role !== 'editor')) {
+    throw new PermissionDeniedError(`${what} needs the write scope and the admin or editor role`);
+  }
+}
+
+export function checkMayPrepare(p: Principal): void {
+  needWrite(p, 'preparing a change');
+}
+
+export function checkMayApply(p: Principal): void {
+  needWrite(p, 'applying a change');
+  if (p.via === 'worker') throw new PermissionDeniedError('a worker cannot request an apply');
+}
+
+/** Approval and rejection belong to people: a signed-in person or an operator, never an agent. */
+export function checkMayDecide(p: Principal): void {
+  if (p.via !== 'dashboard' && p.via !== 'operator') {
+    throw new PermissionDeniedError(
+      'changes are approved or rejected by a person in the dashboard, not through an MCP client',
+    );
+  }
+  if (p.role !== 'admin' && p.role !== 'editor') {
+    throw new PermissionDeniedError(`the role "${p.role}" may not approve or reject changes`);
+  }
+}
+
+/** Why a change in `status` cannot be approved or rejected, or undefined when it can. */
+export function decisionRefusal(status: ChangeStatus): string | undefined {
+  return status === 'prepared'
+    ? undefined
+    : `the change is ${status}; only a prepared change can be approved or rejected`;
+}
+
+/** Why a change in `status` cannot be applied, or undefined when it can (or already is being). */
+export function applyRefusal(status: ChangeStatus, appliedAt: string | null): string | undefined {
+  switch (status) {
+    case 'approved':
+    case 'applying':
+      return undefined;
+    case 'prepared':
+      return 'the change is not approved yet: a person must approve it in the dashboard before it can be applied';
+    case 'rejected':
+      return 'the change was rejected and cannot be applied; prepare a new change if it is still wanted';
+    case 'applied':
+      return `the change was already applied${appliedAt ? ` at ${appliedAt}` : ''}; it is applied once`;
+    case 'failed':
+      return 'the change failed when it was applied (see its error); prepare a new change';
+  }
+}
+
+export function refuse(message: string | undefined): void {
+  if (message !== undefined) throw new FailedPreconditionError(message);
+}
+
+/**
+ * The stale-plan check at apply time: the object must still be at the revision it had when the
+ * change was reviewed. Objects without a revision are not checked.
+ */
+export function staleTarget(beforeJson: string, liveJson: string): string | undefined {
+  const before = (JSON.parse(beforeJson) as { revision?: unknown }).revision;
+  const live = (JSON.parse(liveJson) as { revision?: unknown }).revision;
+  if (typeof before !== 'number') return undefined;
+  if (live !== before) {
+    return `the object changed since this change was prepared (revision ${before}, now ${String(live)}); prepare a new change against its current state`;
+  }
+  return undefined;
+}

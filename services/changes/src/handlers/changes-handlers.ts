@@ -1,0 +1,247 @@
+/** The ChangesService RPCs: proto <-> domain, and the transaction that commits an apply request with its work. */
+import { randomUUID } from 'node:crypto';
+import type { ChangeSchema, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
+import { type Principal, principalKey } from '@adsmcp/runtime/principal';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import {
+  applyRefusal,
+  checkMayApply,
+  checkMayDecide,
+  checkMayPrepare,
+  checkPrepare,
+  decisionRefusal,
+  digestOf,
+  refuse,
+} from '../domain/change.ts';
+import {
+  approveChange,
+  type ChangeRow,
+  findChange,
+  insertChange,
+  listChanges,
+  markApplying,
+  rejectChange,
+} from '../store/change-store.ts';
+
+export const APPLY_TOPIC = 'changes.apply';
+const TERMINAL = new Set(['applied', 'failed']);
+
+export interface ApplyMessage {
+  [key: string]: string;
+  change_id: string;
+  workspace_id: string;
+}
+
+/** The change as the API shows it. */
+export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
+  const iso = (d: Date | null) => d?.toISOString() ?? '';
+  return {
+    changeId: r.change_id,
+    accountId: r.account_id,
+    tool: r.tool,
+    status: r.status,
+    summary: r.summary,
+    operation: { method: r.method, path: r.path, bodyJson: r.body_json },
+    digest: r.digest,
+    targetPath: r.target_path,
+    targetBeforeJson: r.target_before_json,
+    preparedBy: r.prepared_by,
+    preparedAt: iso(r.prepared_at),
+    approvedBy: r.approved_by ?? '',
+    approvedAt: iso(r.approved_at),
+    rejectedBy: r.rejected_by ?? '',
+    rejectedAt: iso(r.rejected_at),
+    rejectReason: r.reject_reason ?? '',
+    applyRequestedBy: r.apply_requested_by ?? '',
+    applyRequestedAt: iso(r.apply_requested_at),
+    appliedAt: iso(r.applied_at),
+    upstreamStatus: r.upstream_status ?? 0,
+    upstreamResponseJson: r.upstream_response_json ?? '',
+    error: r.error ?? '',
+  };
+}
+
+function caller(ctx: HandlerContext): Principal {
+  const p = ctx.values.get(principalKey);
+  // The service interceptor verified a principal before any handler runs.
+  if (p === undefined) throw new Error('handler reached without a principal');
+  return p;
+}
+
+/** A readable name for who acted: the user when there is one, else the credential. */
+function actor(p: Principal): string {
+  return p.userId ? `user:${p.userId} via ${p.via} (${p.credentialId})` : `${p.via}:${p.credentialId}`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function load(pool: Pool, p: Principal, changeId: string): Promise<ChangeRow> {
+  if (!UUID.test(changeId)) throw new InvalidArgumentError('change_id must be a UUID');
+  const row = await findChange(pool, p.workspaceId, changeId);
+  if (row === undefined) throw new NotFoundError(`no change ${changeId} in this workspace`);
+  return row;
+}
+
+export interface HandlerDeps {
+  pool: Pool;
+  /** Waits between reads while ApplyChange waits for an outcome. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export function changesHandlers({
+  pool,
+  sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
+}: HandlerDeps): ServiceImpl<typeof ChangesService> {
+  return {
+    async prepareChange(req, ctx) {
+      const p = caller(ctx);
+      checkMayPrepare(p);
+      const op = {
+        method: req.operation?.method ?? '',
+        path: req.operation?.path ?? '',
+        bodyJson: req.operation?.bodyJson ?? '',
+      };
+      const input = {
+        accountId: req.accountId,
+        tool: req.tool,
+        operation: op,
+        summary: req.summary,
+        targetPath: req.targetPath,
+        targetBeforeJson: req.targetBeforeJson,
+      };
+      checkPrepare(input);
+      const row = await insertChange(pool, {
+        change_id: randomUUID(),
+        workspace_id: p.workspaceId,
+        account_id: input.accountId,
+        tool: input.tool,
+        summary: input.summary,
+        method: op.method,
+        path: op.path,
+        body_json: op.bodyJson,
+        digest: digestOf(op),
+        target_path: input.targetPath,
+        target_before_json: input.targetBeforeJson,
+        prepared_by: actor(p),
+      });
+      return { change: toProto(row) };
+    },
+
+    async getChange(req, ctx) {
+      return { change: toProto(await load(pool, caller(ctx), req.changeId)) };
+    },
+
+    async listChanges(req, ctx) {
+      const p = caller(ctx);
+      const statuses = ['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed'];
+      if (req.status !== '' && !statuses.includes(req.status)) {
+        throw new InvalidArgumentError(`status must be one of ${statuses.join(', ')}`);
+      }
+      if (req.accountId !== '' && !UUID.test(req.accountId))
+        throw new InvalidArgumentError('account_id must be a UUID');
+      const limit = req.limit === 0 ? 20 : req.limit;
+      if (limit < 1 || limit > 100) throw new InvalidArgumentError('limit must be from 1 to 100');
+      if (req.offset < 0 || req.offset > 100_000)
+        throw new InvalidArgumentError('offset must be from 0 to 100000');
+      const { rows, total } = await listChanges(pool, {
+        workspaceId: p.workspaceId,
+        status: req.status || undefined,
+        accountId: req.accountId || undefined,
+        limit,
+        offset: req.offset,
+      });
+      const next = req.offset + rows.length;
+      return { changes: rows.map(toProto), total, nextOffset: next < total ? next : undefined };
+    },
+
+    async approveChange(req, ctx) {
+      const p = caller(ctx);
+      checkMayDecide(p);
+      const row = await load(pool, p, req.changeId);
+      refuse(decisionRefusal(row.status));
+      if (req.digest !== row.digest) {
+        throw new FailedPreconditionError(
+          'the change is not the one that was reviewed (its digest differs); review it again',
+        );
+      }
+      const approved = await approveChange(pool, {
+        workspaceId: p.workspaceId,
+        changeId: row.change_id,
+        digest: req.digest,
+        by: actor(p),
+        userId: p.userId,
+      });
+      if (approved === undefined)
+        throw new FailedPreconditionError('the change was decided by someone else meanwhile; reload it');
+      return { change: toProto(approved) };
+    },
+
+    async rejectChange(req, ctx) {
+      const p = caller(ctx);
+      checkMayDecide(p);
+      const reason = req.reason.trim();
+      if (reason === '' || reason.length > 2000)
+        throw new InvalidArgumentError('reason must be 1 to 2000 characters');
+      const row = await load(pool, p, req.changeId);
+      refuse(decisionRefusal(row.status));
+      const rejected = await rejectChange(pool, {
+        workspaceId: p.workspaceId,
+        changeId: row.change_id,
+        by: actor(p),
+        reason,
+      });
+      if (rejected === undefined)
+        throw new FailedPreconditionError('the change was decided by someone else meanwhile; reload it');
+      return { change: toProto(rejected) };
+    },
+
+    async applyChange(req, ctx) {
+      const p = caller(ctx);
+      checkMayApply(p);
+      if (req.waitMs < 0 || req.waitMs > 30_000)
+        throw new InvalidArgumentError('wait_ms must be from 0 to 30000');
+      let row = await load(pool, p, req.changeId);
+      if (req.digest !== '' && req.digest !== row.digest) {
+        throw new FailedPreconditionError(
+          "the digest given is not this change's; the change is not the one you reviewed",
+        );
+      }
+      refuse(applyRefusal(row.status, row.applied_at?.toISOString() ?? null));
+      if (row.status === 'approved') {
+        // The state change and the work it causes commit together.
+        const moved = await inTransaction(pool, async (tx) => {
+          const m = await markApplying(tx, {
+            workspaceId: p.workspaceId,
+            changeId: row.change_id,
+            by: actor(p),
+          });
+          if (m === undefined) return undefined;
+          const message: ApplyMessage = { change_id: m.change_id, workspace_id: m.workspace_id };
+          await enqueue(tx, {
+            topic: APPLY_TOPIC,
+            key: m.change_id,
+            payload: message,
+            id: deterministicId('apply', m.change_id),
+          });
+          return m;
+        });
+        row = moved ?? (await load(pool, p, req.changeId));
+        refuse(
+          row.status === 'approved'
+            ? undefined
+            : applyRefusal(row.status, row.applied_at?.toISOString() ?? null),
+        );
+      }
+      const deadline = Date.now() + req.waitMs;
+      while (!TERMINAL.has(row.status) && Date.now() < deadline && !ctx.signal.aborted) {
+        await sleep(100);
+        row = await load(pool, p, req.changeId);
+      }
+      return { change: toProto(row) };
+    },
+  };
+}

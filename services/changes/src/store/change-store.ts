@@ -1,0 +1,168 @@
+/** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
+import type { Queryable } from '@adsmcp/runtime/db';
+import type { ChangeStatus } from '../domain/change.ts';
+
+export interface ChangeRow {
+  change_id: string;
+  workspace_id: string;
+  account_id: string;
+  tool: string;
+  status: ChangeStatus;
+  summary: string;
+  method: string;
+  path: string;
+  body_json: string;
+  digest: string;
+  target_path: string;
+  target_before_json: string;
+  prepared_by: string;
+  prepared_at: Date;
+  approved_by: string | null;
+  approved_at: Date | null;
+  rejected_by: string | null;
+  rejected_at: Date | null;
+  reject_reason: string | null;
+  apply_requested_by: string | null;
+  apply_requested_at: Date | null;
+  applied_at: Date | null;
+  upstream_status: number | null;
+  upstream_response_json: string | null;
+  error: string | null;
+  approver_user_id: string | null;
+  sent_at: Date | null;
+}
+
+export async function insertChange(
+  db: Queryable,
+  c: Pick<
+    ChangeRow,
+    | 'change_id'
+    | 'workspace_id'
+    | 'account_id'
+    | 'tool'
+    | 'summary'
+    | 'method'
+    | 'path'
+    | 'body_json'
+    | 'digest'
+    | 'target_path'
+    | 'target_before_json'
+    | 'prepared_by'
+  >,
+): Promise<ChangeRow> {
+  const { rows } = await db.query<ChangeRow>(
+    `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json, digest,
+                          target_path, target_before_json, prepared_by)
+     VALUES ($1, $2, $3, $4, 'prepared', $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+    [
+      c.change_id,
+      c.workspace_id,
+      c.account_id,
+      c.tool,
+      c.summary,
+      c.method,
+      c.path,
+      c.body_json,
+      c.digest,
+      c.target_path,
+      c.target_before_json,
+      c.prepared_by,
+    ],
+  );
+  return rows[0] as ChangeRow;
+}
+
+export async function findChange(
+  db: Queryable,
+  workspaceId: string,
+  changeId: string,
+): Promise<ChangeRow | undefined> {
+  const { rows } = await db.query<ChangeRow>(
+    'SELECT * FROM changes WHERE workspace_id = $1 AND change_id = $2',
+    [workspaceId, changeId],
+  );
+  return rows[0];
+}
+
+export async function listChanges(
+  db: Queryable,
+  f: { workspaceId: string; status?: string; accountId?: string; limit: number; offset: number },
+): Promise<{ rows: ChangeRow[]; total: number }> {
+  const where = `workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR account_id = $3::uuid)`;
+  const params = [f.workspaceId, f.status ?? null, f.accountId ?? null];
+  const [{ rows }, count] = await Promise.all([
+    db.query<ChangeRow>(
+      `SELECT * FROM changes WHERE ${where} ORDER BY prepared_at DESC, change_id LIMIT $4 OFFSET $5`,
+      [...params, f.limit, f.offset],
+    ),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM changes WHERE ${where}`, params),
+  ]);
+  return { rows, total: count.rows[0]?.n ?? 0 };
+}
+
+/** Approves a prepared change whose digest is still `digest`; undefined when it was not in that state. */
+export async function approveChange(
+  db: Queryable,
+  a: { workspaceId: string; changeId: string; digest: string; by: string; userId: string | null },
+): Promise<ChangeRow | undefined> {
+  const { rows } = await db.query<ChangeRow>(
+    `UPDATE changes SET status = 'approved', approved_by = $4, approved_at = now(), approver_user_id = $5
+      WHERE workspace_id = $1 AND change_id = $2 AND digest = $3 AND status = 'prepared' RETURNING *`,
+    [a.workspaceId, a.changeId, a.digest, a.by, a.userId],
+  );
+  return rows[0];
+}
+
+export async function rejectChange(
+  db: Queryable,
+  r: { workspaceId: string; changeId: string; by: string; reason: string },
+): Promise<ChangeRow | undefined> {
+  const { rows } = await db.query<ChangeRow>(
+    `UPDATE changes SET status = 'rejected', rejected_by = $3, rejected_at = now(), reject_reason = $4
+      WHERE workspace_id = $1 AND change_id = $2 AND status = 'prepared' RETURNING *`,
+    [r.workspaceId, r.changeId, r.by, r.reason],
+  );
+  return rows[0];
+}
+
+/** Moves an approved change to applying; undefined when it was not approved. */
+export async function markApplying(
+  db: Queryable,
+  m: { workspaceId: string; changeId: string; by: string },
+): Promise<ChangeRow | undefined> {
+  const { rows } = await db.query<ChangeRow>(
+    `UPDATE changes SET status = 'applying', apply_requested_by = $3, apply_requested_at = now()
+      WHERE workspace_id = $1 AND change_id = $2 AND status = 'approved' RETURNING *`,
+    [m.workspaceId, m.changeId, m.by],
+  );
+  return rows[0];
+}
+
+/** Records the outcome of an apply; only a change still applying moves. */
+export async function finishApply(
+  db: Queryable,
+  f: {
+    workspaceId: string;
+    changeId: string;
+    status: 'applied' | 'failed';
+    upstreamStatus: number | null;
+    upstreamResponseJson: string | null;
+    error: string | null;
+  },
+): Promise<ChangeRow | undefined> {
+  const { rows } = await db.query<ChangeRow>(
+    `UPDATE changes SET status = $3, upstream_status = $4, upstream_response_json = $5, error = $6,
+            applied_at = CASE WHEN $3 = 'applied' THEN now() ELSE applied_at END
+      WHERE workspace_id = $1 AND change_id = $2 AND status = 'applying' RETURNING *`,
+    [f.workspaceId, f.changeId, f.status, f.upstreamStatus, f.upstreamResponseJson, f.error],
+  );
+  return rows[0];
+}
+
+/** Records that the operation is about to be sent (committed before it is). */
+export async function markSent(db: Queryable, workspaceId: string, changeId: string): Promise<void> {
+  await db.query(
+    'UPDATE changes SET sent_at = coalesce(sent_at, now()) WHERE workspace_id = $1 AND change_id = $2',
+    [workspaceId, changeId],
+  );
+}

@@ -1,0 +1,148 @@
+/**
+ * The apply worker: for each apply request on the bus it re-reads the target object (a stale
+ * plan is refused), then sends exactly the reviewed operation to the ad platform through the
+ * upstream-proxy, with an Idempotency-Key derived from the change. A retry after a crash or a
+ * lost answer sends the same key, so the platform replays instead of applying twice.
+ */
+import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
+import type { Pool } from '@adsmcp/runtime/db';
+import type { Logger } from '@adsmcp/runtime/log';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { callerKey } from '@adsmcp/runtime/service-client';
+import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
+import { staleTarget } from '../domain/change.ts';
+import type { ApplyMessage } from '../handlers/changes-handlers.ts';
+import { type ChangeRow, findChange, finishApply, markSent } from '../store/change-store.ts';
+
+/** The key the platform deduplicates this change's application by. */
+export function idempotencyKeyFor(changeId: string): string {
+  return `change-${changeId}`;
+}
+
+/** Codes after which sending again cannot help: the change fails with the reason. */
+const PERMANENT = new Set([
+  Code.InvalidArgument,
+  Code.NotFound,
+  Code.PermissionDenied,
+  Code.FailedPrecondition,
+]);
+
+function platformError(status: number, body: string): string {
+  try {
+    const e = (JSON.parse(body) as { error?: { message?: unknown; code?: unknown } }).error;
+    if (typeof e?.message === 'string')
+      return `the ad platform refused it (${status}${typeof e.code === 'string' ? ` ${e.code}` : ''}): ${e.message}`;
+  } catch {
+    // fall through
+  }
+  return `the ad platform refused it (HTTP ${status})`;
+}
+
+export interface ApplyWorkerDeps {
+  pool: Pool;
+  upstream: Client<typeof UpstreamService>;
+  logger: Logger;
+  maxAttempts: number;
+}
+
+export function createApplyHandler(d: ApplyWorkerDeps) {
+  return async (message: Delivery<ApplyMessage>, ctx: HandlerContext): Promise<void> => {
+    const { change_id: changeId, workspace_id: workspaceId } = message.payload;
+    const change = await findChange(d.pool, workspaceId, changeId);
+    if (change === undefined || change.status !== 'applying') {
+      d.logger.info(
+        { change_id: changeId, status: change?.status },
+        'apply skipped: the change is not applying',
+      );
+      return;
+    }
+    const finish = (
+      status: 'applied' | 'failed',
+      upstreamStatus: number | null,
+      response: string | null,
+      error: string | null,
+    ) =>
+      ctx.inTx((tx) =>
+        finishApply(tx, {
+          workspaceId,
+          changeId,
+          status,
+          upstreamStatus,
+          upstreamResponseJson: response,
+          error,
+        }),
+      );
+    const principal: Principal = {
+      workspaceId,
+      credentialId: `change:${changeId}`,
+      userId: change.approver_user_id,
+      role: 'editor',
+      scopes: ['read', 'write'],
+      via: 'worker',
+    };
+    const options = { contextValues: createContextValues().set(callerKey, principal), signal: ctx.signal };
+    try {
+      if (change.sent_at === null) {
+        // First send: the object must still be as it was reviewed (a stale plan is refused).
+        const live = await d.upstream.call(
+          { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
+          options,
+        );
+        if (live.status !== 200) {
+          await finish(
+            'failed',
+            live.status,
+            live.bodyJson,
+            `the object could not be re-read before applying: ${platformError(live.status, live.bodyJson)}`,
+          );
+          return;
+        }
+        const stale = staleTarget(change.target_before_json, live.bodyJson);
+        if (stale !== undefined) {
+          await finish('failed', null, null, stale);
+          return;
+        }
+        await markSent(d.pool, workspaceId, changeId);
+      }
+      // Sent before (the outcome was lost): the same key makes the platform replay its first
+      // answer if it applied the change, so nothing is re-checked or doubled.
+      const res = await d.upstream.call(
+        {
+          accountId: change.account_id,
+          method: change.method,
+          path: change.path,
+          query: [],
+          bodyJson: change.body_json,
+          idempotencyKey: idempotencyKeyFor(changeId),
+        },
+        options,
+      );
+      if (res.status >= 200 && res.status < 300) {
+        await finish('applied', res.status, res.bodyJson, null);
+        d.logger.info({ change_id: changeId, attempts: res.attempts }, 'change applied');
+      } else {
+        await finish('failed', res.status, res.bodyJson, platformError(res.status, res.bodyJson));
+      }
+    } catch (err) {
+      const e = ConnectError.from(err);
+      if (PERMANENT.has(e.code)) {
+        await finish('failed', null, null, e.rawMessage);
+        return;
+      }
+      if (message.attempt >= d.maxAttempts) {
+        // The outcome may be unknown; the same key makes a later manual retry safe.
+        await finish(
+          'failed',
+          null,
+          null,
+          `the ad platform could not be reached after ${message.attempt} attempts (${e.rawMessage}); the change may not have been applied`,
+        );
+        return;
+      }
+      throw err;
+    }
+  };
+}
+
+export type { ChangeRow };

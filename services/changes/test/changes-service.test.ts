@@ -1,0 +1,262 @@
+/** The changes service over real gRPC and PostgreSQL: the lifecycle rules a change obeys. */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { migrateBus } from '@adsmcp/runtime/bus/outbox';
+import type { ConnectServer } from '@adsmcp/runtime/connect-server';
+import { openServiceDatabase, type Pool } from '@adsmcp/runtime/db';
+import { createLogger } from '@adsmcp/runtime/log';
+import {
+  createPrincipalSigner,
+  createPrincipalVerifier,
+  generatePrincipalKeys,
+  type Principal,
+} from '@adsmcp/runtime/principal';
+import { callerKey, createServiceClient } from '@adsmcp/runtime/service-client';
+import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
+import { digestOf } from '../src/domain/change.ts';
+import { buildServer, SERVICE_NAME } from '../src/server.ts';
+
+const logger = createLogger(SERVICE_NAME, 'silent');
+let db: TestDatabase;
+let pool: Pool;
+let server: ConnectServer;
+let client: Client<typeof ChangesService>;
+
+const workspace = randomUUID();
+const account = randomUUID();
+const person = (over: Partial<Principal> = {}): Principal => ({
+  workspaceId: workspace,
+  credentialId: 'cred',
+  userId: randomUUID(),
+  role: 'editor',
+  scopes: ['read', 'write'],
+  via: 'mcp',
+  ...over,
+});
+const agent = person();
+const reviewer = person({ via: 'dashboard', credentialId: 'dashboard:x' });
+const as = (p: Principal) => ({ contextValues: createContextValues().set(callerKey, p) });
+
+async function code(p: Promise<unknown>): Promise<{ code: Code; message: string } | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    const e = ConnectError.from(err);
+    return { code: e.code, message: e.rawMessage };
+  }
+}
+
+const body = { name: 'New name', status: 'paused' };
+async function prepare(p: Principal = agent) {
+  const res = await client.prepareChange(
+    {
+      accountId: account,
+      tool: 'ads_update_ad',
+      operation: { method: 'POST', path: '/ads/ad_1', bodyJson: JSON.stringify(body) },
+      summary: 'Update ad 1: name → New name; status → paused',
+      targetPath: '/ads/ad_1',
+      targetBeforeJson: JSON.stringify({ id: 'ad_1', name: 'Old', status: 'active', revision: 3 }),
+    },
+    as(p),
+  );
+  return res.change as NonNullable<typeof res.change>;
+}
+
+before(async () => {
+  db = await testDatabase();
+  pool = await openServiceDatabase({
+    url: db.url,
+    schema: SERVICE_NAME,
+    migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)),
+    logger,
+  });
+  await migrateBus(pool, SERVICE_NAME);
+  const keys = await generatePrincipalKeys();
+  server = buildServer({
+    pool,
+    verifier: await createPrincipalVerifier(keys.publicKeyPem, SERVICE_NAME),
+    logger,
+  });
+  const url = `http://127.0.0.1:${await server.listen(0)}`;
+  client = createServiceClient(
+    ChangesService,
+    url,
+    SERVICE_NAME,
+    await createPrincipalSigner(keys.privateKeyPem),
+  );
+});
+
+after(async () => {
+  await server?.close(100);
+  await pool?.end();
+  await db?.drop();
+  await stopTestServer();
+});
+
+describe('prepare', () => {
+  test('records the exact operation with its digest, as prepared, and queues nothing', async () => {
+    const c = await prepare();
+    assert.equal(c.status, 'prepared');
+    assert.equal(c.operation?.bodyJson, JSON.stringify(body));
+    assert.equal(c.digest, digestOf({ method: 'POST', path: '/ads/ad_1', bodyJson: JSON.stringify(body) }));
+    assert.match(c.preparedBy, /via mcp/);
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM bus_outbox');
+    assert.deepEqual(rows, [{ n: 0 }]);
+  });
+
+  test('refuses a viewer, a path that is not a platform path, and a body that is not an object', async () => {
+    const viewer = await code(prepare(person({ role: 'viewer' })));
+    assert.equal(viewer?.code, Code.PermissionDenied);
+    const bad = await code(
+      client.prepareChange(
+        {
+          accountId: account,
+          tool: 'ads_update_ad',
+          operation: { method: 'POST', path: 'https://evil.example/x', bodyJson: '{}' },
+          summary: 's',
+          targetPath: '/ads/ad_1',
+          targetBeforeJson: '{}',
+        },
+        as(agent),
+      ),
+    );
+    assert.equal(bad?.code, Code.InvalidArgument);
+    assert.match(bad?.message ?? '', /operation.path/);
+    const notObject = await code(
+      client.prepareChange(
+        {
+          accountId: account,
+          tool: 'ads_update_ad',
+          operation: { method: 'POST', path: '/ads/ad_1', bodyJson: '[1]' },
+          summary: 's',
+          targetPath: '/ads/ad_1',
+          targetBeforeJson: '{}',
+        },
+        as(agent),
+      ),
+    );
+    assert.match(notObject?.message ?? '', /body_json must be a JSON object/);
+  });
+});
+
+describe('approval belongs to people', () => {
+  test('an MCP client cannot approve or reject, whatever its role', async () => {
+    const c = await prepare();
+    for (const p of [agent, person({ role: 'admin' })]) {
+      const denied = await code(client.approveChange({ changeId: c.changeId, digest: c.digest }, as(p)));
+      assert.equal(denied?.code, Code.PermissionDenied);
+      assert.match(denied?.message ?? '', /approved or rejected by a person in the dashboard/);
+      assert.equal(
+        (await code(client.rejectChange({ changeId: c.changeId, reason: 'no' }, as(p))))?.code,
+        Code.PermissionDenied,
+      );
+    }
+    const { change } = await client.getChange({ changeId: c.changeId }, as(agent));
+    assert.equal(change?.status, 'prepared');
+  });
+
+  test('a person approves exactly the digest they reviewed, once', async () => {
+    const c = await prepare();
+    const wrong = await code(
+      client.approveChange({ changeId: c.changeId, digest: 'a'.repeat(64) }, as(reviewer)),
+    );
+    assert.equal(wrong?.code, Code.FailedPrecondition);
+    const { change } = await client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer));
+    assert.equal(change?.status, 'approved');
+    assert.match(change?.approvedBy ?? '', /via dashboard/);
+    const again = await code(client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer)));
+    assert.equal(again?.code, Code.FailedPrecondition);
+  });
+
+  test('a viewer signed in to the dashboard cannot approve', async () => {
+    const c = await prepare();
+    const denied = await code(
+      client.approveChange(
+        { changeId: c.changeId, digest: c.digest },
+        as(person({ via: 'dashboard', role: 'viewer' })),
+      ),
+    );
+    assert.equal(denied?.code, Code.PermissionDenied);
+  });
+});
+
+describe('apply', () => {
+  test('refuses a change that is not approved, and one that was rejected', async () => {
+    const c = await prepare();
+    const early = await code(client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(agent)));
+    assert.equal(early?.code, Code.FailedPrecondition);
+    assert.match(early?.message ?? '', /not approved yet/);
+    await client.rejectChange({ changeId: c.changeId, reason: 'wrong ad' }, as(reviewer));
+    const rejected = await code(
+      client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(agent)),
+    );
+    assert.match(rejected?.message ?? '', /rejected/);
+  });
+
+  test('moves an approved change to applying and queues exactly one apply message in the same commit', async () => {
+    const c = await prepare();
+    await client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer));
+    const wrongDigest = await code(
+      client.applyChange({ changeId: c.changeId, digest: 'b'.repeat(64), waitMs: 0 }, as(agent)),
+    );
+    assert.equal(wrongDigest?.code, Code.FailedPrecondition);
+    const { change } = await client.applyChange(
+      { changeId: c.changeId, digest: c.digest, waitMs: 0 },
+      as(agent),
+    );
+    assert.equal(change?.status, 'applying');
+    // Asking again while it applies returns it as it stands, and queues nothing more.
+    const again = await client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(agent));
+    assert.equal(again.change?.status, 'applying');
+    const { rows } = await pool.query('SELECT topic, payload FROM bus_outbox WHERE key = $1', [c.changeId]);
+    assert.deepEqual(rows, [
+      { topic: 'changes.apply', payload: { change_id: c.changeId, workspace_id: workspace } },
+    ]);
+  });
+});
+
+describe('workspaces', () => {
+  test("another workspace's change is not found, for reading, deciding or applying", async () => {
+    const c = await prepare();
+    const stranger = person({ workspaceId: randomUUID() });
+    for (const call of [
+      client.getChange({ changeId: c.changeId }, as(stranger)),
+      client.approveChange({ changeId: c.changeId, digest: c.digest }, as({ ...stranger, via: 'dashboard' })),
+      client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(stranger)),
+    ]) {
+      assert.equal((await code(call))?.code, Code.NotFound);
+    }
+    const { changes, total } = await client.listChanges(
+      { status: '', accountId: '', limit: 100, offset: 0 },
+      as(stranger),
+    );
+    assert.equal(total, 0);
+    assert.deepEqual(changes, []);
+  });
+
+  test('lists newest first with status filter and offset pagination', async () => {
+    const { total } = await client.listChanges(
+      { status: '', accountId: '', limit: 100, offset: 0 },
+      as(agent),
+    );
+    const page = await client.listChanges({ status: '', accountId: '', limit: 2, offset: 0 }, as(agent));
+    assert.equal(page.changes.length, 2);
+    assert.equal(page.nextOffset, 2);
+    assert.ok((page.changes[0]?.preparedAt ?? '') >= (page.changes[1]?.preparedAt ?? ''));
+    const prepared = await client.listChanges(
+      { status: 'prepared', accountId: '', limit: 100, offset: 0 },
+      as(agent),
+    );
+    assert.ok(prepared.changes.every((c) => c.status === 'prepared'));
+    assert.ok(total > prepared.total);
+    const bad = await code(
+      client.listChanges({ status: 'done', accountId: '', limit: 10, offset: 0 }, as(agent)),
+    );
+    assert.equal(bad?.code, Code.InvalidArgument);
+  });
+});

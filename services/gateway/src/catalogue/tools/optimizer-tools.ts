@@ -1,0 +1,303 @@
+/** Optimizers, their review runs and proposals (need the optimizer feature). */
+import {
+  GetOptimizerRequestSchema,
+  GetOptimizerResponseSchema,
+  ListOptimizersRequestSchema,
+  ListOptimizersResponseSchema,
+  type Optimizer,
+  OptimizerSchema,
+  PauseOptimizerRequestSchema,
+  PauseOptimizerResponseSchema,
+  SaveOptimizerRequestSchema,
+  SaveOptimizerResponseSchema,
+} from '@adsmcp/proto/optimizer/v1/optimizer_pb';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
+import { defineTool, type ToolDefinition } from '../catalogue.ts';
+import { requestFrom, resultOf } from '../rpc-mapping.ts';
+import { array, boolean, enumOf, integer, number, object, string } from '../schema.ts';
+
+const SERVICE = 'optimizer.v1.OptimizerService';
+const GROUP = 'Automation and optimization';
+const FEATURES = ['optimizer'] as const;
+
+const uuid = (description: string) => string({ format: 'uuid', description });
+
+/** A bare hostname: lowercase labels of letters, digits and inner hyphens, joined by dots. */
+const HOSTNAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+const optimizerConfig = object(
+  {
+    campaign_ids: array(string({ min: 1, max: 255 }), {
+      min: 1,
+      max: 20,
+      unique: true,
+      description: 'The campaigns of the account to review: 1 to 20 unique campaign ids.',
+    }),
+    goal: enumOf(
+      ['cpc', 'cpa', 'ctr'],
+      'What to improve: cost per click, cost per action or click-through rate.',
+    ),
+    conversion_goal_id: string({ min: 1, max: 255, description: 'The conversion that counts as an action.' }),
+    target: number({ greaterThan: 0, max: 1_000_000, description: 'The goal value to reach.' }),
+    cadence_hours: integer({ min: 6, max: 720, description: 'Hours between reviews.' }),
+    window_hours: integer({ min: 24, max: 744, description: 'Hours of performance each review looks at.' }),
+    reporting_delay_hours: integer({
+      min: 24,
+      max: 168,
+      description: 'Most recent hours left out, while the platform is still counting them.',
+    }),
+    min_impressions: integer({
+      min: 1,
+      max: 10_000_000,
+      description: 'Evidence needed before judging an ad.',
+    }),
+    min_clicks: integer({ min: 1, max: 1_000_000 }),
+    min_conversions: integer({ min: 1, max: 1_000_000 }),
+    max_ads_per_campaign: integer({
+      min: 1,
+      max: 5,
+      description: 'New ads one review may propose per campaign.',
+    }),
+    review_hours: integer({
+      min: 1,
+      max: 72,
+      description: 'Hours a proposal waits for review in the dashboard.',
+    }),
+    publish_hours: integer({
+      min: 1,
+      max: 24,
+      description: 'Hours an approved proposal has to be published.',
+    }),
+    brand_instructions: string({ max: 12_000, description: 'Voice and claims proposed copy must keep to.' }),
+    allowed_domains: array(
+      string({
+        min: 1,
+        max: 253,
+        pattern: HOSTNAME,
+        patternHint:
+          'a hostname such as example.com: lowercase letters, digits, hyphens and dots, without scheme, port or path',
+      }),
+      {
+        min: 1,
+        max: 30,
+        unique: true,
+        description: 'Hostnames (example.com, no scheme or path) proposed ads may link to: 1 to 30, unique.',
+      },
+    ),
+  },
+  [
+    'campaign_ids',
+    'goal',
+    'cadence_hours',
+    'window_hours',
+    'reporting_delay_hours',
+    'min_impressions',
+    'min_clicks',
+    'min_conversions',
+    'max_ads_per_campaign',
+    'review_hours',
+    'publish_hours',
+    'allowed_domains',
+  ],
+  'The optimizer configuration.',
+);
+
+const saveInput = object(
+  {
+    account_id: uuid('The ad account (from ads_list_accounts) whose campaigns the optimizer reviews.'),
+    name: string({ min: 1, max: 200 }),
+    config: optimizerConfig,
+    enabled: boolean('Whether reviews run on the cadence; false saves it paused.'),
+    optimizer_id: uuid('To update an optimizer: its id. Omit to create one.'),
+    expected_revision: integer({
+      min: 1,
+      max: 1_000_000,
+      description: 'Required when updating: the revision you last read.',
+    }),
+  },
+  ['account_id', 'name', 'config', 'enabled'],
+);
+
+const optimizerIdInput = object({ optimizer_id: uuid('The optimizer.') }, ['optimizer_id']);
+
+const listInput = object({
+  account_id: uuid('Only the optimizers of this ad account.'),
+  limit: integer({ min: 1, max: 100, description: 'Page size; 20 when omitted.' }),
+  offset: integer({ min: 0, max: 100_000, description: 'Optimizers to skip; 0 when omitted.' }),
+});
+
+/** Fields without a value come out as null, so an optimizer's shape does not depend on its state. */
+const OPTIONAL_FIELDS = ['paused_at', 'next_review_at'] as const;
+const OPTIONAL_CONFIG_FIELDS = ['conversion_goal_id', 'target', 'brand_instructions'] as const;
+
+function optimizerResult(o: Optimizer | undefined): Record<string, unknown> | null {
+  if (o === undefined) return null;
+  const out = resultOf(OptimizerSchema, o);
+  for (const f of OPTIONAL_FIELDS) out[f] ??= null;
+  const config = out.config as Record<string, unknown> | undefined;
+  if (config !== undefined) for (const f of OPTIONAL_CONFIG_FIELDS) config[f] ??= null;
+  return out;
+}
+
+/**
+ * The optimizer service trusts the gateway for the account: a save names an account of the
+ * caller's workspace, as the upstream-proxy (which owns the connections) confirms.
+ */
+async function requireAccount(deps: GatewayDeps, principal: Principal, accountId: string): Promise<void> {
+  try {
+    await deps.upstream.getAccount({ accountId }, onBehalfOf(principal));
+  } catch (err) {
+    if (err instanceof ConnectError && err.code === Code.NotFound) {
+      throw new ConnectError(
+        `no ad account ${accountId} in this workspace; ads_list_accounts lists the account_id values you can use`,
+        Code.NotFound,
+      );
+    }
+    throw err;
+  }
+}
+
+const EXAMPLE_CONFIG = {
+  campaign_ids: ['cmp_1001', 'cmp_1002'],
+  goal: 'cpa',
+  conversion_goal_id: 'purchase',
+  target: 12.5,
+  cadence_hours: 24,
+  window_hours: 168,
+  reporting_delay_hours: 48,
+  min_impressions: 1000,
+  min_clicks: 50,
+  min_conversions: 5,
+  max_ads_per_campaign: 3,
+  review_hours: 24,
+  publish_hours: 4,
+  brand_instructions: 'Plain, friendly words; never promise results.',
+  allowed_domains: ['example.com', 'shop.example.com'],
+};
+
+export const saveOptimizer = defineTool<GatewayDeps, typeof saveInput>({
+  name: 'ads_save_optimizer',
+  title: 'Save optimizer',
+  group: GROUP,
+  behavior: 'write',
+  features: FEATURES,
+  description:
+    'Creates an optimizer for campaigns of an ad account, or updates one: pass optimizer_id and the expected_revision ' +
+    'you last read (a stale revision is refused with the current one). The optimizer reviews performance every ' +
+    'cadence_hours and may propose new ads, which a person approves in the dashboard before anything is published. ' +
+    'Saving changes nothing in the ad account. enabled false saves it paused; enabled true resumes a paused one.',
+  input: saveInput,
+  openWorld: false,
+  destructive: false,
+  routesTo: `${SERVICE}/SaveOptimizer`,
+  rpc: {
+    request: SaveOptimizerRequestSchema,
+    example: {
+      account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90',
+      name: 'Weekly copy review',
+      config: EXAMPLE_CONFIG,
+      enabled: true,
+      optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64',
+      expected_revision: 3,
+    },
+  },
+  async run({ caller, deps }, args) {
+    await requireAccount(deps, caller.principal, args.account_id);
+    const res = await deps.optimizer.saveOptimizer(
+      requestFrom(SaveOptimizerRequestSchema, args),
+      onBehalfOf(caller.principal),
+    );
+    return { ...resultOf(SaveOptimizerResponseSchema, res), optimizer: optimizerResult(res.optimizer) };
+  },
+});
+
+export const getOptimizer = defineTool<GatewayDeps, typeof optimizerIdInput>({
+  name: 'ads_get_optimizer',
+  title: 'Get optimizer',
+  group: GROUP,
+  behavior: 'read',
+  features: FEATURES,
+  description:
+    'Returns one optimizer of the workspace: its configuration, status (active or paused), revision (pass it as ' +
+    'expected_revision to update), when it was paused and when its next review is due.',
+  input: optimizerIdInput,
+  openWorld: false,
+  destructive: false,
+  routesTo: `${SERVICE}/GetOptimizer`,
+  rpc: {
+    request: GetOptimizerRequestSchema,
+    example: { optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64' },
+  },
+  async run({ caller, deps }, args) {
+    const res = await deps.optimizer.getOptimizer(
+      requestFrom(GetOptimizerRequestSchema, args),
+      onBehalfOf(caller.principal),
+    );
+    return { ...resultOf(GetOptimizerResponseSchema, res), optimizer: optimizerResult(res.optimizer) };
+  },
+});
+
+export const listOptimizers = defineTool<GatewayDeps, typeof listInput>({
+  name: 'ads_list_optimizers',
+  title: 'List optimizers',
+  group: GROUP,
+  behavior: 'read',
+  features: FEATURES,
+  description:
+    'Lists the optimizers of the workspace, or of one ad account, newest first. Returns total and next_offset ' +
+    '(null on the last page); pass next_offset as offset for the next page.',
+  input: listInput,
+  openWorld: false,
+  destructive: false,
+  routesTo: `${SERVICE}/ListOptimizers`,
+  rpc: {
+    request: ListOptimizersRequestSchema,
+    example: { account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90', limit: 20, offset: 0 },
+  },
+  async run({ caller, deps }, args) {
+    const res = await deps.optimizer.listOptimizers(
+      requestFrom(ListOptimizersRequestSchema, args),
+      onBehalfOf(caller.principal),
+    );
+    return {
+      ...resultOf(ListOptimizersResponseSchema, res),
+      optimizers: res.optimizers.map(optimizerResult),
+      next_offset: res.nextOffset ?? null,
+    };
+  },
+});
+
+export const pauseOptimizer = defineTool<GatewayDeps, typeof optimizerIdInput>({
+  name: 'ads_pause_optimizer',
+  title: 'Pause optimizer',
+  group: GROUP,
+  behavior: 'write',
+  features: FEATURES,
+  description:
+    'Pauses an optimizer: future reviews and undispatched publishing stop; ads already live keep running. Needs no ' +
+    'revision and is always allowed; pausing a paused optimizer returns it unchanged. Save it with enabled true to resume.',
+  input: optimizerIdInput,
+  openWorld: false,
+  destructive: false,
+  routesTo: `${SERVICE}/PauseOptimizer`,
+  rpc: {
+    request: PauseOptimizerRequestSchema,
+    example: { optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64' },
+  },
+  async run({ caller, deps }, args) {
+    const res = await deps.optimizer.pauseOptimizer(
+      requestFrom(PauseOptimizerRequestSchema, args),
+      onBehalfOf(caller.principal),
+    );
+    return { ...resultOf(PauseOptimizerResponseSchema, res), optimizer: optimizerResult(res.optimizer) };
+  },
+});
+
+export const optimizerTools: readonly ToolDefinition<GatewayDeps>[] = [
+  saveOptimizer,
+  getOptimizer,
+  listOptimizers,
+  pauseOptimizer,
+];

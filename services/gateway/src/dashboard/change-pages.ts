@@ -1,0 +1,130 @@
+/**
+ * The dashboard's review of prepared changes: what each would send, how it differs from the
+ * object as it was when prepared, and Approve / Reject. Approval is recorded for the signed-in
+ * person, and only for the digest they were shown.
+ */
+import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import { esc } from './html.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each field the operation sets, with the value it had when the change was prepared. */
+export function diffRows(
+  before: unknown,
+  body: unknown,
+  prefix = '',
+): { field: string; before: unknown; after: unknown }[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
+  const rows: { field: string; before: unknown; after: unknown }[] = [];
+  const was = (typeof before === 'object' && before !== null ? before : {}) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(body)) {
+    const field = `${prefix}${k}`;
+    if (
+      typeof v === 'object' &&
+      v !== null &&
+      !Array.isArray(v) &&
+      typeof was[k] === 'object' &&
+      was[k] !== null
+    ) {
+      rows.push(...diffRows(was[k], v, `${field}.`));
+    } else {
+      rows.push({ field, before: was[k], after: v });
+    }
+  }
+  return rows;
+}
+
+const fmt = (v: unknown) =>
+  v === undefined ? '<span class="muted">(unset)</span>' : `<code>${esc(JSON.stringify(v))}</code>`;
+
+export function changeListHtml(changes: Change[]): string {
+  if (changes.length === 0) return '<p class="muted">No changes yet.</p>';
+  return `<table><thead><tr><th>Status</th><th>Change</th><th>Prepared</th><th></th></tr></thead><tbody>${changes
+    .map(
+      (c) =>
+        `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}</td><td>${esc(c.summary)}</td><td>${esc(c.preparedAt)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`,
+    )
+    .join('')}</tbody></table>`;
+}
+
+export function changeDetailHtml(c: Change, csrf: string, canDecide: boolean, message?: string): string {
+  const body = parse(c.operation?.bodyJson ?? '');
+  const before = parse(c.targetBeforeJson);
+  const rows = c.operation?.path.endsWith('/archive')
+    ? [{ field: 'status', before: (before as { status?: unknown } | undefined)?.status, after: 'archived' }]
+    : diffRows(before, body);
+  const decide =
+    c.status === 'prepared' && canDecide
+      ? `<form method="post" action="/dashboard/changes/${esc(c.changeId)}/approve" style="display:inline">
+           <input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="digest" value="${esc(c.digest)}">
+           <button type="submit" id="approve">Approve</button></form>
+         <form method="post" action="/dashboard/changes/${esc(c.changeId)}/reject">
+           <input type="hidden" name="csrf" value="${esc(csrf)}">
+           <label for="reason">Reason for rejecting</label><input id="reason" name="reason" required maxlength="2000">
+           <p><button class="danger" type="submit" id="reject">Reject</button></p></form>`
+      : c.status === 'prepared'
+        ? '<p class="muted">Your role cannot approve changes.</p>'
+        : '';
+  const facts: [string, string][] = [
+    ['Status', c.status],
+    ['Account', c.accountId],
+    ['Prepared', `${c.preparedAt} by ${c.preparedBy}`],
+    ['Approved', c.approvedAt ? `${c.approvedAt} by ${c.approvedBy}` : ''],
+    ['Rejected', c.rejectedAt ? `${c.rejectedAt} by ${c.rejectedBy}: ${c.rejectReason}` : ''],
+    ['Applied', c.appliedAt],
+    ['Error', c.error],
+  ];
+  return `<p><a href="/dashboard/changes">← All changes</a></p>
+    ${message ? `<p class="error" role="alert">${esc(message)}</p>` : ''}
+    <section><h2>${esc(c.summary)}</h2>
+    <table>${facts
+      .filter(([, v]) => v !== '')
+      .map(([k, v]) => `<tr><th>${esc(k)}</th><td${k === 'Status' ? ' id="status"' : ''}>${esc(v)}</td></tr>`)
+      .join('')}</table></section>
+    <section><h2>What changes</h2>
+    <table><thead><tr><th>Field</th><th>Before (when prepared)</th><th>After</th></tr></thead><tbody>${rows
+      .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)
+      .join('')}</tbody></table></section>
+    <section><h2>Exact request</h2>
+    <p><code>${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
+    <pre id="payload">${esc(JSON.stringify(body, null, 2))}</pre>
+    <p class="muted">Digest <code id="digest">${esc(c.digest)}</code>: approval is recorded for exactly this payload.</p>
+    ${decide}</section>`;
+}
+
+/** The principal for a dashboard session's calls. */
+export function sessionPrincipal(s: {
+  workspace_id: string;
+  user_id: string;
+  role: Principal['role'];
+}): Principal {
+  return {
+    workspaceId: s.workspace_id,
+    credentialId: `dashboard:${s.user_id}`,
+    userId: s.user_id,
+    role: s.role,
+    scopes: s.role === 'viewer' ? ['read'] : ['read', 'write'],
+    via: 'dashboard',
+  };
+}
+
+export async function loadChange(deps: GatewayDeps, p: Principal, id: string): Promise<Change | undefined> {
+  if (!UUID.test(id)) return undefined;
+  try {
+    return (await deps.changes.getChange({ changeId: id }, onBehalfOf(p))).change;
+  } catch (err) {
+    if (ConnectError.from(err).code === Code.NotFound) return undefined;
+    throw err;
+  }
+}

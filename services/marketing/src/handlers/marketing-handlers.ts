@@ -1,0 +1,130 @@
+/** MarketingService: proto <-> domain for the workspace's saved marketing items. */
+import { randomUUID } from 'node:crypto';
+import type { MarketingItemSchema, MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { NotFoundError } from '@adsmcp/runtime/errors';
+import { type Principal, principalKey } from '@adsmcp/runtime/principal';
+import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
+import { requireReader, requireWriter } from '../domain/access.ts';
+import {
+  checkArchive,
+  type MarketingItem,
+  nextOffset,
+  planSave,
+  validateArchive,
+  validateItemId,
+  validateList,
+  validateSave,
+} from '../domain/marketing-item.ts';
+import { isUuid } from '../domain/rules.ts';
+import { archiveItem, findItem, insertItem, listItems, lockItem, updateItem } from '../store/item-store.ts';
+
+export interface MarketingHandlerDeps {
+  pool: Pool;
+}
+
+/** The verified caller; the service interceptor has already refused calls without one. */
+function principalOf(ctx: HandlerContext): Principal {
+  const principal = ctx.values.get(principalKey);
+  if (principal === undefined) throw new ConnectError('missing principal', Code.Unauthenticated);
+  if (!isUuid(principal.workspaceId)) {
+    throw new ConnectError('the principal names no valid workspace', Code.Unauthenticated);
+  }
+  return principal;
+}
+
+function toMessage(item: MarketingItem): MessageInitShape<typeof MarketingItemSchema> {
+  return {
+    itemId: item.itemId,
+    kind: item.kind,
+    name: item.name,
+    collection: item.collection,
+    tags: item.tags,
+    // Validated item data is a JSON object; pg parsed it from jsonb.
+    data: item.data as JsonObject,
+    revision: item.revision,
+    archived: item.archivedAt !== null,
+    createdAt: item.createdAt.toISOString(),
+    updatedAt: item.updatedAt.toISOString(),
+    ...(item.archivedAt === null ? {} : { archivedAt: item.archivedAt.toISOString() }),
+  };
+}
+
+/** createMarketingHandlers builds the MarketingService implementation from its dependencies. */
+export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl<typeof MarketingService> {
+  return {
+    async saveMarketingItem(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal);
+      const save = validateSave({
+        ...(req.itemId === undefined ? {} : { itemId: req.itemId }),
+        ...(req.expectedRevision === undefined ? {} : { expectedRevision: req.expectedRevision }),
+        kind: req.kind,
+        name: req.name,
+        ...(req.collection === undefined ? {} : { collection: req.collection }),
+        tags: req.tags,
+        data: req.data,
+      });
+      const workspaceId = principal.workspaceId;
+      return inTransaction(deps.pool, async (tx) => {
+        const itemId = save.itemId ?? randomUUID();
+        const current = save.itemId === undefined ? undefined : await lockItem(tx, workspaceId, itemId);
+        const fields = { workspaceId, itemId, name: save.name, collection: save.collection, tags: save.tags };
+        if (planSave(save, current) === 'create') {
+          const created = await insertItem(tx, { ...fields, kind: save.kind, data: save.data });
+          if (created !== undefined) return { item: toMessage(created), created: true };
+          // Another save created this id since we looked: this save is now an update of it.
+          planSave(save, await findItem(tx, workspaceId, itemId));
+          throw new Error(`marketing item ${itemId} appeared but planSave allowed no create`);
+        }
+        const revision = current?.revision ?? 0;
+        const updated = await updateItem(tx, { ...fields, data: save.data, revision });
+        if (updated === undefined) throw new Error(`marketing item ${itemId} changed while locked`);
+        return { item: toMessage(updated), created: false };
+      });
+    },
+
+    async getMarketingItem(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal);
+      const itemId = validateItemId(req.itemId);
+      const item = await findItem(deps.pool, principal.workspaceId, itemId);
+      if (item === undefined) throw new NotFoundError(`marketing item ${itemId} does not exist`);
+      return { item: toMessage(item) };
+    },
+
+    async listMarketingItems(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal);
+      const query = validateList({
+        ...(req.kind === undefined ? {} : { kind: req.kind }),
+        ...(req.query === undefined ? {} : { query: req.query }),
+        ...(req.collection === undefined ? {} : { collection: req.collection }),
+        ...(req.tag === undefined ? {} : { tag: req.tag }),
+        ...(req.offset === undefined ? {} : { offset: req.offset }),
+        ...(req.limit === undefined ? {} : { limit: req.limit }),
+      });
+      const { items, total } = await listItems(deps.pool, principal.workspaceId, query);
+      const next = nextOffset(query.offset, items.length, total);
+      return {
+        items: items.map(toMessage),
+        total,
+        ...(next === undefined ? {} : { nextOffset: next }),
+      };
+    },
+
+    async archiveMarketingItem(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal);
+      const archive = validateArchive({ itemId: req.itemId, expectedRevision: req.expectedRevision });
+      const workspaceId = principal.workspaceId;
+      return inTransaction(deps.pool, async (tx) => {
+        checkArchive(archive, await lockItem(tx, workspaceId, archive.itemId));
+        const archived = await archiveItem(tx, workspaceId, archive.itemId, archive.expectedRevision);
+        if (archived === undefined) throw new Error(`marketing item ${archive.itemId} changed while locked`);
+        return { item: toMessage(archived) };
+      });
+    },
+  };
+}

@@ -1,0 +1,175 @@
+/** The marketing_items table. Every query names the workspace, so one never reaches another's items. */
+import type { Queryable } from '@adsmcp/runtime/db';
+import type { ItemData, Kind } from '../domain/item-data.ts';
+import type { ListQuery, MarketingItem } from '../domain/marketing-item.ts';
+
+interface ItemRow {
+  workspace_id: string;
+  item_id: string;
+  kind: Kind;
+  name: string;
+  collection: string;
+  tags: string[];
+  data: ItemData;
+  revision: number;
+  archived_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS =
+  'workspace_id, item_id, kind, name, collection, tags, data, revision, archived_at, created_at, updated_at';
+
+const toItem = (r: ItemRow): MarketingItem => ({
+  workspaceId: r.workspace_id,
+  itemId: r.item_id,
+  kind: r.kind,
+  name: r.name,
+  collection: r.collection,
+  tags: r.tags,
+  data: r.data,
+  revision: r.revision,
+  archivedAt: r.archived_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const first = (rows: ItemRow[]): MarketingItem | undefined => {
+  const row = rows[0];
+  return row === undefined ? undefined : toItem(row);
+};
+
+/** findItem returns the workspace's item `itemId`, archived or not, or undefined. */
+export async function findItem(
+  db: Queryable,
+  workspaceId: string,
+  itemId: string,
+): Promise<MarketingItem | undefined> {
+  const { rows } = await db.query<ItemRow>(
+    `SELECT ${COLUMNS} FROM marketing_items WHERE workspace_id = $1 AND item_id = $2`,
+    [workspaceId, itemId],
+  );
+  return first(rows);
+}
+
+/** lockItem is findItem that also locks the row until the transaction ends (run it in one). */
+export async function lockItem(
+  db: Queryable,
+  workspaceId: string,
+  itemId: string,
+): Promise<MarketingItem | undefined> {
+  const { rows } = await db.query<ItemRow>(
+    `SELECT ${COLUMNS} FROM marketing_items WHERE workspace_id = $1 AND item_id = $2 FOR UPDATE`,
+    [workspaceId, itemId],
+  );
+  return first(rows);
+}
+
+export interface NewItem {
+  workspaceId: string;
+  itemId: string;
+  kind: Kind;
+  name: string;
+  collection: string;
+  tags: string[];
+  data: ItemData;
+}
+
+/**
+ * insertItem stores a new item at revision 1; it returns undefined when the workspace already
+ * has an item with that id.
+ */
+export async function insertItem(db: Queryable, item: NewItem): Promise<MarketingItem | undefined> {
+  const { rows } = await db.query<ItemRow>(
+    `INSERT INTO marketing_items (workspace_id, item_id, kind, name, collection, tags, data, revision)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 1)
+     ON CONFLICT (workspace_id, item_id) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [item.workspaceId, item.itemId, item.kind, item.name, item.collection, item.tags, item.data],
+  );
+  return first(rows);
+}
+
+/**
+ * updateItem replaces a live item's name, collection, tags and data when it is still at
+ * `revision`, and moves it to the next revision; it returns undefined when it was not.
+ */
+export async function updateItem(
+  db: Queryable,
+  item: Omit<NewItem, 'kind'> & { revision: number },
+): Promise<MarketingItem | undefined> {
+  const { rows } = await db.query<ItemRow>(
+    `UPDATE marketing_items
+        SET name = $3, collection = $4, tags = $5, data = $6, revision = revision + 1, updated_at = now()
+      WHERE workspace_id = $1 AND item_id = $2 AND revision = $7 AND archived_at IS NULL
+      RETURNING ${COLUMNS}`,
+    [item.workspaceId, item.itemId, item.name, item.collection, item.tags, item.data, item.revision],
+  );
+  return first(rows);
+}
+
+/**
+ * archiveItem archives a live item that is still at `revision`, moving it to the next revision;
+ * it returns undefined when it was not.
+ */
+export async function archiveItem(
+  db: Queryable,
+  workspaceId: string,
+  itemId: string,
+  revision: number,
+): Promise<MarketingItem | undefined> {
+  const { rows } = await db.query<ItemRow>(
+    `UPDATE marketing_items
+        SET archived_at = now(), revision = revision + 1, updated_at = now()
+      WHERE workspace_id = $1 AND item_id = $2 AND revision = $3 AND archived_at IS NULL
+      RETURNING ${COLUMNS}`,
+    [workspaceId, itemId, revision],
+  );
+  return first(rows);
+}
+
+/** The characters LIKE treats specially, escaped so a query matches them literally. */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * listItems returns one page of the workspace's live items that match every filter given, most
+ * recently updated first, and how many match in all.
+ */
+export async function listItems(
+  db: Queryable,
+  workspaceId: string,
+  q: ListQuery,
+): Promise<{ items: MarketingItem[]; total: number }> {
+  // One statement, one snapshot: the count and the page always agree. The count row is joined
+  // with the page, so the total is there even when the page is past the end.
+  const { rows } = await db.query<Partial<ItemRow> & { total: number }>(
+    `WITH matched AS (
+       SELECT * FROM marketing_items
+        WHERE workspace_id = $1
+          AND archived_at IS NULL
+          AND ($2::text IS NULL OR kind = $2)
+          AND ($3::text IS NULL OR search_text ILIKE '%' || $3 || '%')
+          AND ($4::text IS NULL OR collection = $4)
+          AND ($5::text IS NULL OR tags @> ARRAY[$5::text])
+     )
+     SELECT counted.total, page.*
+       FROM (SELECT count(*) AS total FROM matched) AS counted
+       LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM matched ORDER BY updated_at DESC, item_id DESC LIMIT $6 OFFSET $7
+       ) AS page ON true`,
+    [
+      workspaceId,
+      q.kind ?? null,
+      q.query === undefined ? null : likeLiteral(q.query),
+      q.collection ?? null,
+      q.tag ?? null,
+      q.limit,
+      q.offset,
+    ],
+  );
+  const total = rows[0]?.total ?? 0;
+  const items = rows.filter((r): r is ItemRow & { total: number } => r.item_id != null).map(toItem);
+  return { items, total };
+}

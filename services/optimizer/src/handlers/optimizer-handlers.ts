@@ -1,0 +1,194 @@
+/** OptimizerService: proto <-> domain for the workspace's optimizers. */
+import { randomUUID } from 'node:crypto';
+import type {
+  OptimizerConfig as ConfigMessage,
+  OptimizerConfigSchema,
+  OptimizerSchema,
+  OptimizerService,
+} from '@adsmcp/proto/optimizer/v1/optimizer_pb';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { NotFoundError, StaleRevisionError } from '@adsmcp/runtime/errors';
+import { type Principal, principalKey } from '@adsmcp/runtime/principal';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
+import { requireReader, requireWriter } from '../domain/access.ts';
+import {
+  isUuid,
+  newOptimizer,
+  nextOffsetOf,
+  type Optimizer,
+  type OptimizerConfig,
+  pageOf,
+  pausedOptimizer,
+  requireUuid,
+  statusOf,
+  type UncheckedConfig,
+  updatedOptimizer,
+  validateSave,
+} from '../domain/optimizer.ts';
+import {
+  countOptimizers,
+  getOptimizer,
+  insertOptimizer,
+  listOptimizers,
+  lockOptimizer,
+  updateOptimizer,
+} from '../store/optimizer-store.ts';
+
+export interface OptimizerHandlerDeps {
+  pool: Pool;
+  /** The time; a test hands in a fake one. */
+  clock: () => Date;
+}
+
+/** The verified caller; the service interceptor has already refused calls without a token. */
+function principalOf(ctx: HandlerContext): Principal {
+  const principal = ctx.values.get(principalKey);
+  if (principal === undefined) throw new ConnectError('missing principal', Code.Unauthenticated);
+  if (!isUuid(principal.workspaceId)) {
+    throw new ConnectError('the principal names no valid workspace', Code.Unauthenticated);
+  }
+  return principal;
+}
+
+const notFound = (optimizerId: string) =>
+  new NotFoundError(
+    `no optimizer ${optimizerId} in this workspace; ads_list_optimizers lists the optimizers you can use`,
+  );
+
+function fromConfigMessage(c: ConfigMessage): UncheckedConfig {
+  return {
+    campaignIds: [...c.campaignIds],
+    goal: c.goal,
+    ...(c.conversionGoalId !== undefined && { conversionGoalId: c.conversionGoalId }),
+    ...(c.target !== undefined && { target: c.target }),
+    cadenceHours: c.cadenceHours,
+    windowHours: c.windowHours,
+    reportingDelayHours: c.reportingDelayHours,
+    minImpressions: c.minImpressions,
+    minClicks: c.minClicks,
+    minConversions: c.minConversions,
+    maxAdsPerCampaign: c.maxAdsPerCampaign,
+    reviewHours: c.reviewHours,
+    publishHours: c.publishHours,
+    ...(c.brandInstructions !== undefined && { brandInstructions: c.brandInstructions }),
+    allowedDomains: [...c.allowedDomains],
+  };
+}
+
+function toConfigMessage(c: OptimizerConfig): MessageInitShape<typeof OptimizerConfigSchema> {
+  return {
+    campaignIds: c.campaignIds,
+    goal: c.goal,
+    conversionGoalId: c.conversionGoalId,
+    target: c.target,
+    cadenceHours: c.cadenceHours,
+    windowHours: c.windowHours,
+    reportingDelayHours: c.reportingDelayHours,
+    minImpressions: c.minImpressions,
+    minClicks: c.minClicks,
+    minConversions: c.minConversions,
+    maxAdsPerCampaign: c.maxAdsPerCampaign,
+    reviewHours: c.reviewHours,
+    publishHours: c.publishHours,
+    brandInstructions: c.brandInstructions,
+    allowedDomains: c.allowedDomains,
+  };
+}
+
+function toOptimizerMessage(o: Optimizer): MessageInitShape<typeof OptimizerSchema> {
+  return {
+    optimizerId: o.optimizerId,
+    accountId: o.accountId,
+    name: o.name,
+    config: toConfigMessage(o.config),
+    enabled: o.enabled,
+    status: statusOf(o),
+    revision: o.revision,
+    createdAt: o.createdAt.toISOString(),
+    updatedAt: o.updatedAt.toISOString(),
+    pausedAt: o.pausedAt?.toISOString(),
+    nextReviewAt: o.nextReviewAt?.toISOString(),
+  };
+}
+
+/** createOptimizerHandlers builds the OptimizerService implementation from its dependencies. */
+export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl<typeof OptimizerService> {
+  return {
+    async saveOptimizer(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal, 'saving an optimizer');
+      const save = validateSave({
+        accountId: req.accountId,
+        name: req.name,
+        config: req.config === undefined ? undefined : fromConfigMessage(req.config),
+        enabled: req.enabled,
+        optimizerId: req.optimizerId,
+        expectedRevision: req.expectedRevision,
+      });
+      const workspaceId = principal.workspaceId;
+      const now = deps.clock();
+      const { update } = save;
+      if (update === undefined) {
+        const created = await insertOptimizer(
+          deps.pool,
+          newOptimizer(save, { optimizerId: randomUUID(), workspaceId }, now),
+        );
+        return { optimizer: toOptimizerMessage(created), created: true };
+      }
+      const saved = await inTransaction(deps.pool, async (tx) => {
+        const current = await lockOptimizer(tx, workspaceId, update.optimizerId);
+        if (current === undefined) throw notFound(update.optimizerId);
+        const next = updatedOptimizer(current, save, now);
+        const written = await updateOptimizer(tx, next, current.revision);
+        // The row is locked, so its revision cannot have moved since it was read.
+        if (written === undefined) throw new StaleRevisionError(current.revision, 'optimizer');
+        return written;
+      });
+      return { optimizer: toOptimizerMessage(saved), created: false };
+    },
+
+    async getOptimizer(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal, 'reading an optimizer');
+      requireUuid('optimizer_id', req.optimizerId);
+      const found = await getOptimizer(deps.pool, principal.workspaceId, req.optimizerId);
+      if (found === undefined) throw notFound(req.optimizerId);
+      return { optimizer: toOptimizerMessage(found) };
+    },
+
+    async listOptimizers(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal, 'listing optimizers');
+      if (req.accountId !== undefined) requireUuid('account_id', req.accountId);
+      const page = pageOf(req.limit, req.offset);
+      const workspaceId = principal.workspaceId;
+      const [optimizers, total] = await Promise.all([
+        listOptimizers(deps.pool, { workspaceId, accountId: req.accountId, ...page }),
+        countOptimizers(deps.pool, workspaceId, req.accountId),
+      ]);
+      return {
+        optimizers: optimizers.map(toOptimizerMessage),
+        total,
+        nextOffset: nextOffsetOf(page, optimizers.length, total),
+      };
+    },
+
+    async pauseOptimizer(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal, 'pausing an optimizer');
+      requireUuid('optimizer_id', req.optimizerId);
+      const now = deps.clock();
+      const result = await inTransaction(deps.pool, async (tx) => {
+        const current = await lockOptimizer(tx, principal.workspaceId, req.optimizerId);
+        if (current === undefined) throw notFound(req.optimizerId);
+        const paused = pausedOptimizer(current, now);
+        if (paused === undefined) return current;
+        const written = await updateOptimizer(tx, paused, current.revision);
+        if (written === undefined) throw new Error('a locked optimizer row changed its revision');
+        return written;
+      });
+      return { optimizer: toOptimizerMessage(result) };
+    },
+  };
+}

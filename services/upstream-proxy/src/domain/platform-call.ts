@@ -1,0 +1,171 @@
+/**
+ * A call to the ad platform as a caller asks for it, and the rules it must meet before it is
+ * sent: only GET and POST, only a path beneath the platform's API (never a URL, never a way out
+ * of it), and a mutation only with an idempotency key, so a retry can never apply it twice.
+ */
+import { InvalidArgumentError } from '@adsmcp/runtime/errors';
+
+export type CallMethod = 'GET' | 'POST';
+
+export interface QueryPair {
+  name: string;
+  value: string;
+}
+
+/** A call that met every rule. */
+export interface PlatformCall {
+  method: CallMethod;
+  /** Starts with one slash; percent-encoded; no query, fragment or dot segments. */
+  path: string;
+  query: readonly QueryPair[];
+  /** The JSON object text of a POST; undefined for a GET. */
+  body: string | undefined;
+  /** Present exactly for a POST. */
+  idempotencyKey: string | undefined;
+}
+
+export interface CallInput {
+  method: string;
+  path: string;
+  query: readonly QueryPair[];
+  bodyJson: string;
+  idempotencyKey: string;
+}
+
+export const MAX_PATH_CHARS = 2048;
+export const MAX_IDEMPOTENCY_KEY_CHARS = 255;
+export const MAX_QUERY_PARAMS = 100;
+export const MAX_QUERY_NAME_CHARS = 256;
+export const MAX_QUERY_VALUE_CHARS = 2048;
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Visible ASCII: what may travel in a request line or header unencoded. */
+const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
+const PERCENT = /%(?![0-9A-Fa-f]{2})/;
+
+function quoted(text: string): string {
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
+}
+
+function checkPath(path: string): void {
+  if (path.length > MAX_PATH_CHARS) {
+    throw new InvalidArgumentError(`path must be at most ${MAX_PATH_CHARS} characters (got ${path.length})`);
+  }
+  if (!path.startsWith('/')) {
+    throw new InvalidArgumentError(
+      `path must start with "/": a path on the platform such as /ads/123, never a URL (got ${quoted(path)})`,
+    );
+  }
+  if (path.startsWith('//')) {
+    throw new InvalidArgumentError(
+      `path must not name a host: it may not start with "//" (got ${quoted(path)})`,
+    );
+  }
+  if (path.includes('?') || path.includes('#')) {
+    throw new InvalidArgumentError(
+      `path must not contain "?" or "#": pass query parameters in query (got ${quoted(path)})`,
+    );
+  }
+  if (!VISIBLE_ASCII.test(path) || path.includes('\\')) {
+    throw new InvalidArgumentError(
+      'path must be visible ASCII without "\\"; percent-encode anything else (as encodeURIComponent does)',
+    );
+  }
+  if (PERCENT.test(path)) {
+    throw new InvalidArgumentError(`path has a "%" that is not a percent-encoding (got ${quoted(path)})`);
+  }
+  for (const segment of path.slice(1).split('/')) {
+    // Decoded, because a URL parser takes %2e%2e for ".." and %2F for another segment.
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      throw new InvalidArgumentError(`path has a malformed percent-encoding (got ${quoted(path)})`);
+    }
+    if (decoded === '..' || decoded === '.') {
+      throw new InvalidArgumentError(`path must not contain ".." or "." segments (got ${quoted(path)})`);
+    }
+    if (decoded.includes('/') || decoded.includes('\\')) {
+      throw new InvalidArgumentError(
+        `path must not contain an encoded "/" or "\\" (%2F, %5C) (got ${quoted(path)})`,
+      );
+    }
+  }
+}
+
+function checkQuery(query: readonly QueryPair[]): void {
+  if (query.length > MAX_QUERY_PARAMS) {
+    throw new InvalidArgumentError(
+      `query must have at most ${MAX_QUERY_PARAMS} parameters (got ${query.length})`,
+    );
+  }
+  for (const [i, { name, value }] of query.entries()) {
+    if (name.length < 1 || name.length > MAX_QUERY_NAME_CHARS) {
+      throw new InvalidArgumentError(`query[${i}].name must be 1 to ${MAX_QUERY_NAME_CHARS} characters`);
+    }
+    if (value.length > MAX_QUERY_VALUE_CHARS) {
+      throw new InvalidArgumentError(`query[${i}].value must be at most ${MAX_QUERY_VALUE_CHARS} characters`);
+    }
+  }
+}
+
+function checkBody(method: CallMethod, bodyJson: string): string | undefined {
+  if (method === 'GET') {
+    if (bodyJson !== '') throw new InvalidArgumentError('body_json must be empty for GET');
+    return undefined;
+  }
+  if (Buffer.byteLength(bodyJson, 'utf8') > MAX_BODY_BYTES) {
+    throw new InvalidArgumentError(`body_json must be at most ${MAX_BODY_BYTES} bytes`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bodyJson);
+  } catch {
+    throw new InvalidArgumentError(
+      'body_json must be the text of a JSON object for POST ({} for none); it is not JSON',
+    );
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new InvalidArgumentError(
+      `body_json must be the text of a JSON object for POST ({} for none) (got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed})`,
+    );
+  }
+  return bodyJson;
+}
+
+function checkIdempotencyKey(method: CallMethod, key: string): string | undefined {
+  if (method === 'GET') {
+    if (key !== '')
+      throw new InvalidArgumentError('idempotency_key is only for POST; leave it empty for GET');
+    return undefined;
+  }
+  if (key === '') {
+    throw new InvalidArgumentError(
+      'idempotency_key is required for POST: with it the platform replays a repeated call instead of applying it twice',
+    );
+  }
+  if (key.length > MAX_IDEMPOTENCY_KEY_CHARS) {
+    throw new InvalidArgumentError(
+      `idempotency_key must be at most ${MAX_IDEMPOTENCY_KEY_CHARS} characters (got ${key.length})`,
+    );
+  }
+  if (!VISIBLE_ASCII.test(key)) {
+    throw new InvalidArgumentError(
+      'idempotency_key must be visible ASCII characters: it travels in a header',
+    );
+  }
+  return key;
+}
+
+/** validateCall checks a requested call; it throws an InvalidArgumentError naming the first rule it breaks. */
+export function validateCall(input: CallInput): PlatformCall {
+  const { method } = input;
+  if (method !== 'GET' && method !== 'POST') {
+    throw new InvalidArgumentError(`method must be GET or POST (got ${quoted(method)})`);
+  }
+  checkPath(input.path);
+  checkQuery(input.query);
+  const body = checkBody(method, input.bodyJson);
+  const idempotencyKey = checkIdempotencyKey(method, input.idempotencyKey);
+  return { method, path: input.path, query: input.query, body, idempotencyKey };
+}

@@ -1,0 +1,394 @@
+/**
+ * Prepare -> approve -> apply, end to end: an agent prepares through the MCP clients, a person
+ * approves in a real browser, the change is applied once, and the sandbox's ledger of applied
+ * mutations is the witness that nothing reached the account early or twice.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { launchBrowser } from '@adsmcp/testkit/browser';
+import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { type SeedResult, type Stack, startStack } from '@adsmcp/testkit/stack';
+import pg from 'pg';
+import type { Browser } from 'playwright-core';
+
+let db: TestDatabase;
+let dataDir: string;
+let stack: Stack;
+let seed: SeedResult;
+let agent: McpTestClient;
+let browser: Browser;
+let account: SeedResult['accounts'][number];
+let ads: { id: string; name: string; status: string; revision: number }[];
+
+interface ChangeView {
+  change_id: string;
+  status: string;
+  digest: string;
+  summary: string;
+  operation: { method: string; path: string; body: unknown };
+  error?: string;
+  review_url: string;
+}
+
+async function call(name: string, args: Record<string, unknown>, client = agent) {
+  const res = await client.callTool(name, args);
+  return { isError: res.isError === true, data: res.structuredContent as Record<string, unknown> };
+}
+
+async function ok<T>(name: string, args: Record<string, unknown>, client = agent): Promise<T> {
+  const res = await call(name, args, client);
+  assert.equal(res.isError, false, `${name} failed: ${JSON.stringify(res.data)}`);
+  return res.data as T;
+}
+
+async function refused(
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ code: string; message: string }> {
+  const res = await call(name, args);
+  assert.equal(res.isError, true, `${name} was expected to fail: ${JSON.stringify(res.data)}`);
+  return (res.data as { error: { code: string; message: string } }).error;
+}
+
+/** The sandbox's record of mutations applied to the account at `path`. */
+async function ledger(
+  path: string,
+): Promise<{ method: string; path: string; idempotency_key: string | null; request_body: unknown }[]> {
+  const res = await fetch(
+    `${stack.urls['ads-sandbox']}/_sandbox/ledger?account_id=${encodeURIComponent(account.upstream_account_id)}`,
+    { headers: { authorization: `Bearer ${stack.secrets.sandboxAdminToken}` } },
+  );
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { entries?: unknown[]; data?: unknown[] } | unknown[];
+  const rows = (Array.isArray(body) ? body : (body.entries ?? body.data ?? [])) as {
+    method: string;
+    path: string;
+    idempotency_key: string | null;
+    request_body: unknown;
+  }[];
+  return rows.filter((r) => r.path === path);
+}
+
+/** Signs in to the dashboard in a real browser and decides a change there. */
+async function decideInBrowser(
+  changeId: string,
+  decision: 'approve' | 'reject',
+  reason = '',
+): Promise<string> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${changeId}`);
+    assert.match(page.url(), /\/dashboard\/login$/);
+    await page.fill('#email', seed.dashboardUser);
+    await page.fill('#password', seed.dashboardPassword as string);
+    await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${changeId}`);
+    const shownDigest = (await page.textContent('#digest'))?.trim();
+    const payload = JSON.parse((await page.textContent('#payload')) ?? 'null') as unknown;
+    if (decision === 'approve') {
+      await Promise.all([
+        page.waitForURL(new RegExp(`/dashboard/changes/${changeId}$`)),
+        page.click('#approve'),
+      ]);
+    } else {
+      await page.fill('#reason', reason);
+      await Promise.all([
+        page.waitForURL(new RegExp(`/dashboard/changes/${changeId}$`)),
+        page.click('#reject'),
+      ]);
+    }
+    const status = (await page.textContent('#status'))?.trim() ?? '';
+    assert.ok(shownDigest && payload, 'the review page shows the digest and the payload');
+    return `${status}|${shownDigest}|${JSON.stringify(payload)}`;
+  } finally {
+    await context.close();
+  }
+}
+
+async function waitForStatus(changeId: string, want: string[], timeoutMs = 30_000): Promise<ChangeView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const c = await ok<ChangeView>('ads_get_change', { change_id: changeId });
+    if (want.includes(c.status) || Date.now() > deadline) return c;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+before(async () => {
+  db = await testDatabase();
+  dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-e2e-changes-'));
+  // A short lease so that a worker killed mid-apply is replaced within seconds.
+  stack = await startStack({
+    databaseUrl: db.url,
+    dataDir,
+    env: { APPLY_LEASE_MS: '3000', MCP_RATE_BURST: '500' },
+  });
+  seed = await stack.seedDemo();
+  account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
+  agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
+  browser = await launchBrowser();
+  const list = await ok<{ ads: typeof ads }>('ads_list_ads', { account_id: account.account_id, limit: 20 });
+  ads = list.ads.filter((a) => a.status !== 'archived');
+  assert.ok(ads.length >= 6, 'the seeded account has ads to change');
+});
+
+after(async () => {
+  await agent?.close();
+  await browser?.close();
+  await stack?.stop();
+  await db?.drop();
+  await stopTestServer();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('prepare, approve in the browser, apply once', () => {
+  test('the whole path, with the ledger as witness', async () => {
+    const ad = ads[0] as (typeof ads)[number];
+    const path = `/ads/${ad.id}`;
+    const body = { name: 'Spring sale — reviewed copy', status: 'paused' };
+    const prepared = await ok<ChangeView>('ads_update_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+      body,
+    });
+    assert.equal(prepared.status, 'prepared');
+    assert.deepEqual(prepared.operation, { method: 'POST', path, body });
+    assert.match(prepared.summary, /name .* → "Spring sale — reviewed copy"/);
+    assert.match(prepared.digest, /^[0-9a-f]{64}$/);
+    assert.deepEqual(await ledger(path), [], 'preparing changed nothing upstream');
+
+    const early = await refused('ads_apply_change', { change_id: prepared.change_id });
+    assert.equal(early.code, 'failed_precondition');
+    assert.match(early.message, /not approved yet/);
+    assert.deepEqual(await ledger(path), []);
+
+    const seen = await decideInBrowser(prepared.change_id, 'approve');
+    assert.equal(seen, `approved|${prepared.digest}|${JSON.stringify(body)}`);
+
+    const applied = await ok<ChangeView>('ads_apply_change', {
+      change_id: prepared.change_id,
+      digest: prepared.digest,
+    });
+    const final =
+      applied.status === 'applied' ? applied : await waitForStatus(prepared.change_id, ['applied', 'failed']);
+    assert.equal(final.status, 'applied', JSON.stringify(final));
+    const rows = await ledger(path);
+    assert.equal(rows.length, 1, 'applied exactly once');
+    assert.equal(rows[0]?.idempotency_key, `change-${prepared.change_id}`);
+    assert.deepEqual(rows[0]?.request_body, body, 'the reviewed payload is the applied payload');
+    const live = await ok<{ ad: { name: string; status: string } }>('ads_get_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+    });
+    assert.equal(live.ad.name, body.name);
+    assert.equal(live.ad.status, 'paused');
+
+    const twice = await refused('ads_apply_change', { change_id: prepared.change_id });
+    assert.match(twice.message, /already applied/);
+    assert.equal((await ledger(path)).length, 1, 'applying twice never doubles the effect');
+  });
+
+  test('a change rejected in the browser is never applied', async () => {
+    const ad = ads[1] as (typeof ads)[number];
+    const prepared = await ok<ChangeView>('ads_archive_ad', { account_id: account.account_id, ad_id: ad.id });
+    assert.deepEqual(prepared.operation, { method: 'POST', path: `/ads/${ad.id}/archive`, body: {} });
+    const seen = await decideInBrowser(prepared.change_id, 'reject', 'wrong ad');
+    assert.ok(seen.startsWith('rejected|'));
+    const err = await refused('ads_apply_change', { change_id: prepared.change_id });
+    assert.match(err.message, /rejected/);
+    assert.deepEqual(await ledger(`/ads/${ad.id}/archive`), []);
+    const got = await ok<{ status: string; reject_reason: string }>('ads_get_change', {
+      change_id: prepared.change_id,
+    });
+    assert.equal(got.status, 'rejected');
+    assert.equal(got.reject_reason, 'wrong ad');
+  });
+
+  test('a plan made stale by another applied change is refused at apply time', async () => {
+    const ad = ads[2] as (typeof ads)[number];
+    const first = await ok<ChangeView>('ads_update_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+      body: { name: 'First edit' },
+    });
+    const second = await ok<ChangeView>('ads_update_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+      body: { name: 'Second edit' },
+    });
+    for (const c of [first, second])
+      await stack.admin(['approve', c.change_id, '--workspace', seed.workspaceId]);
+    await ok('ads_apply_change', { change_id: first.change_id });
+    assert.equal((await waitForStatus(first.change_id, ['applied', 'failed'])).status, 'applied');
+    await ok('ads_apply_change', { change_id: second.change_id });
+    const stale = await waitForStatus(second.change_id, ['applied', 'failed']);
+    assert.equal(stale.status, 'failed');
+    assert.match(stale.error ?? '', /changed since this change was prepared/);
+    assert.equal((await ledger(`/ads/${ad.id}`)).length, 1, 'only the first edit reached the account');
+  });
+
+  test('the operator command approves as a person; invalid prepare arguments are tool errors naming the field', async () => {
+    const ad = ads[3] as (typeof ads)[number];
+    const bad = [
+      [{ account_id: account.account_id, ad_id: ad.id, body: {} }, /`body` must change at least one field/],
+      [
+        { account_id: account.account_id, ad_id: ad.id, body: { name: 'ab' } },
+        /`body.name` must be 3 to 1000 characters/,
+      ],
+      [
+        { account_id: account.account_id, ad_id: ad.id, body: { status: 'deleted' } },
+        /`body.status` must be one of active, paused, archived/,
+      ],
+      [
+        { account_id: account.account_id, ad_id: ad.id, body: { bid: 1 } },
+        /unknown property of `body` `bid`/,
+      ],
+      [
+        { account_id: account.account_id, ad_id: 'no such ad', body: { name: 'abc' } },
+        /`ad_id` must be an id/,
+      ],
+      [
+        { account_id: account.account_id, ad_id: 'ad_0000000000000000', body: { name: 'abc' } },
+        /no ad ad_0000000000000000/,
+      ],
+      [
+        { account_id: '00000000-0000-4000-8000-000000000000', ad_id: ad.id, body: { name: 'abc' } },
+        /no ad account/,
+      ],
+    ] as const;
+    for (const [args, message] of bad) {
+      const err = await refused('ads_update_ad', args);
+      assert.match(err.message, message);
+    }
+    const prepared = await ok<ChangeView>('ads_update_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+      body: { status: 'paused' },
+    });
+    const out = JSON.parse(
+      await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId]),
+    ) as { status: string; digest: string };
+    assert.equal(out.status, 'approved');
+    assert.equal(out.digest, prepared.digest);
+    const listed = await ok<{ changes: { change_id: string; status: string }[] }>('ads_list_changes', {
+      status: 'approved',
+    });
+    assert.ok(listed.changes.some((c) => c.change_id === prepared.change_id));
+  });
+
+  test("another workspace's token never sees or applies this workspace's changes", async () => {
+    const other = JSON.parse(
+      await stack.admin([
+        'create-workspace',
+        '--name',
+        'Elsewhere',
+        '--admin-email',
+        'a@elsewhere.example',
+        '--admin-password',
+        'elsewhere-pass-1',
+      ]),
+    ) as { workspace_id: string };
+    const token = (
+      JSON.parse(await stack.admin(['create-token', '--workspace', other.workspace_id])) as { token: string }
+    ).token;
+    const stranger = await connectClient('v1', stack.mcpUrl, token);
+    try {
+      const mine = await ok<{ changes: { change_id: string }[] }>('ads_list_changes', {});
+      const id = mine.changes[0]?.change_id as string;
+      for (const name of ['ads_get_change', 'ads_apply_change']) {
+        const res = await call(name, { change_id: id }, stranger);
+        assert.equal(res.isError, true);
+        assert.equal((res.data as { error: { code: string } }).error.code, 'not_found');
+      }
+      const list = await ok<{ total: number }>('ads_list_changes', {}, stranger);
+      assert.equal(list.total, 0);
+      const ad = ads[4] as (typeof ads)[number];
+      const res = await call(
+        'ads_update_ad',
+        { account_id: account.account_id, ad_id: ad.id, body: { name: 'hijack' } },
+        stranger,
+      );
+      assert.equal(res.isError, true);
+    } finally {
+      await stranger.close();
+    }
+  });
+});
+
+describe('a worker killed mid-apply', () => {
+  test('the change is applied exactly once, by the worker that replaces it', async () => {
+    const ad = ads[5] as (typeof ads)[number];
+    const path = `/ads/${ad.id}`;
+    const prepared = await ok<ChangeView>('ads_update_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+      body: { name: 'Survives a crash' },
+    });
+    await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId]);
+    // The platform takes two seconds to answer this ad's update: long enough to kill the worker while it waits.
+    const fault = await fetch(`${stack.urls['ads-sandbox']}/_sandbox/faults`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${stack.secrets.sandboxAdminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        account_id: account.upstream_account_id,
+        method: 'POST',
+        path_prefix: path,
+        kind: 'delay',
+        delay_ms: 2000,
+        count: 1,
+      }),
+    });
+    assert.ok(fault.ok, `fault not accepted: ${fault.status}`);
+
+    const applying = call('ads_apply_change', { change_id: prepared.change_id });
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline) {
+        const { rows } = await c.query('SELECT sent_at FROM changes.changes WHERE change_id = $1', [
+          prepared.change_id,
+        ]);
+        if (rows[0]?.sent_at) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      await c.end();
+    }
+    await stack.kill('changes', 'SIGKILL');
+    const during = await applying;
+    // The call in flight fails cleanly (the service it needed vanished) or reports the change as applying.
+    if (during.isError) {
+      await new Promise((r) => setTimeout(r, 500));
+      const failure = (during.data as { error: { code: string } }).error.code;
+      assert.equal(
+        failure,
+        'unavailable',
+        `${JSON.stringify(during.data)}\n${stack
+          .recentOutput('gateway')
+          .filter((l) => l.includes('tool failed'))
+          .join('\n')}`,
+      );
+    }
+    await stack.restart('changes');
+
+    const final = await waitForStatus(prepared.change_id, ['applied', 'failed']);
+    assert.equal(final.status, 'applied', JSON.stringify(final));
+    const rows = await ledger(path);
+    assert.equal(rows.length, 1, 'exactly one application reached the account');
+    assert.equal(rows[0]?.idempotency_key, `change-${prepared.change_id}`);
+    const live = await ok<{ ad: { name: string } }>('ads_get_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+    });
+    assert.equal(live.ad.name, 'Survives a crash');
+  });
+});
