@@ -8,7 +8,8 @@
  *   ads_get_marketing_item           gateway -> marketing -> Postgres
  *   ads_get_ad                       gateway -> upstream-proxy (budget in Postgres) -> sandbox
  *
- * `npm run bench` runs it. Env: BENCH_SECONDS (default 10 per scenario), BENCH_CONCURRENCY (20).
+ * `npm run bench` runs it. Env: BENCH_SECONDS (default 10 per scenario), BENCH_CONCURRENCY (20),
+ * BENCH_CPU_PROF_DIR (write a CPU profile of each process there).
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -97,6 +98,8 @@ async function main(): Promise<void> {
   const stack = await startStack({
     databaseUrl: db.url,
     dataDir,
+    // BENCH_CPU_PROF_DIR=<dir> writes a CPU profile of every process there.
+    nodeArgs: process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [],
     env: {
       LOG_LEVEL: 'warn',
       MCP_RATE_PER_SECOND: '100000',

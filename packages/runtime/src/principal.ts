@@ -64,15 +64,38 @@ export interface PrincipalSigner {
   sign(principal: Principal, audience: string): Promise<string>;
 }
 
-/** createPrincipalSigner loads a private key (PKCS#8 PEM) that signs as `issuer`. */
+/** Cached tokens are reused while at least this much of their life is left. */
+const REUSE_MARGIN_SECONDS = 20;
+const CACHE_LIMIT = 10_000;
+
+/**
+ * createPrincipalSigner loads a private key (PKCS#8 PEM) that signs as `issuer`. A token is
+ * reused for the same principal and audience while it has more than 20 s left: signing is the
+ * gateway's largest cost per internal call, and the token says the same thing.
+ */
 export async function createPrincipalSigner(
   privateKeyPem: string,
   issuer = GATEWAY_ISSUER,
+  now = () => Date.now(),
 ): Promise<PrincipalSigner> {
   const key = await importPKCS8(privateKeyPem, ALG);
+  const cache = new Map<string, { token: string; exp: number }>();
   return {
-    sign(principal, audience) {
-      return new SignJWT({
+    async sign(principal, audience) {
+      const cacheKey = JSON.stringify([
+        audience,
+        principal.workspaceId,
+        principal.credentialId,
+        principal.userId,
+        principal.role,
+        principal.scopes,
+        principal.via,
+      ]);
+      const nowSeconds = Math.floor(now() / 1000);
+      const hit = cache.get(cacheKey);
+      if (hit !== undefined && hit.exp - nowSeconds > REUSE_MARGIN_SECONDS) return hit.token;
+      const exp = nowSeconds + PRINCIPAL_TTL_SECONDS;
+      const token = await new SignJWT({
         ws: principal.workspaceId,
         role: principal.role,
         scopes: principal.scopes,
@@ -83,9 +106,12 @@ export async function createPrincipalSigner(
         .setIssuer(issuer)
         .setAudience(audience)
         .setSubject(principal.credentialId)
-        .setIssuedAt()
-        .setExpirationTime(`${PRINCIPAL_TTL_SECONDS}s`)
+        .setIssuedAt(nowSeconds)
+        .setExpirationTime(exp)
         .sign(key);
+      if (cache.size >= CACHE_LIMIT) cache.clear();
+      cache.set(cacheKey, { token, exp });
+      return token;
     },
   };
 }
@@ -105,37 +131,58 @@ const SCOPES: readonly string[] = ['read', 'write'];
 export async function createPrincipalVerifier(
   trusted: string | Readonly<Record<string, string>>,
   audience: string,
+  now = () => Date.now(),
 ): Promise<PrincipalVerifier> {
   const pems = typeof trusted === 'string' ? { [GATEWAY_ISSUER]: trusted } : trusted;
   const keys = new Map<string, Awaited<ReturnType<typeof importSPKI>>>();
   for (const [issuer, pem] of Object.entries(pems)) keys.set(issuer, await importSPKI(pem, ALG));
+  // Tokens already verified, by their exact text, until they expire: the signature cannot
+  // change, so only the expiry is checked again.
+  const verified = new Map<string, { principal: Principal; exp: number }>();
   return {
     async verify(token) {
-      const claimed = decodeJwt(token).iss;
-      const key = claimed === undefined ? undefined : keys.get(claimed);
-      if (claimed === undefined || key === undefined)
-        throw new Error('principal token from an untrusted issuer');
-      const { payload } = await jwtVerify(token, key, { issuer: claimed, audience, algorithms: [ALG] });
-      const { ws, role, scopes, uid, sub, via, iss } = payload;
-      if (typeof ws !== 'string' || typeof sub !== 'string')
-        throw new Error('principal token lacks ws or sub');
-      if (typeof role !== 'string' || !ROLES.includes(role))
-        throw new Error('principal token has no valid role');
-      if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string' && SCOPES.includes(s))) {
-        throw new Error('principal token has invalid scopes');
+      const hit = verified.get(token);
+      if (hit !== undefined) {
+        if (hit.exp * 1000 > now()) return hit.principal;
+        verified.delete(token);
       }
-      const channels = CHANNELS_BY_ISSUER[String(iss)] ?? WORKER_CHANNELS;
-      if (typeof via !== 'string' || !channels.includes(via as Channel)) {
-        throw new Error(`principal token from ${String(iss)} may not claim channel ${String(via)}`);
-      }
-      return {
-        workspaceId: ws,
-        credentialId: sub,
-        userId: typeof uid === 'string' ? uid : null,
-        role: role as Role,
-        scopes: scopes as Scope[],
-        via: via as Channel,
-      };
+      const principal = await verifyToken(token);
+      const exp = decodeJwt(token).exp ?? 0;
+      if (verified.size >= CACHE_LIMIT) verified.clear();
+      verified.set(token, { principal, exp });
+      return principal;
     },
   };
+
+  async function verifyToken(token: string): Promise<Principal> {
+    const claimed = decodeJwt(token).iss;
+    const key = claimed === undefined ? undefined : keys.get(claimed);
+    if (claimed === undefined || key === undefined)
+      throw new Error('principal token from an untrusted issuer');
+    const { payload } = await jwtVerify(token, key, {
+      issuer: claimed,
+      audience,
+      algorithms: [ALG],
+      currentDate: new Date(now()),
+    });
+    const { ws, role, scopes, uid, sub, via, iss } = payload;
+    if (typeof ws !== 'string' || typeof sub !== 'string') throw new Error('principal token lacks ws or sub');
+    if (typeof role !== 'string' || !ROLES.includes(role))
+      throw new Error('principal token has no valid role');
+    if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string' && SCOPES.includes(s))) {
+      throw new Error('principal token has invalid scopes');
+    }
+    const channels = CHANNELS_BY_ISSUER[String(iss)] ?? WORKER_CHANNELS;
+    if (typeof via !== 'string' || !channels.includes(via as Channel)) {
+      throw new Error(`principal token from ${String(iss)} may not claim channel ${String(via)}`);
+    }
+    return {
+      workspaceId: ws,
+      credentialId: sub,
+      userId: typeof uid === 'string' ? uid : null,
+      role: role as Role,
+      scopes: scopes as Scope[],
+      via: via as Channel,
+    };
+  }
 }

@@ -52,6 +52,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Each output line of each process. */
   onLine?: (service: ServiceName, line: string) => void;
+  /** Extra Node.js arguments for every process (e.g. --cpu-prof for a benchmark). */
+  nodeArgs?: string[];
 }
 
 export interface Stack {
@@ -113,8 +115,9 @@ function run(
   script: string,
   env: Record<string, string>,
   onLine: StackOptions['onLine'],
+  nodeArgs: string[] = [],
 ): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -186,7 +189,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const urls = {} as Record<ServiceName, string>;
   const start = async (service: ServiceName, env: Record<string, string>) => {
     envs.set(service, env);
-    const r = run(service, `services/${service}/src/main.ts`, { ...base, ...env }, opts.onLine);
+    const r = run(service, `services/${service}/src/main.ts`, { ...base, ...env }, opts.onLine, opts.nodeArgs);
     running.set(service, r);
     const port = await listening(service, r);
     urls[service] = `http://127.0.0.1:${port}`;
