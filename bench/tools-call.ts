@@ -99,7 +99,9 @@ async function main(): Promise<void> {
     databaseUrl: db.url,
     dataDir,
     // BENCH_CPU_PROF_DIR=<dir> writes a CPU profile of every process there.
-    nodeArgs: process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [],
+    nodeArgs: process.env.BENCH_CPU_PROF_DIR
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+      : [],
     env: {
       LOG_LEVEL: 'warn',
       MCP_RATE_PER_SECOND: '100000',

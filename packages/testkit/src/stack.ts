@@ -189,7 +189,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const urls = {} as Record<ServiceName, string>;
   const start = async (service: ServiceName, env: Record<string, string>) => {
     envs.set(service, env);
-    const r = run(service, `services/${service}/src/main.ts`, { ...base, ...env }, opts.onLine, opts.nodeArgs);
+    const r = run(
+      service,
+      `services/${service}/src/main.ts`,
+      { ...base, ...env },
+      opts.onLine,
+      opts.nodeArgs,
+    );
     running.set(service, r);
     const port = await listening(service, r);
     urls[service] = `http://127.0.0.1:${port}`;
