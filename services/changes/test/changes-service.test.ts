@@ -224,12 +224,17 @@ describe('workspaces', () => {
   test("another workspace's change is not found, for reading, deciding or applying", async () => {
     const c = await prepare();
     const stranger = person({ workspaceId: randomUUID() });
-    for (const call of [
-      client.getChange({ changeId: c.changeId }, as(stranger)),
-      client.approveChange({ changeId: c.changeId, digest: c.digest }, as({ ...stranger, via: 'dashboard' })),
-      client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(stranger)),
-    ]) {
-      assert.equal((await code(call))?.code, Code.NotFound);
+    const calls = [
+      () => client.getChange({ changeId: c.changeId }, as(stranger)),
+      () =>
+        client.approveChange(
+          { changeId: c.changeId, digest: c.digest },
+          as({ ...stranger, via: 'dashboard' }),
+        ),
+      () => client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(stranger)),
+    ];
+    for (const call of calls) {
+      assert.equal((await code(call()))?.code, Code.NotFound);
     }
     const { changes, total } = await client.listChanges(
       { status: '', accountId: '', limit: 100, offset: 0 },
