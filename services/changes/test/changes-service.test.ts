@@ -5,25 +5,15 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
-import type { ConnectServer } from '@adsmcp/runtime/connect-server';
-import { openServiceDatabase, type Pool } from '@adsmcp/runtime/db';
-import { createLogger } from '@adsmcp/runtime/log';
-import {
-  createPrincipalSigner,
-  createPrincipalVerifier,
-  generatePrincipalKeys,
-  type Principal,
-} from '@adsmcp/runtime/principal';
-import { callerKey, createServiceClient } from '@adsmcp/runtime/service-client';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
+import type { Pool } from '@adsmcp/runtime/db';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
+import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 
-const logger = createLogger(SERVICE_NAME, 'silent');
-let db: TestDatabase;
+let svc: ServiceUnderTest<typeof ChangesService>;
 let pool: Pool;
-let server: ConnectServer;
 let client: Client<typeof ChangesService>;
 
 const workspace = randomUUID();
@@ -39,7 +29,6 @@ const person = (over: Partial<Principal> = {}): Principal => ({
 });
 const agent = person();
 const reviewer = person({ via: 'dashboard', credentialId: 'dashboard:x' });
-const as = (p: Principal) => ({ contextValues: createContextValues().set(callerKey, p) });
 
 async function code(p: Promise<unknown>): Promise<{ code: Code; message: string } | undefined> {
   try {
@@ -68,34 +57,19 @@ async function prepare(p: Principal = agent) {
 }
 
 before(async () => {
-  db = await testDatabase();
-  pool = await openServiceDatabase({
-    url: db.url,
-    schema: SERVICE_NAME,
-    migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)),
-    logger,
+  svc = await startServiceUnderTest({
+    service: ChangesService,
+    name: SERVICE_NAME,
+    migrations: fileURLToPath(new URL('../migrations', import.meta.url)),
+    prepare: (p) => migrateBus(p, SERVICE_NAME),
+    build: buildServer,
   });
-  await migrateBus(pool, SERVICE_NAME);
-  const keys = await generatePrincipalKeys();
-  server = buildServer({
-    pool,
-    verifier: await createPrincipalVerifier(keys.publicKeyPem, SERVICE_NAME),
-    logger,
-  });
-  const url = `http://127.0.0.1:${await server.listen(0)}`;
-  client = createServiceClient(
-    ChangesService,
-    url,
-    SERVICE_NAME,
-    await createPrincipalSigner(keys.privateKeyPem),
-  );
+  pool = svc.pool;
+  client = svc.client;
 });
 
 after(async () => {
-  await server?.close(100);
-  await pool?.end();
-  await db?.drop();
-  await stopTestServer();
+  await svc?.stop();
 });
 
 describe('prepare', () => {

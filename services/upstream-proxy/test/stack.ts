@@ -20,6 +20,7 @@ import {
 } from '@adsmcp/runtime/principal';
 import { callerKey, createServiceClient } from '@adsmcp/runtime/service-client';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
+import { testPrincipal } from '@adsmcp/testkit/service-harness';
 import { type CallOptions, type Client, createContextValues } from '@connectrpc/connect';
 import { type CredentialCipher, createCredentialCipher } from '../src/domain/credential-cipher.ts';
 import { buildServer, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from '../src/server.ts';
@@ -53,17 +54,7 @@ export interface Stack {
 }
 
 /** A principal in a new workspace, an admin with read and write scopes unless overridden. */
-export function principal(overrides: Partial<Principal> = {}): Principal {
-  return {
-    workspaceId: randomUUID(),
-    credentialId: randomUUID(),
-    userId: randomUUID(),
-    role: 'admin',
-    scopes: ['read', 'write'],
-    via: 'mcp',
-    ...overrides,
-  };
-}
+export const principal = testPrincipal;
 
 /** startStack starts the sandbox and the upstream-proxy; stop() closes both and the database. */
 export async function startStack(): Promise<Stack> {

@@ -1,0 +1,92 @@
+/**
+ * One Connect service in-process for its integration tests: a fresh database with the service's
+ * migrations applied, the service listening on an ephemeral loopback port, a key pair to sign
+ * calls as the gateway does, a client that signs each call for the principal in its options, and
+ * one that sends no principal at all.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ConnectServer } from '@adsmcp/runtime/connect-server';
+import { createPool, type Migration, migrate, type Pool } from '@adsmcp/runtime/db';
+import { createLogger, type Logger } from '@adsmcp/runtime/log';
+import {
+  createPrincipalSigner,
+  createPrincipalVerifier,
+  generatePrincipalKeys,
+  type Principal,
+  type PrincipalVerifier,
+} from '@adsmcp/runtime/principal';
+import { callerKey, createServiceClient } from '@adsmcp/runtime/service-client';
+import type { DescService } from '@bufbuild/protobuf';
+import { type CallOptions, type Client, createClient, createContextValues } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { stopTestServer, testDatabase } from './postgres.ts';
+
+/** A principal in a new workspace: an admin with read and write scopes over MCP unless overridden. */
+export function testPrincipal(overrides: Partial<Principal> = {}): Principal {
+  return {
+    workspaceId: randomUUID(),
+    credentialId: randomUUID(),
+    userId: randomUUID(),
+    role: 'admin',
+    scopes: ['read', 'write'],
+    via: 'mcp',
+    ...overrides,
+  };
+}
+
+/** Call options that make a call on behalf of `principal`. */
+export function as(principal: Principal): CallOptions {
+  return { contextValues: createContextValues().set(callerKey, principal) };
+}
+
+export interface ServiceUnderTest<S extends DescService> {
+  /** The service's base URL (HTTP/2 cleartext). */
+  url: string;
+  /** The service's own pool, on its schema. */
+  pool: Pool;
+  /** Signs each call for the principal in its call options (see `as`). */
+  client: Client<S>;
+  /** Sends no principal token at all. */
+  anonymous: Client<S>;
+  as(principal: Principal): CallOptions;
+  stop(): Promise<void>;
+}
+
+export interface ServiceHarnessOptions<S extends DescService> {
+  service: S;
+  /** The service's name: its schema and the principal tokens' audience. */
+  name: string;
+  migrations: string | readonly Migration[];
+  /** More set-up on the migrated pool (the bus's tables, for one). */
+  prepare?: (pool: Pool) => Promise<unknown>;
+  build: (deps: { pool: Pool; verifier: PrincipalVerifier; logger: Logger }) => ConnectServer;
+}
+
+export async function startServiceUnderTest<S extends DescService>(
+  o: ServiceHarnessOptions<S>,
+): Promise<ServiceUnderTest<S>> {
+  const db = await testDatabase();
+  const pool = createPool(db.url, o.name);
+  await migrate(pool, o.name, o.migrations);
+  await o.prepare?.(pool);
+  const keys = await generatePrincipalKeys();
+  const server = o.build({
+    pool,
+    verifier: await createPrincipalVerifier(keys.publicKeyPem, o.name),
+    logger: createLogger(o.name, 'silent'),
+  });
+  const url = `http://127.0.0.1:${await server.listen(0)}`;
+  return {
+    url,
+    pool,
+    client: createServiceClient(o.service, url, o.name, await createPrincipalSigner(keys.privateKeyPem)),
+    anonymous: createClient(o.service, createGrpcTransport({ baseUrl: url })),
+    as,
+    async stop() {
+      await server.close(1000);
+      await pool.end();
+      await db.drop();
+      await stopTestServer();
+    },
+  };
+}
