@@ -3,13 +3,10 @@
  * process real, against a seeded demo account (12 ads: 2 campaigns x 2 ad groups x 3 ads).
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import { type SeedResult, type Stack, startStack } from '@adsmcp/testkit/stack';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 
 interface Ad {
   id: string;
@@ -27,8 +24,7 @@ interface ToolError {
   error: { code: string; message: string; retry_after_seconds?: number };
 }
 
-let db: TestDatabase;
-let dataDir: string;
+let e2e: SeededStack;
 let stack: Stack;
 let seed: SeedResult;
 /** The demo workspace's USD account. */
@@ -38,10 +34,8 @@ let otherWorkspaceToken: string;
 const clients: McpTestClient[] = [];
 
 before(async () => {
-  db = await testDatabase();
-  dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-e2e-ads-'));
-  stack = await startStack({ databaseUrl: db.url, dataDir });
-  seed = await stack.seedDemo();
+  e2e = await startSeededStack();
+  ({ stack, seed } = e2e);
   const usd = seed.accounts.find((a) => a.currency === 'USD');
   assert.ok(usd, 'the demo seed has no USD account');
   accountId = usd.account_id;
@@ -80,10 +74,7 @@ afterEach(async () => {
 });
 
 after(async () => {
-  await stack?.stop();
-  await db?.drop();
-  await stopTestServer();
-  await rm(dataDir, { recursive: true, force: true });
+  await e2e?.stop();
 });
 
 async function client(

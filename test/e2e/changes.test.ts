@@ -4,19 +4,17 @@
  * mutations is the witness that nothing reached the account early or twice.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import { type SeedResult, type Stack, startStack } from '@adsmcp/testkit/stack';
+import type { TestDatabase } from '@adsmcp/testkit/postgres';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import pg from 'pg';
 import type { Browser } from 'playwright-core';
 
 let db: TestDatabase;
-let dataDir: string;
+let e2e: SeededStack;
 let stack: Stack;
 let seed: SeedResult;
 let agent: McpTestClient;
@@ -120,15 +118,9 @@ async function waitForStatus(changeId: string, want: string[], timeoutMs = 30_00
 }
 
 before(async () => {
-  db = await testDatabase();
-  dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-e2e-changes-'));
   // A short lease so that a worker killed mid-apply is replaced within seconds.
-  stack = await startStack({
-    databaseUrl: db.url,
-    dataDir,
-    env: { APPLY_LEASE_MS: '3000', MCP_RATE_BURST: '500' },
-  });
-  seed = await stack.seedDemo();
+  e2e = await startSeededStack({ env: { APPLY_LEASE_MS: '3000', MCP_RATE_BURST: '500' } });
+  ({ stack, seed, db } = e2e);
   account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
   agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
   browser = await launchBrowser();
@@ -140,10 +132,7 @@ before(async () => {
 after(async () => {
   await agent?.close();
   await browser?.close();
-  await stack?.stop();
-  await db?.drop();
-  await stopTestServer();
-  await rm(dataDir, { recursive: true, force: true });
+  await e2e?.stop();
 });
 
 describe('prepare, approve in the browser, apply once', () => {

@@ -4,16 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, type McpTestClient, rawPost } from '@adsmcp/testkit/mcp-clients';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import { type SeedResult, type Stack, startStack } from '@adsmcp/testkit/stack';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 
-let db: TestDatabase;
-let dataDir: string;
+let e2e: SeededStack;
 let stack: Stack;
 let seed: SeedResult;
 let client: McpTestClient;
@@ -102,10 +98,8 @@ const listItems = (c: McpTestClient, args: Record<string, unknown> = {}) =>
   ok<{ items: Item[]; total: number; next_offset: number | null }>(c, 'ads_list_marketing_items', args);
 
 before(async () => {
-  db = await testDatabase();
-  dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-e2e-marketing-'));
-  stack = await startStack({ databaseUrl: db.url, dataDir, env: { MCP_RATE_BURST: '1000' } });
-  seed = await stack.seedDemo();
+  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '1000' } });
+  ({ stack, seed } = e2e);
   await stack.admin([
     'add-user',
     '--workspace',
@@ -143,10 +137,7 @@ before(async () => {
 after(async () => {
   await client?.close();
   await otherClient?.close();
-  await stack?.stop();
-  await db?.drop();
-  await stopTestServer();
-  await rm(dataDir, { recursive: true, force: true });
+  await e2e?.stop();
 });
 
 describe('every client generation', () => {

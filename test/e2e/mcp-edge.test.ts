@@ -3,17 +3,15 @@
  * and raw HTTP for the status rules.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, rawPost } from '@adsmcp/testkit/mcp-clients';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import { type SeedResult, type Stack, startStack } from '@adsmcp/testkit/stack';
+import type { TestDatabase } from '@adsmcp/testkit/postgres';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import pg from 'pg';
 
 let db: TestDatabase;
-let dataDir: string;
+let e2e: SeededStack;
 let stack: Stack;
 let seed: SeedResult;
 const tokens: Record<string, string> = {};
@@ -39,15 +37,9 @@ const callBody = (name: string, args: object = {}) => ({
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
 before(async () => {
-  db = await testDatabase();
-  dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-e2e-'));
   // A burst large enough for the suite's own calls; the 429 test drains a bucket of its own.
-  stack = await startStack({
-    databaseUrl: db.url,
-    dataDir,
-    env: { MCP_RATE_PER_SECOND: '5', MCP_RATE_BURST: '100' },
-  });
-  seed = await stack.seedDemo();
+  e2e = await startSeededStack({ env: { MCP_RATE_PER_SECOND: '5', MCP_RATE_BURST: '100' } });
+  ({ stack, seed, db } = e2e);
   const [readOnly, expired, revoked, disconnect, rate] = await Promise.all([
     createToken(['--scopes', 'read', '--name', 'read only']),
     createToken(['--name', 'soon expired']),
@@ -96,10 +88,7 @@ before(async () => {
 });
 
 after(async () => {
-  await stack?.stop(); // a no-op when the last test stopped it
-  await db?.drop();
-  await stopTestServer();
-  await rm(dataDir, { recursive: true, force: true });
+  await e2e?.stop();
 });
 
 describe('every client generation', () => {

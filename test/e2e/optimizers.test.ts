@@ -4,16 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import { type SeedResult, type Stack, startStack } from '@adsmcp/testkit/stack';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 
-let db: TestDatabase;
-let dataDir: string;
+let e2e: SeededStack;
 let stack: Stack;
 let seed: SeedResult;
 /** A workspace without the optimizer feature, and another workspace with it. */
@@ -91,10 +87,8 @@ async function newWorkspace(name: string, features: string[]): Promise<string> {
 }
 
 before(async () => {
-  db = await testDatabase();
-  dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-e2e-optimizers-'));
-  stack = await startStack({ databaseUrl: db.url, dataDir, env: { MCP_RATE_BURST: '200' } });
-  seed = await stack.seedDemo();
+  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '200' } });
+  ({ stack, seed } = e2e);
   const first = seed.accounts[0];
   assert.ok(first, 'the demo workspace has an ad account');
   accountId = first.account_id;
@@ -109,10 +103,7 @@ before(async () => {
 
 after(async () => {
   await Promise.allSettled([client?.close(), featureless?.close(), otherWorkspace?.close()]);
-  await stack?.stop();
-  await db?.drop();
-  await stopTestServer();
-  await rm(dataDir, { recursive: true, force: true });
+  await e2e?.stop();
 });
 
 describe('an optimizer through its whole life', () => {

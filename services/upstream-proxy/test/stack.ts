@@ -2,7 +2,7 @@
  * The upstream-proxy and the ads sandbox it talks to, both in-process on ephemeral ports over a
  * fresh database (one schema each), with a principal key pair to sign calls as the gateway does.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import {
   buildServer as buildSandbox,
