@@ -68,9 +68,24 @@ export class UnavailableError extends DomainError {
   }
 }
 
+/**
+ * PostgreSQL's data exceptions (SQLSTATE class 22: a value out of range, an invalid byte
+ * sequence, an untranslatable character) mean the caller's value cannot be stored, not that the
+ * service failed.
+ */
+function dataException(err: unknown): string | undefined {
+  const e = err as { code?: unknown; message?: unknown; severity?: unknown };
+  if (typeof e?.code === 'string' && /^22[0-9A-Z]{3}$/.test(e.code) && typeof e.severity === 'string') {
+    return `a value could not be stored: ${String(e.message)}`;
+  }
+  return undefined;
+}
+
 /** toConnectError maps a thrown value to what the caller may see; `undefined` means internal. */
 export function toConnectError(err: unknown): ConnectError | undefined {
   if (err instanceof DomainError) return new ConnectError(err.message, err.code);
   if (err instanceof ConnectError) return err;
+  const data = dataException(err);
+  if (data !== undefined) return new ConnectError(data, Code.InvalidArgument);
   return undefined;
 }

@@ -84,3 +84,17 @@ test('a failing migration is rolled back, named, and not recorded', async () => 
 test('schema names that could inject SQL are refused', () => {
   assert.throws(() => createPool(db.url, 'svc; DROP TABLE x'), /invalid schema name/);
 });
+
+test("PostgreSQL's data exceptions reach callers as invalid arguments, other database errors do not", async () => {
+  const { toConnectError } = await import('../src/errors.ts');
+  const pool = createPool(db.url, 'svc_d');
+  try {
+    const nul = await pool.query('SELECT $1::text', ['a\u0000b']).catch((e: unknown) => e);
+    assert.equal(toConnectError(nul)?.code, 3); // InvalidArgument
+    assert.match(toConnectError(nul)?.rawMessage ?? '', /a value could not be stored/);
+    const missing = await pool.query('SELECT * FROM no_such_table').catch((e: unknown) => e);
+    assert.equal(toConnectError(missing), undefined);
+  } finally {
+    await pool.end();
+  }
+});

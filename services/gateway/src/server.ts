@@ -6,6 +6,7 @@ import { buildCatalogue, type Catalogue } from './catalogue/catalogue.ts';
 import { allTools } from './catalogue/tools/index.ts';
 import { registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import type { GatewayDeps } from './deps.ts';
+import { BodyError, parseJsonBody } from './json-body.ts';
 import { registerMcpRoutes } from './mcp/mcp-route.ts';
 
 export interface ServerOptions {
@@ -27,6 +28,15 @@ export function buildServer(
   const catalogue = buildCatalogue(allTools);
   const app = Fastify({ bodyLimit: opts.maxBodyBytes, logger: false, return503OnClosing: true });
   const { logger } = deps;
+
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(String(body)));
+    } catch (err) {
+      done(err as BodyError);
+    }
+  });
 
   app.decorateRequest('requestId', '');
   app.addHook('onRequest', async (req) => {
@@ -64,6 +74,11 @@ export function buildServer(
         error: { code: -32600, message: 'Unsupported Media Type: Content-Type must be application/json' },
         id: null,
       });
+    }
+    if (err instanceof BodyError) {
+      return reply
+        .code(400)
+        .send({ jsonrpc: '2.0', error: { code: err.rpcCode, message: err.message }, id: null });
     }
     if (status >= 400 && status < 500) {
       return reply

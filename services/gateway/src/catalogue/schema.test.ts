@@ -120,3 +120,11 @@ test('the published JSON Schema states the same rules', () => {
     required: ['name'],
   });
 });
+
+test('strings refuse the NUL character, which no record can store', () => {
+  const s = object({ query: string({ max: 200 }) });
+  assert.deepEqual(messages(s, { query: 'a\u0000b' }), [
+    '`query` must not contain the NUL character (U+0000)',
+  ]);
+  assert.deepEqual(messages(s, { query: 'a\u0007b' }), []);
+});

@@ -113,6 +113,11 @@ export function string(rules: StringRules = {}): Schema<string> {
         out.push({ path, message: `${name(path)} must be a string (got ${typeOf(value)})` });
         return;
       }
+      // PostgreSQL can store no U+0000 in text or jsonb; refuse it here, by name.
+      if (value.includes('\u0000')) {
+        out.push({ path, message: `${name(path)} must not contain the NUL character (U+0000)` });
+        return;
+      }
       // Lengths count Unicode code points, as JSON Schema does.
       const length = [...value].length;
       if (
