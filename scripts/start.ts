@@ -22,6 +22,8 @@ interface DevFile {
   dashboardUser: string;
   dashboardPassword: string | null;
   databaseUrl: string;
+  /** Where `npm run admin` finds the services of this stack (its keys are in secrets.json). */
+  services: { changesUrl: string; upstreamProxyUrl: string; sandboxUrl: string };
 }
 
 const COLORS: Record<ServiceName, string> = {
@@ -112,6 +114,11 @@ async function main(): Promise<void> {
     dashboardUser: seed.dashboardUser,
     dashboardPassword: seed.dashboardPassword ?? previous.dashboardPassword ?? null,
     databaseUrl,
+    services: {
+      changesUrl: stack.urls.changes,
+      upstreamProxyUrl: stack.urls['upstream-proxy'],
+      sandboxUrl: stack.urls['ads-sandbox'],
+    },
   };
   await writeFile(DEV_FILE, `${JSON.stringify(dev, null, 2)}\n`, { mode: 0o600 });
   process.stdout.write(

@@ -48,21 +48,40 @@ const DEMO_WORKSPACE = 'Demo workspace';
 const DEMO_ADMIN = 'admin@demo.example';
 const DEMO_FEATURES = ['optimizer', 'performance_imports'];
 
-function databaseUrl(): string {
-  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  try {
-    const dev = JSON.parse(readFileSync(resolve('.data/dev.json'), 'utf8')) as { databaseUrl?: string };
-    if (dev.databaseUrl) return dev.databaseUrl;
-  } catch {
-    // fall through to the error below
-  }
-  throw new Error('DATABASE_URL is not set and .data/dev.json (written by npm start) has none');
+/**
+ * What `npm start` recorded for this checkout: .data/dev.json (database, service addresses) and
+ * .data/secrets.json (keys). The environment always wins; these make the command work as is
+ * next to a running `npm start`.
+ */
+function localStack(): Record<string, string | undefined> {
+  const read = (file: string): Record<string, unknown> => {
+    try {
+      return JSON.parse(readFileSync(resolve('.data', file), 'utf8')) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  };
+  const dev = read('dev.json') as { databaseUrl?: string; services?: Record<string, string> };
+  const secrets = read('secrets.json') as { principalPrivateKey?: string; sandboxAdminToken?: string };
+  return {
+    DATABASE_URL: dev.databaseUrl,
+    CHANGES_URL: dev.services?.changesUrl,
+    UPSTREAM_PROXY_URL: dev.services?.upstreamProxyUrl,
+    SANDBOX_URL: dev.services?.sandboxUrl,
+    PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
+    SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken,
+  };
 }
 
 function need(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is required for this command`);
+  const v = process.env[name] || localStack()[name];
+  if (!v)
+    throw new Error(`${name} is required for this command (set it, or run it next to a running npm start)`);
   return v;
+}
+
+function databaseUrl(): string {
+  return need('DATABASE_URL');
 }
 
 function parseScopes(text: string): Scope[] {
