@@ -3,6 +3,7 @@
  * and raw HTTP for the status rules.
  */
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, rawPost } from '@adsmcp/testkit/mcp-clients';
@@ -336,15 +337,28 @@ describe('HTTP status rules', () => {
     }
   });
 
-  test('413 for a body over the limit', async () => {
-    const big = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'ads_get_connection_context', arguments: { pad: 'x'.repeat(5 * 1024 * 1024) } },
-    };
-    const res = await rawPost(stack.mcpUrl, big, bearer(seed.token));
-    assert.equal(res.status, 413);
+  test('413 for a body over the limit, refused from its declared length before it is read', async () => {
+    // Only the headers are sent: a server that streams a large body in while refusing it races the
+    // client's writes, so the refusal is asked for by the declared length alone.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(stack.mcpUrl, {
+        method: 'POST',
+        headers: {
+          ...bearer(seed.token),
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': String(5 * 1024 * 1024),
+        },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    assert.equal(status, 413);
   });
 
   test('429 with Retry-After when a credential exceeds its request rate', async () => {

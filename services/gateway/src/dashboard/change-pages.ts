@@ -7,6 +7,7 @@ import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import { actorHtml, type People } from './change-actors.ts';
 import { esc } from './html.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -48,17 +49,25 @@ export function diffRows(
 const fmt = (v: unknown) =>
   v === undefined ? '<span class="muted">(unset)</span>' : `<code>${esc(JSON.stringify(v))}</code>`;
 
-export function changeListHtml(changes: Change[]): string {
+/** A table of changes; `people` names who prepared each (see loadPeople). */
+export function changeListHtml(changes: Change[], people: People): string {
   if (changes.length === 0) return '<p class="muted">No changes yet.</p>';
-  return `<table><thead><tr><th>Status</th><th>Change</th><th>Prepared</th><th></th></tr></thead><tbody>${changes
+  return `<table><thead><tr><th>Status</th><th>Change</th><th>Prepared</th><th>Prepared by</th><th></th></tr></thead><tbody>${changes
     .map(
       (c) =>
-        `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}</td><td>${esc(c.summary)}</td><td>${esc(c.preparedAt)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`,
+        `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}</td><td>${esc(c.summary)}</td><td>${esc(c.preparedAt)}</td><td>${actorHtml(c.preparedBy, people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`,
     )
     .join('')}</tbody></table>`;
 }
 
-export function changeDetailHtml(c: Change, csrf: string, canDecide: boolean, message?: string): string {
+/** The review page of one change; `people` names who acted on it (see loadPeople). */
+export function changeDetailHtml(
+  c: Change,
+  people: People,
+  csrf: string,
+  canDecide: boolean,
+  message?: string,
+): string {
   const body = parse(c.operation?.bodyJson ?? '');
   const before = parse(c.targetBeforeJson);
   const rows = c.operation?.path.endsWith('/archive')
@@ -74,23 +83,30 @@ export function changeDetailHtml(c: Change, csrf: string, canDecide: boolean, me
            <label for="reason">Reason for rejecting</label><input id="reason" name="reason" required maxlength="2000">
            <p><button class="danger" type="submit" id="reject">Reject</button></p></form>`
       : c.status === 'prepared'
-        ? '<p class="muted">Your role cannot approve changes.</p>'
+        ? '<p class="muted">Your role can review changes but not approve or reject them.</p>'
         : '';
-  const facts: [string, string][] = [
-    ['Status', c.status],
-    ['Account', c.accountId],
-    ['Prepared', `${c.preparedAt} by ${c.preparedBy}`],
-    ['Approved', c.approvedAt ? `${c.approvedAt} by ${c.approvedBy}` : ''],
-    ['Rejected', c.rejectedAt ? `${c.rejectedAt} by ${c.rejectedBy}: ${c.rejectReason}` : ''],
-    ['Applied', c.appliedAt],
-    ['Error', c.error],
+  const by = (at: string, actor: string) => (at ? `${esc(at)} by ${actorHtml(actor, people)}` : '');
+  // Each fact as HTML, left out when empty.
+  const facts: [string, string, string?][] = [
+    ['Status', esc(c.status), 'status'],
+    ['Account', esc(c.accountId)],
+    ['Prepared', by(c.preparedAt, c.preparedBy), 'prepared-by'],
+    ['Approved', by(c.approvedAt, c.approvedBy), 'approved-by'],
+    [
+      'Rejected',
+      c.rejectedAt ? `${by(c.rejectedAt, c.rejectedBy)}: ${esc(c.rejectReason)}` : '',
+      'rejected-by',
+    ],
+    ['Apply requested', by(c.applyRequestedAt, c.applyRequestedBy), 'apply-requested-by'],
+    ['Applied', esc(c.appliedAt)],
+    ['Error', esc(c.error)],
   ];
   return `<p><a href="/dashboard/changes">← All changes</a></p>
     ${message ? `<p class="error" role="alert">${esc(message)}</p>` : ''}
     <section><h2>${esc(c.summary)}</h2>
     <table>${facts
       .filter(([, v]) => v !== '')
-      .map(([k, v]) => `<tr><th>${esc(k)}</th><td${k === 'Status' ? ' id="status"' : ''}>${esc(v)}</td></tr>`)
+      .map(([k, v, id]) => `<tr><th>${esc(k)}</th><td${id ? ` id="${id}"` : ''}>${v}</td></tr>`)
       .join('')}</table></section>
     <section><h2>What changes</h2>
     <table><thead><tr><th>Field</th><th>Before (when prepared)</th><th>After</th></tr></thead><tbody>${rows

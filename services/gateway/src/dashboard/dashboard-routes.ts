@@ -4,13 +4,14 @@
  * session's CSRF token and must come from our own origin.
  */
 import { randomBytes } from 'node:crypto';
-import { ConnectError } from '@connectrpc/connect';
+import { Code, ConnectError } from '@connectrpc/connect';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimiter } from '../auth/rate-limiter.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { hashToken, verifyPassword } from '../domain/credentials.ts';
 import { findUserByEmail, insertAudit, listCredentials, revokeCredential } from '../store/identity-store.ts';
 import { deleteSession, findSession, insertSession, type SessionView } from '../store/session-store.ts';
+import { loadPeople } from './change-actors.ts';
 import { changeDetailHtml, changeListHtml, loadChange, sessionPrincipal } from './change-pages.ts';
 import { esc, page } from './html.ts';
 
@@ -145,7 +146,10 @@ export function registerDashboardRoutes(
       deps.changes
         .listChanges({ status: 'prepared', accountId: '', limit: 50, offset: 0 }, onBehalfOf(principal))
         .then(
-          (r) => r.changes,
+          async (r) => ({
+            changes: r.changes,
+            people: await loadPeople(deps.pool, s.workspace_id, r.changes),
+          }),
           () => undefined,
         ),
       deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
@@ -167,20 +171,21 @@ export function registerDashboardRoutes(
     const pendingHtml =
       pending === undefined
         ? '<p class="error">Changes could not be loaded just now.</p>'
-        : changeListHtml(pending);
+        : changeListHtml(pending.changes, pending.people);
     const canRevoke = s.role === 'admin';
     const credentialRows = credentials
       .map((c) => {
+        const active = !c.revoked_at && !(c.expires_at && c.expires_at <= new Date());
         const state = c.revoked_at
           ? `revoked ${esc(c.revoked_at.toISOString())}`
-          : c.expires_at && c.expires_at <= new Date()
-            ? 'expired'
-            : 'active';
+          : active
+            ? 'active'
+            : 'expired';
         const action =
-          canRevoke && state === 'active'
+          canRevoke && active
             ? `<form method="post" action="/dashboard/credentials/${esc(c.credential_id)}/revoke"><input type="hidden" name="csrf" value="${esc(s.csrf_token)}"><button class="danger" type="submit">Revoke</button></form>`
             : '';
-        return `<tr data-credential="${esc(c.credential_id)}"><td>${esc(c.credential_name)}</td><td>${esc(c.user_email)}</td><td>${esc(c.scopes.join(', '))}</td><td>${esc(c.expires_at?.toISOString() ?? 'never')}</td><td>${esc(c.last_used_at?.toISOString() ?? 'never')}</td><td class="state">${state}</td><td>${action}</td></tr>`;
+        return `<tr data-credential="${esc(c.credential_id)}"${active ? '' : ' class="inactive"'}><td>${esc(c.credential_name)}</td><td>${esc(c.user_email)}</td><td>${esc(c.scopes.join(', '))}</td><td>${esc(c.expires_at?.toISOString() ?? 'never')}</td><td>${esc(c.last_used_at?.toISOString() ?? 'never')}</td><td class="state">${state}</td><td>${action}</td></tr>`;
       })
       .join('');
     return reply.type('text/html').send(
@@ -204,12 +209,13 @@ export function registerDashboardRoutes(
       { status: '', accountId: '', limit: 100, offset: 0 },
       onBehalfOf(sessionPrincipal(s)),
     );
+    const people = await loadPeople(deps.pool, s.workspace_id, changes);
     return reply
       .type('text/html')
       .send(
         page(
           'Changes',
-          `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${changeListHtml(changes)}</section>`,
+          `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${changeListHtml(changes, people)}</section>`,
           user(s),
         ),
       );
@@ -224,9 +230,12 @@ export function registerDashboardRoutes(
         .code(404)
         .type('text/html')
         .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
+    const people = await loadPeople(deps.pool, s.workspace_id, [change]);
     return reply
       .type('text/html')
-      .send(page('Review change', changeDetailHtml(change, s.csrf_token, s.role !== 'viewer'), user(s)));
+      .send(
+        page('Review change', changeDetailHtml(change, people, s.csrf_token, s.role !== 'viewer'), user(s)),
+      );
   });
 
   for (const decision of ['approve', 'reject'] as const) {
@@ -255,14 +264,23 @@ export function registerDashboardRoutes(
         }
       } catch (err) {
         const e = ConnectError.from(err);
+        // From the dashboard the changes service refuses a decision only for the person's role.
+        const refused = e.code === Code.PermissionDenied;
         const fresh = (await loadChange(deps, principal, change.changeId)) ?? change;
+        const people = await loadPeople(deps.pool, s.workspace_id, [fresh]);
         return reply
-          .code(409)
+          .code(refused ? 403 : 409)
           .type('text/html')
           .send(
             page(
               'Review change',
-              changeDetailHtml(fresh, s.csrf_token, s.role !== 'viewer', e.rawMessage),
+              changeDetailHtml(
+                fresh,
+                people,
+                s.csrf_token,
+                s.role !== 'viewer',
+                refused ? `Your role cannot ${decision} changes.` : e.rawMessage,
+              ),
               user(s),
             ),
           );

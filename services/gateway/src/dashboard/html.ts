@@ -23,7 +23,8 @@ table{border-collapse:collapse;width:100%} th,td{text-align:left;padding:6px 8px
 button{font:inherit;padding:5px 12px;border-radius:6px;border:1px solid #9aa3b2;background:#fff;cursor:pointer}
 button.danger{border-color:#c0392b;color:#c0392b} .muted{color:#6b7385} .error{color:#c0392b}
 label{display:block;margin:10px 0 4px} input{font:inherit;padding:7px;width:100%;box-sizing:border-box}
-.login{max-width:360px;margin:80px auto}`;
+.login{max-width:360px;margin:80px auto}
+tr.inactive td{color:#6b7385} tr.inactive td.state{color:#c0392b;font-weight:600}`;
 
 export function page(
   title: string,

@@ -80,6 +80,20 @@ export async function findUserByEmail(db: Queryable, email: string): Promise<Use
   return rows[0];
 }
 
+/** The workspace's users among `ids`, by id and email (ids from other workspaces are left out). */
+export async function listUsersByIds(
+  db: Queryable,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<Pick<UserRow, 'id' | 'email'>[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<Pick<UserRow, 'id' | 'email'>>(
+    'SELECT id, email FROM users WHERE workspace_id = $1 AND id = ANY($2::uuid[])',
+    [workspaceId, ids],
+  );
+  return rows;
+}
+
 /** The workspace's first admin, who owns operator-issued credentials by default. */
 export async function findFirstAdmin(db: Queryable, workspaceId: string): Promise<UserRow | undefined> {
   const { rows } = await db.query<UserRow>(

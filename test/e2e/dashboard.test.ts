@@ -1,0 +1,296 @@
+/**
+ * The dashboard as a person uses it: a real browser against the whole stack, signing in, reading
+ * the overview, revoking a connection, reviewing a change prepared by an agent, and signing out.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { launchBrowser } from '@adsmcp/testkit/browser';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { connectClient, type McpTestClient, rawPost } from '@adsmcp/testkit/mcp-clients';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+
+let e2e: SeededStack;
+let stack: Stack;
+let seed: SeedResult;
+let agent: McpTestClient;
+let browser: Browser;
+let shots: string;
+let ads: { id: string; status: string }[];
+const contexts: BrowserContext[] = [];
+let people = 0;
+
+const SESSION_COOKIE = 'adsmcp_session';
+
+/** A new person in the demo workspace, so that each test signs in as someone of its own. */
+async function person(role: 'admin' | 'editor' | 'viewer'): Promise<{ email: string; password: string }> {
+  people += 1;
+  const email = `${role}-${people}@demo.example`;
+  const password = `${role}-password-${people}`;
+  await stack.admin([
+    'add-user',
+    '--workspace',
+    seed.workspaceId,
+    '--email',
+    email,
+    '--password',
+    password,
+    '--role',
+    role,
+  ]);
+  return { email, password };
+}
+
+async function signIn(who: {
+  email: string;
+  password: string;
+}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext();
+  contexts.push(context);
+  const page = await context.newPage();
+  await page.goto(`${stack.gatewayUrl}/dashboard/login`);
+  await page.fill('#email', who.email);
+  await page.fill('#password', who.password);
+  await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
+  return { context, page };
+}
+
+/** The session cookie as a `cookie` header, taken from the browser. */
+async function sessionCookie(context: BrowserContext): Promise<string> {
+  const cookie = (await context.cookies(`${stack.gatewayUrl}/dashboard`)).find(
+    (c) => c.name === SESSION_COOKIE,
+  );
+  assert.ok(cookie, 'the browser holds a session cookie');
+  return `${cookie.name}=${cookie.value}`;
+}
+
+/** A form POST to the dashboard from outside the browser, on our own origin. */
+function formPost(path: string, cookie: string, form: Record<string, string>): Promise<Response> {
+  return fetch(`${stack.gatewayUrl}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: {
+      cookie,
+      origin: new URL(stack.gatewayUrl).origin,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+async function createToken(name: string): Promise<{ token: string; credential_id: string }> {
+  return JSON.parse(await stack.admin(['create-token', '--workspace', seed.workspaceId, '--name', name])) as {
+    token: string;
+    credential_id: string;
+  };
+}
+
+/** The status of an MCP call made with `token`. */
+async function mcpStatus(token: string): Promise<number> {
+  const res = await rawPost(
+    stack.mcpUrl,
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'ads_get_connection_context', arguments: {} },
+    },
+    { authorization: `Bearer ${token}` },
+  );
+  return res.status;
+}
+
+/** An agent prepares a change to an ad over MCP, with the demo token; each call takes another ad. */
+async function prepareOverMcp(): Promise<{ change_id: string; digest: string }> {
+  const ad = ads.shift();
+  assert.ok(ad, 'an ad is left to change');
+  const res = await agent.callTool('ads_update_ad', {
+    account_id: seed.accounts[0]?.account_id,
+    ad_id: ad.id,
+    body: { name: 'Summer sale, reviewed by a person' },
+  });
+  assert.notEqual(res.isError, true, JSON.stringify(res.structuredContent));
+  return res.structuredContent as { change_id: string; digest: string };
+}
+
+/** Waits for the page the browser lands on after submitting a form that redirects to `path`. */
+async function submit(page: Page, click: () => Promise<void>, path: string): Promise<void> {
+  await Promise.all([
+    page.waitForResponse((r) => r.url() === `${stack.gatewayUrl}${path}` && r.request().method() === 'GET'),
+    click(),
+  ]);
+  await page.waitForLoadState();
+}
+
+before(async () => {
+  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '200' } });
+  ({ stack, seed } = e2e);
+  agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
+  browser = await launchBrowser();
+  shots = await mkdtemp(join(tmpdir(), 'adsmcp-dashboard-shots-'));
+  const list = await agent.callTool('ads_list_ads', { account_id: seed.accounts[0]?.account_id, limit: 20 });
+  ads = (list.structuredContent as { ads: typeof ads }).ads.filter((a) => a.status !== 'archived');
+  assert.ok(ads.length >= 3, 'the seeded account has ads to change');
+});
+
+after(async () => {
+  for (const c of contexts) await c.close().catch(() => undefined);
+  await agent?.close();
+  await browser?.close();
+  await e2e?.stop();
+  if (shots) await rm(shots, { recursive: true, force: true });
+});
+
+describe('signing in and out', () => {
+  test('a wrong password shows "The email or password is not right." and starts no session', async () => {
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${stack.gatewayUrl}/dashboard/login`);
+    await page.fill('#email', seed.dashboardUser);
+    await page.fill('#password', 'not-the-password');
+    await page.click('button[type=submit]');
+    assert.equal(
+      (await page.locator('[role=alert]').innerText()).trim(),
+      'The email or password is not right.',
+    );
+    assert.deepEqual(
+      (await context.cookies()).filter((c) => c.name === SESSION_COOKIE),
+      [],
+    );
+    await page.goto(`${stack.gatewayUrl}/dashboard`);
+    assert.match(page.url(), /\/dashboard\/login$/);
+  });
+
+  test('Sign out ends the session: the next visit to /dashboard goes to the sign-in page', async () => {
+    const { context, page } = await signIn(await person('editor'));
+    const cookie = await sessionCookie(context);
+    await Promise.all([page.waitForURL(/\/dashboard\/login$/), page.click('header button[type=submit]')]);
+    await page.goto(`${stack.gatewayUrl}/dashboard`);
+    assert.match(page.url(), /\/dashboard\/login$/);
+    // The session is gone on the server too, not only from the browser.
+    const replayed = await fetch(`${stack.gatewayUrl}/dashboard`, {
+      headers: { cookie },
+      redirect: 'manual',
+    });
+    assert.equal(replayed.status, 303);
+    assert.equal(replayed.headers.get('location'), '/dashboard/login');
+  });
+});
+
+describe('the overview', () => {
+  test('lists the two demo ad accounts and the MCP connections, under a Content-Security-Policy', async () => {
+    const { page } = await signIn(await person('admin'));
+    const res = await page.goto(`${stack.gatewayUrl}/dashboard`);
+    assert.match(res?.headers()['content-security-policy'] ?? '', /default-src 'none'/);
+    const accounts = await page
+      .locator('section', { has: page.locator('h2', { hasText: 'Ad accounts' }) })
+      .locator('tbody tr')
+      .allInnerTexts();
+    assert.equal(accounts.length, 2);
+    for (const a of seed.accounts) {
+      assert.ok(
+        accounts.some((row) => row.includes(a.name) && row.includes(a.account_id)),
+        `${a.name} is listed`,
+      );
+    }
+    const demo = await page.locator(`tr[data-credential="${seed.credentialId}"]`).innerText();
+    assert.match(demo, new RegExp(seed.dashboardUser.replace(/\./g, '\\.')));
+    assert.match(demo, /\bactive\b/);
+  });
+
+  test('revoking a connection marks it revoked, removes its Revoke button, and its token then gets 401', async () => {
+    const created = await createToken('Revoked in the browser');
+    assert.equal(await mcpStatus(created.token), 200, 'the token works before it is revoked');
+    const { page } = await signIn(await person('admin'));
+    const row = page.locator(`tr[data-credential="${created.credential_id}"]`);
+    assert.equal((await row.locator('.state').innerText()).trim(), 'active');
+    await submit(page, () => row.getByRole('button', { name: 'Revoke' }).click(), '/dashboard');
+    assert.match(await row.locator('.state').innerText(), /^revoked \d{4}-/);
+    assert.equal(await row.getAttribute('class'), 'inactive');
+    assert.equal(await row.getByRole('button').count(), 0);
+    assert.equal(await mcpStatus(created.token), 401);
+  });
+
+  test('a form POST without the right CSRF token is refused with 403 and changes nothing', async () => {
+    const created = await createToken('Kept despite a forged form');
+    const { context, page } = await signIn(await person('admin'));
+    const cookie = await sessionCookie(context);
+    const path = `/dashboard/credentials/${created.credential_id}/revoke`;
+    for (const form of [{}, { csrf: 'not-the-token' }] as Record<string, string>[]) {
+      const res = await formPost(path, cookie, form);
+      assert.equal(res.status, 403, JSON.stringify(form));
+      assert.match(await res.text(), /This form has expired/);
+    }
+    assert.equal(await mcpStatus(created.token), 200, 'the connection was not revoked');
+    // The same form with the session's own token goes through: the refusals were for the token alone.
+    const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+    assert.equal((await formPost(path, cookie, { csrf })).status, 303);
+    assert.equal(await mcpStatus(created.token), 401);
+  });
+});
+
+describe('reviewing a change', () => {
+  test('the review page names who prepared the change by email and "through an MCP client", never by credential id', async () => {
+    const change = await prepareOverMcp();
+    const { page } = await signIn(await person('editor'));
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${change.change_id}`);
+    const preparedBy = (await page.locator('#prepared-by').innerText()).trim();
+    assert.match(preparedBy, / by (.+)$/);
+    assert.equal(/ by (.+)$/.exec(preparedBy)?.[1], `${seed.dashboardUser}, through an MCP client`);
+    assert.ok(!(await page.locator('body').innerText()).includes(seed.credentialId));
+    // The recorded text stays at hand for whoever needs it.
+    const title = (await page.locator('#prepared-by .actor').getAttribute('title')) ?? '';
+    assert.match(title, / via mcp$/, 'the title keeps the channel');
+    assert.ok(!title.includes('('), 'and not the credential');
+
+    const shot = join(shots, 'review-page.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    assert.ok((await stat(shot)).size > 0, 'the screenshot was written');
+
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes`);
+    const listed = await page.locator(`tr[data-change="${change.change_id}"]`).innerText();
+    assert.ok(listed.includes(`${seed.dashboardUser}, through an MCP client`), listed);
+    assert.ok(!(await page.locator('body').innerText()).includes(seed.credentialId));
+  });
+
+  test('approving in the browser shows the approver by email and "in the dashboard"', async () => {
+    const change = await prepareOverMcp();
+    const editor = await person('editor');
+    const { page } = await signIn(editor);
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${change.change_id}`);
+    await submit(page, () => page.click('#approve'), `/dashboard/changes/${change.change_id}`);
+    assert.equal((await page.locator('#status').innerText()).trim(), 'approved');
+    assert.match(
+      await page.locator('#approved-by').innerText(),
+      new RegExp(` by ${editor.email}, in the dashboard$`),
+    );
+    assert.ok(!(await page.locator('body').innerText()).includes('dashboard:'));
+  });
+
+  test('a viewer sees the change without Approve or Reject, and a forged approval says "Your role cannot approve changes"', async () => {
+    const change = await prepareOverMcp();
+    const { context, page } = await signIn(await person('viewer'));
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${change.change_id}`);
+    assert.equal((await page.locator('#status').innerText()).trim(), 'prepared');
+    assert.equal(await page.getByRole('button', { name: 'Approve' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: 'Reject' }).count(), 0);
+
+    const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+    const res = await formPost(
+      `/dashboard/changes/${change.change_id}/approve`,
+      await sessionCookie(context),
+      {
+        csrf,
+        digest: change.digest,
+      },
+    );
+    assert.equal(res.status, 403);
+    assert.match(await res.text(), /role="alert">Your role cannot approve changes\.</);
+    const after = await agent.callTool('ads_get_change', { change_id: change.change_id });
+    assert.equal((after.structuredContent as { status: string }).status, 'prepared');
+  });
+});
