@@ -9,7 +9,8 @@
  *   ads_get_ad                       gateway -> upstream-proxy (budget in Postgres) -> sandbox
  *
  * `npm run bench` runs it. Env: BENCH_SECONDS (default 10 per scenario), BENCH_CONCURRENCY (20),
- * BENCH_CPU_PROF_DIR (write a CPU profile of each process there).
+ * BENCH_CPU_PROF_DIR (write a CPU profile of each process there), BENCH_ONLY (run the scenarios whose
+ * label contains it).
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -133,29 +134,35 @@ async function main(): Promise<void> {
     process.stdout.write(
       `tools/call at ${concurrency} connections, ${seconds} s each (after 2 s warm-up); 2 cores shared with the load generator\n`,
     );
-    const results: [string, LoadResult][] = [];
-    results.push([
-      'baseline: SDK example server, trivial tool',
-      await measure(baseline.url, 'echo', { text: 'hi' }, '"text":"hi"'),
-    ]);
-    results.push([
-      'ads_get_connection_context',
-      await measure(stack.mcpUrl, 'ads_get_connection_context', {}, '"workspace_id"', seed.token),
-    ]);
-    results.push([
-      'ads_get_marketing_item',
-      await measure(stack.mcpUrl, 'ads_get_marketing_item', { item_id: itemId }, itemId, seed.token),
-    ]);
-    results.push([
-      'ads_get_ad',
-      await measure(
-        stack.mcpUrl,
+    const scenarios: [string, () => Promise<LoadResult>][] = [
+      [
+        'baseline: SDK example server, trivial tool',
+        () => measure(baseline.url, 'echo', { text: 'hi' }, '"text":"hi"'),
+      ],
+      [
+        'ads_get_connection_context',
+        () => measure(stack.mcpUrl, 'ads_get_connection_context', {}, '"workspace_id"', seed.token),
+      ],
+      [
+        'ads_get_marketing_item',
+        () => measure(stack.mcpUrl, 'ads_get_marketing_item', { item_id: itemId }, itemId, seed.token),
+      ],
+      [
         'ads_get_ad',
-        { account_id: account.account_id, ad_id: adId },
-        `"${adId}"`,
-        seed.token,
-      ),
-    ]);
+        () =>
+          measure(
+            stack.mcpUrl,
+            'ads_get_ad',
+            { account_id: account.account_id, ad_id: adId },
+            `"${adId}"`,
+            seed.token,
+          ),
+      ],
+    ];
+    const only = process.env.BENCH_ONLY;
+    const results: [string, LoadResult][] = [];
+    for (const [label, run] of scenarios)
+      if (!only || label.includes(only)) results.push([label, await run()]);
     for (const [label, r] of results) {
       process.stdout.write(`${formatResult(label, r)}\n`);
       if (r.errors > 0) failed = true;
