@@ -39,7 +39,15 @@ const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
 before(async () => {
   // A burst large enough for the suite's own calls; the 429 test drains a bucket of its own.
-  e2e = await startSeededStack({ env: { MCP_RATE_PER_SECOND: '5', MCP_RATE_BURST: '100' } });
+  // Behind a trusted proxy (X-Forwarded-For names the client), with a small failed-auth budget.
+  e2e = await startSeededStack({
+    env: {
+      MCP_RATE_PER_SECOND: '5',
+      MCP_RATE_BURST: '100',
+      AUTH_FAILURES_PER_MINUTE: '20',
+      TRUST_PROXY: 'true',
+    },
+  });
   ({ stack, seed, db } = e2e);
   const [readOnly, expired, revoked, disconnect, rate] = await Promise.all([
     createToken(['--scopes', 'read', '--name', 'read only']),
@@ -378,6 +386,31 @@ describe('HTTP status rules', () => {
     assert.ok(Number(retryAfter) >= 1, `Retry-After was ${retryAfter}`);
     // Other credentials keep their own budget.
     const other = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), bearer(seed.token));
+    assert.equal(other.status, 200);
+  });
+
+  test('an address that keeps failing authentication is refused before any lookup; other addresses are not', async () => {
+    const flood = { 'x-forwarded-for': '203.0.113.7' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) {
+      const res = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+        ...flood,
+        authorization: `Bearer amcp_${'B'.repeat(43)}`,
+      });
+      statuses.push(res.status);
+    }
+    assert.deepEqual(statuses, [...Array(20).fill(401), 429]);
+    const blocked = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+      ...flood,
+      ...bearer(seed.token),
+    });
+    assert.equal(blocked.status, 429, 'even a valid token, while the address is over its budget');
+    assert.ok(Number(blocked.headers.get('retry-after')) >= 1);
+    assert.match(blocked.text, /too many failed authentications/);
+    const other = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+      'x-forwarded-for': '198.51.100.9',
+      ...bearer(seed.token),
+    });
     assert.equal(other.status, 200);
   });
 

@@ -1,4 +1,4 @@
-import { int, optional, readConfig, str } from '@adsmcp/runtime/config';
+import { ConfigError, int, optional, readConfig, str } from '@adsmcp/runtime/config';
 
 export type Config = ReturnType<typeof loadConfig>;
 
@@ -22,11 +22,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       MCP_RATE_PER_SECOND: int(20, 1, 100_000),
       MCP_RATE_BURST: int(40, 1, 1_000_000),
       MAX_BODY_BYTES: int(4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+      /** Failed authentications per client address per minute before it is refused (429). */
+      AUTH_FAILURES_PER_MINUTE: int(60, 1, 1_000_000),
+      /** "true" behind a proxy that sets X-Forwarded-For, so the limit applies per client, not per proxy. */
+      TRUST_PROXY: str('false'),
     },
     env,
   );
+  if (c.TRUST_PROXY !== 'true' && c.TRUST_PROXY !== 'false') {
+    throw new ConfigError(`configuration: TRUST_PROXY must be true or false (got "${c.TRUST_PROXY}")`);
+  }
   return {
     ...c,
+    TRUST_PROXY: c.TRUST_PROXY === 'true',
     PUBLIC_URL: (c.PUBLIC_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
     ALLOWED_ORIGINS: (c.ALLOWED_ORIGINS ?? '')
       .split(',')

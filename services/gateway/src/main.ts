@@ -40,6 +40,9 @@ runMain(SERVICE_NAME, async () => {
     ratePerSecond: config.MCP_RATE_PER_SECOND,
     rateBurst: config.MCP_RATE_BURST,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    authFailuresPerSecond: config.AUTH_FAILURES_PER_MINUTE / 60,
+    authFailuresBurst: config.AUTH_FAILURES_PER_MINUTE,
+    trustProxy: config.TRUST_PROXY,
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   announceListening(SERVICE_NAME, config.PORT, { url: `${config.PUBLIC_URL}/mcp` });

@@ -15,6 +15,11 @@ export interface ServerOptions {
   ratePerSecond: number;
   rateBurst: number;
   maxBodyBytes: number;
+  /** Failed authentications allowed per client address: a refill rate per second and a burst. */
+  authFailuresPerSecond: number;
+  authFailuresBurst: number;
+  /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
+  trustProxy: boolean;
   now?: () => Date;
 }
 
@@ -26,7 +31,12 @@ export function buildServer(
   opts: ServerOptions,
 ): { app: FastifyInstance; catalogue: Catalogue<GatewayDeps> } {
   const catalogue = buildCatalogue(allTools);
-  const app = Fastify({ bodyLimit: opts.maxBodyBytes, logger: false, return503OnClosing: true });
+  const app = Fastify({
+    bodyLimit: opts.maxBodyBytes,
+    logger: false,
+    return503OnClosing: true,
+    trustProxy: opts.trustProxy,
+  });
   const { logger } = deps;
 
   app.removeContentTypeParser('application/json');
@@ -106,6 +116,7 @@ export function buildServer(
     db: deps.pool,
     logger,
     limiter: new RateLimiter(opts.ratePerSecond, opts.rateBurst),
+    authFailures: new RateLimiter(opts.authFailuresPerSecond, opts.authFailuresBurst),
     publicUrl: opts.publicUrl,
     allowedOrigins: opts.allowedOrigins,
     maxBodyBytes: opts.maxBodyBytes,

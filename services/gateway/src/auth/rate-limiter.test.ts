@@ -26,3 +26,14 @@ test('a slow refill reports the whole seconds to wait', () => {
   limiter.take('a');
   assert.deepEqual(limiter.take('a'), { allowed: false, retryAfterSeconds: 10 });
 });
+
+test('peek tells what take would decide without taking', () => {
+  let now = 0;
+  const limiter = new RateLimiter(1, 1, () => now);
+  assert.equal(limiter.peek('a').allowed, true);
+  assert.equal(limiter.peek('a').allowed, true, 'peeking takes nothing');
+  limiter.take('a');
+  assert.deepEqual(limiter.peek('a'), { allowed: false, retryAfterSeconds: 1 });
+  now += 1000;
+  assert.equal(limiter.peek('a').allowed, true);
+});

@@ -20,6 +20,16 @@ export class RateLimiter {
     private readonly now: () => number = () => Date.now(),
   ) {}
 
+  /** What `take` would decide, without taking. */
+  peek(key: string): RateDecision {
+    const b = this.#buckets.get(key);
+    if (b === undefined) return { allowed: true, retryAfterSeconds: 0 };
+    const tokens = Math.min(this.burst, b.tokens + ((this.now() - b.at) / 1000) * this.ratePerSecond);
+    return tokens >= 1
+      ? { allowed: true, retryAfterSeconds: 0 }
+      : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / this.ratePerSecond)) };
+  }
+
   take(key: string): RateDecision {
     const t = this.now();
     const b = this.#buckets.get(key) ?? { tokens: this.burst, at: t };

@@ -37,6 +37,8 @@ export interface McpRouteOptions<D> {
   db: Queryable;
   logger: Logger;
   limiter: RateLimiter;
+  /** Failed authentications per client address; over budget, the address is refused before any lookup. */
+  authFailures: RateLimiter;
   /** The public base URL; its origin is always allowed, and it names the resource metadata. */
   publicUrl: string;
   allowedOrigins: readonly string[];
@@ -124,8 +126,19 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     if (origin !== undefined && !allowed.has(origin)) {
       return rpcError(reply, 403, JSONRPC_FORBIDDEN, `origin ${origin} is not allowed`);
     }
+    const blocked = o.authFailures.peek(req.ip);
+    if (!blocked.allowed) {
+      reply.header('retry-after', String(blocked.retryAfterSeconds));
+      return rpcError(
+        reply,
+        429,
+        JSONRPC_INVALID_REQUEST,
+        `too many failed authentications from this address: retry after ${blocked.retryAfterSeconds} s`,
+      );
+    }
     const auth = await authenticate(o.db, req.headers.authorization, now());
     if (!auth.ok) {
+      o.authFailures.take(req.ip);
       reply.header('www-authenticate', challenge(auth.error, auth.error ? auth.description : undefined));
       return rpcError(reply, 401, JSONRPC_INVALID_REQUEST, `unauthorized: ${auth.description}`);
     }
