@@ -458,3 +458,108 @@ test('a message whose handler outlived its lease on the last attempt is parked a
     [[id, 2, 'lease expired on attempt 1 before the handler finished']],
   );
 });
+
+test('a handler that runs three times its lease keeps its message: it completes once and a second consumer on the topic never receives it meanwhile', async (t) => {
+  const topic = 'slow';
+  // Long enough that a beat delayed by a loaded machine still lands well inside the lease.
+  const leaseMs = 1500; // a beat every 500 ms
+  const running = deferred();
+  let firstCalls = 0;
+  let firstSignal: AbortSignal | undefined;
+  const first = transportFor(t, pool);
+  await first.consume({
+    name: 'slow',
+    topic,
+    leaseMs,
+    pollIntervalMs: 50,
+    handler: async (m, ctx) => {
+      firstCalls++;
+      firstSignal = ctx.signal;
+      running.resolve();
+      await sleep(3 * leaseMs);
+      await ctx.inTx((c) =>
+        c.query('INSERT INTO effects (message_id, consumer) VALUES ($1, $2)', [m.id, 'first']),
+      );
+    },
+  });
+  const id = await enqueue(pool, { topic, key: 'k', payload: {} });
+  await running.promise;
+
+  let secondCalls = 0;
+  const second = transportFor(t, pool2);
+  await second.consume({
+    name: 'slow',
+    topic,
+    leaseMs,
+    pollIntervalMs: 50, // looks for expired leases many times while the first handler runs
+    handler: async () => {
+      secondCalls++;
+    },
+  });
+  await waitFor('the slow handler to finish', isDone(id));
+  await sleep(200);
+  await Promise.all([first.stop(), second.stop()]);
+
+  assert.equal(firstCalls, 1);
+  assert.equal(secondCalls, 0, 'the second consumer never received the message');
+  assert.equal(firstSignal?.aborted, false, 'a renewed lease does not abort the handler');
+  assert.deepEqual(await row(id), { status: 'done', attempts: 1, last_error: null });
+  const { rows } = await pool.query('SELECT consumer FROM effects WHERE message_id = $1', [id]);
+  assert.deepEqual(rows, [{ consumer: 'first' }]);
+});
+
+test('a consumer whose claim was taken by another sees its signal aborted within about a beat, well before its lease would lapse, and stops renewing', async (t) => {
+  const topic = 'stolen';
+  // A beat every second; without beats the signal would abort only when the lease lapsed.
+  const leaseMs = 3000;
+  const running = deferred();
+  const letGo = deferred();
+  t.after(letGo.resolve);
+  let signal: AbortSignal | undefined;
+  let abortedAt = 0;
+  const transport = transportFor(t, pool);
+  await transport.consume({
+    name: 'stolen',
+    topic,
+    leaseMs,
+    pollIntervalMs: 60_000,
+    handler: async (_m, ctx) => {
+      signal = ctx.signal;
+      ctx.signal.addEventListener('abort', () => {
+        abortedAt = Date.now();
+      });
+      running.resolve();
+      await letGo.promise; // keeps running after the abort, as a handler that ignores it would
+    },
+  });
+  const id = await enqueue(pool, { topic, key: 'k', payload: {} });
+  await running.promise;
+  const claim = async () => {
+    const { rows } = await pool.query<{ locked_by: string; locked_until: Date }>(
+      'SELECT locked_by, locked_until FROM bus_outbox WHERE id = $1',
+      [id],
+    );
+    assert.ok(rows[0]);
+    return rows[0];
+  };
+  const token = (await claim()).locked_by;
+
+  // Another consumer claims it, as one would after this one's lease had lapsed.
+  await pool.query('UPDATE bus_outbox SET locked_by = gen_random_uuid() WHERE id = $1', [id]);
+  const stolenAt = Date.now();
+  await waitFor('the signal to abort', async () => signal?.aborted === true, 4000);
+  // Within about one beat, well before the lease would have lapsed.
+  assert.ok(
+    abortedAt - stolenAt < leaseMs - 1000,
+    `aborted ${abortedAt - stolenAt} ms after the claim was taken`,
+  );
+  assert.match(String(signal?.reason), /lease lost/);
+
+  // Had it kept beating, giving the claim back would let its next beat extend the lease.
+  await pool.query('UPDATE bus_outbox SET locked_by = $2 WHERE id = $1', [id, token]);
+  const before = (await claim()).locked_until.getTime();
+  await sleep(leaseMs / 3 + 200);
+  assert.equal((await claim()).locked_until.getTime(), before, 'no renewal after the claim was lost');
+  letGo.resolve();
+  await transport.stop();
+});

@@ -10,7 +10,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** This service's own Ed25519 key (PKCS#8 PEM): its worker signs the calls that apply changes. */
       CHANGES_PRIVATE_KEY: str(),
       UPSTREAM_PROXY_URL: str(),
-      /** How long one apply attempt may hold its message before another worker may take it. */
+      /** How long a worker that stopped renewing its claim (it died) keeps its message before another worker takes it over. */
       APPLY_LEASE_MS: int(60_000, 1_000, 600_000),
       APPLY_MAX_ATTEMPTS: int(8, 1, 50),
     },

@@ -1,7 +1,7 @@
 /** The changes service: wiring only (config -> pool -> migrations -> bus -> worker -> server -> listen). */
 import { fileURLToPath } from 'node:url';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
-import { migrateBus } from '@adsmcp/runtime/bus/outbox';
+import { migrateBus, startPruning } from '@adsmcp/runtime/bus/outbox';
 import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
@@ -12,6 +12,9 @@ import { loadConfig } from './config.ts';
 import { APPLY_TOPIC, type ApplyMessage } from './handlers/changes-handlers.ts';
 import { buildServer, ISSUER, SERVICE_NAME } from './server.ts';
 import { createApplyHandler } from './work/apply-worker.ts';
+
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
@@ -36,11 +39,14 @@ runMain(SERVICE_NAME, async () => {
     backoff: { baseMs: 500, capMs: 30_000 },
     concurrency: 4,
   });
+  // Done messages and inbox records are kept a week: far beyond any redelivery window.
+  const stopPruning = startPruning({ pool, logger, everyMs: HOUR_MS, olderThanMs: 7 * DAY_MS });
   const server = buildServer({ pool, verifier, logger });
   const port = await server.listen(config.PORT, config.HOST);
   announceListening(SERVICE_NAME, port);
   onShutdown(logger, async () => {
     await server.close();
+    await stopPruning();
     await bus.stop();
     await pool.end();
   });

@@ -61,8 +61,8 @@ export interface HandlerContext {
   /**
    * inTx runs `fn` in a transaction on the service's pool that also records this message in the
    * consumer's inbox. Either both commit or neither does, so a handler's own database effect
-   * happens exactly once even when the message is delivered twice (a lease that expired while
-   * the first consumer was still working, a Kafka redelivery).
+   * happens exactly once even when the message is delivered twice (a consumer that died, froze or
+   * lost its database connection mid-handler and whose lease lapsed, a Kafka redelivery).
    *
    * When another delivery already recorded the message, `fn`'s work is rolled back and inTx
    * throws `AlreadyProcessedError`; let it propagate: the consumer treats it as success. Call
@@ -71,8 +71,11 @@ export interface HandlerContext {
    */
   inTx<T>(fn: (client: PoolClient) => Promise<T>): Promise<T>;
   /**
-   * Aborted when this delivery's lease runs out (another consumer may now take the message) or
-   * when the consumer stops and gives up waiting. Pass it to `fetch` and friends.
+   * Aborted when this consumer no longer holds the message, so another may be running it: a
+   * lease renewal found the claim taken (by another consumer, after renewals failed long enough
+   * for the lease to lapse), or renewals kept failing until the lease ran out. Also aborted when
+   * the consumer stops and gives up waiting for the handler. A handler that merely runs long is
+   * not aborted: its lease is renewed while it runs. Pass it to `fetch` and friends.
    */
   signal: AbortSignal;
 }
@@ -101,8 +104,11 @@ export interface ConsumerOptions<P = Json> {
   /** Default `{ baseMs: 1000, capMs: 300_000 }`. */
   backoff?: BackoffOptions;
   /**
-   * How long a claimed message stays invisible to other consumers (default 60 s). A handler that
-   * runs longer may be run again elsewhere; the abort signal fires when the lease runs out.
+   * How long a claim keeps a message from other consumers without renewal (default 60 s). While
+   * the handler runs, the consumer renews it every `leaseMs / 3`, so a handler may run longer
+   * than this and is still not run elsewhere. A consumer that dies stops renewing: this is how
+   * long its messages wait before another consumer takes them over, and how long renewals may
+   * fail (the database unreachable) before the handler's signal is aborted.
    */
   leaseMs?: number;
   /** How often to look for due messages when no notification arrives (default 5 s). */

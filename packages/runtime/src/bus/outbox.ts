@@ -1,11 +1,12 @@
 /**
  * The outbox: `enqueue` writes a message in the caller's transaction, so the state change and
  * the work it causes commit (or roll back) together. Also the dead-letter admin functions and
- * the migration that creates the bus tables in a service's schema.
+ * the migration that creates the bus tables in a service's schema, and the pruning of what is
+ * done.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { type MigrationResult, migrate, type Pool, type Queryable } from '../db.ts';
-import { currentRequestId } from '../log.ts';
+import { currentRequestId, type Logger } from '../log.ts';
 import { type Json, type OutgoingMessage, REQUEST_ID_HEADER } from './bus.ts';
 import { BUS_MIGRATIONS } from './bus-migrations.ts';
 
@@ -133,4 +134,55 @@ export async function pruneDone(
     [olderThanMs],
   );
   return { messages: messages.rowCount ?? 0, inbox: inbox.rowCount ?? 0 };
+}
+
+export interface PruningOptions {
+  /** The service's pool (search_path at the schema holding the bus tables). */
+  pool: Queryable;
+  logger: Logger;
+  /** The wait between the end of one run and the start of the next; the first run is at once. */
+  everyMs: number;
+  /** Passed to `pruneDone`: done messages and inbox records older than this go. */
+  olderThanMs: number;
+}
+
+/**
+ * startPruning runs `pruneDone` now and then every `everyMs` until the returned function is
+ * called, which stops it and resolves once a run under way has finished (so the pool can be ended
+ * right after). A failed run is logged and the next one tries again; runs never overlap, and the
+ * timer does not keep the process alive.
+ */
+export function startPruning({ pool, logger, everyMs, olderThanMs }: PruningOptions): () => Promise<void> {
+  if (!(everyMs > 0)) throw new RangeError(`bus pruning interval must be positive, got ${everyMs}`);
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+
+  const run = async (): Promise<void> => {
+    try {
+      const pruned = await pruneDone(pool, olderThanMs);
+      if (pruned.messages > 0 || pruned.inbox > 0)
+        logger.info({ pruned }, 'bus pruned done messages and inbox records');
+    } catch (err) {
+      logger.error({ err }, 'bus pruning failed; the next run tries again');
+    }
+  };
+  const schedule = (delayMs: number): void => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      running = run().finally(() => {
+        running = undefined;
+        schedule(everyMs);
+      });
+    }, delayMs);
+    timer.unref();
+  };
+
+  schedule(0);
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await running;
+  };
 }

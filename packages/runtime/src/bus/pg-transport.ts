@@ -3,12 +3,15 @@
  * machine.
  *
  * A consumer claims due rows of its topic in one short statement (`FOR UPDATE SKIP LOCKED`,
- * status `running`, a lease in `locked_until`), runs the handler outside any transaction (it may
- * call remote APIs for as long as its lease lasts), then marks the row done, or schedules a retry
- * with backoff, or parks it as dead. A consumer that dies mid-handler leaves its rows `running`;
- * once the lease lapses any consumer claims them again, so delivery is at least once and
- * handlers must be idempotent (see `HandlerContext.inTx`). While a lease holds, no other
- * consumer, in this process or another, can claim the row. Order is best effort by insertion.
+ * status `running`, a lease in `locked_until`, a claim token in `locked_by`), runs the handler
+ * outside any transaction (it may call remote APIs for as long as it needs), then marks the row
+ * done, or schedules a retry with backoff, or parks it as dead. While the handler runs, the
+ * consumer renews the lease every third of `leaseMs` (a heartbeat: one UPDATE that only matches
+ * while the row is still `running` under this claim's token), so a slow handler keeps its
+ * message. A consumer that dies mid-handler stops renewing and leaves its rows `running`; once
+ * the lease lapses any consumer claims them again, so delivery is at least once and handlers
+ * must be idempotent (see `HandlerContext.inTx`). While a lease holds, no other consumer, in
+ * this process or another, can claim the row. Order is best effort by insertion.
  *
  * Each row is handled once, by whichever process claims it: one logical consumer per topic.
  * Two consumers with different names on the same topic would split its messages between them,
@@ -186,7 +189,7 @@ interface OutboxRow {
 interface InFlight {
   id: string;
   done: Promise<void>;
-  abort: AbortController;
+  lease: LeaseKeeper;
 }
 
 const DEFAULTS = {
@@ -265,7 +268,8 @@ class PgConsumer<P> implements Consumer {
     if (gaveUp) {
       const ids = [...this.inFlight].map((f) => f.id);
       this.log.warn({ ids }, 'bus consumer stopped with handlers still running; their leases will lapse');
-      for (const f of this.inFlight) f.abort.abort(new Error('bus consumer stopped'));
+      // Aborting also stops the heartbeats, so these leases lapse as if this process had died.
+      for (const f of this.inFlight) f.lease.abort(new Error('bus consumer stopped'));
     }
   }
 
@@ -286,8 +290,10 @@ class PgConsumer<P> implements Consumer {
       do {
         this.drainAgain = false;
         while (this.running && this.inFlight.size < this.opts.concurrency) {
+          // Sent before the claim, so the lease it sets in the database ends no earlier than this.
+          const claimedAt = Date.now();
           const rows = await this.claim(this.opts.concurrency - this.inFlight.size);
-          for (const row of rows) this.begin(row);
+          for (const row of rows) this.begin(row, claimedAt);
           if (rows.length === 0) break;
         }
       } while (this.drainAgain && this.running);
@@ -318,15 +324,12 @@ class PgConsumer<P> implements Consumer {
     return rows.sort((a, b) => a.seq - b.seq);
   }
 
-  private begin(row: OutboxRow): void {
-    const abort = new AbortController();
-    const lease = setTimeout(
-      () => abort.abort(new Error('bus lease expired; the message may be redelivered')),
-      this.opts.leaseMs,
-    );
-    const entry: InFlight = { id: row.id, abort, done: Promise.resolve() };
-    entry.done = this.handle(row, abort.signal).finally(() => {
-      clearTimeout(lease);
+  private begin(row: OutboxRow, claimedAt: number): void {
+    const log = this.log.child({ message_id: row.id, attempt: row.attempts });
+    const lease = new LeaseKeeper(this.pool, row, this.opts.leaseMs, claimedAt, log);
+    const entry: InFlight = { id: row.id, lease, done: Promise.resolve() };
+    entry.done = this.handle(row, lease, log).finally(() => {
+      lease.release();
       this.inFlight.delete(entry);
       this.wake();
     });
@@ -334,8 +337,7 @@ class PgConsumer<P> implements Consumer {
   }
 
   /** handle runs the handler for one claimed row and records the outcome; it never rejects. */
-  private async handle(row: OutboxRow, signal: AbortSignal): Promise<void> {
-    const log = this.log.child({ message_id: row.id, attempt: row.attempts });
+  private async handle(row: OutboxRow, lease: LeaseKeeper, log: Logger): Promise<void> {
     try {
       if (row.attempts > this.opts.maxAttempts) {
         // Its last attempt never reported back (the consumer died or stopped mid-handler).
@@ -355,13 +357,16 @@ class PgConsumer<P> implements Consumer {
     let failure: unknown;
     let failed = false;
     try {
-      await this.run(row, signal);
+      await this.run(row, lease.signal);
     } catch (err) {
       if (!(err instanceof AlreadyProcessedError)) {
         failed = true;
         failure = err;
       }
     }
+    // The handler has settled: no more heartbeats. The outcome below only lands while the claim
+    // is still ours (or, for done, whoever's it is).
+    lease.release();
 
     try {
       if (!failed) {
@@ -434,6 +439,93 @@ class PgConsumer<P> implements Consumer {
         WHERE id = $1 AND status = 'running' AND locked_by = $2`,
       [row.id, row.locked_by, error],
     );
+  }
+}
+
+/**
+ * LeaseKeeper holds one claim while its handler runs: it renews the lease every `leaseMs / 3`
+ * and aborts `signal` when the claim is lost (a renewal matched no row: the message was claimed
+ * by another consumer, or is no longer running) or when the lease runs out because renewals kept
+ * failing. It stops renewing once released or aborted.
+ */
+class LeaseKeeper {
+  private readonly controller = new AbortController();
+  readonly signal = this.controller.signal;
+  private readonly beatMs: number;
+  private beatTimer: NodeJS.Timeout | undefined;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private released = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly row: OutboxRow,
+    private readonly leaseMs: number,
+    claimedAt: number,
+    private readonly log: Logger,
+  ) {
+    this.beatMs = Math.max(1, Math.floor(leaseMs / 3));
+    this.expireAt(claimedAt + leaseMs);
+    this.scheduleBeat(claimedAt + this.beatMs);
+  }
+
+  /** release stops renewing (the handler settled); the signal is left as it is. */
+  release(): void {
+    this.released = true;
+    clearTimeout(this.beatTimer);
+    clearTimeout(this.expiryTimer);
+  }
+
+  /** abort gives the claim up: renewals stop and the handler is told through its signal. */
+  abort(reason: Error): void {
+    this.release();
+    this.controller.abort(reason);
+  }
+
+  private get active(): boolean {
+    return !this.released && !this.signal.aborted;
+  }
+
+  /** expireAt aborts the signal at `at` (local clock) unless a renewal moves it later first. */
+  private expireAt(at: number): void {
+    clearTimeout(this.expiryTimer);
+    this.expiryTimer = setTimeout(
+      () => this.abort(new Error('bus lease expired; the message may be redelivered')),
+      Math.max(0, at - Date.now()),
+    );
+  }
+
+  private scheduleBeat(at: number): void {
+    this.beatTimer = setTimeout(() => void this.beat(), Math.max(0, at - Date.now()));
+  }
+
+  private async beat(): Promise<void> {
+    this.beatTimer = undefined;
+    if (!this.active) return;
+    const sentAt = Date.now();
+    let renewed: boolean;
+    try {
+      const { rowCount } = await this.pool.query(
+        `UPDATE bus_outbox SET locked_until = now() + $3 * interval '1 millisecond'
+          WHERE id = $1 AND status = 'running' AND locked_by = $2`,
+        [this.row.id, this.row.locked_by, this.leaseMs],
+      );
+      renewed = rowCount === 1;
+    } catch (err) {
+      if (!this.active) return;
+      // The lease still runs out on time if renewals keep failing; the next beat tries again.
+      this.log.warn({ err }, 'bus lease renewal failed');
+      this.scheduleBeat(sentAt + this.beatMs);
+      return;
+    }
+    if (!this.active) return;
+    if (!renewed) {
+      this.log.warn('bus lease lost: the message was claimed by another consumer or is no longer running');
+      this.abort(new Error('bus lease lost; another consumer may be handling the message'));
+      return;
+    }
+    // Set by the database at or after sentAt, so the lease it holds ends no earlier than this.
+    this.expireAt(sentAt + this.leaseMs);
+    this.scheduleBeat(sentAt + this.beatMs);
   }
 }
 
