@@ -8,6 +8,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { type Caller, defineTool } from '../catalogue.ts';
 import { enumOf, integer, nullable, number, object, string } from '../schema.ts';
+import { isRecord, readPlatform, segment, workspaceAccount } from './platform.ts';
 
 const UUID_RULE = { format: 'uuid' as const };
 const OBJECT_ID = string({
@@ -112,35 +113,23 @@ interface Ad {
 
 /** The account (must be the workspace's and writable) and the live ad the change is about. */
 async function accountAndAd(deps: GatewayDeps, caller: Caller, accountId: string, adId: string) {
-  const as = onBehalfOf(caller.principal);
-  const { account } = await deps.upstream.getAccount({ accountId }, as).catch((err: unknown) => {
-    const e = ConnectError.from(err);
-    if (e.code === Code.NotFound) {
-      throw new ConnectError(
-        `no ad account ${accountId} in this workspace; ads_list_accounts lists them`,
-        Code.NotFound,
-      );
-    }
-    throw e;
-  });
-  if (account === undefined)
-    throw new ConnectError(`no ad account ${accountId} in this workspace`, Code.NotFound);
+  const account = await workspaceAccount(deps, caller.principal, accountId);
   if (!account.canWrite) {
     throw new ConnectError(
       `the connection to ad account ${account.name} is read-only; changes cannot be prepared for it`,
       Code.PermissionDenied,
     );
   }
-  const path = `/ads/${adId}`;
-  const res = await deps.upstream.call({ accountId, method: 'GET', path, query: [] }, as);
-  if (res.status === 404)
-    throw new ConnectError(`no ad ${adId} in ad account ${account.name}`, Code.NotFound);
-  if (res.status !== 200)
-    throw new ConnectError(
-      `the ad platform refused to read ad ${adId} (HTTP ${res.status})`,
-      Code.FailedPrecondition,
-    );
-  return { account, ad: JSON.parse(res.bodyJson) as Ad, path, bodyJson: res.bodyJson };
+  const path = `/ads/${segment('ad_id', adId)}`;
+  const ad = await readPlatform(caller, deps, {
+    accountId,
+    path,
+    query: {},
+    notFound: `no ad ${adId} in ad account ${account.name}`,
+  });
+  if (!isRecord(ad))
+    throw new ConnectError(`the ad platform answered GET ${path} with an unexpected shape`, Code.Unavailable);
+  return { account, ad: ad as unknown as Ad, path, bodyJson: JSON.stringify(ad) };
 }
 
 function show(v: unknown): string {

@@ -11,12 +11,11 @@ import {
   SaveOptimizerRequestSchema,
   SaveOptimizerResponseSchema,
 } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
-import type { Principal } from '@adsmcp/runtime/principal';
-import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { defineTool, type ToolDefinition } from '../catalogue.ts';
 import { requestFrom, resultOf } from '../rpc-mapping.ts';
 import { array, boolean, enumOf, integer, number, object, string } from '../schema.ts';
+import { workspaceAccount } from './platform.ts';
 
 const SERVICE = 'optimizer.v1.OptimizerService';
 const GROUP = 'Automation and optimization';
@@ -141,24 +140,6 @@ function optimizerResult(o: Optimizer | undefined): Record<string, unknown> | nu
   return out;
 }
 
-/**
- * The optimizer service trusts the gateway for the account: a save names an account of the
- * caller's workspace, as the upstream-proxy (which owns the connections) confirms.
- */
-async function requireAccount(deps: GatewayDeps, principal: Principal, accountId: string): Promise<void> {
-  try {
-    await deps.upstream.getAccount({ accountId }, onBehalfOf(principal));
-  } catch (err) {
-    if (err instanceof ConnectError && err.code === Code.NotFound) {
-      throw new ConnectError(
-        `no ad account ${accountId} in this workspace; ads_list_accounts lists the account_id values you can use`,
-        Code.NotFound,
-      );
-    }
-    throw err;
-  }
-}
-
 const EXAMPLE_CONFIG = {
   campaign_ids: ['cmp_1001', 'cmp_1002'],
   goal: 'cpa',
@@ -204,7 +185,8 @@ export const saveOptimizer = defineTool<GatewayDeps, typeof saveInput>({
     },
   },
   async run({ caller, deps }, args) {
-    await requireAccount(deps, caller.principal, args.account_id);
+    // The optimizer service trusts the gateway for the account: it must be one of the workspace's.
+    await workspaceAccount(deps, caller.principal, args.account_id);
     const res = await deps.optimizer.saveOptimizer(
       requestFrom(SaveOptimizerRequestSchema, args),
       onBehalfOf(caller.principal),

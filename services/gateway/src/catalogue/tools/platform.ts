@@ -1,0 +1,118 @@
+/**
+ * What tools need to talk to the ad platform through the upstream-proxy: the caller's account,
+ * and a read whose answer is mapped to a tool result or error once, here.
+ */
+import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
+import { ToolFailure } from '../../mcp/tool-call.ts';
+import type { Caller } from '../catalogue.ts';
+
+/**
+ * workspaceAccount is the ad account `accountId` of the principal's workspace. For any other id
+ * the upstream-proxy, which owns the connections, answers NotFound in its own words, and
+ * callTool turns that into the tool error as it is.
+ */
+export async function workspaceAccount(
+  deps: GatewayDeps,
+  principal: Principal,
+  accountId: string,
+): Promise<Account> {
+  const { account } = await deps.upstream.getAccount({ accountId }, onBehalfOf(principal));
+  if (account === undefined) throw new Error('the upstream-proxy answered GetAccount without an account');
+  return account;
+}
+
+/** One GET to the ad platform for an account of the caller's workspace. */
+interface PlatformRead {
+  accountId: string;
+  path: string;
+  query: Record<string, string | number | readonly string[] | undefined>;
+  /** What a 404 means for this read, said to the agent. */
+  notFound: string;
+}
+
+const PLATFORM_CODE = /^[a-z][a-z0-9_]{0,63}$/;
+const MAX_PLATFORM_MESSAGE = 500;
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The platform's `{"error": {"code", "message", "field"}}`, read as untrusted text: a code only
+ * when it looks like one, a message without control characters and of bounded length.
+ */
+function platformError(bodyJson: string): { code?: string; message?: string; field?: string } {
+  let body: unknown;
+  try {
+    body = JSON.parse(bodyJson);
+  } catch {
+    return {};
+  }
+  const error = isRecord(body) ? body.error : undefined;
+  if (!isRecord(error)) return {};
+  const text = (v: unknown) =>
+    typeof v === 'string' && v.trim() !== ''
+      ? v.replace(/[\p{Cc}\p{Cf}]+/gu, ' ').slice(0, MAX_PLATFORM_MESSAGE)
+      : undefined;
+  const code = typeof error.code === 'string' && PLATFORM_CODE.test(error.code) ? error.code : undefined;
+  const out: { code?: string; message?: string; field?: string } = {};
+  if (code !== undefined) out.code = code;
+  const message = text(error.message);
+  if (message !== undefined) out.message = message;
+  const field = text(error.field);
+  if (field !== undefined) out.field = field.slice(0, 100);
+  return out;
+}
+
+/** A path segment for an id the agent gave; one that would change the path is refused. */
+export function segment(argument: string, value: string): string {
+  if (value === '.' || value === '..' || value.includes('/') || value.includes('\\')) {
+    throw new ToolFailure(
+      'invalid_argument',
+      `\`${argument}\` must be an id as the platform gives it: not "." or "..", and without "/" or "\\"`,
+    );
+  }
+  return encodeURIComponent(value);
+}
+
+/**
+ * readPlatform makes one GET to the ad platform through the upstream-proxy on behalf of the
+ * caller and returns the parsed JSON of a 2xx answer. A 4xx answer becomes a tool error: 404
+ * `not_found` with `read.notFound`, 400 `invalid_argument` with the platform's message, any
+ * other with the platform's own code. The proxy's own refusals (an account outside the
+ * workspace, rate limits, an unavailable platform) arrive as Connect errors, which callTool maps.
+ */
+export async function readPlatform(caller: Caller, deps: GatewayDeps, read: PlatformRead): Promise<unknown> {
+  const query: { name: string; value: string }[] = [];
+  for (const [name, value] of Object.entries(read.query)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) query.push({ name, value: String(v) });
+  }
+  const res = await deps.upstream.call(
+    { accountId: read.accountId, method: 'GET', path: read.path, query, bodyJson: '', idempotencyKey: '' },
+    onBehalfOf(caller.principal),
+  );
+  if (res.status >= 200 && res.status <= 299) {
+    try {
+      return res.bodyJson === '' ? {} : (JSON.parse(res.bodyJson) as unknown);
+    } catch {
+      throw new ToolFailure(
+        'upstream_error',
+        'the ad platform sent a response that is not JSON; try again later',
+      );
+    }
+  }
+  const error = platformError(res.bodyJson);
+  const said = error.message === undefined ? '' : `: ${error.message}`;
+  if (res.status === 404) throw new ToolFailure('not_found', read.notFound);
+  if (res.status === 400) {
+    const field = error.field === undefined ? '' : ` (field ${error.field})`;
+    throw new ToolFailure('invalid_argument', `the ad platform refused the request${field}${said}`);
+  }
+  throw new ToolFailure(
+    error.code ?? `upstream_http_${res.status}`,
+    `the ad platform refused the request (HTTP ${res.status}${error.code === undefined ? '' : ` ${error.code}`})${said}`,
+  );
+}
