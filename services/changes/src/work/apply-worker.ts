@@ -8,6 +8,7 @@ import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
+import { describePlatformRefusal } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
@@ -27,17 +28,6 @@ const PERMANENT = new Set([
   Code.PermissionDenied,
   Code.FailedPrecondition,
 ]);
-
-function platformError(status: number, body: string): string {
-  try {
-    const e = (JSON.parse(body) as { error?: { message?: unknown; code?: unknown } }).error;
-    if (typeof e?.message === 'string')
-      return `the ad platform refused it (${status}${typeof e.code === 'string' ? ` ${e.code}` : ''}): ${e.message}`;
-  } catch {
-    // fall through
-  }
-  return `the ad platform refused it (HTTP ${status})`;
-}
 
 export interface ApplyWorkerDeps {
   pool: Pool;
@@ -94,7 +84,7 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
             'failed',
             live.status,
             live.bodyJson,
-            `the object could not be re-read before applying: ${platformError(live.status, live.bodyJson)}`,
+            `the object could not be re-read before applying: ${describePlatformRefusal(live.status, live.bodyJson)}`,
           );
           return;
         }
@@ -122,7 +112,7 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
         await finish('applied', res.status, res.bodyJson, null);
         d.logger.info({ change_id: changeId, attempts: res.attempts }, 'change applied');
       } else {
-        await finish('failed', res.status, res.bodyJson, platformError(res.status, res.bodyJson));
+        await finish('failed', res.status, res.bodyJson, describePlatformRefusal(res.status, res.bodyJson));
       }
     } catch (err) {
       const e = ConnectError.from(err);

@@ -3,10 +3,13 @@
  * and a read whose answer is mapped to a tool result or error once, here.
  */
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { isRecord, platformError } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-call.ts';
 import type { Caller } from '../catalogue.ts';
+
+export { isRecord };
 
 /**
  * workspaceAccount is the ad account `accountId` of the principal's workspace. For any other id
@@ -30,40 +33,6 @@ interface PlatformRead {
   query: Record<string, string | number | readonly string[] | undefined>;
   /** What a 404 means for this read, said to the agent. */
   notFound: string;
-}
-
-const PLATFORM_CODE = /^[a-z][a-z0-9_]{0,63}$/;
-const MAX_PLATFORM_MESSAGE = 500;
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/**
- * The platform's `{"error": {"code", "message", "field"}}`, read as untrusted text: a code only
- * when it looks like one, a message without control characters and of bounded length.
- */
-function platformError(bodyJson: string): { code?: string; message?: string; field?: string } {
-  let body: unknown;
-  try {
-    body = JSON.parse(bodyJson);
-  } catch {
-    return {};
-  }
-  const error = isRecord(body) ? body.error : undefined;
-  if (!isRecord(error)) return {};
-  const text = (v: unknown) =>
-    typeof v === 'string' && v.trim() !== ''
-      ? v.replace(/[\p{Cc}\p{Cf}]+/gu, ' ').slice(0, MAX_PLATFORM_MESSAGE)
-      : undefined;
-  const code = typeof error.code === 'string' && PLATFORM_CODE.test(error.code) ? error.code : undefined;
-  const out: { code?: string; message?: string; field?: string } = {};
-  if (code !== undefined) out.code = code;
-  const message = text(error.message);
-  if (message !== undefined) out.message = message;
-  const field = text(error.field);
-  if (field !== undefined) out.field = field.slice(0, 100);
-  return out;
 }
 
 /** A path segment for an id the agent gave; one that would change the path is refused. */
