@@ -1,6 +1,8 @@
 /** The rules of a prepared change: what may be recorded, who may move it, and to where. */
+
 import { createHash } from 'node:crypto';
 import { FailedPreconditionError, InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 
 export type ChangeStatus = 'prepared' | 'approved' | 'rejected' | 'applying' | 'applied' | 'failed';
@@ -17,7 +19,6 @@ export function digestOf(op: Operation): string {
 }
 
 const PATH = /^(\/[A-Za-z0-9_.:-]+)+$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function jsonObject(text: string, field: string): void {
   let value: unknown;
@@ -42,7 +43,7 @@ export interface PrepareInput {
 
 /** checkPrepare refuses a change that could not be applied as recorded. */
 export function checkPrepare(input: PrepareInput): void {
-  if (!UUID.test(input.accountId)) throw new InvalidArgumentError('account_id must be a UUID');
+  if (!isUuid(input.accountId)) throw new InvalidArgumentError('account_id must be a UUID');
   if (!/^ads_[a-z_]+$/.test(input.tool)) throw new InvalidArgumentError('tool must name the prepare tool');
   if (input.operation.method !== 'POST') throw new InvalidArgumentError('operation.method must be POST');
   for (const [field, path] of [

@@ -1,9 +1,11 @@
 /** The ChangesService RPCs: proto <-> domain, and the transaction that commits an apply request with its work. */
+
 import { randomUUID } from 'node:crypto';
 import type { ChangeSchema, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
+import { isUuid } from '@adsmcp/runtime/ids';
 import { type Principal, principalKey } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
@@ -77,10 +79,8 @@ function actor(p: Principal): string {
   return p.userId ? `user:${p.userId} via ${p.via} (${p.credentialId})` : `${p.via}:${p.credentialId}`;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 async function load(pool: Pool, p: Principal, changeId: string): Promise<ChangeRow> {
-  if (!UUID.test(changeId)) throw new InvalidArgumentError('change_id must be a UUID');
+  if (!isUuid(changeId)) throw new InvalidArgumentError('change_id must be a UUID');
   const row = await findChange(pool, p.workspaceId, changeId);
   if (row === undefined) throw new NotFoundError(`no change ${changeId} in this workspace`);
   return row;
@@ -141,7 +141,7 @@ export function changesHandlers({
       if (req.status !== '' && !statuses.includes(req.status)) {
         throw new InvalidArgumentError(`status must be one of ${statuses.join(', ')}`);
       }
-      if (req.accountId !== '' && !UUID.test(req.accountId))
+      if (req.accountId !== '' && !isUuid(req.accountId))
         throw new InvalidArgumentError('account_id must be a UUID');
       const limit = req.limit === 0 ? 20 : req.limit;
       if (limit < 1 || limit > 100) throw new InvalidArgumentError('limit must be from 1 to 100');

@@ -3,6 +3,7 @@
  * `tools/list` and the catalogue, and a validator whose messages name the argument and the rule
  * it breaks ("`limit` must be an integer from 1 to 500 (got 501)").
  */
+import { isUuid } from '@adsmcp/runtime/ids';
 
 export type JsonSchema = { [key: string]: unknown };
 
@@ -22,7 +23,6 @@ export interface Schema<T = unknown> {
 
 export type Infer<S> = S extends Schema<infer T> ? T : never;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -145,7 +145,7 @@ export function string(rules: StringRules = {}): Schema<string> {
       if (f !== undefined) {
         const ok =
           f === 'uuid'
-            ? UUID.test(value)
+            ? isUuid(value)
             : f === 'date'
               ? validDate(value)
               : f === 'date-time'

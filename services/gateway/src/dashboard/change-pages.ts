@@ -3,14 +3,14 @@
  * object as it was when prepared, and Approve / Reject. Approval is recorded for the signed-in
  * person, and only for the digest they were shown.
  */
+
 import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
+import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { actorHtml, type People } from './change-actors.ts';
 import { esc } from './html.ts';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function parse(text: string): unknown {
   try {
@@ -136,7 +136,7 @@ export function sessionPrincipal(s: {
 }
 
 export async function loadChange(deps: GatewayDeps, p: Principal, id: string): Promise<Change | undefined> {
-  if (!UUID.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   try {
     return (await deps.changes.getChange({ changeId: id }, onBehalfOf(p))).change;
   } catch (err) {

@@ -1,5 +1,7 @@
 /** Queries on workspaces, users and MCP credentials. Every function takes what it runs on. */
+
 import type { Queryable } from '@adsmcp/runtime/db';
+import { isUuid } from '@adsmcp/runtime/ids';
 import type { Role, Scope } from '@adsmcp/runtime/principal';
 
 export interface WorkspaceRow {
@@ -46,9 +48,9 @@ export async function insertWorkspace(
 }
 
 export async function findWorkspace(db: Queryable, idOrName: string): Promise<WorkspaceRow | undefined> {
-  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrName);
+  const byId = isUuid(idOrName);
   const { rows } = await db.query<WorkspaceRow>(
-    `SELECT id, name, features FROM workspaces WHERE ${isUuid ? 'id = $1::uuid' : 'name = $1'} ORDER BY created_at LIMIT 1`,
+    `SELECT id, name, features FROM workspaces WHERE ${byId ? 'id = $1::uuid' : 'name = $1'} ORDER BY created_at LIMIT 1`,
     [idOrName],
   );
   return rows[0];

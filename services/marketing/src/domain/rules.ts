@@ -2,17 +2,14 @@
  * Small value rules that report where a value breaks them and how: each rule appends messages
  * such as `data.variants[3].title must be 3 to 50 characters (got 2)` to a list.
  */
+import { isUuid } from '@adsmcp/runtime/ids';
 
 /** A rule checks `value` found at `path` and appends one message per broken rule to `out`. */
 export type Rule = (value: unknown, path: string, out: string[]) => void;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
-/** Whether `text` is a UUID (any version, either case). */
-export function isUuid(text: string): boolean {
-  return UUID.test(text);
-}
+export { isUuid };
 
 function isDateTime(text: string): boolean {
   const m = DATE_TIME.exec(text);

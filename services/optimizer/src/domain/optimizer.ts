@@ -3,7 +3,9 @@
  * within which limits to propose new ads. The rules here are the spec's "Optimizer
  * configuration" and the save, pause and list rules; they import no generated code and no pg.
  */
+
 import { InvalidArgumentError, StaleRevisionError } from '@adsmcp/runtime/errors';
+import { isUuid } from '@adsmcp/runtime/ids';
 
 export const GOALS = ['cpc', 'cpa', 'ctr'] as const;
 export type Goal = (typeof GOALS)[number];
@@ -76,8 +78,6 @@ export const LIST_LIMIT_MAX = 100;
 export const LIST_OFFSET_MAX = 100_000;
 const HOUR_MS = 3_600_000;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * A hostname: dot-separated labels of lowercase letters, digits and hyphens, each 1 to 63
  * characters and neither starting nor ending with a hyphen. No scheme, port, path or trailing dot.
@@ -110,13 +110,11 @@ const length = (s: string) => [...s].length;
 
 const quoted = (s: string) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
 
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
+export { isUuid };
 
 /** requireUuid throws an InvalidArgumentError naming `field` unless `value` is a UUID. */
 export function requireUuid(field: string, value: string): void {
-  if (!UUID.test(value)) throw new InvalidArgumentError(`${field} must be a UUID (got ${quoted(value)})`);
+  if (!isUuid(value)) throw new InvalidArgumentError(`${field} must be a UUID (got ${quoted(value)})`);
 }
 
 function checkInteger(field: keyof typeof INTEGER_BOUNDS, value: number): void {

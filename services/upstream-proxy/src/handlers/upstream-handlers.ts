@@ -1,8 +1,10 @@
 /** UpstreamService: proto <-> domain for the workspace's ad-account connections. */
+
 import { randomUUID } from 'node:crypto';
 import type { AccountSchema, UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Pool } from '@adsmcp/runtime/db';
 import { InvalidArgumentError, ResourceExhaustedError, UnavailableError } from '@adsmcp/runtime/errors';
+import { isUuid } from '@adsmcp/runtime/ids';
 import type { Logger } from '@adsmcp/runtime/log';
 import { type Principal, principalKey } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
@@ -40,13 +42,11 @@ export interface UpstreamHandlerDeps {
 /** The response metadata (a header or trailer) that tells a refused caller how many seconds to wait. */
 export const RETRY_AFTER_METADATA = 'retry-after';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The verified caller; the service interceptor has already refused calls without one. */
 function principalOf(ctx: HandlerContext): Principal {
   const principal = ctx.values.get(principalKey);
   if (principal === undefined) throw new ConnectError('missing principal', Code.Unauthenticated);
-  if (!UUID.test(principal.workspaceId)) {
+  if (!isUuid(principal.workspaceId)) {
     throw new ConnectError('the principal names no valid workspace', Code.Unauthenticated);
   }
   return principal;
@@ -107,7 +107,7 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
     async getAccount(req, ctx) {
       const principal = principalOf(ctx);
       requireReader(principal, 'reading an account');
-      const connection = UUID.test(req.accountId)
+      const connection = isUuid(req.accountId)
         ? await getConnection(deps.pool, principal.workspaceId, req.accountId)
         : undefined;
       if (connection === undefined) throw new AccountNotFoundError(req.accountId);
@@ -124,7 +124,7 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
         idempotencyKey: req.idempotencyKey,
       });
       const { workspaceId } = principal;
-      const found = UUID.test(req.accountId)
+      const found = isUuid(req.accountId)
         ? await getConnectionWithCredential(deps.pool, workspaceId, req.accountId)
         : undefined;
       if (found === undefined) throw new AccountNotFoundError(req.accountId);
