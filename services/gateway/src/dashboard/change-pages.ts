@@ -9,6 +9,7 @@ import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import { diffRows } from '../domain/change-diff.ts';
 import { actorHtml, type People } from './change-actors.ts';
 import { esc } from './html.ts';
 
@@ -18,32 +19,6 @@ function parse(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-/** Each field the operation sets, with the value it had when the change was prepared. */
-export function diffRows(
-  before: unknown,
-  body: unknown,
-  prefix = '',
-): { field: string; before: unknown; after: unknown }[] {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
-  const rows: { field: string; before: unknown; after: unknown }[] = [];
-  const was = (typeof before === 'object' && before !== null ? before : {}) as Record<string, unknown>;
-  for (const [k, v] of Object.entries(body)) {
-    const field = `${prefix}${k}`;
-    if (
-      typeof v === 'object' &&
-      v !== null &&
-      !Array.isArray(v) &&
-      typeof was[k] === 'object' &&
-      was[k] !== null
-    ) {
-      rows.push(...diffRows(was[k], v, `${field}.`));
-    } else {
-      rows.push({ field, before: was[k], after: v });
-    }
-  }
-  return rows;
 }
 
 const fmt = (v: unknown) =>

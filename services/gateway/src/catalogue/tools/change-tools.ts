@@ -6,6 +6,7 @@
 import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
+import { describeDiff } from '../../domain/change-diff.ts';
 import { type Caller, defineTool } from '../catalogue.ts';
 import { enumOf, integer, nullable, number, object, string } from '../schema.ts';
 import { isRecord, readPlatform, segment, workspaceAccount } from './platform.ts';
@@ -132,24 +133,6 @@ async function accountAndAd(deps: GatewayDeps, caller: Caller, accountId: string
   return { account, ad: ad as unknown as Ad, path, bodyJson: JSON.stringify(ad) };
 }
 
-function show(v: unknown): string {
-  return v === undefined ? '(unset)' : JSON.stringify(v);
-}
-
-/** "name "A" → "B"; creative.title "x" → "y"": what a person approves. */
-export function describeUpdate(ad: Ad, body: Record<string, unknown>): string[] {
-  const lines: string[] = [];
-  for (const [k, v] of Object.entries(body)) {
-    if (k === 'creative' && typeof v === 'object' && v !== null) {
-      for (const [ck, cv] of Object.entries(v))
-        lines.push(`creative.${ck} ${show(ad.creative?.[ck])} → ${show(cv)}`);
-    } else {
-      lines.push(`${k} ${show((ad as unknown as Record<string, unknown>)[k])} → ${show(v)}`);
-    }
-  }
-  return lines;
-}
-
 function checkCreative(
   body: { creative?: { type?: string; image_crop?: unknown; file_id?: string } },
   ad: Ad,
@@ -200,7 +183,7 @@ export const updateAd = defineTool<GatewayDeps, typeof updateAdInput>({
     }
     const { account, ad, path, bodyJson } = await accountAndAd(deps, caller, args.account_id, args.ad_id);
     checkCreative(args.body, ad);
-    const summary = `Update ad "${ad.name ?? ad.id}" (${ad.id}) on ${account.name}: ${describeUpdate(ad, args.body).join('; ')}`;
+    const summary = `Update ad "${ad.name ?? ad.id}" (${ad.id}) on ${account.name}: ${describeDiff(ad, args.body).join('; ')}`;
     const { change } = await deps.changes.prepareChange(
       {
         accountId: args.account_id,

@@ -1,0 +1,40 @@
+/**
+ * What a change sets, field by field, against the object as it was: the one diff behind both a
+ * change's summary and the dashboard's review table, so that what a person reads and what they
+ * are shown agree.
+ */
+
+/** Each field the operation sets, with the value it had when the change was prepared. */
+export function diffRows(
+  before: unknown,
+  body: unknown,
+  prefix = '',
+): { field: string; before: unknown; after: unknown }[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
+  const rows: { field: string; before: unknown; after: unknown }[] = [];
+  const was = (typeof before === 'object' && before !== null ? before : {}) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(body)) {
+    const field = `${prefix}${k}`;
+    if (
+      typeof v === 'object' &&
+      v !== null &&
+      !Array.isArray(v) &&
+      typeof was[k] === 'object' &&
+      was[k] !== null
+    ) {
+      rows.push(...diffRows(was[k], v, `${field}.`));
+    } else {
+      rows.push({ field, before: was[k], after: v });
+    }
+  }
+  return rows;
+}
+
+function show(v: unknown): string {
+  return v === undefined ? '(unset)' : JSON.stringify(v);
+}
+
+/** "name "A" → "B"": each field of `diffRows`, as a line of a summary. */
+export function describeDiff(before: unknown, body: unknown): string[] {
+  return diffRows(before, body).map((r) => `${r.field} ${show(r.before)} → ${show(r.after)}`);
+}
