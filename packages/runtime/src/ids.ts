@@ -6,3 +6,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function isUuid(text: string): boolean {
   return UUID.test(text);
 }
+
+/**
+ * A bare hostname: dot-separated labels of lowercase letters, digits and inner hyphens, each 1 to
+ * 63 characters; no scheme, port, path or trailing dot.
+ */
+export const HOSTNAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+export const HOSTNAME_HINT =
+  'a hostname such as example.com: lowercase letters, digits, hyphens and dots, without scheme, port or path';

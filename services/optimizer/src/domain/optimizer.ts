@@ -5,7 +5,7 @@
  */
 
 import { InvalidArgumentError, StaleRevisionError } from '@adsmcp/runtime/errors';
-import { isUuid } from '@adsmcp/runtime/ids';
+import { HOSTNAME, HOSTNAME_HINT, isUuid } from '@adsmcp/runtime/ids';
 
 export const GOALS = ['cpc', 'cpa', 'ctr'] as const;
 export type Goal = (typeof GOALS)[number];
@@ -78,13 +78,7 @@ export const LIST_LIMIT_MAX = 100;
 export const LIST_OFFSET_MAX = 100_000;
 const HOUR_MS = 3_600_000;
 
-/**
- * A hostname: dot-separated labels of lowercase letters, digits and hyphens, each 1 to 63
- * characters and neither starting nor ending with a hyphen. No scheme, port, path or trailing dot.
- */
-export const HOSTNAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
-export const HOSTNAME_HINT =
-  'a hostname such as example.com: lowercase letters, digits, hyphens and dots, without scheme, port or path';
+export { HOSTNAME, HOSTNAME_HINT };
 
 /** Integer fields of the configuration and their inclusive bounds. */
 export const INTEGER_BOUNDS = {

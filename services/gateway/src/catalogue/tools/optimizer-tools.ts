@@ -1,4 +1,5 @@
 /** Optimizers, their review runs and proposals (need the optimizer feature). */
+
 import {
   GetOptimizerRequestSchema,
   GetOptimizerResponseSchema,
@@ -11,6 +12,7 @@ import {
   SaveOptimizerRequestSchema,
   SaveOptimizerResponseSchema,
 } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
+import { HOSTNAME, HOSTNAME_HINT } from '@adsmcp/runtime/ids';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { defineTool, type ToolDefinition } from '../catalogue.ts';
 import { requestFrom, resultOf } from '../rpc-mapping.ts';
@@ -22,9 +24,6 @@ const GROUP = 'Automation and optimization';
 const FEATURES = ['optimizer'] as const;
 
 const uuid = (description: string) => string({ format: 'uuid', description });
-
-/** A bare hostname: lowercase labels of letters, digits and inner hyphens, joined by dots. */
-const HOSTNAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 const optimizerConfig = object(
   {
@@ -75,8 +74,7 @@ const optimizerConfig = object(
         min: 1,
         max: 253,
         pattern: HOSTNAME,
-        patternHint:
-          'a hostname such as example.com: lowercase letters, digits, hyphens and dots, without scheme, port or path',
+        patternHint: HOSTNAME_HINT,
       }),
       {
         min: 1,
