@@ -9,9 +9,9 @@ import { parseArgs } from 'node:util';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
-import type { Scope } from '@adsmcp/runtime/principal';
-import { createPrincipalSigner } from '@adsmcp/runtime/principal';
+import { createPrincipalSigner, type PrincipalSigner, type Scope } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
+import type { CallOptions } from '@connectrpc/connect';
 import { onBehalfOf } from './deps.ts';
 import { hashToken, parseLifetime } from './domain/credentials.ts';
 import { addUser, createWorkspace, issueToken } from './domain/identity.ts';
@@ -23,6 +23,7 @@ import {
   listCredentials,
   revokeCredential,
   setWorkspaceFeatures,
+  type UserRow,
 } from './store/identity-store.ts';
 
 const USAGE = `usage: npm run admin -- <command> [options]
@@ -84,6 +85,20 @@ function databaseUrl(): string {
   return need('DATABASE_URL');
 }
 
+/** The signer and call options for acting as `user` through an operator's command. */
+async function asOperator(user: UserRow): Promise<{ signer: PrincipalSigner; as: CallOptions }> {
+  const signer = await createPrincipalSigner(need('PRINCIPAL_PRIVATE_KEY'));
+  const as = onBehalfOf({
+    workspaceId: user.workspace_id,
+    credentialId: `operator:${user.email}`,
+    userId: user.id,
+    role: user.role,
+    scopes: ['read', 'write'],
+    via: 'operator',
+  });
+  return { signer, as };
+}
+
 function parseScopes(text: string): Scope[] {
   const scopes = text.split(',').map((s) => s.trim());
   for (const s of scopes)
@@ -116,16 +131,8 @@ async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<
   const admin = await findFirstAdmin(pool, ws.id);
   if (admin === undefined) throw new Error('demo workspace has no admin');
 
-  const signer = await createPrincipalSigner(need('PRINCIPAL_PRIVATE_KEY'));
+  const { signer, as } = await asOperator(admin);
   const upstream = createServiceClient(UpstreamService, need('UPSTREAM_PROXY_URL'), 'upstream-proxy', signer);
-  const as = onBehalfOf({
-    workspaceId: ws.id,
-    credentialId: 'operator:seed-demo',
-    userId: admin.id,
-    role: 'admin',
-    scopes: ['read', 'write'],
-    via: 'operator',
-  });
   const { accounts } = await upstream.listAccounts({}, as);
   const wanted = [
     { name: 'Demo Store (USD)', currency: 'USD', time_zone: 'America/New_York' },
@@ -303,16 +310,8 @@ async function main(argv: string[]): Promise<void> {
           ? await findUserByEmail(pool, values.user)
           : await findFirstAdmin(pool, ws.id);
         if (!user || user.workspace_id !== ws.id) throw new Error('no such user in the workspace');
-        const signer = await createPrincipalSigner(need('PRINCIPAL_PRIVATE_KEY'));
+        const { signer, as } = await asOperator(user);
         const changes = createServiceClient(ChangesService, need('CHANGES_URL'), 'changes', signer);
-        const as = onBehalfOf({
-          workspaceId: ws.id,
-          credentialId: `operator:${user.email}`,
-          userId: user.id,
-          role: user.role,
-          scopes: ['read', 'write'],
-          via: 'operator',
-        });
         const { change } = await changes.getChange({ changeId: id }, as);
         if (!change) throw new Error(`no change ${id}`);
         const decided =
