@@ -310,7 +310,7 @@ describe('ad tool arguments', () => {
     ['order "up"', { order: 'up' }, /`order` must be one of asc, desc \(got "up"\)/],
     ['an unknown argument', { sort: 'name' }, /unknown argument `sort`/],
     ['include ["x"]', { include: ['x'] }, /`include\[0\]` must be one of serving_issues \(got "x"\)/],
-    ['a blank name', { name: '    ' }, /`name` must contain a character that is not white space/],
+    ['a blank name', { name: '    ' }, /`name` must contain a visible character, not only white space/],
     ['an account_id that is not a UUID', { account_id: 'acct-1' }, /`account_id` must be a UUID/],
   ];
   for (const [what, args, message] of cases) {

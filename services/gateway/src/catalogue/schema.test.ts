@@ -48,7 +48,7 @@ test('string lengths count characters, not bytes', () => {
 test('non-blank strings refuse white space only', () => {
   const s = object({ name: string({ min: 3, max: 1000, nonBlank: true }) });
   assert.deepEqual(messages(s, { name: '    ' }), [
-    '`name` must contain a character that is not white space',
+    '`name` must contain a visible character, not only white space',
   ]);
 });
 
@@ -126,5 +126,44 @@ test('strings refuse the NUL character, which no record can store', () => {
   assert.deepEqual(messages(s, { query: 'a\u0000b' }), [
     '`query` must not contain the NUL character (U+0000)',
   ]);
-  assert.deepEqual(messages(s, { query: 'a\u0007b' }), []);
+});
+
+test('strings refuse control and format characters by code point, since they change how text is displayed', () => {
+  const s = object({ name: string({ max: 200 }), notes: string({ max: 5000, multiline: true }) });
+  const hidden = (ch: string) =>
+    `\`name\` must not contain the invisible character ${ch}: control and format characters change how the text is displayed`;
+  assert.deepEqual(messages(s, { name: 'pa\u202Eused' }), [hidden('U+202E')]);
+  assert.deepEqual(messages(s, { name: 'a\u2066b\u2069' }), [hidden('U+2066')]);
+  assert.deepEqual(messages(s, { name: 'a\u200Bb' }), [hidden('U+200B')]);
+  assert.deepEqual(messages(s, { name: 'bell\u0007' }), [hidden('U+0007')]);
+  assert.deepEqual(messages(s, { name: '\u001b[31mred' }), [hidden('U+001B')]);
+  assert.deepEqual(messages(s, { name: 'two\nlines' }), [hidden('U+000A')]);
+  // An emoji sequence keeps its joiner; the same joiner between letters is refused.
+  assert.deepEqual(messages(s, { name: 'Coders \u{1F469}\u200D\u{1F4BB}' }), []);
+  assert.deepEqual(messages(s, { name: 'a\u200Db' }), [hidden('U+200D')]);
+  // Multi-line text may break lines and indent, and nothing else.
+  assert.deepEqual(messages(s, { notes: 'one\r\n\ttwo' }), []);
+  assert.deepEqual(messages(s, { notes: 'one\u202Etwo' }), [
+    '`notes` must not contain the invisible character U+202E: control and format characters change how the text is displayed (line breaks and tabs are allowed)',
+  ]);
+});
+
+test('a non-blank string needs a visible character: zero-width and blank letters count as white space', () => {
+  const s = object({ title: string({ max: 50, nonBlank: true, multiline: true }) });
+  const blank = ['`title` must contain a visible character, not only white space'];
+  assert.deepEqual(messages(s, { title: ' \t ' }), blank);
+  assert.deepEqual(messages(s, { title: '\u3164\u2800' }), blank);
+  assert.deepEqual(messages(s, { title: ' x ' }), []);
+});
+
+test('an http URL must be absolute and http or https', () => {
+  const s = object({ target_url: string({ max: 2048, format: 'http-uri' }) });
+  const bad = (got: string) => [
+    `\`target_url\` must be an absolute http or https URL (got ${JSON.stringify(got)})`,
+  ];
+  assert.deepEqual(messages(s, { target_url: 'javascript:alert(1)' }), bad('javascript:alert(1)'));
+  assert.deepEqual(messages(s, { target_url: '/relative/path' }), bad('/relative/path'));
+  assert.deepEqual(messages(s, { target_url: '' }), bad(''));
+  assert.deepEqual(messages(s, { target_url: 'http://shop.example.com/a' }), []);
+  assert.deepEqual(messages(s, { target_url: 'https://shop.example.com/a?b=1' }), []);
 });

@@ -4,6 +4,7 @@
  * it breaks ("`limit` must be an integer from 1 to 500 (got 501)").
  */
 import { isUuid } from '@adsmcp/runtime/ids';
+import { hasVisibleContent, hiddenCharacter } from '@adsmcp/runtime/text';
 
 export type JsonSchema = { [key: string]: unknown };
 
@@ -55,22 +56,26 @@ function validDate(text: string): boolean {
   return dt.getUTCFullYear() === y && dt.getUTCMonth() === mo - 1 && dt.getUTCDate() === d;
 }
 
-function httpsUri(text: string): boolean {
-  try {
-    const u = new URL(text);
-    return u.protocol === 'https:' && u.hostname !== '';
-  } catch {
-    return false;
-  }
+/** Whether `text` is an absolute URL with a host and one of `protocols`. */
+function absoluteUrl(text: string, protocols: readonly string[]): boolean {
+  if (!URL.canParse(text)) return false;
+  const u = new URL(text);
+  return protocols.includes(u.protocol) && u.hostname !== '';
 }
 
-type StringFormat = 'uuid' | 'date' | 'date-time' | 'https-uri';
+type StringFormat = 'uuid' | 'date' | 'date-time' | 'https-uri' | 'http-uri';
 
 export interface StringRules {
   min?: number;
   max?: number;
-  /** At least one character that is not white space. */
+  /** At least one character a reader can see (not white space, not a zero-width character). */
   nonBlank?: boolean;
+  /**
+   * Multi-line text (guidance, notes): line breaks and tabs are allowed. Every other control or
+   * format character (U+202E, U+200B, ESC, ...) is refused in every string, since it changes how
+   * the text a person reviews is displayed.
+   */
+  multiline?: boolean;
   pattern?: RegExp;
   /** How to say the pattern to a person ("letters, digits, underscore or hyphen"). */
   patternHint?: string;
@@ -83,6 +88,7 @@ const FORMAT_WORDS: Record<StringFormat, string> = {
   date: 'a date (YYYY-MM-DD)',
   'date-time': 'a date-time (RFC 3339, with a time zone)',
   'https-uri': 'an https URL',
+  'http-uri': 'an absolute http or https URL',
 };
 
 function lengthRule(min: number | undefined, max: number | undefined, unit: string): string {
@@ -104,6 +110,10 @@ export function string(rules: StringRules = {}): Schema<string> {
     json.format = 'uri';
     json.pattern = '^https://';
   }
+  if (rules.format === 'http-uri') {
+    json.format = 'uri';
+    json.pattern = '^https?://';
+  }
   if (rules.pattern) json.pattern = rules.pattern.source;
   else if (rules.nonBlank) json.pattern = '\\S';
   return {
@@ -118,6 +128,14 @@ export function string(rules: StringRules = {}): Schema<string> {
         out.push({ path, message: `${name(path)} must not contain the NUL character (U+0000)` });
         return;
       }
+      const hidden = hiddenCharacter(value, rules.multiline);
+      if (hidden !== undefined) {
+        out.push({
+          path,
+          message: `${name(path)} must not contain the invisible character ${hidden}: control and format characters change how the text is displayed${rules.multiline ? ' (line breaks and tabs are allowed)' : ''}`,
+        });
+        return;
+      }
       // Lengths count Unicode code points, as JSON Schema does.
       const length = [...value].length;
       if (
@@ -130,8 +148,8 @@ export function string(rules: StringRules = {}): Schema<string> {
         });
         return;
       }
-      if (rules.nonBlank && !/\S/.test(value)) {
-        out.push({ path, message: `${name(path)} must contain a character that is not white space` });
+      if (rules.nonBlank && !hasVisibleContent(value)) {
+        out.push({ path, message: `${name(path)} must contain a visible character, not only white space` });
         return;
       }
       if (rules.pattern && !rules.pattern.test(value)) {
@@ -150,7 +168,7 @@ export function string(rules: StringRules = {}): Schema<string> {
               ? validDate(value)
               : f === 'date-time'
                 ? DATE_TIME.test(value) && validDate(value.slice(0, 10)) && !Number.isNaN(Date.parse(value))
-                : httpsUri(value);
+                : absoluteUrl(value, f === 'https-uri' ? ['https:'] : ['http:', 'https:']);
         if (!ok) out.push({ path, message: `${name(path)} must be ${FORMAT_WORDS[f]} (got ${show(value)})` });
       }
     },

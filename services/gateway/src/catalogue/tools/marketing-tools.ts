@@ -24,7 +24,9 @@ const expectedRevision = integer({
   max: REVISION_MAX,
   description: 'The revision the item is at now (from ads_get_marketing_item or the last save).',
 });
-const text = (max: number, description?: string) => string({ max, ...(description ? { description } : {}) });
+/** Free text; long-form text (1000 characters or more) may have line breaks and tabs. */
+const text = (max: number, description?: string) =>
+  string({ max, multiline: max >= 1000, ...(description ? { description } : {}) });
 const httpsUrl = (description?: string) =>
   string({ max: 2048, format: 'https-uri', ...(description ? { description } : {}) });
 const uuid = (description?: string) => string({ format: 'uuid', ...(description ? { description } : {}) });
@@ -58,7 +60,7 @@ const brief = object(
 
 const guidance = object(
   {
-    guidance: string({ min: 1, max: 20000 }),
+    guidance: string({ min: 1, max: 20000, multiline: true }),
     evidence: enumOf(['general_guidance', 'account_results', 'hypothesis'], 'What the guidance rests on.'),
     source_url: httpsUrl(),
   },

@@ -68,7 +68,11 @@ const optimizerConfig = object(
       max: 24,
       description: 'Hours an approved proposal has to be published.',
     }),
-    brand_instructions: string({ max: 12_000, description: 'Voice and claims proposed copy must keep to.' }),
+    brand_instructions: string({
+      max: 12_000,
+      multiline: true,
+      description: 'Voice and claims proposed copy must keep to.',
+    }),
     allowed_domains: array(
       string({
         min: 1,
