@@ -81,8 +81,16 @@ function dataException(err: unknown): string | undefined {
   return undefined;
 }
 
+/** The error metadata key that carries a stale record's current revision, for callers to show. */
+export const CURRENT_REVISION_METADATA = 'current-revision';
+
 /** toConnectError maps a thrown value to what the caller may see; `undefined` means internal. */
 export function toConnectError(err: unknown): ConnectError | undefined {
+  if (err instanceof StaleRevisionError) {
+    return new ConnectError(err.message, err.code, {
+      [CURRENT_REVISION_METADATA]: String(err.currentRevision),
+    });
+  }
   if (err instanceof DomainError) return new ConnectError(err.message, err.code);
   if (err instanceof ConnectError) return err;
   const data = dataException(err);

@@ -1,8 +1,10 @@
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import type { Client } from '@connectrpc/connect';
 import { changesHandlers } from './handlers/changes-handlers.ts';
 
 export const SERVICE_NAME = 'changes';
@@ -13,6 +15,8 @@ export interface Deps {
   pool: Pool;
   verifier: PrincipalVerifier;
   logger: Logger;
+  /** The upstream-proxy, signed for with this service's own key (see ISSUER). */
+  upstream: Client<typeof UpstreamService>;
 }
 
 /** buildServer returns the changes service's Connect server, not yet listening. */
@@ -22,7 +26,7 @@ export function buildServer(deps: Deps): ConnectServer {
     verifier: deps.verifier,
     logger: deps.logger,
     routes: (router) => {
-      router.service(ChangesService, changesHandlers({ pool: deps.pool }));
+      router.service(ChangesService, changesHandlers({ pool: deps.pool, upstream: deps.upstream }));
     },
   });
 }

@@ -4,13 +4,17 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Principal } from '@adsmcp/runtime/principal';
+import { createPrincipalSigner, generatePrincipalKeys } from '@adsmcp/runtime/principal';
+import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
-import { buildServer, SERVICE_NAME } from '../src/server.ts';
+import { buildServer, ISSUER, SERVICE_NAME } from '../src/server.ts';
+import { insertChange } from '../src/store/change-store.ts';
 
 let svc: ServiceUnderTest<typeof ChangesService>;
 let pool: Pool;
@@ -41,28 +45,46 @@ async function code(p: Promise<unknown>): Promise<{ code: Code; message: string 
 }
 
 const body = { name: 'New name', status: 'paused' };
+/**
+ * A prepared change, recorded as PrepareChange records one after planning it against the live ad
+ * (planning reads the platform: the end-to-end tests prove it through the real upstream-proxy).
+ */
 async function prepare(p: Principal = agent) {
-  const res = await client.prepareChange(
-    {
-      accountId: account,
-      tool: 'ads_update_ad',
-      operation: { method: 'POST', path: '/ads/ad_1', bodyJson: JSON.stringify(body) },
-      summary: 'Update ad 1: name → New name; status → paused',
-      targetPath: '/ads/ad_1',
-      targetBeforeJson: JSON.stringify({ id: 'ad_1', name: 'Old', status: 'active', revision: 3 }),
-    },
-    as(p),
-  );
-  return res.change as NonNullable<typeof res.change>;
+  const op = { method: 'POST', path: '/ads/ad_1', bodyJson: JSON.stringify(body) };
+  const row = await insertChange(pool, {
+    change_id: randomUUID(),
+    workspace_id: p.workspaceId,
+    account_id: account,
+    tool: 'ads_update_ad',
+    summary: 'Update ad 1: name → New name; status → paused',
+    method: op.method,
+    path: op.path,
+    body_json: op.bodyJson,
+    digest: digestOf(op),
+    target_path: '/ads/ad_1',
+    target_before_json: JSON.stringify({ id: 'ad_1', name: 'Old', status: 'active', revision: 3 }),
+    prepared_by: `user:${p.userId} via ${p.via} (${p.credentialId})`,
+  });
+  return (await client.getChange({ changeId: row.change_id }, as(p))).change as NonNullable<
+    Awaited<ReturnType<typeof client.getChange>>['change']
+  >;
 }
 
+/** Nothing listens here: a test that reached the platform would fail with Unavailable. */
+const NO_PLATFORM = 'http://127.0.0.1:9';
+
 before(async () => {
+  const signer = await createPrincipalSigner((await generatePrincipalKeys()).privateKeyPem, ISSUER);
   svc = await startServiceUnderTest({
     service: ChangesService,
     name: SERVICE_NAME,
     migrations: fileURLToPath(new URL('../migrations', import.meta.url)),
     prepare: (p) => migrateBus(p, SERVICE_NAME),
-    build: buildServer,
+    build: (deps) =>
+      buildServer({
+        ...deps,
+        upstream: createServiceClient(UpstreamService, NO_PLATFORM, 'upstream-proxy', signer),
+      }),
   });
   pool = svc.pool;
   client = svc.client;
@@ -73,48 +95,36 @@ after(async () => {
 });
 
 describe('prepare', () => {
-  test('records the exact operation with its digest, as prepared, and queues nothing', async () => {
-    const c = await prepare();
-    assert.equal(c.status, 'prepared');
-    assert.equal(c.operation?.bodyJson, JSON.stringify(body));
-    assert.equal(c.digest, digestOf({ method: 'POST', path: '/ads/ad_1', bodyJson: JSON.stringify(body) }));
-    assert.match(c.preparedBy, /via mcp/);
-    const { rows } = await pool.query('SELECT count(*)::int AS n FROM bus_outbox');
-    assert.deepEqual(rows, [{ n: 0 }]);
-  });
-
-  test('refuses a viewer, a path that is not a platform path, and a body that is not an object', async () => {
-    const viewer = await code(prepare(person({ role: 'viewer' })));
-    assert.equal(viewer?.code, Code.PermissionDenied);
-    const bad = await code(
+  test('refuses a viewer, a path that is not a platform path, a body that is not an object and an unknown object, before reading the platform', async () => {
+    const request = (over: Record<string, unknown> = {}, op: Record<string, unknown> = {}) =>
       client.prepareChange(
         {
           accountId: account,
           tool: 'ads_update_ad',
-          operation: { method: 'POST', path: 'https://evil.example/x', bodyJson: '{}' },
-          summary: 's',
+          objectType: 'ad',
+          effect: 'update',
+          operation: { method: 'POST', path: '/ads/ad_1', bodyJson: '{"name":"New"}', ...op },
           targetPath: '/ads/ad_1',
-          targetBeforeJson: '{}',
+          ...over,
         },
         as(agent),
-      ),
+      );
+    const viewer = await code(
+      client.prepareChange({ accountId: account, tool: 'ads_update_ad' }, as(person({ role: 'viewer' }))),
     );
+    assert.equal(viewer?.code, Code.PermissionDenied);
+    const bad = await code(request({}, { path: 'https://evil.example/x' }));
     assert.equal(bad?.code, Code.InvalidArgument);
     assert.match(bad?.message ?? '', /operation.path/);
-    const notObject = await code(
-      client.prepareChange(
-        {
-          accountId: account,
-          tool: 'ads_update_ad',
-          operation: { method: 'POST', path: '/ads/ad_1', bodyJson: '[1]' },
-          summary: 's',
-          targetPath: '/ads/ad_1',
-          targetBeforeJson: '{}',
-        },
-        as(agent),
-      ),
-    );
+    const notObject = await code(request({}, { bodyJson: '[1]' }));
     assert.match(notObject?.message ?? '', /body_json must be a JSON object/);
+    const unknownObject = await code(request({ objectType: 'planet' }));
+    assert.match(unknownObject?.message ?? '', /object_type must be one of ad/);
+    const unknownEffect = await code(request({ effect: 'explode' }));
+    assert.match(unknownEffect?.message ?? '', /effect for ad must be one of update, archive/);
+    // Each was refused by its own rule, not because the platform (which is not there) was reached.
+    for (const e of [bad, notObject, unknownObject, unknownEffect])
+      assert.equal(e?.code, Code.InvalidArgument);
   });
 });
 

@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { RateLimiter } from './auth/rate-limiter.ts';
-import { buildCatalogue, type Catalogue } from './catalogue/catalogue.ts';
-import { allTools } from './catalogue/tools/index.ts';
+import type { Catalogue } from './catalogue/catalogue.ts';
+import { gatewayCatalogue } from './catalogue/tools/index.ts';
 import { registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import type { GatewayDeps } from './deps.ts';
 import { BodyError, parseJsonBody } from './json-body.ts';
@@ -30,7 +30,7 @@ export function buildServer(
   deps: GatewayDeps,
   opts: ServerOptions,
 ): { app: FastifyInstance; catalogue: Catalogue<GatewayDeps> } {
-  const catalogue = buildCatalogue(allTools);
+  const catalogue = gatewayCatalogue();
   const app = Fastify({
     bodyLimit: opts.maxBodyBytes,
     logger: false,

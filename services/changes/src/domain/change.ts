@@ -20,7 +20,7 @@ export function digestOf(op: Operation): string {
 
 const PATH = /^(\/[A-Za-z0-9_.:-]+)+$/;
 
-function jsonObject(text: string, field: string): void {
+function jsonObject(text: string, field: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -30,15 +30,19 @@ function jsonObject(text: string, field: string): void {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new InvalidArgumentError(`${field} must be a JSON object`);
   }
+  return value as Record<string, unknown>;
+}
+
+/** The operation's body, which checkPrepare found to be a JSON object. */
+export function bodyOf(op: Operation): Record<string, unknown> {
+  return jsonObject(op.bodyJson, 'operation.body_json');
 }
 
 export interface PrepareInput {
   accountId: string;
   tool: string;
   operation: Operation;
-  summary: string;
   targetPath: string;
-  targetBeforeJson: string;
 }
 
 /** checkPrepare refuses a change that could not be applied as recorded. */
@@ -54,10 +58,6 @@ export function checkPrepare(input: PrepareInput): void {
       throw new InvalidArgumentError(`${field} must be a platform path such as /ads/ad_123`);
   }
   jsonObject(input.operation.bodyJson, 'operation.body_json');
-  jsonObject(input.targetBeforeJson, 'target_before_json');
-  if (input.summary.trim() === '' || input.summary.length > 4000) {
-    throw new InvalidArgumentError('summary must be 1 to 4000 characters');
-  }
 }
 
 function needWrite(p: Principal, what: string): void {

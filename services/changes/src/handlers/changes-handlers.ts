@@ -2,15 +2,17 @@
 
 import { randomUUID } from 'node:crypto';
 import type { ChangeSchema, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { type Principal, principalKey } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import type { Client, HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import {
   applyRefusal,
+  bodyOf,
   checkMayApply,
   checkMayDecide,
   checkMayPrepare,
@@ -19,6 +21,7 @@ import {
   digestOf,
   refuse,
 } from '../domain/change.ts';
+import { planChange, rulesFor } from '../domain/plan.ts';
 import {
   approveChange,
   type ChangeRow,
@@ -28,6 +31,7 @@ import {
   markApplying,
   rejectChange,
 } from '../store/change-store.ts';
+import { liveObject, writableAccount } from './platform-reads.ts';
 
 export const APPLY_TOPIC = 'changes.apply';
 const TERMINAL = new Set(['applied', 'failed']);
@@ -88,12 +92,15 @@ async function load(pool: Pool, p: Principal, changeId: string): Promise<ChangeR
 
 export interface HandlerDeps {
   pool: Pool;
+  /** The upstream-proxy, through which a change's account and live object are read. */
+  upstream: Client<typeof UpstreamService>;
   /** Waits between reads while ApplyChange waits for an outcome. */
   sleep?: (ms: number) => Promise<void>;
 }
 
 export function changesHandlers({
   pool,
+  upstream,
   sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
 }: HandlerDeps): ServiceImpl<typeof ChangesService> {
   return {
@@ -105,27 +112,30 @@ export function changesHandlers({
         path: req.operation?.path ?? '',
         bodyJson: req.operation?.bodyJson ?? '',
       };
-      const input = {
-        accountId: req.accountId,
-        tool: req.tool,
-        operation: op,
-        summary: req.summary,
-        targetPath: req.targetPath,
-        targetBeforeJson: req.targetBeforeJson,
-      };
-      checkPrepare(input);
+      checkPrepare({ accountId: req.accountId, tool: req.tool, operation: op, targetPath: req.targetPath });
+      const rules = rulesFor(req.objectType, req.effect);
+      const account = await writableAccount(upstream, p, req.accountId);
+      const what = `${rules.label} ${req.targetPath.split('/').pop() ?? ''}`;
+      const live = await liveObject(upstream, p, account, req.targetPath, what);
+      const plan = planChange({
+        objectType: req.objectType,
+        effect: req.effect,
+        body: bodyOf(op),
+        live,
+        accountName: account.name,
+      });
       const row = await insertChange(pool, {
         change_id: randomUUID(),
         workspace_id: p.workspaceId,
-        account_id: input.accountId,
-        tool: input.tool,
-        summary: input.summary,
+        account_id: req.accountId,
+        tool: req.tool,
+        summary: plan.summary,
         method: op.method,
         path: op.path,
         body_json: op.bodyJson,
         digest: digestOf(op),
-        target_path: input.targetPath,
-        target_before_json: input.targetBeforeJson,
+        target_path: req.targetPath,
+        target_before_json: JSON.stringify(live),
         prepared_by: actor(p),
       });
       return { change: toProto(row) };

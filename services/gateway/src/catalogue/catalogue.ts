@@ -4,7 +4,8 @@
  */
 
 import type { Principal, Role, Scope } from '@adsmcp/runtime/principal';
-import type { DescMessage } from '@bufbuild/protobuf';
+import type { DescMessage, DescMethodUnary, MessageShape } from '@bufbuild/protobuf';
+import { messageSchema, publishedOutput } from './output-schema.ts';
 import type { Infer, JsonSchema, Schema } from './schema.ts';
 
 export const SERVER_NAME = 'adsmcp';
@@ -39,7 +40,67 @@ export interface ToolContext<D> {
   deps: D;
 }
 
-export interface ToolDefinition<D, S extends Schema = Schema> {
+/**
+ * Where a call goes. A tool is a row: its route is data, and one interpreter (route-runner.ts) runs
+ * every kind. Path templates (`/ad_groups/{ad_group_id}`) bind required string arguments, checked
+ * when the catalogue is built.
+ */
+export type Route<D> = RpcRoute<D> | UpstreamReadRoute | PrepareRoute | RunRoute<D>;
+
+/** A domain service's RPC: arguments map onto its request and its response is the result. */
+export interface RpcRoute<D> {
+  kind: 'rpc';
+  method: DescMethodUnary;
+  /** An argument naming an ad account that must be one of the workspace's before the call. */
+  account?: string;
+  /** Request fields the tool sets itself, whatever the arguments (e.g. how long to wait). */
+  fixed?: Record<string, unknown>;
+  /**
+   * The result, when it is not the response message as it is (then the row declares `output`).
+   * It may throw a ToolFailure for a response that is an error to the agent.
+   */
+  view?(response: MessageShape<DescMessage>, ctx: ToolContext<D>): Record<string, unknown>;
+}
+
+/** A read of the ad platform through the upstream-proxy: GET `path`; other arguments are the query. */
+export interface UpstreamReadRoute {
+  kind: 'upstream-read';
+  path: string;
+  /** `get`: the platform's object is the result's `result` field; `list`: its page is (and `paging`). */
+  shape: 'get' | 'list';
+  result: string;
+  /** What a 404 means, to the agent; `{argument}` is replaced by the argument's value. */
+  notFound: string;
+}
+
+/**
+ * A change to the ad platform, planned and recorded by the changes service: it reads the live
+ * `target`, checks the object the operation would produce, and records the exact operation for a
+ * person to approve. The result is the change.
+ */
+export interface PrepareRoute {
+  kind: 'prepare';
+  /** The kind of platform object (ad, ad_group, ...): the changes service's rules for it apply. */
+  object: string;
+  /** What the operation does to it: update, archive, pause, activate, create, ... */
+  effect: string;
+  operation: { method: 'POST'; path: string };
+  /** The object the change is about, re-read at prepare, approval and apply; absent for a create. */
+  target?: string;
+  /** The argument whose value is the operation's JSON body; absent for a body of `{}`. */
+  body?: string;
+}
+
+/** The escape hatch: code of its own, for what no route kind expresses. `why` says what. */
+export interface RunRoute<D> {
+  kind: 'run';
+  why: string;
+  /** Where it goes, for the catalogue: `gateway`, or the RPC it calls. */
+  routesTo: string;
+  run(ctx: ToolContext<D>, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+export interface ToolRow<D> {
   name: string;
   title: string;
   group: Group;
@@ -47,24 +108,46 @@ export interface ToolDefinition<D, S extends Schema = Schema> {
   /** Workspace features that must be on (e.g. `optimizer`). */
   features: readonly string[];
   description: string;
-  input: S;
-  /** The tool reaches the ad platform (MCP `openWorldHint`). */
-  openWorld: boolean;
-  /** The tool can destroy or revoke something (MCP `destructiveHint`). */
-  destructive: boolean;
-  /** Where the call goes: `gateway` for local tools, else the RPC (`package.Service/Method`). */
-  routesTo: string;
+  input: Schema;
   /**
-   * For a tool whose arguments map onto its RPC request mechanically: the request message, and
-   * example arguments that the round-trip test sends through the mapping.
+   * Valid example arguments: the reference shows them, and the round-trip test proves they reach
+   * the service or the platform unchanged.
    */
-  rpc?: { request: DescMessage; example: Record<string, unknown> };
-  run(ctx: ToolContext<D>, args: Infer<S>): Promise<Record<string, unknown>>;
+  example: Record<string, unknown>;
+  /** The result's shape; derived from the response message for an `rpc` route, declared otherwise. */
+  output?: JsonSchema;
+  route: Route<D>;
+  /** MCP annotations beyond what the behaviour and route imply. */
+  destructive?: boolean;
+  /** The tool reaches the ad platform; implied by the upstream-read and prepare routes. */
+  openWorld?: boolean;
+  idempotent?: boolean;
+  /**
+   * `any-credential`: every valid credential may call it, whatever its scopes and role (revoking
+   * one's own credential). Otherwise the behaviour decides (requiredAccess).
+   */
+  access?: 'any-credential';
 }
 
-/** defineTool keeps the argument type of `run` tied to the tool's input schema. */
-export function defineTool<D, S extends Schema>(def: ToolDefinition<D, S>): ToolDefinition<D> {
-  return def as unknown as ToolDefinition<D>;
+/** A tool as the catalogue holds it: the row, its published result shape, and where it goes. */
+export interface ToolDefinition<D> extends ToolRow<D> {
+  output: JsonSchema;
+  openWorld: boolean;
+  routesTo: string;
+}
+
+/** defineTool types `run` of a hand-written route by the tool's input schema. */
+export function defineTool<D, S extends Schema>(
+  row: Omit<ToolRow<D>, 'input' | 'route'> & {
+    input: S;
+    route:
+      | Exclude<Route<D>, RunRoute<D>>
+      | (Omit<RunRoute<D>, 'run'> & {
+          run(ctx: ToolContext<D>, args: Infer<S>): Promise<Record<string, unknown>>;
+        });
+  },
+): ToolRow<D> {
+  return row as unknown as ToolRow<D>;
 }
 
 /** What a credential needs to call a tool of a given behaviour. */
@@ -80,14 +163,18 @@ export function canWrite(principal: Principal): boolean {
   return principal.scopes.includes(need.scope) && need.roles.includes(principal.role);
 }
 
-/** The reason a principal may not call a tool, or undefined when it may. */
-export function accessDenied(principal: Principal, behavior: Behavior, tool: string): string | undefined {
-  const need = requiredAccess(behavior);
+/** The reason a principal may not call `tool`, or undefined when it may. */
+export function accessDenied(
+  principal: Principal,
+  tool: Pick<ToolRow<unknown>, 'behavior' | 'name' | 'access'>,
+): string | undefined {
+  if (tool.access === 'any-credential') return undefined;
+  const need = requiredAccess(tool.behavior);
   if (!principal.scopes.includes(need.scope)) {
-    return `this credential lacks the "${need.scope}" scope that ${tool} needs; create a credential with scope ${need.scope}`;
+    return `this credential lacks the "${need.scope}" scope that ${tool.name} needs; create a credential with scope ${need.scope}`;
   }
   if (!need.roles.includes(principal.role)) {
-    return `the role "${principal.role}" may not call ${tool}; it needs one of: ${need.roles.join(', ')}`;
+    return `the role "${principal.role}" may not call ${tool.name}; it needs one of: ${need.roles.join(', ')}`;
   }
   return undefined;
 }
@@ -97,6 +184,7 @@ export interface McpToolListing {
   title: string;
   description: string;
   inputSchema: JsonSchema & { type: 'object' };
+  outputSchema: JsonSchema & { type: 'object' };
   annotations: {
     title: string;
     readOnlyHint: boolean;
@@ -106,33 +194,116 @@ export interface McpToolListing {
   };
 }
 
+/** Runs a tool's route: the one interpreter of every route kind (route-runner.ts). */
+export type RouteRunner<D> = (
+  tool: ToolDefinition<D>,
+  ctx: ToolContext<D>,
+  args: Record<string, unknown>,
+) => Promise<Record<string, unknown>>;
+
 export interface Catalogue<D> {
   byName: ReadonlyMap<string, ToolDefinition<D>>;
+  run: RouteRunner<D>;
   /** The `tools/list` result. */
   listing: readonly McpToolListing[];
   /** The downloadable catalogue document. */
   document: Record<string, unknown>;
 }
 
-/** buildCatalogue derives every published form of the tools once. */
-export function buildCatalogue<D>(tools: readonly ToolDefinition<D>[]): Catalogue<D> {
-  const byName = new Map<string, ToolDefinition<D>>();
-  for (const t of tools) {
-    if (byName.has(t.name)) throw new Error(`tool ${t.name} is defined twice`);
-    if (t.input.json.type !== 'object') throw new Error(`tool ${t.name}: its input must be an object schema`);
-    byName.set(t.name, t);
+/** `package.Service/Method`, from the generated descriptor. */
+export function rpcName(method: DescMethodUnary): string {
+  return `${method.parent.typeName}/${method.name}`;
+}
+
+/** The names of the `{parameters}` of a path template. */
+export function pathParameters(template: string): string[] {
+  return [...template.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1] as string);
+}
+
+/** Every path parameter must be a required string argument: checked once, at start-up. */
+function checkPathTemplates(row: ToolRow<unknown>): void {
+  const r = row.route;
+  const templates =
+    r.kind === 'upstream-read' ? [r.path] : r.kind === 'prepare' ? [r.operation.path, r.target ?? ''] : [];
+  const json = row.input.json as { properties?: Record<string, JsonSchema>; required?: string[] };
+  for (const template of templates) {
+    for (const p of pathParameters(template)) {
+      if (!json.required?.includes(p) || json.properties?.[p]?.type !== 'string') {
+        throw new Error(
+          `tool ${row.name}: path parameter {${p}} of ${template} is not a required string argument`,
+        );
+      }
+    }
   }
+  if ((r.kind === 'upstream-read' || r.kind === 'prepare') && !json.required?.includes('account_id')) {
+    throw new Error(`tool ${row.name}: a route to the ad platform needs a required account_id`);
+  }
+  if (r.kind === 'prepare' && r.body !== undefined && json.properties?.[r.body]?.type !== 'object') {
+    throw new Error(`tool ${row.name}: its body argument ${r.body} is not an object`);
+  }
+}
+
+/** A row resolved: its published result shape, where it goes and whether it reaches the platform. */
+function resolve<D>(row: ToolRow<D>, shapes: RouteShapes): ToolDefinition<D> {
+  checkPathTemplates(row as ToolRow<unknown>);
+  const r = row.route;
+  if (r.kind === 'rpc' && r.view !== undefined && row.output === undefined) {
+    throw new Error(`tool ${row.name}: a route with a view must declare its output`);
+  }
+  const output =
+    row.output ??
+    (r.kind === 'rpc' ? messageSchema(r.method.output) : r.kind === 'prepare' ? shapes.change : undefined) ??
+    (r.kind === 'upstream-read' ? shapes.upstream(r) : undefined);
+  if (output === undefined) throw new Error(`tool ${row.name}: a hand-written route must declare its output`);
+  const routesTo =
+    r.kind === 'rpc'
+      ? rpcName(r.method)
+      : r.kind === 'upstream-read'
+        ? `${shapes.callRpc} GET ${r.path}`
+        : r.kind === 'prepare'
+          ? `${shapes.prepareRpc} ${r.operation.method} ${r.operation.path}`
+          : r.routesTo;
+  const openWorld = row.openWorld ?? (r.kind === 'upstream-read' || r.kind === 'prepare');
+  return { ...row, output, routesTo, openWorld };
+}
+
+/** What buildCatalogue needs to know of the routes it cannot derive from the row alone. */
+export interface RouteShapes {
+  /** The result of a prepare tool: the change. */
+  change: JsonSchema;
+  /** The result of an upstream read. */
+  upstream(route: UpstreamReadRoute): JsonSchema;
+  /** The upstream-proxy's call RPC and the changes service's prepare RPC, by name. */
+  callRpc: string;
+  prepareRpc: string;
+}
+
+/** buildCatalogue derives every published form of the tools once. */
+export function buildCatalogue<D>(
+  rows: readonly ToolRow<D>[],
+  shapes: RouteShapes,
+  run: RouteRunner<D>,
+): Catalogue<D> {
+  const byName = new Map<string, ToolDefinition<D>>();
+  for (const row of rows) {
+    if (byName.has(row.name)) throw new Error(`tool ${row.name} is defined twice`);
+    if (row.input.json.type !== 'object')
+      throw new Error(`tool ${row.name}: its input must be an object schema`);
+    byName.set(row.name, resolve(row, shapes));
+  }
+  const tools = [...byName.values()];
   const listing = tools.map(
     (t): McpToolListing => ({
       name: t.name,
       title: t.title,
       description: t.description,
       inputSchema: t.input.json as JsonSchema & { type: 'object' },
+      outputSchema: publishedOutput(t.output),
       annotations: {
         title: t.title,
         readOnlyHint: t.behavior === 'read',
-        destructiveHint: t.behavior !== 'read' && t.destructive,
-        idempotentHint: t.behavior === 'read',
+        destructiveHint: t.behavior !== 'read' && t.destructive === true,
+        idempotentHint: t.idempotent ?? t.behavior === 'read',
         openWorldHint: t.openWorld,
       },
     }),
@@ -143,11 +314,16 @@ export function buildCatalogue<D>(tools: readonly ToolDefinition<D>[]): Catalogu
     tools: tools.map((t, i) => ({
       ...listing[i],
       group: t.group,
-      behavior: t.behavior === 'read' ? 'Read' : t.behavior === 'write' ? 'Write' : 'Prepare change',
+      behavior: behaviorName(t.behavior),
       required_features: [...t.features],
-      required_scope: requiredAccess(t.behavior).scope,
+      required_scope: t.access === 'any-credential' ? 'any' : requiredAccess(t.behavior).scope,
       routes_to: t.routesTo,
     })),
   };
-  return { byName, listing, document };
+  return { byName, run, listing, document };
+}
+
+/** The behaviour as the spec names it. */
+export function behaviorName(b: Behavior): string {
+  return b === 'read' ? 'Read' : b === 'write' ? 'Write' : 'Prepare change';
 }

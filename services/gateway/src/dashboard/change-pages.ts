@@ -5,11 +5,11 @@
  */
 
 import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
+import { diffRows } from '@adsmcp/runtime/change-diff';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
-import { diffRows } from '../domain/change-diff.ts';
 import { actorHtml, type People } from './change-actors.ts';
 import { esc } from './html.ts';
 

@@ -168,7 +168,7 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     if (caller === undefined) throw new Error('unauthenticated request passed the guard');
     for (const call of toolCalls(req.body)) {
       const tool = o.catalogue.byName.get(call.name);
-      const denied = tool && accessDenied(caller.principal, tool.behavior, tool.name);
+      const denied = tool && accessDenied(caller.principal, tool);
       if (denied) return rpcError(reply, 403, JSONRPC_FORBIDDEN, `forbidden: ${denied}`, call.id ?? null);
     }
     const authInfo: AuthInfo = {

@@ -3,11 +3,14 @@
  * features, runs the tool, and shapes every outcome as a tool result. A failure is a result
  * with `isError: true` whose message says what to do; never a transport error.
  */
+
+import { CURRENT_REVISION_METADATA } from '@adsmcp/runtime/errors';
 import { type Logger, withRequestId } from '@adsmcp/runtime/log';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
-import type { Caller, Catalogue } from '../catalogue/catalogue.ts';
+import type { Behavior, Caller, Catalogue } from '../catalogue/catalogue.ts';
 import { type Issue, validate } from '../catalogue/schema.ts';
+import { ToolFailure } from './tool-failure.ts';
 
 export interface ToolResult {
   [key: string]: unknown;
@@ -26,21 +29,6 @@ export function toolError(code: string, message: string, extra: Record<string, u
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
 }
 
-/**
- * ToolFailure is a tool's own failure, thrown from its `run`: callTool returns it as
- * `toolError(code, message)`, for outcomes no service error code states (such as an ad-platform
- * answer the tool maps itself).
- */
-export class ToolFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ToolFailure';
-  }
-}
-
 function invalidArguments(tool: string, issues: Issue[]): ToolResult {
   const message = `invalid arguments for ${tool}: ${issues.map((i) => i.message).join('; ')}`;
   return toolError('invalid_argument', message, { issues });
@@ -57,34 +45,54 @@ const CODE_NAMES: Partial<Record<Code, string>> = {
   [Code.OutOfRange]: 'invalid_argument',
 };
 
+/** Node's errors for a connection that was never made: nothing was sent. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
 /**
- * Whether the call failed because the connection to the service was lost, not because the
- * service answered with an error. Our client raises such errors itself: a refused or reset
- * connection carries the Node error as its cause (a reset arrives as Aborted, which a service
- * uses for a stale revision), and a service process that dies mid-call closes the HTTP/2 stream
- * (Canceled; the gateway never cancels its own calls).
+ * How the connection to the service failed, when it did (rather than the service answering with
+ * an error). Our client raises such errors itself: a refused connection carries the Node error
+ * as its cause, so nothing was sent; a reset connection (which arrives as Aborted, the code a
+ * service uses for a stale revision) or a service process that dies mid-call (Canceled: the
+ * gateway never cancels its own calls) may have lost a call the service had received.
  */
-function lostConnection(err: ConnectError): boolean {
-  return err.cause !== undefined || err.code === Code.Canceled;
+function connectionFailure(err: ConnectError): 'not-connected' | 'lost' | undefined {
+  for (let c: unknown = err.cause; c !== undefined && c !== null; c = (c as { cause?: unknown }).cause) {
+    if (NOT_CONNECTED.has(String((c as { code?: unknown }).code))) return 'not-connected';
+  }
+  return err.cause !== undefined || err.code === Code.Canceled ? 'lost' : undefined;
 }
 
-function fromServiceError(err: ConnectError, requestId: string): ToolResult {
-  if (lostConnection(err)) {
+/** Extra fields a service's error carries for programs: seconds to wait, the current revision. */
+function errorFields(err: ConnectError): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  const retry = Number(err.metadata.get('retry-after'));
+  if (Number.isFinite(retry) && retry > 0) extra.retry_after_seconds = retry;
+  const revision = Number(err.metadata.get(CURRENT_REVISION_METADATA));
+  if (err.code === Code.Aborted && Number.isSafeInteger(revision)) extra.current_revision = revision;
+  return extra;
+}
+
+function fromServiceError(err: ConnectError, requestId: string, behavior: Behavior): ToolResult {
+  const failure = connectionFailure(err);
+  if (failure === 'not-connected' || (failure === 'lost' && behavior === 'read')) {
+    return toolError(
+      'unavailable',
+      `a service this tool needs is not answering${behavior === 'read' ? '' : ' and nothing was done'}; retry shortly (request ${requestId})`,
+    );
+  }
+  if (failure === 'lost') {
     return toolError(
       'unavailable',
       `a service this tool needs stopped answering during the call, so its outcome is unknown; check with the read tools before retrying (request ${requestId})`,
     );
   }
   const code = CODE_NAMES[err.code];
-  if (code !== undefined) {
-    const retry = Number(err.metadata.get('retry-after'));
-    return toolError(
-      code,
-      err.rawMessage,
-      Number.isFinite(retry) && retry > 0 ? { retry_after_seconds: retry } : {},
-    );
+  if (code !== undefined) return toolError(code, err.rawMessage, errorFields(err));
+  if (err.code === Code.Unavailable) {
+    // The service's own word that something it needs (the ad platform) is unavailable.
+    return toolError('unavailable', `${err.rawMessage} (request ${requestId})`, errorFields(err));
   }
-  if (err.code === Code.Unavailable || err.code === Code.DeadlineExceeded) {
+  if (err.code === Code.DeadlineExceeded) {
     return toolError(
       'unavailable',
       `a service this tool needs did not answer in time; retry shortly (request ${requestId})`,
@@ -129,16 +137,16 @@ export async function callTool<D>(
   }
   return withRequestId(requestId, async () => {
     try {
-      return success(await tool.run({ caller, deps: d.deps }, args as never));
+      return success(await d.catalogue.run(tool, { caller, deps: d.deps }, args as Record<string, unknown>));
     } catch (err) {
-      if (err instanceof ToolFailure) return toolError(err.code, err.message);
+      if (err instanceof ToolFailure) return toolError(err.code, err.message, err.extra);
       if (err instanceof ConnectError) {
         if (err.code === Code.Internal || err.code === Code.Unknown)
           d.logger.error({ err, tool: name }, 'tool failed');
-        return fromServiceError(err, requestId);
+        return fromServiceError(err, requestId, tool.behavior);
       }
       d.logger.error({ err, tool: name }, 'tool failed');
-      return fromServiceError(new ConnectError('internal', Code.Internal), requestId);
+      return fromServiceError(new ConnectError('internal', Code.Internal), requestId, tool.behavior);
     }
   });
 }

@@ -1,11 +1,7 @@
 /** Ads, ad groups and their insights (upstream reads) and the prepare tools for them. */
 import type { GatewayDeps } from '../../deps.ts';
-import { ToolFailure } from '../../mcp/tool-call.ts';
-import { defineTool, type ToolDefinition } from '../catalogue.ts';
+import type { ToolRow } from '../catalogue.ts';
 import { array, enumOf, integer, object, string } from '../schema.ts';
-import { isRecord, readPlatform, segment } from './platform.ts';
-
-const CALL_RPC = 'upstream.v1.UpstreamService/Call';
 
 const accountId = string({
   format: 'uuid',
@@ -16,13 +12,6 @@ const include = array(enumOf(['serving_issues']), {
   unique: true,
   description: 'Extra detail to include: serving_issues (why the ad is not serving, if it is not).',
 });
-
-function unexpected(what: string): ToolFailure {
-  return new ToolFailure(
-    'upstream_error',
-    `the ad platform answered ${what} with an unexpected shape; try again later`,
-  );
-}
 
 const getAdInput = object(
   {
@@ -37,7 +26,7 @@ const getAdInput = object(
   ['account_id', 'ad_id'],
 );
 
-export const getAd = defineTool<GatewayDeps, typeof getAdInput>({
+export const getAd: ToolRow<GatewayDeps> = {
   name: 'ads_get_ad',
   title: 'Get ad',
   group: 'Accounts and reporting',
@@ -48,20 +37,19 @@ export const getAd = defineTool<GatewayDeps, typeof getAdInput>({
     'ad group and other fields as the platform reports them, in `ad`. include: ["serving_issues"] adds why the ad ' +
     'is not serving, if it is not. Changes nothing.',
   input: getAdInput,
-  openWorld: true,
-  destructive: false,
-  routesTo: CALL_RPC,
-  async run({ caller, deps }, args) {
-    const ad = await readPlatform(caller, deps, {
-      accountId: args.account_id,
-      path: `/ads/${segment('ad_id', args.ad_id)}`,
-      query: { include: args.include },
-      notFound: `no ad ${args.ad_id} in ad account ${args.account_id}; ads_list_ads lists the account's ads`,
-    });
-    if (!isRecord(ad)) throw unexpected('GET /ads/{ad_id}');
-    return { ad };
+  example: {
+    account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90',
+    ad_id: 'ad_0123456789abcdef',
+    include: ['serving_issues'],
   },
-});
+  route: {
+    kind: 'upstream-read',
+    path: '/ads/{ad_id}',
+    shape: 'get',
+    result: 'ad',
+    notFound: "no ad {ad_id} in ad account {account_id}; ads_list_ads lists the account's ads",
+  },
+};
 
 const listAdsInput = object(
   {
@@ -90,7 +78,7 @@ const listAdsInput = object(
   ['account_id'],
 );
 
-export const listAds = defineTool<GatewayDeps, typeof listAdsInput>({
+export const listAds: ToolRow<GatewayDeps> = {
   name: 'ads_list_ads',
   title: 'List ads',
   group: 'Accounts and reporting',
@@ -104,27 +92,22 @@ export const listAds = defineTool<GatewayDeps, typeof listAdsInput>({
     'The specification leaves the arguments after `after` open; `before` and `order` are the cursor and sort ' +
     'arguments of the other list tools. Changes nothing.',
   input: listAdsInput,
-  openWorld: true,
-  destructive: false,
-  routesTo: CALL_RPC,
-  async run({ caller, deps }, args) {
-    const page = await readPlatform(caller, deps, {
-      accountId: args.account_id,
-      path: '/ads',
-      query: {
-        include: args.include,
-        ad_group_id: args.ad_group_id,
-        name: args.name,
-        limit: args.limit,
-        after: args.after,
-        before: args.before,
-        order: args.order,
-      },
-      notFound: `the ad platform found no ads listing for ad account ${args.account_id}; check ad_group_id`,
-    });
-    if (!isRecord(page) || !Array.isArray(page.data) || !isRecord(page.paging)) throw unexpected('GET /ads');
-    return { ads: page.data, paging: page.paging };
+  example: {
+    account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90',
+    include: ['serving_issues'],
+    ad_group_id: 'adg_0123456789abcdef',
+    name: 'Spring',
+    limit: 50,
+    after: 'c2VxOjEy',
+    order: 'desc',
   },
-});
+  route: {
+    kind: 'upstream-read',
+    path: '/ads',
+    shape: 'list',
+    result: 'ads',
+    notFound: 'the ad platform found no ads listing for ad account {account_id}; check ad_group_id',
+  },
+};
 
-export const adTools: readonly ToolDefinition<GatewayDeps>[] = [getAd, listAds];
+export const adTools: readonly ToolRow<GatewayDeps>[] = [getAd, listAds];

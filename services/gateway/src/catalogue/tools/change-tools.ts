@@ -1,15 +1,19 @@
 /**
  * Prepared changes. A prepare tool records the exact upstream operation with the changes
- * service and returns a change_id; nothing reaches the ad account until a person approves the
- * change in the dashboard and ads_apply_change applies it, once, with exactly that payload.
+ * service, which reads the live object, checks the object the operation would produce and
+ * returns a change_id; nothing reaches the ad account until a person approves the change in the
+ * dashboard and ads_apply_change applies it, once, with exactly that payload.
  */
-import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
-import { Code, ConnectError } from '@connectrpc/connect';
-import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
-import { describeDiff } from '../../domain/change-diff.ts';
-import { type Caller, defineTool } from '../catalogue.ts';
+import {
+  type ApplyChangeResponse,
+  ChangesService,
+  type GetChangeResponse,
+  type ListChangesResponse,
+} from '@adsmcp/proto/changes/v1/changes_pb';
+import type { GatewayDeps } from '../../deps.ts';
+import type { ToolRow } from '../catalogue.ts';
+import { appliedOrFailure, CHANGE_OUTPUT, changeView } from '../change-view.ts';
 import { enumOf, integer, nullable, number, object, string } from '../schema.ts';
-import { isRecord, readPlatform, segment, workspaceAccount } from './platform.ts';
 
 const UUID_RULE = { format: 'uuid' as const };
 const OBJECT_ID = string({
@@ -24,7 +28,7 @@ const creative = object({
   title: string({ min: 1, max: 50, nonBlank: true }),
   body: string({ max: 100 }),
   price: string({ max: 100 }),
-  target_url: string({ max: 2048 }),
+  target_url: string({ max: 2048, format: 'http-uri' }),
   file_id: string({ min: 1, max: 255 }),
   image_crop: object(
     {
@@ -51,116 +55,13 @@ const adUpdateBody = object(
   'The fields to change; fields left out keep their value.',
 );
 
-/** The change as tools show it: the reviewed operation, its state, and what to do next. */
-function changeView(c: Change, publicUrl: string): Record<string, unknown> {
-  const parse = (text: string) => {
-    if (text === '') return null;
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      return text;
-    }
-  };
-  const next: Record<string, string> = {
-    prepared:
-      'A person must approve this change in the dashboard; then call ads_apply_change with this change_id.',
-    approved: 'Approved: call ads_apply_change with this change_id to apply it.',
-    rejected: 'Rejected: it will not be applied.',
-    applying: 'Being applied: call ads_get_change to see the outcome.',
-    applied: 'Applied to the ad account.',
-    failed: 'Failed: see error; prepare a new change if it is still wanted.',
-  };
-  const view: Record<string, unknown> = {
-    change_id: c.changeId,
-    account_id: c.accountId,
-    tool: c.tool,
-    status: c.status,
-    summary: c.summary,
-    operation: {
-      method: c.operation?.method,
-      path: c.operation?.path,
-      body: parse(c.operation?.bodyJson ?? ''),
-    },
-    digest: c.digest,
-    review_url: `${publicUrl}/dashboard/changes/${c.changeId}`,
-    next_step: next[c.status] ?? '',
-    prepared_by: c.preparedBy,
-    prepared_at: c.preparedAt,
-  };
-  const optional: [string, unknown][] = [
-    ['approved_by', c.approvedBy],
-    ['approved_at', c.approvedAt],
-    ['rejected_by', c.rejectedBy],
-    ['rejected_at', c.rejectedAt],
-    ['reject_reason', c.rejectReason],
-    ['apply_requested_by', c.applyRequestedBy],
-    ['apply_requested_at', c.applyRequestedAt],
-    ['applied_at', c.appliedAt],
-    ['upstream_status', c.upstreamStatus || ''],
-    ['upstream_response', parse(c.upstreamResponseJson)],
-    ['error', c.error],
-  ];
-  for (const [k, v] of optional) if (v !== '' && v !== null) view[k] = v;
-  return view;
-}
-
-interface Ad {
-  id: string;
-  name?: string;
-  status?: string;
-  creative?: Record<string, unknown>;
-  landing_page_configuration?: unknown;
-}
-
-/** The account (must be the workspace's and writable) and the live ad the change is about. */
-async function accountAndAd(deps: GatewayDeps, caller: Caller, accountId: string, adId: string) {
-  const account = await workspaceAccount(deps, caller.principal, accountId);
-  if (!account.canWrite) {
-    throw new ConnectError(
-      `the connection to ad account ${account.name} is read-only; changes cannot be prepared for it`,
-      Code.PermissionDenied,
-    );
-  }
-  const path = `/ads/${segment('ad_id', adId)}`;
-  const ad = await readPlatform(caller, deps, {
-    accountId,
-    path,
-    query: {},
-    notFound: `no ad ${adId} in ad account ${account.name}`,
-  });
-  if (!isRecord(ad))
-    throw new ConnectError(`the ad platform answered GET ${path} with an unexpected shape`, Code.Unavailable);
-  return { account, ad: ad as unknown as Ad, path, bodyJson: JSON.stringify(ad) };
-}
-
-function checkCreative(
-  body: { creative?: { type?: string; image_crop?: unknown; file_id?: string } },
-  ad: Ad,
-): void {
-  const c = body.creative;
-  if (c?.image_crop === undefined) return;
-  const type = c.type ?? (ad.creative?.type as string | undefined);
-  if (type === 'product_ad_template') {
-    throw new ConnectError(
-      '`body.creative.image_crop` is not supported for product_ad_template creatives',
-      Code.InvalidArgument,
-    );
-  }
-  if (c.file_id === undefined && ad.creative?.file_id === undefined) {
-    throw new ConnectError(
-      '`body.creative.image_crop` requires `body.creative.file_id`',
-      Code.InvalidArgument,
-    );
-  }
-}
-
 const updateAdInput = object({ account_id: string(UUID_RULE), ad_id: OBJECT_ID, body: adUpdateBody }, [
   'account_id',
   'ad_id',
   'body',
 ]);
 
-export const updateAd = defineTool<GatewayDeps, typeof updateAdInput>({
+export const updateAd: ToolRow<GatewayDeps> = {
   name: 'ads_update_ad',
   title: 'Prepare an ad update',
   group: 'Campaign creation',
@@ -168,41 +69,34 @@ export const updateAd = defineTool<GatewayDeps, typeof updateAdInput>({
   features: [],
   description:
     'Prepares an update of an ad (name, creative, status, landing page configuration) and returns a change_id. ' +
-    'Nothing changes on the ad account until a person approves the change in the dashboard and ads_apply_change applies it. ' +
-    'Upstream: POST /ads/{ad_id}.',
+    'The fields given replace the live ones (creative fields one by one); the ad that would result is checked ' +
+    '(an image_crop only on a chat_card with a file_id, square and within the image), and a change that would ' +
+    'change nothing is refused. Nothing changes on the ad account until a person approves the change in the ' +
+    'dashboard and ads_apply_change applies it. Upstream: POST /ads/{ad_id}.',
   input: updateAdInput,
-  openWorld: true,
-  destructive: false,
-  routesTo: 'changes.v1.ChangesService/PrepareChange',
-  async run({ caller, deps }, args) {
-    if (Object.keys(args.body).length === 0) {
-      throw new ConnectError(
-        '`body` must change at least one field (name, creative, status, landing_page_configuration)',
-        Code.InvalidArgument,
-      );
-    }
-    const { account, ad, path, bodyJson } = await accountAndAd(deps, caller, args.account_id, args.ad_id);
-    checkCreative(args.body, ad);
-    const summary = `Update ad "${ad.name ?? ad.id}" (${ad.id}) on ${account.name}: ${describeDiff(ad, args.body).join('; ')}`;
-    const { change } = await deps.changes.prepareChange(
-      {
-        accountId: args.account_id,
-        tool: 'ads_update_ad',
-        operation: { method: 'POST', path, bodyJson: JSON.stringify(args.body) },
-        summary,
-        targetPath: path,
-        targetBeforeJson: bodyJson,
-      },
-      onBehalfOf(caller.principal),
-    );
-    if (change === undefined) throw new ConnectError('the changes service returned no change', Code.Internal);
-    return changeView(change, deps.publicUrl);
+  example: {
+    account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90',
+    ad_id: 'ad_0123456789abcdef',
+    body: {
+      name: 'Spring Sale — chat card',
+      status: 'paused',
+      creative: { title: 'Two plants for one', target_url: 'https://shop.example.com/spring' },
+      landing_page_configuration: null,
+    },
   },
-});
+  route: {
+    kind: 'prepare',
+    object: 'ad',
+    effect: 'update',
+    operation: { method: 'POST', path: '/ads/{ad_id}' },
+    target: '/ads/{ad_id}',
+    body: 'body',
+  },
+};
 
 const archiveAdInput = object({ account_id: string(UUID_RULE), ad_id: OBJECT_ID }, ['account_id', 'ad_id']);
 
-export const archiveAd = defineTool<GatewayDeps, typeof archiveAdInput>({
+export const archiveAd: ToolRow<GatewayDeps> = {
   name: 'ads_archive_ad',
   title: 'Prepare archiving an ad',
   group: 'Campaign creation',
@@ -212,32 +106,16 @@ export const archiveAd = defineTool<GatewayDeps, typeof archiveAdInput>({
     'Prepares archiving an ad and returns a change_id. The ad keeps serving until a person approves the change and ' +
     'ads_apply_change applies it. Upstream: POST /ads/{ad_id}/archive.',
   input: archiveAdInput,
-  openWorld: true,
+  example: { account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90', ad_id: 'ad_0123456789abcdef' },
   destructive: true,
-  routesTo: 'changes.v1.ChangesService/PrepareChange',
-  async run({ caller, deps }, args) {
-    const { account, ad, path, bodyJson } = await accountAndAd(deps, caller, args.account_id, args.ad_id);
-    if (ad.status === 'archived') {
-      throw new ConnectError(
-        `ad ${ad.id} is already archived; there is nothing to change`,
-        Code.FailedPrecondition,
-      );
-    }
-    const { change } = await deps.changes.prepareChange(
-      {
-        accountId: args.account_id,
-        tool: 'ads_archive_ad',
-        operation: { method: 'POST', path: `${path}/archive`, bodyJson: '{}' },
-        summary: `Archive ad "${ad.name ?? ad.id}" (${ad.id}) on ${account.name} (status ${ad.status ?? 'unknown'} → archived)`,
-        targetPath: path,
-        targetBeforeJson: bodyJson,
-      },
-      onBehalfOf(caller.principal),
-    );
-    if (change === undefined) throw new ConnectError('the changes service returned no change', Code.Internal);
-    return changeView(change, deps.publicUrl);
+  route: {
+    kind: 'prepare',
+    object: 'ad',
+    effect: 'archive',
+    operation: { method: 'POST', path: '/ads/{ad_id}/archive' },
+    target: '/ads/{ad_id}',
   },
-});
+};
 
 const DIGEST = string({
   min: 64,
@@ -247,7 +125,9 @@ const DIGEST = string({
 });
 const applyInput = object({ change_id: string(UUID_RULE), digest: DIGEST }, ['change_id']);
 
-export const applyChange = defineTool<GatewayDeps, typeof applyInput>({
+const EXAMPLE_CHANGE = '5b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e';
+
+export const applyChange: ToolRow<GatewayDeps> = {
   name: 'ads_apply_change',
   title: 'Apply an approved change',
   group: 'Campaign creation',
@@ -256,24 +136,25 @@ export const applyChange = defineTool<GatewayDeps, typeof applyInput>({
   description:
     'Applies a change that a person approved, exactly as it was reviewed, once. Give the digest you reviewed to make ' +
     'sure it is that change. Refuses a change that is not approved, was rejected, failed or was already applied. ' +
-    'Waits up to 5 seconds for the outcome; if it is still applying, ads_get_change shows it later.',
+    'Waits up to 5 seconds for the outcome; if it is still applying, ads_get_change shows it later. A change whose ' +
+    'apply failed (a stale plan, the platform refused it) is an error result (code apply_failed) with the reason ' +
+    'and the change.',
   input: applyInput,
-  openWorld: true,
+  output: CHANGE_OUTPUT,
   destructive: true,
-  routesTo: 'changes.v1.ChangesService/ApplyChange',
-  async run({ caller, deps }, args) {
-    const { change } = await deps.changes.applyChange(
-      { changeId: args.change_id, digest: args.digest ?? '', waitMs: 5000 },
-      onBehalfOf(caller.principal),
-    );
-    if (change === undefined) throw new ConnectError('the changes service returned no change', Code.Internal);
-    return changeView(change, deps.publicUrl);
+  openWorld: true,
+  example: { change_id: EXAMPLE_CHANGE, digest: 'a'.repeat(64) },
+  route: {
+    kind: 'rpc',
+    method: ChangesService.method.applyChange,
+    fixed: { wait_ms: 5000 },
+    view: (res, { deps }) => appliedOrFailure((res as ApplyChangeResponse).change, deps.publicUrl),
   },
-});
+};
 
 const getInput = object({ change_id: string(UUID_RULE) }, ['change_id']);
 
-export const getChange = defineTool<GatewayDeps, typeof getInput>({
+export const getChange: ToolRow<GatewayDeps> = {
   name: 'ads_get_change',
   title: 'Get a prepared change',
   group: 'Campaign creation',
@@ -282,18 +163,14 @@ export const getChange = defineTool<GatewayDeps, typeof getInput>({
   description:
     "Returns a change with its exact operation, digest and lifecycle: prepared, approved, rejected, applying, applied or failed (with the ad platform's error).",
   input: getInput,
-  openWorld: false,
-  destructive: false,
-  routesTo: 'changes.v1.ChangesService/GetChange',
-  async run({ caller, deps }, args) {
-    const { change } = await deps.changes.getChange(
-      { changeId: args.change_id },
-      onBehalfOf(caller.principal),
-    );
-    if (change === undefined) throw new ConnectError('the changes service returned no change', Code.Internal);
-    return changeView(change, deps.publicUrl);
+  output: CHANGE_OUTPUT,
+  example: { change_id: EXAMPLE_CHANGE },
+  route: {
+    kind: 'rpc',
+    method: ChangesService.method.getChange,
+    view: (res, { deps }) => changeView((res as GetChangeResponse).change, deps.publicUrl),
   },
-});
+};
 
 const listInput = object({
   status: enumOf(['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed']),
@@ -302,7 +179,7 @@ const listInput = object({
   offset: integer({ min: 0, max: 100_000 }),
 });
 
-export const listChanges = defineTool<GatewayDeps, typeof listInput>({
+export const listChanges: ToolRow<GatewayDeps> = {
   name: 'ads_list_changes',
   title: 'List prepared changes',
   group: 'Campaign creation',
@@ -311,25 +188,29 @@ export const listChanges = defineTool<GatewayDeps, typeof listInput>({
   description:
     "Lists the workspace's changes, newest first, optionally by status and account; offset pagination (limit 1 to 100, default 20).",
   input: listInput,
-  openWorld: false,
-  destructive: false,
-  routesTo: 'changes.v1.ChangesService/ListChanges',
-  async run({ caller, deps }, args) {
-    const res = await deps.changes.listChanges(
-      {
-        status: args.status ?? '',
-        accountId: args.account_id ?? '',
-        limit: args.limit ?? 20,
-        offset: args.offset ?? 0,
-      },
-      onBehalfOf(caller.principal),
-    );
-    return {
-      changes: res.changes.map((c) => changeView(c, deps.publicUrl)),
-      total: res.total,
-      next_offset: res.nextOffset ?? null,
-    };
+  output: {
+    type: 'object',
+    properties: {
+      changes: { type: 'array', items: CHANGE_OUTPUT },
+      total: { type: 'integer' },
+      next_offset: { type: ['integer', 'null'] },
+    },
+    required: ['changes', 'total', 'next_offset'],
+    additionalProperties: false,
   },
-});
+  example: { status: 'prepared', account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90', limit: 20, offset: 40 },
+  route: {
+    kind: 'rpc',
+    method: ChangesService.method.listChanges,
+    view: (res, { deps }) => {
+      const r = res as ListChangesResponse;
+      return {
+        changes: r.changes.map((c) => changeView(c, deps.publicUrl)),
+        total: r.total,
+        next_offset: r.nextOffset ?? null,
+      };
+    },
+  },
+};
 
 export const changeTools = [updateAd, archiveAd, applyChange, getChange, listChanges];

@@ -1,10 +1,22 @@
 /** Tools about the connection itself: who is calling, which ad accounts it reaches, revoking it. */
-import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
+import { type ListAccountsResponse, UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import type { GatewayDeps } from '../../deps.ts';
 import { insertAudit, revokeCredential } from '../../store/identity-store.ts';
-import { canWrite, defineTool } from '../catalogue.ts';
-import { object } from '../schema.ts';
+import { canWrite, defineTool, type ToolRow } from '../catalogue.ts';
+import { type JsonSchema, object } from '../schema.ts';
 
 const noArguments = object({});
+
+const text: JsonSchema = { type: 'string' };
+const flag: JsonSchema = { type: 'boolean' };
+/** An object whose every listed property is present, and no other. */
+const exactly = (properties: Record<string, JsonSchema>): JsonSchema => ({
+  type: 'object',
+  properties,
+  required: Object.keys(properties),
+  additionalProperties: false,
+});
+const nullableText: JsonSchema = { type: ['string', 'null'] };
 
 export const getConnectionContext = defineTool<GatewayDeps, typeof noArguments>({
   name: 'ads_get_connection_context',
@@ -16,34 +28,55 @@ export const getConnectionContext = defineTool<GatewayDeps, typeof noArguments>(
     'Returns the workspace this connection acts in, its effective access (role and scopes, and what they allow), ' +
     'the features enabled for the workspace and when the credential expires. Never returns a secret.',
   input: noArguments,
-  openWorld: false,
-  destructive: false,
-  routesTo: 'gateway',
-  async run({ caller }) {
-    const { principal } = caller;
-    return {
-      workspace: {
-        workspace_id: principal.workspaceId,
-        name: caller.workspaceName,
-        features: caller.features,
-      },
-      user: { user_id: principal.userId, email: caller.userEmail, role: principal.role },
-      credential: {
-        credential_id: principal.credentialId,
-        name: caller.credentialName,
-        kind: caller.credentialKind,
-        created_at: caller.credentialCreatedAt.toISOString(),
-        expires_at: caller.credentialExpiresAt?.toISOString() ?? null,
-      },
-      access: {
-        role: principal.role,
-        scopes: principal.scopes,
-        can_read: principal.scopes.includes('read'),
-        can_prepare_changes: canWrite(principal),
-        // Applying a prepared change always needs a person's approval in the dashboard.
-        changes_need_human_approval: true,
-      },
-    };
+  example: {},
+  output: exactly({
+    workspace: exactly({ workspace_id: text, name: text, features: { type: 'array', items: text } }),
+    user: exactly({ user_id: text, email: text, role: text }),
+    credential: exactly({
+      credential_id: text,
+      name: text,
+      kind: text,
+      created_at: text,
+      expires_at: nullableText,
+    }),
+    access: exactly({
+      role: text,
+      scopes: { type: 'array', items: text },
+      can_read: flag,
+      can_prepare_changes: flag,
+      changes_need_human_approval: flag,
+    }),
+  }),
+  route: {
+    kind: 'run',
+    why: 'the answer is the authenticated caller itself, which only the gateway holds',
+    routesTo: 'gateway',
+    async run({ caller }) {
+      const { principal } = caller;
+      return {
+        workspace: {
+          workspace_id: principal.workspaceId,
+          name: caller.workspaceName,
+          features: caller.features,
+        },
+        user: { user_id: principal.userId, email: caller.userEmail, role: principal.role },
+        credential: {
+          credential_id: principal.credentialId,
+          name: caller.credentialName,
+          kind: caller.credentialKind,
+          created_at: caller.credentialCreatedAt.toISOString(),
+          expires_at: caller.credentialExpiresAt?.toISOString() ?? null,
+        },
+        access: {
+          role: principal.role,
+          scopes: principal.scopes,
+          can_read: principal.scopes.includes('read'),
+          can_prepare_changes: canWrite(principal),
+          // Applying a prepared change always needs a person's approval in the dashboard.
+          changes_need_human_approval: true,
+        },
+      };
+    },
   },
 });
 
@@ -55,32 +88,45 @@ export const disconnectClient = defineTool<GatewayDeps, typeof noArguments>({
   features: [],
   description:
     'Revokes the credential this request was made with, and only that one. Advertising is not paused and other ' +
-    'clients of the workspace keep their access. Every later request with this credential is refused (HTTP 401).',
+    'clients of the workspace keep their access. Every later request with this credential is refused (HTTP 401). ' +
+    'Any credential may revoke itself, read-only ones included.',
   input: noArguments,
-  openWorld: false,
+  example: {},
+  output: exactly({
+    revoked: flag,
+    credential_id: text,
+    revoked_at: text,
+    advertising_paused: flag,
+    other_clients_affected: flag,
+  }),
   destructive: true,
-  routesTo: 'gateway',
-  async run({ caller, deps }) {
-    const { principal } = caller;
-    const revokedAt = await revokeCredential(deps.pool, principal.credentialId, principal.workspaceId);
-    await insertAudit(deps.pool, {
-      workspaceId: principal.workspaceId,
-      actor: `credential:${principal.credentialId}`,
-      action: 'credential.revoked',
-      target: principal.credentialId,
-      detail: { by: 'ads_disconnect_client' },
-    });
-    return {
-      revoked: true,
-      credential_id: principal.credentialId,
-      revoked_at: (revokedAt ?? new Date()).toISOString(),
-      advertising_paused: false,
-      other_clients_affected: false,
-    };
+  access: 'any-credential',
+  route: {
+    kind: 'run',
+    why: 'credentials belong to the gateway, which revokes them in its own database',
+    routesTo: 'gateway',
+    async run({ caller, deps }) {
+      const { principal } = caller;
+      const revokedAt = await revokeCredential(deps.pool, principal.credentialId, principal.workspaceId);
+      await insertAudit(deps.pool, {
+        workspaceId: principal.workspaceId,
+        actor: `credential:${principal.credentialId}`,
+        action: 'credential.revoked',
+        target: principal.credentialId,
+        detail: { by: 'ads_disconnect_client' },
+      });
+      return {
+        revoked: true,
+        credential_id: principal.credentialId,
+        revoked_at: (revokedAt ?? new Date()).toISOString(),
+        advertising_paused: false,
+        other_clients_affected: false,
+      };
+    },
   },
 });
 
-export const listAccounts = defineTool<GatewayDeps, typeof noArguments>({
+export const listAccounts: ToolRow<GatewayDeps> = {
   name: 'ads_list_accounts',
   title: 'List ad accounts',
   group: 'Accounts and reporting',
@@ -90,23 +136,33 @@ export const listAccounts = defineTool<GatewayDeps, typeof noArguments>({
     'Lists the ad-account connections of the workspace: the account_id to pass to other tools, name, currency, ' +
     'time zone and whether this credential may prepare changes for it. Never returns credentials.',
   input: noArguments,
-  openWorld: false,
-  destructive: false,
-  routesTo: 'upstream.v1.UpstreamService/ListAccounts',
-  async run({ caller, deps }) {
-    const { principal } = caller;
-    const res = await deps.upstream.listAccounts({}, onBehalfOf(principal));
-    const credentialCanWrite = canWrite(principal);
-    return {
-      accounts: res.accounts.map((a) => ({
+  example: {},
+  output: exactly({
+    accounts: {
+      type: 'array',
+      items: exactly({
+        account_id: text,
+        name: text,
+        currency: text,
+        time_zone: text,
+        can_write: flag,
+        connection_can_write: flag,
+      }),
+    },
+  }),
+  route: {
+    kind: 'rpc',
+    method: UpstreamService.method.listAccounts,
+    // The connection's write permission comes from the proxy; this credential's is the gateway's to say.
+    view: (res, { caller }) => ({
+      accounts: (res as ListAccountsResponse).accounts.map((a) => ({
         account_id: a.accountId,
         name: a.name,
         currency: a.currency,
         time_zone: a.timeZone,
-        // The connection allows writes and so does this credential.
-        can_write: a.canWrite && credentialCanWrite,
+        can_write: a.canWrite && canWrite(caller.principal),
         connection_can_write: a.canWrite,
       })),
-    };
+    }),
   },
-});
+};

@@ -1,13 +1,14 @@
 /** Every tool the gateway lists, in catalogue order. A tool appears here only when it works. */
 import type { GatewayDeps } from '../../deps.ts';
-import type { ToolDefinition } from '../catalogue.ts';
+import { buildCatalogue, type Catalogue, type ToolRow } from '../catalogue.ts';
+import { GATEWAY_ROUTE_SHAPES, runRoute } from '../route-runner.ts';
 import { adTools } from './ad-tools.ts';
 import { changeTools } from './change-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 
-export const allTools: readonly ToolDefinition<GatewayDeps>[] = [
+export const allTools: readonly ToolRow<GatewayDeps>[] = [
   getConnectionContext,
   listAccounts,
   ...adTools,
@@ -16,3 +17,8 @@ export const allTools: readonly ToolDefinition<GatewayDeps>[] = [
   ...optimizerTools,
   disconnectClient,
 ];
+
+/** The gateway's catalogue: every tool, resolved and checked once, at start-up. */
+export function gatewayCatalogue(): Catalogue<GatewayDeps> {
+  return buildCatalogue(allTools, GATEWAY_ROUTE_SHAPES, runRoute);
+}

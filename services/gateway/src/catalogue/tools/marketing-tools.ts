@@ -1,17 +1,7 @@
 /** Marketing items and the other workspace records the marketing service keeps. */
-import {
-  ArchiveMarketingItemRequestSchema,
-  ArchiveMarketingItemResponseSchema,
-  GetMarketingItemRequestSchema,
-  GetMarketingItemResponseSchema,
-  ListMarketingItemsRequestSchema,
-  ListMarketingItemsResponseSchema,
-  SaveMarketingItemRequestSchema,
-  SaveMarketingItemResponseSchema,
-} from '@adsmcp/proto/marketing/v1/marketing_pb';
-import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
-import { defineTool, type ToolDefinition } from '../catalogue.ts';
-import { requestFrom, resultOf } from '../rpc-mapping.ts';
+import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import type { GatewayDeps } from '../../deps.ts';
+import type { ToolRow } from '../catalogue.ts';
 import { anyOf, array, dependentField, enumOf, integer, object, string } from '../schema.ts';
 
 const KINDS = ['brand', 'brief', 'playbook', 'inspiration', 'batch', 'creative'] as const;
@@ -142,17 +132,6 @@ const itemData = anyOf(
 
 const kind = enumOf(KINDS, 'What the item is; it decides the shape of data.');
 
-/** Optional result fields shown as null when absent, so a result's shape never depends on its values. */
-function withNull(result: Record<string, unknown>, key: string): Record<string, unknown> {
-  return key in result ? result : { ...result, [key]: null };
-}
-
-function itemResult(result: Record<string, unknown>): Record<string, unknown> {
-  const item = result.item;
-  if (typeof item !== 'object' || item === null) return result;
-  return { ...result, item: withNull(item as Record<string, unknown>, 'archived_at') };
-}
-
 const SHAPES_DESCRIBED =
   '`data` must have the shape for `kind` (no other properties; text limits in characters; URLs are https, at most 2048):\n' +
   '- brand → voice profile: voice, audience, approved_claims, restrictions (each text up to 5000); optional website.\n' +
@@ -177,7 +156,7 @@ const listInput = object({
   limit: integer({ min: 1, max: 100, description: 'Page size; default 20.' }),
 });
 
-const listMarketingItems = defineTool<GatewayDeps, typeof listInput>({
+const listMarketingItems: ToolRow<GatewayDeps> = {
   name: 'ads_list_marketing_items',
   title: 'List marketing items',
   group: 'Marketing',
@@ -189,27 +168,16 @@ const listMarketingItems = defineTool<GatewayDeps, typeof listInput>({
     'Filters combine: kind, query, collection, tag. Returns items, total (matches across all pages) and ' +
     'next_offset (pass it as offset for the next page; null on the last page).',
   input: listInput,
-  openWorld: false,
-  destructive: false,
-  routesTo: 'marketing.v1.MarketingService/ListMarketingItems',
-  rpc: {
-    request: ListMarketingItemsRequestSchema,
-    example: { kind: 'brief', query: 'monstera', collection: 'Spring', tag: 'plants', offset: 20, limit: 20 },
+  example: { kind: 'brief', query: 'monstera', collection: 'Spring', tag: 'plants', offset: 20, limit: 20 },
+  route: {
+    kind: 'rpc',
+    method: MarketingService.method.listMarketingItems,
   },
-  async run({ caller, deps }, args) {
-    const res = await deps.marketing.listMarketingItems(
-      requestFrom(ListMarketingItemsRequestSchema, args),
-      onBehalfOf(caller.principal),
-    );
-    const result = withNull(resultOf(ListMarketingItemsResponseSchema, res), 'next_offset');
-    const items = Array.isArray(result.items) ? result.items : [];
-    return { ...result, items: items.map((item) => itemResult({ item }).item) };
-  },
-});
+};
 
 const getInput = object({ item_id: itemId('The item to read.') }, ['item_id']);
 
-const getMarketingItem = defineTool<GatewayDeps, typeof getInput>({
+const getMarketingItem: ToolRow<GatewayDeps> = {
   name: 'ads_get_marketing_item',
   title: 'Get a marketing item',
   group: 'Marketing',
@@ -219,21 +187,12 @@ const getMarketingItem = defineTool<GatewayDeps, typeof getInput>({
     'Returns one saved marketing item of the workspace with its data and its current revision (pass it as ' +
     'expected_revision to update or archive the item). Archived items are returned too, with archived true.',
   input: getInput,
-  openWorld: false,
-  destructive: false,
-  routesTo: 'marketing.v1.MarketingService/GetMarketingItem',
-  rpc: {
-    request: GetMarketingItemRequestSchema,
-    example: { item_id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11' },
+  example: { item_id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11' },
+  route: {
+    kind: 'rpc',
+    method: MarketingService.method.getMarketingItem,
   },
-  async run({ caller, deps }, args) {
-    const res = await deps.marketing.getMarketingItem(
-      requestFrom(GetMarketingItemRequestSchema, args),
-      onBehalfOf(caller.principal),
-    );
-    return itemResult(resultOf(GetMarketingItemResponseSchema, res));
-  },
-});
+};
 
 const saveInput = dependentField(
   object(
@@ -251,7 +210,7 @@ const saveInput = dependentField(
   { field: 'data', on: 'kind', cases: SHAPE_BY_KIND },
 );
 
-const saveMarketingItem = defineTool<GatewayDeps, typeof saveInput>({
+const saveMarketingItem: ToolRow<GatewayDeps> = {
   name: 'ads_save_marketing_item',
   title: 'Save a marketing item',
   group: 'Marketing',
@@ -265,47 +224,38 @@ const saveMarketingItem = defineTool<GatewayDeps, typeof saveInput>({
     'refused with the current revision (error code stale_revision): read the item again and retry. The kind of ' +
     `an item cannot change, and an archived item cannot be updated.\n${SHAPES_DESCRIBED}`,
   input: saveInput,
-  openWorld: false,
-  destructive: false,
-  routesTo: 'marketing.v1.MarketingService/SaveMarketingItem',
-  rpc: {
-    request: SaveMarketingItemRequestSchema,
-    example: {
-      item_id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11',
-      expected_revision: 3,
-      kind: 'batch',
-      name: 'Spring variants',
-      collection: 'Spring',
-      tags: ['spring', 'plants'],
-      data: {
-        brief_id: '8c0d2e43-2f1a-4b7e-8f57-6a3b9e0c1d24',
-        variants: [
-          {
-            title: 'Two for one',
-            body: 'Every plant, this week only.',
-            target_url: 'https://shop.example/spring',
-            source_image_url: 'https://cdn.example/spring.png',
-            hook: 'Spring',
-          },
-        ],
-      },
+  example: {
+    item_id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11',
+    expected_revision: 3,
+    kind: 'batch',
+    name: 'Spring variants',
+    collection: 'Spring',
+    tags: ['spring', 'plants'],
+    data: {
+      brief_id: '8c0d2e43-2f1a-4b7e-8f57-6a3b9e0c1d24',
+      variants: [
+        {
+          title: 'Two for one',
+          body: 'Every plant, this week only.',
+          target_url: 'https://shop.example/spring',
+          source_image_url: 'https://cdn.example/spring.png',
+          hook: 'Spring',
+        },
+      ],
     },
   },
-  async run({ caller, deps }, args) {
-    const res = await deps.marketing.saveMarketingItem(
-      requestFrom(SaveMarketingItemRequestSchema, args),
-      onBehalfOf(caller.principal),
-    );
-    return itemResult(resultOf(SaveMarketingItemResponseSchema, res));
+  route: {
+    kind: 'rpc',
+    method: MarketingService.method.saveMarketingItem,
   },
-});
+};
 
 const archiveInput = object(
   { item_id: itemId('The item to archive.'), expected_revision: expectedRevision },
   ['item_id', 'expected_revision'],
 );
 
-const archiveMarketingItem = defineTool<GatewayDeps, typeof archiveInput>({
+const archiveMarketingItem: ToolRow<GatewayDeps> = {
   name: 'ads_archive_marketing_item',
   title: 'Archive a marketing item',
   group: 'Marketing',
@@ -316,23 +266,15 @@ const archiveMarketingItem = defineTool<GatewayDeps, typeof archiveInput>({
     'updated, but can still be read. Live ads and uploaded creatives are not affected. expected_revision must be ' +
     'the revision the item is at now; a stale one is refused with the current revision (error code stale_revision).',
   input: archiveInput,
-  openWorld: false,
   destructive: true,
-  routesTo: 'marketing.v1.MarketingService/ArchiveMarketingItem',
-  rpc: {
-    request: ArchiveMarketingItemRequestSchema,
-    example: { item_id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11', expected_revision: 4 },
+  example: { item_id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11', expected_revision: 4 },
+  route: {
+    kind: 'rpc',
+    method: MarketingService.method.archiveMarketingItem,
   },
-  async run({ caller, deps }, args) {
-    const res = await deps.marketing.archiveMarketingItem(
-      requestFrom(ArchiveMarketingItemRequestSchema, args),
-      onBehalfOf(caller.principal),
-    );
-    return itemResult(resultOf(ArchiveMarketingItemResponseSchema, res));
-  },
-});
+};
 
-export const marketingTools: readonly ToolDefinition<GatewayDeps>[] = [
+export const marketingTools: readonly ToolRow<GatewayDeps>[] = [
   listMarketingItems,
   getMarketingItem,
   saveMarketingItem,

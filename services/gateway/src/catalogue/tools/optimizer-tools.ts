@@ -1,25 +1,11 @@
 /** Optimizers, their review runs and proposals (need the optimizer feature). */
 
-import {
-  GetOptimizerRequestSchema,
-  GetOptimizerResponseSchema,
-  ListOptimizersRequestSchema,
-  ListOptimizersResponseSchema,
-  type Optimizer,
-  OptimizerSchema,
-  PauseOptimizerRequestSchema,
-  PauseOptimizerResponseSchema,
-  SaveOptimizerRequestSchema,
-  SaveOptimizerResponseSchema,
-} from '@adsmcp/proto/optimizer/v1/optimizer_pb';
+import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { HOSTNAME, HOSTNAME_HINT } from '@adsmcp/runtime/ids';
-import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
-import { defineTool, type ToolDefinition } from '../catalogue.ts';
-import { requestFrom, resultOf } from '../rpc-mapping.ts';
+import type { GatewayDeps } from '../../deps.ts';
+import type { ToolRow } from '../catalogue.ts';
 import { array, boolean, enumOf, integer, number, object, string } from '../schema.ts';
-import { workspaceAccount } from './platform.ts';
 
-const SERVICE = 'optimizer.v1.OptimizerService';
 const GROUP = 'Automation and optimization';
 const FEATURES = ['optimizer'] as const;
 
@@ -129,19 +115,6 @@ const listInput = object({
   offset: integer({ min: 0, max: 100_000, description: 'Optimizers to skip; 0 when omitted.' }),
 });
 
-/** Fields without a value come out as null, so an optimizer's shape does not depend on its state. */
-const OPTIONAL_FIELDS = ['paused_at', 'next_review_at'] as const;
-const OPTIONAL_CONFIG_FIELDS = ['conversion_goal_id', 'target', 'brand_instructions'] as const;
-
-function optimizerResult(o: Optimizer | undefined): Record<string, unknown> | null {
-  if (o === undefined) return null;
-  const out = resultOf(OptimizerSchema, o);
-  for (const f of OPTIONAL_FIELDS) out[f] ??= null;
-  const config = out.config as Record<string, unknown> | undefined;
-  if (config !== undefined) for (const f of OPTIONAL_CONFIG_FIELDS) config[f] ??= null;
-  return out;
-}
-
 const EXAMPLE_CONFIG = {
   campaign_ids: ['cmp_1001', 'cmp_1002'],
   goal: 'cpa',
@@ -160,7 +133,7 @@ const EXAMPLE_CONFIG = {
   allowed_domains: ['example.com', 'shop.example.com'],
 };
 
-export const saveOptimizer = defineTool<GatewayDeps, typeof saveInput>({
+export const saveOptimizer: ToolRow<GatewayDeps> = {
   name: 'ads_save_optimizer',
   title: 'Save optimizer',
   group: GROUP,
@@ -172,32 +145,22 @@ export const saveOptimizer = defineTool<GatewayDeps, typeof saveInput>({
     'cadence_hours and may propose new ads, which a person approves in the dashboard before anything is published. ' +
     'Saving changes nothing in the ad account. enabled false saves it paused; enabled true resumes a paused one.',
   input: saveInput,
-  openWorld: false,
-  destructive: false,
-  routesTo: `${SERVICE}/SaveOptimizer`,
-  rpc: {
-    request: SaveOptimizerRequestSchema,
-    example: {
-      account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90',
-      name: 'Weekly copy review',
-      config: EXAMPLE_CONFIG,
-      enabled: true,
-      optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64',
-      expected_revision: 3,
-    },
+  example: {
+    account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90',
+    name: 'Weekly copy review',
+    config: EXAMPLE_CONFIG,
+    enabled: true,
+    optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64',
+    expected_revision: 3,
   },
-  async run({ caller, deps }, args) {
-    // The optimizer service trusts the gateway for the account: it must be one of the workspace's.
-    await workspaceAccount(deps, caller.principal, args.account_id);
-    const res = await deps.optimizer.saveOptimizer(
-      requestFrom(SaveOptimizerRequestSchema, args),
-      onBehalfOf(caller.principal),
-    );
-    return { ...resultOf(SaveOptimizerResponseSchema, res), optimizer: optimizerResult(res.optimizer) };
+  route: {
+    kind: 'rpc',
+    method: OptimizerService.method.saveOptimizer,
+    account: 'account_id',
   },
-});
+};
 
-export const getOptimizer = defineTool<GatewayDeps, typeof optimizerIdInput>({
+export const getOptimizer: ToolRow<GatewayDeps> = {
   name: 'ads_get_optimizer',
   title: 'Get optimizer',
   group: GROUP,
@@ -207,23 +170,14 @@ export const getOptimizer = defineTool<GatewayDeps, typeof optimizerIdInput>({
     'Returns one optimizer of the workspace: its configuration, status (active or paused), revision (pass it as ' +
     'expected_revision to update), when it was paused and when its next review is due.',
   input: optimizerIdInput,
-  openWorld: false,
-  destructive: false,
-  routesTo: `${SERVICE}/GetOptimizer`,
-  rpc: {
-    request: GetOptimizerRequestSchema,
-    example: { optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64' },
+  example: { optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64' },
+  route: {
+    kind: 'rpc',
+    method: OptimizerService.method.getOptimizer,
   },
-  async run({ caller, deps }, args) {
-    const res = await deps.optimizer.getOptimizer(
-      requestFrom(GetOptimizerRequestSchema, args),
-      onBehalfOf(caller.principal),
-    );
-    return { ...resultOf(GetOptimizerResponseSchema, res), optimizer: optimizerResult(res.optimizer) };
-  },
-});
+};
 
-export const listOptimizers = defineTool<GatewayDeps, typeof listInput>({
+export const listOptimizers: ToolRow<GatewayDeps> = {
   name: 'ads_list_optimizers',
   title: 'List optimizers',
   group: GROUP,
@@ -233,27 +187,14 @@ export const listOptimizers = defineTool<GatewayDeps, typeof listInput>({
     'Lists the optimizers of the workspace, or of one ad account, newest first. Returns total and next_offset ' +
     '(null on the last page); pass next_offset as offset for the next page.',
   input: listInput,
-  openWorld: false,
-  destructive: false,
-  routesTo: `${SERVICE}/ListOptimizers`,
-  rpc: {
-    request: ListOptimizersRequestSchema,
-    example: { account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90', limit: 20, offset: 0 },
+  example: { account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90', limit: 20, offset: 0 },
+  route: {
+    kind: 'rpc',
+    method: OptimizerService.method.listOptimizers,
   },
-  async run({ caller, deps }, args) {
-    const res = await deps.optimizer.listOptimizers(
-      requestFrom(ListOptimizersRequestSchema, args),
-      onBehalfOf(caller.principal),
-    );
-    return {
-      ...resultOf(ListOptimizersResponseSchema, res),
-      optimizers: res.optimizers.map(optimizerResult),
-      next_offset: res.nextOffset ?? null,
-    };
-  },
-});
+};
 
-export const pauseOptimizer = defineTool<GatewayDeps, typeof optimizerIdInput>({
+export const pauseOptimizer: ToolRow<GatewayDeps> = {
   name: 'ads_pause_optimizer',
   title: 'Pause optimizer',
   group: GROUP,
@@ -263,23 +204,15 @@ export const pauseOptimizer = defineTool<GatewayDeps, typeof optimizerIdInput>({
     'Pauses an optimizer: future reviews and undispatched publishing stop; ads already live keep running. Needs no ' +
     'revision and is always allowed; pausing a paused optimizer returns it unchanged. Save it with enabled true to resume.',
   input: optimizerIdInput,
-  openWorld: false,
-  destructive: false,
-  routesTo: `${SERVICE}/PauseOptimizer`,
-  rpc: {
-    request: PauseOptimizerRequestSchema,
-    example: { optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64' },
+  idempotent: true,
+  example: { optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64' },
+  route: {
+    kind: 'rpc',
+    method: OptimizerService.method.pauseOptimizer,
   },
-  async run({ caller, deps }, args) {
-    const res = await deps.optimizer.pauseOptimizer(
-      requestFrom(PauseOptimizerRequestSchema, args),
-      onBehalfOf(caller.principal),
-    );
-    return { ...resultOf(PauseOptimizerResponseSchema, res), optimizer: optimizerResult(res.optimizer) };
-  },
-});
+};
 
-export const optimizerTools: readonly ToolDefinition<GatewayDeps>[] = [
+export const optimizerTools: readonly ToolRow<GatewayDeps>[] = [
   saveOptimizer,
   getOptimizer,
   listOptimizers,

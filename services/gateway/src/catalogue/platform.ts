@@ -5,9 +5,9 @@
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { isRecord, platformError } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
-import { ToolFailure } from '../../mcp/tool-call.ts';
-import type { Caller } from '../catalogue.ts';
+import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import { ToolFailure } from '../mcp/tool-failure.ts';
+import type { Caller } from './catalogue.ts';
 
 export { isRecord };
 
@@ -27,12 +27,20 @@ export async function workspaceAccount(
 }
 
 /** One GET to the ad platform for an account of the caller's workspace. */
-interface PlatformRead {
+export interface PlatformRead {
   accountId: string;
   path: string;
-  query: Record<string, string | number | readonly string[] | undefined>;
+  query: Record<string, string | number | readonly string[]>;
   /** What a 404 means for this read, said to the agent. */
   notFound: string;
+  /** `get`: the answer is one object; `list`: a page, `data` and `paging`. */
+  shape: 'get' | 'list';
+}
+
+/** A platform answer: the object (get) or the page's objects and its paging (list). */
+export interface PlatformAnswer {
+  data: unknown;
+  paging?: unknown;
 }
 
 /** A path segment for an id the agent gave; one that would change the path is refused. */
@@ -53,7 +61,11 @@ export function segment(argument: string, value: string): string {
  * other with the platform's own code. The proxy's own refusals (an account outside the
  * workspace, rate limits, an unavailable platform) arrive as Connect errors, which callTool maps.
  */
-export async function readPlatform(caller: Caller, deps: GatewayDeps, read: PlatformRead): Promise<unknown> {
+export async function readPlatform(
+  caller: Caller,
+  deps: GatewayDeps,
+  read: PlatformRead,
+): Promise<PlatformAnswer> {
   const query: { name: string; value: string }[] = [];
   for (const [name, value] of Object.entries(read.query)) {
     if (value === undefined) continue;
@@ -63,16 +75,7 @@ export async function readPlatform(caller: Caller, deps: GatewayDeps, read: Plat
     { accountId: read.accountId, method: 'GET', path: read.path, query, bodyJson: '', idempotencyKey: '' },
     onBehalfOf(caller.principal),
   );
-  if (res.status >= 200 && res.status <= 299) {
-    try {
-      return res.bodyJson === '' ? {} : (JSON.parse(res.bodyJson) as unknown);
-    } catch {
-      throw new ToolFailure(
-        'upstream_error',
-        'the ad platform sent a response that is not JSON; try again later',
-      );
-    }
-  }
+  if (res.status >= 200 && res.status <= 299) return answerOf(res.bodyJson, read);
   const error = platformError(res.bodyJson);
   const said = error.message === undefined ? '' : `: ${error.message}`;
   if (res.status === 404) throw new ToolFailure('not_found', read.notFound);
@@ -83,5 +86,26 @@ export async function readPlatform(caller: Caller, deps: GatewayDeps, read: Plat
   throw new ToolFailure(
     error.code ?? `upstream_http_${res.status}`,
     `the ad platform refused the request (HTTP ${res.status}${error.code === undefined ? '' : ` ${error.code}`})${said}`,
+  );
+}
+
+/** The answer's JSON in the shape the read expects; anything else is the platform's fault. */
+function answerOf(bodyJson: string, read: PlatformRead): PlatformAnswer {
+  let body: unknown;
+  try {
+    body = JSON.parse(bodyJson) as unknown;
+  } catch {
+    throw new ToolFailure(
+      'upstream_error',
+      'the ad platform sent a response that is not JSON; try again later',
+    );
+  }
+  if (read.shape === 'get' && isRecord(body)) return { data: body };
+  if (read.shape === 'list' && isRecord(body) && Array.isArray(body.data) && isRecord(body.paging)) {
+    return { data: body.data, paging: body.paging };
+  }
+  throw new ToolFailure(
+    'upstream_error',
+    `the ad platform answered GET ${read.path} with an unexpected shape; try again later`,
   );
 }

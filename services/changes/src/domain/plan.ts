@@ -1,0 +1,120 @@
+/**
+ * Planning a change: the object the operation would produce is built from the live object and
+ * checked before anything is recorded, so a person never approves a change the platform would
+ * refuse, or one that would change nothing. Each kind of platform object has its rules here.
+ */
+import { diffRows } from '@adsmcp/runtime/change-diff';
+import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { checkAd } from './ad-rules.ts';
+
+export type PlatformObject = Record<string, unknown>;
+
+interface ObjectRules {
+  /** How people call it ("ad", "ad group"). */
+  label: string;
+  /** Fields that are objects merged field by field: supplied fields replace, the others stay. */
+  mergedFields: readonly string[];
+  /** Checks the object an update would produce; `patch` says which fields the agent supplied. */
+  check(result: PlatformObject, patch: PlatformObject): void;
+  /** The effects this object supports. */
+  effects: readonly Effect[];
+}
+
+export type Effect = 'update' | 'archive' | 'pause' | 'activate';
+
+/** The status each status effect leads to. */
+const STATUS_OF: Partial<Record<Effect, string>> = {
+  archive: 'archived',
+  pause: 'paused',
+  activate: 'active',
+};
+
+const OBJECTS: Record<string, ObjectRules> = {
+  ad: { label: 'ad', mergedFields: ['creative'], check: checkAd, effects: ['update', 'archive'] },
+};
+
+/** The rules of `objectType` for `effect`, or an error naming what is supported. */
+export function rulesFor(objectType: string, effect: string): ObjectRules & { effect: Effect } {
+  const rules = OBJECTS[objectType];
+  if (rules === undefined) {
+    throw new InvalidArgumentError(
+      `object_type must be one of ${Object.keys(OBJECTS).join(', ')} (got ${JSON.stringify(objectType)})`,
+    );
+  }
+  if (!rules.effects.includes(effect as Effect)) {
+    throw new InvalidArgumentError(`effect for ${rules.label} must be one of ${rules.effects.join(', ')}`);
+  }
+  return { ...rules, effect: effect as Effect };
+}
+
+function isObject(v: unknown): v is PlatformObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The object an update would produce: `patch` over `live`, merged fields field by field. */
+export function mergePatch(live: PlatformObject, patch: PlatformObject, mergedFields: readonly string[]) {
+  const result: PlatformObject = { ...live };
+  for (const [k, v] of Object.entries(patch)) {
+    const was = live[k];
+    result[k] = mergedFields.includes(k) && isObject(v) && isObject(was) ? { ...was, ...v } : v;
+  }
+  return result;
+}
+
+const show = (v: unknown) => (v === undefined ? '(unset)' : JSON.stringify(v));
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** How a person names the object: `ad "Spring Sale — Ad 1" (ad_0123…)`. */
+function nameOf(label: string, live: PlatformObject): string {
+  const id = String(live.id ?? '');
+  return typeof live.name === 'string' ? `${label} "${live.name}" (${id})` : `${label} ${id}`;
+}
+
+export interface PlanInput {
+  objectType: string;
+  effect: string;
+  /** The operation's body. */
+  body: PlatformObject;
+  /** The object as the platform has it now. */
+  live: PlatformObject;
+  accountName: string;
+}
+
+/**
+ * planChange checks the change against the live object and returns the summary a person reads,
+ * or throws: InvalidArgument for an object the platform would refuse, FailedPrecondition for a
+ * change that would change nothing or cannot apply to the object's state.
+ */
+export function planChange(input: PlanInput): { summary: string } {
+  const rules = rulesFor(input.objectType, input.effect);
+  const { live } = input;
+  const what = nameOf(rules.label, live);
+  const status = STATUS_OF[rules.effect];
+  if (status !== undefined) {
+    if (live.status === status) {
+      throw new FailedPreconditionError(`nothing would change: ${what} is already ${status}`);
+    }
+    if (live.status === 'archived') {
+      throw new FailedPreconditionError(`${what} is archived; an archived ${rules.label} cannot be changed`);
+    }
+    return {
+      summary: `${rules.effect[0]?.toUpperCase()}${rules.effect.slice(1)} ${what} on ${input.accountName} (status ${show(live.status)} → ${show(status)})`,
+    };
+  }
+  const patch = input.body;
+  if (Object.keys(patch).length === 0) {
+    throw new InvalidArgumentError('`body` must set at least one field');
+  }
+  if (live.status === 'archived') {
+    throw new FailedPreconditionError(`${what} is archived; an archived ${rules.label} cannot be changed`);
+  }
+  rules.check(mergePatch(live, patch, rules.mergedFields), patch);
+  const rows = diffRows(live, patch);
+  const changed = rows.filter((r) => !same(r.before, r.after));
+  if (changed.length === 0) {
+    const already = rows.map((r) => `${r.field} is already ${show(r.before)}`).join('; ');
+    throw new FailedPreconditionError(`nothing would change: ${already}`);
+  }
+  const lines = changed.map((r) => `${r.field} ${show(r.before)} → ${show(r.after)}`);
+  return { summary: `Update ${what} on ${input.accountName}: ${lines.join('; ')}` };
+}

@@ -1,0 +1,75 @@
+/**
+ * What the changes service reads from the ad platform, through the upstream-proxy, while it plans
+ * a change: the account (it must be the workspace's and allow changes) and the live object. It
+ * reads as itself (its worker key) on behalf of the caller's workspace, with read access only.
+ */
+import type { Account, UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import {
+  FailedPreconditionError,
+  NotFoundError,
+  PermissionDeniedError,
+  UnavailableError,
+} from '@adsmcp/runtime/errors';
+import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-error';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { callerKey } from '@adsmcp/runtime/service-client';
+import { type CallOptions, type Client, createContextValues } from '@connectrpc/connect';
+
+/** Call options for a read made for `p`'s workspace by this service. */
+function readingFor(p: Principal): CallOptions {
+  const reader: Principal = {
+    workspaceId: p.workspaceId,
+    credentialId: p.credentialId,
+    userId: p.userId,
+    role: p.role,
+    scopes: ['read'],
+    via: 'worker',
+  };
+  return { contextValues: createContextValues().set(callerKey, reader) };
+}
+
+/** The account `accountId` of `p`'s workspace, which must allow changes. */
+export async function writableAccount(
+  upstream: Client<typeof UpstreamService>,
+  p: Principal,
+  accountId: string,
+): Promise<Account> {
+  // The upstream-proxy, which owns the connections, answers NotFound for another workspace's.
+  const { account } = await upstream.getAccount({ accountId }, readingFor(p));
+  if (account === undefined) throw new UnavailableError('the upstream-proxy answered without an account');
+  if (!account.canWrite) {
+    throw new PermissionDeniedError(
+      `the connection to ad account ${account.name} is read-only; changes cannot be prepared for it`,
+    );
+  }
+  return account;
+}
+
+/** The object at `path` as the platform has it now; NotFound names `what` in `account`. */
+export async function liveObject(
+  upstream: Client<typeof UpstreamService>,
+  p: Principal,
+  account: Account,
+  path: string,
+  what: string,
+): Promise<Record<string, unknown>> {
+  const res = await upstream.call(
+    { accountId: account.accountId, method: 'GET', path, query: [], bodyJson: '', idempotencyKey: '' },
+    readingFor(p),
+  );
+  if (res.status === 404) throw new NotFoundError(`no ${what} in ad account ${account.name}`);
+  if (res.status < 200 || res.status > 299) {
+    const reason = describePlatformRefusal(res.status, res.bodyJson);
+    if (res.status >= 500 || res.status === 429) throw new UnavailableError(`${reason}; try again shortly`);
+    throw new FailedPreconditionError(`the ${what} could not be read: ${reason}`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(res.bodyJson);
+  } catch {
+    body = undefined;
+  }
+  if (!isRecord(body))
+    throw new UnavailableError(`the ad platform answered GET ${path} with an unexpected shape`);
+  return body;
+}

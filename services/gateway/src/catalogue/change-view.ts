@@ -1,0 +1,141 @@
+/** A prepared change as every tool shows it: the reviewed operation, its state and what to do next. */
+import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ToolFailure } from '../mcp/tool-failure.ts';
+import type { JsonSchema } from './schema.ts';
+
+const NEXT_STEP: Record<string, string> = {
+  prepared:
+    'A person must approve this change in the dashboard; then call ads_apply_change with this change_id.',
+  approved: 'Approved: call ads_apply_change with this change_id to apply it.',
+  rejected: 'Rejected: it will not be applied.',
+  applying: 'Being applied: call ads_get_change to see the outcome.',
+  applied: 'Applied to the ad account.',
+  failed: 'Failed: see error; prepare a new change if it is still wanted.',
+};
+
+const STATUSES = Object.keys(NEXT_STEP);
+
+const text = { type: 'string' };
+const nullableText = { type: ['string', 'null'] };
+
+/** The published shape of a change (changeView's result). */
+export const CHANGE_OUTPUT: JsonSchema = {
+  type: 'object',
+  properties: {
+    change_id: text,
+    account_id: text,
+    tool: text,
+    status: { type: 'string', enum: STATUSES },
+    summary: text,
+    operation: {
+      type: 'object',
+      properties: { method: text, path: text, body: { type: ['object', 'null'] } },
+      required: ['method', 'path', 'body'],
+      additionalProperties: false,
+    },
+    digest: text,
+    review_url: text,
+    next_step: text,
+    prepared_by: text,
+    prepared_at: text,
+    approved_by: nullableText,
+    approved_at: nullableText,
+    rejected_by: nullableText,
+    rejected_at: nullableText,
+    reject_reason: nullableText,
+    apply_requested_by: nullableText,
+    apply_requested_at: nullableText,
+    applied_at: nullableText,
+    upstream_status: { type: ['integer', 'null'] },
+    upstream_response: {},
+    error: nullableText,
+  },
+  required: [
+    'change_id',
+    'account_id',
+    'tool',
+    'status',
+    'summary',
+    'operation',
+    'digest',
+    'review_url',
+    'next_step',
+    'prepared_by',
+    'prepared_at',
+    'approved_by',
+    'approved_at',
+    'rejected_by',
+    'rejected_at',
+    'reject_reason',
+    'apply_requested_by',
+    'apply_requested_at',
+    'applied_at',
+    'upstream_status',
+    'upstream_response',
+    'error',
+  ],
+  additionalProperties: false,
+};
+
+function parse(text: string): unknown {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** changeView is the change as tools show it; a field without a value is null. */
+export function changeView(c: Change | undefined, publicUrl: string): Record<string, unknown> {
+  if (c === undefined) throw new Error('the changes service returned no change');
+  const orNull = (v: string) => (v === '' ? null : v);
+  return {
+    change_id: c.changeId,
+    account_id: c.accountId,
+    tool: c.tool,
+    status: c.status,
+    summary: c.summary,
+    operation: {
+      method: c.operation?.method ?? '',
+      path: c.operation?.path ?? '',
+      body: parse(c.operation?.bodyJson ?? ''),
+    },
+    digest: c.digest,
+    review_url: `${publicUrl}/dashboard/changes/${c.changeId}`,
+    next_step: NEXT_STEP[c.status] ?? '',
+    prepared_by: c.preparedBy,
+    prepared_at: c.preparedAt,
+    approved_by: orNull(c.approvedBy),
+    approved_at: orNull(c.approvedAt),
+    rejected_by: orNull(c.rejectedBy),
+    rejected_at: orNull(c.rejectedAt),
+    reject_reason: orNull(c.rejectReason),
+    apply_requested_by: orNull(c.applyRequestedBy),
+    apply_requested_at: orNull(c.applyRequestedAt),
+    applied_at: orNull(c.appliedAt),
+    upstream_status: c.upstreamStatus === 0 ? null : c.upstreamStatus,
+    upstream_response: parse(c.upstreamResponseJson),
+    error: orNull(c.error),
+  };
+}
+
+/**
+ * appliedOrFailure returns the view of an applied (or still applying) change, and throws a tool
+ * error for one whose apply failed, carrying the status, the reason and the change, so that a
+ * client that only checks `isError` knows.
+ */
+export function appliedOrFailure(c: Change | undefined, publicUrl: string): Record<string, unknown> {
+  const view = changeView(c, publicUrl);
+  if (view.status === 'failed') {
+    throw new ToolFailure(
+      'apply_failed',
+      `the change was not applied: ${String(view.error ?? 'no reason given')}`,
+      {
+        status: 'failed',
+        change: view,
+      },
+    );
+  }
+  return view;
+}

@@ -1,0 +1,118 @@
+/**
+ * Tool result shapes (MCP `outputSchema`). A result routed from a service RPC has the shape of
+ * the RPC's response message, derived here from its descriptor, so the published shape and the
+ * mapping in rpc-mapping.ts cannot drift apart. Every published shape also admits the tool-error
+ * shape, since an error result carries structured content too.
+ */
+import { type DescField, type DescMessage, ScalarType } from '@bufbuild/protobuf';
+import { FeatureSet_FieldPresence } from '@bufbuild/protobuf/wkt';
+import type { JsonSchema } from './schema.ts';
+
+/** A tool error: `error.code` for programs, `error.message` for people, and any extra fields. */
+export const TOOL_ERROR: JsonSchema = {
+  type: 'object',
+  properties: {
+    error: {
+      type: 'object',
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+      required: ['code', 'message'],
+    },
+  },
+  required: ['error'],
+  additionalProperties: false,
+};
+
+/** Whether a field has explicit presence: unset, it is absent from the JSON, and published as null. */
+export function hasPresence(field: DescField): boolean {
+  return (
+    (field.fieldKind === 'scalar' || field.fieldKind === 'enum' || field.fieldKind === 'message') &&
+    field.presence === FeatureSet_FieldPresence.EXPLICIT
+  );
+}
+
+function scalarSchema(type: ScalarType): JsonSchema {
+  switch (type) {
+    case ScalarType.BOOL:
+      return { type: 'boolean' };
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return { type: 'number' };
+    case ScalarType.INT32:
+    case ScalarType.UINT32:
+    case ScalarType.SINT32:
+    case ScalarType.FIXED32:
+    case ScalarType.SFIXED32:
+      return { type: 'integer' };
+    case ScalarType.INT64:
+    case ScalarType.UINT64:
+    case ScalarType.SINT64:
+    case ScalarType.FIXED64:
+    case ScalarType.SFIXED64:
+      // The proto JSON mapping writes 64-bit integers (money in micros) as decimal strings, exact.
+      return { type: 'string', pattern: '^-?[0-9]+$' };
+    default:
+      return { type: 'string' };
+  }
+}
+
+/** The JSON Schema of a message as resultOf writes it (proto field names, every field present). */
+export function messageSchema(desc: DescMessage): JsonSchema {
+  switch (desc.typeName) {
+    case 'google.protobuf.Struct':
+      return { type: 'object' };
+    case 'google.protobuf.Value':
+      return {};
+    case 'google.protobuf.ListValue':
+      return { type: 'array' };
+  }
+  const properties: Record<string, JsonSchema> = {};
+  for (const field of desc.fields) {
+    const schema = fieldSchema(field);
+    properties[field.name] = hasPresence(field) ? { anyOf: [schema, { type: 'null' }] } : schema;
+  }
+  return {
+    type: 'object',
+    properties,
+    required: desc.fields.map((f) => f.name),
+    additionalProperties: false,
+  };
+}
+
+function fieldSchema(field: DescField): JsonSchema {
+  switch (field.fieldKind) {
+    case 'scalar':
+      return scalarSchema(field.scalar);
+    case 'enum':
+      return { type: 'string', enum: field.enum.values.map((v) => v.name) };
+    case 'message':
+      return messageSchema(field.message);
+    case 'list':
+      return {
+        type: 'array',
+        items:
+          field.listKind === 'message'
+            ? messageSchema(field.message)
+            : field.listKind === 'enum'
+              ? { type: 'string', enum: field.enum.values.map((v) => v.name) }
+              : scalarSchema(field.scalar),
+      };
+    case 'map':
+      return {
+        type: 'object',
+        additionalProperties:
+          field.mapKind === 'message'
+            ? messageSchema(field.message)
+            : field.mapKind === 'enum'
+              ? { type: 'string' }
+              : scalarSchema(field.scalar),
+      };
+  }
+}
+
+/**
+ * publishedOutput is what `tools/list` shows as a tool's `outputSchema`: the result's shape or the
+ * tool-error shape. A client that validates error results against the schema (some do) accepts both.
+ */
+export function publishedOutput(result: JsonSchema): JsonSchema & { type: 'object' } {
+  return { type: 'object', anyOf: [result, TOOL_ERROR] };
+}

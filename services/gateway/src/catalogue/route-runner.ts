@@ -1,0 +1,183 @@
+/**
+ * The one interpreter of tool routes (catalogue.ts): a service RPC, a read of the ad platform, a
+ * prepared change, or a tool's own code. Every tool's path from `tools/call` to a service or the
+ * ad platform is here or in the row's hand-written `run`.
+ */
+import { ChangesService, type PrepareChangeRequestSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
+import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import type { DescMessage, DescService, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+import type { CallOptions } from '@connectrpc/connect';
+import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import {
+  type PrepareRoute,
+  pathParameters,
+  type RouteShapes,
+  type RpcRoute,
+  rpcName,
+  type ToolContext,
+  type ToolDefinition,
+  type UpstreamReadRoute,
+} from './catalogue.ts';
+import { CHANGE_OUTPUT, changeView } from './change-view.ts';
+import { type PlatformRead, readPlatform, segment, workspaceAccount } from './platform.ts';
+import { requestFrom, resultOf } from './rpc-mapping.ts';
+import type { JsonSchema } from './schema.ts';
+
+type UnaryCall = (request: unknown, options: CallOptions) => Promise<MessageShape<DescMessage>>;
+
+/** The gateway's client of each service, by the service's proto name. */
+function clientOf(deps: GatewayDeps, service: DescService): Record<string, UnaryCall> {
+  const clients: Record<string, unknown> = {
+    [ChangesService.typeName]: deps.changes,
+    [MarketingService.typeName]: deps.marketing,
+    [OptimizerService.typeName]: deps.optimizer,
+    [UpstreamService.typeName]: deps.upstream,
+  };
+  const client = clients[service.typeName];
+  if (client === undefined) throw new Error(`the gateway has no client of ${service.typeName}`);
+  return client as Record<string, UnaryCall>;
+}
+
+async function runRpc(
+  route: RpcRoute<GatewayDeps>,
+  ctx: ToolContext<GatewayDeps>,
+  args: Record<string, unknown>,
+) {
+  const { caller, deps } = ctx;
+  if (route.account !== undefined) {
+    // The service trusts the gateway for the account: it must be one of the workspace's.
+    await workspaceAccount(deps, caller.principal, String(args[route.account]));
+  }
+  const call = clientOf(deps, route.method.parent)[route.method.localName];
+  if (call === undefined) throw new Error(`no client method for ${rpcName(route.method)}`);
+  const request = requestFrom(route.method.input, { ...args, ...route.fixed });
+  const response = await call(request, onBehalfOf(caller.principal));
+  return route.view ? route.view(response, ctx) : resultOf(route.method.output, response);
+}
+
+/** The template with each `{parameter}` replaced by its argument as one path segment. */
+function bindPath(template: string, args: Record<string, unknown>): string {
+  return template.replace(/\{([a-z_]+)\}/g, (_, p: string) => segment(p, String(args[p])));
+}
+
+/**
+ * The GET an upstream-read route makes for `args`: the path parameters fill the template, the
+ * account is the account, every other argument is the query (an array as repeated parameters).
+ */
+export function upstreamReadRequest(route: UpstreamReadRoute, args: Record<string, unknown>): PlatformRead {
+  const bound = new Set(['account_id', ...pathParameters(route.path)]);
+  const query: PlatformRead['query'] = {};
+  for (const [k, v] of Object.entries(args)) {
+    if (bound.has(k) || v === undefined) continue;
+    query[k] = Array.isArray(v) ? v.map(String) : typeof v === 'number' ? v : String(v);
+  }
+  return {
+    accountId: String(args.account_id),
+    path: bindPath(route.path, args),
+    query,
+    notFound: route.notFound.replace(/\{([a-z_]+)\}/g, (_, p: string) => String(args[p] ?? '')),
+    shape: route.shape,
+  };
+}
+
+async function runUpstreamRead(
+  route: UpstreamReadRoute,
+  ctx: ToolContext<GatewayDeps>,
+  args: Record<string, unknown>,
+) {
+  const answer = await readPlatform(ctx.caller, ctx.deps, upstreamReadRequest(route, args));
+  if (route.shape === 'get') return { [route.result]: answer.data };
+  return { [route.result]: answer.data, paging: answer.paging };
+}
+
+/** The change a prepare route asks the changes service to plan for `args`. */
+export function prepareRequest(
+  route: PrepareRoute,
+  tool: string,
+  args: Record<string, unknown>,
+): MessageInitShape<typeof PrepareChangeRequestSchema> {
+  return {
+    accountId: String(args.account_id),
+    tool,
+    objectType: route.object,
+    effect: route.effect,
+    operation: {
+      method: route.operation.method,
+      path: bindPath(route.operation.path, args),
+      bodyJson: JSON.stringify(route.body === undefined ? {} : args[route.body]),
+    },
+    targetPath: route.target === undefined ? '' : bindPath(route.target, args),
+  };
+}
+
+async function runPrepare(
+  route: PrepareRoute,
+  ctx: ToolContext<GatewayDeps>,
+  tool: string,
+  args: Record<string, unknown>,
+) {
+  const { caller, deps } = ctx;
+  const res = await deps.changes.prepareChange(
+    prepareRequest(route, tool, args),
+    onBehalfOf(caller.principal),
+  );
+  return changeView(res.change, deps.publicUrl);
+}
+
+/** runRoute runs `tool` for validated `args`. */
+export function runRoute(
+  tool: ToolDefinition<GatewayDeps>,
+  ctx: ToolContext<GatewayDeps>,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const r = tool.route;
+  switch (r.kind) {
+    case 'rpc':
+      return runRpc(r, ctx, args);
+    case 'upstream-read':
+      return runUpstreamRead(r, ctx, args);
+    case 'prepare':
+      return runPrepare(r, ctx, tool.name, args);
+    case 'run':
+      return r.run(ctx, args);
+  }
+}
+
+const PLATFORM_OBJECT: JsonSchema = {
+  type: 'object',
+  description: 'The object as the ad platform reports it.',
+};
+const PAGING: JsonSchema = {
+  type: 'object',
+  properties: {
+    after: { type: ['string', 'null'] },
+    before: { type: ['string', 'null'] },
+    has_more: { type: 'boolean' },
+  },
+  required: ['has_more'],
+};
+
+/** The result shapes of the gateway's route kinds. */
+export const GATEWAY_ROUTE_SHAPES: RouteShapes = {
+  change: CHANGE_OUTPUT,
+  upstream(route) {
+    if (route.shape === 'get') {
+      return {
+        type: 'object',
+        properties: { [route.result]: PLATFORM_OBJECT },
+        required: [route.result],
+        additionalProperties: false,
+      };
+    }
+    return {
+      type: 'object',
+      properties: { [route.result]: { type: 'array', items: PLATFORM_OBJECT }, paging: PAGING },
+      required: [route.result, 'paging'],
+      additionalProperties: false,
+    };
+  },
+  callRpc: rpcName(UpstreamService.method.call),
+  prepareRpc: rpcName(ChangesService.method.prepareChange),
+};
