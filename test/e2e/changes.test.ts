@@ -214,8 +214,16 @@ describe('prepare, approve in the browser, apply once', () => {
       await stack.admin(['approve', c.change_id, '--workspace', seed.workspaceId]);
     await ok('ads_apply_change', { change_id: first.change_id });
     assert.equal((await waitForStatus(first.change_id, ['applied', 'failed'])).status, 'applied');
-    await ok('ads_apply_change', { change_id: second.change_id });
-    const stale = await waitForStatus(second.change_id, ['applied', 'failed']);
+    // A failed apply is an error result, with the status, the reason and the change in it.
+    const applied = await call('ads_apply_change', { change_id: second.change_id });
+    assert.equal(applied.isError, true, 'a failed apply must be an error result');
+    const error = applied.data.error as { code: string; message: string; status: string; change: ChangeView };
+    assert.equal(error.code, 'apply_failed');
+    assert.equal(error.status, 'failed');
+    assert.match(error.message, /changed since this change was prepared \(revision 1, now 2\)/);
+    assert.equal(error.change.change_id, second.change_id);
+    // Reading the change stays a plain read.
+    const stale = await ok<ChangeView>('ads_get_change', { change_id: second.change_id });
     assert.equal(stale.status, 'failed');
     assert.match(stale.error ?? '', /changed since this change was prepared/);
     assert.equal((await ledger(`/ads/${ad.id}`)).length, 1, 'only the first edit reached the account');
@@ -268,6 +276,58 @@ describe('prepare, approve in the browser, apply once', () => {
       status: 'approved',
     });
     assert.ok(listed.changes.some((c) => c.change_id === prepared.change_id));
+  });
+
+  test('prepare refuses hidden characters, an object the platform would refuse and a change that changes nothing, recording nothing', async () => {
+    // The ninth seeded ad is a chat card with an image and a crop, and no other test changes it.
+    const { ad } = await ok<{ ad: { id: string; name: string; status: string; creative: { type: string } } }>(
+      'ads_get_ad',
+      { account_id: account.account_id, ad_id: (ads[8] as (typeof ads)[number]).id },
+    );
+    assert.equal(ad.creative.type, 'chat_card');
+    const before = await ok<{ total: number }>('ads_list_changes', {});
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ name: 'Price \u202Edesuap' }, /`body.name` must not contain the invisible character U\+202E/],
+      [
+        { creative: { title: '\u200B\u200B' } },
+        /`body.creative.title` must not contain the invisible character U\+200B/,
+      ],
+      [
+        { creative: { body: 'ring \u0007' } },
+        /`body.creative.body` must not contain the invisible character U\+0007/,
+      ],
+      [
+        { creative: { target_url: 'javascript:alert(1)' } },
+        /`body.creative.target_url` must be an absolute http or https URL/,
+      ],
+      [
+        { creative: { target_url: '/relative' } },
+        /`body.creative.target_url` must be an absolute http or https URL/,
+      ],
+      [
+        { creative: { type: 'product_ad_template' } },
+        /`body.creative.image_crop` is only for chat_card creatives, and the ad would have a product_ad_template creative with an image_crop \(the ad's current image_crop\)/,
+      ],
+      [
+        { creative: { image_crop: { x: 0, y: 0, width: 0.5, height: 0.25 } } },
+        /`body.creative.image_crop` must be square/,
+      ],
+      [
+        { creative: { image_crop: { x: 0.5, y: 0.5, width: 0.6, height: 0.6 } } },
+        /`body.creative.image_crop` must lie within the image/,
+      ],
+      [
+        { name: ad.name, status: ad.status },
+        new RegExp(`^nothing would change: name is already "${ad.name}"; status is already "${ad.status}"$`),
+      ],
+    ];
+    for (const [body, message] of cases) {
+      const err = await refused('ads_update_ad', { account_id: account.account_id, ad_id: ad.id, body });
+      assert.match(err.message, message, JSON.stringify(body));
+    }
+    const after = await ok<{ total: number }>('ads_list_changes', {});
+    assert.equal(after.total, before.total, 'a refused prepare records no change');
+    assert.deepEqual(await ledger(`/ads/${ad.id}`), [], 'nothing reached the account');
   });
 
   test("another workspace's token never sees or applies this workspace's changes", async () => {

@@ -29,7 +29,22 @@ export interface McpTestClient {
   close(): Promise<void>;
 }
 
+/**
+ * connectClient connects an official client and lists the tools once, so that the client checks
+ * every tool result it receives against the tool's published output schema (the SDKs validate
+ * `structuredContent` only for tools they have listed): a result of the wrong shape fails the test.
+ */
 export async function connectClient(kind: ClientKind, mcpUrl: string, token: string): Promise<McpTestClient> {
+  const client = await connectUnlisted(kind, mcpUrl, token);
+  try {
+    await client.listTools();
+  } catch {
+    // A credential that cannot list (revoked, expired, a test of refusals) is the test's business.
+  }
+  return client;
+}
+
+async function connectUnlisted(kind: ClientKind, mcpUrl: string, token: string): Promise<McpTestClient> {
   const url = new URL(mcpUrl);
   if (kind === 'v1') {
     const client = new ClientV1({ name: 'e2e-v1', version: '1.0.0' });

@@ -44,7 +44,7 @@ test('an update that would change nothing is refused, saying what each field alr
     FailedPreconditionError,
     /^nothing would change: name is already "Spring — Ad 1"; status is already "active"$/,
   );
-  refuses(() => update({}), InvalidArgumentError, /`body` must set at least one field/);
+  refuses(() => update({}), InvalidArgumentError, /`body` must change at least one field/);
 });
 
 test('switching to a product template while the ad keeps its crop is refused at prepare', () => {

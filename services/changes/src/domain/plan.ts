@@ -103,7 +103,7 @@ export function planChange(input: PlanInput): { summary: string } {
   }
   const patch = input.body;
   if (Object.keys(patch).length === 0) {
-    throw new InvalidArgumentError('`body` must set at least one field');
+    throw new InvalidArgumentError('`body` must change at least one field');
   }
   if (live.status === 'archived') {
     throw new FailedPreconditionError(`${what} is archived; an archived ${rules.label} cannot be changed`);
