@@ -41,7 +41,7 @@ runMain(SERVICE_NAME, async () => {
   });
   // Done messages and inbox records are kept a week: far beyond any redelivery window.
   const stopPruning = startPruning({ pool, logger, everyMs: HOUR_MS, olderThanMs: 7 * DAY_MS });
-  const server = buildServer({ pool, verifier, logger });
+  const server = buildServer({ pool, verifier, logger, upstream });
   const port = await server.listen(config.PORT, config.HOST);
   announceListening(SERVICE_NAME, port);
   onShutdown(logger, async () => {

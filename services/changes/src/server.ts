@@ -4,6 +4,7 @@ import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
 import { changesHandlers } from './handlers/changes-handlers.ts';
+import type { Upstream } from './handlers/live-check.ts';
 
 export const SERVICE_NAME = 'changes';
 /** The issuer the worker signs as; the upstream-proxy trusts it for `worker` calls only. */
@@ -13,6 +14,8 @@ export interface Deps {
   pool: Pool;
   verifier: PrincipalVerifier;
   logger: Logger;
+  /** The upstream-proxy client the apply worker uses too: approval re-reads the live object. */
+  upstream: Upstream;
 }
 
 /** buildServer returns the changes service's Connect server, not yet listening. */
@@ -22,7 +25,7 @@ export function buildServer(deps: Deps): ConnectServer {
     verifier: deps.verifier,
     logger: deps.logger,
     routes: (router) => {
-      router.service(ChangesService, changesHandlers({ pool: deps.pool }));
+      router.service(ChangesService, changesHandlers({ pool: deps.pool, upstream: deps.upstream }));
     },
   });
 }

@@ -11,13 +11,19 @@ import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testki
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
+import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 
 let svc: ServiceUnderTest<typeof ChangesService>;
 let pool: Pool;
 let client: Client<typeof ChangesService>;
+let platform: LivePlatform;
+let account: string;
+/** The ad most changes are about (never edited), and its state as the platform shows it. */
+let steady: { id: string; revision: number };
+/** Ads the tests edit on the platform, one each. */
+let movable: { id: string; revision: number }[];
 
 const workspace = randomUUID();
-const account = randomUUID();
 const person = (over: Partial<Principal> = {}): Principal => ({
   workspaceId: workspace,
   credentialId: 'cred',
@@ -41,15 +47,15 @@ async function code(p: Promise<unknown>): Promise<{ code: Code; message: string 
 }
 
 const body = { name: 'New name', status: 'paused' };
-async function prepare(p: Principal = agent) {
+async function prepare(p: Principal = agent, ad: { id: string; revision: number } = steady) {
   const res = await client.prepareChange(
     {
       accountId: account,
       tool: 'ads_update_ad',
-      operation: { method: 'POST', path: '/ads/ad_1', bodyJson: JSON.stringify(body) },
-      summary: 'Update ad 1: name → New name; status → paused',
-      targetPath: '/ads/ad_1',
-      targetBeforeJson: JSON.stringify({ id: 'ad_1', name: 'Old', status: 'active', revision: 3 }),
+      operation: { method: 'POST', path: `/ads/${ad.id}`, bodyJson: JSON.stringify(body) },
+      summary: `Update ad ${ad.id}: name → New name; status → paused`,
+      targetPath: `/ads/${ad.id}`,
+      targetBeforeJson: JSON.stringify({ id: ad.id, name: 'Old', status: 'active', revision: ad.revision }),
     },
     as(p),
   );
@@ -57,18 +63,24 @@ async function prepare(p: Principal = agent) {
 }
 
 before(async () => {
+  platform = await startLivePlatform(workspace);
+  account = platform.accountId;
+  const ads = await platform.ads();
+  assert.ok(ads.length >= 3, 'the sandbox account has ads');
+  [steady, ...movable] = ads as [(typeof ads)[number], ...typeof ads];
   svc = await startServiceUnderTest({
     service: ChangesService,
     name: SERVICE_NAME,
     migrations: fileURLToPath(new URL('../migrations', import.meta.url)),
     prepare: (p) => migrateBus(p, SERVICE_NAME),
-    build: buildServer,
+    build: (deps) => buildServer({ ...deps, upstream: platform.upstream }),
   });
   pool = svc.pool;
   client = svc.client;
 });
 
 after(async () => {
+  await platform?.stop();
   await svc?.stop();
 });
 
@@ -77,7 +89,10 @@ describe('prepare', () => {
     const c = await prepare();
     assert.equal(c.status, 'prepared');
     assert.equal(c.operation?.bodyJson, JSON.stringify(body));
-    assert.equal(c.digest, digestOf({ method: 'POST', path: '/ads/ad_1', bodyJson: JSON.stringify(body) }));
+    assert.equal(
+      c.digest,
+      digestOf({ method: 'POST', path: `/ads/${steady.id}`, bodyJson: JSON.stringify(body) }),
+    );
     assert.match(c.preparedBy, /via mcp/);
     const { rows } = await pool.query('SELECT count(*)::int AS n FROM bus_outbox');
     assert.deepEqual(rows, [{ n: 0 }]);
@@ -156,6 +171,52 @@ describe('approval belongs to people', () => {
       ),
     );
     assert.equal(denied?.code, Code.PermissionDenied);
+  });
+});
+
+describe('approval re-reads the live object', () => {
+  test('a change whose object moved since it was prepared is refused with the reason, and says so when read with check_live', async () => {
+    const ad = movable.shift() as { id: string; revision: number };
+    const c = await prepare(agent, ad);
+    const fresh = await client.getChange({ changeId: c.changeId, checkLive: true }, as(reviewer));
+    assert.equal(fresh.live?.stale, false);
+    assert.equal(fresh.live?.unavailable, false);
+
+    await platform.editAd(ad.id, 'Edited on the platform');
+    const stale = await client.getChange({ changeId: c.changeId, checkLive: true }, as(reviewer));
+    assert.equal(stale.live?.stale, true);
+    assert.match(
+      stale.live?.reason ?? '',
+      new RegExp(
+        `changed since this change was prepared \\(revision ${ad.revision}, now ${ad.revision + 1}\\)`,
+      ),
+    );
+    const refused = await code(
+      client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer)),
+    );
+    assert.equal(refused?.code, Code.FailedPrecondition);
+    assert.match(refused?.message ?? '', /^the change cannot be approved: the object changed since/);
+    const { change } = await client.getChange({ changeId: c.changeId }, as(agent));
+    assert.equal(change?.status, 'prepared');
+  });
+
+  test('a change whose object is gone from the platform cannot be approved', async () => {
+    const c = await prepare(agent, { id: 'ad_0000000000000000', revision: 1 });
+    const read = await client.getChange({ changeId: c.changeId, checkLive: true }, as(reviewer));
+    assert.equal(read.live?.stale, true);
+    assert.match(read.live?.reason ?? '', /no longer on the ad platform/);
+    const refused = await code(
+      client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer)),
+    );
+    assert.equal(refused?.code, Code.FailedPrecondition);
+  });
+
+  test('the live object is re-read only when asked, and only for a prepared change', async () => {
+    const c = await prepare();
+    assert.equal((await client.getChange({ changeId: c.changeId }, as(agent))).live, undefined);
+    await client.rejectChange({ changeId: c.changeId, reason: 'not now' }, as(reviewer));
+    const decided = await client.getChange({ changeId: c.changeId, checkLive: true }, as(agent));
+    assert.equal(decided.live, undefined);
   });
 });
 

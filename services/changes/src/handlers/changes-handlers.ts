@@ -28,6 +28,7 @@ import {
   markApplying,
   rejectChange,
 } from '../store/change-store.ts';
+import { checkLive, requireFresh, type Upstream } from './live-check.ts';
 
 export const APPLY_TOPIC = 'changes.apply';
 const TERMINAL = new Set(['applied', 'failed']);
@@ -88,12 +89,15 @@ async function load(pool: Pool, p: Principal, changeId: string): Promise<ChangeR
 
 export interface HandlerDeps {
   pool: Pool;
+  /** The upstream-proxy, to re-read a change's object before it is approved. */
+  upstream: Upstream;
   /** Waits between reads while ApplyChange waits for an outcome. */
   sleep?: (ms: number) => Promise<void>;
 }
 
 export function changesHandlers({
   pool,
+  upstream,
   sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
 }: HandlerDeps): ServiceImpl<typeof ChangesService> {
   return {
@@ -132,7 +136,10 @@ export function changesHandlers({
     },
 
     async getChange(req, ctx) {
-      return { change: toProto(await load(pool, caller(ctx), req.changeId)) };
+      const row = await load(pool, caller(ctx), req.changeId);
+      const live =
+        req.checkLive && row.status === 'prepared' ? await checkLive(upstream, row, ctx.signal) : undefined;
+      return { change: toProto(row), live };
     },
 
     async listChanges(req, ctx) {
@@ -168,6 +175,7 @@ export function changesHandlers({
           'the change is not the one that was reviewed (its digest differs); review it again',
         );
       }
+      await requireFresh(upstream, row, ctx.signal);
       const approved = await approveChange(pool, {
         workspaceId: p.workspaceId,
         changeId: row.change_id,
