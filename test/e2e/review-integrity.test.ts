@@ -87,7 +87,7 @@ async function signIn(): Promise<{ context: BrowserContext; page: Page }> {
 const review = (page: Page, changeId: string) =>
   page.goto(`${stack.gatewayUrl}/dashboard/changes/${changeId}`);
 
-/** Clicks Approve and waits for the page the form lands on (the review page, or its refusal). */
+/** Clicks Approve and waits for the page the form lands on; resolves with the POST's status. */
 async function clickApprove(page: Page): Promise<number> {
   const [res] = await Promise.all([
     page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/approve')),
@@ -152,7 +152,7 @@ describe('what the reviewer reads is what is applied', () => {
     );
     assert.equal(shownDigest, prepared.digest);
 
-    assert.equal(await clickApprove(page), 200);
+    assert.equal(await clickApprove(page), 303, 'approved and sent back to the review page');
     assert.equal((await page.locator('#status').innerText()).trim(), 'approved');
     const applied = await ok<ChangeView>('ads_apply_change', { change_id: prepared.change_id });
     const final =
@@ -284,7 +284,7 @@ describe('conflicting and waiting changes', () => {
 
     // Approved, not yet applied: waiting for the agent, on the page and in the list.
     await review(page, first.change_id);
-    assert.equal(await clickApprove(page), 200);
+    assert.equal(await clickApprove(page), 303, 'approved and sent back to the review page');
     assert.equal((await page.locator('#status').innerText()).trim(), 'approved');
     assert.match(
       await page.locator('#waiting').innerText(),
