@@ -211,6 +211,27 @@ describe('approval re-reads the live object', () => {
     assert.equal(refused?.code, Code.FailedPrecondition);
   });
 
+  test('while the object cannot be re-read, approval is refused as unavailable, and goes through once it can', async () => {
+    const ad = movable.shift() as { id: string; revision: number };
+    const c = await prepare(agent, ad);
+    await platform.failReads(`/ads/${ad.id}`);
+    try {
+      const read = await client.getChange({ changeId: c.changeId, checkLive: true }, as(reviewer));
+      assert.equal(read.live?.stale, false);
+      assert.equal(read.live?.unavailable, true);
+      assert.match(read.live?.reason ?? '', /could not be re-read on the ad platform just now/);
+      const refused = await code(
+        client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer)),
+      );
+      assert.equal(refused?.code, Code.Unavailable);
+      assert.match(refused?.message ?? '', /^the change cannot be approved yet: /);
+    } finally {
+      await platform.clearFaults();
+    }
+    const { change } = await client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer));
+    assert.equal(change?.status, 'approved');
+  });
+
   test('the live object is re-read only when asked, and only for a prepared change', async () => {
     const c = await prepare();
     assert.equal((await client.getChange({ changeId: c.changeId }, as(agent))).live, undefined);

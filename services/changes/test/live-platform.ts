@@ -46,6 +46,9 @@ export interface LivePlatform {
   ads(): Promise<{ id: string; name: string; revision: number }[]>;
   /** Edits an ad on the platform directly (its revision moves), as the platform's console would. */
   editAd(adId: string, name: string): Promise<void>;
+  /** Makes the platform answer 500 to every read of `path` until `clearFaults`. */
+  failReads(path: string): Promise<void>;
+  clearFaults(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -137,6 +140,26 @@ export async function startLivePlatform(workspaceId: string): Promise<LivePlatfo
       } finally {
         await c.end();
       }
+    },
+    async failReads(path) {
+      const res = await fetch(`${sandboxUrl}/_sandbox/faults`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          account_id: sandboxAccount.account_id,
+          method: 'GET',
+          path_prefix: path,
+          kind: 'status_500',
+          count: 10_000,
+        }),
+      });
+      if (res.status !== 201) throw new Error(`the sandbox refused the fault: ${await res.text()}`);
+    },
+    async clearFaults() {
+      await fetch(`${sandboxUrl}/_sandbox/faults`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
     },
     async stop() {
       await proxy.close(1000);
