@@ -1,11 +1,10 @@
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
-import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
-import type { Client } from '@connectrpc/connect';
 import { changesHandlers } from './handlers/changes-handlers.ts';
+import type { Upstream } from './handlers/live-check.ts';
 
 export const SERVICE_NAME = 'changes';
 /** The issuer the worker signs as; the upstream-proxy trusts it for `worker` calls only. */
@@ -15,8 +14,8 @@ export interface Deps {
   pool: Pool;
   verifier: PrincipalVerifier;
   logger: Logger;
-  /** The upstream-proxy, signed for with this service's own key (see ISSUER). */
-  upstream: Client<typeof UpstreamService>;
+  /** The upstream-proxy, signed for with this service's own key (see ISSUER): planning reads and approval re-reads. */
+  upstream: Upstream;
 }
 
 /** buildServer returns the changes service's Connect server, not yet listening. */

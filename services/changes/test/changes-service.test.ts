@@ -4,24 +4,27 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
-import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { createPrincipalSigner, generatePrincipalKeys } from '@adsmcp/runtime/principal';
-import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
-import { buildServer, ISSUER, SERVICE_NAME } from '../src/server.ts';
+import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { insertChange } from '../src/store/change-store.ts';
+import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 
 let svc: ServiceUnderTest<typeof ChangesService>;
 let pool: Pool;
 let client: Client<typeof ChangesService>;
+let platform: LivePlatform;
+let account: string;
+/** The ad most changes are about (never edited), and its state as the platform shows it. */
+let steady: { id: string; revision: number };
+/** Ads the tests edit on the platform, one each. */
+let movable: { id: string; revision: number }[];
 
 const workspace = randomUUID();
-const account = randomUUID();
 const person = (over: Partial<Principal> = {}): Principal => ({
   workspaceId: workspace,
   credentialId: 'cred',
@@ -45,57 +48,71 @@ async function code(p: Promise<unknown>): Promise<{ code: Code; message: string 
 }
 
 const body = { name: 'New name', status: 'paused' };
-/**
- * A prepared change, recorded as PrepareChange records one after planning it against the live ad
- * (planning reads the platform: the end-to-end tests prove it through the real upstream-proxy).
- */
-async function prepare(p: Principal = agent) {
-  const op = { method: 'POST', path: '/ads/ad_1', bodyJson: JSON.stringify(body) };
-  const row = await insertChange(pool, {
-    change_id: randomUUID(),
-    workspace_id: p.workspaceId,
-    account_id: account,
-    tool: 'ads_update_ad',
-    summary: 'Update ad 1: name → New name; status → paused',
-    method: op.method,
-    path: op.path,
-    body_json: op.bodyJson,
-    digest: digestOf(op),
-    target_path: '/ads/ad_1',
-    target_before_json: JSON.stringify({ id: 'ad_1', name: 'Old', status: 'active', revision: 3 }),
-    prepared_by: `user:${p.userId} via ${p.via} (${p.credentialId})`,
-  });
-  return (await client.getChange({ changeId: row.change_id }, as(p))).change as NonNullable<
-    Awaited<ReturnType<typeof client.getChange>>['change']
-  >;
+async function prepare(p: Principal = agent, ad: { id: string; revision: number } = steady) {
+  const res = await client.prepareChange(
+    {
+      accountId: account,
+      tool: 'ads_update_ad',
+      objectType: 'ad',
+      effect: 'update',
+      operation: { method: 'POST', path: `/ads/${ad.id}`, bodyJson: JSON.stringify(body) },
+      targetPath: `/ads/${ad.id}`,
+    },
+    as(p),
+  );
+  return res.change as NonNullable<typeof res.change>;
 }
 
-/** Nothing listens here: a test that reached the platform would fail with Unavailable. */
-const NO_PLATFORM = 'http://127.0.0.1:9';
-
 before(async () => {
-  const signer = await createPrincipalSigner((await generatePrincipalKeys()).privateKeyPem, ISSUER);
+  platform = await startLivePlatform(workspace);
+  account = platform.accountId;
+  const ads = await platform.ads();
+  assert.ok(ads.length >= 3, 'the sandbox account has ads');
+  [steady, ...movable] = ads as [(typeof ads)[number], ...typeof ads];
   svc = await startServiceUnderTest({
     service: ChangesService,
     name: SERVICE_NAME,
     migrations: fileURLToPath(new URL('../migrations', import.meta.url)),
     prepare: (p) => migrateBus(p, SERVICE_NAME),
-    build: (deps) =>
-      buildServer({
-        ...deps,
-        upstream: createServiceClient(UpstreamService, NO_PLATFORM, 'upstream-proxy', signer),
-      }),
+    build: (deps) => buildServer({ ...deps, upstream: platform.upstream }),
   });
   pool = svc.pool;
   client = svc.client;
 });
 
 after(async () => {
+  await platform?.stop();
   await svc?.stop();
 });
 
 describe('prepare', () => {
-  test('refuses a viewer, a path that is not a platform path, a body that is not an object and an unknown object, before reading the platform', async () => {
+  test('records the exact operation with its digest, as prepared, and queues nothing', async () => {
+    const c = await prepare();
+    assert.equal(c.status, 'prepared');
+    assert.equal(c.operation?.bodyJson, JSON.stringify(body));
+    assert.equal(
+      c.digest,
+      digestOf({ method: 'POST', path: `/ads/${steady.id}`, bodyJson: JSON.stringify(body) }),
+    );
+    assert.match(c.preparedBy, /via mcp/);
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM bus_outbox');
+    assert.deepEqual(rows, [{ n: 0 }]);
+  });
+
+  test('plans against the live object: the object as it was and the summary come from the platform', async () => {
+    const c = await prepare();
+    const live = (await platform.ads()).find((a) => a.id === steady.id);
+    const before = JSON.parse(c.targetBeforeJson) as { id: string; name: string; revision: number };
+    assert.equal(before.id, steady.id);
+    assert.equal(before.name, live?.name);
+    assert.equal(before.revision, live?.revision);
+    assert.match(
+      c.summary,
+      new RegExp(`^Update ad "${live?.name}" \\(${steady.id}\\) on .*: name "${live?.name}" → "New name"`),
+    );
+  });
+
+  test('refuses a viewer, a path that is not a platform path, a body that is not an object, an unknown object and an ad that is not there', async () => {
     const request = (over: Record<string, unknown> = {}, op: Record<string, unknown> = {}) =>
       client.prepareChange(
         {
@@ -103,15 +120,13 @@ describe('prepare', () => {
           tool: 'ads_update_ad',
           objectType: 'ad',
           effect: 'update',
-          operation: { method: 'POST', path: '/ads/ad_1', bodyJson: '{"name":"New"}', ...op },
-          targetPath: '/ads/ad_1',
+          operation: { method: 'POST', path: `/ads/${steady.id}`, bodyJson: '{"name":"New"}', ...op },
+          targetPath: `/ads/${steady.id}`,
           ...over,
         },
         as(agent),
       );
-    const viewer = await code(
-      client.prepareChange({ accountId: account, tool: 'ads_update_ad' }, as(person({ role: 'viewer' }))),
-    );
+    const viewer = await code(prepare(person({ role: 'viewer' })));
     assert.equal(viewer?.code, Code.PermissionDenied);
     const bad = await code(request({}, { path: 'https://evil.example/x' }));
     assert.equal(bad?.code, Code.InvalidArgument);
@@ -122,9 +137,11 @@ describe('prepare', () => {
     assert.match(unknownObject?.message ?? '', /object_type must be one of ad/);
     const unknownEffect = await code(request({ effect: 'explode' }));
     assert.match(unknownEffect?.message ?? '', /effect for ad must be one of update, archive/);
-    // Each was refused by its own rule, not because the platform (which is not there) was reached.
     for (const e of [bad, notObject, unknownObject, unknownEffect])
       assert.equal(e?.code, Code.InvalidArgument);
+    const missing = await code(request({ targetPath: '/ads/ad_0000000000000000' }));
+    assert.equal(missing?.code, Code.NotFound);
+    assert.match(missing?.message ?? '', /no ad ad_0000000000000000 in ad account/);
   });
 });
 
@@ -166,6 +183,90 @@ describe('approval belongs to people', () => {
       ),
     );
     assert.equal(denied?.code, Code.PermissionDenied);
+  });
+});
+
+describe('approval re-reads the live object', () => {
+  test('a change whose object moved since it was prepared is refused with the reason, and says so when read with check_live', async () => {
+    const ad = movable.shift() as { id: string; revision: number };
+    const c = await prepare(agent, ad);
+    const fresh = await client.getChange({ changeId: c.changeId, checkLive: true }, as(reviewer));
+    assert.equal(fresh.live?.stale, false);
+    assert.equal(fresh.live?.unavailable, false);
+
+    await platform.editAd(ad.id, 'Edited on the platform');
+    const stale = await client.getChange({ changeId: c.changeId, checkLive: true }, as(reviewer));
+    assert.equal(stale.live?.stale, true);
+    assert.match(
+      stale.live?.reason ?? '',
+      new RegExp(
+        `changed since this change was prepared \\(revision ${ad.revision}, now ${ad.revision + 1}\\)`,
+      ),
+    );
+    const refused = await code(
+      client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer)),
+    );
+    assert.equal(refused?.code, Code.FailedPrecondition);
+    assert.match(refused?.message ?? '', /^the change cannot be approved: the object changed since/);
+    const { change } = await client.getChange({ changeId: c.changeId }, as(agent));
+    assert.equal(change?.status, 'prepared');
+  });
+
+  test('a change whose object is gone from the platform cannot be approved', async () => {
+    // Prepared while the ad was there (the platform has since deleted it): recorded as prepare records it.
+    const gone = '/ads/ad_0000000000000000';
+    const op = { method: 'POST', path: gone, bodyJson: JSON.stringify(body) };
+    const row = await insertChange(pool, {
+      change_id: randomUUID(),
+      workspace_id: workspace,
+      account_id: account,
+      tool: 'ads_update_ad',
+      summary: 'Update ad ad_0000000000000000: name → New name',
+      method: op.method,
+      path: op.path,
+      body_json: op.bodyJson,
+      digest: digestOf(op),
+      target_path: gone,
+      target_before_json: JSON.stringify({ id: 'ad_0000000000000000', name: 'Old', revision: 1 }),
+      prepared_by: 'user:x via mcp (cred)',
+    });
+    const c = { changeId: row.change_id, digest: row.digest };
+    const read = await client.getChange({ changeId: c.changeId, checkLive: true }, as(reviewer));
+    assert.equal(read.live?.stale, true);
+    assert.match(read.live?.reason ?? '', /no longer on the ad platform/);
+    const refused = await code(
+      client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer)),
+    );
+    assert.equal(refused?.code, Code.FailedPrecondition);
+  });
+
+  test('while the object cannot be re-read, approval is refused as unavailable, and goes through once it can', async () => {
+    const ad = movable.shift() as { id: string; revision: number };
+    const c = await prepare(agent, ad);
+    await platform.failReads(`/ads/${ad.id}`);
+    try {
+      const read = await client.getChange({ changeId: c.changeId, checkLive: true }, as(reviewer));
+      assert.equal(read.live?.stale, false);
+      assert.equal(read.live?.unavailable, true);
+      assert.match(read.live?.reason ?? '', /could not be re-read on the ad platform just now/);
+      const refused = await code(
+        client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer)),
+      );
+      assert.equal(refused?.code, Code.Unavailable);
+      assert.match(refused?.message ?? '', /^the change cannot be approved yet: /);
+    } finally {
+      await platform.clearFaults();
+    }
+    const { change } = await client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer));
+    assert.equal(change?.status, 'approved');
+  });
+
+  test('the live object is re-read only when asked, and only for a prepared change', async () => {
+    const c = await prepare();
+    assert.equal((await client.getChange({ changeId: c.changeId }, as(agent))).live, undefined);
+    await client.rejectChange({ changeId: c.changeId, reason: 'not now' }, as(reviewer));
+    const decided = await client.getChange({ changeId: c.changeId, checkLive: true }, as(agent));
+    assert.equal(decided.live, undefined);
   });
 });
 

@@ -31,6 +31,7 @@ import {
   markApplying,
   rejectChange,
 } from '../store/change-store.ts';
+import { checkLive, requireFresh, type Upstream } from './live-check.ts';
 import { liveObject, writableAccount } from './platform-reads.ts';
 
 export const APPLY_TOPIC = 'changes.apply';
@@ -92,8 +93,8 @@ async function load(pool: Pool, p: Principal, changeId: string): Promise<ChangeR
 
 export interface HandlerDeps {
   pool: Pool;
-  /** The upstream-proxy, through which a change's account and live object are read. */
-  upstream: Client<typeof UpstreamService>;
+  /** The upstream-proxy: planning reads the account and the live object, approval re-reads it. */
+  upstream: Upstream;
   /** Waits between reads while ApplyChange waits for an outcome. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -142,7 +143,10 @@ export function changesHandlers({
     },
 
     async getChange(req, ctx) {
-      return { change: toProto(await load(pool, caller(ctx), req.changeId)) };
+      const row = await load(pool, caller(ctx), req.changeId);
+      const live =
+        req.checkLive && row.status === 'prepared' ? await checkLive(upstream, row, ctx.signal) : undefined;
+      return { change: toProto(row), live };
     },
 
     async listChanges(req, ctx) {
@@ -178,6 +182,7 @@ export function changesHandlers({
           'the change is not the one that was reviewed (its digest differs); review it again',
         );
       }
+      await requireFresh(upstream, row, ctx.signal);
       const approved = await approveChange(pool, {
         workspaceId: p.workspaceId,
         changeId: row.change_id,

@@ -4,7 +4,7 @@
  * person, and only for the digest they were shown.
  */
 
-import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { Change, LiveCheck } from '@adsmcp/proto/changes/v1/changes_pb';
 import { diffRows } from '@adsmcp/runtime/change-diff';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
@@ -24,15 +24,93 @@ function parse(text: string): unknown {
 const fmt = (v: unknown) =>
   v === undefined ? '<span class="muted">(unset)</span>' : `<code>${esc(JSON.stringify(v))}</code>`;
 
-/** A table of changes; `people` names who prepared each (see loadPeople). */
-export function changeListHtml(changes: Change[], people: People): string {
+/** Statuses of a change that has not reached the ad account yet, and still may. */
+const PENDING = new Set(['prepared', 'approved', 'applying']);
+
+/** The object a change is about: its account and its platform path. */
+const targetKey = (c: Change) => `${c.accountId} ${c.targetPath}`;
+
+/**
+ * The other pending changes to the same object as `c` among `peers`: once one of them is
+ * applied, the object's revision moves and the others can no longer be approved or applied.
+ */
+export function conflictsOf(c: Change, peers: readonly Change[]): Change[] {
+  if (!PENDING.has(c.status)) return [];
+  return peers.filter(
+    (o) => o.changeId !== c.changeId && PENDING.has(o.status) && targetKey(o) === targetKey(c),
+  );
+}
+
+const WAITING = 'waiting for the agent to apply it (ads_apply_change)';
+
+/** The marks of a change in a list: conflicting with other pending changes, waiting to be applied. */
+function marksHtml(c: Change, peers: readonly Change[]): string {
+  const marks: string[] = [];
+  const others = conflictsOf(c, peers).length;
+  if (others > 0)
+    marks.push(
+      `<span class="mark conflict" data-mark="conflict">conflicts with ${others} other pending change${others === 1 ? '' : 's'} to the same object</span>`,
+    );
+  if (c.status === 'approved') marks.push(`<span class="mark waiting" data-mark="waiting">${WAITING}</span>`);
+  return marks.join('');
+}
+
+/**
+ * A table of changes; `people` names who prepared each (see loadPeople). Conflicts are found
+ * among `changes` and `peers` (more pending changes, beyond the ones listed).
+ */
+export function changeListHtml(changes: Change[], people: People, peers: readonly Change[] = []): string {
   if (changes.length === 0) return '<p class="muted">No changes yet.</p>';
+  const known = new Set(changes.map((c) => c.changeId));
+  const all = [...changes, ...peers.filter((p) => !known.has(p.changeId))];
   return `<table><thead><tr><th>Status</th><th>Change</th><th>Prepared</th><th>Prepared by</th><th></th></tr></thead><tbody>${changes
     .map(
       (c) =>
-        `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}</td><td>${esc(c.summary)}</td><td>${esc(c.preparedAt)}</td><td>${actorHtml(c.preparedBy, people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`,
+        `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}${marksHtml(c, all)}</td><td>${esc(c.summary)}</td><td>${esc(c.preparedAt)}</td><td>${actorHtml(c.preparedBy, people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`,
     )
     .join('')}</tbody></table>`;
+}
+
+/** What the review page knows beyond the change: its live check and its conflicting changes. */
+export interface ReviewContext {
+  /** The object re-read on the platform (prepared changes only). */
+  live?: LiveCheck;
+  /** Other pending changes to the same object. */
+  conflicts: readonly Change[];
+}
+
+/** The notices above a change's decision: stale, conflicting, waiting to be applied. */
+function noticesHtml(c: Change, ctx: ReviewContext): string {
+  const out: string[] = [];
+  if (c.status === 'prepared' && ctx.live?.stale) {
+    out.push(
+      `<p class="error" id="stale" role="status">This change can no longer be approved: ${esc(ctx.live.reason)}</p>`,
+    );
+  } else if (c.status === 'prepared' && ctx.live?.unavailable) {
+    out.push(
+      `<p class="muted" id="live-unknown">The object could not be checked against the ad platform just now; approving checks it again. (${esc(ctx.live.reason)})</p>`,
+    );
+  }
+  if (ctx.conflicts.length > 0) {
+    out.push(
+      `<div id="conflicts" class="notice"><p><strong>Conflicting:</strong> ${
+        ctx.conflicts.length === 1
+          ? 'another pending change targets'
+          : `${ctx.conflicts.length} other pending changes target`
+      } the same object (<code>${esc(c.targetPath)}</code>). Once one of them is applied, the others can no longer be approved or applied.</p><ul>${ctx.conflicts
+        .map(
+          (o) =>
+            `<li><a href="/dashboard/changes/${esc(o.changeId)}" data-change="${esc(o.changeId)}">${esc(o.summary)}</a> <span class="muted">(${esc(o.status)})</span></li>`,
+        )
+        .join('')}</ul></div>`,
+    );
+  }
+  if (c.status === 'approved') {
+    out.push(
+      `<p class="notice" id="waiting">Approved: ${WAITING}. Nothing has been sent to the ad account yet.</p>`,
+    );
+  }
+  return out.join('');
 }
 
 /** The review page of one change; `people` names who acted on it (see loadPeople). */
@@ -41,6 +119,7 @@ export function changeDetailHtml(
   people: People,
   csrf: string,
   canDecide: boolean,
+  review: ReviewContext,
   message?: string,
 ): string {
   const body = parse(c.operation?.bodyJson ?? '');
@@ -48,11 +127,17 @@ export function changeDetailHtml(
   const rows = c.operation?.path.endsWith('/archive')
     ? [{ field: 'status', before: (before as { status?: unknown } | undefined)?.status, after: 'archived' }]
     : diffRows(before, body);
+  // A stale change is never offered for approval; rejecting it still clears it from the queue.
+  const approvable = !(review.live?.stale ?? false);
   const decide =
     c.status === 'prepared' && canDecide
-      ? `<form method="post" action="/dashboard/changes/${esc(c.changeId)}/approve" style="display:inline">
+      ? `${
+          approvable
+            ? `<form method="post" action="/dashboard/changes/${esc(c.changeId)}/approve" style="display:inline">
            <input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="digest" value="${esc(c.digest)}">
-           <button type="submit" id="approve">Approve</button></form>
+           <button type="submit" id="approve">Approve</button></form>`
+            : ''
+        }
          <form method="post" action="/dashboard/changes/${esc(c.changeId)}/reject">
            <input type="hidden" name="csrf" value="${esc(csrf)}">
            <label for="reason">Reason for rejecting</label><input id="reason" name="reason" required maxlength="2000">
@@ -78,6 +163,7 @@ export function changeDetailHtml(
   ];
   return `<p><a href="/dashboard/changes">← All changes</a></p>
     ${message ? `<p class="error" role="alert">${esc(message)}</p>` : ''}
+    ${noticesHtml(c, review)}
     <section><h2>${esc(c.summary)}</h2>
     <table>${facts
       .filter(([, v]) => v !== '')
@@ -88,8 +174,8 @@ export function changeDetailHtml(
       .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)
       .join('')}</tbody></table></section>
     <section><h2>Exact request</h2>
-    <p><code>${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
-    <pre id="payload">${esc(JSON.stringify(body, null, 2))}</pre>
+    <p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
+    <pre id="payload">${esc(c.operation?.bodyJson)}</pre>
     <p class="muted">Digest <code id="digest">${esc(c.digest)}</code>: approval is recorded for exactly this payload.</p>
     ${decide}</section>`;
 }
@@ -111,11 +197,43 @@ export function sessionPrincipal(s: {
 }
 
 export async function loadChange(deps: GatewayDeps, p: Principal, id: string): Promise<Change | undefined> {
+  return (await loadReview(deps, p, id, false))?.change;
+}
+
+/**
+ * A change with what its review page needs: the object re-read on the platform (when
+ * `checkLive` and the change is prepared) and the other pending changes to the same object.
+ */
+export async function loadReview(
+  deps: GatewayDeps,
+  p: Principal,
+  id: string,
+  checkLive = true,
+): Promise<({ change: Change } & ReviewContext) | undefined> {
   if (!isUuid(id)) return undefined;
+  let res: { change?: Change; live?: LiveCheck };
   try {
-    return (await deps.changes.getChange({ changeId: id }, onBehalfOf(p))).change;
+    res = await deps.changes.getChange({ changeId: id, checkLive }, onBehalfOf(p));
   } catch (err) {
     if (ConnectError.from(err).code === Code.NotFound) return undefined;
     throw err;
   }
+  const change = res.change;
+  if (!change) return undefined;
+  if (!checkLive || !PENDING.has(change.status)) return { change, live: res.live, conflicts: [] };
+  const { changes } = await deps.changes.listChanges(
+    { status: '', accountId: change.accountId, limit: 100, offset: 0 },
+    onBehalfOf(p),
+  );
+  return { change, live: res.live, conflicts: conflictsOf(change, changes) };
+}
+
+/** Pending changes of the workspace (prepared and approved), to find conflicts among. */
+export async function pendingChanges(deps: GatewayDeps, p: Principal): Promise<Change[]> {
+  const lists = await Promise.all(
+    ['prepared', 'approved'].map((status) =>
+      deps.changes.listChanges({ status, accountId: '', limit: 100, offset: 0 }, onBehalfOf(p)),
+    ),
+  );
+  return lists.flatMap((l) => l.changes);
 }

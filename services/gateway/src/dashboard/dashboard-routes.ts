@@ -12,7 +12,14 @@ import { hashToken, verifyPassword } from '../domain/credentials.ts';
 import { findUserByEmail, insertAudit, listCredentials, revokeCredential } from '../store/identity-store.ts';
 import { deleteSession, findSession, insertSession, type SessionView } from '../store/session-store.ts';
 import { loadPeople } from './change-actors.ts';
-import { changeDetailHtml, changeListHtml, loadChange, sessionPrincipal } from './change-pages.ts';
+import {
+  changeDetailHtml,
+  changeListHtml,
+  loadChange,
+  loadReview,
+  pendingChanges,
+  sessionPrincipal,
+} from './change-pages.ts';
 import { esc, page } from './html.ts';
 
 const COOKIE = 'adsmcp_session';
@@ -205,17 +212,18 @@ export function registerDashboardRoutes(
   app.get('/dashboard/changes', async (req, reply) => {
     const s = await session(req);
     if (!s) return reply.redirect('/dashboard/login', 303);
-    const { changes } = await deps.changes.listChanges(
-      { status: '', accountId: '', limit: 100, offset: 0 },
-      onBehalfOf(sessionPrincipal(s)),
-    );
+    const principal = sessionPrincipal(s);
+    const [{ changes }, pending] = await Promise.all([
+      deps.changes.listChanges({ status: '', accountId: '', limit: 100, offset: 0 }, onBehalfOf(principal)),
+      pendingChanges(deps, principal),
+    ]);
     const people = await loadPeople(deps.pool, s.workspace_id, changes);
     return reply
       .type('text/html')
       .send(
         page(
           'Changes',
-          `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${changeListHtml(changes, people)}</section>`,
+          `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${changeListHtml(changes, people, pending)}</section>`,
           user(s),
         ),
       );
@@ -224,17 +232,21 @@ export function registerDashboardRoutes(
   app.get<{ Params: { id: string } }>('/dashboard/changes/:id', async (req, reply) => {
     const s = await session(req);
     if (!s) return reply.redirect('/dashboard/login', 303);
-    const change = await loadChange(deps, sessionPrincipal(s), req.params.id);
-    if (!change)
+    const review = await loadReview(deps, sessionPrincipal(s), req.params.id);
+    if (!review)
       return reply
         .code(404)
         .type('text/html')
         .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
-    const people = await loadPeople(deps.pool, s.workspace_id, [change]);
+    const people = await loadPeople(deps.pool, s.workspace_id, [review.change]);
     return reply
       .type('text/html')
       .send(
-        page('Review change', changeDetailHtml(change, people, s.csrf_token, s.role !== 'viewer'), user(s)),
+        page(
+          'Review change',
+          changeDetailHtml(review.change, people, s.csrf_token, s.role !== 'viewer', review),
+          user(s),
+        ),
       );
   });
 
@@ -266,19 +278,22 @@ export function registerDashboardRoutes(
         const e = ConnectError.from(err);
         // From the dashboard the changes service refuses a decision only for the person's role.
         const refused = e.code === Code.PermissionDenied;
-        const fresh = (await loadChange(deps, principal, change.changeId)) ?? change;
-        const people = await loadPeople(deps.pool, s.workspace_id, [fresh]);
+        // The page shown again says why (a stale object, a decision made meanwhile) and offers
+        // only what can still be done.
+        const fresh = (await loadReview(deps, principal, change.changeId)) ?? { change, conflicts: [] };
+        const people = await loadPeople(deps.pool, s.workspace_id, [fresh.change]);
         return reply
-          .code(refused ? 403 : 409)
+          .code(refused ? 403 : e.code === Code.Unavailable ? 503 : 409)
           .type('text/html')
           .send(
             page(
               'Review change',
               changeDetailHtml(
-                fresh,
+                fresh.change,
                 people,
                 s.csrf_token,
                 s.role !== 'viewer',
+                fresh,
                 refused ? `Your role cannot ${decision} changes.` : e.rawMessage,
               ),
               user(s),

@@ -8,9 +8,31 @@ const ESCAPES: Record<string, string> = {
   "'": '&#39;',
 };
 
-/** Escapes text for HTML content and attribute values. */
+/**
+ * Characters a person cannot see but that change what they read: Unicode control (Cc) and format
+ * (Cf) characters, such as the bidi override U+202E that shows "paused" as "desuap", zero-width
+ * spaces, BEL and ESC. Newline and tab are kept: they only lay text out. The brackets of the
+ * visible token are matched too, so that a literal "⟨U+202E⟩" in the text cannot pass for one.
+ */
+const INVISIBLE = /(?![\n\t])[\p{Cc}\p{Cf}]|[⟨⟩]/gu;
+
+/** "⟨U+202E⟩": a character shown by its code point. */
+export function visibleCodePoint(c: string): string {
+  return `⟨U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}⟩`;
+}
+
+/** Shows every control and format character of `text` as a visible token (see INVISIBLE). */
+export function revealInvisible(text: string): string {
+  return text.replace(INVISIBLE, visibleCodePoint);
+}
+
+/**
+ * Escapes text for HTML content and attribute values. Every page is built with it, so nothing
+ * from the platform's live state or a stored change reaches a person with its control or format
+ * characters acting unseen: each is shown as a token such as ⟨U+202E⟩.
+ */
 export function esc(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+  return revealInvisible(String(value ?? '')).replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
 const STYLE = `
@@ -24,7 +46,10 @@ button{font:inherit;padding:5px 12px;border-radius:6px;border:1px solid #9aa3b2;
 button.danger{border-color:#c0392b;color:#c0392b} .muted{color:#6b7385} .error{color:#c0392b}
 label{display:block;margin:10px 0 4px} input{font:inherit;padding:7px;width:100%;box-sizing:border-box}
 .login{max-width:360px;margin:80px auto}
-tr.inactive td{color:#6b7385} tr.inactive td.state{color:#c0392b;font-weight:600}`;
+tr.inactive td{color:#6b7385} tr.inactive td.state{color:#c0392b;font-weight:600}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f7f9;padding:8px;border-radius:6px}
+.mark{display:block;font-size:12px;font-weight:600} .mark.conflict{color:#b9770e} .mark.waiting{color:#1f618d}
+.notice{background:#fef9e7;border:1px solid #f5d76e;border-radius:6px;padding:8px 12px}`;
 
 export function page(
   title: string,

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/changes.proto.
  */
 export const file_changes_v1_changes: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIvoDCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAki2QEKFFByZXBhcmVDaGFuZ2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEdG9vbBgCIAEoCRIwCglvcGVyYXRpb24YAyABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEhMKB3N1bW1hcnkYBCABKAlCAhgBEhMKC3RhcmdldF9wYXRoGAUgASgJEh4KEnRhcmdldF9iZWZvcmVfanNvbhgGIAEoCUICGAESEwoLb2JqZWN0X3R5cGUYByABKAkSDgoGZWZmZWN0GAggASgJIjsKFVByZXBhcmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSIlChBHZXRDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCSI3ChFHZXRDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJXChJMaXN0Q2hhbmdlc1JlcXVlc3QSDgoGc3RhdHVzGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGb2Zmc2V0GAQgASgFInMKE0xpc3RDaGFuZ2VzUmVzcG9uc2USIwoHY2hhbmdlcxgBIAMoCzISLmNoYW5nZXMudjEuQ2hhbmdlEg0KBXRvdGFsGAIgASgFEhgKC25leHRfb2Zmc2V0GAMgASgFSACIAQFCDgoMX25leHRfb2Zmc2V0IjkKFEFwcHJvdmVDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkiOwoVQXBwcm92ZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIjgKE1JlamVjdENoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI6ChRSZWplY3RDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJIChJBcHBseUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCRIPCgd3YWl0X21zGAMgASgFIjkKE0FwcGx5Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2Uy+QMKDkNoYW5nZXNTZXJ2aWNlElQKDVByZXBhcmVDaGFuZ2USIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVzcG9uc2USSAoJR2V0Q2hhbmdlEhwuY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXF1ZXN0Gh0uY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXNwb25zZRJOCgtMaXN0Q2hhbmdlcxIeLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXF1ZXN0Gh8uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1Jlc3BvbnNlElQKDUFwcHJvdmVDaGFuZ2USIC5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVzcG9uc2USUQoMUmVqZWN0Q2hhbmdlEh8uY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXF1ZXN0GiAuY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXNwb25zZRJOCgtBcHBseUNoYW5nZRIeLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXF1ZXN0Gh8uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIvoDCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAki2QEKFFByZXBhcmVDaGFuZ2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEdG9vbBgCIAEoCRIwCglvcGVyYXRpb24YAyABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEhMKB3N1bW1hcnkYBCABKAlCAhgBEhMKC3RhcmdldF9wYXRoGAUgASgJEh4KEnRhcmdldF9iZWZvcmVfanNvbhgGIAEoCUICGAESEwoLb2JqZWN0X3R5cGUYByABKAkSDgoGZWZmZWN0GAggASgJIjsKFVByZXBhcmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI5ChBHZXRDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRISCgpjaGVja19saXZlGAIgASgIIj8KCUxpdmVDaGVjaxINCgVzdGFsZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSEwoLdW5hdmFpbGFibGUYAyABKAgiXAoRR2V0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USIwoEbGl2ZRgCIAEoCzIVLmNoYW5nZXMudjEuTGl2ZUNoZWNrIlcKEkxpc3RDaGFuZ2VzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUicwoTTGlzdENoYW5nZXNSZXNwb25zZRIjCgdjaGFuZ2VzGAEgAygLMhIuY2hhbmdlcy52MS5DaGFuZ2USDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiOQoUQXBwcm92ZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSI7ChVBcHByb3ZlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiOAoTUmVqZWN0Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjoKFFJlamVjdENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIkgKEkFwcGx5Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJEg8KB3dhaXRfbXMYAyABKAUiOQoTQXBwbHlDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZTL5AwoOQ2hhbmdlc1NlcnZpY2USVAoNUHJlcGFyZUNoYW5nZRIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXNwb25zZRJICglHZXRDaGFuZ2USHC5jaGFuZ2VzLnYxLkdldENoYW5nZVJlcXVlc3QaHS5jaGFuZ2VzLnYxLkdldENoYW5nZVJlc3BvbnNlEk4KC0xpc3RDaGFuZ2VzEh4uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1JlcXVlc3QaHy5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VzUmVzcG9uc2USVAoNQXBwcm92ZUNoYW5nZRIgLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXNwb25zZRJRCgxSZWplY3RDaGFuZ2USHy5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlcXVlc3QaIC5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlc3BvbnNlEk4KC0FwcGx5Q2hhbmdlEh4uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlcXVlc3QaHy5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * The one call to the ad platform a change makes when it is applied.
@@ -282,6 +282,14 @@ export type GetChangeRequest = Message<"changes.v1.GetChangeRequest"> & {
    * @generated from field: string change_id = 1;
    */
   changeId: string;
+
+  /**
+   * Re-read the object a prepared change is about on the ad platform, to say before a person
+   * decides whether it can still be approved (see GetChangeResponse.live).
+   *
+   * @generated from field: bool check_live = 2;
+   */
+  checkLive: boolean;
 };
 
 /**
@@ -292,6 +300,41 @@ export const GetChangeRequestSchema: GenMessage<GetChangeRequest> = /*@__PURE__*
   messageDesc(file_changes_v1_changes, 4);
 
 /**
+ * The object of a prepared change as it is now on the ad platform, against the change's plan.
+ *
+ * @generated from message changes.v1.LiveCheck
+ */
+export type LiveCheck = Message<"changes.v1.LiveCheck"> & {
+  /**
+   * The object moved (or is gone) since the change was prepared: the change cannot be approved.
+   *
+   * @generated from field: bool stale = 1;
+   */
+  stale: boolean;
+
+  /**
+   * Why, for a person: set when stale, and when the object could not be re-read.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * The object could not be re-read just now (the platform did not answer): nothing is known.
+   *
+   * @generated from field: bool unavailable = 3;
+   */
+  unavailable: boolean;
+};
+
+/**
+ * Describes the message changes.v1.LiveCheck.
+ * Use `create(LiveCheckSchema)` to create a new message.
+ */
+export const LiveCheckSchema: GenMessage<LiveCheck> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 5);
+
+/**
  * @generated from message changes.v1.GetChangeResponse
  */
 export type GetChangeResponse = Message<"changes.v1.GetChangeResponse"> & {
@@ -299,6 +342,13 @@ export type GetChangeResponse = Message<"changes.v1.GetChangeResponse"> & {
    * @generated from field: changes.v1.Change change = 1;
    */
   change?: Change | undefined;
+
+  /**
+   * Present only when check_live was asked and the change is still prepared.
+   *
+   * @generated from field: changes.v1.LiveCheck live = 2;
+   */
+  live?: LiveCheck | undefined;
 };
 
 /**
@@ -306,7 +356,7 @@ export type GetChangeResponse = Message<"changes.v1.GetChangeResponse"> & {
  * Use `create(GetChangeResponseSchema)` to create a new message.
  */
 export const GetChangeResponseSchema: GenMessage<GetChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 5);
+  messageDesc(file_changes_v1_changes, 6);
 
 /**
  * @generated from message changes.v1.ListChangesRequest
@@ -340,7 +390,7 @@ export type ListChangesRequest = Message<"changes.v1.ListChangesRequest"> & {
  * Use `create(ListChangesRequestSchema)` to create a new message.
  */
 export const ListChangesRequestSchema: GenMessage<ListChangesRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 6);
+  messageDesc(file_changes_v1_changes, 7);
 
 /**
  * @generated from message changes.v1.ListChangesResponse
@@ -369,10 +419,11 @@ export type ListChangesResponse = Message<"changes.v1.ListChangesResponse"> & {
  * Use `create(ListChangesResponseSchema)` to create a new message.
  */
 export const ListChangesResponseSchema: GenMessage<ListChangesResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 7);
+  messageDesc(file_changes_v1_changes, 8);
 
 /**
- * Approval by a person: refused for any caller that is not a signed-in person or an operator.
+ * Approval by a person: refused for any caller that is not a signed-in person or an operator,
+ * and (FailedPrecondition, with the reason) for a change whose object moved since it was prepared.
  *
  * @generated from message changes.v1.ApproveChangeRequest
  */
@@ -395,7 +446,7 @@ export type ApproveChangeRequest = Message<"changes.v1.ApproveChangeRequest"> & 
  * Use `create(ApproveChangeRequestSchema)` to create a new message.
  */
 export const ApproveChangeRequestSchema: GenMessage<ApproveChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 8);
+  messageDesc(file_changes_v1_changes, 9);
 
 /**
  * @generated from message changes.v1.ApproveChangeResponse
@@ -412,7 +463,7 @@ export type ApproveChangeResponse = Message<"changes.v1.ApproveChangeResponse"> 
  * Use `create(ApproveChangeResponseSchema)` to create a new message.
  */
 export const ApproveChangeResponseSchema: GenMessage<ApproveChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 9);
+  messageDesc(file_changes_v1_changes, 10);
 
 /**
  * @generated from message changes.v1.RejectChangeRequest
@@ -434,7 +485,7 @@ export type RejectChangeRequest = Message<"changes.v1.RejectChangeRequest"> & {
  * Use `create(RejectChangeRequestSchema)` to create a new message.
  */
 export const RejectChangeRequestSchema: GenMessage<RejectChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 10);
+  messageDesc(file_changes_v1_changes, 11);
 
 /**
  * @generated from message changes.v1.RejectChangeResponse
@@ -451,7 +502,7 @@ export type RejectChangeResponse = Message<"changes.v1.RejectChangeResponse"> & 
  * Use `create(RejectChangeResponseSchema)` to create a new message.
  */
 export const RejectChangeResponseSchema: GenMessage<RejectChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 11);
+  messageDesc(file_changes_v1_changes, 12);
 
 /**
  * @generated from message changes.v1.ApplyChangeRequest
@@ -482,7 +533,7 @@ export type ApplyChangeRequest = Message<"changes.v1.ApplyChangeRequest"> & {
  * Use `create(ApplyChangeRequestSchema)` to create a new message.
  */
 export const ApplyChangeRequestSchema: GenMessage<ApplyChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 12);
+  messageDesc(file_changes_v1_changes, 13);
 
 /**
  * @generated from message changes.v1.ApplyChangeResponse
@@ -499,7 +550,7 @@ export type ApplyChangeResponse = Message<"changes.v1.ApplyChangeResponse"> & {
  * Use `create(ApplyChangeResponseSchema)` to create a new message.
  */
 export const ApplyChangeResponseSchema: GenMessage<ApplyChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 13);
+  messageDesc(file_changes_v1_changes, 14);
 
 /**
  * @generated from service changes.v1.ChangesService
