@@ -14,6 +14,9 @@ import { createPlatformGuard, failAfterCommitHook } from './platform.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
 import { registerAdRoutes } from './routes/ad-routes.ts';
+import { registerAudienceRoutes } from './routes/audience-routes.ts';
+import { registerConversionRoutes } from './routes/conversion-routes.ts';
+import { registerInsightRoutes } from './routes/insight-routes.ts';
 import { registerOperatorRoutes } from './routes/operator-routes.ts';
 
 export const SERVICE_NAME = 'ads-sandbox';
@@ -29,7 +32,10 @@ export interface Deps {
   logger: Logger;
   /** Each account's sustained request rate on the platform endpoints; the burst is twice it. */
   ratePerSecond?: number;
-  /** The clock (ms since the epoch) the rate limit reads; tests pass a fake one. */
+  /**
+   * The clock (ms since the epoch) the rate limit, the insights' current local day and the
+   * custom audience operations' progress read; tests pass a fake one.
+   */
   now?: () => number;
 }
 
@@ -128,6 +134,10 @@ export function buildServer(deps: Deps): FastifyInstance {
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerAccountRoutes(app, { guard });
   registerAdRoutes(app, { pool: deps.pool, guard });
+  const now = deps.now ?? Date.now;
+  registerInsightRoutes(app, { pool: deps.pool, guard, now });
+  registerConversionRoutes(app, { pool: deps.pool, guard, now });
+  registerAudienceRoutes(app, { pool: deps.pool, guard, now });
   registerOperatorRoutes(app, { pool: deps.pool, adminToken: deps.adminToken, faults });
   return app;
 }
