@@ -284,6 +284,28 @@ describe('POST /custom_audiences/{id}/replace', () => {
     assert.equal(reused.status, 422);
   });
 
+  it('survives a lost answer: the retry with the same key replays the operation it started', async () => {
+    const a = await sb.newAccount();
+    const audience = await audienceNamed(a, 'Newsletter subscribers');
+    const path = `/custom_audiences/${audience.id}/replace`;
+    const fault = await sb.admin('POST', '/_sandbox/faults', {
+      account_id: a.accountId,
+      method: 'POST',
+      path_prefix: path,
+      kind: 'fail_after_commit',
+      count: 1,
+    });
+    assert.equal(fault.status, 201);
+    const lost = await call<ErrorJson>(a, 'POST', path, replaceBody(0), 'lost-1');
+    assert.equal(lost.status, 500);
+    const retry = await call<OperationJson>(a, 'POST', path, replaceBody(0), 'lost-1');
+    assert.equal(retry.status, 202);
+    assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+    const after = await audienceNamed(a, 'Newsletter subscribers');
+    assert.equal(after.revision, 1);
+    assert.equal(after.latest_operation?.id, retry.body.id);
+  });
+
   it('refuses a bad body, naming the field', async () => {
     const a = await sb.newAccount();
     const audience = await audienceNamed(a, 'VIP customers');

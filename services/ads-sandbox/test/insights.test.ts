@@ -409,6 +409,25 @@ describe('GET /ads/{ad_id}/insights', () => {
     assert.equal(missing.status, 404);
   });
 
+  it('is rate limited like every platform endpoint, with Retry-After', async () => {
+    const a = await seeded();
+    const path = `/ads/${a.ads[0]?.id}/insights`;
+    const fault = await sb.admin('POST', '/_sandbox/faults', {
+      account_id: a.accountId,
+      method: 'GET',
+      path_prefix: path,
+      kind: 'rate_limit',
+      retry_after_seconds: 7,
+      count: 1,
+    });
+    assert.equal(fault.status, 201);
+    const limited = await insights<ErrorJson>(a, path);
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers.get('retry-after'), '7');
+    assert.equal(limited.body.error.code, 'rate_limited');
+    assert.equal((await insights(a, path)).status, 200);
+  });
+
   it('needs the account credential', async () => {
     const a = await seeded();
     const res = await sb.call<ErrorJson>('GET', `/ads/${a.ads[0]?.id}/insights`);
