@@ -65,7 +65,7 @@ const list = (values: readonly string[]): string => values.map((v) => `"${v}"`).
 
 // ---- query strings ----
 
-function refuseUnknownParameters(query: RawQuery, allowed: readonly string[]): void {
+export function refuseUnknownParameters(query: RawQuery, allowed: readonly string[]): void {
   for (const name of Object.keys(query)) {
     if (!allowed.includes(name)) {
       throw invalidRequest(
@@ -77,7 +77,7 @@ function refuseUnknownParameters(query: RawQuery, allowed: readonly string[]): v
 }
 
 /** The single value of a query parameter that may appear at most once. */
-function single(query: RawQuery, name: string): string | undefined {
+export function single(query: RawQuery, name: string): string | undefined {
   const value = query[name];
   if (Array.isArray(value)) throw invalidRequest(name, `${name} must be given at most once`);
   return value;

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { AdStatus, Creative, LandingPageConfiguration } from './ads.ts';
+import { seedConversionsAndAudiences } from './seed-conversions.ts';
 import { insertAd, insertAdGroup, insertCampaign } from './store/ad-store.ts';
 
 export const SEED_CAMPAIGNS = ['Spring Sale', 'Summer Launch'] as const;
@@ -82,4 +83,5 @@ export async function seedAccount(db: Queryable, accountId: string): Promise<voi
       }
     }
   }
+  await seedConversionsAndAudiences(db, accountId);
 }

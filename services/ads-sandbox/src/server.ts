@@ -14,6 +14,9 @@ import { createPlatformGuard, failAfterCommitHook } from './platform.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
 import { registerAdRoutes } from './routes/ad-routes.ts';
+import { registerAudienceRoutes } from './routes/audience-routes.ts';
+import { registerConversionRoutes } from './routes/conversion-routes.ts';
+import { registerInsightRoutes } from './routes/insight-routes.ts';
 import { registerOperatorRoutes } from './routes/operator-routes.ts';
 
 export const SERVICE_NAME = 'ads-sandbox';
@@ -29,7 +32,10 @@ export interface Deps {
   logger: Logger;
   /** Each account's sustained request rate on the platform endpoints; the burst is twice it. */
   ratePerSecond?: number;
-  /** The clock (ms since the epoch) the rate limit reads; tests pass a fake one. */
+  /**
+   * The clock (ms since the epoch) the rate limit, the insights' current local day and the
+   * custom audience operations' progress read; tests pass a fake one.
+   */
   now?: () => number;
 }
 
@@ -46,13 +52,26 @@ function validationField(err: FastifyError): string | undefined {
   return path.length === 0 ? undefined : path.join('.');
 }
 
-/** A validation error's message, naming a property that is not allowed (Ajv's does not). */
+/**
+ * A validation error's message, naming a property that is not allowed and the values an enum
+ * allows (Ajv's do not), and saying what the non-whitespace pattern means.
+ */
 function validationMessage(err: FastifyError, field: string | undefined): string {
   const first = err.validation?.[0];
-  const extra = (first?.params as { additionalProperty?: unknown } | undefined)?.additionalProperty;
-  if (typeof extra === 'string' && field !== undefined) {
-    return `${err.validationContext ?? 'body'}.${field} is not a known property`;
+  const params = first?.params as {
+    additionalProperty?: unknown;
+    allowedValues?: unknown;
+    pattern?: unknown;
+  };
+  const at = `${err.validationContext ?? 'body'}.${field}`;
+  if (typeof params?.additionalProperty === 'string' && field !== undefined) {
+    return `${at} is not a known property`;
   }
+  if (Array.isArray(params?.allowedValues) && field !== undefined) {
+    return `${at} must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  if (params?.pattern === '\\S' && field !== undefined)
+    return `${at} must contain a non-whitespace character`;
   return err.message;
 }
 
@@ -64,6 +83,8 @@ export function buildServer(deps: Deps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    // A list filter may name 500 ids in the query string, beyond Node's default 16 KiB of headers.
+    http: { maxHeaderSize: 64 * 1024 },
     // A platform refuses what it does not understand rather than dropping or coercing it.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
   });
@@ -128,6 +149,10 @@ export function buildServer(deps: Deps): FastifyInstance {
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerAccountRoutes(app, { guard });
   registerAdRoutes(app, { pool: deps.pool, guard });
+  const now = deps.now ?? Date.now;
+  registerInsightRoutes(app, { pool: deps.pool, guard, now });
+  registerConversionRoutes(app, { pool: deps.pool, guard, now });
+  registerAudienceRoutes(app, { pool: deps.pool, guard, now });
   registerOperatorRoutes(app, { pool: deps.pool, adminToken: deps.adminToken, faults });
   return app;
 }

@@ -32,13 +32,13 @@ type AdParams = { Params: { ad_id: string }; Querystring: RawQuery };
 const adNotFound = (adId: string) => notFound(`no ad ${adId} in this account`);
 
 /** The request's `Idempotency-Key`, if it sent one. */
-function idempotencyKey(req: FastifyRequest): string | undefined {
+export function idempotencyKey(req: FastifyRequest): string | undefined {
   const value = req.headers[IDEMPOTENCY_KEY_HEADER];
   if (Array.isArray(value)) throw invalidRequest('Idempotency-Key', 'Idempotency-Key must be sent once');
   return value;
 }
 
-function sendOutcome(reply: FastifyReply, outcome: MutationOutcome): FastifyReply {
+export function sendOutcome(reply: FastifyReply, outcome: MutationOutcome): FastifyReply {
   if (outcome.replayed) void reply.header(REPLAYED_HEADER, 'true');
   return reply.status(outcome.status).send(outcome.body);
 }

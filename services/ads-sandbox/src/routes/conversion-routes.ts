@@ -1,0 +1,236 @@
+/**
+ * The platform's conversion endpoints: pixels (conversion sources), their sampled events,
+ * conversion event settings, and attributed conversion insights.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Pool, PoolClient } from '@adsmcp/runtime/db';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type RawQuery, refuseQuery, refuseUnknownParameters, single } from '../ad-requests.ts';
+import {
+  type ConversionInsightsBody,
+  conversionInsights,
+  conversionInsightsSchema,
+} from '../conversion-insights.ts';
+import {
+  ATTRIBUTION_WINDOW_DAYS,
+  CLIENT_TYPES,
+  EVENT_TYPES,
+  EVENTS_DEFAULT_LIMIT,
+  EVENTS_MAX_LIMIT,
+  type EventType,
+  eventSettingJson,
+  MAX_SOURCE_IDS,
+  pixelJson,
+  sampledEvents,
+} from '../conversions.ts';
+import { invalidRequest, notFound } from '../errors.ts';
+import { applyMutation, type MutationResponse } from '../idempotency.ts';
+import { localTime } from '../local-date.ts';
+import { LIST_LIMITS, PAGE_PARAMETERS, pageJson, parseSeqPage } from '../paging.ts';
+import { requestAccount, requestPath } from '../platform.ts';
+import {
+  existingPixelIds,
+  findPixel,
+  insertEventSetting,
+  insertPixel,
+  pageEventSettings,
+  pagePixels,
+} from '../store/conversion-store.ts';
+import { listAdGroupIds, listAdRefs, listCampaignIds } from '../store/insight-store.ts';
+import { idempotencyKey, sendOutcome } from './ad-routes.ts';
+
+export interface ConversionRouteDeps {
+  pool: Pool;
+  /** The platform guard (authentication, rate limit, faults). */
+  guard: (req: FastifyRequest) => Promise<void>;
+  /** The sandbox clock (ms since the epoch): creation times, recent events, the current local day. */
+  now: () => number;
+}
+
+const hex16 = (): string => randomBytes(8).toString('hex');
+
+const nameRule = { type: 'string', minLength: 3, maxLength: 1000, pattern: '\\S' } as const;
+
+const createPixelSchema = {
+  body: {
+    type: 'object',
+    required: ['name', 'client_type'],
+    additionalProperties: false,
+    properties: { name: nameRule, client_type: { type: 'string', enum: CLIENT_TYPES } },
+  },
+} as const;
+
+interface CreatePixelBody {
+  name: string;
+  client_type: string;
+}
+
+const createEventSettingSchema = {
+  body: {
+    type: 'object',
+    required: ['name', 'event_type', 'attribution_window_days', 'source_ids'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S' },
+      event_type: { type: 'string', enum: EVENT_TYPES },
+      custom_event_name: { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' },
+      attribution_window_days: { type: 'integer', enum: ATTRIBUTION_WINDOW_DAYS },
+      source_ids: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_SOURCE_IDS,
+        uniqueItems: true,
+        items: { type: 'string', minLength: 1, maxLength: 100 },
+      },
+    },
+  },
+} as const;
+
+interface CreateEventSettingBody {
+  name: string;
+  event_type: EventType;
+  custom_event_name?: string;
+  attribution_window_days: number;
+  source_ids: string[];
+}
+
+/** A custom event is named by the advertiser; a standard one is not. */
+function checkCustomEventName(body: CreateEventSettingBody): void {
+  if (body.event_type === 'custom' && body.custom_event_name === undefined) {
+    throw invalidRequest('custom_event_name', 'custom_event_name is required when event_type is "custom"');
+  }
+  if (body.event_type !== 'custom' && body.custom_event_name !== undefined) {
+    throw invalidRequest(
+      'custom_event_name',
+      'custom_event_name is allowed only when event_type is "custom"',
+    );
+  }
+}
+
+async function checkSourceIds(db: PoolClient, accountId: string, ids: string[]): Promise<void> {
+  const existing = await existingPixelIds(db, accountId, ids);
+  ids.forEach((id, i) => {
+    if (!existing.has(id))
+      throw invalidRequest(`source_ids.${i}`, `source_ids.${i}: no pixel ${id} in this account`);
+  });
+}
+
+/** registerConversionRoutes adds the `/conversions/...` endpoints to `app`. */
+export function registerConversionRoutes(app: FastifyInstance, deps: ConversionRouteDeps): void {
+  const { pool, guard, now } = deps;
+
+  /** Runs a creation through the idempotency ledger and answers with what it returns. */
+  async function create(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    execute: (client: PoolClient, accountId: string) => Promise<MutationResponse>,
+  ): Promise<FastifyReply> {
+    const account = requestAccount(req);
+    const outcome = await applyMutation(
+      pool,
+      {
+        accountId: account.id,
+        idempotencyKey: idempotencyKey(req),
+        method: req.method,
+        path: requestPath(req),
+        body: req.body,
+      },
+      (client) => execute(client, account.id),
+    );
+    return sendOutcome(reply, outcome);
+  }
+
+  app.get<{ Querystring: RawQuery }>('/conversions/pixels', { onRequest: guard }, async (req) => {
+    const account = requestAccount(req);
+    refuseUnknownParameters(req.query, PAGE_PARAMETERS);
+    const page = await pagePixels(pool, account.id, parseSeqPage(req.query, 'px', LIST_LIMITS));
+    return pageJson('px', page, pixelJson);
+  });
+
+  app.post<{ Body: CreatePixelBody; Querystring: RawQuery }>(
+    '/conversions/pixels',
+    { onRequest: guard, schema: createPixelSchema },
+    async (req, reply) => {
+      refuseQuery(req.query);
+      return create(req, reply, async (client, accountId) => {
+        const pixel = await insertPixel(client, {
+          id: `px_${hex16()}`,
+          accountId,
+          name: req.body.name,
+          clientType: req.body.client_type,
+          createdAt: new Date(now()),
+        });
+        return { status: 201, body: pixelJson(pixel) };
+      });
+    },
+  );
+
+  app.get<{ Querystring: RawQuery }>('/conversions/events', { onRequest: guard }, async (req) => {
+    const account = requestAccount(req);
+    refuseUnknownParameters(req.query, ['pid', 'limit']);
+    const pid = single(req.query, 'pid');
+    if (pid === undefined || pid === '') throw invalidRequest('pid', 'pid (the pixel id) is required');
+    const rawLimit = single(req.query, 'limit');
+    const limit =
+      rawLimit === undefined ? EVENTS_DEFAULT_LIMIT : /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : 0;
+    if (!(limit >= 1 && limit <= EVENTS_MAX_LIMIT)) {
+      throw invalidRequest(
+        'limit',
+        `limit must be an integer from 1 to ${EVENTS_MAX_LIMIT}; got "${rawLimit}"`,
+      );
+    }
+    const pixel = await findPixel(pool, account.id, pid);
+    if (pixel === undefined) throw notFound(`no pixel ${pid} in this account`);
+    return { data: sampledEvents(pixel, now(), limit, account.currency), sampled: true };
+  });
+
+  app.get<{ Querystring: RawQuery }>('/conversions/event_settings', { onRequest: guard }, async (req) => {
+    const account = requestAccount(req);
+    refuseUnknownParameters(req.query, PAGE_PARAMETERS);
+    const page = await pageEventSettings(pool, account.id, parseSeqPage(req.query, 'evs', LIST_LIMITS));
+    return pageJson('evs', page, eventSettingJson);
+  });
+
+  app.post<{ Body: CreateEventSettingBody; Querystring: RawQuery }>(
+    '/conversions/event_settings',
+    { onRequest: guard, schema: createEventSettingSchema },
+    async (req, reply) => {
+      refuseQuery(req.query);
+      checkCustomEventName(req.body);
+      return create(req, reply, async (client, accountId) => {
+        await checkSourceIds(client, accountId, req.body.source_ids);
+        const setting = await insertEventSetting(client, {
+          id: `evs_${hex16()}`,
+          accountId,
+          name: req.body.name,
+          eventType: req.body.event_type,
+          customEventName: req.body.custom_event_name ?? null,
+          attributionWindowDays: req.body.attribution_window_days,
+          sourceIds: req.body.source_ids,
+        });
+        return { status: 201, body: eventSettingJson(setting) };
+      });
+    },
+  );
+
+  // A read with a body: no ledger, no Idempotency-Key.
+  app.post<{ Body: ConversionInsightsBody; Querystring: RawQuery }>(
+    '/conversions/insights',
+    { onRequest: guard, schema: conversionInsightsSchema },
+    async (req) => {
+      const account = requestAccount(req);
+      refuseQuery(req.query);
+      const [ads, campaignIds, adGroupIds] = await Promise.all([
+        listAdRefs(pool, account.id),
+        listCampaignIds(pool, account.id),
+        listAdGroupIds(pool, account.id),
+      ]);
+      return conversionInsights(
+        req.body,
+        { accountId: account.id, ads, campaignIds, adGroupIds },
+        localTime(now(), account.timeZone),
+        { currency: account.currency, timeZone: account.timeZone },
+      );
+    },
+  );
+}
