@@ -131,7 +131,10 @@ describe('a service that is down', () => {
       assert.equal(readError.code, 'unavailable');
       assert.match(readError.message, /not answering; retry shortly/);
       assert.doesNotMatch(readError.message, /outcome is unknown/);
-      const write = await call(agent, 'ads_archive_marketing_item', { item_id: itemId, expected_revision: 1 });
+      const write = await call(agent, 'ads_archive_marketing_item', {
+        item_id: itemId,
+        expected_revision: 1,
+      });
       const writeError = (write.data as ErrorResult).error;
       assert.equal(writeError.code, 'unavailable');
       assert.match(writeError.message, /not answering and nothing was done; retry shortly/);
