@@ -2,14 +2,13 @@
 
 import { randomUUID } from 'node:crypto';
 import type { ChangeSchema, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
-import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { type Principal, principalKey } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { Client, HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import {
   applyRefusal,
   bodyOf,

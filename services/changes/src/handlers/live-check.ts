@@ -5,16 +5,14 @@
  * applying it would fail the apply worker's same check, and what the person reviewed (the
  * before/after table) would no longer describe what the platform holds.
  */
-import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { FailedPreconditionError, UnavailableError } from '@adsmcp/runtime/errors';
 import { describePlatformRefusal } from '@adsmcp/runtime/platform-error';
-import type { Principal } from '@adsmcp/runtime/principal';
-import { callerKey } from '@adsmcp/runtime/service-client';
-import { type Client, ConnectError, createContextValues } from '@connectrpc/connect';
+import { ConnectError } from '@connectrpc/connect';
 import { staleTarget } from '../domain/change.ts';
 import type { ChangeRow } from '../store/change-store.ts';
+import { readingFor, type Upstream } from './platform-reads.ts';
 
-export type Upstream = Client<typeof UpstreamService>;
+export type { Upstream };
 
 /** What the re-read showed; `reason` is for a person. */
 export interface LiveCheck {
@@ -27,18 +25,6 @@ export interface LiveCheck {
 /** Statuses that mean the object (or its account) is gone: the plan can never be applied. */
 const GONE = new Set([404, 410]);
 
-/** The read-only principal the re-read is made as: the changes service's own worker channel. */
-function reader(row: ChangeRow): Principal {
-  return {
-    workspaceId: row.workspace_id,
-    credentialId: `change:${row.change_id}`,
-    userId: null,
-    role: 'viewer',
-    scopes: ['read'],
-    via: 'worker',
-  };
-}
-
 /** checkLive re-reads the change's object and says whether the change's plan still holds. */
 export async function checkLive(
   upstream: Upstream,
@@ -49,7 +35,10 @@ export async function checkLive(
   try {
     live = await upstream.call(
       { accountId: row.account_id, method: 'GET', path: row.target_path, query: [] },
-      { contextValues: createContextValues().set(callerKey, reader(row)), signal },
+      readingFor(
+        { workspaceId: row.workspace_id, credentialId: `change:${row.change_id}`, userId: null },
+        signal,
+      ),
     );
   } catch (err) {
     return {

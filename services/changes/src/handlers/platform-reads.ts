@@ -15,25 +15,29 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey } from '@adsmcp/runtime/service-client';
 import { type CallOptions, type Client, createContextValues } from '@connectrpc/connect';
 
-/** Call options for a read made for `p`'s workspace by this service. */
-function readingFor(p: Principal): CallOptions {
+export type Upstream = Client<typeof UpstreamService>;
+
+/**
+ * Call options for a read this service makes for a workspace: as its own worker channel (the only
+ * one the upstream-proxy accepts its key for), with the read scope alone, on behalf of `p`.
+ */
+export function readingFor(
+  p: Pick<Principal, 'workspaceId' | 'credentialId' | 'userId'>,
+  signal?: AbortSignal,
+): CallOptions {
   const reader: Principal = {
     workspaceId: p.workspaceId,
     credentialId: p.credentialId,
     userId: p.userId,
-    role: p.role,
+    role: 'viewer',
     scopes: ['read'],
     via: 'worker',
   };
-  return { contextValues: createContextValues().set(callerKey, reader) };
+  return { contextValues: createContextValues().set(callerKey, reader), signal };
 }
 
 /** The account `accountId` of `p`'s workspace, which must allow changes. */
-export async function writableAccount(
-  upstream: Client<typeof UpstreamService>,
-  p: Principal,
-  accountId: string,
-): Promise<Account> {
+export async function writableAccount(upstream: Upstream, p: Principal, accountId: string): Promise<Account> {
   // The upstream-proxy, which owns the connections, answers NotFound for another workspace's.
   const { account } = await upstream.getAccount({ accountId }, readingFor(p));
   if (account === undefined) throw new UnavailableError('the upstream-proxy answered without an account');
@@ -47,7 +51,7 @@ export async function writableAccount(
 
 /** The object at `path` as the platform has it now; NotFound names `what` in `account`. */
 export async function liveObject(
-  upstream: Client<typeof UpstreamService>,
+  upstream: Upstream,
   p: Principal,
   account: Account,
   path: string,

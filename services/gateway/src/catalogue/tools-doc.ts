@@ -63,7 +63,7 @@ function resultFields(schema: JsonSchema): string {
   return props.length === 0 ? 'an object' : props.map((p) => `\`${p}\``).join(', ');
 }
 
-function toolSection(t: ToolDefinition<unknown>): string {
+function toolSection<D>(t: ToolDefinition<D>): string {
   const access =
     t.access === 'any-credential'
       ? 'any valid credential'
@@ -92,7 +92,7 @@ function toolSection(t: ToolDefinition<unknown>): string {
 }
 
 /** renderToolReference is the whole of docs/tools.md. */
-export function renderToolReference(catalogue: Catalogue<unknown>): string {
+export function renderToolReference<D>(catalogue: Catalogue<D>): string {
   const tools = [...catalogue.byName.values()];
   const groups = [...new Set(tools.map((t) => t.group))];
   const out = [
