@@ -96,6 +96,18 @@ interface ExchangeInfo {
   malformedToolCalls: Map<RpcId, string>;
 }
 
+/** The SDK's unsupported-version error, listing every version this endpoint serves (both eras). */
+function unsupportedVersion(reply: FastifyReply, requested: string) {
+  const err = new UnsupportedProtocolVersionError(
+    { supported: [...SUPPORTED_VERSIONS], requested },
+    `Unsupported protocol version: ${requested} (supported versions: ${SUPPORTED_VERSIONS.join(', ')})`,
+  );
+  return reply
+    .code(400)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', error: { code: err.code, message: err.message, data: err.data }, id: null });
+}
+
 /** A `WWW-Authenticate` parameter value as an RFC 9110 quoted-string. */
 function quoted(value: string): string {
   return `"${value.replace(/["\\]/g, '\\$&')}"`;
@@ -193,18 +205,29 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     );
   };
 
+  /** The guard took one request from the credential's rate; each further tool call of a batch takes one more. */
+  const takeBatchRate = (reply: FastifyReply, body: unknown, caller: Caller) => {
+    const calls = countToolCalls(body);
+    if (calls <= 1) return undefined;
+    if (calls > o.limiter.burst) {
+      return rpcError(
+        reply,
+        400,
+        JSONRPC_INVALID_REQUEST,
+        `Invalid Request: a batch may hold at most ${o.limiter.burst} tool calls (this credential's burst)`,
+      );
+    }
+    const rate = o.limiter.take(caller.principal.credentialId, calls - 1);
+    if (rate.allowed) return undefined;
+    return rateLimited(reply, rate.retryAfterSeconds, ` (each of the batch's ${calls} tool calls counts)`);
+  };
+
   /** The checks that need the body; an answer when the request is refused. */
   const refuseBody = (req: FastifyRequest, reply: FastifyReply, caller: Caller) => {
     const header = req.headers['mcp-protocol-version'];
     const version = namedVersion(header, req.body);
     if (version !== undefined && !SUPPORTED_VERSIONS.includes(version)) {
-      const err = new UnsupportedProtocolVersionError(
-        { supported: [...SUPPORTED_VERSIONS], requested: version },
-        `Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_VERSIONS.join(', ')})`,
-      );
-      return reply
-        .code(400)
-        .send({ jsonrpc: '2.0', error: { code: err.code, message: err.message, data: err.data }, id: null });
+      return unsupportedVersion(reply, version);
     }
     const batch = batchRefusal(req.body, typeof header === 'string' ? header : undefined);
     if (batch !== undefined) return rpcError(reply, 400, JSONRPC_INVALID_REQUEST, batch);
@@ -213,27 +236,7 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
       const denied = tool && accessDenied(caller.principal, tool.behavior, tool.name);
       if (denied) return rpcError(reply, 403, JSONRPC_FORBIDDEN, `forbidden: ${denied}`, call.id ?? null);
     }
-    // The guard took one request from the credential's rate; each further tool call of a batch takes one more.
-    const extraCalls = countToolCalls(req.body) - 1;
-    if (extraCalls > 0) {
-      if (extraCalls + 1 > o.limiter.burst) {
-        return rpcError(
-          reply,
-          400,
-          JSONRPC_INVALID_REQUEST,
-          `Invalid Request: a batch may hold at most ${o.limiter.burst} tool calls (this credential's burst)`,
-        );
-      }
-      const rate = o.limiter.take(caller.principal.credentialId, extraCalls);
-      if (!rate.allowed) {
-        return rateLimited(
-          reply,
-          rate.retryAfterSeconds,
-          ` (each of the batch's ${extraCalls + 1} tool calls counts)`,
-        );
-      }
-    }
-    return undefined;
+    return takeBatchRate(reply, req.body, caller);
   };
 
   app.post('/mcp', { onRequest: guard }, async (req, reply) => {
