@@ -294,3 +294,96 @@ describe('reviewing a change', () => {
     assert.equal((after.structuredContent as { status: string }).status, 'prepared');
   });
 });
+
+describe('origins and form checks', () => {
+  test('opened at localhost while the server says 127.0.0.1, the dashboard signs in and its forms work', async () => {
+    const created = await createToken('Revoked from localhost');
+    const who = await person('admin');
+    const local = stack.gatewayUrl.replace('127.0.0.1', 'localhost');
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${local}/dashboard/login`);
+    await page.fill('#email', who.email);
+    await page.fill('#password', who.password);
+    await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
+    const row = page.locator(`tr[data-credential="${created.credential_id}"]`);
+    await Promise.all([
+      page.waitForResponse((r) => r.url() === `${local}/dashboard` && r.request().method() === 'GET'),
+      row.getByRole('button', { name: 'Revoke' }).click(),
+    ]);
+    assert.match(await row.locator('.state').innerText(), /^revoked \d{4}-/);
+    assert.equal(await mcpStatus(created.token), 401);
+  });
+
+  test('a form posted from [::1] on the same port passes the origin check', async () => {
+    const created = await createToken('Revoked from [::1]');
+    const { context, page } = await signIn(await person('admin'));
+    const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+    const res = await fetch(`${stack.gatewayUrl}/dashboard/credentials/${created.credential_id}/revoke`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        cookie: await sessionCookie(context),
+        origin: `http://[::1]:${new URL(stack.gatewayUrl).port}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ csrf }).toString(),
+    });
+    assert.equal(res.status, 303);
+    assert.equal(await mcpStatus(created.token), 401);
+  });
+
+  test('a form refused by the origin check says so, and one refused by the CSRF check says so', async () => {
+    const created = await createToken('Kept despite foreign forms');
+    const { context, page } = await signIn(await person('admin'));
+    const cookie = await sessionCookie(context);
+    const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+    const path = `/dashboard/credentials/${created.credential_id}/revoke`;
+    const foreign = await fetch(`${stack.gatewayUrl}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        cookie,
+        origin: 'https://evil.example',
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ csrf }).toString(),
+    });
+    assert.equal(foreign.status, 403);
+    const foreignText = await foreign.text();
+    assert.match(foreignText, /refused by the origin check/);
+    assert.match(foreignText, /sent from https:\/\/evil\.example/);
+    const forged = await formPost(path, cookie, { csrf: 'not-the-token' });
+    assert.equal(forged.status, 403);
+    const forgedText = await forged.text();
+    assert.match(forgedText, /the CSRF check failed/);
+    assert.doesNotMatch(forgedText, /origin check/);
+    assert.equal(await mcpStatus(created.token), 200, 'the connection was not revoked');
+  });
+
+  test('sign-in posted from another site is refused by the origin check and starts no session', async () => {
+    const who = await person('editor');
+    const res = await fetch(`${stack.gatewayUrl}/dashboard/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ email: who.email, password: who.password }).toString(),
+    });
+    assert.equal(res.status, 403);
+    assert.equal(res.headers.get('set-cookie'), null);
+    assert.match(await res.text(), /refused by the origin check/);
+    // The same form from our own origin signs in.
+    const own = await fetch(`${stack.gatewayUrl}/dashboard/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        origin: new URL(stack.gatewayUrl).origin,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ email: who.email, password: who.password }).toString(),
+    });
+    assert.equal(own.status, 303);
+    assert.match(own.headers.get('set-cookie') ?? '', new RegExp(`^${SESSION_COOKIE}=`));
+  });
+});

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, rawPost } from '@adsmcp/testkit/mcp-clients';
@@ -20,6 +21,16 @@ const tokens: Record<string, string> = {};
 function sseData(text: string): unknown {
   const line = text.split('\n').find((l) => l.startsWith('data: '));
   return line ? JSON.parse(line.slice(6)) : JSON.parse(text);
+}
+
+/** Every JSON-RPC message of an SSE response (a batch answers with one event per request). */
+function sseMessages(
+  text: string,
+): { id?: unknown; result?: unknown; error?: { code: number; message: string } }[] {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('data: ') && l.length > 6)
+    .map((l) => JSON.parse(l.slice(6)));
 }
 
 async function createToken(args: string[]): Promise<{ token: string; credential_id: string }> {
@@ -39,23 +50,28 @@ const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
 before(async () => {
   // A burst large enough for the suite's own calls; the 429 test drains a bucket of its own.
-  // Behind a trusted proxy (X-Forwarded-For names the client), with a small failed-auth budget.
+  // Behind a trusted proxy (X-Forwarded-For names the client), with a small failed-auth budget,
+  // and a short time to send a request so that the 408 test is quick.
   e2e = await startSeededStack({
     env: {
       MCP_RATE_PER_SECOND: '5',
       MCP_RATE_BURST: '100',
       AUTH_FAILURES_PER_MINUTE: '20',
       TRUST_PROXY: 'true',
+      REQUEST_TIMEOUT_SECONDS: '3',
     },
   });
   ({ stack, seed, db } = e2e);
-  const [readOnly, expired, revoked, disconnect, rate] = await Promise.all([
+  const [readOnly, expired, revoked, disconnect, rate, batchRate] = await Promise.all([
     createToken(['--scopes', 'read', '--name', 'read only']),
     createToken(['--name', 'soon expired']),
     createToken(['--name', 'to revoke']),
     createToken(['--name', 'to disconnect']),
     createToken(['--name', 'rate']),
+    createToken(['--name', 'batch rate']),
   ]);
+  tokens.batchRate = batchRate.token;
+
   tokens.readOnly = readOnly.token;
   tokens.expired = expired.token;
   tokens.revoked = revoked.token;
@@ -337,8 +353,8 @@ describe('HTTP status rules', () => {
     assert.equal(res.text, '');
   });
 
-  test('405 for GET and DELETE', async () => {
-    for (const method of ['GET', 'DELETE']) {
+  test('405 with Allow: POST for GET, DELETE, PUT and PATCH', async () => {
+    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
       const res = await fetch(stack.mcpUrl, { method, headers: bearer(seed.token) });
       assert.equal(res.status, 405, method);
       assert.equal(res.headers.get('allow'), 'POST');
@@ -389,8 +405,14 @@ describe('HTTP status rules', () => {
     assert.equal(other.status, 200);
   });
 
-  test('an address that keeps failing authentication is refused before any lookup; other addresses are not', async () => {
+  test('an address that keeps failing authentication is refused before any lookup, but a valid credential from it is not', async () => {
     const flood = { 'x-forwarded-for': '203.0.113.7' };
+    // The valid client has been seen before, from anywhere.
+    const seen = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+      'x-forwarded-for': '198.51.100.20',
+      ...bearer(seed.token),
+    });
+    assert.equal(seen.status, 200);
     const statuses: number[] = [];
     for (let i = 0; i < 21; i++) {
       const res = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
@@ -398,20 +420,70 @@ describe('HTTP status rules', () => {
         authorization: `Bearer amcp_${'B'.repeat(43)}`,
       });
       statuses.push(res.status);
+      if (res.status === 429) {
+        assert.ok(Number(res.headers.get('retry-after')) >= 1);
+        assert.match(res.text, /too many failed authentications/);
+      }
     }
     assert.deepEqual(statuses, [...Array(20).fill(401), 429]);
-    const blocked = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+    // The address is over its budget: guesses are refused, the valid credential is served.
+    const valid = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
       ...flood,
       ...bearer(seed.token),
     });
-    assert.equal(blocked.status, 429, 'even a valid token, while the address is over its budget');
-    assert.ok(Number(blocked.headers.get('retry-after')) >= 1);
-    assert.match(blocked.text, /too many failed authentications/);
+    assert.equal(valid.status, 200, 'a valid credential is not refused for the failures of others');
     const other = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
       'x-forwarded-for': '198.51.100.9',
-      ...bearer(seed.token),
+      ...bearer(tokens.readOnly as string),
     });
     assert.equal(other.status, 200);
+    // Successes spend none of the budget: many valid calls from a fresh address, then still 20 failures.
+    const office = { 'x-forwarded-for': '203.0.113.8' };
+    for (let i = 0; i < 25; i++) {
+      const ok = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+        ...office,
+        ...bearer(seed.token),
+      });
+      assert.equal(ok.status, 200);
+    }
+    const failures = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+      ...office,
+      authorization: `Bearer amcp_${'C'.repeat(43)}`,
+    });
+    assert.equal(failures.status, 401, 'the successes left the failure budget untouched');
+  });
+
+  test('WWW-Authenticate parameter values are valid quoted strings, with " and \\ escaped', async () => {
+    for (const authorization of [undefined, 'Basic dXNlcjpwYXNz', 'Bearer not-a-token']) {
+      const res = await rawPost(
+        stack.mcpUrl,
+        callBody('ads_get_connection_context'),
+        authorization === undefined ? {} : { authorization },
+      );
+      assert.equal(res.status, 401);
+      const challenge = res.headers.get('www-authenticate') ?? '';
+      // RFC 9110: auth-param = token "=" ( token / quoted-string ), separated by commas.
+      const param = /([A-Za-z_]+)=("(?:[^"\\]|\\.)*"|[^\s,"]+)/y;
+      assert.ok(challenge.startsWith('Bearer '), challenge);
+      const params: Record<string, string> = {};
+      let at = 'Bearer '.length;
+      for (;;) {
+        param.lastIndex = at;
+        const m = param.exec(challenge);
+        assert.ok(m, `not a valid auth-param at ${at}: ${challenge}`);
+        const value = m[2] as string;
+        params[m[1] as string] = value.startsWith('"') ? value.slice(1, -1).replace(/\\(.)/g, '$1') : value;
+        at = param.lastIndex;
+        if (at === challenge.length) break;
+        assert.equal(challenge.slice(at, at + 2), ', ', `expected ", " at ${at}: ${challenge}`);
+        at += 2;
+      }
+      assert.equal(params.resource_metadata, `${stack.gatewayUrl}/.well-known/oauth-protected-resource`);
+      if (authorization?.startsWith('Basic')) {
+        assert.equal(params.error, 'invalid_request');
+        assert.equal(params.error_description, 'the Authorization header must be "Bearer <token>"');
+      }
+    }
   });
 
   test('an unknown tool is a JSON-RPC error, not a crash', async () => {
@@ -420,6 +492,205 @@ describe('HTTP status rules', () => {
     const msg = sseData(res.text) as { error?: { code: number; message: string } };
     assert.equal(msg.error?.code, -32602);
     assert.match(msg.error?.message ?? '', /unknown tool: ads_no_such_tool/);
+  });
+});
+
+describe('protocol versions and batches', () => {
+  const batchOf = (n: number, name = 'ads_get_connection_context') =>
+    Array.from({ length: n }, (_, i) => ({ ...callBody(name), id: i + 1 }));
+
+  test('the unsupported-version error lists every supported version, 2026-07-28 included', async () => {
+    const res = await rawPost(
+      stack.mcpUrl,
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { ...bearer(seed.token), 'mcp-protocol-version': '1999-01-01' },
+    );
+    assert.equal(res.status, 400);
+    const message = (res.json as { error: { message: string } }).error.message;
+    for (const v of ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
+      assert.ok(message.includes(v), `${v} is missing from: ${message}`);
+    }
+  });
+
+  for (const version of ['2025-06-18', '2025-11-25', '2026-07-28']) {
+    test(`a batch under ${version} is refused with 400 and a JSON-RPC error: batches were removed in 2025-06-18`, async () => {
+      const res = await rawPost(stack.mcpUrl, batchOf(2), {
+        ...bearer(seed.token),
+        'mcp-protocol-version': version,
+      });
+      assert.equal(res.status, 400);
+      const error = (res.json as { jsonrpc: string; error: { code: number; message: string } }).error;
+      assert.equal(error.code, -32600);
+      assert.match(error.message, new RegExp(`batches are not allowed in protocol version ${version}`));
+    });
+  }
+
+  test('under 2025-03-26 a batch is served, and every tools/call in it counts against the credential rate', async () => {
+    // Burst 100 at 5/s: two batches of 50 calls empty the bucket, the third is refused.
+    const statuses: number[] = [];
+    let refused: Awaited<ReturnType<typeof rawPost>> | undefined;
+    for (let i = 0; i < 3; i++) {
+      const res = await rawPost(stack.mcpUrl, batchOf(50), {
+        ...bearer(tokens.batchRate as string),
+        'mcp-protocol-version': '2025-03-26',
+      });
+      statuses.push(res.status);
+      if (res.status === 200) {
+        const answers = sseMessages(res.text);
+        assert.equal(answers.length, 50, 'one answer per request of the batch');
+        assert.ok(answers.every((a) => a.result !== undefined));
+      } else {
+        refused = res;
+      }
+    }
+    assert.deepEqual(statuses, [200, 200, 429]);
+    assert.ok(Number(refused?.headers.get('retry-after')) >= 1);
+    // Refused by the request's own count when the bucket is empty, else by the batch's further calls.
+    assert.match(
+      refused?.text ?? '',
+      /rate limited( \(each of the batch's 50 tool calls counts\))?: retry after/,
+    );
+  });
+
+  test("each message of a batch gets its own request id in the gateway's and the services' logs", async () => {
+    const requestId = `e2e-batch-${Date.now()}`;
+    const res = await rawPost(
+      stack.mcpUrl,
+      [
+        { jsonrpc: '2.0', id: 'list', method: 'tools/list' },
+        { ...callBody('ads_list_accounts'), id: 'first' },
+        { ...callBody('ads_list_accounts'), id: 'second' },
+      ],
+      { ...bearer(seed.token), 'x-request-id': requestId },
+    );
+    assert.equal(res.status, 200);
+    assert.equal(sseMessages(res.text).length, 3);
+    await new Promise((r) => setTimeout(r, 300)); // let the log lines arrive
+    for (const position of [1, 2, 3]) {
+      const own = `"request_id":"${requestId}.${position}"`;
+      assert.ok(
+        stack
+          .recentOutput('gateway')
+          .some((l) => l.includes(own) && l.includes(`"batch_request_id":"${requestId}"`)),
+        `the gateway logged no line for message ${position}`,
+      );
+    }
+    for (const position of [2, 3]) {
+      assert.ok(
+        stack
+          .recentOutput('upstream-proxy')
+          .some((l) => l.includes(`"request_id":"${requestId}.${position}"`) && l.includes('ListAccounts')),
+        `upstream-proxy did not log call ${position} with its own request id`,
+      );
+    }
+  });
+});
+
+describe('hostile bodies', () => {
+  test('a body nested 5,000 levels is a 400 naming the depth limit of 64, and the gateway keeps serving', async () => {
+    const deepArrays = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const deepArguments = JSON.stringify(callBody('ads_get_connection_context')).replace(
+      '"arguments":{}',
+      `"arguments":{"a":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`,
+    );
+    for (const body of [deepArrays, deepArguments]) {
+      const res = await rawPost(stack.mcpUrl, body, bearer(seed.token));
+      assert.equal(res.status, 400);
+      assert.equal(res.headers.get('retry-after'), null);
+      const error = (res.json as { error: { code: number; message: string } }).error;
+      assert.equal(error.code, -32600);
+      assert.match(error.message, /deeper than the limit of 64 levels/);
+    }
+    const fine = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), bearer(seed.token));
+    assert.equal(fine.status, 200);
+  });
+
+  for (const [what, args] of [
+    ['a string', 'x'],
+    ['a number', 5],
+    ['an array', []],
+    ['null', null],
+  ] as const) {
+    test(`\`arguments\` that is ${what} is a one-line JSON-RPC invalid-params error naming \`arguments\``, async () => {
+      const res = await rawPost(
+        stack.mcpUrl,
+        {
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'ads_get_connection_context', arguments: args },
+        },
+        bearer(seed.token),
+      );
+      assert.equal(res.status, 200, 'an answer to the request, as for an unknown tool');
+      const answer = sseData(res.text) as { id: number; error?: { code: number; message: string } };
+      assert.equal(answer.id, 7);
+      assert.equal(answer.error?.code, -32602);
+      assert.equal(
+        answer.error?.message,
+        `Invalid params: \`arguments\` must be an object holding the tool's arguments (got ${what})`,
+      );
+    });
+  }
+});
+
+describe('loopback origins', () => {
+  test('localhost, 127.0.0.1 and [::1] with the same port are the same origin for /mcp; another port or scheme is not', async () => {
+    const port = new URL(stack.gatewayUrl).port;
+    for (const origin of [`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`]) {
+      const res = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+        ...bearer(seed.token),
+        origin,
+      });
+      assert.equal(res.status, 200, origin);
+    }
+    for (const origin of [`http://localhost:${Number(port) + 1}`, `https://localhost:${port}`, 'null']) {
+      const res = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+        ...bearer(seed.token),
+        origin,
+      });
+      assert.equal(res.status, 403, origin);
+    }
+  });
+});
+
+describe('slow clients', () => {
+  test('a request body that trickles in is cut off with 408 after REQUEST_TIMEOUT_SECONDS', async () => {
+    const { hostname, port } = new URL(stack.gatewayUrl);
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname);
+      let trickle: NodeJS.Timeout | undefined;
+      const giveUp = setTimeout(() => {
+        socket.destroy();
+        resolve('no answer in 20 s');
+      }, 20_000);
+      socket.on('connect', () => {
+        socket.write(
+          'POST /mcp HTTP/1.1\r\n' +
+            `Host: ${hostname}:${port}\r\n` +
+            `Authorization: Bearer ${seed.token}\r\n` +
+            'Content-Type: application/json\r\n' +
+            'Accept: application/json, text/event-stream\r\n' +
+            'Content-Length: 1000\r\n\r\n',
+        );
+        // One byte every 200 ms: the body would take 200 s to arrive.
+        trickle = setInterval(() => socket.write(' '), 200);
+      });
+      socket.on('data', (d: Buffer) => {
+        clearTimeout(giveUp);
+        resolve(d.toString('utf8'));
+        socket.destroy();
+      });
+      socket.on('close', () => clearInterval(trickle));
+      socket.on('error', (err) => {
+        clearTimeout(giveUp);
+        reject(err);
+      });
+    });
+    const elapsed = Date.now() - started;
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.ok(elapsed >= 2500 && elapsed < 15_000, `cut off after ${elapsed} ms`);
   });
 });
 

@@ -117,9 +117,11 @@ test('no argument value, however hostile, makes any tool fail uncleanly', async 
       const res = await rawPost(e2e.stack.mcpUrl, body, { authorization: `Bearer ${token}` });
       const label = `${tool.name} ${body.slice(0, 160)}`;
       if (res.status !== 200) {
-        // At the HTTP level only two refusals are clean: the body limit, and a property that
-        // could reach a prototype, named in the message.
-        const named = res.status === 400 && /the property \\".*\\" is not accepted/.test(res.text);
+        // At the HTTP level only three refusals are clean: the body limit, a property that could
+        // reach a prototype, named in the message, and nesting past the depth limit, named too.
+        const named =
+          res.status === 400 &&
+          /the property \\".*\\" is not accepted|deeper than the limit of \d+ levels/.test(res.text);
         if (res.status !== 413 && !named)
           unclean.push(`HTTP ${res.status}: ${label} -> ${res.text.slice(0, 200)}`);
         continue;

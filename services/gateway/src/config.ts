@@ -24,6 +24,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       MAX_BODY_BYTES: int(4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
       /** Failed authentications per client address per minute before it is refused (429). */
       AUTH_FAILURES_PER_MINUTE: int(60, 1, 1_000_000),
+      /** How long a credential found valid is trusted from memory before the database is asked again. */
+      AUTH_CACHE_SECONDS: int(5, 0, 3600),
+      /** Time a client has to send a whole request, headers and body; then it is cut off with 408. */
+      REQUEST_TIMEOUT_SECONDS: int(30, 1, 3600),
       /** "true" behind a proxy that sets X-Forwarded-For, so the limit applies per client, not per proxy. */
       TRUST_PROXY: str('false'),
     },

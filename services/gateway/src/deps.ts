@@ -18,6 +18,11 @@ export interface GatewayDeps {
   changes: Client<typeof ChangesService>;
   optimizer: Client<typeof OptimizerService>;
   marketing: Client<typeof MarketingService>;
+  /**
+   * Forgets what this gateway replica remembers of a credential's authentication, so that its
+   * revocation takes effect at once; buildServer sets it.
+   */
+  forgetCredential?: (credentialId: string) => void;
 }
 
 /** Call options that make a service call on behalf of `principal`. */

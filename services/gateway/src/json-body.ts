@@ -1,8 +1,12 @@
 /**
- * The gateway's JSON body parser. Properties that could reach an object's prototype
- * (`__proto__`, and `constructor` holding `prototype`) are refused with a message that names
- * them, rather than dropped silently; malformed JSON is refused as such.
+ * The gateway's JSON body parser. A body nested deeper than MAX_JSON_DEPTH is refused, so no later
+ * walk of it (ours, the SDK's, a schema validator's) can run out of stack. Properties that could
+ * reach an object's prototype (`__proto__`, and `constructor` holding `prototype`) are refused
+ * with a message that names them, rather than dropped silently; malformed JSON is refused as such.
  */
+
+/** How deeply objects and arrays may nest in a request body; no MCP message comes close. */
+export const MAX_JSON_DEPTH = 64;
 
 export class BodyError extends Error {
   constructor(
@@ -15,22 +19,27 @@ export class BodyError extends Error {
   readonly statusCode = 400;
 }
 
-function forbiddenKey(value: unknown, path: string, depth: number): string | undefined {
-  if (depth > 10_000 || typeof value !== 'object' || value === null) return undefined;
-  if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) {
-      const found = forbiddenKey(v, `${path}[${i}]`, depth + 1);
-      if (found) return found;
+type Refusal = { tooDeep: true } | { key: string };
+
+/** The first reason to refuse a parsed body, found without recursion (the body is untrusted). */
+function refusal(root: unknown): Refusal | undefined {
+  const pending: { value: unknown; path: string; depth: number }[] = [{ value: root, path: '', depth: 1 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, path, depth } = next;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MAX_JSON_DEPTH) return { tooDeep: true };
+    if (Array.isArray(value)) {
+      for (const [i, v] of value.entries())
+        pending.push({ value: v, path: `${path}[${i}]`, depth: depth + 1 });
+      continue;
     }
-    return undefined;
-  }
-  for (const [k, v] of Object.entries(value)) {
-    const at = path === '' ? k : `${path}.${k}`;
-    if (k === '__proto__') return at;
-    if (k === 'constructor' && typeof v === 'object' && v !== null && 'prototype' in v)
-      return `${at}.prototype`;
-    const found = forbiddenKey(v, at, depth + 1);
-    if (found) return found;
+    for (const [k, v] of Object.entries(value)) {
+      const at = path === '' ? k : `${path}.${k}`;
+      if (k === '__proto__') return { key: at };
+      if (k === 'constructor' && typeof v === 'object' && v !== null && 'prototype' in v)
+        return { key: `${at}.prototype` };
+      pending.push({ value: v, path: at, depth: depth + 1 });
+    }
   }
   return undefined;
 }
@@ -45,12 +54,16 @@ export function parseJsonBody(text: string): unknown {
   } catch (err) {
     throw new BodyError(`Parse error: the body is not valid JSON (${(err as Error).message})`, -32700);
   }
-  const key = forbiddenKey(value, '', 0);
-  if (key !== undefined) {
+  const refused = refusal(value);
+  if (refused === undefined) return value;
+  if ('tooDeep' in refused) {
     throw new BodyError(
-      `Invalid Request: the property "${key}" is not accepted (it could alter object prototypes)`,
+      `Invalid Request: the body nests objects and arrays deeper than the limit of ${MAX_JSON_DEPTH} levels`,
       -32600,
     );
   }
-  return value;
+  throw new BodyError(
+    `Invalid Request: the property "${refused.key}" is not accepted (it could alter object prototypes)`,
+    -32600,
+  );
 }

@@ -42,6 +42,8 @@ runMain(SERVICE_NAME, async () => {
     maxBodyBytes: config.MAX_BODY_BYTES,
     authFailuresPerSecond: config.AUTH_FAILURES_PER_MINUTE / 60,
     authFailuresBurst: config.AUTH_FAILURES_PER_MINUTE,
+    authCacheMs: config.AUTH_CACHE_SECONDS * 1000,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_SECONDS * 1000,
     trustProxy: config.TRUST_PROXY,
   });
   await app.listen({ port: config.PORT, host: config.HOST });

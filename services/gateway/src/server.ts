@@ -1,6 +1,7 @@
 /** The gateway's HTTP server: the MCP edge, the catalogue, OAuth resource metadata and health. */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { KnownCredentials } from './auth/known-credentials.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
 import type { Catalogue } from './catalogue/catalogue.ts';
 import { gatewayCatalogue } from './catalogue/tools/index.ts';
@@ -18,6 +19,10 @@ export interface ServerOptions {
   /** Failed authentications allowed per client address: a refill rate per second and a burst. */
   authFailuresPerSecond: number;
   authFailuresBurst: number;
+  /** How long a credential found valid is admitted from memory before the database is asked again. */
+  authCacheMs: number;
+  /** Time a client has to send a whole request (headers and body) before it is cut off with 408. */
+  requestTimeoutMs: number;
   /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
   trustProxy: boolean;
   now?: () => Date;
@@ -33,10 +38,20 @@ export function buildServer(
   const catalogue = gatewayCatalogue();
   const app = Fastify({
     bodyLimit: opts.maxBodyBytes,
+    // Node answers 408 to a request whose headers and body have not all arrived in time; it checks
+    // every second so that a short limit is kept to within a second.
+    requestTimeout: opts.requestTimeoutMs,
+    http: { requestTimeout: opts.requestTimeoutMs, connectionsCheckingInterval: 1000 },
     logger: false,
     return503OnClosing: true,
     trustProxy: opts.trustProxy,
   });
+  const knownCredentials = new KnownCredentials(opts.authCacheMs);
+  // A revocation through this replica (the dashboard, ads_disconnect_client) takes effect at once.
+  const routeDeps: GatewayDeps = {
+    ...deps,
+    forgetCredential: (credentialId) => knownCredentials.forgetCredential(credentialId),
+  };
   const { logger } = deps;
 
   app.removeContentTypeParser('application/json');
@@ -112,18 +127,19 @@ export function buildServer(
 
   registerMcpRoutes(app, {
     catalogue,
-    deps,
+    deps: routeDeps,
     db: deps.pool,
     logger,
     limiter: new RateLimiter(opts.ratePerSecond, opts.rateBurst),
     authFailures: new RateLimiter(opts.authFailuresPerSecond, opts.authFailuresBurst),
+    knownCredentials,
     publicUrl: opts.publicUrl,
     allowedOrigins: opts.allowedOrigins,
     maxBodyBytes: opts.maxBodyBytes,
     now: opts.now,
   });
 
-  registerDashboardRoutes(app, deps, { publicUrl: opts.publicUrl });
+  registerDashboardRoutes(app, routeDeps, { publicUrl: opts.publicUrl, allowedOrigins: opts.allowedOrigins });
 
   const resourceMetadata = {
     resource: `${opts.publicUrl}/mcp`,

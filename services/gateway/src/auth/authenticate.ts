@@ -1,20 +1,30 @@
-/** Resolves `Authorization: Bearer <token>` to a caller, or says why it cannot. */
+/**
+ * Resolves `Authorization: Bearer <token>` to a caller, or says why it cannot. Failed lookups are
+ * budgeted per client address; successes are not, so a valid credential is never refused because
+ * other clients behind the same address (everyone on loopback, everyone behind a proxy) failed.
+ */
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { Caller } from '../catalogue/catalogue.ts';
 import { hashToken, looksLikeToken } from '../domain/credentials.ts';
 import { findCredentialByHash, touchCredential } from '../store/identity-store.ts';
+import type { KnownCredentials } from './known-credentials.ts';
+import type { RateLimiter } from './rate-limiter.ts';
 
 export type AuthResult =
   | { ok: true; caller: Caller }
   /** `error` is the RFC 6750 error code for the challenge; absent when no token was sent. */
   | { ok: false; error?: 'invalid_request' | 'invalid_token'; description: string };
 
-/** authenticate checks the header against the stored credentials at time `now`. */
-export async function authenticate(
-  db: Queryable,
-  header: string | undefined,
-  now: Date,
-): Promise<AuthResult> {
+type BearerResult = { ok: true; token: string } | Extract<AuthResult, { ok: false }>;
+
+const INVALID_TOKEN = {
+  ok: false,
+  error: 'invalid_token',
+  description: 'the access token is not valid',
+} as const;
+
+/** readBearer takes the token out of an Authorization header, checking only its shape. */
+export function readBearer(header: string | undefined): BearerResult {
   if (header === undefined || header === '')
     return { ok: false, description: 'an Authorization: Bearer token is required' };
   const m = /^Bearer +(\S+)$/i.exec(header);
@@ -25,12 +35,13 @@ export async function authenticate(
       description: 'the Authorization header must be "Bearer <token>"',
     };
   }
-  const token = m[1];
-  if (!looksLikeToken(token))
-    return { ok: false, error: 'invalid_token', description: 'the access token is not valid' };
-  const row = await findCredentialByHash(db, hashToken(token));
-  if (row === undefined)
-    return { ok: false, error: 'invalid_token', description: 'the access token is not valid' };
+  return looksLikeToken(m[1]) ? { ok: true, token: m[1] } : INVALID_TOKEN;
+}
+
+/** verifyToken checks a well-formed token against the stored credentials at time `now`. */
+export async function verifyToken(db: Queryable, tokenHash: Buffer, now: Date): Promise<AuthResult> {
+  const row = await findCredentialByHash(db, tokenHash);
+  if (row === undefined) return INVALID_TOKEN;
   if (row.revoked_at !== null)
     return { ok: false, error: 'invalid_token', description: 'the access token was revoked' };
   if (row.expires_at !== null && row.expires_at <= now) {
@@ -58,5 +69,48 @@ export async function authenticate(
       workspaceName: row.workspace_name,
       features: row.features,
     },
+  };
+}
+
+export type GuardResult = AuthResult | { ok: false; overBudget: true; retryAfterSeconds: number };
+
+export interface AuthGuardOptions {
+  db: Queryable;
+  /** Failed lookups per client address. */
+  failures: RateLimiter;
+  known: KnownCredentials;
+  now: () => Date;
+}
+
+/**
+ * createAuthGuard returns the edge's authentication: a known, fresh token is admitted from
+ * memory; a known, stale one is checked again in the database whatever its address's budget
+ * (it is not a guess); an unknown one is looked up only while its address has failures left.
+ * A header without a well-formed token costs no lookup and so no budget.
+ */
+export function createAuthGuard(o: AuthGuardOptions) {
+  return async (header: string | undefined, clientAddress: string): Promise<GuardResult> => {
+    const bearer = readBearer(header);
+    if (!bearer.ok) return bearer;
+    const tokenHash = hashToken(bearer.token);
+    const now = o.now();
+    const known = o.known.get(tokenHash);
+    if (known?.fresh) {
+      const expiresAt = known.caller.credentialExpiresAt;
+      if (expiresAt === null || expiresAt > now) return { ok: true, caller: known.caller };
+    }
+    if (known === undefined) {
+      const budget = o.failures.peek(clientAddress);
+      if (!budget.allowed)
+        return { ok: false, overBudget: true, retryAfterSeconds: budget.retryAfterSeconds };
+    }
+    const result = await verifyToken(o.db, tokenHash, now);
+    if (result.ok) {
+      o.known.remember(tokenHash, result.caller);
+    } else {
+      o.known.forgetToken(tokenHash);
+      if (known === undefined) o.failures.take(clientAddress);
+    }
+    return result;
   };
 }

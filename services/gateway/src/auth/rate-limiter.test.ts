@@ -37,3 +37,10 @@ test('peek tells what take would decide without taking', () => {
   now += 1000;
   assert.equal(limiter.peek('a').allowed, true);
 });
+
+test('a cost takes that many tokens at once, or none', () => {
+  const limiter = new RateLimiter(1, 5, () => 0);
+  assert.equal(limiter.take('a', 3).allowed, true);
+  assert.deepEqual(limiter.take('a', 3), { allowed: false, retryAfterSeconds: 1 });
+  assert.equal(limiter.take('a', 2).allowed, true, 'the refused take took nothing');
+});

@@ -16,7 +16,7 @@ export class RateLimiter {
   /** `ratePerSecond` refills each bucket; `burst` is its size. */
   constructor(
     private readonly ratePerSecond: number,
-    private readonly burst: number,
+    readonly burst: number,
     private readonly now: () => number = () => Date.now(),
   ) {}
 
@@ -30,18 +30,22 @@ export class RateLimiter {
       : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / this.ratePerSecond)) };
   }
 
-  take(key: string): RateDecision {
+  /** Takes `cost` tokens at once (a batch's tool calls), or none when the bucket holds fewer. */
+  take(key: string, cost = 1): RateDecision {
     const t = this.now();
     const b = this.#buckets.get(key) ?? { tokens: this.burst, at: t };
     b.tokens = Math.min(this.burst, b.tokens + ((t - b.at) / 1000) * this.ratePerSecond);
     b.at = t;
     this.#buckets.set(key, b);
     if (this.#buckets.size > 100_000) this.#evictFull(t);
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
+    if (b.tokens >= cost) {
+      b.tokens -= cost;
       return { allowed: true, retryAfterSeconds: 0 };
     }
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - b.tokens) / this.ratePerSecond)) };
+    return {
+      allowed: false,
+      retryAfterSeconds: Math.max(1, Math.ceil((cost - b.tokens) / this.ratePerSecond)),
+    };
   }
 
   /** Forgets buckets that have refilled, bounding memory. */

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createOriginPolicy } from '../auth/origin.ts';
 import { RateLimiter } from '../auth/rate-limiter.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { hashToken, verifyPassword } from '../domain/credentials.ts';
@@ -35,6 +36,8 @@ function readCookie(req: FastifyRequest, name: string): string | undefined {
 
 export interface DashboardOptions {
   publicUrl: string;
+  /** Further origins whose pages may post the dashboard's forms (ALLOWED_ORIGINS). */
+  allowedOrigins?: readonly string[];
 }
 
 export function registerDashboardRoutes(
@@ -42,7 +45,7 @@ export function registerDashboardRoutes(
   deps: GatewayDeps,
   opts: DashboardOptions,
 ): void {
-  const origin = new URL(opts.publicUrl).origin;
+  const origins = createOriginPolicy(opts.publicUrl, opts.allowedOrigins);
   const secure = opts.publicUrl.startsWith('https://');
   // Five sign-in attempts a minute per email and address.
   const attempts = new RateLimiter(5 / 60, 5);
@@ -68,18 +71,38 @@ export function registerDashboardRoutes(
     return token ? findSession(deps.pool, hashToken(token)) : undefined;
   };
 
+  /** Refuses a form post with 403 and a message that says which check it failed. */
+  const refuseForm = (reply: FastifyReply, message: string) =>
+    reply
+      .code(403)
+      .type('text/html')
+      .send(page('Forbidden', `<p class="error" role="alert">${esc(message)}</p>`));
+
+  /** Why a form post did not come from one of our own pages (its Origin), or undefined when it did. */
+  const foreignOrigin = (req: FastifyRequest): string | undefined => {
+    const sent = req.headers.origin;
+    if (sent === undefined || origins.allows(sent)) return undefined;
+    return `This form was refused by the origin check: it was sent from ${sent}, not from this dashboard's own pages (${new URL(opts.publicUrl).origin}). Open the dashboard at its own address and try again.`;
+  };
+
   /** A POST from a signed-in person on our own page, or undefined after answering 403. */
   const checkedPost = async (req: FastifyRequest, reply: FastifyReply): Promise<SessionView | undefined> => {
+    const badOrigin = foreignOrigin(req);
+    if (badOrigin !== undefined) {
+      await refuseForm(reply, badOrigin);
+      return undefined;
+    }
     const s = await session(req);
+    if (!s) {
+      await refuseForm(reply, 'You are not signed in, or your session has ended. Sign in again and retry.');
+      return undefined;
+    }
     const body = (req.body ?? {}) as Record<string, string>;
-    const sentOrigin = req.headers.origin;
-    if (!s || body.csrf !== s.csrf_token || (sentOrigin !== undefined && sentOrigin !== origin)) {
-      await reply
-        .code(403)
-        .type('text/html')
-        .send(
-          page('Forbidden', '<p class="error">This form has expired. Reload the page and try again.</p>'),
-        );
+    if (body.csrf !== s.csrf_token) {
+      await refuseForm(
+        reply,
+        "This form has expired: its CSRF token is not your session's (the CSRF check failed). Reload the page and try again.",
+      );
       return undefined;
     }
     return s;
@@ -99,6 +122,9 @@ export function registerDashboardRoutes(
   app.get('/dashboard/login', async (_req, reply) => reply.type('text/html').send(loginPage()));
 
   app.post('/dashboard/login', async (req, reply) => {
+    // Like every other form: signing in from another site's page would sign a person in unawares.
+    const badOrigin = foreignOrigin(req);
+    if (badOrigin !== undefined) return refuseForm(reply, badOrigin);
     const body = (req.body ?? {}) as Record<string, string>;
     const email = String(body.email ?? '')
       .trim()
@@ -322,6 +348,7 @@ export function registerDashboardRoutes(
     if (!/^[0-9a-f-]{36}$/i.test(req.params.id))
       return reply.code(404).type('text/html').send(page('Not found', '<p>No such connection.</p>'));
     const revoked = await revokeCredential(deps.pool, req.params.id, s.workspace_id);
+    deps.forgetCredential?.(req.params.id);
     if (revoked) {
       await insertAudit(deps.pool, {
         workspaceId: s.workspace_id,

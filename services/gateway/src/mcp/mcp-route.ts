@@ -1,17 +1,27 @@
 /**
- * `POST /mcp`: the edge's own checks, in order — Origin (403), bearer token (401), Accept
- * (406), credential rate (429), body (400/413, by Fastify), the tool's scope and role (403) —
- * then the MCP SDK serves the JSON-RPC exchange (2026-07-28 and stateless 2025-11-25) with a
- * per-request server whose tools come from the catalogue.
+ * `POST /mcp`: the edge's own checks, in order — Origin (403), bearer token (401, or 429 for an
+ * address over its failed-authentication budget), Accept (406), credential rate (429), body
+ * (400/413, by Fastify), protocol version and batches (400), the tool's scope and role (403), a
+ * batch's tool calls against the rate (429) — then the MCP SDK serves the JSON-RPC exchange
+ * (2026-07-28, and the 2025-era revisions statelessly) with a per-request server whose tools come
+ * from the catalogue.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { type AuthInfo, createMcpHandler, Server } from '@modelcontextprotocol/server';
+import {
+  type AuthInfo,
+  createMcpHandler,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  UnsupportedProtocolVersionError,
+} from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate } from '../auth/authenticate.ts';
+import { createAuthGuard } from '../auth/authenticate.ts';
+import type { KnownCredentials } from '../auth/known-credentials.ts';
+import { createOriginPolicy } from '../auth/origin.ts';
 import type { RateLimiter } from '../auth/rate-limiter.ts';
 import {
   accessDenied,
@@ -20,6 +30,16 @@ import {
   SERVER_NAME,
   SERVER_VERSION,
 } from '../catalogue/catalogue.ts';
+import {
+  batchRefusal,
+  batchRequestIds,
+  countToolCalls,
+  namedToolCalls,
+  namedVersion,
+  type RpcId,
+  SUPPORTED_VERSIONS,
+  takeMalformedToolCalls,
+} from './rpc-messages.ts';
 import { callTool } from './tool-call.ts';
 
 const INSTRUCTIONS =
@@ -37,8 +57,10 @@ export interface McpRouteOptions<D> {
   db: Queryable;
   logger: Logger;
   limiter: RateLimiter;
-  /** Failed authentications per client address; over budget, the address is refused before any lookup. */
+  /** Failed authentications per client address; over budget, only known credentials are looked up. */
   authFailures: RateLimiter;
+  /** Credentials recently found valid, admitted without a lookup. */
+  knownCredentials: KnownCredentials;
   /** The public base URL; its origin is always allowed, and it names the resource metadata. */
   publicUrl: string;
   allowedOrigins: readonly string[];
@@ -64,42 +86,62 @@ export function acceptsJsonAndSse(accept: string | undefined): boolean {
   return types.includes('application/json') && types.includes('text/event-stream');
 }
 
-/** The tools/call requests in a JSON-RPC body (a single message or a batch). */
-function toolCalls(body: unknown): { id: unknown; name: string }[] {
-  const messages = Array.isArray(body) ? body : [body];
-  const calls: { id: unknown; name: string }[] = [];
-  for (const m of messages) {
-    if (typeof m !== 'object' || m === null) continue;
-    const msg = m as { method?: unknown; id?: unknown; params?: { name?: unknown } };
-    if (msg.method === 'tools/call' && typeof msg.params?.name === 'string')
-      calls.push({ id: msg.id, name: msg.params.name });
-  }
-  return calls;
+/** What the route hands the per-request MCP server besides the caller. */
+interface ExchangeInfo {
+  caller: Caller;
+  requestId: string;
+  /** In a batch, each request's own request id. */
+  messageRequestIds: Map<RpcId, string>;
+  /** Malformed tools/call requests and the one-line reason each is refused. */
+  malformedToolCalls: Map<RpcId, string>;
+}
+
+/** The SDK's unsupported-version error, listing every version this endpoint serves (both eras). */
+function unsupportedVersion(reply: FastifyReply, requested: string) {
+  const err = new UnsupportedProtocolVersionError(
+    { supported: [...SUPPORTED_VERSIONS], requested },
+    `Unsupported protocol version: ${requested} (supported versions: ${SUPPORTED_VERSIONS.join(', ')})`,
+  );
+  return reply
+    .code(400)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', error: { code: err.code, message: err.message, data: err.data }, id: null });
+}
+
+/** A `WWW-Authenticate` parameter value as an RFC 9110 quoted-string. */
+function quoted(value: string): string {
+  return `"${value.replace(/["\\]/g, '\\$&')}"`;
 }
 
 export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>): void {
-  const publicOrigin = new URL(o.publicUrl).origin;
-  const allowed = new Set([publicOrigin, ...o.allowedOrigins]);
+  const origins = createOriginPolicy(o.publicUrl, o.allowedOrigins);
   const resourceMetadata = new URL('/.well-known/oauth-protected-resource', o.publicUrl).toString();
   const now = o.now ?? (() => new Date());
+  const authenticate = createAuthGuard({
+    db: o.db,
+    failures: o.authFailures,
+    known: o.knownCredentials,
+    now,
+  });
 
   const handler = createMcpHandler(
     (ctx) => {
-      const caller = (ctx.authInfo?.extra as { caller?: Caller; requestId?: string } | undefined)?.caller;
-      const requestId =
-        (ctx.authInfo?.extra as { requestId?: string } | undefined)?.requestId ?? randomUUID();
+      const info = ctx.authInfo?.extra as ExchangeInfo | undefined;
       const server = new Server(
         { name: SERVER_NAME, version: SERVER_VERSION },
         { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
       );
       server.setRequestHandler('tools/list', () => ({ tools: [...o.catalogue.listing] }));
-      server.setRequestHandler('tools/call', (req) => {
+      server.setRequestHandler('tools/call', (req, reqCtx) => {
         // The route authenticated every request before the SDK saw it.
-        if (caller === undefined) throw new Error('tools/call reached the MCP server without a caller');
+        if (info === undefined) throw new Error('tools/call reached the MCP server without a caller');
+        const id = reqCtx.mcpReq.id;
+        const malformed = info.malformedToolCalls.get(id);
+        if (malformed !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, malformed);
         return callTool(
           { catalogue: o.catalogue, deps: o.deps, logger: o.logger },
-          caller,
-          requestId,
+          info.caller,
+          info.messageRequestIds.get(id) ?? info.requestId,
           req.params.name,
           req.params.arguments,
         );
@@ -114,31 +156,29 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
   const serve = toNodeHandler(handler, { maxRequestBodySize: o.maxBodyBytes });
 
   const challenge = (error?: string, description?: string) => {
-    const parts = [`resource_metadata="${resourceMetadata}"`];
-    if (error) parts.push(`error="${error}"`);
-    if (description) parts.push(`error_description="${description}"`);
+    const parts = [`resource_metadata=${quoted(resourceMetadata)}`];
+    if (error) parts.push(`error=${quoted(error)}`);
+    if (description) parts.push(`error_description=${quoted(description)}`);
     return `Bearer ${parts.join(', ')}`;
   };
 
   // Everything that can be decided from headers is decided before the body is read.
   const guard = async (req: FastifyRequest, reply: FastifyReply) => {
     const origin = req.headers.origin;
-    if (origin !== undefined && !allowed.has(origin)) {
+    if (origin !== undefined && !origins.allows(origin)) {
       return rpcError(reply, 403, JSONRPC_FORBIDDEN, `origin ${origin} is not allowed`);
     }
-    const blocked = o.authFailures.peek(req.ip);
-    if (!blocked.allowed) {
-      reply.header('retry-after', String(blocked.retryAfterSeconds));
+    const auth = await authenticate(req.headers.authorization, req.ip);
+    if (!auth.ok && 'overBudget' in auth) {
+      reply.header('retry-after', String(auth.retryAfterSeconds));
       return rpcError(
         reply,
         429,
         JSONRPC_INVALID_REQUEST,
-        `too many failed authentications from this address: retry after ${blocked.retryAfterSeconds} s`,
+        `too many failed authentications from this address: retry after ${auth.retryAfterSeconds} s`,
       );
     }
-    const auth = await authenticate(o.db, req.headers.authorization, now());
     if (!auth.ok) {
-      o.authFailures.take(req.ip);
       reply.header('www-authenticate', challenge(auth.error, auth.error ? auth.description : undefined));
       return rpcError(reply, 401, JSONRPC_INVALID_REQUEST, `unauthorized: ${auth.description}`);
     }
@@ -152,25 +192,68 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
       );
     }
     const rate = o.limiter.take(auth.caller.principal.credentialId);
-    if (!rate.allowed) {
-      reply.header('retry-after', String(rate.retryAfterSeconds));
+    if (!rate.allowed) return rateLimited(reply, rate.retryAfterSeconds);
+  };
+
+  const rateLimited = (reply: FastifyReply, retryAfterSeconds: number, what = '') => {
+    reply.header('retry-after', String(retryAfterSeconds));
+    return rpcError(
+      reply,
+      429,
+      JSONRPC_INVALID_REQUEST,
+      `rate limited${what}: retry after ${retryAfterSeconds} s`,
+    );
+  };
+
+  /** The guard took one request from the credential's rate; each further tool call of a batch takes one more. */
+  const takeBatchRate = (reply: FastifyReply, body: unknown, caller: Caller) => {
+    const calls = countToolCalls(body);
+    if (calls <= 1) return undefined;
+    if (calls > o.limiter.burst) {
       return rpcError(
         reply,
-        429,
+        400,
         JSONRPC_INVALID_REQUEST,
-        `rate limited: retry after ${rate.retryAfterSeconds} s`,
+        `Invalid Request: a batch may hold at most ${o.limiter.burst} tool calls (this credential's burst)`,
       );
     }
+    const rate = o.limiter.take(caller.principal.credentialId, calls - 1);
+    if (rate.allowed) return undefined;
+    return rateLimited(reply, rate.retryAfterSeconds, ` (each of the batch's ${calls} tool calls counts)`);
+  };
+
+  /** The checks that need the body; an answer when the request is refused. */
+  const refuseBody = (req: FastifyRequest, reply: FastifyReply, caller: Caller) => {
+    const header = req.headers['mcp-protocol-version'];
+    const version = namedVersion(header, req.body);
+    if (version !== undefined && !SUPPORTED_VERSIONS.includes(version)) {
+      return unsupportedVersion(reply, version);
+    }
+    const batch = batchRefusal(req.body, typeof header === 'string' ? header : undefined);
+    if (batch !== undefined) return rpcError(reply, 400, JSONRPC_INVALID_REQUEST, batch);
+    for (const call of namedToolCalls(req.body)) {
+      const tool = o.catalogue.byName.get(call.name);
+      const denied = tool && accessDenied(caller.principal, tool);
+      if (denied) return rpcError(reply, 403, JSONRPC_FORBIDDEN, `forbidden: ${denied}`, call.id ?? null);
+    }
+    return takeBatchRate(reply, req.body, caller);
   };
 
   app.post('/mcp', { onRequest: guard }, async (req, reply) => {
     const caller = req.caller;
     if (caller === undefined) throw new Error('unauthenticated request passed the guard');
-    for (const call of toolCalls(req.body)) {
-      const tool = o.catalogue.byName.get(call.name);
-      const denied = tool && accessDenied(caller.principal, tool);
-      if (denied) return rpcError(reply, 403, JSONRPC_FORBIDDEN, `forbidden: ${denied}`, call.id ?? null);
+    const refused = refuseBody(req, reply, caller);
+    if (refused !== undefined) return refused;
+    const messageRequestIds = batchRequestIds(req.body, req.requestId);
+    for (const [, id] of messageRequestIds) {
+      o.logger.info({ request_id: id, batch_request_id: req.requestId }, 'batch message');
     }
+    const info: ExchangeInfo = {
+      caller,
+      requestId: req.requestId,
+      messageRequestIds,
+      malformedToolCalls: takeMalformedToolCalls(req.body),
+    };
     const authInfo: AuthInfo = {
       token: 'verified-by-gateway',
       clientId: caller.principal.credentialId,
@@ -178,7 +261,7 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
       expiresAt: caller.credentialExpiresAt
         ? Math.floor(caller.credentialExpiresAt.getTime() / 1000)
         : undefined,
-      extra: { caller, requestId: req.requestId },
+      extra: info as unknown as Record<string, unknown>,
     };
     reply.hijack();
     reply.raw.setHeader('x-request-id', req.requestId);
@@ -186,6 +269,7 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     await serve(req.raw, reply.raw, req.body);
   });
 
+  // Answered from the headers, before any body is read.
   const methodNotAllowed = async (_req: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', 'POST');
     return rpcError(
@@ -195,6 +279,10 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
       'Method Not Allowed: this endpoint is stateless; use POST',
     );
   };
-  app.get('/mcp', methodNotAllowed);
-  app.delete('/mcp', methodNotAllowed);
+  app.route({
+    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+    url: '/mcp',
+    onRequest: methodNotAllowed,
+    handler: methodNotAllowed,
+  });
 }

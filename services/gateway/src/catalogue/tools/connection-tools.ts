@@ -108,6 +108,7 @@ export const disconnectClient = defineTool<GatewayDeps, typeof noArguments>({
     async run({ caller, deps }) {
       const { principal } = caller;
       const revokedAt = await revokeCredential(deps.pool, principal.credentialId, principal.workspaceId);
+      deps.forgetCredential?.(principal.credentialId);
       await insertAudit(deps.pool, {
         workspaceId: principal.workspaceId,
         actor: `credential:${principal.credentialId}`,

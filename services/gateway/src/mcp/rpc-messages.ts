@@ -1,0 +1,133 @@
+/**
+ * What the edge reads from a JSON-RPC body before the MCP SDK serves it: the protocol version it
+ * names, whether that version still allows batches, and `tools/call` params the SDK would refuse
+ * with a dump of its schema validation.
+ */
+import {
+  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  PROTOCOL_VERSION_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/server';
+
+/**
+ * The revisions `createMcpHandler` serves on its modern path (the SDK does not export the list);
+ * the 2025-era revisions are served by its stateless fallback.
+ */
+const MODERN_PROTOCOL_VERSIONS = ['2026-07-28'] as const;
+
+/** Every protocol version this endpoint serves, newest first. */
+export const SUPPORTED_VERSIONS: readonly string[] = [
+  ...MODERN_PROTOCOL_VERSIONS,
+  ...SUPPORTED_PROTOCOL_VERSIONS,
+];
+
+/** JSON-RPC batching was removed from MCP in this revision. */
+export const BATCHES_REMOVED_IN = '2025-06-18';
+
+export type RpcId = string | number;
+
+interface RpcMessage {
+  method?: unknown;
+  id?: unknown;
+  params?: unknown;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The messages of a body: its elements when it is a batch, else itself. */
+export function messagesOf(body: unknown): RpcMessage[] {
+  return (Array.isArray(body) ? body : [body]).filter(isPlainObject);
+}
+
+/** The protocol version a request names: the MCP-Protocol-Version header, else its `_meta` claim. */
+export function namedVersion(header: string | string[] | undefined, body: unknown): string | undefined {
+  if (typeof header === 'string' && header.trim() !== '') return header.trim();
+  if (Array.isArray(body) || !isPlainObject(body) || !isPlainObject(body.params)) return undefined;
+  const meta = body.params._meta;
+  const claim = isPlainObject(meta) ? meta[PROTOCOL_VERSION_META_KEY] : undefined;
+  return typeof claim === 'string' ? claim : undefined;
+}
+
+/**
+ * Why a batch is refused, or undefined when its version allows batches. Without a version header
+ * the transport assumes 2025-03-26, as MCP says, and that revision allows them.
+ */
+export function batchRefusal(body: unknown, header: string | undefined): string | undefined {
+  if (!Array.isArray(body)) return undefined;
+  const version = header?.trim() || DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+  if (version >= BATCHES_REMOVED_IN) {
+    return `Invalid Request: JSON-RPC batches are not allowed in protocol version ${version} (MCP removed them in ${BATCHES_REMOVED_IN}); send one message per request`;
+  }
+  const ids = messagesOf(body)
+    .map((m) => m.id)
+    .filter((id) => id !== undefined);
+  if (new Set(ids).size !== ids.length)
+    return 'Invalid Request: each request in a batch needs an id of its own';
+  return undefined;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** The one-line reason a tools/call's params are malformed, or undefined when they are not. */
+function toolCallParamsProblem(params: unknown): string | undefined {
+  if (!isPlainObject(params))
+    return `Invalid params: \`params\` must be an object with \`name\` and \`arguments\` (got ${kindOf(params)})`;
+  if (typeof params.name !== 'string')
+    return `Invalid params: \`name\` must be a string naming a tool (got ${kindOf(params.name)})`;
+  if (params.arguments !== undefined && !isPlainObject(params.arguments))
+    return `Invalid params: \`arguments\` must be an object holding the tool's arguments (got ${kindOf(params.arguments)})`;
+  return undefined;
+}
+
+/**
+ * The malformed tools/call requests of a body, by request id. Each one's params are replaced by a
+ * well-formed stand-in, so the SDK hands it to our handler, which answers with the one-line
+ * reason as the JSON-RPC invalid-params error MCP prescribes for a request that does not fit
+ * CallToolRequest (in its place in a batch, like any other answer).
+ */
+export function takeMalformedToolCalls(body: unknown): Map<RpcId, string> {
+  const problems = new Map<RpcId, string>();
+  for (const m of messagesOf(body)) {
+    if (m.method !== 'tools/call' || (typeof m.id !== 'string' && typeof m.id !== 'number')) continue;
+    const problem = toolCallParamsProblem(m.params);
+    if (problem === undefined) continue;
+    problems.set(m.id, problem);
+    const meta = isPlainObject(m.params) ? m.params._meta : undefined;
+    m.params = { name: '', arguments: {}, ...(meta === undefined ? {} : { _meta: meta }) };
+  }
+  return problems;
+}
+
+/** The number of tools/call requests in a body: each one counts against the credential's rate. */
+export function countToolCalls(body: unknown): number {
+  return messagesOf(body).filter((m) => m.method === 'tools/call').length;
+}
+
+/** The tools/call requests naming a tool, for the access check. */
+export function namedToolCalls(body: unknown): { id: unknown; name: string }[] {
+  return messagesOf(body).flatMap((m) =>
+    m.method === 'tools/call' && isPlainObject(m.params) && typeof m.params.name === 'string'
+      ? [{ id: m.id, name: m.params.name }]
+      : [],
+  );
+}
+
+/**
+ * A request id of its own for each request of a batch: the HTTP request's id and the message's
+ * position (`<id>.2` for the second), so each call's log lines can be told apart.
+ */
+export function batchRequestIds(body: unknown, requestId: string): Map<RpcId, string> {
+  const ids = new Map<RpcId, string>();
+  if (!Array.isArray(body)) return ids;
+  body.forEach((m: unknown, i) => {
+    const id = isPlainObject(m) ? m.id : undefined;
+    if (typeof id === 'string' || typeof id === 'number') ids.set(id, `${requestId}.${i + 1}`);
+  });
+  return ids;
+}
