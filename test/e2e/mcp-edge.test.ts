@@ -289,18 +289,15 @@ describe('HTTP status rules', () => {
   });
 
   test('403 when the credential lacks the scope or the role for the tool', async () => {
-    const noScope = await rawPost(
-      stack.mcpUrl,
-      callBody('ads_disconnect_client'),
-      bearer(tokens.readOnly as string),
-    );
+    // A write tool; ads_disconnect_client is the one write any credential may call (on itself).
+    const write = callBody('ads_archive_marketing_item', {
+      item_id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11',
+      expected_revision: 1,
+    });
+    const noScope = await rawPost(stack.mcpUrl, write, bearer(tokens.readOnly as string));
     assert.equal(noScope.status, 403);
     assert.match(noScope.text, /lacks the \\"write\\" scope/);
-    const viewer = await rawPost(
-      stack.mcpUrl,
-      callBody('ads_disconnect_client'),
-      bearer(tokens.viewer as string),
-    );
+    const viewer = await rawPost(stack.mcpUrl, write, bearer(tokens.viewer as string));
     assert.equal(viewer.status, 403);
     assert.match(viewer.text, /role \\"viewer\\"/);
     // Reads stay open to both.
