@@ -9,11 +9,27 @@ import type { AddressInfo } from 'node:net';
 import { Health, HealthCheckResponse_ServingStatus } from '@adsmcp/proto/grpc/health/v1/health_pb';
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { toConnectError } from './errors.ts';
+import { toConnectError } from './connect-errors.ts';
+import { isUuid } from './ids.ts';
 import { type Logger, withRequestId } from './log.ts';
-import { type PrincipalVerifier, principalKey } from './principal.ts';
+import { type Principal, type PrincipalVerifier, principalKey } from './principal.ts';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
+
+/**
+ * principalOf is the verified caller of a handler: the interceptor verified its token before any
+ * handler runs and refused calls without one, so a missing principal is a wiring fault.
+ */
+export function principalOf(ctx: {
+  values: { get(key: typeof principalKey): Principal | undefined };
+}): Principal {
+  const principal = ctx.values.get(principalKey);
+  if (principal === undefined) throw new ConnectError('missing principal', Code.Unauthenticated);
+  if (!isUuid(principal.workspaceId)) {
+    throw new ConnectError('the principal names no valid workspace', Code.Unauthenticated);
+  }
+  return principal;
+}
 const HEALTH_SERVICE = Health.typeName;
 
 /** The serving state reported by the health service. */

@@ -1,13 +1,24 @@
 /**
- * Domain errors. Domain code throws these; the service interceptor is the one place they become
- * Connect codes, and anything else becomes `Internal` with its detail kept in the log.
+ * Domain errors: plain kinds, with no transport in them. Domain code throws these; toConnectError
+ * (connect-errors.ts), run by every service's interceptor, is the one place a kind becomes a
+ * Connect code, and anything else becomes `Internal` with its detail kept in the log.
  */
-import { Code, ConnectError } from '@connectrpc/connect';
+
+export type ErrorKind =
+  | 'invalid_argument'
+  | 'not_found'
+  | 'already_exists'
+  | 'failed_precondition'
+  | 'stale_revision'
+  | 'permission_denied'
+  | 'resource_exhausted'
+  | 'unavailable'
+  | 'cancelled';
 
 export class DomainError extends Error {
   constructor(
     message: string,
-    readonly code: Code,
+    readonly kind: ErrorKind,
   ) {
     super(message);
     this.name = new.target.name;
@@ -17,20 +28,20 @@ export class DomainError extends Error {
 /** An argument breaks a domain rule. */
 export class InvalidArgumentError extends DomainError {
   constructor(message: string) {
-    super(message, Code.InvalidArgument);
+    super(message, 'invalid_argument');
   }
 }
 
 export class NotFoundError extends DomainError {
   constructor(message: string) {
-    super(message, Code.NotFound);
+    super(message, 'not_found');
   }
 }
 
 /** The record is not in a state that allows the operation. */
 export class FailedPreconditionError extends DomainError {
   constructor(message: string) {
-    super(message, Code.FailedPrecondition);
+    super(message, 'failed_precondition');
   }
 }
 
@@ -42,14 +53,14 @@ export class StaleRevisionError extends DomainError {
   ) {
     super(
       `expected_revision is stale: the ${what} is at revision ${currentRevision}; read it again and retry with expected_revision ${currentRevision}`,
-      Code.Aborted,
+      'stale_revision',
     );
   }
 }
 
 export class PermissionDeniedError extends DomainError {
   constructor(message: string) {
-    super(message, Code.PermissionDenied);
+    super(message, 'permission_denied');
   }
 }
 
@@ -58,42 +69,12 @@ export class ResourceExhaustedError extends DomainError {
     message: string,
     readonly retryAfterSeconds?: number,
   ) {
-    super(message, Code.ResourceExhausted);
+    super(message, 'resource_exhausted');
   }
 }
 
 export class UnavailableError extends DomainError {
   constructor(message: string) {
-    super(message, Code.Unavailable);
+    super(message, 'unavailable');
   }
-}
-
-/**
- * PostgreSQL's data exceptions (SQLSTATE class 22: a value out of range, an invalid byte
- * sequence, an untranslatable character) mean the caller's value cannot be stored, not that the
- * service failed.
- */
-function dataException(err: unknown): string | undefined {
-  const e = err as { code?: unknown; message?: unknown; severity?: unknown };
-  if (typeof e?.code === 'string' && /^22[0-9A-Z]{3}$/.test(e.code) && typeof e.severity === 'string') {
-    return `a value could not be stored: ${String(e.message)}`;
-  }
-  return undefined;
-}
-
-/** The error metadata key that carries a stale record's current revision, for callers to show. */
-export const CURRENT_REVISION_METADATA = 'current-revision';
-
-/** toConnectError maps a thrown value to what the caller may see; `undefined` means internal. */
-export function toConnectError(err: unknown): ConnectError | undefined {
-  if (err instanceof StaleRevisionError) {
-    return new ConnectError(err.message, err.code, {
-      [CURRENT_REVISION_METADATA]: String(err.currentRevision),
-    });
-  }
-  if (err instanceof DomainError) return new ConnectError(err.message, err.code);
-  if (err instanceof ConnectError) return err;
-  const data = dataException(err);
-  if (data !== undefined) return new ConnectError(data, Code.InvalidArgument);
-  return undefined;
 }

@@ -86,7 +86,7 @@ test('schema names that could inject SQL are refused', () => {
 });
 
 test("PostgreSQL's data exceptions reach callers as invalid arguments, other database errors do not", async () => {
-  const { toConnectError } = await import('../src/errors.ts');
+  const { toConnectError } = await import('../src/connect-errors.ts');
   const pool = createPool(db.url, 'svc_d');
   try {
     const nul = await pool.query('SELECT $1::text', ['a\u0000b']).catch((e: unknown) => e);

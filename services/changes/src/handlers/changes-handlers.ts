@@ -3,12 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ChangeSchema, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
+import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
-import { type Principal, principalKey } from '@adsmcp/runtime/principal';
+import type { Principal } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import {
   applyRefusal,
   bodyOf,
@@ -71,13 +72,6 @@ export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
   };
 }
 
-function caller(ctx: HandlerContext): Principal {
-  const p = ctx.values.get(principalKey);
-  // The service interceptor verified a principal before any handler runs.
-  if (p === undefined) throw new Error('handler reached without a principal');
-  return p;
-}
-
 /** A readable name for who acted: the user when there is one, else the credential. */
 function actor(p: Principal): string {
   return p.userId ? `user:${p.userId} via ${p.via} (${p.credentialId})` : `${p.via}:${p.credentialId}`;
@@ -105,7 +99,7 @@ export function changesHandlers({
 }: HandlerDeps): ServiceImpl<typeof ChangesService> {
   return {
     async prepareChange(req, ctx) {
-      const p = caller(ctx);
+      const p = principalOf(ctx);
       checkMayPrepare(p);
       const op = {
         method: req.operation?.method ?? '',
@@ -142,14 +136,14 @@ export function changesHandlers({
     },
 
     async getChange(req, ctx) {
-      const row = await load(pool, caller(ctx), req.changeId);
+      const row = await load(pool, principalOf(ctx), req.changeId);
       const live =
         req.checkLive && row.status === 'prepared' ? await checkLive(upstream, row, ctx.signal) : undefined;
       return { change: toProto(row), live };
     },
 
     async listChanges(req, ctx) {
-      const p = caller(ctx);
+      const p = principalOf(ctx);
       const statuses = ['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed'];
       if (req.status !== '' && !statuses.includes(req.status)) {
         throw new InvalidArgumentError(`status must be one of ${statuses.join(', ')}`);
@@ -172,7 +166,7 @@ export function changesHandlers({
     },
 
     async approveChange(req, ctx) {
-      const p = caller(ctx);
+      const p = principalOf(ctx);
       checkMayDecide(p);
       const row = await load(pool, p, req.changeId);
       refuse(decisionRefusal(row.status));
@@ -195,7 +189,7 @@ export function changesHandlers({
     },
 
     async rejectChange(req, ctx) {
-      const p = caller(ctx);
+      const p = principalOf(ctx);
       checkMayDecide(p);
       const reason = req.reason.trim();
       if (reason === '' || reason.length > 2000)
@@ -214,7 +208,7 @@ export function changesHandlers({
     },
 
     async applyChange(req, ctx) {
-      const p = caller(ctx);
+      const p = principalOf(ctx);
       checkMayApply(p);
       if (req.waitMs < 0 || req.waitMs > 30_000)
         throw new InvalidArgumentError('wait_ms must be from 0 to 30000');

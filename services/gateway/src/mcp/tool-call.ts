@@ -4,7 +4,7 @@
  * with `isError: true` whose message says what to do; never a transport error.
  */
 
-import { CURRENT_REVISION_METADATA } from '@adsmcp/runtime/errors';
+import { CURRENT_REVISION_METADATA } from '@adsmcp/runtime/connect-errors';
 import { type Logger, withRequestId } from '@adsmcp/runtime/log';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';

@@ -1,11 +1,12 @@
 /** MarketingService: proto <-> domain for the workspace's saved marketing items. */
+
 import { randomUUID } from 'node:crypto';
 import type { MarketingItemSchema, MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { NotFoundError } from '@adsmcp/runtime/errors';
-import { type Principal, principalKey } from '@adsmcp/runtime/principal';
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
 import {
   checkArchive,
@@ -17,21 +18,10 @@ import {
   validateList,
   validateSave,
 } from '../domain/marketing-item.ts';
-import { isUuid } from '../domain/rules.ts';
 import { archiveItem, findItem, insertItem, listItems, lockItem, updateItem } from '../store/item-store.ts';
 
 export interface MarketingHandlerDeps {
   pool: Pool;
-}
-
-/** The verified caller; the service interceptor has already refused calls without one. */
-function principalOf(ctx: HandlerContext): Principal {
-  const principal = ctx.values.get(principalKey);
-  if (principal === undefined) throw new ConnectError('missing principal', Code.Unauthenticated);
-  if (!isUuid(principal.workspaceId)) {
-    throw new ConnectError('the principal names no valid workspace', Code.Unauthenticated);
-  }
-  return principal;
 }
 
 function toMessage(item: MarketingItem): MessageInitShape<typeof MarketingItemSchema> {

@@ -1,4 +1,5 @@
 /** OptimizerService: proto <-> domain for the workspace's optimizers. */
+
 import { randomUUID } from 'node:crypto';
 import type {
   OptimizerConfig as ConfigMessage,
@@ -6,14 +7,13 @@ import type {
   OptimizerSchema,
   OptimizerService,
 } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
+import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { NotFoundError, StaleRevisionError } from '@adsmcp/runtime/errors';
-import { type Principal, principalKey } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
 import {
-  isUuid,
   newOptimizer,
   nextOffsetOf,
   type Optimizer,
@@ -39,16 +39,6 @@ export interface OptimizerHandlerDeps {
   pool: Pool;
   /** The time; a test hands in a fake one. */
   clock: () => Date;
-}
-
-/** The verified caller; the service interceptor has already refused calls without a token. */
-function principalOf(ctx: HandlerContext): Principal {
-  const principal = ctx.values.get(principalKey);
-  if (principal === undefined) throw new ConnectError('missing principal', Code.Unauthenticated);
-  if (!isUuid(principal.workspaceId)) {
-    throw new ConnectError('the principal names no valid workspace', Code.Unauthenticated);
-  }
-  return principal;
 }
 
 const notFound = (optimizerId: string) =>

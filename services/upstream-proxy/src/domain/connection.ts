@@ -1,6 +1,5 @@
 /** A workspace's connection to an ad account, and the rules a new one must meet. */
 import { DomainError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
-import { Code } from '@connectrpc/connect';
 
 /** A connection as the rest of the product sees it: never its credential. */
 export interface Connection {
@@ -42,7 +41,7 @@ export class ConnectionExistsError extends DomainError {
   constructor(upstreamAccountId: string) {
     super(
       `upstream account ${upstreamAccountId} is already connected to this workspace; list accounts to find its account_id`,
-      Code.AlreadyExists,
+      'already_exists',
     );
   }
 }

@@ -2,13 +2,13 @@
 
 import { randomUUID } from 'node:crypto';
 import type { AccountSchema, UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import { InvalidArgumentError, ResourceExhaustedError, UnavailableError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Logger } from '@adsmcp/runtime/log';
-import { type Principal, principalKey } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
+import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { requireConnectionAdmin, requirePlatformAccess, requireReader } from '../domain/access.ts';
 import {
   AccountNotFoundError,
@@ -41,16 +41,6 @@ export interface UpstreamHandlerDeps {
 
 /** The response metadata (a header or trailer) that tells a refused caller how many seconds to wait. */
 export const RETRY_AFTER_METADATA = 'retry-after';
-
-/** The verified caller; the service interceptor has already refused calls without one. */
-function principalOf(ctx: HandlerContext): Principal {
-  const principal = ctx.values.get(principalKey);
-  if (principal === undefined) throw new ConnectError('missing principal', Code.Unauthenticated);
-  if (!isUuid(principal.workspaceId)) {
-    throw new ConnectError('the principal names no valid workspace', Code.Unauthenticated);
-  }
-  return principal;
-}
 
 function toAccount(c: Connection): MessageInitShape<typeof AccountSchema> {
   return {

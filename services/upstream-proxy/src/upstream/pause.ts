@@ -1,12 +1,11 @@
 /** Waiting inside a call: it ends early, as a cancellation, when the caller gives up. */
 import { setTimeout as delay } from 'node:timers/promises';
 import { DomainError } from '@adsmcp/runtime/errors';
-import { Code } from '@connectrpc/connect';
 
 /** The caller went away (cancelled, or its deadline passed) while the call waited. */
 export class CallCancelledError extends DomainError {
   constructor() {
-    super('the caller gave up on the call before it completed', Code.Canceled);
+    super('the caller gave up on the call before it completed', 'cancelled');
   }
 }
 

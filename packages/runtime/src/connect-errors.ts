@@ -1,0 +1,48 @@
+/**
+ * The one mapping from domain errors to what a service's caller sees as Connect errors; the
+ * service interceptor (connect-server.ts) runs it for every handler.
+ */
+import { Code, ConnectError } from '@connectrpc/connect';
+import { DomainError, type ErrorKind, StaleRevisionError } from './errors.ts';
+
+const CODES: Record<ErrorKind, Code> = {
+  invalid_argument: Code.InvalidArgument,
+  not_found: Code.NotFound,
+  already_exists: Code.AlreadyExists,
+  failed_precondition: Code.FailedPrecondition,
+  stale_revision: Code.Aborted,
+  permission_denied: Code.PermissionDenied,
+  resource_exhausted: Code.ResourceExhausted,
+  unavailable: Code.Unavailable,
+  cancelled: Code.Canceled,
+};
+
+/** The error metadata key that carries a stale record's current revision, for callers to show. */
+export const CURRENT_REVISION_METADATA = 'current-revision';
+
+/**
+ * PostgreSQL's data exceptions (SQLSTATE class 22: a value out of range, an invalid byte
+ * sequence, an untranslatable character) mean the caller's value cannot be stored, not that the
+ * service failed.
+ */
+function dataException(err: unknown): string | undefined {
+  const e = err as { code?: unknown; message?: unknown; severity?: unknown };
+  if (typeof e?.code === 'string' && /^22[0-9A-Z]{3}$/.test(e.code) && typeof e.severity === 'string') {
+    return `a value could not be stored: ${String(e.message)}`;
+  }
+  return undefined;
+}
+
+/** toConnectError maps a thrown value to what the caller may see; `undefined` means internal. */
+export function toConnectError(err: unknown): ConnectError | undefined {
+  if (err instanceof StaleRevisionError) {
+    return new ConnectError(err.message, CODES[err.kind], {
+      [CURRENT_REVISION_METADATA]: String(err.currentRevision),
+    });
+  }
+  if (err instanceof DomainError) return new ConnectError(err.message, CODES[err.kind]);
+  if (err instanceof ConnectError) return err;
+  const data = dataException(err);
+  if (data !== undefined) return new ConnectError(data, Code.InvalidArgument);
+  return undefined;
+}
