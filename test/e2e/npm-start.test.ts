@@ -100,7 +100,9 @@ function npmStart(dir: string, port: number): Started {
         if (!waiters.has(check)) return;
         clearTimeout(timer);
         waiters.delete(check);
-        reject(new Error(`exited (code ${code}) before a line matched ${re}:\n${lines.slice(-30).join('\n')}`));
+        reject(
+          new Error(`exited (code ${code}) before a line matched ${re}:\n${lines.slice(-30).join('\n')}`),
+        );
       });
     });
   return { child, lines, exited, waitFor: (re, t) => waitFor(re, t, 0) };

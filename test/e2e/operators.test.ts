@@ -254,6 +254,20 @@ describe('enable-feature and disable-feature', () => {
       'admin: disable-feature needs a feature: one of optimizer, performance_imports',
     );
     assert.equal(
+      await adminFails([
+        'create-workspace',
+        '--name',
+        'Typo',
+        '--admin-email',
+        'typo@example.test',
+        '--admin-password',
+        'typo-password-1',
+        '--features',
+        'optimizer,imports',
+      ]),
+      'admin: unknown feature "imports"; features are optimizer, performance_imports',
+    );
+    assert.equal(
       await adminFails(['enable-feature', 'optimizer', '--workspace', 'No such workspace']),
       'admin: no workspace "No such workspace"',
     );

@@ -374,7 +374,8 @@ async function main(argv: string[]): Promise<void> {
         const features = values.features
           .split(',')
           .map((s) => s.trim())
-          .filter((s) => s !== '');
+          .filter((s) => s !== '')
+          .map((f) => knownFeature(f, command));
         const created = await createWorkspace(pool, {
           name: values.name,
           features,
