@@ -84,9 +84,14 @@ async function main(): Promise<void> {
   let stopPostgres: (() => Promise<void>) | undefined;
   let databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
-    process.stdout.write('starting embedded PostgreSQL (.data/pg)\n');
+    process.stdout.write('starting embedded PostgreSQL\n');
     // fsync stays on: this database holds the user's data across starts.
     const pgServer = await startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'pg'), persistent: true });
+    process.stdout.write(
+      pgServer.dataDir === join(DATA_DIR, 'pg')
+        ? 'embedded PostgreSQL: data in .data/pg\n'
+        : `embedded PostgreSQL: data in ${pgServer.dataDir} (the postgres user it runs as cannot enter this checkout)\n`,
+    );
     stopPostgres = () => pgServer.stop();
     databaseUrl = await ensureDatabase(pgServer.adminUrl);
   }
