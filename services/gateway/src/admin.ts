@@ -7,14 +7,14 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type Change, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { createPrincipalSigner, type PrincipalSigner, type Scope } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import type { CallOptions } from '@connectrpc/connect';
+import { codePoint, INVISIBLE, reviewText } from './admin-review.ts';
 import { onBehalfOf } from './deps.ts';
-import { changeRows } from './domain/change-diff.ts';
 import { hashToken, parseLifetime } from './domain/credentials.ts';
 import { addUser, createWorkspace, issueToken } from './domain/identity.ts';
 import {
@@ -118,18 +118,6 @@ async function asOperator(user: UserRow): Promise<{ signer: PrincipalSigner; as:
   return { signer, as };
 }
 
-/** Control and format characters (Cc, Cf): they hide or reorder text, so a name may not hold them. */
-const INVISIBLE = /[\p{Cc}\p{Cf}]/u;
-
-function codePoint(ch: string): string {
-  return `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
-}
-
-/** Text from an agent or the platform as a terminal should show it: invisible characters spelled out. */
-function visible(text: string): string {
-  return text.replace(new RegExp(INVISIBLE.source, 'gu'), (c) => `<${codePoint(c)}>`);
-}
-
 /** The credential's name as the dashboard's connections list shows it. */
 function tokenName(given: string | undefined): string {
   if (given === undefined) return 'created with npm run admin';
@@ -160,33 +148,6 @@ function knownFeature(given: string | undefined, command: string): string {
   if (!(FEATURES as readonly string[]).includes(given))
     throw new Error(`unknown feature "${given}"; features are ${FEATURES.join(', ')}`);
   return given;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** What a person approves: the summary, each field before and after, the exact request, the digest. */
-function reviewText(c: Change): string {
-  const body = parseJson(c.operation?.bodyJson ?? '');
-  const before = parseJson(c.targetBeforeJson);
-  const show = (v: unknown) => (v === undefined ? '(unset)' : JSON.stringify(v));
-  const lines = [
-    `Change ${c.changeId} on account ${c.accountId}, prepared ${c.preparedAt} by ${c.preparedBy}`,
-    `Summary: ${c.summary}`,
-    'What changes (before, as prepared -> after):',
-    ...changeRows(c.operation?.path ?? '', before, body).map(
-      (r) => `  ${r.field}: ${show(r.before)} -> ${show(r.after)}`,
-    ),
-    `Exact request: ${c.operation?.method ?? ''} ${c.operation?.path ?? ''}`,
-    ...(body === undefined ? [] : JSON.stringify(body, null, 2).split('\n')).map((l) => `  ${l}`),
-    `Digest: ${c.digest}`,
-  ];
-  return lines.map(visible).join('\n');
 }
 
 /** Asks a yes/no question on the terminal; anything but y or yes (or a closed input) is no. */
