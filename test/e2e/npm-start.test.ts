@@ -137,6 +137,15 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The id of the PostgreSQL server process running on `dataDir`, if one is. */
+async function postgresServingFrom(dataDir: string): Promise<number | undefined> {
+  for (const p of (await readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
+    const cmdline = await readFile(`/proc/${p}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(`-D\0${dataDir}\0`)) return Number(p);
+  }
+  return undefined;
+}
+
 /** Calls a tool until it succeeds (the service behind it may still be coming back). */
 async function succeedsWithin(client: McpTestClient, name: string, timeoutMs: number): Promise<number> {
   const started = Date.now();
@@ -208,6 +217,8 @@ describe('npm start from a checkout', { timeout: 600_000 }, () => {
         await client.close().catch(() => undefined);
       }
 
+      const postgres = await postgresServingFrom(join(dir, '.data', 'pg'));
+      assert.ok(postgres, "npm start's PostgreSQL runs on .data/pg");
       const before = run.lines.length;
       run.child.kill('SIGINT');
       const code = await Promise.race([
@@ -221,6 +232,7 @@ describe('npm start from a checkout', { timeout: 600_000 }, () => {
         `nothing is restarted during shutdown:\n${shutdown.join('\n')}`,
       );
       for (const [service, pid] of pids) assert.equal(alive(pid), false, `${service} (pid ${pid}) stopped`);
+      assert.equal(alive(postgres), false, 'PostgreSQL stopped');
     } finally {
       if (run.child.exitCode === null) run.child.kill('SIGKILL');
     }
@@ -243,11 +255,7 @@ describe('npm start from a checkout', { timeout: 600_000 }, () => {
       )) as string[];
       assert.ok(dataDir?.startsWith(`${shared}/data/`), dataDir);
       // The server that holds the data runs from the shared copy, not from the private checkout.
-      let server: string | undefined;
-      for (const p of (await readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
-        const cmdline = await readFile(`/proc/${p}/cmdline`, 'utf8').catch(() => '');
-        if (cmdline.includes(`-D\0${dataDir}\0`)) server = p;
-      }
+      const server = await postgresServingFrom(dataDir as string);
       assert.ok(server, 'a PostgreSQL server runs on the shared data directory');
       assert.ok((await readlink(`/proc/${server}/exe`)).startsWith(`${shared}/postgres-`));
 
