@@ -121,6 +121,11 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
+  // The services run outside this process's group (Ctrl-C reaches only us): should this process
+  // die without stopping them, they go with it rather than hold their ports.
+  process.on('exit', () => {
+    for (const service of Object.keys(COLORS) as ServiceName[]) stack.process(service).kill('SIGKILL');
+  });
 
   const seed = await stack.seedDemo(previous.token);
   const dev: DevFile = {

@@ -219,6 +219,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const launch = (service: ServiceName, env: Record<string, string>): Running => {
     const r = run(service, `services/${service}/src/main.ts`, { ...base, ...env }, opts);
     const slot = slots.get(service);
+    clearTimeout(slot?.timer); // a restart by hand replaces one that was waiting
     if (slot) Object.assign(slot, { env, running: r, held: false });
     else slots.set(service, { env, running: r, held: false });
     if (opts.supervise) void r.exited.then(() => onExit(service, r));
