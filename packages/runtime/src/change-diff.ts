@@ -38,3 +38,19 @@ function show(v: unknown): string {
 export function describeDiff(before: unknown, body: unknown): string[] {
   return diffRows(before, body).map((r) => `${r.field} ${show(r.before)} → ${show(r.after)}`);
 }
+
+/**
+ * The rows of a change's review: an archive sets `status` to `archived` whatever its body; any
+ * other operation sets each field of its body.
+ */
+export function changeRows(
+  operationPath: string,
+  before: unknown,
+  body: unknown,
+): { field: string; before: unknown; after: unknown }[] {
+  if (operationPath.endsWith('/archive')) {
+    const was = typeof before === 'object' && before !== null ? (before as { status?: unknown }) : {};
+    return [{ field: 'status', before: was.status, after: 'archived' }];
+  }
+  return diffRows(before, body);
+}

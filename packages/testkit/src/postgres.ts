@@ -61,7 +61,7 @@ async function startServer(): Promise<{ adminUrl: string; stop(): Promise<void> 
     }
   }
   const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-pg-'));
-  return startEmbeddedPostgres({ dataDir, persistent: false });
+  return startEmbeddedPostgres({ dataDir, persistent: false, fsync: false });
 }
 
 /** Where test PostgreSQL comes from, for the test runner's report. */

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatePrincipalKeys } from '@adsmcp/runtime/principal';
 import { freePort } from './free-port.ts';
+import { formatDelay, type RestartPolicy, restartDelay } from './restart-backoff.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -54,6 +55,14 @@ export interface StackOptions {
   onLine?: (service: ServiceName, line: string) => void;
   /** Extra Node.js arguments for every process (e.g. --cpu-prof for a benchmark). */
   nodeArgs?: string[];
+  /**
+   * Restart a process that exits unexpectedly (after start-up, outside `kill` and `stop`), on the
+   * port it had, after a wait that grows while it keeps crashing. `npm start` supervises; tests
+   * that kill processes on purpose do not.
+   */
+  supervise?: RestartPolicy;
+  /** What the supervisor did: a process exited unexpectedly, was restarted, listens again. */
+  onSupervisor?: (service: ServiceName, message: string) => void;
 }
 
 export interface Stack {
@@ -69,8 +78,12 @@ export interface Stack {
   seedDemo(existingToken?: string): Promise<SeedResult>;
   /** Runs the admin command with `args`; resolves with its stdout, rejects with its stderr. */
   admin(args: string[]): Promise<string>;
+  /** The service's current process (a new one after each restart). */
   process(service: ServiceName): ChildProcess;
-  /** Kills a process with `signal` and waits for it to exit (SIGKILL: no drain, as a crash). */
+  /**
+   * Kills a process with `signal` and waits for it to exit (SIGKILL: no drain, as a crash). It
+   * stays stopped, even when supervised, until `restart`.
+   */
   kill(service: ServiceName, signal: NodeJS.Signals): Promise<void>;
   /** Starts a stopped process again on the port it had, so its peers reach it unchanged. */
   restart(service: ServiceName): Promise<void>;
@@ -106,22 +119,21 @@ interface Running {
   child: ChildProcess;
   lines: string[];
   exited: Promise<number | null>;
+  startedAt: number;
 }
 
 const KEEP_LINES = 200;
 
-function run(
-  service: ServiceName,
-  script: string,
-  env: Record<string, string>,
-  onLine: StackOptions['onLine'],
-  nodeArgs: string[] = [],
-): Running {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+function run(service: ServiceName, script: string, env: Record<string, string>, opts: StackOptions): Running {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', script], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A supervised stack's processes are out of the terminal's process group: Ctrl-C reaches only
+    // the supervisor, which stops them in order instead of seeing them all die at once.
+    detached: opts.supervise !== undefined,
   });
+  const onLine = opts.onLine;
   const lines: string[] = [];
   const take = (chunk: Buffer, carry: { rest: string }) => {
     const parts = (carry.rest + chunk.toString('utf8')).split('\n');
@@ -138,7 +150,7 @@ function run(
   child.stdout?.on('data', (c: Buffer) => take(c, out));
   child.stderr?.on('data', (c: Buffer) => take(c, err));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, lines, exited };
+  return { child, lines, exited, startedAt: Date.now() };
 }
 
 /** Resolves with the port a service logs in its `listening` line. */
@@ -180,31 +192,78 @@ async function stopProcess(r: Running, graceMs = 15_000): Promise<number | null>
   return r.exited;
 }
 
+function describeExit(child: ChildProcess): string {
+  return child.signalCode ? `signal ${child.signalCode}` : `exit code ${child.exitCode}`;
+}
+
+/** One service under the stack: how it is started, its current process, and its restart state. */
+interface Slot {
+  env: Record<string, string>;
+  running: Running;
+  /** Stopped on purpose (kill, stop): its exit is not a crash. */
+  held: boolean;
+  /** The wait before the current run, when it was a restart. */
+  lastDelayMs?: number;
+  timer?: NodeJS.Timeout;
+}
+
 /** startStack starts every process and resolves when each is listening. */
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const secrets = await loadSecrets(opts.dataDir);
   const base = { DATABASE_URL: opts.databaseUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env };
-  const running = new Map<ServiceName, Running>();
-  const envs = new Map<ServiceName, Record<string, string>>();
+  const slots = new Map<ServiceName, Slot>();
   const urls = {} as Record<ServiceName, string>;
+  let stopping = false;
+  const notice = (service: ServiceName, message: string) => opts.onSupervisor?.(service, message);
+
+  const launch = (service: ServiceName, env: Record<string, string>): Running => {
+    const r = run(service, `services/${service}/src/main.ts`, { ...base, ...env }, opts);
+    const slot = slots.get(service);
+    clearTimeout(slot?.timer); // a restart by hand replaces one that was waiting
+    if (slot) Object.assign(slot, { env, running: r, held: false });
+    else slots.set(service, { env, running: r, held: false });
+    if (opts.supervise) void r.exited.then(() => onExit(service, r));
+    return r;
+  };
+
+  /** A supervised process exited: unless that was meant, start it again after a growing wait. */
+  const onExit = (service: ServiceName, r: Running) => {
+    const slot = slots.get(service);
+    const policy = opts.supervise;
+    if (!slot || !policy || stopping || slot.held || slot.running !== r) return;
+    const delay = restartDelay(policy, slot.lastDelayMs, Date.now() - r.startedAt);
+    slot.lastDelayMs = delay;
+    notice(service, `exited unexpectedly (${describeExit(r.child)}); restarting in ${formatDelay(delay)}`);
+    slot.timer = setTimeout(() => {
+      slot.timer = undefined;
+      if (stopping || slot.held) return;
+      const next = launch(service, slot.env);
+      void listening(service, next).then(
+        (port) => notice(service, `restarted (pid ${next.child.pid}), listening on port ${port}`),
+        // A run that never listens: stop it, and its exit schedules the next attempt.
+        () => stopProcess(next, 5_000),
+      );
+    }, delay);
+  };
+
   const start = async (service: ServiceName, env: Record<string, string>) => {
-    envs.set(service, env);
-    const r = run(
-      service,
-      `services/${service}/src/main.ts`,
-      { ...base, ...env },
-      opts.onLine,
-      opts.nodeArgs,
-    );
-    running.set(service, r);
+    const r = launch(service, env);
     const port = await listening(service, r);
     urls[service] = `http://127.0.0.1:${port}`;
+    // Restarts reuse the port, so that the peers configured with this address reach the new process.
+    const slot = slots.get(service);
+    if (slot) slot.env = { ...env, PORT: String(port) };
+    if (opts.supervise) notice(service, `started (pid ${r.child.pid}), listening on port ${port}`);
   };
   const stopAll = async () => {
+    stopping = true;
     const codes: Partial<Record<ServiceName, number | null>> = {};
+    for (const slot of slots.values()) clearTimeout(slot.timer);
     for (const name of ['gateway', ...DOMAIN_SERVICES, 'upstream-proxy', 'ads-sandbox'] as const) {
-      const r = running.get(name);
-      if (r) codes[name] = await stopProcess(r);
+      const slot = slots.get(name);
+      if (!slot) continue;
+      slot.held = true;
+      codes[name] = await stopProcess(slot.running);
     }
     return codes;
   };
@@ -269,28 +328,30 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     urls,
     secrets,
     adminEnv,
-    recentOutput: (s) => [...(running.get(s)?.lines ?? [])],
+    recentOutput: (s) => [...(slots.get(s)?.running.lines ?? [])],
     admin,
     async seedDemo(existingToken) {
       const out = await admin(existingToken ? ['seed-demo', '--token', existingToken] : ['seed-demo']);
       return JSON.parse(out) as SeedResult;
     },
     process(service) {
-      const r = running.get(service);
-      if (!r) throw new Error(`${service} is not running`);
-      return r.child;
+      const slot = slots.get(service);
+      if (!slot) throw new Error(`${service} is not running`);
+      return slot.running.child;
     },
     async kill(service, signal) {
-      const r = running.get(service);
-      if (!r) throw new Error(`${service} is not running`);
-      if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill(signal);
-      await r.exited;
+      const slot = slots.get(service);
+      if (!slot) throw new Error(`${service} is not running`);
+      slot.held = true;
+      clearTimeout(slot.timer);
+      const { child, exited } = slot.running;
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
     },
     async restart(service) {
-      const env = envs.get(service);
-      if (!env) throw new Error(`${service} was never started`);
-      const port = new URL(urls[service]).port;
-      await start(service, { ...env, PORT: port });
+      const slot = slots.get(service);
+      if (!slot) throw new Error(`${service} was never started`);
+      await start(service, slot.env);
     },
     stop: stopAll,
   };

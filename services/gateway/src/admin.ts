@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
@@ -12,34 +13,52 @@ import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { createPrincipalSigner, type PrincipalSigner, type Scope } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import type { CallOptions } from '@connectrpc/connect';
+import { codePoint, INVISIBLE, reviewText } from './admin-review.ts';
 import { onBehalfOf } from './deps.ts';
 import { hashToken, parseLifetime } from './domain/credentials.ts';
 import { addUser, createWorkspace, issueToken } from './domain/identity.ts';
 import {
+  disableWorkspaceFeature,
+  enableWorkspaceFeature,
   findCredentialByHash,
   findFirstAdmin,
   findUserByEmail,
   findWorkspace,
+  insertAudit,
   listCredentials,
   revokeCredential,
   setWorkspaceFeatures,
   type UserRow,
 } from './store/identity-store.ts';
 
+/**
+ * The workspace features an operator can turn on: `optimizer` (the optimizer tools) and
+ * `performance_imports` (the performance-import tools, which the platform administrator enables).
+ */
+const FEATURES = ['optimizer', 'performance_imports'] as const;
+
 const USAGE = `usage: npm run admin -- <command> [options]
 
-  create-token [--workspace <id|name>] [--user <email>] [--scopes read,write] [--expires-in 30d|12h|never] [--name <text>]
-      Creates an MCP access token and prints it (the only time it is shown).
+  create-token [--workspace <id|name>] [--user <email>] [--scopes read,write] [--expires-in 30d|12h|45m|never] [--name <text>]
+      Creates an MCP access token and prints it (the only time it is shown). --name (1 to 200
+      characters) is how the dashboard's connections list shows it; --expires-in (default 90d)
+      must be positive.
   revoke-token <credential-id>
       Revokes one MCP credential; requests with it get HTTP 401 from then on.
   list-tokens [--workspace <id|name>]
       Lists the workspace's MCP credentials (never the tokens).
   create-workspace --name <text> --admin-email <email> --admin-password <text> [--features a,b]
   add-user --workspace <id|name> --email <email> --password <text> --role admin|editor|viewer
-  approve <change-id> [--workspace <id|name>] [--user <email>]
+  approve <change-id> [--workspace <id|name>] [--user <email>] [--yes]
+      Approves a prepared change as a person (the user, default the workspace's first admin).
+      It prints the change's summary, what it changes and the exact request, then asks for
+      confirmation on the terminal; --yes approves without asking (needed without a terminal).
   reject <change-id> --reason <text> [--workspace <id|name>] [--user <email>]
-      Approves or rejects a prepared change as a person (the user, default the workspace's
-      first admin); it shows the change's summary and the digest approved. Needs CHANGES_URL.
+      Rejects a prepared change as a person. Both need CHANGES_URL.
+  enable-feature <feature> [--workspace <id|name>]
+  disable-feature <feature> [--workspace <id|name>]
+      Turns a workspace feature on or off (${FEATURES.join(', ')}); its tools work, or are
+      refused, from the next call.
   seed-demo [--token <existing dev token>]
       Creates (once) the demo workspace, its admin and two sandbox ad accounts, and prints JSON with
       a dev token (the given one when it is still valid). Needs UPSTREAM_PROXY_URL, SANDBOX_URL,
@@ -97,6 +116,50 @@ async function asOperator(user: UserRow): Promise<{ signer: PrincipalSigner; as:
     via: 'operator',
   });
   return { signer, as };
+}
+
+/** The credential's name as the dashboard's connections list shows it. */
+function tokenName(given: string | undefined): string {
+  if (given === undefined) return 'created with npm run admin';
+  const name = given.trim();
+  const length = [...name].length;
+  if (length < 1 || length > 200) throw new Error(`--name must be 1 to 200 characters (got ${length})`);
+  const bad = INVISIBLE.exec(name);
+  if (bad)
+    throw new Error(`--name must not contain control or format characters (found ${codePoint(bad[0])})`);
+  return name;
+}
+
+/** --expires-in in milliseconds (undefined: never); zero, negative and malformed are refused. */
+function expiresIn(text: string): number | undefined {
+  const rule = `--expires-in must be a positive duration such as 30d, 12h or 45m, or never (got "${text}")`;
+  let ms: number | undefined;
+  try {
+    ms = parseLifetime(text);
+  } catch {
+    throw new Error(rule);
+  }
+  if (ms !== undefined && ms <= 0) throw new Error(rule);
+  return ms;
+}
+
+function knownFeature(given: string | undefined, command: string): string {
+  if (!given) throw new Error(`${command} needs a feature: one of ${FEATURES.join(', ')}`);
+  if (!(FEATURES as readonly string[]).includes(given))
+    throw new Error(`unknown feature "${given}"; features are ${FEATURES.join(', ')}`);
+  return given;
+}
+
+/** Asks a yes/no question on the terminal; anything but y or yes (or a closed input) is no. */
+async function confirmed(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const closed = new Promise<string>((r) => rl.once('close', () => r('')));
+    const answer = await Promise.race([rl.question(question), closed]);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
 }
 
 function parseScopes(text: string): Scope[] {
@@ -221,6 +284,7 @@ async function main(argv: string[]): Promise<void> {
       password: { type: 'string' },
       role: { type: 'string' },
       reason: { type: 'string' },
+      yes: { type: 'boolean', default: false },
     },
   });
   const pool = createPool(databaseUrl(), 'gateway', 2);
@@ -232,8 +296,8 @@ async function main(argv: string[]): Promise<void> {
           workspace: await defaultWorkspace(pool, values.workspace),
           userEmail: values.user,
           scopes: parseScopes(values.scopes),
-          lifetimeMs: parseLifetime(values['expires-in']),
-          name: values.name ?? 'created with npm run admin',
+          lifetimeMs: expiresIn(values['expires-in']),
+          name: tokenName(values.name),
           now: new Date(),
         });
         process.stdout.write(
@@ -271,7 +335,8 @@ async function main(argv: string[]): Promise<void> {
         const features = values.features
           .split(',')
           .map((s) => s.trim())
-          .filter((s) => s !== '');
+          .filter((s) => s !== '')
+          .map((f) => knownFeature(f, command));
         const created = await createWorkspace(pool, {
           name: values.name,
           features,
@@ -314,12 +379,52 @@ async function main(argv: string[]): Promise<void> {
         const changes = createServiceClient(ChangesService, need('CHANGES_URL'), 'changes', signer);
         const { change } = await changes.getChange({ changeId: id }, as);
         if (!change) throw new Error(`no change ${id}`);
+        if (command === 'approve') {
+          if (change.status !== 'prepared')
+            throw new Error(`change ${id} is ${change.status}; only a prepared change can be approved`);
+          // Written before any question, so that it is read before anything is approved.
+          process.stderr.write(`${reviewText(change)}\n`);
+          if (!values.yes) {
+            if (!process.stdin.isTTY)
+              throw new Error(
+                'approve asks for confirmation on a terminal and there is none; run it in a terminal, or add --yes to approve what is shown above without asking',
+              );
+            if (!(await confirmed(`Approve change ${id} as ${user.email}? [y/N] `)))
+              throw new Error(`not approved; change ${id} is still prepared`);
+          }
+        }
         const decided =
           command === 'approve'
             ? await changes.approveChange({ changeId: id, digest: change.digest }, as)
             : await changes.rejectChange({ changeId: id, reason: values.reason ?? '' }, as);
         process.stdout.write(
           `${JSON.stringify({ change_id: id, status: decided.change?.status, summary: change.summary, digest: change.digest, by: user.email })}\n`,
+        );
+        return;
+      }
+      case 'enable-feature':
+      case 'disable-feature': {
+        const feature = knownFeature(positionals[0], command);
+        const ws = await findWorkspace(pool, await defaultWorkspace(pool, values.workspace));
+        if (!ws) throw new Error(`no workspace "${values.workspace}"`);
+        const enable = command === 'enable-feature';
+        const features = await (enable ? enableWorkspaceFeature : disableWorkspaceFeature)(
+          pool,
+          ws.id,
+          feature,
+        );
+        if (features === undefined) throw new Error(`no workspace "${values.workspace}"`);
+        const changed = ws.features.includes(feature) !== enable;
+        if (changed)
+          await insertAudit(pool, {
+            workspaceId: ws.id,
+            actor: 'operator',
+            action: enable ? 'workspace.feature_enabled' : 'workspace.feature_disabled',
+            target: ws.id,
+            detail: { feature },
+          });
+        process.stdout.write(
+          `${JSON.stringify({ workspace_id: ws.id, workspace: ws.name, feature, enabled: enable, changed, features })}\n`,
         );
         return;
       }

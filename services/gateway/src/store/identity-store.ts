@@ -191,3 +191,31 @@ export async function insertAudit(
     [e.workspaceId, e.actor, e.action, e.target ?? null, JSON.stringify(e.detail ?? {})],
   );
 }
+
+/** Turns a feature on for a workspace; returns its features, or undefined when there is no such workspace. */
+export async function enableWorkspaceFeature(
+  db: Queryable,
+  workspaceId: string,
+  feature: string,
+): Promise<string[] | undefined> {
+  const { rows } = await db.query<{ features: string[] }>(
+    `UPDATE workspaces
+        SET features = CASE WHEN $2 = ANY(features) THEN features ELSE array_append(features, $2) END
+      WHERE id = $1 RETURNING features`,
+    [workspaceId, feature],
+  );
+  return rows[0]?.features;
+}
+
+/** Turns a feature off for a workspace; returns its features, or undefined when there is no such workspace. */
+export async function disableWorkspaceFeature(
+  db: Queryable,
+  workspaceId: string,
+  feature: string,
+): Promise<string[] | undefined> {
+  const { rows } = await db.query<{ features: string[] }>(
+    'UPDATE workspaces SET features = array_remove(features, $2) WHERE id = $1 RETURNING features',
+    [workspaceId, feature],
+  );
+  return rows[0]?.features;
+}
