@@ -49,14 +49,19 @@ export function hasVisibleContent(text: string): boolean {
   return !BLANK.test(text);
 }
 
+/** The hidden characters and the token brackets, which showHidden spells out. */
+const SHOWN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}⟨⟩]/gu;
+
 /**
- * showHidden replaces each hidden character of `text` by a visible token such as `⟨U+202E⟩`,
- * for display. Line breaks and tabs are kept where `multiline` is set. The emoji joiner is kept.
+ * showHidden replaces each hidden character of `text` by a visible token such as `⟨U+202E⟩`, for
+ * display (the dashboard, the operator's terminal). The brackets themselves are spelled out too,
+ * so that a literal "⟨U+202E⟩" in the text cannot pass for a token. Line breaks and tabs are kept
+ * where `multiline` is set; the emoji joiner is kept.
  */
 export function showHidden(text: string, multiline = false): string {
   const joiners = new Set<number>();
   for (const m of text.matchAll(EMOJI_JOINER)) joiners.add(m.index);
-  return text.replace(HIDDEN, (ch: string, offset: number) =>
+  return text.replace(SHOWN, (ch: string, offset: number) =>
     joiners.has(offset) || (multiline && LAYOUT.has(ch)) ? ch : `⟨${codePointName(ch)}⟩`,
   );
 }

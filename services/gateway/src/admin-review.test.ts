@@ -33,8 +33,8 @@ test('invisible characters in the summary, the values and the request are spelle
   const text = reviewText(
     change({ name: 'deus\u200Bap' }, '/ads/ad_1', { name: 'paused\u202E\u0085', note: 'bell\u0007' }),
   );
-  assert.match(text, /^Summary: Update ad "Summer<U\+202E>sale"$/m);
-  assert.match(text, /^ {2}name: "deus<U\+200B>ap" -> "paused<U\+202E><U\+0085>"$/m);
+  assert.match(text, /^Summary: Update ad "Summer⟨U\+202E⟩sale"$/m);
+  assert.match(text, /^ {2}name: "deus⟨U\+200B⟩ap" -> "paused⟨U\+202E⟩⟨U\+0085⟩"$/m);
   assert.match(text, /^ {2}note: \(unset\) -> "bell\\u0007"$/m);
   const raw = [...text].filter((c) => c !== '\n' && /[\p{Cc}\p{Cf}]/u.test(c));
   assert.deepEqual(raw, [], 'no control or format character reaches the terminal');

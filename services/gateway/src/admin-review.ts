@@ -4,19 +4,8 @@
  * that a terminal shows what will be applied and nothing can hide or reorder it.
  */
 import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
-import { changeRows } from './domain/change-diff.ts';
-
-/** Control and format characters (Cc, Cf): they hide or reorder text, so a name may not hold them. */
-export const INVISIBLE = /[\p{Cc}\p{Cf}]/u;
-
-export function codePoint(ch: string): string {
-  return `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
-}
-
-/** Text from an agent or the platform as a terminal should show it: invisible characters spelled out. */
-export function visible(text: string): string {
-  return text.replace(new RegExp(INVISIBLE.source, 'gu'), (c) => `<${codePoint(c)}>`);
-}
+import { changeRows } from '@adsmcp/runtime/change-diff';
+import { showHidden } from '@adsmcp/runtime/text';
 
 function parseJson(text: string): unknown {
   try {
@@ -42,5 +31,5 @@ export function reviewText(c: Change): string {
     ...(body === undefined ? [] : JSON.stringify(body, null, 2).split('\n')).map((l) => `  ${l}`),
     `Digest: ${c.digest}`,
   ];
-  return lines.map(visible).join('\n');
+  return lines.map((line) => showHidden(line)).join('\n');
 }

@@ -12,8 +12,9 @@ import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { createPrincipalSigner, type PrincipalSigner, type Scope } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
+import { hiddenCharacter } from '@adsmcp/runtime/text';
 import type { CallOptions } from '@connectrpc/connect';
-import { codePoint, INVISIBLE, reviewText } from './admin-review.ts';
+import { reviewText } from './admin-review.ts';
 import { onBehalfOf } from './deps.ts';
 import { hashToken, parseLifetime } from './domain/credentials.ts';
 import { addUser, createWorkspace, issueToken } from './domain/identity.ts';
@@ -124,9 +125,9 @@ function tokenName(given: string | undefined): string {
   const name = given.trim();
   const length = [...name].length;
   if (length < 1 || length > 200) throw new Error(`--name must be 1 to 200 characters (got ${length})`);
-  const bad = INVISIBLE.exec(name);
-  if (bad)
-    throw new Error(`--name must not contain control or format characters (found ${codePoint(bad[0])})`);
+  const hidden = hiddenCharacter(name);
+  if (hidden !== undefined)
+    throw new Error(`--name must not contain control or format characters (found ${hidden})`);
   return name;
 }
 

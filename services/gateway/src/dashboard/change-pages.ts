@@ -5,7 +5,7 @@
  */
 
 import type { Change, LiveCheck } from '@adsmcp/proto/changes/v1/changes_pb';
-import { diffRows } from '@adsmcp/runtime/change-diff';
+import { changeRows } from '@adsmcp/runtime/change-diff';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -124,9 +124,7 @@ export function changeDetailHtml(
 ): string {
   const body = parse(c.operation?.bodyJson ?? '');
   const before = parse(c.targetBeforeJson);
-  const rows = c.operation?.path.endsWith('/archive')
-    ? [{ field: 'status', before: (before as { status?: unknown } | undefined)?.status, after: 'archived' }]
-    : diffRows(before, body);
+  const rows = changeRows(c.operation?.path ?? '', before, body);
   // A stale change is never offered for approval; rejecting it still clears it from the queue.
   const approvable = !(review.live?.stale ?? false);
   const decide =

@@ -1,4 +1,5 @@
 /** Server-rendered HTML for the dashboard: escaping and the page frame. */
+import { showHidden } from '@adsmcp/runtime/text';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -9,30 +10,12 @@ const ESCAPES: Record<string, string> = {
 };
 
 /**
- * Characters a person cannot see but that change what they read: Unicode control (Cc) and format
- * (Cf) characters, such as the bidi override U+202E that shows "paused" as "desuap", zero-width
- * spaces, BEL and ESC. Newline and tab are kept: they only lay text out. The brackets of the
- * visible token are matched too, so that a literal "⟨U+202E⟩" in the text cannot pass for one.
- */
-const INVISIBLE = /(?![\n\t])[\p{Cc}\p{Cf}]|[⟨⟩]/gu;
-
-/** "⟨U+202E⟩": a character shown by its code point. */
-export function visibleCodePoint(c: string): string {
-  return `⟨U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}⟩`;
-}
-
-/** Shows every control and format character of `text` as a visible token (see INVISIBLE). */
-export function revealInvisible(text: string): string {
-  return text.replace(INVISIBLE, visibleCodePoint);
-}
-
-/**
  * Escapes text for HTML content and attribute values. Every page is built with it, so nothing
  * from the platform's live state or a stored change reaches a person with its control or format
  * characters acting unseen: each is shown as a token such as ⟨U+202E⟩.
  */
 export function esc(value: unknown): string {
-  return revealInvisible(String(value ?? '')).replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+  return showHidden(String(value ?? ''), true).replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
 const STYLE = `

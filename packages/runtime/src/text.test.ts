@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { hasVisibleContent, hiddenCharacter, showHidden } from './text.ts';
+
+test('the first hidden character is named by its code point; emoji joiners and, in multi-line text, layout are not hidden', () => {
+  assert.equal(hiddenCharacter('pa\u202Eused'), 'U+202E');
+  assert.equal(hiddenCharacter('\uD800'), 'U+D800');
+  assert.equal(hiddenCharacter('a\u2028b'), 'U+2028');
+  assert.equal(hiddenCharacter('\u{1F469}\u200D\u{1F4BB}'), undefined);
+  assert.equal(hiddenCharacter('one\ntwo'), 'U+000A');
+  assert.equal(hiddenCharacter('one\r\n\ttwo', true), undefined);
+});
+
+test('text shows its hidden characters as tokens, and a literal token cannot pass for one', () => {
+  assert.equal(showHidden('"\u202Edesuap\u202C" a\u200Bb'), '"⟨U+202E⟩desuap⟨U+202C⟩" a⟨U+200B⟩b');
+  assert.equal(showHidden('⟨U+202E⟩'), '⟨U+27E8⟩U+202E⟨U+27E9⟩');
+  assert.equal(showHidden('one\ntwo', true), 'one\ntwo');
+  assert.equal(showHidden('one\ntwo'), 'one⟨U+000A⟩two');
+  assert.equal(showHidden('\u{1F469}\u200D\u{1F4BB} x\u200Dy'), '\u{1F469}\u200D\u{1F4BB} x⟨U+200D⟩y');
+});
+
+test('visible content is more than white space, zero-width characters and blank letters', () => {
+  assert.equal(hasVisibleContent('\u200B\u200B'), false);
+  assert.equal(hasVisibleContent('\u3164 \u2800'), false);
+  assert.equal(hasVisibleContent(' x'), true);
+});
