@@ -1,6 +1,7 @@
 /** The gateway's HTTP server: the MCP edge, the catalogue, OAuth resource metadata and health. */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { type IdentityListener, listenForIdentityChanges } from './auth/identity-listener.ts';
 import { KnownCredentials } from './auth/known-credentials.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
 import type { Catalogue } from './catalogue/catalogue.ts';
@@ -47,6 +48,14 @@ export function buildServer(
     trustProxy: opts.trustProxy,
   });
   const knownCredentials = new KnownCredentials(opts.authCacheMs);
+  // Changes made by any process (the admin command, another replica) are heard while the app runs.
+  let identity: IdentityListener | undefined;
+  app.addHook('onReady', async () => {
+    identity = listenForIdentityChanges(deps.pool, knownCredentials, deps.logger);
+  });
+  app.addHook('onClose', async () => {
+    await identity?.stop();
+  });
   // A revocation through this replica (the dashboard, ads_disconnect_client) takes effect at once.
   const routeDeps: GatewayDeps = {
     ...deps,

@@ -54,6 +54,8 @@ export function checkPrepare(input: PrepareInput): void {
     ['operation.path', input.operation.path],
     ['target_path', input.targetPath],
   ] as const) {
+    // A change that creates an object has no target to read.
+    if (field === 'target_path' && path === '') continue;
     if (path.length > 2048 || !PATH.test(path))
       throw new InvalidArgumentError(`${field} must be a platform path such as /ads/ad_123`);
   }

@@ -14,13 +14,26 @@ interface ObjectRules {
   label: string;
   /** Fields that are objects merged field by field: supplied fields replace, the others stay. */
   mergedFields: readonly string[];
-  /** Checks the object an update would produce; `patch` says which fields the agent supplied. */
+  /**
+   * Checks the object an update or a create would produce; `patch` says which fields the agent
+   * supplied (for a create, every field).
+   */
   check(result: PlatformObject, patch: PlatformObject): void;
   /** The effects this object supports. */
   effects: readonly Effect[];
 }
 
-export type Effect = 'update' | 'archive' | 'pause' | 'activate';
+/**
+ * What an operation does to its object. `update` merges the body into the live object; the status
+ * effects move the live object to a status; `create` makes a new object from the body, with no
+ * live object to read.
+ */
+export type Effect = 'update' | 'archive' | 'pause' | 'activate' | 'create';
+
+/** Whether an effect is about an existing object, which is read live and re-read before apply. */
+export function needsTarget(effect: Effect): boolean {
+  return effect !== 'create';
+}
 
 /** The status each status effect leads to. */
 const STATUS_OF: Partial<Record<Effect, string>> = {
@@ -75,9 +88,21 @@ export interface PlanInput {
   effect: string;
   /** The operation's body. */
   body: PlatformObject;
-  /** The object as the platform has it now. */
-  live: PlatformObject;
+  /** The object as the platform has it now; none for a create. */
+  live: PlatformObject | undefined;
   accountName: string;
+}
+
+/** A create: the new object is the body, checked whole, and summarised field by field. */
+function planCreate(rules: ObjectRules, body: PlatformObject, accountName: string): { summary: string } {
+  rules.check(body, body);
+  const name = typeof body.name === 'string' ? ` "${body.name}"` : '';
+  const lines = diffRows({}, body)
+    .filter((r) => r.field !== 'name')
+    .map((r) => `${r.field} ${show(r.after)}`);
+  return {
+    summary: `Create ${rules.label}${name} on ${accountName}${lines.length ? `: ${lines.join('; ')}` : ''}`,
+  };
 }
 
 /**
@@ -88,6 +113,9 @@ export interface PlanInput {
 export function planChange(input: PlanInput): { summary: string } {
   const rules = rulesFor(input.objectType, input.effect);
   const { live } = input;
+  if (!needsTarget(rules.effect)) return planCreate(rules, input.body, input.accountName);
+  if (live === undefined)
+    throw new InvalidArgumentError(`target_path is required to ${rules.effect} a ${rules.label}`);
   const what = nameOf(rules.label, live);
   const status = STATUS_OF[rules.effect];
   if (status !== undefined) {

@@ -21,7 +21,7 @@ import {
   digestOf,
   refuse,
 } from '../domain/change.ts';
-import { planChange, rulesFor } from '../domain/plan.ts';
+import { needsTarget, planChange, rulesFor } from '../domain/plan.ts';
 import {
   approveChange,
   type ChangeRow,
@@ -108,9 +108,17 @@ export function changesHandlers({
       };
       checkPrepare({ accountId: req.accountId, tool: req.tool, operation: op, targetPath: req.targetPath });
       const rules = rulesFor(req.objectType, req.effect);
+      if (needsTarget(rules.effect) !== (req.targetPath !== '')) {
+        throw new InvalidArgumentError(
+          needsTarget(rules.effect)
+            ? `target_path is required to ${rules.effect} a ${rules.label}`
+            : `target_path must be empty: a ${rules.effect} makes a new ${rules.label}`,
+        );
+      }
       const account = await writableAccount(upstream, p, req.accountId);
       const what = `${rules.label} ${req.targetPath.split('/').pop() ?? ''}`;
-      const live = await liveObject(upstream, p, account, req.targetPath, what);
+      const live =
+        req.targetPath === '' ? undefined : await liveObject(upstream, p, account, req.targetPath, what);
       const plan = planChange({
         objectType: req.objectType,
         effect: req.effect,
@@ -129,7 +137,7 @@ export function changesHandlers({
         body_json: op.bodyJson,
         digest: digestOf(op),
         target_path: req.targetPath,
-        target_before_json: JSON.stringify(live),
+        target_before_json: JSON.stringify(live ?? {}),
         prepared_by: actor(p),
       });
       return { change: toProto(row) };

@@ -31,6 +31,8 @@ export async function checkLive(
   row: ChangeRow,
   signal?: AbortSignal,
 ): Promise<LiveCheck> {
+  // A change that creates an object has nothing live to compare with.
+  if (row.target_path === '') return { stale: false, unavailable: false, reason: '' };
   let live: { status: number; bodyJson: string };
   try {
     live = await upstream.call(

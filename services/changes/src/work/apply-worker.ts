@@ -73,8 +73,9 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
     };
     const options = { contextValues: createContextValues().set(callerKey, principal), signal: ctx.signal };
     try {
-      if (change.sent_at === null) {
-        // First send: the object must still be as it was reviewed (a stale plan is refused).
+      if (change.sent_at === null && change.target_path !== '') {
+        // First send: the object must still be as it was reviewed (a stale plan is refused). A
+        // change that creates an object has none to re-read.
         const live = await d.upstream.call(
           { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
           options,
@@ -93,8 +94,8 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
           await finish('failed', null, null, stale);
           return;
         }
-        await markSent(d.pool, workspaceId, changeId);
       }
+      if (change.sent_at === null) await markSent(d.pool, workspaceId, changeId);
       // Sent before (the outcome was lost): the same key makes the platform replay its first
       // answer if it applied the change, so nothing is re-checked or doubled.
       const res = await d.upstream.call(

@@ -1,9 +1,10 @@
 /**
  * The credentials this gateway replica has recently found valid, by token hash. A known token is
  * admitted past the failed-authentication budget of its address (it is not a guess), and while
- * its entry is fresh it is admitted without a database lookup. Revocations made through this
- * replica forget the credential at once; one made elsewhere (the admin command, another replica)
- * is seen when the entry goes stale, after at most `freshMs`.
+ * its entry is fresh it is admitted without a database lookup. Any change to a workspace's
+ * credentials, users or features, made by any process, is announced by the database (see
+ * identity-listener.ts) and forgets the workspace's entries at once; while that announcement
+ * cannot be heard, no entry is fresh, and every request asks the database.
  */
 import type { Caller } from '../catalogue/catalogue.ts';
 
@@ -22,6 +23,8 @@ export interface KnownCredential {
 export class KnownCredentials {
   // A Map keeps insertion order: re-inserting on use makes the first key the least recently used.
   readonly #byHash = new Map<string, Entry>();
+  /** Whether changes made elsewhere are being heard (identity-listener.ts); entries are fresh only then. */
+  #heard = false;
 
   constructor(
     private readonly freshMs: number,
@@ -35,7 +38,7 @@ export class KnownCredentials {
     if (entry === undefined) return undefined;
     this.#byHash.delete(key);
     this.#byHash.set(key, entry);
-    return { caller: entry.caller, fresh: this.now() - entry.verifiedAt < this.freshMs };
+    return { caller: entry.caller, fresh: this.#heard && this.now() - entry.verifiedAt < this.freshMs };
   }
 
   remember(tokenHash: Buffer, caller: Caller): void {
@@ -50,6 +53,22 @@ export class KnownCredentials {
 
   forgetToken(tokenHash: Buffer): void {
     this.#byHash.delete(tokenHash.toString('base64'));
+  }
+
+  /** Forgets every entry of a workspace: something about who may do what in it changed. */
+  forgetWorkspace(workspaceId: string): void {
+    for (const [key, entry] of this.#byHash) {
+      if (entry.caller.principal.workspaceId === workspaceId) this.#byHash.delete(key);
+    }
+  }
+
+  /**
+   * Whether changes made elsewhere are heard. Losing them forgets everything, since a change may
+   * have been missed; entries are fresh again only once they are heard.
+   */
+  setHeard(heard: boolean): void {
+    if (!heard) this.#byHash.clear();
+    this.#heard = heard;
   }
 
   /** Forgets every token of a credential: called when it is revoked through this replica. */

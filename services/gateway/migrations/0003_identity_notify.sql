@@ -1,0 +1,21 @@
+-- Every change to who may do what (a credential revoked or expired, a user's role, a workspace's
+-- features) is announced on the channel gateway_identity with the workspace's id, whichever
+-- process made it (the dashboard, the admin command, another replica), so that each gateway drops
+-- what it remembers of that workspace's credentials at once.
+
+CREATE FUNCTION notify_identity_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify(
+    'gateway_identity',
+    CASE TG_TABLE_NAME WHEN 'workspaces' THEN NEW.id::text ELSE NEW.workspace_id::text END
+  );
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER credentials_identity_change AFTER UPDATE ON credentials
+  FOR EACH ROW EXECUTE FUNCTION notify_identity_change();
+CREATE TRIGGER users_identity_change AFTER UPDATE ON users
+  FOR EACH ROW EXECUTE FUNCTION notify_identity_change();
+CREATE TRIGGER workspaces_identity_change AFTER UPDATE ON workspaces
+  FOR EACH ROW EXECUTE FUNCTION notify_identity_change();
