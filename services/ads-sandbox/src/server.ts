@@ -13,7 +13,12 @@ import { createFaultQueue } from './faults.ts';
 import { createPlatformGuard, failAfterCommitHook } from './platform.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
+import { registerAdGroupRoutes } from './routes/ad-group-routes.ts';
 import { registerAdRoutes } from './routes/ad-routes.ts';
+import { registerBulkJobRoutes } from './routes/bulk-job-routes.ts';
+import { registerCampaignRoutes } from './routes/campaign-routes.ts';
+import { registerFeedRoutes } from './routes/feed-routes.ts';
+import { registerGeoRoutes } from './routes/geo-routes.ts';
 import { registerOperatorRoutes } from './routes/operator-routes.ts';
 
 export const SERVICE_NAME = 'ads-sandbox';
@@ -29,7 +34,7 @@ export interface Deps {
   logger: Logger;
   /** Each account's sustained request rate on the platform endpoints; the burst is twice it. */
   ratePerSecond?: number;
-  /** The clock (ms since the epoch) the rate limit reads; tests pass a fake one. */
+  /** The clock (ms since the epoch) the rate limit and bulk jobs read; tests pass a fake one. */
   now?: () => number;
 }
 
@@ -128,6 +133,11 @@ export function buildServer(deps: Deps): FastifyInstance {
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerAccountRoutes(app, { guard });
   registerAdRoutes(app, { pool: deps.pool, guard });
+  registerAdGroupRoutes(app, { pool: deps.pool, guard });
+  registerCampaignRoutes(app, { pool: deps.pool, guard });
+  registerFeedRoutes(app, { pool: deps.pool, guard });
+  registerBulkJobRoutes(app, { pool: deps.pool, guard, now: deps.now ?? Date.now });
+  registerGeoRoutes(app, { guard });
   registerOperatorRoutes(app, { pool: deps.pool, adminToken: deps.adminToken, faults });
   return app;
 }
