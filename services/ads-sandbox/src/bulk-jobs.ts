@@ -133,13 +133,16 @@ export function progress(job: BulkJob, now: number) {
   };
 }
 
-function itemJson(op: Operation, index: number, result: ItemResult | undefined) {
-  return {
-    index,
-    type: op.type,
-    ref: op.ref ?? null,
-    ...(result === undefined ? { status: 'pending' as const } : result),
-  };
+/** One operation's entry in a job's results; `pending` until the job has processed it. */
+export interface ItemJson extends Partial<Omit<ItemResult, 'status'>> {
+  index: number;
+  type: OperationType;
+  ref: string | null;
+  status: ItemResult['status'] | 'pending';
+}
+
+function itemJson(op: Operation, index: number, result: ItemResult | undefined): ItemJson {
+  return { index, type: op.type, ref: op.ref ?? null, ...(result ?? { status: 'pending' }) };
 }
 
 /** bulkJobJson is a job as the API returns it at `now`: results only for processed operations. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { AdGroupJson } from '../src/ad-groups.ts';
 import type { CampaignJson } from '../src/campaigns.ts';
 import type { FeedJson } from '../src/feeds.ts';
-import type { Sandbox, SandboxAccount } from './sandbox.ts';
+import type { Response, Sandbox, SandboxAccount } from './sandbox.ts';
 
 export interface ListJson<T> {
   data: T[];
@@ -37,7 +37,7 @@ export async function walk<T>(
   const pages: ListJson<T>[] = [];
   let cursor: string | null = null;
   do {
-    const res = await sb.call<ListJson<T>>(
+    const res: Response<ListJson<T>> = await sb.call<ListJson<T>>(
       'GET',
       `${path}?${query}${cursor === null ? '' : `&after=${cursor}`}`,
       {
