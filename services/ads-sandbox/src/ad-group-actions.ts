@@ -4,7 +4,13 @@
  * free within the campaign. Shared by the ad group routes and bulk mutation jobs.
  */
 import type { Queryable } from '@adsmcp/runtime/db';
-import { type AdGroup, type AdGroupCreate, changed, checkStrategyFitsCampaign } from './ad-groups.ts';
+import {
+  type AdGroup,
+  type AdGroupCreate,
+  canonicalBidding,
+  changed,
+  checkStrategyFitsCampaign,
+} from './ad-groups.ts';
 import type { Campaign } from './campaigns.ts';
 import { invalidRequest, notFound, PlatformHttpError } from './errors.ts';
 import { newId } from './seed.ts';
@@ -91,7 +97,10 @@ async function checkChange(db: Queryable, before: AdGroup, next: AdGroup): Promi
   if (next.status === 'active' && before.status !== 'active' && before.campaignStatus === 'archived') {
     throw campaignArchived(before.campaignId);
   }
-  if (JSON.stringify(next.biddingConfig) !== JSON.stringify(before.biddingConfig)) {
+  if (
+    JSON.stringify(canonicalBidding(next.biddingConfig)) !==
+    JSON.stringify(canonicalBidding(before.biddingConfig))
+  ) {
     checkStrategyFitsCampaign(next.biddingConfig, before.campaignObjective);
   }
   const feed = next.productSet?.product_feed_id;

@@ -133,6 +133,28 @@ export function servingIssues(g: AdGroup): ServingIssue[] {
   return issues;
 }
 
+/** canonicalBidding returns `c` with its keys in one fixed order (jsonb keeps its own order). */
+export function canonicalBidding(c: BiddingConfig): BiddingConfig {
+  return {
+    billing_event_type: c.billing_event_type,
+    strategy: c.strategy,
+    max_bid_micros: c.max_bid_micros,
+    custom_audience_bid_multipliers: c.custom_audience_bid_multipliers.map((m) => ({
+      custom_audience_id: m.custom_audience_id,
+      bid_multiplier_micros: m.bid_multiplier_micros,
+    })),
+  };
+}
+
+/** canonicalProductSet returns `p` with its keys in one fixed order. */
+export function canonicalProductSet(p: ProductSet | null): ProductSet | null {
+  if (p === null) return null;
+  return {
+    product_feed_id: p.product_feed_id,
+    filters: p.filters.map((f) => ({ field: f.field, operator: f.operator, values: f.values })),
+  };
+}
+
 /** adGroupJson is an ad group as the API returns it; `serving_issues` only when asked for. */
 export function adGroupJson(g: AdGroup, include: { servingIssues: boolean } = { servingIssues: false }) {
   return {
@@ -143,8 +165,8 @@ export function adGroupJson(g: AdGroup, include: { servingIssues: boolean } = { 
     description: g.description,
     status: g.status,
     context_hints: g.contextHints,
-    bidding_config: g.biddingConfig,
-    product_set: g.productSet,
+    bidding_config: canonicalBidding(g.biddingConfig),
+    product_set: canonicalProductSet(g.productSet),
     landing_page_configuration: g.landingPageConfiguration,
     revision: g.revision,
     created_at: g.createdAt.toISOString(),
@@ -398,8 +420,8 @@ function editableState(g: AdGroup): string {
     g.description,
     g.status,
     g.contextHints,
-    g.biddingConfig,
-    g.productSet,
+    canonicalBidding(g.biddingConfig),
+    canonicalProductSet(g.productSet),
     g.landingPageConfiguration,
   ]);
 }

@@ -70,6 +70,14 @@ describe('seeded ad groups', () => {
       max_bid_micros: 1_500_000,
       custom_audience_bid_multipliers: [],
     });
+    assert.deepEqual(Object.keys(g.bidding_config), [
+      'billing_event_type',
+      'strategy',
+      'max_bid_micros',
+      'custom_audience_bid_multipliers',
+    ]);
+    assert.deepEqual(Object.keys(g.product_set ?? {}), ['product_feed_id', 'filters']);
+    assert.deepEqual(Object.keys(g.product_set?.filters[0] ?? {}), ['field', 'operator', 'values']);
     assert.equal(g.product_set?.product_feed_id, s.feeds[0]?.id);
     assert.equal(s.adGroups[1]?.product_set, null);
   });
