@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { AdGroupJson } from '../src/ad-groups.ts';
 import type { AdJson } from '../src/ads.ts';
 import { type BulkJobJson, OPERATION_MS, QUEUED_MS, type validationJson } from '../src/bulk-jobs.ts';
 import type { CampaignJson } from '../src/campaigns.ts';
@@ -118,6 +119,13 @@ describe('bulk mutation jobs', () => {
     assert.deepEqual(
       [a.body.status, a.body.ad_group_id, a.body.campaign_id],
       ['paused', group?.id, campaign?.id],
+    );
+    const g = await sb.call<AdGroupJson>('GET', `/ad_groups/${group?.id}?include=serving_issues`, {
+      token: s.credential,
+    });
+    assert.deepEqual(
+      g.body.serving_issues?.map((i) => i.code),
+      ['paused', 'campaign_paused'],
     );
     clock += 60_000;
     assert.deepEqual((await getJob(s, job.id)).results, done.results, 'a finished job stays as it is');
