@@ -6,7 +6,8 @@
  */
 import type { Queryable } from '@adsmcp/runtime/db';
 import { createAdGroup } from './ad-group-actions.ts';
-import { adGroupArchived, parseAdGroupCreate } from './ad-groups.ts';
+import { parseAdGroupCreate } from './ad-group-requests.ts';
+import { adGroupArchived } from './ad-groups.ts';
 import {
   parseCreativePatch,
   parseLandingPageConfiguration,

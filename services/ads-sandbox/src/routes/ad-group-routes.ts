@@ -2,14 +2,13 @@
 import type { Pool } from '@adsmcp/runtime/db';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { adGroupNotFound, changeAdGroup, createAdGroup } from '../ad-group-actions.ts';
+import { parseAdGroupCreate, parseAdGroupUpdate } from '../ad-group-requests.ts';
 import {
   type AdGroup,
   type AdGroupStatus,
   adGroupArchived,
   adGroupJson,
   applyAdGroupUpdate,
-  parseAdGroupCreate,
-  parseAdGroupUpdate,
 } from '../ad-groups.ts';
 import {
   parseArchiveBody,
