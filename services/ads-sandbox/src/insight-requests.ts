@@ -5,7 +5,7 @@
  * naming the parameter and the rule.
  */
 import { createHash } from 'node:crypto';
-import { type RawQuery, refuseUnknownParameters, single } from './ad-requests.ts';
+import { refuseUnknownParameters } from './ad-requests.ts';
 import { invalidRequest } from './errors.ts';
 import {
   type DateRange,
@@ -17,6 +17,7 @@ import {
   type Segment,
 } from './insights.ts';
 import { addDays, dayNumber, isValidDate } from './local-date.ts';
+import { type RawQuery, single } from './paging.ts';
 
 export const INSIGHTS_DEFAULT_LIMIT = 100;
 export const INSIGHTS_MAX_LIMIT = 2000;

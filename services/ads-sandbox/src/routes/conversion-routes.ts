@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from '@adsmcp/runtime/db';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type RawQuery, refuseQuery, refuseUnknownParameters, single } from '../ad-requests.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { refuseQuery, refuseUnknownParameters } from '../ad-requests.ts';
 import {
   type ConversionInsightsBody,
   conversionInsights,
@@ -24,10 +24,10 @@ import {
   sampledEvents,
 } from '../conversions.ts';
 import { invalidRequest, notFound } from '../errors.ts';
-import { applyMutation, type MutationResponse } from '../idempotency.ts';
 import { localTime } from '../local-date.ts';
-import { LIST_LIMITS, PAGE_PARAMETERS, pageJson, parseSeqPage } from '../paging.ts';
-import { requestAccount, requestPath } from '../platform.ts';
+import { answerMutation } from '../mutation-route.ts';
+import { PAGING_PARAMETERS, pageJson, parsePaging, type RawQuery, single } from '../paging.ts';
+import { requestAccount } from '../platform.ts';
 import {
   existingPixelIds,
   findPixel,
@@ -37,7 +37,6 @@ import {
   pagePixels,
 } from '../store/conversion-store.ts';
 import { listAdGroupIds, listAdRefs, listCampaignIds } from '../store/insight-store.ts';
-import { idempotencyKey, sendOutcome } from './ad-routes.ts';
 
 export interface ConversionRouteDeps {
   pool: Pool;
@@ -48,6 +47,10 @@ export interface ConversionRouteDeps {
 }
 
 const hex16 = (): string => randomBytes(8).toString('hex');
+
+/** The kinds of the pixel and event setting lists' cursors: each list refuses the other's. */
+const PIXELS_CURSOR_KIND = 'px';
+const SETTINGS_CURSOR_KIND = 'evs';
 
 const nameRule = { type: 'string', minLength: 3, maxLength: 1000, pattern: '\\S' } as const;
 
@@ -119,32 +122,11 @@ async function checkSourceIds(db: PoolClient, accountId: string, ids: string[]):
 export function registerConversionRoutes(app: FastifyInstance, deps: ConversionRouteDeps): void {
   const { pool, guard, now } = deps;
 
-  /** Runs a creation through the idempotency ledger and answers with what it returns. */
-  async function create(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    execute: (client: PoolClient, accountId: string) => Promise<MutationResponse>,
-  ): Promise<FastifyReply> {
-    const account = requestAccount(req);
-    const outcome = await applyMutation(
-      pool,
-      {
-        accountId: account.id,
-        idempotencyKey: idempotencyKey(req),
-        method: req.method,
-        path: requestPath(req),
-        body: req.body,
-      },
-      (client) => execute(client, account.id),
-    );
-    return sendOutcome(reply, outcome);
-  }
-
   app.get<{ Querystring: RawQuery }>('/conversions/pixels', { onRequest: guard }, async (req) => {
     const account = requestAccount(req);
-    refuseUnknownParameters(req.query, PAGE_PARAMETERS);
-    const page = await pagePixels(pool, account.id, parseSeqPage(req.query, 'px', LIST_LIMITS));
-    return pageJson('px', page, pixelJson);
+    refuseUnknownParameters(req.query, PAGING_PARAMETERS);
+    const page = await pagePixels(pool, account.id, parsePaging(req.query, PIXELS_CURSOR_KIND));
+    return pageJson(PIXELS_CURSOR_KIND, page, pixelJson);
   });
 
   app.post<{ Body: CreatePixelBody; Querystring: RawQuery }>(
@@ -152,7 +134,8 @@ export function registerConversionRoutes(app: FastifyInstance, deps: ConversionR
     { onRequest: guard, schema: createPixelSchema },
     async (req, reply) => {
       refuseQuery(req.query);
-      return create(req, reply, async (client, accountId) => {
+      const accountId = requestAccount(req).id;
+      return answerMutation(pool, req, reply, req.body, async (client) => {
         const pixel = await insertPixel(client, {
           id: `px_${hex16()}`,
           accountId,
@@ -186,9 +169,9 @@ export function registerConversionRoutes(app: FastifyInstance, deps: ConversionR
 
   app.get<{ Querystring: RawQuery }>('/conversions/event_settings', { onRequest: guard }, async (req) => {
     const account = requestAccount(req);
-    refuseUnknownParameters(req.query, PAGE_PARAMETERS);
-    const page = await pageEventSettings(pool, account.id, parseSeqPage(req.query, 'evs', LIST_LIMITS));
-    return pageJson('evs', page, eventSettingJson);
+    refuseUnknownParameters(req.query, PAGING_PARAMETERS);
+    const page = await pageEventSettings(pool, account.id, parsePaging(req.query, SETTINGS_CURSOR_KIND));
+    return pageJson(SETTINGS_CURSOR_KIND, page, eventSettingJson);
   });
 
   app.post<{ Body: CreateEventSettingBody; Querystring: RawQuery }>(
@@ -197,7 +180,8 @@ export function registerConversionRoutes(app: FastifyInstance, deps: ConversionR
     async (req, reply) => {
       refuseQuery(req.query);
       checkCustomEventName(req.body);
-      return create(req, reply, async (client, accountId) => {
+      const accountId = requestAccount(req).id;
+      return answerMutation(pool, req, reply, req.body, async (client) => {
         await checkSourceIds(client, accountId, req.body.source_ids);
         const setting = await insertEventSetting(client, {
           id: `evs_${hex16()}`,
