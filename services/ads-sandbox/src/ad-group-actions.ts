@@ -1,12 +1,13 @@
 /**
  * Creating and changing ad groups, with the rules that need the database: the campaign is the
- * account's and not archived, the product feed is the account's and not archived, the name is
- * free within the campaign. Shared by the ad group routes and bulk mutation jobs.
+ * account's and not archived, the product feed is the account's and not archived, the audiences
+ * of the bid multipliers are the account's, the name is free within the campaign. Shared by the ad group routes and bulk mutation jobs.
  */
 import type { Queryable } from '@adsmcp/runtime/db';
 import {
   type AdGroup,
   type AdGroupCreate,
+  type BiddingConfig,
   canonicalBidding,
   changed,
   checkStrategyFitsCampaign,
@@ -21,6 +22,7 @@ import {
   lockCampaignNames,
   saveAdGroup,
 } from './store/ad-group-store.ts';
+import { existingAudienceIds } from './store/audience-store.ts';
 import { findCampaign } from './store/campaign-store.ts';
 import { findFeed } from './store/feed-store.ts';
 
@@ -60,6 +62,26 @@ async function requireUsableFeed(db: Queryable, accountId: string, feedId: strin
   }
 }
 
+/** requireAudiences refuses a bid multiplier whose custom audience is not the account's (400). */
+async function requireAudiences(db: Queryable, accountId: string, bidding: BiddingConfig): Promise<void> {
+  const multipliers = bidding.custom_audience_bid_multipliers;
+  if (multipliers.length === 0) return;
+  const existing = await existingAudienceIds(
+    db,
+    accountId,
+    multipliers.map((m) => m.custom_audience_id),
+  );
+  multipliers.forEach((m, i) => {
+    const field = `bidding_config.custom_audience_bid_multipliers.${i}.custom_audience_id`;
+    if (!existing.has(m.custom_audience_id)) {
+      throw invalidRequest(
+        field,
+        `${field} ${m.custom_audience_id} is not a custom audience of this account`,
+      );
+    }
+  });
+}
+
 async function requireFreeName(
   db: Queryable,
   g: { accountId: string; campaignId: string; name: string; exceptId: string | undefined },
@@ -84,6 +106,7 @@ export async function createAdGroup(
   const campaign = await requireCampaign(db, accountId, input.campaignId);
   if (campaign.status === 'archived') throw campaignArchived(campaign.id);
   checkStrategyFitsCampaign(input.biddingConfig, campaign.objective);
+  await requireAudiences(db, accountId, input.biddingConfig);
   if (input.productSet !== null) await requireUsableFeed(db, accountId, input.productSet.product_feed_id);
   await requireFreeName(db, { accountId, campaignId: campaign.id, name: input.name, exceptId: undefined });
   const id = await insertAdGroup(db, { ...input, id: newId('adg'), accountId });
@@ -102,6 +125,7 @@ async function checkChange(db: Queryable, before: AdGroup, next: AdGroup): Promi
     JSON.stringify(canonicalBidding(before.biddingConfig))
   ) {
     checkStrategyFitsCampaign(next.biddingConfig, before.campaignObjective);
+    await requireAudiences(db, before.accountId, next.biddingConfig);
   }
   const feed = next.productSet?.product_feed_id;
   if (feed !== undefined && feed !== before.productSet?.product_feed_id) {

@@ -37,6 +37,12 @@ function campaigns(s: Structure) {
   return { clicks, conversions };
 }
 
+function audience(s: Structure, i = 0): { id: string } {
+  const a = s.audiences[i];
+  assert.ok(a !== undefined);
+  return a;
+}
+
 function group(s: Structure, i = 0): AdGroupJson {
   const g = s.adGroups[i];
   assert.ok(g !== undefined);
@@ -57,7 +63,9 @@ describe('POST /ad_groups', () => {
         billing_event_type: 'impression',
         strategy: 'maximize_conversions',
         max_bid_micros: 30_400_000_000_000,
-        custom_audience_bid_multipliers: [{ custom_audience_id: 'aud_1', bid_multiplier_micros: 1_500_000 }],
+        custom_audience_bid_multipliers: [
+          { custom_audience_id: audience(s).id, bid_multiplier_micros: 1_500_000 },
+        ],
       },
       product_set: {
         product_feed_id: s.feeds[1]?.id,
@@ -323,6 +331,70 @@ describe('POST /ad_groups', () => {
     );
     assert.equal(theirFeed.status, 400);
     assert.equal(theirFeed.body.error.field, 'product_set.product_feed_id');
+  });
+
+  it("refuses a bid multiplier on another account's or an unknown custom audience, naming the item", async () => {
+    const s = await seededStructure(sb);
+    const other = await seededStructure(sb);
+    const bidding = (...ids: string[]) => ({
+      billing_event_type: 'click',
+      strategy: 'fixed_bid',
+      max_bid_micros: 2_000_000,
+      custom_audience_bid_multipliers: ids.map((id) => ({
+        custom_audience_id: id,
+        bid_multiplier_micros: 1_200_000,
+      })),
+    });
+    const clicks = campaigns(s).clicks.id;
+    for (const id of [audience(other).id, 'ca_0000000000000000']) {
+      const res = await post<ErrorJson>(
+        s,
+        '/ad_groups',
+        adGroupBody(clicks, { bidding_config: bidding(audience(s).id, id) }),
+      );
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error.code, 'invalid_request');
+      assert.equal(
+        res.body.error.field,
+        'bidding_config.custom_audience_bid_multipliers.1.custom_audience_id',
+      );
+      assert.match(res.body.error.message, new RegExp(`${id} is not a custom audience of this account`));
+    }
+    assert.deepEqual(await sb.ledger(s.accountId), []);
+
+    const created = await post(
+      s,
+      '/ad_groups',
+      adGroupBody(clicks, { bidding_config: bidding(audience(s, 1).id) }),
+    );
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const g = created.body;
+    const update = await post<ErrorJson>(s, `/ad_groups/${g.id}`, {
+      bidding_config: {
+        custom_audience_bid_multipliers: [
+          { custom_audience_id: audience(other).id, bid_multiplier_micros: 2_000_000 },
+        ],
+      },
+    });
+    assert.equal(update.status, 400);
+    assert.equal(
+      update.body.error.field,
+      'bidding_config.custom_audience_bid_multipliers.0.custom_audience_id',
+    );
+    assert.deepEqual(await getGroup(s, g.id), g);
+
+    const own = await post(s, `/ad_groups/${g.id}`, {
+      bidding_config: {
+        custom_audience_bid_multipliers: [
+          { custom_audience_id: audience(s).id, bid_multiplier_micros: 2_000_000 },
+        ],
+      },
+    });
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.deepEqual(own.body.bidding_config.custom_audience_bid_multipliers, [
+      { custom_audience_id: audience(s).id, bid_multiplier_micros: 2_000_000 },
+    ]);
+    assert.equal(own.body.revision, g.revision + 1);
   });
 
   it('refuses maximize_conversions in a campaign whose objective is not conversions', async () => {

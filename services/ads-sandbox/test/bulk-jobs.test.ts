@@ -233,6 +233,34 @@ describe('bulk mutation jobs', () => {
     );
   });
 
+  it("refuses an ad group operation whose bid multiplier names another account's custom audience", async () => {
+    const s = await seededStructure(sb);
+    const other = await seededStructure(sb);
+    const op = adGroupOp('g1', s.campaigns[0]?.id ?? '');
+    const res = await createJob<ValidationJson>(s, {
+      validate_only: true,
+      operations: [
+        {
+          ...op,
+          body: {
+            ...op.body,
+            bidding_config: {
+              ...op.body.bidding_config,
+              custom_audience_bid_multipliers: [
+                { custom_audience_id: other.audiences[0]?.id, bid_multiplier_micros: 1_500_000 },
+              ],
+            },
+          },
+        },
+      ],
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.results.map((r) => [r.status, 'error' in r ? r.error?.field : undefined]),
+      [['invalid', 'operations.0.body.bidding_config.custom_audience_bid_multipliers.0.custom_audience_id']],
+    );
+  });
+
   it('replays a job retried with the same key, creating one job; another body is 422', async () => {
     const s = await seededStructure(sb);
     const body = { operations: [campaignOp('c1', 'Replayed campaign')] };

@@ -10,21 +10,37 @@ export interface ListJson<T> {
   paging: { after: string | null; before: string | null; has_more: boolean };
 }
 
+/** The fields of a custom audience the structure tests use. */
+export interface AudienceRef {
+  id: string;
+  name: string;
+  status: 'active' | 'archived';
+}
+
 export interface Structure extends SandboxAccount {
   campaigns: CampaignJson[];
   adGroups: AdGroupJson[];
   feeds: FeedJson[];
+  /** The seeded custom audiences, for ad groups' bid multipliers. */
+  audiences: AudienceRef[];
 }
 
-/** seededStructure creates a seeded account and reads its campaigns, ad groups and feeds. */
+/** seededStructure creates a seeded account and reads its campaigns, ad groups, feeds and audiences. */
 export async function seededStructure(sb: Sandbox): Promise<Structure> {
   const account = await sb.newAccount();
   const token = account.credential;
   const campaigns = await sb.call<ListJson<CampaignJson>>('GET', '/campaigns?limit=500', { token });
   const adGroups = await sb.call<ListJson<AdGroupJson>>('GET', '/ad_groups?limit=500', { token });
   const feeds = await sb.call<ListJson<FeedJson>>('GET', '/feeds?limit=500', { token });
-  for (const res of [campaigns, adGroups, feeds]) assert.equal(res.status, 200);
-  return { ...account, campaigns: campaigns.body.data, adGroups: adGroups.body.data, feeds: feeds.body.data };
+  const audiences = await sb.call<ListJson<AudienceRef>>('GET', '/custom_audiences?limit=500', { token });
+  for (const res of [campaigns, adGroups, feeds, audiences]) assert.equal(res.status, 200);
+  return {
+    ...account,
+    campaigns: campaigns.body.data,
+    adGroups: adGroups.body.data,
+    feeds: feeds.body.data,
+    audiences: audiences.body.data,
+  };
 }
 
 /** walk follows paging.after from the first page of `path` (with `query`) and returns every page. */

@@ -99,6 +99,19 @@ export async function findAudiences(
   return rows.map(toAudience);
 }
 
+/** existingAudienceIds returns those of `ids` that are custom audiences of `accountId`, archived or not. */
+export async function existingAudienceIds(
+  db: Queryable,
+  accountId: string,
+  ids: string[],
+): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>(
+    'SELECT id FROM custom_audiences WHERE account_id = $1 AND id = ANY($2::text[])',
+    [accountId, ids],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
 /** lockAudience holds the audience until the calling transaction ends, so mutations take turns. */
 export async function lockAudience(db: Queryable, accountId: string, id: string): Promise<boolean> {
   const { rows } = await db.query(
