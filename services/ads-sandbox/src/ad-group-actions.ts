@@ -14,7 +14,7 @@ import {
 } from './ad-groups.ts';
 import type { Campaign } from './campaigns.ts';
 import { invalidRequest, notFound, PlatformHttpError } from './errors.ts';
-import { newId } from './seed.ts';
+import { newId } from './ids.ts';
 import {
   adGroupNameTaken,
   findAdGroup,

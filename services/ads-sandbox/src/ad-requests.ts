@@ -14,7 +14,7 @@ import {
   type LandingPageConfiguration,
 } from './ads.ts';
 import { invalidRequest } from './errors.ts';
-import { PAGING_PARAMETERS, type PageRequest, parsePaging, type RawQuery, single } from './paging.ts';
+import { many, PAGING_PARAMETERS, type PageRequest, parsePaging, type RawQuery, single } from './paging.ts';
 
 export type { RawQuery } from './paging.ts';
 
@@ -56,8 +56,7 @@ export function refuseUnknownParameters(query: RawQuery, allowed: readonly strin
 }
 
 export function parseInclude(query: RawQuery): Includes {
-  const raw = query.include;
-  const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  const values = many(query, 'include');
   for (const value of values) {
     if (!(INCLUDE_VALUES as readonly string[]).includes(value)) {
       throw invalidRequest('include', `include must be one of ${list(INCLUDE_VALUES)}; got "${value}"`);

@@ -19,7 +19,7 @@ import type { ItemResult, Operation } from './bulk-jobs.ts';
 import { REF_FIELDS, REF_PREFIX } from './bulk-jobs.ts';
 import { parseCampaignCreate, pausedOnly, required } from './campaigns.ts';
 import { invalidRequest, PlatformHttpError } from './errors.ts';
-import { newId } from './seed.ts';
+import { newId } from './ids.ts';
 import { findAdGroup } from './store/ad-group-store.ts';
 import { insertAd } from './store/ad-store.ts';
 import { insertCampaign } from './store/campaign-store.ts';

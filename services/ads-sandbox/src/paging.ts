@@ -55,16 +55,26 @@ export function single(query: RawQuery, name: string): string | undefined {
   return value;
 }
 
+/** many returns every value of a repeatable query parameter; none when it is absent. */
+export function many(query: RawQuery, name: string): string[] {
+  const value = query[name];
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+/** parseLimit validates the `limit` of any list or search: an integer from 1 to `max`, `fallback` when absent. */
+export function parseLimit(query: RawQuery, max: number, fallback: number): number {
+  const raw = single(query, 'limit');
+  if (raw === undefined) return fallback;
+  const limit = /^[0-9]{1,5}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(limit >= 1 && limit <= max)) {
+    throw invalidRequest('limit', `limit must be an integer from 1 to ${max}; got "${raw}"`);
+  }
+  return limit;
+}
+
 /** parsePaging validates `limit`, `order`, `after` and `before` of a `kind` list. */
 export function parsePaging(query: RawQuery, kind: string, maxLimit = MAX_LIMIT): PageRequest {
-  const rawLimit = single(query, 'limit');
-  let limit = Math.min(DEFAULT_LIMIT, maxLimit);
-  if (rawLimit !== undefined) {
-    limit = /^[0-9]{1,5}$/.test(rawLimit) ? Number(rawLimit) : Number.NaN;
-    if (!(limit >= 1 && limit <= maxLimit)) {
-      throw invalidRequest('limit', `limit must be an integer from 1 to ${maxLimit}; got "${rawLimit}"`);
-    }
-  }
+  const limit = parseLimit(query, maxLimit, Math.min(DEFAULT_LIMIT, maxLimit));
 
   const rawOrder = single(query, 'order');
   if (rawOrder !== undefined && rawOrder !== 'asc' && rawOrder !== 'desc') {

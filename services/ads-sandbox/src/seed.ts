@@ -6,11 +6,11 @@
  * page is on an unreachable host, so that it reports a serving issue. Its conversion tracking and
  * custom audiences are seeded by seed-conversions.ts.
  */
-import { randomBytes } from 'node:crypto';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { BiddingConfig, ProductSet } from './ad-groups.ts';
 import type { AdStatus, Creative, LandingPageConfiguration } from './ads.ts';
 import type { CampaignCreate } from './campaigns.ts';
+import { newId } from './ids.ts';
 import { seedConversionsAndAudiences } from './seed-conversions.ts';
 import { insertAdGroup } from './store/ad-group-store.ts';
 import { insertAd } from './store/ad-store.ts';
@@ -72,11 +72,6 @@ function seedBidding(group: (typeof SEED_AD_GROUPS)[number], campaign: CampaignC
 const PAUSED = new Set([2, 5, 10]);
 /** The seeded (active) ad whose landing page is unreachable. */
 const UNREACHABLE = 4;
-
-/** newId returns `<prefix>_<16 hex>`. */
-export function newId(prefix: 'cmp' | 'adg' | 'ad' | 'pf' | 'job'): string {
-  return `${prefix}_${randomBytes(8).toString('hex')}`;
-}
 
 const slug = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]+/g, '-');
 

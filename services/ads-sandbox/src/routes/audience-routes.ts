@@ -26,7 +26,7 @@ import {
 import { invalidRequest, notFound } from '../errors.ts';
 import type { MutationResponse } from '../idempotency.ts';
 import { answerMutation } from '../mutation-route.ts';
-import { PAGING_PARAMETERS, pageJson, parsePaging, type RawQuery, single } from '../paging.ts';
+import { many, PAGING_PARAMETERS, pageJson, parsePaging, type RawQuery, single } from '../paging.ts';
 import { requestAccount } from '../platform.ts';
 import {
   type AudienceFilter,
@@ -93,8 +93,7 @@ function parseListFilter(query: RawQuery): { filter: AudienceFilter; granular: b
       `intended_use must be one of ${INTENDED_USES.join(', ')}; got "${use}"`,
     );
   }
-  const rawIds = query.custom_audience_ids;
-  const ids = rawIds === undefined ? undefined : Array.isArray(rawIds) ? rawIds : [rawIds];
+  const ids = query.custom_audience_ids === undefined ? undefined : many(query, 'custom_audience_ids');
   if (ids !== undefined && ids.length > MAX_LIST_IDS) {
     throw invalidRequest('custom_audience_ids', `custom_audience_ids may list at most ${MAX_LIST_IDS} ids`);
   }

@@ -5,10 +5,10 @@ import { refuseQuery } from '../ad-requests.ts';
 import { type BulkJob, bulkJobJson, parseBulkRequest, validationJson } from '../bulk-jobs.ts';
 import { runOperations } from '../bulk-operations.ts';
 import { notFound } from '../errors.ts';
+import { newId } from '../ids.ts';
 import { answerMutation } from '../mutation-route.ts';
 import type { RawQuery } from '../paging.ts';
 import { requestAccount } from '../platform.ts';
-import { newId } from '../seed.ts';
 import { findBulkJob, insertBulkJob } from '../store/bulk-job-store.ts';
 
 export interface BulkJobRouteDeps {

@@ -2,7 +2,6 @@
  * The platform's conversion endpoints: pixels (conversion sources), their sampled events,
  * conversion event settings, and attributed conversion insights.
  */
-import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from '@adsmcp/runtime/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { refuseQuery, refuseUnknownParameters } from '../ad-requests.ts';
@@ -24,9 +23,10 @@ import {
   sampledEvents,
 } from '../conversions.ts';
 import { invalidRequest, notFound } from '../errors.ts';
+import { newId } from '../ids.ts';
 import { localTime } from '../local-date.ts';
 import { answerMutation } from '../mutation-route.ts';
-import { PAGING_PARAMETERS, pageJson, parsePaging, type RawQuery, single } from '../paging.ts';
+import { PAGING_PARAMETERS, pageJson, parseLimit, parsePaging, type RawQuery, single } from '../paging.ts';
 import { requestAccount } from '../platform.ts';
 import {
   existingPixelIds,
@@ -45,8 +45,6 @@ export interface ConversionRouteDeps {
   /** The sandbox clock (ms since the epoch): creation times, recent events, the current local day. */
   now: () => number;
 }
-
-const hex16 = (): string => randomBytes(8).toString('hex');
 
 /** The kinds of the pixel and event setting lists' cursors: each list refuses the other's. */
 const PIXELS_CURSOR_KIND = 'px';
@@ -137,7 +135,7 @@ export function registerConversionRoutes(app: FastifyInstance, deps: ConversionR
       const accountId = requestAccount(req).id;
       return answerMutation(pool, req, reply, req.body, async (client) => {
         const pixel = await insertPixel(client, {
-          id: `px_${hex16()}`,
+          id: newId('px'),
           accountId,
           name: req.body.name,
           clientType: req.body.client_type,
@@ -153,15 +151,7 @@ export function registerConversionRoutes(app: FastifyInstance, deps: ConversionR
     refuseUnknownParameters(req.query, ['pid', 'limit']);
     const pid = single(req.query, 'pid');
     if (pid === undefined || pid === '') throw invalidRequest('pid', 'pid (the pixel id) is required');
-    const rawLimit = single(req.query, 'limit');
-    const limit =
-      rawLimit === undefined ? EVENTS_DEFAULT_LIMIT : /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : 0;
-    if (!(limit >= 1 && limit <= EVENTS_MAX_LIMIT)) {
-      throw invalidRequest(
-        'limit',
-        `limit must be an integer from 1 to ${EVENTS_MAX_LIMIT}; got "${rawLimit}"`,
-      );
-    }
+    const limit = parseLimit(req.query, EVENTS_MAX_LIMIT, EVENTS_DEFAULT_LIMIT);
     const pixel = await findPixel(pool, account.id, pid);
     if (pixel === undefined) throw notFound(`no pixel ${pid} in this account`);
     return { data: sampledEvents(pixel, now(), limit, account.currency), sampled: true };
@@ -184,7 +174,7 @@ export function registerConversionRoutes(app: FastifyInstance, deps: ConversionR
       return answerMutation(pool, req, reply, req.body, async (client) => {
         await checkSourceIds(client, accountId, req.body.source_ids);
         const setting = await insertEventSetting(client, {
-          id: `evs_${hex16()}`,
+          id: newId('evs'),
           accountId,
           name: req.body.name,
           eventType: req.body.event_type,

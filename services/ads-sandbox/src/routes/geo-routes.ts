@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { countChars, hasContent, refuseUnknownParameters } from '../ad-requests.ts';
 import { invalidRequest } from '../errors.ts';
 import { searchGeoTargets } from '../geo/geo-lookup.ts';
-import { type RawQuery, single } from '../paging.ts';
+import { parseLimit, type RawQuery, single } from '../paging.ts';
 import { requestAccount } from '../platform.ts';
 
 const DEFAULT_LIMIT = 10;
@@ -18,15 +18,7 @@ function parseSearchQuery(query: RawQuery): { q: string; limit: number } {
     throw invalidRequest('q', `q must be 1 to ${MAX_QUERY_CHARS} characters`);
   }
   if (!hasContent(q)) throw invalidRequest('q', 'q must contain a non-whitespace character');
-  const raw = single(query, 'limit');
-  let limit = DEFAULT_LIMIT;
-  if (raw !== undefined) {
-    limit = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
-    if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-      throw invalidRequest('limit', `limit must be an integer from 1 to ${MAX_LIMIT}; got "${raw}"`);
-    }
-  }
-  return { q, limit };
+  return { q, limit: parseLimit(query, MAX_LIMIT, DEFAULT_LIMIT) };
 }
 
 /** registerGeoRoutes adds `GET /geo_lookup/search` to `app`. */

@@ -73,6 +73,30 @@ const toAdGroup = (r: AdGroupRow): AdGroup => ({
 /** A JSON value as a jsonb parameter (null stays SQL NULL). */
 const jsonb = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
 
+/** The editable fields, in the order both the INSERT and the UPDATE take them. */
+function editableValues(
+  g: Pick<
+    AdGroup,
+    | 'name'
+    | 'description'
+    | 'status'
+    | 'contextHints'
+    | 'biddingConfig'
+    | 'productSet'
+    | 'landingPageConfiguration'
+  >,
+): unknown[] {
+  return [
+    g.name,
+    g.description,
+    g.status,
+    jsonb(g.contextHints),
+    jsonb(g.biddingConfig),
+    jsonb(g.productSet),
+    jsonb(g.landingPageConfiguration),
+  ];
+}
+
 /** insertAdGroup creates an ad group and returns its id. */
 export async function insertAdGroup(
   db: Queryable,
@@ -82,18 +106,7 @@ export async function insertAdGroup(
     `INSERT INTO ad_groups (id, account_id, campaign_id, name, description, status, context_hints,
                             bidding_config, product_set, landing_page_configuration)
      VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::jsonb)`,
-    [
-      g.id,
-      g.accountId,
-      g.campaignId,
-      g.name,
-      g.description,
-      g.status,
-      jsonb(g.contextHints),
-      jsonb(g.biddingConfig),
-      jsonb(g.productSet),
-      jsonb(g.landingPageConfiguration),
-    ],
+    [g.id, g.accountId, g.campaignId, ...editableValues(g)],
   );
   return g.id;
 }
@@ -124,17 +137,7 @@ export async function saveAdGroup(db: Queryable, g: AdGroup): Promise<void> {
             product_set = $8::jsonb, landing_page_configuration = $9::jsonb,
             revision = revision + 1, updated_at = clock_timestamp()
       WHERE account_id = $1 AND id = $2`,
-    [
-      g.accountId,
-      g.id,
-      g.name,
-      g.description,
-      g.status,
-      jsonb(g.contextHints),
-      jsonb(g.biddingConfig),
-      jsonb(g.productSet),
-      jsonb(g.landingPageConfiguration),
-    ],
+    [g.accountId, g.id, ...editableValues(g)],
   );
 }
 
