@@ -14,54 +14,33 @@ import {
   type LandingPageConfiguration,
 } from './ads.ts';
 import { invalidRequest } from './errors.ts';
+import { many, PAGING_PARAMETERS, type PageRequest, parsePaging, type RawQuery, single } from './paging.ts';
 
-/** A parsed query string: repeated parameters arrive as arrays. */
-export type RawQuery = Record<string, string | string[] | undefined>;
+export type { RawQuery } from './paging.ts';
 
-export const DEFAULT_LIMIT = 25;
-export const MAX_LIMIT = 500;
 export const INCLUDE_VALUES = ['serving_issues'] as const;
 
 export interface Includes {
   servingIssues: boolean;
 }
 
-export interface ListAdsQuery {
+export interface ListAdsQuery extends PageRequest {
   adGroupId: string | undefined;
   name: string | undefined;
-  limit: number;
-  order: 'asc' | 'desc';
-  afterSeq: number | undefined;
-  beforeSeq: number | undefined;
   include: Includes;
 }
 
-const CURSOR_PREFIX = 'ads:';
+/** The kind of the ad list's cursors. */
+export const ADS_CURSOR_KIND = 'ads';
 
-/** encodeCursor returns the opaque cursor that points at the ad with sequence number `seq`. */
-export function encodeCursor(seq: number): string {
-  return Buffer.from(`${CURSOR_PREFIX}${seq}`, 'utf8').toString('base64url');
-}
+export const countChars = (s: string): number => [...s].length;
+export const hasContent = (s: string): boolean => /\S/.test(s);
 
-function decodeCursor(field: string, cursor: string): number {
-  const decoded = /^[A-Za-z0-9_-]{1,64}$/.test(cursor)
-    ? Buffer.from(cursor, 'base64url').toString('utf8')
-    : '';
-  const match = /^ads:([1-9][0-9]{0,14})$/.exec(decoded);
-  if (match?.[1] === undefined) {
-    throw invalidRequest(field, `${field} is not a valid cursor; use paging.${field} of an earlier page`);
-  }
-  return Number(match[1]);
-}
-
-const countChars = (s: string): number => [...s].length;
-const hasContent = (s: string): boolean => /\S/.test(s);
-
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const list = (values: readonly string[]): string => values.map((v) => `"${v}"`).join(', ');
+export const list = (values: readonly string[]): string => values.map((v) => `"${v}"`).join(', ');
 
 // ---- query strings ----
 
@@ -76,16 +55,8 @@ export function refuseUnknownParameters(query: RawQuery, allowed: readonly strin
   }
 }
 
-/** The single value of a query parameter that may appear at most once. */
-export function single(query: RawQuery, name: string): string | undefined {
-  const value = query[name];
-  if (Array.isArray(value)) throw invalidRequest(name, `${name} must be given at most once`);
-  return value;
-}
-
-function parseInclude(query: RawQuery): Includes {
-  const raw = query.include;
-  const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+export function parseInclude(query: RawQuery): Includes {
+  const values = many(query, 'include');
   for (const value of values) {
     if (!(INCLUDE_VALUES as readonly string[]).includes(value)) {
       throw invalidRequest('include', `include must be one of ${list(INCLUDE_VALUES)}; got "${value}"`);
@@ -107,11 +78,20 @@ export function refuseQuery(query: RawQuery): void {
 
 /** parseListAdsQuery validates the query of `GET /ads`. */
 export function parseListAdsQuery(query: RawQuery): ListAdsQuery {
-  refuseUnknownParameters(query, ['ad_group_id', 'name', 'limit', 'after', 'before', 'order', 'include']);
+  refuseUnknownParameters(query, ['ad_group_id', 'name', ...PAGING_PARAMETERS, 'include']);
 
   const adGroupId = single(query, 'ad_group_id');
   if (adGroupId === '') throw invalidRequest('ad_group_id', 'ad_group_id must not be empty');
+  return {
+    adGroupId,
+    name: parseNameFilter(query),
+    ...parsePaging(query, ADS_CURSOR_KIND),
+    include: parseInclude(query),
+  };
+}
 
+/** parseNameFilter validates a list's `name` filter: 3 to 1000 characters with some content. */
+export function parseNameFilter(query: RawQuery): string | undefined {
   const name = single(query, 'name');
   if (name !== undefined) {
     if (countChars(name) < 3 || countChars(name) > 1000) {
@@ -119,41 +99,12 @@ export function parseListAdsQuery(query: RawQuery): ListAdsQuery {
     }
     if (!hasContent(name)) throw invalidRequest('name', 'name must contain a non-whitespace character');
   }
-
-  const rawLimit = single(query, 'limit');
-  let limit = DEFAULT_LIMIT;
-  if (rawLimit !== undefined) {
-    limit = /^[0-9]{1,4}$/.test(rawLimit) ? Number(rawLimit) : Number.NaN;
-    if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-      throw invalidRequest('limit', `limit must be an integer from 1 to ${MAX_LIMIT}; got "${rawLimit}"`);
-    }
-  }
-
-  const rawOrder = single(query, 'order');
-  if (rawOrder !== undefined && rawOrder !== 'asc' && rawOrder !== 'desc') {
-    throw invalidRequest('order', `order must be "asc" or "desc"; got "${rawOrder}"`);
-  }
-
-  const after = single(query, 'after');
-  const before = single(query, 'before');
-  if (after !== undefined && before !== undefined) {
-    throw invalidRequest('before', 'after and before cannot be combined; give one cursor');
-  }
-
-  return {
-    adGroupId,
-    name,
-    limit,
-    order: rawOrder ?? 'asc',
-    afterSeq: after === undefined ? undefined : decodeCursor('after', after),
-    beforeSeq: before === undefined ? undefined : decodeCursor('before', before),
-    include: parseInclude(query),
-  };
+  return name;
 }
 
 // ---- bodies ----
 
-function refuseUnknownProperties(
+export function refuseUnknownProperties(
   obj: Record<string, unknown>,
   allowed: readonly string[],
   path: string,
@@ -167,12 +118,12 @@ function refuseUnknownProperties(
   }
 }
 
-function requireObject(value: unknown, field: string): Record<string, unknown> {
+export function requireObject(value: unknown, field: string): Record<string, unknown> {
   if (!isRecord(value)) throw invalidRequest(field, `${field} must be an object`);
   return value;
 }
 
-function string(
+export function string(
   value: unknown,
   field: string,
   rule: { min?: number; max?: number; content?: boolean },
@@ -195,7 +146,7 @@ function string(
   return value;
 }
 
-function oneOf<T extends string>(value: unknown, field: string, allowed: readonly T[]): T {
+export function oneOf<T extends string>(value: unknown, field: string, allowed: readonly T[]): T {
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
     throw invalidRequest(field, `${field} must be one of ${list(allowed)}`);
   }
@@ -224,7 +175,7 @@ function parseImageCrop(value: unknown, field: string): ImageCrop {
 
 const CREATIVE_KEYS = ['type', 'title', 'body', 'price', 'target_url', 'file_id', 'image_crop'] as const;
 
-function parseCreativePatch(value: unknown): Partial<Creative> {
+export function parseCreativePatch(value: unknown): Partial<Creative> {
   const obj = requireObject(value, 'creative');
   refuseUnknownProperties(obj, CREATIVE_KEYS, 'creative');
   const patch: Partial<Creative> = {};
@@ -249,7 +200,7 @@ function parseCreativePatch(value: unknown): Partial<Creative> {
   return patch;
 }
 
-function parseLandingPageConfiguration(value: unknown): LandingPageConfiguration | null {
+export function parseLandingPageConfiguration(value: unknown): LandingPageConfiguration | null {
   if (value === null) return null;
   const field = 'landing_page_configuration';
   const obj = requireObject(value, field);

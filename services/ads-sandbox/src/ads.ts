@@ -132,6 +132,25 @@ function editableState(ad: Ad): string {
 }
 
 /**
+ * checkCreative returns a whole creative in canonical form, or refuses it (400) when it does not
+ * hold together: an `image_crop` needs a `file_id` and is not supported for `product_ad_template`.
+ */
+export function checkCreative(creative: Creative): Creative {
+  if (creative.image_crop !== undefined) {
+    if (creative.type === 'product_ad_template') {
+      throw invalidRequest(
+        'creative.image_crop',
+        'creative.image_crop is not supported for product_ad_template creatives',
+      );
+    }
+    if (creative.file_id === undefined) {
+      throw invalidRequest('creative.image_crop', 'creative.image_crop requires creative.file_id');
+    }
+  }
+  return canonicalCreative(creative);
+}
+
+/**
  * applyUpdate returns the ad as `update` leaves it, and whether anything changed. An archived
  * ad is final (409). Supplied creative fields replace the ad's, the others are kept, and the
  * resulting creative must hold together: an `image_crop` needs a `file_id` and is not supported
@@ -156,18 +175,7 @@ export function applyUpdate(ad: Ad, update: AdUpdate): { ad: Ad; changed: boolea
     for (const [key, value] of Object.entries(update.creative)) {
       if (value !== undefined) (creative as unknown as Record<string, unknown>)[key] = value;
     }
-    if (creative.image_crop !== undefined) {
-      if (creative.type === 'product_ad_template') {
-        throw invalidRequest(
-          'creative.image_crop',
-          'creative.image_crop is not supported for product_ad_template creatives',
-        );
-      }
-      if (creative.file_id === undefined) {
-        throw invalidRequest('creative.image_crop', 'creative.image_crop requires creative.file_id');
-      }
-    }
-    next.creative = canonicalCreative(creative);
+    next.creative = checkCreative(creative);
   }
   return { ad: next, changed: editableState(next) !== editableState(ad) };
 }

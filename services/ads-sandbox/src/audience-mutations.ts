@@ -3,7 +3,6 @@
  * audience: replace the members, merge audiences into a new one, archive. Each answers with the
  * response the ledger records.
  */
-import { randomBytes } from 'node:crypto';
 import type { PoolClient } from '@adsmcp/runtime/db';
 import {
   type Audience,
@@ -16,6 +15,7 @@ import {
 } from './audiences.ts';
 import { invalidRequest, notFound, PlatformHttpError } from './errors.ts';
 import type { MutationResponse } from './idempotency.ts';
+import { newId } from './ids.ts';
 import {
   bumpAudience,
   findAudience,
@@ -50,8 +50,6 @@ export interface MergeBody {
 
 /** What a replace assumes of a file when the request leaves it out. */
 const DEFAULT_FILE_SIZE = 1_000_000;
-
-const hex16 = (): string => randomBytes(8).toString('hex');
 
 export const audienceNotFound = (id: string) => notFound(`no custom audience ${id} in this account`);
 
@@ -92,7 +90,7 @@ export async function replaceMembers(
     throw staleRevision(body.expected_revision, audience.revision);
   await bumpAudience(ctx.client, ctx.accountId, audience.id, { archive: false, at: new Date(ctx.at) });
   const op = await insertOperation(ctx.client, {
-    id: `op_${hex16()}`,
+    id: newId('op'),
     accountId: ctx.accountId,
     audienceId: audience.id,
     type: 'replace',
@@ -124,7 +122,7 @@ async function mergeSources(ctx: MutationContext, ids: string[]): Promise<Audien
 /** mergeAudiences creates a new audience from the sources' members and the operation filling it. */
 export async function mergeAudiences(ctx: MutationContext, body: MergeBody): Promise<MutationResponse> {
   const sources = await mergeSources(ctx, body.custom_audience_ids);
-  const id = `ca_${hex16()}`;
+  const id = newId('ca');
   await insertAudience(ctx.client, {
     id,
     accountId: ctx.accountId,
@@ -135,7 +133,7 @@ export async function mergeAudiences(ctx: MutationContext, body: MergeBody): Pro
     createdAt: new Date(ctx.at),
   });
   const op = await insertOperation(ctx.client, {
-    id: `op_${hex16()}`,
+    id: newId('op'),
     accountId: ctx.accountId,
     audienceId: id,
     type: 'merge',

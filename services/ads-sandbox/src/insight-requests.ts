@@ -5,7 +5,7 @@
  * naming the parameter and the rule.
  */
 import { createHash } from 'node:crypto';
-import { type RawQuery, refuseUnknownParameters, single } from './ad-requests.ts';
+import { list, refuseUnknownParameters } from './ad-requests.ts';
 import { invalidRequest } from './errors.ts';
 import {
   type DateRange,
@@ -17,6 +17,7 @@ import {
   type Segment,
 } from './insights.ts';
 import { addDays, dayNumber, isValidDate } from './local-date.ts';
+import { many, parseLimit, type RawQuery, single } from './paging.ts';
 
 export const INSIGHTS_DEFAULT_LIMIT = 100;
 export const INSIGHTS_MAX_LIMIT = 2000;
@@ -73,15 +74,8 @@ export interface InsightsQuery {
   fingerprint: string;
 }
 
-const list = (values: readonly string[]): string => values.map((v) => `"${v}"`).join(', ');
 const isOneOf = <T extends string>(values: readonly T[], v: string): v is T =>
   (values as readonly string[]).includes(v);
-
-/** Every value of a repeatable parameter. */
-function many(query: RawQuery, name: string): string[] {
-  const raw = query[name];
-  return raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-}
 
 function refuseDuplicates(name: string, values: string[]): void {
   const seen = new Set<string>();
@@ -218,16 +212,6 @@ function parseIncludes(query: RawQuery): Set<InsightInclude> {
   return new Set(values as InsightInclude[]);
 }
 
-function parseLimit(query: RawQuery): number {
-  const raw = single(query, 'limit');
-  if (raw === undefined) return INSIGHTS_DEFAULT_LIMIT;
-  const limit = /^[0-9]{1,5}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(limit >= 1 && limit <= INSIGHTS_MAX_LIMIT)) {
-    throw invalidRequest('limit', `limit must be an integer from 1 to ${INSIGHTS_MAX_LIMIT}; got "${raw}"`);
-  }
-  return limit;
-}
-
 const CURSOR_PREFIX = 'ins';
 
 /** encodeInsightsCursor points at row `offset` of the rows of the question `fingerprint`. */
@@ -318,7 +302,7 @@ export function parseInsightsQuery(query: RawQuery, levels: readonly Aggregation
     filters: parseFilters(query),
     segments: parseSegments(query),
     includes: parseIncludes(query),
-    limit: parseLimit(query),
+    limit: parseLimit(query, INSIGHTS_MAX_LIMIT, INSIGHTS_DEFAULT_LIMIT),
     afterOffset: after === undefined ? undefined : decodeCursor('after', after, fingerprint),
     beforeOffset: before === undefined ? undefined : decodeCursor('before', before, fingerprint),
     fingerprint,

@@ -3,9 +3,9 @@
  * pixel (created 90 days earlier, so it has recent events), a purchase event setting on it, and
  * five audiences of different sizes, one of them archived and accepted under older terms.
  */
-import { randomBytes } from 'node:crypto';
 import type { Queryable } from '@adsmcp/runtime/db';
 import { POLICY_REVISION, PREVIOUS_POLICY_REVISION } from './audiences.ts';
+import { newId } from './ids.ts';
 import { insertAudience } from './store/audience-store.ts';
 import { insertEventSetting, insertPixel } from './store/conversion-store.ts';
 
@@ -19,19 +19,17 @@ export const SEED_AUDIENCES = [
   { name: 'Lapsed customers 2024', matched: 22_051, archived: true },
 ] as const;
 
-const hex16 = (): string => randomBytes(8).toString('hex');
-
 /** seedConversionsAndAudiences creates the seeded pixel, event setting and audiences of `accountId`. */
 export async function seedConversionsAndAudiences(db: Queryable, accountId: string): Promise<void> {
   const pixel = await insertPixel(db, {
-    id: `px_${hex16()}`,
+    id: newId('px'),
     accountId,
     name: 'Website pixel',
     clientType: 'web',
     createdAt: new Date(Date.now() - PIXEL_AGE_MS),
   });
   await insertEventSetting(db, {
-    id: `evs_${hex16()}`,
+    id: newId('evs'),
     accountId,
     name: 'Purchases',
     eventType: 'purchase',
@@ -41,7 +39,7 @@ export async function seedConversionsAndAudiences(db: Queryable, accountId: stri
   });
   for (const a of SEED_AUDIENCES) {
     await insertAudience(db, {
-      id: `ca_${hex16()}`,
+      id: newId('ca'),
       accountId,
       name: a.name,
       status: a.archived ? 'archived' : 'active',

@@ -1,28 +1,77 @@
 /**
- * The ad structure every new sandbox account starts with: 2 campaigns, each with 2 ad groups,
- * each with 3 ads (12 ads). Names, statuses and creatives are the same for every account; only
- * the ids are random. Three ads are paused, the rest active, and one active ad's landing page
- * is on an unreachable host, so that it reports a serving issue.
+ * The ad structure every new sandbox account starts with: 2 product feeds and 2 campaigns, each
+ * with 2 ad groups, each with 3 ads (12 ads). Names, statuses, budgets, bidding and creatives are
+ * the same for every account; only the ids (and the campaigns' schedules, which start at the
+ * account's creation) differ. Three ads are paused, the rest active, and one active ad's landing
+ * page is on an unreachable host, so that it reports a serving issue. Its conversion tracking and
+ * custom audiences are seeded by seed-conversions.ts.
  */
-import { randomBytes } from 'node:crypto';
 import type { Queryable } from '@adsmcp/runtime/db';
+import type { BiddingConfig, ProductSet } from './ad-groups.ts';
 import type { AdStatus, Creative, LandingPageConfiguration } from './ads.ts';
+import type { CampaignCreate } from './campaigns.ts';
+import { newId } from './ids.ts';
 import { seedConversionsAndAudiences } from './seed-conversions.ts';
-import { insertAd, insertAdGroup, insertCampaign } from './store/ad-store.ts';
+import { insertAdGroup } from './store/ad-group-store.ts';
+import { insertAd } from './store/ad-store.ts';
+import { insertCampaign } from './store/campaign-store.ts';
+import { insertFeed } from './store/feed-store.ts';
 
 export const SEED_CAMPAIGNS = ['Spring Sale', 'Summer Launch'] as const;
 export const SEED_AD_GROUPS = ['Group A', 'Group B'] as const;
 export const SEED_ADS_PER_GROUP = 3;
 
+export const SEED_FEEDS = [
+  { name: 'Main catalogue', sourceUrl: 'https://shop.example.com/feeds/main.xml', productCount: 1240 },
+  { name: 'Clearance items', sourceUrl: 'https://shop.example.com/feeds/clearance.csv', productCount: 85 },
+] as const;
+
+const DAY_MS = 86_400_000;
+
+/** The seeded campaigns' budgets and schedules: one daily, one lifetime over 90 days. */
+function seedCampaign(name: (typeof SEED_CAMPAIGNS)[number], now: Date): CampaignCreate {
+  if (name === 'Spring Sale') {
+    return {
+      name,
+      objective: 'clicks',
+      budgetMicros: 50_000_000,
+      budgetType: 'daily',
+      startTime: now,
+      endTime: null,
+    };
+  }
+  return {
+    name,
+    objective: 'conversions',
+    budgetMicros: 3_000_000_000,
+    budgetType: 'lifetime',
+    startTime: now,
+    endTime: new Date(now.getTime() + 90 * DAY_MS),
+  };
+}
+
+/** Group A bids a fixed amount per click on the main catalogue; group B lets the platform bid. */
+function seedBidding(group: (typeof SEED_AD_GROUPS)[number], campaign: CampaignCreate): BiddingConfig {
+  if (group === 'Group A') {
+    return {
+      billing_event_type: 'click',
+      strategy: 'fixed_bid',
+      max_bid_micros: 1_500_000,
+      custom_audience_bid_multipliers: [],
+    };
+  }
+  return {
+    billing_event_type: 'impression',
+    strategy: campaign.objective === 'conversions' ? 'maximize_conversions' : 'maximize_clicks',
+    max_bid_micros: null,
+    custom_audience_bid_multipliers: [],
+  };
+}
+
 /** Seeded ads (by position in creation order, from 0) that are paused. */
 const PAUSED = new Set([2, 5, 10]);
 /** The seeded (active) ad whose landing page is unreachable. */
 const UNREACHABLE = 4;
-
-/** newId returns `<prefix>_<16 hex>`. */
-export function newId(prefix: 'cmp' | 'adg' | 'ad'): string {
-  return `${prefix}_${randomBytes(8).toString('hex')}`;
-}
 
 const slug = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]+/g, '-');
 
@@ -49,20 +98,43 @@ function seedCreative(index: number, campaign: string): Creative {
   };
 }
 
-/** seedAccount creates the seeded campaigns, ad groups and ads of `accountId`, in order. */
+/**
+ * seedAccount creates the seeded product feeds, campaigns, ad groups and ads of `accountId`, in
+ * order, then its pixel, event setting and custom audiences.
+ */
 export async function seedAccount(db: Queryable, accountId: string): Promise<void> {
+  const feedIds: string[] = [];
+  for (const feed of SEED_FEEDS) {
+    const id = newId('pf');
+    await insertFeed(db, { id, accountId, ...feed });
+    feedIds.push(id);
+  }
+  const now = new Date();
   let index = 0;
   for (const campaign of SEED_CAMPAIGNS) {
     const campaignId = newId('cmp');
-    await insertCampaign(db, { id: campaignId, accountId, name: campaign, status: 'active' });
+    const settings = seedCampaign(campaign, now);
+    await insertCampaign(db, { ...settings, id: campaignId, accountId, status: 'active' });
     for (const group of SEED_AD_GROUPS) {
       const adGroupId = newId('adg');
+      const productSet: ProductSet | null =
+        group === 'Group A' && feedIds[0] !== undefined
+          ? {
+              product_feed_id: feedIds[0],
+              filters: [{ field: 'availability', operator: 'in', values: ['in_stock'] }],
+            }
+          : null;
       await insertAdGroup(db, {
         id: adGroupId,
         accountId,
         campaignId,
         name: `${campaign} — ${group}`,
+        description: null,
         status: 'active',
+        contextHints: [],
+        biddingConfig: seedBidding(group, settings),
+        productSet,
+        landingPageConfiguration: null,
       });
       const landingPageConfiguration: LandingPageConfiguration | null =
         group === 'Group A'

@@ -13,9 +13,14 @@ import { createFaultQueue } from './faults.ts';
 import { createPlatformGuard, failAfterCommitHook } from './platform.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
+import { registerAdGroupRoutes } from './routes/ad-group-routes.ts';
 import { registerAdRoutes } from './routes/ad-routes.ts';
 import { registerAudienceRoutes } from './routes/audience-routes.ts';
+import { registerBulkJobRoutes } from './routes/bulk-job-routes.ts';
+import { registerCampaignRoutes } from './routes/campaign-routes.ts';
 import { registerConversionRoutes } from './routes/conversion-routes.ts';
+import { registerFeedRoutes } from './routes/feed-routes.ts';
+import { registerGeoRoutes } from './routes/geo-routes.ts';
 import { registerInsightRoutes } from './routes/insight-routes.ts';
 import { registerOperatorRoutes } from './routes/operator-routes.ts';
 
@@ -33,8 +38,8 @@ export interface Deps {
   /** Each account's sustained request rate on the platform endpoints; the burst is twice it. */
   ratePerSecond?: number;
   /**
-   * The clock (ms since the epoch) the rate limit, the insights' current local day and the
-   * custom audience operations' progress read; tests pass a fake one.
+   * The clock (ms since the epoch) the rate limit, the insights' current local day, the custom
+   * audience operations' progress and the bulk jobs' progress read; tests pass a fake one.
    */
   now?: () => number;
 }
@@ -137,10 +142,12 @@ export function buildServer(deps: Deps): FastifyInstance {
   });
 
   const ratePerSecond = deps.ratePerSecond ?? DEFAULT_RATE_PER_SECOND;
+  // One clock for every reader of time, so a test's fake clock moves them all together.
+  const now = deps.now ?? Date.now;
   const faults = createFaultQueue();
   const guard = createPlatformGuard({
     pool: deps.pool,
-    limiter: createRateLimiter(ratePerSecond, deps.now),
+    limiter: createRateLimiter(ratePerSecond, now),
     faults,
     ratePerSecond,
   });
@@ -149,7 +156,11 @@ export function buildServer(deps: Deps): FastifyInstance {
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerAccountRoutes(app, { guard });
   registerAdRoutes(app, { pool: deps.pool, guard });
-  const now = deps.now ?? Date.now;
+  registerAdGroupRoutes(app, { pool: deps.pool, guard });
+  registerCampaignRoutes(app, { pool: deps.pool, guard });
+  registerFeedRoutes(app, { pool: deps.pool, guard });
+  registerBulkJobRoutes(app, { pool: deps.pool, guard, now });
+  registerGeoRoutes(app, { guard });
   registerInsightRoutes(app, { pool: deps.pool, guard, now });
   registerConversionRoutes(app, { pool: deps.pool, guard, now });
   registerAudienceRoutes(app, { pool: deps.pool, guard, now });

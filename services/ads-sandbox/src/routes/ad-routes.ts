@@ -2,7 +2,7 @@
 import type { Pool } from '@adsmcp/runtime/db';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  encodeCursor,
+  ADS_CURSOR_KIND,
   parseAdUpdate,
   parseArchiveBody,
   parseGetAdQuery,
@@ -11,14 +11,10 @@ import {
   refuseQuery,
 } from '../ad-requests.ts';
 import { type Ad, adJson, applyUpdate, archive } from '../ads.ts';
-import { invalidRequest, notFound } from '../errors.ts';
-import {
-  applyMutation,
-  IDEMPOTENCY_KEY_HEADER,
-  type MutationOutcome,
-  REPLAYED_HEADER,
-} from '../idempotency.ts';
-import { requestAccount, requestPath } from '../platform.ts';
+import { notFound } from '../errors.ts';
+import { answerMutation } from '../mutation-route.ts';
+import { pageJson } from '../paging.ts';
+import { requestAccount } from '../platform.ts';
 import { findAd, pageAds, saveAd } from '../store/ad-store.ts';
 
 export interface AdRouteDeps {
@@ -31,18 +27,6 @@ type AdParams = { Params: { ad_id: string }; Querystring: RawQuery };
 
 const adNotFound = (adId: string) => notFound(`no ad ${adId} in this account`);
 
-/** The request's `Idempotency-Key`, if it sent one. */
-export function idempotencyKey(req: FastifyRequest): string | undefined {
-  const value = req.headers[IDEMPOTENCY_KEY_HEADER];
-  if (Array.isArray(value)) throw invalidRequest('Idempotency-Key', 'Idempotency-Key must be sent once');
-  return value;
-}
-
-export function sendOutcome(reply: FastifyReply, outcome: MutationOutcome): FastifyReply {
-  if (outcome.replayed) void reply.header(REPLAYED_HEADER, 'true');
-  return reply.status(outcome.status).send(outcome.body);
-}
-
 /** registerAdRoutes adds `GET /ads`, `GET /ads/{ad_id}`, `POST /ads/{ad_id}` and its archive. */
 export function registerAdRoutes(app: FastifyInstance, deps: AdRouteDeps): void {
   const { pool, guard } = deps;
@@ -50,25 +34,8 @@ export function registerAdRoutes(app: FastifyInstance, deps: AdRouteDeps): void 
   app.get<{ Querystring: RawQuery }>('/ads', { onRequest: guard }, async (req) => {
     const account = requestAccount(req);
     const q = parseListAdsQuery(req.query);
-    const page = await pageAds(pool, {
-      accountId: account.id,
-      adGroupId: q.adGroupId,
-      name: q.name,
-      order: q.order,
-      limit: q.limit,
-      afterSeq: q.afterSeq,
-      beforeSeq: q.beforeSeq,
-    });
-    const first = page.ads[0];
-    const last = page.ads[page.ads.length - 1];
-    return {
-      data: page.ads.map((ad) => adJson(ad, q.include)),
-      paging: {
-        after: page.moreAfter && last !== undefined ? encodeCursor(last.seq) : null,
-        before: page.moreBefore && first !== undefined ? encodeCursor(first.seq) : null,
-        has_more: page.moreAfter,
-      },
-    };
+    const page = await pageAds(pool, { accountId: account.id, adGroupId: q.adGroupId, name: q.name }, q);
+    return pageJson(ADS_CURSOR_KIND, page, (ad) => adJson(ad, q.include));
   });
 
   app.get<AdParams>('/ads/:ad_id', { onRequest: guard }, async (req) => {
@@ -88,24 +55,13 @@ export function registerAdRoutes(app: FastifyInstance, deps: AdRouteDeps): void 
   ): Promise<FastifyReply> {
     const account = requestAccount(req);
     const adId = req.params.ad_id;
-    const outcome = await applyMutation(
-      pool,
-      {
-        accountId: account.id,
-        idempotencyKey: idempotencyKey(req),
-        method: req.method,
-        path: requestPath(req),
-        body,
-      },
-      async (client) => {
-        const ad = await findAd(client, account.id, adId, { forUpdate: true });
-        if (ad === undefined) throw adNotFound(adId);
-        const next = change(ad);
-        const saved = next.changed ? await saveAd(client, next.ad) : ad;
-        return { status: 200, body: adJson(saved) };
-      },
-    );
-    return sendOutcome(reply, outcome);
+    return answerMutation(pool, req, reply, body, async (client) => {
+      const ad = await findAd(client, account.id, adId, { forUpdate: true });
+      if (ad === undefined) throw adNotFound(adId);
+      const next = change(ad);
+      const saved = next.changed ? await saveAd(client, next.ad) : ad;
+      return { status: 200, body: adJson(saved) };
+    });
   }
 
   app.post<AdParams>('/ads/:ad_id', { onRequest: guard }, async (req, reply) => {

@@ -4,13 +4,7 @@
  */
 import type { Pool } from '@adsmcp/runtime/db';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  parseArchiveBody,
-  type RawQuery,
-  refuseQuery,
-  refuseUnknownParameters,
-  single,
-} from '../ad-requests.ts';
+import { parseArchiveBody, refuseQuery, refuseUnknownParameters } from '../ad-requests.ts';
 import {
   archiveAudience,
   type MergeBody,
@@ -30,16 +24,16 @@ import {
   operationJson,
 } from '../audiences.ts';
 import { invalidRequest, notFound } from '../errors.ts';
-import { applyMutation, type MutationResponse } from '../idempotency.ts';
-import { LIST_LIMITS, PAGE_PARAMETERS, pageJson, parseSeqPage } from '../paging.ts';
-import { requestAccount, requestPath } from '../platform.ts';
+import type { MutationResponse } from '../idempotency.ts';
+import { answerMutation } from '../mutation-route.ts';
+import { many, PAGING_PARAMETERS, pageJson, parsePaging, type RawQuery, single } from '../paging.ts';
+import { requestAccount } from '../platform.ts';
 import {
   type AudienceFilter,
   findOperation,
   latestOperations,
   pageAudiences,
 } from '../store/audience-store.ts';
-import { idempotencyKey, sendOutcome } from './ad-routes.ts';
 
 export interface AudienceRouteDeps {
   pool: Pool;
@@ -48,6 +42,9 @@ export interface AudienceRouteDeps {
   /** The sandbox clock (ms since the epoch): operations progress by it. */
   now: () => number;
 }
+
+/** The kind of the audience list's cursors. */
+const CURSOR_KIND = 'ca';
 
 type AudienceParams = { Params: { custom_audience_id: string }; Querystring: RawQuery };
 
@@ -96,8 +93,7 @@ function parseListFilter(query: RawQuery): { filter: AudienceFilter; granular: b
       `intended_use must be one of ${INTENDED_USES.join(', ')}; got "${use}"`,
     );
   }
-  const rawIds = query.custom_audience_ids;
-  const ids = rawIds === undefined ? undefined : Array.isArray(rawIds) ? rawIds : [rawIds];
+  const ids = query.custom_audience_ids === undefined ? undefined : many(query, 'custom_audience_ids');
   if (ids !== undefined && ids.length > MAX_LIST_IDS) {
     throw invalidRequest('custom_audience_ids', `custom_audience_ids may list at most ${MAX_LIST_IDS} ids`);
   }
@@ -135,20 +131,9 @@ export function registerAudienceRoutes(app: FastifyInstance, deps: AudienceRoute
     body: unknown,
     execute: (ctx: MutationContext) => Promise<MutationResponse>,
   ): Promise<FastifyReply> {
-    const account = requestAccount(req);
+    const accountId = requestAccount(req).id;
     const at = now();
-    const outcome = await applyMutation(
-      pool,
-      {
-        accountId: account.id,
-        idempotencyKey: idempotencyKey(req),
-        method: req.method,
-        path: requestPath(req),
-        body,
-      },
-      (client) => execute({ client, accountId: account.id, at }),
-    );
-    return sendOutcome(reply, outcome);
+    return answerMutation(pool, req, reply, body, (client) => execute({ client, accountId, at }));
   }
 
   app.get<{ Querystring: RawQuery }>('/custom_audiences', { onRequest: guard }, async (req) => {
@@ -158,22 +143,16 @@ export function registerAudienceRoutes(app: FastifyInstance, deps: AudienceRoute
       'custom_audience_ids',
       'policy_revision',
       'matched_count_granularity',
-      ...PAGE_PARAMETERS,
+      ...PAGING_PARAMETERS,
     ]);
     const { filter, granular } = parseListFilter(req.query);
     const at = now();
-    const page = await pageAudiences(
-      pool,
-      account.id,
-      filter,
-      at,
-      parseSeqPage(req.query, 'ca', LIST_LIMITS),
-    );
+    const page = await pageAudiences(pool, account.id, filter, at, parsePaging(req.query, CURSOR_KIND));
     const latest = await latestOperations(
       pool,
-      page.rows.map((a) => a.id),
+      page.items.map((a) => a.id),
     );
-    return pageJson('ca', page, (a) => {
+    return pageJson(CURSOR_KIND, page, (a) => {
       const op = latest.get(a.id);
       return audienceJson(a, op === undefined ? undefined : { op, now: at }, granular);
     });

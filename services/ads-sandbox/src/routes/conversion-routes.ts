@@ -2,10 +2,9 @@
  * The platform's conversion endpoints: pixels (conversion sources), their sampled events,
  * conversion event settings, and attributed conversion insights.
  */
-import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from '@adsmcp/runtime/db';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type RawQuery, refuseQuery, refuseUnknownParameters, single } from '../ad-requests.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { refuseQuery, refuseUnknownParameters } from '../ad-requests.ts';
 import {
   type ConversionInsightsBody,
   conversionInsights,
@@ -24,10 +23,11 @@ import {
   sampledEvents,
 } from '../conversions.ts';
 import { invalidRequest, notFound } from '../errors.ts';
-import { applyMutation, type MutationResponse } from '../idempotency.ts';
+import { newId } from '../ids.ts';
 import { localTime } from '../local-date.ts';
-import { LIST_LIMITS, PAGE_PARAMETERS, pageJson, parseSeqPage } from '../paging.ts';
-import { requestAccount, requestPath } from '../platform.ts';
+import { answerMutation } from '../mutation-route.ts';
+import { PAGING_PARAMETERS, pageJson, parseLimit, parsePaging, type RawQuery, single } from '../paging.ts';
+import { requestAccount } from '../platform.ts';
 import {
   existingPixelIds,
   findPixel,
@@ -37,7 +37,6 @@ import {
   pagePixels,
 } from '../store/conversion-store.ts';
 import { listAdGroupIds, listAdRefs, listCampaignIds } from '../store/insight-store.ts';
-import { idempotencyKey, sendOutcome } from './ad-routes.ts';
 
 export interface ConversionRouteDeps {
   pool: Pool;
@@ -47,7 +46,9 @@ export interface ConversionRouteDeps {
   now: () => number;
 }
 
-const hex16 = (): string => randomBytes(8).toString('hex');
+/** The kinds of the pixel and event setting lists' cursors: each list refuses the other's. */
+const PIXELS_CURSOR_KIND = 'px';
+const SETTINGS_CURSOR_KIND = 'evs';
 
 const nameRule = { type: 'string', minLength: 3, maxLength: 1000, pattern: '\\S' } as const;
 
@@ -119,32 +120,11 @@ async function checkSourceIds(db: PoolClient, accountId: string, ids: string[]):
 export function registerConversionRoutes(app: FastifyInstance, deps: ConversionRouteDeps): void {
   const { pool, guard, now } = deps;
 
-  /** Runs a creation through the idempotency ledger and answers with what it returns. */
-  async function create(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    execute: (client: PoolClient, accountId: string) => Promise<MutationResponse>,
-  ): Promise<FastifyReply> {
-    const account = requestAccount(req);
-    const outcome = await applyMutation(
-      pool,
-      {
-        accountId: account.id,
-        idempotencyKey: idempotencyKey(req),
-        method: req.method,
-        path: requestPath(req),
-        body: req.body,
-      },
-      (client) => execute(client, account.id),
-    );
-    return sendOutcome(reply, outcome);
-  }
-
   app.get<{ Querystring: RawQuery }>('/conversions/pixels', { onRequest: guard }, async (req) => {
     const account = requestAccount(req);
-    refuseUnknownParameters(req.query, PAGE_PARAMETERS);
-    const page = await pagePixels(pool, account.id, parseSeqPage(req.query, 'px', LIST_LIMITS));
-    return pageJson('px', page, pixelJson);
+    refuseUnknownParameters(req.query, PAGING_PARAMETERS);
+    const page = await pagePixels(pool, account.id, parsePaging(req.query, PIXELS_CURSOR_KIND));
+    return pageJson(PIXELS_CURSOR_KIND, page, pixelJson);
   });
 
   app.post<{ Body: CreatePixelBody; Querystring: RawQuery }>(
@@ -152,9 +132,10 @@ export function registerConversionRoutes(app: FastifyInstance, deps: ConversionR
     { onRequest: guard, schema: createPixelSchema },
     async (req, reply) => {
       refuseQuery(req.query);
-      return create(req, reply, async (client, accountId) => {
+      const accountId = requestAccount(req).id;
+      return answerMutation(pool, req, reply, req.body, async (client) => {
         const pixel = await insertPixel(client, {
-          id: `px_${hex16()}`,
+          id: newId('px'),
           accountId,
           name: req.body.name,
           clientType: req.body.client_type,
@@ -170,15 +151,7 @@ export function registerConversionRoutes(app: FastifyInstance, deps: ConversionR
     refuseUnknownParameters(req.query, ['pid', 'limit']);
     const pid = single(req.query, 'pid');
     if (pid === undefined || pid === '') throw invalidRequest('pid', 'pid (the pixel id) is required');
-    const rawLimit = single(req.query, 'limit');
-    const limit =
-      rawLimit === undefined ? EVENTS_DEFAULT_LIMIT : /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : 0;
-    if (!(limit >= 1 && limit <= EVENTS_MAX_LIMIT)) {
-      throw invalidRequest(
-        'limit',
-        `limit must be an integer from 1 to ${EVENTS_MAX_LIMIT}; got "${rawLimit}"`,
-      );
-    }
+    const limit = parseLimit(req.query, EVENTS_MAX_LIMIT, EVENTS_DEFAULT_LIMIT);
     const pixel = await findPixel(pool, account.id, pid);
     if (pixel === undefined) throw notFound(`no pixel ${pid} in this account`);
     return { data: sampledEvents(pixel, now(), limit, account.currency), sampled: true };
@@ -186,9 +159,9 @@ export function registerConversionRoutes(app: FastifyInstance, deps: ConversionR
 
   app.get<{ Querystring: RawQuery }>('/conversions/event_settings', { onRequest: guard }, async (req) => {
     const account = requestAccount(req);
-    refuseUnknownParameters(req.query, PAGE_PARAMETERS);
-    const page = await pageEventSettings(pool, account.id, parseSeqPage(req.query, 'evs', LIST_LIMITS));
-    return pageJson('evs', page, eventSettingJson);
+    refuseUnknownParameters(req.query, PAGING_PARAMETERS);
+    const page = await pageEventSettings(pool, account.id, parsePaging(req.query, SETTINGS_CURSOR_KIND));
+    return pageJson(SETTINGS_CURSOR_KIND, page, eventSettingJson);
   });
 
   app.post<{ Body: CreateEventSettingBody; Querystring: RawQuery }>(
@@ -197,10 +170,11 @@ export function registerConversionRoutes(app: FastifyInstance, deps: ConversionR
     async (req, reply) => {
       refuseQuery(req.query);
       checkCustomEventName(req.body);
-      return create(req, reply, async (client, accountId) => {
+      const accountId = requestAccount(req).id;
+      return answerMutation(pool, req, reply, req.body, async (client) => {
         await checkSourceIds(client, accountId, req.body.source_ids);
         const setting = await insertEventSetting(client, {
-          id: `evs_${hex16()}`,
+          id: newId('evs'),
           accountId,
           name: req.body.name,
           eventType: req.body.event_type,

@@ -1,12 +1,12 @@
 /** The platform's delivery insights of an ad group (its ads aggregated) and of one ad. */
 import type { Pool } from '@adsmcp/runtime/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RawQuery } from '../ad-requests.ts';
 import { notFound } from '../errors.ts';
 import { defaultTimeRange, type InsightsQuery, parseInsightsQuery } from '../insight-requests.ts';
 import { type EntityLabels, insightsResponse } from '../insight-rows.ts';
 import { aggregate, type InsightEntity } from '../insights.ts';
 import { localTime } from '../local-date.ts';
+import type { RawQuery } from '../paging.ts';
 import { requestAccount } from '../platform.ts';
 import type { Account } from '../store/account-store.ts';
 import { findAd } from '../store/ad-store.ts';

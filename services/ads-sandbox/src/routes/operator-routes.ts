@@ -2,12 +2,12 @@
  * The operator endpoints under /_sandbox: set up accounts, inspect the ledger and inject faults.
  * Not the platform's API.
  */
-import { randomBytes } from 'node:crypto';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import type { FastifyInstance } from 'fastify';
 import { createAdminGuard, newCredential } from '../auth.ts';
 import { invalidRequest, notFound } from '../errors.ts';
 import { FAULT_KINDS, type Fault, type FaultKind, type FaultQueue } from '../faults.ts';
+import { newId } from '../ids.ts';
 import { seedAccount } from '../seed.ts';
 import { accountExists, insertAccount, insertCredential } from '../store/account-store.ts';
 import { listLedgerEntries } from '../store/ledger-store.ts';
@@ -108,7 +108,7 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRoute
       const { credential, sha256 } = newCredential();
       const account = await inTransaction(deps.pool, async (client) => {
         const created = await insertAccount(client, {
-          id: `act_${randomBytes(8).toString('hex')}`,
+          id: newId('act'),
           name: req.body.name,
           currency: req.body.currency,
           timeZone,

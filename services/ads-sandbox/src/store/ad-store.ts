@@ -1,5 +1,7 @@
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { Ad, AdStatus, Creative, LandingPageConfiguration } from '../ads.ts';
+import type { PageOf, PageRequest } from '../paging.ts';
+import { pageBySeq } from './seq-page.ts';
 
 interface AdRow {
   seq: number;
@@ -36,28 +38,6 @@ const toAd = (r: AdRow): Ad => ({
 
 /** A JSON value as a jsonb parameter (null stays SQL NULL). */
 const jsonb = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
-
-export async function insertCampaign(
-  db: Queryable,
-  c: { id: string; accountId: string; name: string; status: AdStatus },
-): Promise<void> {
-  await db.query('INSERT INTO campaigns (id, account_id, name, status) VALUES ($1, $2, $3, $4)', [
-    c.id,
-    c.accountId,
-    c.name,
-    c.status,
-  ]);
-}
-
-export async function insertAdGroup(
-  db: Queryable,
-  g: { id: string; accountId: string; campaignId: string; name: string; status: AdStatus },
-): Promise<void> {
-  await db.query(
-    'INSERT INTO ad_groups (id, account_id, campaign_id, name, status) VALUES ($1, $2, $3, $4, $5)',
-    [g.id, g.accountId, g.campaignId, g.name, g.status],
-  );
-}
 
 export async function insertAd(
   db: Queryable,
@@ -130,69 +110,23 @@ export interface AdFilter {
   name: string | undefined;
 }
 
-export interface AdPageQuery extends AdFilter {
-  order: 'asc' | 'desc';
-  limit: number;
-  /** Ads after (in `order`) the ad with this sequence number. */
-  afterSeq: number | undefined;
-  /** Ads before (in `order`) the ad with this sequence number. */
-  beforeSeq: number | undefined;
-}
-
-export interface AdPage {
-  ads: Ad[];
-  /** Whether ads matching the filter come after the page's last ad (in the query's order). */
-  moreAfter: boolean;
-  /** Whether ads matching the filter come before the page's first ad. */
-  moreBefore: boolean;
-}
-
-const FILTER_SQL = `account_id = $1
-  AND ($2::text IS NULL OR ad_group_id = $2)
-  AND ($3::text IS NULL OR strpos(lower(name), lower($3)) > 0)`;
-
-function filterParams(f: AdFilter): unknown[] {
-  return [f.accountId, f.adGroupId ?? null, f.name ?? null];
-}
-
-/** Whether an ad matching `f` has a sequence number `op` `seq`. */
-async function anyBeyond(db: Queryable, f: AdFilter, op: '<' | '>', seq: number): Promise<boolean> {
-  const { rows } = await db.query<{ found: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM ads WHERE ${FILTER_SQL} AND seq ${op} $4) AS found`,
-    [...filterParams(f), seq],
-  );
-  return rows[0]?.found === true;
-}
-
 /**
  * pageAds returns one page of an account's ads in creation order (`asc`) or its reverse, from
  * the start, after a cursor's ad or before it, and whether more ads lie on either side.
  */
-export async function pageAds(db: Queryable, q: AdPageQuery): Promise<AdPage> {
-  // "Forward" is the list's own order: ascending sequence numbers for asc, descending for desc.
-  const forwardOp = q.order === 'asc' ? '>' : '<';
-  const backwardOp = q.order === 'asc' ? '<' : '>';
-  const forwardSort = q.order === 'asc' ? 'ASC' : 'DESC';
-  const backwardSort = q.order === 'asc' ? 'DESC' : 'ASC';
-  const backwards = q.beforeSeq !== undefined;
-  const cursor = q.beforeSeq ?? q.afterSeq;
-  const op = backwards ? backwardOp : forwardOp;
-  const { rows } = await db.query<AdRow>(
-    `SELECT ${AD_COLUMNS} FROM ads
-      WHERE ${FILTER_SQL} AND ($4::bigint IS NULL OR seq ${op} $4)
-      ORDER BY seq ${backwards ? backwardSort : forwardSort}
-      LIMIT $5`,
-    [...filterParams(q), cursor ?? null, q.limit + 1],
+export async function pageAds(db: Queryable, f: AdFilter, q: PageRequest): Promise<PageOf<Ad>> {
+  const page = await pageBySeq<AdRow>(
+    db,
+    {
+      select: AD_COLUMNS,
+      from: 'ads',
+      where: `account_id = $1
+        AND ($2::text IS NULL OR ad_group_id = $2)
+        AND ($3::text IS NULL OR strpos(lower(name), lower($3)) > 0)`,
+      params: [f.accountId, f.adGroupId ?? null, f.name ?? null],
+      seq: 'seq',
+    },
+    q,
   );
-  const more = rows.length > q.limit;
-  const ads = rows.slice(0, q.limit).map(toAd);
-  if (backwards) ads.reverse();
-  const first = ads[0];
-  const last = ads[ads.length - 1];
-  if (first === undefined || last === undefined) return { ads, moreAfter: false, moreBefore: false };
-  return {
-    ads,
-    moreAfter: backwards ? await anyBeyond(db, q, forwardOp, last.seq) : more,
-    moreBefore: backwards ? more : cursor !== undefined && (await anyBeyond(db, q, backwardOp, first.seq)),
-  };
+  return { ...page, items: page.items.map(toAd) };
 }

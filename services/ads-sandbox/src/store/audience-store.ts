@@ -1,7 +1,7 @@
 import type { Queryable } from '@adsmcp/runtime/db';
 import { type Audience, OPERATION_COMPLETED_MS, type Operation, type OperationType } from '../audiences.ts';
-import type { SeqPage, SeqPageQuery } from '../paging.ts';
-import { pageBySeq } from './seq-page-store.ts';
+import type { PageOf, PageRequest } from '../paging.ts';
+import { pageBySeq } from './seq-page.ts';
 
 interface AudienceRow {
   seq: number;
@@ -99,6 +99,19 @@ export async function findAudiences(
   return rows.map(toAudience);
 }
 
+/** existingAudienceIds returns those of `ids` that are custom audiences of `accountId`, archived or not. */
+export async function existingAudienceIds(
+  db: Queryable,
+  accountId: string,
+  ids: string[],
+): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>(
+    'SELECT id FROM custom_audiences WHERE account_id = $1 AND id = ANY($2::text[])',
+    [accountId, ids],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
 /** lockAudience holds the audience until the calling transaction ends, so mutations take turns. */
 export async function lockAudience(db: Queryable, accountId: string, id: string): Promise<boolean> {
   const { rows } = await db.query(
@@ -137,13 +150,13 @@ export async function pageAudiences(
   accountId: string,
   filter: AudienceFilter,
   now: number,
-  q: SeqPageQuery,
-): Promise<SeqPage<Audience>> {
+  q: PageRequest,
+): Promise<PageOf<Audience>> {
   const page = await pageBySeq<AudienceRow>(
     db,
     {
-      table: AUDIENCES_AT,
-      columns: AUDIENCE_COLUMNS,
+      select: AUDIENCE_COLUMNS,
+      from: AUDIENCES_AT,
       where: `($4::text[] IS NULL OR id = ANY($4::text[]))
         AND ($5::text IS NULL OR policy_revision = $5)
         AND ($6::integer IS NULL OR (status = 'active' AND matched_count >= $6))`,
@@ -153,10 +166,11 @@ export async function pageAudiences(
         filter.policyRevision ?? null,
         filter.minMatched ?? null,
       ],
+      seq: 'seq',
     },
     q,
   );
-  return { ...page, rows: page.rows.map(toAudience) };
+  return { ...page, items: page.items.map(toAudience) };
 }
 
 interface OperationRow {

@@ -1,7 +1,7 @@
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { EventSetting, EventType, Pixel } from '../conversions.ts';
-import type { SeqPage, SeqPageQuery } from '../paging.ts';
-import { pageBySeq } from './seq-page-store.ts';
+import type { PageOf, PageRequest } from '../paging.ts';
+import { pageBySeq } from './seq-page.ts';
 
 interface PixelRow {
   seq: number;
@@ -61,13 +61,19 @@ export async function existingPixelIds(
 }
 
 /** pagePixels returns one page of the account's pixels in creation order or its reverse. */
-export async function pagePixels(db: Queryable, accountId: string, q: SeqPageQuery): Promise<SeqPage<Pixel>> {
+export async function pagePixels(db: Queryable, accountId: string, q: PageRequest): Promise<PageOf<Pixel>> {
   const page = await pageBySeq<PixelRow>(
     db,
-    { table: 'conversion_pixels', columns: PIXEL_COLUMNS, where: 'account_id = $1', params: [accountId] },
+    {
+      select: PIXEL_COLUMNS,
+      from: 'conversion_pixels',
+      where: 'account_id = $1',
+      params: [accountId],
+      seq: 'seq',
+    },
     q,
   );
-  return { ...page, rows: page.rows.map(toPixel) };
+  return { ...page, items: page.items.map(toPixel) };
 }
 
 interface EventSettingRow {
@@ -124,17 +130,18 @@ export async function insertEventSetting(
 export async function pageEventSettings(
   db: Queryable,
   accountId: string,
-  q: SeqPageQuery,
-): Promise<SeqPage<EventSetting>> {
+  q: PageRequest,
+): Promise<PageOf<EventSetting>> {
   const page = await pageBySeq<EventSettingRow>(
     db,
     {
-      table: 'conversion_event_settings',
-      columns: SETTING_COLUMNS,
+      select: SETTING_COLUMNS,
+      from: 'conversion_event_settings',
       where: 'account_id = $1',
       params: [accountId],
+      seq: 'seq',
     },
     q,
   );
-  return { ...page, rows: page.rows.map(toSetting) };
+  return { ...page, items: page.items.map(toSetting) };
 }
