@@ -165,8 +165,9 @@ export const getBulkJob: ToolRow<GatewayDeps> = {
   features: [],
   description:
     'Reads a bulk mutation job of an ad account from the ad platform (upstream GET ' +
-    '/bulk_mutation_jobs/{job_id}), in `job`: its status (queued, running, succeeded, failed) and the result of ' +
-    'each operation it has processed so far (what it created, or why it failed). Jobs run in the background: ' +
+    '/bulk_mutation_jobs/{job_id}), in `job`: its status (queued, running, succeeded, failed), operation_count, ' +
+    'processed_count, succeeded_count and failed_count, and in `results` each operation with its outcome once ' +
+    'processed (what it created, or why it failed, with the field). Jobs run in the background: ' +
     'while the status is queued or running, call again a few seconds later. Everything a job creates is paused. ' +
     'Changes nothing.',
   input: object(
