@@ -72,7 +72,22 @@ before(async () => {
     const account = e2e.seed.accounts[0]?.account_id as string;
     const ads = (await client.callTool('ads_list_ads', { account_id: account, limit: 1 }))
       .structuredContent as { ads: { id: string }[] };
-    base = { account_id: account, ad_id: ads.ads[0]?.id, limit: 5 };
+    const first = async (tool: string, result: string) =>
+      (
+        (await client.callTool(tool, { account_id: account, limit: 1 })).structuredContent as Record<
+          string,
+          { id: string }[]
+        >
+      )[result]?.[0]?.id;
+    base = {
+      account_id: account,
+      ad_id: ads.ads[0]?.id,
+      ad_group_id: await first('ads_list_ad_groups', 'ad_groups'),
+      campaign_id: await first('ads_list_campaigns', 'campaigns'),
+      feed_id: await first('ads_list_product_feeds', 'product_feeds'),
+      q: 'York',
+      limit: 5,
+    };
   } finally {
     await client.close();
   }

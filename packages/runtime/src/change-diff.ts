@@ -39,18 +39,34 @@ export function describeDiff(before: unknown, body: unknown): string[] {
   return diffRows(before, body).map((r) => `${r.field} ${show(r.before)} → ${show(r.after)}`);
 }
 
+/** The status an action on an object (`/{collection}/{id}/{action}`) sets, whatever its body. */
+const STATUS_ACTIONS: Record<string, string> = {
+  archive: 'archived',
+  pause: 'paused',
+  activate: 'active',
+};
+
+function statusSetBy(operationPath: string): string | undefined {
+  const segments = operationPath.split('/').slice(1);
+  const action = segments[2];
+  return segments.length === 3 && action !== undefined && Object.hasOwn(STATUS_ACTIONS, action)
+    ? STATUS_ACTIONS[action]
+    : undefined;
+}
+
 /**
- * The rows of a change's review: an archive sets `status` to `archived` whatever its body; any
- * other operation sets each field of its body.
+ * The rows of a change's review: an archive, pause or activate sets `status` whatever its body;
+ * any other operation sets each field of its body.
  */
 export function changeRows(
   operationPath: string,
   before: unknown,
   body: unknown,
 ): { field: string; before: unknown; after: unknown }[] {
-  if (operationPath.endsWith('/archive')) {
+  const status = statusSetBy(operationPath);
+  if (status !== undefined) {
     const was = typeof before === 'object' && before !== null ? (before as { status?: unknown }) : {};
-    return [{ field: 'status', before: was.status, after: 'archived' }];
+    return [{ field: 'status', before: was.status, after: status }];
   }
   return diffRows(before, body);
 }

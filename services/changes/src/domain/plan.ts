@@ -5,7 +5,9 @@
  */
 import { diffRows } from '@adsmcp/runtime/change-diff';
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { checkAdGroup } from './ad-group-rules.ts';
 import { checkAd } from './ad-rules.ts';
+import { checkFeed } from './feed-rules.ts';
 
 export type PlatformObject = Record<string, unknown>;
 
@@ -16,9 +18,9 @@ interface ObjectRules {
   mergedFields: readonly string[];
   /**
    * Checks the object an update or a create would produce; `patch` says which fields the agent
-   * supplied (for a create, every field).
+   * supplied (for a create, every field) and `live` the object before an update (none for a create).
    */
-  check(result: PlatformObject, patch: PlatformObject): void;
+  check(result: PlatformObject, patch: PlatformObject, live?: PlatformObject): void;
   /** The effects this object supports. */
   effects: readonly Effect[];
 }
@@ -44,6 +46,13 @@ const STATUS_OF: Partial<Record<Effect, string>> = {
 
 const OBJECTS: Record<string, ObjectRules> = {
   ad: { label: 'ad', mergedFields: ['creative'], check: checkAd, effects: ['update', 'archive'] },
+  ad_group: {
+    label: 'ad group',
+    mergedFields: ['bidding_config', 'product_set'],
+    check: checkAdGroup,
+    effects: ['create', 'update', 'archive', 'pause', 'activate'],
+  },
+  product_feed: { label: 'product feed', mergedFields: [], check: checkFeed, effects: ['archive'] },
 };
 
 /** The rules of `objectType` for `effect`, or an error naming what is supported. */
@@ -136,7 +145,7 @@ export function planChange(input: PlanInput): { summary: string } {
   if (live.status === 'archived') {
     throw new FailedPreconditionError(`${what} is archived; an archived ${rules.label} cannot be changed`);
   }
-  rules.check(mergePatch(live, patch, rules.mergedFields), patch);
+  rules.check(mergePatch(live, patch, rules.mergedFields), patch, live);
   const rows = diffRows(live, patch);
   const changed = rows.filter((r) => !same(r.before, r.after));
   if (changed.length === 0) {

@@ -2,7 +2,9 @@
 import type { GatewayDeps } from '../../deps.ts';
 import { buildCatalogue, type Catalogue, type ToolRow } from '../catalogue.ts';
 import { GATEWAY_ROUTE_SHAPES, runRoute } from '../route-runner.ts';
+import { adGroupTools } from './ad-group-tools.ts';
 import { adTools } from './ad-tools.ts';
+import { campaignTools } from './campaign-tools.ts';
 import { changeTools } from './change-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
@@ -12,6 +14,8 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   getConnectionContext,
   listAccounts,
   ...adTools,
+  ...adGroupTools,
+  ...campaignTools,
   ...changeTools,
   ...marketingTools,
   ...optimizerTools,

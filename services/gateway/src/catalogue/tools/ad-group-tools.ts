@@ -1,0 +1,363 @@
+/**
+ * Ad groups: reads of the ad platform, and the prepared changes that create, update, activate,
+ * pause and archive one. Money is integer micros of the account currency.
+ */
+import type { GatewayDeps } from '../../deps.ts';
+import type { ToolRow } from '../catalogue.ts';
+import { array, enumOf, integer, nullable, object, type Schema, string } from '../schema.ts';
+import { accountId, PAGING_HELP, paging, platformId } from './campaign-tools.ts';
+
+const EXAMPLE_ACCOUNT = '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90';
+const EXAMPLE_AD_GROUP = 'adg_0123456789abcdef';
+
+const adGroupId = platformId('The ad group, as the platform identifies it (ads_list_ad_groups lists them).');
+const include = array(enumOf(['serving_issues']), {
+  max: 1,
+  unique: true,
+  description: 'Extra detail to include: serving_issues (why the ad group is not serving, if it is not).',
+});
+
+export const listAdGroups: ToolRow<GatewayDeps> = {
+  name: 'ads_list_ad_groups',
+  title: 'List ad groups',
+  group: 'Campaign creation',
+  behavior: 'read',
+  features: [],
+  description:
+    'Lists the ad groups of an ad account from the ad platform (upstream GET /ad_groups), one page at a time: ' +
+    '`ad_groups` and `paging` {after, before, has_more}. Each ad group has id, campaign_id, name, status, ' +
+    'bidding_config (money in integer micros), product_set, landing_page_configuration and revision. Filter by ' +
+    'campaign_id or by name (part of it, ignoring case); include: ["serving_issues"] adds why each is not ' +
+    `serving. ${PAGING_HELP} Then ads_get_ad_group reads one, ads_list_ads lists its ads, and ` +
+    'ads_update_ad_group, ads_pause_ad_group, ads_activate_ad_group or ads_archive_ad_group prepare a change. ' +
+    'Changes nothing.',
+  input: object(
+    {
+      account_id: accountId,
+      include,
+      campaign_id: platformId('Only the ad groups of this campaign (ads_list_campaigns lists them).'),
+      name: string({
+        min: 3,
+        max: 1000,
+        nonBlank: true,
+        description: 'Only the ad groups whose name contains this text (the platform ignores case).',
+      }),
+      ...paging,
+    },
+    ['account_id'],
+  ),
+  example: {
+    account_id: EXAMPLE_ACCOUNT,
+    include: ['serving_issues'],
+    campaign_id: 'cmp_0123456789abcdef',
+    name: 'Group A',
+    limit: 50,
+    after: 'c2VxOjEy',
+    order: 'desc',
+  },
+  route: {
+    kind: 'upstream-read',
+    path: '/ad_groups',
+    shape: 'list',
+    result: 'ad_groups',
+    notFound: 'the ad platform found no ad groups listing for ad account {account_id}; check campaign_id',
+  },
+};
+
+export const getAdGroup: ToolRow<GatewayDeps> = {
+  name: 'ads_get_ad_group',
+  title: 'Get ad group',
+  group: 'Campaign creation',
+  behavior: 'read',
+  features: [],
+  description:
+    'Reads one ad group of an ad account from the ad platform (upstream GET /ad_groups/{ad_group_id}), in ' +
+    '`ad_group`: campaign_id, name, description, status, context_hints, bidding_config {billing_event_type, ' +
+    'strategy, max_bid_micros, custom_audience_bid_multipliers}, product_set, landing_page_configuration and ' +
+    'revision. include: ["serving_issues"] adds why it is not serving (paused, archived, its campaign paused or ' +
+    'archived, its product feed archived). Changes nothing.',
+  input: object({ account_id: accountId, ad_group_id: adGroupId, include }, ['account_id', 'ad_group_id']),
+  example: { account_id: EXAMPLE_ACCOUNT, ad_group_id: EXAMPLE_AD_GROUP, include: ['serving_issues'] },
+  route: {
+    kind: 'upstream-read',
+    path: '/ad_groups/{ad_group_id}',
+    shape: 'get',
+    result: 'ad_group',
+    notFound:
+      "no ad group {ad_group_id} in ad account {account_id}; ads_list_ad_groups lists the account's ad groups",
+  },
+};
+
+// The ad group body, as the specification has it; the platform's own bounds where it leaves them open.
+const MAX_BID_MICROS = 30_400_000_000_000;
+
+function bidding(required: readonly 'billing_event_type'[]) {
+  return object(
+    {
+      billing_event_type: enumOf(['impression', 'click'], 'What the ad group pays for: impression or click.'),
+      strategy: enumOf(
+        ['fixed_bid', 'maximize_clicks', 'maximize_conversions'],
+        'How it bids: fixed_bid (bids max_bid_micros, which it then needs), maximize_clicks (the default) or ' +
+          'maximize_conversions (only in a campaign whose objective is conversions).',
+      ),
+      max_bid_micros: integer({
+        min: 1,
+        max: MAX_BID_MICROS,
+        description:
+          'The bid with fixed_bid, a cap otherwise: integer micros of the account currency (1500000 is 1.50), ' +
+          `1 to ${MAX_BID_MICROS}.`,
+      }),
+      custom_audience_bid_multipliers: array(
+        object(
+          {
+            custom_audience_id: platformId('A custom audience of the account.'),
+            bid_multiplier_micros: integer({
+              min: 100_000,
+              max: 10_000_000,
+              description: 'The multiplier in micros: 1000000 is ×1, 100000 to 10000000 (×0.1 to ×10).',
+            }),
+          },
+          ['custom_audience_id', 'bid_multiplier_micros'],
+        ),
+        { max: 100, description: 'Bids for members of custom audiences, each audience once (at most 100).' },
+      ),
+    },
+    required,
+    'How the ad group bids.',
+  );
+}
+
+const filter = object(
+  {
+    field: string({
+      min: 1,
+      max: 100,
+      pattern: /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/,
+      patternHint:
+        'a product attribute name of lowercase letters, digits and underscores (such as custom_label_0)',
+      description: 'The product attribute, such as brand or custom_label_0.',
+    }),
+    operator: enumOf(['in', 'not_in', 'gt', 'gte', 'lt', 'lte', 'contains', 'not_contains', 'starts_with']),
+    values: array(string({ min: 1, max: 1000 }), {
+      min: 1,
+      max: 1000,
+      description: 'The values to compare with; gt, gte, lt and lte take exactly one decimal number.',
+    }),
+  },
+  ['field', 'operator', 'values'],
+);
+
+function productSet(required: readonly 'product_feed_id'[]) {
+  return nullable(
+    object(
+      {
+        product_feed_id: platformId(
+          'An active product feed of the account (ads_list_product_feeds lists them).',
+        ),
+        filters: array(filter, { max: 50, description: 'Which products of the feed, all filters applying.' }),
+      },
+      required,
+      'The products the ad group advertises; null for none.',
+    ),
+  );
+}
+
+const landingPage = object(
+  { query_string_template: string({ max: 2048, description: 'Appended to the landing page URL.' }) },
+  ['query_string_template'],
+);
+
+const name = string({
+  min: 3,
+  max: 1000,
+  nonBlank: true,
+  description: 'The ad group name, 3 to 1000 characters.',
+});
+const description = string({
+  max: 5000,
+  multiline: true,
+  description: 'A description, at most 5000 characters.',
+});
+const contextHints = array(string({ min: 1, max: 1000, nonBlank: true }), {
+  max: 2000,
+  description: 'Hints about the audience and context, at most 2000, each 1 to 1000 characters.',
+});
+const campaignId = platformId('The campaign of the ad group (ads_list_campaigns lists them).');
+
+const createBody = object(
+  {
+    campaign_id: campaignId,
+    name,
+    description,
+    context_hints: contextHints,
+    status: enumOf(['active', 'paused'], 'active or paused; a new ad group cannot be archived.'),
+    bidding_config: bidding(['billing_event_type']),
+    product_set: productSet(['product_feed_id']),
+    landing_page_configuration: landingPage,
+  },
+  ['campaign_id', 'name', 'status', 'bidding_config'],
+  'The new ad group.',
+);
+
+const updateBody = object(
+  {
+    campaign_id: campaignId,
+    name,
+    description: nullable(description),
+    context_hints: contextHints,
+    status: enumOf(['active', 'paused', 'archived'], 'active, paused or archived (archiving is final).'),
+    bidding_config: bidding([]),
+    product_set: productSet([]),
+    landing_page_configuration: nullable(landingPage),
+  },
+  [],
+  'The fields to change; fields left out keep their value, and bidding_config and product_set fields one by one.',
+);
+
+const AFTER_PREPARE =
+  'Nothing changes on the ad account until a person approves the change in the dashboard and ' +
+  'ads_apply_change applies it.';
+
+export const createAdGroup: ToolRow<GatewayDeps> = {
+  name: 'ads_create_ad_group',
+  title: 'Prepare creating an ad group',
+  group: 'Campaign creation',
+  behavior: 'prepare',
+  features: [],
+  description:
+    'Prepares creating an ad group in a campaign and returns a change_id. body: campaign_id (ads_list_campaigns), ' +
+    'name, status (active or paused) and bidding_config {billing_event_type, strategy, max_bid_micros, ' +
+    'custom_audience_bid_multipliers} are required; product_set {product_feed_id (ads_list_product_feeds), ' +
+    'filters}, description, context_hints and landing_page_configuration are optional. Money is integer micros of ' +
+    'the account currency. The ad group is checked before it is recorded (fixed_bid needs max_bid_micros; each ' +
+    `audience once; gt/gte/lt/lte filters take one number). ${AFTER_PREPARE} Once applied, the change's ` +
+    'upstream_response is the new ad group, with its id. Upstream: POST /ad_groups.',
+  input: object({ account_id: accountId, body: createBody }, ['account_id', 'body']),
+  example: {
+    account_id: EXAMPLE_ACCOUNT,
+    body: {
+      campaign_id: 'cmp_0123456789abcdef',
+      name: 'Spring Sale — Group C',
+      description: 'Returning visitors',
+      context_hints: ['gardening', 'spring'],
+      status: 'paused',
+      bidding_config: {
+        billing_event_type: 'click',
+        strategy: 'fixed_bid',
+        max_bid_micros: 1_500_000,
+        custom_audience_bid_multipliers: [
+          { custom_audience_id: 'ca_0123456789abcdef', bid_multiplier_micros: 1_500_000 },
+        ],
+      },
+      product_set: {
+        product_feed_id: 'feed_0123456789abcdef',
+        filters: [{ field: 'custom_label_0', operator: 'in', values: ['spring'] }],
+      },
+      landing_page_configuration: { query_string_template: 'utm_source=ads&utm_campaign={{campaign.id}}' },
+    },
+  },
+  route: {
+    kind: 'prepare',
+    object: 'ad_group',
+    effect: 'create',
+    operation: { method: 'POST', path: '/ad_groups' },
+    body: 'body',
+  },
+};
+
+export const updateAdGroup: ToolRow<GatewayDeps> = {
+  name: 'ads_update_ad_group',
+  title: 'Prepare an ad group update',
+  group: 'Campaign creation',
+  behavior: 'prepare',
+  features: [],
+  description:
+    'Prepares an update of an ad group and returns a change_id. Every body field is optional: the fields given ' +
+    'replace the live ones (bidding_config and product_set field by field; description, product_set and ' +
+    'landing_page_configuration may be null to remove them; status may be archived, which is final). The ad ' +
+    'group that would result is checked (fixed_bid needs max_bid_micros, an ad group stays in its campaign, a ' +
+    'product set needs a feed), and a change to an archived ad group or one that would change nothing is ' +
+    `refused. ${AFTER_PREPARE} Upstream: POST /ad_groups/{ad_group_id}.`,
+  input: object({ account_id: accountId, ad_group_id: adGroupId, body: updateBody }, [
+    'account_id',
+    'ad_group_id',
+    'body',
+  ]),
+  example: {
+    account_id: EXAMPLE_ACCOUNT,
+    ad_group_id: EXAMPLE_AD_GROUP,
+    body: {
+      name: 'Spring Sale — Group A (clicks)',
+      description: null,
+      bidding_config: { strategy: 'fixed_bid', max_bid_micros: 2_000_000 },
+      product_set: { filters: [{ field: 'price', operator: 'lte', values: ['49.99'] }] },
+      landing_page_configuration: null,
+    },
+  },
+  route: {
+    kind: 'prepare',
+    object: 'ad_group',
+    effect: 'update',
+    operation: { method: 'POST', path: '/ad_groups/{ad_group_id}' },
+    target: '/ad_groups/{ad_group_id}',
+    body: 'body',
+  },
+};
+
+const statusInput: Schema = object({ account_id: accountId, ad_group_id: adGroupId }, [
+  'account_id',
+  'ad_group_id',
+]);
+
+function statusTool(
+  effect: 'activate' | 'pause' | 'archive',
+  title: string,
+  what: string,
+): ToolRow<GatewayDeps> {
+  return {
+    name: `ads_${effect}_ad_group`,
+    title,
+    group: 'Campaign creation',
+    behavior: 'prepare',
+    features: [],
+    description:
+      `Prepares ${what} and returns a change_id. An ad group already in that status, or an archived one, is ` +
+      `refused. ${AFTER_PREPARE} Upstream: POST /ad_groups/{ad_group_id}/${effect}.`,
+    input: statusInput,
+    example: { account_id: EXAMPLE_ACCOUNT, ad_group_id: EXAMPLE_AD_GROUP },
+    ...(effect === 'archive' ? { destructive: true } : {}),
+    route: {
+      kind: 'prepare',
+      object: 'ad_group',
+      effect,
+      operation: { method: 'POST', path: `/ad_groups/{ad_group_id}/${effect}` },
+      target: '/ad_groups/{ad_group_id}',
+    },
+  };
+}
+
+export const activateAdGroup = statusTool(
+  'activate',
+  'Prepare activating an ad group',
+  'activating an ad group (its ads can serve again; its campaign must not be archived)',
+);
+export const pauseAdGroup = statusTool(
+  'pause',
+  'Prepare pausing an ad group',
+  'pausing an ad group (its ads stop serving until it is activated)',
+);
+export const archiveAdGroup = statusTool(
+  'archive',
+  'Prepare archiving an ad group',
+  'archiving an ad group (its ads stop serving; archiving is final: it cannot be activated, paused or updated afterwards)',
+);
+
+export const adGroupTools: readonly ToolRow<GatewayDeps>[] = [
+  listAdGroups,
+  getAdGroup,
+  createAdGroup,
+  updateAdGroup,
+  activateAdGroup,
+  pauseAdGroup,
+  archiveAdGroup,
+];
