@@ -38,10 +38,14 @@ function roundTrip(tool: ToolRow<unknown>): Record<string, unknown> | undefined 
       return argumentsOf(r.method.input, requestFrom(r.method.input, example));
     case 'upstream-read': {
       const read = upstreamReadRequest(r, example);
+      assert.equal(read.method, r.method ?? 'GET');
+      // A POST read carries its body argument as the JSON body; a GET has none.
+      assert.equal(read.body === undefined, r.body === undefined);
       return {
         account_id: read.accountId,
         ...pathArguments(r.path, read.path),
         ...queryArguments(tool, read.query),
+        ...(r.body === undefined ? {} : { [r.body]: JSON.parse(read.body ?? '') as unknown }),
       };
     }
     case 'prepare': {
@@ -77,6 +81,8 @@ test('every tool has valid example arguments, and every routed tool carries them
   // Every kind of route is exercised, not just one.
   const kinds = new Set(allTools.map((t) => t.route.kind));
   assert.deepEqual([...kinds].sort(), ['prepare', 'rpc', 'run', 'upstream-read']);
+  // A read the platform takes as a POST with a body is exercised too.
+  assert.ok(allTools.some((t) => t.route.kind === 'upstream-read' && t.route.method === 'POST'));
   assert.ok(routed >= allTools.length - 3, `only ${routed} of ${allTools.length} tools are routed`);
 });
 

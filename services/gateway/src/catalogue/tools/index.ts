@@ -3,8 +3,11 @@ import type { GatewayDeps } from '../../deps.ts';
 import { buildCatalogue, type Catalogue, type ToolRow } from '../catalogue.ts';
 import { GATEWAY_ROUTE_SHAPES, runRoute } from '../route-runner.ts';
 import { adTools } from './ad-tools.ts';
+import { audienceTools } from './audience-tools.ts';
 import { changeTools } from './change-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
+import { conversionTools } from './conversion-tools.ts';
+import { insightTools } from './insight-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 
@@ -12,6 +15,9 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   getConnectionContext,
   listAccounts,
   ...adTools,
+  ...insightTools,
+  ...conversionTools,
+  ...audienceTools,
   ...changeTools,
   ...marketingTools,
   ...optimizerTools,
