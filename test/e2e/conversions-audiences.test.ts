@@ -320,6 +320,31 @@ describe('conversions', () => {
     assert.deepEqual(await ledger('/conversions/insights'), [], 'a read is never a mutation');
   });
 
+  test('a read-only credential may run the conversion report, a read made with POST, but not prepare a pixel', async () => {
+    const issued = JSON.parse(
+      await stack.admin(['create-token', '--workspace', seed.workspaceId, '--scopes', 'read']),
+    ) as { token: string };
+    const reader = await connectClient('v2-2026', stack.mcpUrl, issued.token);
+    try {
+      const report = await reader.callTool('ads_post_conversion_insights', {
+        account_id: accountId,
+        body: { aggregation_level: 'account', time_ranges: [lastDays(2)] },
+      });
+      assert.equal(report.isError, undefined, JSON.stringify(report.structuredContent));
+      assert.ok(Array.isArray((report.structuredContent as { insights: unknown[] }).insights));
+      // The gateway refuses the prepare itself (HTTP 403), before any service is asked.
+      await assert.rejects(
+        reader.callTool('ads_create_conversion_source', {
+          account_id: accountId,
+          body: { name: 'Reader pixel', client_type: 'web' },
+        }),
+        /lacks the \\?"write\\?" scope that ads_create_conversion_source needs/,
+      );
+    } finally {
+      await reader.close();
+    }
+  });
+
   test('bad conversion insight bodies are refused', async () => {
     const missing = await refused('ads_post_conversion_insights', {
       account_id: accountId,
