@@ -97,7 +97,34 @@ after(async () => {
   await e2e?.stop();
 });
 
+/**
+ * Adds the ids the insight, conversion and audience tools name to `base`, so that each hostile
+ * value is tried beside valid ones that reach the platform.
+ */
+async function addDataIds(): Promise<void> {
+  const client = await connectClient('v1', e2e.stack.mcpUrl, e2e.seed.token);
+  try {
+    const read = async <T>(name: string, args: Record<string, unknown>) =>
+      (await client.callTool(name, { account_id: base.account_id, ...args })).structuredContent as T;
+    const ad = await read<{ ads: { ad_group_id: string }[] }>('ads_list_ads', { limit: 1 });
+    const audiences = await read<{ custom_audiences: { id: string }[] }>('ads_list_custom_audiences', {
+      limit: 1,
+    });
+    const pixels = await read<{ conversion_sources: { id: string }[] }>('ads_list_conversion_sources', {
+      limit: 1,
+    });
+    Object.assign(base, {
+      ad_group_id: ad.ads[0]?.ad_group_id,
+      custom_audience_id: audiences.custom_audiences[0]?.id,
+      pid: pixels.conversion_sources[0]?.id,
+    });
+  } finally {
+    await client.close();
+  }
+}
+
 test('no argument value, however hostile, makes any tool fail uncleanly', async () => {
+  await addDataIds();
   let calls = 0;
   const unclean: string[] = [];
   for (const tool of tools) {

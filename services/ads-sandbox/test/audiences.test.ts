@@ -174,6 +174,23 @@ describe('GET /custom_audiences', () => {
   });
 });
 
+describe('GET /custom_audiences/{id}', () => {
+  it('reads one audience as the list shows it, and 404s for an unknown one', async () => {
+    const a = await sb.newAccount();
+    const listed = await audienceNamed(a, 'VIP customers', '?matched_count_granularity=granular');
+    const one = await call<AudienceJson>(
+      a,
+      'GET',
+      `/custom_audiences/${listed.id}?matched_count_granularity=granular`,
+    );
+    assert.equal(one.status, 200);
+    assert.deepEqual(one.body, listed);
+    const other = await sb.newAccount();
+    const missing = await call<ErrorJson>(other, 'GET', `/custom_audiences/${listed.id}`);
+    assert.equal(missing.status, 404);
+  });
+});
+
 describe('POST /custom_audiences/{id}/replace', () => {
   it('starts an operation that goes from pending to processing to completed as time passes', async () => {
     const a = await sb.newAccount();

@@ -309,6 +309,58 @@ describe('Call: what is sent and returned', () => {
   });
 });
 
+describe('Call: a read made with POST', () => {
+  const report = (extra: Partial<CallInit> = {}): CallInit =>
+    post('/conversions/insights', {
+      bodyJson: '{"aggregation_level":"account","time_ranges":["2026-11-01..2026-11-07"]}',
+      idempotencyKey: '',
+      ...extra,
+    });
+
+  it('lets a read-only credential POST /conversions/insights through a read-only connection, with no idempotency key', async () => {
+    const viewer = principal({ role: 'viewer', scopes: ['read'] });
+    const readOnly = await harness.connect(viewer.workspaceId, { canWrite: false });
+    platform.answer(json({ data: [{ conversions: 3 }] }));
+    const res = await proxy.client.call(report({ accountId: readOnly }), as(viewer));
+    assert.deepEqual(
+      { status: res.status, body: JSON.parse(res.bodyJson) },
+      { status: 200, body: { data: [{ conversions: 3 }] } },
+    );
+    const [seen] = platform.seen;
+    assert.equal(seen?.method, 'POST');
+    assert.equal(seen?.path, '/conversions/insights');
+    assert.equal(seen?.headers['idempotency-key'], undefined);
+    assert.deepEqual(JSON.parse(seen?.body ?? ''), {
+      aggregation_level: 'account',
+      time_ranges: ['2026-11-01..2026-11-07'],
+    });
+  });
+
+  it('refuses an idempotency key on a read-only POST, and still wants one on every other POST', async () => {
+    await refused(
+      proxy.client.call(report({ idempotencyKey: 'k-1' }), as(admin)),
+      Code.InvalidArgument,
+      /^idempotency_key must be empty for POST \/conversions\/insights: it is a read/,
+    );
+    await refused(
+      proxy.client.call(post('/conversions/pixels', { idempotencyKey: '' }), as(admin)),
+      Code.InvalidArgument,
+      /^idempotency_key is required for POST/,
+    );
+    assert.equal(platform.seen.length, 0);
+  });
+
+  it('retries a read-only POST after 5xx as it retries a GET, and says nothing was changed', async () => {
+    platform.answer(json({ error: 'down' }, 503));
+    await refused(
+      proxy.client.call(report(), as(admin)),
+      Code.Unavailable,
+      /^the platform answered POST \/conversions\/insights with HTTP 503; gave up after 3 attempts; nothing was changed/,
+    );
+    assert.equal(platform.seen.length, 3);
+  });
+});
+
 describe('Call: retries', () => {
   it('retries a GET after a 500 and returns the answer that follows', async () => {
     platform.answer((req, res, n) =>

@@ -30,6 +30,7 @@ import { many, PAGING_PARAMETERS, pageJson, parsePaging, type RawQuery, single }
 import { requestAccount } from '../platform.ts';
 import {
   type AudienceFilter,
+  findAudience,
   findOperation,
   latestOperations,
   pageAudiences,
@@ -156,6 +157,19 @@ export function registerAudienceRoutes(app: FastifyInstance, deps: AudienceRoute
       const op = latest.get(a.id);
       return audienceJson(a, op === undefined ? undefined : { op, now: at }, granular);
     });
+  });
+
+  // One audience, as the list shows it (granular count included): what a change about it re-reads.
+  app.get<AudienceParams>('/custom_audiences/:custom_audience_id', { onRequest: guard }, async (req) => {
+    const account = requestAccount(req);
+    refuseUnknownParameters(req.query, ['matched_count_granularity']);
+    const { granular } = parseListFilter(req.query);
+    const at = now();
+    const id = req.params.custom_audience_id;
+    const audience = await findAudience(pool, account.id, id, at);
+    if (audience === undefined) throw notFound(`no custom audience ${id} in this account`);
+    const op = (await latestOperations(pool, [audience.id])).get(audience.id);
+    return audienceJson(audience, op === undefined ? undefined : { op, now: at }, granular);
   });
 
   app.post<AudienceParams & { Body: ReplaceBody }>(

@@ -7,6 +7,8 @@ import { diffRows } from '@adsmcp/runtime/change-diff';
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { checkAdGroup } from './ad-group-rules.ts';
 import { checkAd } from './ad-rules.ts';
+import { checkMerge, checkReplace } from './audience-rules.ts';
+import { checkConversionSource, checkEventSetting } from './conversion-rules.ts';
 import { checkFeed } from './feed-rules.ts';
 
 export type PlatformObject = Record<string, unknown>;
@@ -23,18 +25,25 @@ interface ObjectRules {
   check(result: PlatformObject, patch: PlatformObject, live?: PlatformObject): void;
   /** The effects this object supports. */
   effects: readonly Effect[];
+  /**
+   * For `replace`: checks the operation against the live object (throwing what the platform
+   * would refuse) and says what replaces the object's content, for the summary.
+   */
+  replace?(live: PlatformObject, body: PlatformObject): string;
 }
 
 /**
  * What an operation does to its object. `update` merges the body into the live object; the status
  * effects move the live object to a status; `create` makes a new object from the body, with no
- * live object to read.
+ * live object to read; `merge` is a create whose new object is made of existing ones (the body
+ * names them); `replace` acts on the live object with a body that is an instruction (a member
+ * file), not fields merged into it.
  */
-export type Effect = 'update' | 'archive' | 'pause' | 'activate' | 'create';
+export type Effect = 'update' | 'archive' | 'pause' | 'activate' | 'create' | 'merge' | 'replace';
 
 /** Whether an effect is about an existing object, which is read live and re-read before apply. */
 export function needsTarget(effect: Effect): boolean {
-  return effect !== 'create';
+  return effect !== 'create' && effect !== 'merge';
 }
 
 /** The status each status effect leads to. */
@@ -53,6 +62,25 @@ const OBJECTS: Record<string, ObjectRules> = {
     effects: ['create', 'update', 'archive', 'pause', 'activate'],
   },
   product_feed: { label: 'product feed', mergedFields: [], check: checkFeed, effects: ['archive'] },
+  custom_audience: {
+    label: 'custom audience',
+    mergedFields: [],
+    check: checkMerge,
+    effects: ['replace', 'merge', 'archive'],
+    replace: checkReplace,
+  },
+  conversion_source: {
+    label: 'conversion source',
+    mergedFields: [],
+    check: checkConversionSource,
+    effects: ['create'],
+  },
+  conversion_event_setting: {
+    label: 'conversion event setting',
+    mergedFields: [],
+    check: checkEventSetting,
+    effects: ['create'],
+  },
 };
 
 /** The rules of `objectType` for `effect`, or an error naming what is supported. */
@@ -102,15 +130,37 @@ export interface PlanInput {
   accountName: string;
 }
 
-/** A create: the new object is the body, checked whole, and summarised field by field. */
-function planCreate(rules: ObjectRules, body: PlatformObject, accountName: string): { summary: string } {
+/** A create (or merge): the new object is the body, checked whole, and summarised field by field. */
+function planCreate(
+  rules: ObjectRules & { effect: Effect },
+  body: PlatformObject,
+  accountName: string,
+): { summary: string } {
   rules.check(body, body);
   const name = typeof body.name === 'string' ? ` "${body.name}"` : '';
   const lines = diffRows({}, body)
     .filter((r) => r.field !== 'name')
     .map((r) => `${r.field} ${show(r.after)}`);
+  const verb = rules.effect === 'merge' ? 'Merge into a new' : 'Create';
   return {
-    summary: `Create ${rules.label}${name} on ${accountName}${lines.length ? `: ${lines.join('; ')}` : ''}`,
+    summary: `${verb} ${rules.label}${name} on ${accountName}${lines.length ? `: ${lines.join('; ')}` : ''}`,
+  };
+}
+
+/** A replace: refused on an archived object, checked against the live one by the object's rules. */
+function planReplace(
+  rules: ObjectRules,
+  live: PlatformObject,
+  body: PlatformObject,
+  what: string,
+  accountName: string,
+): { summary: string } {
+  if (live.status === 'archived') {
+    throw new FailedPreconditionError(`${what} is archived; an archived ${rules.label} cannot be changed`);
+  }
+  if (rules.replace === undefined) throw new InvalidArgumentError(`a ${rules.label} has no replace`);
+  return {
+    summary: `Replace the members of ${what} on ${accountName} with those of ${rules.replace(live, body)}`,
   };
 }
 
@@ -126,6 +176,7 @@ export function planChange(input: PlanInput): { summary: string } {
   if (live === undefined)
     throw new InvalidArgumentError(`target_path is required to ${rules.effect} a ${rules.label}`);
   const what = nameOf(rules.label, live);
+  if (rules.effect === 'replace') return planReplace(rules, live, input.body, what, input.accountName);
   const status = STATUS_OF[rules.effect];
   if (status !== undefined) {
     if (live.status === status) {

@@ -62,12 +62,24 @@ export interface RpcRoute<D> {
   view?(response: MessageShape<DescMessage>, ctx: ToolContext<D>): Record<string, unknown>;
 }
 
-/** A read of the ad platform through the upstream-proxy: GET `path`; other arguments are the query. */
+/**
+ * A read of the ad platform through the upstream-proxy: GET `path`, other arguments the query; or,
+ * for a read the platform takes as a POST with a body (a report), POST `path` with the `body`
+ * argument as the JSON body.
+ */
 export interface UpstreamReadRoute {
   kind: 'upstream-read';
+  /** GET unless said; POST only for the platform's read-only POSTs (the upstream-proxy knows them). */
+  method?: 'GET' | 'POST';
   path: string;
-  /** `get`: the platform's object is the result's `result` field; `list`: its page is (and `paging`). */
-  shape: 'get' | 'list';
+  /** The argument whose value is the JSON body of a POST read; required with `method: 'POST'`. */
+  body?: string;
+  /**
+   * `get`: the platform's object is the result's `result` field; `list`: its page is (and
+   * `paging`); `report`: its `data` rows are, beside the answer's other fields as they are
+   * (paging, currency, time zone, totals).
+   */
+  shape: 'get' | 'list' | 'report';
   result: string;
   /** What a 404 means, to the agent; `{argument}` is replaced by the argument's value. */
   notFound: string;
@@ -238,8 +250,12 @@ function checkPathTemplates(row: ToolRow<unknown>): void {
   if ((r.kind === 'upstream-read' || r.kind === 'prepare') && !json.required?.includes('account_id')) {
     throw new Error(`tool ${row.name}: a route to the ad platform needs a required account_id`);
   }
-  if (r.kind === 'prepare' && r.body !== undefined && json.properties?.[r.body]?.type !== 'object') {
-    throw new Error(`tool ${row.name}: its body argument ${r.body} is not an object`);
+  const body = r.kind === 'prepare' || r.kind === 'upstream-read' ? r.body : undefined;
+  if (body !== undefined && json.properties?.[body]?.type !== 'object') {
+    throw new Error(`tool ${row.name}: its body argument ${body} is not an object`);
+  }
+  if (r.kind === 'upstream-read' && (r.method === 'POST') !== (r.body !== undefined)) {
+    throw new Error(`tool ${row.name}: an upstream read has a body argument exactly when it is a POST`);
   }
 }
 
@@ -259,7 +275,7 @@ function resolve<D>(row: ToolRow<D>, shapes: RouteShapes): ToolDefinition<D> {
     r.kind === 'rpc'
       ? rpcName(r.method)
       : r.kind === 'upstream-read'
-        ? `${shapes.callRpc} GET ${r.path}`
+        ? `${shapes.callRpc} ${r.method ?? 'GET'} ${r.path}`
         : r.kind === 'prepare'
           ? `${shapes.prepareRpc} ${r.operation.method} ${r.operation.path}`
           : r.routesTo;

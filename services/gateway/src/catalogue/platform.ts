@@ -26,21 +26,32 @@ export async function workspaceAccount(
   return account;
 }
 
-/** One GET to the ad platform for an account of the caller's workspace. */
+/** One read of the ad platform for an account of the caller's workspace: a GET, or a read-only POST. */
 export interface PlatformRead {
   accountId: string;
+  /** GET unless said; a POST read (a report) carries `body`. */
+  method?: 'GET' | 'POST';
   path: string;
   query: Record<string, string | number | readonly string[]>;
+  /** The JSON text of a POST read's body. */
+  body?: string;
   /** What a 404 means for this read, said to the agent. */
   notFound: string;
-  /** `get`: the answer is one object; `list`: a page, `data` and `paging`. */
-  shape: 'get' | 'list';
+  /**
+   * `get`: the answer is one object; `list`: a page, `data` and `paging`; `report`: `data` rows
+   * beside other fields.
+   */
+  shape: 'get' | 'list' | 'report';
 }
 
-/** A platform answer: the object (get) or the page's objects and its paging (list). */
+/**
+ * A platform answer: the object (get), the page's objects and its paging (list), or the rows and
+ * the answer's other fields (report).
+ */
 export interface PlatformAnswer {
   data: unknown;
   paging?: unknown;
+  rest?: Record<string, unknown>;
 }
 
 /** A path segment for an id the agent gave; one that would change the path is refused. */
@@ -55,7 +66,7 @@ export function segment(argument: string, value: string): string {
 }
 
 /**
- * readPlatform makes one GET to the ad platform through the upstream-proxy on behalf of the
+ * readPlatform makes one read (a GET, or a read-only POST) of the ad platform through the upstream-proxy on behalf of the
  * caller and returns the parsed JSON of a 2xx answer. A 4xx answer becomes a tool error: 404
  * `not_found` with `read.notFound`, 400 `invalid_argument` with the platform's message, any
  * other with the platform's own code. The proxy's own refusals (an account outside the
@@ -72,7 +83,14 @@ export async function readPlatform(
     for (const v of Array.isArray(value) ? value : [value]) query.push({ name, value: String(v) });
   }
   const res = await deps.upstream.call(
-    { accountId: read.accountId, method: 'GET', path: read.path, query, bodyJson: '', idempotencyKey: '' },
+    {
+      accountId: read.accountId,
+      method: read.method ?? 'GET',
+      path: read.path,
+      query,
+      bodyJson: read.body ?? '',
+      idempotencyKey: '',
+    },
     onBehalfOf(caller.principal),
   );
   if (res.status >= 200 && res.status <= 299) return answerOf(res.bodyJson, read);
@@ -104,8 +122,12 @@ function answerOf(bodyJson: string, read: PlatformRead): PlatformAnswer {
   if (read.shape === 'list' && isRecord(body) && Array.isArray(body.data) && isRecord(body.paging)) {
     return { data: body.data, paging: body.paging };
   }
+  if (read.shape === 'report' && isRecord(body) && Array.isArray(body.data)) {
+    const { data, ...rest } = body;
+    return { data, rest };
+  }
   throw new ToolFailure(
     'upstream_error',
-    `the ad platform answered GET ${read.path} with an unexpected shape; try again later`,
+    `the ad platform answered ${read.method ?? 'GET'} ${read.path} with an unexpected shape; try again later`,
   );
 }

@@ -63,11 +63,13 @@ function bindPath(template: string, args: Record<string, unknown>): string {
 }
 
 /**
- * The GET an upstream-read route makes for `args`: the path parameters fill the template, the
- * account is the account, every other argument is the query (an array as repeated parameters).
+ * The read an upstream-read route makes for `args`: the path parameters fill the template, the
+ * account is the account, the body argument (of a POST read) is the JSON body, every other
+ * argument is the query (an array as repeated parameters).
  */
 export function upstreamReadRequest(route: UpstreamReadRoute, args: Record<string, unknown>): PlatformRead {
   const bound = new Set(['account_id', ...pathParameters(route.path)]);
+  if (route.body !== undefined) bound.add(route.body);
   const query: PlatformRead['query'] = {};
   for (const [k, v] of Object.entries(args)) {
     if (bound.has(k) || v === undefined) continue;
@@ -75,8 +77,10 @@ export function upstreamReadRequest(route: UpstreamReadRoute, args: Record<strin
   }
   return {
     accountId: String(args.account_id),
+    method: route.method ?? 'GET',
     path: bindPath(route.path, args),
     query,
+    ...(route.body === undefined ? {} : { body: JSON.stringify(args[route.body] ?? {}) }),
     notFound: route.notFound.replace(/\{([a-z_]+)\}/g, (_, p: string) => String(args[p] ?? '')),
     shape: route.shape,
   };
@@ -89,6 +93,7 @@ async function runUpstreamRead(
 ) {
   const answer = await readPlatform(ctx.caller, ctx.deps, upstreamReadRequest(route, args));
   if (route.shape === 'get') return { [route.result]: answer.data };
+  if (route.shape === 'report') return { ...answer.rest, [route.result]: answer.data };
   return { [route.result]: answer.data, paging: answer.paging };
 }
 
@@ -169,6 +174,14 @@ export const GATEWAY_ROUTE_SHAPES: RouteShapes = {
         properties: { [route.result]: PLATFORM_OBJECT },
         required: [route.result],
         additionalProperties: false,
+      };
+    }
+    if (route.shape === 'report') {
+      return {
+        type: 'object',
+        description: 'The rows, beside the other fields of the platform’s answer as it gives them.',
+        properties: { [route.result]: { type: 'array', items: PLATFORM_OBJECT }, paging: PAGING },
+        required: [route.result],
       };
     }
     return {

@@ -2,7 +2,7 @@
 import { PermissionDeniedError } from '@adsmcp/runtime/errors';
 import type { Principal } from '@adsmcp/runtime/principal';
 import type { Connection } from './connection.ts';
-import type { CallMethod } from './platform-call.ts';
+import type { PlatformCall } from './platform-call.ts';
 
 const describe = (p: Principal) => `role ${p.role} and scopes [${p.scopes.join(', ')}]`;
 
@@ -23,15 +23,16 @@ export function requireReader(principal: Principal, doing = 'listing accounts'):
 }
 
 /**
- * requirePlatformAccess allows a read from the platform to a holder of the read scope, and a
- * change only to a holder of the write scope, through a connection that allows changes.
+ * requirePlatformAccess allows a read from the platform (a GET or a read-only POST) to a holder of
+ * the read scope, and a change only to a holder of the write scope, through a connection that
+ * allows changes.
  */
 export function requirePlatformAccess(
   principal: Principal,
-  method: CallMethod,
+  call: Pick<PlatformCall, 'readOnly'>,
   connection: Connection,
 ): void {
-  if (method === 'GET') {
+  if (call.readOnly) {
     requireReader(principal, 'reading from the ad platform');
     return;
   }

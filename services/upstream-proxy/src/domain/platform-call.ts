@@ -2,6 +2,7 @@
  * A call to the ad platform as a caller asks for it, and the rules it must meet before it is
  * sent: only GET and POST, only a path beneath the platform's API (never a URL, never a way out
  * of it), and a mutation only with an idempotency key, so a retry can never apply it twice.
+ * A few platform POSTs are reads with a body; they are treated as a GET is.
  */
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 
@@ -20,8 +21,24 @@ export interface PlatformCall {
   query: readonly QueryPair[];
   /** The JSON object text of a POST; undefined for a GET. */
   body: string | undefined;
-  /** Present exactly for a POST. */
+  /** Present exactly for a POST that changes something. */
   idempotencyKey: string | undefined;
+  /**
+   * The call changes nothing on the platform (a GET, or a read-only POST): it needs only the read
+   * scope and is retried as a GET is.
+   */
+  readOnly: boolean;
+}
+
+/**
+ * The platform's POST operations that only read: a report whose question is too large for a query
+ * string. They change nothing, so the platform keeps no ledger for them and wants no idempotency key.
+ */
+export const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['/conversions/insights']);
+
+/** Whether `method` on `path` changes nothing on the platform. */
+export function isReadOnly(method: CallMethod, path: string): boolean {
+  return method === 'GET' || READ_ONLY_POSTS.has(path);
 }
 
 export interface CallInput {
@@ -133,10 +150,18 @@ function checkBody(method: CallMethod, bodyJson: string): string | undefined {
   return bodyJson;
 }
 
-function checkIdempotencyKey(method: CallMethod, key: string): string | undefined {
+function checkIdempotencyKey(method: CallMethod, path: string, key: string): string | undefined {
   if (method === 'GET') {
     if (key !== '')
       throw new InvalidArgumentError('idempotency_key is only for POST; leave it empty for GET');
+    return undefined;
+  }
+  if (READ_ONLY_POSTS.has(path)) {
+    if (key !== '') {
+      throw new InvalidArgumentError(
+        `idempotency_key must be empty for POST ${path}: it is a read, which changes nothing to replay`,
+      );
+    }
     return undefined;
   }
   if (key === '') {
@@ -166,6 +191,13 @@ export function validateCall(input: CallInput): PlatformCall {
   checkPath(input.path);
   checkQuery(input.query);
   const body = checkBody(method, input.bodyJson);
-  const idempotencyKey = checkIdempotencyKey(method, input.idempotencyKey);
-  return { method, path: input.path, query: input.query, body, idempotencyKey };
+  const idempotencyKey = checkIdempotencyKey(method, input.path, input.idempotencyKey);
+  return {
+    method,
+    path: input.path,
+    query: input.query,
+    body,
+    idempotencyKey,
+    readOnly: isReadOnly(method, input.path),
+  };
 }

@@ -118,7 +118,7 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
         ? await getConnectionWithCredential(deps.pool, workspaceId, req.accountId)
         : undefined;
       if (found === undefined) throw new AccountNotFoundError(req.accountId);
-      requirePlatformAccess(principal, call.method, found.connection);
+      requirePlatformAccess(principal, call, found.connection);
       const accountId = found.connection.accountId;
       const credential = deps.cipher.open(found.credentialCiphertext, { workspaceId, accountId });
       try {

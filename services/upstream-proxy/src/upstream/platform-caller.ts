@@ -1,6 +1,6 @@
 /**
  * One call to the platform as the Call RPC makes it: within the account's request budget,
- * honouring the platform's 429 Retry-After, retrying only what is safe to retry (a GET, or a
+ * honouring the platform's 429 Retry-After, retrying only what is safe to retry (a read, or a
  * POST that carries its idempotency key, after a network error, a time-out or a 5xx), and
  * saying plainly, when it gives up, whether a change may have been applied.
  */
@@ -74,7 +74,7 @@ function failureOf(call: PlatformCall, reply: PlatformReply): Failure {
 
 function unavailable(call: PlatformCall, failure: string, attempts: number): UnavailableError {
   const tried = `${failure}; gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
-  if (call.method === 'GET') return new UnavailableError(`${tried}; nothing was changed; try again shortly`);
+  if (call.readOnly) return new UnavailableError(`${tried}; nothing was changed; try again shortly`);
   return new UnavailableError(
     `${tried}. The outcome is unknown: the change may or may not have been applied; retrying with the same ` +
       'idempotency key is safe, since the platform replays a repeated key instead of applying it twice',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pathParameters, type ToolRow } from '../catalogue.ts';
-import { prepareRequest, upstreamReadRequest } from '../route-runner.ts';
+import { buildCatalogue, pathParameters, type ToolRow } from '../catalogue.ts';
+import { GATEWAY_ROUTE_SHAPES, prepareRequest, runRoute, upstreamReadRequest } from '../route-runner.ts';
 import { argumentsOf, requestFrom } from '../rpc-mapping.ts';
 import { type JsonSchema, validate } from '../schema.ts';
 import { allTools, gatewayCatalogue } from './index.ts';
@@ -38,10 +38,14 @@ function roundTrip(tool: ToolRow<unknown>): Record<string, unknown> | undefined 
       return argumentsOf(r.method.input, requestFrom(r.method.input, example));
     case 'upstream-read': {
       const read = upstreamReadRequest(r, example);
+      assert.equal(read.method, r.method ?? 'GET');
+      // A POST read carries its body argument as the JSON body; a GET has none.
+      assert.equal(read.body === undefined, r.body === undefined);
       return {
         account_id: read.accountId,
         ...pathArguments(r.path, read.path),
         ...queryArguments(tool, read.query),
+        ...(r.body === undefined ? {} : { [r.body]: JSON.parse(read.body ?? '') as unknown }),
       };
     }
     case 'prepare': {
@@ -77,6 +81,8 @@ test('every tool has valid example arguments, and every routed tool carries them
   // Every kind of route is exercised, not just one.
   const kinds = new Set(allTools.map((t) => t.route.kind));
   assert.deepEqual([...kinds].sort(), ['prepare', 'rpc', 'run', 'upstream-read']);
+  // A read the platform takes as a POST with a body is exercised too.
+  assert.ok(allTools.some((t) => t.route.kind === 'upstream-read' && t.route.method === 'POST'));
   assert.ok(routed >= allTools.length - 3, `only ${routed} of ${allTools.length} tools are routed`);
 });
 
@@ -98,4 +104,22 @@ test('tool names are unique, snake_case and prefixed ads_', () => {
   const names = allTools.map((t) => t.name);
   assert.equal(new Set(names).size, names.length);
   for (const n of names) assert.match(n, /^ads_[a-z][a-z0-9_]*$/);
+});
+
+test('an upstream read has a body argument exactly when it is a POST, checked at start-up', () => {
+  const report = allTools.find((t) => t.name === 'ads_post_conversion_insights');
+  assert.ok(report !== undefined && report.route.kind === 'upstream-read');
+  const { body: _body, ...withoutBody } = report.route;
+  const { method: _method, ...withoutMethod } = report.route;
+  for (const route of [withoutBody, withoutMethod]) {
+    assert.throws(
+      () => buildCatalogue([{ ...report, route }], GATEWAY_ROUTE_SHAPES, runRoute),
+      /an upstream read has a body argument exactly when it is a POST/,
+    );
+  }
+  const listed = buildCatalogue([report], GATEWAY_ROUTE_SHAPES, runRoute);
+  assert.equal(
+    listed.byName.get(report.name)?.routesTo,
+    'upstream.v1.UpstreamService/Call POST /conversions/insights',
+  );
 });

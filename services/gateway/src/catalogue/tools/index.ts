@@ -4,9 +4,12 @@ import { buildCatalogue, type Catalogue, type ToolRow } from '../catalogue.ts';
 import { GATEWAY_ROUTE_SHAPES, runRoute } from '../route-runner.ts';
 import { adGroupTools } from './ad-group-tools.ts';
 import { adTools } from './ad-tools.ts';
+import { audienceTools } from './audience-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { changeTools } from './change-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
+import { conversionTools } from './conversion-tools.ts';
+import { insightTools } from './insight-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 
@@ -16,6 +19,9 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...adTools,
   ...adGroupTools,
   ...campaignTools,
+  ...insightTools,
+  ...conversionTools,
+  ...audienceTools,
   ...changeTools,
   ...marketingTools,
   ...optimizerTools,

@@ -1,0 +1,582 @@
+/**
+ * Insights, conversion tracking and custom audiences, end to end through the official MCP client:
+ * every read with valid and invalid arguments, and every prepare tool through prepare, approval
+ * and apply, with the sandbox's ledger as the witness of exactly one upstream POST carrying the
+ * reviewed body.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+
+let e2e: SeededStack;
+let stack: Stack;
+let seed: SeedResult;
+let agent: McpTestClient;
+let account: SeedResult['accounts'][number];
+let accountId: string;
+let ad: { id: string; ad_group_id: string };
+/** The account's current local date, as the platform's insights report it. */
+let localToday: string;
+
+interface ChangeView {
+  change_id: string;
+  status: string;
+  digest: string;
+  summary: string;
+  operation: { method: string; path: string; body: unknown };
+  upstream_response: unknown;
+}
+interface Audience {
+  id: string;
+  name: string;
+  status: string;
+  revision: number;
+  matched_count: number | null;
+}
+type Row = Record<string, unknown> & { preliminary: boolean };
+
+async function call(name: string, args: Record<string, unknown>) {
+  const res = await agent.callTool(name, args);
+  return { isError: res.isError === true, data: res.structuredContent as Record<string, unknown> };
+}
+
+async function ok<T>(name: string, args: Record<string, unknown>): Promise<T> {
+  const res = await call(name, args);
+  assert.equal(res.isError, false, `${name} failed: ${JSON.stringify(res.data)}`);
+  return res.data as T;
+}
+
+async function refused(
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ code: string; message: string }> {
+  const res = await call(name, args);
+  assert.equal(res.isError, true, `${name} was expected to fail: ${JSON.stringify(res.data)}`);
+  return (res.data as { error: { code: string; message: string } }).error;
+}
+
+/** The sandbox's record of mutations applied to the account at `path`. */
+async function ledger(
+  path: string,
+): Promise<{ method: string; idempotency_key: string; request_body: unknown }[]> {
+  const res = await fetch(
+    `${stack.urls['ads-sandbox']}/_sandbox/ledger?account_id=${encodeURIComponent(account.upstream_account_id)}`,
+    { headers: { authorization: `Bearer ${stack.secrets.sandboxAdminToken}` } },
+  );
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { entries?: unknown[]; data?: unknown[] } | unknown[];
+  const rows = (Array.isArray(body) ? body : (body.entries ?? body.data ?? [])) as {
+    method: string;
+    path: string;
+    idempotency_key: string;
+    request_body: unknown;
+  }[];
+  return rows.filter((r) => r.path === path);
+}
+
+async function applied(changeId: string, digest: string): Promise<ChangeView> {
+  let c = await ok<ChangeView>('ads_apply_change', { change_id: changeId, digest });
+  const deadline = Date.now() + 30_000;
+  while (c.status !== 'applied' && c.status !== 'failed' && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    c = await ok<ChangeView>('ads_get_change', { change_id: changeId });
+  }
+  return c;
+}
+
+/**
+ * Prepares with `tool`, checks nothing reached the platform, approves as an operator, applies,
+ * and checks the ledger holds exactly one POST to `path` with the reviewed body and the change's key.
+ */
+async function throughApproval(
+  tool: string,
+  args: Record<string, unknown>,
+  path: string,
+  body: unknown,
+): Promise<ChangeView> {
+  const prepared = await ok<ChangeView>(tool, { account_id: accountId, ...args });
+  assert.equal(prepared.status, 'prepared');
+  assert.deepEqual(prepared.operation, { method: 'POST', path, body });
+  const before = (await ledger(path)).length;
+  await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId, '--yes']);
+  assert.equal((await ledger(path)).length, before, 'approving changed nothing upstream');
+  const final = await applied(prepared.change_id, prepared.digest);
+  assert.equal(final.status, 'applied', JSON.stringify(final));
+  const rows = (await ledger(path)).filter((r) => r.idempotency_key === `change-${prepared.change_id}`);
+  assert.equal(rows.length, 1, 'applied exactly once');
+  assert.equal(rows[0]?.method, 'POST');
+  assert.deepEqual(rows[0]?.request_body, body, 'the reviewed payload is the applied payload');
+  assert.equal((await ledger(path)).length, before + 1, 'one upstream POST, no other');
+  return { ...final, summary: prepared.summary };
+}
+
+async function audiences(): Promise<Audience[]> {
+  const res = await ok<{ custom_audiences: Audience[] }>('ads_list_custom_audiences', {
+    account_id: accountId,
+    matched_count_granularity: 'granular',
+  });
+  return res.custom_audiences;
+}
+
+async function audienceNamed(name: string): Promise<Audience> {
+  const found = (await audiences()).find((a) => a.name === name);
+  assert.ok(found, `the seeded audience ${name}`);
+  return found;
+}
+
+before(async () => {
+  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' } });
+  ({ stack, seed } = e2e);
+  account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
+  accountId = account.account_id;
+  agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
+  const list = await ok<{ ads: (typeof ad)[] }>('ads_list_ads', { account_id: accountId, limit: 1 });
+  ad = list.ads[0] as typeof ad;
+  const today = await ok<{ insights: { date_start: string }[] }>('ads_get_ad_insights', {
+    account_id: accountId,
+    ad_id: ad.id,
+    time_granularity: 'daily',
+  });
+  localToday = today.insights.at(-1)?.date_start as string;
+});
+
+after(async () => {
+  await agent?.close();
+  await e2e?.stop();
+});
+
+describe('insights', () => {
+  test('ad group insights by day mark the current account-local day preliminary', async () => {
+    const res = await ok<{
+      insights: Row[];
+      paging: { has_more: boolean };
+      currency: string;
+      time_zone: string;
+    }>('ads_get_ad_group_insights', {
+      account_id: accountId,
+      ad_group_id: ad.ad_group_id,
+      time_granularity: 'daily',
+      fields: ['impressions', 'clicks', 'conversions'],
+      includes: ['entity_name', 'totals'],
+    });
+    assert.equal(res.currency, 'USD');
+    assert.ok(res.time_zone.length > 0);
+    // The default range is the last 7 local days, today included: today alone is preliminary.
+    assert.equal(res.insights.length, 7);
+    assert.deepEqual(
+      res.insights.map((r) => r.preliminary),
+      [false, false, false, false, false, false, true],
+    );
+    assert.equal(res.insights[0]?.ad_group_id, ad.ad_group_id);
+    assert.ok(typeof res.insights[0]?.impressions === 'number');
+    assert.ok('totals' in res, 'totals when asked');
+  });
+
+  test('ad group insights per ad, segmented, sorted, filtered and paged', async () => {
+    const args = {
+      account_id: accountId,
+      ad_group_id: ad.ad_group_id,
+      aggregation_level: 'ad',
+      time_ranges: ['2026-01-01..2026-01-07'],
+      segments: ['device'],
+      sort: ['clicks:desc'],
+      filters: ['impressions:gte:0'],
+      limit: 2,
+    };
+    const first = await ok<{ insights: Row[]; paging: { after: string; has_more: boolean } }>(
+      'ads_get_ad_group_insights',
+      args,
+    );
+    assert.equal(first.insights.length, 2);
+    assert.ok(Number(first.insights[0]?.clicks) >= Number(first.insights[1]?.clicks));
+    assert.ok(first.insights.every((r) => typeof r.ad_id === 'string' && typeof r.device === 'string'));
+    assert.equal(first.paging.has_more, true);
+    const next = await ok<{ insights: Row[] }>('ads_get_ad_group_insights', {
+      ...args,
+      after: first.paging.after,
+    });
+    assert.ok(next.insights.length > 0);
+  });
+
+  test('ad insights for one ad', async () => {
+    const res = await ok<{ insights: Row[] }>('ads_get_ad_insights', {
+      account_id: accountId,
+      ad_id: ad.id,
+      time_ranges: ['2026-01-01..2026-01-31'],
+      time_granularity: 'weekly',
+      segments: ['country', 'device'],
+      override_segment_group_order: ['device', 'country'],
+    });
+    assert.ok(res.insights.length > 0);
+    assert.ok(res.insights.every((r) => r.ad_id === ad.id && r.preliminary === false));
+  });
+
+  test('bad insight arguments are refused, naming the argument and the rule', async () => {
+    const base = { account_id: accountId, ad_group_id: ad.ad_group_id };
+    const limit = await refused('ads_get_ad_group_insights', { ...base, limit: 2001 });
+    assert.equal(limit.code, 'invalid_argument');
+    assert.match(limit.message, /limit.*from 1 to 2000/);
+    const range = await refused('ads_get_ad_group_insights', { ...base, time_ranges: ['last week'] });
+    assert.match(range.message, /time_ranges\[0\].*YYYY-MM-DD\.\.YYYY-MM-DD/);
+    const level = await refused('ads_get_ad_insights', {
+      account_id: accountId,
+      ad_id: ad.id,
+      aggregation_level: 'ad_group',
+    });
+    assert.match(level.message, /aggregation_level.*one of ad/);
+    const unknown = await refused('ads_get_ad_insights', {
+      account_id: accountId,
+      ad_id: ad.id,
+      metric: 'x',
+    });
+    assert.match(unknown.message, /unknown argument `metric`/);
+    // A sort on a field the platform does not know passes the gateway and is refused by the platform.
+    const sort = await refused('ads_get_ad_group_insights', { ...base, sort: ['bogus:asc'] });
+    assert.equal(sort.code, 'invalid_argument');
+    assert.match(sort.message, /the ad platform refused the request \(field sort/);
+    const missing = await refused('ads_get_ad_insights', { account_id: accountId, ad_id: 'ad_nope' });
+    assert.equal(missing.code, 'not_found');
+    assert.match(missing.message, /no ad ad_nope/);
+  });
+});
+
+describe('conversions', () => {
+  test('pixels, their sampled events and the event settings are listed; the events carry no personal data', async () => {
+    const sources = await ok<{ conversion_sources: { id: string; name: string }[]; paging: unknown }>(
+      'ads_list_conversion_sources',
+      { account_id: accountId, limit: 10, order: 'asc' },
+    );
+    const pixel = sources.conversion_sources.find((p) => p.name === 'Website pixel');
+    assert.ok(pixel, 'the seeded pixel');
+    const events = await ok<{ events: Record<string, unknown>[]; sampled: boolean }>(
+      'ads_list_conversion_events',
+      {
+        account_id: accountId,
+        pid: pixel.id,
+        limit: 5,
+      },
+    );
+    assert.equal(events.events.length, 5);
+    assert.equal(events.sampled, true);
+    for (const e of events.events) {
+      for (const personal of ['ip', 'ip_address', 'user_agent', 'email', 'phone', 'click_id'])
+        assert.ok(!(personal in e), `an event never carries ${personal}`);
+    }
+    const settings = await ok<{ event_settings: { name: string }[] }>('ads_list_conversion_event_settings', {
+      account_id: accountId,
+      limit: 500,
+    });
+    assert.ok(settings.event_settings.some((s) => s.name === 'Purchases'));
+  });
+
+  test('bad conversion reads are refused', async () => {
+    assert.match(
+      (await refused('ads_list_conversion_events', { account_id: accountId, pid: '' })).message,
+      /pid/,
+    );
+    assert.match(
+      (await refused('ads_list_conversion_events', { account_id: accountId, pid: 'px_1', limit: 51 }))
+        .message,
+      /limit.*from 1 to 50/,
+    );
+    const unknownPixel = await refused('ads_list_conversion_events', {
+      account_id: accountId,
+      pid: 'px_nope',
+    });
+    assert.equal(unknownPixel.code, 'not_found');
+    assert.match(
+      (await refused('ads_list_conversion_sources', { account_id: accountId, limit: 501 })).message,
+      /limit.*from 1 to 500/,
+    );
+    assert.match(
+      (await refused('ads_list_conversion_event_settings', { account_id: accountId, order: 'newest' }))
+        .message,
+      /order.*one of asc, desc/,
+    );
+  });
+
+  test('conversion insights are a read made with POST: totals by day, today preliminary, nothing in the ledger', async () => {
+    const res = await ok<{ insights: Row[]; currency: string; aggregation_level: string }>(
+      'ads_post_conversion_insights',
+      {
+        account_id: accountId,
+        body: {
+          aggregation_level: 'ad_group',
+          time_ranges: [lastDays(3)],
+          time_granularity: 'daily',
+          entity_ids: [ad.ad_group_id],
+          group_by_entity: true,
+          include_zero_rows: true,
+        },
+      },
+    );
+    assert.equal(res.aggregation_level, 'ad_group');
+    assert.equal(res.currency, 'USD');
+    assert.equal(res.insights.length, 3);
+    assert.ok(res.insights.every((r) => r.entity_id === ad.ad_group_id && typeof r.conversions === 'number'));
+    assert.equal(res.insights.at(-1)?.preliminary, true);
+    assert.deepEqual(await ledger('/conversions/insights'), [], 'a read is never a mutation');
+  });
+
+  test('a read-only credential may run the conversion report, a read made with POST, but not prepare a pixel', async () => {
+    const issued = JSON.parse(
+      await stack.admin(['create-token', '--workspace', seed.workspaceId, '--scopes', 'read']),
+    ) as { token: string };
+    const reader = await connectClient('v2-2026', stack.mcpUrl, issued.token);
+    try {
+      const report = await reader.callTool('ads_post_conversion_insights', {
+        account_id: accountId,
+        body: { aggregation_level: 'account', time_ranges: [lastDays(2)] },
+      });
+      assert.equal(report.isError, undefined, JSON.stringify(report.structuredContent));
+      assert.ok(Array.isArray((report.structuredContent as { insights: unknown[] }).insights));
+      // The gateway refuses the prepare itself (HTTP 403), before any service is asked.
+      await assert.rejects(
+        reader.callTool('ads_create_conversion_source', {
+          account_id: accountId,
+          body: { name: 'Reader pixel', client_type: 'web' },
+        }),
+        /lacks the \\?"write\\?" scope that ads_create_conversion_source needs/,
+      );
+    } finally {
+      await reader.close();
+    }
+  });
+
+  test('bad conversion insight bodies are refused', async () => {
+    const missing = await refused('ads_post_conversion_insights', {
+      account_id: accountId,
+      body: { aggregation_level: 'account' },
+    });
+    assert.equal(missing.code, 'invalid_argument');
+    assert.match(missing.message, /time_ranges.*required/);
+    const breakdown = await refused('ads_post_conversion_insights', {
+      account_id: accountId,
+      body: { aggregation_level: 'account', time_ranges: [lastDays(2)], breakdown: 'age' },
+    });
+    assert.match(breakdown.message, /breakdown.*one of device, country/);
+    const entity = await refused('ads_post_conversion_insights', {
+      account_id: accountId,
+      body: { aggregation_level: 'ad', time_ranges: [lastDays(2)], entity_ids: ['ad_nope'] },
+    });
+    assert.match(entity.message, /the ad platform refused the request \(field entity_ids\.0\)/);
+  });
+
+  test('creating a pixel and an event setting on it: prepare, approve, apply once with the reviewed body', async () => {
+    const pixelBody = { name: 'Checkout pixel', client_type: 'web' };
+    const pixel = await throughApproval(
+      'ads_create_conversion_source',
+      { body: pixelBody },
+      '/conversions/pixels',
+      pixelBody,
+    );
+    assert.match(pixel.summary, /^Create conversion source "Checkout pixel" on /);
+    const pixelId = (pixel.upstream_response as { id: string }).id;
+    assert.match(pixelId, /^px_/);
+
+    const settingBody = {
+      name: 'Newsletter sign-ups',
+      event_type: 'custom',
+      custom_event_name: 'newsletter_signup',
+      attribution_window_days: 7,
+      source_ids: [pixelId],
+    };
+    const setting = await throughApproval(
+      'ads_create_conversion_event_setting',
+      { body: settingBody },
+      '/conversions/event_settings',
+      settingBody,
+    );
+    assert.match(setting.summary, /^Create conversion event setting "Newsletter sign-ups"/);
+    const settings = await ok<{ event_settings: { name: string; source_ids: string[] }[] }>(
+      'ads_list_conversion_event_settings',
+      { account_id: accountId, order: 'desc', limit: 1 },
+    );
+    assert.deepEqual(settings.event_settings[0]?.source_ids, [pixelId]);
+  });
+
+  test('a setting or a pixel the platform would refuse is refused when it is prepared', async () => {
+    const setting = { name: 'X', event_type: 'purchase', attribution_window_days: 3, source_ids: ['px_1'] };
+    const window = await refused('ads_create_conversion_event_setting', {
+      account_id: accountId,
+      body: setting,
+    });
+    assert.equal(window.code, 'invalid_argument');
+    assert.match(window.message, /attribution_window_days` must be 1, 7, 28 days \(got 3\)/);
+    const blank = await refused('ads_create_conversion_source', {
+      account_id: accountId,
+      body: { name: '   ', client_type: 'web' },
+    });
+    assert.match(blank.message, /body\.name/);
+    const type = await refused('ads_create_conversion_source', {
+      account_id: accountId,
+      body: { name: 'Pixel', client_type: 'app' },
+    });
+    assert.match(type.message, /client_type.*one of web/);
+    const noSources = await refused('ads_create_conversion_event_setting', {
+      account_id: accountId,
+      body: { ...setting, attribution_window_days: 7, source_ids: [] },
+    });
+    assert.match(noSources.message, /source_ids.*at least 1 items/);
+    assert.deepEqual(
+      (await ledger('/conversions/event_settings')).filter(
+        (r) => (r.request_body as { name?: string }).name === 'X',
+      ),
+      [],
+    );
+  });
+});
+
+describe('custom audiences', () => {
+  test('audiences are listed with privacy-safe counts and filters, never members', async () => {
+    const all = await audiences();
+    assert.ok(all.some((a) => a.name === 'Newsletter subscribers' && a.matched_count === 48_000));
+    for (const a of all) {
+      for (const personal of ['members', 'emails', 'identifiers']) assert.ok(!(personal in a));
+    }
+    const eligible = await ok<{ custom_audiences: Audience[] }>('ads_list_custom_audiences', {
+      account_id: accountId,
+      intended_use: 'bid_multiplier',
+    });
+    assert.ok(eligible.custom_audiences.every((a) => a.status === 'active'));
+    const one = await ok<{ custom_audiences: Audience[] }>('ads_list_custom_audiences', {
+      account_id: accountId,
+      custom_audience_ids: [all[0]?.id],
+    });
+    assert.deepEqual(
+      one.custom_audiences.map((a) => a.id),
+      [all[0]?.id],
+    );
+  });
+
+  test('bad audience reads are refused', async () => {
+    const policy = await refused('ads_list_custom_audiences', {
+      account_id: accountId,
+      policy_revision: 'abc',
+    });
+    assert.match(policy.message, /policy_revision.*exactly 64 characters \(got 3\)/);
+    const use = await refused('ads_list_custom_audiences', {
+      account_id: accountId,
+      intended_use: 'lookalike',
+    });
+    assert.match(use.message, /intended_use.*one of inclusion, exclusion, bid_multiplier/);
+    const ids = await refused('ads_list_custom_audiences', {
+      account_id: accountId,
+      custom_audience_ids: Array.from({ length: 501 }, (_, i) => `ca_${i}`),
+    });
+    assert.match(ids.message, /custom_audience_ids.*at most 500 items/);
+    const audience = await audienceNamed('VIP customers');
+    const op = await refused('ads_get_custom_audience_operation', {
+      account_id: accountId,
+      custom_audience_id: audience.id,
+      operation_id: 'cao_nope',
+    });
+    assert.equal(op.code, 'not_found');
+    const long = await refused('ads_get_custom_audience_operation', {
+      account_id: accountId,
+      custom_audience_id: audience.id,
+      operation_id: 'x'.repeat(129),
+    });
+    assert.match(long.message, /operation_id.*1 to 128/);
+  });
+
+  test('replacing members: a stale revision is refused naming the current one; the current one applies once and starts an operation', async () => {
+    const audience = await audienceNamed('VIP customers');
+    const stale = await refused('ads_replace_custom_audience_members', {
+      account_id: accountId,
+      custom_audience_id: audience.id,
+      body: { file_id: 'file_members', expected_revision: audience.revision + 5 },
+    });
+    assert.equal(stale.code, 'failed_precondition');
+    assert.match(stale.message, new RegExp(`is at revision ${audience.revision};`));
+
+    const body = {
+      file_id: 'file_members_2026_11',
+      expected_revision: audience.revision,
+      filename: 'members.csv',
+      mimetype: 'text/csv',
+      file_size: 2_600_000,
+      identifier_type: 'email',
+      identifier_resolution: 'auto',
+    };
+    const path = `/custom_audiences/${audience.id}/replace`;
+    const change = await throughApproval(
+      'ads_replace_custom_audience_members',
+      { custom_audience_id: audience.id, body },
+      path,
+      body,
+    );
+    assert.match(change.summary, /^Replace the members of custom audience "VIP customers"/);
+    const operationId = (change.upstream_response as { id: string }).id;
+    const op = await ok<{ operation: { id: string; type: string; status: string; matched_count: unknown } }>(
+      'ads_get_custom_audience_operation',
+      { account_id: accountId, custom_audience_id: audience.id, operation_id: operationId },
+    );
+    assert.equal(op.operation.type, 'replace');
+    assert.ok(['pending', 'processing', 'completed'].includes(op.operation.status));
+    assert.equal((await audienceNamed('VIP customers')).revision, audience.revision + 1);
+  });
+
+  test('merging audiences creates a new one, once', async () => {
+    const a = await audienceNamed('Newsletter subscribers');
+    const b = await audienceNamed('Past purchasers (180 days)');
+    const body = { name: 'Buyers and subscribers', custom_audience_ids: [a.id, b.id] };
+    const change = await throughApproval(
+      'ads_merge_custom_audiences',
+      { body },
+      '/custom_audiences/merge',
+      body,
+    );
+    assert.match(change.summary, /^Merge into a new custom audience "Buyers and subscribers"/);
+    const merged = change.upstream_response as {
+      custom_audience: { id: string };
+      operation: { type: string };
+    };
+    assert.equal(merged.operation.type, 'merge');
+    assert.ok((await audiences()).some((x) => x.id === merged.custom_audience.id));
+    const tooMany = await refused('ads_merge_custom_audiences', {
+      account_id: accountId,
+      body: { name: 'Too many', custom_audience_ids: Array.from({ length: 65 }, (_, i) => `ca_${i}`) },
+    });
+    assert.match(tooMany.message, /custom_audience_ids.*at most 64 items/);
+  });
+
+  test('archiving an audience applies once; archiving an archived one is refused as changing nothing', async () => {
+    const audience = await audienceNamed('Cart abandoners');
+    const path = `/custom_audiences/${audience.id}/archive`;
+    const change = await throughApproval(
+      'ads_archive_custom_audience',
+      { custom_audience_id: audience.id },
+      path,
+      {},
+    );
+    assert.match(change.summary, /^Archive custom audience "Cart abandoners"/);
+    assert.equal((await audienceNamed('Cart abandoners')).status, 'archived');
+
+    const lapsed = await audienceNamed('Lapsed customers 2024');
+    const again = await refused('ads_archive_custom_audience', {
+      account_id: accountId,
+      custom_audience_id: lapsed.id,
+    });
+    assert.equal(again.code, 'failed_precondition');
+    assert.match(
+      again.message,
+      /nothing would change: custom audience "Lapsed customers 2024" .* is already archived/,
+    );
+    const unknown = await refused('ads_archive_custom_audience', {
+      account_id: accountId,
+      custom_audience_id: 'ca_nope',
+    });
+    assert.equal(unknown.code, 'not_found');
+  });
+});
+
+/** The last `n` account-local days, today included, as a time range. */
+function lastDays(n: number): string {
+  const start = new Date(Date.parse(`${localToday}T00:00:00Z`) - (n - 1) * 86_400_000)
+    .toISOString()
+    .slice(0, 10);
+  return `${start}..${localToday}`;
+}
