@@ -348,12 +348,12 @@ describe('reads of the ad structure', () => {
   });
 
   test('the geo lookup finds regions and DMA codes by name, within the limit', async () => {
-    const { lookup } = await ok<{ lookup: { data: { code: string; name: string; type: string }[] } }>(
+    const { locations } = await ok<{ locations: { code: string; name: string; type: string }[] }>(
       'ads_get_geo_lookup',
       { account_id: acct, q: 'California', limit: 3 },
     );
-    assert.ok(lookup.data.length >= 1 && lookup.data.length <= 3);
-    assert.deepEqual([lookup.data[0]?.code, lookup.data[0]?.type], ['US-CA', 'region']);
+    assert.ok(locations.length >= 1 && locations.length <= 3);
+    assert.deepEqual([locations[0]?.code, locations[0]?.type], ['US-CA', 'region']);
     assert.match(
       (await refused('ads_get_geo_lookup', { account_id: acct, q: '' })).message,
       /`q` must be 1 to 200 characters/,

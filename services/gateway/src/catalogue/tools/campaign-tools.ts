@@ -193,7 +193,7 @@ export const geoLookup: ToolRow<GatewayDeps> = {
   description:
     'Searches the ad platform’s location codes (upstream GET /geo_lookup/search): US DMA (designated market ' +
     'area) codes and ISO 3166-2 region codes, by code or name, ignoring case and accents. Returns the matches in ' +
-    '`lookup.data` (one answer, no paging), best match first (exact codes, then exact names, prefixes, word prefixes and substrings), each with code, ' +
+    '`locations` (one answer, no paging), best match first (exact codes, then exact names, prefixes, word prefixes and substrings), each with code, ' +
     'name, type (dma or region) and country; use a code where a campaign targets locations. Changes nothing.',
   input: object(
     {
@@ -212,9 +212,9 @@ export const geoLookup: ToolRow<GatewayDeps> = {
   route: {
     kind: 'upstream-read',
     path: '/geo_lookup/search',
-    // The platform answers `{ data }` without paging: one answer, read whole.
-    shape: 'get',
-    result: 'lookup',
+    // The platform answers `{ data }` without paging: one answer, its rows the result.
+    shape: 'report',
+    result: 'locations',
     notFound: 'the ad platform has no geo lookup for ad account {account_id}',
   },
 };
