@@ -5,17 +5,19 @@
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { array, enumOf, integer, nullable, object, type Schema, string } from '../schema.ts';
-import { accountId, PAGING_HELP, paging, platformId } from './campaign-tools.ts';
+import {
+  accountId,
+  EXAMPLE_ACCOUNT,
+  listPaging,
+  PAGING_TEXT,
+  platformId,
+  servingIssues,
+} from './platform-arguments.ts';
 
-const EXAMPLE_ACCOUNT = '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90';
 const EXAMPLE_AD_GROUP = 'adg_0123456789abcdef';
 
 const adGroupId = platformId('The ad group, as the platform identifies it (ads_list_ad_groups lists them).');
-const include = array(enumOf(['serving_issues']), {
-  max: 1,
-  unique: true,
-  description: 'Extra detail to include: serving_issues (why the ad group is not serving, if it is not).',
-});
+const include = servingIssues('ad group');
 
 export const listAdGroups: ToolRow<GatewayDeps> = {
   name: 'ads_list_ad_groups',
@@ -28,7 +30,7 @@ export const listAdGroups: ToolRow<GatewayDeps> = {
     '`ad_groups` and `paging` {after, before, has_more}. Each ad group has id, campaign_id, name, status, ' +
     'bidding_config (money in integer micros), product_set, landing_page_configuration and revision. Filter by ' +
     'campaign_id or by name (part of it, ignoring case); include: ["serving_issues"] adds why each is not ' +
-    `serving. ${PAGING_HELP} Then ads_get_ad_group reads one, ads_list_ads lists its ads, and ` +
+    `serving. ${PAGING_TEXT} Then ads_get_ad_group reads one, ads_list_ads lists its ads, and ` +
     'ads_update_ad_group, ads_pause_ad_group, ads_activate_ad_group or ads_archive_ad_group prepare a change. ' +
     'Changes nothing.',
   input: object(
@@ -42,7 +44,7 @@ export const listAdGroups: ToolRow<GatewayDeps> = {
         nonBlank: true,
         description: 'Only the ad groups whose name contains this text (the platform ignores case).',
       }),
-      ...paging,
+      ...listPaging(500),
     },
     ['account_id'],
   ),

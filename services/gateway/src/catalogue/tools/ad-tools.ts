@@ -1,26 +1,15 @@
 /** Ads, ad groups and their insights (upstream reads) and the prepare tools for them. */
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
-import { array, enumOf, integer, object, string } from '../schema.ts';
+import { object, string } from '../schema.ts';
+import { accountId, listPaging, platformId, servingIssues } from './platform-arguments.ts';
 
-const accountId = string({
-  format: 'uuid',
-  description: 'The ad account: an account_id from ads_list_accounts.',
-});
-const include = array(enumOf(['serving_issues']), {
-  max: 1,
-  unique: true,
-  description: 'Extra detail to include: serving_issues (why the ad is not serving, if it is not).',
-});
+const include = servingIssues('ad');
 
 const getAdInput = object(
   {
     account_id: accountId,
-    ad_id: string({
-      min: 1,
-      max: 255,
-      description: 'The ad, as the platform identifies it (ads_list_ads lists them).',
-    }),
+    ad_id: platformId('The ad, as the platform identifies it (ads_list_ads lists them).'),
     include,
   },
   ['account_id', 'ad_id'],
@@ -55,25 +44,14 @@ const listAdsInput = object(
   {
     account_id: accountId,
     include,
-    ad_group_id: string({ min: 1, max: 255, description: 'Only the ads of this ad group.' }),
+    ad_group_id: platformId('Only the ads of this ad group.'),
     name: string({
       min: 3,
       max: 1000,
       nonBlank: true,
       description: 'Only the ads whose name contains this text (the platform ignores case).',
     }),
-    limit: integer({ min: 1, max: 500, description: 'Page size, 1 to 500 (the platform’s default is 25).' }),
-    after: string({
-      min: 1,
-      max: 2048,
-      description: 'Cursor: the page after this one (a paging.after from an earlier page).',
-    }),
-    before: string({
-      min: 1,
-      max: 2048,
-      description: 'Cursor: the page before this one (a paging.before from an earlier page).',
-    }),
-    order: enumOf(['asc', 'desc'], 'Sort direction of the list: asc or desc.'),
+    ...listPaging(500),
   },
   ['account_id'],
 );

@@ -6,7 +6,7 @@
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { array, enumOf, integer, object, string } from '../schema.ts';
-import { accountId, listPaging, PAGING_TEXT, PREPARE_TEXT } from './conversion-tools.ts';
+import { accountId, EXAMPLE_ACCOUNT, listPaging, PAGING_TEXT, PREPARE_TEXT } from './platform-arguments.ts';
 
 const audienceId = string({
   min: 1,
@@ -17,7 +17,6 @@ const audienceId = string({
 });
 const text255 = (description: string) => string({ min: 1, max: 255, description });
 
-const EXAMPLE_ACCOUNT = '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90';
 const EXAMPLE_AUDIENCE = 'ca_0123456789abcdef';
 
 export const listCustomAudiences: ToolRow<GatewayDeps> = {

@@ -5,44 +5,7 @@
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { enumOf, integer, object, string } from '../schema.ts';
-
-const EXAMPLE_ACCOUNT = '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90';
-
-export const accountId = string({
-  format: 'uuid',
-  description: 'The ad account: an account_id from ads_list_accounts.',
-});
-
-/** An id as the platform gives it; the pattern keeps it one path segment. */
-export function platformId(description: string) {
-  return string({
-    min: 1,
-    max: 255,
-    pattern: /^[A-Za-z0-9_.:-]+$/,
-    patternHint: 'an id of letters, digits, underscore, hyphen, dot or colon',
-    description,
-  });
-}
-
-/** The cursor arguments every platform list takes. */
-export const paging = {
-  limit: integer({ min: 1, max: 500, description: 'Page size, 1 to 500 (the platform’s default is 25).' }),
-  after: string({
-    min: 1,
-    max: 2048,
-    description: 'Cursor: the page after this one (a paging.after from an earlier page).',
-  }),
-  before: string({
-    min: 1,
-    max: 2048,
-    description: 'Cursor: the page before this one (a paging.before from an earlier page).',
-  }),
-  order: enumOf(['asc', 'desc'], 'Sort by creation: asc (oldest first, the default) or desc.'),
-};
-
-export const PAGING_HELP =
-  'To page forward pass paging.after as `after` while paging.has_more is true; to page back pass ' +
-  'paging.before as `before` (one cursor at a time).';
+import { accountId, EXAMPLE_ACCOUNT, listPaging, PAGING_TEXT, platformId } from './platform-arguments.ts';
 
 const campaignId = platformId('The campaign, as the platform identifies it (ads_list_campaigns lists them).');
 
@@ -57,12 +20,12 @@ export const listCampaigns: ToolRow<GatewayDeps> = {
     '`campaigns` and `paging` {after, before, has_more}. Each campaign has id, name, status (active, paused, ' +
     'archived), objective (clicks, impressions, conversions), budget_micros with budget_type (daily, lifetime) in ' +
     'the account currency (integer micros), start_time, end_time and revision. Filter by status. ' +
-    `${PAGING_HELP} Use a campaign's id as campaign_id for ads_list_ad_groups or ads_create_ad_group. Changes nothing.`,
+    `${PAGING_TEXT} Use a campaign's id as campaign_id for ads_list_ad_groups or ads_create_ad_group. Changes nothing.`,
   input: object(
     {
       account_id: accountId,
       status: enumOf(['active', 'paused', 'archived'], 'Only the campaigns with this status.'),
-      ...paging,
+      ...listPaging(500),
     },
     ['account_id'],
   ),
@@ -110,12 +73,12 @@ export const listProductFeeds: ToolRow<GatewayDeps> = {
     '`product_feeds` and `paging` {after, before, has_more}. Each feed has id, name, status (active, archived), ' +
     'source URL, product count and revision. A feed id is the product_set.product_feed_id of ' +
     'ads_create_ad_group and ads_update_ad_group (it must be active) and the feed_id of ads_archive_product_feed. ' +
-    `Filter by status. ${PAGING_HELP} Changes nothing.`,
+    `Filter by status. ${PAGING_TEXT} Changes nothing.`,
   input: object(
     {
       account_id: accountId,
       status: enumOf(['active', 'archived'], 'Only the feeds with this status.'),
-      ...paging,
+      ...listPaging(500),
     },
     ['account_id'],
   ),

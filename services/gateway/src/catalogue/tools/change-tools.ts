@@ -14,14 +14,10 @@ import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { appliedOrFailure, CHANGE_OUTPUT, changeView } from '../change-view.ts';
 import { enumOf, integer, nullable, number, object, string } from '../schema.ts';
+import { platformId } from './platform-arguments.ts';
 
 const UUID_RULE = { format: 'uuid' as const };
-const OBJECT_ID = string({
-  min: 1,
-  max: 255,
-  pattern: /^[A-Za-z0-9_.:-]+$/,
-  patternHint: 'an id of letters, digits, underscore, hyphen, dot or colon',
-});
+const OBJECT_ID = platformId();
 
 const creative = object({
   type: enumOf(['chat_card', 'product_ad_template']),

@@ -7,41 +7,7 @@ import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { array, boolean, enumOf, integer, object, string } from '../schema.ts';
 import { TIME_RANGE } from './insight-tools.ts';
-
-export const accountId = string({
-  format: 'uuid',
-  description: 'The ad account: an account_id from ads_list_accounts.',
-});
-
-/** The cursor and order arguments of a platform list, with `limit` up to `max`. */
-export function listPaging(max: number) {
-  return {
-    limit: integer({ min: 1, max, description: `Page size, 1 to ${max} (the platform’s default is 25).` }),
-    after: string({
-      min: 1,
-      max: 2048,
-      description: 'Cursor: the page after this one (a paging.after from an earlier page).',
-    }),
-    before: string({
-      min: 1,
-      max: 2048,
-      description: 'Cursor: the page before this one (a paging.before from an earlier page).',
-    }),
-    order: enumOf(['asc', 'desc'], 'By creation: asc (oldest first, the default) or desc.'),
-  };
-}
-
-/** How to page a list, said once for every list tool. */
-export const PAGING_TEXT =
-  'To page forward pass paging.after as `after` while has_more is true; to page back pass paging.before as ' +
-  '`before` (one cursor at a time).';
-
-/** What happens after a prepare tool, said once for every one. */
-export const PREPARE_TEXT =
-  'Returns a change_id; nothing reaches the ad account until a person approves the change in the dashboard ' +
-  'and ads_apply_change applies it, once, exactly as reviewed.';
-
-const EXAMPLE_ACCOUNT = '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90';
+import { accountId, EXAMPLE_ACCOUNT, listPaging, PAGING_TEXT, PREPARE_TEXT } from './platform-arguments.ts';
 
 export const listConversionSources: ToolRow<GatewayDeps> = {
   name: 'ads_list_conversion_sources',

@@ -5,6 +5,7 @@
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { array, enumOf, integer, object, type Schema, string } from '../schema.ts';
+import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
 const METRICS = [
   'impressions',
@@ -23,10 +24,6 @@ const METRICS = [
 ] as const;
 const SEGMENTS = ['device', 'country'] as const;
 
-const accountId = string({
-  format: 'uuid',
-  description: 'The ad account: an account_id from ads_list_accounts.',
-});
 const cursor = (which: 'after' | 'before') =>
   string({
     min: 1,
@@ -111,7 +108,6 @@ const RESULT_TEXT =
   'attributed conversions may still change, so read them again later before you compare them. To page, pass ' +
   'paging.after as `after` with the same other arguments while has_more is true. Changes nothing.';
 
-const EXAMPLE_ACCOUNT = '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90';
 const exampleQuery = {
   time_ranges: ['2026-11-01..2026-11-07'],
   time_granularity: 'daily',
