@@ -22,12 +22,14 @@ export const CURRENT_REVISION_METADATA = 'current-revision';
 
 /**
  * PostgreSQL's data exceptions (SQLSTATE class 22: a value out of range, an invalid byte
- * sequence, an untranslatable character) mean the caller's value cannot be stored, not that the
- * service failed.
+ * sequence, an untranslatable character) and check violations (23514: a value outside a table's
+ * CHECK, which backs the bounds the gateway enforces) mean the caller's value cannot be stored,
+ * not that the service failed.
  */
 function dataException(err: unknown): string | undefined {
   const e = err as { code?: unknown; message?: unknown; severity?: unknown };
-  if (typeof e?.code === 'string' && /^22[0-9A-Z]{3}$/.test(e.code) && typeof e.severity === 'string') {
+  const refused = typeof e?.code === 'string' && (/^22[0-9A-Z]{3}$/.test(e.code) || e.code === '23514');
+  if (refused && typeof e.severity === 'string') {
     return `a value could not be stored: ${String(e.message)}`;
   }
   return undefined;

@@ -85,13 +85,20 @@ test('schema names that could inject SQL are refused', () => {
   assert.throws(() => createPool(db.url, 'svc; DROP TABLE x'), /invalid schema name/);
 });
 
-test("PostgreSQL's data exceptions reach callers as invalid arguments, other database errors do not", async () => {
+test("PostgreSQL's data exceptions and CHECK violations reach callers as invalid arguments, other database errors do not", async () => {
   const { toConnectError } = await import('../src/connect-errors.ts');
   const pool = createPool(db.url, 'svc_d');
   try {
     const nul = await pool.query('SELECT $1::text', ['a\u0000b']).catch((e: unknown) => e);
     assert.equal(toConnectError(nul)?.code, 3); // InvalidArgument
     assert.match(toConnectError(nul)?.rawMessage ?? '', /a value could not be stored/);
+    const long = await pool
+      .query(
+        "CREATE TEMP TABLE named (name text CHECK (char_length(name) <= 3)); INSERT INTO named VALUES ('four')",
+      )
+      .catch((e: unknown) => e);
+    assert.equal(toConnectError(long)?.code, 3);
+    assert.match(toConnectError(long)?.rawMessage ?? '', /could not be stored: .*named_name_check/);
     const missing = await pool.query('SELECT * FROM no_such_table').catch((e: unknown) => e);
     assert.equal(toConnectError(missing), undefined);
   } finally {

@@ -344,9 +344,5 @@ describe('workspaces', () => {
     );
     assert.ok(prepared.changes.every((c) => c.status === 'prepared'));
     assert.ok(total > prepared.total);
-    const bad = await code(
-      client.listChanges({ status: 'done', accountId: '', limit: 10, offset: 0 }, as(agent)),
-    );
-    assert.equal(bad?.code, Code.InvalidArgument);
   });
 });

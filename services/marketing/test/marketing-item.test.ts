@@ -11,12 +11,12 @@ import {
 import {
   checkArchive,
   type ItemState,
+  listQueryOf,
   nextOffset,
   planSave,
   type SaveRequest,
   type ValidSave,
   validateArchive,
-  validateList,
   validateSave,
 } from '../src/domain/marketing-item.ts';
 import { validData } from './fixtures.ts';
@@ -49,24 +49,9 @@ describe('validateSave', () => {
     });
   });
 
-  test('names every field that breaks a rule', () => {
+  test('refuses a malformed item_id, an expected_revision without its item_id, and a save without data', () => {
     const cases: [Partial<SaveRequest>, string][] = [
-      [{ name: '' }, 'name must be 1 to 200 characters (got 0)'],
-      [{ name: 'n'.repeat(201) }, 'name must be 1 to 200 characters (got 201)'],
-      [
-        { kind: 'memo' },
-        'kind must be one of brand, brief, playbook, inspiration, batch, creative (got "memo")',
-      ],
-      [{ collection: 'c'.repeat(201) }, 'collection must be at most 200 characters (got 201)'],
-      [{ tags: Array.from({ length: 31 }, (_, i) => `t${i}`) }, 'tags must have at most 30 items (got 31)'],
-      [{ tags: ['ok', ''] }, 'tags[1] must be 1 to 100 characters (got 0)'],
-      [{ tags: ['t'.repeat(101)] }, 'tags[0] must be 1 to 100 characters (got 101)'],
-      [{ tags: ['spring', 'sale', 'spring'] }, 'tags[2] repeats tags[0]; items must be unique'],
       [{ itemId: 'item-1' }, 'item_id must be a UUID (got "item-1")'],
-      [
-        { itemId: randomUUID(), expectedRevision: 0 },
-        'expected_revision must be an integer of at least 1 (got 0)',
-      ],
       [
         { expectedRevision: 2 },
         'expected_revision applies only to updating an existing item; send its item_id too',
@@ -76,22 +61,6 @@ describe('validateSave', () => {
     for (const [overrides, message] of cases) {
       assertFails(() => validateSave(save(overrides)), InvalidArgumentError, message);
     }
-  });
-
-  test('reports field and data problems together', () => {
-    assertFails(
-      () => validateSave(save({ name: '', data: { ...validData('brief'), offer: 1 } })),
-      InvalidArgumentError,
-      'name must be 1 to 200 characters (got 0); data.offer must be a string (got number)',
-    );
-  });
-
-  test('checks the data against the shape of the kind', () => {
-    assertFails(
-      () => validateSave(save({ kind: 'batch', data: { variants: [] } })),
-      InvalidArgumentError,
-      'data.variants must have 1 to 100 items (got 0)',
-    );
   });
 });
 
@@ -164,11 +133,11 @@ describe('archive', () => {
   const itemId = randomUUID();
   const live: ItemState = { itemId, kind: 'brand', revision: 2, archivedAt: null };
 
-  test('needs a UUID item_id and a revision of at least 1', () => {
+  test('needs a UUID item_id', () => {
     assertFails(
-      () => validateArchive({ itemId: 'x', expectedRevision: 0 }),
+      () => validateArchive({ itemId: 'x', expectedRevision: 2 }),
       InvalidArgumentError,
-      'item_id must be a UUID (got "x"); expected_revision must be an integer of at least 1 (got 0)',
+      'item_id must be a UUID (got "x")',
     );
   });
 
@@ -195,14 +164,14 @@ describe('archive', () => {
   });
 });
 
-describe('validateList', () => {
+describe('listQueryOf', () => {
   test('defaults to the first 20 items', () => {
-    assert.deepEqual(validateList({}), { offset: 0, limit: 20 });
+    assert.deepEqual(listQueryOf({}), { offset: 0, limit: 20 });
   });
 
   test('keeps the filters given; an empty query filters nothing', () => {
     assert.deepEqual(
-      validateList({ kind: 'batch', query: '', collection: '', tag: 'spring', offset: 5, limit: 100 }),
+      listQueryOf({ kind: 'batch', query: '', collection: '', tag: 'spring', offset: 5, limit: 100 }),
       {
         kind: 'batch',
         collection: '',
@@ -211,23 +180,6 @@ describe('validateList', () => {
         limit: 100,
       },
     );
-  });
-
-  test('refuses values out of bounds, naming each', () => {
-    const cases: [Parameters<typeof validateList>[0], string][] = [
-      [{ limit: 0 }, 'limit must be an integer from 1 to 100 (got 0)'],
-      [{ limit: 101 }, 'limit must be an integer from 1 to 100 (got 101)'],
-      [{ offset: -1 }, 'offset must be an integer from 0 to 100000 (got -1)'],
-      [{ offset: 100_001 }, 'offset must be an integer from 0 to 100000 (got 100001)'],
-      [
-        { kind: 'memo' },
-        'kind must be one of brand, brief, playbook, inspiration, batch, creative (got "memo")',
-      ],
-      [{ query: 'q'.repeat(201) }, 'query must be at most 200 characters (got 201)'],
-      [{ collection: 'c'.repeat(201) }, 'collection must be at most 200 characters (got 201)'],
-      [{ tag: 't'.repeat(101) }, 'tag must be at most 100 characters (got 101)'],
-    ];
-    for (const [req, message] of cases) assertFails(() => validateList(req), InvalidArgumentError, message);
   });
 });
 

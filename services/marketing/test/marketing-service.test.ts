@@ -196,29 +196,25 @@ describe('saving and reading items', () => {
     );
   });
 
-  test('invalid data is refused with the path and rule, and nothing is stored', async () => {
+  test('values outside the table’s bounds are invalid arguments, not internal errors, and nothing is stored', async () => {
+    // The gateway refuses these first; this is a caller that skipped it.
     const admin = principal();
-    const bad = { variants: [variant(0), variant(1), variant(2), { ...variant(3), title: 'ab' }] };
-    await assertRefused(
-      svc.client.saveMarketingItem(saveRequest('batch', { data: bad }), svc.as(admin)),
-      Code.InvalidArgument,
-      'data.variants[3].title must be 3 to 50 characters (got 2)',
-    );
+    for (const patch of [{ name: 'n'.repeat(201) }, { kind: 'memo' }, { collection: 'c'.repeat(201) }]) {
+      await assertRefused(
+        svc.client.saveMarketingItem({ ...saveRequest('brand'), ...patch }, svc.as(admin)),
+        Code.InvalidArgument,
+        /^a value could not be stored/,
+      );
+    }
     const { total } = await svc.client.listMarketingItems({}, svc.as(admin));
     assert.equal(total, 0);
   });
 
-  test('a save without data, or with another kind’s data, is refused', async () => {
-    const admin = principal();
+  test('a save without data is refused', async () => {
     await assertRefused(
-      svc.client.saveMarketingItem({ kind: 'brand', name: 'No data' }, svc.as(admin)),
+      svc.client.saveMarketingItem({ kind: 'brand', name: 'No data' }, svc.as(principal())),
       Code.InvalidArgument,
       'data is required',
-    );
-    await assertRefused(
-      svc.client.saveMarketingItem(saveRequest('brand', { data: validData('playbook') }), svc.as(admin)),
-      Code.InvalidArgument,
-      /^data is a guidance \(the data of a playbook item\), but kind is brand/,
     );
   });
 
@@ -282,13 +278,13 @@ describe('archiving', () => {
     );
   });
 
-  test('archive refuses a missing expected_revision', async () => {
+  test('archive without the current revision is refused as stale, naming the current one', async () => {
     const admin = principal();
     const item = await save(admin, saveRequest('brand'));
     await assertRefused(
       svc.client.archiveMarketingItem({ itemId: item.itemId }, svc.as(admin)),
-      Code.InvalidArgument,
-      'expected_revision must be an integer of at least 1 (got 0)',
+      Code.Aborted,
+      /the marketing item is at revision 1/,
     );
   });
 });
@@ -394,24 +390,6 @@ describe('listing', () => {
     ]);
     assert.deepEqual(names((await list({ query: 'ad_1' })).items), ['ad_123 label']);
     assert.deepEqual(names((await list({ query: 'ad_' })).items), ['ad_123 label']);
-  });
-
-  test('limits outside 1 to 100 and offsets outside 0 to 100000 are refused', async () => {
-    await assertRefused(
-      list({ limit: 101 }),
-      Code.InvalidArgument,
-      'limit must be an integer from 1 to 100 (got 101)',
-    );
-    await assertRefused(
-      list({ limit: 0 }),
-      Code.InvalidArgument,
-      'limit must be an integer from 1 to 100 (got 0)',
-    );
-    await assertRefused(
-      list({ offset: 100_001 }),
-      Code.InvalidArgument,
-      'offset must be an integer from 0 to 100000 (got 100001)',
-    );
   });
 });
 

@@ -205,21 +205,16 @@ describe('saving and reading an optimizer', () => {
     );
   });
 
-  test('a configuration that breaks a rule is refused naming the field, and nothing is stored', async () => {
+  test('a save without a configuration is refused, and nothing is stored', async () => {
     const admin = principal();
-    await refused(
-      save(admin, { config: config({ allowedDomains: ['example.com', 'https://x.com'] }) }),
-      Code.InvalidArgument,
-      /config\.allowed_domains\[1\] must be a hostname/,
-    );
-    await refused(
-      save(admin, { config: config({ campaignIds: ['a', 'a'] }) }),
-      Code.InvalidArgument,
-      /config\.campaign_ids\[1\] repeats "a"/,
-    );
     await refused(save(admin, { config: undefined }), Code.InvalidArgument, /config is required/);
     const list = await svc.client.listOptimizers({}, svc.as(admin));
     assert.equal(list.total, 0);
+  });
+
+  test('a name longer than the table holds is an invalid argument, not an internal error', async () => {
+    // The gateway refuses it first; this is a caller that skipped the gateway.
+    await refused(save(principal(), { name: 'n'.repeat(201) }), Code.InvalidArgument, /could not be stored/);
   });
 
   test('reading an optimizer id that is not a UUID is an invalid argument, not an internal error', async () => {
@@ -334,17 +329,6 @@ describe('listing', () => {
       [mine.optimizerId],
     );
     assert.equal(page.total, 1);
-  });
-
-  test('a limit or offset out of range is refused', async () => {
-    const admin = principal();
-    await refused(svc.client.listOptimizers({ limit: 101 }, svc.as(admin)), Code.InvalidArgument, /limit/);
-    await refused(svc.client.listOptimizers({ limit: 0 }, svc.as(admin)), Code.InvalidArgument, /limit/);
-    await refused(
-      svc.client.listOptimizers({ offset: 100_001 }, svc.as(admin)),
-      Code.InvalidArgument,
-      /offset/,
-    );
   });
 });
 

@@ -1,6 +1,8 @@
 /**
- * A saved marketing item and its rules: what a save, an archive and a list may ask for, and
- * which revision a change must name.
+ * A saved marketing item and its rules: which item a save, an archive or a read names, which
+ * revision a change must name, and what an update may not change. The bounds of every argument
+ * (kind, name, collection, tags, the data's shape, list filters and pages) are the tools' input
+ * schemas, checked at the gateway.
  */
 import {
   FailedPreconditionError,
@@ -8,8 +10,8 @@ import {
   NotFoundError,
   StaleRevisionError,
 } from '@adsmcp/runtime/errors';
-import { dataIssues, type ItemData, KINDS, type Kind, validateItemData } from './item-data.ts';
-import { isUuid, list, oneOf, show, summarize, text } from './rules.ts';
+import { isUuid } from '@adsmcp/runtime/ids';
+import type { ItemData, Kind } from './item-data.ts';
 
 export interface MarketingItem {
   workspaceId: string;
@@ -29,36 +31,13 @@ export interface MarketingItem {
 /** The state of a stored item that decides whether a change to it may go ahead. */
 export type ItemState = Pick<MarketingItem, 'itemId' | 'kind' | 'revision' | 'archivedAt'>;
 
-const NAME_MAX = 200;
-const COLLECTION_MAX = 200;
-const TAGS_MAX = 30;
-const TAG_MAX = 100;
-const QUERY_MAX = 200;
 export const OFFSET_MAX = 100_000;
-export const LIMIT_MAX = 100;
 export const LIMIT_DEFAULT = 20;
 
-const nameRule = text(NAME_MAX, { min: 1 });
-const collectionRule = text(COLLECTION_MAX);
-const tagsRule = list(text(TAG_MAX, { min: 1 }), { max: TAGS_MAX, unique: true });
-const kindRule = oneOf(KINDS);
+const quoted = (s: string) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
 
-function isKind(value: string): value is Kind {
-  return (KINDS as readonly string[]).includes(value);
-}
-
-function refuse(issues: string[]): void {
-  if (issues.length > 0) throw new InvalidArgumentError(summarize(issues));
-}
-
-function checkItemId(itemId: string, out: string[]): void {
-  if (!isUuid(itemId)) out.push(`item_id must be a UUID (got ${show(itemId)})`);
-}
-
-function checkRevision(expected: number, out: string[]): void {
-  if (!Number.isInteger(expected) || expected < 1) {
-    out.push(`expected_revision must be an integer of at least 1 (got ${expected})`);
-  }
+function checkItemId(itemId: string): void {
+  if (!isUuid(itemId)) throw new InvalidArgumentError(`item_id must be a UUID (got ${quoted(itemId)})`);
 }
 
 /** A save as the caller asked for it. */
@@ -69,10 +48,11 @@ export interface SaveRequest {
   name: string;
   collection?: string;
   tags: readonly string[];
-  data: unknown;
+  /** Undefined when the request carried none. */
+  data: ItemData | undefined;
 }
 
-/** A save that meets every rule. */
+/** A save that names its item and carries data. */
 export interface ValidSave {
   itemId?: string;
   expectedRevision?: number;
@@ -84,33 +64,27 @@ export interface ValidSave {
 }
 
 /**
- * validateSave checks every field of a save and returns it with the omitted collection as the
- * empty one; it throws an InvalidArgumentError naming every field and rule broken.
+ * validateSave checks what a save names: a UUID item_id, an expected_revision only with the
+ * item_id it belongs to, and data to store. It returns the save with the omitted collection as
+ * the empty one.
  */
 export function validateSave(req: SaveRequest): ValidSave {
-  const issues: string[] = [];
-  if (req.itemId !== undefined) checkItemId(req.itemId, issues);
-  if (req.expectedRevision !== undefined) checkRevision(req.expectedRevision, issues);
+  if (req.itemId !== undefined) checkItemId(req.itemId);
   if (req.expectedRevision !== undefined && req.itemId === undefined) {
-    issues.push('expected_revision applies only to updating an existing item; send its item_id too');
+    throw new InvalidArgumentError(
+      'expected_revision applies only to updating an existing item; send its item_id too',
+    );
   }
-  kindRule(req.kind, 'kind', issues);
-  nameRule(req.name, 'name', issues);
-  if (req.collection !== undefined) collectionRule(req.collection, 'collection', issues);
-  tagsRule(req.tags, 'tags', issues);
-  if (req.data === undefined) issues.push('data is required');
-  else if (issues.length > 0 && isKind(req.kind)) issues.push(...dataIssues(req.kind, req.data));
-  refuse(issues);
-  const kind = req.kind as Kind;
-  const data = validateItemData(kind, req.data);
+  if (req.data === undefined) throw new InvalidArgumentError('data is required');
   return {
     ...(req.itemId === undefined ? {} : { itemId: req.itemId.toLowerCase() }),
     ...(req.expectedRevision === undefined ? {} : { expectedRevision: req.expectedRevision }),
-    kind,
+    // The gateway refused any other kind; the table's CHECK refuses one that skipped it.
+    kind: req.kind as Kind,
     name: req.name,
     collection: req.collection ?? '',
     tags: [...req.tags],
-    data,
+    data: req.data,
   };
 }
 
@@ -149,18 +123,15 @@ export function planSave(save: ValidSave, current: ItemState | undefined): 'crea
   return 'update';
 }
 
-/** An archive that meets the argument rules. */
+/** An archive that names its item. */
 export interface ValidArchive {
   itemId: string;
   expectedRevision: number;
 }
 
-/** validateArchive checks item_id and expected_revision (both required). */
+/** validateArchive checks that an archive names an item by its UUID. */
 export function validateArchive(req: { itemId: string; expectedRevision: number }): ValidArchive {
-  const issues: string[] = [];
-  checkItemId(req.itemId, issues);
-  checkRevision(req.expectedRevision, issues);
-  refuse(issues);
+  checkItemId(req.itemId);
   return { itemId: req.itemId.toLowerCase(), expectedRevision: req.expectedRevision };
 }
 
@@ -182,9 +153,7 @@ export function checkArchive(archive: ValidArchive, current: ItemState | undefin
 
 /** validateItemId checks the item_id of a read and returns it in canonical (lower) case. */
 export function validateItemId(itemId: string): string {
-  const issues: string[] = [];
-  checkItemId(itemId, issues);
-  refuse(issues);
+  checkItemId(itemId);
   return itemId.toLowerCase();
 }
 
@@ -198,7 +167,7 @@ export interface ListRequest {
   limit?: number;
 }
 
-/** A list query that meets the rules, with its defaults applied. */
+/** A list query with its defaults applied. */
 export interface ListQuery {
   kind?: Kind;
   /** Text to find, case-insensitively, in the name or a text value of the data. */
@@ -209,29 +178,16 @@ export interface ListQuery {
   limit: number;
 }
 
-/** validateList checks a list's filters and page and applies the defaults (offset 0, limit 20). */
-export function validateList(req: ListRequest): ListQuery {
-  const issues: string[] = [];
-  if (req.kind !== undefined) kindRule(req.kind, 'kind', issues);
-  if (req.query !== undefined) text(QUERY_MAX)(req.query, 'query', issues);
-  if (req.collection !== undefined) collectionRule(req.collection, 'collection', issues);
-  if (req.tag !== undefined) text(TAG_MAX)(req.tag, 'tag', issues);
-  const offset = req.offset ?? 0;
-  const limit = req.limit ?? LIMIT_DEFAULT;
-  if (!Number.isInteger(offset) || offset < 0 || offset > OFFSET_MAX) {
-    issues.push(`offset must be an integer from 0 to ${OFFSET_MAX} (got ${offset})`);
-  }
-  if (!Number.isInteger(limit) || limit < 1 || limit > LIMIT_MAX) {
-    issues.push(`limit must be an integer from 1 to ${LIMIT_MAX} (got ${limit})`);
-  }
-  refuse(issues);
+/** listQueryOf applies a list's defaults (offset 0, limit 20); an empty query filters nothing. */
+export function listQueryOf(req: ListRequest): ListQuery {
   return {
-    ...(req.kind !== undefined && isKind(req.kind) ? { kind: req.kind } : {}),
+    // The gateway refused any other kind; one that skipped it matches no item.
+    ...(req.kind === undefined ? {} : { kind: req.kind as Kind }),
     ...(req.query !== undefined && req.query !== '' ? { query: req.query } : {}),
     ...(req.collection === undefined ? {} : { collection: req.collection }),
     ...(req.tag === undefined ? {} : { tag: req.tag }),
-    offset,
-    limit,
+    offset: req.offset ?? 0,
+    limit: req.limit ?? LIMIT_DEFAULT,
   };
 }
 

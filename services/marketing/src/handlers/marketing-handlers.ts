@@ -10,12 +10,12 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
 import {
   checkArchive,
+  listQueryOf,
   type MarketingItem,
   nextOffset,
   planSave,
   validateArchive,
   validateItemId,
-  validateList,
   validateSave,
 } from '../domain/marketing-item.ts';
 import { archiveItem, findItem, insertItem, listItems, lockItem, updateItem } from '../store/item-store.ts';
@@ -31,7 +31,7 @@ function toMessage(item: MarketingItem): MessageInitShape<typeof MarketingItemSc
     name: item.name,
     collection: item.collection,
     tags: item.tags,
-    // Validated item data is a JSON object; pg parsed it from jsonb.
+    // Item data is a JSON object: it arrived as one and pg parsed it from jsonb.
     data: item.data as JsonObject,
     revision: item.revision,
     archived: item.archivedAt !== null,
@@ -87,7 +87,7 @@ export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl
     async listMarketingItems(req, ctx) {
       const principal = principalOf(ctx);
       requireReader(principal);
-      const query = validateList({
+      const query = listQueryOf({
         ...(req.kind === undefined ? {} : { kind: req.kind }),
         ...(req.query === undefined ? {} : { query: req.query }),
         ...(req.collection === undefined ? {} : { collection: req.collection }),

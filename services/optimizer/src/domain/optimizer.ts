@@ -1,11 +1,12 @@
 /**
  * An optimizer: which campaigns of an ad account to review, how often, on what evidence, and
- * within which limits to propose new ads. The rules here are the spec's "Optimizer
- * configuration" and the save, pause and list rules; they import no generated code and no pg.
+ * within which limits to propose new ads. The configuration's field bounds are the tool's input
+ * schema, checked at the gateway; the rules here are the save, revision, pause and list rules.
+ * They import no generated code and no pg.
  */
 
 import { InvalidArgumentError, StaleRevisionError } from '@adsmcp/runtime/errors';
-import { HOSTNAME, HOSTNAME_HINT, isUuid } from '@adsmcp/runtime/ids';
+import { isUuid } from '@adsmcp/runtime/ids';
 
 export const GOALS = ['cpc', 'cpa', 'ctr'] as const;
 export type Goal = (typeof GOALS)[number];
@@ -47,7 +48,7 @@ export interface Optimizer {
   updatedAt: Date;
 }
 
-/** A save as the caller asked for it, before any rule was checked. */
+/** A save as the caller asked for it, within the tool's argument bounds. */
 export interface SaveInput {
   accountId: string;
   name: string;
@@ -58,10 +59,10 @@ export interface SaveInput {
   expectedRevision?: number | undefined;
 }
 
-/** A configuration as it arrived: every field of the right type, no rule checked yet. */
+/** A configuration as it arrived: the goal is still the string the request carried. */
 export type UncheckedConfig = Omit<OptimizerConfig, 'goal'> & { goal: string };
 
-/** A save whose every rule holds. */
+/** A save whose every domain rule holds. */
 export interface CheckedSave {
   accountId: string;
   name: string;
@@ -71,140 +72,30 @@ export interface CheckedSave {
   update?: { optimizerId: string; expectedRevision: number };
 }
 
-export const NAME_MAX = 200;
-export const REVISION_MAX = 1_000_000;
 export const LIST_LIMIT_DEFAULT = 20;
-export const LIST_LIMIT_MAX = 100;
+/** The largest offset a list accepts (the gateway's bound); no next page is offered beyond it. */
 export const LIST_OFFSET_MAX = 100_000;
 const HOUR_MS = 3_600_000;
 
-export { HOSTNAME, HOSTNAME_HINT };
-
-/** Integer fields of the configuration and their inclusive bounds. */
-export const INTEGER_BOUNDS = {
-  cadence_hours: [6, 720],
-  window_hours: [24, 744],
-  reporting_delay_hours: [24, 168],
-  min_impressions: [1, 10_000_000],
-  min_clicks: [1, 1_000_000],
-  min_conversions: [1, 1_000_000],
-  max_ads_per_campaign: [1, 5],
-  review_hours: [1, 72],
-  publish_hours: [1, 24],
-} as const satisfies Record<string, readonly [number, number]>;
-
-export const TARGET_MAX = 1_000_000;
-export const BRAND_INSTRUCTIONS_MAX = 12_000;
-export const CAMPAIGN_IDS = { minItems: 1, maxItems: 20, maxLength: 255 } as const;
-export const ALLOWED_DOMAINS = { minItems: 1, maxItems: 30, maxLength: 253 } as const;
-export const CONVERSION_GOAL_ID_MAX = 255;
-
-/** Length in Unicode code points, as the tool schemas count it. */
-const length = (s: string) => [...s].length;
-
 const quoted = (s: string) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
-
-export { isUuid };
 
 /** requireUuid throws an InvalidArgumentError naming `field` unless `value` is a UUID. */
 export function requireUuid(field: string, value: string): void {
   if (!isUuid(value)) throw new InvalidArgumentError(`${field} must be a UUID (got ${quoted(value)})`);
 }
 
-function checkInteger(field: keyof typeof INTEGER_BOUNDS, value: number): void {
-  const [min, max] = INTEGER_BOUNDS[field];
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(`config.${field} must be an integer from ${min} to ${max} (got ${value})`);
-  }
-}
-
-/** Checks a list of unique, bounded strings, naming the first item that breaks a rule. */
-function checkList(
-  field: string,
-  items: readonly string[],
-  bounds: { minItems: number; maxItems: number; maxLength: number },
-  itemRule?: { test(item: string): boolean; hint: string },
-): void {
-  if (items.length < bounds.minItems || items.length > bounds.maxItems) {
-    throw new InvalidArgumentError(
-      `config.${field} must have ${bounds.minItems} to ${bounds.maxItems} items (got ${items.length})`,
-    );
-  }
-  const seen = new Set<string>();
-  for (const [i, item] of items.entries()) {
-    const at = `config.${field}[${i}]`;
-    const n = length(item);
-    if (n < 1 || n > bounds.maxLength) {
-      throw new InvalidArgumentError(`${at} must be 1 to ${bounds.maxLength} characters (got ${n})`);
-    }
-    if (itemRule !== undefined && !itemRule.test(item)) {
-      throw new InvalidArgumentError(`${at} must be ${itemRule.hint} (got ${quoted(item)})`);
-    }
-    if (seen.has(item)) {
-      throw new InvalidArgumentError(`${at} repeats ${quoted(item)}; items must be unique`);
-    }
-    seen.add(item);
-  }
-}
-
 /**
- * validateConfig checks every rule of an optimizer configuration and returns it typed; it
- * throws an InvalidArgumentError naming the first field (or list item) that breaks one.
- */
-export function validateConfig(c: UncheckedConfig): OptimizerConfig {
-  checkList('campaign_ids', c.campaignIds, CAMPAIGN_IDS);
-  const goal = GOALS.find((g) => g === c.goal);
-  if (goal === undefined) {
-    throw new InvalidArgumentError(`config.goal must be one of ${GOALS.join(', ')} (got ${quoted(c.goal)})`);
-  }
-  if (c.conversionGoalId !== undefined) {
-    const n = length(c.conversionGoalId);
-    if (n < 1 || n > CONVERSION_GOAL_ID_MAX) {
-      throw new InvalidArgumentError(
-        `config.conversion_goal_id must be 1 to ${CONVERSION_GOAL_ID_MAX} characters (got ${n})`,
-      );
-    }
-  }
-  if (c.target !== undefined && !(Number.isFinite(c.target) && c.target > 0 && c.target <= TARGET_MAX)) {
-    throw new InvalidArgumentError(
-      `config.target must be a number greater than 0 and at most ${TARGET_MAX} (got ${c.target})`,
-    );
-  }
-  checkInteger('cadence_hours', c.cadenceHours);
-  checkInteger('window_hours', c.windowHours);
-  checkInteger('reporting_delay_hours', c.reportingDelayHours);
-  checkInteger('min_impressions', c.minImpressions);
-  checkInteger('min_clicks', c.minClicks);
-  checkInteger('min_conversions', c.minConversions);
-  checkInteger('max_ads_per_campaign', c.maxAdsPerCampaign);
-  checkInteger('review_hours', c.reviewHours);
-  checkInteger('publish_hours', c.publishHours);
-  if (c.brandInstructions !== undefined && length(c.brandInstructions) > BRAND_INSTRUCTIONS_MAX) {
-    throw new InvalidArgumentError(
-      `config.brand_instructions must be at most ${BRAND_INSTRUCTIONS_MAX} characters (got ${length(c.brandInstructions)})`,
-    );
-  }
-  checkList('allowed_domains', c.allowedDomains, ALLOWED_DOMAINS, {
-    test: (d) => HOSTNAME.test(d),
-    hint: HOSTNAME_HINT,
-  });
-  return { ...c, goal };
-}
-
-/**
- * validateSave checks a save request: the account, the name, the configuration, and that an
- * update names the revision it was made from (and a create names none).
+ * validateSave checks the rules of a save that no argument schema can state: the ids it names,
+ * that it carries a configuration, and that an update names the revision it was made from (and
+ * a create names none). The gateway has already checked every field against the tool's bounds.
  */
 export function validateSave(input: SaveInput): CheckedSave {
   requireUuid('account_id', input.accountId);
-  const n = length(input.name);
-  if (n < 1 || n > NAME_MAX) {
-    throw new InvalidArgumentError(`name must be 1 to ${NAME_MAX} characters (got ${n})`);
-  }
   if (input.config === undefined) {
     throw new InvalidArgumentError('config is required: the optimizer configuration');
   }
-  const config = validateConfig(input.config);
+  // The gateway refused any goal but cpc, cpa or ctr; the type cannot say so.
+  const config = { ...input.config, goal: input.config.goal as Goal };
   const saved = { accountId: input.accountId, name: input.name, config, enabled: input.enabled };
   const { optimizerId, expectedRevision } = input;
   if (optimizerId === undefined) {
@@ -220,11 +111,6 @@ export function validateSave(input: SaveInput): CheckedSave {
   if (expectedRevision === undefined) {
     throw new InvalidArgumentError(
       'expected_revision is required when updating an optimizer: get it for its current revision',
-    );
-  }
-  if (!Number.isInteger(expectedRevision) || expectedRevision < 1 || expectedRevision > REVISION_MAX) {
-    throw new InvalidArgumentError(
-      `expected_revision must be an integer from 1 to ${REVISION_MAX} (got ${expectedRevision})`,
     );
   }
   return { ...saved, update: { optimizerId, expectedRevision } };
@@ -305,17 +191,9 @@ export interface Page {
   offset: number;
 }
 
-/** pageOf checks a list page, defaulting limit to 20 and offset to 0. */
+/** pageOf is the page a list asks for, defaulting limit to 20 and offset to 0. */
 export function pageOf(limit: number | undefined, offset: number | undefined): Page {
-  const l = limit ?? LIST_LIMIT_DEFAULT;
-  const o = offset ?? 0;
-  if (!Number.isInteger(l) || l < 1 || l > LIST_LIMIT_MAX) {
-    throw new InvalidArgumentError(`limit must be an integer from 1 to ${LIST_LIMIT_MAX} (got ${l})`);
-  }
-  if (!Number.isInteger(o) || o < 0 || o > LIST_OFFSET_MAX) {
-    throw new InvalidArgumentError(`offset must be an integer from 0 to ${LIST_OFFSET_MAX} (got ${o})`);
-  }
-  return { limit: l, offset: o };
+  return { limit: limit ?? LIST_LIMIT_DEFAULT, offset: offset ?? 0 };
 }
 
 /**

@@ -21,7 +21,7 @@ const httpsUrl = (description?: string) =>
   string({ max: 2048, format: 'https-uri', ...(description ? { description } : {}) });
 const uuid = (description?: string) => string({ format: 'uuid', ...(description ? { description } : {}) });
 
-// The six shapes of `data`, one per kind. The marketing service checks the same rules.
+// The six shapes of `data`, one per kind: checked here only; the marketing service stores data as it arrives.
 const voiceProfile = object(
   {
     voice: text(5000, 'How the brand sounds.'),

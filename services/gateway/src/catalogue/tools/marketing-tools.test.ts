@@ -1,21 +1,100 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { InvalidArgumentError } from '@adsmcp/runtime/errors';
-import { KINDS, type Kind, validateItemData } from '../src/domain/item-data.ts';
-import { validData, variant } from './fixtures.ts';
+import { validate } from '../schema.ts';
+import { marketingTools } from './marketing-tools.ts';
 
-/** Asserts that `data` is refused as the data of a `kind` item with exactly `message`. */
-function assertRefused(kind: Kind, data: unknown, message: string): void {
-  assert.throws(
-    () => validateItemData(kind, data),
-    (err: unknown) => {
-      assert.ok(err instanceof InvalidArgumentError, String(err));
-      assert.equal(err.message, message);
-      return true;
-    },
+// The shapes of a marketing item's data are checked here, at the edge, and nowhere else: each
+// bound of each kind's shape is refused with the path of the value that breaks it.
+
+const KINDS = ['brand', 'brief', 'playbook', 'inspiration', 'batch', 'creative'] as const;
+type Kind = (typeof KINDS)[number];
+
+const saveTool = marketingTools.find((t) => t.name === 'ads_save_marketing_item');
+if (saveTool === undefined) throw new Error('ads_save_marketing_item is not in the catalogue');
+const issuesOf = (kind: string, data: unknown) => validate(saveTool.input, { kind, name: 'An item', data });
+
+const ACCOUNT_ID = '5b1f1c7e-4f7e-4c0e-9a55-0d3e6f1b2c3d';
+const BRIEF_ID = '8c0d2e43-2f1a-4b7e-8f57-6a3b9e0c1d24';
+
+/** A batch variant with every required field. */
+function variant(n: number): Record<string, unknown> {
+  return {
+    title: `Spring offer ${n}`,
+    body: 'Two for one on every plant this week.',
+    target_url: `https://shop.example/spring?v=${n}`,
+    source_image_url: `https://cdn.example/images/${n}.png`,
+  };
+}
+
+/** One valid data object of each kind, with its optional fields. */
+function validData(kind: Kind): Record<string, unknown> {
+  switch (kind) {
+    case 'brand':
+      return {
+        voice: 'Warm, plain, a little playful.',
+        audience: 'Urban gardeners aged 25 to 45.',
+        approved_claims: 'Plants arrive healthy or we replace them.',
+        restrictions: 'No medical claims.',
+        website: 'https://shop.example',
+      };
+    case 'brief':
+      return {
+        product: 'Monstera deliciosa, 30 cm',
+        audience: 'First-time plant owners',
+        offer: '20% off the first order',
+        objective: 'clicks',
+        landing_page: 'https://shop.example/monstera',
+        constraints: 'Mention free delivery only in the body.',
+        reference_ids: [BRIEF_ID],
+      };
+    case 'playbook':
+      return {
+        guidance: 'Lead with the plant, not the discount.',
+        evidence: 'account_results',
+        source_url: 'https://wiki.example/playbooks/plants',
+      };
+    case 'inspiration':
+      return {
+        brand: 'Leafy Co',
+        source_url: 'https://leafy.example/ad',
+        observed_at: '2026-03-01T09:30:00Z',
+        status: 'observed',
+        copy: 'Your windowsill deserves better.',
+        industry: 'Retail',
+        hook: 'Guilt about the windowsill',
+      };
+    case 'batch':
+      return {
+        variants: [variant(1), { ...variant(2), hook: 'Spring', offer: '2 for 1' }],
+        brief_id: BRIEF_ID,
+      };
+    case 'creative':
+      return {
+        account_id: ACCOUNT_ID,
+        ad_id: 'ad_123',
+        hook: 'Windowsill guilt',
+        offer: '20% off',
+        brief_id: BRIEF_ID,
+        notes: 'Ran in March.',
+      };
+  }
+}
+
+/**
+ * Asserts that `data` is refused as the data of a `kind` item with one issue: `expected` is
+ * its message with the path it starts with unquoted ("data.voice must be ...").
+ */
+function assertRefused(kind: Kind, data: unknown, expected: string): void {
+  const path = expected.split(' ')[0] ?? '';
+  const issues = issuesOf(kind, data);
+  assert.deepEqual(
+    issues.map((i) => `${i.path}: ${i.message}`),
+    [`${path}: \`${path}\`${expected.slice(path.length)}`],
   );
 }
+
+const accepted = (kind: Kind, data: unknown) => assert.deepEqual(issuesOf(kind, data), [], kind);
 
 const long = (n: number) => 'x'.repeat(n);
 const without = (o: Record<string, unknown>, key: string) => {
@@ -26,7 +105,7 @@ const without = (o: Record<string, unknown>, key: string) => {
 const withField = (kind: Kind, key: string, value: unknown) => ({ ...validData(kind), [key]: value });
 
 test('a valid data object of each kind is accepted as it is', () => {
-  for (const kind of KINDS) assert.deepEqual(validateItemData(kind, validData(kind)), validData(kind), kind);
+  for (const kind of KINDS) accepted(kind, validData(kind));
 });
 
 test('optional fields may be left out of every shape', () => {
@@ -38,12 +117,12 @@ test('optional fields may be left out of every shape', () => {
     batch: { variants: [variant(1)] },
     creative: without(without(validData('creative'), 'brief_id'), 'notes'),
   };
-  for (const kind of KINDS) assert.deepEqual(validateItemData(kind, minimal[kind]), minimal[kind], kind);
+  for (const kind of KINDS) accepted(kind, minimal[kind]);
 });
 
 test('lengths count characters, not UTF-16 units', () => {
   const data = { variants: [{ ...variant(1), title: '🌱🌱🌱' }] };
-  assert.deepEqual(validateItemData('batch', data), data);
+  accepted('batch', data);
   assertRefused(
     'batch',
     { variants: [{ ...variant(1), title: '🌱🌱' }] },
@@ -262,11 +341,6 @@ describe('batch', () => {
       'data.variants[0].offer must be at most 200 characters (got 201)',
     ],
     [
-      'an unknown variant property',
-      withVariant(0, { ...variant(0), cta: 'Buy' }),
-      'data.variants[0].cta is not a property of a batch variant; allowed: title, body, target_url, source_image_url, hook, offer',
-    ],
-    [
       'a variant that is not an object',
       { variants: ['Buy now'] },
       'data.variants[0] must be an object (got string)',
@@ -321,45 +395,110 @@ describe('creative label (creative)', () => {
 });
 
 test('an unknown property is refused, naming it and the allowed ones', () => {
-  assertRefused(
-    'brand',
-    withField('brand', 'colour', 'green'),
-    'data.colour is not a property of a voice profile; allowed: voice, audience, approved_claims, restrictions, website',
-  );
+  assert.deepEqual(issuesOf('brand', withField('brand', 'colour', 'green')), [
+    {
+      path: 'data.colour',
+      message:
+        'unknown property of `data` `colour`; allowed: voice, audience, approved_claims, restrictions, website',
+    },
+  ]);
+  assert.deepEqual(issuesOf('batch', { variants: [{ ...variant(0), cta: 'Buy' }] }), [
+    {
+      path: 'data.variants[0].cta',
+      message:
+        'unknown property of `data.variants[0]` `cta`; allowed: title, body, target_url, source_image_url, hook, offer',
+    },
+  ]);
 });
 
-test('data of another kind’s shape is refused, naming the shape it has and the one the kind needs', () => {
-  assertRefused(
-    'brief',
-    validData('brand'),
-    'data is a voice profile (the data of a brand item), but kind is brief, whose data is a brief with product, ' +
-      'audience, offer, objective, landing_page, constraints; set kind to brand or send a brief',
-  );
+test('data of another kind’s shape is refused, naming the kind whose shape it has', () => {
+  assert.deepEqual(issuesOf('brief', validData('brand')), [
+    {
+      path: 'data',
+      message:
+        '`data` has the shape for `kind` "brand", but `kind` is "brief"; change `kind` or send `data` of the shape for "brief"',
+    },
+  ]);
 });
 
 test('data that is not an object is refused', () => {
   assertRefused('playbook', [validData('playbook')], 'data must be an object (got array)');
 });
 
-test('every broken rule is reported in one message', () => {
-  assertRefused(
-    'playbook',
-    { guidance: '', evidence: 'x', extra: 1 },
-    'data.extra is not a property of a guidance; allowed: guidance, evidence, source_url; ' +
-      'data.guidance must be 1 to 20000 characters (got 0); ' +
-      'data.evidence must be one of general_guidance, account_results, hypothesis (got "x")',
+test('every broken rule is reported', () => {
+  assert.deepEqual(
+    issuesOf('playbook', { guidance: '', evidence: 'x', extra: 1 }).map((i) => i.path),
+    ['data.extra', 'data.guidance', 'data.evidence'],
   );
 });
 
-test('a long list of problems is cut to the first ten', () => {
-  const variants = Array.from({ length: 12 }, (_, n) => ({ ...variant(n), title: 'a' }));
-  assert.throws(
-    () => validateItemData('batch', { variants }),
-    (err: unknown) => {
-      assert.ok(err instanceof InvalidArgumentError);
-      assert.match(err.message, /^data\.variants\[0\]\.title must be 3 to 50 characters \(got 1\);/);
-      assert.match(err.message, /data\.variants\[9\]\.title .*; and 2 more$/);
-      return true;
-    },
-  );
+describe('the fields of a save and of a list', () => {
+  const listTool = marketingTools.find((t) => t.name === 'ads_list_marketing_items');
+  if (listTool === undefined) throw new Error('ads_list_marketing_items is not in the catalogue');
+  const brand = { kind: 'brand', name: 'Voice', data: validData('brand') };
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['an empty name', { ...brand, name: '' }, '`name` must be 1 to 200 characters (got 0)'],
+    ['a name too long', { ...brand, name: 'n'.repeat(201) }, '`name` must be 1 to 200 characters (got 201)'],
+    [
+      'an unknown kind',
+      { ...brand, kind: 'memo' },
+      '`kind` must be one of brand, brief, playbook, inspiration, batch, creative (got "memo")',
+    ],
+    [
+      'a collection too long',
+      { ...brand, collection: 'c'.repeat(201) },
+      '`collection` must be at most 200 characters (got 201)',
+    ],
+    [
+      'more than 30 tags',
+      { ...brand, tags: Array.from({ length: 31 }, (_, i) => `t${i}`) },
+      '`tags` must have at most 30 items (got 31)',
+    ],
+    ['an empty tag', { ...brand, tags: ['ok', ''] }, '`tags[1]` must be 1 to 100 characters (got 0)'],
+    [
+      'a tag too long',
+      { ...brand, tags: ['t'.repeat(101)] },
+      '`tags[0]` must be 1 to 100 characters (got 101)',
+    ],
+    [
+      'a repeated tag',
+      { ...brand, tags: ['spring', 'sale', 'spring'] },
+      '`tags[2]` repeats an earlier item; items must be unique',
+    ],
+    ['an item_id that is not a UUID', { ...brand, item_id: 'item-1' }, '`item_id` must be a UUID'],
+    [
+      'an expected_revision of 0',
+      { ...brand, item_id: randomUUID(), expected_revision: 0 },
+      '`expected_revision` must be an integer from 1 to 2147483647 (got 0)',
+    ],
+  ];
+  for (const [what, args, message] of cases) {
+    test(`a save with ${what} is refused`, () => {
+      const issues = validate(saveTool.input, args).map((i) => i.message);
+      assert.equal(issues.length, 1, JSON.stringify(issues));
+      assert.ok(issues[0]?.startsWith(message), issues[0]);
+    });
+  }
+
+  const listCases: [Record<string, unknown>, string][] = [
+    [{ limit: 0 }, '`limit` must be an integer from 1 to 100 (got 0)'],
+    [{ limit: 101 }, '`limit` must be an integer from 1 to 100 (got 101)'],
+    [{ offset: -1 }, '`offset` must be an integer from 0 to 100000 (got -1)'],
+    [{ offset: 100_001 }, '`offset` must be an integer from 0 to 100000 (got 100001)'],
+    [
+      { kind: 'memo' },
+      '`kind` must be one of brand, brief, playbook, inspiration, batch, creative (got "memo")',
+    ],
+    [{ query: 'q'.repeat(201) }, '`query` must be at most 200 characters (got 201)'],
+    [{ collection: 'c'.repeat(201) }, '`collection` must be at most 200 characters (got 201)'],
+    [{ tag: 't'.repeat(101) }, '`tag` must be at most 100 characters (got 101)'],
+  ];
+  test('a list refuses filters and pages out of bounds, naming each', () => {
+    for (const [args, message] of listCases) {
+      assert.deepEqual(
+        validate(listTool.input, args).map((i) => i.message),
+        [message],
+      );
+    }
+  });
 });
