@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 import pg from 'pg';
 
 let e2e: SeededStack;
@@ -57,45 +58,6 @@ let campaigns: Campaign[];
 let groups: AdGroup[];
 let feeds: Feed[];
 
-async function call(name: string, args: Record<string, unknown>) {
-  const res = await agent.callTool(name, args);
-  return { isError: res.isError === true, data: res.structuredContent as Record<string, unknown> };
-}
-
-async function ok<T>(name: string, args: Record<string, unknown>): Promise<T> {
-  const res = await call(name, args);
-  assert.equal(res.isError, false, `${name} failed: ${JSON.stringify(res.data)}`);
-  return res.data as T;
-}
-
-async function refused(
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ code: string; message: string }> {
-  const res = await call(name, args);
-  assert.equal(res.isError, true, `${name} was expected to fail: ${JSON.stringify(res.data)}`);
-  return (res.data as { error: { code: string; message: string } }).error;
-}
-
-/** The sandbox's record of mutations applied to the account at `path`. */
-async function ledger(
-  path: string,
-): Promise<{ method: string; path: string; idempotency_key: string | null; request_body: unknown }[]> {
-  const res = await fetch(
-    `${stack.urls['ads-sandbox']}/_sandbox/ledger?account_id=${encodeURIComponent(account.upstream_account_id)}`,
-    { headers: { authorization: `Bearer ${stack.secrets.sandboxAdminToken}` } },
-  );
-  assert.equal(res.status, 200);
-  const body = (await res.json()) as { entries?: unknown[]; data?: unknown[] } | unknown[];
-  const rows = (Array.isArray(body) ? body : (body.entries ?? body.data ?? [])) as {
-    method: string;
-    path: string;
-    idempotency_key: string | null;
-    request_body: unknown;
-  }[];
-  return rows.filter((r) => r.path === path);
-}
-
 async function changeCount(): Promise<number> {
   return (await ok<{ total: number }>('ads_list_changes', {})).total;
 }
@@ -142,6 +104,10 @@ async function getGroup(id: string): Promise<AdGroup> {
   return (await ok<{ ad_group: AdGroup }>('ads_get_ad_group', { account_id: acct, ad_group_id: id }))
     .ad_group;
 }
+
+const { call, ok, refused } = toolCalls(() => agent);
+/** The sandbox's ledger of mutations applied to the account, for one path. */
+const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
 
 before(async () => {
   e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' } });

@@ -10,6 +10,7 @@ import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { TestDatabase } from '@adsmcp/testkit/postgres';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 import pg from 'pg';
 import type { Browser } from 'playwright-core';
 
@@ -30,45 +31,6 @@ interface ChangeView {
   operation: { method: string; path: string; body: unknown };
   error?: string;
   review_url: string;
-}
-
-async function call(name: string, args: Record<string, unknown>, client = agent) {
-  const res = await client.callTool(name, args);
-  return { isError: res.isError === true, data: res.structuredContent as Record<string, unknown> };
-}
-
-async function ok<T>(name: string, args: Record<string, unknown>, client = agent): Promise<T> {
-  const res = await call(name, args, client);
-  assert.equal(res.isError, false, `${name} failed: ${JSON.stringify(res.data)}`);
-  return res.data as T;
-}
-
-async function refused(
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ code: string; message: string }> {
-  const res = await call(name, args);
-  assert.equal(res.isError, true, `${name} was expected to fail: ${JSON.stringify(res.data)}`);
-  return (res.data as { error: { code: string; message: string } }).error;
-}
-
-/** The sandbox's record of mutations applied to the account at `path`. */
-async function ledger(
-  path: string,
-): Promise<{ method: string; path: string; idempotency_key: string | null; request_body: unknown }[]> {
-  const res = await fetch(
-    `${stack.urls['ads-sandbox']}/_sandbox/ledger?account_id=${encodeURIComponent(account.upstream_account_id)}`,
-    { headers: { authorization: `Bearer ${stack.secrets.sandboxAdminToken}` } },
-  );
-  assert.equal(res.status, 200);
-  const body = (await res.json()) as { entries?: unknown[]; data?: unknown[] } | unknown[];
-  const rows = (Array.isArray(body) ? body : (body.entries ?? body.data ?? [])) as {
-    method: string;
-    path: string;
-    idempotency_key: string | null;
-    request_body: unknown;
-  }[];
-  return rows.filter((r) => r.path === path);
 }
 
 /** Signs in to the dashboard in a real browser and decides a change there. */
@@ -108,14 +70,9 @@ async function decideInBrowser(
   }
 }
 
-async function waitForStatus(changeId: string, want: string[], timeoutMs = 30_000): Promise<ChangeView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const c = await ok<ChangeView>('ads_get_change', { change_id: changeId });
-    if (want.includes(c.status) || Date.now() > deadline) return c;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const { call, ok, refused, waitForChange: waitForStatus } = toolCalls(() => agent);
+/** The sandbox's ledger of mutations applied to the account, for one path. */
+const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
 
 before(async () => {
   // A short lease so that a worker killed mid-apply is replaced within seconds.

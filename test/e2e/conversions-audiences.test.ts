@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 
 let e2e: SeededStack;
 let stack: Stack;
@@ -36,45 +37,6 @@ interface Audience {
   matched_count: number | null;
 }
 type Row = Record<string, unknown> & { preliminary: boolean };
-
-async function call(name: string, args: Record<string, unknown>) {
-  const res = await agent.callTool(name, args);
-  return { isError: res.isError === true, data: res.structuredContent as Record<string, unknown> };
-}
-
-async function ok<T>(name: string, args: Record<string, unknown>): Promise<T> {
-  const res = await call(name, args);
-  assert.equal(res.isError, false, `${name} failed: ${JSON.stringify(res.data)}`);
-  return res.data as T;
-}
-
-async function refused(
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ code: string; message: string }> {
-  const res = await call(name, args);
-  assert.equal(res.isError, true, `${name} was expected to fail: ${JSON.stringify(res.data)}`);
-  return (res.data as { error: { code: string; message: string } }).error;
-}
-
-/** The sandbox's record of mutations applied to the account at `path`. */
-async function ledger(
-  path: string,
-): Promise<{ method: string; idempotency_key: string; request_body: unknown }[]> {
-  const res = await fetch(
-    `${stack.urls['ads-sandbox']}/_sandbox/ledger?account_id=${encodeURIComponent(account.upstream_account_id)}`,
-    { headers: { authorization: `Bearer ${stack.secrets.sandboxAdminToken}` } },
-  );
-  assert.equal(res.status, 200);
-  const body = (await res.json()) as { entries?: unknown[]; data?: unknown[] } | unknown[];
-  const rows = (Array.isArray(body) ? body : (body.entries ?? body.data ?? [])) as {
-    method: string;
-    path: string;
-    idempotency_key: string;
-    request_body: unknown;
-  }[];
-  return rows.filter((r) => r.path === path);
-}
 
 async function applied(changeId: string, digest: string): Promise<ChangeView> {
   let c = await ok<ChangeView>('ads_apply_change', { change_id: changeId, digest });
@@ -125,6 +87,10 @@ async function audienceNamed(name: string): Promise<Audience> {
   assert.ok(found, `the seeded audience ${name}`);
   return found;
 }
+
+const { call, ok, refused } = toolCalls(() => agent);
+/** The sandbox's ledger of mutations applied to the account, for one path. */
+const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
 
 before(async () => {
   e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' } });

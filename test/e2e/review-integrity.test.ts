@@ -12,6 +12,7 @@ import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { TestDatabase } from '@adsmcp/testkit/postgres';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 import pg from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
@@ -32,30 +33,11 @@ interface ChangeView {
   error?: string;
 }
 
-async function ok<T>(name: string, args: Record<string, unknown>): Promise<T> {
-  const res = await agent.callTool(name, args);
-  assert.notEqual(res.isError, true, `${name} failed: ${JSON.stringify(res.structuredContent)}`);
-  return res.structuredContent as T;
-}
-
 /** An ad of the seeded account no other test touches. */
 function takeAd(): { id: string; name: string; status: string } {
   const ad = ads.shift();
   assert.ok(ad, 'an ad is left to change');
   return ad;
-}
-
-/** The sandbox's ledger of mutations applied to the account, for one path. */
-async function ledger(path: string): Promise<{ method: string; path: string; request_body: unknown }[]> {
-  const res = await fetch(
-    `${stack.urls['ads-sandbox']}/_sandbox/ledger?account_id=${encodeURIComponent(account.upstream_account_id)}`,
-    { headers: { authorization: `Bearer ${stack.secrets.sandboxAdminToken}` } },
-  );
-  assert.equal(res.status, 200);
-  const { entries } = (await res.json()) as {
-    entries: { method: string; path: string; request_body: unknown }[];
-  };
-  return entries.filter((e) => e.path === path);
 }
 
 /** Changes an ad on the platform directly, as someone in the platform's own console would. */
@@ -97,14 +79,9 @@ async function clickApprove(page: Page): Promise<number> {
   return res.status();
 }
 
-async function waitForStatus(changeId: string, want: string[], timeoutMs = 30_000): Promise<ChangeView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const c = await ok<ChangeView>('ads_get_change', { change_id: changeId });
-    if (want.includes(c.status) || Date.now() > deadline) return c;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const { ok, waitForChange: waitForStatus } = toolCalls(() => agent);
+/** The sandbox's ledger of mutations applied to the account, for one path. */
+const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
 
 before(async () => {
   e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' } });
