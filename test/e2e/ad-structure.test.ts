@@ -105,7 +105,7 @@ async function getGroup(id: string): Promise<AdGroup> {
     .ad_group;
 }
 
-const { call, ok, refused } = toolCalls(() => agent);
+const { ok, refused } = toolCalls(() => agent);
 /** The sandbox's ledger of mutations applied to the account, for one path. */
 const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
 

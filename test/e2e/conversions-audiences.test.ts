@@ -88,7 +88,7 @@ async function audienceNamed(name: string): Promise<Audience> {
   return found;
 }
 
-const { call, ok, refused } = toolCalls(() => agent);
+const { ok, refused } = toolCalls(() => agent);
 /** The sandbox's ledger of mutations applied to the account, for one path. */
 const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
 
