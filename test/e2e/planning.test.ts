@@ -90,6 +90,16 @@ describe('ads_plan_money', () => {
     const malformed = await tools.refused('ads_plan_money', { ...base, amount: '1e3', purpose: 'budget' });
     assert.match(malformed.message, /`amount` must be decimal digits/);
   });
+
+  test('an ad account the workspace does not have is not found', async () => {
+    const err = await tools.refused('ads_plan_money', {
+      account_id: '00000000-0000-4000-8000-000000000000',
+      amount: '1',
+      currency: 'USD',
+      purpose: 'budget',
+    });
+    assert.equal(err.code, 'not_found');
+  });
 });
 
 describe('ads_plan_schedule', () => {
