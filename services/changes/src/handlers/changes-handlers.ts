@@ -32,6 +32,7 @@ import {
   rejectChange,
 } from '../store/change-store.ts';
 import { checkLive, requireFresh, type Upstream } from './live-check.ts';
+import { planningHandlers } from './planning-handlers.ts';
 import { liveObject, writableAccount } from './platform-reads.ts';
 
 export const APPLY_TOPIC = 'changes.apply';
@@ -98,6 +99,8 @@ export function changesHandlers({
   sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
 }: HandlerDeps): ServiceImpl<typeof ChangesService> {
   return {
+    ...planningHandlers(upstream),
+
     async prepareChange(req, ctx) {
       const p = principalOf(ctx);
       checkMayPrepare(p);

@@ -36,11 +36,17 @@ export function readingFor(
   return { contextValues: createContextValues().set(callerKey, reader), signal };
 }
 
-/** The account `accountId` of `p`'s workspace, which must allow changes. */
-export async function writableAccount(upstream: Upstream, p: Principal, accountId: string): Promise<Account> {
+/** The account `accountId` of `p`'s workspace, for planning reads that need no write access. */
+export async function readableAccount(upstream: Upstream, p: Principal, accountId: string): Promise<Account> {
   // The upstream-proxy, which owns the connections, answers NotFound for another workspace's.
   const { account } = await upstream.getAccount({ accountId }, readingFor(p));
   if (account === undefined) throw new UnavailableError('the upstream-proxy answered without an account');
+  return account;
+}
+
+/** The account `accountId` of `p`'s workspace, which must allow changes. */
+export async function writableAccount(upstream: Upstream, p: Principal, accountId: string): Promise<Account> {
+  const account = await readableAccount(upstream, p, accountId);
   if (!account.canWrite) {
     throw new PermissionDeniedError(
       `the connection to ad account ${account.name} is read-only; changes cannot be prepared for it`,

@@ -12,6 +12,7 @@ import { conversionTools } from './conversion-tools.ts';
 import { insightTools } from './insight-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
+import { planningTools } from './planning-tools.ts';
 
 export const allTools: readonly ToolRow<GatewayDeps>[] = [
   getConnectionContext,
@@ -19,6 +20,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...adTools,
   ...adGroupTools,
   ...campaignTools,
+  ...planningTools,
   ...insightTools,
   ...conversionTools,
   ...audienceTools,

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/changes.proto.
  */
 export const file_changes_v1_changes: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIvoDCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAki2QEKFFByZXBhcmVDaGFuZ2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEdG9vbBgCIAEoCRIwCglvcGVyYXRpb24YAyABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEhMKB3N1bW1hcnkYBCABKAlCAhgBEhMKC3RhcmdldF9wYXRoGAUgASgJEh4KEnRhcmdldF9iZWZvcmVfanNvbhgGIAEoCUICGAESEwoLb2JqZWN0X3R5cGUYByABKAkSDgoGZWZmZWN0GAggASgJIjsKFVByZXBhcmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI5ChBHZXRDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRISCgpjaGVja19saXZlGAIgASgIIj8KCUxpdmVDaGVjaxINCgVzdGFsZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSEwoLdW5hdmFpbGFibGUYAyABKAgiXAoRR2V0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USIwoEbGl2ZRgCIAEoCzIVLmNoYW5nZXMudjEuTGl2ZUNoZWNrIlcKEkxpc3RDaGFuZ2VzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUicwoTTGlzdENoYW5nZXNSZXNwb25zZRIjCgdjaGFuZ2VzGAEgAygLMhIuY2hhbmdlcy52MS5DaGFuZ2USDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiOQoUQXBwcm92ZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSI7ChVBcHByb3ZlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiOAoTUmVqZWN0Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjoKFFJlamVjdENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIkgKEkFwcGx5Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJEg8KB3dhaXRfbXMYAyABKAUiOQoTQXBwbHlDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZTL5AwoOQ2hhbmdlc1NlcnZpY2USVAoNUHJlcGFyZUNoYW5nZRIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXNwb25zZRJICglHZXRDaGFuZ2USHC5jaGFuZ2VzLnYxLkdldENoYW5nZVJlcXVlc3QaHS5jaGFuZ2VzLnYxLkdldENoYW5nZVJlc3BvbnNlEk4KC0xpc3RDaGFuZ2VzEh4uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1JlcXVlc3QaHy5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VzUmVzcG9uc2USVAoNQXBwcm92ZUNoYW5nZRIgLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXNwb25zZRJRCgxSZWplY3RDaGFuZ2USHy5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlcXVlc3QaIC5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlc3BvbnNlEk4KC0FwcGx5Q2hhbmdlEh4uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlcXVlc3QaHy5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIvoDCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAki2QEKFFByZXBhcmVDaGFuZ2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEdG9vbBgCIAEoCRIwCglvcGVyYXRpb24YAyABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEhMKB3N1bW1hcnkYBCABKAlCAhgBEhMKC3RhcmdldF9wYXRoGAUgASgJEh4KEnRhcmdldF9iZWZvcmVfanNvbhgGIAEoCUICGAESEwoLb2JqZWN0X3R5cGUYByABKAkSDgoGZWZmZWN0GAggASgJIjsKFVByZXBhcmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI5ChBHZXRDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRISCgpjaGVja19saXZlGAIgASgIIj8KCUxpdmVDaGVjaxINCgVzdGFsZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSEwoLdW5hdmFpbGFibGUYAyABKAgiXAoRR2V0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USIwoEbGl2ZRgCIAEoCzIVLmNoYW5nZXMudjEuTGl2ZUNoZWNrIlcKEkxpc3RDaGFuZ2VzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUicwoTTGlzdENoYW5nZXNSZXNwb25zZRIjCgdjaGFuZ2VzGAEgAygLMhIuY2hhbmdlcy52MS5DaGFuZ2USDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiOQoUQXBwcm92ZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSI7ChVBcHByb3ZlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiOAoTUmVqZWN0Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjoKFFJlamVjdENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIkgKEkFwcGx5Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJEg8KB3dhaXRfbXMYAyABKAUiOQoTQXBwbHlDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSKBAQoQUGxhbk1vbmV5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCSKwAgoRUGxhbk1vbmV5UmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRITCgttaW5vcl91bml0cxgDIAEoBRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCRIVCg1hbW91bnRfbWljcm9zGAcgASgDEhMKC3dpcmVfbWljcm9zGAggASgDEh4KEWNwbV9zaW5nbGVfbWljcm9zGAkgASgDSACIAQESHAoPY3BtX2J1bGtfbWljcm9zGAogASgDSAGIAQESEwoLZXhwbGFuYXRpb24YCyABKAlCFAoSX2NwbV9zaW5nbGVfbWljcm9zQhIKEF9jcG1fYnVsa19taWNyb3MiZAoTUGxhblNjaGVkdWxlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC3N0YXJ0X2xvY2FsGAIgASgJEhEKCWVuZF9sb2NhbBgDIAEoCRIRCglhbWJpZ3VpdHkYBCABKAkiTwoOUGxhbm5lZEluc3RhbnQSDQoFbG9jYWwYASABKAkSCwoDdXRjGAIgASgJEhMKC3dpdGhfb2Zmc2V0GAMgASgJEgwKBG5vdGUYBCABKAkiqwEKFFBsYW5TY2hlZHVsZVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSEQoJdGltZV96b25lGAIgASgJEikKBXN0YXJ0GAMgASgLMhouY2hhbmdlcy52MS5QbGFubmVkSW5zdGFudBInCgNlbmQYBCABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EhgKEGR1cmF0aW9uX3NlY29uZHMYBSABKAMylgUKDkNoYW5nZXNTZXJ2aWNlElQKDVByZXBhcmVDaGFuZ2USIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVzcG9uc2USSAoJR2V0Q2hhbmdlEhwuY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXF1ZXN0Gh0uY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXNwb25zZRJOCgtMaXN0Q2hhbmdlcxIeLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXF1ZXN0Gh8uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1Jlc3BvbnNlElQKDUFwcHJvdmVDaGFuZ2USIC5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVzcG9uc2USUQoMUmVqZWN0Q2hhbmdlEh8uY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXF1ZXN0GiAuY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXNwb25zZRJOCgtBcHBseUNoYW5nZRIeLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXF1ZXN0Gh8uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlc3BvbnNlEkgKCVBsYW5Nb25leRIcLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVxdWVzdBodLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVzcG9uc2USUQoMUGxhblNjaGVkdWxlEh8uY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXF1ZXN0GiAuY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * The one call to the ad platform a change makes when it is applied.
@@ -553,6 +553,269 @@ export const ApplyChangeResponseSchema: GenMessage<ApplyChangeResponse> = /*@__P
   messageDesc(file_changes_v1_changes, 14);
 
 /**
+ * Planning: an amount of money as exact micros of the ad account's currency. Read only.
+ * CPM amounts are per thousand impressions; `single` wire format is micros per single impression,
+ * `bulk` micros per thousand impressions.
+ *
+ * @generated from message changes.v1.PlanMoneyRequest
+ */
+export type PlanMoneyRequest = Message<"changes.v1.PlanMoneyRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * Decimal digits with an optional fractional part ("19.99"), in the account's currency.
+   *
+   * @generated from field: string amount = 2;
+   */
+  amount: string;
+
+  /**
+   * ISO 4217 code; must be the account's currency (no conversion).
+   *
+   * @generated from field: string currency = 3;
+   */
+  currency: string;
+
+  /**
+   * budget, cpm, cpc or cpa.
+   *
+   * @generated from field: string purpose = 4;
+   */
+  purpose: string;
+
+  /**
+   * Optional: impressions, clicks or conversions.
+   *
+   * @generated from field: string objective = 5;
+   */
+  objective: string;
+
+  /**
+   * Optional: single (the default) or bulk; matters for cpm only.
+   *
+   * @generated from field: string wire_format = 6;
+   */
+  wireFormat: string;
+};
+
+/**
+ * Describes the message changes.v1.PlanMoneyRequest.
+ * Use `create(PlanMoneyRequestSchema)` to create a new message.
+ */
+export const PlanMoneyRequestSchema: GenMessage<PlanMoneyRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 15);
+
+/**
+ * @generated from message changes.v1.PlanMoneyResponse
+ */
+export type PlanMoneyResponse = Message<"changes.v1.PlanMoneyResponse"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * The account's currency, which the amount is in.
+   *
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+
+  /**
+   * Digits after the decimal point the currency allows (0 for JPY).
+   *
+   * @generated from field: int32 minor_units = 3;
+   */
+  minorUnits: number;
+
+  /**
+   * @generated from field: string purpose = 4;
+   */
+  purpose: string;
+
+  /**
+   * Empty when none was given.
+   *
+   * @generated from field: string objective = 5;
+   */
+  objective: string;
+
+  /**
+   * The wire format the value to send is for (single or bulk).
+   *
+   * @generated from field: string wire_format = 6;
+   */
+  wireFormat: string;
+
+  /**
+   * The amount as given, in micros of the currency (per thousand impressions for cpm).
+   *
+   * @generated from field: int64 amount_micros = 7;
+   */
+  amountMicros: bigint;
+
+  /**
+   * The value to send in the chosen wire format, in micros.
+   *
+   * @generated from field: int64 wire_micros = 8;
+   */
+  wireMicros: bigint;
+
+  /**
+   * For cpm only: micros per single impression (the single wire format).
+   *
+   * @generated from field: optional int64 cpm_single_micros = 9;
+   */
+  cpmSingleMicros?: bigint | undefined;
+
+  /**
+   * For cpm only: micros per thousand impressions (the bulk wire format).
+   *
+   * @generated from field: optional int64 cpm_bulk_micros = 10;
+   */
+  cpmBulkMicros?: bigint | undefined;
+
+  /**
+   * What the value means, for a person.
+   *
+   * @generated from field: string explanation = 11;
+   */
+  explanation: string;
+};
+
+/**
+ * Describes the message changes.v1.PlanMoneyResponse.
+ * Use `create(PlanMoneyResponseSchema)` to create a new message.
+ */
+export const PlanMoneyResponseSchema: GenMessage<PlanMoneyResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 16);
+
+/**
+ * Planning: local times in the ad account's IANA time zone as exact instants. Read only.
+ *
+ * @generated from message changes.v1.PlanScheduleRequest
+ */
+export type PlanScheduleRequest = Message<"changes.v1.PlanScheduleRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * YYYY-MM-DDTHH:mm or YYYY-MM-DDTHH:mm:ss, in the account's time zone.
+   *
+   * @generated from field: string start_local = 2;
+   */
+  startLocal: string;
+
+  /**
+   * @generated from field: string end_local = 3;
+   */
+  endLocal: string;
+
+  /**
+   * reject (the default), earlier or later: how to take a local time that a daylight-saving
+   * change skips or repeats.
+   *
+   * @generated from field: string ambiguity = 4;
+   */
+  ambiguity: string;
+};
+
+/**
+ * Describes the message changes.v1.PlanScheduleRequest.
+ * Use `create(PlanScheduleRequestSchema)` to create a new message.
+ */
+export const PlanScheduleRequestSchema: GenMessage<PlanScheduleRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 17);
+
+/**
+ * A local time resolved to one instant.
+ *
+ * @generated from message changes.v1.PlannedInstant
+ */
+export type PlannedInstant = Message<"changes.v1.PlannedInstant"> & {
+  /**
+   * The local time as given.
+   *
+   * @generated from field: string local = 1;
+   */
+  local: string;
+
+  /**
+   * RFC 3339 in UTC (2026-03-08T07:30:00Z).
+   *
+   * @generated from field: string utc = 2;
+   */
+  utc: string;
+
+  /**
+   * RFC 3339 with the zone's offset at that instant (2026-03-08T03:30:00-04:00).
+   *
+   * @generated from field: string with_offset = 3;
+   */
+  withOffset: string;
+
+  /**
+   * Empty when the local time exists once; otherwise how it was resolved.
+   *
+   * @generated from field: string note = 4;
+   */
+  note: string;
+};
+
+/**
+ * Describes the message changes.v1.PlannedInstant.
+ * Use `create(PlannedInstantSchema)` to create a new message.
+ */
+export const PlannedInstantSchema: GenMessage<PlannedInstant> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 18);
+
+/**
+ * @generated from message changes.v1.PlanScheduleResponse
+ */
+export type PlanScheduleResponse = Message<"changes.v1.PlanScheduleResponse"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * The account's IANA time zone.
+   *
+   * @generated from field: string time_zone = 2;
+   */
+  timeZone: string;
+
+  /**
+   * @generated from field: changes.v1.PlannedInstant start = 3;
+   */
+  start?: PlannedInstant | undefined;
+
+  /**
+   * @generated from field: changes.v1.PlannedInstant end = 4;
+   */
+  end?: PlannedInstant | undefined;
+
+  /**
+   * Seconds from start to end.
+   *
+   * @generated from field: int64 duration_seconds = 5;
+   */
+  durationSeconds: bigint;
+};
+
+/**
+ * Describes the message changes.v1.PlanScheduleResponse.
+ * Use `create(PlanScheduleResponseSchema)` to create a new message.
+ */
+export const PlanScheduleResponseSchema: GenMessage<PlanScheduleResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 19);
+
+/**
  * @generated from service changes.v1.ChangesService
  */
 export const ChangesService: GenService<{
@@ -603,6 +866,22 @@ export const ChangesService: GenService<{
     methodKind: "unary";
     input: typeof ApplyChangeRequestSchema;
     output: typeof ApplyChangeResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.ChangesService.PlanMoney
+   */
+  planMoney: {
+    methodKind: "unary";
+    input: typeof PlanMoneyRequestSchema;
+    output: typeof PlanMoneyResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.ChangesService.PlanSchedule
+   */
+  planSchedule: {
+    methodKind: "unary";
+    input: typeof PlanScheduleRequestSchema;
+    output: typeof PlanScheduleResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_changes_v1_changes, 0);
