@@ -1,13 +1,24 @@
 /** MarketingService: proto <-> domain for the workspace's saved marketing items. */
 
 import { randomUUID } from 'node:crypto';
-import type { MarketingItemSchema, MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import type {
+  MarketingItemSchema,
+  MarketingReferenceSchema,
+  MarketingService,
+} from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { NotFoundError } from '@adsmcp/runtime/errors';
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
+import {
+  checkBrief,
+  type ResolvedReference,
+  referenceIdsOf,
+  resolveReferences,
+  validateContext,
+} from '../domain/marketing-context.ts';
 import {
   checkArchive,
   listQueryOf,
@@ -18,7 +29,16 @@ import {
   validateItemId,
   validateSave,
 } from '../domain/marketing-item.ts';
-import { archiveItem, findItem, insertItem, listItems, lockItem, updateItem } from '../store/item-store.ts';
+import {
+  archiveItem,
+  findItem,
+  findItems,
+  insertItem,
+  listContextItems,
+  listItems,
+  lockItem,
+  updateItem,
+} from '../store/item-store.ts';
 
 export interface MarketingHandlerDeps {
   pool: Pool;
@@ -38,6 +58,14 @@ function toMessage(item: MarketingItem): MessageInitShape<typeof MarketingItemSc
     createdAt: item.createdAt.toISOString(),
     updatedAt: item.updatedAt.toISOString(),
     ...(item.archivedAt === null ? {} : { archivedAt: item.archivedAt.toISOString() }),
+  };
+}
+
+function toReference(ref: ResolvedReference): MessageInitShape<typeof MarketingReferenceSchema> {
+  return {
+    itemId: ref.itemId,
+    status: ref.status,
+    ...(ref.item === undefined ? {} : { item: toMessage(ref.item) }),
   };
 }
 
@@ -115,6 +143,29 @@ export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl
         if (archived === undefined) throw new Error(`marketing item ${archive.itemId} changed while locked`);
         return { item: toMessage(archived) };
       });
+    },
+
+    async getMarketingContext(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal);
+      const query = validateContext({
+        ...(req.briefId === undefined ? {} : { briefId: req.briefId }),
+        ...(req.offset === undefined ? {} : { offset: req.offset }),
+        ...(req.limit === undefined ? {} : { limit: req.limit }),
+      });
+      const workspaceId = principal.workspaceId;
+      const { items, total } = await listContextItems(deps.pool, workspaceId, query);
+      const next = nextOffset(query.offset, items.length, total);
+      const page = {
+        items: items.map(toMessage),
+        total,
+        ...(next === undefined ? {} : { nextOffset: next }),
+      };
+      if (query.briefId === undefined) return page;
+      const brief = checkBrief(query.briefId, await findItem(deps.pool, workspaceId, query.briefId));
+      const ids = referenceIdsOf(brief);
+      const references = resolveReferences(ids, await findItems(deps.pool, workspaceId, ids));
+      return { ...page, brief: toMessage(brief), references: references.map(toReference) };
     },
   };
 }

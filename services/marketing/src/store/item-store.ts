@@ -173,3 +173,46 @@ export async function listItems(
   const items = rows.filter((r): r is ItemRow & { total: number } => r.item_id != null).map(toItem);
   return { items, total };
 }
+
+/**
+ * listContextItems returns one page of the workspace's live guidance (playbook) and brand items,
+ * playbooks first, each kind most recently updated first, and how many there are in all.
+ */
+export async function listContextItems(
+  db: Queryable,
+  workspaceId: string,
+  page: { offset: number; limit: number },
+): Promise<{ items: MarketingItem[]; total: number }> {
+  // As in listItems: one statement, so the count and the page come from one snapshot.
+  const { rows } = await db.query<Partial<ItemRow> & { total: number }>(
+    `WITH matched AS (
+       SELECT * FROM marketing_items
+        WHERE workspace_id = $1 AND archived_at IS NULL AND kind IN ('playbook', 'brand')
+     )
+     SELECT counted.total, page.*
+       FROM (SELECT count(*) AS total FROM matched) AS counted
+       LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM matched
+          ORDER BY (kind = 'brand'), updated_at DESC, item_id DESC
+          LIMIT $2 OFFSET $3
+       ) AS page ON true`,
+    [workspaceId, page.limit, page.offset],
+  );
+  const total = rows[0]?.total ?? 0;
+  const items = rows.filter((r): r is ItemRow & { total: number } => r.item_id != null).map(toItem);
+  return { items, total };
+}
+
+/** findItems returns those of the workspace's items, archived or not, whose ids are in `itemIds`. */
+export async function findItems(
+  db: Queryable,
+  workspaceId: string,
+  itemIds: readonly string[],
+): Promise<MarketingItem[]> {
+  if (itemIds.length === 0) return [];
+  const { rows } = await db.query<ItemRow>(
+    `SELECT ${COLUMNS} FROM marketing_items WHERE workspace_id = $1 AND item_id = ANY($2::uuid[])`,
+    [workspaceId, itemIds],
+  );
+  return rows.map(toItem);
+}

@@ -10,6 +10,7 @@ import { changeTools } from './change-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
 import { conversionTools } from './conversion-tools.ts';
 import { insightTools } from './insight-tools.ts';
+import { marketingContextTools } from './marketing-context-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 import { planningTools } from './planning-tools.ts';
@@ -26,6 +27,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...audienceTools,
   ...changeTools,
   ...marketingTools,
+  ...marketingContextTools,
   ...optimizerTools,
   disconnectClient,
 ];

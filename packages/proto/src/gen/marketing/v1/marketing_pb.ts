@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file marketing/v1/marketing.proto.
  */
 export const file_marketing_v1_marketing: GenFile = /*@__PURE__*/
-  fileDesc("ChxtYXJrZXRpbmcvdjEvbWFya2V0aW5nLnByb3RvEgxtYXJrZXRpbmcudjEi+wEKDU1hcmtldGluZ0l0ZW0SDwoHaXRlbV9pZBgBIAEoCRIMCgRraW5kGAIgASgJEgwKBG5hbWUYAyABKAkSEgoKY29sbGVjdGlvbhgEIAEoCRIMCgR0YWdzGAUgAygJEiUKBGRhdGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCHJldmlzaW9uGAcgASgFEhAKCGFyY2hpdmVkGAggASgIEhIKCmNyZWF0ZWRfYXQYCSABKAkSEgoKdXBkYXRlZF9hdBgKIAEoCRIYCgthcmNoaXZlZF9hdBgLIAEoCUgAiAEBQg4KDF9hcmNoaXZlZF9hdCLrAQoYU2F2ZU1hcmtldGluZ0l0ZW1SZXF1ZXN0EhQKB2l0ZW1faWQYASABKAlIAIgBARIeChFleHBlY3RlZF9yZXZpc2lvbhgCIAEoBUgBiAEBEgwKBGtpbmQYAyABKAkSDAoEbmFtZRgEIAEoCRIXCgpjb2xsZWN0aW9uGAUgASgJSAKIAQESDAoEdGFncxgGIAMoCRIlCgRkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIKCghfaXRlbV9pZEIUChJfZXhwZWN0ZWRfcmV2aXNpb25CDQoLX2NvbGxlY3Rpb24iVwoZU2F2ZU1hcmtldGluZ0l0ZW1SZXNwb25zZRIpCgRpdGVtGAEgASgLMhsubWFya2V0aW5nLnYxLk1hcmtldGluZ0l0ZW0SDwoHY3JlYXRlZBgCIAEoCCIqChdHZXRNYXJrZXRpbmdJdGVtUmVxdWVzdBIPCgdpdGVtX2lkGAEgASgJIkUKGEdldE1hcmtldGluZ0l0ZW1SZXNwb25zZRIpCgRpdGVtGAEgASgLMhsubWFya2V0aW5nLnYxLk1hcmtldGluZ0l0ZW0i1QEKGUxpc3RNYXJrZXRpbmdJdGVtc1JlcXVlc3QSEQoEa2luZBgBIAEoCUgAiAEBEhIKBXF1ZXJ5GAIgASgJSAGIAQESFwoKY29sbGVjdGlvbhgDIAEoCUgCiAEBEhAKA3RhZxgEIAEoCUgDiAEBEhMKBm9mZnNldBgFIAEoBUgEiAEBEhIKBWxpbWl0GAYgASgFSAWIAQFCBwoFX2tpbmRCCAoGX3F1ZXJ5Qg0KC19jb2xsZWN0aW9uQgYKBF90YWdCCQoHX29mZnNldEIICgZfbGltaXQigQEKGkxpc3RNYXJrZXRpbmdJdGVtc1Jlc3BvbnNlEioKBWl0ZW1zGAEgAygLMhsubWFya2V0aW5nLnYxLk1hcmtldGluZ0l0ZW0SDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiSQobQXJjaGl2ZU1hcmtldGluZ0l0ZW1SZXF1ZXN0Eg8KB2l0ZW1faWQYASABKAkSGQoRZXhwZWN0ZWRfcmV2aXNpb24YAiABKAUiSQocQXJjaGl2ZU1hcmtldGluZ0l0ZW1SZXNwb25zZRIpCgRpdGVtGAEgASgLMhsubWFya2V0aW5nLnYxLk1hcmtldGluZ0l0ZW0yswMKEE1hcmtldGluZ1NlcnZpY2USZAoRU2F2ZU1hcmtldGluZ0l0ZW0SJi5tYXJrZXRpbmcudjEuU2F2ZU1hcmtldGluZ0l0ZW1SZXF1ZXN0GicubWFya2V0aW5nLnYxLlNhdmVNYXJrZXRpbmdJdGVtUmVzcG9uc2USYQoQR2V0TWFya2V0aW5nSXRlbRIlLm1hcmtldGluZy52MS5HZXRNYXJrZXRpbmdJdGVtUmVxdWVzdBomLm1hcmtldGluZy52MS5HZXRNYXJrZXRpbmdJdGVtUmVzcG9uc2USZwoSTGlzdE1hcmtldGluZ0l0ZW1zEicubWFya2V0aW5nLnYxLkxpc3RNYXJrZXRpbmdJdGVtc1JlcXVlc3QaKC5tYXJrZXRpbmcudjEuTGlzdE1hcmtldGluZ0l0ZW1zUmVzcG9uc2USbQoUQXJjaGl2ZU1hcmtldGluZ0l0ZW0SKS5tYXJrZXRpbmcudjEuQXJjaGl2ZU1hcmtldGluZ0l0ZW1SZXF1ZXN0GioubWFya2V0aW5nLnYxLkFyY2hpdmVNYXJrZXRpbmdJdGVtUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("ChxtYXJrZXRpbmcvdjEvbWFya2V0aW5nLnByb3RvEgxtYXJrZXRpbmcudjEi+wEKDU1hcmtldGluZ0l0ZW0SDwoHaXRlbV9pZBgBIAEoCRIMCgRraW5kGAIgASgJEgwKBG5hbWUYAyABKAkSEgoKY29sbGVjdGlvbhgEIAEoCRIMCgR0YWdzGAUgAygJEiUKBGRhdGEYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhAKCHJldmlzaW9uGAcgASgFEhAKCGFyY2hpdmVkGAggASgIEhIKCmNyZWF0ZWRfYXQYCSABKAkSEgoKdXBkYXRlZF9hdBgKIAEoCRIYCgthcmNoaXZlZF9hdBgLIAEoCUgAiAEBQg4KDF9hcmNoaXZlZF9hdCLrAQoYU2F2ZU1hcmtldGluZ0l0ZW1SZXF1ZXN0EhQKB2l0ZW1faWQYASABKAlIAIgBARIeChFleHBlY3RlZF9yZXZpc2lvbhgCIAEoBUgBiAEBEgwKBGtpbmQYAyABKAkSDAoEbmFtZRgEIAEoCRIXCgpjb2xsZWN0aW9uGAUgASgJSAKIAQESDAoEdGFncxgGIAMoCRIlCgRkYXRhGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIKCghfaXRlbV9pZEIUChJfZXhwZWN0ZWRfcmV2aXNpb25CDQoLX2NvbGxlY3Rpb24iVwoZU2F2ZU1hcmtldGluZ0l0ZW1SZXNwb25zZRIpCgRpdGVtGAEgASgLMhsubWFya2V0aW5nLnYxLk1hcmtldGluZ0l0ZW0SDwoHY3JlYXRlZBgCIAEoCCIqChdHZXRNYXJrZXRpbmdJdGVtUmVxdWVzdBIPCgdpdGVtX2lkGAEgASgJIkUKGEdldE1hcmtldGluZ0l0ZW1SZXNwb25zZRIpCgRpdGVtGAEgASgLMhsubWFya2V0aW5nLnYxLk1hcmtldGluZ0l0ZW0i1QEKGUxpc3RNYXJrZXRpbmdJdGVtc1JlcXVlc3QSEQoEa2luZBgBIAEoCUgAiAEBEhIKBXF1ZXJ5GAIgASgJSAGIAQESFwoKY29sbGVjdGlvbhgDIAEoCUgCiAEBEhAKA3RhZxgEIAEoCUgDiAEBEhMKBm9mZnNldBgFIAEoBUgEiAEBEhIKBWxpbWl0GAYgASgFSAWIAQFCBwoFX2tpbmRCCAoGX3F1ZXJ5Qg0KC19jb2xsZWN0aW9uQgYKBF90YWdCCQoHX29mZnNldEIICgZfbGltaXQigQEKGkxpc3RNYXJrZXRpbmdJdGVtc1Jlc3BvbnNlEioKBWl0ZW1zGAEgAygLMhsubWFya2V0aW5nLnYxLk1hcmtldGluZ0l0ZW0SDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiSQobQXJjaGl2ZU1hcmtldGluZ0l0ZW1SZXF1ZXN0Eg8KB2l0ZW1faWQYASABKAkSGQoRZXhwZWN0ZWRfcmV2aXNpb24YAiABKAUiSQocQXJjaGl2ZU1hcmtldGluZ0l0ZW1SZXNwb25zZRIpCgRpdGVtGAEgASgLMhsubWFya2V0aW5nLnYxLk1hcmtldGluZ0l0ZW0ifgoaR2V0TWFya2V0aW5nQ29udGV4dFJlcXVlc3QSFQoIYnJpZWZfaWQYASABKAlIAIgBARITCgZvZmZzZXQYAiABKAVIAYgBARISCgVsaW1pdBgDIAEoBUgCiAEBQgsKCV9icmllZl9pZEIJCgdfb2Zmc2V0QggKBl9saW1pdCJgChJNYXJrZXRpbmdSZWZlcmVuY2USDwoHaXRlbV9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSKQoEaXRlbRgDIAEoCzIbLm1hcmtldGluZy52MS5NYXJrZXRpbmdJdGVtIuQBChtHZXRNYXJrZXRpbmdDb250ZXh0UmVzcG9uc2USKgoFaXRlbXMYASADKAsyGy5tYXJrZXRpbmcudjEuTWFya2V0aW5nSXRlbRINCgV0b3RhbBgCIAEoBRIYCgtuZXh0X29mZnNldBgDIAEoBUgAiAEBEioKBWJyaWVmGAQgASgLMhsubWFya2V0aW5nLnYxLk1hcmtldGluZ0l0ZW0SNAoKcmVmZXJlbmNlcxgFIAMoCzIgLm1hcmtldGluZy52MS5NYXJrZXRpbmdSZWZlcmVuY2VCDgoMX25leHRfb2Zmc2V0Mp8EChBNYXJrZXRpbmdTZXJ2aWNlEmQKEVNhdmVNYXJrZXRpbmdJdGVtEiYubWFya2V0aW5nLnYxLlNhdmVNYXJrZXRpbmdJdGVtUmVxdWVzdBonLm1hcmtldGluZy52MS5TYXZlTWFya2V0aW5nSXRlbVJlc3BvbnNlEmEKEEdldE1hcmtldGluZ0l0ZW0SJS5tYXJrZXRpbmcudjEuR2V0TWFya2V0aW5nSXRlbVJlcXVlc3QaJi5tYXJrZXRpbmcudjEuR2V0TWFya2V0aW5nSXRlbVJlc3BvbnNlEmcKEkxpc3RNYXJrZXRpbmdJdGVtcxInLm1hcmtldGluZy52MS5MaXN0TWFya2V0aW5nSXRlbXNSZXF1ZXN0GigubWFya2V0aW5nLnYxLkxpc3RNYXJrZXRpbmdJdGVtc1Jlc3BvbnNlEm0KFEFyY2hpdmVNYXJrZXRpbmdJdGVtEikubWFya2V0aW5nLnYxLkFyY2hpdmVNYXJrZXRpbmdJdGVtUmVxdWVzdBoqLm1hcmtldGluZy52MS5BcmNoaXZlTWFya2V0aW5nSXRlbVJlc3BvbnNlEmoKE0dldE1hcmtldGluZ0NvbnRleHQSKC5tYXJrZXRpbmcudjEuR2V0TWFya2V0aW5nQ29udGV4dFJlcXVlc3QaKS5tYXJrZXRpbmcudjEuR2V0TWFya2V0aW5nQ29udGV4dFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * A saved marketing item. Every item belongs to one workspace; no RPC reaches another's.
@@ -336,6 +336,123 @@ export const ArchiveMarketingItemResponseSchema: GenMessage<ArchiveMarketingItem
   messageDesc(file_marketing_v1_marketing, 8);
 
 /**
+ * The workspace's saved guidance (playbook items) and brand voice profiles (brand items), and
+ * optionally one brief with the items it refers to. Nothing is generated: no model is called.
+ *
+ * @generated from message marketing.v1.GetMarketingContextRequest
+ */
+export type GetMarketingContextRequest = Message<"marketing.v1.GetMarketingContextRequest"> & {
+  /**
+   * A brief of the workspace to include, with its reference_ids resolved.
+   *
+   * @generated from field: optional string brief_id = 1;
+   */
+  briefId?: string | undefined;
+
+  /**
+   * 0 to 100000; default 0. Pages the guidance and brand items.
+   *
+   * @generated from field: optional int32 offset = 2;
+   */
+  offset?: number | undefined;
+
+  /**
+   * 1 to 100; default 20.
+   *
+   * @generated from field: optional int32 limit = 3;
+   */
+  limit?: number | undefined;
+};
+
+/**
+ * Describes the message marketing.v1.GetMarketingContextRequest.
+ * Use `create(GetMarketingContextRequestSchema)` to create a new message.
+ */
+export const GetMarketingContextRequestSchema: GenMessage<GetMarketingContextRequest> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_marketing, 9);
+
+/**
+ * One of a brief's reference_ids, resolved.
+ *
+ * @generated from message marketing.v1.MarketingReference
+ */
+export type MarketingReference = Message<"marketing.v1.MarketingReference"> & {
+  /**
+   * @generated from field: string item_id = 1;
+   */
+  itemId: string;
+
+  /**
+   * found, archived (the item is returned, flagged archived) or missing (no such item in the workspace).
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * Present unless missing.
+   *
+   * @generated from field: marketing.v1.MarketingItem item = 3;
+   */
+  item?: MarketingItem | undefined;
+};
+
+/**
+ * Describes the message marketing.v1.MarketingReference.
+ * Use `create(MarketingReferenceSchema)` to create a new message.
+ */
+export const MarketingReferenceSchema: GenMessage<MarketingReference> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_marketing, 10);
+
+/**
+ * @generated from message marketing.v1.GetMarketingContextResponse
+ */
+export type GetMarketingContextResponse = Message<"marketing.v1.GetMarketingContextResponse"> & {
+  /**
+   * Guidance and brand items that are not archived, playbooks first, then brands; most recently
+   * updated first within each kind.
+   *
+   * @generated from field: repeated marketing.v1.MarketingItem items = 1;
+   */
+  items: MarketingItem[];
+
+  /**
+   * How many guidance and brand items there are, across every page.
+   *
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+
+  /**
+   * The offset of the next page; absent at the end.
+   *
+   * @generated from field: optional int32 next_offset = 3;
+   */
+  nextOffset?: number | undefined;
+
+  /**
+   * The brief asked for (archived ones too, flagged archived); absent when no brief_id was given.
+   *
+   * @generated from field: marketing.v1.MarketingItem brief = 4;
+   */
+  brief?: MarketingItem | undefined;
+
+  /**
+   * The brief's reference_ids in the brief's order, each resolved; empty without a brief.
+   *
+   * @generated from field: repeated marketing.v1.MarketingReference references = 5;
+   */
+  references: MarketingReference[];
+};
+
+/**
+ * Describes the message marketing.v1.GetMarketingContextResponse.
+ * Use `create(GetMarketingContextResponseSchema)` to create a new message.
+ */
+export const GetMarketingContextResponseSchema: GenMessage<GetMarketingContextResponse> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_marketing, 11);
+
+/**
  * @generated from service marketing.v1.MarketingService
  */
 export const MarketingService: GenService<{
@@ -376,6 +493,16 @@ export const MarketingService: GenService<{
     methodKind: "unary";
     input: typeof ArchiveMarketingItemRequestSchema;
     output: typeof ArchiveMarketingItemResponseSchema;
+  },
+  /**
+   * The saved guidance and brand voice profiles, and optionally a brief with its references resolved.
+   *
+   * @generated from rpc marketing.v1.MarketingService.GetMarketingContext
+   */
+  getMarketingContext: {
+    methodKind: "unary";
+    input: typeof GetMarketingContextRequestSchema;
+    output: typeof GetMarketingContextResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_marketing_v1_marketing, 0);

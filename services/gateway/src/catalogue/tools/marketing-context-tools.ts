@@ -1,0 +1,153 @@
+/** Reading the workspace's marketing context, and building literal ad variations from parts. */
+import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import type { GatewayDeps } from '../../deps.ts';
+import { ToolFailure } from '../../mcp/tool-failure.ts';
+import { defineTool, type ToolRow } from '../catalogue.ts';
+import { array, integer, type JsonSchema, object, string } from '../schema.ts';
+
+const contextInput = object({
+  brief_id: string({
+    format: 'uuid',
+    description: 'A saved brief (kind brief) to include, with the items its reference_ids name.',
+  }),
+  offset: integer({ min: 0, max: 100_000, description: 'Items to skip; next_offset of the previous page.' }),
+  limit: integer({ min: 1, max: 100, description: 'Page size; default 20.' }),
+});
+
+export const getMarketingContext: ToolRow<GatewayDeps> = {
+  name: 'ads_get_marketing_context',
+  title: 'Get marketing context',
+  group: 'Marketing',
+  behavior: 'read',
+  features: [],
+  description:
+    'Returns the workspace’s saved guidance (playbook items) and brand voice profiles (brand items) that are not ' +
+    'archived, playbooks first, then brands, most recently updated first within each; paginated with total and ' +
+    'next_offset (pass it as offset for the next page; null on the last page). With brief_id, also returns that ' +
+    'brief (archived ones too, flagged archived) and references: each of its reference_ids in order with status ' +
+    'found, archived (the item is returned, flagged archived) or missing (no such item in the workspace). A ' +
+    'brief_id that is not a brief is refused. It only reads what the workspace saved: no model is called.',
+  input: contextInput,
+  example: { brief_id: '8c0d2e43-2f1a-4b7e-8f57-6a3b9e0c1d24', offset: 20, limit: 20 },
+  route: {
+    kind: 'rpc',
+    method: MarketingService.method.getMarketingContext,
+  },
+};
+
+/** The most combinations one call builds; a batch item holds at most as many variants. */
+export const VARIATIONS_MAX = 100;
+
+const httpsUrl = (description: string) => string({ max: 2048, format: 'https-uri', description });
+
+const variationsInput = object(
+  {
+    titles: array(string({ min: 3, max: 50, nonBlank: true }), {
+      min: 1,
+      max: 100,
+      description: 'Ad titles, 3 to 50 characters.',
+    }),
+    bodies: array(string({ max: 100 }), {
+      min: 1,
+      max: 100,
+      description: 'Ad bodies, up to 100 characters.',
+    }),
+    image_urls: array(httpsUrl('An image (https, up to 2048).'), { min: 1, max: 20 }),
+    target_urls: array(httpsUrl('A landing page (https, up to 2048).'), { min: 1, max: 20 }),
+  },
+  ['titles', 'bodies', 'image_urls', 'target_urls'],
+);
+
+export interface Variation {
+  title: string;
+  body: string;
+  source_image_url: string;
+  target_url: string;
+}
+
+export interface VariationParts {
+  titles: readonly string[];
+  bodies: readonly string[];
+  image_urls: readonly string[];
+  target_urls: readonly string[];
+}
+
+/**
+ * buildVariations returns every title × body × image × target combination, titles varying
+ * slowest and target URLs fastest, so the same parts always give the same order. More than
+ * VARIATIONS_MAX combinations is refused, saying how many there would be.
+ */
+export function buildVariations(parts: VariationParts): Variation[] {
+  const { titles, bodies, image_urls: images, target_urls: targets } = parts;
+  const count = titles.length * bodies.length * images.length * targets.length;
+  if (count > VARIATIONS_MAX) {
+    throw new ToolFailure(
+      'invalid_argument',
+      `titles × bodies × image_urls × target_urls would make ${count} combinations ` +
+        `(${titles.length} × ${bodies.length} × ${images.length} × ${targets.length}); the limit is ${VARIATIONS_MAX}`,
+      { combinations: count, limit: VARIATIONS_MAX },
+    );
+  }
+  return titles.flatMap((title) =>
+    bodies.flatMap((body) =>
+      images.flatMap((image) =>
+        targets.map((target) => ({ title, body, source_image_url: image, target_url: target })),
+      ),
+    ),
+  );
+}
+
+const text: JsonSchema = { type: 'string' };
+
+export const buildVariationsTool = defineTool<GatewayDeps, typeof variationsInput>({
+  name: 'ads_build_variations',
+  title: 'Build ad variations',
+  group: 'Marketing',
+  behavior: 'read',
+  features: [],
+  description:
+    'Combines the given parts literally: every title × body × image_url × target_url, titles varying slowest and ' +
+    'target URLs fastest, so the same parts always give the same order. Nothing is written or generated and no ' +
+    `model is called. More than ${VARIATIONS_MAX} combinations is refused with how many there would be. Each ` +
+    'variation has the fields of a batch variant (title, body, source_image_url, target_url), ready to save as ' +
+    'a batch item with ads_save_marketing_item.',
+  input: variationsInput,
+  example: {
+    titles: ['Two for one', 'Spring plants'],
+    bodies: ['Every plant, this week only.'],
+    image_urls: ['https://cdn.example/spring.png'],
+    target_urls: ['https://shop.example/spring'],
+  },
+  output: {
+    type: 'object',
+    properties: {
+      variations: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { title: text, body: text, source_image_url: text, target_url: text },
+          required: ['title', 'body', 'source_image_url', 'target_url'],
+          additionalProperties: false,
+        },
+      },
+      count: { type: 'integer' },
+    },
+    required: ['variations', 'count'],
+    additionalProperties: false,
+  },
+  idempotent: true,
+  route: {
+    kind: 'run',
+    why: 'pure computation on the arguments: it reads and writes nothing, so a service round trip would add nothing',
+    routesTo: 'gateway',
+    async run(_ctx, args) {
+      const variations = buildVariations(args);
+      return { variations, count: variations.length };
+    },
+  },
+});
+
+export const marketingContextTools: readonly ToolRow<GatewayDeps>[] = [
+  getMarketingContext,
+  buildVariationsTool,
+];
