@@ -54,8 +54,9 @@ export function planningHandlers(upstream: Upstream): PlanningHandlers {
       checkAccountId(req.accountId);
       await readableAccount(upstream, principalOf(ctx), req.accountId);
       if (req.creative === undefined) throw new InvalidArgumentError('creative is required');
-      const { $typeName: _, ...creative } = req.creative;
-      return creativeReport(creative);
+      const { type, title, body, targetUrl, fileId } = req.creative;
+      // The ad rules read the platform's field names.
+      return creativeReport({ type, title, body, target_url: targetUrl, file_id: fileId });
     },
   };
 }
