@@ -158,6 +158,18 @@ describe('ads_preflight_change', () => {
     assert.match(r.change?.summary ?? '', /name "What I believe it is called" →/);
   });
 
+  test('args for another account than account_id are refused, naming both fields', async () => {
+    const other = e2e.seed.accounts.find((a) => a.account_id !== accountId);
+    assert.ok(other, 'the seed has a second account');
+    const err = await refused('ads_preflight_change', {
+      account_id: accountId,
+      operation: 'ads_archive_ad',
+      args: { account_id: other.account_id, ad_id: (ads[0] as Ad).id },
+    });
+    assert.equal(err.code, 'invalid_argument');
+    assert.match(err.message, /`args.account_id` must be `account_id`/);
+  });
+
   test('an operation that is not a prepare tool is refused, naming the prepare tools', async () => {
     for (const operation of ['ads_launch_rocket', 'ads_get_ad']) {
       const err = await refused('ads_preflight_change', {
