@@ -346,3 +346,54 @@ describe('workspaces', () => {
     assert.ok(total > prepared.total);
   });
 });
+
+describe('planning a change without recording it', () => {
+  const updateRequest = (ad: { id: string } = steady) => ({
+    accountId: account,
+    tool: 'ads_update_ad',
+    objectType: 'ad',
+    effect: 'update',
+    operation: { method: 'POST', path: `/ads/${ad.id}`, bodyJson: JSON.stringify(body) },
+    targetPath: `/ads/${ad.id}`,
+  });
+  const recorded = async () =>
+    (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM changes')).rows[0]?.n;
+
+  test('PlanChange gives the summary and digest PrepareChange records, and records nothing', async () => {
+    const before = await recorded();
+    const plan = await client.planChange({ change: updateRequest() }, as(agent));
+    assert.equal(await recorded(), before);
+    assert.equal(plan.verified, true);
+    const c = await prepare();
+    assert.equal(plan.summary, c.summary);
+    assert.equal(plan.digest, c.digest);
+    assert.deepEqual(
+      { method: plan.operation?.method, path: plan.operation?.path, bodyJson: plan.operation?.bodyJson },
+      { method: c.operation?.method, path: c.operation?.path, bodyJson: c.operation?.bodyJson },
+    );
+  });
+
+  test('PlanChange against the object the caller gives does not read it live, and says so', async () => {
+    const live = (await platform.ads()).find((a) => a.id === steady.id);
+    const current = { ...live, ...body };
+    const err = await code(
+      client.planChange({ change: updateRequest(), currentJson: JSON.stringify(current) }, as(agent)),
+    );
+    assert.equal(err?.code, Code.FailedPrecondition);
+    assert.match(err?.message ?? '', /^nothing would change/);
+    const plan = await client.planChange(
+      { change: updateRequest(), currentJson: JSON.stringify({ ...current, name: 'Believed name' }) },
+      as(agent),
+    );
+    assert.equal(plan.verified, false);
+    assert.match(plan.summary, /name "Believed name" → "New name"/);
+  });
+
+  test('PlanChange refuses with the message PrepareChange gives', async () => {
+    const refused = { ...updateRequest(), operation: { ...updateRequest().operation, bodyJson: '{}' } };
+    const planned = await code(client.planChange({ change: refused }, as(agent)));
+    const prepared = await code(client.prepareChange(refused, as(agent)));
+    assert.ok(planned !== undefined);
+    assert.deepEqual(planned, prepared);
+  });
+});

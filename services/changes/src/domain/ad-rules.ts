@@ -61,3 +61,38 @@ export function checkAd(ad: Fields, patch: Fields): void {
   const creative = asObject(ad.creative);
   if (creative !== undefined) checkCrop(creative, patch);
 }
+
+/** The image of a creative: a chat_card shows one (its file_id), a product_ad_template none. */
+export interface ImageReport {
+  required: boolean;
+  present: boolean;
+  /** Why the image is wrong; empty when it is right. */
+  issue: string;
+}
+
+export interface CreativeReport {
+  valid: boolean;
+  /** What the ad rules refuse in the creative, each naming the field and the rule. */
+  copyIssues: string[];
+  image: ImageReport;
+}
+
+/**
+ * creativeReport checks a creative before any ad has it, by the rules checkAd applies to the ad an
+ * update would produce, and reports a missing image apart: an ad can be prepared without one, but a
+ * chat_card without an image cannot run.
+ */
+export function creativeReport(creative: Fields): CreativeReport {
+  const copyIssues: string[] = [];
+  try {
+    checkAd({ creative }, { creative });
+  } catch (e) {
+    if (!(e instanceof InvalidArgumentError)) throw e;
+    copyIssues.push(e.message);
+  }
+  const required = creative.type === 'chat_card';
+  const present = typeof creative.file_id === 'string' && creative.file_id !== '';
+  const issue =
+    required && !present ? '`creative.file_id` is required: a chat_card shows an image, and it has none' : '';
+  return { valid: copyIssues.length === 0 && issue === '', copyIssues, image: { required, present, issue } };
+}

@@ -1,7 +1,7 @@
 /** The ChangesService RPCs: proto <-> domain, and the transaction that commits an apply request with its work. */
 
 import { randomUUID } from 'node:crypto';
-import type { ChangeSchema, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { ChangeSchema, ChangesService, PrepareChangeRequest } from '@adsmcp/proto/changes/v1/changes_pb';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
@@ -21,7 +21,7 @@ import {
   digestOf,
   refuse,
 } from '../domain/change.ts';
-import { needsTarget, planChange, rulesFor } from '../domain/plan.ts';
+import { needsTarget, type PlatformObject, planChange, rulesFor } from '../domain/plan.ts';
 import {
   approveChange,
   type ChangeRow,
@@ -93,6 +93,60 @@ export interface HandlerDeps {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** Asks for the target as the caller believes it is, planned against instead of the live one. */
+type Current = { json: string } | undefined;
+
+function parseCurrent(current: Current): PlatformObject | undefined {
+  if (current === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(current.json);
+  } catch {
+    throw new InvalidArgumentError('current_json must be a JSON object');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidArgumentError('current_json must be a JSON object');
+  return value as PlatformObject;
+}
+
+/**
+ * planPrepared plans the change PrepareChange records, and PlanChange reports without recording:
+ * the request checked, the account and the target read (or `current` taken instead), the object
+ * the operation would produce checked, the summary written.
+ */
+async function planPrepared(upstream: Upstream, p: Principal, req: PrepareChangeRequest, current?: Current) {
+  checkMayPrepare(p);
+  const op = {
+    method: req.operation?.method ?? '',
+    path: req.operation?.path ?? '',
+    bodyJson: req.operation?.bodyJson ?? '',
+  };
+  checkPrepare({ accountId: req.accountId, tool: req.tool, operation: op, targetPath: req.targetPath });
+  const rules = rulesFor(req.objectType, req.effect);
+  if (needsTarget(rules.effect) !== (req.targetPath !== '')) {
+    throw new InvalidArgumentError(
+      needsTarget(rules.effect)
+        ? `target_path is required to ${rules.effect} a ${rules.label}`
+        : `target_path must be empty: a ${rules.effect} makes a new ${rules.label}`,
+    );
+  }
+  const account = await writableAccount(upstream, p, req.accountId);
+  const what = `${rules.label} ${req.targetPath.split('/').pop() ?? ''}`;
+  const given = parseCurrent(current);
+  const live =
+    req.targetPath === ''
+      ? undefined
+      : (given ?? (await liveObject(upstream, p, account, req.targetPath, what)));
+  const plan = planChange({
+    objectType: req.objectType,
+    effect: req.effect,
+    body: bodyOf(op),
+    live,
+    accountName: account.name,
+  });
+  return { op, live, plan };
+}
+
 export function changesHandlers({
   pool,
   upstream,
@@ -103,32 +157,7 @@ export function changesHandlers({
 
     async prepareChange(req, ctx) {
       const p = principalOf(ctx);
-      checkMayPrepare(p);
-      const op = {
-        method: req.operation?.method ?? '',
-        path: req.operation?.path ?? '',
-        bodyJson: req.operation?.bodyJson ?? '',
-      };
-      checkPrepare({ accountId: req.accountId, tool: req.tool, operation: op, targetPath: req.targetPath });
-      const rules = rulesFor(req.objectType, req.effect);
-      if (needsTarget(rules.effect) !== (req.targetPath !== '')) {
-        throw new InvalidArgumentError(
-          needsTarget(rules.effect)
-            ? `target_path is required to ${rules.effect} a ${rules.label}`
-            : `target_path must be empty: a ${rules.effect} makes a new ${rules.label}`,
-        );
-      }
-      const account = await writableAccount(upstream, p, req.accountId);
-      const what = `${rules.label} ${req.targetPath.split('/').pop() ?? ''}`;
-      const live =
-        req.targetPath === '' ? undefined : await liveObject(upstream, p, account, req.targetPath, what);
-      const plan = planChange({
-        objectType: req.objectType,
-        effect: req.effect,
-        body: bodyOf(op),
-        live,
-        accountName: account.name,
-      });
+      const { op, live, plan } = await planPrepared(upstream, p, req);
       const row = await insertChange(pool, {
         change_id: randomUUID(),
         workspace_id: p.workspaceId,
@@ -144,6 +173,19 @@ export function changesHandlers({
         prepared_by: actor(p),
       });
       return { change: toProto(row) };
+    },
+
+    async planChange(req, ctx) {
+      if (req.change === undefined) throw new InvalidArgumentError('change is required');
+      const current = req.currentJson === undefined ? undefined : { json: req.currentJson };
+      const { op, plan } = await planPrepared(upstream, principalOf(ctx), req.change, current);
+      return {
+        summary: plan.summary,
+        operation: op,
+        digest: digestOf(op),
+        targetPath: req.change.targetPath,
+        verified: current === undefined,
+      };
     },
 
     async getChange(req, ctx) {

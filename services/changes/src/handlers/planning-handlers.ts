@@ -7,11 +7,15 @@ import { principalOf } from '@adsmcp/runtime/connect-server';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { ServiceImpl } from '@connectrpc/connect';
+import { creativeReport } from '../domain/ad-rules.ts';
 import { planMoney } from '../domain/money.ts';
 import { planSchedule } from '../domain/schedule.ts';
 import { readableAccount, type Upstream } from './platform-reads.ts';
 
-type PlanningHandlers = Pick<ServiceImpl<typeof ChangesService>, 'planMoney' | 'planSchedule'>;
+type PlanningHandlers = Pick<
+  ServiceImpl<typeof ChangesService>,
+  'planMoney' | 'planSchedule' | 'validateCreative'
+>;
 
 function checkAccountId(accountId: string): void {
   if (!isUuid(accountId)) throw new InvalidArgumentError(`account_id must be a UUID (got "${accountId}")`);
@@ -44,6 +48,15 @@ export function planningHandlers(upstream: Upstream): PlanningHandlers {
         timeZone: account.timeZone,
       });
       return { accountId: account.accountId, ...plan };
+    },
+
+    async validateCreative(req, ctx) {
+      checkAccountId(req.accountId);
+      await readableAccount(upstream, principalOf(ctx), req.accountId);
+      if (req.creative === undefined) throw new InvalidArgumentError('creative is required');
+      const { type, title, body, targetUrl, fileId } = req.creative;
+      // The ad rules read the platform's field names.
+      return creativeReport({ type, title, body, target_url: targetUrl, file_id: fileId });
     },
   };
 }

@@ -19,7 +19,8 @@ import { platformId } from './platform-arguments.ts';
 const UUID_RULE = { format: 'uuid' as const };
 const OBJECT_ID = platformId();
 
-const creative = object({
+/** The rules of an ad creative's fields, shared by every tool that takes a creative. */
+export const creativeFields = {
   type: enumOf(['chat_card', 'product_ad_template']),
   title: string({ min: 1, max: 50, nonBlank: true }),
   body: string({ max: 100 }),
@@ -36,7 +37,9 @@ const creative = object({
     ['x', 'y', 'width', 'height'],
     'A square crop of the EXIF-oriented source image, as fractions; chat_card only; needs file_id.',
   ),
-});
+};
+
+const creative = object(creativeFields);
 
 const adUpdateBody = object(
   {

@@ -4,9 +4,17 @@
  * and does the arithmetic; nothing on the platform changes.
  */
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
-import type { GatewayDeps } from '../../deps.ts';
-import type { ToolRow } from '../catalogue.ts';
-import { enumOf, object, string } from '../schema.ts';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
+import { ToolFailure } from '../../mcp/tool-failure.ts';
+import { defineTool, type ToolRow } from '../catalogue.ts';
+import { prepareRequest } from '../route-runner.ts';
+import { enumOf, type Issue, type JsonSchema, object, type Schema, string, validate } from '../schema.ts';
+import { adGroupTools } from './ad-group-tools.ts';
+import { audienceTools } from './audience-tools.ts';
+import { campaignTools } from './campaign-tools.ts';
+import { changeTools, creativeFields } from './change-tools.ts';
+import { conversionTools } from './conversion-tools.ts';
 import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
 const planMoneyInput = object(
@@ -109,4 +117,236 @@ const planSchedule: ToolRow<GatewayDeps> = {
   route: { kind: 'rpc', method: ChangesService.method.planSchedule },
 };
 
-export const planningTools: readonly ToolRow<GatewayDeps>[] = [planMoney, planSchedule];
+const validateCreative: ToolRow<GatewayDeps> = {
+  name: 'ads_validate_creative',
+  title: 'Validate a creative',
+  group: 'Campaign creation',
+  behavior: 'read',
+  features: [],
+  description:
+    'Checks an ad creative before any ad has it, by the rules the prepare tools apply (ads_update_ad): the ' +
+    'field rules of the input (type, title 1 to 50 characters and not blank, body up to 100, target_url an ' +
+    'http(s) URL, file_id) refuse bad copy as invalid arguments naming each field; the ad creative rules of the ' +
+    'changes service give copy_issues. The image is reported apart, in image: required (a chat_card shows an ' +
+    'image, a product_ad_template none), present (file_id given) and issue (empty when right; a chat_card ' +
+    'without file_id has one). valid is true when there is no copy issue and no image issue. Writes nothing.',
+  input: object(
+    {
+      account_id: accountId,
+      creative: object(
+        {
+          type: creativeFields.type,
+          title: creativeFields.title,
+          body: creativeFields.body,
+          target_url: creativeFields.target_url,
+          file_id: creativeFields.file_id,
+        },
+        ['type', 'title', 'body'],
+        'The creative, with the field rules of ads_update_ad.',
+      ),
+    },
+    ['account_id', 'creative'],
+  ),
+  example: {
+    account_id: EXAMPLE_ACCOUNT,
+    creative: {
+      type: 'chat_card',
+      title: 'Two plants for one',
+      body: 'Every plant, this week only.',
+      target_url: 'https://shop.example.com/spring',
+      file_id: 'file_0123456789abcdef',
+    },
+  },
+  route: { kind: 'rpc', method: ChangesService.method.validateCreative },
+};
+
+/** The prepare tools a preflight can plan for, by name. */
+export const PREPARE_TOOLS = new Map(
+  [...adGroupTools, ...audienceTools, ...campaignTools, ...changeTools, ...conversionTools]
+    .filter((t) => t.behavior === 'prepare')
+    .map((t) => [t.name, t]),
+);
+
+/** Any JSON object: its rules are those of the tool it is for, checked by the run. */
+function anyObject(description: string): Schema<Record<string, unknown>> {
+  return {
+    json: { type: 'object', description },
+    check(value, path, out) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        out.push({ path, message: `\`${path}\` must be an object` });
+    },
+  };
+}
+
+/** The service refusals a prepare tool gives for a change it would not record. */
+const REFUSALS: Partial<Record<Code, string>> = {
+  [Code.InvalidArgument]: 'invalid_argument',
+  [Code.FailedPrecondition]: 'failed_precondition',
+  [Code.NotFound]: 'not_found',
+};
+
+const issueJson: JsonSchema = {
+  type: 'object',
+  properties: { path: { type: 'string' }, message: { type: 'string' } },
+  required: ['path', 'message'],
+  additionalProperties: false,
+};
+
+const preflightOutput: JsonSchema = {
+  type: 'object',
+  properties: {
+    would_prepare: { type: 'boolean' },
+    operation: { type: 'string', description: 'The prepare tool planned.' },
+    verified: {
+      type: 'boolean',
+      description: 'True when planned against the live object, false when against `current`.',
+    },
+    issues: { type: 'array', items: issueJson, description: 'Where `args` break the tool input rules.' },
+    refusal: {
+      type: ['object', 'null'],
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+      required: ['code', 'message'],
+      additionalProperties: false,
+    },
+    change: {
+      type: ['object', 'null'],
+      description: 'What the prepare tool would record: summary, the upstream operation, its digest.',
+      properties: {
+        summary: { type: 'string' },
+        operation: {
+          type: 'object',
+          properties: { method: { type: 'string' }, path: { type: 'string' }, body_json: { type: 'string' } },
+          required: ['method', 'path', 'body_json'],
+          additionalProperties: false,
+        },
+        digest: { type: 'string' },
+        target_path: { type: 'string' },
+      },
+      required: ['summary', 'operation', 'digest', 'target_path'],
+      additionalProperties: false,
+    },
+  },
+  required: ['would_prepare', 'operation', 'verified', 'issues', 'refusal', 'change'],
+  additionalProperties: false,
+};
+
+const preflightInput = object(
+  {
+    account_id: accountId,
+    operation: string({
+      min: 1,
+      max: 100,
+      description: 'The name of a prepare tool (ads_update_ad, ads_create_ad_group, ...).',
+    }),
+    args: anyObject('The arguments of that tool, as its own input schema gives them.'),
+    current: anyObject(
+      'The target as you believe it is, planned against instead of the live object (the result then says ' +
+        'verified: false).',
+    ),
+  },
+  ['account_id', 'operation', 'args'],
+);
+
+const refusedResult = (
+  operation: string,
+  verified: boolean,
+  issues: Issue[],
+  code: string,
+  message: string,
+) => ({
+  would_prepare: false,
+  operation,
+  verified,
+  issues,
+  refusal: { code, message },
+  change: null,
+});
+
+const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
+  name: 'ads_preflight_change',
+  title: 'Preflight a change',
+  group: 'Campaign creation',
+  behavior: 'read',
+  features: [],
+  description:
+    'Says what a prepare tool would do with these arguments, recording nothing and returning no change_id. ' +
+    'args is checked against the input schema of the tool named by operation (issues lists each problem with ' +
+    'its path); valid args are planned by the changes service exactly as the prepare tool would plan them: ' +
+    'the target is read live (verified: true), or, with current given, current is taken as the target and ' +
+    'not read (verified: false). The result has would_prepare and either change (the summary, the upstream ' +
+    'operation and the digest the prepare tool would record) or refusal (the code and message the prepare ' +
+    'tool would give). account_id must be the account of args. An operation that is not a prepare tool is ' +
+    'refused, naming the prepare tools. Writes nothing.',
+  input: preflightInput,
+  example: {
+    account_id: EXAMPLE_ACCOUNT,
+    operation: 'ads_update_ad',
+    args: {
+      account_id: EXAMPLE_ACCOUNT,
+      ad_id: 'ad_0123456789abcdef',
+      body: { creative: { title: 'Two plants for one' } },
+    },
+  },
+  output: preflightOutput,
+  idempotent: true,
+  route: {
+    kind: 'run',
+    why: 'it runs on another tool’s row: it looks the prepare tool up in the catalogue, validates args by that tool’s input schema, and plans with its route',
+    routesTo: 'changes.v1.ChangesService/PlanChange',
+    async run({ caller, deps }, input) {
+      const tool = PREPARE_TOOLS.get(input.operation);
+      if (tool === undefined || tool.route.kind !== 'prepare') {
+        throw new ToolFailure(
+          'invalid_argument',
+          `operation must be the name of a prepare tool: one of ${[...PREPARE_TOOLS.keys()].join(', ')} (got ${JSON.stringify(input.operation)})`,
+        );
+      }
+      const verified = input.current === undefined;
+      const issues = validate(tool.input, input.args);
+      if (issues.length > 0) {
+        const message = `invalid arguments for ${tool.name}: ${issues.map((i) => i.message).join('; ')}`;
+        return refusedResult(tool.name, verified, issues, 'invalid_argument', message);
+      }
+      if (input.args.account_id !== input.account_id) {
+        throw new ToolFailure(
+          'invalid_argument',
+          '`args.account_id` must be `account_id`, the account planned on',
+        );
+      }
+      try {
+        const res = await deps.changes.planChange(
+          {
+            change: prepareRequest(tool.route, tool.name, input.args),
+            currentJson: verified ? undefined : JSON.stringify(input.current),
+          },
+          onBehalfOf(caller.principal),
+        );
+        const op = res.operation;
+        return {
+          would_prepare: true,
+          operation: tool.name,
+          verified: res.verified,
+          issues: [],
+          refusal: null,
+          change: {
+            summary: res.summary,
+            operation: { method: op?.method ?? '', path: op?.path ?? '', body_json: op?.bodyJson ?? '' },
+            digest: res.digest,
+            target_path: res.targetPath,
+          },
+        };
+      } catch (err) {
+        const code = err instanceof ConnectError ? REFUSALS[err.code] : undefined;
+        if (code === undefined || !(err instanceof ConnectError)) throw err;
+        return refusedResult(tool.name, verified, [], code, err.rawMessage);
+      }
+    },
+  },
+});
+
+export const planningTools: readonly ToolRow<GatewayDeps>[] = [
+  planMoney,
+  planSchedule,
+  validateCreative,
+  preflightChange,
+];

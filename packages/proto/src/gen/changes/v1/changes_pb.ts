@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/changes.proto.
  */
 export const file_changes_v1_changes: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIvoDCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAki2QEKFFByZXBhcmVDaGFuZ2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEdG9vbBgCIAEoCRIwCglvcGVyYXRpb24YAyABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEhMKB3N1bW1hcnkYBCABKAlCAhgBEhMKC3RhcmdldF9wYXRoGAUgASgJEh4KEnRhcmdldF9iZWZvcmVfanNvbhgGIAEoCUICGAESEwoLb2JqZWN0X3R5cGUYByABKAkSDgoGZWZmZWN0GAggASgJIjsKFVByZXBhcmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI5ChBHZXRDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRISCgpjaGVja19saXZlGAIgASgIIj8KCUxpdmVDaGVjaxINCgVzdGFsZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSEwoLdW5hdmFpbGFibGUYAyABKAgiXAoRR2V0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USIwoEbGl2ZRgCIAEoCzIVLmNoYW5nZXMudjEuTGl2ZUNoZWNrIlcKEkxpc3RDaGFuZ2VzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUicwoTTGlzdENoYW5nZXNSZXNwb25zZRIjCgdjaGFuZ2VzGAEgAygLMhIuY2hhbmdlcy52MS5DaGFuZ2USDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiOQoUQXBwcm92ZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSI7ChVBcHByb3ZlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiOAoTUmVqZWN0Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjoKFFJlamVjdENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIkgKEkFwcGx5Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJEg8KB3dhaXRfbXMYAyABKAUiOQoTQXBwbHlDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSKBAQoQUGxhbk1vbmV5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCSKwAgoRUGxhbk1vbmV5UmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRITCgttaW5vcl91bml0cxgDIAEoBRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCRIVCg1hbW91bnRfbWljcm9zGAcgASgDEhMKC3dpcmVfbWljcm9zGAggASgDEh4KEWNwbV9zaW5nbGVfbWljcm9zGAkgASgDSACIAQESHAoPY3BtX2J1bGtfbWljcm9zGAogASgDSAGIAQESEwoLZXhwbGFuYXRpb24YCyABKAlCFAoSX2NwbV9zaW5nbGVfbWljcm9zQhIKEF9jcG1fYnVsa19taWNyb3MiZAoTUGxhblNjaGVkdWxlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC3N0YXJ0X2xvY2FsGAIgASgJEhEKCWVuZF9sb2NhbBgDIAEoCRIRCglhbWJpZ3VpdHkYBCABKAkiTwoOUGxhbm5lZEluc3RhbnQSDQoFbG9jYWwYASABKAkSCwoDdXRjGAIgASgJEhMKC3dpdGhfb2Zmc2V0GAMgASgJEgwKBG5vdGUYBCABKAkiqwEKFFBsYW5TY2hlZHVsZVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSEQoJdGltZV96b25lGAIgASgJEikKBXN0YXJ0GAMgASgLMhouY2hhbmdlcy52MS5QbGFubmVkSW5zdGFudBInCgNlbmQYBCABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EhgKEGR1cmF0aW9uX3NlY29uZHMYBSABKAMylgUKDkNoYW5nZXNTZXJ2aWNlElQKDVByZXBhcmVDaGFuZ2USIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVzcG9uc2USSAoJR2V0Q2hhbmdlEhwuY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXF1ZXN0Gh0uY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXNwb25zZRJOCgtMaXN0Q2hhbmdlcxIeLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXF1ZXN0Gh8uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1Jlc3BvbnNlElQKDUFwcHJvdmVDaGFuZ2USIC5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVzcG9uc2USUQoMUmVqZWN0Q2hhbmdlEh8uY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXF1ZXN0GiAuY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXNwb25zZRJOCgtBcHBseUNoYW5nZRIeLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXF1ZXN0Gh8uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlc3BvbnNlEkgKCVBsYW5Nb25leRIcLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVxdWVzdBodLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVzcG9uc2USUQoMUGxhblNjaGVkdWxlEh8uY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXF1ZXN0GiAuY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIvoDCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAki2QEKFFByZXBhcmVDaGFuZ2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEdG9vbBgCIAEoCRIwCglvcGVyYXRpb24YAyABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEhMKB3N1bW1hcnkYBCABKAlCAhgBEhMKC3RhcmdldF9wYXRoGAUgASgJEh4KEnRhcmdldF9iZWZvcmVfanNvbhgGIAEoCUICGAESEwoLb2JqZWN0X3R5cGUYByABKAkSDgoGZWZmZWN0GAggASgJIjsKFVByZXBhcmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI5ChBHZXRDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRISCgpjaGVja19saXZlGAIgASgIIj8KCUxpdmVDaGVjaxINCgVzdGFsZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSEwoLdW5hdmFpbGFibGUYAyABKAgiXAoRR2V0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USIwoEbGl2ZRgCIAEoCzIVLmNoYW5nZXMudjEuTGl2ZUNoZWNrIlcKEkxpc3RDaGFuZ2VzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUicwoTTGlzdENoYW5nZXNSZXNwb25zZRIjCgdjaGFuZ2VzGAEgAygLMhIuY2hhbmdlcy52MS5DaGFuZ2USDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiOQoUQXBwcm92ZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSI7ChVBcHByb3ZlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiOAoTUmVqZWN0Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjoKFFJlamVjdENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIkgKEkFwcGx5Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJEg8KB3dhaXRfbXMYAyABKAUiOQoTQXBwbHlDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSKBAQoQUGxhbk1vbmV5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCSKwAgoRUGxhbk1vbmV5UmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRITCgttaW5vcl91bml0cxgDIAEoBRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCRIVCg1hbW91bnRfbWljcm9zGAcgASgDEhMKC3dpcmVfbWljcm9zGAggASgDEh4KEWNwbV9zaW5nbGVfbWljcm9zGAkgASgDSACIAQESHAoPY3BtX2J1bGtfbWljcm9zGAogASgDSAGIAQESEwoLZXhwbGFuYXRpb24YCyABKAlCFAoSX2NwbV9zaW5nbGVfbWljcm9zQhIKEF9jcG1fYnVsa19taWNyb3MiZAoTUGxhblNjaGVkdWxlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC3N0YXJ0X2xvY2FsGAIgASgJEhEKCWVuZF9sb2NhbBgDIAEoCRIRCglhbWJpZ3VpdHkYBCABKAkiTwoOUGxhbm5lZEluc3RhbnQSDQoFbG9jYWwYASABKAkSCwoDdXRjGAIgASgJEhMKC3dpdGhfb2Zmc2V0GAMgASgJEgwKBG5vdGUYBCABKAkiqwEKFFBsYW5TY2hlZHVsZVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSEQoJdGltZV96b25lGAIgASgJEikKBXN0YXJ0GAMgASgLMhouY2hhbmdlcy52MS5QbGFubmVkSW5zdGFudBInCgNlbmQYBCABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EhgKEGR1cmF0aW9uX3NlY29uZHMYBSABKAMicQoRUGxhbkNoYW5nZVJlcXVlc3QSMAoGY2hhbmdlGAEgASgLMiAuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVxdWVzdBIZCgxjdXJyZW50X2pzb24YAiABKAlIAIgBAUIPCg1fY3VycmVudF9qc29uIo4BChJQbGFuQ2hhbmdlUmVzcG9uc2USDwoHc3VtbWFyeRgBIAEoCRIwCglvcGVyYXRpb24YAiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgDIAEoCRITCgt0YXJnZXRfcGF0aBgEIAEoCRIQCgh2ZXJpZmllZBgFIAEoCCKGAQoPQ3JlYXRpdmVUb0NoZWNrEgwKBHR5cGUYASABKAkSDQoFdGl0bGUYAiABKAkSDAoEYm9keRgDIAEoCRIXCgp0YXJnZXRfdXJsGAQgASgJSACIAQESFAoHZmlsZV9pZBgFIAEoCUgBiAEBQg0KC190YXJnZXRfdXJsQgoKCF9maWxlX2lkIlwKF1ZhbGlkYXRlQ3JlYXRpdmVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSLQoIY3JlYXRpdmUYAiABKAsyGy5jaGFuZ2VzLnYxLkNyZWF0aXZlVG9DaGVjayJHChNDcmVhdGl2ZUltYWdlUmVwb3J0EhAKCHJlcXVpcmVkGAEgASgIEg8KB3ByZXNlbnQYAiABKAgSDQoFaXNzdWUYAyABKAkibgoYVmFsaWRhdGVDcmVhdGl2ZVJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEhMKC2NvcHlfaXNzdWVzGAIgAygJEi4KBWltYWdlGAMgASgLMh8uY2hhbmdlcy52MS5DcmVhdGl2ZUltYWdlUmVwb3J0MsIGCg5DaGFuZ2VzU2VydmljZRJUCg1QcmVwYXJlQ2hhbmdlEiAuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVxdWVzdBohLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlc3BvbnNlEkgKCUdldENoYW5nZRIcLmNoYW5nZXMudjEuR2V0Q2hhbmdlUmVxdWVzdBodLmNoYW5nZXMudjEuR2V0Q2hhbmdlUmVzcG9uc2USTgoLTGlzdENoYW5nZXMSHi5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VzUmVxdWVzdBofLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXNwb25zZRJUCg1BcHByb3ZlQ2hhbmdlEiAuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVxdWVzdBohLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlc3BvbnNlElEKDFJlamVjdENoYW5nZRIfLmNoYW5nZXMudjEuUmVqZWN0Q2hhbmdlUmVxdWVzdBogLmNoYW5nZXMudjEuUmVqZWN0Q2hhbmdlUmVzcG9uc2USTgoLQXBwbHlDaGFuZ2USHi5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVxdWVzdBofLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXNwb25zZRJICglQbGFuTW9uZXkSHC5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlcXVlc3QaHS5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlc3BvbnNlElEKDFBsYW5TY2hlZHVsZRIfLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVxdWVzdBogLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVzcG9uc2USSwoKUGxhbkNoYW5nZRIdLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlcXVlc3QaHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZRJdChBWYWxpZGF0ZUNyZWF0aXZlEiMuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVxdWVzdBokLmNoYW5nZXMudjEuVmFsaWRhdGVDcmVhdGl2ZVJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * The one call to the ad platform a change makes when it is applied.
@@ -816,6 +816,204 @@ export const PlanScheduleResponseSchema: GenMessage<PlanScheduleResponse> = /*@_
   messageDesc(file_changes_v1_changes, 19);
 
 /**
+ * Preflight: the change PrepareChange would record for `change`, planned the same way but recorded
+ * nowhere. Read only.
+ *
+ * @generated from message changes.v1.PlanChangeRequest
+ */
+export type PlanChangeRequest = Message<"changes.v1.PlanChangeRequest"> & {
+  /**
+   * The change exactly as PrepareChange would be asked to record it.
+   *
+   * @generated from field: changes.v1.PrepareChangeRequest change = 1;
+   */
+  change?: PrepareChangeRequest | undefined;
+
+  /**
+   * Optional: the target as the caller believes it is (JSON object text), planned against instead
+   * of the live object, which is then not read.
+   *
+   * @generated from field: optional string current_json = 2;
+   */
+  currentJson?: string | undefined;
+};
+
+/**
+ * Describes the message changes.v1.PlanChangeRequest.
+ * Use `create(PlanChangeRequestSchema)` to create a new message.
+ */
+export const PlanChangeRequestSchema: GenMessage<PlanChangeRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 20);
+
+/**
+ * @generated from message changes.v1.PlanChangeResponse
+ */
+export type PlanChangeResponse = Message<"changes.v1.PlanChangeResponse"> & {
+  /**
+   * What the change would do, for a person (the summary PrepareChange would record).
+   *
+   * @generated from field: string summary = 1;
+   */
+  summary: string;
+
+  /**
+   * @generated from field: changes.v1.UpstreamOperation operation = 2;
+   */
+  operation?: UpstreamOperation | undefined;
+
+  /**
+   * The digest PrepareChange would record.
+   *
+   * @generated from field: string digest = 3;
+   */
+  digest: string;
+
+  /**
+   * @generated from field: string target_path = 4;
+   */
+  targetPath: string;
+
+  /**
+   * True when planned against the live object; false when against the caller's current_json.
+   *
+   * @generated from field: bool verified = 5;
+   */
+  verified: boolean;
+};
+
+/**
+ * Describes the message changes.v1.PlanChangeResponse.
+ * Use `create(PlanChangeResponseSchema)` to create a new message.
+ */
+export const PlanChangeResponseSchema: GenMessage<PlanChangeResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 21);
+
+/**
+ * A creative checked by the ad creative rules, before any ad has it. Read only.
+ *
+ * @generated from message changes.v1.CreativeToCheck
+ */
+export type CreativeToCheck = Message<"changes.v1.CreativeToCheck"> & {
+  /**
+   * chat_card or product_ad_template.
+   *
+   * @generated from field: string type = 1;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string body = 3;
+   */
+  body: string;
+
+  /**
+   * @generated from field: optional string target_url = 4;
+   */
+  targetUrl?: string | undefined;
+
+  /**
+   * @generated from field: optional string file_id = 5;
+   */
+  fileId?: string | undefined;
+};
+
+/**
+ * Describes the message changes.v1.CreativeToCheck.
+ * Use `create(CreativeToCheckSchema)` to create a new message.
+ */
+export const CreativeToCheckSchema: GenMessage<CreativeToCheck> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 22);
+
+/**
+ * @generated from message changes.v1.ValidateCreativeRequest
+ */
+export type ValidateCreativeRequest = Message<"changes.v1.ValidateCreativeRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: changes.v1.CreativeToCheck creative = 2;
+   */
+  creative?: CreativeToCheck | undefined;
+};
+
+/**
+ * Describes the message changes.v1.ValidateCreativeRequest.
+ * Use `create(ValidateCreativeRequestSchema)` to create a new message.
+ */
+export const ValidateCreativeRequestSchema: GenMessage<ValidateCreativeRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 23);
+
+/**
+ * The image a creative shows: a chat_card needs one (file_id), a product_ad_template takes none.
+ *
+ * @generated from message changes.v1.CreativeImageReport
+ */
+export type CreativeImageReport = Message<"changes.v1.CreativeImageReport"> & {
+  /**
+   * @generated from field: bool required = 1;
+   */
+  required: boolean;
+
+  /**
+   * @generated from field: bool present = 2;
+   */
+  present: boolean;
+
+  /**
+   * Why the image is wrong, or empty when it is right.
+   *
+   * @generated from field: string issue = 3;
+   */
+  issue: string;
+};
+
+/**
+ * Describes the message changes.v1.CreativeImageReport.
+ * Use `create(CreativeImageReportSchema)` to create a new message.
+ */
+export const CreativeImageReportSchema: GenMessage<CreativeImageReport> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 24);
+
+/**
+ * @generated from message changes.v1.ValidateCreativeResponse
+ */
+export type ValidateCreativeResponse = Message<"changes.v1.ValidateCreativeResponse"> & {
+  /**
+   * No copy issue and no image issue.
+   *
+   * @generated from field: bool valid = 1;
+   */
+  valid: boolean;
+
+  /**
+   * What is wrong with the copy (type, title, body, target_url), each naming the field and the rule.
+   *
+   * @generated from field: repeated string copy_issues = 2;
+   */
+  copyIssues: string[];
+
+  /**
+   * @generated from field: changes.v1.CreativeImageReport image = 3;
+   */
+  image?: CreativeImageReport | undefined;
+};
+
+/**
+ * Describes the message changes.v1.ValidateCreativeResponse.
+ * Use `create(ValidateCreativeResponseSchema)` to create a new message.
+ */
+export const ValidateCreativeResponseSchema: GenMessage<ValidateCreativeResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 25);
+
+/**
  * @generated from service changes.v1.ChangesService
  */
 export const ChangesService: GenService<{
@@ -882,6 +1080,22 @@ export const ChangesService: GenService<{
     methodKind: "unary";
     input: typeof PlanScheduleRequestSchema;
     output: typeof PlanScheduleResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.ChangesService.PlanChange
+   */
+  planChange: {
+    methodKind: "unary";
+    input: typeof PlanChangeRequestSchema;
+    output: typeof PlanChangeResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.ChangesService.ValidateCreative
+   */
+  validateCreative: {
+    methodKind: "unary";
+    input: typeof ValidateCreativeRequestSchema;
+    output: typeof ValidateCreativeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_changes_v1_changes, 0);
