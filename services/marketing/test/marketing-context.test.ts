@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { MarketingItem } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
+import { validData } from '@adsmcp/testkit/marketing-items';
 import type { JsonObject } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { Kind } from '../src/domain/item-data.ts';
-import { validData } from './fixtures.ts';
 import { principal, type RunningService, startService } from './service.ts';
 
 let svc: RunningService;

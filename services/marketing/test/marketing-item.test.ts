@@ -8,6 +8,7 @@ import {
   NotFoundError,
   StaleRevisionError,
 } from '@adsmcp/runtime/errors';
+import { validData } from '@adsmcp/testkit/marketing-items';
 import {
   checkArchive,
   type ItemState,
@@ -19,7 +20,6 @@ import {
   validateArchive,
   validateSave,
 } from '../src/domain/marketing-item.ts';
-import { validData } from './fixtures.ts';
 
 function assertFails(fn: () => unknown, type: new (...args: never[]) => DomainError, message: string): void {
   assert.throws(fn, (err: unknown) => {

@@ -1,5 +1,10 @@
-/** One valid data object for each kind of marketing item, for the tests to start from. */
-import type { Kind } from '../src/domain/item-data.ts';
+/**
+ * One valid data object for each kind of marketing item, with its optional fields, for the tests
+ * of the save tool's schema (gateway) and of the marketing service to start from.
+ */
+
+export const KINDS = ['brand', 'brief', 'playbook', 'inspiration', 'batch', 'creative'] as const;
+export type Kind = (typeof KINDS)[number];
 
 export const ACCOUNT_ID = '5b1f1c7e-4f7e-4c0e-9a55-0d3e6f1b2c3d';
 export const BRIEF_ID = '8c0d2e43-2f1a-4b7e-8f57-6a3b9e0c1d24';
