@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 
@@ -52,20 +52,7 @@ before(async () => {
       ]),
     ) as { token: string }
   ).token;
-  const other = JSON.parse(
-    await stack.admin([
-      'create-workspace',
-      '--name',
-      'Another workspace',
-      '--admin-email',
-      'admin@another.example',
-      '--admin-password',
-      'another-password-1',
-    ]),
-  ) as { workspace_id: string };
-  otherWorkspaceToken = (
-    JSON.parse(await stack.admin(['create-token', '--workspace', other.workspace_id])) as { token: string }
-  ).token;
+  otherWorkspaceToken = (await newWorkspaceToken(stack, 'Another workspace')).token;
 });
 
 afterEach(async () => {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
-import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { TestDatabase } from '@adsmcp/testkit/postgres';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
@@ -288,20 +288,7 @@ describe('prepare, approve in the browser, apply once', () => {
   });
 
   test("another workspace's token never sees or applies this workspace's changes", async () => {
-    const other = JSON.parse(
-      await stack.admin([
-        'create-workspace',
-        '--name',
-        'Elsewhere',
-        '--admin-email',
-        'a@elsewhere.example',
-        '--admin-password',
-        'elsewhere-pass-1',
-      ]),
-    ) as { workspace_id: string };
-    const token = (
-      JSON.parse(await stack.admin(['create-token', '--workspace', other.workspace_id])) as { token: string }
-    ).token;
+    const token = (await newWorkspaceToken(stack, 'Elsewhere')).token;
     const stranger = await connectClient('v1', stack.mcpUrl, token);
     try {
       const mine = await ok<{ changes: { change_id: string }[] }>('ads_list_changes', {});

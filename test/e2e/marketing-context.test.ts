@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { toolCalls } from '@adsmcp/testkit/tool-calls';
@@ -66,20 +66,7 @@ const parts = {
 before(async () => {
   e2e = await startSeededStack({ env: { MCP_RATE_BURST: '1000' } });
   ({ stack, seed } = e2e);
-  const other = JSON.parse(
-    await stack.admin([
-      'create-workspace',
-      '--name',
-      'Other workspace',
-      '--admin-email',
-      'admin@other.example',
-      '--admin-password',
-      'other-password-1',
-    ]),
-  ) as { workspace_id: string };
-  const otherToken = (
-    JSON.parse(await stack.admin(['create-token', '--workspace', other.workspace_id])) as { token: string }
-  ).token;
+  const otherToken = (await newWorkspaceToken(stack, 'Other workspace')).token;
   agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
   otherAgent = await connectClient('v1', stack.mcpUrl, otherToken);
 });

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, type McpTestClient, rawPost } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 
@@ -116,20 +116,7 @@ before(async () => {
       await stack.admin(['create-token', '--workspace', seed.workspaceId, '--user', 'viewer@demo.example']),
     ) as { token: string }
   ).token;
-  const other = JSON.parse(
-    await stack.admin([
-      'create-workspace',
-      '--name',
-      'Other workspace',
-      '--admin-email',
-      'admin@other.example',
-      '--admin-password',
-      'other-password-1',
-    ]),
-  ) as { workspace_id: string };
-  const otherToken = (
-    JSON.parse(await stack.admin(['create-token', '--workspace', other.workspace_id])) as { token: string }
-  ).token;
+  const otherToken = (await newWorkspaceToken(stack, 'Other workspace')).token;
   client = await connectClient('v2-2026', stack.mcpUrl, seed.token);
   otherClient = await connectClient('v1', stack.mcpUrl, otherToken);
 });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, rawPost } from '@adsmcp/testkit/mcp-clients';
 import type { TestDatabase } from '@adsmcp/testkit/postgres';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
@@ -96,20 +96,7 @@ before(async () => {
     'viewer',
   ]);
   tokens.viewer = (await createToken(['--user', 'viewer@demo.example', '--name', 'viewer'])).token;
-  const other = JSON.parse(
-    await stack.admin([
-      'create-workspace',
-      '--name',
-      'Other workspace',
-      '--admin-email',
-      'admin@other.example',
-      '--admin-password',
-      'other-password-1',
-    ]),
-  ) as { workspace_id: string };
-  tokens.other = (
-    JSON.parse(await stack.admin(['create-token', '--workspace', other.workspace_id])) as { token: string }
-  ).token;
+  tokens.other = (await newWorkspaceToken(stack, 'Other workspace')).token;
 });
 
 after(async () => {

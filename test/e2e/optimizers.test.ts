@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 
@@ -76,14 +76,7 @@ async function fails(c: McpTestClient, name: string, args: Record<string, unknow
 }
 
 async function newWorkspace(name: string, features: string[]): Promise<string> {
-  const args = ['create-workspace', '--name', name, '--admin-email', `admin@${randomUUID()}.example`];
-  args.push('--admin-password', 'workspace-password-1');
-  if (features.length > 0) args.push('--features', features.join(','));
-  const { workspace_id } = JSON.parse(await stack.admin(args)) as { workspace_id: string };
-  const { token } = JSON.parse(await stack.admin(['create-token', '--workspace', workspace_id])) as {
-    token: string;
-  };
-  return token;
+  return (await newWorkspaceToken(stack, name, features)).token;
 }
 
 before(async () => {

@@ -1,4 +1,5 @@
 /** The set-up of an end-to-end test file: a fresh database, the whole stack on it, the demo seeded. */
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,4 +30,23 @@ export async function startSeededStack(opts: Pick<StackOptions, 'env'> = {}): Pr
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * newWorkspaceToken creates, through the admin command, a workspace of its own (its first admin
+ * with a generated email) with `features` on, and returns an MCP token of that admin.
+ */
+export async function newWorkspaceToken(
+  stack: Stack,
+  name: string,
+  features: readonly string[] = [],
+): Promise<{ workspaceId: string; token: string }> {
+  const args = ['create-workspace', '--name', name, '--admin-email', `admin@${randomUUID()}.example`];
+  args.push('--admin-password', 'workspace-password-1');
+  if (features.length > 0) args.push('--features', features.join(','));
+  const { workspace_id } = JSON.parse(await stack.admin(args)) as { workspace_id: string };
+  const { token } = JSON.parse(await stack.admin(['create-token', '--workspace', workspace_id])) as {
+    token: string;
+  };
+  return { workspaceId: workspace_id, token };
 }
