@@ -39,3 +39,41 @@ export function createServiceClient<T extends DescService>(
   });
   return createClient(service, transport);
 }
+
+/** Where the services of one proto package are served: the process's URL and its principal audience. */
+export interface ServiceTarget {
+  baseUrl: string;
+  audience: string;
+}
+
+/**
+ * serviceDirectory returns a function giving the client of any service by its proto package's
+ * first segment (`marketing.v1.MarketingService` -> `targets.marketing`), one transport per target
+ * and one client per service, made on first use.
+ */
+export function serviceDirectory(
+  targets: Record<string, ServiceTarget>,
+  signer: PrincipalSigner,
+): <T extends DescService>(service: T) => Client<T> {
+  const transports = new Map<string, ReturnType<typeof createGrpcTransport>>();
+  const clients = new Map<string, unknown>();
+  return <T extends DescService>(service: T): Client<T> => {
+    const known = clients.get(service.typeName);
+    if (known !== undefined) return known as Client<T>;
+    const pkg = service.typeName.split('.')[0] ?? '';
+    const target = targets[pkg];
+    if (target === undefined) throw new Error(`no process serves the ${pkg} package (${service.typeName})`);
+    let transport = transports.get(pkg);
+    if (transport === undefined) {
+      transport = createGrpcTransport({
+        baseUrl: target.baseUrl,
+        interceptors: [signingInterceptor(signer, target.audience)],
+        defaultTimeoutMs: 30_000,
+      });
+      transports.set(pkg, transport);
+    }
+    const client = createClient(service, transport);
+    clients.set(service.typeName, client);
+    return client;
+  };
+}

@@ -7,6 +7,7 @@ import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey } from '@adsmcp/runtime/service-client';
+import type { DescService } from '@bufbuild/protobuf';
 import { type CallOptions, type Client, createContextValues } from '@connectrpc/connect';
 
 export interface GatewayDeps {
@@ -18,6 +19,11 @@ export interface GatewayDeps {
   changes: Client<typeof ChangesService>;
   optimizer: Client<typeof OptimizerService>;
   marketing: Client<typeof MarketingService>;
+  /**
+   * The client of any internal service, found by its proto package (`marketing.v1.X` is served by
+   * the marketing process): a service added to a process's proto package needs no wiring here.
+   */
+  clientOf: <T extends DescService>(service: T) => Client<T>;
   /**
    * Forgets what this gateway replica remembers of a credential's authentication, so that its
    * revocation takes effect at once; buildServer sets it.

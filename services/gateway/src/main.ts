@@ -8,7 +8,7 @@ import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
-import { createServiceClient } from '@adsmcp/runtime/service-client';
+import { serviceDirectory } from '@adsmcp/runtime/service-client';
 import { loadConfig } from './config.ts';
 import { buildServer } from './server.ts';
 
@@ -25,14 +25,25 @@ runMain(SERVICE_NAME, async () => {
     max: 20,
   });
   const signer = await createPrincipalSigner(config.PRINCIPAL_PRIVATE_KEY);
+  // Each proto package is served by one process; the gateway calls any service of it on one transport.
+  const clientOf = serviceDirectory(
+    {
+      upstream: { baseUrl: config.UPSTREAM_PROXY_URL, audience: 'upstream-proxy' },
+      changes: { baseUrl: config.CHANGES_URL, audience: 'changes' },
+      optimizer: { baseUrl: config.OPTIMIZER_URL, audience: 'optimizer' },
+      marketing: { baseUrl: config.MARKETING_URL, audience: 'marketing' },
+    },
+    signer,
+  );
   const deps = {
     pool,
     publicUrl: config.PUBLIC_URL,
     logger,
-    upstream: createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer),
-    changes: createServiceClient(ChangesService, config.CHANGES_URL, 'changes', signer),
-    optimizer: createServiceClient(OptimizerService, config.OPTIMIZER_URL, 'optimizer', signer),
-    marketing: createServiceClient(MarketingService, config.MARKETING_URL, 'marketing', signer),
+    upstream: clientOf(UpstreamService),
+    changes: clientOf(ChangesService),
+    optimizer: clientOf(OptimizerService),
+    marketing: clientOf(MarketingService),
+    clientOf,
   };
   const { app } = buildServer(deps, {
     publicUrl: config.PUBLIC_URL,

@@ -4,10 +4,8 @@
  * ad platform is here or in the row's hand-written `run`.
  */
 import { ChangesService, type PrepareChangeRequestSchema } from '@adsmcp/proto/changes/v1/changes_pb';
-import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
-import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
-import type { DescMessage, DescService, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { CallOptions } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import {
@@ -27,19 +25,6 @@ import type { JsonSchema } from './schema.ts';
 
 type UnaryCall = (request: unknown, options: CallOptions) => Promise<MessageShape<DescMessage>>;
 
-/** The gateway's client of each service, by the service's proto name. */
-function clientOf(deps: GatewayDeps, service: DescService): Record<string, UnaryCall> {
-  const clients: Record<string, unknown> = {
-    [ChangesService.typeName]: deps.changes,
-    [MarketingService.typeName]: deps.marketing,
-    [OptimizerService.typeName]: deps.optimizer,
-    [UpstreamService.typeName]: deps.upstream,
-  };
-  const client = clients[service.typeName];
-  if (client === undefined) throw new Error(`the gateway has no client of ${service.typeName}`);
-  return client as Record<string, UnaryCall>;
-}
-
 async function runRpc(
   route: RpcRoute<GatewayDeps>,
   ctx: ToolContext<GatewayDeps>,
@@ -50,7 +35,9 @@ async function runRpc(
     // The service trusts the gateway for the account: it must be one of the workspace's.
     await workspaceAccount(deps, caller.principal, String(args[route.account]));
   }
-  const call = clientOf(deps, route.method.parent)[route.method.localName];
+  const call = (deps.clientOf(route.method.parent) as unknown as Record<string, UnaryCall>)[
+    route.method.localName
+  ];
   if (call === undefined) throw new Error(`no client method for ${rpcName(route.method)}`);
   const request = requestFrom(route.method.input, { ...args, ...route.fixed });
   const response = await call(request, onBehalfOf(caller.principal));
