@@ -14,6 +14,7 @@ import { marketingContextTools } from './marketing-context-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 import { planningTools } from './planning-tools.ts';
+import { reportTools } from './report-tools.ts';
 
 export const allTools: readonly ToolRow<GatewayDeps>[] = [
   getConnectionContext,
@@ -28,6 +29,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...changeTools,
   ...marketingTools,
   ...marketingContextTools,
+  ...reportTools,
   ...optimizerTools,
   disconnectClient,
 ];
