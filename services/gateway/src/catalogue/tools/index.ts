@@ -15,6 +15,7 @@ import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 import { planningTools } from './planning-tools.ts';
 import { reportTools } from './report-tools.ts';
+import { standardTools } from './standard-tools.ts';
 
 export const allTools: readonly ToolRow<GatewayDeps>[] = [
   getConnectionContext,
@@ -31,6 +32,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...marketingContextTools,
   ...reportTools,
   ...optimizerTools,
+  ...standardTools,
   disconnectClient,
 ];
 
