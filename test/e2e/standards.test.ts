@@ -62,13 +62,15 @@ async function archiveAll(): Promise<void> {
   }
 }
 
-/** A signed-in browser page of the demo workspace's admin. */
-async function adminPage(): Promise<Page> {
+/** A signed-in browser page of the demo workspace's admin, or of another person. */
+async function adminPage(
+  who = { email: seed.dashboardUser, password: seed.dashboardPassword as string },
+): Promise<Page> {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${stack.gatewayUrl}/dashboard/login`);
-  await page.fill('#email', seed.dashboardUser);
-  await page.fill('#password', seed.dashboardPassword as string);
+  await page.fill('#email', who.email);
+  await page.fill('#password', who.password);
   await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
   return page;
 }
@@ -339,6 +341,47 @@ describe('spend guard set by an admin in the dashboard', () => {
         (await page.textContent('[role=alert]')) ?? '',
         /The bid cap must be a whole number of micros/,
       );
+      assert.equal((await page.textContent('#cap-bid'))?.trim(), before);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  test('an editor sees the caps but no form, and a forged post from them or from another origin is refused', async () => {
+    const editor = { email: 'editor-standards@demo.example', password: 'editor-password-1' };
+    await stack.admin([
+      'add-user',
+      '--workspace',
+      seed.workspaceId,
+      '--email',
+      editor.email,
+      '--password',
+      editor.password,
+      '--role',
+      'editor',
+    ]);
+    const page = await adminPage(editor);
+    try {
+      const path = `/dashboard/accounts/${account.account_id}`;
+      await page.goto(`${stack.gatewayUrl}${path}`);
+      assert.equal(await page.locator('#save-guard').count(), 0);
+      const before = (await page.textContent('#cap-bid'))?.trim();
+      const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+      const csrf = await page.locator('header input[name=csrf]').getAttribute('value');
+      const post = (origin: string) =>
+        fetch(`${stack.gatewayUrl}${path}/spend-guard`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ csrf: csrf ?? '', max_bid_micros: '999999999' }).toString(),
+        });
+      const forged = await post(new URL(stack.gatewayUrl).origin);
+      assert.equal(forged.status, 403);
+      assert.match(await forged.text(), /Only a workspace admin can set a spend guard/);
+      const foreign = await post('https://attacker.example');
+      assert.equal(foreign.status, 403);
+      assert.match(await foreign.text(), /refused by the origin check/);
+      await page.reload();
       assert.equal((await page.textContent('#cap-bid'))?.trim(), before);
     } finally {
       await page.context().close();
