@@ -96,7 +96,17 @@ function newPath(): string {
   return `/p/${randomUUID()}`;
 }
 
-function saveRequest(patch: Partial<SaveRequest> = {}): SaveRequest {
+/** What a test varies in a save. */
+interface SavePatch {
+  accountId?: string;
+  name?: string;
+  url?: string;
+  intervalHours?: number;
+  enabled?: boolean;
+  literals?: string[];
+}
+
+function saveRequest(patch: SavePatch = {}): SaveRequest {
   return {
     accountId: randomUUID(),
     name: 'Rival offers',
