@@ -19,6 +19,8 @@ let editor: McpTestClient;
 let otherEditor: McpTestClient;
 let calls: ToolCalls;
 let accountId: string;
+/** Saved enabled as soon as the stack is up: the schedule checks it within a minute and a half. */
+let scheduled: Source;
 
 interface Source {
   source_id: string;
@@ -72,9 +74,10 @@ async function memberClient(email: string, role: 'editor' | 'viewer'): Promise<M
 const saveArgs = (patch: Record<string, unknown> = {}) => ({
   account_id: accountId,
   name: 'Rival offers',
-  url: 'https://127.0.0.1/offers',
+  url: 'https://127.0.0.10/offers',
   interval_hours: 24,
-  enabled: true,
+  // Sources checked by hand are saved paused, so that no scheduled check takes their host's slot.
+  enabled: false,
   ...patch,
 });
 
@@ -90,6 +93,7 @@ before(async () => {
   editor = await memberClient('editor@demo.example', 'editor');
   otherEditor = await memberClient('other-editor@demo.example', 'editor');
   calls = toolCalls(() => admin);
+  scheduled = await save(saveArgs({ url: 'https://127.0.0.20/scheduled', enabled: true }));
 });
 
 after(async () => {
@@ -99,7 +103,7 @@ after(async () => {
 
 describe('saving and listing', () => {
   test('a saved source is listed with its schedule, and no check yet', async () => {
-    const source = await save(saveArgs({ literals: ['free shipping'] }));
+    const source = await save(saveArgs({ enabled: true, literals: ['free shipping'] }));
     assert.equal(source.revision, 1);
     assert.equal(source.schedule_state, 'scheduled');
     assert.ok(source.next_check_at);
@@ -114,7 +118,7 @@ describe('saving and listing', () => {
   });
 
   test('a stale revision is refused with the current revision', async () => {
-    const source = await save(saveArgs({ url: 'https://127.0.0.1/stale' }));
+    const source = await save(saveArgs({ url: 'https://127.0.0.11/stale' }));
     await save({
       ...saveArgs({ url: source.url, name: 'Renamed' }),
       source_id: source.source_id,
@@ -151,7 +155,7 @@ describe('saving and listing', () => {
 
 describe('checks by hand', () => {
   test('a source on a loopback address is checked and the refusal is recorded as its evidence', async () => {
-    const source = await save(saveArgs({ url: 'https://127.0.0.1/offers', enabled: false }));
+    const source = await save(saveArgs({ url: 'https://127.0.0.1/offers' }));
     const { observation } = await calls.ok<{ observation: Observation; source: Source }>(
       'ads_check_competitor_source',
       { source_id: source.source_id },
@@ -203,7 +207,7 @@ describe('checks by hand', () => {
 
 describe('pausing', () => {
   test('the creator may pause a source; pausing again changes nothing', async () => {
-    const source = await save(saveArgs({ url: 'https://127.0.0.2/' }), editor);
+    const source = await save(saveArgs({ url: 'https://127.0.0.2/', enabled: true }), editor);
     const paused = (
       await calls.ok<{ source: Source }>(
         'ads_pause_competitor_source',
@@ -225,7 +229,7 @@ describe('pausing', () => {
   });
 
   test('another editor may not pause it; a workspace admin may', async () => {
-    const source = await save(saveArgs({ url: 'https://127.0.0.3/' }), editor);
+    const source = await save(saveArgs({ url: 'https://127.0.0.3/', enabled: true }), editor);
     const err = await calls.refused(
       'ads_pause_competitor_source',
       { source_id: source.source_id },
@@ -241,5 +245,31 @@ describe('pausing', () => {
       )
     ).source;
     assert.equal(paused.schedule_state, 'paused');
+  });
+});
+
+describe('the schedule', () => {
+  test('an enabled source is checked on the bus without being asked, and the refusal is its evidence', async () => {
+    // Due within a minute of the save, found within 30 s of being due.
+    const deadline = Date.now() + 120_000;
+    let observations: Observation[] = [];
+    while (Date.now() < deadline) {
+      ({ observations } = await calls.ok<{ observations: Observation[] }>('ads_get_competitor_observations', {
+        source_id: scheduled.source_id,
+      }));
+      if (observations.length > 0) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const [observation] = observations;
+    assert.equal(observation?.trigger, 'scheduled');
+    assert.equal(observation?.outcome, 'refused');
+    assert.equal(observation?.reason_message, 'the host resolves to a loopback address (127.0.0.20)');
+    const list = await calls.ok<{ sources: Source[] }>('ads_list_competitor_sources', { limit: 100 });
+    const listed = list.sources.find((s) => s.source_id === scheduled.source_id);
+    assert.equal(listed?.last_check?.observation_id, observation?.observation_id);
+    assert.ok(
+      listed?.next_check_at && Date.parse(listed.next_check_at) > Date.now() + 23 * 3_600_000,
+      'next check a day on',
+    );
   });
 });
