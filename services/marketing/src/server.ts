@@ -1,10 +1,12 @@
 import { fileURLToPath } from 'node:url';
+import { CompetitorService } from '@adsmcp/proto/marketing/v1/competitors_pb';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createCompetitorHandlers } from './handlers/competitor-handlers.ts';
 import { createMarketingHandlers } from './handlers/marketing-handlers.ts';
 import { createReportHandlers } from './handlers/report-handlers.ts';
 
@@ -27,6 +29,7 @@ export function buildServer(deps: Deps): ConnectServer {
     routes: (router) => {
       router.service(MarketingService, createMarketingHandlers(deps));
       router.service(ReportService, createReportHandlers(deps));
+      router.service(CompetitorService, createCompetitorHandlers(deps));
     },
   });
 }

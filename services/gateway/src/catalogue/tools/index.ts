@@ -7,6 +7,7 @@ import { adTools } from './ad-tools.ts';
 import { audienceTools } from './audience-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { changeTools } from './change-tools.ts';
+import { competitorTools } from './competitor-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
 import { conversionTools } from './conversion-tools.ts';
 import { insightTools } from './insight-tools.ts';
@@ -33,6 +34,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...reportTools,
   ...optimizerTools,
   ...standardTools,
+  ...competitorTools,
   disconnectClient,
 ];
 
