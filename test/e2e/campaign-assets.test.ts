@@ -7,10 +7,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { launchBrowser } from '@adsmcp/testkit/browser';
 import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { Stack } from '@adsmcp/testkit/stack';
 import { toolCalls } from '@adsmcp/testkit/tool-calls';
+import type { Browser } from 'playwright-core';
 import sharp from 'sharp';
 import { createAssetLinks } from '../../services/gateway/src/assets/asset-links.ts';
 
@@ -19,6 +21,7 @@ let stack: Stack;
 let client: McpTestClient;
 let otherClient: McpTestClient;
 let account: string;
+let browser: Browser | undefined;
 const tools = toolCalls(() => client);
 
 interface Asset {
@@ -69,6 +72,7 @@ before(async () => {
 });
 
 after(async () => {
+  await browser?.close();
   await client?.close();
   await otherClient?.close();
   await e2e?.stop();
@@ -290,5 +294,34 @@ describe('delivery links', () => {
     );
     assert.equal(refused.code, 'not_found');
     assert.equal((await deliver(saved.delivery_url)).status, 200);
+  });
+});
+
+describe('in a browser', () => {
+  test('a delivery link shows as an image on a dashboard page (its policy allows its own images), until archived', async () => {
+    const saved = await save({ content_base64: await pngBase64(140, 90) });
+    browser = await launchBrowser();
+    const page = await (await browser.newContext()).newPage();
+    // A dashboard page, with the dashboard's Content-Security-Policy, as the change review is.
+    await page.goto(`${stack.gatewayUrl}/dashboard/login`);
+    const show = (src: string) =>
+      page.evaluate(
+        (url) =>
+          new Promise<number>((resolve) => {
+            const img = document.createElement('img');
+            img.onload = () => resolve(img.naturalWidth);
+            img.onerror = () => resolve(-1);
+            img.src = url;
+            document.body.append(img);
+          }),
+        src,
+      );
+    const path = saved.delivery_url.slice(stack.gatewayUrl.length);
+    assert.equal(await show(path), 140);
+    await tools.ok('ads_archive_campaign_asset', { asset_id: saved.asset.asset_id, expected_revision: 1 });
+    // A page keeps the images it has shown in memory; the next page view asks again, and no HTTP
+    // cache answers for the gateway (no-store).
+    await page.reload();
+    assert.equal(await show(path), -1);
   });
 });
