@@ -105,6 +105,20 @@ describe('saving and listing', () => {
     );
   });
 
+  test('an image of nearly 1 MiB goes through the whole way: saved, listed and served', async () => {
+    const noisy = await sharp({
+      create: { width: 560, height: 560, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 60 } },
+    })
+      .png()
+      .toBuffer();
+    assert.ok(noisy.length > 900_000 && noisy.length <= 1024 * 1024, `${noisy.length} bytes`);
+    const saved = await save({ content_base64: noisy.toString('base64') });
+    assert.deepEqual([saved.asset.width, saved.asset.height], [560, 560]);
+    const body = Buffer.from(await (await deliver(saved.delivery_url)).arrayBuffer());
+    assert.equal(body.length, saved.asset.byte_size);
+    assert.equal(createHash('sha256').update(body).digest('hex'), saved.asset.sha256);
+  });
+
   test('what is served is the upright image without its EXIF (GPS) metadata', async () => {
     const photo = await image(300, 100)
       .jpeg()
