@@ -299,6 +299,23 @@ describe('delivery links', () => {
     );
   });
 
+  test('the gateway logs a delivery without its token', async () => {
+    const saved = await save();
+    assert.equal((await deliver(saved.delivery_url)).status, 200);
+    const token = new URL(saved.delivery_url).searchParams.get('token') ?? '';
+    const logged = (l: string) => l.includes(`/assets/${saved.asset.asset_id}?token=…`);
+    // The request is logged once answered, and the log reaches the test a moment later.
+    for (let i = 0; i < 50 && !stack.recentOutput('gateway').some(logged); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const lines = stack.recentOutput('gateway');
+    assert.ok(lines.some(logged), lines.slice(-5).join('\n'));
+    assert.equal(
+      lines.some((l) => l.includes(token)),
+      false,
+    );
+  });
+
   test('another workspace cannot archive the asset', async () => {
     const saved = await save();
     const refused = await tools.refused(
