@@ -107,7 +107,13 @@ describe('saving and listing', () => {
 
   test('an image of nearly 1 MiB goes through the whole way: saved, listed and served', async () => {
     const noisy = await sharp({
-      create: { width: 560, height: 560, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 60 } },
+      create: {
+        width: 560,
+        height: 560,
+        channels: 3,
+        background: '#000',
+        noise: { type: 'gaussian', mean: 128, sigma: 60 },
+      },
     })
       .png()
       .toBuffer();
@@ -335,18 +341,15 @@ describe('in a browser', () => {
     const page = await (await browser.newContext()).newPage();
     // A dashboard page, with the dashboard's Content-Security-Policy, as the change review is.
     await page.goto(`${stack.gatewayUrl}/dashboard/login`);
-    const show = (src: string) =>
-      page.evaluate(
-        (url) =>
-          new Promise<number>((resolve) => {
-            const img = document.createElement('img');
-            img.onload = () => resolve(img.naturalWidth);
-            img.onerror = () => resolve(-1);
-            img.src = url;
-            document.body.append(img);
-          }),
-        src,
-      );
+    // Runs in the page (a string, since this file is not typed for the DOM): the image's width, or -1.
+    const show = (src: string): Promise<number> =>
+      page.evaluate(`new Promise((resolve) => {
+        const img = document.createElement('img');
+        img.onload = () => resolve(img.naturalWidth);
+        img.onerror = () => resolve(-1);
+        img.src = ${JSON.stringify(src)};
+        document.body.append(img);
+      })`);
     const path = saved.delivery_url.slice(stack.gatewayUrl.length);
     assert.equal(await show(path), 140);
     await tools.ok('ads_archive_campaign_asset', { asset_id: saved.asset.asset_id, expected_revision: 1 });
