@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
 import { CompetitorService } from '@adsmcp/proto/marketing/v1/competitors_pb';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
@@ -6,6 +7,7 @@ import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createAssetHandlers } from './handlers/asset-handlers.ts';
 import { createCompetitorHandlers } from './handlers/competitor-handlers.ts';
 import { createMarketingHandlers } from './handlers/marketing-handlers.ts';
 import { createReportHandlers } from './handlers/report-handlers.ts';
@@ -30,6 +32,7 @@ export function buildServer(deps: Deps): ConnectServer {
       router.service(MarketingService, createMarketingHandlers(deps));
       router.service(ReportService, createReportHandlers(deps));
       router.service(CompetitorService, createCompetitorHandlers(deps));
+      router.service(AssetService, createAssetHandlers(deps));
     },
   });
 }

@@ -59,7 +59,7 @@ export function registerDashboardRoutes(
     if (!req.url.startsWith('/dashboard')) return;
     reply.header(
       'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'",
     );
     reply.header('x-content-type-options', 'nosniff');
     // same-origin, not no-referrer: with no-referrer, browsers send "Origin: null" on our own form posts.

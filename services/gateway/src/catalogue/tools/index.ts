@@ -4,6 +4,7 @@ import { buildCatalogue, type Catalogue, type ToolRow } from '../catalogue.ts';
 import { GATEWAY_ROUTE_SHAPES, runRoute } from '../route-runner.ts';
 import { adGroupTools } from './ad-group-tools.ts';
 import { adTools } from './ad-tools.ts';
+import { assetTools } from './asset-tools.ts';
 import { audienceTools } from './audience-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { changeTools } from './change-tools.ts';
@@ -32,6 +33,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...marketingTools,
   ...marketingContextTools,
   ...reportTools,
+  ...assetTools,
   ...optimizerTools,
   ...standardTools,
   ...competitorTools,
