@@ -76,7 +76,11 @@ interface DeadRow {
   updated_at: Date;
 }
 
-/** listDead lists dead messages, oldest death first, optionally for one topic. */
+/**
+ * listDead lists dead messages, oldest death first, optionally for one topic. On both transports
+ * they are rows of the consuming service's outbox: the Postgres transport's consumers park the
+ * row they claimed; Kafka consumers write the message they gave up on into their own outbox.
+ */
 export async function listDead(
   db: Queryable,
   { topic, limit = 100 }: { topic?: string; limit?: number } = {},
