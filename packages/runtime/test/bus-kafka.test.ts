@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type KafkaMockCluster, startKafkaMock } from '@adsmcp/testkit/kafka-mock';
-import { Kafka, type KafkaMessage, logLevel } from 'kafkajs';
+import { Kafka, type KafkaMessage, logLevel, Partitioners } from 'kafkajs';
 import {
   createKafkaTransport,
   DEAD_HEADERS,
@@ -79,7 +79,31 @@ async function readTopic(topic: string, count: number): Promise<KafkaMessage[]> 
 const text = (v: Buffer | string | (Buffer | string)[] | undefined) =>
   Array.isArray(v) ? v.map(String).join(',') : v?.toString();
 
-describe('the Kafka transport', { concurrency: 2 }, () => {
+describe('the Kafka transport', { concurrency: 3 }, () => {
+  test('a message on the topic that the bus did not publish is skipped, and the messages behind it are handled', async (t) => {
+    const topic = 'foreign';
+    const kafka = new Kafka({ clientId: 'bus-test-foreign', brokers: brokers(), logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await producer.connect();
+    // Same key as the bus message below: same partition, ahead of it.
+    await producer.send({
+      topic,
+      messages: [
+        { key: 'k', value: 'not json' },
+        { key: 'k', value: '{}' },
+      ],
+    });
+    await producer.disconnect();
+    const id = await enqueue(suite.pool, { topic, key: 'k', payload: { n: 1 } });
+
+    const seen: string[] = [];
+    const transport = suite.transportFor(t, suite.pool);
+    await transport.consume({ name: 'foreign', topic, handler: async (m) => void seen.push(m.id) });
+    await waitFor('the bus message', async () => seen.length > 0);
+    await transport.stop();
+    assert.deepEqual(seen, [id]);
+  });
+
   test('the relay publishes an outbox row to its topic, keyed by its key, with its id, enqueue time and headers, and marks it done', async (t) => {
     const topic = 'relayed';
     suite.transportFor(t, suite.pool); // its relay publishes; nothing consumes

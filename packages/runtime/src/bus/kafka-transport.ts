@@ -512,16 +512,7 @@ class KafkaBusConsumer<P> implements Consumer {
     pause,
   }: EachMessagePayload): Promise<void> {
     const next = { topic, partition, offset: (BigInt(message.offset) + 1n).toString() };
-    const delivery = decode<P>(topic, message);
-    if (delivery === undefined) {
-      this.log.error(
-        { partition, offset: message.offset },
-        'bus consumer skipped a message that the bus did not publish (no message id or no JSON value)',
-      );
-      await this.consumer.commitOffsets([next]);
-      return;
-    }
-    const log = this.log.child({ message_id: delivery.id, partition, offset: message.offset });
+    let log = this.log.child({ partition, offset: message.offset });
     // Holds the partition: it is fetched again from this message once `delayMs` is over.
     const retryLater = (delayMs: number) => {
       const resume = pause();
@@ -532,6 +523,19 @@ class KafkaBusConsumer<P> implements Consumer {
       }, delayMs);
       this.resumeTimers.add(timer);
     };
+    const delivery = decode<P>(topic, message);
+    if (delivery === undefined) {
+      log.error(
+        'bus consumer skipped a message that the bus did not publish (no message id or no JSON value)',
+      );
+      try {
+        await this.consumer.commitOffsets([next]);
+      } catch (err) {
+        this.bookkeepingFailed(err, retryLater, log);
+      }
+      return;
+    }
+    log = log.child({ message_id: delivery.id });
 
     let attempt: number;
     try {
