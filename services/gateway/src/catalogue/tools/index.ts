@@ -14,6 +14,7 @@ import { marketingContextTools } from './marketing-context-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 import { planningTools } from './planning-tools.ts';
+import { reviewTools } from './review-tools.ts';
 
 export const allTools: readonly ToolRow<GatewayDeps>[] = [
   getConnectionContext,
@@ -29,6 +30,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...marketingTools,
   ...marketingContextTools,
   ...optimizerTools,
+  ...reviewTools,
   disconnectClient,
 ];
 
