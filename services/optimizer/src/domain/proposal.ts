@@ -160,6 +160,10 @@ export function reviewedProposal(
   if (!(DECISIONS as readonly string[]).includes(decision)) {
     throw new InvalidArgumentError(`decision must be one of ${DECISIONS.join(', ')}`);
   }
+  // The tool's schema says so for agents; the dashboard's form arrives here as typed.
+  if (note.trim() === '' || note.length > 4000) {
+    throw new InvalidArgumentError('note must be 1 to 4000 characters, saying why');
+  }
   const status = shownProposalStatus(p, now);
   const open: readonly ProposalStatus[] =
     decision === 'reject' ? ['pending_review', 'changes_requested', 'expired'] : ['pending_review'];
