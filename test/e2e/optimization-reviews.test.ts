@@ -125,6 +125,19 @@ async function proposalFor(ad: Ad, title: string): Promise<Proposal> {
   return proposal;
 }
 
+/** Queues (POST) or clears (DELETE) faults on the ads sandbox, as its operator. */
+async function sandboxFaults(method: 'POST' | 'DELETE', fault?: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${stack.urls['ads-sandbox']}/_sandbox/faults`, {
+    method,
+    headers: {
+      authorization: `Bearer ${stack.secrets.sandboxAdminToken}`,
+      ...(fault ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(fault ? { body: JSON.stringify(fault) } : {}),
+  });
+  assert.ok(res.ok, `sandbox refused the fault: ${res.status} ${await res.text()}`);
+}
+
 async function signIn(): Promise<Page> {
   const context = await browser.newContext();
   contexts.push(context);
@@ -350,6 +363,39 @@ describe('refusals', () => {
       proposal_id: proposal.proposal_id,
     });
     assert.equal(still.status, 'pending_review');
+  });
+
+  test('when the platform cannot give the snapshot, the run stays claimed and the error names the claim_token to retry with', async () => {
+    const ad = nextAd();
+    const optimizerId = await optimizerFor(ad);
+    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    await sandboxFaults('POST', {
+      account_id: seed.accounts[0]?.upstream_account_id,
+      path_prefix: '/ad_groups',
+      kind: 'status_500',
+      count: 50,
+    });
+    let err: { code: string; message: string };
+    try {
+      err = await calls.refused('ads_claim_optimization_run', { run_id: run.run_id });
+    } finally {
+      await sandboxFaults('DELETE');
+    }
+    const token = /claim_token ([0-9a-f-]{36})/.exec(err.message)?.[1];
+    assert.ok(token, err.message);
+    const other = await calls.refused('ads_claim_optimization_run', { run_id: run.run_id });
+    assert.match(other.message, /already claimed/);
+    const retried = await calls.ok<{ claim_token: string; snapshot: Snapshot }>(
+      'ads_claim_optimization_run',
+      {
+        run_id: run.run_id,
+        claim_token: token,
+      },
+    );
+    assert.equal(retried.claim_token, token);
+    assert.ok(retried.snapshot.ads.some((a) => a.ad_id === ad.id));
   });
 
   test('pausing the optimizer cancels its open run and refuses new reviews', async () => {

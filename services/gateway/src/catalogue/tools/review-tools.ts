@@ -5,12 +5,15 @@
  * optimizer publishes it as a change.
  */
 
+import { randomUUID } from 'node:crypto';
 import {
+  type ClaimRunResponse,
   PerformanceSnapshotSchema,
   type ReviewRun,
   ReviewRunSchema,
   ReviewService,
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
 import { type Caller, defineTool, type ToolRow } from '../catalogue.ts';
@@ -236,6 +239,65 @@ async function deliveryByAd(
   return byAd;
 }
 
+/** Reads the snapshot of a claimed run from the platform and records it with the optimizer. */
+async function takeSnapshot(caller: Caller, deps: GatewayDeps, claim: ClaimRunResponse, run: ReviewRun) {
+  const account = await workspaceAccount(deps, caller.principal, run.accountId);
+  const claimedAt = new Date(claim.claimedAt);
+  const end = new Date(claimedAt.getTime() - claim.reportingDelayHours * HOUR_MS);
+  const start = new Date(end.getTime() - claim.windowHours * HOUR_MS);
+  const timeRange = `${localDate(start, account.timeZone)}..${localDate(end, account.timeZone)}`;
+  const ads = await campaignAds(caller, deps, run.accountId, claim.campaignIds);
+  const groups = [...new Set(ads.map((a) => a.adGroupId))];
+  const delivery = await deliveryByAd(caller, deps, run.accountId, groups, timeRange);
+  return deps.clientOf(ReviewService).recordSnapshot(
+    {
+      runId: run.runId,
+      claimToken: claim.claimToken,
+      timeRange,
+      windowStart: start.toISOString(),
+      windowEnd: end.toISOString(),
+      currency: account.currency,
+      timeZone: account.timeZone,
+      ads: ads.map((a) => {
+        const d = delivery.get(a.adId) ?? { impressions: 0, clicks: 0, conversions: 0, spendMicros: 0 };
+        return {
+          ...a,
+          impressions: BigInt(Math.round(d.impressions)),
+          clicks: BigInt(Math.round(d.clicks)),
+          conversions: d.conversions,
+          spendMicros: BigInt(Math.round(d.spendMicros)),
+        };
+      }),
+    },
+    onBehalfOf(caller.principal),
+  );
+}
+
+const CODE_WORDS: Partial<Record<Code, string>> = {
+  [Code.NotFound]: 'not_found',
+  [Code.PermissionDenied]: 'permission_denied',
+  [Code.InvalidArgument]: 'invalid_argument',
+  [Code.FailedPrecondition]: 'failed_precondition',
+  [Code.ResourceExhausted]: 'rate_limited',
+};
+
+/**
+ * The failure of a snapshot read after the claim was made: the run stays claimed by the caller,
+ * so the error says with which token to claim it again.
+ */
+function claimedWithoutSnapshot(err: unknown, run: ReviewRun, token: string): ToolFailure {
+  const retry = `the run stays claimed by you until ${run.claimExpiresAt ?? 'its claim runs out'}: call ads_claim_optimization_run again with claim_token ${token} to read the snapshot again`;
+  const extra = { run_id: run.runId, claim_token: token };
+  if (err instanceof ToolFailure)
+    return new ToolFailure(err.code, `${err.message}; ${retry}`, { ...err.extra, ...extra });
+  const e = ConnectError.from(err);
+  return new ToolFailure(
+    CODE_WORDS[e.code] ?? 'unavailable',
+    `the performance snapshot could not be read (${e.rawMessage}); ${retry}`,
+    extra,
+  );
+}
+
 const claimOutput = {
   type: 'object',
   properties: {
@@ -281,43 +343,18 @@ export const claimRun = defineTool<GatewayDeps, typeof claimInput>({
     async run({ caller, deps }, args) {
       const reviews = deps.clientOf(ReviewService);
       const as = onBehalfOf(caller.principal);
-      const claim = await reviews.claimRun({ runId: args.run_id, claimToken: args.claim_token }, as);
+      // Chosen here when the caller gave none, so that a failed read can tell the caller its claim.
+      const token = args.claim_token ?? randomUUID();
+      const claim = await reviews.claimRun({ runId: args.run_id, claimToken: token }, as);
       const run = claim.run as ReviewRun;
-      const account = await workspaceAccount(deps, caller.principal, run.accountId);
-      const claimedAt = new Date(claim.claimedAt);
-      const end = new Date(claimedAt.getTime() - claim.reportingDelayHours * HOUR_MS);
-      const start = new Date(end.getTime() - claim.windowHours * HOUR_MS);
-      const timeRange = `${localDate(start, account.timeZone)}..${localDate(end, account.timeZone)}`;
-      const ads = await campaignAds(caller, deps, run.accountId, claim.campaignIds);
-      const groups = [...new Set(ads.map((a) => a.adGroupId))];
-      const delivery = await deliveryByAd(caller, deps, run.accountId, groups, timeRange);
-      const recorded = await reviews.recordSnapshot(
-        {
-          runId: run.runId,
-          claimToken: claim.claimToken,
-          timeRange,
-          windowStart: start.toISOString(),
-          windowEnd: end.toISOString(),
-          currency: account.currency,
-          timeZone: account.timeZone,
-          ads: ads.map((a) => {
-            const d = delivery.get(a.adId) ?? { impressions: 0, clicks: 0, conversions: 0, spendMicros: 0 };
-            return {
-              ...a,
-              impressions: BigInt(Math.round(d.impressions)),
-              clicks: BigInt(Math.round(d.clicks)),
-              conversions: d.conversions,
-              spendMicros: BigInt(Math.round(d.spendMicros)),
-            };
-          }),
-        },
-        as,
-      );
+      let recorded: Awaited<ReturnType<typeof reviews.recordSnapshot>>;
+      try {
+        recorded = await takeSnapshot(caller, deps, claim, run);
+      } catch (err) {
+        throw claimedWithoutSnapshot(err, run, token);
+      }
       if (recorded.run === undefined || recorded.snapshot === undefined) {
-        throw new ToolFailure(
-          'unavailable',
-          'the optimizer answered without the snapshot; claim again with your claim_token',
-        );
+        throw claimedWithoutSnapshot(new Error('the optimizer answered without the snapshot'), run, token);
       }
       return {
         run: resultOf(ReviewRunSchema, recorded.run),
