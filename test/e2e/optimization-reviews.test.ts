@@ -288,6 +288,49 @@ describe('the whole review loop', () => {
   });
 });
 
+describe('publishing', () => {
+  test('a proposal the changes service refuses to plan fails with its reason, and nothing is sent', async () => {
+    const ad = nextAd();
+    const host = new URL(ad.creative.target_url).hostname;
+    const optimizerId = await optimizerFor(ad, { allowed_domains: [host] });
+    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', {
+      run_id: run.run_id,
+    });
+    // The variant is the ad as it is: publishing it would change nothing.
+    const same = {
+      ...variantFor(ad, ad.creative.title),
+      body: ad.creative.body,
+      target_url: ad.creative.target_url,
+    };
+    const done = await calls.ok<{ proposals: Proposal[] }>('ads_complete_optimization_run', {
+      run_id: run.run_id,
+      claim_token: claim.claim_token,
+      outcome: 'proposals',
+      summary: 'x',
+      variants: [same],
+    });
+    const proposalId = done.proposals[0]?.proposal_id ?? '';
+    const page = await signIn();
+    await page.goto(`${stack.gatewayUrl}/dashboard/proposals/${proposalId}`);
+    await Promise.all([
+      page.waitForResponse(
+        (r) =>
+          r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposalId}` &&
+          r.request().method() === 'GET',
+      ),
+      page.click('#approve'),
+    ]);
+    const failed = await waitForProposal(proposalId, ['failed', 'published']);
+    assert.equal(failed.status, 'failed');
+    assert.match((failed as Proposal & { change_error: string }).change_error, /nothing would change/);
+    const ledger = await sandboxLedger(stack, seed.accounts[0]?.upstream_account_id ?? '', `/ads/${ad.id}`);
+    assert.deepEqual(ledger, []);
+  });
+});
+
 describe('refusals', () => {
   test('a variant linking outside allowed_domains is refused, naming target_url', async () => {
     const ad = nextAd();
