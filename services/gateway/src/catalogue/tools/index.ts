@@ -17,6 +17,7 @@ import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 import { planningTools } from './planning-tools.ts';
 import { reportTools } from './report-tools.ts';
+import { reviewTools } from './review-tools.ts';
 import { standardTools } from './standard-tools.ts';
 
 export const allTools: readonly ToolRow<GatewayDeps>[] = [
@@ -37,6 +38,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...optimizerTools,
   ...standardTools,
   ...competitorTools,
+  ...reviewTools,
   disconnectClient,
 ];
 
