@@ -17,6 +17,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** How often the scheduler looks for optimizers whose review is due. */
       SCHEDULE_EVERY_MS: int(60_000, 100, 3_600_000),
       PUBLISH_MAX_ATTEMPTS: int(20, 1, 100),
+      /** Kafka brokers (host:port, comma-separated); unset, the bus is the PostgreSQL queue. */
+      KAFKA_BROKERS: optional(),
     },
     env,
   );

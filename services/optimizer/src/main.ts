@@ -1,7 +1,7 @@
 /** The optimizer service: wiring only (config -> pool -> migrations -> bus -> workers -> server -> listen). */
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { migrateBus, startPruning } from '@adsmcp/runtime/bus/outbox';
-import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
+import { createBusTransport } from '@adsmcp/runtime/bus/transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
@@ -33,7 +33,8 @@ runMain(SERVICE_NAME, async () => {
   });
   await migrateBus(pool, SCHEMA);
   const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
-  const bus = createPgTransport({ pool, logger });
+  // Kafka when KAFKA_BROKERS is set, else the PostgreSQL queue on the outbox table.
+  const bus = createBusTransport({ pool, logger, env: config, clientId: SERVICE_NAME });
   await bus.consume<ScheduleMessage>({
     name: 'optimizer-schedule',
     topic: SCHEDULE_TOPIC,
