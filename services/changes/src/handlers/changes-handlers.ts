@@ -147,6 +147,31 @@ async function planPrepared(upstream: Upstream, p: Principal, req: PrepareChange
   return { op, live, plan };
 }
 
+/** prepareAndRecord plans a change and records it, prepared: PrepareChange, and the ad batches. */
+export async function prepareAndRecord(
+  pool: Pool,
+  upstream: Upstream,
+  p: Principal,
+  req: PrepareChangeRequest,
+) {
+  const { op, live, plan } = await planPrepared(upstream, p, req);
+  const row = await insertChange(pool, {
+    change_id: randomUUID(),
+    workspace_id: p.workspaceId,
+    account_id: req.accountId,
+    tool: req.tool,
+    summary: plan.summary,
+    method: op.method,
+    path: op.path,
+    body_json: op.bodyJson,
+    digest: digestOf(op),
+    target_path: req.targetPath,
+    target_before_json: JSON.stringify(live ?? {}),
+    prepared_by: actor(p),
+  });
+  return toProto(row);
+}
+
 export function changesHandlers({
   pool,
   upstream,
@@ -156,23 +181,7 @@ export function changesHandlers({
     ...planningHandlers(upstream),
 
     async prepareChange(req, ctx) {
-      const p = principalOf(ctx);
-      const { op, live, plan } = await planPrepared(upstream, p, req);
-      const row = await insertChange(pool, {
-        change_id: randomUUID(),
-        workspace_id: p.workspaceId,
-        account_id: req.accountId,
-        tool: req.tool,
-        summary: plan.summary,
-        method: op.method,
-        path: op.path,
-        body_json: op.bodyJson,
-        digest: digestOf(op),
-        target_path: req.targetPath,
-        target_before_json: JSON.stringify(live ?? {}),
-        prepared_by: actor(p),
-      });
-      return { change: toProto(row) };
+      return { change: await prepareAndRecord(pool, upstream, principalOf(ctx), req) };
     },
 
     async planChange(req, ctx) {
