@@ -7,7 +7,7 @@ import { readWorkbook } from './workbook-reader.ts';
 const cell = (value: string | number) => ({ value });
 
 test('a real XLSX workbook is read in a worker thread, numbers kept as their decimal text', async () => {
-  const xlsx = (await writeXlsxFile(
+  const xlsx = await (writeXlsxFile as unknown as (data: unknown, options: unknown) => Promise<Buffer>)(
     [
       [
         [cell('Name'), cell('Objective'), cell('Budget'), cell('Budget type')],
@@ -20,7 +20,7 @@ test('a real XLSX workbook is read in a worker thread, numbers kept as their dec
       [[cell('ignored')]],
     ] as never,
     { sheets: ['Campaigns', 'Ad groups', 'Notes'], buffer: true } as never,
-  )) as Buffer;
+  );
   const sheets = await readWorkbook(Buffer.from(xlsx).toString('base64'));
   assert.deepEqual(sheets.campaigns, [
     { row: 2, cells: { name: 'Spring Sale', objective: 'clicks', budget: '19.99', budget_type: 'daily' } },

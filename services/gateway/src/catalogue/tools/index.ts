@@ -5,6 +5,7 @@ import { GATEWAY_ROUTE_SHAPES, runRoute } from '../route-runner.ts';
 import { adGroupTools } from './ad-group-tools.ts';
 import { adTools } from './ad-tools.ts';
 import { audienceTools } from './audience-tools.ts';
+import { batchTools } from './batch-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { changeTools } from './change-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
@@ -22,6 +23,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...adGroupTools,
   ...campaignTools,
   ...planningTools,
+  ...batchTools,
   ...insightTools,
   ...conversionTools,
   ...audienceTools,
