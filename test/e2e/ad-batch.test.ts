@@ -274,6 +274,32 @@ describe('ads_prepare_ad_batch', () => {
     assert.equal((await ledger('/bulk_mutation_jobs')).length, 1);
   });
 
+  test('ads_preflight_change plans a batch as ads_prepare_ad_batch would, recording nothing', async () => {
+    const item = await saveBatch(2);
+    const changes = await changeCount();
+    const pre = await ok<{
+      would_prepare: boolean;
+      change: { summary: string; digest: string; operation: { path: string; body_json: string } };
+    }>('ads_preflight_change', {
+      account_id: acct,
+      operation: 'ads_prepare_ad_batch',
+      args: batchArgs(item),
+    });
+    assert.equal(pre.would_prepare, true);
+    assert.equal(pre.change.operation.path, '/bulk_mutation_jobs');
+    assert.equal(await changeCount(), changes, 'a preflight records nothing');
+    const prepared = await ok<ChangeView>('ads_prepare_ad_batch', batchArgs(item));
+    assert.equal(prepared.digest, pre.change.digest);
+    assert.equal(prepared.summary, pre.change.summary);
+    const stale = await ok<{ would_prepare: boolean; refusal: { code: string } }>('ads_preflight_change', {
+      account_id: acct,
+      operation: 'ads_prepare_ad_batch',
+      args: { ...batchArgs(item), expected_revision: item.revision + 1 },
+    });
+    assert.equal(stale.would_prepare, false);
+    assert.equal(stale.refusal.code, 'stale_revision');
+  });
+
   test('a stale expected_revision is refused, stating the current one', async () => {
     const item = await saveBatch(1);
     const { item: updated } = await ok<{ item: Item }>('ads_save_marketing_item', {

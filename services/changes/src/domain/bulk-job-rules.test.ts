@@ -200,11 +200,7 @@ test('an ad batch refuses an unknown country, JPY fractions and a lifetime budge
       () => compileAdBatch({ ...batch, ...over }, account),
       (e: unknown) => e instanceof InvalidArgumentError && message.test(e.message),
     );
-  refused(
-    { countries: ['US', 'ZZ'] },
-    usd,
-    /countries: countries: "ZZ" is not an ISO 3166-1 alpha-2 country code/,
-  );
+  refused({ countries: ['US', 'ZZ'] }, usd, /^countries: "ZZ" is not an ISO 3166-1 alpha-2 country code/);
   refused({ budgetAmount: 1.5 }, { ...usd, currency: 'JPY' }, /budget_amount: .*JPY has no minor units/);
   refused({ budgetType: 'lifetime' }, usd, /lifetime needs an end date/);
   refused({ objective: 'conversions' }, usd, /objective: conversion campaigns are refused/);

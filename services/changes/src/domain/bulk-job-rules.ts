@@ -564,6 +564,14 @@ function batchField(i: RowIssue): string {
   return fields[i.column] ?? i.column;
 }
 
+/** An issue of an ad batch, naming the argument rather than the sheet's column. */
+function batchMessage(i: RowIssue): string {
+  const field = batchField(i);
+  return i.message.startsWith(i.column)
+    ? `${field}${i.message.slice(i.column.length)}`
+    : `${field}: ${i.message}`;
+}
+
 /**
  * compileAdBatch compiles a saved batch into one paused campaign, one ad group and an ad per
  * variant, by the same rows a workbook has; refusals name the tool's arguments.
@@ -613,8 +621,7 @@ export function compileAdBatch(input: AdBatchInput, account: BulkAccount): BulkP
     })),
   };
   const { plan, issues } = compileBulkJob(sheets, account, { validateOnly: false, partialFailure: false });
-  if (issues.length > 0)
-    throw new InvalidArgumentError(issues.map((i) => `${batchField(i)}: ${i.message}`).join('; '));
+  if (issues.length > 0) throw new InvalidArgumentError(issues.map(batchMessage).join('; '));
   return plan;
 }
 

@@ -4,7 +4,11 @@
  * change is recorded by the same path as every prepared change (planning, standards, digest), so
  * approval and apply (once, with its idempotency key) are the ones every change has.
  */
-import type { BatchService, WorkbookSheets } from '@adsmcp/proto/changes/v1/batches_pb';
+import type {
+  BatchService,
+  PrepareAdBatchRequest,
+  WorkbookSheets,
+} from '@adsmcp/proto/changes/v1/batches_pb';
 import { PrepareChangeRequestSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
@@ -23,8 +27,9 @@ import {
   type SheetRow,
   type Sheets,
 } from '../domain/bulk-job-rules.ts';
+import { checkMayPrepare, digestOf } from '../domain/change.ts';
 import { readWorkbook } from '../workbook-reader.ts';
-import { prepareAndRecord } from './changes-handlers.ts';
+import { planPrepared, prepareAndRecord } from './changes-handlers.ts';
 import { liveObject, readableAccount, type Upstream, writableAccount } from './platform-reads.ts';
 
 export const BULK_JOB_PATH = '/bulk_mutation_jobs';
@@ -71,6 +76,40 @@ async function requireBulkAccess(upstream: Upstream, p: Principal, account: Acco
   }
 }
 
+/**
+ * The change an ad batch is: the batch compiled for the account (which must allow changes and have
+ * bulk access), as the PrepareChange request of a bulk job that creates it.
+ */
+async function batchChange(upstream: Upstream, p: Principal, req: PrepareAdBatchRequest) {
+  checkAccountId(req.accountId);
+  if (!isUuid(req.itemId)) throw new InvalidArgumentError('item_id must be a UUID');
+  checkMayPrepare(p);
+  const account = await writableAccount(upstream, p, req.accountId);
+  const plan = compileAdBatch(
+    {
+      campaignName: req.campaignName,
+      budgetAmount: req.budgetAmount,
+      budgetType: req.budgetType,
+      objective: req.objective,
+      bidMicros: req.bidMicros,
+      countries: req.countries,
+      contextHints: req.contextHints,
+      variants: req.variants,
+    },
+    account,
+  );
+  await requireBulkAccess(upstream, p, account);
+  const change = create(PrepareChangeRequestSchema, {
+    accountId: req.accountId,
+    tool: 'ads_prepare_ad_batch',
+    objectType: 'bulk_mutation_job',
+    effect: 'create',
+    operation: { method: 'POST', path: BULK_JOB_PATH, bodyJson: JSON.stringify(plan.body) },
+    targetPath: '',
+  });
+  return { change, plan };
+}
+
 export function batchHandlers({
   pool,
   upstream,
@@ -107,37 +146,16 @@ export function batchHandlers({
 
     async prepareAdBatch(req, ctx) {
       const p = principalOf(ctx);
-      checkAccountId(req.accountId);
-      if (!isUuid(req.itemId)) throw new InvalidArgumentError('item_id must be a UUID');
-      const account = await writableAccount(upstream, p, req.accountId);
-      const plan = compileAdBatch(
-        {
-          campaignName: req.campaignName,
-          budgetAmount: req.budgetAmount,
-          budgetType: req.budgetType,
-          objective: req.objective,
-          bidMicros: req.bidMicros,
-          countries: req.countries,
-          contextHints: req.contextHints,
-          variants: req.variants,
-        },
-        account,
-      );
-      await requireBulkAccess(upstream, p, account);
-      const change = await prepareAndRecord(
-        pool,
-        upstream,
-        p,
-        create(PrepareChangeRequestSchema, {
-          accountId: req.accountId,
-          tool: 'ads_prepare_ad_batch',
-          objectType: 'bulk_mutation_job',
-          effect: 'create',
-          operation: { method: 'POST', path: BULK_JOB_PATH, bodyJson: JSON.stringify(plan.body) },
-          targetPath: '',
-        }),
-      );
+      const { change: request, plan } = await batchChange(upstream, p, req);
+      const change = await prepareAndRecord(pool, upstream, p, request);
       return { change, countries: plan.adGroups[0]?.countries ?? [] };
+    },
+
+    async planAdBatch(req, ctx) {
+      const p = principalOf(ctx);
+      const { change } = await batchChange(upstream, p, req);
+      const { op, plan } = await planPrepared(upstream, p, change);
+      return { summary: plan.summary, operation: op, digest: digestOf(op), targetPath: '', verified: true };
     },
   };
 }

@@ -114,7 +114,12 @@ function parseCurrent(current: Current): PlatformObject | undefined {
  * the request checked, the account and the target read (or `current` taken instead), the object
  * the operation would produce checked, the summary written.
  */
-async function planPrepared(upstream: Upstream, p: Principal, req: PrepareChangeRequest, current?: Current) {
+export async function planPrepared(
+  upstream: Upstream,
+  p: Principal,
+  req: PrepareChangeRequest,
+  current?: Current,
+) {
   checkMayPrepare(p);
   const op = {
     method: req.operation?.method ?? '',

@@ -7,12 +7,13 @@ import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import type { MarketingItem } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
-import { defineTool, type ToolRow } from '../catalogue.ts';
+import { defineTool, type ToolContext, type ToolRow } from '../catalogue.ts';
 import { CHANGE_OUTPUT, changeView } from '../change-view.ts';
 import {
   array,
   boolean,
   enumOf,
+  type Infer,
   integer,
   type JsonSchema,
   number,
@@ -251,6 +252,39 @@ function batchAt(item: MarketingItem | undefined, itemId: string, expected: numb
   });
 }
 
+type BatchArgs = Infer<typeof prepareAdBatchInput>;
+
+/** The PrepareAdBatch request for `args`: the saved batch read as the caller, at the revision given. */
+async function batchRequest({ caller, deps }: ToolContext<GatewayDeps>, args: BatchArgs) {
+  const { item } = await deps.marketing.getMarketingItem(
+    { itemId: args.item_id },
+    onBehalfOf(caller.principal),
+  );
+  const variants = batchAt(item, args.item_id, args.expected_revision);
+  return {
+    accountId: args.account_id,
+    itemId: args.item_id,
+    itemRevision: args.expected_revision,
+    campaignName: args.campaign_name,
+    budgetAmount: args.budget_amount,
+    budgetType: args.budget_type,
+    objective: args.objective,
+    bidMicros: BigInt(args.bid_micros),
+    countries: args.countries,
+    contextHints: args.context_hints ?? [],
+    variants,
+  };
+}
+
+/**
+ * planAdBatch is ads_prepare_ad_batch's preflight: the same reads and checks, the change it would
+ * record (summary, operation, digest), recording nothing.
+ */
+export async function planAdBatch(ctx: ToolContext<GatewayDeps>, args: Record<string, unknown>) {
+  const request = await batchRequest(ctx, args as BatchArgs);
+  return ctx.deps.clientOf(BatchService).planAdBatch(request, onBehalfOf(ctx.caller.principal));
+}
+
 const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
   name: 'ads_prepare_ad_batch',
   title: 'Prepare an ad batch',
@@ -287,29 +321,17 @@ const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
     kind: 'run',
     why: 'it joins two services: it reads the saved batch from the marketing service as the caller (its kind and revision checked), then has the changes service compile and prepare its variants',
     routesTo: 'marketing.v1.MarketingService/GetMarketingItem, changes.v1.BatchService/PrepareAdBatch',
-    async run({ caller, deps }, args) {
-      const as = onBehalfOf(caller.principal);
-      const { item } = await deps.marketing.getMarketingItem({ itemId: args.item_id }, as);
-      const variants = batchAt(item, args.item_id, args.expected_revision);
-      const res = await deps.clientOf(BatchService).prepareAdBatch(
-        {
-          accountId: args.account_id,
-          itemId: args.item_id,
-          itemRevision: args.expected_revision,
-          campaignName: args.campaign_name,
-          budgetAmount: args.budget_amount,
-          budgetType: args.budget_type,
-          objective: args.objective,
-          bidMicros: BigInt(args.bid_micros),
-          countries: args.countries,
-          contextHints: args.context_hints ?? [],
-          variants,
-        },
-        as,
-      );
-      return { ...changeView(res.change, deps.publicUrl), countries: res.countries };
+    async run(ctx, args) {
+      const request = await batchRequest(ctx, args);
+      const res = await ctx.deps
+        .clientOf(BatchService)
+        .prepareAdBatch(request, onBehalfOf(ctx.caller.principal));
+      return { ...changeView(res.change, ctx.deps.publicUrl), countries: res.countries };
     },
   },
 });
 
 export const batchTools: readonly ToolRow<GatewayDeps>[] = [planWorkbook, prepareAdBatch];
+
+/** The prepare tool of this file that ads_preflight_change plans with its own code (a run route). */
+export const batchPreflight = { tool: prepareAdBatch, plan: planAdBatch };
