@@ -163,7 +163,14 @@ const validateCreative: ToolRow<GatewayDeps> = {
 
 /** The prepare tools a preflight can plan for, by name. */
 export const PREPARE_TOOLS = new Map(
-  [...adGroupTools, ...audienceTools, ...campaignTools, ...changeTools, ...conversionTools]
+  [
+    ...adGroupTools,
+    ...audienceTools,
+    ...campaignTools,
+    ...changeTools,
+    ...conversionTools,
+    batchPreflight.tool,
+  ]
     .filter((t) => t.behavior === 'prepare')
     .map((t) => [t.name, t]),
 );
@@ -301,16 +308,17 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
   route: {
     kind: 'run',
     why: 'it runs on another tool’s row: it looks the prepare tool up in the catalogue, validates args by that tool’s input schema, and plans with its route',
-    routesTo: 'changes.v1.ChangesService/PlanChange',
+    routesTo:
+      'changes.v1.ChangesService/PlanChange; for ads_prepare_ad_batch, changes.v1.BatchService/PlanAdBatch',
     async run(ctx, input) {
       const { caller, deps } = ctx;
       const own = OWN_PLANNERS.get(input.operation);
-      const tool = own?.tool ?? PREPARE_TOOLS.get(input.operation);
+      const tool = PREPARE_TOOLS.get(input.operation);
       const route = tool?.route.kind === 'prepare' ? tool.route : undefined;
       if (tool === undefined || (own === undefined && route === undefined)) {
         throw new ToolFailure(
           'invalid_argument',
-          `operation must be the name of a prepare tool: one of ${[...PREPARE_TOOLS.keys(), ...OWN_PLANNERS.keys()].join(', ')} (got ${JSON.stringify(input.operation)})`,
+          `operation must be the name of a prepare tool: one of ${[...PREPARE_TOOLS.keys()].join(', ')} (got ${JSON.stringify(input.operation)})`,
         );
       }
       const verified = input.current === undefined;
