@@ -2,12 +2,15 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import writeXlsxFile from 'write-excel-file/node';
-import { readWorkbook } from './workbook-reader.ts';
+import { planWorkbook } from './workbook-reader.ts';
 
 const cell = (value: string | number) => ({ value });
+const write = writeXlsxFile as unknown as (data: unknown, options: unknown) => Promise<Buffer>;
+const usd = { name: 'Demo Store (USD)', currency: 'USD', timeZone: 'UTC' };
+const flags = { validateOnly: false, partialFailure: true };
 
-test('a real XLSX workbook is read in a worker thread, numbers kept as their decimal text', async () => {
-  const xlsx = await (writeXlsxFile as unknown as (data: unknown, options: unknown) => Promise<Buffer>)(
+test('a real XLSX workbook is read and compiled in a worker thread, its money exact', async () => {
+  const xlsx = await write(
     [
       [
         [cell('Name'), cell('Objective'), cell('Budget'), cell('Budget type')],
@@ -18,29 +21,43 @@ test('a real XLSX workbook is read in a worker thread, numbers kept as their dec
         [cell('Spring Sale'), cell('Plants'), cell(0.3), cell('US, DE')],
       ],
       [[cell('ignored')]],
-    ] as never,
-    { sheets: ['Campaigns', 'Ad groups', 'Notes'], buffer: true } as never,
+    ],
+    { sheets: ['Campaigns', 'Ad groups', 'Notes'], buffer: true },
   );
-  const sheets = await readWorkbook(Buffer.from(xlsx).toString('base64'));
-  assert.deepEqual(sheets.campaigns, [
-    { row: 2, cells: { name: 'Spring Sale', objective: 'clicks', budget: '19.99', budget_type: 'daily' } },
-  ]);
-  assert.deepEqual(sheets.adgroups[0]?.cells, {
-    campaign: 'Spring Sale',
-    name: 'Plants',
-    bid: '0.3',
-    countries: 'US, DE',
+  const { plan, issues } = await planWorkbook({ base64: Buffer.from(xlsx).toString('base64') }, usd, flags);
+  assert.deepEqual(issues, []);
+  assert.equal(plan.body.partial_failure, true);
+  assert.equal(plan.body.operations[0]?.body.budget_micros, 19_990_000);
+  assert.deepEqual(plan.body.operations[1]?.body.bidding_config, {
+    billing_event_type: 'click',
+    strategy: 'fixed_bid',
+    max_bid_micros: 300_000,
   });
-  assert.deepEqual(sheets.ads, []);
+  assert.deepEqual(plan.adGroups[0]?.countries, ['US', 'DE']);
+});
+
+test('a bad XLSX row is reported with its spreadsheet row number', async () => {
+  const xlsx = await write(
+    [
+      [cell('name'), cell('objective'), cell('budget'), cell('budget_type')],
+      [cell('Fine'), cell('clicks'), cell(10), cell('daily')],
+      [cell('Buyers'), cell('conversions'), cell(10), cell('daily')],
+    ],
+    { sheet: 'campaigns', buffer: true },
+  );
+  const { issues } = await planWorkbook({ base64: Buffer.from(xlsx).toString('base64') }, usd, flags);
+  assert.deepEqual(
+    issues.map((i) => [i.sheet, i.row, i.column]),
+    [['campaigns', 3, 'objective']],
+  );
 });
 
 test('a workbook that is not base64 or not a zip is refused with the reason', async () => {
+  const refused = (message: RegExp) => (e: unknown) =>
+    e instanceof InvalidArgumentError && message.test(e.message);
+  await assert.rejects(planWorkbook({ base64: 'not base64!' }, usd, flags), refused(/base64/));
   await assert.rejects(
-    readWorkbook('not base64!'),
-    (e: unknown) => e instanceof InvalidArgumentError && /base64/.test(e.message),
-  );
-  await assert.rejects(
-    readWorkbook(Buffer.from('name,budget\n').toString('base64')),
-    (e: unknown) => e instanceof InvalidArgumentError && /not an XLSX file/.test(e.message),
+    planWorkbook({ base64: Buffer.from('name,budget\n').toString('base64') }, usd, flags),
+    refused(/not an XLSX file/),
   );
 });

@@ -1,12 +1,13 @@
 /**
- * Reading a workbook off the event loop: each workbook is read in its own worker thread
- * (workbook-worker.ts) with a memory cap and a deadline, at most two at a time, so a hostile or
- * merely large file slows no other request of this service and cannot exhaust its memory.
+ * Planning a workbook off the event loop: each workbook (an XLSX file, or JSON rows) is read and
+ * compiled in its own worker thread (workbook-worker.ts) with a memory cap and a deadline, at most
+ * two at a time, so a hostile or merely large workbook slows no other request of this service and
+ * cannot exhaust its memory.
  */
 import { Worker } from 'node:worker_threads';
 import { InvalidArgumentError, UnavailableError } from '@adsmcp/runtime/errors';
-import type { Sheets } from './domain/bulk-job-rules.ts';
-import type { WorkbookAnswer } from './workbook-worker.ts';
+import type { BulkAccount, BulkPlan, RowIssue, Sheets } from './domain/bulk-job-rules.ts';
+import type { WorkbookAnswer, WorkbookTask } from './workbook-worker.ts';
 
 const DEADLINE_MS = 20_000;
 const MAX_PARALLEL = 2;
@@ -20,9 +21,9 @@ const WORKER_URL = new URL(FROM_SOURCE ? './workbook-worker.ts' : './workbook-wo
  * How a worker starts. Run from source, the worker registers the TypeScript loader itself first:
  * Node 20 does not carry the parent's `--import` hooks into worker threads.
  */
-function newWorker(bytes: Uint8Array): Worker {
+function newWorker(task: WorkbookTask): Worker {
   const options = {
-    workerData: bytes,
+    workerData: task,
     resourceLimits: { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32 },
   };
   if (!FROM_SOURCE) return new Worker(WORKER_URL, options);
@@ -47,9 +48,11 @@ async function slot(): Promise<() => void> {
   };
 }
 
-function inWorker(bytes: Uint8Array): Promise<Sheets> {
+type Planned = { plan: BulkPlan; issues: RowIssue[] };
+
+function inWorker(task: WorkbookTask): Promise<Planned> {
   return new Promise((resolve, reject) => {
-    const worker = newWorker(bytes);
+    const worker = newWorker(task);
     const timer = setTimeout(() => {
       void worker.terminate();
       reject(
@@ -65,7 +68,7 @@ function inWorker(bytes: Uint8Array): Promise<Sheets> {
     worker.once('message', (answer: WorkbookAnswer) => {
       done();
       if ('refused' in answer) reject(new InvalidArgumentError(answer.refused));
-      else resolve(answer.sheets);
+      else resolve(answer);
     });
     worker.once('error', (err: Error & { code?: string }) => {
       done();
@@ -82,15 +85,31 @@ function inWorker(bytes: Uint8Array): Promise<Sheets> {
   });
 }
 
-/** readWorkbook decodes base64 XLSX and reads its campaigns, adgroups and ads sheets in a worker thread. */
-export async function readWorkbook(base64: string): Promise<Sheets> {
+/** decodeBase64 is the XLSX file of `workbook_base64`, refusing text that is not base64. */
+function decodeBase64(base64: string): Uint8Array {
   const text = base64.replace(/\s+/g, '');
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0)
     throw new InvalidArgumentError('workbook_base64 must be base64 (RFC 4648, with padding)');
-  const bytes = new Uint8Array(Buffer.from(text, 'base64'));
+  return new Uint8Array(Buffer.from(text, 'base64'));
+}
+
+/**
+ * planWorkbook compiles a workbook, given as base64 XLSX or as JSON rows, into the paused bulk job
+ * for `account`, in a worker thread; it returns the plan and the issues of the refused rows.
+ */
+export async function planWorkbook(
+  input: { base64: string } | { sheets: Sheets },
+  account: BulkAccount,
+  flags: WorkbookTask['flags'],
+): Promise<Planned> {
+  const task: WorkbookTask = {
+    ...('base64' in input ? { xlsx: decodeBase64(input.base64) } : { sheets: input.sheets }),
+    account: { name: account.name, currency: account.currency, timeZone: account.timeZone },
+    flags,
+  };
   const release = await slot();
   try {
-    return await inWorker(bytes);
+    return await inWorker(task);
   } finally {
     release();
   }

@@ -22,13 +22,12 @@ import {
   type BulkPlan,
   columnName,
   compileAdBatch,
-  compileBulkJob,
   describeIssues,
   type SheetRow,
   type Sheets,
 } from '../domain/bulk-job-rules.ts';
 import { checkMayPrepare, digestOf } from '../domain/change.ts';
-import { readWorkbook } from '../workbook-reader.ts';
+import { planWorkbook } from '../workbook-reader.ts';
 import { planPrepared, prepareAndRecord } from './changes-handlers.ts';
 import { liveObject, readableAccount, type Upstream, writableAccount } from './platform-reads.ts';
 
@@ -126,14 +125,13 @@ export function batchHandlers({
           'give exactly one of workbook_base64 (an XLSX file) and sheets (JSON rows)',
         );
       const account = await readableAccount(upstream, principalOf(ctx), req.accountId);
-      const sheets =
+      const { plan, issues } = await planWorkbook(
         req.workbookBase64 !== undefined
-          ? await readWorkbook(req.workbookBase64)
-          : sheetsOf(req.sheets as WorkbookSheets);
-      const { plan, issues } = compileBulkJob(sheets, account, {
-        validateOnly: req.validateOnly,
-        partialFailure: req.partialFailure,
-      });
+          ? { base64: req.workbookBase64 }
+          : { sheets: sheetsOf(req.sheets as WorkbookSheets) },
+        account,
+        { validateOnly: req.validateOnly, partialFailure: req.partialFailure },
+      );
       if (issues.length > 0) throw new InvalidArgumentError(describeIssues(issues));
       return {
         accountId: account.accountId,
