@@ -1,4 +1,4 @@
-import { int, readConfig, serviceConfig, str } from '@adsmcp/runtime/config';
+import { int, optional, readConfig, serviceConfig, str } from '@adsmcp/runtime/config';
 
 export type Config = ReturnType<typeof loadConfig>;
 
@@ -13,6 +13,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** How long a worker that stopped renewing its claim (it died) keeps its message before another worker takes it over. */
       APPLY_LEASE_MS: int(60_000, 1_000, 600_000),
       APPLY_MAX_ATTEMPTS: int(8, 1, 50),
+      /** Comma-separated Kafka brokers (host:port): apply work goes through Kafka; unset, through PostgreSQL. */
+      KAFKA_BROKERS: optional(),
     },
     env,
   );

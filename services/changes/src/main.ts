@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { migrateBus, startPruning } from '@adsmcp/runtime/bus/outbox';
-import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
+import { createBusTransport } from '@adsmcp/runtime/bus/transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
@@ -29,7 +29,8 @@ runMain(SERVICE_NAME, async () => {
   const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
   const signer = await createPrincipalSigner(config.CHANGES_PRIVATE_KEY, ISSUER);
   const upstream = createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer);
-  const bus = createPgTransport({ pool, logger });
+  // Kafka when KAFKA_BROKERS is set, else the PostgreSQL queue on the outbox table.
+  const bus = createBusTransport({ pool, logger, env: config, clientId: SERVICE_NAME });
   await bus.consume<ApplyMessage>({
     name: 'changes-apply',
     topic: APPLY_TOPIC,

@@ -1,5 +1,6 @@
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
@@ -7,6 +8,7 @@ import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
 import { batchHandlers } from './handlers/batch-handlers.ts';
 import { changesHandlers } from './handlers/changes-handlers.ts';
 import type { Upstream } from './handlers/live-check.ts';
+import { standardsHandlers } from './handlers/standards-handlers.ts';
 
 export const SERVICE_NAME = 'changes';
 /** The issuer the worker signs as; the upstream-proxy trusts it for `worker` calls only. */
@@ -28,6 +30,7 @@ export function buildServer(deps: Deps): ConnectServer {
     logger: deps.logger,
     routes: (router) => {
       router.service(ChangesService, changesHandlers({ pool: deps.pool, upstream: deps.upstream }));
+      router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
       router.service(BatchService, batchHandlers({ pool: deps.pool, upstream: deps.upstream }));
     },
   });

@@ -1,10 +1,17 @@
-/** The marketing service: wiring only (config -> pool -> migrations -> server -> listen). */
+/** The marketing service: wiring only (config -> pool -> migrations -> bus -> competitor watch -> server -> listen). */
+import { migrateBus, startPruning } from '@adsmcp/runtime/bus/outbox';
+import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import { loadConfig } from './config.ts';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from './server.ts';
+import { createCompetitorChecker } from './work/competitor-checks.ts';
+import { startCompetitorWatch } from './work/competitor-schedule.ts';
+
+const HOUR_MS = 60 * 60 * 1000;
 
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
@@ -16,11 +23,32 @@ runMain(SERVICE_NAME, async () => {
     logger,
   });
   const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
+  // --- Competitor watch: scheduled checks of competitor sources on the Postgres bus
+  // (competitor-check topic). Kept as one block: the bus and its pruning may be shared with other
+  // topics of this service.
+  await migrateBus(pool, SERVICE_NAME);
+  const competitorBus = createPgTransport({ pool, logger });
+  const competitorWatch = await startCompetitorWatch({
+    pool,
+    logger,
+    bus: competitorBus,
+    checker: createCompetitorChecker({ pool, fetchPage: createSafeFetcher(), logger }),
+  });
+  const stopCompetitorPruning = startPruning({
+    pool,
+    logger,
+    everyMs: HOUR_MS,
+    olderThanMs: 7 * 24 * HOUR_MS,
+  });
+  // --- end of competitor watch
   const server = buildServer({ pool, verifier, logger });
   const port = await server.listen(config.PORT, config.HOST);
   announceListening(SERVICE_NAME, port);
   onShutdown(logger, async () => {
     await server.close();
+    await competitorWatch.stop(); // competitor watch
+    await stopCompetitorPruning(); // competitor watch
+    await competitorBus.stop(); // competitor watch
     await pool.end();
   });
 });

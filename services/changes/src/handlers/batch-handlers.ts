@@ -152,7 +152,7 @@ export function batchHandlers({
     async planAdBatch(req, ctx) {
       const p = principalOf(ctx);
       const { change } = await batchChange(upstream, p, req);
-      const { op, plan } = await planPrepared(upstream, p, change);
+      const { op, plan } = await planPrepared(pool, upstream, p, change);
       return { summary: plan.summary, operation: op, digest: digestOf(op), targetPath: '', verified: true };
     },
   };

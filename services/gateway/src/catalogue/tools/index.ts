@@ -4,10 +4,12 @@ import { buildCatalogue, type Catalogue, type ToolRow } from '../catalogue.ts';
 import { GATEWAY_ROUTE_SHAPES, runRoute } from '../route-runner.ts';
 import { adGroupTools } from './ad-group-tools.ts';
 import { adTools } from './ad-tools.ts';
+import { assetTools } from './asset-tools.ts';
 import { audienceTools } from './audience-tools.ts';
 import { batchTools } from './batch-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { changeTools } from './change-tools.ts';
+import { competitorTools } from './competitor-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
 import { conversionTools } from './conversion-tools.ts';
 import { insightTools } from './insight-tools.ts';
@@ -15,6 +17,8 @@ import { marketingContextTools } from './marketing-context-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 import { planningTools } from './planning-tools.ts';
+import { reportTools } from './report-tools.ts';
+import { standardTools } from './standard-tools.ts';
 
 export const allTools: readonly ToolRow<GatewayDeps>[] = [
   getConnectionContext,
@@ -30,7 +34,11 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...changeTools,
   ...marketingTools,
   ...marketingContextTools,
+  ...reportTools,
+  ...assetTools,
   ...optimizerTools,
+  ...standardTools,
+  ...competitorTools,
   disconnectClient,
 ];
 
