@@ -340,6 +340,28 @@ describe('ads_prepare_ad_batch', () => {
     assert.match(bid.message, /bid_micros must be from 1 to 30400000000000/);
   });
 
+  test("the account's standards hold for a batch: a campaign name without the prefix is refused", async () => {
+    const item = await saveBatch(1);
+    const { standard } = await ok<{ standard: { standard_id: string; revision: number } }>(
+      'ads_save_account_standard',
+      { account_id: acct, name: 'Naming', kind: 'standard', data: { naming_prefix: 'ACME-' } },
+    );
+    try {
+      const named = await refused('ads_prepare_ad_batch', batchArgs(item));
+      assert.match(named.message, /must start with ACME- \(standard Naming\)/);
+      const ok2 = await ok<ChangeView>('ads_prepare_ad_batch', {
+        ...batchArgs(item),
+        campaign_name: 'ACME-Winter batch',
+      });
+      assert.equal(ok2.status, 'prepared');
+    } finally {
+      await ok('ads_archive_account_standard', {
+        standard_id: standard.standard_id,
+        expected_revision: standard.revision,
+      });
+    }
+  });
+
   test('an account without bulk access is refused at prepare', async () => {
     const item = await saveBatch(1);
     const client = new pg.Client({ connectionString: e2e.db.url });
