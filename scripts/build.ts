@@ -29,7 +29,9 @@ async function main(): Promise<void> {
   const services = await readdir(join(REPO_ROOT, 'services'));
   for (const service of services.sort()) {
     const src = join(REPO_ROOT, 'services', service, 'src');
-    const entries = ['main.ts', 'admin.ts'].map((f) => join(src, f)).filter((f) => existsSync(f));
+    // A worker thread's file (`*-worker.ts` beside main.ts) is an entry of its own: it is started by path.
+    const workers = existsSync(src) ? (await readdir(src)).filter((f) => f.endsWith('-worker.ts')) : [];
+    const entries = ['main.ts', 'admin.ts', ...workers].map((f) => join(src, f)).filter((f) => existsSync(f));
     if (entries.length === 0) continue;
     await build({
       entryPoints: entries,

@@ -36,7 +36,13 @@ describe('ads sandbox accounts', () => {
 
     const me = await call('GET', '/me', { token: credential });
     assert.equal(me.status, 200);
-    assert.deepEqual(me.body, { id: account_id, name: 'Acme', currency: 'EUR', time_zone: 'Europe/Berlin' });
+    assert.deepEqual(me.body, {
+      id: account_id,
+      name: 'Acme',
+      currency: 'EUR',
+      time_zone: 'Europe/Berlin',
+      bulk_access: true,
+    });
   });
 
   it('stores only the SHA-256 of a credential', async () => {

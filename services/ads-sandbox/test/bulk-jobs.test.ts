@@ -323,4 +323,25 @@ describe('bulk mutation jobs', () => {
       assert.equal(res.status, 404);
     }
   });
+
+  it('refuses a job from an account without bulk access, and says so in /me', async () => {
+    const created = await sb.admin<{ account_id: string; credential: string }>('POST', '/_sandbox/accounts', {
+      name: 'No bulk',
+      currency: 'USD',
+      time_zone: 'UTC',
+      bulk_access: false,
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const token = created.body.credential;
+    const me = await sb.call<{ bulk_access: boolean }>('GET', '/me', { token });
+    assert.equal(me.body.bulk_access, false);
+    const res = await sb.call<ErrorJson>('POST', '/bulk_mutation_jobs', {
+      token,
+      body: { operations: [campaignOp('c')] },
+      headers: { 'idempotency-key': 'no-bulk-1' },
+    });
+    assert.equal(res.status, 403, JSON.stringify(res.body));
+    assert.equal(res.body.error.code, 'bulk_access_denied');
+    assert.equal((await sb.ledger(created.body.account_id)).length, 0);
+  });
 });

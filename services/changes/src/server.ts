@@ -1,9 +1,11 @@
+import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { batchHandlers } from './handlers/batch-handlers.ts';
 import { changesHandlers } from './handlers/changes-handlers.ts';
 import type { Upstream } from './handlers/live-check.ts';
 import { standardsHandlers } from './handlers/standards-handlers.ts';
@@ -31,6 +33,7 @@ export function buildServer(deps: Deps): ConnectServer {
     routes: (router) => {
       router.service(ChangesService, changesHandlers({ pool: deps.pool, upstream: deps.upstream }));
       router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
+      router.service(BatchService, batchHandlers({ pool: deps.pool, upstream: deps.upstream }));
     },
   });
 }

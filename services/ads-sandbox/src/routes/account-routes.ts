@@ -9,6 +9,12 @@ export function registerAccountRoutes(
 ): void {
   app.get('/me', { onRequest: deps.guard }, async (req) => {
     const account = requestAccount(req);
-    return { id: account.id, name: account.name, currency: account.currency, time_zone: account.timeZone };
+    return {
+      id: account.id,
+      name: account.name,
+      currency: account.currency,
+      time_zone: account.timeZone,
+      bulk_access: account.bulkAccess,
+    };
   });
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { refuseQuery } from '../ad-requests.ts';
 import { type BulkJob, bulkJobJson, parseBulkRequest, validationJson } from '../bulk-jobs.ts';
 import { runOperations } from '../bulk-operations.ts';
-import { notFound } from '../errors.ts';
+import { notFound, PlatformHttpError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { answerMutation } from '../mutation-route.ts';
 import type { RawQuery } from '../paging.ts';
@@ -25,8 +25,16 @@ export function registerBulkJobRoutes(app: FastifyInstance, deps: BulkJobRouteDe
 
   app.post<{ Querystring: RawQuery }>('/bulk_mutation_jobs', { onRequest: guard }, async (req, reply) => {
     refuseQuery(req.query);
+    const account = requestAccount(req);
+    if (!account.bulkAccess) {
+      throw new PlatformHttpError(
+        403,
+        'bulk_access_denied',
+        `the account ${account.id} has no bulk access: bulk mutation jobs are not enabled for it`,
+      );
+    }
     const request = parseBulkRequest(req.body);
-    const accountId = requestAccount(req).id;
+    const accountId = account.id;
     return answerMutation(pool, req, reply, req.body, async (client) => {
       const results = await runOperations(client, accountId, request.operations, request);
       if (request.validateOnly) return { status: 200, body: validationJson(request.operations, results) };

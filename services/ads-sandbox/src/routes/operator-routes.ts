@@ -23,6 +23,8 @@ interface CreateAccountBody {
   name: string;
   currency: string;
   time_zone: string;
+  /** Whether the account may submit bulk mutation jobs; true unless said. */
+  bulk_access?: boolean;
 }
 
 const createAccountSchema = {
@@ -34,6 +36,7 @@ const createAccountSchema = {
       name: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' },
       currency: { type: 'string', pattern: '^[A-Z]{3}$' },
       time_zone: { type: 'string', minLength: 1, maxLength: 100 },
+      bulk_access: { type: 'boolean' },
     },
   },
 } as const;
@@ -112,6 +115,7 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRoute
           name: req.body.name,
           currency: req.body.currency,
           timeZone,
+          bulkAccess: req.body.bulk_access,
         });
         await insertCredential(client, created.id, sha256);
         await seedAccount(client, created.id);

@@ -5,6 +5,8 @@ export interface Account {
   name: string;
   currency: string;
   timeZone: string;
+  /** Whether the account may submit bulk mutation jobs. */
+  bulkAccess: boolean;
   createdAt: Date;
 }
 
@@ -13,6 +15,7 @@ interface AccountRow {
   name: string;
   currency: string;
   time_zone: string;
+  bulk_access: boolean;
   created_at: Date;
 }
 
@@ -21,18 +24,19 @@ const toAccount = (r: AccountRow): Account => ({
   name: r.name,
   currency: r.currency,
   timeZone: r.time_zone,
+  bulkAccess: r.bulk_access,
   createdAt: r.created_at,
 });
 
 /** insertAccount creates a sandbox ad account. */
 export async function insertAccount(
   db: Queryable,
-  account: { id: string; name: string; currency: string; timeZone: string },
+  account: { id: string; name: string; currency: string; timeZone: string; bulkAccess?: boolean },
 ): Promise<Account> {
   const { rows } = await db.query<AccountRow>(
-    `INSERT INTO accounts (id, name, currency, time_zone) VALUES ($1, $2, $3, $4)
-     RETURNING id, name, currency, time_zone, created_at`,
-    [account.id, account.name, account.currency, account.timeZone],
+    `INSERT INTO accounts (id, name, currency, time_zone, bulk_access) VALUES ($1, $2, $3, $4, $5)
+     RETURNING id, name, currency, time_zone, bulk_access, created_at`,
+    [account.id, account.name, account.currency, account.timeZone, account.bulkAccess ?? true],
   );
   return toAccount(rows[0] as AccountRow);
 }
@@ -51,7 +55,7 @@ export async function findAccountByCredential(
   tokenSha256: Buffer,
 ): Promise<Account | undefined> {
   const { rows } = await db.query<AccountRow>(
-    `SELECT a.id, a.name, a.currency, a.time_zone, a.created_at
+    `SELECT a.id, a.name, a.currency, a.time_zone, a.bulk_access, a.created_at
        FROM credentials c JOIN accounts a ON a.id = c.account_id
       WHERE c.token_sha256 = $1`,
     [tokenSha256],

@@ -8,6 +8,7 @@ import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/e
 import { checkAdGroup } from './ad-group-rules.ts';
 import { checkAd } from './ad-rules.ts';
 import { checkMerge, checkReplace } from './audience-rules.ts';
+import { checkBulkJob, summarizeBulkJob } from './bulk-job-rules.ts';
 import { checkConversionSource, checkEventSetting } from './conversion-rules.ts';
 import { checkFeed } from './feed-rules.ts';
 
@@ -30,6 +31,8 @@ interface ObjectRules {
    * would refuse) and says what replaces the object's content, for the summary.
    */
   replace?(live: PlatformObject, body: PlatformObject): string;
+  /** For a create whose body is too large to list field by field: the summary a person reads. */
+  summarize?(body: PlatformObject, accountName: string): string;
 }
 
 /**
@@ -80,6 +83,13 @@ const OBJECTS: Record<string, ObjectRules> = {
     mergedFields: [],
     check: checkEventSetting,
     effects: ['create'],
+  },
+  bulk_mutation_job: {
+    label: 'bulk mutation job',
+    mergedFields: [],
+    check: checkBulkJob,
+    effects: ['create'],
+    summarize: summarizeBulkJob,
   },
 };
 
@@ -137,6 +147,7 @@ function planCreate(
   accountName: string,
 ): { summary: string } {
   rules.check(body, body);
+  if (rules.summarize !== undefined) return { summary: rules.summarize(body, accountName) };
   const name = typeof body.name === 'string' ? ` "${body.name}"` : '';
   const lines = diffRows({}, body)
     .filter((r) => r.field !== 'name')

@@ -126,7 +126,7 @@ function parseCurrent(current: Current): PlatformObject | undefined {
  * the request checked, the account and the target read (or `current` taken instead), the object
  * the operation would produce checked, the summary written.
  */
-async function planPrepared(
+export async function planPrepared(
   pool: Pool,
   upstream: Upstream,
   p: Principal,
@@ -167,6 +167,34 @@ async function planPrepared(
   return { op, live, plan, standardsChecked };
 }
 
+/** prepareAndRecord plans a change and records it, prepared: PrepareChange, and the ad batches. */
+export async function prepareAndRecord(
+  pool: Pool,
+  upstream: Upstream,
+  p: Principal,
+  req: PrepareChangeRequest,
+) {
+  // A worker records only changes a person already approved (recordApprovedChange).
+  if (p.via === 'worker') throw new PermissionDeniedError('a worker cannot prepare a change');
+  const { op, live, plan, standardsChecked } = await planPrepared(pool, upstream, p, req);
+  const row = await insertChange(pool, {
+    change_id: randomUUID(),
+    workspace_id: p.workspaceId,
+    account_id: req.accountId,
+    tool: req.tool,
+    summary: plan.summary,
+    method: op.method,
+    path: op.path,
+    body_json: op.bodyJson,
+    digest: digestOf(op),
+    target_path: req.targetPath,
+    target_before_json: JSON.stringify(live ?? {}),
+    prepared_by: actor(p),
+    standards_checked: standardsChecked,
+  });
+  return toProto(row);
+}
+
 export function changesHandlers({
   pool,
   upstream,
@@ -176,26 +204,7 @@ export function changesHandlers({
     ...planningHandlers(upstream),
 
     async prepareChange(req, ctx) {
-      const p = principalOf(ctx);
-      // A worker records only changes a person already approved (recordApprovedChange).
-      if (p.via === 'worker') throw new PermissionDeniedError('a worker cannot prepare a change');
-      const { op, live, plan, standardsChecked } = await planPrepared(pool, upstream, p, req);
-      const row = await insertChange(pool, {
-        change_id: randomUUID(),
-        workspace_id: p.workspaceId,
-        account_id: req.accountId,
-        tool: req.tool,
-        summary: plan.summary,
-        method: op.method,
-        path: op.path,
-        body_json: op.bodyJson,
-        digest: digestOf(op),
-        target_path: req.targetPath,
-        target_before_json: JSON.stringify(live ?? {}),
-        prepared_by: actor(p),
-        standards_checked: standardsChecked,
-      });
-      return { change: toProto(row) };
+      return { change: await prepareAndRecord(pool, upstream, principalOf(ctx), req) };
     },
 
     async planChange(req, ctx) {

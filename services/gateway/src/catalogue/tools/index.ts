@@ -6,6 +6,7 @@ import { adGroupTools } from './ad-group-tools.ts';
 import { adTools } from './ad-tools.ts';
 import { assetTools } from './asset-tools.ts';
 import { audienceTools } from './audience-tools.ts';
+import { batchTools } from './batch-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { changeTools } from './change-tools.ts';
 import { competitorTools } from './competitor-tools.ts';
@@ -27,6 +28,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...adGroupTools,
   ...campaignTools,
   ...planningTools,
+  ...batchTools,
   ...insightTools,
   ...conversionTools,
   ...audienceTools,

@@ -3,15 +3,16 @@
  * instants in the account's time zone. The changes service, which owns planning, reads the account
  * and does the arithmetic; nothing on the platform changes.
  */
-import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ChangesService, type PlanChangeResponse } from '@adsmcp/proto/changes/v1/changes_pb';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
-import { defineTool, type ToolRow } from '../catalogue.ts';
+import { defineTool, type ToolContext, type ToolRow } from '../catalogue.ts';
 import { prepareRequest } from '../route-runner.ts';
 import { enumOf, type Issue, type JsonSchema, object, type Schema, string, validate } from '../schema.ts';
 import { adGroupTools } from './ad-group-tools.ts';
 import { audienceTools } from './audience-tools.ts';
+import { batchPreflight } from './batch-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { changeTools, creativeFields } from './change-tools.ts';
 import { conversionTools } from './conversion-tools.ts';
@@ -162,10 +163,25 @@ const validateCreative: ToolRow<GatewayDeps> = {
 
 /** The prepare tools a preflight can plan for, by name. */
 export const PREPARE_TOOLS = new Map(
-  [...adGroupTools, ...audienceTools, ...campaignTools, ...changeTools, ...conversionTools]
+  [
+    ...adGroupTools,
+    ...audienceTools,
+    ...campaignTools,
+    ...changeTools,
+    ...conversionTools,
+    batchPreflight.tool,
+  ]
     .filter((t) => t.behavior === 'prepare')
     .map((t) => [t.name, t]),
 );
+
+/** A prepare tool with a route of its own (a run), planned by its own code rather than PlanChange. */
+interface OwnPlanner {
+  tool: ToolRow<GatewayDeps>;
+  plan(ctx: ToolContext<GatewayDeps>, args: Record<string, unknown>): Promise<PlanChangeResponse>;
+}
+
+const OWN_PLANNERS = new Map<string, OwnPlanner>([[batchPreflight.tool.name, batchPreflight]]);
 
 /** Any JSON object: its rules are those of the tool it is for, checked by the run. */
 function anyObject(description: string): Schema<Record<string, unknown>> {
@@ -292,10 +308,14 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
   route: {
     kind: 'run',
     why: 'it runs on another tool’s row: it looks the prepare tool up in the catalogue, validates args by that tool’s input schema, and plans with its route',
-    routesTo: 'changes.v1.ChangesService/PlanChange',
-    async run({ caller, deps }, input) {
+    routesTo:
+      'changes.v1.ChangesService/PlanChange; for ads_prepare_ad_batch, changes.v1.BatchService/PlanAdBatch',
+    async run(ctx, input) {
+      const { caller, deps } = ctx;
+      const own = OWN_PLANNERS.get(input.operation);
       const tool = PREPARE_TOOLS.get(input.operation);
-      if (tool === undefined || tool.route.kind !== 'prepare') {
+      const route = tool?.route.kind === 'prepare' ? tool.route : undefined;
+      if (tool === undefined || (own === undefined && route === undefined)) {
         throw new ToolFailure(
           'invalid_argument',
           `operation must be the name of a prepare tool: one of ${[...PREPARE_TOOLS.keys()].join(', ')} (got ${JSON.stringify(input.operation)})`,
@@ -314,13 +334,16 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
         );
       }
       try {
-        const res = await deps.changes.planChange(
-          {
-            change: prepareRequest(tool.route, tool.name, input.args),
-            currentJson: verified ? undefined : JSON.stringify(input.current),
-          },
-          onBehalfOf(caller.principal),
-        );
+        const res =
+          route === undefined
+            ? await (own as OwnPlanner).plan(ctx, input.args)
+            : await deps.changes.planChange(
+                {
+                  change: prepareRequest(route, tool.name, input.args),
+                  currentJson: verified ? undefined : JSON.stringify(input.current),
+                },
+                onBehalfOf(caller.principal),
+              );
         const op = res.operation;
         return {
           would_prepare: true,
@@ -336,6 +359,7 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
           },
         };
       } catch (err) {
+        if (err instanceof ToolFailure) return refusedResult(tool.name, verified, [], err.code, err.message);
         const code = err instanceof ConnectError ? REFUSALS[err.code] : undefined;
         if (code === undefined || !(err instanceof ConnectError)) throw err;
         return refusedResult(tool.name, verified, [], code, err.rawMessage);

@@ -1,0 +1,217 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { InvalidArgumentError } from '@adsmcp/runtime/errors';
+import {
+  type BulkAccount,
+  checkBulkJob,
+  compileAdBatch,
+  compileBulkJob,
+  describeIssues,
+  type Sheets,
+  summarizeBulkJob,
+} from './bulk-job-rules.ts';
+
+const usd: BulkAccount = { name: 'Demo Store (USD)', currency: 'USD', timeZone: 'America/New_York' };
+const rows = (...cells: Record<string, unknown>[]) => cells.map((c, i) => ({ row: i + 2, cells: c }));
+const flags = { validateOnly: false, partialFailure: false };
+
+const workbook = (over: Partial<Sheets> = {}): Sheets => ({
+  campaigns: rows({ name: 'Spring Sale', objective: 'clicks', budget: '19.99', budget_type: 'daily' }),
+  adgroups: rows({ campaign: 'Spring Sale', name: 'Plants', bid: '0.3', countries: 'US, DE' }),
+  ads: rows(
+    {
+      ad_group: 'Plants',
+      name: 'Ad one',
+      title: 'Two for one',
+      body: 'This week',
+      target_url: 'https://shop.example.com/a',
+    },
+    { ad_group: 'Plants', name: 'Ad two', title: 'Free delivery', target_url: 'https://shop.example.com/b' },
+  ),
+  ...over,
+});
+
+test('a workbook compiles to one job that creates every object paused, linked by refs, money exact', () => {
+  const { plan, issues } = compileBulkJob(workbook(), usd, { validateOnly: true, partialFailure: true });
+  assert.deepEqual(issues, []);
+  assert.equal(plan.body.validate_only, true);
+  assert.equal(plan.body.partial_failure, true);
+  const [campaign, group, ad1, ad2] = plan.body.operations;
+  assert.deepEqual(campaign, {
+    type: 'create_campaign',
+    ref: 'c1',
+    body: {
+      name: 'Spring Sale',
+      objective: 'clicks',
+      budget_micros: 19_990_000,
+      budget_type: 'daily',
+      status: 'paused',
+    },
+  });
+  assert.deepEqual(group?.body, {
+    campaign_id: 'ref:c1',
+    name: 'Plants',
+    status: 'paused',
+    bidding_config: { billing_event_type: 'click', strategy: 'fixed_bid', max_bid_micros: 300_000 },
+  });
+  assert.equal(ad1?.body.ad_group_id, 'ref:g1');
+  assert.equal(ad2?.body.status, 'paused');
+  assert.deepEqual(plan.adGroups[0]?.countries, ['US', 'DE']);
+  assert.equal(plan.adCount, 2);
+  checkBulkJob(plan.body as unknown as Record<string, unknown>);
+});
+
+test('a conversion campaign is refused, naming the sheet, row and column', () => {
+  const { issues } = compileBulkJob(
+    workbook({
+      campaigns: rows({ name: 'Buyers', objective: 'conversions', budget: '10', budget_type: 'daily' }),
+    }),
+    usd,
+    flags,
+  );
+  assert.equal(issues[0]?.sheet, 'campaigns');
+  assert.equal(issues[0]?.row, 2);
+  assert.equal(issues[0]?.column, 'objective');
+  assert.match(issues[0]?.message ?? '', /conversion campaigns are refused/);
+});
+
+test('bad rows are all reported with sheet, row number and column', () => {
+  const { issues } = compileBulkJob(
+    workbook({
+      campaigns: rows(
+        { name: 'Spring Sale', objective: 'clicks', budget: '1.999', budget_type: 'daily' },
+        { name: 'Big', objective: 'clicks', budget: '2000000000', budget_type: 'daily', status: 'active' },
+      ),
+      adgroups: rows({ campaign: 'Spring Sale', name: 'Plants', bid: '0.3', countries: 'US, XX' }),
+    }),
+    usd,
+    flags,
+  );
+  const where = issues.map((i) => `${i.sheet}:${i.row}:${i.column}`);
+  assert.ok(where.includes('campaigns:2:budget'), where.join());
+  assert.ok(where.includes('campaigns:3:budget'), where.join());
+  assert.ok(where.includes('campaigns:3:status'), where.join());
+  assert.ok(where.includes('adgroups:2:campaign') || where.includes('adgroups:2:countries'), where.join());
+  assert.match(
+    describeIssues(issues),
+    /campaigns row 2, column budget: amount 1.999 has 3 decimal places, but USD has 2/,
+  );
+});
+
+test('a bid above the largest an ad group accepts, and an unknown column, are refused', () => {
+  const { issues } = compileBulkJob(
+    workbook({
+      adgroups: rows({
+        campaign: 'Spring Sale',
+        name: 'Plants',
+        bid_micros: '30400000000001',
+        countries: 'US',
+        colour: 'red',
+      }),
+    }),
+    usd,
+    flags,
+  );
+  const messages = issues.map((i) => `${i.column}: ${i.message}`).join('\n');
+  assert.match(messages, /bid_micros: bid_micros must be from 1 to 30400000000000/);
+  assert.match(messages, /colour: unknown column "colour"/);
+});
+
+test('launch and end dates become the instants of local midnight, previewed with a note', () => {
+  const { plan, issues } = compileBulkJob(
+    workbook({
+      campaigns: rows({
+        name: 'Spring Sale',
+        objective: 'impressions',
+        budget: '500',
+        budget_type: 'lifetime',
+        launch_date: '2026-12-01',
+        end_date: new Date('2026-12-31T00:00:00Z'),
+      }),
+      adgroups: rows({ campaign: 'Spring Sale', name: 'Plants', bid: '2.50', countries: ['FR'] }),
+    }),
+    usd,
+    flags,
+  );
+  assert.deepEqual(issues, []);
+  const body = plan.body.operations[0]?.body;
+  assert.equal(body?.start_time, '2026-12-01T05:00:00Z');
+  assert.equal(body?.end_time, '2027-01-01T05:00:00Z');
+  assert.equal(body?.status, 'paused');
+  assert.match(plan.schedule[0]?.note ?? '', /previewed only/);
+  // A CPM bid travels per thousand impressions in a bulk job.
+  assert.equal(plan.adGroups[0]?.bidMicros, 2_500_000n);
+});
+
+test('a lifetime budget without an end date is refused', () => {
+  const { issues } = compileBulkJob(
+    workbook({
+      campaigns: rows({ name: 'Spring Sale', objective: 'clicks', budget: '500', budget_type: 'lifetime' }),
+    }),
+    usd,
+    flags,
+  );
+  assert.ok(issues.some((i) => i.column === 'end_date' && /required with a lifetime budget/.test(i.message)));
+});
+
+const batch = {
+  campaignName: 'Winter batch',
+  budgetAmount: 25.5,
+  budgetType: 'daily',
+  objective: 'clicks',
+  bidMicros: 800_000n,
+  countries: ['US', 'GB'],
+  contextHints: ['gardening'],
+  variants: [
+    {
+      title: 'Two for one',
+      body: 'This week',
+      targetUrl: 'https://shop.example.com/a',
+      sourceImageUrl: 'https://img.example.com/a.png',
+    },
+    {
+      title: 'Free delivery',
+      body: '',
+      targetUrl: 'https://shop.example.com/b',
+      sourceImageUrl: 'https://img.example.com/b.png',
+    },
+  ],
+};
+
+test('an ad batch compiles to one paused campaign, one ad group and an ad per variant', () => {
+  const plan = compileAdBatch(batch, usd);
+  assert.deepEqual(
+    plan.body.operations.map((o) => o.type),
+    ['create_campaign', 'create_ad_group', 'create_ad', 'create_ad'],
+  );
+  assert.equal(plan.body.operations[0]?.body.budget_micros, 25_500_000);
+  assert.deepEqual(plan.body.operations[1]?.body.context_hints, ['gardening']);
+  assert.equal(plan.body.validate_only, false);
+  assert.ok(plan.body.operations.every((o) => o.body.status === 'paused'));
+  assert.match(
+    summarizeBulkJob(plan.body as unknown as Record<string, unknown>, 'Shop'),
+    /every object paused.*campaign "Winter batch".*2 ads titled "Two for one", "Free delivery"/,
+  );
+});
+
+test('an ad batch refuses an unknown country, JPY fractions and a lifetime budget, naming the argument', () => {
+  const refused = (over: Partial<typeof batch>, account: BulkAccount, message: RegExp) =>
+    assert.throws(
+      () => compileAdBatch({ ...batch, ...over }, account),
+      (e: unknown) => e instanceof InvalidArgumentError && message.test(e.message),
+    );
+  refused({ countries: ['US', 'ZZ'] }, usd, /^countries: "ZZ" is not an ISO 3166-1 alpha-2 country code/);
+  refused({ budgetAmount: 1.5 }, { ...usd, currency: 'JPY' }, /budget_amount: .*JPY has no minor units/);
+  refused({ budgetType: 'lifetime' }, usd, /lifetime needs an end date/);
+  refused({ objective: 'conversions' }, usd, /objective: conversion campaigns are refused/);
+});
+
+test('a job body that would create an active object or a conversion campaign is refused at prepare', () => {
+  const plan = compileAdBatch(batch, usd);
+  const body = JSON.parse(JSON.stringify(plan.body)) as { operations: { body: Record<string, unknown> }[] };
+  (body.operations[2] as { body: Record<string, unknown> }).body.status = 'active';
+  assert.throws(() => checkBulkJob(body), /operations\[2\]`.body.status must be "paused"/);
+  const conv = JSON.parse(JSON.stringify(plan.body)) as { operations: { body: Record<string, unknown> }[] };
+  (conv.operations[0] as { body: Record<string, unknown> }).body.objective = 'conversions';
+  assert.throws(() => checkBulkJob(conv), /conversion campaigns are refused/);
+});

@@ -1,0 +1,727 @@
+/**
+ * Campaign building in bulk: rows of campaigns, ad groups and ads (a workbook's three sheets, or an
+ * ad batch) compiled into the body of one bulk mutation job (`POST /bulk_mutation_jobs`) that
+ * creates every object paused. Money goes through the planning money rules (exact micros, the
+ * account currency's minor units, the platform's bounds), ad groups and ads through their own rules,
+ * so a workbook, an ad batch and a single prepare agree. A refused row is reported with its sheet,
+ * row number and column, every one at once.
+ */
+import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { iso31661 } from 'iso-3166';
+import { Temporal } from 'temporal-polyfill';
+import { checkAdGroup } from './ad-group-rules.ts';
+import { checkAd } from './ad-rules.ts';
+import { MAX_BID_MICROS, MAX_BUDGET_MICROS, planMoney } from './money.ts';
+import { resolveLocal } from './schedule.ts';
+
+export const SHEETS = ['campaigns', 'adgroups', 'ads'] as const;
+export type SheetName = (typeof SHEETS)[number];
+/** The most rows a sheet may have (besides a workbook sheet's header row). */
+export const MAX_SHEET_ROWS = 1000;
+/** The smallest campaign budget the platform accepts: one unit of the account currency. */
+export const MIN_BUDGET_MICROS = 1_000_000n;
+/** Objectives a bulk job may create; conversion campaigns need a conversion goal a job cannot set. */
+export const BULK_OBJECTIVES = ['clicks', 'impressions'] as const;
+const BUDGET_TYPES = ['daily', 'lifetime'] as const;
+export const MAX_COUNTRIES = 250;
+const COUNTRY_CODES: ReadonlySet<string> = new Set(iso31661.map((c) => c.alpha2));
+
+/** The columns of each sheet; the first ones listed are required. */
+export const COLUMNS: Record<SheetName, { required: readonly string[]; optional: readonly string[] }> = {
+  campaigns: {
+    required: ['name', 'objective', 'budget', 'budget_type'],
+    optional: ['launch_date', 'end_date', 'status'],
+  },
+  adgroups: {
+    required: ['campaign', 'name', 'countries'],
+    optional: ['bid', 'bid_micros', 'context_hints', 'status'],
+  },
+  ads: {
+    required: ['ad_group', 'name', 'title', 'target_url'],
+    optional: ['body', 'image_url', 'status'],
+  },
+};
+
+/** A row as read: its number as the source counts it (a workbook row, or the item's position). */
+export interface SheetRow {
+  row: number;
+  cells: Record<string, unknown>;
+}
+
+export type Sheets = Record<SheetName, SheetRow[]>;
+
+export interface RowIssue {
+  sheet: SheetName;
+  row: number;
+  column: string;
+  message: string;
+}
+
+export interface BulkAccount {
+  name: string;
+  currency: string;
+  timeZone: string;
+}
+
+export type OperationType = 'create_campaign' | 'create_ad_group' | 'create_ad';
+
+export interface BulkOperation {
+  type: OperationType;
+  ref?: string;
+  body: Record<string, unknown>;
+}
+
+/** The body of POST /bulk_mutation_jobs. */
+export interface BulkJobBody {
+  operations: BulkOperation[];
+  validate_only: boolean;
+  partial_failure: boolean;
+}
+
+/** A campaign's launch and end dates: shown, while the job creates the campaign paused. */
+export interface PreviewedSchedule {
+  campaign: string;
+  launchDate: string;
+  endDate: string;
+  startTime: string;
+  endTime: string;
+  note: string;
+}
+
+export interface PreviewedAdGroup {
+  campaign: string;
+  name: string;
+  countries: string[];
+  bidMicros: bigint;
+  billingEventType: string;
+}
+
+export interface BulkPlan {
+  body: BulkJobBody;
+  schedule: PreviewedSchedule[];
+  adGroups: PreviewedAdGroup[];
+  campaignCount: number;
+  adGroupCount: number;
+  adCount: number;
+}
+
+/** Header text as a column name: "Budget Type" is budget_type. */
+export function columnName(header: string): string {
+  return header
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
+}
+
+/** Collects the issues of one row; a check that fails records its issue and yields undefined. */
+class RowReader {
+  constructor(
+    private readonly sheet: SheetName,
+    private readonly row: SheetRow,
+    private readonly issues: RowIssue[],
+  ) {}
+
+  issue(column: string, message: string): undefined {
+    this.issues.push({ sheet: this.sheet, row: this.row.row, column, message });
+    return undefined;
+  }
+
+  /** Runs `fn`, turning the refusal of a shared rule into this row's issue in `column`. */
+  rule<T>(column: string, fn: () => T): T | undefined {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof InvalidArgumentError || e instanceof FailedPreconditionError)
+        return this.issue(column, e.message);
+      throw e;
+    }
+  }
+
+  /** Whether `check` accepts; its refusal becomes this row's issue in `column`. */
+  passes(column: string, check: () => void): boolean {
+    return (
+      this.rule(column, () => {
+        check();
+        return true;
+      }) === true
+    );
+  }
+
+  /** The cell as text; numbers and dates as they are written. Empty cells are absent. */
+  text(column: string): string | undefined {
+    const v = this.row.cells[column];
+    if (v === undefined || v === null) return undefined;
+    if (v instanceof Date) return Number.isNaN(v.getTime()) ? undefined : v.toISOString().slice(0, 10);
+    if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+    if (typeof v === 'boolean') return String(v);
+    if (typeof v !== 'string') return undefined;
+    const t = v.trim();
+    return t === '' ? undefined : t;
+  }
+
+  required(column: string): string | undefined {
+    const t = this.text(column);
+    if (t !== undefined) return t;
+    return this.row.cells[column] === undefined || this.row.cells[column] === null || this.isBlank(column)
+      ? this.issue(column, `${column} is required`)
+      : this.issue(column, `${column} must be text or a number`);
+  }
+
+  private isBlank(column: string): boolean {
+    const v = this.row.cells[column];
+    return typeof v === 'string' && v.trim() === '';
+  }
+
+  length(column: string, value: string | undefined, min: number, max: number): string | undefined {
+    if (value === undefined) return undefined;
+    if (value.length < min || value.length > max)
+      return this.issue(column, `${column} must be ${min} to ${max} characters (got ${value.length})`);
+    return value;
+  }
+
+  oneOf<const V extends readonly string[]>(column: string, value: string | undefined, allowed: V) {
+    if (value === undefined) return undefined;
+    if (!allowed.includes(value))
+      return this.issue(column, `${column} must be one of ${allowed.join(', ')} (got "${value}")`);
+    return value as V[number];
+  }
+
+  /** The optional `status` column: the job creates paused objects only. */
+  pausedOnly(): void {
+    const status = this.text('status');
+    if (status !== undefined && status !== 'paused')
+      this.issue('status', `status must be paused (got "${status}"): a bulk job creates paused objects only`);
+  }
+
+  httpsUrl(column: string, value: string | undefined): string | undefined {
+    if (value === undefined) return undefined;
+    let ok = false;
+    try {
+      ok = new URL(value).protocol === 'https:' && value.length <= 2048;
+    } catch {
+      ok = false;
+    }
+    return ok ? value : this.issue(column, `${column} must be an https URL of at most 2048 characters`);
+  }
+
+  /** A list cell: an array, or text separated by commas, semicolons or spaces. */
+  list(column: string): string[] | undefined {
+    const v = this.row.cells[column];
+    if (Array.isArray(v)) return v.map((x) => (typeof x === 'string' ? x.trim() : String(x)));
+    const t = this.text(column);
+    return t === undefined ? undefined : t.split(/[\s,;]+/).filter((x) => x !== '');
+  }
+}
+
+/** checkCountries refuses what is not a list of distinct ISO 3166-1 alpha-2 codes; the message names `field`. */
+export function checkCountries(countries: readonly string[], field: string): string[] {
+  if (countries.length < 1 || countries.length > MAX_COUNTRIES)
+    throw new InvalidArgumentError(
+      `${field} must have 1 to ${MAX_COUNTRIES} countries (got ${countries.length})`,
+    );
+  const seen = new Set<string>();
+  for (const c of countries) {
+    if (!/^[A-Z]{2}$/.test(c) || !COUNTRY_CODES.has(c))
+      throw new InvalidArgumentError(
+        `${field}: "${c}" is not an ISO 3166-1 alpha-2 country code (two uppercase letters, such as US or DE)`,
+      );
+    if (seen.has(c)) throw new InvalidArgumentError(`${field} lists ${c} twice`);
+    seen.add(c);
+  }
+  return [...seen];
+}
+
+/** The local date `date` (YYYY-MM-DD) at midnight in `timeZone`, as an RFC 3339 instant. */
+function midnight(date: Temporal.PlainDate, timeZone: string, field: string): string {
+  const { zoned } = resolveLocal(date.toPlainDateTime(), timeZone, 'later', field);
+  return zoned.toInstant().toString();
+}
+
+function parseDate(r: RowReader, column: string): Temporal.PlainDate | undefined {
+  const t = r.text(column);
+  if (t === undefined) return undefined;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(t))
+    return r.issue(column, `${column} must be a date YYYY-MM-DD (got "${t}")`);
+  return r.rule(column, () => {
+    try {
+      return Temporal.PlainDate.from(t, { overflow: 'reject' });
+    } catch {
+      throw new InvalidArgumentError(`${column} ${t} is not a real date`);
+    }
+  });
+}
+
+interface CampaignOut {
+  name: string;
+  objective: (typeof BULK_OBJECTIVES)[number];
+  ref: string;
+}
+
+function compileCampaign(
+  r: RowReader,
+  account: BulkAccount,
+  index: number,
+  out: BulkPlan,
+): CampaignOut | undefined {
+  const name = r.length('name', r.required('name'), 3, 200);
+  const rawObjective = r.required('objective');
+  const objective =
+    rawObjective === 'conversions'
+      ? r.issue(
+          'objective',
+          'conversion campaigns are refused: a bulk job cannot set the conversion goal they need; use clicks or impressions',
+        )
+      : r.oneOf('objective', rawObjective, BULK_OBJECTIVES);
+  const budgetType = r.oneOf('budget_type', r.required('budget_type'), BUDGET_TYPES);
+  const budget = r.required('budget');
+  const micros =
+    budget === undefined
+      ? undefined
+      : r.rule('budget', () => {
+          const plan = planMoney({
+            amount: budget,
+            currency: account.currency,
+            purpose: 'budget',
+            objective: '',
+            wireFormat: '',
+            accountName: account.name,
+            accountCurrency: account.currency,
+          });
+          if (plan.amountMicros < MIN_BUDGET_MICROS)
+            throw new InvalidArgumentError(
+              `budget ${budget} ${account.currency} is below the smallest budget, 1 ${account.currency}`,
+            );
+          return plan.amountMicros;
+        });
+  r.pausedOnly();
+  const launch = parseDate(r, 'launch_date');
+  const end = parseDate(r, 'end_date');
+  if (budgetType === 'lifetime' && end === undefined && r.text('end_date') === undefined)
+    r.issue('end_date', 'end_date is required with a lifetime budget: the budget is spread over the run');
+  if (launch !== undefined && end !== undefined && Temporal.PlainDate.compare(end, launch) < 0)
+    r.issue('end_date', `end_date ${end} must not be before launch_date ${launch}`);
+  const startTime =
+    launch === undefined
+      ? undefined
+      : r.rule('launch_date', () => midnight(launch, account.timeZone, 'launch_date'));
+  // The campaign runs through its end date: it ends at the next local midnight.
+  const endTime =
+    end === undefined
+      ? undefined
+      : r.rule('end_date', () => midnight(end.add({ days: 1 }), account.timeZone, 'end_date'));
+  if (name === undefined || objective === undefined || budgetType === undefined || micros === undefined)
+    return undefined;
+  const ref = `c${index + 1}`;
+  out.body.operations.push({
+    type: 'create_campaign',
+    ref,
+    body: {
+      name,
+      objective,
+      budget_micros: Number(micros),
+      budget_type: budgetType,
+      status: 'paused',
+      ...(startTime === undefined ? {} : { start_time: startTime }),
+      ...(endTime === undefined ? {} : { end_time: endTime }),
+    },
+  });
+  if (launch !== undefined || end !== undefined) {
+    out.schedule.push({
+      campaign: name,
+      launchDate: launch?.toString() ?? '',
+      endDate: end?.toString() ?? '',
+      startTime: startTime ?? '',
+      endTime: endTime ?? '',
+      note:
+        'previewed only: the job creates the campaign paused, so nothing launches on the launch date until a ' +
+        'person activates it',
+    });
+  }
+  return { name, objective, ref };
+}
+
+/** The bid of an ad group row: `bid` in the account currency, or `bid_micros` as they are. */
+function compileBid(r: RowReader, account: BulkAccount, objective: string): bigint | undefined {
+  const bid = r.text('bid');
+  const bidMicros = r.text('bid_micros');
+  if ((bid === undefined) === (bidMicros === undefined))
+    return r.issue('bid', 'give exactly one of bid (in the account currency) and bid_micros');
+  if (bidMicros !== undefined) {
+    if (!/^\d{1,16}$/.test(bidMicros))
+      return r.issue('bid_micros', 'bid_micros must be a whole number of micros');
+    const micros = BigInt(bidMicros);
+    if (micros < 1n || micros > MAX_BID_MICROS)
+      return r.issue(
+        'bid_micros',
+        `bid_micros must be from 1 to ${MAX_BID_MICROS}, the largest bid an ad group accepts (got ${micros})`,
+      );
+    return micros;
+  }
+  // A CPM bid is sent per thousand impressions in a bulk job (the bulk wire format).
+  const purpose = objective === 'impressions' ? 'cpm' : 'cpc';
+  return r.rule(
+    'bid',
+    () =>
+      planMoney({
+        amount: bid as string,
+        currency: account.currency,
+        purpose,
+        objective,
+        wireFormat: 'bulk',
+        accountName: account.name,
+        accountCurrency: account.currency,
+      }).wireMicros,
+  );
+}
+
+function compileAdGroup(
+  r: RowReader,
+  account: BulkAccount,
+  campaigns: ReadonlyMap<string, CampaignOut>,
+  index: number,
+  out: BulkPlan,
+): { name: string; ref: string } | undefined {
+  const campaignName = r.required('campaign');
+  const campaign = campaignName === undefined ? undefined : campaigns.get(campaignName);
+  if (campaignName !== undefined && campaign === undefined)
+    r.issue('campaign', `campaign "${campaignName}" is not the name of a valid row of the campaigns sheet`);
+  const name = r.length('name', r.required('name'), 3, 1000);
+  const countryList = r.list('countries');
+  const countries =
+    countryList === undefined
+      ? r.issue('countries', 'countries is required')
+      : r.rule('countries', () => checkCountries(countryList, 'countries'));
+  const hints = r.list('context_hints');
+  r.pausedOnly();
+  const bid = campaign === undefined ? undefined : compileBid(r, account, campaign.objective);
+  if (campaign === undefined || name === undefined || countries === undefined || bid === undefined)
+    return undefined;
+  const billing = campaign.objective === 'clicks' ? 'click' : 'impression';
+  const body: Record<string, unknown> = {
+    campaign_id: `ref:${campaign.ref}`,
+    name,
+    status: 'paused',
+    bidding_config: { billing_event_type: billing, strategy: 'fixed_bid', max_bid_micros: Number(bid) },
+    ...(hints === undefined || hints.length === 0 ? {} : { context_hints: hints }),
+  };
+  if (!r.passes('bid', () => checkAdGroup(body, body))) return undefined;
+  const ref = `g${index + 1}`;
+  out.body.operations.push({ type: 'create_ad_group', ref, body });
+  out.adGroups.push({ campaign: campaign.name, name, countries, bidMicros: bid, billingEventType: billing });
+  return { name, ref };
+}
+
+function compileAd(r: RowReader, adGroups: ReadonlyMap<string, { ref: string }>, out: BulkPlan): void {
+  const groupName = r.required('ad_group');
+  const group = groupName === undefined ? undefined : adGroups.get(groupName);
+  if (groupName !== undefined && group === undefined)
+    r.issue('ad_group', `ad_group "${groupName}" is not the name of a valid row of the adgroups sheet`);
+  const name = r.length('name', r.required('name'), 3, 1000);
+  const title = r.length('title', r.required('title'), 1, 50);
+  const text = r.length('body', r.text('body') ?? '', 0, 100);
+  const targetUrl = r.httpsUrl('target_url', r.required('target_url'));
+  r.httpsUrl('image_url', r.text('image_url'));
+  r.pausedOnly();
+  if (
+    group === undefined ||
+    name === undefined ||
+    title === undefined ||
+    text === undefined ||
+    targetUrl === undefined
+  )
+    return;
+  const body = {
+    ad_group_id: `ref:${group.ref}`,
+    name,
+    status: 'paused',
+    creative: { type: 'chat_card', title, body: text, target_url: targetUrl },
+  };
+  if (!r.passes('title', () => checkAd(body, body))) return;
+  out.body.operations.push({ type: 'create_ad', body });
+}
+
+function unknownColumns(sheet: SheetName, rows: readonly SheetRow[], issues: RowIssue[]): void {
+  const known = new Set([...COLUMNS[sheet].required, ...COLUMNS[sheet].optional]);
+  for (const row of rows) {
+    for (const column of Object.keys(row.cells)) {
+      if (!known.has(column))
+        issues.push({
+          sheet,
+          row: row.row,
+          column,
+          message: `unknown column "${column}"; the columns of ${sheet} are ${[...known].join(', ')}`,
+        });
+    }
+  }
+}
+
+function duplicates(sheet: SheetName, rows: readonly SheetRow[], issues: RowIssue[]): Set<number> {
+  const seen = new Map<string, number>();
+  const dup = new Set<number>();
+  for (const row of rows) {
+    const name = typeof row.cells.name === 'string' ? row.cells.name.trim() : undefined;
+    if (name === undefined || name === '') continue;
+    const first = seen.get(name);
+    if (first !== undefined) {
+      issues.push({
+        sheet,
+        row: row.row,
+        column: 'name',
+        message: `name "${name}" is used by row ${first} too`,
+      });
+      dup.add(row.row);
+    } else seen.set(name, row.row);
+  }
+  return dup;
+}
+
+/**
+ * compileBulkJob compiles the rows into a bulk job body that creates every object paused, or
+ * returns the issues of every refused row. `flags` are carried into the body as they are.
+ */
+export function compileBulkJob(
+  sheets: Sheets,
+  account: BulkAccount,
+  flags: { validateOnly: boolean; partialFailure: boolean },
+): { plan: BulkPlan; issues: RowIssue[] } {
+  const issues: RowIssue[] = [];
+  const plan: BulkPlan = {
+    body: { operations: [], validate_only: flags.validateOnly, partial_failure: flags.partialFailure },
+    schedule: [],
+    adGroups: [],
+    campaignCount: 0,
+    adGroupCount: 0,
+    adCount: 0,
+  };
+  for (const sheet of SHEETS) {
+    if (sheets[sheet].length > MAX_SHEET_ROWS)
+      throw new InvalidArgumentError(
+        `the ${sheet} sheet has ${sheets[sheet].length} rows; at most ${MAX_SHEET_ROWS}`,
+      );
+    unknownColumns(sheet, sheets[sheet], issues);
+  }
+  if (sheets.campaigns.length === 0)
+    throw new InvalidArgumentError('the campaigns sheet has no rows: a bulk job needs at least one campaign');
+  const campaigns = new Map<string, CampaignOut>();
+  const dupCampaigns = duplicates('campaigns', sheets.campaigns, issues);
+  sheets.campaigns.forEach((row, i) => {
+    const c = compileCampaign(new RowReader('campaigns', row, issues), account, i, plan);
+    if (c !== undefined && !dupCampaigns.has(row.row)) campaigns.set(c.name, c);
+  });
+  const adGroups = new Map<string, { ref: string }>();
+  const dupGroups = duplicates('adgroups', sheets.adgroups, issues);
+  sheets.adgroups.forEach((row, i) => {
+    const g = compileAdGroup(new RowReader('adgroups', row, issues), account, campaigns, i, plan);
+    if (g !== undefined && !dupGroups.has(row.row)) adGroups.set(g.name, g);
+  });
+  for (const row of sheets.ads) compileAd(new RowReader('ads', row, issues), adGroups, plan);
+  const count = (t: OperationType) => plan.body.operations.filter((o) => o.type === t).length;
+  plan.campaignCount = count('create_campaign');
+  plan.adGroupCount = count('create_ad_group');
+  plan.adCount = count('create_ad');
+  return { plan, issues };
+}
+
+/** Issues as one message: each with its sheet, row and column; the first 50, then how many more. */
+export function describeIssues(issues: readonly RowIssue[]): string {
+  const shown = issues
+    .slice(0, 50)
+    .map((i) => `${i.sheet} row ${i.row}, column ${i.column}: ${i.message}`)
+    .join('; ');
+  const more = issues.length > 50 ? `; and ${issues.length - 50} more` : '';
+  return `${issues.length} problem${issues.length === 1 ? '' : 's'} in the rows: ${shown}${more}`;
+}
+
+/** A saved batch's variant, as the marketing item holds it. */
+export interface BatchVariant {
+  title: string;
+  body: string;
+  targetUrl: string;
+  sourceImageUrl: string;
+}
+
+export interface AdBatchInput {
+  campaignName: string;
+  budgetAmount: number;
+  budgetType: string;
+  objective: string;
+  bidMicros: bigint;
+  countries: readonly string[];
+  contextHints: readonly string[];
+  variants: readonly BatchVariant[];
+}
+
+/** How the rows of an ad batch name its arguments, for its issues. */
+function batchField(i: RowIssue): string {
+  if (i.sheet === 'ads')
+    return `variants[${i.row - 1}].${i.column === 'image_url' ? 'source_image_url' : i.column}`;
+  const fields: Record<string, string> = {
+    name: 'campaign_name',
+    budget: 'budget_amount',
+    bid_micros: 'bid_micros',
+    bid: 'bid_micros',
+  };
+  return fields[i.column] ?? i.column;
+}
+
+/** An issue of an ad batch, naming the argument rather than the sheet's column. */
+function batchMessage(i: RowIssue): string {
+  const field = batchField(i);
+  return i.message.startsWith(i.column)
+    ? `${field}${i.message.slice(i.column.length)}`
+    : `${field}: ${i.message}`;
+}
+
+/**
+ * compileAdBatch compiles a saved batch into one paused campaign, one ad group and an ad per
+ * variant, by the same rows a workbook has; refusals name the tool's arguments.
+ */
+export function compileAdBatch(input: AdBatchInput, account: BulkAccount): BulkPlan {
+  if (input.budgetType === 'lifetime')
+    throw new InvalidArgumentError(
+      'budget_type lifetime needs an end date, which an ad batch does not take: use daily, or plan the ' +
+        'campaign with an end_date in ads_plan_workbook',
+    );
+  // The number as its shortest decimal text: 19.99 is "19.99", then exact decimal arithmetic.
+  const amount = String(input.budgetAmount);
+  const sheets: Sheets = {
+    campaigns: [
+      {
+        row: 1,
+        cells: {
+          name: input.campaignName,
+          objective: input.objective,
+          budget: /e/i.test(amount) ? input.budgetAmount.toFixed(6) : amount,
+          budget_type: input.budgetType,
+        },
+      },
+    ],
+    adgroups: [
+      {
+        row: 1,
+        cells: {
+          campaign: input.campaignName,
+          name: `${input.campaignName} — ad group`,
+          countries: [...input.countries],
+          bid_micros: input.bidMicros.toString(),
+          ...(input.contextHints.length > 0 ? { context_hints: [...input.contextHints] } : {}),
+        },
+      },
+    ],
+    ads: input.variants.map((v, i) => ({
+      row: i + 1,
+      cells: {
+        ad_group: `${input.campaignName} — ad group`,
+        name: `${input.campaignName} — variant ${i + 1}`,
+        title: v.title,
+        body: v.body,
+        target_url: v.targetUrl,
+        image_url: v.sourceImageUrl,
+      },
+    })),
+  };
+  const { plan, issues } = compileBulkJob(sheets, account, { validateOnly: false, partialFailure: false });
+  if (issues.length > 0) throw new InvalidArgumentError(issues.map(batchMessage).join('; '));
+  return plan;
+}
+
+// ---- The bulk job body a change records, checked again when it is prepared. ----
+
+type Fields = Record<string, unknown>;
+const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function checkOperation(op: unknown, i: number): void {
+  const at = `\`body.operations[${i}]\``;
+  if (!isObject(op) || !isObject(op.body))
+    throw new InvalidArgumentError(`${at} must be an object with a body`);
+  const body = op.body;
+  if (body.status !== 'paused')
+    throw new InvalidArgumentError(
+      `${at}.body.status must be "paused": a bulk job creates paused objects only`,
+    );
+  switch (op.type) {
+    case 'create_campaign': {
+      if (!(BULK_OBJECTIVES as readonly unknown[]).includes(body.objective))
+        throw new InvalidArgumentError(
+          `${at}.body.objective must be clicks or impressions: conversion campaigns are refused`,
+        );
+      const micros = body.budget_micros;
+      if (
+        typeof micros !== 'number' ||
+        !Number.isSafeInteger(micros) ||
+        BigInt(micros) < MIN_BUDGET_MICROS ||
+        BigInt(micros) > MAX_BUDGET_MICROS
+      )
+        throw new InvalidArgumentError(
+          `${at}.body.budget_micros must be a whole number from ${MIN_BUDGET_MICROS} to ${MAX_BUDGET_MICROS}`,
+        );
+      return;
+    }
+    case 'create_ad_group': {
+      checkAdGroup(body, body);
+      const bid = isObject(body.bidding_config) ? body.bidding_config.max_bid_micros : undefined;
+      if (typeof bid === 'number' && BigInt(Math.trunc(bid)) > MAX_BID_MICROS)
+        throw new InvalidArgumentError(
+          `${at}.body.bidding_config.max_bid_micros must be at most ${MAX_BID_MICROS}`,
+        );
+      return;
+    }
+    case 'create_ad':
+      checkAd(body, body);
+      return;
+    default:
+      throw new InvalidArgumentError(`${at}.type must be create_campaign, create_ad_group or create_ad`);
+  }
+}
+
+/** checkBulkJob refuses a bulk job body that would create anything not paused, or break the object rules. */
+export function checkBulkJob(job: Fields): void {
+  const ops = job.operations;
+  if (!Array.isArray(ops) || ops.length === 0)
+    throw new InvalidArgumentError('`body.operations` must list at least one operation');
+  ops.forEach(checkOperation);
+}
+
+const quoted = (v: unknown) => JSON.stringify(String(v ?? ''));
+
+/** A person's reading of a bulk job: what it creates, all paused, with budgets and bids in micros. */
+export function summarizeBulkJob(job: Fields, accountName: string): string {
+  const ops = (Array.isArray(job.operations) ? job.operations : []).filter(isObject);
+  const parts: string[] = [];
+  const of = (type: string) =>
+    ops.filter((o) => o.type === type).map((o) => (isObject(o.body) ? o.body : {}));
+  for (const c of of('create_campaign').slice(0, 20)) {
+    const schedule = [
+      c.start_time ? `from ${String(c.start_time)}` : '',
+      c.end_time ? `to ${String(c.end_time)}` : '',
+    ]
+      .filter((s) => s !== '')
+      .join(' ');
+    parts.push(
+      `campaign ${quoted(c.name)} (${String(c.objective)}, ${String(c.budget_type)} budget ${String(c.budget_micros)} micros${schedule ? `, ${schedule}` : ''})`,
+    );
+  }
+  for (const g of of('create_ad_group').slice(0, 20)) {
+    const bidding = isObject(g.bidding_config) ? g.bidding_config : {};
+    parts.push(
+      `ad group ${quoted(g.name)} (fixed bid ${String(bidding.max_bid_micros)} micros per ${String(bidding.billing_event_type)})`,
+    );
+  }
+  const ads = of('create_ad');
+  if (ads.length > 0) {
+    const titles = ads
+      .slice(0, 20)
+      .map((a) => quoted(isObject(a.creative) ? a.creative.title : ''))
+      .join(', ');
+    parts.push(
+      `${ads.length} ad${ads.length === 1 ? '' : 's'} titled ${titles}${ads.length > 20 ? ', …' : ''}`,
+    );
+  }
+  const flags = [
+    job.validate_only === true ? 'validate only' : '',
+    job.partial_failure === true ? 'partial failure allowed' : 'all or nothing',
+  ]
+    .filter((s) => s !== '')
+    .join(', ');
+  return `Create with one bulk mutation job on ${accountName}, every object paused (${flags}): ${parts.join('; ')}`;
+}

@@ -1,0 +1,159 @@
+/**
+ * The BatchService RPCs: a workbook compiled into a paused bulk job preview (nothing recorded), and a
+ * saved ad batch prepared as one reviewable change whose operation is POST /bulk_mutation_jobs. The
+ * change is recorded by the same path as every prepared change (planning, standards, digest), so
+ * approval and apply (once, with its idempotency key) are the ones every change has.
+ */
+import type {
+  BatchService,
+  PrepareAdBatchRequest,
+  WorkbookSheets,
+} from '@adsmcp/proto/changes/v1/batches_pb';
+import { PrepareChangeRequestSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { principalOf } from '@adsmcp/runtime/connect-server';
+import type { Pool } from '@adsmcp/runtime/db';
+import { InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import { isUuid } from '@adsmcp/runtime/ids';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { create, type JsonObject } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
+import {
+  type BulkPlan,
+  columnName,
+  compileAdBatch,
+  describeIssues,
+  type SheetRow,
+  type Sheets,
+} from '../domain/bulk-job-rules.ts';
+import { checkMayPrepare, digestOf } from '../domain/change.ts';
+import { planWorkbook } from '../workbook-reader.ts';
+import { planPrepared, prepareAndRecord } from './changes-handlers.ts';
+import { liveObject, readableAccount, type Upstream, writableAccount } from './platform-reads.ts';
+
+export const BULK_JOB_PATH = '/bulk_mutation_jobs';
+
+function checkAccountId(accountId: string): void {
+  if (!isUuid(accountId)) throw new InvalidArgumentError(`account_id must be a UUID (got "${accountId}")`);
+}
+
+/** JSON rows, numbered from 1 as the array counts them; column names as a workbook header gives them. */
+function rowsOf(items: readonly JsonObject[]): SheetRow[] {
+  return items.map((item, i) => ({
+    row: i + 1,
+    cells: Object.fromEntries(Object.entries(item).map(([k, v]) => [columnName(k), v])),
+  }));
+}
+
+function sheetsOf(sheets: WorkbookSheets): Sheets {
+  return { campaigns: rowsOf(sheets.campaigns), adgroups: rowsOf(sheets.adgroups), ads: rowsOf(sheets.ads) };
+}
+
+function previewOf(plan: BulkPlan) {
+  return {
+    method: 'POST',
+    path: BULK_JOB_PATH,
+    job: plan.body as unknown as JsonObject,
+    campaignCount: plan.campaignCount,
+    adGroupCount: plan.adGroupCount,
+    adCount: plan.adCount,
+    schedule: plan.schedule,
+    adGroups: plan.adGroups,
+  };
+}
+
+/**
+ * requireBulkAccess refuses an account the platform does not let submit bulk jobs: the platform
+ * says so in GET /me (`bulk_access`), so the refusal comes at prepare, not at apply.
+ */
+async function requireBulkAccess(upstream: Upstream, p: Principal, account: Account): Promise<void> {
+  const me = await liveObject(upstream, p, account, '/me', 'account');
+  if (me.bulk_access === false) {
+    throw new PermissionDeniedError(
+      `ad account ${account.name} has no bulk access on the ad platform: bulk mutation jobs are not enabled for it, so an ad batch cannot be prepared`,
+    );
+  }
+}
+
+/**
+ * The change an ad batch is: the batch compiled for the account (which must allow changes and have
+ * bulk access), as the PrepareChange request of a bulk job that creates it.
+ */
+async function batchChange(upstream: Upstream, p: Principal, req: PrepareAdBatchRequest) {
+  checkAccountId(req.accountId);
+  if (!isUuid(req.itemId)) throw new InvalidArgumentError('item_id must be a UUID');
+  checkMayPrepare(p);
+  const account = await writableAccount(upstream, p, req.accountId);
+  const plan = compileAdBatch(
+    {
+      campaignName: req.campaignName,
+      budgetAmount: req.budgetAmount,
+      budgetType: req.budgetType,
+      objective: req.objective,
+      bidMicros: req.bidMicros,
+      countries: req.countries,
+      contextHints: req.contextHints,
+      variants: req.variants,
+    },
+    account,
+  );
+  await requireBulkAccess(upstream, p, account);
+  const change = create(PrepareChangeRequestSchema, {
+    accountId: req.accountId,
+    tool: 'ads_prepare_ad_batch',
+    objectType: 'bulk_mutation_job',
+    effect: 'create',
+    operation: { method: 'POST', path: BULK_JOB_PATH, bodyJson: JSON.stringify(plan.body) },
+    targetPath: '',
+  });
+  return { change, plan };
+}
+
+export function batchHandlers({
+  pool,
+  upstream,
+}: {
+  pool: Pool;
+  upstream: Upstream;
+}): ServiceImpl<typeof BatchService> {
+  return {
+    async planWorkbook(req, ctx) {
+      checkAccountId(req.accountId);
+      const hasWorkbook = req.workbookBase64 !== undefined;
+      if (hasWorkbook === (req.sheets !== undefined))
+        throw new InvalidArgumentError(
+          'give exactly one of workbook_base64 (an XLSX file) and sheets (JSON rows)',
+        );
+      const account = await readableAccount(upstream, principalOf(ctx), req.accountId);
+      const { plan, issues } = await planWorkbook(
+        req.workbookBase64 !== undefined
+          ? { base64: req.workbookBase64 }
+          : { sheets: sheetsOf(req.sheets as WorkbookSheets) },
+        account,
+        { validateOnly: req.validateOnly, partialFailure: req.partialFailure },
+      );
+      if (issues.length > 0) throw new InvalidArgumentError(describeIssues(issues));
+      return {
+        accountId: account.accountId,
+        currency: account.currency,
+        timeZone: account.timeZone,
+        source: hasWorkbook ? 'workbook' : 'sheets',
+        ...previewOf(plan),
+      };
+    },
+
+    async prepareAdBatch(req, ctx) {
+      const p = principalOf(ctx);
+      const { change: request, plan } = await batchChange(upstream, p, req);
+      const change = await prepareAndRecord(pool, upstream, p, request);
+      return { change, countries: plan.adGroups[0]?.countries ?? [] };
+    },
+
+    async planAdBatch(req, ctx) {
+      const p = principalOf(ctx);
+      const { change } = await batchChange(upstream, p, req);
+      const { op, plan } = await planPrepared(pool, upstream, p, change);
+      return { summary: plan.summary, operation: op, digest: digestOf(op), targetPath: '', verified: true };
+    },
+  };
+}

@@ -1,0 +1,337 @@
+/**
+ * Campaign building in bulk: a workbook planned as a paused bulk mutation job (read only), and a
+ * saved ad batch prepared as one change that creates a paused campaign, its ad group and an ad per
+ * variant with one bulk job. The changes service compiles both with the same rules.
+ */
+import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
+import type { MarketingItem } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
+import { ToolFailure } from '../../mcp/tool-failure.ts';
+import { defineTool, type ToolContext, type ToolRow } from '../catalogue.ts';
+import { CHANGE_OUTPUT, changeView } from '../change-view.ts';
+import {
+  array,
+  boolean,
+  enumOf,
+  type Infer,
+  integer,
+  type JsonSchema,
+  number,
+  object,
+  type Schema,
+  string,
+} from '../schema.ts';
+import { accountId, EXAMPLE_ACCOUNT, PREPARE_TEXT } from './platform-arguments.ts';
+
+const MAX_ROWS = 1000;
+const MAX_COLUMNS = 30;
+
+/** A cell of a JSON row: text, a number, a boolean, or a list of text (countries, context hints). */
+function isCell(v: unknown): boolean {
+  if (typeof v === 'string') return v.length <= 5000;
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (typeof v === 'boolean' || v === null) return true;
+  return Array.isArray(v) && v.length <= 2000 && v.every((x) => typeof x === 'string' && x.length <= 1000);
+}
+
+/** One row of a sheet: column name to cell; the columns are the sheet's (see the description). */
+const row: Schema<Record<string, unknown>> = {
+  json: {
+    type: 'object',
+    description: 'A row: column name to value (text, number, boolean, or a list of text).',
+    maxProperties: MAX_COLUMNS,
+  },
+  check(value, path, out) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      out.push({ path, message: `\`${path}\` must be an object of column name to value` });
+      return;
+    }
+    const entries = Object.entries(value);
+    if (entries.length > MAX_COLUMNS)
+      out.push({ path, message: `\`${path}\` must have at most ${MAX_COLUMNS} columns` });
+    for (const [k, v] of entries.slice(0, MAX_COLUMNS + 1)) {
+      if (k.length < 1 || k.length > 100)
+        out.push({ path, message: `\`${path}\` column names must be 1 to 100 characters` });
+      else if (!isCell(v))
+        out.push({
+          path: `${path}.${k}`,
+          message: `\`${path}.${k}\` must be text (up to 5000 characters), a number, a boolean or a list of text`,
+        });
+    }
+  },
+};
+
+const sheet = (description: string) => array(row, { max: MAX_ROWS, description });
+
+const planWorkbookInput = object(
+  {
+    account_id: accountId,
+    workbook_base64: string({
+      min: 1,
+      max: 800_000,
+      description:
+        'An XLSX workbook, base64-encoded (at most 800,000 characters), with sheets named campaigns, adgroups ' +
+        '(or "ad groups") and ads; the first row of each names the columns. Give this or sheets.',
+    }),
+    sheets: object(
+      {
+        campaigns: sheet(
+          'Campaign rows: name (3 to 200), objective (clicks or impressions; conversions is refused), budget ' +
+            '(decimal in the account currency), budget_type (daily or lifetime), optional launch_date and end_date ' +
+            '(YYYY-MM-DD, account time zone; lifetime needs end_date), optional status (paused only).',
+        ),
+        adgroups: sheet(
+          'Ad group rows: campaign (a campaign row name), name, countries (ISO 3166-1 alpha-2 codes, a list or ' +
+            'comma-separated), bid (decimal in the account currency; for impressions per thousand) or bid_micros, ' +
+            'optional context_hints, status (paused only).',
+        ),
+        ads: sheet(
+          'Ad rows: ad_group (an ad group row name), name, title (1 to 50), target_url (https), optional body ' +
+            '(up to 100), image_url (https, shown only), status (paused only).',
+        ),
+      },
+      [],
+      'The workbook as JSON rows instead of a file, at most 1000 rows per sheet. Give this or workbook_base64.',
+    ),
+    validate_only: boolean(
+      'Carried into the job body: the platform would only validate it, creating nothing.',
+    ),
+    partial_failure: boolean(
+      'Carried into the job body: the platform would keep the operations that succeed when others fail ' +
+        '(otherwise all or nothing).',
+    ),
+  },
+  ['account_id'],
+);
+
+const planWorkbook: ToolRow<GatewayDeps> = {
+  name: 'ads_plan_workbook',
+  title: 'Plan a workbook of campaigns',
+  group: 'Campaign creation',
+  behavior: 'read',
+  features: [],
+  description:
+    'Compiles a workbook of campaigns, ad groups and ads (an XLSX file in workbook_base64, or the same rows as ' +
+    'JSON in sheets: exactly one) into the bulk mutation job that would create them, every object paused ' +
+    '(POST /bulk_mutation_jobs; job.operations linked by ref), and previews it: nothing is saved or sent. ' +
+    'Budgets and bids are exact micros of the account currency (its minor units, at most 1,000,000,000 units ' +
+    'of budget, 30,400,000 of bid; a CPM bid per thousand impressions, the bulk wire format). Conversion ' +
+    'campaigns are refused. Countries must be ISO 3166-1 alpha-2 codes; they are checked and shown in ' +
+    'ad_groups, not sent (the platform has no country targeting field). launch_date and end_date are ' +
+    'previewed only: schedule shows the instants they are in the account time zone, and the campaigns are ' +
+    'still created paused. validate_only and partial_failure are carried into the job. A refused row is an ' +
+    'error naming its sheet, row number (the spreadsheet row, or the position in the JSON array from 1) and ' +
+    'column, for every such row at once. XLSX files are checked before they are read: at most 100 zip ' +
+    'entries, 16 MiB per inflated entry, 40 MiB in all and 1000 rows per sheet.',
+  input: planWorkbookInput,
+  example: {
+    account_id: EXAMPLE_ACCOUNT,
+    sheets: {
+      campaigns: [
+        {
+          name: 'Spring Sale',
+          objective: 'clicks',
+          budget: '50.00',
+          budget_type: 'daily',
+          launch_date: '2026-12-01',
+        },
+      ],
+      adgroups: [{ campaign: 'Spring Sale', name: 'Plants', bid: '0.80', countries: ['US', 'CA'] }],
+      ads: [
+        {
+          ad_group: 'Plants',
+          name: 'Two for one',
+          title: 'Two plants for one',
+          body: 'This week only.',
+          target_url: 'https://shop.example.com/spring',
+        },
+      ],
+    },
+    validate_only: true,
+    partial_failure: true,
+  },
+  route: { kind: 'rpc', method: BatchService.method.planWorkbook, account: 'account_id' },
+};
+
+const prepareAdBatchInput = object(
+  {
+    item_id: string({ format: 'uuid', description: 'The saved marketing item of kind batch.' }),
+    expected_revision: integer({
+      min: 1,
+      description: 'The revision of the batch you read (ads_get_marketing_item); another one is refused.',
+    }),
+    account_id: accountId,
+    campaign_name: string({ min: 3, max: 200, description: 'The new campaign’s name.' }),
+    budget_amount: number({
+      min: 1,
+      max: 1_000_000_000,
+      description:
+        'The campaign budget in units of the account currency (19.99), converted to exact micros; no more ' +
+        'decimals than the currency has.',
+    }),
+    budget_type: enumOf(
+      ['daily', 'lifetime'],
+      'daily; lifetime needs an end date, which a batch does not take, so it is refused (plan it with ads_plan_workbook).',
+    ),
+    objective: enumOf(['clicks', 'impressions'], 'What the campaign optimizes for.'),
+    bid_micros: integer({
+      min: 1,
+      max: 9_007_199_254_740_991,
+      description:
+        'The ad group’s fixed bid in micros: per click for clicks, per thousand impressions for impressions ' +
+        '(the bulk wire format); at most 30400000000000.',
+    }),
+    countries: array(
+      string({
+        pattern: /^[A-Z]{2}$/,
+        patternHint: 'two uppercase letters (an ISO 3166-1 alpha-2 code such as US)',
+      }),
+      { min: 1, max: 250, description: 'The countries to serve in, ISO 3166-1 alpha-2, each once.' },
+    ),
+    context_hints: array(string({ min: 1, max: 1000 }), {
+      max: 2000,
+      description: 'Hints for the ad group’s placement, carried into it.',
+    }),
+  },
+  [
+    'item_id',
+    'expected_revision',
+    'account_id',
+    'campaign_name',
+    'budget_amount',
+    'budget_type',
+    'objective',
+    'bid_micros',
+    'countries',
+  ],
+);
+
+const prepareAdBatchOutput: JsonSchema = {
+  ...CHANGE_OUTPUT,
+  properties: {
+    ...(CHANGE_OUTPUT.properties as Record<string, JsonSchema>),
+    countries: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The countries checked (the platform has no country targeting field: not sent).',
+    },
+  },
+  required: [...(CHANGE_OUTPUT.required as string[]), 'countries'],
+};
+
+/** The batch item at exactly the revision the caller read, or a tool error saying what it is instead. */
+function batchAt(item: MarketingItem | undefined, itemId: string, expected: number) {
+  if (item === undefined) throw new ToolFailure('not_found', `no marketing item ${itemId} in this workspace`);
+  if (item.kind !== 'batch') {
+    throw new ToolFailure(
+      'invalid_argument',
+      `marketing item ${itemId} is a ${item.kind}, not a batch: ads_prepare_ad_batch takes a saved batch`,
+    );
+  }
+  if (item.archived) throw new ToolFailure('failed_precondition', `the batch ${itemId} is archived`);
+  if (item.revision !== expected) {
+    throw new ToolFailure(
+      'stale_revision',
+      `expected_revision ${expected} is not the batch's current revision ${item.revision}: read it again ` +
+        '(ads_get_marketing_item) and review the variants before preparing',
+      { current_revision: item.revision },
+    );
+  }
+  const variants = item.data?.variants;
+  if (!Array.isArray(variants))
+    throw new ToolFailure('invalid_argument', `the batch ${itemId} has no variants`);
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  return variants.map((v) => {
+    const o = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+    return {
+      title: text(o.title),
+      body: text(o.body),
+      targetUrl: text(o.target_url),
+      sourceImageUrl: text(o.source_image_url),
+    };
+  });
+}
+
+type BatchArgs = Infer<typeof prepareAdBatchInput>;
+
+/** The PrepareAdBatch request for `args`: the saved batch read as the caller, at the revision given. */
+async function batchRequest({ caller, deps }: ToolContext<GatewayDeps>, args: BatchArgs) {
+  const { item } = await deps.marketing.getMarketingItem(
+    { itemId: args.item_id },
+    onBehalfOf(caller.principal),
+  );
+  const variants = batchAt(item, args.item_id, args.expected_revision);
+  return {
+    accountId: args.account_id,
+    itemId: args.item_id,
+    itemRevision: args.expected_revision,
+    campaignName: args.campaign_name,
+    budgetAmount: args.budget_amount,
+    budgetType: args.budget_type,
+    objective: args.objective,
+    bidMicros: BigInt(args.bid_micros),
+    countries: args.countries,
+    contextHints: args.context_hints ?? [],
+    variants,
+  };
+}
+
+/**
+ * planAdBatch is ads_prepare_ad_batch's preflight: the same reads and checks, the change it would
+ * record (summary, operation, digest), recording nothing.
+ */
+export async function planAdBatch(ctx: ToolContext<GatewayDeps>, args: Record<string, unknown>) {
+  const request = await batchRequest(ctx, args as BatchArgs);
+  return ctx.deps.clientOf(BatchService).planAdBatch(request, onBehalfOf(ctx.caller.principal));
+}
+
+const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
+  name: 'ads_prepare_ad_batch',
+  title: 'Prepare an ad batch',
+  group: 'Marketing',
+  behavior: 'prepare',
+  features: [],
+  description:
+    'Prepares a saved marketing item of kind batch, at exactly expected_revision (another revision is refused, ' +
+    'stating the current one; another kind is refused), as one change: a bulk mutation job (POST ' +
+    '/bulk_mutation_jobs) that creates one paused campaign (campaign_name, objective, the budget as exact ' +
+    'micros of the account currency), one paused ad group with a fixed bid of bid_micros and context_hints, ' +
+    'and one paused chat_card ad per variant (title, body, target_url; the source image is not uploaded). ' +
+    'Conversion campaigns cannot be built; countries must be ISO 3166-1 alpha-2 codes (checked, and ' +
+    'returned in countries: the platform has no country targeting field). Refused at prepare: budgets and ' +
+    'bids beyond the platform limits, a read-only connection, and an account without bulk access. ' +
+    `${PREPARE_TEXT} Once applied, upstream_response is the job: call ads_get_bulk_job with its id to follow ` +
+    'it and see each row’s result.',
+  input: prepareAdBatchInput,
+  example: {
+    item_id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11',
+    expected_revision: 2,
+    account_id: EXAMPLE_ACCOUNT,
+    campaign_name: 'Spring batch',
+    budget_amount: 50,
+    budget_type: 'daily',
+    objective: 'clicks',
+    bid_micros: 800000,
+    countries: ['US', 'CA'],
+    context_hints: ['indoor plants'],
+  },
+  output: prepareAdBatchOutput,
+  idempotent: false,
+  route: {
+    kind: 'run',
+    why: 'it joins two services: it reads the saved batch from the marketing service as the caller (its kind and revision checked), then has the changes service compile and prepare its variants',
+    routesTo: 'marketing.v1.MarketingService/GetMarketingItem, changes.v1.BatchService/PrepareAdBatch',
+    async run(ctx, args) {
+      const request = await batchRequest(ctx, args);
+      const res = await ctx.deps
+        .clientOf(BatchService)
+        .prepareAdBatch(request, onBehalfOf(ctx.caller.principal));
+      return { ...changeView(res.change, ctx.deps.publicUrl), countries: res.countries };
+    },
+  },
+});
+
+export const batchTools: readonly ToolRow<GatewayDeps>[] = [planWorkbook, prepareAdBatch];
+
+/** The prepare tool of this file that ads_preflight_change plans with its own code (a run route). */
+export const batchPreflight = { tool: prepareAdBatch, plan: planAdBatch };

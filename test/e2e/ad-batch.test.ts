@@ -1,0 +1,382 @@
+/**
+ * Campaign building in bulk, end to end through the official MCP client and the real processes: a
+ * workbook (JSON rows, and a real XLSX file) planned as a paused bulk job preview that saves
+ * nothing; a saved batch prepared at its revision as one change, approved, applied once, and the
+ * job followed with ads_get_bulk_job, with the sandbox's ledger as the witness.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
+import pg from 'pg';
+import writeXlsxFile from 'write-excel-file/node';
+
+let e2e: SeededStack;
+let stack: Stack;
+let seed: SeedResult;
+let agent: McpTestClient;
+let account: SeedResult['accounts'][number];
+let acct: string;
+
+interface Operation {
+  type: string;
+  ref?: string;
+  body: Record<string, unknown>;
+}
+interface WorkbookPlan {
+  source: string;
+  method: string;
+  path: string;
+  job: { operations: Operation[]; validate_only: boolean; partial_failure: boolean };
+  campaign_count: number;
+  ad_group_count: number;
+  ad_count: number;
+  schedule: { campaign: string; launch_date: string; start_time: string; note: string }[];
+  ad_groups: { name: string; countries: string[]; bid_micros: string }[];
+}
+interface ChangeView {
+  change_id: string;
+  status: string;
+  digest: string;
+  summary: string;
+  operation: { method: string; path: string; body: { operations: Operation[] } };
+  upstream_response: { id: string } | null;
+  countries: string[];
+}
+interface BulkJob {
+  id: string;
+  status: string;
+  operation_count: number;
+  processed_count: number;
+  succeeded_count: number;
+  results: { index: number; type: string; status: string; id?: string }[];
+}
+
+const { ok, refused } = toolCalls(() => agent);
+const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
+
+async function changeCount(): Promise<number> {
+  return (await ok<{ total: number }>('ads_list_changes', {})).total;
+}
+
+before(async () => {
+  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' } });
+  ({ stack, seed } = e2e);
+  account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
+  acct = account.account_id;
+  agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
+});
+
+after(async () => {
+  await agent?.close();
+  await e2e?.stop();
+});
+
+const sheets = {
+  campaigns: [
+    {
+      name: 'Winter Sale',
+      objective: 'clicks',
+      budget: '19.99',
+      budget_type: 'daily',
+      launch_date: '2026-12-01',
+    },
+  ],
+  adgroups: [{ campaign: 'Winter Sale', name: 'Warm plants', bid: '0.30', countries: ['US', 'CA'] }],
+  ads: [
+    {
+      ad_group: 'Warm plants',
+      name: 'Cosy one',
+      title: 'Plants for winter',
+      body: 'Cosy greens',
+      target_url: 'https://shop.example.com/winter',
+    },
+  ],
+};
+
+describe('ads_plan_workbook', () => {
+  test('JSON sheets compile to a paused job preview, with the flags carried and nothing saved', async () => {
+    const changes = await changeCount();
+    const plan = await ok<WorkbookPlan>('ads_plan_workbook', {
+      account_id: acct,
+      sheets,
+      validate_only: true,
+      partial_failure: true,
+    });
+    assert.equal(plan.source, 'sheets');
+    assert.equal(`${plan.method} ${plan.path}`, 'POST /bulk_mutation_jobs');
+    assert.equal(plan.job.validate_only, true);
+    assert.equal(plan.job.partial_failure, true);
+    assert.deepEqual(
+      plan.job.operations.map((o) => [o.type, o.body.status]),
+      [
+        ['create_campaign', 'paused'],
+        ['create_ad_group', 'paused'],
+        ['create_ad', 'paused'],
+      ],
+    );
+    assert.equal(plan.job.operations[0]?.body.budget_micros, 19_990_000);
+    assert.equal(plan.job.operations[0]?.body.start_time, '2026-12-01T05:00:00Z');
+    assert.match(plan.schedule[0]?.note ?? '', /previewed only/);
+    assert.deepEqual(plan.ad_groups[0]?.countries, ['US', 'CA']);
+    assert.equal(plan.ad_groups[0]?.bid_micros, '300000');
+    assert.equal(await changeCount(), changes, 'planning records no change');
+    assert.deepEqual(await ledger('/bulk_mutation_jobs'), [], 'planning sends nothing');
+  });
+
+  test('a real XLSX workbook compiles like its JSON rows', async () => {
+    const cell = (value: string | number) => ({ value });
+    const write = writeXlsxFile as unknown as (data: unknown, options: unknown) => Promise<Buffer>;
+    const xlsx = await write(
+      [
+        [
+          [cell('Name'), cell('Objective'), cell('Budget'), cell('Budget type')],
+          [cell('Winter Sale'), cell('impressions'), cell(19.99), cell('daily')],
+        ],
+        [
+          [cell('Campaign'), cell('Name'), cell('Bid'), cell('Countries')],
+          [cell('Winter Sale'), cell('Warm plants'), cell(2.5), cell('US, DE')],
+        ],
+        [
+          [cell('Ad group'), cell('Name'), cell('Title'), cell('Target URL')],
+          [
+            cell('Warm plants'),
+            cell('Cosy one'),
+            cell('Plants for winter'),
+            cell('https://shop.example.com/w'),
+          ],
+        ],
+      ],
+      { sheets: ['Campaigns', 'Ad groups', 'Ads'], buffer: true },
+    );
+    const plan = await ok<WorkbookPlan>('ads_plan_workbook', {
+      account_id: acct,
+      workbook_base64: Buffer.from(xlsx).toString('base64'),
+    });
+    assert.equal(plan.source, 'workbook');
+    assert.equal(plan.job.validate_only, false);
+    assert.equal(plan.job.operations[0]?.body.budget_micros, 19_990_000);
+    // A CPM bid of 2.50 is sent per thousand impressions in a bulk job.
+    assert.deepEqual(plan.job.operations[1]?.body.bidding_config, {
+      billing_event_type: 'impression',
+      strategy: 'fixed_bid',
+      max_bid_micros: 2_500_000,
+    });
+    assert.equal(plan.ad_count, 1);
+  });
+
+  test('a conversion campaign and bad rows are refused with sheet, row and column', async () => {
+    const conversion = await refused('ads_plan_workbook', {
+      account_id: acct,
+      sheets: { ...sheets, campaigns: [{ ...sheets.campaigns[0], objective: 'conversions' }] },
+    });
+    assert.match(conversion.message, /campaigns row 1, column objective: conversion campaigns are refused/);
+    const bad = await refused('ads_plan_workbook', {
+      account_id: acct,
+      sheets: { ...sheets, adgroups: [{ ...sheets.adgroups[0], countries: 'US, XX' }] },
+    });
+    assert.match(bad.message, /adgroups row 1, column countries: .*"XX" is not an ISO 3166-1 alpha-2/);
+    const notXlsx = await refused('ads_plan_workbook', {
+      account_id: acct,
+      workbook_base64: Buffer.from('name,budget\n').toString('base64'),
+    });
+    assert.match(notXlsx.message, /not an XLSX file/);
+  });
+});
+
+interface Item {
+  item_id: string;
+  revision: number;
+}
+
+async function saveBatch(variants: number): Promise<Item> {
+  const { item } = await ok<{ item: Item }>('ads_save_marketing_item', {
+    kind: 'batch',
+    name: 'Winter variants',
+    data: {
+      variants: Array.from({ length: variants }, (_, i) => ({
+        title: `Winter pick ${i + 1}`,
+        body: 'Greens that love the cold',
+        target_url: `https://shop.example.com/winter/${i + 1}`,
+        source_image_url: `https://img.example.com/winter/${i + 1}.png`,
+      })),
+    },
+  });
+  return item;
+}
+
+const batchArgs = (item: Item) => ({
+  item_id: item.item_id,
+  expected_revision: item.revision,
+  account_id: acct,
+  campaign_name: 'Winter batch',
+  budget_amount: 25.5,
+  budget_type: 'daily',
+  objective: 'clicks',
+  bid_micros: 800000,
+  countries: ['US', 'GB'],
+  context_hints: ['winter gardening'],
+});
+
+describe('ads_prepare_ad_batch', () => {
+  test('a saved batch is prepared, approved, applied once, and its job followed with ads_get_bulk_job', async () => {
+    const item = await saveBatch(3);
+    const prepared = await ok<ChangeView>('ads_prepare_ad_batch', batchArgs(item));
+    assert.equal(prepared.status, 'prepared');
+    assert.equal(prepared.operation.path, '/bulk_mutation_jobs');
+    assert.deepEqual(
+      prepared.operation.body.operations.map((o) => o.type),
+      ['create_campaign', 'create_ad_group', 'create_ad', 'create_ad', 'create_ad'],
+    );
+    assert.ok(prepared.operation.body.operations.every((o) => o.body.status === 'paused'));
+    assert.equal(prepared.operation.body.operations[0]?.body.budget_micros, 25_500_000);
+    assert.deepEqual(prepared.countries, ['US', 'GB']);
+    assert.match(prepared.summary, /every object paused.*campaign "Winter batch"/);
+    assert.deepEqual(await ledger('/bulk_mutation_jobs'), [], 'preparing sent nothing');
+
+    const out = JSON.parse(
+      await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId, '--yes']),
+    ) as { status: string };
+    assert.equal(out.status, 'approved');
+    let applied = await ok<ChangeView>('ads_apply_change', {
+      change_id: prepared.change_id,
+      digest: prepared.digest,
+    });
+    const deadline = Date.now() + 30_000;
+    while (applied.status === 'applying' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      applied = await ok<ChangeView>('ads_get_change', { change_id: prepared.change_id });
+    }
+    assert.equal(applied.status, 'applied', JSON.stringify(applied));
+    const jobId = applied.upstream_response?.id ?? '';
+    assert.match(jobId, /^job_/);
+
+    let job: BulkJob | undefined;
+    for (const until = Date.now() + 20_000; Date.now() < until; ) {
+      job = (await ok<{ job: BulkJob }>('ads_get_bulk_job', { account_id: acct, job_id: jobId })).job;
+      if (job.status === 'succeeded' || job.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.equal(job?.status, 'succeeded', JSON.stringify(job));
+    assert.equal(job?.succeeded_count, 5);
+    assert.deepEqual(
+      job?.results.map((r) => r.status),
+      ['succeeded', 'succeeded', 'succeeded', 'succeeded', 'succeeded'],
+    );
+    const rows = await ledger('/bulk_mutation_jobs');
+    assert.equal(rows.length, 1, 'the job was created upstream exactly once');
+    assert.deepEqual(rows[0]?.request_body, prepared.operation.body);
+
+    // Applying again does not create a second job.
+    await refused('ads_apply_change', { change_id: prepared.change_id, digest: prepared.digest });
+    assert.equal((await ledger('/bulk_mutation_jobs')).length, 1);
+  });
+
+  test('ads_preflight_change plans a batch as ads_prepare_ad_batch would, recording nothing', async () => {
+    const item = await saveBatch(2);
+    const changes = await changeCount();
+    const pre = await ok<{
+      would_prepare: boolean;
+      change: { summary: string; digest: string; operation: { path: string; body_json: string } };
+    }>('ads_preflight_change', {
+      account_id: acct,
+      operation: 'ads_prepare_ad_batch',
+      args: batchArgs(item),
+    });
+    assert.equal(pre.would_prepare, true);
+    assert.equal(pre.change.operation.path, '/bulk_mutation_jobs');
+    assert.equal(await changeCount(), changes, 'a preflight records nothing');
+    const prepared = await ok<ChangeView>('ads_prepare_ad_batch', batchArgs(item));
+    assert.equal(prepared.digest, pre.change.digest);
+    assert.equal(prepared.summary, pre.change.summary);
+    const stale = await ok<{ would_prepare: boolean; refusal: { code: string } }>('ads_preflight_change', {
+      account_id: acct,
+      operation: 'ads_prepare_ad_batch',
+      args: { ...batchArgs(item), expected_revision: item.revision + 1 },
+    });
+    assert.equal(stale.would_prepare, false);
+    assert.equal(stale.refusal.code, 'stale_revision');
+  });
+
+  test('a stale expected_revision is refused, stating the current one', async () => {
+    const item = await saveBatch(1);
+    const { item: updated } = await ok<{ item: Item }>('ads_save_marketing_item', {
+      item_id: item.item_id,
+      expected_revision: item.revision,
+      kind: 'batch',
+      name: 'Winter variants, edited',
+      data: {
+        variants: [
+          {
+            title: 'Edited pick',
+            body: '',
+            target_url: 'https://shop.example.com/e',
+            source_image_url: 'https://img.example.com/e.png',
+          },
+        ],
+      },
+    });
+    const changes = await changeCount();
+    const stale = await refused('ads_prepare_ad_batch', batchArgs(item));
+    assert.equal(stale.code, 'stale_revision');
+    assert.match(stale.message, new RegExp(`current revision ${updated.revision}`));
+    assert.equal(await changeCount(), changes);
+  });
+
+  test('another kind of item, a lifetime budget and an over-limit bid are refused', async () => {
+    const { item: brief } = await ok<{ item: Item }>('ads_save_marketing_item', {
+      kind: 'playbook',
+      name: 'Not a batch',
+      data: { guidance: 'Lead with the offer.', evidence: 'general_guidance' },
+    });
+    const kind = await refused('ads_prepare_ad_batch', batchArgs(brief));
+    assert.match(kind.message, /is a playbook, not a batch/);
+    const item = await saveBatch(1);
+    const lifetime = await refused('ads_prepare_ad_batch', { ...batchArgs(item), budget_type: 'lifetime' });
+    assert.match(lifetime.message, /lifetime needs an end date/);
+    const bid = await refused('ads_prepare_ad_batch', { ...batchArgs(item), bid_micros: 30_400_000_000_001 });
+    assert.match(bid.message, /bid_micros must be from 1 to 30400000000000/);
+  });
+
+  test("the account's standards hold for a batch: a campaign name without the prefix is refused", async () => {
+    const item = await saveBatch(1);
+    const { standard } = await ok<{ standard: { standard_id: string; revision: number } }>(
+      'ads_save_account_standard',
+      { account_id: acct, name: 'Naming', kind: 'standard', data: { naming_prefix: 'ACME-' } },
+    );
+    try {
+      const named = await refused('ads_prepare_ad_batch', batchArgs(item));
+      assert.match(named.message, /must start with ACME- \(standard Naming\)/);
+      const ok2 = await ok<ChangeView>('ads_prepare_ad_batch', {
+        ...batchArgs(item),
+        campaign_name: 'ACME-Winter batch',
+      });
+      assert.equal(ok2.status, 'prepared');
+    } finally {
+      await ok('ads_archive_account_standard', {
+        standard_id: standard.standard_id,
+        expected_revision: standard.revision,
+      });
+    }
+  });
+
+  test('an account without bulk access is refused at prepare', async () => {
+    const item = await saveBatch(1);
+    const client = new pg.Client({ connectionString: e2e.db.url });
+    await client.connect();
+    try {
+      await client.query('UPDATE ads_sandbox.accounts SET bulk_access = false WHERE id = $1', [
+        account.upstream_account_id,
+      ]);
+      const denied = await refused('ads_prepare_ad_batch', batchArgs(item));
+      assert.match(denied.message, /has no bulk access/);
+    } finally {
+      await client.query('UPDATE ads_sandbox.accounts SET bulk_access = true WHERE id = $1', [
+        account.upstream_account_id,
+      ]);
+      await client.end();
+    }
+  });
+});
