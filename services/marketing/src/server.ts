@@ -1,9 +1,11 @@
 import { fileURLToPath } from 'node:url';
+import { ImportService } from '@adsmcp/proto/marketing/v1/imports_pb';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createImportHandlers } from './handlers/import-handlers.ts';
 import { createMarketingHandlers } from './handlers/marketing-handlers.ts';
 
 /** The service name: health reports it, principal tokens for this service are addressed to it, and it names the schema. */
@@ -24,6 +26,7 @@ export function buildServer(deps: Deps): ConnectServer {
     logger: deps.logger,
     routes: (router) => {
       router.service(MarketingService, createMarketingHandlers(deps));
+      router.service(ImportService, createImportHandlers(deps));
     },
   });
 }

@@ -9,6 +9,7 @@ import { campaignTools } from './campaign-tools.ts';
 import { changeTools } from './change-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
 import { conversionTools } from './conversion-tools.ts';
+import { importTools } from './import-tools.ts';
 import { insightTools } from './insight-tools.ts';
 import { marketingContextTools } from './marketing-context-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
@@ -28,6 +29,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...changeTools,
   ...marketingTools,
   ...marketingContextTools,
+  ...importTools,
   ...optimizerTools,
   disconnectClient,
 ];
