@@ -106,7 +106,7 @@ function checkRow(r: OutcomeRowInput, at: string, issues: string[]): void {
     );
   if (r.value === undefined) {
     if (r.kind !== 'qualified_lead')
-      issues.push(`${at}.value is required for a ${r.kind} (a decimal string such as "49.90")`);
+      issues.push(`${at}.value is required when kind is ${r.kind} (a decimal string such as "49.90")`);
   } else if (!DECIMAL.test(r.value)) {
     issues.push(
       `${at}.value must be a decimal string of at least 0 such as "49.90" (got ${JSON.stringify(r.value.slice(0, 40))})`,
