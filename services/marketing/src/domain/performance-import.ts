@@ -223,9 +223,10 @@ function integerMetric(value: Cell, column: string, at: Where, errors: RowErrors
       : problem(errors, at, column, `${rule} (got ${value})`);
   }
   const text = value.trim();
-  if (!INTEGER_TEXT.test(text) || BigInt(text) > MAX_SAFE)
+  if (!INTEGER_TEXT.test(text) || (text.length > 15 && BigInt(text) > MAX_SAFE))
     return problem(errors, at, column, `${rule} (got ${JSON.stringify(value.slice(0, 40))})`);
-  return BigInt(text).toString();
+  // Leading zeros dropped; up to 15 digits a double holds the value exactly.
+  return text.length > 15 ? BigInt(text).toString() : String(Number(text));
 }
 
 /**
@@ -261,7 +262,8 @@ function textField(
   const text = String(value);
   if (text.includes('\u0000'))
     return problem(errors, at, column, 'must not contain the NUL character (U+0000)');
-  const length = [...text].length;
+  // A text of at most `max` UTF-16 units has at most `max` characters: count only longer ones.
+  const length = text.length <= max ? text.length : [...text].length;
   if (length > max) return problem(errors, at, column, `must be at most ${max} characters (got ${length})`);
   return text;
 }

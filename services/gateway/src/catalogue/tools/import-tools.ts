@@ -179,9 +179,9 @@ export const importPerformance = defineTool<GatewayDeps, typeof importInput>({
       await ctx.progress?.(progressOf(imp));
       const deadline = Date.now() + IMPORT_WAIT_MS;
       for (
-        let wait = 20;
+        let wait = 10;
         !FINISHED.has(imp.status) && Date.now() < deadline;
-        wait = Math.min(250, wait * 1.5)
+        wait = Math.min(50, wait * 1.5)
       ) {
         await sleep(wait);
         const next: PerformanceImport | undefined = (
