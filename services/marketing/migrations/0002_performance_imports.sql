@@ -61,8 +61,10 @@ CREATE TABLE performance_import_rows (
   spend numeric CHECK (spend >= 0),
   conversions numeric CHECK (conversions >= 0),
   revenue numeric,
-  PRIMARY KEY (workspace_id, import_id, row_number),
-  FOREIGN KEY (workspace_id, import_id) REFERENCES performance_imports (workspace_id, import_id) ON DELETE CASCADE
+  -- No foreign key to performance_imports: rows are written only by the worker, with one COPY,
+  -- in the transaction that holds their import locked; a per-row check would cost more than the
+  -- COPY itself.
+  PRIMARY KEY (workspace_id, import_id, row_number)
 );
 
 -- Reports read an ad's rows across imports.

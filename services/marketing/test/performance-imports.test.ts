@@ -138,6 +138,20 @@ describe('importing rows', () => {
     assert.deepEqual(rows[0], { input_rows: null, input_csv: null });
   });
 
+  test('text with tabs, line breaks and backslashes is saved exactly as given', async () => {
+    const body = 'Line one\nline two\twith a tab, a \\N and a \\. and \r\n';
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      rows: [{ adId: 'ad\\1', body, hook: '\\N', impressions: 1, clicks: 1, spend: 1 }],
+    });
+    assert.equal(imp.status, 'completed', JSON.stringify(imp.errors));
+    const { rows } = await svc.pool.query(
+      'SELECT ad_id, body, hook FROM performance_import_rows WHERE import_id = $1',
+      [imp.importId],
+    );
+    assert.deepEqual(rows, [{ ad_id: 'ad\\1', body, hook: '\\N' }]);
+  });
+
   test('a metric no row reported has no sum: unknown, not 0', async () => {
     const { imp } = await importAndWait(testPrincipal(), { ...META, rows: [{ adId: 'ad_9', clicks: 4 }] });
     assert.equal(imp.status, 'completed');

@@ -3,7 +3,10 @@
  * so one never reaches another's imports. Metrics go to NUMERIC and BIGINT as text, and sums come
  * back as text: no value passes through a binary float.
  */
-import type { Queryable } from '@adsmcp/runtime/db';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { PoolClient, Queryable } from '@adsmcp/runtime/db';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { ImportMeta, NormalRow, RowError } from '../domain/performance-import.ts';
 
 export type ImportStatus = 'queued' | 'running' | 'completed' | 'failed';
@@ -170,45 +173,50 @@ export async function markRunning(db: Queryable, workspaceId: string, importId: 
   );
 }
 
-/** A column of the rows as one array parameter, for unnest. */
-function column(rows: readonly NormalRow[], field: keyof NormalRow): (string | null)[] {
-  return rows.map((r) => r[field]);
+/** A value as COPY's text format writes it: NULL as \\N, the format's special characters escaped. */
+function copyValue(value: string | number | null): string {
+  if (value === null) return '\\N';
+  const text = String(value);
+  return /[\\\t\n\r]/.test(text)
+    ? text.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
+    : text;
 }
 
-/** insertRows saves every row in one statement (the arrays are unnested by PostgreSQL). */
+const ROW_COLUMNS = [
+  'ad_id',
+  'name',
+  'headline',
+  'body',
+  'campaign',
+  'audience',
+  'hook',
+  'offer',
+  'impressions',
+  'clicks',
+  'spend',
+  'conversions',
+  'revenue',
+] as const satisfies readonly (keyof NormalRow)[];
+
+/**
+ * insertRows saves every row with one COPY in the caller's transaction: PostgreSQL reads the
+ * text values straight into BIGINT and NUMERIC, and a bad value fails the whole transaction.
+ */
 export async function insertRows(
-  db: Queryable,
+  db: PoolClient,
   workspaceId: string,
   importId: string,
   rows: readonly NormalRow[],
 ): Promise<void> {
-  await db.query(
-    `INSERT INTO performance_import_rows (workspace_id, import_id, row_number, ad_id, name, headline, body,
-       campaign, audience, hook, offer, impressions, clicks, spend, conversions, revenue)
-     SELECT $1, $2, r.ord, r.ad_id, r.name, r.headline, r.body, r.campaign, r.audience, r.hook, r.offer,
-            r.impressions, r.clicks, r.spend, r.conversions, r.revenue
-       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-                   $10::text[], $11::bigint[], $12::bigint[], $13::numeric[], $14::numeric[], $15::numeric[])
-            WITH ORDINALITY AS r(ad_id, name, headline, body, campaign, audience, hook, offer,
-                                 impressions, clicks, spend, conversions, revenue, ord)`,
-    [
-      workspaceId,
-      importId,
-      column(rows, 'ad_id'),
-      column(rows, 'name'),
-      column(rows, 'headline'),
-      column(rows, 'body'),
-      column(rows, 'campaign'),
-      column(rows, 'audience'),
-      column(rows, 'hook'),
-      column(rows, 'offer'),
-      column(rows, 'impressions'),
-      column(rows, 'clicks'),
-      column(rows, 'spend'),
-      column(rows, 'conversions'),
-      column(rows, 'revenue'),
-    ],
+  const lines = rows.map((r, i) =>
+    [workspaceId, importId, i + 1, ...ROW_COLUMNS.map((c) => r[c])].map(copyValue).join('\t'),
   );
+  const copy = db.query(
+    copyFrom(
+      `COPY performance_import_rows (workspace_id, import_id, row_number, ${ROW_COLUMNS.join(', ')}) FROM STDIN`,
+    ),
+  );
+  await pipeline(Readable.from([`${lines.join('\n')}\n`]), copy);
 }
 
 /** completeImport records the outcome of a run that saved every row, and clears the input. */

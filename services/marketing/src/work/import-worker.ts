@@ -83,7 +83,9 @@ async function run(
 ): Promise<void> {
   await markRunning(d.pool, workspaceId, importId);
   const errors = new RowErrors();
+  const started = performance.now();
   const { rows, rowCount } = await readRows(input, errors);
+  const read = performance.now();
   await ctx.inTx(async (tx) => {
     const status = await lockStatus(tx, workspaceId, importId);
     if (status !== 'running') return;
@@ -98,5 +100,14 @@ async function run(
     await insertRows(tx, workspaceId, importId, rows);
     await completeImport(tx, workspaceId, importId, rowCount, await totalsOf(tx, workspaceId, importId));
   });
-  d.logger.info({ import_id: importId, rows: rowCount, errors: errors.count }, 'performance import finished');
+  d.logger.info(
+    {
+      import_id: importId,
+      rows: rowCount,
+      errors: errors.count,
+      read_ms: Math.round(read - started),
+      save_ms: Math.round(performance.now() - read),
+    },
+    'performance import finished',
+  );
 }
