@@ -1,10 +1,12 @@
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
 import { changesHandlers } from './handlers/changes-handlers.ts';
 import type { Upstream } from './handlers/live-check.ts';
+import { standardsHandlers } from './handlers/standards-handlers.ts';
 
 export const SERVICE_NAME = 'changes';
 /** The issuer the worker signs as; the upstream-proxy trusts it for `worker` calls only. */
@@ -26,6 +28,7 @@ export function buildServer(deps: Deps): ConnectServer {
     logger: deps.logger,
     routes: (router) => {
       router.service(ChangesService, changesHandlers({ pool: deps.pool, upstream: deps.upstream }));
+      router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
     },
   });
 }

@@ -1,12 +1,16 @@
 import { fileURLToPath } from 'node:url';
+import { CompetitorService } from '@adsmcp/proto/marketing/v1/competitors_pb';
 import { ImportService } from '@adsmcp/proto/marketing/v1/imports_pb';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createCompetitorHandlers } from './handlers/competitor-handlers.ts';
 import { createImportHandlers } from './handlers/import-handlers.ts';
 import { createMarketingHandlers } from './handlers/marketing-handlers.ts';
+import { createReportHandlers } from './handlers/report-handlers.ts';
 
 /** The service name: health reports it, principal tokens for this service are addressed to it, and it names the schema. */
 export const SERVICE_NAME = 'marketing';
@@ -26,6 +30,8 @@ export function buildServer(deps: Deps): ConnectServer {
     logger: deps.logger,
     routes: (router) => {
       router.service(MarketingService, createMarketingHandlers(deps));
+      router.service(ReportService, createReportHandlers(deps));
+      router.service(CompetitorService, createCompetitorHandlers(deps));
       router.service(ImportService, createImportHandlers(deps));
     },
   });

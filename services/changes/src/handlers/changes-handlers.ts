@@ -34,6 +34,7 @@ import {
 import { checkLive, requireFresh, type Upstream } from './live-check.ts';
 import { planningHandlers } from './planning-handlers.ts';
 import { liveObject, writableAccount } from './platform-reads.ts';
+import { enforceStandards } from './standards-enforcement.ts';
 
 export const APPLY_TOPIC = 'changes.apply';
 const TERMINAL = new Set(['applied', 'failed']);
@@ -70,6 +71,12 @@ export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
     upstreamStatus: r.upstream_status ?? 0,
     upstreamResponseJson: r.upstream_response_json ?? '',
     error: r.error ?? '',
+    standardsChecked: r.standards_checked.map((c) => ({
+      standardId: c.standard_id,
+      name: c.name,
+      revision: c.revision,
+      guidance: c.guidance,
+    })),
   };
 }
 
@@ -114,7 +121,13 @@ function parseCurrent(current: Current): PlatformObject | undefined {
  * the request checked, the account and the target read (or `current` taken instead), the object
  * the operation would produce checked, the summary written.
  */
-async function planPrepared(upstream: Upstream, p: Principal, req: PrepareChangeRequest, current?: Current) {
+async function planPrepared(
+  pool: Pool,
+  upstream: Upstream,
+  p: Principal,
+  req: PrepareChangeRequest,
+  current?: Current,
+) {
   checkMayPrepare(p);
   const op = {
     method: req.operation?.method ?? '',
@@ -144,7 +157,9 @@ async function planPrepared(upstream: Upstream, p: Principal, req: PrepareChange
     live,
     accountName: account.name,
   });
-  return { op, live, plan };
+  // The account's standards and spend guard, checked again by the apply worker.
+  const standardsChecked = await enforceStandards(pool, p.workspaceId, account, op);
+  return { op, live, plan, standardsChecked };
 }
 
 export function changesHandlers({
@@ -157,7 +172,7 @@ export function changesHandlers({
 
     async prepareChange(req, ctx) {
       const p = principalOf(ctx);
-      const { op, live, plan } = await planPrepared(upstream, p, req);
+      const { op, live, plan, standardsChecked } = await planPrepared(pool, upstream, p, req);
       const row = await insertChange(pool, {
         change_id: randomUUID(),
         workspace_id: p.workspaceId,
@@ -171,6 +186,7 @@ export function changesHandlers({
         target_path: req.targetPath,
         target_before_json: JSON.stringify(live ?? {}),
         prepared_by: actor(p),
+        standards_checked: standardsChecked,
       });
       return { change: toProto(row) };
     },
@@ -178,7 +194,7 @@ export function changesHandlers({
     async planChange(req, ctx) {
       if (req.change === undefined) throw new InvalidArgumentError('change is required');
       const current = req.currentJson === undefined ? undefined : { json: req.currentJson };
-      const { op, plan } = await planPrepared(upstream, principalOf(ctx), req.change, current);
+      const { op, plan } = await planPrepared(pool, upstream, principalOf(ctx), req.change, current);
       return {
         summary: plan.summary,
         operation: op,

@@ -1,6 +1,7 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { ChangeStatus } from '../domain/change.ts';
+import type { CheckedStandard } from '../handlers/standards-enforcement.ts';
 
 export interface ChangeRow {
   change_id: string;
@@ -30,6 +31,8 @@ export interface ChangeRow {
   error: string | null;
   approver_user_id: string | null;
   sent_at: Date | null;
+  /** The account standards the change was checked against when prepared. */
+  standards_checked: CheckedStandard[];
 }
 
 export async function insertChange(
@@ -48,12 +51,12 @@ export async function insertChange(
     | 'target_path'
     | 'target_before_json'
     | 'prepared_by'
-  >,
+  > & { standards_checked?: CheckedStandard[] },
 ): Promise<ChangeRow> {
   const { rows } = await db.query<ChangeRow>(
     `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json, digest,
-                          target_path, target_before_json, prepared_by)
-     VALUES ($1, $2, $3, $4, 'prepared', $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+                          target_path, target_before_json, prepared_by, standards_checked)
+     VALUES ($1, $2, $3, $4, 'prepared', $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
     [
       c.change_id,
       c.workspace_id,
@@ -67,6 +70,7 @@ export async function insertChange(
       c.target_path,
       c.target_before_json,
       c.prepared_by,
+      JSON.stringify(c.standards_checked ?? []),
     ],
   );
   return rows[0] as ChangeRow;

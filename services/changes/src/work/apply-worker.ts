@@ -14,6 +14,7 @@ import { callerKey } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import { staleTarget } from '../domain/change.ts';
 import type { ApplyMessage } from '../handlers/changes-handlers.ts';
+import { standardsRefusalAtApply } from '../handlers/standards-enforcement.ts';
 import { type ChangeRow, findChange, finishApply, markSent } from '../store/change-store.ts';
 
 /** The key the platform deduplicates this change's application by. */
@@ -95,7 +96,15 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
           return;
         }
       }
-      if (change.sent_at === null) await markSent(d.pool, workspaceId, changeId);
+      if (change.sent_at === null) {
+        // The account's standards and spend guard as they are now, before anything is sent.
+        const refusal = await standardsRefusalAtApply(d.pool, d.upstream, change, options);
+        if (refusal !== undefined) {
+          await finish('failed', null, null, refusal);
+          return;
+        }
+        await markSent(d.pool, workspaceId, changeId);
+      }
       // Sent before (the outcome was lost): the same key makes the platform replay its first
       // answer if it applied the change, so nothing is re-checked or doubled.
       const res = await d.upstream.call(

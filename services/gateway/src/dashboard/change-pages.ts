@@ -113,6 +113,22 @@ function noticesHtml(c: Change, ctx: ReviewContext): string {
   return out.join('');
 }
 
+/** The account standards the change was checked against when prepared, with their guidance. */
+function standardsCheckedHtml(c: Change): string {
+  const list = c.standardsChecked;
+  const rows = list
+    .map(
+      (s) =>
+        `<li data-standard="${esc(s.standardId)}"><strong>${esc(s.name)}</strong> <span class="muted">(revision ${esc(s.revision)})</span>${s.guidance ? `<pre class="guidance">${esc(s.guidance)}</pre>` : ''}</li>`,
+    )
+    .join('');
+  return `<section id="standards-checked"><h2>Account standards checked</h2>${
+    list.length === 0
+      ? '<p class="muted">The account had no standards when this change was prepared.</p>'
+      : `<p class="muted">The change kept these standards when it was prepared; they are checked again before it is applied.</p><ul>${rows}</ul>`
+  }</section>`;
+}
+
 /** The review page of one change; `people` names who acted on it (see loadPeople). */
 export function changeDetailHtml(
   c: Change,
@@ -167,6 +183,7 @@ export function changeDetailHtml(
       .filter(([, v]) => v !== '')
       .map(([k, v, id]) => `<tr><th>${esc(k)}</th><td${id ? ` id="${id}"` : ''}>${v}</td></tr>`)
       .join('')}</table></section>
+    ${standardsCheckedHtml(c)}
     <section><h2>What changes</h2>
     <table><thead><tr><th>Field</th><th>Before (when prepared)</th><th>After</th></tr></thead><tbody>${rows
       .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)

@@ -12,6 +12,7 @@ import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { hashToken, verifyPassword } from '../domain/credentials.ts';
 import { findUserByEmail, insertAudit, listCredentials, revokeCredential } from '../store/identity-store.ts';
 import { deleteSession, findSession, insertSession, type SessionView } from '../store/session-store.ts';
+import { registerAccountPages } from './account-pages.ts';
 import { loadPeople } from './change-actors.ts';
 import {
   changeDetailHtml,
@@ -198,7 +199,7 @@ export function registerDashboardRoutes(
           : `<table><thead><tr><th>Name</th><th>Account id</th><th>Currency</th><th>Time zone</th><th>Writes</th></tr></thead><tbody>${accounts
               .map(
                 (a) =>
-                  `<tr><td>${esc(a.name)}</td><td><code>${esc(a.accountId)}</code></td><td>${esc(a.currency)}</td><td>${esc(a.timeZone)}</td><td>${a.canWrite ? 'allowed' : 'read only'}</td></tr>`,
+                  `<tr><td><a href="/dashboard/accounts/${esc(a.accountId)}">${esc(a.name)}</a></td><td><code>${esc(a.accountId)}</code></td><td>${esc(a.currency)}</td><td>${esc(a.timeZone)}</td><td>${a.canWrite ? 'allowed' : 'read only'}</td></tr>`,
               )
               .join('')}</tbody></table>`;
     const pendingHtml =
@@ -360,4 +361,6 @@ export function registerDashboardRoutes(
     }
     return reply.redirect('/dashboard', 303);
   });
+
+  registerAccountPages(app, deps, { session, checkedPost, user });
 }

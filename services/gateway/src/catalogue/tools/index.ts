@@ -7,6 +7,7 @@ import { adTools } from './ad-tools.ts';
 import { audienceTools } from './audience-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { changeTools } from './change-tools.ts';
+import { competitorTools } from './competitor-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
 import { conversionTools } from './conversion-tools.ts';
 import { importTools } from './import-tools.ts';
@@ -15,6 +16,8 @@ import { marketingContextTools } from './marketing-context-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 import { planningTools } from './planning-tools.ts';
+import { reportTools } from './report-tools.ts';
+import { standardTools } from './standard-tools.ts';
 
 export const allTools: readonly ToolRow<GatewayDeps>[] = [
   getConnectionContext,
@@ -29,8 +32,11 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...changeTools,
   ...marketingTools,
   ...marketingContextTools,
+  ...reportTools,
   ...importTools,
   ...optimizerTools,
+  ...standardTools,
+  ...competitorTools,
   disconnectClient,
 ];
 

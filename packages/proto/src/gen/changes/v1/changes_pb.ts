@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/changes.proto.
  */
 export const file_changes_v1_changes: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIvoDCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAki2QEKFFByZXBhcmVDaGFuZ2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEdG9vbBgCIAEoCRIwCglvcGVyYXRpb24YAyABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEhMKB3N1bW1hcnkYBCABKAlCAhgBEhMKC3RhcmdldF9wYXRoGAUgASgJEh4KEnRhcmdldF9iZWZvcmVfanNvbhgGIAEoCUICGAESEwoLb2JqZWN0X3R5cGUYByABKAkSDgoGZWZmZWN0GAggASgJIjsKFVByZXBhcmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI5ChBHZXRDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRISCgpjaGVja19saXZlGAIgASgIIj8KCUxpdmVDaGVjaxINCgVzdGFsZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSEwoLdW5hdmFpbGFibGUYAyABKAgiXAoRR2V0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USIwoEbGl2ZRgCIAEoCzIVLmNoYW5nZXMudjEuTGl2ZUNoZWNrIlcKEkxpc3RDaGFuZ2VzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUicwoTTGlzdENoYW5nZXNSZXNwb25zZRIjCgdjaGFuZ2VzGAEgAygLMhIuY2hhbmdlcy52MS5DaGFuZ2USDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiOQoUQXBwcm92ZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSI7ChVBcHByb3ZlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiOAoTUmVqZWN0Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjoKFFJlamVjdENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIkgKEkFwcGx5Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJEg8KB3dhaXRfbXMYAyABKAUiOQoTQXBwbHlDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSKBAQoQUGxhbk1vbmV5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCSKwAgoRUGxhbk1vbmV5UmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRITCgttaW5vcl91bml0cxgDIAEoBRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCRIVCg1hbW91bnRfbWljcm9zGAcgASgDEhMKC3dpcmVfbWljcm9zGAggASgDEh4KEWNwbV9zaW5nbGVfbWljcm9zGAkgASgDSACIAQESHAoPY3BtX2J1bGtfbWljcm9zGAogASgDSAGIAQESEwoLZXhwbGFuYXRpb24YCyABKAlCFAoSX2NwbV9zaW5nbGVfbWljcm9zQhIKEF9jcG1fYnVsa19taWNyb3MiZAoTUGxhblNjaGVkdWxlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC3N0YXJ0X2xvY2FsGAIgASgJEhEKCWVuZF9sb2NhbBgDIAEoCRIRCglhbWJpZ3VpdHkYBCABKAkiTwoOUGxhbm5lZEluc3RhbnQSDQoFbG9jYWwYASABKAkSCwoDdXRjGAIgASgJEhMKC3dpdGhfb2Zmc2V0GAMgASgJEgwKBG5vdGUYBCABKAkiqwEKFFBsYW5TY2hlZHVsZVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSEQoJdGltZV96b25lGAIgASgJEikKBXN0YXJ0GAMgASgLMhouY2hhbmdlcy52MS5QbGFubmVkSW5zdGFudBInCgNlbmQYBCABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EhgKEGR1cmF0aW9uX3NlY29uZHMYBSABKAMicQoRUGxhbkNoYW5nZVJlcXVlc3QSMAoGY2hhbmdlGAEgASgLMiAuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVxdWVzdBIZCgxjdXJyZW50X2pzb24YAiABKAlIAIgBAUIPCg1fY3VycmVudF9qc29uIo4BChJQbGFuQ2hhbmdlUmVzcG9uc2USDwoHc3VtbWFyeRgBIAEoCRIwCglvcGVyYXRpb24YAiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgDIAEoCRITCgt0YXJnZXRfcGF0aBgEIAEoCRIQCgh2ZXJpZmllZBgFIAEoCCKGAQoPQ3JlYXRpdmVUb0NoZWNrEgwKBHR5cGUYASABKAkSDQoFdGl0bGUYAiABKAkSDAoEYm9keRgDIAEoCRIXCgp0YXJnZXRfdXJsGAQgASgJSACIAQESFAoHZmlsZV9pZBgFIAEoCUgBiAEBQg0KC190YXJnZXRfdXJsQgoKCF9maWxlX2lkIlwKF1ZhbGlkYXRlQ3JlYXRpdmVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSLQoIY3JlYXRpdmUYAiABKAsyGy5jaGFuZ2VzLnYxLkNyZWF0aXZlVG9DaGVjayJHChNDcmVhdGl2ZUltYWdlUmVwb3J0EhAKCHJlcXVpcmVkGAEgASgIEg8KB3ByZXNlbnQYAiABKAgSDQoFaXNzdWUYAyABKAkibgoYVmFsaWRhdGVDcmVhdGl2ZVJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEhMKC2NvcHlfaXNzdWVzGAIgAygJEi4KBWltYWdlGAMgASgLMh8uY2hhbmdlcy52MS5DcmVhdGl2ZUltYWdlUmVwb3J0MsIGCg5DaGFuZ2VzU2VydmljZRJUCg1QcmVwYXJlQ2hhbmdlEiAuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVxdWVzdBohLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlc3BvbnNlEkgKCUdldENoYW5nZRIcLmNoYW5nZXMudjEuR2V0Q2hhbmdlUmVxdWVzdBodLmNoYW5nZXMudjEuR2V0Q2hhbmdlUmVzcG9uc2USTgoLTGlzdENoYW5nZXMSHi5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VzUmVxdWVzdBofLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXNwb25zZRJUCg1BcHByb3ZlQ2hhbmdlEiAuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVxdWVzdBohLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlc3BvbnNlElEKDFJlamVjdENoYW5nZRIfLmNoYW5nZXMudjEuUmVqZWN0Q2hhbmdlUmVxdWVzdBogLmNoYW5nZXMudjEuUmVqZWN0Q2hhbmdlUmVzcG9uc2USTgoLQXBwbHlDaGFuZ2USHi5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVxdWVzdBofLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXNwb25zZRJICglQbGFuTW9uZXkSHC5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlcXVlc3QaHS5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlc3BvbnNlElEKDFBsYW5TY2hlZHVsZRIfLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVxdWVzdBogLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVzcG9uc2USSwoKUGxhbkNoYW5nZRIdLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlcXVlc3QaHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZRJdChBWYWxpZGF0ZUNyZWF0aXZlEiMuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVxdWVzdBokLmNoYW5nZXMudjEuVmFsaWRhdGVDcmVhdGl2ZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIrIECgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAkSNgoRc3RhbmRhcmRzX2NoZWNrZWQYFyADKAsyGy5jaGFuZ2VzLnYxLkNoZWNrZWRTdGFuZGFyZCJYCg9DaGVja2VkU3RhbmRhcmQSEwoLc3RhbmRhcmRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBRIQCghndWlkYW5jZRgEIAEoCSLZAQoUUHJlcGFyZUNoYW5nZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEjAKCW9wZXJhdGlvbhgDIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SEwoHc3VtbWFyeRgEIAEoCUICGAESEwoLdGFyZ2V0X3BhdGgYBSABKAkSHgoSdGFyZ2V0X2JlZm9yZV9qc29uGAYgASgJQgIYARITCgtvYmplY3RfdHlwZRgHIAEoCRIOCgZlZmZlY3QYCCABKAkiOwoVUHJlcGFyZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIjkKEEdldENoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEhIKCmNoZWNrX2xpdmUYAiABKAgiPwoJTGl2ZUNoZWNrEg0KBXN0YWxlGAEgASgIEg4KBnJlYXNvbhgCIAEoCRITCgt1bmF2YWlsYWJsZRgDIAEoCCJcChFHZXRDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRIjCgRsaXZlGAIgASgLMhUuY2hhbmdlcy52MS5MaXZlQ2hlY2siVwoSTGlzdENoYW5nZXNSZXF1ZXN0Eg4KBnN0YXR1cxgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBm9mZnNldBgEIAEoBSJzChNMaXN0Q2hhbmdlc1Jlc3BvbnNlEiMKB2NoYW5nZXMYASADKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRINCgV0b3RhbBgCIAEoBRIYCgtuZXh0X29mZnNldBgDIAEoBUgAiAEBQg4KDF9uZXh0X29mZnNldCI5ChRBcHByb3ZlQ2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJIjsKFUFwcHJvdmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI4ChNSZWplY3RDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiOgoUUmVqZWN0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiSAoSQXBwbHlDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkSDwoHd2FpdF9tcxgDIAEoBSI5ChNBcHBseUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIoEBChBQbGFuTW9uZXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDgoGYW1vdW50GAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJIrACChFQbGFuTW9uZXlSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhMKC21pbm9yX3VuaXRzGAMgASgFEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJEhUKDWFtb3VudF9taWNyb3MYByABKAMSEwoLd2lyZV9taWNyb3MYCCABKAMSHgoRY3BtX3NpbmdsZV9taWNyb3MYCSABKANIAIgBARIcCg9jcG1fYnVsa19taWNyb3MYCiABKANIAYgBARITCgtleHBsYW5hdGlvbhgLIAEoCUIUChJfY3BtX3NpbmdsZV9taWNyb3NCEgoQX2NwbV9idWxrX21pY3JvcyJkChNQbGFuU2NoZWR1bGVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLc3RhcnRfbG9jYWwYAiABKAkSEQoJZW5kX2xvY2FsGAMgASgJEhEKCWFtYmlndWl0eRgEIAEoCSJPCg5QbGFubmVkSW5zdGFudBINCgVsb2NhbBgBIAEoCRILCgN1dGMYAiABKAkSEwoLd2l0aF9vZmZzZXQYAyABKAkSDAoEbm90ZRgEIAEoCSKrAQoUUGxhblNjaGVkdWxlUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIRCgl0aW1lX3pvbmUYAiABKAkSKQoFc3RhcnQYAyABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EicKA2VuZBgEIAEoCzIaLmNoYW5nZXMudjEuUGxhbm5lZEluc3RhbnQSGAoQZHVyYXRpb25fc2Vjb25kcxgFIAEoAyJxChFQbGFuQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhkKDGN1cnJlbnRfanNvbhgCIAEoCUgAiAEBQg8KDV9jdXJyZW50X2pzb24ijgEKElBsYW5DaGFuZ2VSZXNwb25zZRIPCgdzdW1tYXJ5GAEgASgJEjAKCW9wZXJhdGlvbhgCIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SDgoGZGlnZXN0GAMgASgJEhMKC3RhcmdldF9wYXRoGAQgASgJEhAKCHZlcmlmaWVkGAUgASgIIoYBCg9DcmVhdGl2ZVRvQ2hlY2sSDAoEdHlwZRgBIAEoCRINCgV0aXRsZRgCIAEoCRIMCgRib2R5GAMgASgJEhcKCnRhcmdldF91cmwYBCABKAlIAIgBARIUCgdmaWxlX2lkGAUgASgJSAGIAQFCDQoLX3RhcmdldF91cmxCCgoIX2ZpbGVfaWQiXAoXVmFsaWRhdGVDcmVhdGl2ZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRItCghjcmVhdGl2ZRgCIAEoCzIbLmNoYW5nZXMudjEuQ3JlYXRpdmVUb0NoZWNrIkcKE0NyZWF0aXZlSW1hZ2VSZXBvcnQSEAoIcmVxdWlyZWQYASABKAgSDwoHcHJlc2VudBgCIAEoCBINCgVpc3N1ZRgDIAEoCSJuChhWYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2USDQoFdmFsaWQYASABKAgSEwoLY29weV9pc3N1ZXMYAiADKAkSLgoFaW1hZ2UYAyABKAsyHy5jaGFuZ2VzLnYxLkNyZWF0aXZlSW1hZ2VSZXBvcnQywgYKDkNoYW5nZXNTZXJ2aWNlElQKDVByZXBhcmVDaGFuZ2USIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVzcG9uc2USSAoJR2V0Q2hhbmdlEhwuY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXF1ZXN0Gh0uY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXNwb25zZRJOCgtMaXN0Q2hhbmdlcxIeLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXF1ZXN0Gh8uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1Jlc3BvbnNlElQKDUFwcHJvdmVDaGFuZ2USIC5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVzcG9uc2USUQoMUmVqZWN0Q2hhbmdlEh8uY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXF1ZXN0GiAuY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXNwb25zZRJOCgtBcHBseUNoYW5nZRIeLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXF1ZXN0Gh8uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlc3BvbnNlEkgKCVBsYW5Nb25leRIcLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVxdWVzdBodLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVzcG9uc2USUQoMUGxhblNjaGVkdWxlEh8uY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXF1ZXN0GiAuY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXNwb25zZRJLCgpQbGFuQ2hhbmdlEh0uY2hhbmdlcy52MS5QbGFuQ2hhbmdlUmVxdWVzdBoeLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlc3BvbnNlEl0KEFZhbGlkYXRlQ3JlYXRpdmUSIy5jaGFuZ2VzLnYxLlZhbGlkYXRlQ3JlYXRpdmVSZXF1ZXN0GiQuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * The one call to the ad platform a change makes when it is applied.
@@ -179,6 +179,14 @@ export type Change = Message<"changes.v1.Change"> & {
    * @generated from field: string error = 22;
    */
   error: string;
+
+  /**
+   * The account standards the change was checked against when it was prepared, with their
+   * guidance for the reviewer.
+   *
+   * @generated from field: repeated changes.v1.CheckedStandard standards_checked = 23;
+   */
+  standardsChecked: CheckedStandard[];
 };
 
 /**
@@ -187,6 +195,40 @@ export type Change = Message<"changes.v1.Change"> & {
  */
 export const ChangeSchema: GenMessage<Change> = /*@__PURE__*/
   messageDesc(file_changes_v1_changes, 1);
+
+/**
+ * One account standard a change was checked against, at the revision it had then.
+ *
+ * @generated from message changes.v1.CheckedStandard
+ */
+export type CheckedStandard = Message<"changes.v1.CheckedStandard"> & {
+  /**
+   * @generated from field: string standard_id = 1;
+   */
+  standardId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: int32 revision = 3;
+   */
+  revision: number;
+
+  /**
+   * @generated from field: string guidance = 4;
+   */
+  guidance: string;
+};
+
+/**
+ * Describes the message changes.v1.CheckedStandard.
+ * Use `create(CheckedStandardSchema)` to create a new message.
+ */
+export const CheckedStandardSchema: GenMessage<CheckedStandard> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 2);
 
 /**
  * A change to plan and record: the service reads the live target through the upstream-proxy,
@@ -255,7 +297,7 @@ export type PrepareChangeRequest = Message<"changes.v1.PrepareChangeRequest"> & 
  * Use `create(PrepareChangeRequestSchema)` to create a new message.
  */
 export const PrepareChangeRequestSchema: GenMessage<PrepareChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 2);
+  messageDesc(file_changes_v1_changes, 3);
 
 /**
  * @generated from message changes.v1.PrepareChangeResponse
@@ -272,7 +314,7 @@ export type PrepareChangeResponse = Message<"changes.v1.PrepareChangeResponse"> 
  * Use `create(PrepareChangeResponseSchema)` to create a new message.
  */
 export const PrepareChangeResponseSchema: GenMessage<PrepareChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 3);
+  messageDesc(file_changes_v1_changes, 4);
 
 /**
  * @generated from message changes.v1.GetChangeRequest
@@ -297,7 +339,7 @@ export type GetChangeRequest = Message<"changes.v1.GetChangeRequest"> & {
  * Use `create(GetChangeRequestSchema)` to create a new message.
  */
 export const GetChangeRequestSchema: GenMessage<GetChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 4);
+  messageDesc(file_changes_v1_changes, 5);
 
 /**
  * The object of a prepared change as it is now on the ad platform, against the change's plan.
@@ -332,7 +374,7 @@ export type LiveCheck = Message<"changes.v1.LiveCheck"> & {
  * Use `create(LiveCheckSchema)` to create a new message.
  */
 export const LiveCheckSchema: GenMessage<LiveCheck> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 5);
+  messageDesc(file_changes_v1_changes, 6);
 
 /**
  * @generated from message changes.v1.GetChangeResponse
@@ -356,7 +398,7 @@ export type GetChangeResponse = Message<"changes.v1.GetChangeResponse"> & {
  * Use `create(GetChangeResponseSchema)` to create a new message.
  */
 export const GetChangeResponseSchema: GenMessage<GetChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 6);
+  messageDesc(file_changes_v1_changes, 7);
 
 /**
  * @generated from message changes.v1.ListChangesRequest
@@ -390,7 +432,7 @@ export type ListChangesRequest = Message<"changes.v1.ListChangesRequest"> & {
  * Use `create(ListChangesRequestSchema)` to create a new message.
  */
 export const ListChangesRequestSchema: GenMessage<ListChangesRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 7);
+  messageDesc(file_changes_v1_changes, 8);
 
 /**
  * @generated from message changes.v1.ListChangesResponse
@@ -419,7 +461,7 @@ export type ListChangesResponse = Message<"changes.v1.ListChangesResponse"> & {
  * Use `create(ListChangesResponseSchema)` to create a new message.
  */
 export const ListChangesResponseSchema: GenMessage<ListChangesResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 8);
+  messageDesc(file_changes_v1_changes, 9);
 
 /**
  * Approval by a person: refused for any caller that is not a signed-in person or an operator,
@@ -446,7 +488,7 @@ export type ApproveChangeRequest = Message<"changes.v1.ApproveChangeRequest"> & 
  * Use `create(ApproveChangeRequestSchema)` to create a new message.
  */
 export const ApproveChangeRequestSchema: GenMessage<ApproveChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 9);
+  messageDesc(file_changes_v1_changes, 10);
 
 /**
  * @generated from message changes.v1.ApproveChangeResponse
@@ -463,7 +505,7 @@ export type ApproveChangeResponse = Message<"changes.v1.ApproveChangeResponse"> 
  * Use `create(ApproveChangeResponseSchema)` to create a new message.
  */
 export const ApproveChangeResponseSchema: GenMessage<ApproveChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 10);
+  messageDesc(file_changes_v1_changes, 11);
 
 /**
  * @generated from message changes.v1.RejectChangeRequest
@@ -485,7 +527,7 @@ export type RejectChangeRequest = Message<"changes.v1.RejectChangeRequest"> & {
  * Use `create(RejectChangeRequestSchema)` to create a new message.
  */
 export const RejectChangeRequestSchema: GenMessage<RejectChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 11);
+  messageDesc(file_changes_v1_changes, 12);
 
 /**
  * @generated from message changes.v1.RejectChangeResponse
@@ -502,7 +544,7 @@ export type RejectChangeResponse = Message<"changes.v1.RejectChangeResponse"> & 
  * Use `create(RejectChangeResponseSchema)` to create a new message.
  */
 export const RejectChangeResponseSchema: GenMessage<RejectChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 12);
+  messageDesc(file_changes_v1_changes, 13);
 
 /**
  * @generated from message changes.v1.ApplyChangeRequest
@@ -533,7 +575,7 @@ export type ApplyChangeRequest = Message<"changes.v1.ApplyChangeRequest"> & {
  * Use `create(ApplyChangeRequestSchema)` to create a new message.
  */
 export const ApplyChangeRequestSchema: GenMessage<ApplyChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 13);
+  messageDesc(file_changes_v1_changes, 14);
 
 /**
  * @generated from message changes.v1.ApplyChangeResponse
@@ -550,7 +592,7 @@ export type ApplyChangeResponse = Message<"changes.v1.ApplyChangeResponse"> & {
  * Use `create(ApplyChangeResponseSchema)` to create a new message.
  */
 export const ApplyChangeResponseSchema: GenMessage<ApplyChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 14);
+  messageDesc(file_changes_v1_changes, 15);
 
 /**
  * Planning: an amount of money as exact micros of the ad account's currency. Read only.
@@ -606,7 +648,7 @@ export type PlanMoneyRequest = Message<"changes.v1.PlanMoneyRequest"> & {
  * Use `create(PlanMoneyRequestSchema)` to create a new message.
  */
 export const PlanMoneyRequestSchema: GenMessage<PlanMoneyRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 15);
+  messageDesc(file_changes_v1_changes, 16);
 
 /**
  * @generated from message changes.v1.PlanMoneyResponse
@@ -691,7 +733,7 @@ export type PlanMoneyResponse = Message<"changes.v1.PlanMoneyResponse"> & {
  * Use `create(PlanMoneyResponseSchema)` to create a new message.
  */
 export const PlanMoneyResponseSchema: GenMessage<PlanMoneyResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 16);
+  messageDesc(file_changes_v1_changes, 17);
 
 /**
  * Planning: local times in the ad account's IANA time zone as exact instants. Read only.
@@ -730,7 +772,7 @@ export type PlanScheduleRequest = Message<"changes.v1.PlanScheduleRequest"> & {
  * Use `create(PlanScheduleRequestSchema)` to create a new message.
  */
 export const PlanScheduleRequestSchema: GenMessage<PlanScheduleRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 17);
+  messageDesc(file_changes_v1_changes, 18);
 
 /**
  * A local time resolved to one instant.
@@ -772,7 +814,7 @@ export type PlannedInstant = Message<"changes.v1.PlannedInstant"> & {
  * Use `create(PlannedInstantSchema)` to create a new message.
  */
 export const PlannedInstantSchema: GenMessage<PlannedInstant> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 18);
+  messageDesc(file_changes_v1_changes, 19);
 
 /**
  * @generated from message changes.v1.PlanScheduleResponse
@@ -813,7 +855,7 @@ export type PlanScheduleResponse = Message<"changes.v1.PlanScheduleResponse"> & 
  * Use `create(PlanScheduleResponseSchema)` to create a new message.
  */
 export const PlanScheduleResponseSchema: GenMessage<PlanScheduleResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 19);
+  messageDesc(file_changes_v1_changes, 20);
 
 /**
  * Preflight: the change PrepareChange would record for `change`, planned the same way but recorded
@@ -843,7 +885,7 @@ export type PlanChangeRequest = Message<"changes.v1.PlanChangeRequest"> & {
  * Use `create(PlanChangeRequestSchema)` to create a new message.
  */
 export const PlanChangeRequestSchema: GenMessage<PlanChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 20);
+  messageDesc(file_changes_v1_changes, 21);
 
 /**
  * @generated from message changes.v1.PlanChangeResponse
@@ -886,7 +928,7 @@ export type PlanChangeResponse = Message<"changes.v1.PlanChangeResponse"> & {
  * Use `create(PlanChangeResponseSchema)` to create a new message.
  */
 export const PlanChangeResponseSchema: GenMessage<PlanChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 21);
+  messageDesc(file_changes_v1_changes, 22);
 
 /**
  * A creative checked by the ad creative rules, before any ad has it. Read only.
@@ -927,7 +969,7 @@ export type CreativeToCheck = Message<"changes.v1.CreativeToCheck"> & {
  * Use `create(CreativeToCheckSchema)` to create a new message.
  */
 export const CreativeToCheckSchema: GenMessage<CreativeToCheck> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 22);
+  messageDesc(file_changes_v1_changes, 23);
 
 /**
  * @generated from message changes.v1.ValidateCreativeRequest
@@ -949,7 +991,7 @@ export type ValidateCreativeRequest = Message<"changes.v1.ValidateCreativeReques
  * Use `create(ValidateCreativeRequestSchema)` to create a new message.
  */
 export const ValidateCreativeRequestSchema: GenMessage<ValidateCreativeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 23);
+  messageDesc(file_changes_v1_changes, 24);
 
 /**
  * The image a creative shows: a chat_card needs one (file_id), a product_ad_template takes none.
@@ -980,7 +1022,7 @@ export type CreativeImageReport = Message<"changes.v1.CreativeImageReport"> & {
  * Use `create(CreativeImageReportSchema)` to create a new message.
  */
 export const CreativeImageReportSchema: GenMessage<CreativeImageReport> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 24);
+  messageDesc(file_changes_v1_changes, 25);
 
 /**
  * @generated from message changes.v1.ValidateCreativeResponse
@@ -1011,7 +1053,7 @@ export type ValidateCreativeResponse = Message<"changes.v1.ValidateCreativeRespo
  * Use `create(ValidateCreativeResponseSchema)` to create a new message.
  */
 export const ValidateCreativeResponseSchema: GenMessage<ValidateCreativeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 25);
+  messageDesc(file_changes_v1_changes, 26);
 
 /**
  * @generated from service changes.v1.ChangesService

@@ -1,0 +1,103 @@
+/**
+ * The account's standards and spend guard applied to one operation: the one place both planning
+ * (PrepareChange, PlanChange) and the apply worker check them, so a change is held to the rules
+ * in force when it is prepared and again to those in force when it is applied.
+ */
+import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import type { Queryable } from '@adsmcp/runtime/db';
+import { FailedPreconditionError, UnavailableError } from '@adsmcp/runtime/errors';
+import type { CallOptions, Client } from '@connectrpc/connect';
+import { Temporal } from 'temporal-polyfill';
+import { bodyOf, type Operation } from '../domain/change.ts';
+import { type Standard, standardViolations, stopsServing } from '../domain/standards-rules.ts';
+import { activeStandards, findSpendGuard } from '../store/standards-store.ts';
+
+/** A standard a change was checked against, as recorded on the change. */
+export interface CheckedStandard {
+  standard_id: string;
+  name: string;
+  revision: number;
+  guidance: string;
+}
+
+export interface StandardsVerdict {
+  checked: CheckedStandard[];
+  /** Every rule the operation breaks; empty when it keeps them all. */
+  violations: string[];
+}
+
+/** The account-local date of `now` in `timeZone`. */
+export function localToday(now: Date, timeZone: string): string {
+  return Temporal.Instant.fromEpochMilliseconds(now.getTime())
+    .toZonedDateTimeISO(timeZone)
+    .toPlainDate()
+    .toString();
+}
+
+/** judgeStandards checks `op` against the active standards and spend guard of the account. */
+export async function judgeStandards(
+  db: Queryable,
+  workspaceId: string,
+  account: { accountId: string; timeZone: string },
+  op: Operation,
+  now: Date = new Date(),
+): Promise<StandardsVerdict> {
+  const [rows, guard] = await Promise.all([
+    activeStandards(db, workspaceId, account.accountId),
+    findSpendGuard(db, workspaceId, account.accountId),
+  ]);
+  const standards: Standard[] = rows.map((r) => ({
+    standardId: r.standard_id,
+    name: r.name,
+    revision: r.revision,
+    data: r.data,
+  }));
+  const big = (v: string | null | undefined) => (v === null || v === undefined ? null : BigInt(v));
+  const violations = standardViolations(
+    bodyOf(op),
+    standards,
+    { maxDailyBudgetMicros: big(guard?.max_daily_budget_micros), maxBidMicros: big(guard?.max_bid_micros) },
+    {
+      today: localToday(now, account.timeZone),
+      timeZone: account.timeZone,
+      stopsServing: stopsServing(op.path),
+    },
+  );
+  const checked = standards.map((s) => ({
+    standard_id: s.standardId,
+    name: s.name,
+    revision: s.revision,
+    guidance: typeof s.data.guidance === 'string' ? s.data.guidance : '',
+  }));
+  return { checked, violations };
+}
+
+/** enforceStandards returns the standards `op` was checked against, or refuses it naming each rule it breaks. */
+export async function enforceStandards(
+  db: Queryable,
+  workspaceId: string,
+  account: { accountId: string; timeZone: string },
+  op: Operation,
+): Promise<CheckedStandard[]> {
+  const { checked, violations } = await judgeStandards(db, workspaceId, account, op);
+  if (violations.length > 0) throw new FailedPreconditionError(violations.join('; '));
+  return checked;
+}
+
+/**
+ * Why the apply worker must not send `change` (its operation breaks the account's standards or
+ * spend guard as they are now), or undefined when it may. The account is read for its time zone.
+ */
+export async function standardsRefusalAtApply(
+  db: Queryable,
+  upstream: Client<typeof UpstreamService>,
+  change: { workspace_id: string; account_id: string; method: string; path: string; body_json: string },
+  options: CallOptions,
+): Promise<string | undefined> {
+  const { account } = await upstream.getAccount({ accountId: change.account_id }, options);
+  if (account === undefined) throw new UnavailableError('the upstream-proxy answered without an account');
+  const op = { method: change.method, path: change.path, bodyJson: change.body_json };
+  const { violations } = await judgeStandards(db, change.workspace_id, account, op);
+  if (violations.length === 0) return undefined;
+  return `refused before applying, nothing was sent to the ad account: ${violations.join('; ')}`;
+}

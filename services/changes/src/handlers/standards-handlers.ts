@@ -1,0 +1,241 @@
+/** StandardsService: a workspace's account standards and templates, and its spend guards. */
+import { randomUUID } from 'node:crypto';
+import {
+  type AccountStandardSchema,
+  type SpendGuardSchema,
+  StandardDataSchema,
+  type StandardsService,
+} from '@adsmcp/proto/changes/v1/standards_pb';
+import { principalOf } from '@adsmcp/runtime/connect-server';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import {
+  FailedPreconditionError,
+  InvalidArgumentError,
+  NotFoundError,
+  PermissionDeniedError,
+  StaleRevisionError,
+} from '@adsmcp/runtime/errors';
+import { isUuid } from '@adsmcp/runtime/ids';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { fromJson, type JsonValue, type MessageInitShape, toJson } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { checkStandard } from '../domain/standard-data.ts';
+import {
+  archiveStandard,
+  countStandards,
+  findSpendGuard,
+  insertStandard,
+  listStandards,
+  lockStandard,
+  type SpendGuardRow,
+  type StandardRow,
+  updateStandard,
+  upsertSpendGuard,
+} from '../store/standards-store.ts';
+import { readableAccount, type Upstream } from './platform-reads.ts';
+
+const describe = (p: Principal) => `role ${p.role} and scopes [${p.scopes.join(', ')}]`;
+
+function requireReader(p: Principal, what: string): void {
+  if (!p.scopes.includes('read'))
+    throw new PermissionDeniedError(`${what} needs the read scope; this caller has ${describe(p)}`);
+}
+
+function requireWriter(p: Principal, what: string): void {
+  if (!p.scopes.includes('write') || (p.role !== 'admin' && p.role !== 'editor')) {
+    throw new PermissionDeniedError(
+      `${what} needs the admin or editor role and the write scope; this caller has ${describe(p)}`,
+    );
+  }
+}
+
+/**
+ * A spend guard is set by a workspace admin in the dashboard (or by the operator), never over MCP:
+ * the agent a cap guards must not be able to raise it, whatever its credential's role.
+ */
+function requireGuardSetter(p: Principal): void {
+  if (p.role !== 'admin' || !p.scopes.includes('write') || (p.via !== 'dashboard' && p.via !== 'operator')) {
+    throw new PermissionDeniedError(
+      `setting a spend guard needs a workspace admin signed in to the dashboard; this caller has ${describe(p)} via ${p.via}`,
+    );
+  }
+}
+
+function requireUuid(field: string, value: string): void {
+  if (!isUuid(value))
+    throw new InvalidArgumentError(`\`${field}\` must be a UUID (got ${JSON.stringify(value)})`);
+}
+
+const notFound = (id: string) =>
+  new NotFoundError(`no account standard ${id} in this workspace; ads_list_account_standards lists them`);
+
+function toStandardMessage(r: StandardRow): MessageInitShape<typeof AccountStandardSchema> {
+  return {
+    standardId: r.standard_id,
+    accountId: r.account_id,
+    name: r.name,
+    kind: r.kind,
+    data: fromJson(StandardDataSchema, r.data as JsonValue),
+    revision: r.revision,
+    archived: r.archived_at !== null,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    archivedAt: r.archived_at?.toISOString(),
+  };
+}
+
+function toGuardMessage(
+  accountId: string,
+  g: SpendGuardRow | undefined,
+): MessageInitShape<typeof SpendGuardSchema> {
+  const big = (v: string | null | undefined) => (v === null || v === undefined ? undefined : BigInt(v));
+  return {
+    accountId,
+    maxDailyBudgetMicros: big(g?.max_daily_budget_micros),
+    maxBidMicros: big(g?.max_bid_micros),
+    updatedBy: g?.updated_by ?? '',
+    updatedAt: g?.updated_at.toISOString() ?? '',
+  };
+}
+
+/** The cap as set: at least 1 micro when given. */
+function cap(value: bigint | undefined, field: string): bigint | null {
+  if (value === undefined) return null;
+  if (value < 1n)
+    throw new InvalidArgumentError(`\`${field}\` must be at least 1 micro when set (got ${value})`);
+  return value;
+}
+
+/** A readable name for who acted: the user when there is one, else the credential. */
+function actor(p: Principal): string {
+  return p.userId ? `user:${p.userId} via ${p.via}` : `${p.via}:${p.credentialId}`;
+}
+
+export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<typeof StandardsService> {
+  return {
+    async listAccountStandards(req, ctx) {
+      const p = principalOf(ctx);
+      requireReader(p, 'listing account standards');
+      requireUuid('account_id', req.accountId);
+      const limit = req.limit ?? 20;
+      const offset = req.offset ?? 0;
+      if (limit < 1 || limit > 100)
+        throw new InvalidArgumentError('`limit` must be an integer from 1 to 100');
+      if (offset < 0 || offset > 100_000)
+        throw new InvalidArgumentError('`offset` must be an integer from 0 to 100000');
+      const [rows, total] = await Promise.all([
+        listStandards(pool, { workspaceId: p.workspaceId, accountId: req.accountId, limit, offset }),
+        countStandards(pool, p.workspaceId, req.accountId),
+      ]);
+      const next = offset + rows.length;
+      return { standards: rows.map(toStandardMessage), total, nextOffset: next < total ? next : undefined };
+    },
+
+    async saveAccountStandard(req, ctx) {
+      const p = principalOf(ctx);
+      requireWriter(p, 'saving an account standard');
+      requireUuid('account_id', req.accountId);
+      const data = (
+        req.data === undefined ? {} : toJson(StandardDataSchema, req.data, { useProtoFieldName: true })
+      ) as Record<string, unknown>;
+      const kind = checkStandard({ name: req.name, kind: req.kind, data });
+      // The account must be one of the workspace's (the upstream-proxy answers NotFound otherwise).
+      await readableAccount(upstream, p, req.accountId);
+      if (req.standardId === undefined) {
+        if (req.expectedRevision !== undefined)
+          throw new InvalidArgumentError('`expected_revision` is only for an update: give `standard_id` too');
+        const created = await insertStandard(pool, {
+          standard_id: randomUUID(),
+          workspace_id: p.workspaceId,
+          account_id: req.accountId,
+          name: req.name,
+          kind,
+          data,
+        });
+        return { standard: toStandardMessage(created), created: true };
+      }
+      const standardId = req.standardId;
+      requireUuid('standard_id', standardId);
+      const expected = req.expectedRevision;
+      if (expected === undefined)
+        throw new InvalidArgumentError(
+          '`expected_revision` is required with `standard_id`: the revision you last read',
+        );
+      const saved = await inTransaction(pool, async (tx) => {
+        const current = await lockStandard(tx, p.workspaceId, standardId);
+        if (current === undefined) throw notFound(standardId);
+        if (current.archived_at !== null)
+          throw new FailedPreconditionError(
+            `account standard ${standardId} is archived and cannot be updated`,
+          );
+        if (current.account_id !== req.accountId)
+          throw new InvalidArgumentError(
+            `account standard ${standardId} belongs to account ${current.account_id}; a standard cannot move to another account`,
+          );
+        if (current.kind !== kind)
+          throw new InvalidArgumentError(
+            `the kind of account standard ${standardId} is ${current.kind}; it cannot change`,
+          );
+        if (current.revision !== expected) throw new StaleRevisionError(current.revision, 'account standard');
+        const next = await updateStandard(tx, {
+          workspaceId: p.workspaceId,
+          standardId,
+          revision: expected,
+          name: req.name,
+          data,
+        });
+        if (next === undefined) throw new Error('a locked account standard changed meanwhile');
+        return next;
+      });
+      return { standard: toStandardMessage(saved), created: false };
+    },
+
+    async archiveAccountStandard(req, ctx) {
+      const p = principalOf(ctx);
+      requireWriter(p, 'archiving an account standard');
+      requireUuid('standard_id', req.standardId);
+      const archived = await inTransaction(pool, async (tx) => {
+        const current = await lockStandard(tx, p.workspaceId, req.standardId);
+        if (current === undefined) throw notFound(req.standardId);
+        if (current.archived_at !== null)
+          throw new FailedPreconditionError(`account standard ${req.standardId} is already archived`);
+        if (current.revision !== req.expectedRevision)
+          throw new StaleRevisionError(current.revision, 'account standard');
+        const next = await archiveStandard(tx, {
+          workspaceId: p.workspaceId,
+          standardId: req.standardId,
+          revision: current.revision,
+        });
+        if (next === undefined) throw new Error('a locked account standard changed meanwhile');
+        return next;
+      });
+      return { standard: toStandardMessage(archived) };
+    },
+
+    async getSpendGuard(req, ctx) {
+      const p = principalOf(ctx);
+      requireReader(p, 'reading a spend guard');
+      requireUuid('account_id', req.accountId);
+      return {
+        guard: toGuardMessage(req.accountId, await findSpendGuard(pool, p.workspaceId, req.accountId)),
+      };
+    },
+
+    async setSpendGuard(req, ctx) {
+      const p = principalOf(ctx);
+      requireGuardSetter(p);
+      requireUuid('account_id', req.accountId);
+      const maxDailyBudgetMicros = cap(req.maxDailyBudgetMicros, 'max_daily_budget_micros');
+      const maxBidMicros = cap(req.maxBidMicros, 'max_bid_micros');
+      await readableAccount(upstream, p, req.accountId);
+      const row = await upsertSpendGuard(pool, {
+        workspaceId: p.workspaceId,
+        accountId: req.accountId,
+        maxDailyBudgetMicros,
+        maxBidMicros,
+        by: actor(p),
+      });
+      return { guard: toGuardMessage(req.accountId, row) };
+    },
+  };
+}

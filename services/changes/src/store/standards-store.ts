@@ -1,0 +1,155 @@
+/** Queries on account standards and spend guards. Every query names the workspace. */
+import type { Queryable } from '@adsmcp/runtime/db';
+
+/** A standard's data as stored: the proto JSON form of StandardData (snake_case names). */
+export type StandardDataJson = Record<string, unknown>;
+
+export interface StandardRow {
+  standard_id: string;
+  workspace_id: string;
+  account_id: string;
+  name: string;
+  kind: 'standard' | 'template';
+  data: StandardDataJson;
+  revision: number;
+  created_at: Date;
+  updated_at: Date;
+  archived_at: Date | null;
+}
+
+export async function insertStandard(
+  db: Queryable,
+  s: Pick<StandardRow, 'standard_id' | 'workspace_id' | 'account_id' | 'name' | 'kind' | 'data'>,
+): Promise<StandardRow> {
+  const { rows } = await db.query<StandardRow>(
+    `INSERT INTO account_standards (standard_id, workspace_id, account_id, name, kind, data)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+    [s.standard_id, s.workspace_id, s.account_id, s.name, s.kind, JSON.stringify(s.data)],
+  );
+  return rows[0] as StandardRow;
+}
+
+/** The standard, locked for the rest of the transaction. */
+export async function lockStandard(
+  db: Queryable,
+  workspaceId: string,
+  standardId: string,
+): Promise<StandardRow | undefined> {
+  const { rows } = await db.query<StandardRow>(
+    'SELECT * FROM account_standards WHERE workspace_id = $1 AND standard_id = $2 FOR UPDATE',
+    [workspaceId, standardId],
+  );
+  return rows[0];
+}
+
+/** Replaces a standard's name and data at `revision`; undefined when it moved meanwhile. */
+export async function updateStandard(
+  db: Queryable,
+  u: { workspaceId: string; standardId: string; revision: number; name: string; data: StandardDataJson },
+): Promise<StandardRow | undefined> {
+  const { rows } = await db.query<StandardRow>(
+    `UPDATE account_standards SET name = $4, data = $5, revision = revision + 1, updated_at = now()
+      WHERE workspace_id = $1 AND standard_id = $2 AND revision = $3 AND archived_at IS NULL RETURNING *`,
+    [u.workspaceId, u.standardId, u.revision, u.name, JSON.stringify(u.data)],
+  );
+  return rows[0];
+}
+
+/** Archives a standard at `revision`; undefined when it moved meanwhile. */
+export async function archiveStandard(
+  db: Queryable,
+  a: { workspaceId: string; standardId: string; revision: number },
+): Promise<StandardRow | undefined> {
+  const { rows } = await db.query<StandardRow>(
+    `UPDATE account_standards SET archived_at = now(), revision = revision + 1, updated_at = now()
+      WHERE workspace_id = $1 AND standard_id = $2 AND revision = $3 AND archived_at IS NULL RETURNING *`,
+    [a.workspaceId, a.standardId, a.revision],
+  );
+  return rows[0];
+}
+
+/** A page of the account's standards and templates that are not archived, most recently updated first. */
+export async function listStandards(
+  db: Queryable,
+  f: { workspaceId: string; accountId: string; limit: number; offset: number },
+): Promise<StandardRow[]> {
+  const { rows } = await db.query<StandardRow>(
+    `SELECT * FROM account_standards WHERE workspace_id = $1 AND account_id = $2 AND archived_at IS NULL
+      ORDER BY updated_at DESC, standard_id LIMIT $3 OFFSET $4`,
+    [f.workspaceId, f.accountId, f.limit, f.offset],
+  );
+  return rows;
+}
+
+export async function countStandards(db: Queryable, workspaceId: string, accountId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM account_standards
+      WHERE workspace_id = $1 AND account_id = $2 AND archived_at IS NULL`,
+    [workspaceId, accountId],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** Every active standard (not a template, not archived) of the account, oldest first: what a change is checked against. */
+export async function activeStandards(
+  db: Queryable,
+  workspaceId: string,
+  accountId: string,
+): Promise<StandardRow[]> {
+  const { rows } = await db.query<StandardRow>(
+    `SELECT * FROM account_standards
+      WHERE workspace_id = $1 AND account_id = $2 AND kind = 'standard' AND archived_at IS NULL
+      ORDER BY created_at, standard_id`,
+    [workspaceId, accountId],
+  );
+  return rows;
+}
+
+export interface SpendGuardRow {
+  account_id: string;
+  /** Micros as decimal text (bigint), or null for no cap. */
+  max_daily_budget_micros: string | null;
+  max_bid_micros: string | null;
+  updated_by: string;
+  updated_at: Date;
+}
+
+export async function findSpendGuard(
+  db: Queryable,
+  workspaceId: string,
+  accountId: string,
+): Promise<SpendGuardRow | undefined> {
+  const { rows } = await db.query<SpendGuardRow>(
+    `SELECT account_id, max_daily_budget_micros::text, max_bid_micros::text, updated_by, updated_at
+       FROM account_spend_guards WHERE workspace_id = $1 AND account_id = $2`,
+    [workspaceId, accountId],
+  );
+  return rows[0];
+}
+
+export async function upsertSpendGuard(
+  db: Queryable,
+  g: {
+    workspaceId: string;
+    accountId: string;
+    maxDailyBudgetMicros: bigint | null;
+    maxBidMicros: bigint | null;
+    by: string;
+  },
+): Promise<SpendGuardRow> {
+  const { rows } = await db.query<SpendGuardRow>(
+    `INSERT INTO account_spend_guards (workspace_id, account_id, max_daily_budget_micros, max_bid_micros, updated_by)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (workspace_id, account_id) DO UPDATE
+       SET max_daily_budget_micros = $3, max_bid_micros = $4, updated_by = $5, updated_at = now()
+     RETURNING account_id, max_daily_budget_micros::text, max_bid_micros::text, updated_by, updated_at`,
+    [
+      g.workspaceId,
+      g.accountId,
+      g.maxDailyBudgetMicros?.toString() ?? null,
+      g.maxBidMicros?.toString() ?? null,
+      g.by,
+    ],
+  );
+  return rows[0] as SpendGuardRow;
+}

@@ -1,0 +1,496 @@
+/**
+ * Account standards and spend guards in the changes service, over real gRPC and PostgreSQL with
+ * the real sandbox behind the real upstream-proxy: saved with revisions, enforced when a change is
+ * prepared and again by the apply worker before anything is sent.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
+import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
+import { migrateBus } from '@adsmcp/runtime/bus/outbox';
+import type { ConnectServer } from '@adsmcp/runtime/connect-server';
+import { createPool, inTransaction, migrate, type Pool } from '@adsmcp/runtime/db';
+import { createLogger } from '@adsmcp/runtime/log';
+import {
+  createPrincipalSigner,
+  createPrincipalVerifier,
+  generatePrincipalKeys,
+  type Principal,
+} from '@adsmcp/runtime/principal';
+import { createServiceClient } from '@adsmcp/runtime/service-client';
+import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { as } from '@adsmcp/testkit/service-harness';
+import { type Client, Code, ConnectError } from '@connectrpc/connect';
+import type { ApplyMessage } from '../src/handlers/changes-handlers.ts';
+import { readingFor } from '../src/handlers/platform-reads.ts';
+import { buildServer, SERVICE_NAME } from '../src/server.ts';
+import { createApplyHandler } from '../src/work/apply-worker.ts';
+import { type LivePlatform, startLivePlatform } from './live-platform.ts';
+
+let db: TestDatabase;
+let pool: Pool;
+let server: ConnectServer;
+let changes: Client<typeof ChangesService>;
+let standards: Client<typeof StandardsService>;
+let platform: LivePlatform;
+let account: string;
+let ads: { id: string; name: string; revision: number }[];
+let adGroup: { id: string; status: string };
+
+const workspace = randomUUID();
+const person = (over: Partial<Principal> = {}): Principal => ({
+  workspaceId: workspace,
+  credentialId: 'cred',
+  userId: randomUUID(),
+  role: 'editor',
+  scopes: ['read', 'write'],
+  via: 'mcp',
+  ...over,
+});
+const agent = person();
+const reviewer = person({ via: 'dashboard', credentialId: 'dashboard:x' });
+const dashboardAdmin = person({ role: 'admin', via: 'dashboard', credentialId: 'dashboard:admin' });
+
+async function refusal(p: Promise<unknown>): Promise<{ code: Code; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    const e = ConnectError.from(err);
+    return { code: e.code, message: e.rawMessage };
+  }
+  assert.fail('the call was expected to be refused');
+}
+
+type Data = Parameters<typeof standards.saveAccountStandard>[0]['data'];
+
+async function saveStandard(name: string, data: Data, kind = 'standard') {
+  const { standard } = await standards.saveAccountStandard(
+    { accountId: account, name, kind, data },
+    as(agent),
+  );
+  assert.ok(standard);
+  return standard;
+}
+
+/** Archives every standard of the account, so each test starts with none. */
+async function archiveAll(): Promise<void> {
+  const { standards: list } = await standards.listAccountStandards(
+    { accountId: account, limit: 100 },
+    as(agent),
+  );
+  for (const s of list) {
+    await standards.archiveAccountStandard(
+      { standardId: s.standardId, expectedRevision: s.revision },
+      as(agent),
+    );
+  }
+}
+
+function updateAd(ad: { id: string }, patch: Record<string, unknown>) {
+  return {
+    accountId: account,
+    tool: 'ads_update_ad',
+    objectType: 'ad',
+    effect: 'update',
+    operation: { method: 'POST', path: `/ads/${ad.id}`, bodyJson: JSON.stringify(patch) },
+    targetPath: `/ads/${ad.id}`,
+  };
+}
+
+function updateAdGroup(patch: Record<string, unknown>) {
+  return {
+    accountId: account,
+    tool: 'ads_update_ad_group',
+    objectType: 'ad_group',
+    effect: 'update',
+    operation: { method: 'POST', path: `/ad_groups/${adGroup.id}`, bodyJson: JSON.stringify(patch) },
+    targetPath: `/ad_groups/${adGroup.id}`,
+  };
+}
+
+before(async () => {
+  platform = await startLivePlatform(workspace);
+  account = platform.accountId;
+  ads = await platform.ads();
+  assert.ok(ads.length >= 4, 'the sandbox account has ads');
+  const groups = await platform.upstream.call(
+    { accountId: account, method: 'GET', path: '/ad_groups', query: [] },
+    readingFor(agent),
+  );
+  const first = (JSON.parse(groups.bodyJson) as { data: { id: string; status: string }[] }).data[0];
+  assert.ok(first, 'the sandbox account has an ad group');
+  adGroup = first;
+
+  db = await testDatabase();
+  pool = createPool(db.url, SERVICE_NAME);
+  await migrate(pool, SERVICE_NAME, fileURLToPath(new URL('../migrations', import.meta.url)));
+  await migrateBus(pool, SERVICE_NAME);
+  const keys = await generatePrincipalKeys();
+  server = buildServer({
+    pool,
+    verifier: await createPrincipalVerifier(keys.publicKeyPem, SERVICE_NAME),
+    logger: createLogger(SERVICE_NAME, 'silent'),
+    upstream: platform.upstream,
+  });
+  const url = `http://127.0.0.1:${await server.listen(0)}`;
+  const signer = await createPrincipalSigner(keys.privateKeyPem);
+  changes = createServiceClient(ChangesService, url, SERVICE_NAME, signer);
+  standards = createServiceClient(StandardsService, url, SERVICE_NAME, signer);
+});
+
+after(async () => {
+  await platform?.stop();
+  await server?.close(1000);
+  await pool?.end();
+  await db?.drop();
+  await stopTestServer();
+});
+
+describe('saving standards', () => {
+  test('a standard is created at revision 1, listed, updated at its revision and archived; a stale revision is refused with the current one', async () => {
+    const created = await saveStandard('Naming', { namingPrefix: 'ACME-', guidance: 'Keep it tidy.' });
+    assert.equal(created.revision, 1);
+    assert.equal(created.kind, 'standard');
+    const listed = await standards.listAccountStandards({ accountId: account }, as(agent));
+    assert.deepEqual(
+      listed.standards.map((s) => s.name),
+      ['Naming'],
+    );
+    assert.equal(listed.total, 1);
+    const { standard: updated } = await standards.saveAccountStandard(
+      {
+        accountId: account,
+        name: 'Naming v2',
+        kind: 'standard',
+        data: { namingPrefix: 'ACME-' },
+        standardId: created.standardId,
+        expectedRevision: 1,
+      },
+      as(agent),
+    );
+    assert.equal(updated?.revision, 2);
+    assert.equal(updated?.name, 'Naming v2');
+    const stale = await refusal(
+      standards.saveAccountStandard(
+        {
+          accountId: account,
+          name: 'Naming v3',
+          kind: 'standard',
+          data: {},
+          standardId: created.standardId,
+          expectedRevision: 1,
+        },
+        as(agent),
+      ),
+    );
+    assert.equal(stale.code, Code.Aborted);
+    assert.match(stale.message, /at revision 2/);
+    const staleArchive = await refusal(
+      standards.archiveAccountStandard({ standardId: created.standardId, expectedRevision: 1 }, as(agent)),
+    );
+    assert.match(staleArchive.message, /at revision 2/);
+    const { standard: archived } = await standards.archiveAccountStandard(
+      { standardId: created.standardId, expectedRevision: 2 },
+      as(agent),
+    );
+    assert.equal(archived?.archived, true);
+    assert.equal(archived?.revision, 3);
+    const after = await standards.listAccountStandards({ accountId: account }, as(agent));
+    assert.equal(after.total, 0);
+  });
+
+  test('a template holding authorization or remote identity fields is refused, each named by its path', async () => {
+    const refused = await refusal(
+      standards.saveAccountStandard(
+        {
+          accountId: account,
+          name: 'Spring ad',
+          kind: 'template',
+          data: {
+            template: {
+              creative: { title: 'Spring', account_id: 'act_1' },
+              headers: [{ Authorization: 'Bearer x' }],
+            },
+          },
+        },
+        as(agent),
+      ),
+    );
+    assert.equal(refused.code, Code.InvalidArgument);
+    assert.match(refused.message, /data\.template\.creative\.account_id \(a remote identity field\)/);
+    assert.match(refused.message, /data\.template\.headers\[0\]\.Authorization \(an authorization field\)/);
+    const ok = await saveStandard('Spring ad', { template: { creative: { title: 'Spring' } } }, 'template');
+    assert.equal(ok.kind, 'template');
+    await archiveAll();
+  });
+
+  test('an operating window that ends before it starts, and a viewer, are refused', async () => {
+    const order = await refusal(
+      standards.saveAccountStandard(
+        {
+          accountId: account,
+          name: 'Window',
+          kind: 'standard',
+          data: { operatingStart: '2026-02-01', operatingEnd: '2026-01-01' },
+        },
+        as(agent),
+      ),
+    );
+    assert.match(
+      order.message,
+      /operating_start` 2026-02-01 must not be after `data.operating_end` 2026-01-01/,
+    );
+    const viewer = await refusal(
+      standards.saveAccountStandard(
+        { accountId: account, name: 'X', kind: 'standard', data: {} },
+        as(person({ role: 'viewer', scopes: ['read'] })),
+      ),
+    );
+    assert.equal(viewer.code, Code.PermissionDenied);
+  });
+
+  test("another workspace's standard is not found, and an account not of the workspace is refused", async () => {
+    const mine = await saveStandard('Mine', { namingPrefix: 'ACME-' });
+    const other = person({ workspaceId: randomUUID() });
+    const archive = await refusal(
+      standards.archiveAccountStandard({ standardId: mine.standardId, expectedRevision: 1 }, as(other)),
+    );
+    assert.equal(archive.code, Code.NotFound);
+    const save = await refusal(
+      standards.saveAccountStandard({ accountId: account, name: 'X', kind: 'standard', data: {} }, as(other)),
+    );
+    assert.equal(save.code, Code.NotFound);
+    await archiveAll();
+  });
+});
+
+describe('enforcement at prepare', () => {
+  test('a name without the prefix is refused naming the field, the rule and the standard; one with it is recorded with the standards checked', async () => {
+    const s = await saveStandard('Naming', { namingPrefix: 'ACME-', guidance: 'Names start with ACME-.' });
+    try {
+      const refused = await refusal(
+        changes.prepareChange(updateAd(ads[0] as { id: string }, { name: 'Spring' }), as(agent)),
+      );
+      assert.equal(refused.code, Code.FailedPrecondition);
+      assert.equal(refused.message, 'body.name must start with ACME- (standard Naming)');
+      const { change } = await changes.prepareChange(
+        updateAd(ads[0] as { id: string }, { name: 'ACME-Spring' }),
+        as(agent),
+      );
+      assert.deepEqual(
+        change?.standardsChecked.map((c) => ({
+          id: c.standardId,
+          name: c.name,
+          revision: c.revision,
+          guidance: c.guidance,
+        })),
+        [{ id: s.standardId, name: 'Naming', revision: 1, guidance: 'Names start with ACME-.' }],
+      );
+      const read = await changes.getChange({ changeId: change?.changeId ?? '' }, as(reviewer));
+      assert.equal(read.change?.standardsChecked[0]?.name, 'Naming');
+    } finally {
+      await archiveAll();
+    }
+  });
+
+  test('a target URL outside the allowed domains, or without the required UTM values, is refused; a subdomain with them passes', async () => {
+    await saveStandard('Links', {
+      allowedDomains: ['example.com'],
+      utm: { utmSource: 'ads', utmMedium: 'cpc' },
+    });
+    try {
+      const ad = ads[0] as { id: string };
+      const elsewhere = await refusal(
+        changes.prepareChange(
+          updateAd(ad, { creative: { target_url: 'https://evil.test/x?utm_source=ads&utm_medium=cpc' } }),
+          as(agent),
+        ),
+      );
+      assert.equal(
+        elsewhere.message,
+        'body.creative.target_url must link to an allowed domain (example.com), not evil.test (standard Links)',
+      );
+      const untracked = await refusal(
+        changes.prepareChange(
+          updateAd(ad, { creative: { target_url: 'https://shop.example.com/x?utm_source=mail' } }),
+          as(agent),
+        ),
+      );
+      assert.match(
+        untracked.message,
+        /body\.creative\.target_url must carry utm_source=ads in its query \(it has utm_source=mail\) \(standard Links\)/,
+      );
+      assert.match(
+        untracked.message,
+        /must carry utm_medium=cpc in its query \(it has none\) \(standard Links\)/,
+      );
+      const { change } = await changes.prepareChange(
+        updateAd(ad, {
+          creative: { target_url: 'https://shop.example.com/x?utm_source=ads&utm_medium=cpc' },
+        }),
+        as(agent),
+      );
+      assert.equal(change?.status, 'prepared');
+    } finally {
+      await archiveAll();
+    }
+  });
+
+  test('outside the operating window no change is prepared or planned, but a pause still is', async () => {
+    await saveStandard('Season', { operatingStart: '2020-01-01', operatingEnd: '2020-01-31' });
+    try {
+      const refused = await refusal(
+        changes.prepareChange(updateAd(ads[0] as { id: string }, { name: 'Later' }), as(agent)),
+      );
+      assert.match(
+        refused.message,
+        /^today \(\d{4}-\d{2}-\d{2} in UTC\) is outside the operating window 2020-01-01 to 2020-01-31: no change but a pause or an archive may be made now \(standard Season\)$/,
+      );
+      const planned = await refusal(
+        changes.planChange({ change: updateAd(ads[0] as { id: string }, { name: 'Later' }) }, as(agent)),
+      );
+      assert.match(planned.message, /outside the operating window/);
+      const pause = await changes.planChange(
+        {
+          change: {
+            accountId: account,
+            tool: 'ads_pause_ad_group',
+            objectType: 'ad_group',
+            effect: 'pause',
+            operation: { method: 'POST', path: `/ad_groups/${adGroup.id}/pause`, bodyJson: '{}' },
+            targetPath: `/ad_groups/${adGroup.id}`,
+          },
+          currentJson: JSON.stringify({ id: adGroup.id, status: 'active' }),
+        },
+        as(agent),
+      );
+      assert.match(pause.summary, /^Pause/);
+    } finally {
+      await archiveAll();
+    }
+  });
+
+  test('a template is not enforced', async () => {
+    await saveStandard('Template', { namingPrefix: 'ACME-' }, 'template');
+    try {
+      const { change } = await changes.prepareChange(
+        updateAd(ads[0] as { id: string }, { name: 'Plain name' }),
+        as(agent),
+      );
+      assert.deepEqual(change?.standardsChecked, []);
+    } finally {
+      await archiveAll();
+    }
+  });
+});
+
+describe('spend guards', () => {
+  test('only a workspace admin in the dashboard sets a cap; an admin over MCP and an editor cannot', async () => {
+    const overMcp = await refusal(
+      standards.setSpendGuard({ accountId: account, maxBidMicros: 10n }, as(person({ role: 'admin' }))),
+    );
+    assert.equal(overMcp.code, Code.PermissionDenied);
+    const editor = await refusal(
+      standards.setSpendGuard({ accountId: account, maxBidMicros: 10n }, as(reviewer)),
+    );
+    assert.equal(editor.code, Code.PermissionDenied);
+    const { guard } = await standards.getSpendGuard({ accountId: account }, as(agent));
+    assert.equal(guard?.maxBidMicros, undefined);
+  });
+
+  test('a bid over the cap is refused naming the cap, at prepare; a bid within it is prepared', async () => {
+    await standards.setSpendGuard({ accountId: account, maxBidMicros: 2_000_000n }, as(dashboardAdmin));
+    try {
+      const over = await refusal(
+        changes.prepareChange(
+          updateAdGroup({ bidding_config: { strategy: 'fixed_bid', max_bid_micros: 3_000_000 } }),
+          as(agent),
+        ),
+      );
+      assert.equal(over.code, Code.FailedPrecondition);
+      assert.equal(
+        over.message,
+        "body.bidding_config.max_bid_micros 3000000 exceeds this account's bid cap 2000000 (spend guard)",
+      );
+      const { change } = await changes.prepareChange(
+        updateAdGroup({ bidding_config: { strategy: 'fixed_bid', max_bid_micros: 1_900_000 } }),
+        as(agent),
+      );
+      assert.equal(change?.status, 'prepared');
+    } finally {
+      await standards.setSpendGuard({ accountId: account }, as(dashboardAdmin));
+    }
+  });
+});
+
+describe('enforcement at apply', () => {
+  /** Runs the apply worker once on the change, as the bus would deliver it. */
+  async function runWorker(changeId: string): Promise<void> {
+    const handle = createApplyHandler({
+      pool,
+      upstream: platform.upstream,
+      logger: createLogger(SERVICE_NAME, 'silent'),
+      maxAttempts: 3,
+    });
+    const message: Delivery<ApplyMessage> = {
+      id: randomUUID(),
+      topic: 'changes.apply',
+      key: changeId,
+      payload: { change_id: changeId, workspace_id: workspace },
+      headers: {},
+      attempt: 1,
+      enqueuedAt: new Date(),
+    };
+    const ctx = {
+      inTx: (fn) => inTransaction(pool, fn),
+      signal: new AbortController().signal,
+    } as HandlerContext;
+    await handle(message, ctx);
+  }
+
+  async function approvedAndApplying(ad: { id: string }, patch: Record<string, unknown>) {
+    const { change } = await changes.prepareChange(updateAd(ad, patch), as(agent));
+    assert.ok(change);
+    await changes.approveChange({ changeId: change.changeId, digest: change.digest }, as(reviewer));
+    await changes.applyChange({ changeId: change.changeId, digest: change.digest, waitMs: 0 }, as(agent));
+    return change;
+  }
+
+  test('a change prepared before a standard it breaks fails at apply with the reason, and nothing reaches the ad platform', async () => {
+    const ad = ads[2] as { id: string; name: string; revision: number };
+    const change = await approvedAndApplying(ad, { name: 'Summer' });
+    await saveStandard('Naming', { namingPrefix: 'ACME-' });
+    try {
+      await runWorker(change.changeId);
+      const { change: failed } = await changes.getChange({ changeId: change.changeId }, as(agent));
+      assert.equal(failed?.status, 'failed');
+      assert.equal(
+        failed?.error,
+        'refused before applying, nothing was sent to the ad account: body.name must start with ACME- (standard Naming)',
+      );
+      assert.equal(failed?.upstreamStatus, 0);
+      const live = (await platform.ads()).find((a) => a.id === ad.id);
+      assert.equal(live?.name, ad.name);
+      assert.equal(live?.revision, ad.revision);
+    } finally {
+      await archiveAll();
+    }
+  });
+
+  test('a change that keeps the standards is applied by the worker', async () => {
+    const ad = ads[3] as { id: string };
+    const change = await approvedAndApplying(ad, { name: 'ACME-Autumn' });
+    await saveStandard('Naming', { namingPrefix: 'ACME-' });
+    try {
+      await runWorker(change.changeId);
+      const { change: done } = await changes.getChange({ changeId: change.changeId }, as(agent));
+      assert.equal(done?.status, 'applied', done?.error);
+      assert.equal((await platform.ads()).find((a) => a.id === ad.id)?.name, 'ACME-Autumn');
+    } finally {
+      await archiveAll();
+    }
+  });
+});

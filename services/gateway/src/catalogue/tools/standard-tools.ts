@@ -1,0 +1,226 @@
+/**
+ * Account standards and templates, kept by the changes service: a standard's rules are checked
+ * when a change to the account is prepared and again before it is applied.
+ */
+import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
+import { HOSTNAME, HOSTNAME_HINT } from '@adsmcp/runtime/ids';
+import type { GatewayDeps } from '../../deps.ts';
+import type { ToolRow } from '../catalogue.ts';
+import { array, enumOf, integer, object, type Schema, string } from '../schema.ts';
+import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
+
+const GROUP = 'Campaign support';
+/** The largest revision an int32 holds. */
+const REVISION_MAX = 2_147_483_647;
+const TEMPLATE_MAX_PROPERTIES = 100;
+/** How deep a template may nest: deep enough for any ad object, shallow enough to walk safely. */
+const TEMPLATE_MAX_DEPTH = 16;
+
+const standardId = (description: string) => string({ format: 'uuid', description });
+const expectedRevision = integer({
+  min: 1,
+  max: REVISION_MAX,
+  description: 'The revision the standard is at now (from ads_list_account_standards or the last save).',
+});
+
+/** Where in `value` a string or a key holds U+0000 (PostgreSQL stores none), or nests too deep. */
+function templateIssue(value: unknown, path: string, depth: number): string | undefined {
+  if (depth > TEMPLATE_MAX_DEPTH) return `\`${path}\` nests deeper than ${TEMPLATE_MAX_DEPTH} levels`;
+  if (typeof value === 'string')
+    return value.includes('\u0000') ? `\`${path}\` must not contain the NUL character (U+0000)` : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  const entries: [string, unknown][] = Array.isArray(value)
+    ? value.map((v, i) => [`[${i}]`, v])
+    : Object.entries(value).map(([k, v]) => [`.${k}`, v]);
+  for (const [step, v] of entries) {
+    if (step.includes('\u0000')) return `a key of \`${path}\` must not contain the NUL character (U+0000)`;
+    const issue = templateIssue(v, `${path}${step}`, depth + 1);
+    if (issue !== undefined) return issue;
+  }
+  return undefined;
+}
+
+/** A template: any JSON object of at most 100 properties (authorization and remote ids are refused by the service). */
+function templateObject(description: string): Schema<Record<string, unknown>> {
+  return {
+    json: { type: 'object', maxProperties: TEMPLATE_MAX_PROPERTIES, description },
+    check(value, path, out) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        out.push({ path, message: `\`${path}\` must be an object` });
+        return;
+      }
+      const n = Object.keys(value).length;
+      if (n > TEMPLATE_MAX_PROPERTIES) {
+        out.push({
+          path,
+          message: `\`${path}\` must have at most ${TEMPLATE_MAX_PROPERTIES} properties (got ${n})`,
+        });
+        return;
+      }
+      const issue = templateIssue(value, path, 0);
+      if (issue !== undefined) out.push({ path, message: issue });
+    },
+  };
+}
+
+const utmValue = string({ min: 1, max: 200 });
+
+const standardData = object(
+  {
+    naming_prefix: string({
+      min: 1,
+      max: 100,
+      description: 'Every name a change sets (ad, ad group, audience, campaign) must start with it.',
+    }),
+    allowed_domains: array(string({ min: 1, max: 255, pattern: HOSTNAME, patternHint: HOSTNAME_HINT }), {
+      max: 50,
+      unique: true,
+      description:
+        'Hostnames (example.com, no scheme or path) target URLs may link to; their subdomains are allowed too. At most 50.',
+    }),
+    utm: object(
+      {
+        utm_source: utmValue,
+        utm_medium: utmValue,
+        utm_campaign: utmValue,
+        utm_content: utmValue,
+        utm_term: utmValue,
+      },
+      [],
+      'UTM parameters every target URL a change sets must carry in its query, each with exactly this value.',
+    ),
+    operating_start: string({
+      format: 'date',
+      description:
+        'First account-local day (YYYY-MM-DD) on which changes may be made and schedules may start.',
+    }),
+    operating_end: string({
+      format: 'date',
+      description: 'Last account-local day (YYYY-MM-DD) of the operating window; not before operating_start.',
+    }),
+    guidance: string({
+      max: 10_000,
+      multiline: true,
+      description: 'Shown to the person who reviews a change checked against this standard.',
+    }),
+    template: templateObject(
+      'Reusable fields (kind template), at most 100 properties; authorization and remote identity fields are refused.',
+    ),
+  },
+  [],
+  'The rules of a standard, or the content of a template.',
+);
+
+const RULES_DESCRIBED =
+  'A standard (kind standard) is enforced on every change prepared for the account, and again just before the ' +
+  'change is applied (a change that breaks a standard saved after it was prepared fails at apply, and nothing is ' +
+  'sent): naming_prefix on every name the change sets (name, campaign_name, ad_group_name, ad_name); ' +
+  'allowed_domains and utm on every target URL it sets (target_url, click_url, landing_page_url, ' +
+  'destination_url, final_url); operating_start..operating_end (account-local dates) on the day it is prepared ' +
+  'or applied (a pause or an archive is always allowed) and on every schedule it sets (start_time, end_time, ' +
+  'start_date, end_date). A refusal names the field, the rule and the standard, e.g. "body.name must start with ' +
+  'ACME- (standard Naming)". guidance is shown to the reviewer. A template (kind template) is kept for reuse ' +
+  'and not enforced; its template object must not hold authorization fields (authorization, access_token, ' +
+  'refresh_token, id_token, token, bearer, api_key, apikey, secret, client_secret, password, cookie, ' +
+  'credential(s), session, any *_token, *_secret, *_password, *_api_key) or remote identity fields (id, ' +
+  'account_id, ad_account_id, campaign_id, ad_group_id, ad_id, creative_id, pixel_id, file_id, ' +
+  'custom_audience_id, audience_id, product_feed_id, feed_id, conversion_source_id, job_id, business_id), at ' +
+  'any depth; the refusal names each by its path.';
+
+const listInput = object(
+  {
+    account_id: accountId,
+    limit: integer({ min: 1, max: 100, description: 'Page size; 20 when omitted.' }),
+    offset: integer({ min: 0, max: 100_000, description: 'Standards to skip; 0 when omitted.' }),
+  },
+  ['account_id'],
+);
+
+export const listAccountStandards: ToolRow<GatewayDeps> = {
+  name: 'ads_list_account_standards',
+  title: 'List account standards',
+  group: GROUP,
+  behavior: 'read',
+  features: [],
+  description:
+    'Lists the standards and templates of an ad account that are not archived, most recently updated first, ' +
+    'with their data and revision. Returns standards, total (across all pages) and next_offset (pass it as ' +
+    'offset for the next page; null on the last page).',
+  input: listInput,
+  example: { account_id: EXAMPLE_ACCOUNT, limit: 20, offset: 0 },
+  route: { kind: 'rpc', method: StandardsService.method.listAccountStandards, account: 'account_id' },
+};
+
+const saveInput = object(
+  {
+    account_id: accountId,
+    name: string({ min: 1, max: 200, nonBlank: true }),
+    kind: enumOf(
+      ['standard', 'template'],
+      'standard: enforced on the account’s changes; template: kept for reuse.',
+    ),
+    data: standardData,
+    standard_id: standardId('To update a standard: its id. Omit it to create one.'),
+    expected_revision: expectedRevision,
+  },
+  ['account_id', 'name', 'kind', 'data'],
+);
+
+export const saveAccountStandard: ToolRow<GatewayDeps> = {
+  name: 'ads_save_account_standard',
+  title: 'Save an account standard',
+  group: GROUP,
+  behavior: 'write',
+  features: [],
+  description:
+    'Creates a standard or template for an ad account, or updates one: give standard_id and the ' +
+    'expected_revision you last read (a stale revision is refused with the current one, error code ' +
+    'stale_revision); the name and data are replaced and the revision grows by one. The kind and the account ' +
+    'of a standard cannot change; an archived one cannot be updated. Saving does not change live advertising; ' +
+    'changes prepared from now on are checked against it, and changes already prepared are checked again when ' +
+    `they are applied.\n${RULES_DESCRIBED}`,
+  input: saveInput,
+  example: {
+    account_id: EXAMPLE_ACCOUNT,
+    name: 'Naming and tracking',
+    kind: 'standard',
+    data: {
+      naming_prefix: 'ACME-',
+      allowed_domains: ['example.com'],
+      utm: { utm_source: 'ads', utm_medium: 'cpc' },
+      operating_start: '2026-01-01',
+      operating_end: '2026-12-31',
+      guidance: 'Check the landing page is the spring collection.',
+    },
+    standard_id: '5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e',
+    expected_revision: 2,
+  },
+  route: { kind: 'rpc', method: StandardsService.method.saveAccountStandard, account: 'account_id' },
+};
+
+const archiveInput = object(
+  { standard_id: standardId('The standard or template to archive.'), expected_revision: expectedRevision },
+  ['standard_id', 'expected_revision'],
+);
+
+export const archiveAccountStandard: ToolRow<GatewayDeps> = {
+  name: 'ads_archive_account_standard',
+  title: 'Archive an account standard',
+  group: GROUP,
+  behavior: 'write',
+  features: [],
+  description:
+    'Archives a standard or template of the workspace: it is no longer listed nor enforced (changes prepared ' +
+    'under it are no longer held to it at apply). expected_revision must be the revision it is at now; a stale ' +
+    'one is refused with the current revision (error code stale_revision). Live advertising is not changed.',
+  input: archiveInput,
+  destructive: true,
+  example: { standard_id: '5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e', expected_revision: 3 },
+  route: { kind: 'rpc', method: StandardsService.method.archiveAccountStandard },
+};
+
+export const standardTools: readonly ToolRow<GatewayDeps>[] = [
+  listAccountStandards,
+  saveAccountStandard,
+  archiveAccountStandard,
+];

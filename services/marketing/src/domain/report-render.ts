@@ -1,0 +1,138 @@
+/**
+ * A stored performance report rendered as CSV or Markdown: one row per ad and a totals row, the
+ * same columns in both. Unknown figures are empty cells (never 0).
+ *
+ * CSV is RFC 4180 (csv-stringify: CRLF line ends, a field with a comma, a quote or a line break
+ * quoted, quotes doubled) and safe to open in a spreadsheet (OWASP CSV injection): a text cell
+ * beginning with =, +, -, @, tab or carriage return gets a leading single quote, so it is read as
+ * text, never as a formula. Figure cells are exempt when they are a plain decimal number
+ * (-?digits[.digits]): a spreadsheet reads "-12" as the number -12, not a formula, and a quote
+ * would turn every negative change into text; a figure cell of any other form is neutralised too.
+ *
+ * Markdown is a table whose cells are escaped: backslash and the characters that start inline
+ * constructs (| ` * _ [ ] ~) get a backslash; &, <, > and " become entities, so no HTML passes;
+ * a line break becomes <br>; a leading #, +, -, = or "1." / "1)" that could start a block is escaped.
+ */
+import { stringify } from 'csv-stringify/sync';
+import { type Comparison, METRIC_NAMES, type ReportRow } from './performance-report.ts';
+
+/** The report as stored: what the renderers need. */
+export interface RenderableReport {
+  reportId: string;
+  name: string;
+  accountId: string;
+  campaignId: string | null;
+  since: string;
+  until: string;
+  previousSince: string;
+  previousUntil: string;
+  currency: string;
+  timeZone: string;
+  preliminary: boolean;
+  rows: ReportRow[];
+  totals: Comparison;
+}
+
+type Cell = { text: string; figure: boolean };
+
+const TEXT_COLUMNS = [
+  'row_type',
+  'ad_id',
+  'ad_name',
+  'ad_group_id',
+  'ad_group_name',
+  'campaign_id',
+  'creative_labels',
+] as const;
+
+/** Per metric: the period, the preceding period, the absolute and the relative change. */
+const FIGURE_COLUMNS = METRIC_NAMES.flatMap((m) => [
+  m,
+  `${m}_previous`,
+  `${m}_change`,
+  `${m}_change_relative`,
+]);
+
+export const REPORT_COLUMNS: readonly string[] = [...TEXT_COLUMNS, ...FIGURE_COLUMNS];
+
+function figureCells(c: Comparison): Cell[] {
+  return METRIC_NAMES.flatMap((m) =>
+    [c.current[m], c.previous[m], c.absolute_change[m], c.relative_change[m]].map((v) => ({
+      text: v ?? '',
+      figure: true,
+    })),
+  );
+}
+
+const text = (t: string): Cell => ({ text: t, figure: false });
+
+/** The table: a row per ad, then the totals row. */
+function tableOf(report: RenderableReport): Cell[][] {
+  const rows = report.rows.map((r) => [
+    text('ad'),
+    text(r.ad_id),
+    text(r.ad_name),
+    text(r.ad_group_id),
+    text(r.ad_group_name),
+    text(r.campaign_id),
+    text(r.creative_labels.map((l) => l.name).join('; ')),
+    ...figureCells(r.platform),
+  ]);
+  const totals = [text('total'), ...TEXT_COLUMNS.slice(1).map(() => text('')), ...figureCells(report.totals)];
+  return [...rows, totals];
+}
+
+const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/;
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/** A CSV cell as a spreadsheet may read it without running it (see the module comment). */
+export function neutraliseCsvCell(cell: Cell): string {
+  if (cell.figure && (cell.text === '' || PLAIN_NUMBER.test(cell.text))) return cell.text;
+  return FORMULA_START.test(cell.text) ? `'${cell.text}` : cell.text;
+}
+
+/** renderCsv is the report as RFC 4180 CSV with a header row, formula-safe. */
+export function renderCsv(report: RenderableReport): string {
+  const records = tableOf(report).map((row) => row.map(neutraliseCsvCell));
+  return stringify([[...REPORT_COLUMNS], ...records], { record_delimiter: 'windows' });
+}
+
+/** A Markdown table cell's text: nothing in it starts a construct, closes the cell or is HTML. */
+export function escapeMarkdownCell(value: string, figure = false): string {
+  if (figure && PLAIN_NUMBER.test(value)) return value;
+  const escaped = value
+    .replace(/[\\|`*_[\]~]/g, (c) => `\\${c}`)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/\r\n|\r|\n/g, '<br>');
+  return escaped.replace(/^([#+\-=])/, '\\$1').replace(/^(\d+)([.)])/, '$1\\$2');
+}
+
+const markdownRow = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+
+/** renderMarkdown is the report's facts as a two-column table, then the figures table. */
+export function renderMarkdown(report: RenderableReport): string {
+  const facts: [string, string][] = [
+    ['name', report.name],
+    ['report_id', report.reportId],
+    ['account_id', report.accountId],
+    ['campaign_id', report.campaignId ?? ''],
+    ['period', `${report.since}..${report.until}`],
+    ['previous_period', `${report.previousSince}..${report.previousUntil}`],
+    ['currency', report.currency],
+    ['time_zone', report.timeZone],
+    ['preliminary', String(report.preliminary)],
+  ];
+  const lines = [
+    markdownRow(['field', 'value']),
+    markdownRow(['---', '---']),
+    ...facts.map(([k, v]) => markdownRow([k, escapeMarkdownCell(v)])),
+    '',
+    markdownRow(REPORT_COLUMNS),
+    markdownRow(REPORT_COLUMNS.map(() => '---')),
+    ...tableOf(report).map((row) => markdownRow(row.map((c) => escapeMarkdownCell(c.text, c.figure)))),
+  ];
+  return `${lines.join('\n')}\n`;
+}

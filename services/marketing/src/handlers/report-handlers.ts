@@ -1,0 +1,168 @@
+/** ReportService: proto <-> domain for the workspace's performance reports. */
+
+import { randomUUID } from 'node:crypto';
+import {
+  type AdPeriodCounts,
+  PerformanceReportRowSchema,
+  type PerformanceReportSchema,
+  type PerformanceReportSummarySchema,
+  ReportComparisonSchema,
+  type ReportService,
+} from '@adsmcp/proto/marketing/v1/reports_pb';
+import { principalOf } from '@adsmcp/runtime/connect-server';
+import type { Pool } from '@adsmcp/runtime/db';
+import { InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
+import { isUuid } from '@adsmcp/runtime/ids';
+import { fromJson, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { requireReader, requireWriter } from '../domain/access.ts';
+import { listQueryOf, nextOffset } from '../domain/marketing-item.ts';
+import { type AdCounts, COUNT_NAMES, reportFigures } from '../domain/performance-report.ts';
+import { reportPeriod, todayIn } from '../domain/report-period.ts';
+import { renderCsv, renderMarkdown } from '../domain/report-render.ts';
+import {
+  creativeLabels,
+  findReport,
+  insertReport,
+  listReports,
+  type ReportSummary,
+  type StoredReport,
+} from '../store/report-store.ts';
+
+export interface ReportHandlerDeps {
+  pool: Pool;
+  /** The clock that decides the account's current local day (a test may fix it). */
+  now?: () => Date;
+}
+
+const FORMATS = { json: 'application/json', csv: 'text/csv', markdown: 'text/markdown' } as const;
+type Format = keyof typeof FORMATS;
+
+function toCounts(a: AdPeriodCounts): AdCounts {
+  const counts = {} as AdCounts['counts'];
+  const given = {
+    impressions: a.impressions,
+    clicks: a.clicks,
+    spend_micros: a.spendMicros,
+    conversions: a.conversions,
+  };
+  for (const name of COUNT_NAMES) counts[name] = given[name];
+  return {
+    adId: a.adId,
+    adName: a.adName,
+    adGroupId: a.adGroupId,
+    adGroupName: a.adGroupName,
+    campaignId: a.campaignId,
+    counts,
+  };
+}
+
+/** The fields a summary and a whole report share. */
+function reportFields(r: ReportSummary) {
+  return {
+    reportId: r.reportId,
+    name: r.name,
+    accountId: r.accountId,
+    ...(r.campaignId === null ? {} : { campaignId: r.campaignId }),
+    since: r.since,
+    until: r.until,
+    previousSince: r.previousSince,
+    previousUntil: r.previousUntil,
+    currency: r.currency,
+    timeZone: r.timeZone,
+    preliminary: r.preliminary,
+    revision: r.revision,
+    createdAt: r.createdAt.toISOString(),
+  };
+}
+
+function toSummaryMessage(r: ReportSummary): MessageInitShape<typeof PerformanceReportSummarySchema> {
+  return { ...reportFields(r), adCount: r.adCount };
+}
+
+function toReportMessage(r: StoredReport): MessageInitShape<typeof PerformanceReportSchema> {
+  // The stored rows and totals are the proto JSON of their messages: snake_case names, figures as
+  // decimal strings, null for unknown.
+  return {
+    ...reportFields(r),
+    rows: r.rows.map((row) => fromJson(PerformanceReportRowSchema, row as unknown as JsonValue)),
+    totals: fromJson(ReportComparisonSchema, r.totals as unknown as JsonValue),
+  };
+}
+
+function formatOf(format: string | undefined): Format {
+  const f = format ?? 'json';
+  if (!Object.hasOwn(FORMATS, f)) {
+    throw new InvalidArgumentError(`format must be one of json, csv, markdown (got ${JSON.stringify(f)})`);
+  }
+  return f as Format;
+}
+
+/** createReportHandlers builds the ReportService implementation from its dependencies. */
+export function createReportHandlers(deps: ReportHandlerDeps): ServiceImpl<typeof ReportService> {
+  const now = deps.now ?? (() => new Date());
+  return {
+    async createPerformanceReport(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal);
+      if (!isUuid(req.accountId)) throw new InvalidArgumentError('account_id must be a UUID');
+      const period = reportPeriod(req.since, req.until, todayIn(req.timeZone, now()));
+      const current = req.current.map(toCounts);
+      const previous = req.previous.map(toCounts);
+      const adIds = [...new Set([...current, ...previous].map((a) => a.adId))];
+      const workspaceId = principal.workspaceId;
+      const labels = await creativeLabels(deps.pool, workspaceId, req.accountId, adIds);
+      const figures = reportFigures(current, previous, (adId) => labels.get(adId) ?? []);
+      const stored = await insertReport(deps.pool, {
+        workspaceId,
+        reportId: randomUUID(),
+        name: req.name,
+        accountId: req.accountId.toLowerCase(),
+        campaignId: req.campaignId ?? null,
+        since: period.since,
+        until: period.until,
+        previousSince: period.previousSince,
+        previousUntil: period.previousUntil,
+        currency: req.currency,
+        timeZone: req.timeZone,
+        preliminary: period.preliminary,
+        rows: figures.rows,
+        totals: figures.totals,
+        createdBy: principal.userId,
+      });
+      return { report: toReportMessage(stored) };
+    },
+
+    async listPerformanceReports(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal);
+      const page = listQueryOf({
+        ...(req.offset === undefined ? {} : { offset: req.offset }),
+        ...(req.limit === undefined ? {} : { limit: req.limit }),
+      });
+      const { reports, total } = await listReports(deps.pool, principal.workspaceId, page);
+      const next = nextOffset(page.offset, reports.length, total);
+      return {
+        reports: reports.map(toSummaryMessage),
+        total,
+        ...(next === undefined ? {} : { nextOffset: next }),
+      };
+    },
+
+    async getPerformanceReport(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal);
+      if (!isUuid(req.reportId)) {
+        throw new InvalidArgumentError(
+          `report_id must be a UUID (got ${JSON.stringify(req.reportId.slice(0, 40))})`,
+        );
+      }
+      const format = formatOf(req.format);
+      const report = await findReport(deps.pool, principal.workspaceId, req.reportId.toLowerCase());
+      if (report === undefined) throw new NotFoundError(`performance report ${req.reportId} does not exist`);
+      const base = { format, mediaType: FORMATS[format] };
+      if (format === 'json') return { ...base, report: toReportMessage(report), content: '' };
+      return { ...base, content: format === 'csv' ? renderCsv(report) : renderMarkdown(report) };
+    },
+  };
+}
