@@ -7,7 +7,8 @@ const CURRENCY = /^[A-Z]{3}$/;
 const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+\-/]*$/;
 
 export function checkLength(field: string, value: string, min: number, max: number): void {
-  const length = [...value].length;
+  // Characters are code points: at most the UTF-16 length, so a short enough text needs no count.
+  const length = value.length <= max && min <= 1 ? value.length : [...value].length;
   if (length < min || length > max)
     throw new InvalidArgumentError(`${field} must be ${min} to ${max} characters (got ${length})`);
 }
