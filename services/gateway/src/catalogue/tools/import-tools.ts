@@ -151,6 +151,8 @@ export const importPerformance = defineTool<GatewayDeps, typeof importInput>({
     'a progressToken; an import still queued or running then is finished later: read it with ' +
     'ads_get_performance_import. Needs the performance_imports feature.',
   input: importInput,
+  // The same content again answers the first import and records nothing.
+  idempotent: true,
   output: messageSchema(ImportPerformanceResponseSchema),
   example: {
     ...EXAMPLE_META,
