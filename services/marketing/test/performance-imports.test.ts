@@ -245,6 +245,21 @@ describe('importing CSV', () => {
     assert.deepEqual(await savedRows(imp.importId), []);
   });
 
+  test('a bad row after rows already sent to PostgreSQL still leaves nothing saved', async () => {
+    const lines = Array.from({ length: 1200 }, (_, i) => `ad_${i},${i},1,${i === 1099 ? 'free' : '0.5'}`);
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      csv: ['ad_id,impressions,clicks,spend', ...lines].join('\n'),
+    });
+    assert.equal(imp.status, 'failed');
+    assert.equal(imp.rowCount, 1200);
+    assert.deepEqual(
+      imp.errors.map((e) => [e.row, e.column, e.line]),
+      [[1100, 'spend', 1101]],
+    );
+    assert.deepEqual(await savedRows(imp.importId), []);
+  });
+
   test('a required column the CSV lacks, or a mapped header it lacks, is named', async () => {
     const { imp } = await importAndWait(testPrincipal(), {
       ...META,

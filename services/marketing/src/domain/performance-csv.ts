@@ -68,15 +68,24 @@ function pieces(text: string): Readable {
   );
 }
 
+/** Rows handed on in batches as they are read (to be saved while the rest is parsed). */
+export type RowSink = (rows: NormalRow[]) => Promise<void>;
+
+/** Rows handed to a sink at once. */
+const BATCH = 500;
+
 /**
- * parsePerformanceCsv returns the rows of `csv`, checked and normalised, and the number of data
- * rows read; problems go to `errors` (by row, column and line), and then no row is returned.
+ * parsePerformanceCsv reads the rows of `csv`, checked and normalised, and returns the number of
+ * data rows read; problems go to `errors` (by row, column and line). Rows are handed to `sink` in
+ * order, in batches, only while no problem has been found: after one, the caller must discard
+ * what the sink was given.
  */
 export async function parsePerformanceCsv(
   csv: string,
   mapping: Record<string, string>,
   errors: RowErrors,
-): Promise<{ rows: NormalRow[]; rowCount: number }> {
+  sink: RowSink,
+): Promise<{ rowCount: number }> {
   const parser = pieces(csv).pipe(
     parse({
       bom: true,
@@ -86,7 +95,7 @@ export async function parsePerformanceCsv(
       max_record_size: 64 * 1024,
     }),
   );
-  const rows: NormalRow[] = [];
+  let batch: NormalRow[] = [];
   let columns: Map<string, number> | undefined;
   let rowCount = 0;
   try {
@@ -96,7 +105,7 @@ export async function parsePerformanceCsv(
     }>) {
       if (columns === undefined) {
         columns = columnsOf(record, mapping, errors);
-        if (columns === undefined) return { rows: [], rowCount: 0 };
+        if (columns === undefined) return { rowCount: 0 };
         continue;
       }
       rowCount++;
@@ -106,12 +115,17 @@ export async function parsePerformanceCsv(
           line: info.lines,
           message: `the CSV has more than ${MAX_ROWS} data rows`,
         });
-        return { rows: [], rowCount };
+        return { rowCount };
       }
       const cells: RowCells = {};
       for (const [field, index] of columns) cells[field] = record[index] ?? '';
       const row = normaliseRow(cells, { row: rowCount, line: info.lines }, errors, false);
-      if (row !== undefined) rows.push(row);
+      if (row === undefined || errors.count > 0) continue;
+      batch.push(row);
+      if (batch.length >= BATCH) {
+        await sink(batch);
+        batch = [];
+      }
     }
   } catch (err) {
     if (!(err instanceof CsvError)) throw err;
@@ -121,11 +135,12 @@ export async function parsePerformanceCsv(
       message: `the CSV cannot be read: ${err.message}`,
       ...(typeof line === 'number' ? { line } : {}),
     });
-    return { rows: [], rowCount };
+    return { rowCount };
   } finally {
     parser.destroy();
   }
   if (columns === undefined) errors.add({ row: 0, line: 1, message: 'the CSV has no header line' });
   else if (rowCount === 0) errors.add({ row: 0, message: 'the CSV has a header but no data rows' });
-  return { rows: errors.count === 0 ? rows : [], rowCount };
+  if (errors.count === 0) await sink(batch);
+  return { rowCount };
 }

@@ -3,8 +3,8 @@
  * so one never reaches another's imports. Metrics go to NUMERIC and BIGINT as text, and sums come
  * back as text: no value passes through a binary float.
  */
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import type { PoolClient, Queryable } from '@adsmcp/runtime/db';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ImportMeta, NormalRow, RowError } from '../domain/performance-import.ts';
@@ -198,25 +198,48 @@ const ROW_COLUMNS = [
   'revenue',
 ] as const satisfies readonly (keyof NormalRow)[];
 
+/** Rows being saved with one COPY, batch by batch, while the rest are still being read. */
+export interface RowCopy {
+  /** Sends `rows` (numbered on from the rows sent before, from 1); waits while PostgreSQL catches up. */
+  write(rows: readonly NormalRow[]): Promise<void>;
+  /** Ends the COPY: every row sent is in the table (for the caller's transaction). */
+  end(): Promise<void>;
+  /** Abandons the COPY (PostgreSQL is sent CopyFail, which fails the transaction). */
+  abort(err: Error): Promise<void>;
+}
+
 /**
- * insertRows saves every row with one COPY in the caller's transaction: PostgreSQL reads the
- * text values straight into BIGINT and NUMERIC, and a bad value fails the whole transaction.
+ * openRowCopy starts a COPY into performance_import_rows on `db`, in its transaction: PostgreSQL
+ * reads the text values straight into BIGINT and NUMERIC, and a bad value fails the transaction.
  */
-export async function insertRows(
-  db: PoolClient,
-  workspaceId: string,
-  importId: string,
-  rows: readonly NormalRow[],
-): Promise<void> {
-  const lines = rows.map((r, i) =>
-    [workspaceId, importId, i + 1, ...ROW_COLUMNS.map((c) => r[c])].map(copyValue).join('\t'),
-  );
+export function openRowCopy(db: PoolClient, workspaceId: string, importId: string): RowCopy {
   const copy = db.query(
     copyFrom(
       `COPY performance_import_rows (workspace_id, import_id, row_number, ${ROW_COLUMNS.join(', ')}) FROM STDIN`,
     ),
   );
-  await pipeline(Readable.from([`${lines.join('\n')}\n`]), copy);
+  // Settles when the COPY ended or failed; observed by end and abort, and never left unhandled.
+  const done = finished(copy);
+  done.catch(() => undefined);
+  let rowNumber = 0;
+  return {
+    async write(rows) {
+      if (rows.length === 0) return;
+      const lines = rows.map((r) => {
+        rowNumber++;
+        return [workspaceId, importId, rowNumber, ...ROW_COLUMNS.map((c) => r[c])].map(copyValue).join('\t');
+      });
+      if (!copy.write(`${lines.join('\n')}\n`)) await once(copy, 'drain');
+    },
+    async end() {
+      copy.end();
+      await done;
+    },
+    async abort(err) {
+      copy.destroy(err);
+      await done.catch(() => undefined);
+    },
+  };
 }
 
 /** completeImport records the outcome of a run that saved every row, and clears the input. */

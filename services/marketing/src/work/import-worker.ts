@@ -1,8 +1,9 @@
 /**
  * The performance-import worker: for each import on the bus it reads the input, parses (CSV) and
- * checks every row, then in one transaction saves all rows and marks the import completed, or
- * saves none and marks it failed with the rows it refused. Nothing is partly saved; a repeated
- * delivery finds the import finished and does nothing.
+ * checks every row, and in one transaction saves all rows and marks the import completed, or
+ * saves none and marks it failed with the rows it refused. Rows are sent to PostgreSQL while the
+ * rest are still being parsed; a refused row rolls them back (to a savepoint). Nothing is partly
+ * saved; a repeated delivery finds the import finished and does nothing.
  */
 import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import type { Pool } from '@adsmcp/runtime/db';
@@ -14,9 +15,9 @@ import {
   failImport,
   findInput,
   type ImportInputRecord,
-  insertRows,
   lockStatus,
   markRunning,
+  openRowCopy,
   totalsOf,
 } from '../store/import-store.ts';
 
@@ -35,14 +36,22 @@ export interface ImportWorkerDeps {
   maxAttempts: number;
 }
 
+/**
+ * Reads and checks the input's rows, handing the good ones to `sink` while no row was refused;
+ * returns how many rows were read.
+ */
 async function readRows(
   input: ImportInputRecord,
   errors: RowErrors,
-): Promise<{ rows: NormalRow[]; rowCount: number }> {
-  if (input.format === 'csv') return parsePerformanceCsv(input.input_csv ?? '', input.column_mapping, errors);
+  sink: (rows: NormalRow[]) => Promise<void>,
+): Promise<number> {
+  if (input.format === 'csv') {
+    return (await parsePerformanceCsv(input.input_csv ?? '', input.column_mapping, errors, sink)).rowCount;
+  }
   const stored = input.input_rows ?? [];
   const rows = normaliseStoredRows(stored, errors);
-  return { rows, rowCount: stored.length };
+  if (errors.count === 0) await sink(rows);
+  return stored.length;
 }
 
 export function createImportHandler(d: ImportWorkerDeps) {
@@ -84,29 +93,37 @@ async function run(
   await markRunning(d.pool, workspaceId, importId);
   const errors = new RowErrors();
   const started = performance.now();
-  const { rows, rowCount } = await readRows(input, errors);
-  const read = performance.now();
-  await ctx.inTx(async (tx) => {
-    const status = await lockStatus(tx, workspaceId, importId);
-    if (status !== 'running') return;
+  // Rows are saved while the rest are read (one COPY); a refused row rolls the saved ones back.
+  const rowCount = await ctx.inTx(async (tx) => {
+    if ((await lockStatus(tx, workspaceId, importId)) !== 'running') return 0;
+    await tx.query('SAVEPOINT import_rows');
+    const copy = openRowCopy(tx, workspaceId, importId);
+    let read: number;
+    try {
+      read = await readRows(input, errors, (rows) => copy.write(rows));
+    } catch (err) {
+      await copy.abort(err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    }
+    await copy.end();
     if (errors.count > 0) {
+      await tx.query('ROLLBACK TO SAVEPOINT import_rows');
       await failImport(tx, workspaceId, importId, {
-        rowCount,
+        rowCount: read,
         errorCount: errors.count,
         errors: errors.listed,
       });
-      return;
+      return read;
     }
-    await insertRows(tx, workspaceId, importId, rows);
-    await completeImport(tx, workspaceId, importId, rowCount, await totalsOf(tx, workspaceId, importId));
+    await completeImport(tx, workspaceId, importId, read, await totalsOf(tx, workspaceId, importId));
+    return read;
   });
   d.logger.info(
     {
       import_id: importId,
       rows: rowCount,
       errors: errors.count,
-      read_ms: Math.round(read - started),
-      save_ms: Math.round(performance.now() - read),
+      work_ms: Math.round(performance.now() - started),
     },
     'performance import finished',
   );
