@@ -183,7 +183,7 @@ export const importPerformance = defineTool<GatewayDeps, typeof importInput>({
       for (
         let wait = 10;
         !FINISHED.has(imp.status) && Date.now() < deadline;
-        wait = Math.min(50, wait * 1.5)
+        wait = Math.min(25, wait * 1.5)
       ) {
         await sleep(wait);
         const next: PerformanceImport | undefined = (
