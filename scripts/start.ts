@@ -4,11 +4,13 @@
  * a seeded demo workspace, and the MCP URL, a token and the dashboard sign-in printed and
  * written to .data/dev.json. A service that exits unexpectedly is logged and restarted on its
  * port, after a wait that grows while it keeps crashing. Ctrl-C stops everything; the next
- * start reuses the data.
+ * start reuses the data. With `KAFKA_BROKERS=host:port,...` the services' bus runs on Kafka
+ * instead of the PostgreSQL queue.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { busTransportKind } from '@adsmcp/runtime/bus/transport';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 import { DEFAULT_RESTART_POLICY } from '@adsmcp/testkit/restart-backoff';
 import { REPO_ROOT, type ServiceName, startStack } from '@adsmcp/testkit/stack';
@@ -80,6 +82,8 @@ async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     throw new Error(`PORT must be a port number (got ${process.env.PORT})`);
+  // Checked here, before anything starts, rather than by each service in turn.
+  const bus = busTransportKind(process.env);
 
   let stopPostgres: (() => Promise<void>) | undefined;
   let databaseUrl = process.env.DATABASE_URL;
@@ -103,6 +107,7 @@ async function main(): Promise<void> {
     databaseUrl,
     dataDir: DATA_DIR,
     gatewayPort: port,
+    env: bus.kind === 'kafka' ? { KAFKA_BROKERS: bus.brokers.join(',') } : undefined,
     onLine: printLine,
     supervise: DEFAULT_RESTART_POLICY,
     onSupervisor: printNotice,
@@ -151,6 +156,7 @@ async function main(): Promise<void> {
       `  Dashboard:       ${dev.dashboardUrl}`,
       `  Sign in as:      ${dev.dashboardUser} / ${dev.dashboardPassword ?? '(password from the first start; see .data/dev.json)'}`,
       `  Ad accounts:     ${seed.accounts.map((a) => `${a.name} ${a.account_id}`).join(', ')}`,
+      `  Bus:             ${bus.kind === 'kafka' ? `Kafka at ${bus.brokers.join(',')}` : 'PostgreSQL queue (set KAFKA_BROKERS for Kafka)'}`,
       `  Written to:      .data/dev.json`,
       '  Ctrl-C stops everything.',
       '',

@@ -104,30 +104,31 @@ async function testFiles(): Promise<string[]> {
 }
 
 /**
- * The browser tests drive Debian's Chromium. On a machine without it, install it when we can
- * (root with apt-get, as on a fresh CI machine) and say so; otherwise the browser tests explain.
+ * What some tests drive comes from Debian: Chromium for the browser tests, and kcat, whose
+ * librdkafka mock cluster stands in for Kafka brokers in the Kafka tests (a protocol-level mock,
+ * not Kafka). On a machine without one, install it when we can (root with apt-get, as on a fresh
+ * CI machine) and say so; otherwise the tests that need it explain.
  */
-function ensureChromium(): void {
-  if (process.env.CHROMIUM_PATH || existsSync('/usr/bin/chromium')) return;
+function ensureDebianPackage(pkg: string, binary: string, purpose: string, override?: string): void {
+  if (override || existsSync(binary)) return;
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!root || !existsSync('/usr/bin/apt-get')) {
-    process.stdout.write(
-      'Chromium is not installed: the browser tests will fail (apt-get install -y chromium)\n',
-    );
+    process.stdout.write(`${pkg} is not installed: ${purpose} will fail (apt-get install -y ${pkg})\n`);
     return;
   }
-  step('installing Chromium for the browser tests (apt-get install -y chromium)');
+  step(`installing ${pkg} for ${purpose} (apt-get install -y ${pkg})`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   if (
     sh('apt-get', ['update', '-qq'], env) !== 0 ||
-    sh('apt-get', ['install', '-y', '-qq', 'chromium'], env) !== 0
+    sh('apt-get', ['install', '-y', '-qq', pkg], env) !== 0
   ) {
-    process.stdout.write('could not install Chromium; the browser tests will fail\n');
+    process.stdout.write(`could not install ${pkg}; ${purpose} will fail\n`);
   }
 }
 
 async function main(): Promise<number> {
-  ensureChromium();
+  ensureDebianPackage('chromium', '/usr/bin/chromium', 'the browser tests', process.env.CHROMIUM_PATH);
+  ensureDebianPackage('kcat', '/usr/bin/kcat', 'the Kafka tests', process.env.KCAT_PATH);
   if (filters.length === 0) {
     step('lint and format (biome)');
     if (sh(join(BIN, 'biome'), ['ci', '.']) !== 0) return 1;

@@ -64,6 +64,22 @@ async function inboxRecord(p: Pool, ageMs: number): Promise<string> {
   return rows[0].message_id;
 }
 
+/** delivery records a count of deliveries of a message to a consumer, last changed `ageMs` ago. */
+async function delivery(p: Pool, ageMs: number): Promise<string> {
+  const { rows } = await p.query<{ message_id: string }>(
+    `INSERT INTO bus_deliveries (consumer, message_id, attempts, updated_at)
+     VALUES ('pruned', gen_random_uuid(), 1, now() - $1 * interval '1 millisecond') RETURNING message_id`,
+    [ageMs],
+  );
+  assert.ok(rows[0]);
+  return rows[0].message_id;
+}
+
+async function deliveryIds(p: Pool): Promise<Set<string>> {
+  const { rows } = await p.query<{ message_id: string }>('SELECT message_id FROM bus_deliveries');
+  return new Set(rows.map((r) => r.message_id));
+}
+
 async function messageIds(p: Pool): Promise<Set<string>> {
   const { rows } = await p.query<{ id: string }>('SELECT id FROM bus_outbox');
   return new Set(rows.map((r) => r.id));
@@ -74,7 +90,7 @@ async function inboxIds(p: Pool): Promise<Set<string>> {
   return new Set(rows.map((r) => r.message_id));
 }
 
-test('pruning removes done messages and inbox records older than the cutoff on every run, and keeps recent ones and messages not done', async (t) => {
+test('pruning removes done messages, inbox records and delivery counts older than the cutoff on every run, and keeps recent ones and messages not done', async (t) => {
   const { logger, lines } = capturingLogger();
   const kept = [
     await message(pool, 'done', 10 * 60 * 1000),
@@ -85,11 +101,21 @@ test('pruning removes done messages and inbox records older than the cutoff on e
   const keptInbox = await inboxRecord(pool, 10 * 60 * 1000);
   const oldDone = await message(pool, 'done', 2 * HOUR_MS);
   const oldInbox = await inboxRecord(pool, 2 * HOUR_MS);
+  const keptDelivery = await delivery(pool, 10 * 60 * 1000);
+  const oldDelivery = await delivery(pool, 2 * HOUR_MS);
 
   const stop = startPruning({ pool, logger, everyMs: 50, olderThanMs: HOUR_MS });
   t.after(stop);
-  await waitFor('the first run', async () => !(await messageIds(pool)).has(oldDone));
+  // Delivery counts go last in a run: once they are gone, the run is over.
+  await waitFor('the first run', async () => !(await deliveryIds(pool)).has(oldDelivery));
+  assert.equal((await messageIds(pool)).has(oldDone), false);
   assert.equal((await inboxIds(pool)).has(oldInbox), false);
+  assert.deepEqual(
+    await deliveryIds(pool),
+    new Set([keptDelivery]),
+    'old delivery counts go, recent ones stay',
+  );
+  assert.ok(oldDelivery);
 
   // Later runs find what aged since.
   const laterDone = await message(pool, 'done', 3 * HOUR_MS);
@@ -109,6 +135,7 @@ test('pruning removes done messages and inbox records older than the cutoff on e
   assert.ok(lines.some((l) => l.msg === 'bus pruned done messages and inbox records'));
   await pool.query('DELETE FROM bus_outbox');
   await pool.query('DELETE FROM bus_inbox');
+  await pool.query('DELETE FROM bus_deliveries');
 });
 
 test('a failed pruning run is logged, not thrown, and the next run tries again', async (t) => {

@@ -30,6 +30,9 @@ export interface StackSecrets {
   /** The changes service's own key: its worker signs the calls that apply approved changes. */
   changesPrivateKey: string;
   changesPublicKey: string;
+  /** The optimizer's own key: its worker signs the calls that publish approved proposals. */
+  optimizerPrivateKey: string;
+  optimizerPublicKey: string;
   upstreamCredentialKey: string;
   sandboxAdminToken: string;
 }
@@ -105,6 +108,11 @@ export async function loadSecrets(dataDir: string): Promise<StackSecrets> {
     const keys = await generatePrincipalKeys();
     secrets.changesPrivateKey = keys.privateKeyPem;
     secrets.changesPublicKey = keys.publicKeyPem;
+  }
+  if (!secrets.optimizerPrivateKey || !secrets.optimizerPublicKey) {
+    const keys = await generatePrincipalKeys();
+    secrets.optimizerPrivateKey = keys.privateKeyPem;
+    secrets.optimizerPublicKey = keys.publicKeyPem;
   }
   secrets.upstreamCredentialKey ??= randomBytes(32).toString('base64');
   secrets.sandboxAdminToken ??= randomBytes(24).toString('base64url');
@@ -278,10 +286,21 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     });
     const peers = { UPSTREAM_PROXY_URL: urls['upstream-proxy'] };
     await Promise.all([
-      start('changes', { ...grpc, ...peers, CHANGES_PRIVATE_KEY: secrets.changesPrivateKey }),
-      start('optimizer', { ...grpc, ...peers }),
+      start('changes', {
+        ...grpc,
+        ...peers,
+        CHANGES_PRIVATE_KEY: secrets.changesPrivateKey,
+        OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+      }),
       start('marketing', { ...grpc, ...peers }),
     ]);
+    // The optimizer publishes approved proposals through the changes service, so it starts after it.
+    await start('optimizer', {
+      ...grpc,
+      ...peers,
+      CHANGES_URL: urls.changes,
+      OPTIMIZER_PRIVATE_KEY: secrets.optimizerPrivateKey,
+    });
     const gatewayPort = opts.gatewayPort ?? (await freePort());
     const publicUrl = `http://127.0.0.1:${gatewayPort}`;
     await start('gateway', {

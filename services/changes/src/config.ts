@@ -1,4 +1,4 @@
-import { int, readConfig, serviceConfig, str } from '@adsmcp/runtime/config';
+import { int, optional, readConfig, serviceConfig, str } from '@adsmcp/runtime/config';
 
 export type Config = ReturnType<typeof loadConfig>;
 
@@ -10,9 +10,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** This service's own Ed25519 key (PKCS#8 PEM): its worker signs the calls that apply changes. */
       CHANGES_PRIVATE_KEY: str(),
       UPSTREAM_PROXY_URL: str(),
+      /**
+       * The optimizer's Ed25519 public key (SPKI PEM): when set, its worker's principal tokens
+       * (issuer adsmcp-optimizer, channel worker) are accepted, to record the changes that publish
+       * proposals a person approved in the dashboard (RecordApprovedChange).
+       */
+      OPTIMIZER_PUBLIC_KEY: optional(),
       /** How long a worker that stopped renewing its claim (it died) keeps its message before another worker takes it over. */
       APPLY_LEASE_MS: int(60_000, 1_000, 600_000),
       APPLY_MAX_ATTEMPTS: int(8, 1, 50),
+      /** Comma-separated Kafka brokers (host:port): apply work goes through Kafka; unset, through PostgreSQL. */
+      KAFKA_BROKERS: optional(),
     },
     env,
   );

@@ -2,15 +2,15 @@
 import { fileURLToPath } from 'node:url';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { migrateBus, startPruning } from '@adsmcp/runtime/bus/outbox';
-import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
+import { createBusTransport } from '@adsmcp/runtime/bus/transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
-import { createPrincipalSigner, createPrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createPrincipalSigner, createPrincipalVerifier, GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { loadConfig } from './config.ts';
 import { APPLY_TOPIC, type ApplyMessage } from './handlers/changes-handlers.ts';
-import { buildServer, ISSUER, SERVICE_NAME } from './server.ts';
+import { buildServer, ISSUER, OPTIMIZER_ISSUER, SERVICE_NAME } from './server.ts';
 import { createApplyHandler } from './work/apply-worker.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -26,10 +26,19 @@ runMain(SERVICE_NAME, async () => {
     logger,
   });
   await migrateBus(pool, SERVICE_NAME);
-  const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
+  const verifier = await createPrincipalVerifier(
+    {
+      [GATEWAY_ISSUER]: config.PRINCIPAL_PUBLIC_KEY,
+      ...(config.OPTIMIZER_PUBLIC_KEY === undefined
+        ? {}
+        : { [OPTIMIZER_ISSUER]: config.OPTIMIZER_PUBLIC_KEY }),
+    },
+    SERVICE_NAME,
+  );
   const signer = await createPrincipalSigner(config.CHANGES_PRIVATE_KEY, ISSUER);
   const upstream = createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer);
-  const bus = createPgTransport({ pool, logger });
+  // Kafka when KAFKA_BROKERS is set, else the PostgreSQL queue on the outbox table.
+  const bus = createBusTransport({ pool, logger, env: config, clientId: SERVICE_NAME });
   await bus.consume<ApplyMessage>({
     name: 'changes-apply',
     topic: APPLY_TOPIC,

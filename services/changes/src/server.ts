@@ -11,6 +11,8 @@ import { standardsHandlers } from './handlers/standards-handlers.ts';
 export const SERVICE_NAME = 'changes';
 /** The issuer the worker signs as; the upstream-proxy trusts it for `worker` calls only. */
 export const ISSUER = 'adsmcp-changes';
+/** The issuer the optimizer's worker signs as: it may record approved changes (RecordApprovedChange) and read changes. */
+export const OPTIMIZER_ISSUER = 'adsmcp-optimizer';
 
 export interface Deps {
   pool: Pool;

@@ -30,6 +30,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       REQUEST_TIMEOUT_SECONDS: int(30, 1, 3600),
       /** "true" behind a proxy that sets X-Forwarded-For, so the limit applies per client, not per proxy. */
       TRUST_PROXY: str('false'),
+      /** How long a delivery link to a campaign asset's image works. */
+      ASSET_LINK_TTL_SECONDS: int(600, 60, 3600),
     },
     env,
   );

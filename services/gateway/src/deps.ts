@@ -9,6 +9,7 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey } from '@adsmcp/runtime/service-client';
 import type { DescService } from '@bufbuild/protobuf';
 import { type CallOptions, type Client, createContextValues } from '@connectrpc/connect';
+import type { AssetLinks } from './assets/asset-links.ts';
 
 export interface GatewayDeps {
   pool: Pool;
@@ -29,6 +30,8 @@ export interface GatewayDeps {
    * revocation takes effect at once; buildServer sets it.
    */
   forgetCredential?: (credentialId: string) => void;
+  /** Issues temporary delivery links to campaign asset images; buildServer sets it. */
+  assetLinks?: AssetLinks;
 }
 
 /** Call options that make a service call on behalf of `principal`. */

@@ -56,6 +56,7 @@ runMain(SERVICE_NAME, async () => {
     authCacheMs: config.AUTH_CACHE_SECONDS * 1000,
     requestTimeoutMs: config.REQUEST_TIMEOUT_SECONDS * 1000,
     trustProxy: config.TRUST_PROXY,
+    assetLinks: { keyMaterial: config.PRINCIPAL_PRIVATE_KEY, ttlSeconds: config.ASSET_LINK_TTL_SECONDS },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   announceListening(SERVICE_NAME, config.PORT, { url: `${config.PUBLIC_URL}/mcp` });

@@ -1,6 +1,8 @@
 /** The gateway's HTTP server: the MCP edge, the catalogue, OAuth resource metadata and health. */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { createAssetLinks } from './assets/asset-links.ts';
+import { loggableUrl, registerAssetRoute } from './assets/asset-route.ts';
 import { type IdentityListener, listenForIdentityChanges } from './auth/identity-listener.ts';
 import { KnownCredentials } from './auth/known-credentials.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
@@ -26,6 +28,8 @@ export interface ServerOptions {
   requestTimeoutMs: number;
   /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
   trustProxy: boolean;
+  /** Delivery links to asset images: the key material their HMAC key is derived from, and their lifetime. */
+  assetLinks: { keyMaterial: string; ttlSeconds: number };
   now?: () => Date;
 }
 
@@ -57,9 +61,11 @@ export function buildServer(
     await identity?.stop();
   });
   // A revocation through this replica (the dashboard, ads_disconnect_client) takes effect at once.
+  const assetLinks = createAssetLinks({ ...opts.assetLinks, publicUrl: opts.publicUrl });
   const routeDeps: GatewayDeps = {
     ...deps,
     forgetCredential: (credentialId) => knownCredentials.forgetCredential(credentialId),
+    assetLinks,
   };
   const { logger } = deps;
 
@@ -85,7 +91,7 @@ export function buildServer(
       {
         request_id: req.requestId,
         method: req.method,
-        url: req.url,
+        url: loggableUrl(req.url),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
       },
@@ -149,6 +155,7 @@ export function buildServer(
   });
 
   registerDashboardRoutes(app, routeDeps, { publicUrl: opts.publicUrl, allowedOrigins: opts.allowedOrigins });
+  registerAssetRoute(app, routeDeps, assetLinks);
 
   const resourceMetadata = {
     resource: `${opts.publicUrl}/mcp`,

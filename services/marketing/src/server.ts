@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
 import { CompetitorService } from '@adsmcp/proto/marketing/v1/competitors_pb';
 import { ImportService } from '@adsmcp/proto/marketing/v1/imports_pb';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
@@ -7,6 +8,7 @@ import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createAssetHandlers } from './handlers/asset-handlers.ts';
 import { createCompetitorHandlers } from './handlers/competitor-handlers.ts';
 import { createImportHandlers } from './handlers/import-handlers.ts';
 import { createMarketingHandlers } from './handlers/marketing-handlers.ts';
@@ -32,6 +34,7 @@ export function buildServer(deps: Deps): ConnectServer {
       router.service(MarketingService, createMarketingHandlers(deps));
       router.service(ReportService, createReportHandlers(deps));
       router.service(CompetitorService, createCompetitorHandlers(deps));
+      router.service(AssetService, createAssetHandlers(deps));
       router.service(ImportService, createImportHandlers(deps));
     },
   });

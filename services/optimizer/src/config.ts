@@ -1,8 +1,25 @@
-import { readConfig, serviceConfig } from '@adsmcp/runtime/config';
+import { int, optional, readConfig, serviceConfig } from '@adsmcp/runtime/config';
 
 export type Config = ReturnType<typeof loadConfig>;
 
 /** loadConfig reads the optimizer service's environment once; it throws naming anything missing. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
-  return readConfig({ ...serviceConfig }, env);
+  return readConfig(
+    {
+      ...serviceConfig,
+      /**
+       * This service's own Ed25519 key (PKCS#8 PEM): its worker signs, as issuer adsmcp-optimizer,
+       * the calls that publish approved proposals through the changes service. With CHANGES_URL;
+       * without both, approved proposals are not published (they expire after publish_hours).
+       */
+      OPTIMIZER_PRIVATE_KEY: optional(),
+      CHANGES_URL: optional(),
+      /** How often the scheduler looks for optimizers whose review is due. */
+      SCHEDULE_EVERY_MS: int(60_000, 100, 3_600_000),
+      PUBLISH_MAX_ATTEMPTS: int(20, 1, 100),
+      /** Kafka brokers (host:port, comma-separated); unset, the bus is the PostgreSQL queue. */
+      KAFKA_BROKERS: optional(),
+    },
+    env,
+  );
 }

@@ -1,15 +1,19 @@
 import { fileURLToPath } from 'node:url';
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
+import { ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
 import { createOptimizerHandlers } from './handlers/optimizer-handlers.ts';
+import { createReviewHandlers } from './handlers/review-handlers.ts';
 
 /** The service name: health reports it and principal tokens for this service are addressed to it. */
 export const SERVICE_NAME = 'optimizer';
 /** The service's Postgres schema. */
 export const SCHEMA = 'optimizer';
+/** The issuer the optimizer's worker signs as, when it publishes through the changes service. */
+export const ISSUER = 'adsmcp-optimizer';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
 
 export interface Deps {
@@ -22,15 +26,14 @@ export interface Deps {
 
 /** buildServer returns the optimizer service's Connect server, not yet listening. */
 export function buildServer(deps: Deps): ConnectServer {
+  const clock = deps.clock ?? (() => new Date());
   return buildConnectServer({
     serviceName: SERVICE_NAME,
     verifier: deps.verifier,
     logger: deps.logger,
     routes: (router) => {
-      router.service(
-        OptimizerService,
-        createOptimizerHandlers({ pool: deps.pool, clock: deps.clock ?? (() => new Date()) }),
-      );
+      router.service(OptimizerService, createOptimizerHandlers({ pool: deps.pool, clock }));
+      router.service(ReviewService, createReviewHandlers({ pool: deps.pool, clock }));
     },
   });
 }

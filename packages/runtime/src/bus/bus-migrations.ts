@@ -63,4 +63,25 @@ CREATE TRIGGER bus_outbox_notify
   EXECUTE FUNCTION bus_outbox_notify();
 `,
   },
+  {
+    file: '0002_deliveries.sql',
+    sql: `
+-- Deliveries per consumer, for transports whose broker keeps no attempt count (Kafka): each
+-- delivery of a message to a consumer counts one attempt before its handler runs, so a consumer
+-- that died mid-handler used one, as a lapsed lease does on the Postgres transport; the last
+-- error is kept beside it. Pruned with the inbox; forgotten when a dead message is requeued.
+
+CREATE TABLE bus_deliveries (
+  consumer text NOT NULL,
+  message_id uuid NOT NULL,
+  attempts integer NOT NULL,
+  last_error text,
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (consumer, message_id)
+);
+
+CREATE INDEX bus_deliveries_message ON bus_deliveries (message_id);
+CREATE INDEX bus_deliveries_updated_at ON bus_deliveries (updated_at);
+`,
+  },
 ];

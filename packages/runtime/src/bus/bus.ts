@@ -8,16 +8,16 @@
  *
  * - The Postgres transport (pg-transport.ts), the embedded default, is a queue on the outbox
  *   table itself: consumers claim due rows with `FOR UPDATE SKIP LOCKED` and a lease.
- * - The Kafka transport (kafkajs, not written yet) will implement the same `BusTransport`.
- *   A relay in each producing service claims pending outbox rows the same way, publishes each to
- *   the Kafka topic named by `topic` with `key` as the message key (so one key keeps its order in
- *   one partition), `id` and `headers` as Kafka headers, and marks the row done once the broker
- *   acknowledged it. `consume` then joins a consumer group named after `ConsumerOptions.name`;
- *   since Kafka delivers at least once, it dedupes through the same inbox table
- *   (`bus_inbox`, inbox.ts) and offers the same `ctx.inTx`. It retries with the same backoff
- *   while holding the partition, then parks a message that keeps failing in a dead-letter store
- *   of the consuming service (a table or a `<topic>.dead` topic, to be decided with it), so
- *   `listDead`/`requeue` in outbox.ts are the Postgres transport's for now.
+ * - The Kafka transport (kafka-transport.ts, kafkajs), chosen when `KAFKA_BROKERS` is set
+ *   (transport.ts). A relay in each service claims pending outbox rows the same way, publishes
+ *   each to the Kafka topic named by `topic` with `key` as the message key (so one key keeps its
+ *   order in one partition), `id` and `headers` as Kafka headers, and marks the row done once the
+ *   brokers acknowledged it. `consume` joins the consumer group named after
+ *   `ConsumerOptions.name`; since Kafka delivers at least once, it dedupes through the same inbox
+ *   table (`bus_inbox`, inbox.ts) and offers the same `ctx.inTx`. It retries with the same
+ *   backoff while holding the partition, then parks a message that keeps failing as a dead row
+ *   of the consuming service's outbox (so `listDead`/`requeue` in outbox.ts work on both
+ *   transports) with a copy in the `<topic>.dead` topic.
  *
  * Delivery is at least once on every transport. A handler must therefore be idempotent: either
  * its effect is only in this service's database and done through `ctx.inTx` (exactly once), or
@@ -75,7 +75,9 @@ export interface HandlerContext {
    * lease renewal found the claim taken (by another consumer, after renewals failed long enough
    * for the lease to lapse), or renewals kept failing until the lease ran out. Also aborted when
    * the consumer stops and gives up waiting for the handler. A handler that merely runs long is
-   * not aborted: its lease is renewed while it runs. Pass it to `fetch` and friends.
+   * not aborted: its lease is renewed while it runs. On Kafka: aborted when this consumer left
+   * its group while the handler ran (its partitions went to another member), or when it stops
+   * and gives up waiting. Pass it to `fetch` and friends.
    */
   signal: AbortSignal;
 }
@@ -97,7 +99,10 @@ export interface ConsumerOptions<P = Json> {
   name: string;
   topic: string;
   handler: Handler<P>;
-  /** Handlers running at once in this process (default 1). */
+  /**
+   * Handlers running at once in this process (default 1). On Kafka: partitions handled at once,
+   * each one message at a time, so one key's messages never run side by side.
+   */
   concurrency?: number;
   /** Deliveries before a message is parked as dead (default 10). */
   maxAttempts?: number;
@@ -108,10 +113,11 @@ export interface ConsumerOptions<P = Json> {
    * the handler runs, the consumer renews it every `leaseMs / 3`, so a handler may run longer
    * than this and is still not run elsewhere. A consumer that dies stops renewing: this is how
    * long its messages wait before another consumer takes them over, and how long renewals may
-   * fail (the database unreachable) before the handler's signal is aborted.
+   * fail (the database unreachable) before the handler's signal is aborted. Postgres transport
+   * only: on Kafka the consumer group's session timeout plays this part.
    */
   leaseMs?: number;
-  /** How often to look for due messages when no notification arrives (default 5 s). */
+  /** How often to look for due messages when no notification arrives (default 5 s; Postgres transport only). */
   pollIntervalMs?: number;
   /** How long `stop` waits for running handlers before abandoning them (default 10 s). */
   stopTimeoutMs?: number;
@@ -123,7 +129,8 @@ export interface ConsumerOptions<P = Json> {
 export interface Consumer {
   /**
    * stop takes no new messages, waits up to `stopTimeoutMs` for running handlers, then aborts
-   * the rest; their leases lapse and another consumer retries them.
+   * the rest; their leases lapse and another consumer retries them (on Kafka: their offsets stay
+   * uncommitted, and the group's next owner of the partition retries them).
    */
   stop(): Promise<void>;
 }

@@ -76,7 +76,11 @@ interface DeadRow {
   updated_at: Date;
 }
 
-/** listDead lists dead messages, oldest death first, optionally for one topic. */
+/**
+ * listDead lists dead messages, oldest death first, optionally for one topic. On both transports
+ * they are rows of the consuming service's outbox: the Postgres transport's consumers park the
+ * row they claimed; Kafka consumers write the message they gave up on into their own outbox.
+ */
 export async function listDead(
   db: Queryable,
   { topic, limit = 100 }: { topic?: string; limit?: number } = {},
@@ -105,26 +109,34 @@ export async function listDead(
 /**
  * requeue makes a dead message deliverable again now, with its attempts reset (the last error is
  * kept until the next failure or success overwrites it). Returns false when `id` is not dead.
+ * On the Postgres transport its consumers claim it again; on Kafka the relay publishes it to its
+ * topic again, and the attempts its consumers counted are forgotten with it.
  */
 export async function requeue(db: Queryable, id: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE bus_outbox
-        SET status = 'pending', attempts = 0, run_at = now(), updated_at = now()
-      WHERE id = $1 AND status = 'dead'`,
+  const { rows } = await db.query<{ requeued: number }>(
+    `WITH requeued AS (
+       UPDATE bus_outbox
+          SET status = 'pending', attempts = 0, run_at = now(), updated_at = now()
+        WHERE id = $1 AND status = 'dead'
+       RETURNING id
+     ), forgotten AS (
+       DELETE FROM bus_deliveries WHERE message_id IN (SELECT id FROM requeued)
+     )
+     SELECT count(*)::int AS requeued FROM requeued`,
     [id],
   );
-  return rowCount === 1;
+  return rows[0]?.requeued === 1;
 }
 
 /**
- * pruneDone deletes done messages and inbox records older than `olderThanMs`. Keep it well above
- * the longest redelivery window (a lease, a Kafka rebalance): an inbox record pruned before a
- * late duplicate arrives no longer stops it.
+ * pruneDone deletes done messages, inbox records and delivery counts older than `olderThanMs`.
+ * Keep it well above the longest redelivery window (a lease, a Kafka rebalance, a topic's
+ * retention): an inbox record pruned before a late duplicate arrives no longer stops it.
  */
 export async function pruneDone(
   db: Queryable,
   olderThanMs: number,
-): Promise<{ messages: number; inbox: number }> {
+): Promise<{ messages: number; inbox: number; deliveries: number }> {
   const messages = await db.query(
     `DELETE FROM bus_outbox WHERE status = 'done' AND updated_at < now() - $1 * interval '1 millisecond'`,
     [olderThanMs],
@@ -133,7 +145,15 @@ export async function pruneDone(
     `DELETE FROM bus_inbox WHERE processed_at < now() - $1 * interval '1 millisecond'`,
     [olderThanMs],
   );
-  return { messages: messages.rowCount ?? 0, inbox: inbox.rowCount ?? 0 };
+  const deliveries = await db.query(
+    `DELETE FROM bus_deliveries WHERE updated_at < now() - $1 * interval '1 millisecond'`,
+    [olderThanMs],
+  );
+  return {
+    messages: messages.rowCount ?? 0,
+    inbox: inbox.rowCount ?? 0,
+    deliveries: deliveries.rowCount ?? 0,
+  };
 }
 
 export interface PruningOptions {
@@ -161,7 +181,7 @@ export function startPruning({ pool, logger, everyMs, olderThanMs }: PruningOpti
   const run = async (): Promise<void> => {
     try {
       const pruned = await pruneDone(pool, olderThanMs);
-      if (pruned.messages > 0 || pruned.inbox > 0)
+      if (pruned.messages > 0 || pruned.inbox > 0 || pruned.deliveries > 0)
         logger.info({ pruned }, 'bus pruned done messages and inbox records');
     } catch (err) {
       logger.error({ err }, 'bus pruning failed; the next run tries again');

@@ -5,7 +5,12 @@ import type { ChangeSchema, ChangesService, PrepareChangeRequest } from '@adsmcp
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
+import {
+  FailedPreconditionError,
+  InvalidArgumentError,
+  NotFoundError,
+  PermissionDeniedError,
+} from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
@@ -172,6 +177,8 @@ export function changesHandlers({
 
     async prepareChange(req, ctx) {
       const p = principalOf(ctx);
+      // A worker records only changes a person already approved (recordApprovedChange).
+      if (p.via === 'worker') throw new PermissionDeniedError('a worker cannot prepare a change');
       const { op, live, plan, standardsChecked } = await planPrepared(pool, upstream, p, req);
       const row = await insertChange(pool, {
         change_id: randomUUID(),
@@ -268,6 +275,60 @@ export function changesHandlers({
       if (rejected === undefined)
         throw new FailedPreconditionError('the change was decided by someone else meanwhile; reload it');
       return { change: toProto(rejected) };
+    },
+
+    async recordApprovedChange(req, ctx) {
+      const p = principalOf(ctx);
+      // Worker tokens addressed to this service come only from the optimizer's key (OPTIMIZER_PUBLIC_KEY).
+      if (p.via !== 'worker') {
+        throw new PermissionDeniedError('only the optimizer records changes approved on its proposals');
+      }
+      if (!isUuid(req.changeId)) throw new InvalidArgumentError('change_id must be a UUID');
+      if (req.change === undefined) throw new InvalidArgumentError('change is required');
+      if (req.approvedBy.trim() === '') throw new InvalidArgumentError('approved_by is required');
+      const known = await findChange(pool, p.workspaceId, req.changeId);
+      if (known !== undefined) return { change: toProto(known) };
+      const { op, live, plan, standardsChecked } = await planPrepared(pool, upstream, p, req.change);
+      const digest = digestOf(op);
+      const recorded = await inTransaction(pool, async (tx) => {
+        await insertChange(tx, {
+          change_id: req.changeId,
+          workspace_id: p.workspaceId,
+          account_id: req.change?.accountId ?? '',
+          tool: req.change?.tool ?? '',
+          summary: plan.summary,
+          method: op.method,
+          path: op.path,
+          body_json: op.bodyJson,
+          digest,
+          target_path: req.change?.targetPath ?? '',
+          target_before_json: JSON.stringify(live ?? {}),
+          prepared_by: actor(p),
+          standards_checked: standardsChecked,
+        });
+        await approveChange(tx, {
+          workspaceId: p.workspaceId,
+          changeId: req.changeId,
+          digest,
+          by: req.approvedBy,
+          userId: isUuid(req.approverUserId) ? req.approverUserId : null,
+        });
+        const applying = await markApplying(tx, {
+          workspaceId: p.workspaceId,
+          changeId: req.changeId,
+          by: actor(p),
+        });
+        const message: ApplyMessage = { change_id: req.changeId, workspace_id: p.workspaceId };
+        await enqueue(tx, {
+          topic: APPLY_TOPIC,
+          key: req.changeId,
+          payload: message,
+          id: deterministicId('apply', req.changeId),
+        });
+        return applying;
+      });
+      if (recorded === undefined) throw new Error('a change recorded in this transaction was not approved');
+      return { change: toProto(recorded) };
     },
 
     async applyChange(req, ctx) {

@@ -77,6 +77,33 @@ export interface ReviewContext {
   live?: LiveCheck;
   /** Other pending changes to the same object. */
   conflicts: readonly Change[];
+  /** The campaign assets the change's body uses (`asset_id`), each with a fresh delivery link's path. */
+  assets?: readonly { assetId: string; path: string }[];
+}
+
+/** The asset ids a change's body names in `asset_id` properties, at any depth, each once. */
+export function assetIdsOf(body: unknown): string[] {
+  const found = new Set<string>();
+  const pending: unknown[] = [body];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next !== 'object' || next === null) continue;
+    for (const [k, v] of Object.entries(next)) {
+      if (k === 'asset_id' && typeof v === 'string' && isUuid(v)) found.add(v.toLowerCase());
+      else pending.push(v);
+    }
+  }
+  return [...found];
+}
+
+/** The creative preview: the image of each asset the change uses, through its delivery link. */
+function previewHtml(assets: ReviewContext['assets']): string {
+  if (assets === undefined || assets.length === 0) return '';
+  return `<section id="creative-preview"><h2>Creative preview</h2>${assets
+    .map(
+      (a) =>
+        `<figure data-asset="${esc(a.assetId)}"><img src="${esc(a.path)}" alt="Campaign asset ${esc(a.assetId)}" style="max-width:100%;max-height:480px"><figcaption class="muted">Asset <code>${esc(a.assetId)}</code></figcaption></figure>`,
+    )
+    .join('')}</section>`;
 }
 
 /** The notices above a change's decision: stale, conflicting, waiting to be applied. */
@@ -188,6 +215,7 @@ export function changeDetailHtml(
     <table><thead><tr><th>Field</th><th>Before (when prepared)</th><th>After</th></tr></thead><tbody>${rows
       .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)
       .join('')}</tbody></table></section>
+    ${previewHtml(review.assets)}
     <section><h2>Exact request</h2>
     <p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
     <pre id="payload">${esc(c.operation?.bodyJson)}</pre>
@@ -235,12 +263,21 @@ export async function loadReview(
   }
   const change = res.change;
   if (!change) return undefined;
-  if (!checkLive || !PENDING.has(change.status)) return { change, live: res.live, conflicts: [] };
+  // Fresh links on every view; a link to an archived or unknown asset shows no image.
+  const links = deps.assetLinks;
+  const assets =
+    links === undefined
+      ? []
+      : assetIdsOf(parse(change.operation?.bodyJson ?? '')).map((assetId) => ({
+          assetId,
+          path: links.link(p.workspaceId, assetId).path,
+        }));
+  if (!checkLive || !PENDING.has(change.status)) return { change, live: res.live, conflicts: [], assets };
   const { changes } = await deps.changes.listChanges(
     { status: '', accountId: change.accountId, limit: 100, offset: 0 },
     onBehalfOf(p),
   );
-  return { change, live: res.live, conflicts: conflictsOf(change, changes) };
+  return { change, live: res.live, conflicts: conflictsOf(change, changes), assets };
 }
 
 /** Pending changes of the workspace (prepared and approved), to find conflicts among. */

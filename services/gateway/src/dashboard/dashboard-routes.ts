@@ -23,6 +23,7 @@ import {
   sessionPrincipal,
 } from './change-pages.ts';
 import { esc, page } from './html.ts';
+import { registerProposalPages } from './proposal-pages.ts';
 
 const COOKIE = 'adsmcp_session';
 const SESSION_HOURS = 12;
@@ -59,7 +60,7 @@ export function registerDashboardRoutes(
     if (!req.url.startsWith('/dashboard')) return;
     reply.header(
       'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'",
     );
     reply.header('x-content-type-options', 'nosniff');
     // same-origin, not no-referrer: with no-referrer, browsers send "Origin: null" on our own form posts.
@@ -225,7 +226,7 @@ export function registerDashboardRoutes(
     return reply.type('text/html').send(
       page(
         'Dashboard',
-        `<section><h2>Changes awaiting approval</h2>${pendingHtml}<p><a href="/dashboard/changes">All changes</a></p></section>
+        `<section><h2>Changes awaiting approval</h2>${pendingHtml}<p><a href="/dashboard/changes">All changes</a> · <a href="/dashboard/proposals">Optimization proposals</a></p></section>
          <section><h2>Ad accounts</h2>${accountRows}</section>
          <section><h2>MCP connections</h2>
          <table><thead><tr><th>Name</th><th>User</th><th>Scopes</th><th>Expires</th><th>Last used</th><th>State</th><th></th></tr></thead><tbody>${credentialRows}</tbody></table></section>`,
@@ -337,6 +338,8 @@ export function registerDashboardRoutes(
       return reply.redirect(`/dashboard/changes/${change.changeId}`, 303);
     });
   }
+
+  registerProposalPages(app, deps, { session, checkedPost });
 
   app.post<{ Params: { id: string } }>('/dashboard/credentials/:id/revoke', async (req, reply) => {
     const s = await checkedPost(req, reply);

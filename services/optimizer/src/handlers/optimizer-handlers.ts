@@ -8,7 +8,7 @@ import type {
   OptimizerService,
 } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
-import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
 import { NotFoundError, StaleRevisionError } from '@adsmcp/runtime/errors';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
@@ -34,6 +34,7 @@ import {
   lockOptimizer,
   updateOptimizer,
 } from '../store/optimizer-store.ts';
+import { cancelOpenRuns, cancelUndispatched } from '../store/review-store.ts';
 
 export interface OptimizerHandlerDeps {
   pool: Pool;
@@ -102,6 +103,22 @@ function toOptimizerMessage(o: Optimizer): MessageInitShape<typeof OptimizerSche
   };
 }
 
+/**
+ * stopWork ends what a paused optimizer must not do: its open runs are cancelled (no review
+ * happens) and its approved proposals not yet dispatched are cancelled (nothing is published).
+ * Proposals already publishing finish; live ads stay live.
+ */
+async function stopWork(tx: Queryable, o: Optimizer, now: Date): Promise<void> {
+  await cancelOpenRuns(tx, o.workspaceId, o.optimizerId, 'the optimizer was paused', now);
+  await cancelUndispatched(
+    tx,
+    o.workspaceId,
+    o.optimizerId,
+    'the optimizer was paused before it was published',
+    now,
+  );
+}
+
 /** createOptimizerHandlers builds the OptimizerService implementation from its dependencies. */
 export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl<typeof OptimizerService> {
   return {
@@ -133,6 +150,7 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
         const written = await updateOptimizer(tx, next, current.revision);
         // The row is locked, so its revision cannot have moved since it was read.
         if (written === undefined) throw new StaleRevisionError(current.revision, 'optimizer');
+        if (current.enabled && !written.enabled) await stopWork(tx, written, now);
         return written;
       });
       return { optimizer: toOptimizerMessage(saved), created: false };
@@ -176,6 +194,7 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
         if (paused === undefined) return current;
         const written = await updateOptimizer(tx, paused, current.revision);
         if (written === undefined) throw new Error('a locked optimizer row changed its revision');
+        await stopWork(tx, written, now);
         return written;
       });
       return { optimizer: toOptimizerMessage(result) };

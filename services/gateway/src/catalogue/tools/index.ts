@@ -4,6 +4,7 @@ import { buildCatalogue, type Catalogue, type ToolRow } from '../catalogue.ts';
 import { GATEWAY_ROUTE_SHAPES, runRoute } from '../route-runner.ts';
 import { adGroupTools } from './ad-group-tools.ts';
 import { adTools } from './ad-tools.ts';
+import { assetTools } from './asset-tools.ts';
 import { audienceTools } from './audience-tools.ts';
 import { campaignTools } from './campaign-tools.ts';
 import { changeTools } from './change-tools.ts';
@@ -17,6 +18,7 @@ import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 import { planningTools } from './planning-tools.ts';
 import { reportTools } from './report-tools.ts';
+import { reviewTools } from './review-tools.ts';
 import { standardTools } from './standard-tools.ts';
 
 export const allTools: readonly ToolRow<GatewayDeps>[] = [
@@ -34,9 +36,11 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...marketingContextTools,
   ...reportTools,
   ...importTools,
+  ...assetTools,
   ...optimizerTools,
   ...standardTools,
   ...competitorTools,
+  ...reviewTools,
   disconnectClient,
 ];
 

@@ -1,0 +1,758 @@
+/**
+ * The Kafka transport (kafkajs), the production choice when `KAFKA_BROKERS` is set.
+ *
+ * The relay: every transport runs one for its service's outbox. It claims due outbox rows the way
+ * the Postgres transport's consumers do (`FOR UPDATE SKIP LOCKED`, in insertion order), publishes
+ * each to the Kafka topic named by its `topic`, keyed by its `key` (one key, one partition, so one
+ * aggregate's work stays in order), with the message id and enqueue time as Kafka headers beside
+ * the producer's own, and marks the rows done in the same transaction once every broker in sync
+ * acknowledged them (`acks: -1`). A relay that dies mid-publish rolls back and the rows are
+ * published again: delivery is at least once. The relays of one schema take turns on a
+ * transaction-scoped advisory lock, so two processes never publish one key out of order.
+ *
+ * Consumers: `consume` joins the consumer group named `ConsumerOptions.name`; the group shares
+ * the topic's partitions among its members and hands them over when one joins, leaves or goes
+ * silent (a rebalance). For each message a consumer counts the attempt in `bus_deliveries` before
+ * running the handler (so a consumer that died mid-handler used one), skips what the inbox
+ * (`bus_inbox`, the same as the Postgres transport's) already holds, and commits the offset only
+ * once the handler's work is done. A handler that fails is retried with the same backoff while
+ * its partition is held: the partition is paused and rewound to the message, so nothing behind it
+ * runs first, and resumed when the backoff is over. After `maxAttempts` the message is parked: it
+ * becomes a `dead` row of this service's `bus_outbox` (so `listDead` and `requeue` work as on the
+ * Postgres transport; `requeue` makes the relay publish it again) and a copy is published to
+ * `<topic>.dead` for whoever watches dead letters there. Then its offset is committed.
+ *
+ * Topics are created by the brokers on first use (`auto.create.topics.enable`); neither the admin
+ * client nor the idempotent producer is used.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  type EachMessagePayload,
+  Kafka,
+  type Consumer as KafkaConsumer,
+  type KafkaMessage,
+  type LogEntry,
+  logLevel,
+  Partitioners,
+  type Producer,
+} from 'kafkajs';
+import { inTransaction, type Pool, type PoolClient } from '../db.ts';
+import { type Logger, withRequestId } from '../log.ts';
+import {
+  AlreadyProcessedError,
+  type BusTransport,
+  backoffDelay,
+  type Consumer,
+  type ConsumerOptions,
+  type Delivery,
+  type HandlerContext,
+  type Json,
+  REQUEST_ID_HEADER,
+} from './bus.ts';
+import { inInboxTransaction, isProcessed } from './inbox.ts';
+import { Listener } from './listener.ts';
+import { enqueue } from './outbox.ts';
+
+/** The Kafka header carrying the outbox message id (the inbox dedupes by it). */
+export const MESSAGE_ID_HEADER = 'bus-message-id';
+/** The Kafka header carrying when the message was enqueued (ISO 8601). */
+export const ENQUEUED_AT_HEADER = 'bus-enqueued-at';
+/** Headers of a copy in `<topic>.dead`: the dead message's id, its consumer, attempts and error. */
+export const DEAD_HEADERS = {
+  messageId: 'bus-dead-message-id',
+  consumer: 'bus-dead-consumer',
+  attempts: 'bus-dead-attempts',
+  error: 'bus-dead-error',
+} as const;
+
+/** The topic where copies of the messages parked by consumers of `topic` are published. */
+export function deadLetterTopic(topic: string): string {
+  return `${topic}.dead`;
+}
+
+export interface KafkaTransportDeps {
+  /** The service's pool (search_path at the schema holding the bus tables). */
+  pool: Pool;
+  logger: Logger;
+  /** `host:port` of one or more brokers to bootstrap from. */
+  brokers: string[];
+  /** Names this process to the brokers (the service's name). */
+  clientId: string;
+  /**
+   * How long the group waits for a member that sends no heartbeat before handing its partitions
+   * to others (default 30 s): how long a crashed consumer's messages wait.
+   */
+  sessionTimeoutMs?: number;
+  /** How often consumers tell the group they are alive (default 3 s; a third of the session or less). */
+  heartbeatIntervalMs?: number;
+  /**
+   * The longest a fetch waits at the broker when there is nothing new (default 500 ms). New
+   * messages are returned at once; this bounds how late a paused partition is fetched again
+   * after its retry delay.
+   */
+  fetchMaxWaitMs?: number;
+  /** How often the relay looks for due outbox rows when no notification arrives (default 1 s). */
+  relayPollMs?: number;
+  /** How long `consume` waits to join its group before giving up (default 60 s). */
+  joinTimeoutMs?: number;
+  /** Wait before re-establishing a LISTEN connection that broke (default 1 s). */
+  reconnectDelayMs?: number;
+}
+
+const DEFAULTS = {
+  sessionTimeoutMs: 30_000,
+  heartbeatIntervalMs: 3_000,
+  fetchMaxWaitMs: 500,
+  relayPollMs: 1_000,
+  joinTimeoutMs: 60_000,
+  reconnectDelayMs: 1_000,
+  concurrency: 1,
+  maxAttempts: 10,
+  backoff: { baseMs: 1000, capMs: 300_000 },
+  stopTimeoutMs: 10_000,
+};
+
+/**
+ * createKafkaTransport returns a transport whose relay starts publishing this service's outbox at
+ * once (connecting in the background and retrying until the brokers answer) and whose consumers
+ * each join their own consumer group. `stop` stops the consumers (after their running handlers),
+ * then the relay, and disconnects.
+ */
+export function createKafkaTransport(deps: KafkaTransportDeps): BusTransport {
+  const log = deps.logger.child({ bus: 'kafka' });
+  const kafka = new Kafka({
+    clientId: deps.clientId,
+    brokers: deps.brokers,
+    logLevel: logLevel.WARN,
+    logCreator: kafkaLogTo(log),
+    retry: { initialRetryTime: 300, retries: 8 },
+  });
+  const settings: ConsumerSettings = {
+    sessionTimeoutMs: deps.sessionTimeoutMs ?? DEFAULTS.sessionTimeoutMs,
+    heartbeatIntervalMs: deps.heartbeatIntervalMs ?? DEFAULTS.heartbeatIntervalMs,
+    fetchMaxWaitMs: deps.fetchMaxWaitMs ?? DEFAULTS.fetchMaxWaitMs,
+    joinTimeoutMs: deps.joinTimeoutMs ?? DEFAULTS.joinTimeoutMs,
+  };
+  const listener = new Listener(deps.pool, log, deps.reconnectDelayMs ?? DEFAULTS.reconnectDelayMs);
+  const relay = new Relay(deps.pool, kafka, listener, log, deps.relayPollMs ?? DEFAULTS.relayPollMs);
+  const consumers = new Set<KafkaBusConsumer<never>>();
+  let stopped = false;
+  relay.start();
+
+  return {
+    async consume<P = Json>(options: ConsumerOptions<P>): Promise<Consumer> {
+      if (stopped) throw new Error('bus transport is stopped');
+      const consumer = new KafkaBusConsumer<P>(kafka, deps.pool, log, options, settings);
+      consumers.add(consumer as KafkaBusConsumer<never>);
+      try {
+        await consumer.start();
+      } catch (err) {
+        consumers.delete(consumer as KafkaBusConsumer<never>);
+        await consumer.stop();
+        throw err;
+      }
+      if (stopped) {
+        await consumer.stop();
+        throw new Error('bus transport is stopped');
+      }
+      return consumer;
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all([...consumers].map((c) => c.stop()));
+      consumers.clear();
+      await relay.stop();
+      listener.stop();
+    },
+  };
+}
+
+/**
+ * kafkaLogTo routes kafkajs's own log lines (warnings and errors only) to `logger`. An error
+ * response on a connection is logged at debug: it is also returned to the request's caller,
+ * which handles it (a rebalance, a retried request) or reports it.
+ */
+function kafkaLogTo(logger: Logger) {
+  return () =>
+    ({ namespace, level, log }: LogEntry): void => {
+      const { message, timestamp: _t, logger: _l, ...extra } = log;
+      const fields = { kafkajs: namespace, ...extra };
+      if (namespace === 'Connection') logger.debug(fields, message);
+      else if (level <= logLevel.ERROR) logger.error(fields, message);
+      else logger.warn(fields, message);
+    };
+}
+
+interface RelayRow {
+  id: string;
+  topic: string;
+  key: string;
+  payload: Json;
+  headers: Record<string, string>;
+  created_at: Date;
+}
+
+/** Rows published in one round trip; the next batch is claimed once these are acknowledged. */
+const RELAY_BATCH = 100;
+const RELAY_RETRY = { baseMs: 500, capMs: 30_000 };
+
+/**
+ * The relay: publishes due outbox rows to Kafka and marks them done. It wakes on `NOTIFY
+ * bus_outbox` for any topic of its schema, on a polling interval, and after a failed publish
+ * (with a growing wait).
+ */
+class Relay {
+  private readonly producer: Producer;
+  private connected: Promise<void> | undefined;
+  private running = false;
+  private draining: Promise<void> | undefined;
+  private drainAgain = false;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private unsubscribe: (() => void) | undefined;
+  private listening = false;
+
+  constructor(
+    private readonly pool: Pool,
+    kafka: Kafka,
+    private readonly listener: Listener,
+    private readonly log: Logger,
+    private readonly pollMs: number,
+  ) {
+    this.producer = kafka.producer({
+      allowAutoTopicCreation: true,
+      // One request in flight per broker: a retried request cannot overtake a later one, so a
+      // key's messages reach its partition in the order they were enqueued.
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+      retry: { retries: 5 },
+    });
+  }
+
+  start(): void {
+    this.running = true;
+    this.unsubscribe = this.listener.subscribeAll(() => this.wake());
+    this.pollTimer = setInterval(() => this.wake(), this.pollMs);
+    this.pollTimer.unref();
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    clearInterval(this.pollTimer);
+    clearTimeout(this.retryTimer);
+    await this.draining;
+    if (this.connected !== undefined) {
+      await this.connected.catch(() => undefined);
+      await this.producer.disconnect().catch((err: unknown) => {
+        this.log.warn({ err }, 'bus relay: disconnecting the producer failed');
+      });
+    }
+  }
+
+  /** wake publishes what is due now, or right after the round already under way. */
+  private wake(): void {
+    if (!this.running) return;
+    if (this.draining !== undefined) {
+      this.drainAgain = true;
+      return;
+    }
+    this.draining = this.drain().finally(() => {
+      this.draining = undefined;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      await this.listen();
+      do {
+        this.drainAgain = false;
+        while (this.running && (await this.publishBatch()) === RELAY_BATCH) {
+          // a full batch: there may be more
+        }
+      } while (this.drainAgain && this.running);
+      this.failures = 0;
+    } catch (err) {
+      this.failures++;
+      const delayMs = backoffDelay(this.failures, RELAY_RETRY, Math.random);
+      this.log.error({ err, delay_ms: delayMs }, 'bus relay could not publish; the rows stay pending');
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => this.wake(), delayMs);
+    }
+  }
+
+  /** listen starts the LISTEN connection once; until it works, polling alone finds new rows. */
+  private async listen(): Promise<void> {
+    if (this.listening) return;
+    try {
+      await this.listener.start();
+      this.listening = true;
+    } catch (err) {
+      this.log.warn({ err }, 'bus relay: no LISTEN connection yet; polling');
+    }
+  }
+
+  private connect(): Promise<void> {
+    this.connected ??= this.producer.connect().catch((err: unknown) => {
+      this.connected = undefined;
+      throw err;
+    });
+    return this.connected;
+  }
+
+  /**
+   * publishBatch publishes up to RELAY_BATCH due rows and marks them done, all in one transaction
+   * that holds the schema's relay lock; it returns how many it published. A failure rolls the
+   * claim back, so the rows are published again later (some perhaps twice).
+   */
+  private async publishBatch(): Promise<number> {
+    await this.connect();
+    return inTransaction(this.pool, async (tx) => {
+      await lockRelay(tx);
+      const rows = await claimDue(tx, RELAY_BATCH);
+      if (rows.length === 0 || !this.running) return 0;
+      const byTopic = new Map<string, RelayRow[]>();
+      for (const row of rows) byTopic.set(row.topic, [...(byTopic.get(row.topic) ?? []), row]);
+      await this.producer.sendBatch({
+        acks: -1,
+        topicMessages: [...byTopic].map(([topic, list]) => ({
+          topic,
+          messages: list.map((row) => ({
+            key: row.key,
+            value: JSON.stringify(row.payload),
+            headers: {
+              ...row.headers,
+              [MESSAGE_ID_HEADER]: row.id,
+              [ENQUEUED_AT_HEADER]: row.created_at.toISOString(),
+            },
+          })),
+        })),
+      });
+      await markPublished(
+        tx,
+        rows.map((r) => r.id),
+      );
+      return rows.length;
+    });
+  }
+}
+
+/** lockRelay waits for this schema's relay lock, held until the transaction ends. */
+async function lockRelay(tx: PoolClient): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('bus_relay:' || current_schema()))`);
+}
+
+/** claimDue locks the oldest due rows, as the Postgres transport's consumers would claim them. */
+async function claimDue(tx: PoolClient, limit: number): Promise<RelayRow[]> {
+  const { rows } = await tx.query<RelayRow>(
+    `SELECT id, topic, key, payload, headers, created_at FROM bus_outbox
+      WHERE (status = 'pending' AND run_at <= now()) OR (status = 'running' AND locked_until <= now())
+      ORDER BY seq
+      LIMIT $1
+      FOR UPDATE SKIP LOCKED`,
+    [limit],
+  );
+  return rows;
+}
+
+async function markPublished(tx: PoolClient, ids: string[]): Promise<void> {
+  await tx.query(
+    `UPDATE bus_outbox
+        SET status = 'done', locked_by = NULL, locked_until = NULL, updated_at = now()
+      WHERE id = ANY($1::uuid[])`,
+    [ids],
+  );
+}
+
+interface ConsumerSettings {
+  sessionTimeoutMs: number;
+  heartbeatIntervalMs: number;
+  fetchMaxWaitMs: number;
+  joinTimeoutMs: number;
+}
+
+interface InFlight {
+  id: string;
+  controller: AbortController;
+  /** Makes the message's eachMessage return without committing (stop gave up waiting). */
+  abandon: () => void;
+}
+
+type Outcome = { kind: 'handled' } | { kind: 'failed'; error: unknown } | { kind: 'abandoned' };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Heartbeat errors after which this member no longer holds its partitions. */
+const LEFT_GROUP = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTANCE_ID']);
+
+class KafkaBusConsumer<P> implements Consumer {
+  private readonly name: string;
+  private readonly topic: string;
+  private readonly opts: {
+    handler: ConsumerOptions<P>['handler'];
+    concurrency: number;
+    maxAttempts: number;
+    backoff: NonNullable<ConsumerOptions<P>['backoff']>;
+    stopTimeoutMs: number;
+    random: () => number;
+  };
+  private readonly log: Logger;
+  private readonly consumer: KafkaConsumer;
+  private readonly inFlight = new Set<InFlight>();
+  private readonly resumeTimers = new Set<NodeJS.Timeout>();
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    kafka: Kafka,
+    private readonly pool: Pool,
+    logger: Logger,
+    options: ConsumerOptions<P>,
+    private readonly settings: ConsumerSettings,
+  ) {
+    this.name = options.name;
+    this.topic = options.topic;
+    this.opts = {
+      handler: options.handler,
+      concurrency: options.concurrency ?? DEFAULTS.concurrency,
+      maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
+      backoff: options.backoff ?? DEFAULTS.backoff,
+      stopTimeoutMs: options.stopTimeoutMs ?? DEFAULTS.stopTimeoutMs,
+      random: options.random ?? Math.random,
+    };
+    this.log = logger.child({ consumer: this.name, topic: this.topic });
+    this.consumer = kafka.consumer({
+      groupId: this.name,
+      sessionTimeout: settings.sessionTimeoutMs,
+      rebalanceTimeout: Math.max(60_000, settings.sessionTimeoutMs),
+      heartbeatInterval: settings.heartbeatIntervalMs,
+      maxWaitTimeInMs: settings.fetchMaxWaitMs,
+      allowAutoTopicCreation: true,
+    });
+    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
+      this.log.error({ err: payload.error, restart: payload.restart }, 'bus consumer crashed');
+    });
+  }
+
+  /** start joins the group; it resolves once this member has its partitions. */
+  async start(): Promise<void> {
+    let joinedNow: () => void = () => undefined;
+    const joined = new Promise<void>((resolve) => {
+      joinedNow = resolve;
+    });
+    const off = this.consumer.on(this.consumer.events.GROUP_JOIN, () => joinedNow());
+    try {
+      await this.consumer.connect();
+      // A new group starts at the oldest message: what was enqueued before it first ran is its work.
+      await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
+      await this.consumer.run({
+        autoCommit: false,
+        partitionsConsumedConcurrently: this.opts.concurrency,
+        eachMessage: (payload) => this.onMessage(payload),
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        joined.then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), this.settings.joinTimeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (timedOut)
+        throw new Error(
+          `bus consumer ${this.name} did not join its Kafka consumer group within ${this.settings.joinTimeoutMs} ms`,
+        );
+    } finally {
+      off();
+    }
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  /**
+   * shutdown leaves the group after the running handlers finish (kafkajs waits for them), or,
+   * after `stopTimeoutMs`, abandons them: their signals are aborted and their offsets stay
+   * uncommitted, so the group's next owner of the partition runs them again.
+   */
+  private async shutdown(): Promise<void> {
+    for (const t of this.resumeTimers) clearTimeout(t);
+    this.resumeTimers.clear();
+    const disconnected = this.consumer.disconnect().then(
+      () => undefined,
+      (err: unknown) => this.log.warn({ err }, 'bus consumer: leaving the group failed'),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = await Promise.race([
+      disconnected.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), this.opts.stopTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (gaveUp && this.inFlight.size > 0) {
+      const ids = [...this.inFlight].map((f) => f.id);
+      this.log.warn({ ids }, 'bus consumer stopped with handlers still running; the group will redeliver');
+      for (const f of this.inFlight) {
+        f.controller.abort(new Error('bus consumer stopped'));
+        f.abandon();
+      }
+    }
+    await disconnected;
+  }
+
+  private async onMessage({
+    topic,
+    partition,
+    message,
+    heartbeat,
+    pause,
+  }: EachMessagePayload): Promise<void> {
+    const next = { topic, partition, offset: (BigInt(message.offset) + 1n).toString() };
+    let log = this.log.child({ partition, offset: message.offset });
+    // Holds the partition: it is fetched again from this message once `delayMs` is over.
+    const retryLater = (delayMs: number) => {
+      const resume = pause();
+      this.consumer.seek({ topic, partition, offset: message.offset });
+      const timer = setTimeout(() => {
+        this.resumeTimers.delete(timer);
+        resume();
+      }, delayMs);
+      this.resumeTimers.add(timer);
+    };
+    const delivery = decode<P>(topic, message);
+    if (delivery === undefined) {
+      log.error(
+        'bus consumer skipped a message that the bus did not publish (no message id or no JSON value)',
+      );
+      try {
+        await this.consumer.commitOffsets([next]);
+      } catch (err) {
+        this.bookkeepingFailed(err, retryLater, log);
+      }
+      return;
+    }
+    log = log.child({ message_id: delivery.id });
+
+    let attempt: number;
+    try {
+      if (await isProcessed(this.pool, this.name, delivery.id)) {
+        await this.consumer.commitOffsets([next]);
+        return;
+      }
+      attempt = await countAttempt(this.pool, this.name, delivery.id);
+      if (attempt > this.opts.maxAttempts) {
+        // Its last attempt never reported back (the consumer died or was stopped mid-handler).
+        await this.park(
+          delivery,
+          attempt,
+          `attempt ${attempt - 1} never reported back: its consumer stopped or left the group before the handler finished`,
+        );
+        log.error('bus message dead: its last attempt did not finish');
+        await this.consumer.commitOffsets([next]);
+        return;
+      }
+    } catch (err) {
+      this.bookkeepingFailed(err, retryLater, log);
+      return;
+    }
+
+    const outcome = await this.run({ ...delivery, attempt }, heartbeat, log);
+    if (outcome.kind === 'abandoned') return;
+    try {
+      if (outcome.kind === 'handled') {
+        await this.consumer.commitOffsets([next]);
+      } else if (attempt >= this.opts.maxAttempts) {
+        await this.park({ ...delivery, attempt }, attempt, errorText(outcome.error));
+        log.error({ err: outcome.error }, 'bus message dead after max attempts');
+        await this.consumer.commitOffsets([next]);
+      } else {
+        const delayMs = backoffDelay(attempt, this.opts.backoff, this.opts.random);
+        await recordFailure(this.pool, this.name, delivery.id, errorText(outcome.error));
+        log.warn({ err: outcome.error, delay_ms: delayMs }, 'bus handler failed; retrying later');
+        retryLater(delayMs);
+      }
+    } catch (err) {
+      this.bookkeepingFailed(err, retryLater, log);
+    }
+  }
+
+  /**
+   * bookkeepingFailed handles a failure around the handler (the database, an offset commit). A
+   * commit refused by a rebalance is thrown on, so kafkajs rejoins the group; the partition's next
+   * owner gets the message again and skips it if the inbox holds it. Anything else: the message
+   * is tried again after a while.
+   */
+  private bookkeepingFailed(err: unknown, retryLater: (delayMs: number) => void, log: Logger): void {
+    const rebalance = rebalanceError(err);
+    if (rebalance !== undefined) {
+      log.info({ reason: rebalance.message }, 'bus consumer: the group is rebalancing; rejoining');
+      throw rebalance;
+    }
+    const delayMs = backoffDelay(1, this.opts.backoff, this.opts.random);
+    log.error({ err, delay_ms: delayMs }, 'bus bookkeeping failed; the message is tried again later');
+    retryLater(delayMs);
+  }
+
+  /**
+   * run calls the handler, telling the group this member is alive while it runs (kafkajs sends no
+   * heartbeat of its own during a handler). Resolves with the outcome, or `abandoned` when stop
+   * gave up waiting.
+   */
+  private async run(delivery: Delivery<P>, heartbeat: () => Promise<void>, log: Logger): Promise<Outcome> {
+    const controller = new AbortController();
+    let abandon: () => void = () => undefined;
+    const abandoned = new Promise<Outcome>((resolve) => {
+      abandon = () => resolve({ kind: 'abandoned' });
+    });
+    const entry: InFlight = { id: delivery.id, controller, abandon };
+    const beat = setInterval(() => {
+      heartbeat().catch((err: unknown) => {
+        const type = (err as { type?: unknown }).type;
+        if (typeof type === 'string' && LEFT_GROUP.has(type) && !controller.signal.aborted) {
+          log.warn(
+            { err },
+            'bus consumer left its group while the handler ran; the message may run elsewhere',
+          );
+          controller.abort(new Error('bus consumer left its group; the message may be redelivered'));
+        }
+      });
+    }, this.settings.heartbeatIntervalMs);
+    const ctx: HandlerContext = {
+      signal: controller.signal,
+      inTx: (fn) => inInboxTransaction(this.pool, this.name, delivery.id, fn),
+    };
+    const requestId = delivery.headers[REQUEST_ID_HEADER];
+    const call = async () => this.opts.handler(delivery, ctx);
+    const handled: Promise<Outcome> = (
+      requestId === undefined ? call() : withRequestId(requestId, call)
+    ).then(
+      () => ({ kind: 'handled' }),
+      (error: unknown) =>
+        error instanceof AlreadyProcessedError ? { kind: 'handled' } : { kind: 'failed', error },
+    );
+    this.inFlight.add(entry);
+    try {
+      return await Promise.race([handled, abandoned]);
+    } finally {
+      clearInterval(beat);
+      this.inFlight.delete(entry);
+    }
+  }
+
+  /**
+   * park makes the message a dead row of this service's outbox (listDead, requeue) and, in the
+   * same transaction, enqueues its copy for `<topic>.dead`, which the relay publishes.
+   */
+  private async park(delivery: Delivery<P>, attempts: number, error: string): Promise<void> {
+    await inTransaction(this.pool, async (tx) => {
+      await tx.query(
+        `INSERT INTO bus_outbox (id, topic, key, payload, headers, status, attempts, last_error, created_at)
+         VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, 'dead', $6, $7, $8)
+         ON CONFLICT (id) DO UPDATE
+           SET status = 'dead', attempts = EXCLUDED.attempts, last_error = EXCLUDED.last_error,
+               locked_by = NULL, locked_until = NULL, updated_at = now()`,
+        [
+          delivery.id,
+          delivery.topic,
+          delivery.key,
+          JSON.stringify(delivery.payload),
+          JSON.stringify(delivery.headers),
+          attempts,
+          error,
+          delivery.enqueuedAt,
+        ],
+      );
+      await enqueue(tx, {
+        id: randomUUID(),
+        topic: deadLetterTopic(delivery.topic),
+        key: delivery.key,
+        payload: delivery.payload as Json,
+        headers: {
+          ...delivery.headers,
+          [DEAD_HEADERS.messageId]: delivery.id,
+          [DEAD_HEADERS.consumer]: this.name,
+          [DEAD_HEADERS.attempts]: String(attempts),
+          [DEAD_HEADERS.error]: error.slice(0, 1000),
+        },
+      });
+    });
+  }
+}
+
+/** decode turns a Kafka message published by a relay into a delivery (attempt still unknown). */
+function decode<P>(topic: string, message: KafkaMessage): Delivery<P> | undefined {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    const last = Array.isArray(value) ? value.at(-1) : value;
+    if (last !== undefined) headers[name] = Buffer.isBuffer(last) ? last.toString('utf8') : String(last);
+  }
+  const id = headers[MESSAGE_ID_HEADER];
+  if (id === undefined || !UUID.test(id) || message.value === null) return undefined;
+  let payload: P;
+  try {
+    // The producer wrote this payload for this topic; it is not re-validated here.
+    payload = JSON.parse(message.value.toString('utf8')) as P;
+  } catch {
+    return undefined;
+  }
+  const enqueued = headers[ENQUEUED_AT_HEADER];
+  delete headers[MESSAGE_ID_HEADER];
+  delete headers[ENQUEUED_AT_HEADER];
+  return {
+    id,
+    topic,
+    key: message.key?.toString('utf8') ?? '',
+    payload,
+    headers,
+    attempt: 0,
+    enqueuedAt: new Date(enqueued ?? Number(message.timestamp)),
+  };
+}
+
+/** countAttempt records one more delivery of `messageId` to `consumer` and returns the count. */
+async function countAttempt(pool: Pool, consumer: string, messageId: string): Promise<number> {
+  const { rows } = await pool.query<{ attempts: number }>(
+    `INSERT INTO bus_deliveries (consumer, message_id, attempts) VALUES ($1, $2, 1)
+     ON CONFLICT (consumer, message_id)
+       DO UPDATE SET attempts = bus_deliveries.attempts + 1, updated_at = now()
+     RETURNING attempts`,
+    [consumer, messageId],
+  );
+  const attempts = rows[0]?.attempts;
+  if (attempts === undefined) throw new Error('bus_deliveries returned no row');
+  return attempts;
+}
+
+async function recordFailure(pool: Pool, consumer: string, messageId: string, error: string): Promise<void> {
+  await pool.query(
+    `UPDATE bus_deliveries SET last_error = $3, updated_at = now() WHERE consumer = $1 AND message_id = $2`,
+    [consumer, messageId, error],
+  );
+}
+
+/**
+ * rebalanceError finds, in `err` or the errors it wraps (kafkajs wraps a request's last error
+ * once its retries are spent), the broker's word that the group is rebalancing or moved on
+ * without this member. Thrown from eachMessage, that error makes kafkajs rejoin the group.
+ */
+function rebalanceError(err: unknown): Error | undefined {
+  for (let e = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    const type = (e as { type?: unknown }).type;
+    if (
+      type === 'REBALANCE_IN_PROGRESS' ||
+      type === 'NOT_COORDINATOR_FOR_GROUP' ||
+      type === 'ILLEGAL_GENERATION'
+    )
+      return e;
+  }
+  return undefined;
+}
+
+function errorText(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
+}

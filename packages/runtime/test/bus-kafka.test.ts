@@ -1,0 +1,162 @@
+/**
+ * The bus on the Kafka transport: the contract every transport meets (bus-contract.ts), then
+ * what only this transport does: the relay's messages on their topics, and dead-letter copies.
+ *
+ * The brokers are librdkafka's mock cluster (Debian's kcat, see testkit/kafka-mock.ts): a
+ * protocol-level mock, not Kafka. Where a Docker engine can pull images, the same suite could
+ * run against a real broker through @testcontainers/kafka; not set up here (no registry).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type KafkaMockCluster, startKafkaMock } from '@adsmcp/testkit/kafka-mock';
+import { Kafka, type KafkaMessage, logLevel, Partitioners } from 'kafkajs';
+import {
+  createKafkaTransport,
+  DEAD_HEADERS,
+  deadLetterTopic,
+  ENQUEUED_AT_HEADER,
+  enqueue,
+  listDead,
+  MESSAGE_ID_HEADER,
+} from '../src/bus/index.ts';
+import { inTransaction } from '../src/db.ts';
+import { createLogger, withRequestId } from '../src/log.ts';
+import { busContract, waitFor } from './bus-contract.ts';
+
+const logger = createLogger('bus-test', process.env.BUS_TEST_LOG_LEVEL ?? 'silent');
+let cluster: KafkaMockCluster | undefined;
+const brokers = () => {
+  assert.ok(cluster, 'the mock cluster is running');
+  return cluster.brokers.split(',');
+};
+
+const suite = busContract({
+  name: 'Kafka (librdkafka mock cluster)',
+  async setup() {
+    cluster = await startKafkaMock();
+  },
+  async teardown() {
+    await cluster?.stop();
+  },
+  // A short session: the mock cluster's coordinator waits most of one on every rebalance.
+  transport: (pool) =>
+    createKafkaTransport({
+      pool,
+      logger,
+      brokers: brokers(),
+      clientId: 'bus-test',
+      sessionTimeoutMs: 3000,
+      heartbeatIntervalMs: 300,
+      fetchMaxWaitMs: 200,
+      relayPollMs: 200,
+    }),
+  quietMs: 500,
+  // Mostly waiting for the mock coordinator (3 s for a group's first join): run a few at once.
+  concurrency: 4,
+});
+
+/** readTopic reads `topic` from its start with a group of its own until `count` messages came. */
+async function readTopic(topic: string, count: number): Promise<KafkaMessage[]> {
+  const kafka = new Kafka({ clientId: 'bus-test-reader', brokers: brokers(), logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({
+    groupId: `reader-${topic}-${Date.now()}`,
+    sessionTimeout: 3000,
+    heartbeatInterval: 300,
+    maxWaitTimeInMs: 200,
+  });
+  const seen: KafkaMessage[] = [];
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void seen.push(message) });
+    await waitFor(`${count} messages on ${topic}`, async () => seen.length >= count, 15_000);
+  } finally {
+    await consumer.disconnect();
+  }
+  return seen;
+}
+
+const text = (v: Buffer | string | (Buffer | string)[] | undefined) =>
+  Array.isArray(v) ? v.map(String).join(',') : v?.toString();
+
+describe('the Kafka transport', { concurrency: 3 }, () => {
+  test('a message on the topic that the bus did not publish is skipped, and the messages behind it are handled', async (t) => {
+    const topic = 'foreign';
+    const kafka = new Kafka({ clientId: 'bus-test-foreign', brokers: brokers(), logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await producer.connect();
+    // Same key as the bus message below: same partition, ahead of it.
+    await producer.send({
+      topic,
+      messages: [
+        { key: 'k', value: 'not json' },
+        { key: 'k', value: '{}' },
+      ],
+    });
+    await producer.disconnect();
+    const id = await enqueue(suite.pool, { topic, key: 'k', payload: { n: 1 } });
+
+    const seen: string[] = [];
+    const transport = suite.transportFor(t, suite.pool);
+    await transport.consume({ name: 'foreign', topic, handler: async (m) => void seen.push(m.id) });
+    await waitFor('the bus message', async () => seen.length > 0);
+    await transport.stop();
+    assert.deepEqual(seen, [id]);
+  });
+
+  test('the relay publishes an outbox row to its topic, keyed by its key, with its id, enqueue time and headers, and marks it done', async (t) => {
+    const topic = 'relayed';
+    suite.transportFor(t, suite.pool); // its relay publishes; nothing consumes
+    const id = await withRequestId('req-7', () =>
+      inTransaction(suite.pool, (c) =>
+        enqueue(c, {
+          topic,
+          key: 'change-9',
+          payload: { change_id: 'change-9' },
+          headers: { origin: 'test' },
+        }),
+      ),
+    );
+    const status = async () =>
+      (await suite.pool.query<{ status: string }>('SELECT status FROM bus_outbox WHERE id = $1', [id]))
+        .rows[0]?.status;
+    await waitFor('the row to be published', async () => (await status()) === 'done');
+
+    const [message, ...more] = await readTopic(topic, 1);
+    assert.equal(more.length, 0);
+    assert.equal(message?.key?.toString(), 'change-9');
+    assert.deepEqual(JSON.parse(message?.value?.toString() ?? 'null'), { change_id: 'change-9' });
+    const headers = Object.fromEntries(Object.entries(message?.headers ?? {}).map(([k, v]) => [k, text(v)]));
+    assert.equal(headers[MESSAGE_ID_HEADER], id);
+    assert.equal(headers.origin, 'test');
+    assert.equal(headers['x-request-id'], 'req-7');
+    assert.ok(!Number.isNaN(Date.parse(headers[ENQUEUED_AT_HEADER] ?? '')), 'an ISO enqueue time');
+  });
+
+  test('a message parked as dead is also copied to <topic>.dead with its consumer, attempts and error', async (t) => {
+    const topic = 'poisoned';
+    const transport = suite.transportFor(t, suite.pool);
+    await transport.consume({
+      name: 'poisoned',
+      topic,
+      maxAttempts: 2,
+      backoff: { baseMs: 10, capMs: 20 },
+      handler: async () => {
+        throw new Error('upstream refused: 422 invalid budget');
+      },
+    });
+    const id = await enqueue(suite.pool, { topic, key: 'camp-2', payload: { budget: -2 } });
+    await waitFor('a dead letter', async () => (await listDead(suite.pool, { topic })).length > 0);
+
+    const [copy] = await readTopic(deadLetterTopic(topic), 1);
+    assert.equal(deadLetterTopic(topic), 'poisoned.dead');
+    assert.equal(copy?.key?.toString(), 'camp-2');
+    assert.deepEqual(JSON.parse(copy?.value?.toString() ?? 'null'), { budget: -2 });
+    const headers = Object.fromEntries(Object.entries(copy?.headers ?? {}).map(([k, v]) => [k, text(v)]));
+    assert.equal(headers[DEAD_HEADERS.messageId], id);
+    assert.equal(headers[DEAD_HEADERS.consumer], 'poisoned');
+    assert.equal(headers[DEAD_HEADERS.attempts], '2');
+    assert.equal(headers[DEAD_HEADERS.error], 'upstream refused: 422 invalid budget');
+    assert.notEqual(headers[MESSAGE_ID_HEADER], id, 'the copy is a message of its own');
+  });
+});

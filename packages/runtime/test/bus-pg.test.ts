@@ -1,0 +1,303 @@
+/**
+ * The bus on the Postgres transport: the contract every transport meets (bus-contract.ts), then
+ * what only this transport does: notifications, one queue order, leases and their renewal.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AlreadyProcessedError, createPgTransport, enqueue } from '../src/bus/index.ts';
+import { createPool, inTransaction } from '../src/db.ts';
+import { createLogger } from '../src/log.ts';
+import { busContract, deferred, SCHEMA, waitFor } from './bus-contract.ts';
+
+const logger = createLogger('bus-test', 'silent');
+const suite = busContract({
+  name: 'PostgreSQL',
+  transport: (pool) => createPgTransport({ pool, logger }),
+  quietMs: 300,
+});
+
+interface Row {
+  status: string;
+  attempts: number;
+  last_error: string | null;
+}
+
+async function row(id: string): Promise<Row | undefined> {
+  const { rows } = await suite.pool.query<Row>(
+    'SELECT status, attempts, last_error FROM bus_outbox WHERE id = $1',
+    [id],
+  );
+  return rows[0];
+}
+
+const isDone = (id: string) => async () => (await row(id))?.status === 'done';
+const transportFor = suite.transportFor;
+
+test('the outbox row of a retried message counts its attempts and keeps its last error', async (t) => {
+  const topic = 'pg-flaky';
+  let calls = 0;
+  const transport = transportFor(t, suite.pool);
+  await transport.consume({
+    name: 'pg-flaky',
+    topic,
+    maxAttempts: 5,
+    backoff: { baseMs: 20, capMs: 40 },
+    pollIntervalMs: 60_000,
+    handler: async () => {
+      calls++;
+      if (calls < 3) throw new Error(`flaky failure ${calls}`);
+    },
+  });
+  const id = await enqueue(suite.pool, { topic, key: 'k', payload: {} });
+  await waitFor('success', isDone(id));
+  await transport.stop();
+  assert.deepEqual(await row(id), { status: 'done', attempts: 3, last_error: 'flaky failure 2' });
+});
+
+test('a message enqueued while the consumer is idle is delivered at once by notification, not by polling', async (t) => {
+  const topic = 'notified';
+  const seen: string[] = [];
+  const transport = transportFor(t, suite.pool);
+  await transport.consume({
+    name: 'notified',
+    topic,
+    pollIntervalMs: 60_000,
+    handler: async (m) => void seen.push(m.id),
+  });
+  await sleep(100); // the first look has found nothing
+  const started = Date.now();
+  const id = await inTransaction(suite.pool, (c) => enqueue(c, { topic, key: 'k', payload: null }));
+  await waitFor('delivery', isDone(id), 2000);
+  const latency = Date.now() - started;
+  await transport.stop();
+  assert.deepEqual(seen, [id]);
+  assert.ok(latency < 1000, `delivered after ${latency} ms`);
+});
+
+test('one consumer handles the messages of its topic in the order they were enqueued', async (t) => {
+  const topic = 'ordered';
+  for (let i = 0; i < 10; i++) await enqueue(suite.pool, { topic, key: 'k', payload: i });
+  const seen: number[] = [];
+  const transport = transportFor(t, suite.pool);
+  await transport.consume<number>({
+    name: 'ordered',
+    topic,
+    pollIntervalMs: 100,
+    handler: async (m) => void seen.push(m.payload),
+  });
+  await waitFor('all ten', async () => seen.length === 10);
+  assert.deepEqual(seen, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+});
+
+test('a message whose consumer died mid-handler is taken over by another only once its lease lapses, and the inbox stops a double effect when the first finishes late', async (t) => {
+  const topic = 'crash';
+  const leaseMs = 400;
+  const firstMayFinish = deferred();
+  t.after(firstMayFinish.resolve);
+  const firstRunning = deferred();
+  let firstOutcome: Promise<string> | undefined;
+  let firstSignal: AbortSignal | undefined;
+  let firstAt = 0;
+
+  const first = transportFor(t, suite.pool);
+  await first.consume({
+    name: 'applier',
+    topic,
+    leaseMs,
+    pollIntervalMs: 50,
+    stopTimeoutMs: 50,
+    handler: (m, ctx) => {
+      firstAt = Date.now();
+      firstSignal = ctx.signal;
+      firstRunning.resolve();
+      // Hangs as if the process froze; when let go, it tries to record its effect.
+      firstOutcome = firstMayFinish.promise.then(() =>
+        ctx
+          .inTx((c) => c.query('INSERT INTO effects (message_id, consumer) VALUES ($1, $2)', [m.id, 'first']))
+          .then(
+            () => 'applied',
+            (err: unknown) => (err instanceof AlreadyProcessedError ? 'already processed' : String(err)),
+          ),
+      );
+      return firstOutcome.then(() => undefined);
+    },
+  });
+  const id = await inTransaction(suite.pool, (c) => enqueue(c, { topic, key: 'change-1', payload: {} }));
+  await firstRunning.promise;
+
+  const stopStarted = Date.now();
+  await first.stop();
+  assert.ok(Date.now() - stopStarted < 1000, 'stop gives up on a hung handler after stopTimeoutMs');
+  assert.equal(firstSignal?.aborted, true, 'the abandoned handler is told to give up');
+  assert.deepEqual(await row(id), { status: 'running', attempts: 1, last_error: null });
+
+  let secondAt = 0;
+  let secondAttempt = 0;
+  const second = transportFor(t, suite.pool2);
+  await second.consume({
+    name: 'applier',
+    topic,
+    leaseMs,
+    pollIntervalMs: 50,
+    handler: async (m, ctx) => {
+      secondAt = Date.now();
+      secondAttempt = m.attempt;
+      await ctx.inTx((c) =>
+        c.query('INSERT INTO effects (message_id, consumer) VALUES ($1, $2)', [m.id, 'second']),
+      );
+    },
+  });
+  await waitFor('the second consumer to handle it', isDone(id));
+  assert.ok(secondAt - firstAt >= leaseMs - 20, `taken over ${secondAt - firstAt} ms after the first claim`);
+  assert.equal(secondAttempt, 2);
+
+  firstMayFinish.resolve();
+  assert.equal(await firstOutcome, 'already processed');
+  await second.stop();
+
+  const { rows } = await suite.pool.query('SELECT consumer FROM effects WHERE message_id = $1', [id]);
+  assert.deepEqual(rows, [{ consumer: 'second' }]);
+  assert.equal((await row(id))?.status, 'done');
+});
+
+test('stop waits for a running handler and leaves no connection checked out or listening', async (t) => {
+  const topic = 'stopping';
+  const listening = async () => {
+    const { rows } = await suite.pool.query<{ n: number }>(
+      `SELECT count(*) AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND query = 'LISTEN bus_outbox'`,
+    );
+    return rows[0]?.n ?? 0;
+  };
+  const own = createPool(suite.db.url, SCHEMA, 3);
+  const running = deferred();
+  const transport = transportFor(t, own);
+  t.after(async () => {
+    if (!own.ending) await own.end();
+  });
+  await transport.consume({
+    name: 'stopping',
+    topic,
+    pollIntervalMs: 100,
+    handler: async () => {
+      running.resolve();
+      await sleep(200);
+    },
+  });
+  assert.equal(await listening(), 1);
+  const id = await inTransaction(suite.pool, (c) => enqueue(c, { topic, key: 'k', payload: {} }));
+  await running.promise;
+
+  await transport.stop();
+  assert.equal((await row(id))?.status, 'done', 'the in-flight handler finished before stop resolved');
+  assert.equal(own.totalCount, own.idleCount, 'no client is still checked out');
+  await own.end();
+  await waitFor('the listening session to end', async () => (await listening()) === 0, 2000);
+  await assert.rejects(transport.consume({ name: 'late', topic, handler: async () => undefined }));
+});
+
+test('a handler that runs three times its lease keeps its message: it completes once and a second consumer on the topic never receives it meanwhile', async (t) => {
+  const topic = 'slow';
+  // Long enough that a beat delayed by a loaded machine still lands well inside the lease.
+  const leaseMs = 1500; // a beat every 500 ms
+  const running = deferred();
+  let firstCalls = 0;
+  let firstSignal: AbortSignal | undefined;
+  const first = transportFor(t, suite.pool);
+  await first.consume({
+    name: 'slow',
+    topic,
+    leaseMs,
+    pollIntervalMs: 50,
+    handler: async (m, ctx) => {
+      firstCalls++;
+      firstSignal = ctx.signal;
+      running.resolve();
+      await sleep(3 * leaseMs);
+      await ctx.inTx((c) =>
+        c.query('INSERT INTO effects (message_id, consumer) VALUES ($1, $2)', [m.id, 'first']),
+      );
+    },
+  });
+  const id = await enqueue(suite.pool, { topic, key: 'k', payload: {} });
+  await running.promise;
+
+  let secondCalls = 0;
+  const second = transportFor(t, suite.pool2);
+  await second.consume({
+    name: 'slow',
+    topic,
+    leaseMs,
+    pollIntervalMs: 50, // looks for expired leases many times while the first handler runs
+    handler: async () => {
+      secondCalls++;
+    },
+  });
+  await waitFor('the slow handler to finish', isDone(id));
+  await sleep(200);
+  await Promise.all([first.stop(), second.stop()]);
+
+  assert.equal(firstCalls, 1);
+  assert.equal(secondCalls, 0, 'the second consumer never received the message');
+  assert.equal(firstSignal?.aborted, false, 'a renewed lease does not abort the handler');
+  assert.deepEqual(await row(id), { status: 'done', attempts: 1, last_error: null });
+  const { rows } = await suite.pool.query('SELECT consumer FROM effects WHERE message_id = $1', [id]);
+  assert.deepEqual(rows, [{ consumer: 'first' }]);
+});
+
+test('a consumer whose claim was taken by another sees its signal aborted within about a beat, well before its lease would lapse, and stops renewing', async (t) => {
+  const topic = 'stolen';
+  // A beat every second; without beats the signal would abort only when the lease lapsed.
+  const leaseMs = 3000;
+  const running = deferred();
+  const letGo = deferred();
+  t.after(letGo.resolve);
+  let signal: AbortSignal | undefined;
+  let abortedAt = 0;
+  const transport = transportFor(t, suite.pool);
+  await transport.consume({
+    name: 'stolen',
+    topic,
+    leaseMs,
+    pollIntervalMs: 60_000,
+    handler: async (_m, ctx) => {
+      signal = ctx.signal;
+      ctx.signal.addEventListener('abort', () => {
+        abortedAt = Date.now();
+      });
+      running.resolve();
+      await letGo.promise; // keeps running after the abort, as a handler that ignores it would
+    },
+  });
+  const id = await enqueue(suite.pool, { topic, key: 'k', payload: {} });
+  await running.promise;
+  const claim = async () => {
+    const { rows } = await suite.pool.query<{ locked_by: string; locked_until: Date }>(
+      'SELECT locked_by, locked_until FROM bus_outbox WHERE id = $1',
+      [id],
+    );
+    assert.ok(rows[0]);
+    return rows[0];
+  };
+  const token = (await claim()).locked_by;
+
+  // Another consumer claims it, as one would after this one's lease had lapsed.
+  await suite.pool.query('UPDATE bus_outbox SET locked_by = gen_random_uuid() WHERE id = $1', [id]);
+  const stolenAt = Date.now();
+  await waitFor('the signal to abort', async () => signal?.aborted === true, 4000);
+  // Within about one beat, well before the lease would have lapsed.
+  assert.ok(
+    abortedAt - stolenAt < leaseMs - 1000,
+    `aborted ${abortedAt - stolenAt} ms after the claim was taken`,
+  );
+  assert.match(String(signal?.reason), /lease lost/);
+
+  // Had it kept beating, giving the claim back would let its next beat extend the lease.
+  await suite.pool.query('UPDATE bus_outbox SET locked_by = $2 WHERE id = $1', [id, token]);
+  const before = (await claim()).locked_until.getTime();
+  await sleep(leaseMs / 3 + 200);
+  assert.equal((await claim()).locked_until.getTime(), before, 'no renewal after the claim was lost');
+  letGo.resolve();
+  await transport.stop();
+});

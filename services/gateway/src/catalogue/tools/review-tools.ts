@@ -1,0 +1,519 @@
+/**
+ * Optimization review runs and proposals (need the optimizer feature). The agent requests or
+ * finds a queued run, claims it (and gets a performance snapshot of the optimizer's campaigns),
+ * and completes it with proposals; a person approves a proposal in the dashboard, and the
+ * optimizer publishes it as a change.
+ */
+
+import { randomUUID } from 'node:crypto';
+import {
+  type ClaimRunResponse,
+  PerformanceSnapshotSchema,
+  type ReviewRun,
+  ReviewRunSchema,
+  ReviewService,
+} from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
+import { ToolFailure } from '../../mcp/tool-failure.ts';
+import { type Caller, defineTool, type ToolRow } from '../catalogue.ts';
+import { messageSchema } from '../output-schema.ts';
+import { isRecord, readPlatform, segment, workspaceAccount } from '../platform.ts';
+import { resultOf } from '../rpc-mapping.ts';
+import { array, enumOf, integer, object, string } from '../schema.ts';
+
+const GROUP = 'Automation and optimization';
+const FEATURES = ['optimizer'] as const;
+const HOUR_MS = 3_600_000;
+
+const uuid = (description: string) => string({ format: 'uuid', description });
+const page = {
+  limit: integer({ min: 1, max: 100, description: 'Page size; 20 when omitted.' }),
+  offset: integer({ min: 0, max: 100_000, description: 'Items to skip; 0 when omitted.' }),
+};
+
+const variant = object(
+  {
+    base_ad_id: string({
+      min: 1,
+      max: 255,
+      description: 'The ad of the optimizer’s campaigns whose creative this variant would replace.',
+    }),
+    name: string({ min: 1, max: 200, nonBlank: true, description: 'A name for the proposal.' }),
+    title: string({ min: 1, max: 50, nonBlank: true, description: 'The new creative title.' }),
+    body: string({ min: 1, max: 100, nonBlank: true, description: 'The new creative body.' }),
+    target_url: string({
+      min: 1,
+      max: 2048,
+      description: 'The https landing page; its hostname must be one of the optimizer’s allowed_domains.',
+    }),
+    rationale: string({
+      min: 1,
+      max: 4000,
+      multiline: true,
+      nonBlank: true,
+      description: 'Why, from the evidence.',
+    }),
+    hypothesis: string({
+      min: 1,
+      max: 2000,
+      multiline: true,
+      nonBlank: true,
+      description: 'What should improve, and how much.',
+    }),
+    asset_id: uuid('Optional: a saved campaign image asset.'),
+  },
+  ['base_ad_id', 'name', 'title', 'body', 'target_url', 'rationale', 'hypothesis'],
+  'An optimization variant: a new title, body and target URL for an existing ad.',
+);
+
+const EXAMPLE_OPTIMIZER = '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64';
+const EXAMPLE_RUN = '5b2f7c1d-9e4a-4f3b-8c6d-1a2e3f4b5c6d';
+const EXAMPLE_TOKEN = 'c3d4e5f6-a7b8-4c9d-8e1f-2a3b4c5d6e7f';
+const EXAMPLE_PROPOSAL = '7e6d5c4b-3a29-4817-9f6e-5d4c3b2a1908';
+const EXAMPLE_VARIANT = {
+  base_ad_id: 'ad_0123456789abcdef',
+  name: 'Free shipping headline',
+  title: 'Free shipping on every plant',
+  body: 'Healthy plants delivered to your door in two days.',
+  target_url: 'https://example.com/plants',
+  rationale: 'The ad has a CTR of 0.4% against 0.9% for the campaign; its title names no offer.',
+  hypothesis: 'Naming the free-shipping offer raises CTR to at least 0.7%.',
+};
+
+export const requestReview: ToolRow<GatewayDeps> = {
+  name: 'ads_request_optimization_review',
+  title: 'Request optimization review',
+  group: GROUP,
+  behavior: 'write',
+  features: FEATURES,
+  description:
+    'Queues a review of an enabled optimizer, to be claimed and completed by the connected agent ' +
+    '(ads_claim_optimization_run, then ads_complete_optimization_run). Open work is reused: when the ' +
+    'optimizer already has a queued or claimed run, that run is returned with created false. A paused ' +
+    'optimizer is refused. Changes nothing in the ad account.',
+  input: object({ optimizer_id: uuid('The optimizer to review.') }, ['optimizer_id']),
+  example: { optimizer_id: EXAMPLE_OPTIMIZER },
+  idempotent: true,
+  route: { kind: 'rpc', method: ReviewService.method.requestReview },
+};
+
+export const listRuns: ToolRow<GatewayDeps> = {
+  name: 'ads_list_optimization_runs',
+  title: 'List optimization runs',
+  group: GROUP,
+  behavior: 'read',
+  features: FEATURES,
+  description:
+    'Lists the workspace’s review runs, newest first, optionally of one optimizer and in one status. ' +
+    'status queued lists the work to claim (a claim that ran out is queued again). Returns total and ' +
+    'next_offset (null on the last page).',
+  input: object({
+    optimizer_id: uuid('Only the runs of this optimizer.'),
+    status: enumOf(['queued', 'claimed', 'completed', 'failed', 'cancelled'], 'Only runs in this status.'),
+    ...page,
+  }),
+  example: { optimizer_id: EXAMPLE_OPTIMIZER, status: 'queued', limit: 20, offset: 0 },
+  route: { kind: 'rpc', method: ReviewService.method.listRuns },
+};
+
+export const getRun: ToolRow<GatewayDeps> = {
+  name: 'ads_get_optimization_run',
+  title: 'Get optimization run',
+  group: GROUP,
+  behavior: 'read',
+  features: FEATURES,
+  description:
+    'Returns one review run: its status, claim expiry, the snapshot taken when it was claimed, its ' +
+    'outcome and summary, and the ids of the proposals it created.',
+  input: object({ run_id: uuid('The run.') }, ['run_id']),
+  example: { run_id: EXAMPLE_RUN },
+  route: { kind: 'rpc', method: ReviewService.method.getRun },
+};
+
+const DAY = new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit' });
+
+/** The account-local date of `at` (YYYY-MM-DD) in `timeZone`. */
+function localDate(at: Date, timeZone: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    }).format(at);
+  } catch {
+    return DAY.format(at);
+  }
+}
+
+const text = (v: unknown) => (typeof v === 'string' ? v : '');
+const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+interface AdOfCampaign {
+  adId: string;
+  adName: string;
+  campaignId: string;
+  adGroupId: string;
+  status: string;
+  title: string;
+  body: string;
+  targetUrl: string;
+}
+
+/** Every ad of the account in one of `campaignIds`, following the list's pages. */
+async function campaignAds(
+  caller: Caller,
+  deps: GatewayDeps,
+  accountId: string,
+  campaignIds: readonly string[],
+): Promise<AdOfCampaign[]> {
+  const wanted = new Set(campaignIds);
+  const ads: AdOfCampaign[] = [];
+  let after: string | undefined;
+  for (let pages = 0; pages < 100; pages++) {
+    const answer = await readPlatform(caller, deps, {
+      accountId,
+      path: '/ads',
+      query: { limit: 500, ...(after === undefined ? {} : { after }) },
+      notFound: 'the ad account’s ads could not be listed',
+      shape: 'list',
+    });
+    for (const ad of answer.data as unknown[]) {
+      if (!isRecord(ad) || !wanted.has(text(ad.campaign_id))) continue;
+      const creative = isRecord(ad.creative) ? ad.creative : {};
+      ads.push({
+        adId: text(ad.id),
+        adName: text(ad.name),
+        campaignId: text(ad.campaign_id),
+        adGroupId: text(ad.ad_group_id),
+        status: text(ad.status),
+        title: text(creative.title),
+        body: text(creative.body),
+        targetUrl: text(creative.target_url),
+      });
+    }
+    const paging = isRecord(answer.paging) ? answer.paging : {};
+    if (paging.has_more !== true || typeof paging.after !== 'string') break;
+    after = paging.after;
+  }
+  return ads;
+}
+
+/** Each ad's delivery over `timeRange`, read per ad group at the ad level. */
+async function deliveryByAd(
+  caller: Caller,
+  deps: GatewayDeps,
+  accountId: string,
+  adGroupIds: readonly string[],
+  timeRange: string,
+): Promise<Map<string, { impressions: number; clicks: number; conversions: number; spendMicros: number }>> {
+  const byAd = new Map<
+    string,
+    { impressions: number; clicks: number; conversions: number; spendMicros: number }
+  >();
+  for (const adGroupId of adGroupIds) {
+    const answer = await readPlatform(caller, deps, {
+      accountId,
+      path: `/ad_groups/${segment('ad_group_id', adGroupId)}/insights`,
+      query: {
+        aggregation_level: 'ad',
+        time_ranges: [timeRange],
+        fields: ['impressions', 'clicks', 'conversions', 'spend_micros'],
+        limit: 2000,
+      },
+      notFound: `ad group ${adGroupId} of the optimizer’s campaigns is gone from the ad account`,
+      shape: 'report',
+    });
+    for (const row of answer.data as unknown[]) {
+      if (!isRecord(row)) continue;
+      const id = text(row.ad_id);
+      const sum = byAd.get(id) ?? { impressions: 0, clicks: 0, conversions: 0, spendMicros: 0 };
+      sum.impressions += count(row.impressions);
+      sum.clicks += count(row.clicks);
+      sum.conversions += count(row.conversions);
+      sum.spendMicros += count(row.spend_micros);
+      byAd.set(id, sum);
+    }
+  }
+  return byAd;
+}
+
+/** Reads the snapshot of a claimed run from the platform and records it with the optimizer. */
+async function takeSnapshot(caller: Caller, deps: GatewayDeps, claim: ClaimRunResponse, run: ReviewRun) {
+  const account = await workspaceAccount(deps, caller.principal, run.accountId);
+  const claimedAt = new Date(claim.claimedAt);
+  const end = new Date(claimedAt.getTime() - claim.reportingDelayHours * HOUR_MS);
+  const start = new Date(end.getTime() - claim.windowHours * HOUR_MS);
+  const timeRange = `${localDate(start, account.timeZone)}..${localDate(end, account.timeZone)}`;
+  const ads = await campaignAds(caller, deps, run.accountId, claim.campaignIds);
+  const groups = [...new Set(ads.map((a) => a.adGroupId))];
+  const delivery = await deliveryByAd(caller, deps, run.accountId, groups, timeRange);
+  return deps.clientOf(ReviewService).recordSnapshot(
+    {
+      runId: run.runId,
+      claimToken: claim.claimToken,
+      timeRange,
+      windowStart: start.toISOString(),
+      windowEnd: end.toISOString(),
+      currency: account.currency,
+      timeZone: account.timeZone,
+      ads: ads.map((a) => {
+        const d = delivery.get(a.adId) ?? { impressions: 0, clicks: 0, conversions: 0, spendMicros: 0 };
+        return {
+          ...a,
+          impressions: BigInt(Math.round(d.impressions)),
+          clicks: BigInt(Math.round(d.clicks)),
+          conversions: d.conversions,
+          spendMicros: BigInt(Math.round(d.spendMicros)),
+        };
+      }),
+    },
+    onBehalfOf(caller.principal),
+  );
+}
+
+const CODE_WORDS: Partial<Record<Code, string>> = {
+  [Code.NotFound]: 'not_found',
+  [Code.PermissionDenied]: 'permission_denied',
+  [Code.InvalidArgument]: 'invalid_argument',
+  [Code.FailedPrecondition]: 'failed_precondition',
+  [Code.ResourceExhausted]: 'rate_limited',
+};
+
+/**
+ * The failure of a snapshot read after the claim was made: the run stays claimed by the caller,
+ * so the error says with which token to claim it again.
+ */
+function claimedWithoutSnapshot(err: unknown, run: ReviewRun, token: string): ToolFailure {
+  const retry = `the run stays claimed by you until ${run.claimExpiresAt ?? 'its claim runs out'}: call ads_claim_optimization_run again with claim_token ${token} to read the snapshot again`;
+  const extra = { run_id: run.runId, claim_token: token };
+  if (err instanceof ToolFailure)
+    return new ToolFailure(err.code, `${err.message}; ${retry}`, { ...err.extra, ...extra });
+  const e = ConnectError.from(err);
+  return new ToolFailure(
+    CODE_WORDS[e.code] ?? 'unavailable',
+    `the performance snapshot could not be read (${e.rawMessage}); ${retry}`,
+    extra,
+  );
+}
+
+const claimOutput = {
+  type: 'object',
+  properties: {
+    run: messageSchema(ReviewRunSchema),
+    claim_token: { type: 'string' },
+    snapshot: messageSchema(PerformanceSnapshotSchema),
+  },
+  required: ['run', 'claim_token', 'snapshot'],
+  additionalProperties: false,
+};
+
+const claimInput = object(
+  {
+    run_id: uuid('The queued run (ads_list_optimization_runs with status queued lists them).'),
+    claim_token: uuid('Optional: your own token for the claim; a retry with it returns your claim again.'),
+  },
+  ['run_id'],
+);
+
+export const claimRun = defineTool<GatewayDeps, typeof claimInput>({
+  name: 'ads_claim_optimization_run',
+  title: 'Claim optimization run',
+  group: GROUP,
+  behavior: 'write',
+  features: FEATURES,
+  description:
+    'Claims one queued review run for 30 minutes and returns a claim_token and a performance snapshot: ' +
+    'every ad of the optimizer’s campaigns with its impressions, clicks, conversions and spend over ' +
+    'window_hours ending reporting_delay_hours before the claim (account-local days, read from the ad ' +
+    'platform’s insights), ctr, cpc and cpa, and whether it meets the configuration’s min_impressions, ' +
+    'min_clicks and (for a cpa goal) min_conversions; ads below them are marked with the thresholds they miss ' +
+    'and are not enough evidence to judge. Pass your own claim_token to retry a claim you hold. A run claimed ' +
+    'by someone else is refused; a claim that ran out puts the run back in the queue. Drafting only: nothing ' +
+    'in the ad account changes. Complete the run with ads_complete_optimization_run.',
+  input: claimInput,
+  example: { run_id: EXAMPLE_RUN, claim_token: EXAMPLE_TOKEN },
+  output: claimOutput,
+  openWorld: true,
+  route: {
+    kind: 'run',
+    why: 'the claim is the optimizer’s, but the snapshot is read from the ad platform with the caller’s own access, so the gateway claims, reads the insights through the upstream-proxy and hands them back to the optimizer, which applies the thresholds',
+    routesTo: 'optimizer.v1.ReviewService/ClaimRun, RecordSnapshot',
+    async run({ caller, deps }, args) {
+      const reviews = deps.clientOf(ReviewService);
+      const as = onBehalfOf(caller.principal);
+      // Chosen here when the caller gave none, so that a failed read can tell the caller its claim.
+      const token = args.claim_token ?? randomUUID();
+      const claim = await reviews.claimRun({ runId: args.run_id, claimToken: token }, as);
+      const run = claim.run as ReviewRun;
+      let recorded: Awaited<ReturnType<typeof reviews.recordSnapshot>>;
+      try {
+        recorded = await takeSnapshot(caller, deps, claim, run);
+      } catch (err) {
+        throw claimedWithoutSnapshot(err, run, token);
+      }
+      if (recorded.run === undefined || recorded.snapshot === undefined) {
+        throw claimedWithoutSnapshot(new Error('the optimizer answered without the snapshot'), run, token);
+      }
+      return {
+        run: resultOf(ReviewRunSchema, recorded.run),
+        claim_token: claim.claimToken,
+        snapshot: resultOf(PerformanceSnapshotSchema, recorded.snapshot),
+      };
+    },
+  },
+});
+
+export const completeRun: ToolRow<GatewayDeps> = {
+  name: 'ads_complete_optimization_run',
+  title: 'Complete optimization run',
+  group: GROUP,
+  behavior: 'write',
+  features: FEATURES,
+  description:
+    'Completes a run you claimed, with its claim_token: outcome proposals (with 1 to 100 variants), no_change ' +
+    'or insufficient_evidence (with none), and a summary. Each variant proposes a new title, body and ' +
+    'target_url for one ad of the run’s snapshot (one variant per ad); its target_url must be https on one of ' +
+    'the optimizer’s allowed_domains, and no campaign may get more than max_ads_per_campaign variants. Each ' +
+    'variant becomes a proposal pending review: a person approves it in the dashboard (never through this ' +
+    'client) within review_hours, and it is then published as a change to the base ad. Repeating an ' +
+    'identical completion returns the same result (repeated true); a different one is refused.',
+  input: object(
+    {
+      run_id: uuid('The run you claimed.'),
+      claim_token: uuid('The claim_token ads_claim_optimization_run returned.'),
+      outcome: enumOf(['proposals', 'no_change', 'insufficient_evidence'], 'What the review found.'),
+      summary: string({
+        min: 1,
+        max: 8000,
+        multiline: true,
+        nonBlank: true,
+        description: 'What the review found, for people.',
+      }),
+      variants: array(variant, { max: 100, description: 'The proposed variants (outcome proposals only).' }),
+    },
+    ['run_id', 'claim_token', 'outcome', 'summary'],
+  ),
+  example: {
+    run_id: EXAMPLE_RUN,
+    claim_token: EXAMPLE_TOKEN,
+    outcome: 'proposals',
+    summary: 'One ad of two has a low CTR with enough evidence; a variant names the offer.',
+    variants: [EXAMPLE_VARIANT],
+  },
+  route: { kind: 'rpc', method: ReviewService.method.completeRun },
+};
+
+export const listProposals: ToolRow<GatewayDeps> = {
+  name: 'ads_list_optimization_proposals',
+  title: 'List optimization proposals',
+  group: GROUP,
+  behavior: 'read',
+  features: FEATURES,
+  description:
+    'Lists the workspace’s proposals, newest first, optionally of one optimizer and in one status: ' +
+    'pending_review, changes_requested, approved, publishing, published, failed, rejected, cancelled or ' +
+    'expired. Returns total and next_offset (null on the last page).',
+  input: object({
+    optimizer_id: uuid('Only the proposals of this optimizer.'),
+    status: string({ min: 1, max: 40, description: 'Only proposals in this status.' }),
+    ...page,
+  }),
+  example: { optimizer_id: EXAMPLE_OPTIMIZER, status: 'pending_review', limit: 20, offset: 0 },
+  route: { kind: 'rpc', method: ReviewService.method.listProposals },
+};
+
+const proposalIdInput = object({ proposal_id: uuid('The proposal.') }, ['proposal_id']);
+
+export const getProposal: ToolRow<GatewayDeps> = {
+  name: 'ads_get_optimization_proposal',
+  title: 'Get optimization proposal',
+  group: GROUP,
+  behavior: 'read',
+  features: FEATURES,
+  description:
+    'Returns one proposal: its status and revision, the variant, the base ad’s evidence from the run’s ' +
+    'snapshot, the review (note, who), the approval (who, when, publish_by), and the change that publishes ' +
+    'it (change_id, change_status, change_error) once dispatched. ads_get_change shows that change in full.',
+  input: proposalIdInput,
+  example: { proposal_id: EXAMPLE_PROPOSAL },
+  route: { kind: 'rpc', method: ReviewService.method.getProposal },
+};
+
+const revision = integer({ min: 1, max: 1_000_000, description: 'The revision you last read.' });
+
+export const editProposal: ToolRow<GatewayDeps> = {
+  name: 'ads_edit_optimization_proposal',
+  title: 'Edit optimization proposal',
+  group: GROUP,
+  behavior: 'write',
+  features: FEATURES,
+  description:
+    'Replaces the variant of a proposal that is not approved (pending review, changes requested, or expired ' +
+    'unreviewed), at its current revision; it goes back to dashboard review with a new review_hours window. ' +
+    'The base ad stays the same. An approved proposal cannot be changed.',
+  input: object({ proposal_id: uuid('The proposal.'), expected_revision: revision, variant }, [
+    'proposal_id',
+    'expected_revision',
+    'variant',
+  ]),
+  example: { proposal_id: EXAMPLE_PROPOSAL, expected_revision: 2, variant: EXAMPLE_VARIANT },
+  route: { kind: 'rpc', method: ReviewService.method.editProposal },
+};
+
+export const reviewProposal: ToolRow<GatewayDeps> = {
+  name: 'ads_review_optimization_proposal',
+  title: 'Review optimization proposal',
+  group: GROUP,
+  behavior: 'write',
+  features: FEATURES,
+  description:
+    'Rejects a proposal not yet approved, or asks for changes to one pending review, with a note, at its ' +
+    'current revision. Approval to publish is not possible here: a person approves in the dashboard.',
+  input: object(
+    {
+      proposal_id: uuid('The proposal.'),
+      expected_revision: revision,
+      decision: enumOf(['reject', 'request_changes'], 'reject, or request_changes.'),
+      note: string({ min: 1, max: 4000, multiline: true, nonBlank: true, description: 'Why.' }),
+    },
+    ['proposal_id', 'expected_revision', 'decision', 'note'],
+  ),
+  example: {
+    proposal_id: EXAMPLE_PROPOSAL,
+    expected_revision: 1,
+    decision: 'request_changes',
+    note: 'Keep the brand name in the title.',
+  },
+  route: { kind: 'rpc', method: ReviewService.method.reviewProposal },
+};
+
+export const cancelProposal: ToolRow<GatewayDeps> = {
+  name: 'ads_cancel_optimization_proposal',
+  title: 'Cancel optimization proposal',
+  group: GROUP,
+  behavior: 'write',
+  features: FEATURES,
+  description:
+    'Cancels a proposal: work not yet dispatched stops (an approved proposal is not published). A change ' +
+    'already dispatched is not undone: what it created remains and live ads stay live. Cancelling a ' +
+    'cancelled proposal returns it unchanged; a published, failed or rejected one is refused.',
+  input: proposalIdInput,
+  example: { proposal_id: EXAMPLE_PROPOSAL },
+  idempotent: true,
+  route: { kind: 'rpc', method: ReviewService.method.cancelProposal },
+};
+
+export const reviewTools: readonly ToolRow<GatewayDeps>[] = [
+  requestReview,
+  listRuns,
+  getRun,
+  claimRun,
+  completeRun,
+  listProposals,
+  getProposal,
+  editProposal,
+  reviewProposal,
+  cancelProposal,
+];

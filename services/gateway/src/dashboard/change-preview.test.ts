@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import { create } from '@bufbuild/protobuf';
+import { assetIdsOf, changeDetailHtml } from './change-pages.ts';
+
+const ASSET = '5a7c1e2b-9d3f-4b6a-8e1c-2f4d6b8a0c13';
+const OTHER = '8c0d2e43-2f1a-4b7e-8f57-6a3b9e0c1d24';
+
+const change = (body: object) =>
+  create(ChangeSchema, {
+    changeId: '6f1c2a8e-1111-4222-8333-944445555666',
+    accountId: 'acc-1',
+    status: 'prepared',
+    summary: 'Create ads',
+    operation: { method: 'POST', path: '/ads', bodyJson: JSON.stringify(body) },
+    targetBeforeJson: '',
+    digest: 'abc123',
+    preparedAt: '2026-01-01T00:00:00Z',
+    preparedBy: 'credential:x',
+  });
+
+test('the asset ids a change uses are found at any depth, once each, and only as UUIDs', () => {
+  const body = {
+    creative: { asset_id: ASSET.toUpperCase(), title: 'Spring' },
+    variants: [{ asset_id: OTHER }, { asset_id: ASSET }, { asset_id: 'not-a-uuid' }, { asset_id: 7 }],
+  };
+  assert.deepEqual(assetIdsOf(body).sort(), [ASSET, OTHER].sort());
+  assert.deepEqual(assetIdsOf({ name: 'no assets' }), []);
+  assert.deepEqual(assetIdsOf(undefined), []);
+});
+
+test('the review shows the image of each asset the change uses, through its delivery link', () => {
+  const path = `/assets/${ASSET}?token=ws.1.sig&x=<"y">`;
+  const html = changeDetailHtml(change({ creative: { asset_id: ASSET } }), new Map(), 'csrf', true, {
+    conflicts: [],
+    assets: [{ assetId: ASSET, path }],
+  });
+  assert.match(html, /<section id="creative-preview"><h2>Creative preview<\/h2>/);
+  assert.ok(html.includes(`<img src="/assets/${ASSET}?token=ws.1.sig&amp;x=&lt;&quot;y&quot;&gt;"`), html);
+  assert.ok(html.includes(`alt="Campaign asset ${ASSET}"`));
+});
+
+test('a change that uses no asset has no creative preview', () => {
+  const html = changeDetailHtml(change({ name: 'x' }), new Map(), 'csrf', true, { conflicts: [] });
+  assert.doesNotMatch(html, /creative-preview|<img/);
+});

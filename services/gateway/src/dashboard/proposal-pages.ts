@@ -1,0 +1,275 @@
+/**
+ * The dashboard's review of optimization proposals: each variant beside its base ad as the ad
+ * platform has it now, the evidence from the run's snapshot, the rationale and hypothesis, and
+ * Approve / Reject. Approval to publish is recorded only here, for the signed-in person and the
+ * revision they were shown; the optimizer then publishes it as a change.
+ */
+import type { AdPerformance, Proposal } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { isUuid } from '@adsmcp/runtime/ids';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import { insertAudit } from '../store/identity-store.ts';
+import type { SessionView } from '../store/session-store.ts';
+import { sessionPrincipal } from './change-pages.ts';
+import { esc, page } from './html.ts';
+
+/** What the dashboard's routes share with these pages: the session and the checked form post. */
+export interface ProposalPageHelpers {
+  session(req: FastifyRequest): Promise<SessionView | undefined>;
+  /** A POST from a signed-in person on our own page with the session's CSRF token, or undefined after a 403. */
+  checkedPost(req: FastifyRequest, reply: FastifyReply): Promise<SessionView | undefined>;
+}
+
+const user = (s: SessionView) => ({ email: s.email, workspace: s.workspace_name, csrf: s.csrf_token });
+
+/** The base ad as the platform has it now: its creative, or why it could not be read. */
+interface LiveAd {
+  name?: string;
+  status?: string;
+  title?: string;
+  body?: string;
+  targetUrl?: string;
+  problem?: string;
+}
+
+async function liveAd(deps: GatewayDeps, principal: Principal, p: Proposal): Promise<LiveAd> {
+  const adId = p.variant?.baseAdId ?? '';
+  try {
+    const res = await deps.upstream.call(
+      {
+        accountId: p.accountId,
+        method: 'GET',
+        path: `/ads/${encodeURIComponent(adId)}`,
+        query: [],
+        bodyJson: '',
+        idempotencyKey: '',
+      },
+      onBehalfOf(principal),
+    );
+    if (res.status === 404) return { problem: 'The base ad is gone from the ad account.' };
+    if (res.status < 200 || res.status > 299)
+      return { problem: `The ad platform answered HTTP ${res.status}.` };
+    const ad = JSON.parse(res.bodyJson) as Record<string, unknown>;
+    const creative = (typeof ad.creative === 'object' && ad.creative !== null ? ad.creative : {}) as Record<
+      string,
+      unknown
+    >;
+    return {
+      name: String(ad.name ?? ''),
+      status: String(ad.status ?? ''),
+      title: String(creative.title ?? ''),
+      body: String(creative.body ?? ''),
+      targetUrl: String(creative.target_url ?? ''),
+    };
+  } catch {
+    return { problem: 'The base ad could not be read from the ad platform just now.' };
+  }
+}
+
+function evidenceHtml(e: AdPerformance | undefined): string {
+  if (e === undefined) return '<p class="muted">No evidence was recorded for the base ad.</p>';
+  const rows: [string, unknown][] = [
+    ['Impressions', e.impressions],
+    ['Clicks', e.clicks],
+    ['Conversions', e.conversions],
+    ['Spend (micros)', e.spendMicros],
+    ['CTR', e.ctr === undefined ? '—' : `${(e.ctr * 100).toFixed(2)}%`],
+    ['CPC (micros)', e.cpcMicros ?? '—'],
+    ['CPA (micros)', e.cpaMicros ?? '—'],
+    ['Enough evidence', e.meetsThresholds ? 'yes' : `no: ${e.belowThresholds.join('; ')}`],
+  ];
+  return `<table data-evidence><tbody>${rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join('')}</tbody></table>`;
+}
+
+function comparisonHtml(p: Proposal, live: LiveAd): string {
+  const v = p.variant;
+  const row = (label: string, now: string | undefined, proposed: string | undefined) =>
+    `<tr><th>${esc(label)}</th><td data-live>${live.problem === undefined ? esc(now) : ''}</td><td data-proposed>${esc(proposed)}</td></tr>`;
+  return `<table data-comparison><thead><tr><th></th><th>Base ad now (${esc(v?.baseAdId)})</th><th>Proposed</th></tr></thead><tbody>
+    ${row('Title', live.title, v?.title)}${row('Body', live.body, v?.body)}${row('Target URL', live.targetUrl, v?.targetUrl)}
+    </tbody></table>${live.problem === undefined ? `<p class="muted">Base ad: ${esc(live.name)} (${esc(live.status)})</p>` : `<p class="error">${esc(live.problem)}</p>`}`;
+}
+
+function decisionFormsHtml(p: Proposal, csrf: string): string {
+  const hidden = `<input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="expected_revision" value="${esc(p.revision)}">`;
+  return `<section><h2>Decision</h2>
+    <p>Approving publishes this variant to the base ad as a change, within publish_hours${p.reviewExpiresAt ? `; approve before ${esc(p.reviewExpiresAt)}` : ''}.</p>
+    <form method="post" action="/dashboard/proposals/${esc(p.proposalId)}/approve">${hidden}<button id="approve" type="submit">Approve</button></form>
+    <form method="post" action="/dashboard/proposals/${esc(p.proposalId)}/reject">${hidden}
+      <label for="note">Why reject</label><input id="note" name="note" required maxlength="4000">
+      <p><button id="reject" class="danger" type="submit">Reject</button></p></form></section>`;
+}
+
+export function proposalDetailHtml(
+  p: Proposal,
+  live: LiveAd,
+  csrf: string,
+  canDecide: boolean,
+  message?: string,
+): string {
+  const v = p.variant;
+  const facts: [string, string | undefined][] = [
+    ['Status', p.status],
+    ['Revision', String(p.revision)],
+    ['Optimizer', p.optimizerId],
+    ['Run', p.runId],
+    ['Review until', p.reviewExpiresAt],
+    ['Review note', p.reviewNote],
+    ['Reviewed by', p.reviewedBy],
+    ['Approved by', p.approvedBy],
+    ['Approved at', p.approvedAt],
+    ['Publish by', p.publishBy],
+    ['Published at', p.publishedAt],
+    ['Cancelled', p.cancelReason],
+  ];
+  const change =
+    p.changeId === undefined
+      ? '<p class="muted">No change has been made yet.</p>'
+      : `<p data-change-link>Change <a href="/dashboard/changes/${esc(p.changeId)}">${esc(p.changeId)}</a>: <span data-change-status>${esc(p.changeStatus ?? 'unknown')}</span>${p.changeError ? ` — <span class="error">${esc(p.changeError)}</span>` : ''}</p>`;
+  return `<p><a href="/dashboard/proposals">← Proposals</a></p>
+    ${message ? `<p class="notice" role="alert">${esc(message)}</p>` : ''}
+    <section><h2>${esc(v?.name)}</h2>
+    <table><tbody>${facts
+      .filter(([, value]) => value !== undefined && value !== '')
+      .map(
+        ([k, value]) =>
+          `<tr><th>${esc(k)}</th><td${k === 'Status' ? ' id="status"' : ''}>${esc(value)}</td></tr>`,
+      )
+      .join('')}</tbody></table></section>
+    <section><h2>Variant beside its base ad</h2>${comparisonHtml(p, live)}</section>
+    <section><h2>Rationale</h2><pre>${esc(v?.rationale)}</pre><h2>Hypothesis</h2><pre>${esc(v?.hypothesis)}</pre></section>
+    <section><h2>Evidence (the run's snapshot)</h2>${evidenceHtml(p.evidence)}</section>
+    <section><h2>Changes it produced</h2>${change}</section>
+    ${canDecide && p.status === 'pending_review' ? decisionFormsHtml(p, csrf) : ''}`;
+}
+
+export function proposalListHtml(proposals: readonly Proposal[]): string {
+  if (proposals.length === 0) return '<p class="muted">No proposals yet.</p>';
+  return `<table><thead><tr><th>Status</th><th>Proposal</th><th>Base ad</th><th>Created</th><th></th></tr></thead><tbody>${proposals
+    .map(
+      (p) =>
+        `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${esc(p.status)}</td><td>${esc(p.variant?.name)}</td><td><code>${esc(p.variant?.baseAdId)}</code></td><td>${esc(p.createdAt)}</td><td><a href="/dashboard/proposals/${esc(p.proposalId)}">Review</a></td></tr>`,
+    )
+    .join('')}</tbody></table>`;
+}
+
+async function loadProposal(
+  deps: GatewayDeps,
+  principal: Principal,
+  id: string,
+): Promise<Proposal | undefined> {
+  if (!isUuid(id)) return undefined;
+  try {
+    const { proposal } = await deps
+      .clientOf(ReviewService)
+      .getProposal({ proposalId: id }, onBehalfOf(principal));
+    return proposal;
+  } catch (err) {
+    if (ConnectError.from(err).code === Code.NotFound) return undefined;
+    throw err;
+  }
+}
+
+/** registerProposalPages adds the proposal list, the proposal page and its Approve and Reject forms. */
+export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h: ProposalPageHelpers): void {
+  const reviews = deps.clientOf(ReviewService);
+  const notFound = (reply: FastifyReply, s: SessionView) =>
+    reply
+      .code(404)
+      .type('text/html')
+      .send(page('Not found', '<p>No such proposal in this workspace.</p>', user(s)));
+
+  app.get('/dashboard/proposals', async (req, reply) => {
+    const s = await h.session(req);
+    if (!s) return reply.redirect('/dashboard/login', 303);
+    const listed = await reviews.listProposals({ limit: 100 }, onBehalfOf(sessionPrincipal(s))).then(
+      (r) => proposalListHtml(r.proposals),
+      () => '<p class="error">Proposals could not be loaded just now.</p>',
+    );
+    return reply
+      .type('text/html')
+      .send(
+        page(
+          'Optimization proposals',
+          `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Optimization proposals</h2>${listed}</section>`,
+          user(s),
+        ),
+      );
+  });
+
+  app.get<{ Params: { id: string } }>('/dashboard/proposals/:id', async (req, reply) => {
+    const s = await h.session(req);
+    if (!s) return reply.redirect('/dashboard/login', 303);
+    const principal = sessionPrincipal(s);
+    const p = await loadProposal(deps, principal, req.params.id);
+    if (!p) return notFound(reply, s);
+    const live = await liveAd(deps, principal, p);
+    return reply
+      .type('text/html')
+      .send(page('Review proposal', proposalDetailHtml(p, live, s.csrf_token, s.role !== 'viewer'), user(s)));
+  });
+
+  for (const decision of ['approve', 'reject'] as const) {
+    app.post<{ Params: { id: string } }>(`/dashboard/proposals/:id/${decision}`, async (req, reply) => {
+      const s = await h.checkedPost(req, reply);
+      if (!s) return reply;
+      const principal = sessionPrincipal(s);
+      const p = await loadProposal(deps, principal, req.params.id);
+      if (!p) return notFound(reply, s);
+      const body = (req.body ?? {}) as Record<string, string>;
+      const expectedRevision = Number(body.expected_revision ?? 0);
+      try {
+        if (decision === 'approve') {
+          await reviews.approveProposal(
+            { proposalId: p.proposalId, expectedRevision },
+            onBehalfOf(principal),
+          );
+        } else {
+          await reviews.reviewProposal(
+            {
+              proposalId: p.proposalId,
+              expectedRevision,
+              decision: 'reject',
+              note: String(body.note ?? '').trim(),
+            },
+            onBehalfOf(principal),
+          );
+        }
+      } catch (err) {
+        const e = ConnectError.from(err);
+        const refused = e.code === Code.PermissionDenied;
+        const fresh = (await loadProposal(deps, principal, p.proposalId)) ?? p;
+        const live = await liveAd(deps, principal, fresh);
+        return reply
+          .code(
+            refused ? 403 : e.code === Code.InvalidArgument ? 400 : e.code === Code.Unavailable ? 503 : 409,
+          )
+          .type('text/html')
+          .send(
+            page(
+              'Review proposal',
+              proposalDetailHtml(
+                fresh,
+                live,
+                s.csrf_token,
+                s.role !== 'viewer',
+                refused ? `Your role cannot ${decision} proposals.` : e.rawMessage,
+              ),
+              user(s),
+            ),
+          );
+      }
+      await insertAudit(deps.pool, {
+        workspaceId: s.workspace_id,
+        actor: `user:${s.user_id}`,
+        action: decision === 'approve' ? 'proposal.approved' : 'proposal.rejected',
+        target: p.proposalId,
+        detail: { revision: expectedRevision },
+      });
+      return reply.redirect(`/dashboard/proposals/${p.proposalId}`, 303);
+    });
+  }
+}

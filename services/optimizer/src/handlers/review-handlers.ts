@@ -1,0 +1,525 @@
+/** ReviewService: proto <-> domain for review runs and proposals, and the transactions around them. */
+
+import { randomUUID } from 'node:crypto';
+import type {
+  AdPerformanceSchema,
+  ProposalSchema,
+  ReviewRunSchema,
+  ReviewService,
+  Variant as VariantMessage,
+} from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
+import { principalOf } from '@adsmcp/runtime/connect-server';
+import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
+import type { Principal } from '@adsmcp/runtime/principal';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { requireReader, requireWriter } from '../domain/access.ts';
+import { nextOffsetOf, type Optimizer, pageOf, requireUuid } from '../domain/optimizer.ts';
+import {
+  approvedProposal,
+  cancelledProposal,
+  checkMayApprove,
+  editedProposal,
+  newProposal,
+  type Proposal,
+  reviewedProposal,
+  shownProposalStatus,
+} from '../domain/proposal.ts';
+import {
+  type AdPerformance,
+  checkCompletion,
+  claimed,
+  completedRun,
+  completionDigest,
+  newRun,
+  RUN_STATUSES,
+  type Run,
+  type RunStatus,
+  requestRefusal,
+  requireClaim,
+  shownStatus,
+  snapshotOf,
+  type Trigger,
+  type Variant,
+} from '../domain/review.ts';
+import { getOptimizer, lockOptimizer } from '../store/optimizer-store.ts';
+import {
+  countProposals,
+  countRuns,
+  getProposal,
+  getRun,
+  insertProposal,
+  insertRun,
+  listProposals,
+  listRuns,
+  openRun,
+  proposalIdsOf,
+  runProposals,
+  updateProposal,
+  updateRun,
+} from '../store/review-store.ts';
+
+/** The bus topic of approved proposals waiting to be published. */
+export const PUBLISH_TOPIC = 'optimizer.publish';
+
+export interface PublishMessage {
+  [key: string]: string;
+  proposal_id: string;
+  workspace_id: string;
+}
+
+export interface ReviewHandlerDeps {
+  pool: Pool;
+  clock: () => Date;
+}
+
+const iso = (d: Date | null) => d?.toISOString();
+
+/** A readable name for who acted: the user when there is one, else the credential. */
+export function actorOf(p: Principal): string {
+  return p.userId ? `user:${p.userId} via ${p.via} (${p.credentialId})` : `${p.via}:${p.credentialId}`;
+}
+
+function toPerformance(a: AdPerformance): MessageInitShape<typeof AdPerformanceSchema> {
+  return {
+    adId: a.adId,
+    adName: a.adName,
+    campaignId: a.campaignId,
+    adGroupId: a.adGroupId,
+    status: a.status,
+    title: a.title,
+    body: a.body,
+    targetUrl: a.targetUrl,
+    impressions: BigInt(a.impressions),
+    clicks: BigInt(a.clicks),
+    conversions: a.conversions,
+    spendMicros: BigInt(a.spendMicros),
+    ctr: a.ctr,
+    cpcMicros: a.cpcMicros === undefined ? undefined : BigInt(a.cpcMicros),
+    cpaMicros: a.cpaMicros === undefined ? undefined : BigInt(a.cpaMicros),
+    meetsThresholds: a.meetsThresholds,
+    belowThresholds: a.belowThresholds,
+  };
+}
+
+export function toRunMessage(
+  r: Run,
+  now: Date,
+  proposalIds: string[] = [],
+): MessageInitShape<typeof ReviewRunSchema> {
+  const status = shownStatus(r, now);
+  const s = r.snapshot;
+  return {
+    runId: r.runId,
+    optimizerId: r.optimizerId,
+    accountId: r.accountId,
+    status,
+    trigger: r.trigger,
+    requestedBy: r.requestedBy,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+    claimedAt: iso(r.claimedAt),
+    claimExpiresAt: status === 'claimed' ? iso(r.claimExpiresAt) : undefined,
+    outcome: r.outcome ?? undefined,
+    summary: r.summary ?? undefined,
+    completedAt: iso(r.completedAt),
+    cancelReason: r.cancelReason ?? undefined,
+    proposalIds,
+    snapshot: s === null ? undefined : { ...s, ads: s.ads.map(toPerformance) },
+  };
+}
+
+export function toProposalMessage(p: Proposal, now: Date): MessageInitShape<typeof ProposalSchema> {
+  return {
+    proposalId: p.proposalId,
+    optimizerId: p.optimizerId,
+    accountId: p.accountId,
+    runId: p.runId,
+    status: shownProposalStatus(p, now),
+    revision: p.revision,
+    variant: p.variant,
+    evidence: p.evidence === null ? undefined : toPerformance(p.evidence),
+    createdAt: p.createdAt.toISOString(),
+    updatedAt: p.updatedAt.toISOString(),
+    reviewExpiresAt: iso(p.reviewExpiresAt),
+    reviewNote: p.reviewNote ?? undefined,
+    reviewedBy: p.reviewedBy ?? undefined,
+    approvedBy: p.approvedBy ?? undefined,
+    approvedAt: iso(p.approvedAt),
+    publishBy: iso(p.publishBy),
+    changeId: p.changeId ?? undefined,
+    changeStatus: p.changeStatus ?? undefined,
+    changeError: p.changeError ?? undefined,
+    publishedAt: iso(p.publishedAt),
+    cancelledAt: iso(p.cancelledAt),
+    cancelReason: p.cancelReason ?? undefined,
+  };
+}
+
+function fromVariant(v: VariantMessage): Variant {
+  return {
+    baseAdId: v.baseAdId,
+    name: v.name,
+    title: v.title,
+    body: v.body,
+    targetUrl: v.targetUrl,
+    rationale: v.rationale,
+    hypothesis: v.hypothesis,
+    ...(v.assetId !== undefined && { assetId: v.assetId }),
+  };
+}
+
+const optimizerNotFound = (id: string) =>
+  new NotFoundError(
+    `no optimizer ${id} in this workspace; ads_list_optimizers lists the optimizers you can use`,
+  );
+const runNotFound = (id: string) =>
+  new NotFoundError(`no optimization run ${id} in this workspace; ads_list_optimization_runs lists them`);
+const proposalNotFound = (id: string) =>
+  new NotFoundError(
+    `no optimization proposal ${id} in this workspace; ads_list_optimization_proposals lists them`,
+  );
+
+async function loadOptimizer(db: Queryable, workspaceId: string, id: string): Promise<Optimizer> {
+  const o = await getOptimizer(db, workspaceId, id);
+  if (o === undefined) throw optimizerNotFound(id);
+  return o;
+}
+
+/**
+ * requestRun returns the optimizer's open run, or queues a new one: the one place a run is made,
+ * for an agent's request and for the cadence alike.
+ */
+export async function requestRun(
+  tx: Queryable,
+  optimizer: Optimizer,
+  trigger: Trigger,
+  by: string,
+  now: Date,
+): Promise<{ run: Run; created: boolean }> {
+  const open = await openRun(tx, optimizer.workspaceId, optimizer.optimizerId);
+  if (open !== undefined) return { run: open, created: false };
+  const made = newRun(
+    {
+      runId: randomUUID(),
+      workspaceId: optimizer.workspaceId,
+      optimizerId: optimizer.optimizerId,
+      accountId: optimizer.accountId,
+    },
+    trigger,
+    by,
+    now,
+  );
+  const inserted = await insertRun(tx, made);
+  if (inserted !== undefined) return { run: inserted, created: true };
+  // Another request queued one meanwhile.
+  const other = await openRun(tx, optimizer.workspaceId, optimizer.optimizerId);
+  if (other === undefined) throw new Error('an open run was neither inserted nor found');
+  return { run: other, created: false };
+}
+
+/** createReviewHandlers builds the ReviewService implementation from its dependencies. */
+export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeof ReviewService> {
+  const { pool, clock } = deps;
+
+  const withProposals = async (workspaceId: string, run: Run, now: Date) =>
+    toRunMessage(run, now, (await proposalIdsOf(pool, workspaceId, [run.runId])).get(run.runId) ?? []);
+
+  /** Locks a proposal, applies `change` and writes it; the result as the API shows it. */
+  const changeProposal = async (
+    principal: Principal,
+    proposalId: string,
+    change: (p: Proposal, optimizer: Optimizer, now: Date) => Proposal | undefined,
+    after?: (tx: Queryable, p: Proposal) => Promise<void>,
+  ) => {
+    requireUuid('proposal_id', proposalId);
+    const now = clock();
+    const saved = await inTransaction(pool, async (tx) => {
+      const current = await getProposal(tx, principal.workspaceId, proposalId, true);
+      if (current === undefined) throw proposalNotFound(proposalId);
+      const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
+      const next = change(current, optimizer, now);
+      if (next === undefined) return current;
+      const written = await updateProposal(tx, next, current.revision);
+      if (written === undefined) throw new Error('a locked proposal changed its revision');
+      await after?.(tx, written);
+      return written;
+    });
+    return { proposal: toProposalMessage(saved, now) };
+  };
+
+  return {
+    async requestReview(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal, 'requesting an optimization review');
+      requireUuid('optimizer_id', req.optimizerId);
+      const now = clock();
+      const result = await inTransaction(pool, async (tx) => {
+        const optimizer = await lockOptimizer(tx, principal.workspaceId, req.optimizerId);
+        if (optimizer === undefined) throw optimizerNotFound(req.optimizerId);
+        const refusal = requestRefusal(optimizer);
+        if (refusal !== undefined) throw new FailedPreconditionError(refusal);
+        return requestRun(tx, optimizer, 'request', actorOf(principal), now);
+      });
+      return { run: await withProposals(principal.workspaceId, result.run, now), created: result.created };
+    },
+
+    async listRuns(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal, 'listing optimization runs');
+      if (req.optimizerId !== undefined) requireUuid('optimizer_id', req.optimizerId);
+      if (req.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(req.status)) {
+        throw new InvalidArgumentError(`status must be one of ${RUN_STATUSES.join(', ')}`);
+      }
+      const page = pageOf(req.limit, req.offset);
+      const now = clock();
+      const filter = {
+        workspaceId: principal.workspaceId,
+        optimizerId: req.optimizerId,
+        status: req.status as RunStatus | undefined,
+        now,
+      };
+      const [runs, total] = await Promise.all([
+        listRuns(pool, { ...filter, ...page }),
+        countRuns(pool, filter),
+      ]);
+      const ids = await proposalIdsOf(
+        pool,
+        principal.workspaceId,
+        runs.map((r) => r.runId),
+      );
+      return {
+        runs: runs.map((r) => toRunMessage(r, now, ids.get(r.runId) ?? [])),
+        total,
+        nextOffset: nextOffsetOf(page, runs.length, total),
+      };
+    },
+
+    async getRun(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal, 'reading an optimization run');
+      requireUuid('run_id', req.runId);
+      const run = await getRun(pool, principal.workspaceId, req.runId);
+      if (run === undefined) throw runNotFound(req.runId);
+      return { run: await withProposals(principal.workspaceId, run, clock()) };
+    },
+
+    async claimRun(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal, 'claiming an optimization run');
+      requireUuid('run_id', req.runId);
+      if (req.claimToken !== undefined) requireUuid('claim_token', req.claimToken);
+      const token = req.claimToken ?? randomUUID();
+      const now = clock();
+      const { run, optimizer } = await inTransaction(pool, async (tx) => {
+        const current = await getRun(tx, principal.workspaceId, req.runId, true);
+        if (current === undefined) throw runNotFound(req.runId);
+        const o = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
+        const decided = claimed(current, token, actorOf(principal), now);
+        return { run: decided.renewed ? await updateRun(tx, decided.run) : decided.run, optimizer: o };
+      });
+      const c = optimizer.config;
+      return {
+        run: toRunMessage(run, now),
+        claimToken: token,
+        campaignIds: c.campaignIds,
+        goal: c.goal,
+        windowHours: c.windowHours,
+        reportingDelayHours: c.reportingDelayHours,
+        minImpressions: c.minImpressions,
+        minClicks: c.minClicks,
+        minConversions: c.minConversions,
+        claimedAt: (run.claimedAt ?? now).toISOString(),
+      };
+    },
+
+    async recordSnapshot(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal, 'recording a performance snapshot');
+      requireUuid('run_id', req.runId);
+      requireUuid('claim_token', req.claimToken);
+      const now = clock();
+      const run = await inTransaction(pool, async (tx) => {
+        const current = await getRun(tx, principal.workspaceId, req.runId, true);
+        if (current === undefined) throw runNotFound(req.runId);
+        requireClaim(current, req.claimToken, now);
+        const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
+        const snapshot = snapshotOf(
+          {
+            timeRange: req.timeRange,
+            windowStart: req.windowStart,
+            windowEnd: req.windowEnd,
+            currency: req.currency,
+            timeZone: req.timeZone,
+            ads: req.ads.map((a) => ({
+              adId: a.adId,
+              adName: a.adName,
+              campaignId: a.campaignId,
+              adGroupId: a.adGroupId,
+              status: a.status,
+              title: a.title,
+              body: a.body,
+              targetUrl: a.targetUrl,
+              impressions: Number(a.impressions),
+              clicks: Number(a.clicks),
+              conversions: a.conversions,
+              spendMicros: Number(a.spendMicros),
+            })),
+          },
+          optimizer.config,
+          now,
+        );
+        return updateRun(tx, { ...current, snapshot, updatedAt: now });
+      });
+      const message = toRunMessage(run, now);
+      return { run: message, snapshot: message.snapshot };
+    },
+
+    async completeRun(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal, 'completing an optimization run');
+      requireUuid('run_id', req.runId);
+      requireUuid('claim_token', req.claimToken);
+      const completion = {
+        outcome: req.outcome,
+        summary: req.summary,
+        variants: req.variants.map(fromVariant),
+      };
+      const now = clock();
+      const result = await inTransaction(pool, async (tx) => {
+        const current = await getRun(tx, principal.workspaceId, req.runId, true);
+        if (current === undefined) throw runNotFound(req.runId);
+        if (current.status === 'completed' && current.claimToken === req.claimToken) {
+          if (current.completionDigest !== completionDigest(completion)) {
+            throw new InvalidArgumentError(
+              `run ${current.runId} was already completed with a different outcome, summary or variants; a completion is recorded once (ads_get_optimization_run shows it)`,
+            );
+          }
+          return {
+            run: current,
+            proposals: await runProposals(tx, principal.workspaceId, current.runId),
+            repeated: true,
+          };
+        }
+        requireClaim(current, req.claimToken, now);
+        const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
+        const outcome = checkCompletion(completion, current.snapshot, optimizer.config);
+        const run = await updateRun(tx, completedRun(current, outcome, completion, now));
+        const evidence = new Map((current.snapshot?.ads ?? []).map((a) => [a.adId, a]));
+        const proposals: Proposal[] = [];
+        for (const [i, variant] of completion.variants.entries()) {
+          proposals.push(
+            await insertProposal(
+              tx,
+              newProposal(
+                {
+                  proposalId: randomUUID(),
+                  workspaceId: principal.workspaceId,
+                  optimizerId: optimizer.optimizerId,
+                  accountId: optimizer.accountId,
+                  runId: run.runId,
+                },
+                i,
+                variant,
+                evidence.get(variant.baseAdId) ?? null,
+                optimizer.config,
+                now,
+              ),
+            ),
+          );
+        }
+        return { run, proposals, repeated: false };
+      });
+      return {
+        run: toRunMessage(
+          result.run,
+          now,
+          result.proposals.map((p) => p.proposalId),
+        ),
+        proposals: result.proposals.map((p) => toProposalMessage(p, now)),
+        repeated: result.repeated,
+      };
+    },
+
+    async listProposals(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal, 'listing optimization proposals');
+      if (req.optimizerId !== undefined) requireUuid('optimizer_id', req.optimizerId);
+      const page = pageOf(req.limit, req.offset);
+      const now = clock();
+      const filter = {
+        workspaceId: principal.workspaceId,
+        optimizerId: req.optimizerId,
+        status: req.status,
+        now,
+      };
+      const [proposals, total] = await Promise.all([
+        listProposals(pool, { ...filter, ...page }),
+        countProposals(pool, filter),
+      ]);
+      return {
+        proposals: proposals.map((p) => toProposalMessage(p, now)),
+        total,
+        nextOffset: nextOffsetOf(page, proposals.length, total),
+      };
+    },
+
+    async getProposal(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal, 'reading an optimization proposal');
+      requireUuid('proposal_id', req.proposalId);
+      const p = await getProposal(pool, principal.workspaceId, req.proposalId);
+      if (p === undefined) throw proposalNotFound(req.proposalId);
+      return { proposal: toProposalMessage(p, clock()) };
+    },
+
+    async editProposal(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal, 'editing an optimization proposal');
+      if (req.variant === undefined) throw new InvalidArgumentError('variant is required');
+      const variant = fromVariant(req.variant);
+      return changeProposal(principal, req.proposalId, (p, o, now) =>
+        editedProposal(p, req.expectedRevision, variant, o.config, now),
+      );
+    },
+
+    async reviewProposal(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal, 'reviewing an optimization proposal');
+      return changeProposal(principal, req.proposalId, (p, _o, now) =>
+        reviewedProposal(p, req.expectedRevision, req.decision, req.note, actorOf(principal), now),
+      );
+    },
+
+    async cancelProposal(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal, 'cancelling an optimization proposal');
+      return changeProposal(principal, req.proposalId, (p, _o, now) =>
+        cancelledProposal(p, `cancelled by ${actorOf(principal)}`, now),
+      );
+    },
+
+    async approveProposal(req, ctx) {
+      const principal = principalOf(ctx);
+      checkMayApprove(principal);
+      const approver = { by: actorOf(principal), userId: principal.userId ?? '' };
+      return changeProposal(
+        principal,
+        req.proposalId,
+        (p, o, now) => approvedProposal(p, req.expectedRevision, o, o.config, approver, now),
+        // The approval and the work of publishing it commit together.
+        async (tx, p) => {
+          const message: PublishMessage = { proposal_id: p.proposalId, workspace_id: p.workspaceId };
+          await enqueue(tx, {
+            topic: PUBLISH_TOPIC,
+            key: p.proposalId,
+            payload: message,
+            id: deterministicId('publish', p.proposalId),
+          });
+        },
+      );
+    },
+  };
+}

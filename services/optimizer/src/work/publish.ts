@@ -1,0 +1,164 @@
+/**
+ * Publishing: an approved proposal becomes one change through the changes service, recorded as
+ * approved by the person who approved the proposal and queued for its apply there (the same
+ * digest-bound, exactly-once apply as every change). The change id is derived from the proposal,
+ * so a retried dispatch finds the change it made. The proposal is locked while it is dispatched,
+ * so a cancellation or a pause either comes first (nothing is dispatched) or finds it publishing.
+ */
+import type { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
+import { deterministicId } from '@adsmcp/runtime/bus/outbox';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import type { Logger } from '@adsmcp/runtime/log';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { callerKey } from '@adsmcp/runtime/service-client';
+import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
+import { type Proposal, publishBody, shownProposalStatus } from '../domain/proposal.ts';
+import type { PublishMessage } from '../handlers/review-handlers.ts';
+import { getOptimizer } from '../store/optimizer-store.ts';
+import { getProposal, updateProposal } from '../store/review-store.ts';
+
+/** Refusals after which dispatching again cannot help: the proposal fails with the reason. */
+const PERMANENT = new Set([
+  Code.InvalidArgument,
+  Code.NotFound,
+  Code.PermissionDenied,
+  Code.FailedPrecondition,
+]);
+
+export interface PublishDeps {
+  pool: Pool;
+  changes: Client<typeof ChangesService>;
+  logger: Logger;
+  clock: () => Date;
+  /** How long one delivery waits for the change's outcome before retrying later. */
+  waitMs?: number;
+}
+
+/** The change that publishes a proposal has this id, whoever dispatches it and however often. */
+export function changeIdOf(proposalId: string): string {
+  return deterministicId('optimizer-proposal-change', proposalId);
+}
+
+/** The principal the worker publishes as: the optimizer's worker, for the person who approved. */
+function workerFor(p: Proposal) {
+  const principal: Principal = {
+    workspaceId: p.workspaceId,
+    credentialId: `optimizer-proposal:${p.proposalId}`,
+    userId: p.approvedUserId,
+    role: 'editor',
+    scopes: ['read', 'write'],
+    via: 'worker',
+  };
+  return { contextValues: createContextValues().set(callerKey, principal) };
+}
+
+const moved = (p: Proposal, patch: Partial<Proposal>, now: Date): Proposal => ({
+  ...p,
+  ...patch,
+  revision: p.revision + 1,
+  updatedAt: now,
+});
+
+export function createPublishHandler(d: PublishDeps) {
+  const waitMs = d.waitMs ?? 20_000;
+
+  /** Dispatches an approved proposal; returns it as it is afterwards. */
+  const dispatch = (workspaceId: string, proposalId: string) =>
+    inTransaction(d.pool, async (tx) => {
+      const p = await getProposal(tx, workspaceId, proposalId, true);
+      if (p === undefined || p.status !== 'approved') return p;
+      const now = d.clock();
+      const write = async (next: Proposal) => (await updateProposal(tx, next, p.revision)) ?? next;
+      if (shownProposalStatus(p, now) === 'expired') {
+        return write(
+          moved(p, { status: 'expired', changeError: 'publish_hours ran out before it was published' }, now),
+        );
+      }
+      const optimizer = await getOptimizer(tx, workspaceId, p.optimizerId);
+      if (optimizer === undefined || !optimizer.enabled) {
+        return write(
+          moved(p, { status: 'cancelled', cancelledAt: now, cancelReason: 'the optimizer was paused' }, now),
+        );
+      }
+      const adPath = `/ads/${encodeURIComponent(p.variant.baseAdId)}`;
+      try {
+        const { change } = await d.changes.recordApprovedChange(
+          {
+            change: {
+              accountId: p.accountId,
+              tool: 'ads_update_ad',
+              operation: { method: 'POST', path: adPath, bodyJson: JSON.stringify(publishBody(p.variant)) },
+              targetPath: adPath,
+              objectType: 'ad',
+              effect: 'update',
+            },
+            changeId: changeIdOf(p.proposalId),
+            approvedBy: `${p.approvedBy ?? 'a person'} (optimization proposal ${p.proposalId})`,
+            approverUserId: p.approvedUserId ?? '',
+          },
+          workerFor(p),
+        );
+        return write(
+          moved(
+            p,
+            {
+              status: 'publishing',
+              changeId: change?.changeId ?? null,
+              changeStatus: change?.status ?? null,
+            },
+            now,
+          ),
+        );
+      } catch (err) {
+        const e = ConnectError.from(err);
+        if (!PERMANENT.has(e.code)) throw err;
+        d.logger.warn({ proposal_id: p.proposalId, err: e.rawMessage }, 'publishing refused');
+        return write(moved(p, { status: 'failed', changeError: e.rawMessage }, now));
+      }
+    });
+
+  return async (message: Delivery<PublishMessage>, ctx: HandlerContext): Promise<void> => {
+    const { proposal_id: proposalId, workspace_id: workspaceId } = message.payload;
+    const p = await dispatch(workspaceId, proposalId);
+    if (p === undefined || p.changeId === null || (p.status !== 'publishing' && p.status !== 'cancelled'))
+      return;
+    if (p.changeStatus === 'applied' || p.changeStatus === 'failed') return;
+    const changeId = p.changeId;
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const { change } = await d.changes.getChange({ changeId, checkLive: false }, workerFor(p));
+      const status = change?.status ?? '';
+      if (status === 'applied' || status === 'failed') {
+        await ctx.inTx(async (tx) => {
+          const current = await getProposal(tx, workspaceId, proposalId, true);
+          if (current === undefined) return;
+          const now = d.clock();
+          const outcome =
+            current.status === 'publishing'
+              ? { status: status === 'applied' ? ('published' as const) : ('failed' as const) }
+              : {};
+          await updateProposal(
+            tx,
+            moved(
+              current,
+              {
+                ...outcome,
+                changeStatus: status,
+                changeError: change?.error || null,
+                publishedAt: status === 'applied' ? now : null,
+              },
+              now,
+            ),
+            current.revision,
+          );
+        });
+        return;
+      }
+      if (Date.now() > deadline || ctx.signal.aborted) {
+        throw new Error(`change ${changeId} is still ${status}; its outcome is read again later`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+}

@@ -1,0 +1,485 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import type { OptimizerConfigSchema } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
+import type { AdDeliverySchema, ReviewRun, VariantSchema } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
+import { createLogger } from '@adsmcp/runtime/log';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { testPrincipal } from '@adsmcp/testkit/service-harness';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import {
+  createScheduleHandler,
+  SCHEDULE_TOPIC,
+  type ScheduleMessage,
+  scheduleDue,
+} from '../src/work/schedule.ts';
+import { type ReviewHarness, startReviewHarness } from './review-harness.ts';
+
+let h: ReviewHarness;
+
+before(async () => {
+  h = await startReviewHarness();
+});
+
+after(async () => {
+  await h?.stop();
+});
+
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+
+type ConfigInit = MessageInitShape<typeof OptimizerConfigSchema>;
+type VariantInit = MessageInitShape<typeof VariantSchema>;
+
+const config = (patch: Partial<ConfigInit> = {}): ConfigInit => ({
+  campaignIds: ['cmp-1', 'cmp-2'],
+  goal: 'cpc',
+  cadenceHours: 24,
+  windowHours: 168,
+  reportingDelayHours: 48,
+  minImpressions: 1000,
+  minClicks: 50,
+  minConversions: 5,
+  maxAdsPerCampaign: 1,
+  reviewHours: 24,
+  publishHours: 4,
+  allowedDomains: ['example.com'],
+  ...patch,
+});
+
+async function refused(call: Promise<unknown>, code: Code, message: RegExp): Promise<void> {
+  await assert.rejects(call, (err: unknown) => {
+    assert.ok(err instanceof ConnectError, String(err));
+    assert.equal(Code[err.code], Code[code], err.message);
+    assert.match(err.rawMessage, message);
+    return true;
+  });
+}
+
+async function optimizer(p: Principal, patch: Partial<ConfigInit> = {}): Promise<string> {
+  const { optimizer } = await h.optimizers.saveOptimizer(
+    { accountId: randomUUID(), name: 'Copy review', config: config(patch), enabled: true },
+    h.as(p),
+  );
+  return optimizer?.optimizerId ?? '';
+}
+
+const delivery = (
+  adId: string,
+  campaignId: string,
+  impressions: number,
+  clicks: number,
+): MessageInitShape<typeof AdDeliverySchema> => ({
+  adId,
+  adName: `Ad ${adId}`,
+  campaignId,
+  adGroupId: `adg-${campaignId}`,
+  status: 'active',
+  title: 'Old title',
+  body: 'Old body',
+  targetUrl: 'https://example.com/old',
+  impressions: BigInt(impressions),
+  clicks: BigInt(clicks),
+  conversions: 1,
+  spendMicros: BigInt(clicks * 500_000),
+});
+
+const variant = (patch: Partial<VariantInit> = {}): VariantInit => ({
+  baseAdId: 'ad-1',
+  name: 'Offer in the title',
+  title: 'Free shipping today',
+  body: 'Plants at your door in two days.',
+  targetUrl: 'https://example.com/plants',
+  rationale: 'Low CTR with enough evidence.',
+  hypothesis: 'Naming the offer raises CTR.',
+  ...patch,
+});
+
+/** A claimed run with a snapshot of three ads: ad-1 and ad-3 with evidence, ad-2 without. */
+async function claimedRun(p: Principal, patch: Partial<ConfigInit> = {}) {
+  const optimizerId = await optimizer(p, patch);
+  const { run } = await h.reviews.requestReview({ optimizerId }, h.as(p));
+  const runId = run?.runId ?? '';
+  const claim = await h.reviews.claimRun({ runId }, h.as(p));
+  const recorded = await h.reviews.recordSnapshot(
+    {
+      runId,
+      claimToken: claim.claimToken,
+      timeRange: '2026-02-20..2026-02-27',
+      windowStart: '2026-02-20T10:00:00.000Z',
+      windowEnd: '2026-02-27T10:00:00.000Z',
+      currency: 'USD',
+      timeZone: 'UTC',
+      ads: [
+        delivery('ad-1', 'cmp-1', 5000, 60),
+        delivery('ad-2', 'cmp-1', 400, 3),
+        delivery('ad-3', 'cmp-2', 9000, 200),
+        delivery('ad-9', 'cmp-other', 9000, 200),
+      ],
+    },
+    h.as(p),
+  );
+  return { optimizerId, runId, token: claim.claimToken, claim, snapshot: recorded.snapshot };
+}
+
+describe('requesting a review', () => {
+  test('queues a run, and a second request reuses the open run instead of queuing another', async () => {
+    const p = testPrincipal();
+    const optimizerId = await optimizer(p);
+    const first = await h.reviews.requestReview({ optimizerId }, h.as(p));
+    assert.equal(first.created, true);
+    assert.equal(first.run?.status, 'queued');
+    assert.equal(first.run?.trigger, 'request');
+    const second = await h.reviews.requestReview({ optimizerId }, h.as(p));
+    assert.equal(second.created, false);
+    assert.equal(second.run?.runId, first.run?.runId);
+    const { runs, total } = await h.reviews.listRuns({ optimizerId }, h.as(p));
+    assert.equal(total, 1);
+    assert.equal(runs[0]?.runId, first.run?.runId);
+  });
+
+  test('is refused for a paused optimizer, and pausing cancels the open run', async () => {
+    const p = testPrincipal();
+    const optimizerId = await optimizer(p);
+    const { run } = await h.reviews.requestReview({ optimizerId }, h.as(p));
+    await h.optimizers.pauseOptimizer({ optimizerId }, h.as(p));
+    const got = await h.reviews.getRun({ runId: run?.runId ?? '' }, h.as(p));
+    assert.equal(got.run?.status, 'cancelled');
+    assert.match(got.run?.cancelReason ?? '', /paused/);
+    await refused(h.reviews.requestReview({ optimizerId }, h.as(p)), Code.FailedPrecondition, /paused/);
+  });
+
+  test('of another workspace’s optimizer is not found', async () => {
+    const optimizerId = await optimizer(testPrincipal());
+    await refused(
+      h.reviews.requestReview({ optimizerId }, h.as(testPrincipal())),
+      Code.NotFound,
+      /no optimizer/,
+    );
+  });
+});
+
+describe('claiming a run', () => {
+  test('claims it for 30 minutes; a second claim is refused, a retry with the same token returns the claim', async () => {
+    const p = testPrincipal();
+    const optimizerId = await optimizer(p);
+    const { run } = await h.reviews.requestReview({ optimizerId }, h.as(p));
+    const runId = run?.runId ?? '';
+    const token = randomUUID();
+    const claim = await h.reviews.claimRun({ runId, claimToken: token }, h.as(p));
+    assert.equal(claim.claimToken, token);
+    assert.equal(claim.run?.status, 'claimed');
+    assert.equal(claim.run?.claimExpiresAt, new Date(h.now().getTime() + 30 * MINUTE).toISOString());
+    assert.deepEqual(claim.campaignIds, ['cmp-1', 'cmp-2']);
+    await refused(h.reviews.claimRun({ runId }, h.as(p)), Code.FailedPrecondition, /already claimed/);
+    const again = await h.reviews.claimRun({ runId, claimToken: token }, h.as(p));
+    assert.equal(again.claimToken, token);
+    const queued = await h.reviews.listRuns({ optimizerId, status: 'queued' }, h.as(p));
+    assert.equal(queued.total, 0);
+  });
+
+  test('a claim that ran out puts the run back in the queue, and its old token can no longer complete it', async () => {
+    const p = testPrincipal();
+    const { optimizerId, runId, token } = await claimedRun(p);
+    h.advance(31 * MINUTE);
+    const queued = await h.reviews.listRuns({ optimizerId, status: 'queued' }, h.as(p));
+    assert.deepEqual(
+      queued.runs.map((r: ReviewRun) => r.runId),
+      [runId],
+    );
+    await refused(
+      h.reviews.completeRun(
+        { runId, claimToken: token, outcome: 'no_change', summary: 'Nothing to do.' },
+        h.as(p),
+      ),
+      Code.FailedPrecondition,
+      /ran out/,
+    );
+    const next = await h.reviews.claimRun({ runId }, h.as(p));
+    assert.notEqual(next.claimToken, token);
+    assert.equal(next.run?.status, 'claimed');
+  });
+
+  test('a completed run cannot be claimed', async () => {
+    const p = testPrincipal();
+    const { runId, token } = await claimedRun(p);
+    await h.reviews.completeRun(
+      { runId, claimToken: token, outcome: 'no_change', summary: 'Fine.' },
+      h.as(p),
+    );
+    await refused(h.reviews.claimRun({ runId }, h.as(p)), Code.FailedPrecondition, /completed/);
+  });
+});
+
+describe('the performance snapshot', () => {
+  test('keeps the optimizer’s campaigns’ ads and marks those below the thresholds', async () => {
+    const p = testPrincipal();
+    const { snapshot } = await claimedRun(p);
+    assert.deepEqual(
+      snapshot?.ads.map((a) => a.adId),
+      ['ad-1', 'ad-2', 'ad-3'],
+    );
+    const [one, two] = snapshot?.ads ?? [];
+    assert.equal(one?.meetsThresholds, true);
+    assert.deepEqual(one?.belowThresholds, []);
+    assert.equal(one?.ctr, 60 / 5000);
+    assert.equal(two?.meetsThresholds, false);
+    assert.deepEqual(two?.belowThresholds, [
+      'impressions 400 < min_impressions 1000',
+      'clicks 3 < min_clicks 50',
+    ]);
+    assert.equal(snapshot?.adsMeetingThresholds, 2);
+  });
+
+  test('counts conversions only for a cpa goal', async () => {
+    const p = testPrincipal();
+    const { snapshot } = await claimedRun(p, { goal: 'cpa' });
+    assert.match(snapshot?.ads[0]?.belowThresholds.join() ?? '', /conversions 1 < min_conversions 5/);
+  });
+});
+
+describe('completing a run', () => {
+  test('with proposals creates one proposal per variant, pending review', async () => {
+    const p = testPrincipal();
+    const { runId, token } = await claimedRun(p);
+    const done = await h.reviews.completeRun(
+      { runId, claimToken: token, outcome: 'proposals', summary: 'One weak ad.', variants: [variant()] },
+      h.as(p),
+    );
+    assert.equal(done.run?.status, 'completed');
+    assert.equal(done.run?.outcome, 'proposals');
+    assert.equal(done.proposals.length, 1);
+    const proposal = done.proposals[0];
+    assert.equal(proposal?.status, 'pending_review');
+    assert.equal(proposal?.revision, 1);
+    assert.equal(proposal?.evidence?.adId, 'ad-1');
+    assert.equal(proposal?.reviewExpiresAt, new Date(h.now().getTime() + 24 * HOUR).toISOString());
+    assert.deepEqual(done.run?.proposalIds, [proposal?.proposalId]);
+  });
+
+  test('repeating an identical completion is idempotent; a different one is refused', async () => {
+    const p = testPrincipal();
+    const { runId, token } = await claimedRun(p);
+    const req = { runId, claimToken: token, outcome: 'proposals', summary: 'One.', variants: [variant()] };
+    const first = await h.reviews.completeRun(req, h.as(p));
+    const again = await h.reviews.completeRun(req, h.as(p));
+    assert.equal(again.repeated, true);
+    assert.deepEqual(
+      again.proposals.map((x) => x.proposalId),
+      first.proposals.map((x) => x.proposalId),
+    );
+    await refused(
+      h.reviews.completeRun({ ...req, summary: 'Another.' }, h.as(p)),
+      Code.InvalidArgument,
+      /already completed with a different/,
+    );
+    const { total } = await h.reviews.listProposals({ optimizerId: undefined }, h.as(p));
+    assert.equal(total, 1);
+  });
+
+  test('refuses a wrong claim token', async () => {
+    const p = testPrincipal();
+    const { runId } = await claimedRun(p);
+    await refused(
+      h.reviews.completeRun({ runId, claimToken: randomUUID(), outcome: 'no_change', summary: 'x' }, h.as(p)),
+      Code.PermissionDenied,
+      /claim_token is not the claim/,
+    );
+  });
+
+  test('checks variants against the snapshot’s ads, allowed_domains and max_ads_per_campaign', async () => {
+    const p = testPrincipal();
+    const { runId, token } = await claimedRun(p);
+    const complete = (variants: VariantInit[], outcome = 'proposals') =>
+      h.reviews.completeRun({ runId, claimToken: token, outcome, summary: 'x', variants }, h.as(p));
+    await refused(
+      complete([variant({ baseAdId: 'ad-9' })]),
+      Code.InvalidArgument,
+      /base_ad_id "ad-9" is not an ad/,
+    );
+    await refused(
+      complete([variant({ targetUrl: 'https://evil.test/x' })]),
+      Code.InvalidArgument,
+      /evil\.test, which is not one of the optimizer's allowed_domains/,
+    );
+    await refused(complete([variant({ targetUrl: 'http://example.com/x' })]), Code.InvalidArgument, /https/);
+    await refused(
+      complete([variant(), variant({ baseAdId: 'ad-2' })]),
+      Code.InvalidArgument,
+      /more than max_ads_per_campaign \(1\) ads for campaign cmp-1/,
+    );
+    await refused(complete([]), Code.InvalidArgument, /at least one variant/);
+    await refused(complete([variant()], 'no_change'), Code.InvalidArgument, /variants must be empty/);
+    // Nothing was recorded: a valid completion still goes through.
+    const ok = await complete([variant(), variant({ baseAdId: 'ad-3' })]);
+    assert.equal(ok.proposals.length, 2);
+  });
+});
+
+/** A pending proposal of a new optimizer. */
+async function pendingProposal(p: Principal, patch: Partial<ConfigInit> = {}) {
+  const { runId, token, optimizerId } = await claimedRun(p, patch);
+  const done = await h.reviews.completeRun(
+    { runId, claimToken: token, outcome: 'proposals', summary: 'x', variants: [variant()] },
+    h.as(p),
+  );
+  const proposal = done.proposals[0];
+  assert.ok(proposal);
+  return { optimizerId, proposalId: proposal.proposalId };
+}
+
+const dashboardOf = (p: Principal): Principal => ({ ...p, via: 'dashboard', credentialId: randomUUID() });
+
+describe('proposals', () => {
+  test('edit and review need the current revision; an edit puts it back into review', async () => {
+    const p = testPrincipal();
+    const { proposalId } = await pendingProposal(p);
+    await refused(
+      h.reviews.reviewProposal(
+        { proposalId, expectedRevision: 5, decision: 'request_changes', note: 'x' },
+        h.as(p),
+      ),
+      Code.FailedPrecondition,
+      /expected_revision is stale: the proposal is at revision 1/,
+    );
+    const asked = await h.reviews.reviewProposal(
+      { proposalId, expectedRevision: 1, decision: 'request_changes', note: 'Keep the brand name.' },
+      h.as(p),
+    );
+    assert.equal(asked.proposal?.status, 'changes_requested');
+    assert.equal(asked.proposal?.reviewNote, 'Keep the brand name.');
+    h.advance(HOUR);
+    const edited = await h.reviews.editProposal(
+      { proposalId, expectedRevision: 2, variant: variant({ title: 'Brand: free shipping' }) },
+      h.as(p),
+    );
+    assert.equal(edited.proposal?.status, 'pending_review');
+    assert.equal(edited.proposal?.revision, 3);
+    assert.equal(edited.proposal?.variant?.title, 'Brand: free shipping');
+    assert.equal(edited.proposal?.reviewExpiresAt, new Date(h.now().getTime() + 24 * HOUR).toISOString());
+    await refused(
+      h.reviews.editProposal(
+        { proposalId, expectedRevision: 3, variant: variant({ baseAdId: 'ad-3' }) },
+        h.as(p),
+      ),
+      Code.InvalidArgument,
+      /base_ad_id must stay ad-1/,
+    );
+    const rejected = await h.reviews.reviewProposal(
+      { proposalId, expectedRevision: 3, decision: 'reject', note: 'Off brand.' },
+      h.as(p),
+    );
+    assert.equal(rejected.proposal?.status, 'rejected');
+    const list = await h.reviews.listProposals({ status: 'rejected' }, h.as(p));
+    assert.deepEqual(
+      list.proposals.map((x) => x.proposalId),
+      [proposalId],
+    );
+  });
+
+  test('approval is refused through an MCP client and recorded from the dashboard; an approved proposal cannot be edited', async () => {
+    const p = testPrincipal();
+    const { proposalId } = await pendingProposal(p);
+    await refused(
+      h.reviews.approveProposal({ proposalId, expectedRevision: 1 }, h.as(p)),
+      Code.PermissionDenied,
+      /in the dashboard/,
+    );
+    await refused(
+      h.reviews.approveProposal(
+        { proposalId, expectedRevision: 1 },
+        h.as({ ...dashboardOf(p), role: 'viewer' }),
+      ),
+      Code.PermissionDenied,
+      /viewer/,
+    );
+    const approved = await h.reviews.approveProposal(
+      { proposalId, expectedRevision: 1 },
+      h.as(dashboardOf(p)),
+    );
+    assert.equal(approved.proposal?.status, 'approved');
+    assert.match(approved.proposal?.approvedBy ?? '', new RegExp(`user:${p.userId} via dashboard`));
+    assert.equal(approved.proposal?.publishBy, new Date(h.now().getTime() + 4 * HOUR).toISOString());
+    await refused(
+      h.reviews.editProposal({ proposalId, expectedRevision: 2, variant: variant() }, h.as(p)),
+      Code.FailedPrecondition,
+      /an approved proposal cannot be changed/,
+    );
+    const { rows } = await h.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM bus_outbox WHERE topic = 'optimizer.publish' AND key = $1",
+      [proposalId],
+    );
+    assert.equal(rows[0]?.n, 1);
+  });
+
+  test('a proposal not approved within review_hours expires and can no longer be approved', async () => {
+    const p = testPrincipal();
+    const { proposalId } = await pendingProposal(p, { reviewHours: 2 });
+    h.advance(2 * HOUR + 1);
+    const got = await h.reviews.getProposal({ proposalId }, h.as(p));
+    assert.equal(got.proposal?.status, 'expired');
+    await refused(
+      h.reviews.approveProposal({ proposalId, expectedRevision: 1 }, h.as(dashboardOf(p))),
+      Code.FailedPrecondition,
+      /review_hours/,
+    );
+  });
+
+  test('cancelling stops an approved proposal; pausing cancels approved ones not yet dispatched', async () => {
+    const p = testPrincipal();
+    const first = await pendingProposal(p);
+    await h.reviews.approveProposal(
+      { proposalId: first.proposalId, expectedRevision: 1 },
+      h.as(dashboardOf(p)),
+    );
+    const cancelled = await h.reviews.cancelProposal({ proposalId: first.proposalId }, h.as(p));
+    assert.equal(cancelled.proposal?.status, 'cancelled');
+    const again = await h.reviews.cancelProposal({ proposalId: first.proposalId }, h.as(p));
+    assert.equal(again.proposal?.revision, cancelled.proposal?.revision);
+
+    const second = await pendingProposal(p);
+    await h.reviews.approveProposal(
+      { proposalId: second.proposalId, expectedRevision: 1 },
+      h.as(dashboardOf(p)),
+    );
+    await h.optimizers.pauseOptimizer({ optimizerId: second.optimizerId }, h.as(p));
+    const got = await h.reviews.getProposal({ proposalId: second.proposalId }, h.as(p));
+    assert.equal(got.proposal?.status, 'cancelled');
+    assert.match(got.proposal?.cancelReason ?? '', /paused/);
+  });
+});
+
+describe('the cadence', () => {
+  test('an enabled optimizer gets a scheduled review run once its cadence has passed; a paused one does not', async () => {
+    const bus = createPgTransport({ pool: h.pool, logger: createLogger('optimizer', 'silent') });
+    await bus.consume<ScheduleMessage>({
+      name: 'optimizer-schedule',
+      topic: SCHEDULE_TOPIC,
+      handler: createScheduleHandler({ clock: () => h.now(), logger: createLogger('optimizer', 'silent') }),
+      pollIntervalMs: 100,
+    });
+    try {
+      const p = testPrincipal();
+      const enabled = await optimizer(p, { cadenceHours: 6 });
+      const paused = await optimizer(p, { cadenceHours: 6 });
+      await h.optimizers.pauseOptimizer({ optimizerId: paused }, h.as(p));
+      h.advance(6 * HOUR + 1);
+      await scheduleDue(h.pool, h.now());
+      let runs: ReviewRun[] = [];
+      for (let i = 0; i < 100 && runs.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        runs = (await h.reviews.listRuns({}, h.as(p))).runs;
+      }
+      assert.deepEqual(
+        runs.map((r) => [r.optimizerId, r.trigger, r.status]),
+        [[enabled, 'schedule', 'queued']],
+      );
+      const { optimizer: o } = await h.optimizers.getOptimizer({ optimizerId: enabled }, h.as(p));
+      assert.equal(o?.nextReviewAt, new Date(h.now().getTime() - 1 + 6 * HOUR).toISOString());
+    } finally {
+      await bus.stop();
+    }
+  });
+});

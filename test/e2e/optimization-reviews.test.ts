@@ -1,0 +1,456 @@
+/**
+ * Optimization reviews end to end: an agent (the official MCP client) requests a review, claims it
+ * with a performance snapshot read from the sandbox, completes it with a proposal; a person
+ * approves it in a real browser; the optimizer publishes it as a change, and the new creative is
+ * on the ad upstream, applied exactly once.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { launchBrowser } from '@adsmcp/testkit/browser';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import { sandboxLedger, type ToolCalls, toolCalls } from '@adsmcp/testkit/tool-calls';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+
+let e2e: SeededStack;
+let stack: Stack;
+let seed: SeedResult;
+let agent: McpTestClient;
+let calls: ToolCalls;
+let browser: Browser;
+let accountId: string;
+const contexts: BrowserContext[] = [];
+
+interface Ad {
+  id: string;
+  campaign_id: string;
+  status: string;
+  creative: { title: string; body: string; target_url: string };
+}
+
+interface Run {
+  run_id: string;
+  status: string;
+  claim_expires_at: string | null;
+  outcome: string | null;
+  proposal_ids: string[];
+  cancel_reason: string | null;
+}
+
+interface Snapshot {
+  time_range: string;
+  ads: {
+    ad_id: string;
+    impressions: string;
+    clicks: string;
+    meets_thresholds: boolean;
+    below_thresholds: string[];
+  }[];
+}
+
+interface Proposal {
+  proposal_id: string;
+  status: string;
+  revision: number;
+  change_id: string | null;
+  change_status: string | null;
+  approved_by: string | null;
+  variant: { title: string };
+}
+
+let ads: Ad[];
+
+const config = (campaignIds: string[], patch: Record<string, unknown> = {}) => ({
+  campaign_ids: campaignIds,
+  goal: 'ctr',
+  cadence_hours: 720,
+  window_hours: 168,
+  reporting_delay_hours: 48,
+  min_impressions: 1,
+  min_clicks: 1,
+  min_conversions: 1,
+  max_ads_per_campaign: 1,
+  review_hours: 24,
+  publish_hours: 4,
+  allowed_domains: ['example.com'],
+  ...patch,
+});
+
+/** A new enabled optimizer of the first demo account over the campaign of `ad`. */
+async function optimizerFor(ad: Ad, patch: Record<string, unknown> = {}): Promise<string> {
+  const { optimizer } = await calls.ok<{ optimizer: { optimizer_id: string } }>('ads_save_optimizer', {
+    account_id: accountId,
+    name: `Review ${randomUUID().slice(0, 8)}`,
+    config: config([ad.campaign_id], patch),
+    enabled: true,
+  });
+  return optimizer.optimizer_id;
+}
+
+/** An ad not used by another test, so that each test changes an ad of its own. */
+function nextAd(): Ad {
+  const ad = ads.shift();
+  assert.ok(ad, 'an ad is left');
+  return ad;
+}
+
+const variantFor = (ad: Ad, title: string) => ({
+  base_ad_id: ad.id,
+  name: `Proposal for ${ad.id}`,
+  title,
+  body: 'Healthy plants delivered in two days.',
+  target_url: 'https://example.com/spring',
+  rationale: 'The title names no offer.',
+  hypothesis: 'Naming the offer raises CTR.',
+});
+
+/** A completed run of a new optimizer over `ad`'s campaign, with one proposal for `ad`. */
+async function proposalFor(ad: Ad, title: string): Promise<Proposal> {
+  const optimizerId = await optimizerFor(ad);
+  const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+    optimizer_id: optimizerId,
+  });
+  const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', { run_id: run.run_id });
+  const done = await calls.ok<{ proposals: Proposal[] }>('ads_complete_optimization_run', {
+    run_id: run.run_id,
+    claim_token: claim.claim_token,
+    outcome: 'proposals',
+    summary: 'One ad can name its offer.',
+    variants: [variantFor(ad, title)],
+  });
+  const proposal = done.proposals[0];
+  assert.ok(proposal);
+  return proposal;
+}
+
+/** Queues (POST) or clears (DELETE) faults on the ads sandbox, as its operator. */
+async function sandboxFaults(method: 'POST' | 'DELETE', fault?: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${stack.urls['ads-sandbox']}/_sandbox/faults`, {
+    method,
+    headers: {
+      authorization: `Bearer ${stack.secrets.sandboxAdminToken}`,
+      ...(fault ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(fault ? { body: JSON.stringify(fault) } : {}),
+  });
+  assert.ok(res.ok, `sandbox refused the fault: ${res.status} ${await res.text()}`);
+}
+
+async function signIn(): Promise<Page> {
+  const context = await browser.newContext();
+  contexts.push(context);
+  const page = await context.newPage();
+  await page.goto(`${stack.gatewayUrl}/dashboard/login`);
+  await page.fill('#email', seed.dashboardUser);
+  await page.fill('#password', seed.dashboardPassword ?? '');
+  await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
+  return page;
+}
+
+async function waitForProposal(id: string, want: string[], timeoutMs = 60_000): Promise<Proposal> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { proposal } = await calls.ok<{ proposal: Proposal }>('ads_get_optimization_proposal', {
+      proposal_id: id,
+    });
+    if (want.includes(proposal.status) || Date.now() > deadline) return proposal;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+before(async () => {
+  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '400' } });
+  ({ stack, seed } = e2e);
+  const first = seed.accounts[0];
+  assert.ok(first);
+  accountId = first.account_id;
+  agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
+  calls = toolCalls(() => agent);
+  browser = await launchBrowser();
+  const list = await calls.ok<{ ads: Ad[] }>('ads_list_ads', { account_id: accountId, limit: 50 });
+  // One ad per campaign at most per test: max_ads_per_campaign is 1 and each test has its own optimizer.
+  ads = list.ads.filter((a) => a.status === 'active');
+  assert.ok(ads.length >= 4, 'the seeded account has active ads');
+});
+
+after(async () => {
+  for (const c of contexts) await c.close().catch(() => undefined);
+  await agent?.close();
+  await browser?.close();
+  await e2e?.stop();
+});
+
+describe('the whole review loop', () => {
+  test('request, claim, complete, approve in the browser, published: the new creative is upstream exactly once', async () => {
+    const ad = nextAd();
+    const optimizerId = await optimizerFor(ad);
+    const requested = await calls.ok<{ run: Run; created: boolean }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    assert.equal(requested.created, true);
+    assert.equal(requested.run.status, 'queued');
+    const reused = await calls.ok<{ run: Run; created: boolean }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    assert.equal(reused.created, false);
+    assert.equal(reused.run.run_id, requested.run.run_id);
+    const queued = await calls.ok<{ runs: Run[] }>('ads_list_optimization_runs', {
+      optimizer_id: optimizerId,
+      status: 'queued',
+    });
+    assert.deepEqual(
+      queued.runs.map((r) => r.run_id),
+      [requested.run.run_id],
+    );
+
+    const token = randomUUID();
+    const claim = await calls.ok<{ run: Run; claim_token: string; snapshot: Snapshot }>(
+      'ads_claim_optimization_run',
+      { run_id: requested.run.run_id, claim_token: token },
+    );
+    assert.equal(claim.claim_token, token);
+    assert.equal(claim.run.status, 'claimed');
+    assert.match(claim.snapshot.time_range, /^\d{4}-\d{2}-\d{2}\.\.\d{4}-\d{2}-\d{2}$/);
+    const evidence = claim.snapshot.ads.find((a) => a.ad_id === ad.id);
+    assert.ok(evidence, 'the snapshot has the base ad');
+    assert.ok(Number(evidence.impressions) > 0, 'the sandbox delivered impressions in the window');
+    assert.equal(evidence.meets_thresholds, true);
+    const second = await calls.refused('ads_claim_optimization_run', { run_id: requested.run.run_id });
+    assert.match(second.message, /already claimed/);
+
+    const completion = {
+      run_id: requested.run.run_id,
+      claim_token: token,
+      outcome: 'proposals',
+      summary: 'The ad can name its offer.',
+      variants: [variantFor(ad, 'Free shipping, this week')],
+    };
+    const done = await calls.ok<{ run: Run; proposals: Proposal[]; repeated: boolean }>(
+      'ads_complete_optimization_run',
+      completion,
+    );
+    assert.equal(done.run.status, 'completed');
+    assert.equal(done.repeated, false);
+    const again = await calls.ok<{ proposals: Proposal[]; repeated: boolean }>(
+      'ads_complete_optimization_run',
+      completion,
+    );
+    assert.equal(again.repeated, true);
+    const proposalId = done.proposals[0]?.proposal_id ?? '';
+    assert.deepEqual(
+      again.proposals.map((p) => p.proposal_id),
+      [proposalId],
+    );
+
+    const page = await signIn();
+    await page.goto(`${stack.gatewayUrl}/dashboard`);
+    await Promise.all([
+      page.waitForURL(/\/dashboard\/proposals$/),
+      page.click('a[href="/dashboard/proposals"]'),
+    ]);
+    await Promise.all([
+      page.waitForURL(new RegExp(`/dashboard/proposals/${proposalId}$`)),
+      page.click(`tr[data-proposal="${proposalId}"] a`),
+    ]);
+    assert.equal((await page.locator('#status').innerText()).trim(), 'pending_review');
+    const comparison = await page.locator('table[data-comparison]').innerText();
+    assert.match(comparison, new RegExp(ad.creative.title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    assert.match(comparison, /Free shipping, this week/);
+    assert.match(await page.locator('table[data-evidence]').innerText(), /Impressions/);
+    await Promise.all([
+      page.waitForResponse(
+        (r) =>
+          r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposalId}` &&
+          r.request().method() === 'GET',
+      ),
+      page.click('#approve'),
+    ]);
+    assert.match((await page.locator('#status').innerText()).trim(), /approved|publishing|published/);
+
+    const published = await waitForProposal(proposalId, ['published', 'failed']);
+    assert.equal(published.status, 'published', JSON.stringify(published));
+    assert.ok(published.change_id);
+    assert.equal(published.change_status, 'applied');
+    const change = await calls.ok<{ status: string; approved_by: string }>('ads_get_change', {
+      change_id: published.change_id,
+    });
+    assert.equal(change.status, 'applied');
+    assert.match(change.approved_by, /via dashboard/);
+    const live = await calls.ok<{ ad: Ad }>('ads_get_ad', { account_id: accountId, ad_id: ad.id });
+    assert.equal(live.ad.creative.title, 'Free shipping, this week');
+    assert.equal(live.ad.creative.target_url, 'https://example.com/spring');
+    const upstream = seed.accounts[0]?.upstream_account_id ?? '';
+    const ledger = await sandboxLedger(stack, upstream, `/ads/${ad.id}`);
+    assert.equal(ledger.length, 1, JSON.stringify(ledger));
+    assert.equal(ledger[0]?.method, 'POST');
+  });
+});
+
+describe('publishing', () => {
+  test('a proposal the changes service refuses to plan fails with its reason, and nothing is sent', async () => {
+    const ad = nextAd();
+    const host = new URL(ad.creative.target_url).hostname;
+    const optimizerId = await optimizerFor(ad, { allowed_domains: [host] });
+    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', {
+      run_id: run.run_id,
+    });
+    // The variant is the ad as it is: publishing it would change nothing.
+    const same = {
+      ...variantFor(ad, ad.creative.title),
+      body: ad.creative.body,
+      target_url: ad.creative.target_url,
+    };
+    const done = await calls.ok<{ proposals: Proposal[] }>('ads_complete_optimization_run', {
+      run_id: run.run_id,
+      claim_token: claim.claim_token,
+      outcome: 'proposals',
+      summary: 'x',
+      variants: [same],
+    });
+    const proposalId = done.proposals[0]?.proposal_id ?? '';
+    const page = await signIn();
+    await page.goto(`${stack.gatewayUrl}/dashboard/proposals/${proposalId}`);
+    await Promise.all([
+      page.waitForResponse(
+        (r) =>
+          r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposalId}` &&
+          r.request().method() === 'GET',
+      ),
+      page.click('#approve'),
+    ]);
+    const failed = await waitForProposal(proposalId, ['failed', 'published']);
+    assert.equal(failed.status, 'failed');
+    assert.match((failed as Proposal & { change_error: string }).change_error, /nothing would change/);
+    const ledger = await sandboxLedger(stack, seed.accounts[0]?.upstream_account_id ?? '', `/ads/${ad.id}`);
+    assert.deepEqual(ledger, []);
+  });
+});
+
+describe('refusals', () => {
+  test('a variant linking outside allowed_domains is refused, naming target_url', async () => {
+    const ad = nextAd();
+    const optimizerId = await optimizerFor(ad);
+    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', {
+      run_id: run.run_id,
+    });
+    const err = await calls.refused('ads_complete_optimization_run', {
+      run_id: run.run_id,
+      claim_token: claim.claim_token,
+      outcome: 'proposals',
+      summary: 'x',
+      variants: [{ ...variantFor(ad, 'Elsewhere'), target_url: 'https://elsewhere.test/' }],
+    });
+    assert.equal(err.code, 'invalid_argument');
+    assert.match(err.message, /variants\[0\]\.target_url links to elsewhere\.test/);
+    const bad = await calls.refused('ads_claim_optimization_run', { run_id: 'not-a-uuid' });
+    assert.equal(bad.code, 'invalid_argument');
+  });
+
+  test('approval is not possible through MCP, and a proposal rejected in the dashboard is final', async () => {
+    const ad = nextAd();
+    const proposal = await proposalFor(ad, 'Rejected title');
+    const approve = await calls.refused('ads_review_optimization_proposal', {
+      proposal_id: proposal.proposal_id,
+      expected_revision: 1,
+      decision: 'approve',
+      note: 'ok',
+    });
+    assert.equal(approve.code, 'invalid_argument');
+    const page = await signIn();
+    await page.goto(`${stack.gatewayUrl}/dashboard/proposals/${proposal.proposal_id}`);
+    await page.fill('#note', 'Off brand.');
+    await Promise.all([
+      page.waitForResponse(
+        (r) =>
+          r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposal.proposal_id}` &&
+          r.request().method() === 'GET',
+      ),
+      page.click('#reject'),
+    ]);
+    assert.equal((await page.locator('#status').innerText()).trim(), 'rejected');
+    const edit = await calls.refused('ads_edit_optimization_proposal', {
+      proposal_id: proposal.proposal_id,
+      expected_revision: 2,
+      variant: variantFor(ad, 'Again'),
+    });
+    assert.match(edit.message, /rejected and cannot be edited/);
+  });
+
+  test('an approval posted from another origin is refused by the origin check', async () => {
+    const ad = nextAd();
+    const proposal = await proposalFor(ad, 'Forged');
+    const page = await signIn();
+    const cookies = await page.context().cookies(`${stack.gatewayUrl}/dashboard`);
+    const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    const res = await fetch(`${stack.gatewayUrl}/dashboard/proposals/${proposal.proposal_id}/approve`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        cookie,
+        origin: 'https://evil.example',
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ expected_revision: '1' }).toString(),
+    });
+    assert.equal(res.status, 403);
+    assert.match(await res.text(), /origin check/);
+    const { proposal: still } = await calls.ok<{ proposal: Proposal }>('ads_get_optimization_proposal', {
+      proposal_id: proposal.proposal_id,
+    });
+    assert.equal(still.status, 'pending_review');
+  });
+
+  test('when the platform cannot give the snapshot, the run stays claimed and the error names the claim_token to retry with', async () => {
+    const ad = nextAd();
+    const optimizerId = await optimizerFor(ad);
+    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    await sandboxFaults('POST', {
+      account_id: seed.accounts[0]?.upstream_account_id,
+      path_prefix: '/ad_groups',
+      kind: 'status_500',
+      count: 50,
+    });
+    let err: { code: string; message: string };
+    try {
+      err = await calls.refused('ads_claim_optimization_run', { run_id: run.run_id });
+    } finally {
+      await sandboxFaults('DELETE');
+    }
+    const token = /claim_token ([0-9a-f-]{36})/.exec(err.message)?.[1];
+    assert.ok(token, err.message);
+    const other = await calls.refused('ads_claim_optimization_run', { run_id: run.run_id });
+    assert.match(other.message, /already claimed/);
+    const retried = await calls.ok<{ claim_token: string; snapshot: Snapshot }>(
+      'ads_claim_optimization_run',
+      {
+        run_id: run.run_id,
+        claim_token: token,
+      },
+    );
+    assert.equal(retried.claim_token, token);
+    assert.ok(retried.snapshot.ads.some((a) => a.ad_id === ad.id));
+  });
+
+  test('pausing the optimizer cancels its open run and refuses new reviews', async () => {
+    const ad = nextAd();
+    const optimizerId = await optimizerFor(ad);
+    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    await calls.ok('ads_pause_optimizer', { optimizer_id: optimizerId });
+    const got = await calls.ok<{ run: Run }>('ads_get_optimization_run', { run_id: run.run_id });
+    assert.equal(got.run.status, 'cancelled');
+    const err = await calls.refused('ads_request_optimization_review', { optimizer_id: optimizerId });
+    assert.match(err.message, /paused/);
+  });
+});
