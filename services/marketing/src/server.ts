@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
 import { CompetitorService } from '@adsmcp/proto/marketing/v1/competitors_pb';
+import { ImportService } from '@adsmcp/proto/marketing/v1/imports_pb';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
@@ -9,6 +10,7 @@ import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
 import { createAssetHandlers } from './handlers/asset-handlers.ts';
 import { createCompetitorHandlers } from './handlers/competitor-handlers.ts';
+import { createImportHandlers } from './handlers/import-handlers.ts';
 import { createMarketingHandlers } from './handlers/marketing-handlers.ts';
 import { createReportHandlers } from './handlers/report-handlers.ts';
 
@@ -33,6 +35,7 @@ export function buildServer(deps: Deps): ConnectServer {
       router.service(ReportService, createReportHandlers(deps));
       router.service(CompetitorService, createCompetitorHandlers(deps));
       router.service(AssetService, createAssetHandlers(deps));
+      router.service(ImportService, createImportHandlers(deps));
     },
   });
 }

@@ -34,10 +34,22 @@ export interface Caller {
   features: string[];
 }
 
+/** One MCP progress notification's content: `progress` grows with each one. */
+export interface ProgressUpdate {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 /** What a tool's handler is given besides its validated arguments. */
 export interface ToolContext<D> {
   caller: Caller;
   deps: D;
+  /**
+   * Sends an MCP progress notification for this call; present only when the client asked for
+   * progress (a `progressToken`). It never throws: a client that went away misses the update.
+   */
+  progress?: (update: ProgressUpdate) => Promise<void>;
 }
 
 /**

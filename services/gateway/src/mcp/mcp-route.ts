@@ -27,6 +27,7 @@ import {
   accessDenied,
   type Caller,
   type Catalogue,
+  type ProgressUpdate,
   SERVER_NAME,
   SERVER_VERSION,
 } from '../catalogue/catalogue.ts';
@@ -138,12 +139,22 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
         const id = reqCtx.mcpReq.id;
         const malformed = info.malformedToolCalls.get(id);
         if (malformed !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, malformed);
+        // The client asked for progress with a token: the tool may report it on this request's stream.
+        const token = reqCtx.mcpReq._meta?.progressToken;
+        const progress =
+          token === undefined
+            ? undefined
+            : (update: ProgressUpdate) =>
+                reqCtx.mcpReq
+                  .notify({ method: 'notifications/progress', params: { progressToken: token, ...update } })
+                  .catch((err: unknown) => o.logger.info({ err }, 'progress notification not sent'));
         return callTool(
           { catalogue: o.catalogue, deps: o.deps, logger: o.logger },
           info.caller,
           info.messageRequestIds.get(id) ?? info.requestId,
           req.params.name,
           req.params.arguments,
+          progress,
         );
       });
       return server;

@@ -8,7 +8,7 @@ import { CURRENT_REVISION_METADATA } from '@adsmcp/runtime/connect-errors';
 import { type Logger, withRequestId } from '@adsmcp/runtime/log';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
-import type { Behavior, Caller, Catalogue } from '../catalogue/catalogue.ts';
+import type { Behavior, Caller, Catalogue, ToolContext } from '../catalogue/catalogue.ts';
 import { type Issue, validate } from '../catalogue/schema.ts';
 import { ToolFailure } from './tool-failure.ts';
 
@@ -117,6 +117,7 @@ export async function callTool<D>(
   requestId: string,
   name: string,
   args: unknown,
+  progress?: ToolContext<D>['progress'],
 ): Promise<ToolResult> {
   const tool = d.catalogue.byName.get(name);
   if (tool === undefined) {
@@ -137,7 +138,8 @@ export async function callTool<D>(
   }
   return withRequestId(requestId, async () => {
     try {
-      return success(await d.catalogue.run(tool, { caller, deps: d.deps }, args as Record<string, unknown>));
+      const ctx: ToolContext<D> = { caller, deps: d.deps, ...(progress === undefined ? {} : { progress }) };
+      return success(await d.catalogue.run(tool, ctx, args as Record<string, unknown>));
     } catch (err) {
       if (err instanceof ToolFailure) return toolError(err.code, err.message, err.extra);
       if (err instanceof ConnectError) {

@@ -12,6 +12,7 @@ import { changeTools } from './change-tools.ts';
 import { competitorTools } from './competitor-tools.ts';
 import { disconnectClient, getConnectionContext, listAccounts } from './connection-tools.ts';
 import { conversionTools } from './conversion-tools.ts';
+import { importTools } from './import-tools.ts';
 import { insightTools } from './insight-tools.ts';
 import { marketingContextTools } from './marketing-context-tools.ts';
 import { marketingTools } from './marketing-tools.ts';
@@ -36,6 +37,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...marketingTools,
   ...marketingContextTools,
   ...reportTools,
+  ...importTools,
   ...assetTools,
   ...optimizerTools,
   ...standardTools,

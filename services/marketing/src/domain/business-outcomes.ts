@@ -1,0 +1,211 @@
+/**
+ * Business outcomes from a CRM: the request's rules (no personal data: only the listed fields,
+ * and no value that looks like an email address or a phone number), each outcome's fingerprint
+ * (the SHA-256 of its normalised content), and the duplicates within one request.
+ */
+import { createHash } from 'node:crypto';
+import { InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { isUuid } from '@adsmcp/runtime/ids';
+import { checkCurrency, checkLength, isDate, personalDataIn } from './import-rules.ts';
+
+export const OUTCOME_KINDS = ['qualified_lead', 'booking', 'order', 'refund'] as const;
+export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
+export const MAX_OUTCOME_ROWS = 5000;
+const SOURCE = /^[A-Za-z0-9_-]{1,255}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+const DECIMAL = /^\d{1,20}(\.\d{1,10})?$/;
+/** Issues listed in one refusal; the rest are counted. */
+const MAX_LISTED = 10;
+
+export interface OutcomeRowInput {
+  external_id: string;
+  occurred_at: string;
+  kind: string;
+  ad_id: string;
+  value?: string | undefined;
+  quantity?: number | undefined;
+  campaign_id?: string | undefined;
+  ad_group_id?: string | undefined;
+  refund_of?: string | undefined;
+}
+
+/** An outcome as stored: value as canonical decimal text, the instant in UTC. */
+export interface Outcome {
+  externalId: string;
+  occurredAt: string;
+  kind: OutcomeKind;
+  adId: string;
+  value: string | null;
+  quantity: number | null;
+  campaignId: string | null;
+  adGroupId: string | null;
+  refundOf: string | null;
+  fingerprint: string;
+}
+
+export interface OutcomeImportRequest {
+  accountId: string;
+  source: string;
+  name: string;
+  currency: string;
+  attribution: string;
+  received: number;
+  /** The first row of each external_id (later exact repeats are dropped and counted). */
+  outcomes: Outcome[];
+  skippedInRequest: number;
+}
+
+/** The decimal with no leading zeros (but one before the point) and no trailing fraction zeros. */
+export function canonicalDecimal(text: string): string {
+  const [int = '0', frac = ''] = text.split('.');
+  const i = int.replace(/^0+(?=\d)/, '');
+  const f = frac.replace(/0+$/, '');
+  return f === '' ? i : `${i}.${f}`;
+}
+
+/** Refuses a text value that looks like personal data, naming the field. */
+function personal(field: string, value: string, issues: string[]): void {
+  const looks = personalDataIn(value);
+  if (looks !== undefined)
+    issues.push(
+      `${field} looks like ${looks}; customer contact details are not accepted, send an id instead`,
+    );
+}
+
+function idField(field: string, value: string | undefined, required: boolean, issues: string[]): void {
+  if (value === undefined) {
+    if (required) issues.push(`${field} is required`);
+    return;
+  }
+  const length = [...value].length;
+  if (length < 1 || length > 255 || value.trim() === '') {
+    issues.push(`${field} must be 1 to 255 characters with a visible one (got ${length})`);
+    return;
+  }
+  if (value.includes('\u0000')) issues.push(`${field} must not contain the NUL character (U+0000)`);
+  personal(field, value, issues);
+}
+
+function checkRow(r: OutcomeRowInput, at: string, issues: string[]): void {
+  idField(`${at}.external_id`, r.external_id, true, issues);
+  idField(`${at}.ad_id`, r.ad_id, true, issues);
+  idField(`${at}.campaign_id`, r.campaign_id, false, issues);
+  idField(`${at}.ad_group_id`, r.ad_group_id, false, issues);
+  idField(`${at}.refund_of`, r.refund_of, false, issues);
+  if (
+    !DATE_TIME.test(r.occurred_at) ||
+    !isDate(r.occurred_at.slice(0, 10)) ||
+    Number.isNaN(Date.parse(r.occurred_at))
+  )
+    issues.push(
+      `${at}.occurred_at must be a date-time with an offset (RFC 3339, such as 2026-11-20T14:30:00+01:00)`,
+    );
+  if (!(OUTCOME_KINDS as readonly string[]).includes(r.kind))
+    issues.push(
+      `${at}.kind must be one of ${OUTCOME_KINDS.join(', ')} (got ${JSON.stringify(r.kind.slice(0, 40))})`,
+    );
+  if (r.value === undefined) {
+    if (r.kind !== 'qualified_lead')
+      issues.push(`${at}.value is required when kind is ${r.kind} (a decimal string such as "49.90")`);
+  } else if (!DECIMAL.test(r.value)) {
+    issues.push(
+      `${at}.value must be a decimal string of at least 0 such as "49.90" (got ${JSON.stringify(r.value.slice(0, 40))})`,
+    );
+  }
+  if (r.quantity !== undefined && (!Number.isInteger(r.quantity) || r.quantity < 1 || r.quantity > 1_000_000))
+    issues.push(`${at}.quantity must be an integer from 1 to 1000000 (got ${r.quantity})`);
+  if (r.refund_of !== undefined && r.kind !== 'refund') issues.push(`${at}.refund_of is only for a refund`);
+}
+
+function refuse(issues: string[]): void {
+  if (issues.length === 0) return;
+  const more = issues.length > MAX_LISTED ? `; and ${issues.length - MAX_LISTED} more` : '';
+  throw new InvalidArgumentError(`${issues.slice(0, MAX_LISTED).join('; ')}${more}`);
+}
+
+function outcomeOf(r: OutcomeRowInput, accountId: string, currency: string): Outcome {
+  const o = {
+    externalId: r.external_id,
+    occurredAt: new Date(Date.parse(r.occurred_at)).toISOString(),
+    kind: r.kind as OutcomeKind,
+    adId: r.ad_id,
+    value: r.value === undefined ? null : canonicalDecimal(r.value),
+    quantity: r.quantity ?? null,
+    campaignId: r.campaign_id ?? null,
+    adGroupId: r.ad_group_id ?? null,
+    refundOf: r.refund_of ?? null,
+  };
+  const content = [
+    accountId,
+    currency,
+    o.kind,
+    o.occurredAt,
+    o.adId,
+    o.value,
+    o.quantity,
+    o.campaignId,
+    o.adGroupId,
+    o.refundOf,
+  ];
+  return { ...o, fingerprint: createHash('sha256').update(JSON.stringify(content)).digest('hex') };
+}
+
+/**
+ * validateOutcomeImport checks the request and folds its exact repeats; a repeated external_id
+ * with other content refuses the whole request, naming the ids.
+ */
+export function validateOutcomeImport(req: {
+  accountId: string;
+  source: string;
+  name: string;
+  currency: string;
+  attribution: string;
+  rows: OutcomeRowInput[];
+}): OutcomeImportRequest {
+  if (!isUuid(req.accountId))
+    throw new InvalidArgumentError('account_id must be a UUID (an account_id from ads_list_accounts)');
+  if (!SOURCE.test(req.source))
+    throw new InvalidArgumentError('source must be 1 to 255 letters, digits, underscores or hyphens');
+  checkLength('name', req.name, 1, 200);
+  checkCurrency('currency', req.currency);
+  checkLength('attribution', req.attribution, 1, 1000);
+  if (req.rows.length < 1 || req.rows.length > MAX_OUTCOME_ROWS)
+    throw new InvalidArgumentError(`rows must have 1 to ${MAX_OUTCOME_ROWS} items (got ${req.rows.length})`);
+  const issues: string[] = [];
+  personal('source', req.source, issues);
+  personal('name', req.name, issues);
+  personal('attribution', req.attribution, issues);
+  for (const [i, r] of req.rows.entries()) checkRow(r, `rows[${i}]`, issues);
+  refuse(issues);
+  const first = new Map<string, Outcome>();
+  const conflicts = new Set<string>();
+  let skipped = 0;
+  for (const r of req.rows) {
+    const o = outcomeOf(r, req.accountId, req.currency);
+    const earlier = first.get(o.externalId);
+    if (earlier === undefined) first.set(o.externalId, o);
+    else if (earlier.fingerprint === o.fingerprint) skipped++;
+    else conflicts.add(o.externalId);
+  }
+  if (conflicts.size > 0) {
+    throw new InvalidArgumentError(
+      `external_id ${describeIds([...conflicts])} appear${conflicts.size === 1 ? 's' : ''} more than once with different content; nothing was imported`,
+    );
+  }
+  return {
+    accountId: req.accountId,
+    source: req.source,
+    name: req.name,
+    currency: req.currency,
+    attribution: req.attribution,
+    received: req.rows.length,
+    outcomes: [...first.values()],
+    skippedInRequest: skipped,
+  };
+}
+
+/** The ids, quoted, the first 20 of them. */
+export function describeIds(ids: readonly string[]): string {
+  const shown = ids.slice(0, 20).map((id) => JSON.stringify(id));
+  return ids.length > 20 ? `${shown.join(', ')} and ${ids.length - 20} more` : shown.join(', ');
+}

@@ -1,0 +1,244 @@
+/** ImportService: proto <-> domain for performance imports and business-outcome imports. */
+import { randomUUID } from 'node:crypto';
+import type {
+  ImportService,
+  MetricTotalSchema,
+  PerformanceImportRowSchema,
+  PerformanceImportSchema,
+} from '@adsmcp/proto/marketing/v1/imports_pb';
+import { enqueue } from '@adsmcp/runtime/bus/outbox';
+import { principalOf } from '@adsmcp/runtime/connect-server';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { InvalidArgumentError, NotFoundError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import type { Principal } from '@adsmcp/runtime/principal';
+import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { validateOutcomeImport } from '../domain/business-outcomes.ts';
+import {
+  contentHash,
+  type RequestRow,
+  storedRows,
+  validateImport,
+  validateImportId,
+} from '../domain/performance-import.ts';
+import {
+  findImport,
+  findImportByContent,
+  type ImportRecord,
+  insertImport,
+  listImports,
+  type MetricSum,
+} from '../store/import-store.ts';
+import { saveOutcomes } from '../store/outcome-store.ts';
+import { IMPORT_TOPIC, type ImportMessage } from '../work/import-worker.ts';
+
+export interface ImportHandlerDeps {
+  pool: Pool;
+}
+
+const WRITER_ROLES = ['admin', 'editor'];
+
+function requireReader(p: Principal): void {
+  if (!p.scopes.includes('read'))
+    throw new PermissionDeniedError(`reading imports needs the read scope; this caller has role ${p.role}`);
+}
+
+function requireWriter(p: Principal): void {
+  if (!p.scopes.includes('write') || !WRITER_ROLES.includes(p.role))
+    throw new PermissionDeniedError(
+      `importing needs the write scope and the admin or editor role; this caller has role ${p.role}`,
+    );
+}
+
+function metric(m: MetricSum | undefined): MessageInitShape<typeof MetricTotalSchema> {
+  return { knownRows: m?.known ?? 0, ...(m?.sum == null ? {} : { sum: m.sum }) };
+}
+
+function toMessage(r: ImportRecord): MessageInitShape<typeof PerformanceImportSchema> {
+  return {
+    importId: r.import_id,
+    source: r.source,
+    name: r.name,
+    currency: r.currency,
+    timezone: r.timezone,
+    attribution: r.attribution,
+    since: r.since,
+    until: r.until,
+    format: r.format,
+    status: r.status,
+    contentHash: r.content_hash,
+    rowCount: r.row_count,
+    rowsSaved: r.rows_saved,
+    adCount: r.ad_count,
+    errorCount: r.error_count,
+    errors: r.errors.map((e) => ({
+      row: e.row,
+      message: e.message,
+      ...(e.column === undefined ? {} : { column: e.column }),
+      ...(e.line === undefined ? {} : { line: e.line }),
+    })),
+    ...(r.totals === null
+      ? {}
+      : {
+          totals: {
+            impressions: metric(r.totals.impressions),
+            clicks: metric(r.totals.clicks),
+            spend: metric(r.totals.spend),
+            conversions: metric(r.totals.conversions),
+            revenue: metric(r.totals.revenue),
+          },
+        }),
+    createdAt: r.created_at.toISOString(),
+    ...(r.started_at === null ? {} : { startedAt: r.started_at.toISOString() }),
+    ...(r.finished_at === null ? {} : { finishedAt: r.finished_at.toISOString() }),
+  };
+}
+
+/** A request row as the domain takes it (absent optional fields stay absent). */
+function requestRow(r: MessageShape<typeof PerformanceImportRowSchema>): RequestRow {
+  return {
+    ad_id: r.adId,
+    name: r.name,
+    headline: r.headline,
+    body: r.body,
+    campaign: r.campaign,
+    audience: r.audience,
+    hook: r.hook,
+    offer: r.offer,
+    impressions: r.impressions,
+    clicks: r.clicks,
+    spend: r.spend,
+    conversions: r.conversions,
+    revenue: r.revenue,
+  };
+}
+
+function pageOf(offset: number | undefined, limit: number | undefined): { offset: number; limit: number } {
+  const o = offset ?? 0;
+  const l = limit ?? 20;
+  if (!Number.isInteger(o) || o < 0 || o > 100_000)
+    throw new InvalidArgumentError(`offset must be an integer from 0 to 100000 (got ${o})`);
+  if (!Number.isInteger(l) || l < 1 || l > 100)
+    throw new InvalidArgumentError(`limit must be an integer from 1 to 100 (got ${l})`);
+  return { offset: o, limit: l };
+}
+
+/** createImportHandlers builds the ImportService implementation from its dependencies. */
+export function createImportHandlers(deps: ImportHandlerDeps): ServiceImpl<typeof ImportService> {
+  const { pool } = deps;
+  return {
+    async importPerformance(req, ctx) {
+      const p = principalOf(ctx);
+      requireWriter(p);
+      const request = validateImport({
+        source: req.source,
+        name: req.name,
+        currency: req.currency,
+        timezone: req.timezone,
+        attribution: req.attribution,
+        since: req.since,
+        until: req.until,
+        rows: req.rows.map(requestRow),
+        csv: req.csv,
+        columnMapping: req.columnMapping,
+      });
+      const hash = contentHash(request);
+      const workspaceId = p.workspaceId;
+      const existing = await findImportByContent(pool, workspaceId, hash);
+      if (existing !== undefined) return { import: toMessage(existing), created: false };
+      const { input } = request;
+      // The import and the work it causes commit together.
+      const created = await inTransaction(pool, async (tx) => {
+        const importId = randomUUID();
+        const row = await insertImport(tx, {
+          workspaceId,
+          importId,
+          meta: request.meta,
+          format: input.format,
+          contentHash: hash,
+          inputRows: input.format === 'rows' ? storedRows(input.rows) : null,
+          inputCsv: input.format === 'csv' ? input.csv : null,
+          columnMapping: input.format === 'csv' ? input.columnMapping : {},
+          rowCount: input.format === 'rows' ? input.rows.length : 0,
+          createdBy: `${p.via}:${p.credentialId}`,
+        });
+        if (row === undefined) return undefined;
+        const message: ImportMessage = { workspace_id: workspaceId, import_id: importId };
+        await enqueue(tx, { topic: IMPORT_TOPIC, key: importId, payload: { ...message }, id: importId });
+        return row;
+      });
+      if (created !== undefined) return { import: toMessage(created), created: true };
+      // Another request of the same content won the race: that import is this one.
+      const first = await findImportByContent(pool, workspaceId, hash);
+      if (first === undefined) throw new Error(`import of content ${hash} vanished`);
+      return { import: toMessage(first), created: false };
+    },
+
+    async getPerformanceImport(req, ctx) {
+      const p = principalOf(ctx);
+      requireReader(p);
+      const importId = validateImportId(req.importId);
+      const row = await findImport(pool, p.workspaceId, importId);
+      if (row === undefined) throw new NotFoundError(`no performance import ${importId} in this workspace`);
+      return { import: toMessage(row) };
+    },
+
+    async listPerformanceImports(req, ctx) {
+      const p = principalOf(ctx);
+      requireReader(p);
+      const page = pageOf(req.offset, req.limit);
+      const { imports, total } = await listImports(pool, p.workspaceId, page.offset, page.limit);
+      const next = page.offset + imports.length;
+      return {
+        imports: imports.map(toMessage),
+        total,
+        ...(imports.length > 0 && next < total ? { nextOffset: next } : {}),
+      };
+    },
+
+    async importBusinessOutcomes(req, ctx) {
+      const p = principalOf(ctx);
+      requireWriter(p);
+      const request = validateOutcomeImport({
+        accountId: req.accountId,
+        source: req.source,
+        name: req.name,
+        currency: req.currency,
+        attribution: req.attribution,
+        rows: req.rows.map((r) => ({
+          external_id: r.externalId,
+          occurred_at: r.occurredAt,
+          kind: r.kind,
+          ad_id: r.adId,
+          value: r.value,
+          quantity: r.quantity,
+          campaign_id: r.campaignId,
+          ad_group_id: r.adGroupId,
+          refund_of: r.refundOf,
+        })),
+      });
+      const saved = await inTransaction(pool, (tx) =>
+        saveOutcomes(tx, {
+          workspaceId: p.workspaceId,
+          importId: randomUUID(),
+          request,
+          createdBy: `${p.via}:${p.credentialId}`,
+        }),
+      );
+      return {
+        import: {
+          importId: saved.import_id,
+          accountId: saved.account_id,
+          source: saved.source,
+          name: saved.name,
+          currency: saved.currency,
+          attribution: saved.attribution,
+          received: saved.received,
+          saved: saved.saved,
+          skippedDuplicates: saved.skipped_duplicates,
+          createdAt: saved.created_at.toISOString(),
+        },
+      };
+    },
+  };
+}

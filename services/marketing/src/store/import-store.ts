@@ -1,0 +1,309 @@
+/**
+ * The performance_imports and performance_import_rows tables. Every query names the workspace,
+ * so one never reaches another's imports. Metrics go to NUMERIC and BIGINT as text, and sums come
+ * back as text: no value passes through a binary float.
+ */
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import type { PoolClient, Queryable } from '@adsmcp/runtime/db';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { ImportMeta, NormalRow, RowError } from '../domain/performance-import.ts';
+
+export type ImportStatus = 'queued' | 'running' | 'completed' | 'failed';
+
+export interface ImportRecord {
+  workspace_id: string;
+  import_id: string;
+  source: string;
+  name: string;
+  currency: string;
+  timezone: string;
+  attribution: string;
+  since: string;
+  until: string;
+  format: 'rows' | 'csv';
+  content_hash: string;
+  status: ImportStatus;
+  row_count: number;
+  rows_saved: number;
+  ad_count: number;
+  error_count: number;
+  errors: RowError[];
+  totals: Totals | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** What the worker reads: the import's input. */
+export interface ImportInputRecord {
+  status: ImportStatus;
+  format: 'rows' | 'csv';
+  input_rows: unknown[][] | null;
+  input_csv: string | null;
+  column_mapping: Record<string, string>;
+}
+
+const COLUMNS = `workspace_id, import_id, source, name, currency, timezone, attribution,
+  to_char(since, 'YYYY-MM-DD') AS since, to_char(until, 'YYYY-MM-DD') AS until, format, content_hash,
+  status, row_count, rows_saved, ad_count, error_count, errors, totals, created_at, started_at, finished_at`;
+
+export interface NewImport {
+  workspaceId: string;
+  importId: string;
+  meta: ImportMeta;
+  format: 'rows' | 'csv';
+  contentHash: string;
+  inputRows: unknown[][] | null;
+  inputCsv: string | null;
+  columnMapping: Record<string, string>;
+  rowCount: number;
+  createdBy: string;
+}
+
+/** insertImport records a queued import; undefined when the workspace has one of the same content. */
+export async function insertImport(db: Queryable, n: NewImport): Promise<ImportRecord | undefined> {
+  const { rows } = await db.query<ImportRecord>(
+    `INSERT INTO performance_imports (workspace_id, import_id, source, name, currency, timezone, attribution,
+       since, until, format, content_hash, status, input_rows, input_csv, column_mapping, row_count, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', $12::jsonb, $13, $14::jsonb, $15, $16)
+     ON CONFLICT (workspace_id, content_hash) WHERE NOT gave_up DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [
+      n.workspaceId,
+      n.importId,
+      n.meta.source,
+      n.meta.name,
+      n.meta.currency,
+      n.meta.timezone,
+      n.meta.attribution,
+      n.meta.since,
+      n.meta.until,
+      n.format,
+      n.contentHash,
+      n.inputRows === null ? null : JSON.stringify(n.inputRows),
+      n.inputCsv,
+      JSON.stringify(n.columnMapping),
+      n.rowCount,
+      n.createdBy,
+    ],
+  );
+  return rows[0];
+}
+
+/** findImportByContent returns the workspace's import of this content hash. */
+export async function findImportByContent(
+  db: Queryable,
+  workspaceId: string,
+  contentHash: string,
+): Promise<ImportRecord | undefined> {
+  const { rows } = await db.query<ImportRecord>(
+    `SELECT ${COLUMNS} FROM performance_imports
+      WHERE workspace_id = $1 AND content_hash = $2 AND NOT gave_up`,
+    [workspaceId, contentHash],
+  );
+  return rows[0];
+}
+
+export async function findImport(
+  db: Queryable,
+  workspaceId: string,
+  importId: string,
+): Promise<ImportRecord | undefined> {
+  const { rows } = await db.query<ImportRecord>(
+    `SELECT ${COLUMNS} FROM performance_imports WHERE workspace_id = $1 AND import_id = $2`,
+    [workspaceId, importId],
+  );
+  return rows[0];
+}
+
+/** listImports returns a page of the workspace's imports, newest first, and how many there are. */
+export async function listImports(
+  db: Queryable,
+  workspaceId: string,
+  offset: number,
+  limit: number,
+): Promise<{ imports: ImportRecord[]; total: number }> {
+  const { rows } = await db.query<ImportRecord & { total: string }>(
+    `SELECT ${COLUMNS}, count(*) OVER () AS total FROM performance_imports
+      WHERE workspace_id = $1 ORDER BY created_at DESC, import_id DESC OFFSET $2 LIMIT $3`,
+    [workspaceId, offset, limit],
+  );
+  if (rows.length > 0) return { imports: rows, total: Number(rows[0]?.total) };
+  const { rows: count } = await db.query<{ total: string }>(
+    'SELECT count(*) AS total FROM performance_imports WHERE workspace_id = $1',
+    [workspaceId],
+  );
+  return { imports: [], total: Number(count[0]?.total ?? 0) };
+}
+
+/** findInput returns an import's status and input (the worker reads it before its transaction). */
+export async function findInput(
+  db: Queryable,
+  workspaceId: string,
+  importId: string,
+): Promise<ImportInputRecord | undefined> {
+  const { rows } = await db.query<ImportInputRecord>(
+    `SELECT status, format, input_rows, input_csv, column_mapping FROM performance_imports
+      WHERE workspace_id = $1 AND import_id = $2`,
+    [workspaceId, importId],
+  );
+  return rows[0];
+}
+
+/** lockStatus locks an import until the transaction ends and returns its status. */
+export async function lockStatus(
+  db: Queryable,
+  workspaceId: string,
+  importId: string,
+): Promise<ImportStatus | undefined> {
+  const { rows } = await db.query<{ status: ImportStatus }>(
+    'SELECT status FROM performance_imports WHERE workspace_id = $1 AND import_id = $2 FOR UPDATE',
+    [workspaceId, importId],
+  );
+  return rows[0]?.status;
+}
+
+/** markRunning shows the import as running to readers (outside the worker's transaction). */
+export async function markRunning(db: Queryable, workspaceId: string, importId: string): Promise<void> {
+  await db.query(
+    `UPDATE performance_imports SET status = 'running', started_at = coalesce(started_at, now())
+      WHERE workspace_id = $1 AND import_id = $2 AND status = 'queued'`,
+    [workspaceId, importId],
+  );
+}
+
+/** A value as COPY's text format writes it: NULL as \\N, the format's special characters escaped. */
+function copyValue(value: string | number | null): string {
+  if (value === null) return '\\N';
+  const text = String(value);
+  return /[\\\t\n\r]/.test(text)
+    ? text.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
+    : text;
+}
+
+const ROW_COLUMNS = [
+  'ad_id',
+  'name',
+  'headline',
+  'body',
+  'campaign',
+  'audience',
+  'hook',
+  'offer',
+  'impressions',
+  'clicks',
+  'spend',
+  'conversions',
+  'revenue',
+] as const satisfies readonly (keyof NormalRow)[];
+
+/** Rows being saved with one COPY, batch by batch, while the rest are still being read. */
+export interface RowCopy {
+  /** Sends `rows` (numbered on from the rows sent before, from 1); waits while PostgreSQL catches up. */
+  write(rows: readonly NormalRow[]): Promise<void>;
+  /** Ends the COPY: every row sent is in the table (for the caller's transaction). */
+  end(): Promise<void>;
+  /** Abandons the COPY (PostgreSQL is sent CopyFail, which fails the transaction). */
+  abort(err: Error): Promise<void>;
+}
+
+/**
+ * openRowCopy starts a COPY into performance_import_rows on `db`, in its transaction: PostgreSQL
+ * reads the text values straight into BIGINT and NUMERIC, and a bad value fails the transaction.
+ */
+export function openRowCopy(db: PoolClient, workspaceId: string, importId: string): RowCopy {
+  const copy = db.query(
+    copyFrom(
+      `COPY performance_import_rows (workspace_id, import_id, row_number, ${ROW_COLUMNS.join(', ')}) FROM STDIN`,
+    ),
+  );
+  // Settles when the COPY ended or failed; observed by end and abort, and never left unhandled.
+  const done = finished(copy);
+  done.catch(() => undefined);
+  let rowNumber = 0;
+  return {
+    async write(rows) {
+      if (rows.length === 0) return;
+      const lines = rows.map((r) => {
+        rowNumber++;
+        return [workspaceId, importId, rowNumber, ...ROW_COLUMNS.map((c) => r[c])].map(copyValue).join('\t');
+      });
+      if (!copy.write(`${lines.join('\n')}\n`)) await once(copy, 'drain');
+    },
+    async end() {
+      copy.end();
+      await done;
+    },
+    async abort(err) {
+      copy.destroy(err);
+      await done.catch(() => undefined);
+    },
+  };
+}
+
+/** completeImport records the outcome of a run that saved every row, and clears the input. */
+export async function completeImport(
+  db: Queryable,
+  workspaceId: string,
+  importId: string,
+  rowCount: number,
+  totals: Totals,
+): Promise<void> {
+  await db.query(
+    `UPDATE performance_imports i
+        SET status = 'completed', finished_at = now(), row_count = $3, rows_saved = $3, error_count = 0,
+            errors = '[]', input_rows = NULL, input_csv = NULL, totals = $4::jsonb,
+            ad_count = (SELECT count(DISTINCT ad_id) FROM performance_import_rows r
+                         WHERE r.workspace_id = i.workspace_id AND r.import_id = i.import_id)
+      WHERE workspace_id = $1 AND import_id = $2`,
+    [workspaceId, importId, rowCount, JSON.stringify(totals)],
+  );
+}
+
+/** failImport records a run that saved nothing, with its (first) errors, and clears the input. */
+export async function failImport(
+  db: Queryable,
+  workspaceId: string,
+  importId: string,
+  outcome: { rowCount: number; errorCount: number; errors: RowError[]; gaveUp?: boolean },
+): Promise<void> {
+  await db.query(
+    `UPDATE performance_imports
+        SET status = 'failed', finished_at = now(), row_count = $3, rows_saved = 0, ad_count = 0,
+            error_count = $4, errors = $5::jsonb, input_rows = NULL, input_csv = NULL, gave_up = $6
+      WHERE workspace_id = $1 AND import_id = $2`,
+    [
+      workspaceId,
+      importId,
+      outcome.rowCount,
+      outcome.errorCount,
+      JSON.stringify(outcome.errors),
+      outcome.gaveUp === true,
+    ],
+  );
+}
+
+/** One metric's sum over the rows that know it (text, exact) and how many do. */
+export interface MetricSum {
+  sum: string | null;
+  known: number;
+}
+
+export type Totals = Record<'impressions' | 'clicks' | 'spend' | 'conversions' | 'revenue', MetricSum>;
+
+/** totalsOf sums an import's saved rows; NULL (unknown) values are left out and counted apart. */
+export async function totalsOf(db: Queryable, workspaceId: string, importId: string): Promise<Totals> {
+  const metrics = ['impressions', 'clicks', 'spend', 'conversions', 'revenue'] as const;
+  const select = metrics.map((m) => `sum(${m})::text AS ${m}_sum, count(${m})::int AS ${m}_known`).join(', ');
+  const { rows } = await db.query<Record<string, string | number | null>>(
+    `SELECT ${select} FROM performance_import_rows WHERE workspace_id = $1 AND import_id = $2`,
+    [workspaceId, importId],
+  );
+  const row = rows[0] ?? {};
+  const totals = {} as Totals;
+  for (const m of metrics) {
+    totals[m] = { sum: (row[`${m}_sum`] as string | null) ?? null, known: Number(row[`${m}_known`] ?? 0) };
+  }
+  return totals;
+}

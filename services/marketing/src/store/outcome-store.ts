@@ -1,0 +1,135 @@
+/**
+ * The business_outcome_imports and business_outcomes tables. Every query names the workspace. An
+ * outcome already saved under the same source and external_id is a duplicate: skipped when its
+ * fingerprint is the same, a conflict (the whole import fails) when it differs.
+ */
+import type { Queryable } from '@adsmcp/runtime/db';
+import { FailedPreconditionError } from '@adsmcp/runtime/errors';
+import { describeIds, type OutcomeImportRequest } from '../domain/business-outcomes.ts';
+
+export interface OutcomeImportRecord {
+  import_id: string;
+  account_id: string;
+  source: string;
+  name: string;
+  currency: string;
+  attribution: string;
+  received: number;
+  saved: number;
+  skipped_duplicates: number;
+  created_at: Date;
+}
+
+async function insertOutcomeImport(
+  db: Queryable,
+  workspaceId: string,
+  importId: string,
+  r: OutcomeImportRequest,
+  createdBy: string,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO business_outcome_imports (workspace_id, import_id, account_id, source, name, currency,
+       attribution, received, saved, skipped_duplicates, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, 0, $9)`,
+    [workspaceId, importId, r.accountId, r.source, r.name, r.currency, r.attribution, r.received, createdBy],
+  );
+}
+
+/** Inserts the outcomes not saved yet; returns the external ids it inserted. */
+async function insertNewOutcomes(
+  db: Queryable,
+  workspaceId: string,
+  importId: string,
+  r: OutcomeImportRequest,
+): Promise<Set<string>> {
+  const o = r.outcomes;
+  const { rows } = await db.query<{ external_id: string }>(
+    `INSERT INTO business_outcomes (workspace_id, source, external_id, import_id, account_id, currency, kind,
+       occurred_at, ad_id, value, quantity, campaign_id, ad_group_id, refund_of, fingerprint)
+     SELECT $1, $2, u.external_id, $3, $4, $5, u.kind, u.occurred_at, u.ad_id, u.value, u.quantity,
+            u.campaign_id, u.ad_group_id, u.refund_of, u.fingerprint
+       FROM unnest($6::text[], $7::text[], $8::timestamptz[], $9::text[], $10::numeric[], $11::int[],
+                   $12::text[], $13::text[], $14::text[], $15::text[])
+            AS u(external_id, kind, occurred_at, ad_id, value, quantity, campaign_id, ad_group_id, refund_of, fingerprint)
+     ON CONFLICT (workspace_id, source, external_id) DO NOTHING
+     RETURNING external_id`,
+    [
+      workspaceId,
+      r.source,
+      importId,
+      r.accountId,
+      r.currency,
+      o.map((x) => x.externalId),
+      o.map((x) => x.kind),
+      o.map((x) => x.occurredAt),
+      o.map((x) => x.adId),
+      o.map((x) => x.value),
+      o.map((x) => x.quantity),
+      o.map((x) => x.campaignId),
+      o.map((x) => x.adGroupId),
+      o.map((x) => x.refundOf),
+      o.map((x) => x.fingerprint),
+    ],
+  );
+  return new Set(rows.map((row) => row.external_id));
+}
+
+/** The saved fingerprints of `externalIds` of a source. */
+async function savedFingerprints(
+  db: Queryable,
+  workspaceId: string,
+  source: string,
+  externalIds: string[],
+): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ external_id: string; fingerprint: string }>(
+    `SELECT external_id, fingerprint FROM business_outcomes
+      WHERE workspace_id = $1 AND source = $2 AND external_id = ANY($3::text[])`,
+    [workspaceId, source, externalIds],
+  );
+  return new Map(rows.map((row) => [row.external_id, row.fingerprint]));
+}
+
+async function finishOutcomeImport(
+  db: Queryable,
+  workspaceId: string,
+  importId: string,
+  saved: number,
+  skipped: number,
+): Promise<OutcomeImportRecord> {
+  const { rows } = await db.query<OutcomeImportRecord>(
+    `UPDATE business_outcome_imports SET saved = $3, skipped_duplicates = $4
+      WHERE workspace_id = $1 AND import_id = $2
+      RETURNING import_id, account_id, source, name, currency, attribution, received, saved, skipped_duplicates, created_at`,
+    [workspaceId, importId, saved, skipped],
+  );
+  const row = rows[0];
+  if (row === undefined) throw new Error(`business outcome import ${importId} vanished`);
+  return row;
+}
+
+/**
+ * saveOutcomes records the import and its new outcomes; run it in a transaction: a conflict with
+ * a saved outcome throws, and then nothing of the import is kept.
+ */
+export async function saveOutcomes(
+  db: Queryable,
+  o: { workspaceId: string; importId: string; request: OutcomeImportRequest; createdBy: string },
+): Promise<OutcomeImportRecord> {
+  const { workspaceId, importId, request: r } = o;
+  await insertOutcomeImport(db, workspaceId, importId, r, o.createdBy);
+  const inserted = await insertNewOutcomes(db, workspaceId, importId, r);
+  const repeats = r.outcomes.filter((x) => !inserted.has(x.externalId));
+  const saved = await savedFingerprints(
+    db,
+    workspaceId,
+    r.source,
+    repeats.map((x) => x.externalId),
+  );
+  const conflicts = repeats.filter((x) => saved.get(x.externalId) !== x.fingerprint).map((x) => x.externalId);
+  if (conflicts.length > 0) {
+    throw new FailedPreconditionError(
+      `external_id ${describeIds(conflicts)} of source ${r.source} ${conflicts.length === 1 ? 'was' : 'were'} imported before with different content; nothing was imported`,
+    );
+  }
+  return finishOutcomeImport(db, workspaceId, importId, inserted.size, r.skippedInRequest + repeats.length);
+}

@@ -1,0 +1,130 @@
+/**
+ * The performance-import worker: for each import on the bus it reads the input, parses (CSV) and
+ * checks every row, and in one transaction saves all rows and marks the import completed, or
+ * saves none and marks it failed with the rows it refused. Rows are sent to PostgreSQL while the
+ * rest are still being parsed; a refused row rolls them back (to a savepoint). Nothing is partly
+ * saved; a repeated delivery finds the import finished and does nothing.
+ */
+import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
+import type { Pool } from '@adsmcp/runtime/db';
+import type { Logger } from '@adsmcp/runtime/log';
+import { parsePerformanceCsv } from '../domain/performance-csv.ts';
+import { type NormalRow, normaliseStoredRows, RowErrors } from '../domain/performance-import.ts';
+import {
+  completeImport,
+  failImport,
+  findInput,
+  type ImportInputRecord,
+  lockStatus,
+  markRunning,
+  openRowCopy,
+  totalsOf,
+} from '../store/import-store.ts';
+
+/** The bus topic of performance imports. */
+export const IMPORT_TOPIC = 'marketing.performance-import';
+
+export interface ImportMessage {
+  workspace_id: string;
+  import_id: string;
+}
+
+export interface ImportWorkerDeps {
+  pool: Pool;
+  logger: Logger;
+  /** Deliveries before the bus parks the message; the last one marks the import failed. */
+  maxAttempts: number;
+}
+
+/**
+ * Reads and checks the input's rows, handing the good ones to `sink` while no row was refused;
+ * returns how many rows were read.
+ */
+async function readRows(
+  input: ImportInputRecord,
+  errors: RowErrors,
+  sink: (rows: NormalRow[]) => Promise<void>,
+): Promise<number> {
+  if (input.format === 'csv') {
+    return (await parsePerformanceCsv(input.input_csv ?? '', input.column_mapping, errors, sink)).rowCount;
+  }
+  const stored = input.input_rows ?? [];
+  const rows = normaliseStoredRows(stored, errors);
+  if (errors.count === 0) await sink(rows);
+  return stored.length;
+}
+
+export function createImportHandler(d: ImportWorkerDeps) {
+  return async (message: Delivery<ImportMessage>, ctx: HandlerContext): Promise<void> => {
+    const { workspace_id: workspaceId, import_id: importId } = message.payload;
+    const input = await findInput(d.pool, workspaceId, importId);
+    if (input === undefined || input.status === 'completed' || input.status === 'failed') {
+      d.logger.info({ import_id: importId, status: input?.status }, 'import skipped: it is not waiting');
+      return;
+    }
+    try {
+      await run(d, ctx, workspaceId, importId, input);
+    } catch (err) {
+      if (message.attempt < d.maxAttempts) throw err;
+      // The last delivery: say so on the import rather than leave it running for ever.
+      d.logger.error({ err, import_id: importId }, 'performance import gave up');
+      await failImport(d.pool, workspaceId, importId, {
+        rowCount: 0,
+        errorCount: 1,
+        errors: [
+          {
+            row: 0,
+            message: `the import could not be processed after ${message.attempt} attempts; import it again`,
+          },
+        ],
+        gaveUp: true,
+      });
+    }
+  };
+}
+
+async function run(
+  d: ImportWorkerDeps,
+  ctx: HandlerContext,
+  workspaceId: string,
+  importId: string,
+  input: ImportInputRecord,
+): Promise<void> {
+  await markRunning(d.pool, workspaceId, importId);
+  const errors = new RowErrors();
+  const started = performance.now();
+  // Rows are saved while the rest are read (one COPY); a refused row rolls the saved ones back.
+  const rowCount = await ctx.inTx(async (tx) => {
+    if ((await lockStatus(tx, workspaceId, importId)) !== 'running') return 0;
+    await tx.query('SAVEPOINT import_rows');
+    const copy = openRowCopy(tx, workspaceId, importId);
+    let read: number;
+    try {
+      read = await readRows(input, errors, (rows) => copy.write(rows));
+    } catch (err) {
+      await copy.abort(err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    }
+    await copy.end();
+    if (errors.count > 0) {
+      await tx.query('ROLLBACK TO SAVEPOINT import_rows');
+      await failImport(tx, workspaceId, importId, {
+        rowCount: read,
+        errorCount: errors.count,
+        errors: errors.listed,
+      });
+      return read;
+    }
+    await completeImport(tx, workspaceId, importId, read, await totalsOf(tx, workspaceId, importId));
+    return read;
+  });
+  d.logger.info(
+    {
+      import_id: importId,
+      rows: rowCount,
+      errors: errors.count,
+      work_ms: Math.round(performance.now() - started),
+    },
+    'performance import finished',
+  );
+}

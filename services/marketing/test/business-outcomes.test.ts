@@ -1,0 +1,191 @@
+/** Business-outcome imports through the marketing service, over a real database. */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { type BusinessOutcomeRowSchema, ImportService } from '@adsmcp/proto/marketing/v1/imports_pb';
+import { migrateBus } from '@adsmcp/runtime/bus/outbox';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { type ServiceUnderTest, startServiceUnderTest, testPrincipal } from '@adsmcp/testkit/service-harness';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { canonicalDecimal } from '../src/domain/business-outcomes.ts';
+import { personalDataIn } from '../src/domain/import-rules.ts';
+import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
+
+let svc: ServiceUnderTest<typeof ImportService>;
+
+before(async () => {
+  svc = await startServiceUnderTest({
+    service: ImportService,
+    name: SERVICE_NAME,
+    migrations: MIGRATIONS_DIR,
+    prepare: (pool) => migrateBus(pool, SERVICE_NAME),
+    build: buildServer,
+  });
+});
+
+after(async () => {
+  await svc?.stop();
+});
+
+type Row = MessageInitShape<typeof BusinessOutcomeRowSchema>;
+
+const ACCOUNT = randomUUID();
+const order = (id: string, value = '49.90'): Row => ({
+  externalId: id,
+  occurredAt: '2026-10-12T14:30:00+02:00',
+  kind: 'order',
+  adId: 'ad_1',
+  value,
+  quantity: 2,
+});
+
+function importOutcomes(who: Principal, rows: Row[], source = 'crm-eu') {
+  return svc.client.importBusinessOutcomes(
+    { accountId: ACCOUNT, source, name: 'October', currency: 'EUR', attribution: 'last click, 7 days', rows },
+    svc.as(who),
+  );
+}
+
+async function savedIds(who: Principal): Promise<string[]> {
+  const { rows } = await svc.pool.query(
+    'SELECT external_id FROM business_outcomes WHERE workspace_id = $1 ORDER BY external_id',
+    [who.workspaceId],
+  );
+  return rows.map((r) => r.external_id as string);
+}
+
+async function assertRefused(call: Promise<unknown>, code: Code, message: RegExp): Promise<void> {
+  await assert.rejects(call, (err: unknown) => {
+    assert.ok(err instanceof ConnectError, String(err));
+    assert.equal(Code[err.code], Code[code], err.rawMessage);
+    assert.match(err.rawMessage, message);
+    return true;
+  });
+}
+
+describe('duplicates', () => {
+  test('exact repeats within the request and of saved outcomes are skipped and counted', async () => {
+    const who = testPrincipal();
+    const first = await importOutcomes(who, [order('o1'), order('o1'), order('o2')]);
+    assert.deepEqual(
+      [first.import?.received, first.import?.saved, first.import?.skippedDuplicates],
+      [3, 2, 1],
+    );
+    // The same instant in another offset and the same value written differently are the same content.
+    const same = { ...order('o2', '049.900'), occurredAt: '2026-10-12T12:30:00Z' };
+    const second = await importOutcomes(who, [order('o1'), same, order('o3')]);
+    assert.deepEqual(
+      [second.import?.received, second.import?.saved, second.import?.skippedDuplicates],
+      [3, 1, 2],
+    );
+    assert.deepEqual(await savedIds(who), ['o1', 'o2', 'o3']);
+  });
+
+  test('a saved id with other content fails the whole import, naming it, and saves nothing of it', async () => {
+    const who = testPrincipal();
+    await importOutcomes(who, [order('o1')]);
+    await assertRefused(
+      importOutcomes(who, [order('o9'), order('o1', '50.00')]),
+      Code.FailedPrecondition,
+      /external_id "o1" of source crm-eu was imported before with different content; nothing was imported/,
+    );
+    assert.deepEqual(await savedIds(who), ['o1']);
+    const { rows } = await svc.pool.query(
+      'SELECT count(*)::int AS n FROM business_outcome_imports WHERE workspace_id = $1',
+      [who.workspaceId],
+    );
+    assert.equal(rows[0].n, 1);
+  });
+
+  test('a repeated id with other content within the request is refused, naming it', async () => {
+    const who = testPrincipal();
+    await assertRefused(
+      importOutcomes(who, [order('o1'), order('o2'), { ...order('o1'), kind: 'booking' }]),
+      Code.InvalidArgument,
+      /external_id "o1" appears more than once with different content/,
+    );
+    assert.deepEqual(await savedIds(who), []);
+  });
+
+  test('the same id from another source or another workspace is another outcome', async () => {
+    const who = testPrincipal();
+    await importOutcomes(who, [order('o1')]);
+    const other = await importOutcomes(who, [order('o1', '1')], 'shop');
+    assert.equal(other.import?.saved, 1);
+    const elsewhere = await importOutcomes(testPrincipal(), [order('o1', '2')]);
+    assert.equal(elsewhere.import?.saved, 1);
+  });
+});
+
+describe('no personal data', () => {
+  const cases: [string, Row, RegExp][] = [
+    [
+      'an email as external_id',
+      { ...order('x'), externalId: 'jane@example.com' },
+      /rows\[0\]\.external_id looks like an email address/,
+    ],
+    [
+      'a phone number as external_id',
+      { ...order('x'), externalId: '+1 (555) 123-4567' },
+      /rows\[0\]\.external_id looks like a phone number/,
+    ],
+    [
+      'a phone number as ad_id',
+      { ...order('x'), adId: '555-123-4567' },
+      /rows\[0\]\.ad_id looks like a phone number/,
+    ],
+    [
+      'an email in refund_of',
+      { ...order('x'), kind: 'refund', refundOf: 'a.b@shop.example' },
+      /rows\[0\]\.refund_of looks like an email/,
+    ],
+  ];
+  for (const [what, row, message] of cases) {
+    test(`${what} is refused, naming the field`, async () => {
+      await assertRefused(importOutcomes(testPrincipal(), [row]), Code.InvalidArgument, message);
+    });
+  }
+
+  test('ids, dates and order numbers are not mistaken for contact details', () => {
+    for (const ok of ['ord_5001', '2026-10-12-0001', '15551234567', 'ad:1234567', 'cmp-2026-10', '49.90'])
+      assert.equal(personalDataIn(ok), undefined, ok);
+    for (const bad of ['+4930123456', '030 1234 5678', 'call +44 20 7946 0958 now'])
+      assert.equal(personalDataIn(bad), 'a phone number', bad);
+  });
+});
+
+describe('row rules', () => {
+  test('a value is required except for a qualified lead; refund_of only for a refund', async () => {
+    const who = testPrincipal();
+    const lead: Row = {
+      externalId: 'l1',
+      occurredAt: '2026-10-12T09:00:00Z',
+      kind: 'qualified_lead',
+      adId: 'ad_1',
+    };
+    const res = await importOutcomes(who, [lead]);
+    assert.equal(res.import?.saved, 1);
+    await assertRefused(
+      importOutcomes(who, [{ ...order('o1'), value: undefined }]),
+      Code.InvalidArgument,
+      /rows\[0\]\.value is required when kind is order/,
+    );
+    await assertRefused(
+      importOutcomes(who, [{ ...order('o1'), refundOf: 'o0' }]),
+      Code.InvalidArgument,
+      /rows\[0\]\.refund_of is only for a refund/,
+    );
+    await assertRefused(
+      importOutcomes(who, [{ ...order('o1'), occurredAt: '2026-10-12T09:00:00' }]),
+      Code.InvalidArgument,
+      /occurred_at must be a date-time with an offset/,
+    );
+  });
+
+  test('decimals are compared exactly', () => {
+    assert.equal(canonicalDecimal('049.900'), '49.9');
+    assert.equal(canonicalDecimal('0.000'), '0');
+    assert.equal(canonicalDecimal('100'), '100');
+  });
+});

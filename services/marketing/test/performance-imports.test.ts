@@ -1,0 +1,366 @@
+/**
+ * Performance imports through the marketing service: the RPC records the import as queued and
+ * puts it on the bus; the worker (a real Postgres-bus consumer here) parses, checks and saves it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  type ImportPerformanceRequestSchema,
+  ImportService,
+  type PerformanceImport,
+} from '@adsmcp/proto/marketing/v1/imports_pb';
+import type { BusTransport } from '@adsmcp/runtime/bus/bus';
+import { migrateBus } from '@adsmcp/runtime/bus/outbox';
+import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
+import { createLogger } from '@adsmcp/runtime/log';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { type ServiceUnderTest, startServiceUnderTest, testPrincipal } from '@adsmcp/testkit/service-harness';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
+import { createImportHandler, IMPORT_TOPIC, type ImportMessage } from '../src/work/import-worker.ts';
+
+let svc: ServiceUnderTest<typeof ImportService>;
+let bus: BusTransport;
+
+before(async () => {
+  svc = await startServiceUnderTest({
+    service: ImportService,
+    name: SERVICE_NAME,
+    migrations: MIGRATIONS_DIR,
+    prepare: (pool) => migrateBus(pool, SERVICE_NAME),
+    build: buildServer,
+  });
+  const logger = createLogger('marketing-test', 'silent');
+  bus = createPgTransport({ pool: svc.pool, logger });
+  await bus.consume<ImportMessage>({
+    name: 'marketing-performance-import',
+    topic: IMPORT_TOPIC,
+    handler: createImportHandler({ pool: svc.pool, logger, maxAttempts: 3 }),
+    maxAttempts: 3,
+    backoff: { baseMs: 100, capMs: 1000 },
+  });
+});
+
+after(async () => {
+  await bus?.stop();
+  await svc?.stop();
+});
+
+type ImportRequest = MessageInitShape<typeof ImportPerformanceRequestSchema>;
+
+const META = {
+  source: 'vendor_a_ads',
+  name: 'October',
+  currency: 'EUR',
+  timezone: 'Europe/Berlin',
+  attribution: '7-day click',
+  since: '2026-10-01',
+  until: '2026-10-31',
+};
+
+async function importAndWait(
+  who: Principal,
+  req: ImportRequest,
+): Promise<{ imp: PerformanceImport; created: boolean }> {
+  const res = await svc.client.importPerformance(req, svc.as(who));
+  assert.ok(res.import);
+  let imp = res.import;
+  const deadline = Date.now() + 15_000;
+  while ((imp.status === 'queued' || imp.status === 'running') && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    const got = await svc.client.getPerformanceImport({ importId: imp.importId }, svc.as(who));
+    assert.ok(got.import);
+    imp = got.import;
+  }
+  return { imp, created: res.created };
+}
+
+async function savedRows(importId: string) {
+  const { rows } = await svc.pool.query(
+    `SELECT ad_id, impressions::text, clicks::text, spend::text, conversions::text, revenue::text
+       FROM performance_import_rows WHERE import_id = $1 ORDER BY row_number`,
+    [importId],
+  );
+  return rows;
+}
+
+async function assertRefused(call: Promise<unknown>, code: Code, message: RegExp): Promise<void> {
+  await assert.rejects(call, (err: unknown) => {
+    assert.ok(err instanceof ConnectError, String(err));
+    assert.equal(Code[err.code], Code[code], err.rawMessage);
+    assert.match(err.rawMessage, message);
+    return true;
+  });
+}
+
+describe('importing rows', () => {
+  test('rows are saved with exact decimal money, unknown metrics stay null, and totals sum exactly', async () => {
+    const who = testPrincipal();
+    const { imp, created } = await importAndWait(who, {
+      ...META,
+      rows: [
+        { adId: 'ad_1', impressions: 1000, clicks: 10, spend: 0.1, revenue: 19.99 },
+        { adId: 'ad_2', impressions: 500, spend: 0.2, conversions: 1.5 },
+        { adId: 'ad_1', impressions: 9007199254740991, clicks: 3 },
+      ],
+    });
+    assert.equal(created, true);
+    assert.equal(imp.status, 'completed', JSON.stringify(imp.errors));
+    assert.equal(imp.format, 'rows');
+    assert.equal(imp.rowCount, 3);
+    assert.equal(imp.rowsSaved, 3);
+    assert.equal(imp.adCount, 2);
+    assert.deepEqual(await savedRows(imp.importId), [
+      { ad_id: 'ad_1', impressions: '1000', clicks: '10', spend: '0.1', conversions: null, revenue: '19.99' },
+      { ad_id: 'ad_2', impressions: '500', clicks: null, spend: '0.2', conversions: '1.5', revenue: null },
+      {
+        ad_id: 'ad_1',
+        impressions: '9007199254740991',
+        clicks: '3',
+        spend: null,
+        conversions: null,
+        revenue: null,
+      },
+    ]);
+    const t = imp.totals;
+    assert.ok(t);
+    // 0.1 + 0.2 is exactly 0.3 in decimal, not 0.30000000000000004.
+    assert.deepEqual([t.spend?.sum, t.spend?.knownRows], ['0.3', 2]);
+    assert.deepEqual([t.impressions?.sum, t.impressions?.knownRows], ['9007199254742491', 3]);
+    assert.deepEqual([t.clicks?.sum, t.clicks?.knownRows], ['13', 2]);
+    assert.deepEqual([t.conversions?.sum, t.conversions?.knownRows], ['1.5', 1]);
+    // The input is not kept twice once the rows are saved.
+    const { rows } = await svc.pool.query(
+      'SELECT input_rows, input_csv FROM performance_imports WHERE import_id = $1',
+      [imp.importId],
+    );
+    assert.deepEqual(rows[0], { input_rows: null, input_csv: null });
+  });
+
+  test('text with tabs, line breaks and backslashes is saved exactly as given', async () => {
+    const body = 'Line one\nline two\twith a tab, a \\N and a \\. and \r\n';
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      rows: [{ adId: 'ad\\1', body, hook: '\\N', impressions: 1, clicks: 1, spend: 1 }],
+    });
+    assert.equal(imp.status, 'completed', JSON.stringify(imp.errors));
+    const { rows } = await svc.pool.query(
+      'SELECT ad_id, body, hook FROM performance_import_rows WHERE import_id = $1',
+      [imp.importId],
+    );
+    assert.deepEqual(rows, [{ ad_id: 'ad\\1', body, hook: '\\N' }]);
+  });
+
+  test('a metric no row reported has no sum: unknown, not 0', async () => {
+    const { imp } = await importAndWait(testPrincipal(), { ...META, rows: [{ adId: 'ad_9', clicks: 4 }] });
+    assert.equal(imp.status, 'completed');
+    assert.equal(imp.totals?.spend?.sum, undefined);
+    assert.equal(imp.totals?.spend?.knownRows, 0);
+  });
+
+  test('the same content again answers the first import; other metadata or another workspace is a new one', async () => {
+    const who = testPrincipal();
+    const req = { ...META, rows: [{ adId: 'ad_1', impressions: 1, clicks: 1, spend: 1 }] };
+    const first = await importAndWait(who, req);
+    const again = await svc.client.importPerformance(req, svc.as(who));
+    assert.equal(again.created, false);
+    assert.equal(again.import?.importId, first.imp.importId);
+    const renamed = await svc.client.importPerformance({ ...req, name: 'Other name' }, svc.as(who));
+    assert.equal(renamed.created, true);
+    assert.notEqual(renamed.import?.importId, first.imp.importId);
+    const elsewhere = await svc.client.importPerformance(req, svc.as(testPrincipal()));
+    assert.equal(elsewhere.created, true);
+    const { rows } = await svc.pool.query(
+      'SELECT count(*)::int AS n FROM performance_imports WHERE workspace_id = $1',
+      [who.workspaceId],
+    );
+    assert.equal(rows[0].n, 2);
+  });
+
+  test('a negative spend or a fractional count fails the import naming row and column, and saves nothing', async () => {
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      rows: [
+        { adId: 'ad_1', impressions: 1, clicks: 1, spend: 1 },
+        { adId: 'ad_2', impressions: 1.5, clicks: 1, spend: -2 },
+      ],
+    });
+    assert.equal(imp.status, 'failed');
+    assert.equal(imp.rowsSaved, 0);
+    assert.equal(imp.errorCount, 2);
+    assert.deepEqual(
+      imp.errors.map((e) => [e.row, e.column]),
+      [
+        [2, 'impressions'],
+        [2, 'spend'],
+      ],
+    );
+    assert.deepEqual(await savedRows(imp.importId), []);
+  });
+});
+
+describe('importing CSV', () => {
+  const CSV = [
+    'Ad,Impr,clicks,Cost,conversions,revenue,Notes',
+    'ad_1,1200,30,"1,5",,,ignored',
+    'ad_2,800,,12.50,2,100.10,',
+  ].join('\r\n');
+
+  test('column_mapping maps headers; an empty cell is unknown; other columns are ignored', async () => {
+    const csv = CSV.replace('"1,5"', '10.05');
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      csv,
+      columnMapping: { ad_id: 'Ad', impressions: 'Impr', spend: 'Cost' },
+    });
+    assert.equal(imp.status, 'completed', JSON.stringify(imp.errors));
+    assert.equal(imp.format, 'csv');
+    assert.equal(imp.rowCount, 2);
+    assert.deepEqual(await savedRows(imp.importId), [
+      { ad_id: 'ad_1', impressions: '1200', clicks: '30', spend: '10.05', conversions: null, revenue: null },
+      {
+        ad_id: 'ad_2',
+        impressions: '800',
+        clicks: null,
+        spend: '12.50',
+        conversions: '2',
+        revenue: '100.10',
+      },
+    ]);
+    assert.equal(imp.totals?.spend?.sum, '22.55');
+  });
+
+  test('a bad cell fails the whole import naming the row, the column and the line; nothing is saved', async () => {
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      csv: CSV,
+      columnMapping: { ad_id: 'Ad', impressions: 'Impr', spend: 'Cost' },
+    });
+    assert.equal(imp.status, 'failed');
+    assert.equal(imp.errorCount, 1);
+    const [e] = imp.errors;
+    assert.deepEqual([e?.row, e?.column, e?.line], [1, 'spend', 2]);
+    assert.match(e?.message ?? '', /decimal number/);
+    assert.deepEqual(await savedRows(imp.importId), []);
+  });
+
+  test('a bad row after rows already sent to PostgreSQL still leaves nothing saved', async () => {
+    const lines = Array.from({ length: 1200 }, (_, i) => `ad_${i},${i},1,${i === 1099 ? 'free' : '0.5'}`);
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      csv: ['ad_id,impressions,clicks,spend', ...lines].join('\n'),
+    });
+    assert.equal(imp.status, 'failed');
+    assert.equal(imp.rowCount, 1200);
+    assert.deepEqual(
+      imp.errors.map((e) => [e.row, e.column, e.line]),
+      [[1100, 'spend', 1101]],
+    );
+    assert.deepEqual(await savedRows(imp.importId), []);
+  });
+
+  test('a required column the CSV lacks, or a mapped header it lacks, is named', async () => {
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      csv: 'ad_id,impressions\nad_1,1\n',
+      columnMapping: { clicks: 'Clicks' },
+    });
+    assert.equal(imp.status, 'failed');
+    const messages = imp.errors.map((e) => e.message).join(' | ');
+    assert.match(messages, /column_mapping\.clicks names the header "Clicks"/);
+    assert.match(messages, /no "spend" column/);
+  });
+
+  test('a row with the wrong number of cells is refused with its line', async () => {
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      csv: 'ad_id,impressions,clicks,spend\nad_1,1,1,1\nad_2,1,1\n',
+    });
+    assert.equal(imp.status, 'failed');
+    assert.equal(imp.errors[0]?.line, 3);
+    assert.match(imp.errors[0]?.message ?? '', /cannot be read/);
+  });
+});
+
+describe('refused requests', () => {
+  const rows = [{ adId: 'ad_1', impressions: 1, clicks: 1, spend: 1 }];
+  const cases: [string, ImportRequest, RegExp][] = [
+    [
+      'an unknown time zone',
+      { ...META, timezone: 'Mars/Olympus', rows },
+      /timezone must be an IANA time zone/,
+    ],
+    ['an offset as time zone', { ...META, timezone: '+05:00', rows }, /timezone must be an IANA time zone/],
+    [
+      'since after until',
+      { ...META, since: '2026-11-01', until: '2026-10-01', rows },
+      /since .* must not be after until/,
+    ],
+    ['a lowercase currency', { ...META, currency: 'eur', rows }, /currency must be three uppercase letters/],
+    ['neither rows nor csv', { ...META }, /give either rows .* or csv/],
+    ['both rows and csv', { ...META, rows, csv: 'ad_id\n' }, /not both/],
+    [
+      'a mapping without csv',
+      { ...META, rows, columnMapping: { ad_id: 'Ad' } },
+      /column_mapping applies only to csv/,
+    ],
+    [
+      'a mapping of an unknown field',
+      { ...META, csv: 'a\n', columnMapping: { email: 'E' } },
+      /column_mapping\.email is not a row field/,
+    ],
+  ];
+  for (const [what, req, message] of cases) {
+    test(`${what} is refused as an invalid argument`, async () => {
+      await assertRefused(
+        svc.client.importPerformance(req, svc.as(testPrincipal())),
+        Code.InvalidArgument,
+        message,
+      );
+    });
+  }
+
+  test('a viewer may read imports but not import', async () => {
+    const viewer = testPrincipal({ role: 'viewer', scopes: ['read'] });
+    await assertRefused(
+      svc.client.importPerformance({ ...META, rows }, svc.as(viewer)),
+      Code.PermissionDenied,
+      /write scope/,
+    );
+    const list = await svc.client.listPerformanceImports({}, svc.as(viewer));
+    assert.equal(list.total, 0);
+  });
+});
+
+describe('reading imports', () => {
+  test('another workspace’s import is not found, and lists page newest first', async () => {
+    const who = testPrincipal();
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) {
+      const res = await svc.client.importPerformance(
+        { ...META, name: `Import ${n}`, rows: [{ adId: 'ad_1', impressions: n, clicks: 0, spend: 0 }] },
+        svc.as(who),
+      );
+      ids.push(res.import?.importId ?? '');
+    }
+    await assertRefused(
+      svc.client.getPerformanceImport({ importId: ids[0] ?? '' }, svc.as(testPrincipal())),
+      Code.NotFound,
+      /no performance import/,
+    );
+    const page = await svc.client.listPerformanceImports({ limit: 2 }, svc.as(who));
+    assert.equal(page.total, 3);
+    assert.deepEqual(
+      page.imports.map((i) => i.name),
+      ['Import 3', 'Import 2'],
+    );
+    assert.equal(page.nextOffset, 2);
+    const last = await svc.client.listPerformanceImports({ offset: 2, limit: 2 }, svc.as(who));
+    assert.deepEqual(
+      last.imports.map((i) => i.name),
+      ['Import 1'],
+    );
+    assert.equal(last.nextOffset, undefined);
+  });
+});
