@@ -1,6 +1,6 @@
 /** The marketing service: wiring only (config -> pool -> migrations -> bus -> competitor watch, performance imports -> server -> listen). */
 import { migrateBus, startPruning } from '@adsmcp/runtime/bus/outbox';
-import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
+import { createBusTransport } from '@adsmcp/runtime/bus/transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
@@ -26,30 +26,18 @@ runMain(SERVICE_NAME, async () => {
     logger,
   });
   const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
-  // --- Competitor watch: scheduled checks of competitor sources on the Postgres bus
-  // (competitor-check topic). Kept as one block: the bus and its pruning may be shared with other
-  // topics of this service.
+  // One bus for the service's work: Kafka when KAFKA_BROKERS is set, else the PostgreSQL queue on the
+  // outbox table. Topics: competitor checks (scheduled) and performance imports.
   await migrateBus(pool, SERVICE_NAME);
-  const competitorBus = createPgTransport({ pool, logger });
+  const bus = createBusTransport({ pool, logger, env: config, clientId: SERVICE_NAME });
   const competitorWatch = await startCompetitorWatch({
     pool,
     logger,
-    bus: competitorBus,
+    bus,
     checker: createCompetitorChecker({ pool, fetchPage: createSafeFetcher(), logger }),
   });
-  const stopCompetitorPruning = startPruning({
-    pool,
-    logger,
-    everyMs: HOUR_MS,
-    olderThanMs: 7 * 24 * HOUR_MS,
-  });
-  // --- end of competitor watch
-  // --- Performance imports: parsed, checked and saved off the request by a consumer of the
-  // performance-import topic. The bus tables were migrated above, and the pruning above covers
-  // every topic of this service's outbox; this block has its own transport so that it can move
-  // without the competitor watch.
-  const importBus = createPgTransport({ pool, logger });
-  await importBus.consume<ImportMessage>({
+  // Performance imports are parsed, checked and saved off the request.
+  await bus.consume<ImportMessage>({
     name: 'marketing-performance-import',
     topic: IMPORT_TOPIC,
     handler: createImportHandler({ pool, logger, maxAttempts: IMPORT_MAX_ATTEMPTS }),
@@ -57,16 +45,15 @@ runMain(SERVICE_NAME, async () => {
     backoff: { baseMs: 500, capMs: 30_000 },
     concurrency: 2,
   });
-  // --- end of performance imports
+  const stopPruning = startPruning({ pool, logger, everyMs: HOUR_MS, olderThanMs: 7 * 24 * HOUR_MS });
   const server = buildServer({ pool, verifier, logger });
   const port = await server.listen(config.PORT, config.HOST);
   announceListening(SERVICE_NAME, port);
   onShutdown(logger, async () => {
     await server.close();
-    await competitorWatch.stop(); // competitor watch
-    await stopCompetitorPruning(); // competitor watch
-    await competitorBus.stop(); // competitor watch
-    await importBus.stop(); // performance imports
+    await competitorWatch.stop();
+    await stopPruning();
+    await bus.stop();
     await pool.end();
   });
 });
