@@ -31,7 +31,7 @@ import { type INamespace, Namespace } from 'kubernetes-models/v1/Namespace';
 import { type IService, Service } from 'kubernetes-models/v1/Service';
 import { type IServiceAccount, ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import ts from 'typescript';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const K8S = join(ROOT, 'deploy/k8s');
@@ -48,7 +48,12 @@ const GRPC_ENV = ['DATABASE_URL', 'PRINCIPAL_PUBLIC_KEY', 'PORT', 'HOST', 'LOG_L
 interface ServiceExpectation {
   port: number;
   probes: { kind: 'grpc' } | { kind: 'http'; liveness: string; readiness: string };
-  /** Every variable the process's fail-fast config reads. */
+  /**
+   * Every variable the manifests must set: what the process's fail-fast config requires, and the
+   * optional ones a deployment relies on (the optimizer's publishing key and the changes URL it
+   * publishes through, the key the changes service verifies it with, KAFKA_BROKERS for the
+   * processes whose bus reads it, empty for the PostgreSQL queue).
+   */
   env: string[];
 }
 
@@ -72,9 +77,13 @@ const SERVICES: Record<string, ServiceExpectation> = {
   changes: {
     port: GRPC_PORT,
     probes: { kind: 'grpc' },
-    env: [...GRPC_ENV, 'CHANGES_PRIVATE_KEY', 'UPSTREAM_PROXY_URL'],
+    env: [...GRPC_ENV, 'CHANGES_PRIVATE_KEY', 'UPSTREAM_PROXY_URL', 'OPTIMIZER_PUBLIC_KEY', 'KAFKA_BROKERS'],
   },
-  optimizer: { port: GRPC_PORT, probes: { kind: 'grpc' }, env: GRPC_ENV },
+  optimizer: {
+    port: GRPC_PORT,
+    probes: { kind: 'grpc' },
+    env: [...GRPC_ENV, 'OPTIMIZER_PRIVATE_KEY', 'CHANGES_URL', 'KAFKA_BROKERS'],
+  },
   marketing: { port: GRPC_PORT, probes: { kind: 'grpc' }, env: GRPC_ENV },
   'upstream-proxy': {
     port: GRPC_PORT,
@@ -92,6 +101,8 @@ const SERVICES: Record<string, ServiceExpectation> = {
 const SECRET_ENV = new Set([
   'DATABASE_URL',
   'PRINCIPAL_PRIVATE_KEY',
+  'CHANGES_PRIVATE_KEY',
+  'OPTIMIZER_PRIVATE_KEY',
   'UPSTREAM_CREDENTIAL_KEY',
   'SANDBOX_ADMIN_TOKEN',
 ]);
@@ -109,7 +120,14 @@ const FLOWS = [
   'changes->upstream-proxy:50051',
   'optimizer->upstream-proxy:50051',
   'marketing->upstream-proxy:50051',
+  'optimizer->changes:50051',
 ];
+
+/** The pods that may open connections to public addresses (on 443 only): the ad platform, and the web pages marketing reads. */
+const INTERNET_EGRESS = ['upstream-proxy', 'marketing'];
+
+/** The processes whose bus is chosen by KAFKA_BROKERS; the others' buses are the PostgreSQL queue. */
+const KAFKA_READERS = ['changes', 'optimizer'];
 
 /** Destinations outside the cluster's pods, and which pods may reach each ('*' is every pod). */
 const EGRESS: { ip: string; port: number; protocol: 'TCP' | 'UDP'; who: string[] | '*' }[] = [
@@ -117,10 +135,19 @@ const EGRESS: { ip: string; port: number; protocol: 'TCP' | 'UDP'; who: string[]
   { ip: '10.96.0.10', port: 53, protocol: 'TCP', who: '*' },
   { ip: '10.20.0.5', port: 5432, protocol: 'TCP', who: '*' },
   { ip: '10.20.0.6', port: 9092, protocol: 'TCP', who: '*' },
-  { ip: '203.0.113.10', port: 443, protocol: 'TCP', who: ['upstream-proxy'] },
+  { ip: '203.0.113.10', port: 443, protocol: 'TCP', who: INTERNET_EGRESS },
   { ip: '203.0.113.10', port: 80, protocol: 'TCP', who: [] },
+  // On 443, no address that is not public: private, shared (CGNAT), loopback, link-local (cloud
+  // metadata), "this network", IETF protocol assignments, and Azure's host endpoint.
   { ip: '10.20.0.7', port: 443, protocol: 'TCP', who: [] },
+  { ip: '172.20.0.7', port: 443, protocol: 'TCP', who: [] },
+  { ip: '192.168.1.7', port: 443, protocol: 'TCP', who: [] },
+  { ip: '100.100.100.200', port: 443, protocol: 'TCP', who: [] },
+  { ip: '127.0.0.1', port: 443, protocol: 'TCP', who: [] },
   { ip: '169.254.169.254', port: 443, protocol: 'TCP', who: [] },
+  { ip: '0.0.0.1', port: 443, protocol: 'TCP', who: [] },
+  { ip: '192.0.0.192', port: 443, protocol: 'TCP', who: [] },
+  { ip: '168.63.129.16', port: 443, protocol: 'TCP', who: [] },
 ];
 
 interface Overlay {
@@ -1044,8 +1071,9 @@ function allowed(
 }
 
 /**
- * Network policies that do not deny by default, give any pod but the upstream-proxy an address
- * block to reach, or allow other flows than `flows` (between pods, and from outside) and EGRESS.
+ * Network policies that do not deny by default, give an address block to reach to any pod but
+ * those in INTERNET_EGRESS (one policy each), or allow other flows than `flows` (between pods,
+ * and from outside) and EGRESS.
  */
 function networkProblems(objects: KObject[], flows: string[]): string[] {
   const problems: string[] = [];
@@ -1064,7 +1092,7 @@ function networkProblems(objects: KObject[], flows: string[]): string[] {
       (r.to ?? []).some((peer) => peer.ipBlock !== undefined),
     );
     const selected = all.filter((pod) => selects(p.spec?.podSelector, pod.labels)).map((pod) => pod.app);
-    if (withBlock && (selected.length !== 1 || selected[0] !== 'upstream-proxy')) {
+    if (withBlock && (selected.length !== 1 || !INTERNET_EGRESS.includes(selected[0] ?? ''))) {
       problems.push(
         `NetworkPolicy ${p.metadata.name}: gives ${selected.join(', ')} egress to an address block`,
       );
@@ -1159,7 +1187,7 @@ for (const [name, overlay] of Object.entries(OVERLAYS)) {
       assert.deepEqual(namespaceProblems(render(overlay), overlay.namespace), []);
     });
 
-    it('denies all traffic by default and allows only the documented flows; only the upstream-proxy reaches the internet', () => {
+    it('denies all traffic by default and allows only the documented flows; only the upstream-proxy and marketing reach the internet, on 443 to public addresses', () => {
       assert.deepEqual(networkProblems(render(overlay), flowsOf(overlay)), []);
     });
   });
@@ -1221,6 +1249,67 @@ describe('the dev overlay, specifically', () => {
     for (const d of ofKind<IDeployment>(render(dev), 'Deployment')) {
       assert.equal(d.spec?.replicas ?? 1, 1, d.metadata.name);
       assert.equal(mainContainer(d).image, `adsmcp/${d.metadata.name}:dev`);
+    }
+  });
+});
+
+describe('the configuration', () => {
+  const kafkaBrokers = (objects: KObject[], name: string) =>
+    containerEnv(mainContainer(find<IDeployment>(objects, 'Deployment', name)), objects).env.get(
+      'KAFKA_BROKERS',
+    );
+
+  it('runs the bus on the PostgreSQL queue unless an overlay names Kafka brokers', () => {
+    for (const overlay of Object.values(OVERLAYS)) {
+      const objects = render(overlay);
+      for (const name of KAFKA_READERS) assert.equal(envValue(kafkaBrokers(objects, name)), '', name);
+    }
+  });
+
+  it("gives the brokers of the README's Kafka example to the processes whose bus reads them, and to no other", () => {
+    const example = [...README.matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => m[1] ?? '')
+      .find((block) => block.includes('KAFKA_BROKERS='));
+    assert.ok(example !== undefined, 'the README shows how to set KAFKA_BROKERS in an overlay');
+    const snippet = fields(parseAllDocuments(example, { version: '1.1' })[0]?.toJS(), 'the README example');
+    const production = OVERLAYS.production as Overlay;
+    const overlay = fields(readYaml(join(production.dir, 'kustomization.yaml'))[0], 'production');
+    const dir = mkdtempSync(join(tmpdir(), 'kustomize-'));
+    try {
+      const withKafka = {
+        ...overlay,
+        resources: list(overlay.resources, 'resources').map((r) => resolve(production.dir, String(r))),
+        configMapGenerator: [
+          ...list(overlay.configMapGenerator, 'configMapGenerator'),
+          ...list(snippet.configMapGenerator, 'the README example'),
+        ],
+      };
+      writeFileSync(join(dir, 'kustomization.yaml'), stringify(withKafka));
+      const objects = kustomize(dir);
+      const brokers = /KAFKA_BROKERS=(\S+)/.exec(example)?.[1];
+      for (const d of ofKind<IDeployment>(objects, 'Deployment')) {
+        const name = d.metadata.name;
+        const expected = KAFKA_READERS.includes(name) ? brokers : undefined;
+        assert.equal(envValue(kafkaBrokers(objects, name)), expected, name);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('documents in deploy/k8s/README.md every variable each process reads', () => {
+    const runtime = readFileSync(join(ROOT, 'packages/runtime/src/config.ts'), 'utf8');
+    const serviceConfig = runtime.slice(runtime.indexOf('export const serviceConfig'));
+    const names = (source: string) => [...source.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]);
+    for (const service of Object.keys(SERVICES)) {
+      const config = readFileSync(join(ROOT, 'services', service, 'src/config.ts'), 'utf8');
+      const read = new Set([
+        ...names(config),
+        ...(config.includes('...serviceConfig') ? names(serviceConfig) : []),
+      ]);
+      assert.ok(read.size > 0, service);
+      const missing = [...read].filter((name) => !README.includes(`\`${name}\``));
+      assert.deepEqual(missing, [], `${service} reads variables deploy/k8s/README.md does not name`);
     }
   });
 });
@@ -1300,6 +1389,17 @@ describe('the checks', () => {
     assert.match(problems, /gives changes egress to an address block/);
     assert.match(problems, /changes -> 203\.0\.113\.10:443\/TCP must be denied/);
     assert.match(problems, /upstream-proxy -> 203\.0\.113\.10:443\/TCP must be allowed/);
+  });
+
+  it('report internet egress that reaches a private or metadata address', () => {
+    const objects = render(production);
+    const internet = find<INetworkPolicy>(objects, 'NetworkPolicy', 'allow-marketing-internet-egress');
+    for (const rule of internet.spec?.egress ?? [])
+      for (const peer of rule.to ?? []) if (peer.ipBlock !== undefined) peer.ipBlock.except = [];
+    const problems = networkProblems(objects, flowsOf(production)).join('\n');
+    assert.match(problems, /marketing -> 10\.20\.0\.7:443\/TCP must be denied/);
+    assert.match(problems, /marketing -> 169\.254\.169\.254:443\/TCP must be denied/);
+    assert.doesNotMatch(problems, /upstream-proxy ->/);
   });
 
   it('report a missing default deny', () => {
