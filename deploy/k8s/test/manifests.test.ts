@@ -127,7 +127,7 @@ const FLOWS = [
 const INTERNET_EGRESS = ['upstream-proxy', 'marketing'];
 
 /** The processes whose bus is chosen by KAFKA_BROKERS; the others' buses are the PostgreSQL queue. */
-const KAFKA_READERS = ['changes', 'optimizer'];
+const KAFKA_READERS = ['changes', 'marketing', 'optimizer'];
 
 /** Destinations outside the cluster's pods, and which pods may reach each ('*' is every pod). */
 const EGRESS: { ip: string; port: number; protocol: 'TCP' | 'UDP'; who: string[] | '*' }[] = [
