@@ -151,9 +151,12 @@ export function batchHandlers({
 
     async planAdBatch(req, ctx) {
       const p = principalOf(ctx);
-      const { change } = await batchChange(upstream, p, req);
+      if (req.batch === undefined) throw new InvalidArgumentError('batch is required');
+      const { change } = await batchChange(upstream, p, req.batch);
       const { op, plan } = await planPrepared(pool, upstream, p, change);
-      return { summary: plan.summary, operation: op, digest: digestOf(op), targetPath: '', verified: true };
+      return {
+        plan: { summary: plan.summary, operation: op, digest: digestOf(op), targetPath: '', verified: true },
+      };
     },
   };
 }

@@ -281,8 +281,12 @@ async function batchRequest({ caller, deps }: ToolContext<GatewayDeps>, args: Ba
  * record (summary, operation, digest), recording nothing.
  */
 export async function planAdBatch(ctx: ToolContext<GatewayDeps>, args: Record<string, unknown>) {
-  const request = await batchRequest(ctx, args as BatchArgs);
-  return ctx.deps.clientOf(BatchService).planAdBatch(request, onBehalfOf(ctx.caller.principal));
+  const batch = await batchRequest(ctx, args as BatchArgs);
+  const { plan } = await ctx.deps
+    .clientOf(BatchService)
+    .planAdBatch({ batch }, onBehalfOf(ctx.caller.principal));
+  if (plan === undefined) throw new Error('the changes service planned the batch without a plan');
+  return plan;
 }
 
 const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({

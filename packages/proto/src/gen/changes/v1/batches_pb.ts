@@ -8,7 +8,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Change, PlanChangeResponseSchema } from "./changes_pb.ts";
+import type { Change, PlanChangeResponse } from "./changes_pb.ts";
 import { file_changes_v1_changes } from "./changes_pb.ts";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/batches.proto.
  */
 export const file_changes_v1_batches: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2JhdGNoZXMucHJvdG8SCmNoYW5nZXMudjEijQEKDldvcmtib29rU2hlZXRzEioKCWNhbXBhaWducxgBIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKQoIYWRncm91cHMYAiADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiQKA2FkcxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QixwEKE1BsYW5Xb3JrYm9va1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIcCg93b3JrYm9va19iYXNlNjQYAiABKAlIAIgBARIvCgZzaGVldHMYAyABKAsyGi5jaGFuZ2VzLnYxLldvcmtib29rU2hlZXRzSAGIAQESFQoNdmFsaWRhdGVfb25seRgEIAEoCBIXCg9wYXJ0aWFsX2ZhaWx1cmUYBSABKAhCEgoQX3dvcmtib29rX2Jhc2U2NEIJCgdfc2hlZXRzIoABChFQcmV2aWV3ZWRTY2hlZHVsZRIQCghjYW1wYWlnbhgBIAEoCRITCgtsYXVuY2hfZGF0ZRgCIAEoCRIQCghlbmRfZGF0ZRgDIAEoCRISCgpzdGFydF90aW1lGAQgASgJEhAKCGVuZF90aW1lGAUgASgJEgwKBG5vdGUYBiABKAkidQoQUHJldmlld2VkQWRHcm91cBIQCghjYW1wYWlnbhgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWNvdW50cmllcxgDIAMoCRISCgpiaWRfbWljcm9zGAQgASgDEhoKEmJpbGxpbmdfZXZlbnRfdHlwZRgFIAEoCSLHAgoUUGxhbldvcmtib29rUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIRCgl0aW1lX3pvbmUYAyABKAkSDgoGc291cmNlGAQgASgJEg4KBm1ldGhvZBgFIAEoCRIMCgRwYXRoGAYgASgJEiQKA2pvYhgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFgoOY2FtcGFpZ25fY291bnQYCCABKAUSFgoOYWRfZ3JvdXBfY291bnQYCSABKAUSEAoIYWRfY291bnQYCiABKAUSLwoIc2NoZWR1bGUYCyADKAsyHS5jaGFuZ2VzLnYxLlByZXZpZXdlZFNjaGVkdWxlEi8KCWFkX2dyb3VwcxgMIAMoCzIcLmNoYW5nZXMudjEuUHJldmlld2VkQWRHcm91cCJZCgxCYXRjaFZhcmlhbnQSDQoFdGl0bGUYASABKAkSDAoEYm9keRgCIAEoCRISCgp0YXJnZXRfdXJsGAMgASgJEhgKEHNvdXJjZV9pbWFnZV91cmwYBCABKAkikwIKFVByZXBhcmVBZEJhdGNoUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkSFQoNaXRlbV9yZXZpc2lvbhgDIAEoBRIVCg1jYW1wYWlnbl9uYW1lGAQgASgJEhUKDWJ1ZGdldF9hbW91bnQYBSABKAESEwoLYnVkZ2V0X3R5cGUYBiABKAkSEQoJb2JqZWN0aXZlGAcgASgJEhIKCmJpZF9taWNyb3MYCCABKAMSEQoJY291bnRyaWVzGAkgAygJEhUKDWNvbnRleHRfaGludHMYCiADKAkSKgoIdmFyaWFudHMYCyADKAsyGC5jaGFuZ2VzLnYxLkJhdGNoVmFyaWFudCJPChZQcmVwYXJlQWRCYXRjaFJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlEhEKCWNvdW50cmllcxgCIAMoCTKMAgoMQmF0Y2hTZXJ2aWNlElEKDFBsYW5Xb3JrYm9vaxIfLmNoYW5nZXMudjEuUGxhbldvcmtib29rUmVxdWVzdBogLmNoYW5nZXMudjEuUGxhbldvcmtib29rUmVzcG9uc2USVwoOUHJlcGFyZUFkQmF0Y2gSIS5jaGFuZ2VzLnYxLlByZXBhcmVBZEJhdGNoUmVxdWVzdBoiLmNoYW5nZXMudjEuUHJlcGFyZUFkQmF0Y2hSZXNwb25zZRJQCgtQbGFuQWRCYXRjaBIhLmNoYW5nZXMudjEuUHJlcGFyZUFkQmF0Y2hSZXF1ZXN0Gh4uY2hhbmdlcy52MS5QbGFuQ2hhbmdlUmVzcG9uc2ViBnByb3RvMw", [file_changes_v1_changes, file_google_protobuf_struct]);
+  fileDesc("ChhjaGFuZ2VzL3YxL2JhdGNoZXMucHJvdG8SCmNoYW5nZXMudjEijQEKDldvcmtib29rU2hlZXRzEioKCWNhbXBhaWducxgBIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKQoIYWRncm91cHMYAiADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiQKA2FkcxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QixwEKE1BsYW5Xb3JrYm9va1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIcCg93b3JrYm9va19iYXNlNjQYAiABKAlIAIgBARIvCgZzaGVldHMYAyABKAsyGi5jaGFuZ2VzLnYxLldvcmtib29rU2hlZXRzSAGIAQESFQoNdmFsaWRhdGVfb25seRgEIAEoCBIXCg9wYXJ0aWFsX2ZhaWx1cmUYBSABKAhCEgoQX3dvcmtib29rX2Jhc2U2NEIJCgdfc2hlZXRzIoABChFQcmV2aWV3ZWRTY2hlZHVsZRIQCghjYW1wYWlnbhgBIAEoCRITCgtsYXVuY2hfZGF0ZRgCIAEoCRIQCghlbmRfZGF0ZRgDIAEoCRISCgpzdGFydF90aW1lGAQgASgJEhAKCGVuZF90aW1lGAUgASgJEgwKBG5vdGUYBiABKAkidQoQUHJldmlld2VkQWRHcm91cBIQCghjYW1wYWlnbhgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWNvdW50cmllcxgDIAMoCRISCgpiaWRfbWljcm9zGAQgASgDEhoKEmJpbGxpbmdfZXZlbnRfdHlwZRgFIAEoCSLHAgoUUGxhbldvcmtib29rUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIRCgl0aW1lX3pvbmUYAyABKAkSDgoGc291cmNlGAQgASgJEg4KBm1ldGhvZBgFIAEoCRIMCgRwYXRoGAYgASgJEiQKA2pvYhgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFgoOY2FtcGFpZ25fY291bnQYCCABKAUSFgoOYWRfZ3JvdXBfY291bnQYCSABKAUSEAoIYWRfY291bnQYCiABKAUSLwoIc2NoZWR1bGUYCyADKAsyHS5jaGFuZ2VzLnYxLlByZXZpZXdlZFNjaGVkdWxlEi8KCWFkX2dyb3VwcxgMIAMoCzIcLmNoYW5nZXMudjEuUHJldmlld2VkQWRHcm91cCJZCgxCYXRjaFZhcmlhbnQSDQoFdGl0bGUYASABKAkSDAoEYm9keRgCIAEoCRISCgp0YXJnZXRfdXJsGAMgASgJEhgKEHNvdXJjZV9pbWFnZV91cmwYBCABKAkikwIKFVByZXBhcmVBZEJhdGNoUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg8KB2l0ZW1faWQYAiABKAkSFQoNaXRlbV9yZXZpc2lvbhgDIAEoBRIVCg1jYW1wYWlnbl9uYW1lGAQgASgJEhUKDWJ1ZGdldF9hbW91bnQYBSABKAESEwoLYnVkZ2V0X3R5cGUYBiABKAkSEQoJb2JqZWN0aXZlGAcgASgJEhIKCmJpZF9taWNyb3MYCCABKAMSEQoJY291bnRyaWVzGAkgAygJEhUKDWNvbnRleHRfaGludHMYCiADKAkSKgoIdmFyaWFudHMYCyADKAsyGC5jaGFuZ2VzLnYxLkJhdGNoVmFyaWFudCJPChZQcmVwYXJlQWRCYXRjaFJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlEhEKCWNvdW50cmllcxgCIAMoCSJGChJQbGFuQWRCYXRjaFJlcXVlc3QSMAoFYmF0Y2gYASABKAsyIS5jaGFuZ2VzLnYxLlByZXBhcmVBZEJhdGNoUmVxdWVzdCJDChNQbGFuQWRCYXRjaFJlc3BvbnNlEiwKBHBsYW4YASABKAsyHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZTKKAgoMQmF0Y2hTZXJ2aWNlElEKDFBsYW5Xb3JrYm9vaxIfLmNoYW5nZXMudjEuUGxhbldvcmtib29rUmVxdWVzdBogLmNoYW5nZXMudjEuUGxhbldvcmtib29rUmVzcG9uc2USVwoOUHJlcGFyZUFkQmF0Y2gSIS5jaGFuZ2VzLnYxLlByZXBhcmVBZEJhdGNoUmVxdWVzdBoiLmNoYW5nZXMudjEuUHJlcGFyZUFkQmF0Y2hSZXNwb25zZRJOCgtQbGFuQWRCYXRjaBIeLmNoYW5nZXMudjEuUGxhbkFkQmF0Y2hSZXF1ZXN0Gh8uY2hhbmdlcy52MS5QbGFuQWRCYXRjaFJlc3BvbnNlYgZwcm90bzM", [file_changes_v1_changes, file_google_protobuf_struct]);
 
 /**
  * The rows of a workbook given as JSON: each row an object of column name to value.
@@ -397,6 +397,44 @@ export const PrepareAdBatchResponseSchema: GenMessage<PrepareAdBatchResponse> = 
   messageDesc(file_changes_v1_batches, 7);
 
 /**
+ * The batch PlanAdBatch plans: the same request PrepareAdBatch takes.
+ *
+ * @generated from message changes.v1.PlanAdBatchRequest
+ */
+export type PlanAdBatchRequest = Message<"changes.v1.PlanAdBatchRequest"> & {
+  /**
+   * @generated from field: changes.v1.PrepareAdBatchRequest batch = 1;
+   */
+  batch?: PrepareAdBatchRequest | undefined;
+};
+
+/**
+ * Describes the message changes.v1.PlanAdBatchRequest.
+ * Use `create(PlanAdBatchRequestSchema)` to create a new message.
+ */
+export const PlanAdBatchRequestSchema: GenMessage<PlanAdBatchRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_batches, 8);
+
+/**
+ * What PrepareAdBatch would record.
+ *
+ * @generated from message changes.v1.PlanAdBatchResponse
+ */
+export type PlanAdBatchResponse = Message<"changes.v1.PlanAdBatchResponse"> & {
+  /**
+   * @generated from field: changes.v1.PlanChangeResponse plan = 1;
+   */
+  plan?: PlanChangeResponse | undefined;
+};
+
+/**
+ * Describes the message changes.v1.PlanAdBatchResponse.
+ * Use `create(PlanAdBatchResponseSchema)` to create a new message.
+ */
+export const PlanAdBatchResponseSchema: GenMessage<PlanAdBatchResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_batches, 9);
+
+/**
  * @generated from service changes.v1.BatchService
  */
 export const BatchService: GenService<{
@@ -423,8 +461,8 @@ export const BatchService: GenService<{
    */
   planAdBatch: {
     methodKind: "unary";
-    input: typeof PrepareAdBatchRequestSchema;
-    output: typeof PlanChangeResponseSchema;
+    input: typeof PlanAdBatchRequestSchema;
+    output: typeof PlanAdBatchResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_changes_v1_batches, 0);
