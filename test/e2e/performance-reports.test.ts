@@ -29,6 +29,26 @@ interface Row {
   campaign_id: string;
   creative_labels: { item_id: string; name: string; hook: string; offer: string }[];
   platform: Comparison;
+  imported: Imported;
+}
+interface ImportedFigures {
+  impressions: string | null;
+  clicks: string | null;
+  spend: string | null;
+  conversions: string | null;
+  revenue: string | null;
+  row_count: number;
+  import_ids: string[];
+  partial_import_ids: string[];
+}
+interface ImportedComparison {
+  currency: string;
+  current: ImportedFigures;
+  previous: ImportedFigures;
+}
+interface Imported {
+  account_currency: ImportedComparison;
+  other_currencies: ImportedComparison[];
 }
 interface Report {
   report_id: string;
@@ -45,6 +65,7 @@ interface Report {
   revision: number;
   rows: Row[];
   totals: Comparison;
+  imported_totals: Imported;
 }
 interface InsightRow {
   ad_id: string;
@@ -61,12 +82,14 @@ const addDays = (date: string, days: number) =>
   new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 
 let account: string;
+let accountCurrency: string;
 let campaignId: string;
 
 before(async () => {
   e2e = await startSeededStack({ env: { MCP_RATE_BURST: '1000', UPSTREAM_BURST: '1000' } });
   agent = await connectClient('v1', e2e.stack.mcpUrl, e2e.seed.token);
   account = e2e.seed.accounts[0]?.account_id as string;
+  accountCurrency = e2e.seed.accounts[0]?.currency as string;
   const campaigns = await ok<{ campaigns: { id: string }[] }>('ads_list_campaigns', { account_id: account });
   campaignId = campaigns.campaigns[0]?.id as string;
 });
@@ -208,6 +231,124 @@ describe('ads_create_performance_report', () => {
     );
     assert.equal(list.reports[0]?.report_id, report.report_id);
     assert.equal(list.reports[0]?.ad_count, 12);
+  });
+});
+
+describe('metrics from performance imports', () => {
+  test('rows imported for an ad within the period show on its row, summed exactly, apart per currency', async () => {
+    const until = daysAgo(4);
+    const since = addDays(until, -6);
+    const ads = await ok<{ ads: { id: string }[] }>('ads_list_ads', { account_id: account, limit: 2 });
+    const [adId, otherAdId] = ads.ads.map((a) => a.id) as [string, string];
+    const otherCurrency = accountCurrency === 'EUR' ? 'USD' : 'EUR';
+    const meta = {
+      source: 'vendor_a_ads',
+      attribution: '7-day click',
+      timezone: 'UTC',
+    };
+    const imported = async (name: string, args: Record<string, unknown>) =>
+      (
+        await ok<{ import: { import_id: string; status: string } }>('ads_import_performance', {
+          ...meta,
+          name,
+          ...args,
+        })
+      ).import;
+    const first = await imported('First days', {
+      currency: accountCurrency,
+      since,
+      until: addDays(since, 2),
+      rows: [
+        { ad_id: adId, impressions: 1000, clicks: 10, spend: 0.1, conversions: 1, revenue: 12.3 },
+        { ad_id: adId, impressions: 500, clicks: null, spend: 0.2, conversions: 2, revenue: 0.005 },
+      ],
+    });
+    const csvImport = await imported('Last days (CSV)', {
+      currency: accountCurrency,
+      since: addDays(since, 3),
+      until,
+      csv: ['Ad,Impr,Clicks,Cost,Conv,Rev', `${adId},1,2,0.70,0,1`, `${otherAdId},9,9,9,9,9`].join('\n'),
+      column_mapping: {
+        ad_id: 'Ad',
+        impressions: 'Impr',
+        clicks: 'Clicks',
+        spend: 'Cost',
+        conversions: 'Conv',
+        revenue: 'Rev',
+      },
+    });
+    const straddling = await imported('Across both periods', {
+      currency: accountCurrency,
+      since: addDays(since, -2),
+      until: addDays(since, 1),
+      rows: [{ ad_id: adId, impressions: 7, clicks: 7, spend: 7, conversions: 7, revenue: 7 }],
+    });
+    const foreign = await imported('Other currency', {
+      currency: otherCurrency,
+      since,
+      until,
+      rows: [{ ad_id: adId, impressions: 3, clicks: 1, spend: 4.25, conversions: 0, revenue: 8 }],
+    });
+    for (const i of [first, csvImport, straddling, foreign]) assert.equal(i.status, 'completed');
+
+    const { report } = await ok<{ report: Report }>('ads_create_performance_report', {
+      account_id: account,
+      name: 'With imports',
+      since,
+      until,
+    });
+    const row = report.rows.find((r) => r.ad_id === adId) as Row;
+    const mine = row.imported.account_currency;
+    assert.equal(mine.currency, accountCurrency);
+    assert.deepEqual(mine.current.import_ids, [first.import_id, csvImport.import_id].sort());
+    assert.equal(mine.current.row_count, 3);
+    assert.equal(mine.current.impressions, '1501');
+    assert.equal(mine.current.spend, '1.00');
+    assert.equal(mine.current.conversions, '3');
+    assert.equal(mine.current.revenue, '13.305');
+    // One summed row did not report clicks: unknown, never a partial sum.
+    assert.equal(mine.current.clicks, null);
+    assert.deepEqual(mine.current.partial_import_ids, [straddling.import_id]);
+    assert.deepEqual(mine.previous.partial_import_ids, [straddling.import_id]);
+    assert.equal(mine.previous.row_count, 0);
+    assert.equal(mine.previous.spend, null);
+    assert.deepEqual(
+      row.imported.other_currencies.map((c) => [c.currency, c.current.spend, c.current.import_ids]),
+      [[otherCurrency, '4.25', [foreign.import_id]]],
+    );
+    const other = report.rows.find((r) => r.ad_id === otherAdId) as Row;
+    assert.equal(other.imported.account_currency.current.spend, '9');
+    assert.equal(report.imported_totals.account_currency.current.spend, '10.00');
+    assert.equal(report.imported_totals.other_currencies[0]?.current.spend, '4.25');
+
+    const csv = await ok<{ content: string }>('ads_get_performance_report', {
+      report_id: report.report_id,
+      format: 'csv',
+    });
+    const records = parse(csv.content, { columns: true }) as Record<string, string>[];
+    const lines = records.filter((r) => r.ad_id === adId);
+    assert.deepEqual(
+      lines.map((r) => [
+        r.row_type,
+        r.imported_currency,
+        r.imported_spend,
+        r.imported_revenue,
+        r.imported_clicks,
+      ]),
+      [
+        ['ad', accountCurrency, '1.00', '13.305', ''],
+        ['ad_other_currency', otherCurrency, '4.25', '8', '1'],
+      ],
+    );
+    const total = records.find((r) => r.row_type === 'total');
+    assert.equal(total?.imported_spend, '10.00');
+
+    const md = await ok<{ content: string }>('ads_get_performance_report', {
+      report_id: report.report_id,
+      format: 'markdown',
+    });
+    const otherLine = md.content.split('\n').find((l) => l.startsWith('| ad\\_other\\_currency |'));
+    assert.ok(otherLine?.includes(`| ${otherCurrency} | ${foreign.import_id} |`), otherLine);
   });
 });
 

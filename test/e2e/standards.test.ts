@@ -414,3 +414,40 @@ describe('the review page', () => {
     }
   });
 });
+
+describe('the change as tools show it', () => {
+  test('the prepare result and ads_get_change list the standards the change was checked against', async () => {
+    const standard = await saveStandard('Naming', {
+      naming_prefix: 'ACME-',
+      guidance: 'Names start with the brand.',
+    });
+    try {
+      const prepared = await ok<ChangeView & { standards_checked: unknown[] }>('ads_update_ad', {
+        account_id: account.account_id,
+        ad_id: (ads[3] as { id: string }).id,
+        body: { name: 'ACME-Winter' },
+      });
+      const expected = [
+        {
+          standard_id: standard.standard_id,
+          name: 'Naming',
+          revision: standard.revision,
+          guidance: 'Names start with the brand.',
+        },
+      ];
+      assert.deepEqual(prepared.standards_checked, expected);
+      const got = await ok<{ standards_checked: unknown[] }>('ads_get_change', {
+        change_id: prepared.change_id,
+      });
+      assert.deepEqual(got.standards_checked, expected);
+    } finally {
+      await archiveAll();
+    }
+    const without = await ok<{ standards_checked: unknown[] }>('ads_update_ad', {
+      account_id: account.account_id,
+      ad_id: (ads[3] as { id: string }).id,
+      body: { name: 'Winter, no standards' },
+    });
+    assert.deepEqual(without.standards_checked, []);
+  });
+});

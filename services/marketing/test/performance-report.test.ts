@@ -101,6 +101,64 @@ async function saveCreative(
   return itemId;
 }
 
+interface ImportRow {
+  ad_id: string;
+  impressions?: string | null;
+  clicks?: string | null;
+  spend?: string | null;
+  conversions?: string | null;
+  revenue?: string | null;
+}
+
+/** A performance import as the worker leaves it (status completed unless said), with its rows. */
+async function saveImport(
+  who: Principal,
+  o: { since: string; until: string; currency?: string; status?: string; rows: ImportRow[] },
+): Promise<string> {
+  const importId = randomUUID();
+  await svc.pool.query(
+    `INSERT INTO performance_imports (workspace_id, import_id, source, name, currency, timezone, attribution,
+       since, until, format, content_hash, status, created_by)
+     VALUES ($1, $2, 'other', 'test', $3, 'UTC', '7-day click', $4, $5, 'rows', $6, $7, 'test')`,
+    [
+      who.workspaceId,
+      importId,
+      o.currency ?? 'USD',
+      o.since,
+      o.until,
+      randomUUID().replace(/-/g, '').padEnd(64, '0'),
+      o.status ?? 'completed',
+    ],
+  );
+  for (const [i, r] of o.rows.entries()) {
+    await svc.pool.query(
+      `INSERT INTO performance_import_rows (workspace_id, import_id, row_number, ad_id, impressions, clicks,
+         spend, conversions, revenue) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        who.workspaceId,
+        importId,
+        i + 1,
+        r.ad_id,
+        r.impressions ?? null,
+        r.clicks ?? null,
+        r.spend ?? null,
+        r.conversions ?? null,
+        r.revenue ?? null,
+      ],
+    );
+  }
+  return importId;
+}
+
+const full = (adId: string, spend: string, revenue: string): ImportRow => ({
+  ad_id: adId,
+  impressions: '100',
+  clicks: '7',
+  spend,
+  conversions: '1.5',
+  revenue,
+});
+
 describe('figures', () => {
   test('derived figures are exact decimals rounded half up; a zero or unknown denominator is null', () => {
     const m = metricsOf({ impressions: 3n, clicks: 2n, spend_micros: 1_000_001n, conversions: 0n });
@@ -219,6 +277,138 @@ describe('CreatePerformanceReport', () => {
       Code.PermissionDenied,
       /write scope/,
     );
+  });
+});
+
+describe('imported metrics joined by ad', () => {
+  test('completed imports lying within a period are summed exactly per ad, with their ids, for both periods', async () => {
+    const who = testPrincipal();
+    // The report: 2025-03-01..07, the preceding period 2025-02-22..28.
+    const a = await saveImport(who, {
+      since: '2025-03-01',
+      until: '2025-03-03',
+      rows: [full('ad_1', '10.10', '30.005'), full('ad_1', '0.20', '1'), full('ad_other', '5', '5')],
+    });
+    const b = await saveImport(who, {
+      since: '2025-03-04',
+      until: '2025-03-07',
+      rows: [full('ad_1', '0.7', '0')],
+    });
+    const before = await saveImport(who, {
+      since: '2025-02-22',
+      until: '2025-02-28',
+      rows: [full('ad_1', '3', '-2.5')],
+    });
+    // Not counted: running, failed, or another workspace's.
+    await saveImport(who, {
+      since: '2025-03-01',
+      until: '2025-03-07',
+      status: 'running',
+      rows: [full('ad_1', '99', '99')],
+    });
+    await saveImport(who, {
+      since: '2025-03-01',
+      until: '2025-03-07',
+      status: 'failed',
+      rows: [full('ad_1', '99', '99')],
+    });
+    await saveImport(testPrincipal(), {
+      since: '2025-03-01',
+      until: '2025-03-07',
+      rows: [full('ad_1', '99', '99')],
+    });
+
+    const { report } = await svc.client.createPerformanceReport(createRequest(), svc.as(who));
+    const imported = report?.rows[0]?.imported?.accountCurrency;
+    assert.equal(imported?.currency, 'USD');
+    assert.deepEqual(imported?.current?.importIds, [a, b].sort());
+    assert.equal(imported?.current?.rowCount, 3);
+    assert.equal(imported?.current?.impressions, '300');
+    assert.equal(imported?.current?.clicks, '21');
+    assert.equal(imported?.current?.spend, '11.00');
+    assert.equal(imported?.current?.conversions, '4.5');
+    assert.equal(imported?.current?.revenue, '31.005');
+    assert.deepEqual(imported?.current?.partialImportIds, []);
+    assert.deepEqual(imported?.previous?.importIds, [before]);
+    assert.equal(imported?.previous?.spend, '3');
+    assert.equal(imported?.previous?.revenue, '-2.5');
+    assert.deepEqual(report?.rows[0]?.imported?.otherCurrencies, []);
+    // The totals are the sum over the report's ads (ad_other is not one of them).
+    assert.equal(report?.importedTotals?.accountCurrency?.current?.spend, '11.00');
+    assert.equal(report?.importedTotals?.accountCurrency?.current?.rowCount, 3);
+  });
+
+  test('a metric a summed row did not report is unknown, never 0; an ad no import names has no figures', async () => {
+    const who = testPrincipal();
+    await saveImport(who, {
+      since: '2025-03-01',
+      until: '2025-03-07',
+      rows: [full('ad_1', '1', '2'), { ad_id: 'ad_1', impressions: '5', clicks: null, spend: '2' }],
+    });
+    const { report } = await svc.client.createPerformanceReport(
+      createRequest({
+        current: [ad('ad_1', { impressions: 1n }), ad('ad_2', { impressions: 1n })],
+      }),
+      svc.as(who),
+    );
+    const first = report?.rows.find((r) => r.adId === 'ad_1')?.imported?.accountCurrency?.current;
+    assert.equal(first?.impressions, '105');
+    assert.equal(first?.spend, '3');
+    assert.equal(first?.clicks, undefined);
+    assert.equal(first?.revenue, undefined);
+    const second = report?.rows.find((r) => r.adId === 'ad_2')?.imported?.accountCurrency;
+    assert.equal(second?.current?.rowCount, 0);
+    assert.equal(second?.current?.spend, undefined);
+    assert.deepEqual(second?.current?.importIds, []);
+    // Totals: ad_2 has no rows, so the totals are ad_1's, and a metric unknown there is unknown.
+    const totals = report?.importedTotals?.accountCurrency?.current;
+    assert.equal(totals?.impressions, '105');
+    assert.equal(totals?.clicks, undefined);
+  });
+
+  test('an import only partly inside a period is left out and named; another currency is reported apart', async () => {
+    const who = testPrincipal();
+    const straddling = await saveImport(who, {
+      since: '2025-02-27',
+      until: '2025-03-02',
+      rows: [full('ad_1', '50', '50')],
+    });
+    const euros = await saveImport(who, {
+      since: '2025-03-01',
+      until: '2025-03-07',
+      currency: 'EUR',
+      rows: [full('ad_1', '8.25', '20')],
+    });
+    const { report } = await svc.client.createPerformanceReport(createRequest(), svc.as(who));
+    const imported = report?.rows[0]?.imported;
+    const usd = imported?.accountCurrency;
+    assert.equal(usd?.current?.rowCount, 0);
+    assert.equal(usd?.current?.spend, undefined);
+    assert.deepEqual(usd?.current?.partialImportIds, [straddling]);
+    assert.deepEqual(usd?.previous?.partialImportIds, [straddling]);
+    assert.equal(imported?.otherCurrencies.length, 1);
+    const eur = imported?.otherCurrencies[0];
+    assert.equal(eur?.currency, 'EUR');
+    assert.deepEqual(eur?.current?.importIds, [euros]);
+    assert.equal(eur?.current?.spend, '8.25');
+    assert.equal(eur?.previous?.rowCount, 0);
+    assert.equal(report?.importedTotals?.otherCurrencies[0]?.current?.spend, '8.25');
+
+    const csv = await svc.client.getPerformanceReport(
+      { reportId: report?.reportId ?? '', format: 'csv' },
+      svc.as(who),
+    );
+    const records = parse(csv.content, { columns: true }) as Record<string, string>[];
+    assert.deepEqual(
+      records.map((r) => [r.row_type, r.ad_id, r.imported_currency, r.imported_spend, r.spend_micros]),
+      [
+        ['ad', 'ad_1', 'USD', '', '25000000'],
+        ['ad_other_currency', 'ad_1', 'EUR', '8.25', ''],
+        ['total', '', 'USD', '', '25000000'],
+        ['total_other_currency', '', 'EUR', '8.25', ''],
+      ],
+    );
+    assert.equal(records[0]?.imported_partial_import_ids, straddling);
   });
 });
 

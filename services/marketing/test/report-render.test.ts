@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { compareMetrics, metricsOf, type ReportRow } from '../src/domain/performance-report.ts';
+import {
+  compareMetrics,
+  type ImportedComparison,
+  type ImportedFigures,
+  metricsOf,
+  type ReportRow,
+} from '../src/domain/performance-report.ts';
 import {
   escapeMarkdownCell,
   REPORT_COLUMNS,
@@ -50,6 +56,25 @@ const label = (name: string) => ({
   name,
   hook: 'h',
   offer: 'o',
+});
+
+function figures(spend: string | null, importIds: string[]): ImportedFigures {
+  return {
+    impressions: spend === null ? null : '10',
+    clicks: null,
+    spend,
+    conversions: null,
+    revenue: spend === null ? null : '-3.5',
+    row_count: importIds.length,
+    import_ids: importIds,
+    partial_import_ids: [],
+  };
+}
+
+const importedIn = (currency: string, spend: string): ImportedComparison => ({
+  currency,
+  current: figures(spend, ['0c5e2d4a-0000-4000-8000-000000000001']),
+  previous: figures(null, []),
 });
 
 /** The CSV parsed back (RFC 4180) as records keyed by column. */
@@ -123,5 +148,51 @@ describe('Markdown', () => {
     for (const line of table) assert.equal(cells(line), REPORT_COLUMNS.length + 2, line);
     assert.ok(md.includes('| name | Spring \\| review |'));
     assert.ok(table[2]?.includes('a\\|b<br>c'));
+  });
+
+  test('imported figures follow the platform ones; another currency gets lines of its own', () => {
+    const md = renderMarkdown(
+      report([
+        row({
+          imported: {
+            account_currency: importedIn('USD', '1.50'),
+            other_currencies: [importedIn('EUR', '2')],
+          },
+        }),
+      ]),
+    );
+    const table = md.split('\n\n')[1]?.trim().split('\n') ?? [];
+    // Header, rule, the ad and its EUR line, the totals and their EUR line.
+    assert.equal(table.length, 2 + 4);
+    const cells = (line: string) => line.split(/(?<!\\)\|/).length;
+    for (const line of table) assert.equal(cells(line), REPORT_COLUMNS.length + 2, line);
+    assert.match(table[3] ?? '', /^\| ad\\_other\\_currency \| ad\\_1 \|/);
+    assert.match(table[3] ?? '', /\| EUR \| 0c5e2d4a-0000-4000-8000-000000000001 \|/);
+  });
+});
+
+describe('imported columns in CSV', () => {
+  test('the account currency’s imported figures are on the ad line, exact; negative ones stay numbers', () => {
+    const records = csvRecords(
+      renderCsv(
+        report([row({ imported: { account_currency: importedIn('USD', '1.50'), other_currencies: [] } })]),
+      ),
+    );
+    assert.equal(records.length, 2);
+    assert.equal(records[0]?.imported_currency, 'USD');
+    assert.equal(records[0]?.imported_spend, '1.50');
+    assert.equal(records[0]?.imported_revenue, '-3.5');
+    assert.equal(records[0]?.imported_clicks, '');
+    assert.equal(records[0]?.imported_spend_previous, '');
+    assert.equal(records[0]?.imported_import_ids, '0c5e2d4a-0000-4000-8000-000000000001');
+    assert.equal(records[1]?.row_type, 'total');
+    assert.equal(records[1]?.imported_spend, '1.50');
+  });
+
+  test('a report stored before imports were joined has empty imported cells', () => {
+    const records = csvRecords(renderCsv(report([row()])));
+    assert.equal(records.length, 2);
+    assert.equal(records[0]?.imported_currency, '');
+    assert.equal(records[1]?.imported_spend, '');
   });
 });

@@ -49,6 +49,24 @@ export const CHANGE_OUTPUT: JsonSchema = {
     upstream_status: { type: ['integer', 'null'] },
     upstream_response: {},
     error: nullableText,
+    standards_checked: {
+      type: 'array',
+      description:
+        'The account standards the change was checked against when it was prepared (each at the revision it had ' +
+        'then, with its guidance for the reviewer); they are checked again before it is applied. Empty when the ' +
+        'account had none.',
+      items: {
+        type: 'object',
+        properties: {
+          standard_id: text,
+          name: text,
+          revision: { type: 'integer' },
+          guidance: text,
+        },
+        required: ['standard_id', 'name', 'revision', 'guidance'],
+        additionalProperties: false,
+      },
+    },
   },
   required: [
     'change_id',
@@ -73,6 +91,7 @@ export const CHANGE_OUTPUT: JsonSchema = {
     'upstream_status',
     'upstream_response',
     'error',
+    'standards_checked',
   ],
   additionalProperties: false,
 };
@@ -117,6 +136,12 @@ export function changeView(c: Change | undefined, publicUrl: string): Record<str
     upstream_status: c.upstreamStatus === 0 ? null : c.upstreamStatus,
     upstream_response: parse(c.upstreamResponseJson),
     error: orNull(c.error),
+    standards_checked: c.standardsChecked.map((s) => ({
+      standard_id: s.standardId,
+      name: s.name,
+      revision: s.revision,
+      guidance: s.guidance,
+    })),
   };
 }
 

@@ -53,6 +53,8 @@ export interface ReportRow {
   campaign_id: string;
   creative_labels: CreativeLabel[];
   platform: Comparison;
+  /** Absent in reports stored before imports were joined. */
+  imported?: ImportedMetrics;
 }
 
 /** One ad's counts over one period as the platform gave them (undefined: not given). */
@@ -194,6 +196,7 @@ export function reportFigures(
   current: readonly AdCounts[],
   previous: readonly AdCounts[],
   labelsOf: (adId: string) => CreativeLabel[],
+  importedOf?: (adId: string) => ImportedMetrics,
 ): ReportFigures {
   const now = byAdId('current', current);
   const before = byAdId('previous', previous);
@@ -213,6 +216,7 @@ export function reportFigures(
       campaign_id: ad.campaignId,
       creative_labels: labelsOf(adId),
       platform: compareMetrics(metricsOf(countsOf(now.get(adId))), metricsOf(countsOf(before.get(adId)))),
+      ...(importedOf === undefined ? {} : { imported: importedOf(adId) }),
     };
   });
   rows.sort((a, b) => compareText(a.ad_group_id, b.ad_group_id) || compareText(a.ad_id, b.ad_id));
@@ -224,3 +228,162 @@ export function reportFigures(
 }
 
 const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+export const IMPORTED_METRIC_NAMES = ['impressions', 'clicks', 'spend', 'conversions', 'revenue'] as const;
+export type ImportedMetricName = (typeof IMPORTED_METRIC_NAMES)[number];
+
+/** Imported rows summed over one period in one currency (proto ImportedFigures, as JSON). */
+export type ImportedFigures = Record<ImportedMetricName, Figure> & {
+  row_count: number;
+  import_ids: string[];
+  partial_import_ids: string[];
+};
+
+export interface ImportedComparison {
+  currency: string;
+  current: ImportedFigures;
+  previous: ImportedFigures;
+}
+
+export interface ImportedMetrics {
+  account_currency: ImportedComparison;
+  other_currencies: ImportedComparison[];
+}
+
+/** One ad's imported sums over one period in one currency, as the import store reads them. */
+export interface ImportedSum extends Record<ImportedMetricName, Figure> {
+  period: 'current' | 'previous';
+  currency: string;
+  ad_id: string;
+  row_count: number;
+  import_ids: string[];
+  partial_import_ids: string[];
+}
+
+const noImportedFigures = (): ImportedFigures => ({
+  impressions: null,
+  clicks: null,
+  spend: null,
+  conversions: null,
+  revenue: null,
+  row_count: 0,
+  import_ids: [],
+  partial_import_ids: [],
+});
+
+const emptyComparison = (currency: string): ImportedComparison => ({
+  currency,
+  current: noImportedFigures(),
+  previous: noImportedFigures(),
+});
+
+function figuresOf(s: ImportedSum): ImportedFigures {
+  return {
+    impressions: s.impressions,
+    clicks: s.clicks,
+    spend: s.spend,
+    conversions: s.conversions,
+    revenue: s.revenue,
+    row_count: s.row_count,
+    import_ids: s.import_ids,
+    partial_import_ids: s.partial_import_ids,
+  };
+}
+
+/** Comparisons by currency: the account's first (always there), then the others by code. */
+function byCurrency(
+  accountCurrency: string,
+  entries: readonly { currency: string; period: 'current' | 'previous'; figures: ImportedFigures }[],
+): ImportedMetrics {
+  const map = new Map<string, ImportedComparison>([[accountCurrency, emptyComparison(accountCurrency)]]);
+  for (const e of entries) {
+    const c = map.get(e.currency) ?? emptyComparison(e.currency);
+    c[e.period] = e.figures;
+    map.set(e.currency, c);
+  }
+  const others = [...map.values()].filter((c) => c.currency !== accountCurrency);
+  others.sort((a, b) => compareText(a.currency, b.currency));
+  return { account_currency: map.get(accountCurrency) as ImportedComparison, other_currencies: others };
+}
+
+/**
+ * importedByAd groups the store's sums into each ad's imported metrics: the account's currency
+ * apart from any other (never converted); an ad no import names gets empty figures.
+ */
+export function importedByAd(
+  sums: readonly ImportedSum[],
+  accountCurrency: string,
+): (adId: string) => ImportedMetrics {
+  const byAd = new Map<string, ImportedSum[]>();
+  for (const s of sums) byAd.set(s.ad_id, [...(byAd.get(s.ad_id) ?? []), s]);
+  return (adId) =>
+    byCurrency(
+      accountCurrency,
+      (byAd.get(adId) ?? []).map((s) => ({ currency: s.currency, period: s.period, figures: figuresOf(s) })),
+    );
+}
+
+/** The scale and units of an exact decimal string ("12.50" is 1250 at scale 2). */
+function parseDecimal(text: string): { units: bigint; scale: number } {
+  const [whole = '0', fraction = ''] = text.split('.');
+  return { units: BigInt(whole + fraction), scale: fraction.length };
+}
+
+/** a + b of two exact decimal strings, kept at the larger scale (no rounding). */
+export function addDecimals(a: string, b: string): string {
+  const x = parseDecimal(a);
+  const y = parseDecimal(b);
+  const scale = Math.max(x.scale, y.scale);
+  const units = x.units * 10n ** BigInt(scale - x.scale) + y.units * 10n ** BigInt(scale - y.scale);
+  return decimalText(units, scale);
+}
+
+const union = (a: readonly string[], b: readonly string[]) => [...new Set([...a, ...b])].sort(compareText);
+
+/**
+ * The sum of the figures of several ads: the rows add up, and a metric is unknown when any ad
+ * with summed rows did not know it (the same as summing every row), or when no row was summed.
+ */
+function sumImported(all: readonly ImportedFigures[]): ImportedFigures {
+  const total = noImportedFigures();
+  const summed = all.filter((f) => f.row_count > 0);
+  for (const name of IMPORTED_METRIC_NAMES) {
+    let sum: Figure = summed.length === 0 ? null : '0';
+    for (const f of summed) {
+      const v = f[name];
+      sum = sum === null || v === null ? null : addDecimals(sum, v);
+    }
+    total[name] = sum;
+  }
+  for (const f of all) {
+    total.row_count += f.row_count;
+    total.import_ids = union(total.import_ids, f.import_ids);
+    total.partial_import_ids = union(total.partial_import_ids, f.partial_import_ids);
+  }
+  // An import lying within the period for some ads cannot be partial for others (the rule is by
+  // the import's dates), so the two lists stay apart.
+  return total;
+}
+
+/**
+ * importedTotals sums the rows' imported metrics per currency, or is undefined when the rows carry
+ * none (a report stored before imports were joined).
+ */
+export function importedTotals(
+  rows: readonly ReportRow[],
+  accountCurrency: string,
+): ImportedMetrics | undefined {
+  const all = rows.flatMap((r) => (r.imported === undefined ? [] : [r.imported]));
+  if (all.length === 0 && rows.length > 0) return undefined;
+  const comparisons = all.flatMap((m) => [m.account_currency, ...m.other_currencies]);
+  const currencies = [...new Set([accountCurrency, ...comparisons.map((c) => c.currency)])];
+  const entries = currencies.flatMap((currency) => {
+    const mine = comparisons.filter((c) => c.currency === currency);
+    return (['current', 'previous'] as const).map((period) => ({
+      currency,
+      period,
+      figures: sumImported(mine.map((c) => c[period])),
+    }));
+  });
+  return byCurrency(accountCurrency, entries);
+}

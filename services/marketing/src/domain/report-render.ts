@@ -14,7 +14,15 @@
  * a line break becomes <br>; a leading #, +, -, = or "1." / "1)" that could start a block is escaped.
  */
 import { stringify } from 'csv-stringify/sync';
-import { type Comparison, METRIC_NAMES, type ReportRow } from './performance-report.ts';
+import {
+  type Comparison,
+  IMPORTED_METRIC_NAMES,
+  type ImportedComparison,
+  type ImportedMetrics,
+  importedTotals,
+  METRIC_NAMES,
+  type ReportRow,
+} from './performance-report.ts';
 
 /** The report as stored: what the renderers need. */
 export interface RenderableReport {
@@ -53,7 +61,20 @@ const FIGURE_COLUMNS = METRIC_NAMES.flatMap((m) => [
   `${m}_change_relative`,
 ]);
 
-export const REPORT_COLUMNS: readonly string[] = [...TEXT_COLUMNS, ...FIGURE_COLUMNS];
+/**
+ * The imported figures of one currency: the account's on the ad and total rows, another's on a
+ * row of its own (row_type ad_other_currency or total_other_currency), never converted.
+ */
+const IMPORTED_COLUMNS = [
+  'imported_currency',
+  'imported_import_ids',
+  'imported_import_ids_previous',
+  'imported_partial_import_ids',
+  'imported_partial_import_ids_previous',
+  ...IMPORTED_METRIC_NAMES.flatMap((m) => [`imported_${m}`, `imported_${m}_previous`]),
+];
+
+export const REPORT_COLUMNS: readonly string[] = [...TEXT_COLUMNS, ...FIGURE_COLUMNS, ...IMPORTED_COLUMNS];
 
 function figureCells(c: Comparison): Cell[] {
   return METRIC_NAMES.flatMap((m) =>
@@ -65,21 +86,66 @@ function figureCells(c: Comparison): Cell[] {
 }
 
 const text = (t: string): Cell => ({ text: t, figure: false });
+const ids = (list: readonly string[]): Cell => text(list.join('; '));
 
-/** The table: a row per ad, then the totals row. */
+function importedCells(c: ImportedComparison | undefined): Cell[] {
+  if (c === undefined) return IMPORTED_COLUMNS.map(() => text(''));
+  return [
+    text(c.currency),
+    ids(c.current.import_ids),
+    ids(c.previous.import_ids),
+    ids(c.current.partial_import_ids),
+    ids(c.previous.partial_import_ids),
+    ...IMPORTED_METRIC_NAMES.flatMap((m) =>
+      [c.current[m], c.previous[m]].map((v) => ({ text: v ?? '', figure: true })),
+    ),
+  ];
+}
+
+const noPlatformFigures = (): Cell[] => FIGURE_COLUMNS.map(() => ({ text: '', figure: true }));
+
+/** A row's line, then a line per other currency of its imports (the same text cells). */
+function linesOf(
+  rowType: string,
+  textCells: Cell[],
+  platform: Comparison,
+  imported: ImportedMetrics | undefined,
+): Cell[][] {
+  return [
+    [text(rowType), ...textCells, ...figureCells(platform), ...importedCells(imported?.account_currency)],
+    ...(imported?.other_currencies ?? []).map((c) => [
+      text(`${rowType}_other_currency`),
+      ...textCells,
+      ...noPlatformFigures(),
+      ...importedCells(c),
+    ]),
+  ];
+}
+
+/** The table: the lines of each ad, then those of the totals. */
 function tableOf(report: RenderableReport): Cell[][] {
-  const rows = report.rows.map((r) => [
-    text('ad'),
-    text(r.ad_id),
-    text(r.ad_name),
-    text(r.ad_group_id),
-    text(r.ad_group_name),
-    text(r.campaign_id),
-    text(r.creative_labels.map((l) => l.name).join('; ')),
-    ...figureCells(r.platform),
-  ]);
-  const totals = [text('total'), ...TEXT_COLUMNS.slice(1).map(() => text('')), ...figureCells(report.totals)];
-  return [...rows, totals];
+  const rows = report.rows.flatMap((r) =>
+    linesOf(
+      'ad',
+      [
+        text(r.ad_id),
+        text(r.ad_name),
+        text(r.ad_group_id),
+        text(r.ad_group_name),
+        text(r.campaign_id),
+        text(r.creative_labels.map((l) => l.name).join('; ')),
+      ],
+      r.platform,
+      r.imported,
+    ),
+  );
+  const totals = linesOf(
+    'total',
+    TEXT_COLUMNS.slice(1).map(() => text('')),
+    report.totals,
+    importedTotals(report.rows, report.currency),
+  );
+  return [...rows, ...totals];
 }
 
 const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/;

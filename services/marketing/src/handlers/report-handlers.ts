@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type AdPeriodCounts,
+  ImportedMetricsSchema,
   PerformanceReportRowSchema,
   type PerformanceReportSchema,
   type PerformanceReportSummarySchema,
@@ -17,9 +18,16 @@ import { fromJson, type JsonValue, type MessageInitShape } from '@bufbuild/proto
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
 import { listQueryOf, nextOffset } from '../domain/marketing-item.ts';
-import { type AdCounts, COUNT_NAMES, reportFigures } from '../domain/performance-report.ts';
+import {
+  type AdCounts,
+  COUNT_NAMES,
+  importedByAd,
+  importedTotals,
+  reportFigures,
+} from '../domain/performance-report.ts';
 import { reportPeriod, todayIn } from '../domain/report-period.ts';
 import { renderCsv, renderMarkdown } from '../domain/report-render.ts';
+import { importedSums } from '../store/import-store.ts';
 import {
   creativeLabels,
   findReport,
@@ -81,12 +89,17 @@ function toSummaryMessage(r: ReportSummary): MessageInitShape<typeof Performance
 }
 
 function toReportMessage(r: StoredReport): MessageInitShape<typeof PerformanceReportSchema> {
+  // Not stored: summed from the rows' imported figures (exact), so every format shows the same.
+  const imported = importedTotals(r.rows, r.currency);
   // The stored rows and totals are the proto JSON of their messages: snake_case names, figures as
   // decimal strings, null for unknown.
   return {
     ...reportFields(r),
     rows: r.rows.map((row) => fromJson(PerformanceReportRowSchema, row as unknown as JsonValue)),
     totals: fromJson(ReportComparisonSchema, r.totals as unknown as JsonValue),
+    ...(imported === undefined
+      ? {}
+      : { importedTotals: fromJson(ImportedMetricsSchema, imported as unknown as JsonValue) }),
   };
 }
 
@@ -112,7 +125,16 @@ export function createReportHandlers(deps: ReportHandlerDeps): ServiceImpl<typeo
       const adIds = [...new Set([...current, ...previous].map((a) => a.adId))];
       const workspaceId = principal.workspaceId;
       const labels = await creativeLabels(deps.pool, workspaceId, req.accountId, adIds);
-      const figures = reportFigures(current, previous, (adId) => labels.get(adId) ?? []);
+      const sums = await importedSums(deps.pool, workspaceId, adIds, {
+        current: { since: period.since, until: period.until },
+        previous: { since: period.previousSince, until: period.previousUntil },
+      });
+      const figures = reportFigures(
+        current,
+        previous,
+        (adId) => labels.get(adId) ?? [],
+        importedByAd(sums, req.currency),
+      );
       const stored = await insertReport(deps.pool, {
         workspaceId,
         reportId: randomUUID(),

@@ -8,6 +8,7 @@ import { finished } from 'node:stream/promises';
 import type { PoolClient, Queryable } from '@adsmcp/runtime/db';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ImportMeta, NormalRow, RowError } from '../domain/performance-import.ts';
+import type { ImportedSum } from '../domain/performance-report.ts';
 
 export type ImportStatus = 'queued' | 'running' | 'completed' | 'failed';
 
@@ -306,4 +307,65 @@ export async function totalsOf(db: Queryable, workspaceId: string, importId: str
     totals[m] = { sum: (row[`${m}_sum`] as string | null) ?? null, known: Number(row[`${m}_known`] ?? 0) };
   }
   return totals;
+}
+
+/** A day range, both days included (YYYY-MM-DD). */
+export interface DayRange {
+  since: string;
+  until: string;
+}
+
+/**
+ * importedSums reads, for each of `adIds` and each period, the rows of the workspace's completed
+ * imports whose since..until overlaps the period, per currency. Rows of an import lying within
+ * the period are summed exactly (NUMERIC, as text); a metric is NULL when no row was summed or any
+ * summed row did not report it (unknown, never 0). An import that overlaps without lying within
+ * the period is only named in partial_import_ids: its rows are not per day.
+ */
+export async function importedSums(
+  db: Queryable,
+  workspaceId: string,
+  adIds: readonly string[],
+  periods: { current: DayRange; previous: DayRange },
+): Promise<ImportedSum[]> {
+  if (adIds.length === 0) return [];
+  const metrics = ['impressions', 'clicks', 'spend', 'conversions', 'revenue'] as const;
+  const sums = metrics
+    .map(
+      (m) => `CASE WHEN count(*) FILTER (WHERE within) > 0
+                    AND count(${m}) FILTER (WHERE within) = count(*) FILTER (WHERE within)
+                   THEN (sum(${m}) FILTER (WHERE within))::text END AS ${m}`,
+    )
+    .join(',\n            ');
+  const { rows } = await db.query<ImportedSum>(
+    `WITH periods (period, since, until) AS (
+       VALUES ('current', $3::date, $4::date), ('previous', $5::date, $6::date)
+     ), matched AS (
+       SELECT p.period, i.currency, r.ad_id, i.import_id::text AS import_id,
+              (i.since >= p.since AND i.until <= p.until) AS within,
+              r.impressions, r.clicks, r.spend, r.conversions, r.revenue
+         FROM performance_imports i
+         JOIN periods p ON i.since <= p.until AND i.until >= p.since
+         JOIN performance_import_rows r ON r.workspace_id = i.workspace_id AND r.import_id = i.import_id
+        WHERE i.workspace_id = $1 AND i.status = 'completed' AND r.ad_id = ANY($2::text[])
+     )
+     SELECT period, currency, ad_id,
+            (count(*) FILTER (WHERE within))::int AS row_count,
+            ${sums},
+            coalesce(array_agg(DISTINCT import_id ORDER BY import_id) FILTER (WHERE within), '{}') AS import_ids,
+            coalesce(array_agg(DISTINCT import_id ORDER BY import_id) FILTER (WHERE NOT within), '{}')
+              AS partial_import_ids
+       FROM matched
+      GROUP BY period, currency, ad_id
+      ORDER BY ad_id, period, currency`,
+    [
+      workspaceId,
+      adIds,
+      periods.current.since,
+      periods.current.until,
+      periods.previous.since,
+      periods.previous.until,
+    ],
+  );
+  return rows;
 }

@@ -304,7 +304,12 @@ const FIGURES_TEXT =
   'fraction to 6 places), cpc_micros and cpa_micros (rounded half up to whole micros). Figures are exact ' +
   'decimal strings, never floats; null means unknown (a figure the platform did not give, or a ratio over zero), ' +
   'never 0. absolute_change is current - previous of the figures shown; relative_change is that over previous, ' +
-  'to 4 places (0.25 is +25%), null when previous is 0 or unknown.';
+  'to 4 places (0.25 is +25%), null when previous is 0 or unknown. Per ad, `imported` (and `imported_totals` ' +
+  'over all ads) joins the workspace’s performance imports by ad_id: for the period and the preceding one, the ' +
+  'rows of completed imports whose since..until lies within that period, summed exactly (impressions, clicks, ' +
+  'spend, conversions, revenue as decimal strings; null when unknown), with row_count and import_ids; an import ' +
+  'that only partly overlaps a period is not summed but named in partial_import_ids. account_currency holds the ' +
+  'imports in the account’s currency; imports in another currency are in other_currencies, never converted.';
 
 const createPerformanceReport = defineTool<GatewayDeps, typeof createInput>({
   name: 'ads_create_performance_report',
@@ -409,8 +414,11 @@ const getPerformanceReport: ToolRow<GatewayDeps> = {
     `ads_create_performance_report returned it. ${FIGURES_TEXT} format csv or markdown gives \`content\`, the ` +
     'report rendered from what was stored: one row per ad and a totals row (row_type total), columns row_type, ' +
     'ad_id, ad_name, ad_group_id, ad_group_name, campaign_id, creative_labels (names joined by "; "), then per ' +
-    'metric <metric>, <metric>_previous, <metric>_change, <metric>_change_relative; an unknown figure is an ' +
-    'empty cell. CSV is RFC 4180 (CRLF) and formula-safe: a text cell beginning with =, +, -, @, tab or carriage ' +
+    'metric <metric>, <metric>_previous, <metric>_change, <metric>_change_relative, then imported_currency, ' +
+    'imported_import_ids, imported_import_ids_previous, imported_partial_import_ids, ' +
+    'imported_partial_import_ids_previous and per imported metric imported_<metric>, imported_<metric>_previous ' +
+    '(the account currency’s; each other currency gets a line of its own, row_type ad_other_currency or ' +
+    'total_other_currency); an unknown figure is an empty cell. CSV is RFC 4180 (CRLF) and formula-safe: a text cell beginning with =, +, -, @, tab or carriage ' +
     'return starts with a single quote; figure cells that are plain numbers (such as -12) are left as numbers. ' +
     'Markdown escapes every cell (pipes, backslashes, line breaks as <br>, HTML characters as entities, ' +
     'characters that would start markdown).',

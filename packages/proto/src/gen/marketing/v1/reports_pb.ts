@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file marketing/v1/reports.proto.
  */
 export const file_marketing_v1_reports: GenFile = /*@__PURE__*/
-  fileDesc("ChptYXJrZXRpbmcvdjEvcmVwb3J0cy5wcm90bxIMbWFya2V0aW5nLnYxIpECCg5BZFBlcmlvZENvdW50cxINCgVhZF9pZBgBIAEoCRIPCgdhZF9uYW1lGAIgASgJEhMKC2FkX2dyb3VwX2lkGAMgASgJEhUKDWFkX2dyb3VwX25hbWUYBCABKAkSEwoLY2FtcGFpZ25faWQYBSABKAkSGAoLaW1wcmVzc2lvbnMYBiABKANIAIgBARITCgZjbGlja3MYByABKANIAYgBARIZCgxzcGVuZF9taWNyb3MYCCABKANIAogBARIYCgtjb252ZXJzaW9ucxgJIAEoA0gDiAEBQg4KDF9pbXByZXNzaW9uc0IJCgdfY2xpY2tzQg8KDV9zcGVuZF9taWNyb3NCDgoMX2NvbnZlcnNpb25zIo4CCh5DcmVhdGVQZXJmb3JtYW5jZVJlcG9ydFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEg0KBXNpbmNlGAMgASgJEg0KBXVudGlsGAQgASgJEhgKC2NhbXBhaWduX2lkGAUgASgJSACIAQESEAoIY3VycmVuY3kYBiABKAkSEQoJdGltZV96b25lGAcgASgJEi0KB2N1cnJlbnQYCCADKAsyHC5tYXJrZXRpbmcudjEuQWRQZXJpb2RDb3VudHMSLgoIcHJldmlvdXMYCSADKAsyHC5tYXJrZXRpbmcudjEuQWRQZXJpb2RDb3VudHNCDgoMX2NhbXBhaWduX2lkIpkCCg1SZXBvcnRNZXRyaWNzEhgKC2ltcHJlc3Npb25zGAEgASgDSACIAQESEwoGY2xpY2tzGAIgASgDSAGIAQESGQoMc3BlbmRfbWljcm9zGAMgASgDSAKIAQESGAoLY29udmVyc2lvbnMYBCABKANIA4gBARIQCgNjdHIYBSABKAlIBIgBARIXCgpjcGNfbWljcm9zGAYgASgDSAWIAQESFwoKY3BhX21pY3JvcxgHIAEoA0gGiAEBQg4KDF9pbXByZXNzaW9uc0IJCgdfY2xpY2tzQg8KDV9zcGVuZF9taWNyb3NCDgoMX2NvbnZlcnNpb25zQgYKBF9jdHJCDQoLX2NwY19taWNyb3NCDQoLX2NwYV9taWNyb3MimQIKDU1ldHJpY0NoYW5nZXMSGAoLaW1wcmVzc2lvbnMYASABKAlIAIgBARITCgZjbGlja3MYAiABKAlIAYgBARIZCgxzcGVuZF9taWNyb3MYAyABKAlIAogBARIYCgtjb252ZXJzaW9ucxgEIAEoCUgDiAEBEhAKA2N0chgFIAEoCUgEiAEBEhcKCmNwY19taWNyb3MYBiABKAlIBYgBARIXCgpjcGFfbWljcm9zGAcgASgJSAaIAQFCDgoMX2ltcHJlc3Npb25zQgkKB19jbGlja3NCDwoNX3NwZW5kX21pY3Jvc0IOCgxfY29udmVyc2lvbnNCBgoEX2N0ckINCgtfY3BjX21pY3Jvc0INCgtfY3BhX21pY3JvcyJLCg1DcmVhdGl2ZUxhYmVsEg8KB2l0ZW1faWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRob29rGAMgASgJEg0KBW9mZmVyGAQgASgJItsBChBSZXBvcnRDb21wYXJpc29uEiwKB2N1cnJlbnQYASABKAsyGy5tYXJrZXRpbmcudjEuUmVwb3J0TWV0cmljcxItCghwcmV2aW91cxgCIAEoCzIbLm1hcmtldGluZy52MS5SZXBvcnRNZXRyaWNzEjQKD2Fic29sdXRlX2NoYW5nZRgDIAEoCzIbLm1hcmtldGluZy52MS5NZXRyaWNDaGFuZ2VzEjQKD3JlbGF0aXZlX2NoYW5nZRgEIAEoCzIbLm1hcmtldGluZy52MS5NZXRyaWNDaGFuZ2VzIuUBChRQZXJmb3JtYW5jZVJlcG9ydFJvdxINCgVhZF9pZBgBIAEoCRIPCgdhZF9uYW1lGAIgASgJEhMKC2FkX2dyb3VwX2lkGAMgASgJEhUKDWFkX2dyb3VwX25hbWUYBCABKAkSEwoLY2FtcGFpZ25faWQYBSABKAkSNAoPY3JlYXRpdmVfbGFiZWxzGAYgAygLMhsubWFya2V0aW5nLnYxLkNyZWF0aXZlTGFiZWwSMAoIcGxhdGZvcm0YByABKAsyHi5tYXJrZXRpbmcudjEuUmVwb3J0Q29tcGFyaXNvbkoECAgQCSKCAwoRUGVyZm9ybWFuY2VSZXBvcnQSEQoJcmVwb3J0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKYWNjb3VudF9pZBgDIAEoCRIYCgtjYW1wYWlnbl9pZBgEIAEoCUgAiAEBEg0KBXNpbmNlGAUgASgJEg0KBXVudGlsGAYgASgJEhYKDnByZXZpb3VzX3NpbmNlGAcgASgJEhYKDnByZXZpb3VzX3VudGlsGAggASgJEhAKCGN1cnJlbmN5GAkgASgJEhEKCXRpbWVfem9uZRgKIAEoCRITCgtwcmVsaW1pbmFyeRgLIAEoCBIwCgRyb3dzGAwgAygLMiIubWFya2V0aW5nLnYxLlBlcmZvcm1hbmNlUmVwb3J0Um93Ei4KBnRvdGFscxgNIAEoCzIeLm1hcmtldGluZy52MS5SZXBvcnRDb21wYXJpc29uEhAKCHJldmlzaW9uGA4gASgFEhIKCmNyZWF0ZWRfYXQYDyABKAlCDgoMX2NhbXBhaWduX2lkIlIKH0NyZWF0ZVBlcmZvcm1hbmNlUmVwb3J0UmVzcG9uc2USLwoGcmVwb3J0GAEgASgLMh8ubWFya2V0aW5nLnYxLlBlcmZvcm1hbmNlUmVwb3J0Il0KHUxpc3RQZXJmb3JtYW5jZVJlcG9ydHNSZXF1ZXN0EhMKBm9mZnNldBgBIAEoBUgAiAEBEhIKBWxpbWl0GAIgASgFSAGIAQFCCQoHX29mZnNldEIICgZfbGltaXQiuQIKGFBlcmZvcm1hbmNlUmVwb3J0U3VtbWFyeRIRCglyZXBvcnRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgphY2NvdW50X2lkGAMgASgJEhgKC2NhbXBhaWduX2lkGAQgASgJSACIAQESDQoFc2luY2UYBSABKAkSDQoFdW50aWwYBiABKAkSFgoOcHJldmlvdXNfc2luY2UYByABKAkSFgoOcHJldmlvdXNfdW50aWwYCCABKAkSEAoIY3VycmVuY3kYCSABKAkSEQoJdGltZV96b25lGAogASgJEhMKC3ByZWxpbWluYXJ5GAsgASgIEhAKCGFkX2NvdW50GAwgASgFEhAKCHJldmlzaW9uGA0gASgFEhIKCmNyZWF0ZWRfYXQYDiABKAlCDgoMX2NhbXBhaWduX2lkIpIBCh5MaXN0UGVyZm9ybWFuY2VSZXBvcnRzUmVzcG9uc2USNwoHcmVwb3J0cxgBIAMoCzImLm1hcmtldGluZy52MS5QZXJmb3JtYW5jZVJlcG9ydFN1bW1hcnkSDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiUAobR2V0UGVyZm9ybWFuY2VSZXBvcnRSZXF1ZXN0EhEKCXJlcG9ydF9pZBgBIAEoCRITCgZmb3JtYXQYAiABKAlIAIgBAUIJCgdfZm9ybWF0IoQBChxHZXRQZXJmb3JtYW5jZVJlcG9ydFJlc3BvbnNlEg4KBmZvcm1hdBgBIAEoCRIvCgZyZXBvcnQYAiABKAsyHy5tYXJrZXRpbmcudjEuUGVyZm9ybWFuY2VSZXBvcnQSDwoHY29udGVudBgDIAEoCRISCgptZWRpYV90eXBlGAQgASgJMusCCg1SZXBvcnRTZXJ2aWNlEnYKF0NyZWF0ZVBlcmZvcm1hbmNlUmVwb3J0EiwubWFya2V0aW5nLnYxLkNyZWF0ZVBlcmZvcm1hbmNlUmVwb3J0UmVxdWVzdBotLm1hcmtldGluZy52MS5DcmVhdGVQZXJmb3JtYW5jZVJlcG9ydFJlc3BvbnNlEnMKFkxpc3RQZXJmb3JtYW5jZVJlcG9ydHMSKy5tYXJrZXRpbmcudjEuTGlzdFBlcmZvcm1hbmNlUmVwb3J0c1JlcXVlc3QaLC5tYXJrZXRpbmcudjEuTGlzdFBlcmZvcm1hbmNlUmVwb3J0c1Jlc3BvbnNlEm0KFEdldFBlcmZvcm1hbmNlUmVwb3J0EikubWFya2V0aW5nLnYxLkdldFBlcmZvcm1hbmNlUmVwb3J0UmVxdWVzdBoqLm1hcmtldGluZy52MS5HZXRQZXJmb3JtYW5jZVJlcG9ydFJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChptYXJrZXRpbmcvdjEvcmVwb3J0cy5wcm90bxIMbWFya2V0aW5nLnYxIpECCg5BZFBlcmlvZENvdW50cxINCgVhZF9pZBgBIAEoCRIPCgdhZF9uYW1lGAIgASgJEhMKC2FkX2dyb3VwX2lkGAMgASgJEhUKDWFkX2dyb3VwX25hbWUYBCABKAkSEwoLY2FtcGFpZ25faWQYBSABKAkSGAoLaW1wcmVzc2lvbnMYBiABKANIAIgBARITCgZjbGlja3MYByABKANIAYgBARIZCgxzcGVuZF9taWNyb3MYCCABKANIAogBARIYCgtjb252ZXJzaW9ucxgJIAEoA0gDiAEBQg4KDF9pbXByZXNzaW9uc0IJCgdfY2xpY2tzQg8KDV9zcGVuZF9taWNyb3NCDgoMX2NvbnZlcnNpb25zIo4CCh5DcmVhdGVQZXJmb3JtYW5jZVJlcG9ydFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEg0KBXNpbmNlGAMgASgJEg0KBXVudGlsGAQgASgJEhgKC2NhbXBhaWduX2lkGAUgASgJSACIAQESEAoIY3VycmVuY3kYBiABKAkSEQoJdGltZV96b25lGAcgASgJEi0KB2N1cnJlbnQYCCADKAsyHC5tYXJrZXRpbmcudjEuQWRQZXJpb2RDb3VudHMSLgoIcHJldmlvdXMYCSADKAsyHC5tYXJrZXRpbmcudjEuQWRQZXJpb2RDb3VudHNCDgoMX2NhbXBhaWduX2lkIpkCCg1SZXBvcnRNZXRyaWNzEhgKC2ltcHJlc3Npb25zGAEgASgDSACIAQESEwoGY2xpY2tzGAIgASgDSAGIAQESGQoMc3BlbmRfbWljcm9zGAMgASgDSAKIAQESGAoLY29udmVyc2lvbnMYBCABKANIA4gBARIQCgNjdHIYBSABKAlIBIgBARIXCgpjcGNfbWljcm9zGAYgASgDSAWIAQESFwoKY3BhX21pY3JvcxgHIAEoA0gGiAEBQg4KDF9pbXByZXNzaW9uc0IJCgdfY2xpY2tzQg8KDV9zcGVuZF9taWNyb3NCDgoMX2NvbnZlcnNpb25zQgYKBF9jdHJCDQoLX2NwY19taWNyb3NCDQoLX2NwYV9taWNyb3MimQIKDU1ldHJpY0NoYW5nZXMSGAoLaW1wcmVzc2lvbnMYASABKAlIAIgBARITCgZjbGlja3MYAiABKAlIAYgBARIZCgxzcGVuZF9taWNyb3MYAyABKAlIAogBARIYCgtjb252ZXJzaW9ucxgEIAEoCUgDiAEBEhAKA2N0chgFIAEoCUgEiAEBEhcKCmNwY19taWNyb3MYBiABKAlIBYgBARIXCgpjcGFfbWljcm9zGAcgASgJSAaIAQFCDgoMX2ltcHJlc3Npb25zQgkKB19jbGlja3NCDwoNX3NwZW5kX21pY3Jvc0IOCgxfY29udmVyc2lvbnNCBgoEX2N0ckINCgtfY3BjX21pY3Jvc0INCgtfY3BhX21pY3JvcyJLCg1DcmVhdGl2ZUxhYmVsEg8KB2l0ZW1faWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRob29rGAMgASgJEg0KBW9mZmVyGAQgASgJItsBChBSZXBvcnRDb21wYXJpc29uEiwKB2N1cnJlbnQYASABKAsyGy5tYXJrZXRpbmcudjEuUmVwb3J0TWV0cmljcxItCghwcmV2aW91cxgCIAEoCzIbLm1hcmtldGluZy52MS5SZXBvcnRNZXRyaWNzEjQKD2Fic29sdXRlX2NoYW5nZRgDIAEoCzIbLm1hcmtldGluZy52MS5NZXRyaWNDaGFuZ2VzEjQKD3JlbGF0aXZlX2NoYW5nZRgEIAEoCzIbLm1hcmtldGluZy52MS5NZXRyaWNDaGFuZ2VzIpYCChRQZXJmb3JtYW5jZVJlcG9ydFJvdxINCgVhZF9pZBgBIAEoCRIPCgdhZF9uYW1lGAIgASgJEhMKC2FkX2dyb3VwX2lkGAMgASgJEhUKDWFkX2dyb3VwX25hbWUYBCABKAkSEwoLY2FtcGFpZ25faWQYBSABKAkSNAoPY3JlYXRpdmVfbGFiZWxzGAYgAygLMhsubWFya2V0aW5nLnYxLkNyZWF0aXZlTGFiZWwSMAoIcGxhdGZvcm0YByABKAsyHi5tYXJrZXRpbmcudjEuUmVwb3J0Q29tcGFyaXNvbhIvCghpbXBvcnRlZBgJIAEoCzIdLm1hcmtldGluZy52MS5JbXBvcnRlZE1ldHJpY3NKBAgIEAkiiAIKD0ltcG9ydGVkRmlndXJlcxIYCgtpbXByZXNzaW9ucxgBIAEoCUgAiAEBEhMKBmNsaWNrcxgCIAEoCUgBiAEBEhIKBXNwZW5kGAMgASgJSAKIAQESGAoLY29udmVyc2lvbnMYBCABKAlIA4gBARIUCgdyZXZlbnVlGAUgASgJSASIAQESEQoJcm93X2NvdW50GAYgASgFEhIKCmltcG9ydF9pZHMYByADKAkSGgoScGFydGlhbF9pbXBvcnRfaWRzGAggAygJQg4KDF9pbXByZXNzaW9uc0IJCgdfY2xpY2tzQggKBl9zcGVuZEIOCgxfY29udmVyc2lvbnNCCgoIX3JldmVudWUihwEKEkltcG9ydGVkQ29tcGFyaXNvbhIQCghjdXJyZW5jeRgBIAEoCRIuCgdjdXJyZW50GAIgASgLMh0ubWFya2V0aW5nLnYxLkltcG9ydGVkRmlndXJlcxIvCghwcmV2aW91cxgDIAEoCzIdLm1hcmtldGluZy52MS5JbXBvcnRlZEZpZ3VyZXMiiQEKD0ltcG9ydGVkTWV0cmljcxI6ChBhY2NvdW50X2N1cnJlbmN5GAEgASgLMiAubWFya2V0aW5nLnYxLkltcG9ydGVkQ29tcGFyaXNvbhI6ChBvdGhlcl9jdXJyZW5jaWVzGAIgAygLMiAubWFya2V0aW5nLnYxLkltcG9ydGVkQ29tcGFyaXNvbiK6AwoRUGVyZm9ybWFuY2VSZXBvcnQSEQoJcmVwb3J0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKYWNjb3VudF9pZBgDIAEoCRIYCgtjYW1wYWlnbl9pZBgEIAEoCUgAiAEBEg0KBXNpbmNlGAUgASgJEg0KBXVudGlsGAYgASgJEhYKDnByZXZpb3VzX3NpbmNlGAcgASgJEhYKDnByZXZpb3VzX3VudGlsGAggASgJEhAKCGN1cnJlbmN5GAkgASgJEhEKCXRpbWVfem9uZRgKIAEoCRITCgtwcmVsaW1pbmFyeRgLIAEoCBIwCgRyb3dzGAwgAygLMiIubWFya2V0aW5nLnYxLlBlcmZvcm1hbmNlUmVwb3J0Um93Ei4KBnRvdGFscxgNIAEoCzIeLm1hcmtldGluZy52MS5SZXBvcnRDb21wYXJpc29uEhAKCHJldmlzaW9uGA4gASgFEhIKCmNyZWF0ZWRfYXQYDyABKAkSNgoPaW1wb3J0ZWRfdG90YWxzGBAgASgLMh0ubWFya2V0aW5nLnYxLkltcG9ydGVkTWV0cmljc0IOCgxfY2FtcGFpZ25faWQiUgofQ3JlYXRlUGVyZm9ybWFuY2VSZXBvcnRSZXNwb25zZRIvCgZyZXBvcnQYASABKAsyHy5tYXJrZXRpbmcudjEuUGVyZm9ybWFuY2VSZXBvcnQiXQodTGlzdFBlcmZvcm1hbmNlUmVwb3J0c1JlcXVlc3QSEwoGb2Zmc2V0GAEgASgFSACIAQESEgoFbGltaXQYAiABKAVIAYgBAUIJCgdfb2Zmc2V0QggKBl9saW1pdCK5AgoYUGVyZm9ybWFuY2VSZXBvcnRTdW1tYXJ5EhEKCXJlcG9ydF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhIKCmFjY291bnRfaWQYAyABKAkSGAoLY2FtcGFpZ25faWQYBCABKAlIAIgBARINCgVzaW5jZRgFIAEoCRINCgV1bnRpbBgGIAEoCRIWCg5wcmV2aW91c19zaW5jZRgHIAEoCRIWCg5wcmV2aW91c191bnRpbBgIIAEoCRIQCghjdXJyZW5jeRgJIAEoCRIRCgl0aW1lX3pvbmUYCiABKAkSEwoLcHJlbGltaW5hcnkYCyABKAgSEAoIYWRfY291bnQYDCABKAUSEAoIcmV2aXNpb24YDSABKAUSEgoKY3JlYXRlZF9hdBgOIAEoCUIOCgxfY2FtcGFpZ25faWQikgEKHkxpc3RQZXJmb3JtYW5jZVJlcG9ydHNSZXNwb25zZRI3CgdyZXBvcnRzGAEgAygLMiYubWFya2V0aW5nLnYxLlBlcmZvcm1hbmNlUmVwb3J0U3VtbWFyeRINCgV0b3RhbBgCIAEoBRIYCgtuZXh0X29mZnNldBgDIAEoBUgAiAEBQg4KDF9uZXh0X29mZnNldCJQChtHZXRQZXJmb3JtYW5jZVJlcG9ydFJlcXVlc3QSEQoJcmVwb3J0X2lkGAEgASgJEhMKBmZvcm1hdBgCIAEoCUgAiAEBQgkKB19mb3JtYXQihAEKHEdldFBlcmZvcm1hbmNlUmVwb3J0UmVzcG9uc2USDgoGZm9ybWF0GAEgASgJEi8KBnJlcG9ydBgCIAEoCzIfLm1hcmtldGluZy52MS5QZXJmb3JtYW5jZVJlcG9ydBIPCgdjb250ZW50GAMgASgJEhIKCm1lZGlhX3R5cGUYBCABKAky6wIKDVJlcG9ydFNlcnZpY2USdgoXQ3JlYXRlUGVyZm9ybWFuY2VSZXBvcnQSLC5tYXJrZXRpbmcudjEuQ3JlYXRlUGVyZm9ybWFuY2VSZXBvcnRSZXF1ZXN0Gi0ubWFya2V0aW5nLnYxLkNyZWF0ZVBlcmZvcm1hbmNlUmVwb3J0UmVzcG9uc2UScwoWTGlzdFBlcmZvcm1hbmNlUmVwb3J0cxIrLm1hcmtldGluZy52MS5MaXN0UGVyZm9ybWFuY2VSZXBvcnRzUmVxdWVzdBosLm1hcmtldGluZy52MS5MaXN0UGVyZm9ybWFuY2VSZXBvcnRzUmVzcG9uc2USbQoUR2V0UGVyZm9ybWFuY2VSZXBvcnQSKS5tYXJrZXRpbmcudjEuR2V0UGVyZm9ybWFuY2VSZXBvcnRSZXF1ZXN0GioubWFya2V0aW5nLnYxLkdldFBlcmZvcm1hbmNlUmVwb3J0UmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * One ad's platform counts over one period, as the gateway read them. An absent count is unknown
@@ -356,6 +356,14 @@ export type PerformanceReportRow = Message<"marketing.v1.PerformanceReportRow"> 
    * @generated from field: marketing.v1.ReportComparison platform = 7;
    */
   platform?: ReportComparison | undefined;
+
+  /**
+   * The workspace's performance imports (ads_import_performance) joined by ad_id. Absent in
+   * reports made before imports were joined.
+   *
+   * @generated from field: marketing.v1.ImportedMetrics imported = 9;
+   */
+  imported?: ImportedMetrics | undefined;
 };
 
 /**
@@ -364,6 +372,130 @@ export type PerformanceReportRow = Message<"marketing.v1.PerformanceReportRow"> 
  */
 export const PerformanceReportRowSchema: GenMessage<PerformanceReportRow> = /*@__PURE__*/
   messageDesc(file_marketing_v1_reports, 6);
+
+/**
+ * The sums of one ad's (or of all ads') imported rows over one period, in one currency. Figures
+ * are exact decimal strings (NUMERIC sums, never floats); a figure is absent (null) when unknown:
+ * no import counts for the period, or a counted row did not report it.
+ *
+ * @generated from message marketing.v1.ImportedFigures
+ */
+export type ImportedFigures = Message<"marketing.v1.ImportedFigures"> & {
+  /**
+   * @generated from field: optional string impressions = 1;
+   */
+  impressions?: string | undefined;
+
+  /**
+   * @generated from field: optional string clicks = 2;
+   */
+  clicks?: string | undefined;
+
+  /**
+   * In the currency of the comparison, as the import gave it (an exact decimal, not micros).
+   *
+   * @generated from field: optional string spend = 3;
+   */
+  spend?: string | undefined;
+
+  /**
+   * @generated from field: optional string conversions = 4;
+   */
+  conversions?: string | undefined;
+
+  /**
+   * @generated from field: optional string revenue = 5;
+   */
+  revenue?: string | undefined;
+
+  /**
+   * The rows summed, and the completed imports they came from (by import id).
+   *
+   * @generated from field: int32 row_count = 6;
+   */
+  rowCount: number;
+
+  /**
+   * @generated from field: repeated string import_ids = 7;
+   */
+  importIds: string[];
+
+  /**
+   * Completed imports with rows for the ad(s) whose since..until overlaps the period without
+   * lying within it: their rows are not per day, so they are left out, never prorated.
+   *
+   * @generated from field: repeated string partial_import_ids = 8;
+   */
+  partialImportIds: string[];
+};
+
+/**
+ * Describes the message marketing.v1.ImportedFigures.
+ * Use `create(ImportedFiguresSchema)` to create a new message.
+ */
+export const ImportedFiguresSchema: GenMessage<ImportedFigures> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_reports, 7);
+
+/**
+ * Imported figures in one currency, for the period and the preceding one.
+ *
+ * @generated from message marketing.v1.ImportedComparison
+ */
+export type ImportedComparison = Message<"marketing.v1.ImportedComparison"> & {
+  /**
+   * ISO 4217 code of the imports' spend and revenue.
+   *
+   * @generated from field: string currency = 1;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: marketing.v1.ImportedFigures current = 2;
+   */
+  current?: ImportedFigures | undefined;
+
+  /**
+   * @generated from field: marketing.v1.ImportedFigures previous = 3;
+   */
+  previous?: ImportedFigures | undefined;
+};
+
+/**
+ * Describes the message marketing.v1.ImportedComparison.
+ * Use `create(ImportedComparisonSchema)` to create a new message.
+ */
+export const ImportedComparisonSchema: GenMessage<ImportedComparison> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_reports, 8);
+
+/**
+ * What the performance imports say about an ad (or about all the report's ads). An import counts
+ * for a period when it is completed and its since..until lies within the period.
+ *
+ * @generated from message marketing.v1.ImportedMetrics
+ */
+export type ImportedMetrics = Message<"marketing.v1.ImportedMetrics"> & {
+  /**
+   * The imports in the account's currency.
+   *
+   * @generated from field: marketing.v1.ImportedComparison account_currency = 1;
+   */
+  accountCurrency?: ImportedComparison | undefined;
+
+  /**
+   * Imports in any other currency, one entry per currency by code: reported apart, never
+   * converted.
+   *
+   * @generated from field: repeated marketing.v1.ImportedComparison other_currencies = 2;
+   */
+  otherCurrencies: ImportedComparison[];
+};
+
+/**
+ * Describes the message marketing.v1.ImportedMetrics.
+ * Use `create(ImportedMetricsSchema)` to create a new message.
+ */
+export const ImportedMetricsSchema: GenMessage<ImportedMetrics> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_reports, 9);
 
 /**
  * @generated from message marketing.v1.PerformanceReport
@@ -454,6 +586,14 @@ export type PerformanceReport = Message<"marketing.v1.PerformanceReport"> & {
    * @generated from field: string created_at = 15;
    */
   createdAt: string;
+
+  /**
+   * The imported figures summed over every ad of the report, per currency. Absent in reports made
+   * before imports were joined.
+   *
+   * @generated from field: marketing.v1.ImportedMetrics imported_totals = 16;
+   */
+  importedTotals?: ImportedMetrics | undefined;
 };
 
 /**
@@ -461,7 +601,7 @@ export type PerformanceReport = Message<"marketing.v1.PerformanceReport"> & {
  * Use `create(PerformanceReportSchema)` to create a new message.
  */
 export const PerformanceReportSchema: GenMessage<PerformanceReport> = /*@__PURE__*/
-  messageDesc(file_marketing_v1_reports, 7);
+  messageDesc(file_marketing_v1_reports, 10);
 
 /**
  * @generated from message marketing.v1.CreatePerformanceReportResponse
@@ -478,7 +618,7 @@ export type CreatePerformanceReportResponse = Message<"marketing.v1.CreatePerfor
  * Use `create(CreatePerformanceReportResponseSchema)` to create a new message.
  */
 export const CreatePerformanceReportResponseSchema: GenMessage<CreatePerformanceReportResponse> = /*@__PURE__*/
-  messageDesc(file_marketing_v1_reports, 8);
+  messageDesc(file_marketing_v1_reports, 11);
 
 /**
  * Lists the workspace's reports, most recent first, without their rows.
@@ -506,7 +646,7 @@ export type ListPerformanceReportsRequest = Message<"marketing.v1.ListPerformanc
  * Use `create(ListPerformanceReportsRequestSchema)` to create a new message.
  */
 export const ListPerformanceReportsRequestSchema: GenMessage<ListPerformanceReportsRequest> = /*@__PURE__*/
-  messageDesc(file_marketing_v1_reports, 9);
+  messageDesc(file_marketing_v1_reports, 12);
 
 /**
  * @generated from message marketing.v1.PerformanceReportSummary
@@ -588,7 +728,7 @@ export type PerformanceReportSummary = Message<"marketing.v1.PerformanceReportSu
  * Use `create(PerformanceReportSummarySchema)` to create a new message.
  */
 export const PerformanceReportSummarySchema: GenMessage<PerformanceReportSummary> = /*@__PURE__*/
-  messageDesc(file_marketing_v1_reports, 10);
+  messageDesc(file_marketing_v1_reports, 13);
 
 /**
  * @generated from message marketing.v1.ListPerformanceReportsResponse
@@ -619,7 +759,7 @@ export type ListPerformanceReportsResponse = Message<"marketing.v1.ListPerforman
  * Use `create(ListPerformanceReportsResponseSchema)` to create a new message.
  */
 export const ListPerformanceReportsResponseSchema: GenMessage<ListPerformanceReportsResponse> = /*@__PURE__*/
-  messageDesc(file_marketing_v1_reports, 11);
+  messageDesc(file_marketing_v1_reports, 14);
 
 /**
  * @generated from message marketing.v1.GetPerformanceReportRequest
@@ -643,7 +783,7 @@ export type GetPerformanceReportRequest = Message<"marketing.v1.GetPerformanceRe
  * Use `create(GetPerformanceReportRequestSchema)` to create a new message.
  */
 export const GetPerformanceReportRequestSchema: GenMessage<GetPerformanceReportRequest> = /*@__PURE__*/
-  messageDesc(file_marketing_v1_reports, 12);
+  messageDesc(file_marketing_v1_reports, 15);
 
 /**
  * @generated from message marketing.v1.GetPerformanceReportResponse
@@ -683,7 +823,7 @@ export type GetPerformanceReportResponse = Message<"marketing.v1.GetPerformanceR
  * Use `create(GetPerformanceReportResponseSchema)` to create a new message.
  */
 export const GetPerformanceReportResponseSchema: GenMessage<GetPerformanceReportResponse> = /*@__PURE__*/
-  messageDesc(file_marketing_v1_reports, 13);
+  messageDesc(file_marketing_v1_reports, 16);
 
 /**
  * @generated from service marketing.v1.ReportService
