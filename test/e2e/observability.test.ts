@@ -154,7 +154,7 @@ describe('observability', () => {
   const traceId = randomBytes(16).toString('hex');
   const traceparent = `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
 
-  test('a traceparent in _meta is continued through the gateway, changes, the bus and the upstream-proxy', async () => {
+  test('a traceparent in _meta is continued through the gateway, changes, the bus, the upstream-proxy and the platform', async () => {
     const account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
     const meta = { traceparent };
     const { ads } = await ok<{ ads: { id: string; status: string }[] }>(
@@ -190,7 +190,9 @@ describe('observability', () => {
       ['changes', /^changes\.v1\.ChangesService\//],
       ['changes', /^bus consume changes\.apply$/],
       ['upstream-proxy', /^upstream\.v1\.UpstreamService\//],
-      ['upstream-proxy', /^upstream PATCH|^upstream POST|^upstream /],
+      ['upstream-proxy', /^upstream (POST|PATCH|PUT|DELETE)$/],
+      // The sandbox (Fastify, @fastify/otel) continues the traceparent of the platform request.
+      ['ads-sandbox', /.+/],
     ];
     while (Date.now() < deadline && !expected.every(([svc, name]) => has(svc, name)))
       await new Promise((r) => setTimeout(r, 200));
