@@ -12,7 +12,9 @@ import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { toConnectError } from './connect-errors.ts';
 import { isUuid } from './ids.ts';
 import { type Logger, withRequestId } from './log.ts';
+import { rpcMetricsInterceptor } from './metrics.ts';
 import { type Principal, type PrincipalVerifier, principalKey } from './principal.ts';
+import { traceServerInterceptor } from './telemetry.ts';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -148,7 +150,12 @@ export function buildConnectServer(opts: ConnectServerOptions): ConnectServer {
       healthRoutes(router, opts.serviceName, health);
       opts.routes(router);
     },
-    interceptors: [serviceInterceptor(opts.verifier, opts.logger)],
+    // Tracing and timing first, so they cover the auth check and see the code the caller gets.
+    interceptors: [
+      traceServerInterceptor(),
+      rpcMetricsInterceptor(),
+      serviceInterceptor(opts.verifier, opts.logger),
+    ],
   });
   const server = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();

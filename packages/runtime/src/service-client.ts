@@ -8,6 +8,7 @@ import { createGrpcTransport } from '@connectrpc/connect-node';
 import { REQUEST_ID_HEADER } from './connect-server.ts';
 import { currentRequestId } from './log.ts';
 import type { Principal, PrincipalSigner } from './principal.ts';
+import { traceClientInterceptor } from './telemetry.ts';
 
 /** The principal a client call is made for; set it in the call options' `contextValues`. */
 export const callerKey = createContextKey<Principal | undefined>(undefined, {
@@ -34,7 +35,7 @@ export function createServiceClient<T extends DescService>(
 ): Client<T> {
   const transport = createGrpcTransport({
     baseUrl,
-    interceptors: [signingInterceptor(signer, audience)],
+    interceptors: [traceClientInterceptor(), signingInterceptor(signer, audience)],
     defaultTimeoutMs: 30_000,
   });
   return createClient(service, transport);
@@ -67,7 +68,7 @@ export function serviceDirectory(
     if (transport === undefined) {
       transport = createGrpcTransport({
         baseUrl: target.baseUrl,
-        interceptors: [signingInterceptor(signer, target.audience)],
+        interceptors: [traceClientInterceptor(), signingInterceptor(signer, target.audience)],
         defaultTimeoutMs: 30_000,
       });
       transports.set(pkg, transport);

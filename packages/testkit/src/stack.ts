@@ -215,6 +215,26 @@ interface Slot {
   timer?: NodeJS.Timeout;
 }
 
+const METRICS_ORDER: readonly ServiceName[] = [
+  'gateway',
+  'changes',
+  'optimizer',
+  'marketing',
+  'upstream-proxy',
+  'ads-sandbox',
+];
+
+/**
+ * The METRICS_PORT of one process of a stack on one machine: a fixed port N gives the gateway N,
+ * the changes service N+1, and so on in METRICS_ORDER, so that they do not collide; 0 (ephemeral)
+ * and unset pass through as they are.
+ */
+function metricsPortEnv(service: ServiceName, raw: string | undefined): Record<string, string> {
+  const n = Number(raw);
+  if (raw === undefined || raw.trim() === '' || !Number.isInteger(n) || n <= 0) return {};
+  return { METRICS_PORT: String(n + METRICS_ORDER.indexOf(service)) };
+}
+
 /** startStack starts every process and resolves when each is listening. */
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const secrets = await loadSecrets(opts.dataDir);
@@ -225,7 +245,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const notice = (service: ServiceName, message: string) => opts.onSupervisor?.(service, message);
 
   const launch = (service: ServiceName, env: Record<string, string>): Running => {
-    const r = run(service, `services/${service}/src/main.ts`, { ...base, ...env }, opts);
+    const metrics = metricsPortEnv(service, opts.env?.METRICS_PORT ?? process.env.METRICS_PORT);
+    const r = run(service, `services/${service}/src/main.ts`, { ...base, ...metrics, ...env }, opts);
     const slot = slots.get(service);
     clearTimeout(slot?.timer); // a restart by hand replaces one that was waiting
     if (slot) Object.assign(slot, { env, running: r, held: false });

@@ -6,8 +6,10 @@ import { createBusTransport } from '@adsmcp/runtime/bus/transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
+import { registerBusMetrics, startMetrics } from '@adsmcp/runtime/metrics';
 import { createPrincipalSigner, createPrincipalVerifier, GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
+import { startTracing } from '@adsmcp/runtime/telemetry';
 import { loadConfig } from './config.ts';
 import { APPLY_TOPIC, type ApplyMessage } from './handlers/changes-handlers.ts';
 import { buildServer, ISSUER, OPTIMIZER_ISSUER, SERVICE_NAME } from './server.ts';
@@ -18,7 +20,10 @@ const DAY_MS = 24 * HOUR_MS;
 
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
+  // Before any server is built: the Fastify instrumentation attaches to instances made afterwards.
+  const tracing = startTracing(SERVICE_NAME);
   const logger = createLogger(SERVICE_NAME);
+  const metrics = await startMetrics(SERVICE_NAME, { host: config.HOST, logger });
   const pool = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: SERVICE_NAME,
@@ -38,6 +43,7 @@ runMain(SERVICE_NAME, async () => {
   const signer = await createPrincipalSigner(config.CHANGES_PRIVATE_KEY, ISSUER);
   const upstream = createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer);
   // Kafka when KAFKA_BROKERS is set, else the PostgreSQL queue on the outbox table.
+  registerBusMetrics(pool);
   const bus = createBusTransport({ pool, logger, env: config, clientId: SERVICE_NAME });
   await bus.consume<ApplyMessage>({
     name: 'changes-apply',
@@ -52,11 +58,13 @@ runMain(SERVICE_NAME, async () => {
   const stopPruning = startPruning({ pool, logger, everyMs: HOUR_MS, olderThanMs: 7 * DAY_MS });
   const server = buildServer({ pool, verifier, logger, upstream });
   const port = await server.listen(config.PORT, config.HOST);
-  announceListening(SERVICE_NAME, port);
+  announceListening(SERVICE_NAME, port, { metrics_port: metrics.port });
   onShutdown(logger, async () => {
     await server.close();
     await stopPruning();
     await bus.stop();
     await pool.end();
+    await metrics.close();
+    await tracing.shutdown();
   });
 });

@@ -7,8 +7,10 @@ import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
+import { startMetrics } from '@adsmcp/runtime/metrics';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
 import { serviceDirectory } from '@adsmcp/runtime/service-client';
+import { startTracing } from '@adsmcp/runtime/telemetry';
 import { loadConfig } from './config.ts';
 import { buildServer } from './server.ts';
 
@@ -16,7 +18,10 @@ const SERVICE_NAME = 'gateway';
 
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
+  // Before any server is built: the Fastify instrumentation attaches to instances made afterwards.
+  const tracing = startTracing(SERVICE_NAME);
   const logger = createLogger(SERVICE_NAME);
+  const metrics = await startMetrics(SERVICE_NAME, { host: config.HOST, logger });
   const pool = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: SERVICE_NAME,
@@ -59,9 +64,14 @@ runMain(SERVICE_NAME, async () => {
     assetLinks: { keyMaterial: config.PRINCIPAL_PRIVATE_KEY, ttlSeconds: config.ASSET_LINK_TTL_SECONDS },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
-  announceListening(SERVICE_NAME, config.PORT, { url: `${config.PUBLIC_URL}/mcp` });
+  announceListening(SERVICE_NAME, config.PORT, {
+    url: `${config.PUBLIC_URL}/mcp`,
+    metrics_port: metrics.port,
+  });
   onShutdown(logger, async () => {
     await app.close();
     await pool.end();
+    await metrics.close();
+    await tracing.shutdown();
   });
 });

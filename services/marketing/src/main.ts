@@ -4,8 +4,10 @@ import { createBusTransport } from '@adsmcp/runtime/bus/transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
+import { registerBusMetrics, startMetrics } from '@adsmcp/runtime/metrics';
 import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
+import { startTracing } from '@adsmcp/runtime/telemetry';
 import { loadConfig } from './config.ts';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from './server.ts';
 import { createCompetitorChecker } from './work/competitor-checks.ts';
@@ -18,7 +20,10 @@ const IMPORT_MAX_ATTEMPTS = 5;
 
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
+  // Before any server is built: the Fastify instrumentation attaches to instances made afterwards.
+  const tracing = startTracing(SERVICE_NAME);
   const logger = createLogger(SERVICE_NAME);
+  const metrics = await startMetrics(SERVICE_NAME, { host: config.HOST, logger });
   const pool = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: SERVICE_NAME,
@@ -29,6 +34,7 @@ runMain(SERVICE_NAME, async () => {
   // One bus for the service's work: Kafka when KAFKA_BROKERS is set, else the PostgreSQL queue on the
   // outbox table. Topics: competitor checks (scheduled) and performance imports.
   await migrateBus(pool, SERVICE_NAME);
+  registerBusMetrics(pool);
   const bus = createBusTransport({ pool, logger, env: config, clientId: SERVICE_NAME });
   const competitorWatch = await startCompetitorWatch({
     pool,
@@ -48,12 +54,14 @@ runMain(SERVICE_NAME, async () => {
   const stopPruning = startPruning({ pool, logger, everyMs: HOUR_MS, olderThanMs: 7 * 24 * HOUR_MS });
   const server = buildServer({ pool, verifier, logger });
   const port = await server.listen(config.PORT, config.HOST);
-  announceListening(SERVICE_NAME, port);
+  announceListening(SERVICE_NAME, port, { metrics_port: metrics.port });
   onShutdown(logger, async () => {
     await server.close();
     await competitorWatch.stop();
     await stopPruning();
     await bus.stop();
     await pool.end();
+    await metrics.close();
+    await tracing.shutdown();
   });
 });

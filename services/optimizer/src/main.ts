@@ -5,8 +5,10 @@ import { createBusTransport } from '@adsmcp/runtime/bus/transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
+import { registerBusMetrics, startMetrics } from '@adsmcp/runtime/metrics';
 import { createPrincipalSigner, createPrincipalVerifier } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
+import { startTracing } from '@adsmcp/runtime/telemetry';
 import { loadConfig } from './config.ts';
 import { PUBLISH_TOPIC, type PublishMessage } from './handlers/review-handlers.ts';
 import { buildServer, ISSUER, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from './server.ts';
@@ -23,7 +25,10 @@ const DAY_MS = 24 * HOUR_MS;
 
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
+  // Before any server is built: the Fastify instrumentation attaches to instances made afterwards.
+  const tracing = startTracing(SERVICE_NAME);
   const logger = createLogger(SERVICE_NAME);
+  const metrics = await startMetrics(SERVICE_NAME, { host: config.HOST, logger });
   const clock = () => new Date();
   const pool = await openServiceDatabase({
     url: config.DATABASE_URL,
@@ -34,6 +39,7 @@ runMain(SERVICE_NAME, async () => {
   await migrateBus(pool, SCHEMA);
   const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
   // Kafka when KAFKA_BROKERS is set, else the PostgreSQL queue on the outbox table.
+  registerBusMetrics(pool);
   const bus = createBusTransport({ pool, logger, env: config, clientId: SERVICE_NAME });
   await bus.consume<ScheduleMessage>({
     name: 'optimizer-schedule',
@@ -59,12 +65,14 @@ runMain(SERVICE_NAME, async () => {
   const stopPruning = startPruning({ pool, logger, everyMs: HOUR_MS, olderThanMs: 7 * DAY_MS });
   const server = buildServer({ pool, verifier, logger, clock });
   const port = await server.listen(config.PORT, config.HOST);
-  announceListening(SERVICE_NAME, port);
+  announceListening(SERVICE_NAME, port, { metrics_port: metrics.port });
   onShutdown(logger, async () => {
     await server.close();
     await stopScheduler();
     await stopPruning();
     await bus.stop();
     await pool.end();
+    await metrics.close();
+    await tracing.shutdown();
   });
 });

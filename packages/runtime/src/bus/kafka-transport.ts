@@ -38,6 +38,7 @@ import {
 } from 'kafkajs';
 import { inTransaction, type Pool, type PoolClient } from '../db.ts';
 import { type Logger, withRequestId } from '../log.ts';
+import { consumeInSpan } from '../telemetry.ts';
 import {
   AlreadyProcessedError,
   type BusTransport,
@@ -626,7 +627,7 @@ class KafkaBusConsumer<P> implements Consumer {
       inTx: (fn) => inInboxTransaction(this.pool, this.name, delivery.id, fn),
     };
     const requestId = delivery.headers[REQUEST_ID_HEADER];
-    const call = async () => this.opts.handler(delivery, ctx);
+    const call = async () => consumeInSpan(this.name, delivery, () => this.opts.handler(delivery, ctx));
     const handled: Promise<Outcome> = (
       requestId === undefined ? call() : withRequestId(requestId, call)
     ).then(

@@ -7,6 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { type MigrationResult, migrate, type Pool, type Queryable } from '../db.ts';
 import { currentRequestId, type Logger } from '../log.ts';
+import { injectTraceContext } from '../telemetry.ts';
 import { type Json, type OutgoingMessage, REQUEST_ID_HEADER } from './bus.ts';
 import { BUS_MIGRATIONS } from './bus-migrations.ts';
 
@@ -27,6 +28,8 @@ export async function enqueue(client: Queryable, message: OutgoingMessage): Prom
   const requestId = currentRequestId();
   if (requestId !== undefined && headers[REQUEST_ID_HEADER] === undefined)
     headers[REQUEST_ID_HEADER] = requestId;
+  // The consumer continues the producing request's trace.
+  injectTraceContext(headers);
   await client.query(
     `INSERT INTO bus_outbox (id, topic, key, payload, headers)
      VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)

@@ -24,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../db.ts';
 import { type Logger, withRequestId } from '../log.ts';
+import { consumeInSpan } from '../telemetry.ts';
 import {
   AlreadyProcessedError,
   type BusTransport,
@@ -300,7 +301,7 @@ class PgConsumer<P> implements Consumer {
       inTx: (fn) => inInboxTransaction(this.pool, this.name, row.id, fn),
     };
     const requestId = row.headers[REQUEST_ID_HEADER];
-    const call = () => this.opts.handler(delivery, ctx);
+    const call = () => consumeInSpan(this.name, delivery, () => this.opts.handler(delivery, ctx));
     return requestId === undefined ? call() : withRequestId(requestId, call);
   }
 

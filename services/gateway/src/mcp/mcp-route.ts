@@ -31,6 +31,7 @@ import {
   SERVER_NAME,
   SERVER_VERSION,
 } from '../catalogue/catalogue.ts';
+import { observeToolCall } from '../tool-telemetry.ts';
 import {
   batchRefusal,
   batchRequestIds,
@@ -148,13 +149,16 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
                 reqCtx.mcpReq
                   .notify({ method: 'notifications/progress', params: { progressToken: token, ...update } })
                   .catch((err: unknown) => o.logger.info({ err }, 'progress notification not sent'));
-        return callTool(
-          { catalogue: o.catalogue, deps: o.deps, logger: o.logger },
-          info.caller,
-          info.messageRequestIds.get(id) ?? info.requestId,
-          req.params.name,
-          req.params.arguments,
-          progress,
+        const known = o.catalogue.byName.has(req.params.name);
+        return observeToolCall(req.params.name, known, reqCtx.mcpReq._meta, () =>
+          callTool(
+            { catalogue: o.catalogue, deps: o.deps, logger: o.logger },
+            info.caller,
+            info.messageRequestIds.get(id) ?? info.requestId,
+            req.params.name,
+            req.params.arguments,
+            progress,
+          ),
         );
       });
       return server;

@@ -12,6 +12,8 @@ export interface Take {
   granted: boolean;
   /** When not granted, the seconds until the bucket holds a token again. */
   waitSeconds: number;
+  /** The whole tokens left in the bucket after this take (for the budget metric). */
+  remaining: number;
 }
 
 /** The bucket's tokens now: what it held plus the refill since, capped at the burst. */
@@ -25,24 +27,28 @@ const REFILLED =
  * how long until it holds a token.
  */
 export async function takeToken(db: Queryable, accountId: string, rule: BucketRule): Promise<Take> {
-  const { rows } = await db.query<{ granted: boolean; wait_seconds: number }>(
+  const { rows } = await db.query<{ granted: boolean; wait_seconds: number; remaining: number }>(
     `WITH taken AS (
        INSERT INTO request_budgets AS b (account_id, tokens, updated_at)
        VALUES ($1, $3::float8 - 1, clock_timestamp())
        ON CONFLICT (account_id) DO UPDATE
          SET tokens = ${REFILLED} - 1, updated_at = clock_timestamp()
          WHERE ${REFILLED} >= 1
-       RETURNING 1
+       RETURNING b.tokens
      )
-     SELECT true AS granted, 0::float8 AS wait_seconds FROM taken
+     SELECT true AS granted, 0::float8 AS wait_seconds, tokens AS remaining FROM taken
      UNION ALL
-     SELECT false, (1 - ${REFILLED}) / $2::float8
+     SELECT false, (1 - ${REFILLED}) / $2::float8, ${REFILLED}
        FROM request_budgets b
       WHERE b.account_id = $1 AND NOT EXISTS (SELECT 1 FROM taken)`,
     [accountId, rule.ratePerSecond, rule.burst],
   );
   const row = rows[0];
   // No row: another replica created the bucket after this statement's snapshot and emptied it.
-  if (row === undefined) return { granted: false, waitSeconds: 1 / rule.ratePerSecond };
-  return { granted: row.granted, waitSeconds: Math.max(0, row.wait_seconds) };
+  if (row === undefined) return { granted: false, waitSeconds: 1 / rule.ratePerSecond, remaining: 0 };
+  return {
+    granted: row.granted,
+    waitSeconds: Math.max(0, row.wait_seconds),
+    remaining: Math.max(0, Math.floor(row.remaining)),
+  };
 }

@@ -10,6 +10,7 @@ import type { PlatformCall } from '../domain/platform-call.ts';
 import { CallCancelledError, pause } from './pause.ts';
 import { type PlatformClient, PlatformError, type PlatformReply } from './platform-client.ts';
 import type { RequestBudget } from './request-budget.ts';
+import { rateLimited, upstreamResponses } from './upstream-metrics.ts';
 
 export const MAX_ATTEMPTS = 3;
 export const BASE_DELAY_MS = 200;
@@ -109,7 +110,9 @@ export function createPlatformCaller(opts: PlatformCallerOptions): PlatformCalle
             },
             signal,
           );
+          upstreamResponses.inc({ status: String(reply.status) });
           if (reply.status === 429) {
+            rateLimited.inc();
             // The platform did not process the request, so waiting and sending it again is safe for any method.
             const seconds = retryAfterSeconds(reply.retryAfter) ?? DEFAULT_RETRY_AFTER_SECONDS;
             if (seconds <= MAX_RATE_LIMIT_WAIT_SECONDS && attempts < maxAttempts) {

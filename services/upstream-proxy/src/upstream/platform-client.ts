@@ -3,6 +3,7 @@
  * no redirect (a credential is never sent anywhere but the configured platform), and its
  * response is treated as untrusted input: parsed defensively and checked for shape.
  */
+import { injectTraceContext, inSpan, markFailed, SpanKind } from '@adsmcp/runtime/telemetry';
 import type { PlatformAccount } from '../domain/connection.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -150,6 +151,29 @@ function parseAccount(body: unknown): PlatformAccount {
   return { id: body.id, name: body.name, currency: body.currency, timeZone: body.time_zone };
 }
 
+/**
+ * tracedFetch sends one request to the platform in a client span, with the current trace's
+ * `traceparent` among its headers (so a platform that traces joins the trace).
+ */
+function tracedFetch(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  send: () => Promise<Response>,
+): Promise<Response> {
+  return inSpan(
+    `upstream ${method}`,
+    { kind: SpanKind.CLIENT, attributes: { 'http.request.method': method, 'url.path': path } },
+    async (span) => {
+      injectTraceContext(headers);
+      const res = await send();
+      span.setAttribute('http.response.status_code', res.status);
+      if (res.status >= 500) markFailed(span, `HTTP ${res.status}`);
+      return res;
+    },
+  );
+}
+
 /** createPlatformClient returns a client of the platform at `opts.baseUrl`. */
 export function createPlatformClient(opts: PlatformClientOptions): PlatformClient {
   const base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
@@ -236,13 +260,15 @@ export function createPlatformClient(opts: PlatformClientOptions): PlatformClien
       let res: Response;
       let raw: Buffer;
       try {
-        res = await fetch(url, {
-          method: request.method,
-          headers,
-          ...(request.body === undefined ? {} : { body: request.body }),
-          redirect: 'manual',
-          signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
-        });
+        res = await tracedFetch(request.method, request.path, headers, () =>
+          fetch(url, {
+            method: request.method,
+            headers,
+            ...(request.body === undefined ? {} : { body: request.body }),
+            redirect: 'manual',
+            signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+          }),
+        );
         if (bodyIsPassedOn(res.status)) {
           raw = await readCapped(res, maxBytes);
         } else {

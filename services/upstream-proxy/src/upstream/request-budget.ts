@@ -7,6 +7,7 @@ import type { Pool } from '@adsmcp/runtime/db';
 import { ResourceExhaustedError } from '@adsmcp/runtime/errors';
 import { type BucketRule, takeToken } from '../store/budget-store.ts';
 import { pause } from './pause.ts';
+import { budgetRefusals, budgetRemaining } from './upstream-metrics.ts';
 
 export const DEFAULT_RATE_PER_SECOND = 20;
 export const DEFAULT_BURST = 40;
@@ -30,10 +31,12 @@ export function createRequestBudget(pool: Pool, opts: RequestBudgetOptions): Req
     async take(accountId, signal) {
       let waited = 0;
       for (;;) {
-        const { granted, waitSeconds } = await takeToken(pool, accountId, rule);
+        const { granted, waitSeconds, remaining } = await takeToken(pool, accountId, rule);
+        budgetRemaining.set({ account_id: accountId }, remaining);
         if (granted) return;
         const waitMs = Math.ceil(waitSeconds * 1000);
         if (waited + waitMs > maxWaitMs) {
+          budgetRefusals.inc();
           const seconds = Math.max(1, Math.ceil(waitSeconds));
           throw new ResourceExhaustedError(
             `the request budget for ad account ${accountId} is used up (${rule.ratePerSecond} requests per second, bursts of ${rule.burst}); retry in ${seconds} s`,
