@@ -181,6 +181,7 @@ describe('OAuth 2.1 for MCP clients', () => {
       assert.equal(as.issuer, stack.gatewayUrl);
       assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
       assert.equal(as.authorization_response_iss_parameter_supported, true);
+      assert.equal(as.client_id_metadata_document_supported, true);
       assert.ok(String(as.registration_endpoint).startsWith(stack.gatewayUrl));
     }
   });

@@ -6,8 +6,11 @@
  * (interaction-routes.ts).
  */
 import type { Queryable } from '@adsmcp/runtime/db';
+import type { SafeFetch } from '@adsmcp/runtime/safe-fetch';
 import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
+import { esc, page } from '../dashboard/html.ts';
 import { cookieKeys, signingJwk } from './keys.ts';
+import { providerFetch } from './outbound-fetch.ts';
 import { pgAdapter } from './pg-adapter.ts';
 import { redirectUrisProblem } from './redirect-uris.ts';
 
@@ -33,6 +36,8 @@ export interface ProviderOptions {
   /** Secret the provider's cookie and signing keys are derived from. */
   keyMaterial: string;
   trustProxy: boolean;
+  /** Outbound fetches (client metadata documents); the safe fetcher unless a test gives its own. */
+  safeFetch?: SafeFetch;
 }
 
 export function createProvider(db: Queryable, o: ProviderOptions): Provider {
@@ -66,6 +71,15 @@ export function createProvider(db: Queryable, o: ProviderOptions): Provider {
     // MCP clients rarely ask for offline_access; a client registered for refresh tokens gets them.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: true,
+    // A failed authorization request a person sees: the dashboard's frame, the error escaped.
+    renderError: (ctx, out) => {
+      ctx.type = 'html';
+      ctx.body = page(
+        'Sign-in request refused',
+        `<section><h2>This sign-in request was refused</h2><p class="error" role="alert">${esc(out.error)}: ${esc(out.error_description ?? '')}</p><p>Start the connection again from your MCP client.</p></section>`,
+      );
+    },
+    fetch: providerFetch(o.safeFetch),
     extraClientMetadata: {
       // software_id is only the hook: the validator sees the whole metadata once per registration.
       properties: ['software_id'],
@@ -79,6 +93,9 @@ export function createProvider(db: Queryable, o: ProviderOptions): Provider {
       devInteractions: { enabled: false },
       userinfo: { enabled: false },
       revocation: { enabled: true },
+      // A client_id that is an https URL names its own metadata document, fetched (safely) and
+      // cached between 30 s and 5 min as its HTTP caching headers say.
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02', cacheDuration: { min: 30, max: 300 } },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
       resourceIndicators: {
         enabled: true,
