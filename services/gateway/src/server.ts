@@ -12,6 +12,7 @@ import { registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import type { GatewayDeps } from './deps.ts';
 import { BodyError, parseJsonBody } from './json-body.ts';
 import { registerMcpRoutes } from './mcp/mcp-route.ts';
+import { registerOAuth } from './oauth/oauth-routes.ts';
 
 export interface ServerOptions {
   publicUrl: string;
@@ -140,6 +141,13 @@ export function buildServer(
     reply.code(404).send({ error: 'not_found', message: `no route for ${req.method} ${req.url}` }),
   );
 
+  const oauth = registerOAuth(app, routeDeps, {
+    publicUrl: opts.publicUrl,
+    allowedOrigins: opts.allowedOrigins,
+    // The authorization server's keys are derived from the same secret, under their own label.
+    keyMaterial: opts.assetLinks.keyMaterial,
+    trustProxy: opts.trustProxy,
+  });
   registerMcpRoutes(app, {
     catalogue,
     deps: routeDeps,
@@ -152,6 +160,7 @@ export function buildServer(
     allowedOrigins: opts.allowedOrigins,
     maxBodyBytes: opts.maxBodyBytes,
     now: opts.now,
+    oauth,
   });
 
   registerDashboardRoutes(app, routeDeps, { publicUrl: opts.publicUrl, allowedOrigins: opts.allowedOrigins });
@@ -160,6 +169,7 @@ export function buildServer(
   const resourceMetadata = {
     resource: `${opts.publicUrl}/mcp`,
     resource_name: 'Ad account management (MCP)',
+    authorization_servers: [opts.publicUrl],
     bearer_methods_supported: ['header'],
     scopes_supported: ['read', 'write'],
     resource_documentation: `${opts.publicUrl}/catalogue.json`,

@@ -23,8 +23,19 @@ const INVALID_TOKEN = {
   description: 'the access token is not valid',
 } as const;
 
+/**
+ * Access tokens issued by the OAuth authorization server (src/oauth): each resolves to the hash
+ * under which its grant is recorded as a credential, or to the reason it is not valid here.
+ */
+export interface OAuthAccessTokens {
+  credentialHash(token: string): Promise<{ ok: true; hash: Buffer } | Extract<AuthResult, { ok: false }>>;
+}
+
+/** The shape of an OAuth access token (RFC 6750 b64token), bounded in length. */
+const OAUTH_TOKEN = /^[A-Za-z0-9._~+/-]{16,512}=*$/;
+
 /** readBearer takes the token out of an Authorization header, checking only its shape. */
-export function readBearer(header: string | undefined): BearerResult {
+export function readBearer(header: string | undefined, acceptOAuth = false): BearerResult {
   if (header === undefined || header === '')
     return { ok: false, description: 'an Authorization: Bearer token is required' };
   const m = /^Bearer +(\S+)$/i.exec(header);
@@ -35,7 +46,8 @@ export function readBearer(header: string | undefined): BearerResult {
       description: 'the Authorization header must be "Bearer <token>"',
     };
   }
-  return looksLikeToken(m[1]) ? { ok: true, token: m[1] } : INVALID_TOKEN;
+  const shaped = looksLikeToken(m[1]) || (acceptOAuth && OAUTH_TOKEN.test(m[1]));
+  return shaped ? { ok: true, token: m[1] } : INVALID_TOKEN;
 }
 
 /** verifyToken checks a well-formed token against the stored credentials at time `now`. */
@@ -80,6 +92,8 @@ export interface AuthGuardOptions {
   failures: RateLimiter;
   known: KnownCredentials;
   now: () => Date;
+  /** OAuth access tokens, accepted besides the pasted ones when given. */
+  oauth?: OAuthAccessTokens;
 }
 
 /**
@@ -90,9 +104,21 @@ export interface AuthGuardOptions {
  */
 export function createAuthGuard(o: AuthGuardOptions) {
   return async (header: string | undefined, clientAddress: string): Promise<GuardResult> => {
-    const bearer = readBearer(header);
+    const bearer = readBearer(header, o.oauth !== undefined);
     if (!bearer.ok) return bearer;
-    const tokenHash = hashToken(bearer.token);
+    let tokenHash: Buffer;
+    if (looksLikeToken(bearer.token) || o.oauth === undefined) {
+      tokenHash = hashToken(bearer.token);
+    } else {
+      // Looked up whatever the address's budget: a guess at a 256-bit token is hopeless, and a valid
+      // token is not refused because others behind the same address failed.
+      const grant = await o.oauth.credentialHash(bearer.token);
+      if (!grant.ok) {
+        o.failures.take(clientAddress);
+        return grant;
+      }
+      tokenHash = grant.hash;
+    }
     const now = o.now();
     const known = o.known.get(tokenHash);
     if (known?.fresh) {

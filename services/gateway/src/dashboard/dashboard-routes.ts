@@ -25,15 +25,23 @@ import {
 import { esc, page } from './html.ts';
 import { registerProposalPages } from './proposal-pages.ts';
 
-const COOKIE = 'adsmcp_session';
+export const SESSION_COOKIE = 'adsmcp_session';
+const COOKIE = SESSION_COOKIE;
 const SESSION_HOURS = 12;
 
-function readCookie(req: FastifyRequest, name: string): string | undefined {
+export function readCookie(req: FastifyRequest, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [k, ...v] = part.trim().split('=');
     if (k === name) return decodeURIComponent(v.join('='));
   }
   return undefined;
+}
+
+/** Where sign-in may continue besides the overview: an OAuth consent page (nothing off-site). */
+function afterSignIn(next: unknown): string | undefined {
+  return typeof next === 'string' && /^\/dashboard\/oauth\/[A-Za-z0-9_-]{1,64}$/.test(next)
+    ? next
+    : undefined;
 }
 
 export interface DashboardOptions {
@@ -58,10 +66,13 @@ export function registerDashboardRoutes(
 
   app.addHook('onSend', async (req, reply) => {
     if (!req.url.startsWith('/dashboard')) return;
-    reply.header(
-      'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'",
-    );
+    // A page may widen the policy it was given (the OAuth consent form redirects to its client).
+    if (!reply.hasHeader('content-security-policy')) {
+      reply.header(
+        'content-security-policy',
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'",
+      );
+    }
     reply.header('x-content-type-options', 'nosniff');
     // same-origin, not no-referrer: with no-referrer, browsers send "Origin: null" on our own form posts.
     reply.header('referrer-policy', 'same-origin');
@@ -110,18 +121,20 @@ export function registerDashboardRoutes(
     return s;
   };
 
-  const loginPage = (message?: string, email = '') =>
+  const loginPage = (message?: string, email = '', next?: string) =>
     page(
       'Sign in',
       `<section class="login"><h2>Sign in</h2>${message ? `<p class="error" role="alert">${esc(message)}</p>` : ''}
-      <form method="post" action="/dashboard/login">
+      <form method="post" action="/dashboard/login">${next ? `<input type="hidden" name="next" value="${esc(next)}">` : ''}
         <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${esc(email)}">
         <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
         <p><button type="submit">Sign in</button></p>
       </form></section>`,
     );
 
-  app.get('/dashboard/login', async (_req, reply) => reply.type('text/html').send(loginPage()));
+  app.get<{ Querystring: { next?: string } }>('/dashboard/login', async (req, reply) =>
+    reply.type('text/html').send(loginPage(undefined, '', afterSignIn(req.query.next))),
+  );
 
   app.post('/dashboard/login', async (req, reply) => {
     // Like every other form: signing in from another site's page would sign a person in unawares.
@@ -138,11 +151,20 @@ export function registerDashboardRoutes(
       return reply
         .code(429)
         .type('text/html')
-        .send(loginPage(`Too many attempts. Try again in ${limit.retryAfterSeconds} seconds.`, email));
+        .send(
+          loginPage(
+            `Too many attempts. Try again in ${limit.retryAfterSeconds} seconds.`,
+            email,
+            afterSignIn(body.next),
+          ),
+        );
     }
     const user = email ? await findUserByEmail(deps.pool, email) : undefined;
     if (!user || !(await verifyPassword(password, user.password_hash))) {
-      return reply.code(401).type('text/html').send(loginPage('The email or password is not right.', email));
+      return reply
+        .code(401)
+        .type('text/html')
+        .send(loginPage('The email or password is not right.', email, afterSignIn(body.next)));
     }
     const token = randomBytes(32).toString('base64url');
     await insertSession(deps.pool, {
@@ -160,7 +182,7 @@ export function registerDashboardRoutes(
       'set-cookie',
       `${COOKIE}=${token}; Path=/dashboard; HttpOnly; SameSite=Lax; Max-Age=${SESSION_HOURS * 3600}${secure ? '; Secure' : ''}`,
     );
-    return reply.redirect('/dashboard', 303);
+    return reply.redirect(afterSignIn(body.next) ?? '/dashboard', 303);
   });
 
   app.post('/dashboard/logout', async (req, reply) => {

@@ -19,7 +19,7 @@ import {
   UnsupportedProtocolVersionError,
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createAuthGuard } from '../auth/authenticate.ts';
+import { createAuthGuard, type OAuthAccessTokens } from '../auth/authenticate.ts';
 import type { KnownCredentials } from '../auth/known-credentials.ts';
 import { createOriginPolicy } from '../auth/origin.ts';
 import type { RateLimiter } from '../auth/rate-limiter.ts';
@@ -68,6 +68,8 @@ export interface McpRouteOptions<D> {
   allowedOrigins: readonly string[];
   maxBodyBytes: number;
   now?: () => Date;
+  /** OAuth access tokens accepted besides the pasted ones. */
+  oauth?: OAuthAccessTokens;
 }
 
 declare module 'fastify' {
@@ -124,6 +126,7 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     failures: o.authFailures,
     known: o.knownCredentials,
     now,
+    oauth: o.oauth,
   });
 
   const handler = createMcpHandler(
@@ -171,7 +174,8 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
   const serve = toNodeHandler(handler, { maxRequestBodySize: o.maxBodyBytes });
 
   const challenge = (error?: string, description?: string) => {
-    const parts = [`resource_metadata=${quoted(resourceMetadata)}`];
+    // The scopes a client should ask for (RFC 6750 §3): read and write cover every tool.
+    const parts = [`resource_metadata=${quoted(resourceMetadata)}`, 'scope="read write"'];
     if (error) parts.push(`error=${quoted(error)}`);
     if (description) parts.push(`error_description=${quoted(description)}`);
     return `Bearer ${parts.join(', ')}`;

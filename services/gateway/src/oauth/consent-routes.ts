@@ -1,0 +1,203 @@
+/**
+ * The OAuth sign-in and consent pages, part of the dashboard (its session cookie is scoped to
+ * /dashboard): a person signs in, sees which client asks, for which workspace, scopes and ad
+ * accounts, and approves or declines. Approval records the grant as a credential of kind 'oauth',
+ * so the connection is listed, and revocable, with the pasted tokens.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Scope } from '@adsmcp/runtime/principal';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type Provider from 'oidc-provider';
+import { createOriginPolicy } from '../auth/origin.ts';
+import { sessionPrincipal } from '../dashboard/change-pages.ts';
+import { readCookie, SESSION_COOKIE } from '../dashboard/dashboard-routes.ts';
+import { esc, page } from '../dashboard/html.ts';
+import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import { hashToken } from '../domain/credentials.ts';
+import { insertAudit, insertCredential } from '../store/identity-store.ts';
+import { findSession, type SessionView } from '../store/session-store.ts';
+import { grantCredentialHash } from './access-tokens.ts';
+import { insertGrantCredential } from './oauth-store.ts';
+import { OAUTH_SCOPES } from './provider.ts';
+
+export const CONSENT_PATH = '/dashboard/oauth';
+
+const SCOPE_TEXT: Record<Scope, string> = {
+  read: 'read: see the workspace’s ad accounts, campaigns, reports and changes',
+  write: 'write: prepare changes to campaigns and ads (each still needs approval before it is applied)',
+};
+
+/** The scopes a request asks for, among ours; read when it names none of them. */
+function requestedScopes(scope: unknown): Scope[] {
+  const asked = new Set(typeof scope === 'string' ? scope.split(' ') : []);
+  const scopes = OAUTH_SCOPES.filter((s) => asked.has(s));
+  return scopes.length > 0 ? scopes : ['read'];
+}
+
+export interface ConsentOptions {
+  publicUrl: string;
+  allowedOrigins: readonly string[];
+  resource: string;
+}
+
+export function registerConsentRoutes(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  provider: Provider,
+  o: ConsentOptions,
+): void {
+  const origins = createOriginPolicy(o.publicUrl, o.allowedOrigins);
+
+  const session = async (req: FastifyRequest): Promise<SessionView | undefined> => {
+    const token = readCookie(req, SESSION_COOKIE);
+    return token ? findSession(deps.pool, hashToken(token)) : undefined;
+  };
+
+  const problem = (reply: FastifyReply, status: number, message: string) =>
+    reply
+      .code(status)
+      .type('text/html')
+      .send(page('Sign-in request', `<section><p class="error" role="alert">${esc(message)}</p></section>`));
+
+  /** The pending authorization request behind `uid`, or undefined when it is gone or not this browser's. */
+  const pending = async (req: FastifyRequest, reply: FastifyReply, uid: string) => {
+    try {
+      const details = await provider.interactionDetails(req.raw, reply.raw);
+      return details.uid === uid ? details : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const EXPIRED =
+    'This sign-in request has expired or was opened in another browser. Start the connection again from your MCP client.';
+
+  app.get<{ Params: { uid: string } }>(`${CONSENT_PATH}/:uid`, async (req, reply) => {
+    const details = await pending(req, reply, req.params.uid);
+    if (details === undefined) return problem(reply, 400, EXPIRED);
+    const s = await session(req);
+    if (!s)
+      return reply.redirect(
+        `/dashboard/login?next=${encodeURIComponent(`${CONSENT_PATH}/${details.uid}`)}`,
+        303,
+      );
+    const clientId = String(details.params.client_id);
+    const client = await provider.Client.find(clientId);
+    if (client === undefined) return problem(reply, 400, EXPIRED);
+    const redirectUri = String(details.params.redirect_uri ?? client.redirectUris?.[0] ?? '');
+    const scopes = requestedScopes(details.params.scope);
+    const accounts = await deps.upstream.listAccounts({}, onBehalfOf(sessionPrincipal(s))).then(
+      (r) => r.accounts,
+      () => undefined,
+    );
+    const accountList =
+      accounts === undefined
+        ? '<p class="error">The ad accounts could not be loaded just now.</p>'
+        : accounts.length === 0
+          ? '<p class="muted">No ad accounts are connected to this workspace.</p>'
+          : `<ul class="accounts">${accounts.map((a) => `<li>${esc(a.name)} <code>${esc(a.accountId)}</code>${a.canWrite ? '' : ' (read only)'}</li>`).join('')}</ul>`;
+    const clientName = client.clientName ?? clientId;
+    // The form's redirects end at the client: the page's form-action must allow its origin.
+    const clientOrigin = redirectUri ? new URL(redirectUri).origin : '';
+    reply.header(
+      'content-security-policy',
+      `default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self' ${clientOrigin}; frame-ancestors 'none'`,
+    );
+    const action = `${CONSENT_PATH}/${esc(details.uid)}`;
+    const csrf = `<input type="hidden" name="csrf" value="${esc(s.csrf_token)}">`;
+    return reply.type('text/html').send(
+      page(
+        'Connect an MCP client',
+        `<section class="consent"><h2>Connect <span id="client-name">${esc(clientName)}</span>?</h2>
+        <p>It will act as <strong>${esc(s.email)}</strong> (${esc(s.role)}) in the workspace <strong id="workspace">${esc(s.workspace_name)}</strong>, and return to <code>${esc(redirectUri)}</code>.</p>
+        <h3>It asks to</h3><ul id="scopes">${scopes.map((sc) => `<li data-scope="${esc(sc)}">${esc(SCOPE_TEXT[sc])}</li>`).join('')}</ul>
+        <h3>Ad accounts it will reach</h3>${accountList}
+        <form method="post" action="${action}/approve" style="display:inline">${csrf}<button type="submit" id="approve">Approve</button></form>
+        <form method="post" action="${action}/decline" style="display:inline">${csrf}<button type="submit" class="danger" id="decline">Decline</button></form>
+        </section>`,
+        { email: s.email, workspace: s.workspace_name, csrf: s.csrf_token },
+      ),
+    );
+  });
+
+  /** A consent form post from a signed-in person on our own page, or undefined after answering 403. */
+  const checkedPost = async (req: FastifyRequest, reply: FastifyReply) => {
+    const sent = req.headers.origin;
+    if (sent !== undefined && !origins.allows(sent)) {
+      await problem(
+        reply,
+        403,
+        `This form was refused by the origin check: it was sent from ${sent}, not from this dashboard's own pages.`,
+      );
+      return undefined;
+    }
+    const s = await session(req);
+    if (!s) {
+      await problem(reply, 403, 'You are not signed in, or your session has ended. Sign in again and retry.');
+      return undefined;
+    }
+    if ((req.body as Record<string, string> | undefined)?.csrf !== s.csrf_token) {
+      await problem(
+        reply,
+        403,
+        'This form has expired: its CSRF token is not your session’s. Reload the page and try again.',
+      );
+      return undefined;
+    }
+    return s;
+  };
+
+  app.post<{ Params: { uid: string } }>(`${CONSENT_PATH}/:uid/approve`, async (req, reply) => {
+    const s = await checkedPost(req, reply);
+    if (!s) return reply;
+    const details = await pending(req, reply, req.params.uid);
+    if (details === undefined) return problem(reply, 400, EXPIRED);
+    const clientId = String(details.params.client_id);
+    const client = await provider.Client.find(clientId);
+    if (client === undefined) return problem(reply, 400, EXPIRED);
+    const scopes = requestedScopes(details.params.scope);
+    const grant = new provider.Grant({ accountId: s.user_id, clientId });
+    grant.addOIDCScope(scopes.join(' '));
+    grant.addResourceScope(o.resource, scopes.join(' '));
+    const grantId = await grant.save();
+    const credentialId = randomUUID();
+    await insertCredential(deps.pool, {
+      id: credentialId,
+      workspaceId: s.workspace_id,
+      userId: s.user_id,
+      name: (client.clientName ?? clientId).slice(0, 200),
+      kind: 'oauth',
+      tokenHash: grantCredentialHash(grantId),
+      scopes,
+      expiresAt: null,
+    });
+    await insertGrantCredential(deps.pool, grantId, credentialId);
+    await insertAudit(deps.pool, {
+      workspaceId: s.workspace_id,
+      actor: `user:${s.user_id}`,
+      action: 'credential.created',
+      target: credentialId,
+      detail: { scopes, user: s.email, oauth_client: clientId },
+    });
+    const to = await provider.interactionResult(
+      req.raw,
+      reply.raw,
+      { login: { accountId: s.user_id }, consent: { grantId } },
+      { mergeWithLastSubmission: false },
+    );
+    return reply.redirect(to, 303);
+  });
+
+  app.post<{ Params: { uid: string } }>(`${CONSENT_PATH}/:uid/decline`, async (req, reply) => {
+    const s = await checkedPost(req, reply);
+    if (!s) return reply;
+    const details = await pending(req, reply, req.params.uid);
+    if (details === undefined) return problem(reply, 400, EXPIRED);
+    const to = await provider.interactionResult(
+      req.raw,
+      reply.raw,
+      { error: 'access_denied', error_description: 'the person declined the connection' },
+      { mergeWithLastSubmission: false },
+    );
+    return reply.redirect(to, 303);
+  });
+}

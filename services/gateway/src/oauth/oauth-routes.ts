@@ -1,0 +1,94 @@
+/**
+ * Mounts the authorization server on the gateway: oidc-provider answers its own endpoints
+ * (/oauth/*) and discovery (/.well-known/oauth-authorization-server, /.well-known/openid-configuration);
+ * the dashboard answers sign-in and consent (consent-routes.ts).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { OAuthAccessTokens } from '../auth/authenticate.ts';
+import { RateLimiter } from '../auth/rate-limiter.ts';
+import type { GatewayDeps } from '../deps.ts';
+import { insertAudit } from '../store/identity-store.ts';
+import { oauthAccessTokens } from './access-tokens.ts';
+import { registerConsentRoutes } from './consent-routes.ts';
+import { revokeGrantCredential } from './oauth-store.ts';
+import { createProvider, OAUTH_ROUTES } from './provider.ts';
+
+export interface OAuthOptions {
+  publicUrl: string;
+  allowedOrigins: readonly string[];
+  keyMaterial: string;
+  trustProxy: boolean;
+  /** Client registrations allowed per address: a refill rate per second and a burst. */
+  registrationsPerSecond?: number;
+  registrationsBurst?: number;
+}
+
+async function endConnection(deps: GatewayDeps, grantId: string): Promise<void> {
+  const revoked = await revokeGrantCredential(deps.pool, grantId);
+  if (revoked === undefined) return;
+  deps.forgetCredential?.(revoked.credential_id);
+  await insertAudit(deps.pool, {
+    workspaceId: revoked.workspace_id,
+    actor: 'oauth',
+    action: 'credential.revoked',
+    target: revoked.credential_id,
+    detail: { by: 'oauth grant ended' },
+  });
+}
+
+/** registerOAuth mounts the authorization server and returns how /mcp reads its access tokens. */
+export function registerOAuth(app: FastifyInstance, deps: GatewayDeps, o: OAuthOptions): OAuthAccessTokens {
+  const resource = `${o.publicUrl}/mcp`;
+  const provider = createProvider(deps.pool, {
+    publicUrl: o.publicUrl,
+    resource,
+    keyMaterial: o.keyMaterial,
+    trustProxy: o.trustProxy,
+  });
+  const registrations = new RateLimiter(o.registrationsPerSecond ?? 20 / 60, o.registrationsBurst ?? 20);
+  const callback = provider.callback();
+  // The provider ended a grant (its refresh token revoked at /oauth/revoke, or a rotated one
+  // reused): the connection is revoked with it, and listed so.
+  provider.on('grant.revoked', (_ctx: unknown, grantId: string) => {
+    endConnection(deps, grantId).catch((err: unknown) =>
+      deps.logger.error({ err, grant_id: grantId }, 'revoking the connection of an ended OAuth grant failed'),
+    );
+  });
+
+  app.register(async (scope) => {
+    // The provider reads its own request bodies: nothing here may consume them first.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
+
+    const forward = async (req: FastifyRequest, reply: FastifyReply) => {
+      if (req.method === 'POST' && req.url.split('?')[0] === OAUTH_ROUTES.registration) {
+        const limit = registrations.take(req.ip);
+        if (!limit.allowed) {
+          return reply
+            .code(429)
+            .header('retry-after', String(limit.retryAfterSeconds))
+            .send({
+              error: 'too_many_requests',
+              error_description: `too many client registrations from this address: retry after ${limit.retryAfterSeconds} s`,
+            });
+        }
+      }
+      reply.hijack();
+      await callback(req.raw, reply.raw);
+    };
+    scope.all('/oauth/*', forward);
+    scope.get('/.well-known/openid-configuration', forward);
+    // RFC 8414 metadata is the same document at its own well-known path.
+    scope.get('/.well-known/oauth-authorization-server', async (req, reply) => {
+      req.raw.url = '/.well-known/openid-configuration';
+      return forward(req, reply);
+    });
+  });
+
+  registerConsentRoutes(app, deps, provider, {
+    publicUrl: o.publicUrl,
+    allowedOrigins: o.allowedOrigins,
+    resource,
+  });
+  return oauthAccessTokens(provider, resource);
+}

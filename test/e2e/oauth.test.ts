@@ -1,0 +1,324 @@
+/**
+ * OAuth 2.1 as a stock MCP client uses it against the whole stack: the v1 SDK's client flow
+ * (discovery, dynamic registration, PKCE) with the consent clicked in Chromium, then tools called
+ * through the official MCP client with the issued token; refresh rotation, revocation, a token for
+ * another resource, and redirect URIs that are refused.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { launchBrowser } from '@adsmcp/testkit/browser';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { connectClient, rawPost } from '@adsmcp/testkit/mcp-clients';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import pg from 'pg';
+import type { Browser } from 'playwright-core';
+
+let e2e: SeededStack;
+let stack: Stack;
+let seed: SeedResult;
+let browser: Browser;
+/** The client's loopback redirect endpoint: it records each authorization response it receives. */
+let callback: Server;
+let redirectUrl: string;
+const responses: URL[] = [];
+let people = 0;
+
+/** A client's state, kept in memory as the SDK's provider interface asks. */
+class MemoryClient implements OAuthClientProvider {
+  constructor(private readonly name = 'E2E Agent') {}
+  info: OAuthClientInformationMixed | undefined;
+  stored: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+  get redirectUrl() {
+    return redirectUrl;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.name,
+      redirect_uris: [redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.info = info;
+  }
+  tokens() {
+    return this.stored;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.stored = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+/** A new person in the demo workspace. */
+async function person(): Promise<{ email: string; password: string }> {
+  people += 1;
+  const email = `oauth-${people}@demo.example`;
+  const password = `oauth-password-${people}`;
+  await stack.admin([
+    'add-user',
+    '--workspace',
+    seed.workspaceId,
+    '--email',
+    email,
+    '--password',
+    password,
+    '--role',
+    'editor',
+  ]);
+  return { email, password };
+}
+
+/**
+ * Runs the SDK's flow to the end: discovery and registration, the authorization request opened in
+ * Chromium where the person signs in and approves, then the code exchanged for tokens.
+ */
+async function connectThroughOAuth(client: MemoryClient): Promise<{ tokens: OAuthTokens; consent: string }> {
+  assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+  const url = client.authorizationUrl;
+  assert.ok(url, 'the SDK asked for the authorization page');
+  assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
+  const who = await person();
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(url.toString());
+    await page.waitForURL(/\/dashboard\/login\?next=/);
+    await page.fill('#email', who.email);
+    await page.fill('#password', who.password);
+    await Promise.all([page.waitForURL(/\/dashboard\/oauth\/[^/]+$/), page.click('button[type=submit]')]);
+    const consent = await page.locator('section.consent').innerText();
+    const before = responses.length;
+    await Promise.all([page.waitForURL((u) => u.toString().startsWith(redirectUrl)), page.click('#approve')]);
+    const response = responses[before];
+    assert.ok(response, 'the client received the authorization response');
+    assert.equal(response.searchParams.get('iss'), stack.gatewayUrl, 'RFC 9207: the issuer is named');
+    const code = response.searchParams.get('code');
+    assert.ok(code, `an authorization code came back (${response})`);
+    assert.equal(await auth(client, { serverUrl: stack.mcpUrl, authorizationCode: code }), 'AUTHORIZED');
+    assert.ok(client.stored, 'the SDK stored the tokens');
+    return { tokens: client.stored, consent };
+  } finally {
+    await context.close();
+  }
+}
+
+function tokenRequest(form: Record<string, string>): Promise<Response> {
+  return fetch(`${stack.gatewayUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+async function mcpStatus(token: string): Promise<{ status: number; challenge: string | null }> {
+  const res = await rawPost(
+    stack.mcpUrl,
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'ads_get_connection_context', arguments: {} },
+    },
+    { authorization: `Bearer ${token}` },
+  );
+  return { status: res.status, challenge: res.headers.get('www-authenticate') };
+}
+
+before(async () => {
+  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '200' } });
+  ({ stack, seed } = e2e);
+  browser = await launchBrowser();
+  callback = createServer((req, res) => {
+    responses.push(new URL(req.url ?? '/', redirectUrl));
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.');
+  });
+  await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
+  redirectUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
+});
+
+after(async () => {
+  await browser?.close();
+  await new Promise((resolve) => callback?.close(resolve));
+  await e2e?.stop();
+});
+
+describe('OAuth 2.1 for MCP clients', () => {
+  test('the metadata names the authorization server, which serves its own at the well-known paths', async () => {
+    const prm = (await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource`)).json()) as {
+      authorization_servers: string[];
+      resource: string;
+    };
+    assert.deepEqual(prm.authorization_servers, [stack.gatewayUrl]);
+    for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
+      const res = await fetch(`${stack.gatewayUrl}${path}`);
+      assert.equal(res.status, 200, path);
+      const as = (await res.json()) as Record<string, unknown>;
+      assert.equal(as.issuer, stack.gatewayUrl);
+      assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
+      assert.equal(as.authorization_response_iss_parameter_supported, true);
+      assert.equal(as.client_id_metadata_document_supported, true);
+      assert.ok(String(as.registration_endpoint).startsWith(stack.gatewayUrl));
+    }
+  });
+
+  test('a client connects through the SDK flow, the person consents in the browser, and its token calls tools', async () => {
+    const client = new MemoryClient();
+    const { tokens, consent } = await connectThroughOAuth(client);
+    assert.match(consent, /E2E Agent/);
+    assert.match(consent, /Demo|demo/i, 'the workspace is named');
+    assert.match(consent, /read: /);
+    assert.match(consent, new RegExp(String(seed.accounts[0]?.account_id)), 'the ad accounts are listed');
+    assert.ok(tokens.refresh_token, 'a refresh token was issued');
+    const mcp = await connectClient('v1', stack.mcpUrl, tokens.access_token);
+    try {
+      const res = await mcp.callTool('ads_get_connection_context', {});
+      assert.notEqual(res.isError, true, JSON.stringify(res.content));
+      const accounts = await mcp.callTool('ads_list_accounts', {});
+      assert.notEqual(accounts.isError, true, JSON.stringify(accounts.content));
+    } finally {
+      await mcp.close();
+    }
+    // The connections list (the dashboard's and the admin command's) shows the grant with the pasted tokens.
+    const connections = JSON.parse(await stack.admin(['list-tokens', '--workspace', seed.workspaceId])) as {
+      name: string;
+      scopes: string[];
+      last_used_at: string | null;
+      revoked_at: string | null;
+    }[];
+    const listed = connections.filter((c) => c.name === 'E2E Agent');
+    assert.equal(listed.length, 1, JSON.stringify(connections));
+    assert.deepEqual(listed[0]?.scopes, ['read', 'write']);
+    assert.ok(listed[0]?.last_used_at, 'its last use is recorded');
+  });
+
+  test('a refresh token is rotated on use: the new one works, the old one is refused', async () => {
+    const client = new MemoryClient();
+    const { tokens } = await connectThroughOAuth(client);
+    const oldRefresh = tokens.refresh_token;
+    assert.ok(oldRefresh);
+    const clientId = client.info?.client_id;
+    assert.ok(clientId);
+    const first = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: oldRefresh,
+      client_id: clientId,
+    });
+    assert.equal(first.status, 200, await first.clone().text());
+    const rotated = (await first.json()) as { access_token: string; refresh_token: string };
+    assert.notEqual(rotated.refresh_token, oldRefresh);
+    assert.equal((await mcpStatus(rotated.access_token)).status, 200);
+    const again = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: oldRefresh,
+      client_id: clientId,
+    });
+    assert.equal(again.status, 400);
+    assert.equal(((await again.json()) as { error: string }).error, 'invalid_grant');
+  });
+
+  test('ads_disconnect_client with an OAuth token ends the grant: its tokens and refresh token are refused', async () => {
+    const client = new MemoryClient();
+    const { tokens } = await connectThroughOAuth(client);
+    const mcp = await connectClient('v1', stack.mcpUrl, tokens.access_token);
+    try {
+      const res = await mcp.callTool('ads_disconnect_client', {});
+      assert.notEqual(res.isError, true, JSON.stringify(res.content));
+    } finally {
+      await mcp.close();
+    }
+    const after = await mcpStatus(tokens.access_token);
+    assert.equal(after.status, 401);
+    const refresh = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: String(tokens.refresh_token),
+      client_id: String(client.info?.client_id),
+    });
+    assert.equal(refresh.status, 400);
+  });
+
+  test('a client revoking its refresh token ends the connection: its access token gets 401 and it is listed revoked', async () => {
+    const client = new MemoryClient('Revoking Agent');
+    const { tokens } = await connectThroughOAuth(client);
+    assert.equal((await mcpStatus(tokens.access_token)).status, 200);
+    const res = await fetch(`${stack.gatewayUrl}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: String(tokens.refresh_token),
+        token_type_hint: 'refresh_token',
+        client_id: String(client.info?.client_id),
+      }).toString(),
+    });
+    assert.equal(res.status, 200);
+    assert.equal((await mcpStatus(tokens.access_token)).status, 401);
+    const connections = JSON.parse(await stack.admin(['list-tokens', '--workspace', seed.workspaceId])) as {
+      name: string;
+      revoked_at: string | null;
+    }[];
+    const listed = connections.find((c) => c.name === 'Revoking Agent');
+    assert.ok(listed?.revoked_at, 'the connection is listed as revoked');
+  });
+
+  test('an access token issued for another resource is refused with 401', async () => {
+    const client = new MemoryClient();
+    const { tokens } = await connectThroughOAuth(client);
+    // The same token, as another resource's server would hold it: only its audience differs.
+    const other = randomUUID().replaceAll('-', '') + randomUUID().replaceAll('-', '');
+    const db = new pg.Client({ connectionString: e2e.db.url });
+    await db.connect();
+    await db.query(
+      `INSERT INTO gateway.oauth_payloads (kind, id, payload, grant_id, expires_at)
+       SELECT kind, $2, jsonb_set(jsonb_set(payload, '{aud}', '"https://other.example/mcp"'), '{jti}', to_jsonb($2::text)), grant_id, expires_at
+         FROM gateway.oauth_payloads WHERE kind = 'AccessToken' AND id = $1`,
+      [tokens.access_token, other],
+    );
+    await db.end();
+    assert.equal((await mcpStatus(tokens.access_token)).status, 200);
+    const refused = await mcpStatus(other);
+    assert.equal(refused.status, 401);
+    assert.match(refused.challenge ?? '', /error="invalid_token"/);
+    assert.match(refused.challenge ?? '', /scope="read write"/);
+    assert.match(refused.challenge ?? '', /another resource/);
+  });
+
+  test('registration refuses plain http redirect URIs to another host, naming the field', async () => {
+    const res = await fetch(`${stack.gatewayUrl}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'Bad',
+        redirect_uris: ['http://client.example/callback'],
+        token_endpoint_auth_method: 'none',
+      }),
+    });
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as { error: string; error_description: string };
+    assert.equal(body.error, 'invalid_redirect_uri');
+    assert.match(body.error_description, /redirect_uris: .*https/);
+  });
+});
