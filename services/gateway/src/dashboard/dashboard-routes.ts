@@ -13,6 +13,8 @@ import { hashToken, verifyPassword } from '../domain/credentials.ts';
 import { findUserByEmail, insertAudit, listCredentials, revokeCredential } from '../store/identity-store.ts';
 import { deleteSession, findSession, insertSession, type SessionView } from '../store/session-store.ts';
 import { registerAccountPages } from './account-pages.ts';
+import { registerAccountsListPage } from './accounts-list-page.ts';
+import { registerAuditPage } from './audit-page.ts';
 import { loadPeople } from './change-actors.ts';
 import {
   changeDetailHtml,
@@ -22,7 +24,11 @@ import {
   pendingChanges,
   sessionPrincipal,
 } from './change-pages.ts';
+import { registerConnectionsPage } from './connections-page.ts';
+import { registerFeaturesPage } from './features-page.ts';
 import { esc, page } from './html.ts';
+import { LOCAL_TIME_SCRIPT_SRC } from './local-time.ts';
+import { registerMembersPage } from './members-page.ts';
 import { registerProposalPages } from './proposal-pages.ts';
 
 const COOKIE = 'adsmcp_session';
@@ -60,7 +66,7 @@ export function registerDashboardRoutes(
     if (!req.url.startsWith('/dashboard')) return;
     reply.header(
       'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'",
+      `default-src 'none'; script-src ${LOCAL_TIME_SCRIPT_SRC}; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'`,
     );
     reply.header('x-content-type-options', 'nosniff');
     // same-origin, not no-referrer: with no-referrer, browsers send "Origin: null" on our own form posts.
@@ -366,4 +372,9 @@ export function registerDashboardRoutes(
   });
 
   registerAccountPages(app, deps, { session, checkedPost, user });
+  registerAccountsListPage(app, deps, { session, checkedPost, user });
+  registerConnectionsPage(app, deps, { session, checkedPost, user });
+  registerMembersPage(app, deps, { session, checkedPost, user });
+  registerFeaturesPage(app, deps, { session, checkedPost, user });
+  registerAuditPage(app, deps, { session, checkedPost, user });
 }
