@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { esc } from './html.ts';
 
 /** Rewrites every `time[datetime]` in the browser's zone, with the zone's short name. */
-export const LOCAL_TIME_SCRIPT = `for(const t of document.querySelectorAll('time[datetime]')){const d=new Date(t.getAttribute('datetime'));if(!isNaN(d)){t.textContent=d.toLocaleString(undefined,{dateStyle:'medium',timeStyle:'short',timeZoneName:'short'});t.dataset.local='1';}}`;
+export const LOCAL_TIME_SCRIPT = `for(const t of document.querySelectorAll('time[datetime]')){const d=new Date(t.getAttribute('datetime'));if(!isNaN(d)){t.textContent=d.toLocaleString(undefined,{year:'numeric',month:'short',day:'numeric',hour:'2-digit',minute:'2-digit',timeZoneName:'short'});t.dataset.local='1';}}`;
 
 /** The CSP source that allows exactly LOCAL_TIME_SCRIPT. */
 export const LOCAL_TIME_SCRIPT_SRC = `'sha256-${createHash('sha256').update(LOCAL_TIME_SCRIPT).digest('base64')}'`;
