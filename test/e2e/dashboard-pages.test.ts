@@ -397,3 +397,40 @@ describe('the audit log', () => {
     );
   });
 });
+
+describe('reviewing changes', () => {
+  test('the review page lists only the fields that change, names the account and shows times in the viewer’s zone', async () => {
+    const account = seed.accounts[0];
+    const other = seed.accounts[1];
+    assert.ok(account && other);
+    const list = await agent.callTool('ads_list_ads', { account_id: account.account_id, limit: 20 });
+    const ad = (list.structuredContent as { ads: { id: string; status: string }[] }).ads.filter(
+      (a) => a.status === 'active' || a.status === 'paused',
+    )[1];
+    assert.ok(ad, 'a second live ad');
+    const prepared = await agent.callTool('ads_update_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+      body: { name: 'Only the name changes', status: ad.status },
+    });
+    assert.notEqual(prepared.isError, true, JSON.stringify(prepared.structuredContent));
+    const { change_id } = prepared.structuredContent as { change_id: string };
+    const { page } = await signIn(await person('editor'), { timezoneId: 'America/New_York' });
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${change_id}`);
+    const fields = await page.locator('#what-changes tbody tr td:first-child').allInnerTexts();
+    assert.deepEqual(fields, ['name']);
+    assert.match(await page.locator('#unchanged').innerText(), /status/);
+    const accountText = await page.locator('#account').innerText();
+    assert.ok(accountText.startsWith(`${account.name} (time zone `), accountText);
+    const prepTime = page.locator('#prepared-by time');
+    assert.equal(await prepTime.getAttribute('data-local'), '1');
+    assert.match(await prepTime.innerText(), /EST|EDT|GMT-[45]/);
+
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes?status=prepared&account=${account.account_id}`);
+    assert.equal(await page.locator(`tr[data-change="${change_id}"]`).count(), 1);
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes?status=prepared&account=${other.account_id}`);
+    assert.equal(await page.locator(`tr[data-change="${change_id}"]`).count(), 0);
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes?status=rejected`);
+    assert.equal(await page.locator(`tr[data-change="${change_id}"]`).count(), 0);
+  });
+});

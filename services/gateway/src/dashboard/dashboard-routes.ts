@@ -21,13 +21,13 @@ import {
   changeListHtml,
   loadChange,
   loadReview,
-  pendingChanges,
   sessionPrincipal,
 } from './change-pages.ts';
+import { registerChangesListPage } from './changes-list-page.ts';
 import { registerConnectionsPage } from './connections-page.ts';
 import { registerFeaturesPage } from './features-page.ts';
 import { esc, page } from './html.ts';
-import { LOCAL_TIME_SCRIPT_SRC } from './local-time.ts';
+import { LOCAL_TIME_SCRIPT_SRC, localTimeScript } from './local-time.ts';
 import { registerMembersPage } from './members-page.ts';
 import { registerProposalPages } from './proposal-pages.ts';
 
@@ -235,33 +235,13 @@ export function registerDashboardRoutes(
         `<section><h2>Changes awaiting approval</h2>${pendingHtml}<p><a href="/dashboard/changes">All changes</a> · <a href="/dashboard/proposals">Optimization proposals</a></p></section>
          <section><h2>Ad accounts</h2>${accountRows}</section>
          <section><h2>MCP connections</h2>
-         <table><thead><tr><th>Name</th><th>User</th><th>Scopes</th><th>Expires</th><th>Last used</th><th>State</th><th></th></tr></thead><tbody>${credentialRows}</tbody></table></section>`,
+         <table><thead><tr><th>Name</th><th>User</th><th>Scopes</th><th>Expires</th><th>Last used</th><th>State</th><th></th></tr></thead><tbody>${credentialRows}</tbody></table></section>${localTimeScript}`,
         { email: s.email, workspace: s.workspace_name, csrf: s.csrf_token },
       ),
     );
   });
 
   const user = (s: SessionView) => ({ email: s.email, workspace: s.workspace_name, csrf: s.csrf_token });
-
-  app.get('/dashboard/changes', async (req, reply) => {
-    const s = await session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
-    const principal = sessionPrincipal(s);
-    const [{ changes }, pending] = await Promise.all([
-      deps.changes.listChanges({ status: '', accountId: '', limit: 100, offset: 0 }, onBehalfOf(principal)),
-      pendingChanges(deps, principal),
-    ]);
-    const people = await loadPeople(deps.pool, s.workspace_id, changes);
-    return reply
-      .type('text/html')
-      .send(
-        page(
-          'Changes',
-          `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${changeListHtml(changes, people, pending)}</section>`,
-          user(s),
-        ),
-      );
-  });
 
   app.get<{ Params: { id: string } }>('/dashboard/changes/:id', async (req, reply) => {
     const s = await session(req);
@@ -373,6 +353,7 @@ export function registerDashboardRoutes(
 
   registerAccountPages(app, deps, { session, checkedPost, user });
   registerAccountsListPage(app, deps, { session, checkedPost, user });
+  registerChangesListPage(app, deps, { session, checkedPost, user });
   registerConnectionsPage(app, deps, { session, checkedPost, user });
   registerMembersPage(app, deps, { session, checkedPost, user });
   registerFeaturesPage(app, deps, { session, checkedPost, user });
