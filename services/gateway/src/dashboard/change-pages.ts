@@ -12,6 +12,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { actorHtml, type People } from './change-actors.ts';
 import { esc } from './html.ts';
+import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 
 function parse(text: string): unknown {
   try {
@@ -66,7 +67,7 @@ export function changeListHtml(changes: Change[], people: People, peers: readonl
   return `<table><thead><tr><th>Status</th><th>Change</th><th>Prepared</th><th>Prepared by</th><th></th></tr></thead><tbody>${changes
     .map(
       (c) =>
-        `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}${marksHtml(c, all)}</td><td>${esc(c.summary)}</td><td>${esc(c.preparedAt)}</td><td>${actorHtml(c.preparedBy, people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`,
+        `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}${marksHtml(c, all)}</td><td>${esc(c.summary)}</td><td>${timeHtml(c.preparedAt)}</td><td>${actorHtml(c.preparedBy, people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`,
     )
     .join('')}</tbody></table>`;
 }
@@ -79,6 +80,8 @@ export interface ReviewContext {
   conflicts: readonly Change[];
   /** The campaign assets the change's body uses (`asset_id`), each with a fresh delivery link's path. */
   assets?: readonly { assetId: string; path: string }[];
+  /** The change's ad account, as the upstream proxy lists it, when it could be read. */
+  account?: { name: string; timeZone: string };
 }
 
 /** The asset ids a change's body names in `asset_id` properties, at any depth, each once. */
@@ -186,11 +189,31 @@ export function changeDetailHtml(
       : c.status === 'prepared'
         ? '<p class="muted">Your role can review changes but not approve or reject them.</p>'
         : '';
-  const by = (at: string, actor: string) => (at ? `${esc(at)} by ${actorHtml(actor, people)}` : '');
+  const zone = review.account?.timeZone;
+  // The person's own time (set by the page's script), and the account's.
+  const when = (at: string) =>
+    at
+      ? `${timeHtml(at)}${zone ? ` <span class="muted">(${esc(accountTimeText(at, zone))})</span>` : ''}`
+      : '';
+  const by = (at: string, actor: string) => (at ? `${when(at)} by ${actorHtml(actor, people)}` : '');
+  // Fields the request sends with the value they already had are left out of "What changes".
+  const same = (r: { before: unknown; after: unknown }) =>
+    JSON.stringify(r.before) === JSON.stringify(r.after);
+  const unchanged = rows.filter(same).map((r) => r.field);
+  const unchangedNote =
+    unchanged.length === 0
+      ? ''
+      : `<p class="muted" id="unchanged">Sent with the value they already had, so not listed: ${esc(unchanged.join(', '))}.</p>`;
   // Each fact as HTML, left out when empty.
   const facts: [string, string, string?][] = [
     ['Status', esc(c.status), 'status'],
-    ['Account', esc(c.accountId)],
+    [
+      'Account',
+      review.account
+        ? `${esc(review.account.name)} <span class="muted">(time zone ${esc(review.account.timeZone)})</span>`
+        : `<code>${esc(c.accountId)}</code>`,
+      'account',
+    ],
     ['Prepared', by(c.preparedAt, c.preparedBy), 'prepared-by'],
     ['Approved', by(c.approvedAt, c.approvedBy), 'approved-by'],
     [
@@ -199,7 +222,7 @@ export function changeDetailHtml(
       'rejected-by',
     ],
     ['Apply requested', by(c.applyRequestedAt, c.applyRequestedBy), 'apply-requested-by'],
-    ['Applied', esc(c.appliedAt)],
+    ['Applied', when(c.appliedAt)],
     ['Error', esc(c.error)],
   ];
   return `<p><a href="/dashboard/changes">← All changes</a></p>
@@ -212,15 +235,16 @@ export function changeDetailHtml(
       .join('')}</table></section>
     ${standardsCheckedHtml(c)}
     <section><h2>What changes</h2>
-    <table><thead><tr><th>Field</th><th>Before (when prepared)</th><th>After</th></tr></thead><tbody>${rows
+    <table id="what-changes"><thead><tr><th>Field</th><th>Before (when prepared)</th><th>After</th></tr></thead><tbody>${rows
+      .filter((r) => !same(r))
       .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)
-      .join('')}</tbody></table></section>
+      .join('')}</tbody></table>${unchangedNote}</section>
     ${previewHtml(review.assets)}
     <section><h2>Exact request</h2>
     <p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
     <pre id="payload">${esc(c.operation?.bodyJson)}</pre>
     <p class="muted">Digest <code id="digest">${esc(c.digest)}</code>: approval is recorded for exactly this payload.</p>
-    ${decide}</section>`;
+    ${decide}</section>${localTimeScript}`;
 }
 
 /** The principal for a dashboard session's calls. */
@@ -272,12 +296,17 @@ export async function loadReview(
           assetId,
           path: links.link(p.workspaceId, assetId).path,
         }));
-  if (!checkLive || !PENDING.has(change.status)) return { change, live: res.live, conflicts: [], assets };
+  const account = await deps.upstream.listAccounts({}, onBehalfOf(p)).then(
+    (r) => r.accounts.find((a) => a.accountId === change.accountId),
+    () => undefined,
+  );
+  if (!checkLive || !PENDING.has(change.status))
+    return { change, live: res.live, conflicts: [], assets, account };
   const { changes } = await deps.changes.listChanges(
     { status: '', accountId: change.accountId, limit: 100, offset: 0 },
     onBehalfOf(p),
   );
-  return { change, live: res.live, conflicts: conflictsOf(change, changes), assets };
+  return { change, live: res.live, conflicts: conflictsOf(change, changes), assets, account };
 }
 
 /** Pending changes of the workspace (prepared and approved), to find conflicts among. */

@@ -13,16 +13,22 @@ import { hashToken, verifyPassword } from '../domain/credentials.ts';
 import { findUserByEmail, insertAudit, listCredentials, revokeCredential } from '../store/identity-store.ts';
 import { deleteSession, findSession, insertSession, type SessionView } from '../store/session-store.ts';
 import { registerAccountPages } from './account-pages.ts';
+import { registerAccountsListPage } from './accounts-list-page.ts';
+import { registerAuditPage } from './audit-page.ts';
 import { loadPeople } from './change-actors.ts';
 import {
   changeDetailHtml,
   changeListHtml,
   loadChange,
   loadReview,
-  pendingChanges,
   sessionPrincipal,
 } from './change-pages.ts';
+import { registerChangesListPage } from './changes-list-page.ts';
+import { registerConnectionsPage } from './connections-page.ts';
+import { registerFeaturesPage } from './features-page.ts';
 import { esc, page } from './html.ts';
+import { LOCAL_TIME_SCRIPT_SRC, localTimeScript } from './local-time.ts';
+import { registerMembersPage } from './members-page.ts';
 import { registerProposalPages } from './proposal-pages.ts';
 
 export const SESSION_COOKIE = 'adsmcp_session';
@@ -70,7 +76,7 @@ export function registerDashboardRoutes(
     if (!reply.hasHeader('content-security-policy')) {
       reply.header(
         'content-security-policy',
-        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'",
+        `default-src 'none'; script-src ${LOCAL_TIME_SCRIPT_SRC}; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'`,
       );
     }
     reply.header('x-content-type-options', 'nosniff');
@@ -251,33 +257,13 @@ export function registerDashboardRoutes(
         `<section><h2>Changes awaiting approval</h2>${pendingHtml}<p><a href="/dashboard/changes">All changes</a> · <a href="/dashboard/proposals">Optimization proposals</a></p></section>
          <section><h2>Ad accounts</h2>${accountRows}</section>
          <section><h2>MCP connections</h2>
-         <table><thead><tr><th>Name</th><th>User</th><th>Scopes</th><th>Expires</th><th>Last used</th><th>State</th><th></th></tr></thead><tbody>${credentialRows}</tbody></table></section>`,
+         <table><thead><tr><th>Name</th><th>User</th><th>Scopes</th><th>Expires</th><th>Last used</th><th>State</th><th></th></tr></thead><tbody>${credentialRows}</tbody></table></section>${localTimeScript}`,
         { email: s.email, workspace: s.workspace_name, csrf: s.csrf_token },
       ),
     );
   });
 
   const user = (s: SessionView) => ({ email: s.email, workspace: s.workspace_name, csrf: s.csrf_token });
-
-  app.get('/dashboard/changes', async (req, reply) => {
-    const s = await session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
-    const principal = sessionPrincipal(s);
-    const [{ changes }, pending] = await Promise.all([
-      deps.changes.listChanges({ status: '', accountId: '', limit: 100, offset: 0 }, onBehalfOf(principal)),
-      pendingChanges(deps, principal),
-    ]);
-    const people = await loadPeople(deps.pool, s.workspace_id, changes);
-    return reply
-      .type('text/html')
-      .send(
-        page(
-          'Changes',
-          `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${changeListHtml(changes, people, pending)}</section>`,
-          user(s),
-        ),
-      );
-  });
 
   app.get<{ Params: { id: string } }>('/dashboard/changes/:id', async (req, reply) => {
     const s = await session(req);
@@ -388,4 +374,10 @@ export function registerDashboardRoutes(
   });
 
   registerAccountPages(app, deps, { session, checkedPost, user });
+  registerAccountsListPage(app, deps, { session, checkedPost, user });
+  registerChangesListPage(app, deps, { session, checkedPost, user });
+  registerConnectionsPage(app, deps, { session, checkedPost, user });
+  registerMembersPage(app, deps, { session, checkedPost, user });
+  registerFeaturesPage(app, deps, { session, checkedPost, user });
+  registerAuditPage(app, deps, { session, checkedPost, user });
 }

@@ -32,7 +32,25 @@ label{display:block;margin:10px 0 4px} input{font:inherit;padding:7px;width:100%
 tr.inactive td{color:#6b7385} tr.inactive td.state{color:#c0392b;font-weight:600}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f7f9;padding:8px;border-radius:6px}
 .mark{display:block;font-size:12px;font-weight:600} .mark.conflict{color:#b9770e} .mark.waiting{color:#1f618d}
-.notice{background:#fef9e7;border:1px solid #f5d76e;border-radius:6px;padding:8px 12px}`;
+.notice{background:#fef9e7;border:1px solid #f5d76e;border-radius:6px;padding:8px 12px}
+td,th,code,h1,h2{overflow-wrap:anywhere} nav{background:#2b3344;padding:6px 24px;display:flex;flex-wrap:wrap;gap:4px 16px}
+nav a{color:#dfe4ee;text-decoration:none;font-size:14px} nav a:hover{text-decoration:underline}
+form.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin-bottom:12px} form.filters label{margin:0;font-size:13px}
+form.filters input,form.filters select{width:auto;max-width:100%;font:inherit;padding:5px}
+td form{margin:0} td select{font:inherit;padding:4px}`;
+
+/** The dashboard's pages, in the order the navigation lists them. */
+const NAV: readonly [string, string][] = [
+  ['/dashboard', 'Overview'],
+  ['/dashboard/changes', 'Changes'],
+  ['/dashboard/proposals', 'Proposals'],
+  ['/dashboard/accounts', 'Ad accounts'],
+  ['/dashboard/connections', 'Connections'],
+  ['/dashboard/members', 'Members'],
+  ['/dashboard/features', 'Features'],
+  ['/dashboard/audit', 'Audit log'],
+];
+const NAV_HTML = `<nav aria-label="Dashboard">${NAV.map(([href, label]) => `<a href="${href}">${label}</a>`).join('')}</nav>`;
 
 export function page(
   title: string,
@@ -42,7 +60,7 @@ export function page(
   const head = user
     ? `<header><h1>${esc(user.workspace)}</h1><div>${esc(user.email)}
        <form method="post" action="/dashboard/logout" style="display:inline"><input type="hidden" name="csrf" value="${esc(user.csrf)}">
-       <button type="submit">Sign out</button></form></div></header>`
+       <button type="submit">Sign out</button></form></div></header>${NAV_HTML}`
     : '';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${esc(title)}</title><style>${STYLE}</style></head><body>${head}<main>${body}</main></body></html>`;

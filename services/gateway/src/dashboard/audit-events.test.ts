@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import { create } from '@bufbuild/protobuf';
+import { changeEvents, gatewayEvents, matches, mergeByTime } from './audit-events.ts';
+import { accountTimeText } from './local-time.ts';
+
+const ALICE = '11111111-1111-4111-8111-111111111111';
+const BOB = '22222222-2222-4222-8222-222222222222';
+const CRED = '33333333-3333-4333-8333-333333333333';
+const ACCOUNT = '44444444-4444-4444-8444-444444444444';
+
+const ctx = {
+  people: new Map([
+    [ALICE, 'alice@x.example'],
+    [BOB, 'bob@x.example'],
+  ]),
+  connections: new Map([[CRED, { name: 'Claude on Alice’s laptop', userId: ALICE }]]),
+};
+
+const applied = create(ChangeSchema, {
+  changeId: '55555555-5555-4555-8555-555555555555',
+  accountId: ACCOUNT,
+  status: 'applied',
+  summary: 'Rename ad 7',
+  targetPath: '/ads/7',
+  preparedBy: `user:${ALICE} via mcp (${CRED})`,
+  preparedAt: '2026-01-01T10:00:00.000Z',
+  approvedBy: `user:${BOB} via dashboard (dashboard:${BOB})`,
+  approvedAt: '2026-01-01T10:05:00.000Z',
+  applyRequestedBy: `user:${ALICE} via mcp (${CRED})`,
+  applyRequestedAt: '2026-01-01T10:06:00.000Z',
+  appliedAt: '2026-01-01T10:06:01.000Z',
+  upstreamStatus: 200,
+});
+
+describe('audit events', () => {
+  test('a change gives its prepare, approval, apply request and apply with the platform’s answer', () => {
+    const events = changeEvents(applied, ctx);
+    assert.deepEqual(
+      events.map((e) => [e.what, e.who, e.connection ?? '']),
+      [
+        ['change prepared', 'alice@x.example, through an MCP client', 'Claude on Alice’s laptop'],
+        ['change approved', 'bob@x.example, in the dashboard', ''],
+        ['apply requested', 'alice@x.example, through an MCP client', 'Claude on Alice’s laptop'],
+        ['change applied', 'The apply worker', ''],
+      ],
+    );
+    assert.equal(events[3]?.detail, 'the platform answered HTTP 200');
+  });
+
+  test('no event shows a credential id, and gateway decisions on changes are not shown twice', () => {
+    const rows = [
+      {
+        id: '1',
+        at: new Date('2026-01-01T10:05:00Z'),
+        actor: `user:${BOB}`,
+        action: 'change.approved',
+        target: applied.changeId,
+        detail: {},
+      },
+      {
+        id: '2',
+        at: new Date('2026-01-01T11:00:00Z'),
+        actor: `credential:${CRED}`,
+        action: 'credential.revoked',
+        target: CRED,
+        detail: { by: 'ads_disconnect_client' },
+      },
+    ];
+    const events = mergeByTime(changeEvents(applied, ctx), gatewayEvents(rows, ctx));
+    assert.deepEqual(
+      events.map((e) => e.what),
+      ['connection revoked', 'change applied', 'apply requested', 'change approved', 'change prepared'],
+    );
+    assert.equal(events[0]?.object, 'connection “Claude on Alice’s laptop”');
+    assert.equal(events[0]?.personId, ALICE);
+    assert.ok(!JSON.stringify(events).includes(`"${CRED}`), 'no credential id as a value');
+    assert.ok(!events.some((e) => [e.who, e.object, e.detail, e.connection ?? ''].join(' ').includes(CRED)));
+  });
+
+  test('filters keep the person’s, the account’s and the object’s events', () => {
+    const events = changeEvents(applied, ctx);
+    assert.equal(events.filter((e) => matches(e, { accountId: '', object: '', personId: BOB })).length, 1);
+    assert.equal(
+      events.filter((e) => matches(e, { accountId: ACCOUNT, object: '/ads/7', personId: '' })).length,
+      4,
+    );
+    assert.equal(
+      events.filter((e) => matches(e, { accountId: ACCOUNT, object: '/ads/8', personId: '' })).length,
+      0,
+    );
+  });
+
+  test('an instant is shown in the account’s zone, and an unknown zone is said to be unknown', () => {
+    assert.equal(accountTimeText('2026-01-01T10:00:00Z', 'Asia/Tokyo'), '2026-01-01 19:00 Asia/Tokyo');
+    assert.equal(accountTimeText('2026-01-01T10:00:00Z', 'Mars/Olympus'), '(time zone Mars/Olympus unknown)');
+  });
+});

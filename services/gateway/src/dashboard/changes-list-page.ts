@@ -1,0 +1,62 @@
+/**
+ * All the workspace's changes, filterable by status and ad account (by name) and paged, each
+ * marked when it conflicts with another pending change to the same object.
+ */
+import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { isUuid } from '@adsmcp/runtime/ids';
+import type { FastifyInstance } from 'fastify';
+import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import type { AccountPageHelpers } from './account-pages.ts';
+import { loadPeople } from './change-actors.ts';
+import { changeListHtml, pendingChanges, sessionPrincipal } from './change-pages.ts';
+import { esc, page } from './html.ts';
+import { localTimeScript } from './local-time.ts';
+import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
+
+const STATUSES = ['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed'] as const;
+
+function filtersHtml(status: string, accountId: string, accounts: readonly Account[]): string {
+  const option = (value: string, label: string, chosen: string) =>
+    `<option value="${esc(value)}"${value === chosen ? ' selected' : ''}>${esc(label)}</option>`;
+  return `<form class="filters" method="get" action="/dashboard/changes">
+    <label>Status <select name="status">${option('', 'any status', status)}${STATUSES.map((st) => option(st, st, status)).join('')}</select></label>
+    <label>Ad account <select name="account">${option('', 'any account', accountId)}${accounts.map((a) => option(a.accountId, a.name, accountId)).join('')}</select></label>
+    <button type="submit">Filter</button></form>`;
+}
+
+export function registerChangesListPage(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  h: AccountPageHelpers,
+): void {
+  app.get('/dashboard/changes', async (req, reply) => {
+    const s = await h.session(req);
+    if (!s) return reply.redirect('/dashboard/login', 303);
+    const principal = sessionPrincipal(s);
+    const statusText = queryText(req.query, 'status');
+    const status = (STATUSES as readonly string[]).includes(statusText) ? statusText : '';
+    const accountText = queryText(req.query, 'account', 36);
+    const accountId = isUuid(accountText) ? accountText.toLowerCase() : '';
+    const number = pageNumber(req.query);
+    const [{ changes, total }, pending, accounts] = await Promise.all([
+      deps.changes.listChanges(
+        { status, accountId, limit: PAGE_SIZE, offset: (number - 1) * PAGE_SIZE },
+        onBehalfOf(principal),
+      ),
+      pendingChanges(deps, principal),
+      deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
+        (r) => r.accounts,
+        () => [] as Account[],
+      ),
+    ]);
+    const people = await loadPeople(deps.pool, s.workspace_id, changes);
+    return reply.type('text/html').send(
+      page(
+        'Changes',
+        `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${filtersHtml(status, accountId, accounts)}
+        ${changeListHtml(changes, people, pending)}${pagerHtml('/dashboard/changes', { status, account: accountId }, number, total)}</section>${localTimeScript}`,
+        h.user(s),
+      ),
+    );
+  });
+}
