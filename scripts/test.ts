@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 import { REPO_ROOT } from '@adsmcp/testkit/stack';
+import { type PreparedContainers, prepareContainers } from './test-containers.ts';
 
 const BIN = join(REPO_ROOT, 'node_modules', '.bin');
 const filters = process.argv.slice(2);
@@ -145,6 +146,19 @@ async function main(): Promise<number> {
     process.stdout.write(`no test files match ${filters.join(', ')}\n`);
     return 1;
   }
+  // Container suites (those that use the testkit's pg-container) need Docker and the image.
+  let containers: PreparedContainers | undefined;
+  if (await someUseContainers(files)) {
+    step('Docker for the container suites (dockerd, the PostgreSQL image)');
+    try {
+      containers = await prepareContainers();
+    } catch (err) {
+      process.stdout.write(
+        `\n!! Docker cannot run here, so the container suites cannot: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
+      return 1;
+    }
+  }
   let stopPostgres: (() => Promise<void>) | undefined;
   const env = { ...process.env };
   if (!env.DATABASE_URL) {
@@ -178,7 +192,15 @@ async function main(): Promise<number> {
     );
   } finally {
     await stopPostgres?.();
+    await containers?.stop();
   }
+}
+
+async function someUseContainers(files: string[]): Promise<boolean> {
+  for (const f of files) {
+    if ((await readFile(join(REPO_ROOT, f), 'utf8')).includes('@adsmcp/testkit/pg-container')) return true;
+  }
+  return false;
 }
 
 main().then(
