@@ -12,7 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
-import { migrateBus } from '@adsmcp/runtime/bus/outbox';
+import { createPgTransport, migrateBus } from '@adsmcp/runtime/bus/index';
+import { createLogger } from '@adsmcp/runtime/log';
 import {
   createPrincipalSigner,
   createPrincipalVerifier,
@@ -25,11 +26,13 @@ import { validData } from '@adsmcp/testkit/marketing-items';
 import { type PgContainer, startPgContainer } from '@adsmcp/testkit/pg-container';
 import { as, startServiceUnderTest, testPrincipal } from '@adsmcp/testkit/service-harness';
 import type { JsonObject } from '@bufbuild/protobuf';
+import { APPLY_TOPIC, type ApplyMessage } from '../../services/changes/src/handlers/changes-handlers.ts';
 import {
   buildServer as buildChanges,
   SERVICE_NAME as CHANGES,
   OPTIMIZER_ISSUER,
 } from '../../services/changes/src/server.ts';
+import { createApplyHandler } from '../../services/changes/src/work/apply-worker.ts';
 import { startLivePlatform } from '../../services/changes/test/live-platform.ts';
 import {
   buildServer as buildMarketing,
@@ -122,8 +125,13 @@ describe('PostgreSQL paused while the changes service applies a change', () => {
   test('after it returns, the change is applied, and the platform ledger shows exactly one mutation', async (t) => {
     const workspace = randomUUID();
     const approver = randomUUID();
+    // Stopped last started first: the worker, the service, then the platform.
+    const stops: (() => Promise<void>)[] = [];
+    t.after(async () => {
+      for (const stop of stops.reverse()) await stop();
+    });
     const platform = await startLivePlatform(workspace);
-    t.after(() => platform.stop());
+    stops.push(() => platform.stop());
     const [ad] = await platform.ads();
     assert.ok(ad);
     const gatewayKeys = await generatePrincipalKeys();
@@ -139,7 +147,39 @@ describe('PostgreSQL paused while the changes service applies a change', () => {
       prepare: (p) => migrateBus(p, CHANGES),
       build: (deps) => buildChanges({ ...deps, verifier, upstream: platform.upstream }),
     });
-    t.after(() => svc.stop());
+    stops.push(() => svc.stop());
+    // The apply worker as the service's main wires it, with a short lease: the pause outlasts it,
+    // so another of its four handlers may take the message over once PostgreSQL is back.
+    // Its upstream client freezes PostgreSQL right after the platform has applied the change
+    // and before the worker has recorded it.
+    let unpaused: Promise<void> | undefined;
+    const upstream: typeof platform.upstream = {
+      ...platform.upstream,
+      call: async (...args: Parameters<typeof platform.upstream.call>) => {
+        const res = await platform.upstream.call(...args);
+        if (args[0].method === 'POST' && unpaused === undefined) {
+          await pg.pause();
+          unpaused = sleep(6000).then(() => pg.unpause());
+        }
+        return res;
+      },
+    };
+    const logger = createLogger(CHANGES, 'silent');
+    const bus = createPgTransport({ pool: svc.pool, logger });
+    stops.push(async () => {
+      await unpaused;
+      await bus.stop();
+    });
+    await bus.consume<ApplyMessage>({
+      name: 'changes-apply',
+      topic: APPLY_TOPIC,
+      handler: createApplyHandler({ pool: svc.pool, upstream, logger, maxAttempts: 5 }),
+      maxAttempts: 5,
+      leaseMs: 2000,
+      pollIntervalMs: 250,
+      backoff: { baseMs: 500, capMs: 5000 },
+      concurrency: 4,
+    });
     const optimizer = createServiceClient(
       ChangesService,
       svc.url,
@@ -183,13 +223,6 @@ describe('PostgreSQL paused while the changes service applies a change', () => {
       as(worker),
     );
     assert.equal(change?.status, 'applying');
-    // The apply worker has its message now (by notification): freeze PostgreSQL under it.
-    await pg.pause();
-    try {
-      await sleep(5000);
-    } finally {
-      await pg.unpause();
-    }
     const reader = as({ ...worker, via: 'mcp' });
     let status = '';
     await until(
@@ -200,6 +233,8 @@ describe('PostgreSQL paused while the changes service applies a change', () => {
       },
       120_000,
     );
+    assert.ok(unpaused, 'PostgreSQL was paused after the platform applied the change');
+    await unpaused;
     assert.equal(status, 'applied');
     const mutations = (await platform.ledger(path)).filter((e) => e.method === 'POST');
     assert.equal(mutations.length, 1, `the ledger shows ${mutations.length} mutations of ${path}`);
