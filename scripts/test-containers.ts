@@ -7,7 +7,7 @@
  * When Docker cannot run here (not root, no engine, no kernel support), this says so and the run
  * fails: the container suites are never skipped in silence.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -46,8 +46,18 @@ function engineAnswers(): Promise<boolean> {
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
+/** Runs apt-get without blocking the event loop; true when it succeeded. */
+function aptGet(args: string[]): Promise<boolean> {
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  return new Promise((resolve) => {
+    const child = spawn('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env });
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => resolve(code === 0));
+  });
+}
+
 /** Installs what is missing of docker.io and debootstrap, in one apt-get run. */
-function installDebianTools(): void {
+async function installDebianTools(): Promise<void> {
   const missing = [
     ['docker.io', '/usr/sbin/dockerd'],
     ['debootstrap', '/usr/sbin/debootstrap'],
@@ -58,9 +68,7 @@ function installDebianTools(): void {
     throw new Error(`${pkgs.join(' and ')} not installed and this is not root with apt-get`);
   }
   say(`apt-get install -y ${pkgs.join(' ')}`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const ok = (args: string[]) => spawnSync('apt-get', args, { stdio: 'inherit', env }).status === 0;
-  if (!ok(['update', '-qq']) || !ok(['install', '-y', '-qq', ...pkgs])) {
+  if (!(await aptGet(['update', '-qq'])) || !(await aptGet(['install', '-y', '-qq', ...pkgs]))) {
     throw new Error(`apt-get could not install ${pkgs.join(' ')}`);
   }
 }
@@ -107,13 +115,13 @@ export async function prepareContainers(): Promise<PreparedContainers> {
   let dockerd: ChildProcess | undefined;
   try {
     if (!(await engineAnswers())) {
-      installDebianTools();
+      await installDebianTools();
       dockerd = await startEngine();
     } else {
       say('a Docker engine answers');
     }
     if (pgImage() === LOCAL_PG_IMAGE) {
-      installDebianTools();
+      await installDebianTools();
       const built = await ensureLocalPgImage(say);
       say(built ? `built ${LOCAL_PG_IMAGE}` : `${LOCAL_PG_IMAGE} is built already`);
     } else {
@@ -129,4 +137,24 @@ export async function prepareContainers(): Promise<PreparedContainers> {
       if (dockerd) await stopEngine(dockerd);
     },
   };
+}
+
+/** What preparing came to: never a rejection, so it can run unawaited beside the static checks. */
+export type Preparation = { ok: true; prepared: PreparedContainers } | { ok: false; error: string };
+
+/**
+ * Starts preparing when one of `files` (repo-relative) uses the testkit's pg-container, else
+ * resolves to undefined. `npm test` awaits it before the tests and stops what it started.
+ */
+export async function prepareContainersFor(files: string[], root: string): Promise<Preparation | undefined> {
+  let needed = false;
+  for (const f of files) {
+    if ((await readFile(join(root, f), 'utf8')).includes('@adsmcp/testkit/pg-container')) needed = true;
+  }
+  if (!needed) return undefined;
+  try {
+    return { ok: true, prepared: await prepareContainers() };
+  } catch (err) {
+    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
 }

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 import { REPO_ROOT } from '@adsmcp/testkit/stack';
-import { type PreparedContainers, prepareContainers } from './test-containers.ts';
+import { type Preparation, prepareContainersFor } from './test-containers.ts';
 
 const BIN = join(REPO_ROOT, 'node_modules', '.bin');
 const filters = process.argv.slice(2);
@@ -127,7 +127,7 @@ function ensureDebianPackage(pkg: string, binary: string, purpose: string, overr
   }
 }
 
-async function main(): Promise<number> {
+async function checksAndTests(containers: Promise<Preparation | undefined>): Promise<number> {
   ensureDebianPackage('chromium', '/usr/bin/chromium', 'the browser tests', process.env.CHROMIUM_PATH);
   ensureDebianPackage('kcat', '/usr/bin/kcat', 'the Kafka tests', process.env.KCAT_PATH);
   if (filters.length === 0) {
@@ -146,18 +146,10 @@ async function main(): Promise<number> {
     process.stdout.write(`no test files match ${filters.join(', ')}\n`);
     return 1;
   }
-  // Container suites (those that use the testkit's pg-container) need Docker and the image.
-  let containers: PreparedContainers | undefined;
-  if (await someUseContainers(files)) {
-    step('Docker for the container suites (dockerd, the PostgreSQL image)');
-    try {
-      containers = await prepareContainers();
-    } catch (err) {
-      process.stdout.write(
-        `\n!! Docker cannot run here, so the container suites cannot: ${err instanceof Error ? err.message : String(err)}\n`,
-      );
-      return 1;
-    }
+  const prepared = await containers;
+  if (prepared?.ok === false) {
+    process.stdout.write(`\n!! Docker cannot run here, so the container suites cannot: ${prepared.error}\n`);
+    return 1;
   }
   let stopPostgres: (() => Promise<void>) | undefined;
   const env = { ...process.env };
@@ -192,15 +184,21 @@ async function main(): Promise<number> {
     );
   } finally {
     await stopPostgres?.();
-    await containers?.stop();
   }
 }
 
-async function someUseContainers(files: string[]): Promise<boolean> {
-  for (const f of files) {
-    if ((await readFile(join(REPO_ROOT, f), 'utf8')).includes('@adsmcp/testkit/pg-container')) return true;
+/**
+ * Docker and the PostgreSQL image for the container suites (scripts/test-containers.ts) are
+ * prepared while the static checks run, and what was started for them is stopped at the end.
+ */
+async function main(): Promise<number> {
+  const containers = prepareContainersFor(await testFiles(), REPO_ROOT);
+  try {
+    return await checksAndTests(containers);
+  } finally {
+    const prepared = await containers;
+    if (prepared?.ok) await prepared.prepared.stop();
   }
-  return false;
 }
 
 main().then(

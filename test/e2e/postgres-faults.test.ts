@@ -166,6 +166,8 @@ describe('PostgreSQL paused while the changes service applies a change', () => {
     };
     const logger = createLogger(CHANGES, 'silent');
     const bus = createPgTransport({ pool: svc.pool, logger });
+    const apply = createApplyHandler({ pool: svc.pool, upstream, logger, maxAttempts: 5 });
+    let runs = 0;
     stops.push(async () => {
       await unpaused;
       await bus.stop();
@@ -173,7 +175,10 @@ describe('PostgreSQL paused while the changes service applies a change', () => {
     await bus.consume<ApplyMessage>({
       name: 'changes-apply',
       topic: APPLY_TOPIC,
-      handler: createApplyHandler({ pool: svc.pool, upstream, logger, maxAttempts: 5 }),
+      handler: (m, ctx) => {
+        runs++;
+        return apply(m, ctx);
+      },
       maxAttempts: 5,
       leaseMs: 2000,
       pollIntervalMs: 250,
@@ -235,6 +240,7 @@ describe('PostgreSQL paused while the changes service applies a change', () => {
     );
     assert.ok(unpaused, 'PostgreSQL was paused after the platform applied the change');
     await unpaused;
+    t.diagnostic(`the apply handler ran ${runs} time(s) for the one message`);
     assert.equal(status, 'applied');
     const mutations = (await platform.ledger(path)).filter((e) => e.method === 'POST');
     assert.equal(mutations.length, 1, `the ledger shows ${mutations.length} mutations of ${path}`);

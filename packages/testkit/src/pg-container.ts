@@ -11,8 +11,8 @@
  * port chosen here: a restart keeps the port (a published port may move when Docker restarts a
  * container), and no traffic leaves the loopback interface.
  */
-import { spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmod, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -183,9 +183,27 @@ export async function aptMirror(): Promise<string> {
   return mirror;
 }
 
-function run(cmd: string, args: string[]): void {
-  const r = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'] });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal ?? r.error})`);
+/**
+ * Runs a command without blocking the event loop (npm test runs its static checks meanwhile); its
+ * output goes to `logFile`, whose end is shown when it fails.
+ */
+async function run(cmd: string, args: string[], logFile: string): Promise<void> {
+  const out = await open(logFile, 'a');
+  try {
+    const code = await new Promise<number | string>((resolve) => {
+      const child = spawn(cmd, args, { stdio: ['ignore', out.fd, out.fd] });
+      child.once('error', (err) => resolve(err.message));
+      child.once('exit', (c, signal) => resolve(c ?? signal ?? 'killed'));
+    });
+    if (code !== 0) {
+      const tail = (await readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-20).join('\n');
+      throw new Error(
+        `${cmd} ${args.slice(0, 3).join(' ')}… failed (${code}); the end of ${logFile}:\n${tail}`,
+      );
+    }
+  } finally {
+    await out.close();
+  }
 }
 
 /** Whether the Docker engine has `tag`. */
@@ -202,26 +220,36 @@ export async function ensureLocalPgImage(log: (line: string) => void = () => und
   if (imageExists(LOCAL_PG_IMAGE)) return false;
   const mirror = await aptMirror();
   const root = await mkdtemp(join(tmpdir(), 'adsmcp-pg-rootfs-'));
+  const logFile = `${root}.log`;
   try {
-    log(`debootstrap bookworm with postgresql-15 into ${root}`);
-    run('debootstrap', ['--variant=minbase', '--include=postgresql-15', 'bookworm', root, mirror]);
+    log(`debootstrap bookworm with postgresql-15 into ${root} (log ${logFile})`);
+    await run(
+      'debootstrap',
+      ['--variant=minbase', '--include=postgresql-15', 'bookworm', root, mirror],
+      logFile,
+    );
     const entrypoint = join(root, 'usr/local/bin/adsmcp-pg-entrypoint');
     await writeFile(entrypoint, ENTRYPOINT);
     await chmod(entrypoint, 0o755);
     // The package's own cluster is not used, and the downloaded packages are not needed.
     await rm(join(root, 'var/lib/postgresql/15'), { recursive: true, force: true });
-    run('sh', ['-c', 'rm -f "$1"/var/cache/apt/archives/*.deb', 'sh', root]);
+    await run('sh', ['-c', 'rm -f "$1"/var/cache/apt/archives/*.deb', 'sh', root], logFile);
     log(`docker import ${LOCAL_PG_IMAGE}`);
-    run('bash', [
-      '-c',
-      'set -eo pipefail; tar -C "$1" -c . | docker import ' +
-        '--change \'ENTRYPOINT ["/usr/local/bin/adsmcp-pg-entrypoint"]\' ' +
-        "--change 'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' " +
-        '--change \'ENV LANG=C.UTF-8\' - "$2"',
+    await run(
       'bash',
-      root,
-      LOCAL_PG_IMAGE,
-    ]);
+      [
+        '-c',
+        'set -eo pipefail; tar -C "$1" -c . | docker import ' +
+          '--change \'ENTRYPOINT ["/usr/local/bin/adsmcp-pg-entrypoint"]\' ' +
+          "--change 'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' " +
+          '--change \'ENV LANG=C.UTF-8\' - "$2"',
+        'bash',
+        root,
+        LOCAL_PG_IMAGE,
+      ],
+      logFile,
+    );
+    await rm(logFile, { force: true });
     return true;
   } finally {
     await rm(root, { recursive: true, force: true });
