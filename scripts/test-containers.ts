@@ -22,8 +22,9 @@ export interface PreparedContainers {
 
 const SOCKET = '/var/run/docker.sock';
 
+/** Prefixed: these lines come while the static checks print theirs. */
 function say(line: string): void {
-  process.stdout.write(`${line}\n`);
+  process.stdout.write(`[containers] ${line}\n`);
 }
 
 /** Whether the engine answers its ping on the local socket. */
