@@ -46,7 +46,10 @@ export interface PgContainer {
   /** The port PostgreSQL listens on, on 127.0.0.1. */
   readonly port: number;
   readonly id: string;
-  /** Kills PostgreSQL (no clean shutdown) and starts it again; resolves once it accepts connections. */
+  /**
+   * Restarts the container with no grace period (docker restart -t 0: SIGTERM, then SIGKILL at
+   * once), so PostgreSQL gets no clean shutdown; resolves once it accepts connections again.
+   */
   restart(): Promise<void>;
   /** Freezes every process of the container (docker pause): connections hang, none is refused. */
   pause(): Promise<void>;
@@ -102,7 +105,12 @@ export async function startPgContainer(): Promise<PgContainer> {
     .withStartupTimeout(120_000)
     .start();
   const adminUrl = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
-  await acceptsConnections(adminUrl);
+  try {
+    await acceptsConnections(adminUrl);
+  } catch (err) {
+    await started.stop({ remove: true, removeVolumes: true, timeout: 0 });
+    throw err;
+  }
   const container = runtime.container.getById(started.getId());
   return {
     adminUrl,
