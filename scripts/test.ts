@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 import { REPO_ROOT } from '@adsmcp/testkit/stack';
+import { type Preparation, prepareContainersFor } from './test-containers.ts';
 
 const BIN = join(REPO_ROOT, 'node_modules', '.bin');
 const filters = process.argv.slice(2);
@@ -83,6 +84,17 @@ function protosNotBroken(): boolean {
   return sh(join(BIN, 'buf'), ['breaking', '--against', `.git#ref=${against}`]) === 0;
 }
 
+/**
+ * The suites that run PostgreSQL in a container (Testcontainers) need Docker and an image built
+ * from Debian packages, about six minutes on a machine that has neither: the whole run includes
+ * them only with ADSMCP_CONTAINER_TESTS=1; `npm run test:containers` (or naming them) runs them.
+ */
+const CONTAINER_SUITES = process.env.ADSMCP_CONTAINER_TESTS === '1';
+
+async function usesContainers(file: string): Promise<boolean> {
+  return (await readFile(join(REPO_ROOT, file), 'utf8')).includes('@adsmcp/testkit/pg-container');
+}
+
 async function testFiles(): Promise<string[]> {
   const roots = ['packages', 'services', 'test', 'deploy'];
   const files: string[] = [];
@@ -97,6 +109,7 @@ async function testFiles(): Promise<string[]> {
       const p = join(root, e);
       if (p.includes('node_modules') || !p.endsWith('.test.ts')) continue;
       if (filters.length > 0 && !filters.some((f) => p.includes(f))) continue;
+      if (filters.length === 0 && !CONTAINER_SUITES && (await usesContainers(p))) continue;
       files.push(p);
     }
   }
@@ -126,7 +139,7 @@ function ensureDebianPackage(pkg: string, binary: string, purpose: string, overr
   }
 }
 
-async function main(): Promise<number> {
+async function checksAndTests(containers: Promise<Preparation | undefined>): Promise<number> {
   ensureDebianPackage('chromium', '/usr/bin/chromium', 'the browser tests', process.env.CHROMIUM_PATH);
   ensureDebianPackage('kcat', '/usr/bin/kcat', 'the Kafka tests', process.env.KCAT_PATH);
   if (filters.length === 0) {
@@ -143,6 +156,11 @@ async function main(): Promise<number> {
   const files = await testFiles();
   if (files.length === 0) {
     process.stdout.write(`no test files match ${filters.join(', ')}\n`);
+    return 1;
+  }
+  const prepared = await containers;
+  if (prepared?.ok === false) {
+    process.stdout.write(`\n!! Docker cannot run here, so the container suites cannot: ${prepared.error}\n`);
     return 1;
   }
   let stopPostgres: (() => Promise<void>) | undefined;
@@ -178,6 +196,20 @@ async function main(): Promise<number> {
     );
   } finally {
     await stopPostgres?.();
+  }
+}
+
+/**
+ * Docker and the PostgreSQL image for the container suites (scripts/test-containers.ts) are
+ * prepared while the static checks run, and what was started for them is stopped at the end.
+ */
+async function main(): Promise<number> {
+  const containers = prepareContainersFor(await testFiles(), REPO_ROOT);
+  try {
+    return await checksAndTests(containers);
+  } finally {
+    const prepared = await containers;
+    if (prepared?.ok) await prepared.prepared.stop();
   }
 }
 

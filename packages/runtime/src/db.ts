@@ -25,7 +25,7 @@ const SCHEMA_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 /**
  * createPool connects to `databaseUrl` with `search_path` set to `schema`. An idle connection
  * that the server drops (a restart, a failover) is reported to `onError` and replaced on the
- * next query; it never takes the process down.
+ * next query; one dropped while checked out fails its query; neither takes the process down.
  */
 export function createPool(
   databaseUrl: string,
@@ -42,6 +42,17 @@ export function createPool(
     application_name: schema,
   });
   pool.on('error', onError);
+  // The pool listens for errors only on idle connections. A connection checked out between two
+  // queries (inside a transaction) that the server drops emits its error on the client, and an
+  // unheard error event would end the process: report it; the pool discards it on release.
+  const checkedOut = new WeakSet<pg.PoolClient>();
+  pool.on('acquire', (client) => checkedOut.add(client));
+  pool.on('release', (_err, client) => checkedOut.delete(client));
+  pool.on('connect', (client) =>
+    client.on('error', (err) => {
+      if (checkedOut.has(client)) onError(err);
+    }),
+  );
   return pool;
 }
 

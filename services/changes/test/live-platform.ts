@@ -49,6 +49,8 @@ export interface LivePlatform {
   /** Makes the platform answer 500 to every read of `path` until `clearFaults`. */
   failReads(path: string): Promise<void>;
   clearFaults(): Promise<void>;
+  /** The platform's ledger for `path`: one entry per mutation it applied. */
+  ledger(path: string): Promise<{ method: string; path: string; idempotency_key: string | null }[]>;
   stop(): Promise<void>;
 }
 
@@ -160,6 +162,17 @@ export async function startLivePlatform(workspaceId: string): Promise<LivePlatfo
         method: 'DELETE',
         headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
       });
+    },
+    async ledger(path) {
+      const res = await fetch(
+        `${sandboxUrl}/_sandbox/ledger?account_id=${encodeURIComponent(sandboxAccount.account_id)}`,
+        { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } },
+      );
+      if (res.status !== 200) throw new Error(`the sandbox refused the ledger: ${await res.text()}`);
+      const { entries } = (await res.json()) as {
+        entries: { method: string; path: string; idempotency_key: string | null }[];
+      };
+      return entries.filter((e) => e.path === path);
     },
     async stop() {
       await proxy.close(1000);
