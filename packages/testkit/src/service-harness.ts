@@ -4,6 +4,8 @@
  * calls as the gateway does, a client that signs each call for the principal in its options, and
  * one that sends no principal at all.
  */
+
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { ConnectServer } from '@adsmcp/runtime/connect-server';
 import { createPool, type Migration, migrate, type Pool } from '@adsmcp/runtime/db';
@@ -17,7 +19,14 @@ import {
 } from '@adsmcp/runtime/principal';
 import { callerKey, createServiceClient } from '@adsmcp/runtime/service-client';
 import type { DescService } from '@bufbuild/protobuf';
-import { type CallOptions, type Client, createClient, createContextValues } from '@connectrpc/connect';
+import {
+  type CallOptions,
+  type Client,
+  Code,
+  ConnectError,
+  createClient,
+  createContextValues,
+} from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { stopTestServer, testDatabase } from './postgres.ts';
 
@@ -89,4 +98,22 @@ export async function startServiceUnderTest<S extends DescService>(
       await stopTestServer();
     },
   };
+}
+
+/**
+ * assertRefused awaits `call` and asserts it was refused with `code` and a message that matches
+ * `message` (a pattern), or equals it (a string).
+ */
+export async function assertRefused(
+  call: Promise<unknown>,
+  code: Code,
+  message: RegExp | string,
+): Promise<void> {
+  await assert.rejects(call, (err: unknown) => {
+    assert.ok(err instanceof ConnectError, String(err));
+    assert.equal(Code[err.code], Code[code], err.rawMessage);
+    if (typeof message === 'string') assert.equal(err.rawMessage, message);
+    else assert.match(err.rawMessage, message);
+    return true;
+  });
 }

@@ -11,8 +11,8 @@ import { AssetService, type CampaignAsset } from '@adsmcp/proto/marketing/v1/ass
 import { buildConnectServer } from '@adsmcp/runtime/connect-server';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import { type HttpsSite, startHttpsSite } from '@adsmcp/testkit/https-site';
-import { type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { assertRefused, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
+import { Code } from '@connectrpc/connect';
 import sharp from 'sharp';
 import { createAssetHandlers } from '../src/handlers/asset-handlers.ts';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
@@ -68,16 +68,6 @@ after(async () => {
   await site?.close();
   await svc?.stop();
 });
-
-async function assertRefused(call: Promise<unknown>, code: Code, message: RegExp | string): Promise<void> {
-  await assert.rejects(call, (err: unknown) => {
-    assert.ok(err instanceof ConnectError, String(err));
-    assert.equal(Code[err.code], Code[code], err.rawMessage);
-    if (typeof message === 'string') assert.equal(err.rawMessage, message);
-    else assert.match(err.rawMessage, message);
-    return true;
-  });
-}
 
 async function saveUpload(who = principal(), content?: Buffer): Promise<CampaignAsset> {
   const { asset } = await svc.client.saveCampaignAsset(

@@ -5,9 +5,14 @@ import { after, before, describe, test } from 'node:test';
 import { type BusinessOutcomeRowSchema, ImportService } from '@adsmcp/proto/marketing/v1/imports_pb';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { type ServiceUnderTest, startServiceUnderTest, testPrincipal } from '@adsmcp/testkit/service-harness';
+import {
+  assertRefused,
+  type ServiceUnderTest,
+  startServiceUnderTest,
+  testPrincipal,
+} from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '@connectrpc/connect';
 import { canonicalDecimal } from '../src/domain/business-outcomes.ts';
 import { personalDataIn } from '../src/domain/import-rules.ts';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
@@ -53,15 +58,6 @@ async function savedIds(who: Principal): Promise<string[]> {
     [who.workspaceId],
   );
   return rows.map((r) => r.external_id as string);
-}
-
-async function assertRefused(call: Promise<unknown>, code: Code, message: RegExp): Promise<void> {
-  await assert.rejects(call, (err: unknown) => {
-    assert.ok(err instanceof ConnectError, String(err));
-    assert.equal(Code[err.code], Code[code], err.rawMessage);
-    assert.match(err.rawMessage, message);
-    return true;
-  });
 }
 
 describe('duplicates', () => {

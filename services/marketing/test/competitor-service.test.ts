@@ -21,9 +21,14 @@ import { createLogger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import { type HttpsSite, startHttpsSite } from '@adsmcp/testkit/https-site';
-import { type ServiceUnderTest, startServiceUnderTest, testPrincipal } from '@adsmcp/testkit/service-harness';
+import {
+  assertRefused,
+  type ServiceUnderTest,
+  startServiceUnderTest,
+  testPrincipal,
+} from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '@connectrpc/connect';
 import { createCompetitorHandlers } from '../src/handlers/competitor-handlers.ts';
 import { MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
 import { createCompetitorChecker } from '../src/work/competitor-checks.ts';
@@ -130,15 +135,6 @@ async function check(who: Principal, sourceId: string): Promise<CompetitorObserv
 }
 
 const pathOf = (source: CompetitorSource) => new URL(source.url).pathname;
-
-async function assertRefused(call: Promise<unknown>, code: Code, message: RegExp): Promise<void> {
-  await assert.rejects(call, (err: unknown) => {
-    assert.ok(err instanceof ConnectError, String(err));
-    assert.equal(Code[err.code], Code[code], err.rawMessage);
-    assert.match(err.rawMessage, message);
-    return true;
-  });
-}
 
 describe('saving, listing and pausing sources', () => {
   test('a new enabled source starts at revision 1, scheduled, created by the caller, and is listed', async () => {

@@ -4,8 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import type { MarketingItem } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { validData } from '@adsmcp/testkit/marketing-items';
+import { assertRefused } from '@adsmcp/testkit/service-harness';
 import type { JsonObject } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '@connectrpc/connect';
 import type { Kind } from '../src/domain/item-data.ts';
 import { principal, type RunningService, startService } from './service.ts';
 
@@ -38,15 +39,6 @@ async function archive(who: Principal, item: MarketingItem): Promise<void> {
 }
 
 const names = (items: readonly MarketingItem[]) => items.map((i) => i.name);
-
-async function assertRefused(call: Promise<unknown>, code: Code, message: RegExp): Promise<void> {
-  await assert.rejects(call, (err: unknown) => {
-    assert.ok(err instanceof ConnectError, String(err));
-    assert.equal(Code[err.code], Code[code], err.rawMessage);
-    assert.match(err.rawMessage, message);
-    return true;
-  });
-}
 
 describe('the marketing context', () => {
   test('lists only live playbook and brand items, playbooks first, newest first within each kind', async () => {

@@ -4,8 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import type { MarketingItem, SaveMarketingItemRequestSchema } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { validData, variant } from '@adsmcp/testkit/marketing-items';
+import { assertRefused } from '@adsmcp/testkit/service-harness';
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code, type ConnectError } from '@connectrpc/connect';
 import { KINDS, type Kind } from '../src/domain/item-data.ts';
 import { principal, type RunningService, startService } from './service.ts';
 
@@ -43,16 +44,6 @@ async function save(who: Principal, req: SaveRequest): Promise<MarketingItem> {
 }
 
 /** Asserts that `call` fails with `code` and a message matching `message`. */
-async function assertRefused(call: Promise<unknown>, code: Code, message: RegExp | string): Promise<void> {
-  await assert.rejects(call, (err: unknown) => {
-    assert.ok(err instanceof ConnectError, String(err));
-    assert.equal(Code[err.code], Code[code], err.rawMessage);
-    if (typeof message === 'string') assert.equal(err.rawMessage, message);
-    else assert.match(err.rawMessage, message);
-    return true;
-  });
-}
-
 describe('saving and reading items', () => {
   test('a save without item_id creates the item at revision 1 with a new id, and get returns it', async () => {
     const admin = principal();

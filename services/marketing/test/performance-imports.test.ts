@@ -14,9 +14,14 @@ import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
 import { createLogger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { type ServiceUnderTest, startServiceUnderTest, testPrincipal } from '@adsmcp/testkit/service-harness';
+import {
+  assertRefused,
+  type ServiceUnderTest,
+  startServiceUnderTest,
+  testPrincipal,
+} from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '@connectrpc/connect';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
 import { createImportHandler, IMPORT_TOPIC, type ImportMessage } from '../src/work/import-worker.ts';
 
@@ -83,15 +88,6 @@ async function savedRows(importId: string) {
     [importId],
   );
   return rows;
-}
-
-async function assertRefused(call: Promise<unknown>, code: Code, message: RegExp): Promise<void> {
-  await assert.rejects(call, (err: unknown) => {
-    assert.ok(err instanceof ConnectError, String(err));
-    assert.equal(Code[err.code], Code[code], err.rawMessage);
-    assert.match(err.rawMessage, message);
-    return true;
-  });
 }
 
 describe('importing rows', () => {

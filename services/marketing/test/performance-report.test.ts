@@ -7,9 +7,14 @@ import {
   ReportService,
 } from '@adsmcp/proto/marketing/v1/reports_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { type ServiceUnderTest, startServiceUnderTest, testPrincipal } from '@adsmcp/testkit/service-harness';
+import {
+  assertRefused,
+  type ServiceUnderTest,
+  startServiceUnderTest,
+  testPrincipal,
+} from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code } from '@connectrpc/connect';
 import { parse } from 'csv-parse/sync';
 import { compareMetrics, decimalText, metricsOf } from '../src/domain/performance-report.ts';
 import { reportPeriod } from '../src/domain/report-period.ts';
@@ -71,15 +76,6 @@ function createRequest(overrides: Partial<CreateRequest> = {}): CreateRequest {
     previous: [ad('ad_1', { impressions: 800n, clicks: 40n, spendMicros: 30_000_000n, conversions: 0n })],
     ...overrides,
   };
-}
-
-async function assertRefused(call: Promise<unknown>, code: Code, message: RegExp): Promise<void> {
-  await assert.rejects(call, (err: unknown) => {
-    assert.ok(err instanceof ConnectError, String(err));
-    assert.equal(Code[err.code], Code[code], err.rawMessage);
-    assert.match(err.rawMessage, message);
-    return true;
-  });
 }
 
 async function saveCreative(

@@ -6,9 +6,10 @@ import {
   ListAccountsResponseSchema,
   UpstreamService,
 } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { assertRefused } from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { toBinary } from '@bufbuild/protobuf';
-import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { Code, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { principal, type SandboxAccount, type Stack, startStack } from './stack.ts';
 
@@ -40,15 +41,6 @@ function requestFor(
 }
 
 /** Asserts that `call` fails with `code` and a message matching `message`. */
-async function assertRefused(call: Promise<unknown>, code: Code, message: RegExp): Promise<void> {
-  await assert.rejects(call, (err: unknown) => {
-    assert.ok(err instanceof ConnectError, String(err));
-    assert.equal(Code[err.code], Code[code], err.message);
-    assert.match(err.rawMessage, message);
-    return true;
-  });
-}
-
 async function storedConnections(workspaceId: string): Promise<number> {
   const { rows } = await stack.pool.query<{ n: number }>(
     'SELECT count(*) AS n FROM connections WHERE workspace_id = $1',
