@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
+import { sessionCookie as cookieOf, dashboardFormPost, signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient, rawPost } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
@@ -48,38 +49,15 @@ async function signIn(who: {
   email: string;
   password: string;
 }): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext();
+  const { context, page } = await signInToDashboard(browser, stack.gatewayUrl, who);
   contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${stack.gatewayUrl}/dashboard/login`);
-  await page.fill('#email', who.email);
-  await page.fill('#password', who.password);
-  await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
   return { context, page };
 }
 
-/** The session cookie as a `cookie` header, taken from the browser. */
-async function sessionCookie(context: BrowserContext): Promise<string> {
-  const cookie = (await context.cookies(`${stack.gatewayUrl}/dashboard`)).find(
-    (c) => c.name === SESSION_COOKIE,
-  );
-  assert.ok(cookie, 'the browser holds a session cookie');
-  return `${cookie.name}=${cookie.value}`;
-}
+const sessionCookie = (context: BrowserContext) => cookieOf(context, stack.gatewayUrl);
 
-/** A form POST to the dashboard from outside the browser, on our own origin. */
-function formPost(path: string, cookie: string, form: Record<string, string>): Promise<Response> {
-  return fetch(`${stack.gatewayUrl}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: {
-      cookie,
-      origin: new URL(stack.gatewayUrl).origin,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams(form).toString(),
-  });
-}
+const formPost = (path: string, cookie: string, form: Record<string, string>) =>
+  dashboardFormPost(stack.gatewayUrl, path, cookie, form);
 
 async function createToken(name: string): Promise<{ token: string; credential_id: string }> {
   return JSON.parse(await stack.admin(['create-token', '--workspace', seed.workspaceId, '--name', name])) as {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
+import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
@@ -139,13 +140,11 @@ async function sandboxFaults(method: 'POST' | 'DELETE', fault?: Record<string, u
 }
 
 async function signIn(): Promise<Page> {
-  const context = await browser.newContext();
+  const { context, page } = await signInToDashboard(browser, stack.gatewayUrl, {
+    email: seed.dashboardUser,
+    password: seed.dashboardPassword ?? '',
+  });
   contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${stack.gatewayUrl}/dashboard/login`);
-  await page.fill('#email', seed.dashboardUser);
-  await page.fill('#password', seed.dashboardPassword ?? '');
-  await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
   return page;
 }
 

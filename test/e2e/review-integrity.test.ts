@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
+import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { TestDatabase } from '@adsmcp/testkit/postgres';
@@ -56,13 +57,11 @@ async function editOnPlatform(adId: string, name: string): Promise<void> {
 }
 
 async function signIn(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext();
+  const { context, page } = await signInToDashboard(browser, stack.gatewayUrl, {
+    email: seed.dashboardUser,
+    password: seed.dashboardPassword as string,
+  });
   contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${stack.gatewayUrl}/dashboard/login`);
-  await page.fill('#email', seed.dashboardUser);
-  await page.fill('#password', seed.dashboardPassword as string);
-  await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
   return { context, page };
 }
 
