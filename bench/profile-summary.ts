@@ -22,8 +22,8 @@ interface Profile {
 }
 
 /** Where a frame's code lives: a package name, a project file, or a V8 pseudo-frame. */
-function place(url: string): string {
-  if (url === '') return '(native)';
+function place(url: string, name: string): string {
+  if (url === '') return name.startsWith('(') ? name : '(native)';
   const nm = url.lastIndexOf('node_modules/');
   if (nm >= 0) {
     const rest = url.slice(nm + 'node_modules/'.length).split('/');
@@ -60,7 +60,7 @@ function summarise(p: Profile, top: number): string {
     total += us;
     const name = n.callFrame.functionName || '(anonymous)';
     if (name === '(idle)') idle += us;
-    const where = place(n.callFrame.url);
+    const where = place(n.callFrame.url, name);
     const key = `${name}  ${where}${n.callFrame.url ? `:${n.callFrame.lineNumber + 1}` : ''}`;
     byFunction.set(key, (byFunction.get(key) ?? 0) + us);
     byPlace.set(where, (byPlace.get(where) ?? 0) + us);

@@ -3,8 +3,14 @@
  * signed principal token addressed to that service, and the current request id.
  */
 import type { DescService } from '@bufbuild/protobuf';
-import { type Client, createClient, createContextKey, type Interceptor } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
+import {
+  type Client,
+  createClient,
+  createContextKey,
+  type Interceptor,
+  type Transport,
+} from '@connectrpc/connect';
+import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { REQUEST_ID_HEADER } from './connect-server.ts';
 import { currentRequestId } from './log.ts';
 import type { Principal, PrincipalSigner } from './principal.ts';
@@ -25,6 +31,21 @@ function signingInterceptor(signer: PrincipalSigner, audience: string): Intercep
   };
 }
 
+/**
+ * The transport of internal calls: one HTTP/2 connection per target, reused by every call, with
+ * each call's principal token and request id.
+ */
+function internalTransport(baseUrl: string, audience: string, signer: PrincipalSigner): Transport {
+  const options = {
+    baseUrl,
+    interceptors: [signingInterceptor(signer, audience)],
+    defaultTimeoutMs: 30_000,
+  };
+  return process.env.INTERNAL_RPC_PROTOCOL === 'connect'
+    ? createConnectTransport({ ...options, httpVersion: '2', useBinaryFormat: true })
+    : createGrpcTransport(options);
+}
+
 /** createServiceClient returns a gRPC client of `service` at `baseUrl`, for the service named `audience`. */
 export function createServiceClient<T extends DescService>(
   service: T,
@@ -32,12 +53,7 @@ export function createServiceClient<T extends DescService>(
   audience: string,
   signer: PrincipalSigner,
 ): Client<T> {
-  const transport = createGrpcTransport({
-    baseUrl,
-    interceptors: [signingInterceptor(signer, audience)],
-    defaultTimeoutMs: 30_000,
-  });
-  return createClient(service, transport);
+  return createClient(service, internalTransport(baseUrl, audience, signer));
 }
 
 /** Where the services of one proto package are served: the process's URL and its principal audience. */
@@ -55,7 +71,7 @@ export function serviceDirectory(
   targets: Record<string, ServiceTarget>,
   signer: PrincipalSigner,
 ): <T extends DescService>(service: T) => Client<T> {
-  const transports = new Map<string, ReturnType<typeof createGrpcTransport>>();
+  const transports = new Map<string, Transport>();
   const clients = new Map<string, unknown>();
   return <T extends DescService>(service: T): Client<T> => {
     const known = clients.get(service.typeName);
@@ -65,11 +81,7 @@ export function serviceDirectory(
     if (target === undefined) throw new Error(`no process serves the ${pkg} package (${service.typeName})`);
     let transport = transports.get(pkg);
     if (transport === undefined) {
-      transport = createGrpcTransport({
-        baseUrl: target.baseUrl,
-        interceptors: [signingInterceptor(signer, target.audience)],
-        defaultTimeoutMs: 30_000,
-      });
+      transport = internalTransport(target.baseUrl, target.audience, signer);
       transports.set(pkg, transport);
     }
     const client = createClient(service, transport);
