@@ -10,7 +10,7 @@ import {
   type Interceptor,
   type Transport,
 } from '@connectrpc/connect';
-import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
+import { createGrpcTransport } from '@connectrpc/connect-node';
 import { REQUEST_ID_HEADER } from './connect-server.ts';
 import { currentRequestId } from './log.ts';
 import type { Principal, PrincipalSigner } from './principal.ts';
@@ -36,14 +36,11 @@ function signingInterceptor(signer: PrincipalSigner, audience: string): Intercep
  * each call's principal token and request id.
  */
 function internalTransport(baseUrl: string, audience: string, signer: PrincipalSigner): Transport {
-  const options = {
+  return createGrpcTransport({
     baseUrl,
     interceptors: [signingInterceptor(signer, audience)],
     defaultTimeoutMs: 30_000,
-  };
-  return process.env.INTERNAL_RPC_PROTOCOL === 'connect'
-    ? createConnectTransport({ ...options, httpVersion: '2', useBinaryFormat: true })
-    : createGrpcTransport(options);
+  });
 }
 
 /** createServiceClient returns a gRPC client of `service` at `baseUrl`, for the service named `audience`. */
