@@ -13,12 +13,12 @@
  * label contains it).
  */
 
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { type Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
-import { startStack } from '@adsmcp/testkit/stack';
+import { type ServiceName, type Stack, startStack } from '@adsmcp/testkit/stack';
 import { startBaselineServer } from './baseline-server.ts';
 import { connectionPerWorker, formatResult, type LoadResult, runLoad } from './load.ts';
 
@@ -50,16 +50,62 @@ function post(
   });
 }
 
+const SERVICES: ServiceName[] = [
+  'gateway',
+  'marketing',
+  'upstream-proxy',
+  'ads-sandbox',
+  'changes',
+  'optimizer',
+];
+/** Linux counts process CPU time in ticks of 1/100 s. */
+const TICK_MS = 10;
+
+/** CPU time (user + system, ms) each process of the stack has used so far, from /proc. */
+async function cpuMs(stack: Stack): Promise<Map<ServiceName, number>> {
+  const used = new Map<ServiceName, number>();
+  for (const service of SERVICES) {
+    const stat = await readFile(`/proc/${stack.process(service).pid}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    used.set(service, (Number(fields[11]) + Number(fields[12])) * TICK_MS);
+  }
+  return used;
+}
+
+/**
+ * The CPU each process spent per call during a run, for the processes that spent any: unlike
+ * calls/s, it hardly moves when other work shares the machine.
+ */
+function cpuPerCall(
+  before: Map<ServiceName, number>,
+  after: Map<ServiceName, number>,
+  calls: number,
+): string {
+  const parts: string[] = [];
+  for (const [service, ms] of after) {
+    const spent = ms - (before.get(service) ?? ms);
+    if (spent >= 20) parts.push(`${service} ${((1000 * spent) / calls).toFixed(0)} µs`);
+  }
+  return parts.length === 0 ? '' : `CPU per call: ${parts.join(', ')}`;
+}
+
+/** The CPU per call of each measured tool, by tool name. */
+const cpu = new Map<string, string>();
+
 const callBody = (name: string, args: object) =>
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 
-/** Measures one tool: a short warm-up, then the timed run. A call counts only if it succeeded. */
+/**
+ * Measures one tool: a short warm-up, then the timed run. A call counts only if it succeeded.
+ * With `stack`, the CPU its processes spent in the timed run is noted in `cpu` under `name`.
+ */
 async function measure(
   url: string,
   name: string,
   args: object,
   expect: string,
   token?: string,
+  stack?: Stack,
 ): Promise<LoadResult> {
   const agents = connectionPerWorker(concurrency);
   const body = callBody(name, args);
@@ -70,7 +116,10 @@ async function measure(
   };
   try {
     await runLoad(concurrency, 2000, call);
-    return await runLoad(concurrency, seconds * 1000, call);
+    const before = stack && (await cpuMs(stack));
+    const result = await runLoad(concurrency, seconds * 1000, call);
+    if (stack && before) cpu.set(name, cpuPerCall(before, await cpuMs(stack), result.calls));
+    return result;
   } finally {
     for (const a of agents) a.destroy();
   }
@@ -141,11 +190,11 @@ async function main(): Promise<void> {
       ],
       [
         'ads_get_connection_context',
-        () => measure(stack.mcpUrl, 'ads_get_connection_context', {}, '"workspace_id"', seed.token),
+        () => measure(stack.mcpUrl, 'ads_get_connection_context', {}, '"workspace_id"', seed.token, stack),
       ],
       [
         'ads_get_marketing_item',
-        () => measure(stack.mcpUrl, 'ads_get_marketing_item', { item_id: itemId }, itemId, seed.token),
+        () => measure(stack.mcpUrl, 'ads_get_marketing_item', { item_id: itemId }, itemId, seed.token, stack),
       ],
       [
         'ads_get_ad',
@@ -156,6 +205,7 @@ async function main(): Promise<void> {
             { account_id: account.account_id, ad_id: adId },
             `"${adId}"`,
             seed.token,
+            stack,
           ),
       ],
     ];
@@ -163,8 +213,13 @@ async function main(): Promise<void> {
     const results: [string, LoadResult][] = [];
     for (const [label, run] of scenarios)
       if (!only || label.includes(only)) results.push([label, await run()]);
+    const baselineRate = results.find(([label]) => label.startsWith('baseline'))?.[1].perSecond;
     for (const [label, r] of results) {
-      process.stdout.write(`${formatResult(label, r)}\n`);
+      const ratio =
+        baselineRate === undefined ? '' : `   ${(r.perSecond / baselineRate).toFixed(2)}x baseline`;
+      process.stdout.write(`${formatResult(label, r)}${ratio}\n`);
+      const spent = cpu.get(label);
+      if (spent) process.stdout.write(`${''.padEnd(44)} ${spent}\n`);
       if (r.errors > 0) failed = true;
     }
   } finally {

@@ -20,20 +20,27 @@ export function withRequestId<T>(requestId: string, fn: () => T): T {
   return requestContext.run({ requestId }, fn);
 }
 
-/** createLogger builds the process logger; `LOG_LEVEL` sets the level (default info). */
+/**
+ * createLogger builds the process logger; `LOG_LEVEL` sets the level (default info). Lines are
+ * written to stdout asynchronously, so a request never waits on the pipe; pino flushes what is
+ * buffered when the process exits.
+ */
 export function createLogger(service: string, level = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({
-    level,
-    base: { service },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    mixin() {
-      const id = currentRequestId();
-      return id === undefined ? {} : { request_id: id };
+  return pino(
+    {
+      level,
+      base: { service },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      mixin() {
+        const id = currentRequestId();
+        return id === undefined ? {} : { request_id: id };
+      },
+      redact: {
+        paths: ['token', 'authorization', '*.token', '*.authorization', 'password', '*.password'],
+        remove: true,
+      },
     },
-    redact: {
-      paths: ['token', 'authorization', '*.token', '*.authorization', 'password', '*.password'],
-      remove: true,
-    },
-  });
+    pino.destination({ dest: 1, sync: false }),
+  );
 }

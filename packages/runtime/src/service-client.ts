@@ -3,7 +3,13 @@
  * signed principal token addressed to that service, and the current request id.
  */
 import type { DescService } from '@bufbuild/protobuf';
-import { type Client, createClient, createContextKey, type Interceptor } from '@connectrpc/connect';
+import {
+  type Client,
+  createClient,
+  createContextKey,
+  type Interceptor,
+  type Transport,
+} from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { REQUEST_ID_HEADER } from './connect-server.ts';
 import { currentRequestId } from './log.ts';
@@ -26,6 +32,18 @@ function signingInterceptor(signer: PrincipalSigner, audience: string): Intercep
   };
 }
 
+/**
+ * The transport of internal calls: one HTTP/2 connection per target, reused by every call, with
+ * each call's principal token and request id.
+ */
+function internalTransport(baseUrl: string, audience: string, signer: PrincipalSigner): Transport {
+  return createGrpcTransport({
+    baseUrl,
+    interceptors: [traceClientInterceptor(), signingInterceptor(signer, audience)],
+    defaultTimeoutMs: 30_000,
+  });
+}
+
 /** createServiceClient returns a gRPC client of `service` at `baseUrl`, for the service named `audience`. */
 export function createServiceClient<T extends DescService>(
   service: T,
@@ -33,12 +51,7 @@ export function createServiceClient<T extends DescService>(
   audience: string,
   signer: PrincipalSigner,
 ): Client<T> {
-  const transport = createGrpcTransport({
-    baseUrl,
-    interceptors: [traceClientInterceptor(), signingInterceptor(signer, audience)],
-    defaultTimeoutMs: 30_000,
-  });
-  return createClient(service, transport);
+  return createClient(service, internalTransport(baseUrl, audience, signer));
 }
 
 /** Where the services of one proto package are served: the process's URL and its principal audience. */
@@ -56,7 +69,7 @@ export function serviceDirectory(
   targets: Record<string, ServiceTarget>,
   signer: PrincipalSigner,
 ): <T extends DescService>(service: T) => Client<T> {
-  const transports = new Map<string, ReturnType<typeof createGrpcTransport>>();
+  const transports = new Map<string, Transport>();
   const clients = new Map<string, unknown>();
   return <T extends DescService>(service: T): Client<T> => {
     const known = clients.get(service.typeName);
@@ -66,11 +79,7 @@ export function serviceDirectory(
     if (target === undefined) throw new Error(`no process serves the ${pkg} package (${service.typeName})`);
     let transport = transports.get(pkg);
     if (transport === undefined) {
-      transport = createGrpcTransport({
-        baseUrl: target.baseUrl,
-        interceptors: [traceClientInterceptor(), signingInterceptor(signer, target.audience)],
-        defaultTimeoutMs: 30_000,
-      });
+      transport = internalTransport(target.baseUrl, target.audience, signer);
       transports.set(pkg, transport);
     }
     const client = createClient(service, transport);

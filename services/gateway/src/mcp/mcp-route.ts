@@ -4,7 +4,8 @@
  * (400/413, by Fastify), protocol version and batches (400), the tool's scope and role (403), a
  * batch's tool calls against the rate (429) — then the MCP SDK serves the JSON-RPC exchange
  * (2026-07-28, and the 2025-era revisions statelessly) with a per-request server whose tools come
- * from the catalogue.
+ * from the catalogue; the common exchange, one plain 2025-era tools/call, is answered the same way
+ * without it (plain-call.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Queryable } from '@adsmcp/runtime/db';
@@ -32,6 +33,7 @@ import {
   SERVER_VERSION,
 } from '../catalogue/catalogue.ts';
 import { observeToolCall } from '../tool-telemetry.ts';
+import { handlerErrorResponse, type PlainToolCall, plainToolCall, sendAsEventStream } from './plain-call.ts';
 import {
   batchRefusal,
   batchRequestIds,
@@ -284,9 +286,33 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     };
     reply.hijack();
     reply.raw.setHeader('x-request-id', req.requestId);
+    const plain = plainToolCall(req.body, req.headers['mcp-protocol-version']);
+    if (plain !== undefined) {
+      sendAsEventStream(reply.raw, await answerPlainCall(plain, caller, req.requestId));
+      return;
+    }
     (req.raw as IncomingMessage & { auth?: AuthInfo }).auth = authInfo;
     await serve(req.raw, reply.raw, req.body);
   });
+
+  /** The JSON-RPC response to a plain tools/call, as the per-request server would give it. */
+  const answerPlainCall = async (plain: PlainToolCall, caller: Caller, requestId: string) => {
+    try {
+      const known = o.catalogue.byName.has(plain.name);
+      const result = await observeToolCall(plain.name, known, undefined, () =>
+        callTool(
+          { catalogue: o.catalogue, deps: o.deps, logger: o.logger },
+          caller,
+          requestId,
+          plain.name,
+          plain.args,
+        ),
+      );
+      return { result, jsonrpc: '2.0', id: plain.id };
+    } catch (err) {
+      return handlerErrorResponse(plain.id, err);
+    }
+  };
 
   // Answered from the headers, before any body is read.
   const methodNotAllowed = async (_req: FastifyRequest, reply: FastifyReply) => {

@@ -1,0 +1,161 @@
+/**
+ * Start-up benchmark: `npm start` in a fresh checkout of this working tree, timed from launch to
+ * its "Ready." line twice — cold (no .data: PostgreSQL initialised, migrations, demo seeded) and
+ * warm (the same data again) — and the idle memory of all its processes together (the
+ * supervisor, every service, PostgreSQL) a few seconds after the cold start is ready: the sum of
+ * their RSS, and of their PSS, which counts the pages processes share (PostgreSQL's) once.
+ *
+ *   npm run bench:startup      (env: STARTUP_IDLE_SECONDS, default 5)
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { REPO_ROOT } from '@adsmcp/testkit/stack';
+
+const idleSeconds = Number(process.env.STARTUP_IDLE_SECONDS ?? 5);
+
+/** A copy of this working tree's files whose node_modules entries point at this one's. */
+async function checkout(parent: string): Promise<string> {
+  const dir = join(parent, 'adsmcp');
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  })
+    .split('\0')
+    .filter((f) => f !== '');
+  for (const f of files) {
+    await mkdir(dirname(join(dir, f)), { recursive: true });
+    await copyFile(join(REPO_ROOT, f), join(dir, f)).catch(() => undefined);
+  }
+  const modules = join(dir, 'node_modules');
+  await mkdir(join(modules, '@adsmcp'), { recursive: true });
+  for (const entry of await readdir(join(REPO_ROOT, 'node_modules'))) {
+    if (entry !== '@adsmcp') await symlink(join(REPO_ROOT, 'node_modules', entry), join(modules, entry));
+  }
+  // Workspace links are relative, so they stay inside the copy.
+  for (const entry of await readdir(join(REPO_ROOT, 'node_modules', '@adsmcp'))) {
+    const target = await readlink(join(REPO_ROOT, 'node_modules', '@adsmcp', entry));
+    await symlink(target, join(modules, '@adsmcp', entry));
+  }
+  return dir;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+interface Started {
+  child: ChildProcess;
+  ready: Promise<number>;
+  exited: Promise<void>;
+}
+
+/** Runs `npm start`'s command in `dir`; `ready` resolves with the ms until its "Ready." line. */
+function npmStart(dir: string, port: number): Started {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port) };
+  delete env.DATABASE_URL;
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const tail: string[] = [];
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const ready = new Promise<number>((resolve, reject) => {
+    let rest = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const lines = (rest + chunk.toString('utf8')).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        tail.push(line);
+        if (tail.length > 20) tail.shift();
+        if (line === 'Ready.') resolve(performance.now() - started);
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => tail.push(chunk.toString('utf8')));
+    void exited.then(() => reject(new Error(`npm start exited before it was ready:\n${tail.join('\n')}`)));
+  });
+  return { child, ready, exited };
+}
+
+/** Every process descended from `root`, itself included, from /proc. */
+async function processTree(root: number): Promise<number[]> {
+  const parentOf = new Map<number, number>();
+  for (const entry of await readdir('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    // The command name may hold spaces; the parent id follows its closing parenthesis.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (Number.isInteger(ppid)) parentOf.set(pid, ppid);
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) {
+    for (const [pid, ppid] of parentOf) if (ppid === tree[i]) tree.push(pid);
+  }
+  return tree;
+}
+
+/** The kB of a field (VmRSS, Pss) of a process's status or smaps_rollup, 0 when it is gone. */
+async function kilobytes(file: string, field: string): Promise<number> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+async function memory(root: number): Promise<{ processes: number; rssMb: number; pssMb: number }> {
+  const pids = await processTree(root);
+  let rss = 0;
+  let pss = 0;
+  for (const pid of pids) {
+    rss += await kilobytes(`/proc/${pid}/status`, 'VmRSS');
+    pss += await kilobytes(`/proc/${pid}/smaps_rollup`, 'Pss');
+  }
+  return { processes: pids.length, rssMb: rss / 1024, pssMb: pss / 1024 };
+}
+
+async function stop(s: Started): Promise<void> {
+  s.child.kill('SIGINT');
+  await s.exited;
+}
+
+async function main(): Promise<void> {
+  const parent = await mkdtemp(join(tmpdir(), 'adsmcp-startup-'));
+  try {
+    const dir = await checkout(parent);
+    const port = await freePort();
+    const cold = npmStart(dir, port);
+    const coldMs = await cold.ready;
+    await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
+    const idle = await memory(cold.child.pid as number);
+    await stop(cold);
+    const warm = npmStart(dir, port);
+    const warmMs = await warm.ready;
+    await stop(warm);
+    process.stdout.write(
+      [
+        `npm start, cold (empty .data):   ready in ${(coldMs / 1000).toFixed(1)} s`,
+        `npm start, warm (same .data):    ready in ${(warmMs / 1000).toFixed(1)} s`,
+        `idle memory ${idleSeconds} s after ready, ${idle.processes} processes: RSS ${idle.rssMb.toFixed(0)} MB in all, PSS ${idle.pssMb.toFixed(0)} MB`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await rm(parent, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `startup bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});
