@@ -12,6 +12,7 @@ import {
 } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { REQUEST_ID_HEADER } from './connect-server.ts';
+import { failoverTransport, parseServiceAddresses } from './failover-transport.ts';
 import { currentRequestId } from './log.ts';
 import type { Principal, PrincipalSigner } from './principal.ts';
 import { traceClientInterceptor } from './telemetry.ts';
@@ -44,14 +45,24 @@ function internalTransport(baseUrl: string, audience: string, signer: PrincipalS
   });
 }
 
-/** createServiceClient returns a gRPC client of `service` at `baseUrl`, for the service named `audience`. */
+/**
+ * The transport of a service at `baseUrl`, which may list several addresses (its replicas,
+ * comma-separated): one internal transport per address, calls spread over them and moved off an
+ * address that refused them before any handler ran (failover-transport.ts).
+ */
+function addressedTransport(baseUrl: string, audience: string, signer: PrincipalSigner): Transport {
+  const addresses = parseServiceAddresses(baseUrl);
+  return failoverTransport(addresses.map((url) => internalTransport(url, audience, signer)));
+}
+
+/** createServiceClient returns a gRPC client of `service` at `baseUrl` (one address or a list), for the service named `audience`. */
 export function createServiceClient<T extends DescService>(
   service: T,
   baseUrl: string,
   audience: string,
   signer: PrincipalSigner,
 ): Client<T> {
-  return createClient(service, internalTransport(baseUrl, audience, signer));
+  return createClient(service, addressedTransport(baseUrl, audience, signer));
 }
 
 /** Where the services of one proto package are served: the process's URL and its principal audience. */
@@ -79,7 +90,7 @@ export function serviceDirectory(
     if (target === undefined) throw new Error(`no process serves the ${pkg} package (${service.typeName})`);
     let transport = transports.get(pkg);
     if (transport === undefined) {
-      transport = internalTransport(target.baseUrl, target.audience, signer);
+      transport = addressedTransport(target.baseUrl, target.audience, signer);
       transports.set(pkg, transport);
     }
     const client = createClient(service, transport);
