@@ -91,7 +91,7 @@ export function failoverTransport(transports: readonly Transport[], opts: Failov
       method: DescMethodUnary<I, O>,
       signal: AbortSignal | undefined,
       timeoutMs: number | undefined,
-      header: HeadersInit | undefined,
+      header: Parameters<Transport['unary']>[3],
       input: MessageInitShape<I>,
       contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
@@ -116,7 +116,7 @@ export function failoverTransport(transports: readonly Transport[], opts: Failov
       method: DescMethodStreaming<I, O>,
       signal: AbortSignal | undefined,
       timeoutMs: number | undefined,
-      header: HeadersInit | undefined,
+      header: Parameters<Transport['unary']>[3],
       input: AsyncIterable<MessageInitShape<I>>,
       contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {

@@ -14,10 +14,26 @@ export interface SeededStack {
   stop(): Promise<void>;
 }
 
-export async function startSeededStack(opts: Pick<StackOptions, 'env'> = {}): Promise<SeededStack> {
+/**
+ * How many processes of each service an end-to-end stack runs when its test does not say:
+ * `ADSMCP_REPLICAS=2 npm test -- test/e2e` runs the whole suite against two of each.
+ */
+export function replicasFromEnv(raw = process.env.ADSMCP_REPLICAS): number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 8) {
+    throw new Error(`ADSMCP_REPLICAS must be a whole number from 1 to 8 (got "${raw}")`);
+  }
+  return n;
+}
+
+export async function startSeededStack(
+  opts: Pick<StackOptions, 'env' | 'replicas'> = {},
+): Promise<SeededStack> {
+  const replicas = opts.replicas ?? replicasFromEnv();
   const db = await testDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-e2e-'));
-  const stack = await startStack({ databaseUrl: db.url, dataDir, env: opts.env });
+  const stack = await startStack({ databaseUrl: db.url, dataDir, env: opts.env, replicas });
   const seed = await stack.seedDemo();
   return {
     stack,

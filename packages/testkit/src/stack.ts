@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { generatePrincipalKeys } from '@adsmcp/runtime/principal';
 import { freePort } from './free-port.ts';
 import { formatDelay, type RestartPolicy, restartDelay } from './restart-backoff.ts';
+import { type RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -54,8 +55,8 @@ export interface StackOptions {
   gatewayPort?: number;
   /** Extra environment for every process (e.g. MCP_RATE_PER_SECOND for a benchmark). */
   env?: Record<string, string>;
-  /** Each output line of each process. */
-  onLine?: (service: ServiceName, line: string) => void;
+  /** Each output line of each process (`replica` counts from 0). */
+  onLine?: (service: ServiceName, line: string, replica: number) => void;
   /** Extra Node.js arguments for every process (e.g. --cpu-prof for a benchmark). */
   nodeArgs?: string[];
   /**
@@ -66,30 +67,44 @@ export interface StackOptions {
   supervise?: RestartPolicy;
   /** What the supervisor did: a process exited unexpectedly, was restarted, listens again. */
   onSupervisor?: (service: ServiceName, message: string) => void;
+  /**
+   * Processes of each service but the sandbox (the ad platform stays one), each on its own port,
+   * all on the one database (default 1). With more than one, every peer is given the list of a
+   * service's addresses, and the gateways sit behind a round-robin proxy on `gatewayPort` that
+   * stands in for the Kubernetes Service (`gatewayUrl` is the proxy's).
+   */
+  replicas?: number;
 }
 
 export interface Stack {
   gatewayUrl: string;
   mcpUrl: string;
+  /** Each service's address as its peers are given it: with replicas, a comma-separated list. */
   urls: Record<ServiceName, string>;
+  /** Each replica's own address (the gateway's, not the proxy's). */
+  replicaUrls: Record<ServiceName, string[]>;
   secrets: StackSecrets;
   /** Env for `npm run admin` against this stack. */
   adminEnv: Record<string, string>;
-  /** The last lines each process printed, for diagnosing a failed test. */
-  recentOutput(service: ServiceName): string[];
+  /** The last lines a process printed (every replica's, one after another, unless one is named). */
+  recentOutput(service: ServiceName, replica?: number): string[];
   /** Runs `seed-demo` and returns what it printed. */
   seedDemo(existingToken?: string): Promise<SeedResult>;
   /** Runs the admin command with `args`; resolves with its stdout, rejects with its stderr. */
   admin(args: string[]): Promise<string>;
-  /** The service's current process (a new one after each restart). */
-  process(service: ServiceName): ChildProcess;
+  /** The service's current process (a new one after each restart); `replica` counts from 0. */
+  process(service: ServiceName, replica?: number): ChildProcess;
   /**
-   * Kills a process with `signal` and waits for it to exit (SIGKILL: no drain, as a crash). It
-   * stays stopped, even when supervised, until `restart`.
+   * Kills a process of the service with `signal` (one replica when named, else every one, so that
+   * the service is down) and waits for it to exit (SIGKILL: no drain, as a crash). It stays
+   * stopped, even when supervised, until `restart`.
    */
-  kill(service: ServiceName, signal: NodeJS.Signals): Promise<void>;
-  /** Starts a stopped process again on the port it had, so its peers reach it unchanged. */
-  restart(service: ServiceName): Promise<void>;
+  kill(service: ServiceName, signal: NodeJS.Signals, replica?: number): Promise<void>;
+  /**
+   * Starts a stopped process (the named replica, else every one) again on the port it had, so its
+   * peers reach it unchanged; resolves once it listens.
+   */
+  restart(service: ServiceName, replica?: number): Promise<void>;
   /** Stops every process, gateway first; resolves with each one's exit code. */
   stop(): Promise<Partial<Record<ServiceName, number | null>>>;
 }
@@ -132,7 +147,13 @@ interface Running {
 
 const KEEP_LINES = 200;
 
-function run(service: ServiceName, script: string, env: Record<string, string>, opts: StackOptions): Running {
+function run(
+  service: ServiceName,
+  script: string,
+  env: Record<string, string>,
+  opts: StackOptions,
+  replica = 0,
+): Running {
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', script], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
@@ -149,7 +170,7 @@ function run(service: ServiceName, script: string, env: Record<string, string>, 
     for (const line of parts) {
       lines.push(line);
       if (lines.length > KEEP_LINES) lines.shift();
-      onLine?.(service, line);
+      onLine?.(service, line, replica);
       child.emit('line', line);
     }
   };
@@ -204,8 +225,10 @@ function describeExit(child: ChildProcess): string {
   return child.signalCode ? `signal ${child.signalCode}` : `exit code ${child.exitCode}`;
 }
 
-/** One service under the stack: how it is started, its current process, and its restart state. */
+/** One process of a service under the stack: how it is started, its current process, and its restart state. */
 interface Slot {
+  service: ServiceName;
+  replica: number;
   env: Record<string, string>;
   running: Running;
   /** Stopped on purpose (kill, stop): its exit is not a crash. */
@@ -229,72 +252,113 @@ const METRICS_ORDER: readonly ServiceName[] = [
  * the changes service N+1, and so on in METRICS_ORDER, so that they do not collide; 0 (ephemeral)
  * and unset pass through as they are.
  */
-function metricsPortEnv(service: ServiceName, raw: string | undefined): Record<string, string> {
+function metricsPortEnv(service: ServiceName, raw: string | undefined, replica = 0): Record<string, string> {
   const n = Number(raw);
   if (raw === undefined || raw.trim() === '' || !Number.isInteger(n) || n <= 0) return {};
-  return { METRICS_PORT: String(n + METRICS_ORDER.indexOf(service)) };
+  return { METRICS_PORT: String(n + METRICS_ORDER.indexOf(service) + replica * METRICS_ORDER.length) };
+}
+
+/** The key of a replica's slot: the service's name for the first, `name#n` for the others. */
+function slotKey(service: ServiceName, replica: number): string {
+  return replica === 0 ? service : `${service}#${replica}`;
 }
 
 /** startStack starts every process and resolves when each is listening. */
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const secrets = await loadSecrets(opts.dataDir);
   const base = { DATABASE_URL: opts.databaseUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env };
-  const slots = new Map<ServiceName, Slot>();
+  const slots = new Map<string, Slot>();
   const urls = {} as Record<ServiceName, string>;
+  const replicaUrls = {} as Record<ServiceName, string[]>;
+  const replicaCount = (service: ServiceName) =>
+    service === 'ads-sandbox' ? 1 : Math.max(1, Math.floor(opts.replicas ?? 1));
+  let gatewayProxy: RoundRobinProxy | undefined;
   let stopping = false;
-  const notice = (service: ServiceName, message: string) => opts.onSupervisor?.(service, message);
+  const notice = (service: ServiceName, replica: number, message: string) =>
+    opts.onSupervisor?.(service, replicaCount(service) > 1 ? `replica ${replica}: ${message}` : message);
 
-  const launch = (service: ServiceName, env: Record<string, string>): Running => {
-    const metrics = metricsPortEnv(service, opts.env?.METRICS_PORT ?? process.env.METRICS_PORT);
-    const r = run(service, `services/${service}/src/main.ts`, { ...base, ...metrics, ...env }, opts);
-    const slot = slots.get(service);
+  const launch = (service: ServiceName, env: Record<string, string>, replica = 0): Running => {
+    const metrics = metricsPortEnv(service, opts.env?.METRICS_PORT ?? process.env.METRICS_PORT, replica);
+    const r = run(service, `services/${service}/src/main.ts`, { ...base, ...metrics, ...env }, opts, replica);
+    const key = slotKey(service, replica);
+    const slot = slots.get(key);
     clearTimeout(slot?.timer); // a restart by hand replaces one that was waiting
     if (slot) Object.assign(slot, { env, running: r, held: false });
-    else slots.set(service, { env, running: r, held: false });
-    if (opts.supervise) void r.exited.then(() => onExit(service, r));
+    else slots.set(key, { service, replica, env, running: r, held: false });
+    if (opts.supervise) void r.exited.then(() => onExit(key, r));
     return r;
   };
 
   /** A supervised process exited: unless that was meant, start it again after a growing wait. */
-  const onExit = (service: ServiceName, r: Running) => {
-    const slot = slots.get(service);
+  const onExit = (key: string, r: Running) => {
+    const slot = slots.get(key);
     const policy = opts.supervise;
     if (!slot || !policy || stopping || slot.held || slot.running !== r) return;
+    const { service, replica } = slot;
     const delay = restartDelay(policy, slot.lastDelayMs, Date.now() - r.startedAt);
     slot.lastDelayMs = delay;
-    notice(service, `exited unexpectedly (${describeExit(r.child)}); restarting in ${formatDelay(delay)}`);
+    notice(
+      service,
+      replica,
+      `exited unexpectedly (${describeExit(r.child)}); restarting in ${formatDelay(delay)}`,
+    );
     slot.timer = setTimeout(() => {
       slot.timer = undefined;
       if (stopping || slot.held) return;
-      const next = launch(service, slot.env);
+      const next = launch(service, slot.env, replica);
       void listening(service, next).then(
-        (port) => notice(service, `restarted (pid ${next.child.pid}), listening on port ${port}`),
+        (port) => notice(service, replica, `restarted (pid ${next.child.pid}), listening on port ${port}`),
         // A run that never listens: stop it, and its exit schedules the next attempt.
         () => stopProcess(next, 5_000),
       );
     }, delay);
   };
 
-  const start = async (service: ServiceName, env: Record<string, string>) => {
-    const r = launch(service, env);
+  /** Starts one process of a service; resolves with its port once it listens. */
+  const startReplica = async (service: ServiceName, env: Record<string, string>, replica: number) => {
+    const r = launch(service, env, replica);
     const port = await listening(service, r);
-    urls[service] = `http://127.0.0.1:${port}`;
     // Restarts reuse the port, so that the peers configured with this address reach the new process.
-    const slot = slots.get(service);
+    const slot = slots.get(slotKey(service, replica));
     if (slot) slot.env = { ...env, PORT: String(port) };
-    if (opts.supervise) notice(service, `started (pid ${r.child.pid}), listening on port ${port}`);
+    if (opts.supervise) notice(service, replica, `started (pid ${r.child.pid}), listening on port ${port}`);
+    return port;
+  };
+  /**
+   * Starts every replica of a service at once (each on a port of `portOf`, when given); its peers
+   * are given the list of their addresses.
+   */
+  const start = async (service: ServiceName, env: Record<string, string>, portOf?: () => Promise<number>) => {
+    const replicas = Array.from({ length: replicaCount(service) }, (_, i) => i);
+    const envOf = async () => (portOf ? { ...env, PORT: String(await portOf()) } : env);
+    const ports = await Promise.all(replicas.map(async (i) => startReplica(service, await envOf(), i)));
+    replicaUrls[service] = ports.map((port) => `http://127.0.0.1:${port}`);
+    urls[service] = replicaUrls[service].join(',');
   };
   const stopAll = async () => {
     stopping = true;
     const codes: Partial<Record<ServiceName, number | null>> = {};
     for (const slot of slots.values()) clearTimeout(slot.timer);
+    await gatewayProxy?.close();
     for (const name of ['gateway', ...DOMAIN_SERVICES, 'upstream-proxy', 'ads-sandbox'] as const) {
-      const slot = slots.get(name);
-      if (!slot) continue;
-      slot.held = true;
-      codes[name] = await stopProcess(slot.running);
+      const replicas = [...slots.values()].filter((slot) => slot.service === name);
+      if (replicas.length === 0) continue;
+      for (const slot of replicas) slot.held = true;
+      const exits = await Promise.all(replicas.map((slot) => stopProcess(slot.running)));
+      // One code per service: the first replica's, unless another did worse.
+      codes[name] = exits.find((code) => code !== 0) ?? exits[0];
     }
     return codes;
+  };
+  const replicasOf = (service: ServiceName): Slot[] => {
+    const found = [...slots.values()].filter((slot) => slot.service === service);
+    if (found.length === 0) throw new Error(`${service} was never started`);
+    return found;
+  };
+  const slotOf = (service: ServiceName, replica = 0): Slot => {
+    const slot = slots.get(slotKey(service, replica));
+    if (!slot) throw new Error(`${service} replica ${replica} was never started`);
+    return slot;
   };
   try {
     const grpc = { PORT: '0', PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
@@ -324,7 +388,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     });
     const gatewayPort = opts.gatewayPort ?? (await freePort());
     const publicUrl = `http://127.0.0.1:${gatewayPort}`;
-    await start('gateway', {
+    // Replicated gateways listen on ports of their own, behind the proxy on the public port.
+    const proxied = replicaCount('gateway') > 1;
+    const gatewayEnv = {
       PORT: String(gatewayPort),
       PUBLIC_URL: publicUrl,
       PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
@@ -332,7 +398,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       CHANGES_URL: urls.changes,
       OPTIMIZER_URL: urls.optimizer,
       MARKETING_URL: urls.marketing,
-    });
+    };
+    await start('gateway', gatewayEnv, proxied ? freePort : undefined);
+    if (proxied) {
+      gatewayProxy = await startRoundRobinProxy({ port: gatewayPort, targets: replicaUrls.gateway });
+      urls.gateway = gatewayProxy.url;
+    }
   } catch (err) {
     await stopAll();
     throw err;
@@ -366,32 +437,34 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     gatewayUrl: urls.gateway,
     mcpUrl: `${urls.gateway}/mcp`,
     urls,
+    replicaUrls,
     secrets,
     adminEnv,
-    recentOutput: (s) => [...(slots.get(s)?.running.lines ?? [])],
+    recentOutput: (service, replica) =>
+      [...slots.values()]
+        .filter((slot) => slot.service === service && (replica === undefined || slot.replica === replica))
+        .flatMap((slot) => slot.running.lines),
     admin,
     async seedDemo(existingToken) {
       const out = await admin(existingToken ? ['seed-demo', '--token', existingToken] : ['seed-demo']);
       return JSON.parse(out) as SeedResult;
     },
-    process(service) {
-      const slot = slots.get(service);
-      if (!slot) throw new Error(`${service} is not running`);
-      return slot.running.child;
+    process(service, replica) {
+      return slotOf(service, replica).running.child;
     },
-    async kill(service, signal) {
-      const slot = slots.get(service);
-      if (!slot) throw new Error(`${service} is not running`);
-      slot.held = true;
-      clearTimeout(slot.timer);
-      const { child, exited } = slot.running;
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
+    async kill(service, signal, replica) {
+      const chosen = replica === undefined ? replicasOf(service) : [slotOf(service, replica)];
+      for (const slot of chosen) {
+        slot.held = true;
+        clearTimeout(slot.timer);
+        const { child } = slot.running;
+        if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      }
+      await Promise.all(chosen.map((slot) => slot.running.exited));
     },
-    async restart(service) {
-      const slot = slots.get(service);
-      if (!slot) throw new Error(`${service} was never started`);
-      await start(service, slot.env);
+    async restart(service, replica) {
+      const chosen = replica === undefined ? replicasOf(service) : [slotOf(service, replica)];
+      await Promise.all(chosen.map((slot) => startReplica(service, slot.env, slot.replica)));
     },
     stop: stopAll,
   };
