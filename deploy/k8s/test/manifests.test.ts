@@ -909,7 +909,8 @@ function serviceProblems(objects: KObject[]): string[] {
 
 /**
  * The gateway is scaled by its HorizontalPodAutoscaler, which therefore owns the replica count,
- * and protected by a PodDisruptionBudget that selects its pods.
+ * and every service that runs as replicas (all but the sandbox) is protected by a
+ * PodDisruptionBudget that selects its pods and lets at most one go at a time.
  */
 function scalingProblems(objects: KObject[], opts: { autoscaled: boolean }): string[] {
   const problems: string[] = [];
@@ -943,9 +944,15 @@ function scalingProblems(objects: KObject[], opts: { autoscaled: boolean }): str
     if (selected.length !== 1)
       problems.push(`PodDisruptionBudget ${p.metadata.name}: must select one Deployment's pods`);
   }
-  const gateway = deployments.find((d) => d.metadata.name === 'gateway');
-  if (gateway === undefined || !pdbs.some((p) => selects(p.spec?.selector, podLabels(gateway)))) {
-    problems.push('the gateway has no PodDisruptionBudget');
+  for (const d of deployments) {
+    if (d.metadata.name === 'ads-sandbox') continue;
+    const budget = pdbs.find((p) => selects(p.spec?.selector, podLabels(d)));
+    if (budget === undefined) problems.push(`the ${d.metadata.name} has no PodDisruptionBudget`);
+    else if (budget.spec?.maxUnavailable !== 1) {
+      problems.push(
+        `PodDisruptionBudget ${budget.metadata.name}: must let one pod go at a time (maxUnavailable: 1)`,
+      );
+    }
   }
   return problems;
 }
@@ -1179,7 +1186,7 @@ for (const [name, overlay] of Object.entries(OVERLAYS)) {
       assert.deepEqual(serviceProblems(render(overlay)), []);
     });
 
-    it('gives the gateway a disruption budget, and an autoscaler that owns its replica count where it scales', () => {
+    it('gives every replicated service a disruption budget, and the gateway an autoscaler that owns its replica count where it scales', () => {
       assert.deepEqual(scalingProblems(render(overlay), { autoscaled: overlay.gatewayAutoscaled }), []);
     });
 
@@ -1335,6 +1342,17 @@ describe('the checks', () => {
       unknownFieldProblems(objects).join('\n'),
       /Deployment gateway: .*'"?readOnlyRootFileSystem"?'/,
     );
+  });
+
+  it('report a replicated service without a disruption budget, and one that lets both replicas go', () => {
+    const objects = render(production).filter(
+      (o) => !(o.kind === 'PodDisruptionBudget' && o.metadata.name === 'changes'),
+    );
+    const budget = find<IPodDisruptionBudget>(objects, 'PodDisruptionBudget', 'marketing');
+    budget.spec = { ...budget.spec, maxUnavailable: 2 };
+    const problems = scalingProblems(objects, { autoscaled: true }).join('\n');
+    assert.match(problems, /the changes has no PodDisruptionBudget/);
+    assert.match(problems, /PodDisruptionBudget marketing: must let one pod go at a time/);
   });
 
   it('report a writable root filesystem, a root user, a missing probe and a missing limit', () => {
