@@ -317,7 +317,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   /** Starts one process of a service; resolves with its port once it listens. */
   const startReplica = async (service: ServiceName, env: Record<string, string>, replica: number) => {
     const r = launch(service, env, replica);
-    const port = await listening(service, r);
+    // N replicas start side by side on the same cores: give them N times as long.
+    const port = await listening(service, r, 60_000 * replicaCount(service));
     // Restarts reuse the port, so that the peers configured with this address reach the new process.
     const slot = slots.get(slotKey(service, replica));
     if (slot) slot.env = { ...env, PORT: String(port) };
