@@ -30,7 +30,7 @@ export interface RoundRobinProxyOptions {
 }
 
 /** What Fastify sends, before any route or hook runs, to a request that arrives while it closes. */
-const FASTIFY_CLOSING_BODY =
+export const FASTIFY_CLOSING_BODY =
   '{"error":"Service Unavailable","message":"Service Unavailable","statusCode":503}';
 
 /** Request headers that describe one hop, not the request (RFC 9110 §7.6.1). */
