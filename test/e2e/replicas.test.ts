@@ -277,6 +277,10 @@ describe('two replicas of every service', () => {
     const exits: string[] = [];
     const restarts = (async () => {
       try {
+        // Every stop happens under load: the clients are connected and calling first.
+        for (const until = Date.now() + 60_000; answered < 6 && Date.now() < until; ) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
         for (const service of REPLICATED) {
           for (const replica of [0, 1]) {
             note(`SIGTERM ${service} replica ${replica}`);
@@ -287,17 +291,17 @@ describe('two replicas of every service', () => {
             await stack.restart(service, replica);
             note(`${service} replica ${replica} listens again (${answered} calls answered so far)`);
             // Let the load reach the new process before its twin stops.
-            await new Promise((r) => setTimeout(r, 500));
+            await new Promise((r) => setTimeout(r, 250));
           }
         }
       } finally {
         loading = false;
       }
     })();
+    // Load enough to be under way at every stop, light enough to leave the restarts some CPU.
     const load = [
       changer('v1', ads[1] as { id: string }),
-      changer('v2-2025', ads[2] as { id: string }),
-      changer('v2-2026', ads[3] as { id: string }),
+      changer('v2-2026', ads[2] as { id: string }),
       reader(),
     ];
     const settled = await Promise.allSettled([restarts, ...load]);
