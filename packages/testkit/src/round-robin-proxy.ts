@@ -8,8 +8,9 @@
  * connection (it is stopped or restarting) or answered the fixed 503 a closing Fastify server
  * gives before any route or hook runs. Anything else, including a connection that breaks after
  * the request was sent, reaches the client as it happened, so no request runs twice. The request
- * body is held in memory so that it can be sent again; responses (event streams too) are passed
- * through as they arrive. Each request opens its own connection to a gateway, so a draining
+ * body is forwarded as it arrives (a gateway sees a slow body slowly, and answers a large one from
+ * its declared length) and kept in memory so that it can be sent again; responses (event streams
+ * too) are passed through as they arrive. Each request opens its own connection to a gateway, so a draining
  * gateway's refusal is a refused connection rather than a kept-alive socket it is closing.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
@@ -45,25 +46,57 @@ const HOP_BY_HOP = new Set([
 ]);
 
 type Attempt =
-  | { kind: 'answered'; res: IncomingMessage }
+  | { kind: 'answered'; res: IncomingMessage & { bufferedBody?: Buffer } }
   | { kind: 'refused'; reason: string }
   | { kind: 'failed'; err: Error };
 
+/**
+ * The client's request body as it arrives: forwarded to the current attempt at once (so a
+ * gateway sees a slow body slowly, and may refuse a large one from its declared length before it
+ * is sent), and kept, so that an attempt a gateway refused can be replayed to the next one.
+ */
+class RequestBody {
+  readonly chunks: Buffer[] = [];
+  ended = false;
+  #sink: http.ClientRequest | undefined;
+
+  constructor(req: IncomingMessage) {
+    req.on('data', (c: Buffer) => {
+      this.chunks.push(c);
+      this.#sink?.write(c);
+    });
+    req.on('end', () => {
+      this.ended = true;
+      this.#sink?.end();
+    });
+  }
+
+  /** Sends what has arrived to `out`, and the rest as it comes. */
+  pipeTo(out: http.ClientRequest): void {
+    this.#sink = out;
+    for (const c of this.chunks) out.write(c);
+    if (this.ended) out.end();
+  }
+}
+
 /** Sends the request to one gateway; a refusal is reported, not thrown, so the next can be tried. */
-function attempt(target: string, req: IncomingMessage, body: Buffer): Promise<Attempt> {
+function attempt(target: string, req: IncomingMessage, body: RequestBody): Promise<Attempt> {
   return new Promise((resolve) => {
     const url = new URL(req.url ?? '/', target);
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
     }
-    headers['content-length'] = String(body.length);
     headers.connection = 'close';
     const out = http.request(url, { method: req.method, headers, agent: false });
+    let answered = false;
     out.on('error', (err: NodeJS.ErrnoException) => {
+      // After an answer (a gateway that refused a body early and closed), the answer stands.
+      if (answered) return;
       resolve(err.code === 'ECONNREFUSED' ? { kind: 'refused', reason: err.code } : { kind: 'failed', err });
     });
     out.on('response', (res) => {
+      answered = true;
       if (res.statusCode !== 503) {
         resolve({ kind: 'answered', res });
         return;
@@ -78,16 +111,9 @@ function attempt(target: string, req: IncomingMessage, body: Buffer): Promise<At
         else resolve({ kind: 'answered', res: Object.assign(res, { bufferedBody: Buffer.from(text) }) });
       });
     });
-    out.end(body);
-  });
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
+    // The headers go at once: the gateway may answer from them (a declared length over its limit).
+    out.flushHeaders();
+    body.pipeTo(out);
   });
 }
 
@@ -110,7 +136,7 @@ export async function startRoundRobinProxy(opts: RoundRobinProxyOptions): Promis
   let next = 0;
   const server = http.createServer((req, res) => {
     void (async () => {
-      const body = await readBody(req);
+      const body = new RequestBody(req);
       const start = next;
       next = (next + 1) % opts.targets.length;
       const refusals: string[] = [];

@@ -72,6 +72,34 @@ test("a request a closing gateway turned away goes to the next one; a gateway's 
   }
 });
 
+test('the body is forwarded as it arrives: a gateway may answer from the headers before the body is sent', async () => {
+  const gateway = http.createServer((req, res) => {
+    // Refused from the declared length alone, as the gateway does with a body over its limit.
+    res.writeHead(Number(req.headers['content-length']) > 1024 ? 413 : 200).end();
+  });
+  await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+  const proxy = await startRoundRobinProxy({
+    port: 0,
+    targets: [`http://127.0.0.1:${(gateway.address() as AddressInfo).port}`],
+  });
+  try {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(proxy.url, { method: 'POST', headers: { 'content-length': String(5 << 20) } });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    assert.equal(status, 413);
+  } finally {
+    await proxy.close();
+    await new Promise<void>((resolve) => gateway.close(() => resolve()));
+  }
+});
+
 test('when no gateway takes the request the client gets 503 naming each refusal', async () => {
   const proxy = await startRoundRobinProxy({
     port: 0,
