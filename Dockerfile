@@ -1,9 +1,11 @@
-# syntax=docker/dockerfile:1
 # The image of any one service, chosen with the SERVICE build argument. Build from the root:
 #   docker build --build-arg SERVICE=changes -t adsmcp/changes .
 #   docker build --build-arg SERVICE=gateway --build-arg PORT=8080 -t adsmcp/gateway .
 # The manifests and build stages do not depend on SERVICE, so BuildKit installs and builds once
-# for all six images.
+# for all six images. No `# syntax=` line: it would make BuildKit pull its Dockerfile frontend from
+# a registry; the frontend built into Docker 20.10 and later reads `RUN --mount` as it is.
+# Without a registry, NODE_IMAGE=adsmcp/node-base:<version> (docs/images.md) is a base made here;
+# the tests build the images from host-built bundles instead, with ./Dockerfile.prebuilt.
 ARG NODE_IMAGE=node:20.20.2-bookworm-slim
 
 # Every package.json and the lockfile at their own paths: the install layers below are reused

@@ -1327,10 +1327,7 @@ describe('the configuration', () => {
       const config = readFileSync(join(ROOT, 'services', name, 'src/config.ts'), 'utf8');
       readsBy.set(
         name,
-        new Set([
-          ...everywhere,
-          ...[...config.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]),
-        ]),
+        new Set([...everywhere, ...[...config.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1])]),
       );
     }
     const readBySome = (v: string) => [...readsBy.values()].some((r) => r.has(v));

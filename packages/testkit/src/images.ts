@@ -15,7 +15,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  cp,
+  link,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { build, type Plugin } from 'esbuild';
@@ -278,20 +291,70 @@ async function stage(service: ServiceName, context: string, packages: PackageCop
     hash.update(`${f}\n`).update(await readFile(join(context, f)));
   }
   // A package is its name and version from the lockfile's install, at its place.
+  hash.update(`${STAGING_RULES}\n`);
   for (const p of packages) hash.update(`${p.to} ${p.id}\n`);
   return `adsmcp/${service}:${hash.digest('hex').slice(0, 16)}`;
 }
 
-/** Copies the packages into the context, each without its own node_modules (visited separately). */
-async function copyPackages(context: string, packages: PackageCopy[]): Promise<void> {
-  for (const p of packages) {
-    const nested = join(p.from, 'node_modules');
-    await cp(p.from, join(context, p.to), {
-      recursive: true,
-      verbatimSymlinks: true,
-      filter: (src) => src !== nested && !src.startsWith(`${nested}${sep}`),
-    });
+/**
+ * What of a package the image leaves out: its nested node_modules (those packages are visited on
+ * their own), type declarations and source maps, which nothing reads at run time. They are half
+ * the files of the packages, and the files are what makes a build slow.
+ */
+const LEFT_OUT = /(\.d\.[cm]?ts|\.map)$/;
+
+/** Bumped when what `stageFiles` copies changes, so that the content tags change with it. */
+const STAGING_RULES = 'v1 no nested node_modules, no .d.ts, no .map';
+
+/**
+ * Puts a package's files into the context as hard links (copies across file systems): the
+ * context is read once, by the build, and never written.
+ */
+async function stageFiles(from: string, to: string): Promise<void> {
+  await mkdir(to, { recursive: true });
+  for (const e of await readdir(from, { withFileTypes: true })) {
+    const src = join(from, e.name);
+    const dest = join(to, e.name);
+    if (e.isDirectory()) {
+      if (e.name !== 'node_modules') await stageFiles(src, dest);
+    } else if (e.isSymbolicLink()) {
+      await symlink(await readlink(src), dest);
+    } else if (e.isFile() && !LEFT_OUT.test(e.name)) {
+      await link(src, dest).catch(() => copyFile(src, dest));
+    }
   }
+}
+
+async function copyPackages(context: string, packages: PackageCopy[]): Promise<void> {
+  for (const p of packages) await stageFiles(p.from, join(context, p.to));
+}
+
+/**
+ * How to build with BuildKit here, else undefined (the legacy builder): the docker CLI's buildx
+ * plugin, or Debian's docker.io client (before Docker 23), whose BuildKit is built in. BuildKit
+ * sends the context faster, and makes layers in about half the time of the legacy builder.
+ */
+async function buildKit(): Promise<{ cli: string } | undefined> {
+  const version = (cli: string) =>
+    new Promise<string | undefined>((resolve) => {
+      const child = spawn(cli, ['version', '--format', '{{.Client.Version}}'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+      child.once('error', () => resolve(undefined));
+      child.once('exit', (code) => resolve(code === 0 ? out.trim() : undefined));
+    });
+  if (
+    await docker(['buildx', 'version']).then(
+      () => true,
+      () => false,
+    )
+  )
+    return { cli: 'docker' };
+  const debian = '/usr/bin/docker';
+  const major = Number((existsSync(debian) ? await version(debian) : undefined)?.split('.')[0]);
+  return major >= 19 && major < 23 ? { cli: debian } : undefined;
 }
 
 export type ServiceImages = Record<ServiceName, string>;
@@ -309,6 +372,7 @@ export async function ensureServiceImages(log: Log = () => undefined): Promise<S
   const images = {} as ServiceImages;
   const work = await mkdtemp(join(tmpdir(), 'adsmcp-images-'));
   try {
+    const kit = await buildKit();
     for (const service of IMAGE_SERVICES) {
       const context = join(work, service);
       const packages = await productionPackages(service);
@@ -317,26 +381,23 @@ export async function ensureServiceImages(log: Log = () => undefined): Promise<S
       if (await imageExists(tag)) continue;
       const started = Date.now();
       await copyPackages(context, packages);
-      const logFile = join(work, `${service}.log`);
+      const staged = Date.now();
+      const args = [
+        '--build-arg',
+        `NODE_IMAGE=${NODE_BASE_IMAGE}`,
+        '--build-arg',
+        `PORT=${IMAGE_PORT[service]}`,
+      ];
+      args.push('--label', 'adsmcp.image=service', '-t', tag, context);
       await run(
-        'docker',
-        [
-          'build',
-          '--quiet',
-          '--build-arg',
-          `NODE_IMAGE=${NODE_BASE_IMAGE}`,
-          '--build-arg',
-          `PORT=${IMAGE_PORT[service]}`,
-          '--label',
-          'adsmcp.image=service',
-          '-t',
-          tag,
-          context,
-        ],
-        logFile,
+        'env',
+        [`DOCKER_BUILDKIT=${kit ? 1 : 0}`, kit?.cli ?? 'docker', 'build', '--quiet', ...args],
+        join(work, `${service}.log`),
       );
+      const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
       log(
-        `built ${tag} (${packages.length} npm packages) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        `built ${tag} (${packages.length} npm packages) with ${kit ? 'BuildKit' : 'the legacy builder'}: ` +
+          `staged in ${s(staged - started)}, built in ${s(Date.now() - staged)}`,
       );
     }
     return images;
