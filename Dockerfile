@@ -31,6 +31,9 @@ RUN npm run build
 # The npm packages the bundle imports: this service's production dependencies, nothing else.
 # devDependencies go first because npm installs a workspace's devDependencies that are
 # workspaces themselves (testkit and its embedded PostgreSQL, the sandbox) even with --omit=dev.
+# A version a bundled workspace package keeps for itself (packages/runtime/node_modules/ipaddr.js
+# 2.x; the root's 1.x is the dev tools') is the bundle's: it goes to the service's node_modules,
+# which the bundle finds first (the image has no packages/ directory).
 FROM ${NODE_IMAGE} AS deps
 ARG SERVICE
 WORKDIR /app
@@ -40,7 +43,10 @@ RUN --mount=type=cache,target=/root/.npm \
  && npm pkg delete devDependencies --workspaces \
  && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --workspace "@adsmcp/${SERVICE}" \
  && rm -rf node_modules/@adsmcp \
- && mkdir -p "services/${SERVICE}/node_modules"
+ && mkdir -p "services/${SERVICE}/node_modules" \
+ && for d in packages/*/node_modules; do \
+      if [ -d "$d" ]; then cp -a "$d/." "services/${SERVICE}/node_modules/"; fi; \
+    done
 
 # The runtime image: node, the service's bundle, its migrations and its production packages,
 # at /app/service whatever the service; no sources, no build tools, nothing installed at run time.

@@ -146,17 +146,16 @@ async function buildPgImage(): Promise<void> {
   say(built ? `built ${LOCAL_PG_IMAGE} in ${seconds(started)}` : `${LOCAL_PG_IMAGE} is built already`);
 }
 
-/**
- * Prepares Docker and the images `needs` names; returns what stops the engine when it was
- * started here. Throws, saying why, when it cannot.
- */
-async function prepare(needs: ContainerNeeds): Promise<() => Promise<void>> {
+/** The engine started here, stopped at the end. */
+let engine: ChildProcess | undefined;
+
+/** Prepares Docker and the images `needs` names. Throws, saying why, when it cannot. */
+async function prepare(needs: ContainerNeeds): Promise<void> {
   const started = Date.now();
-  let dockerd: ChildProcess | undefined;
   try {
     if (!(await engineAnswers())) {
       await installDebianTools();
-      dockerd = await startEngine();
+      engine = await startEngine();
     } else {
       say('a Docker engine answers');
     }
@@ -169,14 +168,11 @@ async function prepare(needs: ContainerNeeds): Promise<() => Promise<void>> {
     const [a, b] = await Promise.allSettled([images, pg]);
     for (const r of [a, b]) if (r?.status === 'rejected') throw r.reason;
   } catch (err) {
-    if (dockerd) await stopEngine(dockerd);
+    if (engine) await stopEngine(engine);
+    engine = undefined;
     throw err;
   }
   say(`containers prepared in ${seconds(started)}`);
-  const engine = dockerd;
-  return async () => {
-    if (engine) await stopEngine(engine);
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,22 +220,20 @@ export function startContainerPreparation(needs: ContainerNeeds, root: string): 
 async function child(): Promise<void> {
   const needs = { pg: process.argv.includes('--pg'), images: process.argv.includes('--images') };
   const send = (m: Message) => process.send?.(m);
-  let stopEngine: (() => Promise<void>) | undefined;
-  // Told to stop, or the parent went away: stop what was started, then exit.
-  const stopped = new Promise<void>((resolve) => {
-    process.once('message', () => resolve());
-    process.once('disconnect', () => resolve());
-  });
+  // Told to stop, or the parent went away, even before the preparation is done: stop the engine
+  // started here (a build still running ends by itself), then exit.
+  const stop = async () => {
+    if (engine) await stopEngine(engine);
+    process.exit(0);
+  };
+  process.once('message', () => void stop());
+  process.once('disconnect', () => void stop());
   try {
-    stopEngine = await prepare(needs);
+    await prepare(needs);
     send({ ok: true });
   } catch (err) {
     send({ ok: false, error: err instanceof Error ? err.message : String(err) });
-    process.exit(0);
   }
-  await stopped;
-  await stopEngine?.();
-  process.exit(0);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) void child();
