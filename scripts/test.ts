@@ -3,6 +3,8 @@
  * (buf lint, buf breaking, generated code up to date), then every unit, integration and
  * end-to-end test with node's test runner against one PostgreSQL for the whole run
  * (DATABASE_URL, or an embedded one started here). Each test file makes its own database.
+ * The container suites (Docker: PostgreSQL in a container, the services' images) run last, in a
+ * second test runner, once what they need, prepared from the start alongside, is ready.
  *
  * `npm test -- <text>…` runs only the test files whose path contains one of the texts, and
  * skips the static checks.
