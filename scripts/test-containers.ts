@@ -59,14 +59,30 @@ function engineAnswers(): Promise<boolean> {
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
-/** Runs apt-get without blocking the event loop; true when it succeeded. */
-function aptGet(args: string[]): Promise<boolean> {
+/** Runs apt-get once without blocking the event loop; true when it succeeded. */
+function aptGetOnce(args: string[]): Promise<boolean> {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   return new Promise((resolve) => {
-    const child = spawn('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env });
+    const child = spawn('apt-get', ['-o', 'DPkg::Lock::Timeout=300', ...args], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env,
+    });
     child.once('error', () => resolve(false));
     child.once('exit', (code) => resolve(code === 0));
   });
+}
+
+/**
+ * apt-get, tried again a few times: `npm test` installs Chromium and kcat with apt-get at the same
+ * time on a new machine, and whichever comes second finds apt's locks taken.
+ */
+async function aptGet(args: string[]): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    if (await aptGetOnce(args)) return true;
+    if (attempt === 6) return false;
+    say(`apt-get ${args.join(' ')} failed; trying again in 20 s (another apt-get may hold its lock)`);
+    await sleep(20_000);
+  }
 }
 
 /** Installs what is missing of docker.io and debootstrap, in one apt-get run. */
