@@ -60,7 +60,7 @@ async function workspace(): Promise<void> {
   );
   await put(
     'packages/lib/src/greeting.ts',
-    "import { version } from 'dep';\nexport const greeting = (): string => `hello, dep ${version}`;\n",
+    "import { version } from 'dep';\nexport const greeting = (): string => 'hello, dep ' + version;\n",
   );
   await mkdir(join(root, 'node_modules/@adsmcp'), { recursive: true });
   await symlink('../../packages/lib', join(root, 'node_modules/@adsmcp/lib'));
@@ -111,7 +111,7 @@ test('bundles are reused while the sources are unchanged and rebuilt after an ed
 
   await put(
     'packages/lib/src/greeting.ts',
-    "import { version } from 'dep';\nexport const greeting = (): string => `hi, dep ${version}`;\n",
+    "import { version } from 'dep';\nexport const greeting = (): string => 'hi, dep ' + version;\n",
   );
   const edited = await ensureBundles(root);
   assert.notEqual(edited.dir, first.dir);
