@@ -15,7 +15,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, type Plugin, stop as stopEsbuild } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -166,6 +166,9 @@ async function prune(bundlesDir: string, keep: string): Promise<void> {
     await rm(join(bundlesDir, e.name), { recursive: true, force: true });
 }
 
+/** Builds under way in this process: esbuild's helper process is stopped when none is left. */
+let building = 0;
+
 /**
  * ensureBundles returns the bundles of the current sources, building them first when no build
  * of exactly these sources exists yet.
@@ -177,6 +180,7 @@ export async function ensureBundles(root: string = ROOT): Promise<Bundles> {
   const dir = join(bundlesDir, hash);
   if (existsSync(join(dir, 'package.json'))) return { dir, built: false, ms: performance.now() - started };
   const tmp = join(bundlesDir, `.tmp-${hash}-${randomBytes(4).toString('hex')}`);
+  building += 1;
   try {
     await buildInto(tmp, root);
     await rename(tmp, dir).catch((err: NodeJS.ErrnoException) => {
@@ -184,6 +188,9 @@ export async function ensureBundles(root: string = ROOT): Promise<Bundles> {
       if (!existsSync(join(dir, 'package.json'))) throw err;
     });
   } finally {
+    building -= 1;
+    // Its helper process would otherwise stay for the life of this one (npm start's supervisor).
+    if (building === 0) await stopEsbuild();
     await rm(tmp, { recursive: true, force: true });
   }
   await prune(bundlesDir, hash).catch(() => undefined);
