@@ -262,9 +262,13 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-/** Whether a start failed because a process found its port taken. */
-function portTaken(err: unknown): boolean {
-  return err instanceof Error && err.message.includes('EADDRINUSE');
+/**
+ * Whether a start failed because a process found a port chosen for it taken (not the gateway's
+ * fixed port, which another start would find taken too).
+ */
+function chosenPortTaken(err: unknown, fixedGatewayPort: boolean): boolean {
+  if (!(err instanceof Error) || !err.message.includes('EADDRINUSE')) return false;
+  return !(fixedGatewayPort && err.message.startsWith('gateway '));
 }
 
 /** startStack starts every process and resolves when each is listening. */
@@ -383,7 +387,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       await stopAll();
       // A port chosen beforehand can be taken by another program before our process binds it:
       // then the whole stack starts again on new ports.
-      if (attempt >= 3 || !portTaken(err)) throw err;
+      if (attempt >= 3 || !chosenPortTaken(err, opts.gatewayPort !== undefined)) throw err;
       stopping = false;
       slots.clear();
     }
