@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { type Bundles, ensureBundles } from '@adsmcp/testkit/bundles';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 import { REPO_ROOT } from '@adsmcp/testkit/stack';
 import {
@@ -155,6 +156,19 @@ function ensureDebianPackage(pkg: string, binary: string, purpose: string, overr
   }
 }
 
+function reportBundles(bundles: Bundles | Error): void {
+  step('service bundles (esbuild)');
+  if (bundles instanceof Error) {
+    // The tests that start a stack report it again; the others may still run.
+    process.stdout.write(`could not bundle the services: ${bundles.message}\n`);
+    return;
+  }
+  const where = relative(REPO_ROOT, bundles.dir);
+  process.stdout.write(
+    bundles.built ? `built ${where} in ${(bundles.ms / 1000).toFixed(1)} s\n` : `${where} is current\n`,
+  );
+}
+
 /** node's test runner on `files`, two at a time, against the run's PostgreSQL (`env`). */
 function runTests(files: string[], env: NodeJS.ProcessEnv): number {
   process.stdout.write(`${files.map((f) => `  ${relative('.', f)}`).join('\n')}\n`);
@@ -207,6 +221,11 @@ async function checksAndTests(
     process.stdout.write(`no test files match ${filters.join(', ')}\n`);
     return 1;
   }
+  // The services' bundles, built once here while PostgreSQL starts, so that every test file's
+  // stack finds them current instead of building them itself.
+  const bundling = ensureBundles().catch((err: unknown) =>
+    err instanceof Error ? err : new Error(String(err)),
+  );
   let stopPostgres: (() => Promise<void>) | undefined;
   const env = { ...process.env };
   if (!env.DATABASE_URL) {
@@ -222,6 +241,7 @@ async function checksAndTests(
   } else {
     step('PostgreSQL (DATABASE_URL)');
   }
+  reportBundles(await bundling);
   try {
     let code = 0;
     if (files.plain.length > 0) {
