@@ -3,7 +3,10 @@
  * for each file, its top functions by self time, and self time by package or source file, so
  * where a process spends its time can be read without a browser.
  *
- *   node --import tsx bench/profile-summary.ts <dir-or-files...> [--top 20]
+ *   node --import tsx bench/profile-summary.ts <dir-or-files...> [--top 20] [--skip 15]
+ *
+ * `--skip <s>` leaves out each profile's first seconds: a process's start-up (loading and
+ * compiling its modules) otherwise weighs as much as the load it served.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -43,11 +46,14 @@ function serviceOf(p: Profile): string {
   return '(unknown process or thread)';
 }
 
-function summarise(p: Profile, top: number): string {
+function summarise(p: Profile, top: number, skipSeconds: number): string {
   const selfUs = new Map<number, number>();
   const samples = p.samples ?? [];
   const deltas = p.timeDeltas ?? [];
+  let at = 0;
   for (let i = 0; i < samples.length; i++) {
+    at += deltas[i] ?? 0;
+    if (at < skipSeconds * 1e6) continue;
     const id = samples[i] as number;
     selfUs.set(id, (selfUs.get(id) ?? 0) + (deltas[i + 1] ?? deltas[i] ?? 0));
   }
@@ -96,12 +102,18 @@ async function files(args: string[]): Promise<string[]> {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const t = argv.indexOf('--top');
-  const top = t >= 0 ? Number(argv[t + 1]) : 20;
-  const paths = t >= 0 ? argv.filter((_, i) => i !== t && i !== t + 1) : argv;
+  const option = (name: string, fallback: number) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? Number(argv[i + 1]) : fallback;
+  };
+  const top = option('--top', 20);
+  const skip = option('--skip', 0);
+  const paths = argv.filter(
+    (a, i) => !a.startsWith('--') && !['--top', '--skip'].includes(argv[i - 1] ?? ''),
+  );
   for (const f of await files(paths)) {
     const profile = JSON.parse(await readFile(f, 'utf8')) as Profile;
-    process.stdout.write(`== ${f}\n${summarise(profile, top)}\n\n`);
+    process.stdout.write(`== ${f}\n${summarise(profile, top, skip)}\n\n`);
   }
 }
 
