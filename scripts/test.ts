@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { type Bundles, ensureBundles } from '@adsmcp/testkit/bundles';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 import { REPO_ROOT } from '@adsmcp/testkit/stack';
 import { type Preparation, prepareContainersFor } from './test-containers.ts';
@@ -139,6 +140,19 @@ function ensureDebianPackage(pkg: string, binary: string, purpose: string, overr
   }
 }
 
+function reportBundles(bundles: Bundles | Error): void {
+  step('service bundles (esbuild)');
+  if (bundles instanceof Error) {
+    // The tests that start a stack report it again; the others may still run.
+    process.stdout.write(`could not bundle the services: ${bundles.message}\n`);
+    return;
+  }
+  const where = relative(REPO_ROOT, bundles.dir);
+  process.stdout.write(
+    bundles.built ? `built ${where} in ${(bundles.ms / 1000).toFixed(1)} s\n` : `${where} is current\n`,
+  );
+}
+
 async function checksAndTests(containers: Promise<Preparation | undefined>): Promise<number> {
   ensureDebianPackage('chromium', '/usr/bin/chromium', 'the browser tests', process.env.CHROMIUM_PATH);
   ensureDebianPackage('kcat', '/usr/bin/kcat', 'the Kafka tests', process.env.KCAT_PATH);
@@ -163,6 +177,11 @@ async function checksAndTests(containers: Promise<Preparation | undefined>): Pro
     process.stdout.write(`\n!! Docker cannot run here, so the container suites cannot: ${prepared.error}\n`);
     return 1;
   }
+  // The services' bundles, built once here while PostgreSQL starts, so that every test file's
+  // stack finds them current instead of building them itself.
+  const bundling = ensureBundles().catch((err: unknown) =>
+    err instanceof Error ? err : new Error(String(err)),
+  );
   let stopPostgres: (() => Promise<void>) | undefined;
   const env = { ...process.env };
   if (!env.DATABASE_URL) {
@@ -178,6 +197,7 @@ async function checksAndTests(containers: Promise<Preparation | undefined>): Pro
   } else {
     step('PostgreSQL (DATABASE_URL)');
   }
+  reportBundles(await bundling);
   step(`tests (${files.length} files)`);
   process.stdout.write(`${files.map((f) => `  ${relative('.', f)}`).join('\n')}\n`);
   try {

@@ -1,16 +1,18 @@
 /**
  * The whole product as real processes on this machine: the sandbox, the upstream-proxy, the
- * domain services and the gateway, each started with `node --import tsx <service>/src/main.ts`
- * on loopback. `npm start`, the end-to-end tests and the benchmarks all start it this way.
+ * domain services and the gateway, each started from its esbuild bundle (built once for the
+ * current sources, see bundles.ts) on loopback, all at once on ports chosen beforehand.
+ * `npm start`, the end-to-end tests and the benchmarks all start it this way.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatePrincipalKeys } from '@adsmcp/runtime/principal';
-import { freePort } from './free-port.ts';
+import { bundledEntry, ensureBundles } from './bundles.ts';
 import { formatDelay, type RestartPolicy, restartDelay } from './restart-backoff.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -132,8 +134,13 @@ interface Running {
 
 const KEEP_LINES = 200;
 
+/** Node's arguments for a bundled script: stack traces point at the TypeScript sources. */
+function nodeArgs(script: string, extra: string[] = []): string[] {
+  return [...extra, '--enable-source-maps', script];
+}
+
 function run(service: ServiceName, script: string, env: Record<string, string>, opts: StackOptions): Running {
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', script], {
+  const child = spawn(process.execPath, nodeArgs(script, opts.nodeArgs), {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -235,9 +242,38 @@ function metricsPortEnv(service: ServiceName, raw: string | undefined): Record<s
   return { METRICS_PORT: String(n + METRICS_ORDER.indexOf(service)) };
 }
 
+/**
+ * `n` distinct free loopback ports: the kernel's choice for each, all held open together so that
+ * none is given twice, then released for the processes to listen on.
+ */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, async () => {
+      const server = createServer();
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+      });
+      return server;
+    }),
+  );
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+/**
+ * Whether a start failed because a process found a port chosen for it taken (not the gateway's
+ * fixed port, which another start would find taken too).
+ */
+function chosenPortTaken(err: unknown, fixedGatewayPort: boolean): boolean {
+  if (!(err instanceof Error) || !err.message.includes('EADDRINUSE')) return false;
+  return !(fixedGatewayPort && err.message.startsWith('gateway '));
+}
+
 /** startStack starts every process and resolves when each is listening. */
 export async function startStack(opts: StackOptions): Promise<Stack> {
-  const secrets = await loadSecrets(opts.dataDir);
+  const [secrets, bundles] = await Promise.all([loadSecrets(opts.dataDir), ensureBundles()]);
   const base = { DATABASE_URL: opts.databaseUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env };
   const slots = new Map<ServiceName, Slot>();
   const urls = {} as Record<ServiceName, string>;
@@ -246,7 +282,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
   const launch = (service: ServiceName, env: Record<string, string>): Running => {
     const metrics = metricsPortEnv(service, opts.env?.METRICS_PORT ?? process.env.METRICS_PORT);
-    const r = run(service, `services/${service}/src/main.ts`, { ...base, ...metrics, ...env }, opts);
+    const r = run(service, bundledEntry(bundles, service), { ...base, ...metrics, ...env }, opts);
     const slot = slots.get(service);
     clearTimeout(slot?.timer); // a restart by hand replaces one that was waiting
     if (slot) Object.assign(slot, { env, running: r, held: false });
@@ -296,46 +332,65 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     }
     return codes;
   };
-  try {
-    const grpc = { PORT: '0', PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
-    await start('ads-sandbox', { PORT: '0', SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken });
-    await start('upstream-proxy', {
-      ...grpc,
-      CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
-      UPSTREAM_URL: urls['ads-sandbox'],
-      UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
-    });
-    const peers = { UPSTREAM_PROXY_URL: urls['upstream-proxy'] };
+  /**
+   * Every process at once, each on a port chosen beforehand, so that its peers' addresses are
+   * known before any listens: none calls a peer while starting (the service clients connect on
+   * first use, and work that reaches a peer is retried by the bus).
+   */
+  const startAll = async () => {
+    const [sandbox, upstream, changes, marketing, optimizer, chosenGateway] = await freePorts(6);
+    const gatewayPort = opts.gatewayPort ?? chosenGateway;
+    const at = (port: number | undefined) => `http://127.0.0.1:${port}`;
+    const grpc = { PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
+    const peers = { UPSTREAM_PROXY_URL: at(upstream) };
     await Promise.all([
+      start('ads-sandbox', { PORT: String(sandbox), SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken }),
+      start('upstream-proxy', {
+        ...grpc,
+        PORT: String(upstream),
+        CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
+        UPSTREAM_URL: at(sandbox),
+        UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
+      }),
       start('changes', {
         ...grpc,
         ...peers,
+        PORT: String(changes),
         CHANGES_PRIVATE_KEY: secrets.changesPrivateKey,
         OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
       }),
-      start('marketing', { ...grpc, ...peers }),
+      start('marketing', { ...grpc, ...peers, PORT: String(marketing) }),
+      // The optimizer publishes approved proposals through the changes service (from its bus).
+      start('optimizer', {
+        ...grpc,
+        ...peers,
+        PORT: String(optimizer),
+        CHANGES_URL: at(changes),
+        OPTIMIZER_PRIVATE_KEY: secrets.optimizerPrivateKey,
+      }),
+      start('gateway', {
+        PORT: String(gatewayPort),
+        PUBLIC_URL: at(gatewayPort),
+        PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
+        UPSTREAM_PROXY_URL: at(upstream),
+        CHANGES_URL: at(changes),
+        OPTIMIZER_URL: at(optimizer),
+        MARKETING_URL: at(marketing),
+      }),
     ]);
-    // The optimizer publishes approved proposals through the changes service, so it starts after it.
-    await start('optimizer', {
-      ...grpc,
-      ...peers,
-      CHANGES_URL: urls.changes,
-      OPTIMIZER_PRIVATE_KEY: secrets.optimizerPrivateKey,
-    });
-    const gatewayPort = opts.gatewayPort ?? (await freePort());
-    const publicUrl = `http://127.0.0.1:${gatewayPort}`;
-    await start('gateway', {
-      PORT: String(gatewayPort),
-      PUBLIC_URL: publicUrl,
-      PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
-      UPSTREAM_PROXY_URL: urls['upstream-proxy'],
-      CHANGES_URL: urls.changes,
-      OPTIMIZER_URL: urls.optimizer,
-      MARKETING_URL: urls.marketing,
-    });
-  } catch (err) {
-    await stopAll();
-    throw err;
+  };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await startAll();
+      break;
+    } catch (err) {
+      await stopAll();
+      // A port chosen beforehand can be taken by another program before our process binds it:
+      // then the whole stack starts again on new ports.
+      if (attempt >= 3 || !chosenPortTaken(err, opts.gatewayPort !== undefined)) throw err;
+      stopping = false;
+      slots.clear();
+    }
   }
 
   const adminEnv = {
@@ -348,11 +403,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   };
   const admin = (args: string[]) =>
     new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'services/gateway/src/admin.ts', ...args], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, ...adminEnv },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [...nodeArgs(bundledEntry(bundles, 'gateway', 'admin')), ...args],
+        {
+          cwd: REPO_ROOT,
+          env: { ...process.env, ...adminEnv },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let out = '';
       let err = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
