@@ -33,14 +33,22 @@ function place(url: string, name: string): string {
     return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? url);
   }
   if (url.startsWith('node:')) return url;
+  // A bundled process (npm start, the bench): `.bundles/<hash>/<service>/dist/main.js`.
+  const bundled = /\/([a-z-]+\/dist\/[a-z-]+\.js)$/.exec(url);
+  if (bundled) return bundled[1] as string;
   const src = url.indexOf('/src/');
   return src >= 0 ? url.slice(url.lastIndexOf('/', src - 1) + 1) : basename(url);
 }
 
-/** The service a profile is of: the one whose `services/<name>/src/server.ts` it ran. */
+/**
+ * The service a profile is of: the one whose `services/<name>/src/server.ts` it ran, or whose
+ * bundle (`.bundles/<hash>/<name>/dist/main.js`).
+ */
 function serviceOf(p: Profile): string {
   for (const n of p.nodes) {
-    const m = /services\/([a-z-]+)\/src\/server\.ts$/.exec(n.callFrame.url);
+    const m =
+      /services\/([a-z-]+)\/src\/server\.ts$/.exec(n.callFrame.url) ??
+      /\.bundles\/[^/]+\/([a-z-]+)\/dist\/main\.js$/.exec(n.callFrame.url);
     if (m) return m[1] as string;
   }
   return '(unknown process or thread)';
