@@ -25,8 +25,6 @@ export const LEASE_SECONDS = 0.1;
 
 export interface RequestBudgetOptions extends BucketRule {
   maxWaitMs?: number;
-  /** For tests: the clock (ms) that ages leases. */
-  now?: () => number;
 }
 
 export interface RequestBudget {
@@ -49,7 +47,7 @@ export function leaseSize(rule: BucketRule): number {
 export function createRequestBudget(pool: Queryable, opts: RequestBudgetOptions): RequestBudget {
   const maxWaitMs = opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   const rule: BucketRule = { ratePerSecond: opts.ratePerSecond, burst: opts.burst };
-  const now = opts.now ?? (() => performance.now());
+  const now = () => performance.now();
   const slice = leaseSize(rule);
   const held = new Map<string, Held>();
   // One lease statement per account at a time: callers that find the slice empty share it.
