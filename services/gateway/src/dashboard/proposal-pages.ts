@@ -4,8 +4,11 @@
  * Approve / Reject. Approval to publish is recorded only here, for the signed-in person and the
  * revision they were shown; the optimizer then publishes it as a change.
  */
+
+import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import type { AdPerformance, Proposal } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -15,6 +18,8 @@ import { insertAudit } from '../store/identity-store.ts';
 import type { SessionView } from '../store/session-store.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { esc, page } from './html.ts';
+import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
+import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
 
 /** What the dashboard's routes share with these pages: the session and the checked form post. */
 export interface ProposalPageHelpers {
@@ -146,13 +151,54 @@ export function proposalDetailHtml(
     ${canDecide && p.status === 'pending_review' ? decisionFormsHtml(p, csrf) : ''}`;
 }
 
-export function proposalListHtml(proposals: readonly Proposal[]): string {
-  if (proposals.length === 0) return '<p class="muted">No proposals yet.</p>';
-  return `<table><thead><tr><th>Status</th><th>Proposal</th><th>Base ad</th><th>Created</th><th></th></tr></thead><tbody>${proposals
-    .map(
-      (p) =>
-        `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${esc(p.status)}</td><td>${esc(p.variant?.name)}</td><td><code>${esc(p.variant?.baseAdId)}</code></td><td>${esc(p.createdAt)}</td><td><a href="/dashboard/proposals/${esc(p.proposalId)}">Review</a></td></tr>`,
-    )
+const PROPOSAL_STATUSES = [
+  'pending_review',
+  'changes_requested',
+  'approved',
+  'publishing',
+  'published',
+  'failed',
+  'rejected',
+  'cancelled',
+  'expired',
+] as const;
+
+/** The proposals list's filters: by status and by optimizer (which names its ad account). */
+function proposalFiltersHtml(
+  status: string,
+  optimizerId: string,
+  optimizers: readonly OptimizerChoice[],
+): string {
+  const option = (value: string, label: string, chosen: string) =>
+    `<option value="${esc(value)}"${value === chosen ? ' selected' : ''}>${esc(label)}</option>`;
+  return `<form class="filters" method="get" action="/dashboard/proposals">
+    <label>Status <select name="status">${option('', 'any status', status)}${PROPOSAL_STATUSES.map((st) => option(st, st.replace('_', ' '), status)).join('')}</select></label>
+    <label>Optimizer (ad account) <select name="optimizer">${option('', 'any optimizer', optimizerId)}${optimizers.map((o) => option(o.id, o.label, optimizerId)).join('')}</select></label>
+    <button type="submit">Filter</button></form>`;
+}
+
+/** An optimizer as the filter offers it: its name and its ad account's. */
+interface OptimizerChoice {
+  id: string;
+  label: string;
+}
+
+export function proposalListHtml(
+  proposals: readonly Proposal[],
+  accounts: ReadonlyMap<string, Account> = new Map(),
+): string {
+  if (proposals.length === 0) return '<p class="muted">No proposals match.</p>';
+  const row = (p: Proposal) => {
+    const account = accounts.get(p.accountId.toLowerCase());
+    const zone = account
+      ? `<br><span class="muted" title="the account's time zone">${esc(accountTimeText(p.createdAt, account.timeZone))}</span>`
+      : '';
+    return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${esc(p.status)}</td><td class="name">${esc(p.variant?.name)}</td>
+      <td class="account">${esc(account?.name ?? 'an account no longer connected')}</td><td class="ad"><code>${esc(p.variant?.baseAdId)}</code></td>
+      <td class="created">${timeHtml(p.createdAt)}${zone}</td><td><a href="/dashboard/proposals/${esc(p.proposalId)}">Review</a></td></tr>`;
+  };
+  return `<table id="proposals"><thead><tr><th>Status</th><th>Proposal</th><th>Ad account</th><th>Base ad</th><th>Created</th><th></th></tr></thead><tbody>${proposals
+    .map(row)
     .join('')}</tbody></table>`;
 }
 
@@ -185,19 +231,53 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
   app.get('/dashboard/proposals', async (req, reply) => {
     const s = await h.session(req);
     if (!s) return reply.redirect('/dashboard/login', 303);
-    const listed = await reviews.listProposals({ limit: 100 }, onBehalfOf(sessionPrincipal(s))).then(
-      (r) => proposalListHtml(r.proposals),
-      () => '<p class="error">Proposals could not be loaded just now.</p>',
-    );
-    return reply
-      .type('text/html')
-      .send(
-        page(
-          'Optimization proposals',
-          `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Optimization proposals</h2>${listed}</section>`,
-          user(s),
+    const principal = sessionPrincipal(s);
+    const statusText = queryText(req.query, 'status');
+    const status = (PROPOSAL_STATUSES as readonly string[]).includes(statusText) ? statusText : '';
+    const optimizerText = queryText(req.query, 'optimizer', 36);
+    const optimizerId = isUuid(optimizerText) ? optimizerText.toLowerCase() : '';
+    const number = pageNumber(req.query);
+    const [listed, optimizers, accountList] = await Promise.all([
+      reviews
+        .listProposals(
+          {
+            status: status || undefined,
+            optimizerId: optimizerId || undefined,
+            limit: PAGE_SIZE,
+            offset: (number - 1) * PAGE_SIZE,
+          },
+          onBehalfOf(principal),
+        )
+        .catch(() => undefined),
+      deps
+        .clientOf(OptimizerService)
+        .listOptimizers({ limit: 100 }, onBehalfOf(principal))
+        .then(
+          (r) => r.optimizers,
+          () => [],
         ),
-      );
+      deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
+        (r) => r.accounts,
+        () => [] as Account[],
+      ),
+    ]);
+    const accounts = new Map(accountList.map((a) => [a.accountId.toLowerCase(), a]));
+    const choices = optimizers.map((o) => ({
+      id: o.optimizerId,
+      label: `${o.name} — ${accounts.get(o.accountId.toLowerCase())?.name ?? 'an account no longer connected'}`,
+    }));
+    const body =
+      listed === undefined
+        ? '<p class="error">Proposals could not be loaded just now.</p>'
+        : `${proposalListHtml(listed.proposals, accounts)}${pagerHtml('/dashboard/proposals', { status, optimizer: optimizerId }, number, listed.total)}`;
+    return reply.type('text/html').send(
+      page(
+        'Optimization proposals',
+        `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Optimization proposals</h2><p class="muted">Times are in your time zone, with the ad account’s below.</p>
+          ${proposalFiltersHtml(status, optimizerId, choices)}${body}</section>${localTimeScript}`,
+        user(s),
+      ),
+    );
   });
 
   app.get<{ Params: { id: string } }>('/dashboard/proposals/:id', async (req, reply) => {
