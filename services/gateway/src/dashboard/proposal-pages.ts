@@ -163,17 +163,60 @@ const PROPOSAL_STATUSES = [
   'expired',
 ] as const;
 
-/** The proposals list's filters: by status and by optimizer (which names its ad account). */
+/** The proposals list's filters, as read from the query string (invalid values are dropped). */
+interface ProposalFilters {
+  status: string;
+  optimizer: string;
+  account: string;
+  run: string;
+  /** Days (YYYY-MM-DD, UTC): created on or after `from`, on or before `to`. */
+  from: string;
+  to: string;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const validDay = (text: string) => DAY.test(text) && !Number.isNaN(Date.parse(`${text}T00:00:00Z`));
+
+function readProposalFilters(query: unknown): ProposalFilters {
+  const uuid = (name: string) => {
+    const text = queryText(query, name, 36);
+    return isUuid(text) ? text.toLowerCase() : '';
+  };
+  const day = (name: string) => {
+    const text = queryText(query, name, 10);
+    return validDay(text) ? text : '';
+  };
+  const status = queryText(query, 'status');
+  return {
+    status: (PROPOSAL_STATUSES as readonly string[]).includes(status) ? status : '',
+    optimizer: uuid('optimizer'),
+    account: uuid('account'),
+    run: uuid('run'),
+    from: day('from'),
+    to: day('to'),
+  };
+}
+
+/** The day after `day` (YYYY-MM-DD), at midnight UTC: the end of a range that includes `day`. */
+function dayAfter(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString();
+}
+
+/** The proposals list's filters: status, optimizer, ad account (by name), run and creation days. */
 function proposalFiltersHtml(
-  status: string,
-  optimizerId: string,
+  f: ProposalFilters,
   optimizers: readonly OptimizerChoice[],
+  accounts: readonly Account[],
 ): string {
   const option = (value: string, label: string, chosen: string) =>
     `<option value="${esc(value)}"${value === chosen ? ' selected' : ''}>${esc(label)}</option>`;
   return `<form class="filters" method="get" action="/dashboard/proposals">
-    <label>Status <select name="status">${option('', 'any status', status)}${PROPOSAL_STATUSES.map((st) => option(st, st.replace('_', ' '), status)).join('')}</select></label>
-    <label>Optimizer (ad account) <select name="optimizer">${option('', 'any optimizer', optimizerId)}${optimizers.map((o) => option(o.id, o.label, optimizerId)).join('')}</select></label>
+    <label>Status <select name="status">${option('', 'any status', f.status)}${PROPOSAL_STATUSES.map((st) => option(st, st.replace('_', ' '), f.status)).join('')}</select></label>
+    <label>Ad account <select name="account">${option('', 'any account', f.account)}${accounts.map((a) => option(a.accountId.toLowerCase(), a.name, f.account)).join('')}</select></label>
+    <label>Optimizer <select name="optimizer">${option('', 'any optimizer', f.optimizer)}${optimizers.map((o) => option(o.id, o.label, f.optimizer)).join('')}</select></label>
+    <label>Run <input name="run" value="${esc(f.run)}" maxlength="36" size="12" placeholder="run id"></label>
+    <label>Created from <input type="date" name="from" value="${esc(f.from)}"></label>
+    <label>to <input type="date" name="to" value="${esc(f.to)}"> (UTC days)</label>
     <button type="submit">Filter</button></form>`;
 }
 
@@ -195,9 +238,10 @@ export function proposalListHtml(
       : '';
     return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${esc(p.status)}</td><td class="name">${esc(p.variant?.name)}</td>
       <td class="account">${esc(account?.name ?? 'an account no longer connected')}</td><td class="ad"><code>${esc(p.variant?.baseAdId)}</code></td>
+      <td class="run"><a href="/dashboard/proposals?run=${esc(p.runId)}" title="${esc(p.runId)}">this run’s</a></td>
       <td class="created">${timeHtml(p.createdAt)}${zone}</td><td><a href="/dashboard/proposals/${esc(p.proposalId)}">Review</a></td></tr>`;
   };
-  return `<table id="proposals"><thead><tr><th>Status</th><th>Proposal</th><th>Ad account</th><th>Base ad</th><th>Created</th><th></th></tr></thead><tbody>${proposals
+  return `<table id="proposals"><thead><tr><th>Status</th><th>Proposal</th><th>Ad account</th><th>Base ad</th><th>Run</th><th>Created</th><th></th></tr></thead><tbody>${proposals
     .map(row)
     .join('')}</tbody></table>`;
 }
@@ -232,17 +276,18 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
     const s = await h.session(req);
     if (!s) return reply.redirect('/dashboard/login', 303);
     const principal = sessionPrincipal(s);
-    const statusText = queryText(req.query, 'status');
-    const status = (PROPOSAL_STATUSES as readonly string[]).includes(statusText) ? statusText : '';
-    const optimizerText = queryText(req.query, 'optimizer', 36);
-    const optimizerId = isUuid(optimizerText) ? optimizerText.toLowerCase() : '';
+    const f = readProposalFilters(req.query);
     const number = pageNumber(req.query);
     const [listed, optimizers, accountList] = await Promise.all([
       reviews
         .listProposals(
           {
-            status: status || undefined,
-            optimizerId: optimizerId || undefined,
+            status: f.status || undefined,
+            optimizerId: f.optimizer || undefined,
+            accountId: f.account || undefined,
+            runId: f.run || undefined,
+            createdAfter: f.from ? `${f.from}T00:00:00Z` : undefined,
+            createdBefore: f.to ? dayAfter(f.to) : undefined,
             limit: PAGE_SIZE,
             offset: (number - 1) * PAGE_SIZE,
           },
@@ -269,12 +314,12 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
     const body =
       listed === undefined
         ? '<p class="error">Proposals could not be loaded just now.</p>'
-        : `${proposalListHtml(listed.proposals, accounts)}${pagerHtml('/dashboard/proposals', { status, optimizer: optimizerId }, number, listed.total)}`;
+        : `${proposalListHtml(listed.proposals, accounts)}${pagerHtml('/dashboard/proposals', { ...f }, number, listed.total)}`;
     return reply.type('text/html').send(
       page(
         'Optimization proposals',
         `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Optimization proposals</h2><p class="muted">Times are in your time zone, with the ad account’s below.</p>
-          ${proposalFiltersHtml(status, optimizerId, choices)}${body}</section>${localTimeScript}`,
+          ${proposalFiltersHtml(f, choices, accountList)}${body}</section>${localTimeScript}`,
         user(s),
       ),
     );
