@@ -114,21 +114,29 @@ export function proposalDetailHtml(
   csrf: string,
   canDecide: boolean,
   message?: string,
+  account?: { name: string; timeZone: string },
 ): string {
   const v = p.variant;
+  // Times in the viewer's zone (by the page's script) and in the account's, whose day it runs on.
+  const when = (at: string | undefined) =>
+    at
+      ? `${timeHtml(at)}${account ? ` <span class="muted">(${esc(accountTimeText(at, account.timeZone))})</span>` : ''}`
+      : '';
   const facts: [string, string | undefined][] = [
-    ['Status', p.status],
-    ['Revision', String(p.revision)],
-    ['Optimizer', p.optimizerId],
-    ['Run', p.runId],
-    ['Review until', p.reviewExpiresAt],
-    ['Review note', p.reviewNote],
-    ['Reviewed by', p.reviewedBy],
-    ['Approved by', p.approvedBy],
-    ['Approved at', p.approvedAt],
-    ['Publish by', p.publishBy],
-    ['Published at', p.publishedAt],
-    ['Cancelled', p.cancelReason],
+    ['Status', esc(p.status)],
+    ['Ad account', esc(account?.name ?? 'an account not listed')],
+    ['Revision', esc(String(p.revision))],
+    ['Optimizer', esc(p.optimizerId)],
+    ['Run', p.runId ? `<a href="/dashboard/proposals?run=${esc(p.runId)}">${esc(p.runId)}</a>` : ''],
+    ['Created', when(p.createdAt)],
+    ['Review until', when(p.reviewExpiresAt)],
+    ['Review note', esc(p.reviewNote)],
+    ['Reviewed by', esc(p.reviewedBy)],
+    ['Approved by', esc(p.approvedBy)],
+    ['Approved at', when(p.approvedAt)],
+    ['Publish by', when(p.publishBy)],
+    ['Published at', when(p.publishedAt)],
+    ['Cancelled', esc(p.cancelReason)],
   ];
   const change =
     p.changeId === undefined
@@ -140,8 +148,7 @@ export function proposalDetailHtml(
     <table><tbody>${facts
       .filter(([, value]) => value !== undefined && value !== '')
       .map(
-        ([k, value]) =>
-          `<tr><th>${esc(k)}</th><td${k === 'Status' ? ' id="status"' : ''}>${esc(value)}</td></tr>`,
+        ([k, value]) => `<tr><th>${esc(k)}</th><td${k === 'Status' ? ' id="status"' : ''}>${value}</td></tr>`,
       )
       .join('')}</tbody></table></section>
     <section><h2>Variant beside its base ad</h2>${comparisonHtml(p, live)}</section>
@@ -246,6 +253,15 @@ export function proposalListHtml(
     .join('')}</tbody></table>`;
 }
 
+/** The proposal's ad account, by name and zone, when the upstream proxy lists it. */
+async function accountOf(deps: GatewayDeps, principal: Principal, accountId: string) {
+  const accounts = await deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
+    (r) => r.accounts,
+    () => [] as Account[],
+  );
+  return accounts.find((a) => a.accountId.toLowerCase() === accountId.toLowerCase());
+}
+
 async function loadProposal(
   deps: GatewayDeps,
   principal: Principal,
@@ -331,10 +347,19 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
     const principal = sessionPrincipal(s);
     const p = await loadProposal(deps, principal, req.params.id);
     if (!p) return notFound(reply, s);
-    const live = await liveAd(deps, principal, p);
+    const [live, account] = await Promise.all([
+      liveAd(deps, principal, p),
+      accountOf(deps, principal, p.accountId),
+    ]);
     return reply
       .type('text/html')
-      .send(page('Review proposal', proposalDetailHtml(p, live, s.csrf_token, s.role !== 'viewer'), user(s)));
+      .send(
+        page(
+          'Review proposal',
+          `${proposalDetailHtml(p, live, s.csrf_token, s.role !== 'viewer', undefined, account)}${localTimeScript}`,
+          user(s),
+        ),
+      );
   });
 
   for (const decision of ['approve', 'reject'] as const) {
@@ -367,7 +392,10 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
         const e = ConnectError.from(err);
         const refused = e.code === Code.PermissionDenied;
         const fresh = (await loadProposal(deps, principal, p.proposalId)) ?? p;
-        const live = await liveAd(deps, principal, fresh);
+        const [live, account] = await Promise.all([
+          liveAd(deps, principal, fresh),
+          accountOf(deps, principal, fresh.accountId),
+        ]);
         return reply
           .code(
             refused ? 403 : e.code === Code.InvalidArgument ? 400 : e.code === Code.Unavailable ? 503 : 409,
@@ -382,6 +410,7 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
                 s.csrf_token,
                 s.role !== 'viewer',
                 refused ? `Your role cannot ${decision} proposals.` : e.rawMessage,
+                account,
               ),
               user(s),
             ),
