@@ -272,7 +272,7 @@ describe('the proposals list', () => {
 });
 
 describe('the audit log beyond its first thousands of events', () => {
-  test('every event is reachable page by page, an old one behind 2,100 newer ones included, each once', async () => {
+  test('every event of both sources is reachable page by page, an old one behind 2,325 newer ones included, each once', async () => {
     const member = await person('viewer');
     const c = new pg.Client({ connectionString: e2e.db.url });
     await c.connect();
@@ -288,6 +288,19 @@ describe('the audit log beyond its first thousands of events', () => {
          VALUES ($1, 'user:' || $2, 'member.role_changed', $2, '{"from":"editor","to":"viewer"}', now() - interval '1 year')`,
         [seed.workspaceId, member.id],
       );
+      // 150 changes the member prepared through MCP, every other one approved in the dashboard:
+      // their events interleave with the gateway's rows and come from the changes service.
+      await c.query(
+        `INSERT INTO changes.changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json,
+           digest, target_path, target_before_json, prepared_by, prepared_at, approved_by, approved_at)
+         SELECT gen_random_uuid(), $1, $2, 'ads_update_ad', CASE WHEN g % 2 = 0 THEN 'approved' ELSE 'prepared' END,
+                'Rename ad ' || g, 'POST', '/ads/a' || g, '{}', encode(sha256(g::text::bytea), 'hex'), '/ads/a' || g, '{}',
+                'user:' || $3 || ' via mcp (00000000-0000-4000-8000-000000000000)', now() - make_interval(secs => g * 7),
+                CASE WHEN g % 2 = 0 THEN 'user:' || $3 || ' via dashboard (dashboard:' || $3 || ')' END,
+                CASE WHEN g % 2 = 0 THEN now() - make_interval(secs => g * 7 - 3) END
+           FROM generate_series(1, 150) g`,
+        [seed.workspaceId, seed.accounts[0]?.account_id, member.id],
+      );
     } finally {
       await c.end();
     }
@@ -298,7 +311,7 @@ describe('the audit log beyond its first thousands of events', () => {
     const found = await page.locator('#audit tbody td.what').allInnerTexts();
     assert.deepEqual(found, ['role changed']);
 
-    // And by paging: 43 pages of the member's events, each event once, newest first.
+    // And by paging: 47 pages of the member's 2,326 events, each once, newest first.
     let path: string | undefined = `/dashboard/audit?person=${member.id}`;
     const keys: string[] = [];
     const times: string[] = [];
@@ -312,9 +325,15 @@ describe('the audit log beyond its first thousands of events', () => {
       path = /<a rel="next" href="([^"]+)"/.exec(html)?.[1]?.replaceAll('&amp;', '&');
       pages += 1;
     }
-    assert.equal(pages, 43);
-    assert.equal(keys.length, 2101);
-    assert.equal(new Set(keys).size, 2101, 'no event twice');
+    assert.equal(keys.length, 2326);
+    assert.equal(new Set(keys).size, 2326, 'no event twice');
+    assert.equal(pages, 47);
+    assert.equal(
+      keys.filter((k) => k.endsWith(':approved')).length,
+      75,
+      'the approvals, from the changes service',
+    );
+    assert.equal(keys.filter((k) => k.endsWith(':prepared')).length, 150);
     assert.deepEqual(times, [...times].sort().reverse(), 'newest first');
   });
 });
