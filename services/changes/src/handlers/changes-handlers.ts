@@ -255,9 +255,11 @@ export function changesHandlers({
       if (req.userId !== '' && !isUuid(req.userId)) throw new InvalidArgumentError('user_id must be a UUID');
       if (req.limit < 0 || req.limit > 500) throw new InvalidArgumentError('limit must be between 0 and 500');
       const cursorGiven = req.beforeAt !== '' || req.beforeKey !== '';
-      if (cursorGiven && (!RFC3339.test(req.beforeAt) || !/^c:[0-9a-f-]{36}:[a-z_]+$/.test(req.beforeKey))) {
+      // The cursor may be another source's event (the gateway merges its audit rows, keyed `g:…`):
+      // its key is only compared, byte-wise, with ours.
+      if (cursorGiven && (!RFC3339.test(req.beforeAt) || !/^[a-z]:[0-9a-z_:-]{1,80}$/.test(req.beforeKey))) {
         throw new InvalidArgumentError(
-          'before_at must be an RFC 3339 time and before_key an event key, both or neither',
+          'before_at must be an RFC 3339 time and before_key an event key (a letter, a colon, then at most 80 of a-z, 0-9, _, : and -), both or neither',
         );
       }
       const rows = await listChangeEvents(pool, {
