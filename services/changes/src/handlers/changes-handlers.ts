@@ -24,6 +24,7 @@ import {
   checkPrepare,
   decisionRefusal,
   digestOf,
+  prepareRefusal,
   refuse,
 } from '../domain/change.ts';
 import { needsTarget, type PlatformObject, planChange, rulesFor } from '../domain/plan.ts';
@@ -39,7 +40,7 @@ import {
 } from '../store/change-store.ts';
 import { checkLive, requireFresh, type Upstream } from './live-check.ts';
 import { planningHandlers } from './planning-handlers.ts';
-import { liveObject, writableAccount } from './platform-reads.ts';
+import { type AccessCheck, accountRefusal, accountToPlan, liveObject } from './platform-reads.ts';
 import { enforceStandards } from './standards-enforcement.ts';
 
 export const APPLY_TOPIC = 'changes.apply';
@@ -136,8 +137,9 @@ export async function planPrepared(
   p: Principal,
   req: PrepareChangeRequest,
   current?: Current,
+  access: AccessCheck = 'enforce',
 ) {
-  checkMayPrepare(p);
+  if (access === 'enforce') checkMayPrepare(p);
   const op = {
     method: req.operation?.method ?? '',
     path: req.operation?.path ?? '',
@@ -152,7 +154,7 @@ export async function planPrepared(
         : `target_path must be empty: a ${rules.effect} makes a new ${rules.label}`,
     );
   }
-  const account = await writableAccount(upstream, p, req.accountId);
+  const account = await accountToPlan(upstream, p, req.accountId, access);
   const what = `${rules.label} ${req.targetPath.split('/').pop() ?? ''}`;
   const given = parseCurrent(current);
   const live =
@@ -168,7 +170,9 @@ export async function planPrepared(
   });
   // The account's standards and spend guard, checked again by the apply worker.
   const standardsChecked = await enforceStandards(pool, p.workspaceId, account, op);
-  return { op, live, plan, standardsChecked };
+  // Empty when access is enforced: a caller who may not prepare was refused above.
+  const accessRefusal = prepareRefusal(p) ?? accountRefusal(account) ?? '';
+  return { op, live, plan, standardsChecked, accessRefusal };
 }
 
 /** prepareAndRecord plans a change and records it, prepared: PrepareChange, and the ad batches. */
@@ -214,13 +218,22 @@ export function changesHandlers({
     async planChange(req, ctx) {
       if (req.change === undefined) throw new InvalidArgumentError('change is required');
       const current = req.currentJson === undefined ? undefined : { json: req.currentJson };
-      const { op, plan } = await planPrepared(pool, upstream, principalOf(ctx), req.change, current);
+      const p = principalOf(ctx);
+      const { op, plan, accessRefusal } = await planPrepared(
+        pool,
+        upstream,
+        p,
+        req.change,
+        current,
+        'report',
+      );
       return {
         summary: plan.summary,
         operation: op,
         digest: digestOf(op),
         targetPath: req.change.targetPath,
         verified: current === undefined,
+        accessRefusal,
       };
     },
 
