@@ -187,7 +187,11 @@ describe('the overview', () => {
     const row = page.locator(`tr[data-credential="${created.credential_id}"]`);
     assert.equal((await row.locator('.state').innerText()).trim(), 'active');
     await submit(page, () => row.getByRole('button', { name: 'Revoke' }).click(), '/dashboard');
-    assert.match(await row.locator('.state').innerText(), /^revoked \d{4}-/);
+    assert.match(await row.locator('.state').innerText(), /^revoked \S/);
+    assert.ok(
+      await row.locator('.state time[datetime]').count(),
+      'the time of revocation, in the viewer’s zone',
+    );
     assert.equal(await row.getAttribute('class'), 'inactive');
     assert.equal(await row.getByRole('button').count(), 0);
     assert.equal(await mcpStatus(created.token), 401);
@@ -290,7 +294,11 @@ describe('origins and form checks', () => {
       page.waitForResponse((r) => r.url() === `${local}/dashboard` && r.request().method() === 'GET'),
       row.getByRole('button', { name: 'Revoke' }).click(),
     ]);
-    assert.match(await row.locator('.state').innerText(), /^revoked \d{4}-/);
+    assert.match(await row.locator('.state').innerText(), /^revoked \S/);
+    assert.ok(
+      await row.locator('.state time[datetime]').count(),
+      'the time of revocation, in the viewer’s zone',
+    );
     assert.equal(await mcpStatus(created.token), 401);
   });
 

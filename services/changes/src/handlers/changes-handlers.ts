@@ -33,6 +33,7 @@ import {
   type ChangeRow,
   findChange,
   insertChange,
+  listChangeEvents,
   listChanges,
   markApplying,
   rejectChange,
@@ -52,6 +53,9 @@ export interface ApplyMessage {
 }
 
 /** The change as the API shows it. */
+/** An RFC 3339 instant in UTC, as ListChangeEvents gives them. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+
 export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
   const iso = (d: Date | null) => d?.toISOString() ?? '';
   return {
@@ -255,6 +259,33 @@ export function changesHandlers({
       });
       const next = req.offset + rows.length;
       return { changes: rows.map(toProto), total, nextOffset: next < total ? next : undefined };
+    },
+
+    async listChangeEvents(req, ctx) {
+      const p = principalOf(ctx);
+      if (req.accountId !== '' && !isUuid(req.accountId))
+        throw new InvalidArgumentError('account_id must be a UUID');
+      if (req.userId !== '' && !isUuid(req.userId)) throw new InvalidArgumentError('user_id must be a UUID');
+      if (req.limit < 0 || req.limit > 500) throw new InvalidArgumentError('limit must be between 0 and 500');
+      const cursorGiven = req.beforeAt !== '' || req.beforeKey !== '';
+      // The cursor may be another source's event (the gateway merges its audit rows, keyed `g:…`):
+      // its key is only compared, byte-wise, with ours.
+      if (cursorGiven && (!RFC3339.test(req.beforeAt) || !/^[a-z]:[0-9a-z_:-]{1,80}$/.test(req.beforeKey))) {
+        throw new InvalidArgumentError(
+          'before_at must be an RFC 3339 time and before_key an event key (a letter, a colon, then at most 80 of a-z, 0-9, _, : and -), both or neither',
+        );
+      }
+      const rows = await listChangeEvents(pool, {
+        workspaceId: p.workspaceId,
+        accountId: req.accountId || undefined,
+        userId: req.userId.toLowerCase() || undefined,
+        beforeAt: cursorGiven ? req.beforeAt : undefined,
+        beforeKey: cursorGiven ? req.beforeKey : undefined,
+        limit: req.limit === 0 ? 100 : req.limit,
+      });
+      return {
+        events: rows.map((r) => ({ kind: r.kind, at: r.event_at, key: r.event_key, change: toProto(r) })),
+      };
     },
 
     async approveChange(req, ctx) {
