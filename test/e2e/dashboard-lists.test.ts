@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
-import { sessionCookie, signInToDashboard } from '@adsmcp/testkit/dashboard';
+import { addPerson, sessionCookie, signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
@@ -48,20 +48,7 @@ async function person(role: 'admin' | 'editor' | 'viewer'): Promise<Person> {
   people += 1;
   const email = `lists-${role}-${people}@demo.example`;
   const password = `${role}-password-${people}`;
-  await stack.admin([
-    'add-user',
-    '--workspace',
-    seed.workspaceId,
-    '--email',
-    email,
-    '--password',
-    password,
-    '--role',
-    role,
-  ]);
-  const [row] = await sql<{ id: string }>('SELECT id FROM gateway.users WHERE email = $1', [email]);
-  assert.ok(row);
-  return { email, password, id: row.id };
+  return addPerson(stack, seed.workspaceId, role, email, password);
 }
 
 async function signIn(who: Person): Promise<{ context: BrowserContext; page: Page }> {

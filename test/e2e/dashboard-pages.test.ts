@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
-import { sessionCookie as cookieOf, dashboardFormPost, signInToDashboard } from '@adsmcp/testkit/dashboard';
+import {
+  addPerson,
+  sessionCookie as cookieOf,
+  dashboardFormPost,
+  signInToDashboard,
+} from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient, rawPost } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
@@ -47,18 +52,7 @@ async function person(role: 'admin' | 'editor' | 'viewer', workspace = seed.work
   people += 1;
   const email = `pages-${role}-${people}@demo.example`;
   const password = `${role}-password-${people}`;
-  await stack.admin([
-    'add-user',
-    '--workspace',
-    workspace,
-    '--email',
-    email,
-    '--password',
-    password,
-    '--role',
-    role,
-  ]);
-  return { email, password, id: await userId(email) };
+  return addPerson(stack, workspace, role, email, password);
 }
 
 async function signIn(

@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
-import { sessionCookie as cookieOf, dashboardFormPost, signInToDashboard } from '@adsmcp/testkit/dashboard';
+import {
+  addPerson,
+  sessionCookie as cookieOf,
+  dashboardFormPost,
+  signInToDashboard,
+} from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient, rawPost } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
@@ -31,18 +36,7 @@ async function person(role: 'admin' | 'editor' | 'viewer'): Promise<{ email: str
   people += 1;
   const email = `${role}-${people}@demo.example`;
   const password = `${role}-password-${people}`;
-  await stack.admin([
-    'add-user',
-    '--workspace',
-    seed.workspaceId,
-    '--email',
-    email,
-    '--password',
-    password,
-    '--role',
-    role,
-  ]);
-  return { email, password };
+  return addPerson(stack, seed.workspaceId, role, email, password);
 }
 
 async function signIn(who: {
