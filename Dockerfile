@@ -1,9 +1,11 @@
-# syntax=docker/dockerfile:1
 # The image of any one service, chosen with the SERVICE build argument. Build from the root:
 #   docker build --build-arg SERVICE=changes -t adsmcp/changes .
 #   docker build --build-arg SERVICE=gateway --build-arg PORT=8080 -t adsmcp/gateway .
 # The manifests and build stages do not depend on SERVICE, so BuildKit installs and builds once
-# for all six images.
+# for all six images. No `# syntax=` line: it would make BuildKit pull its Dockerfile frontend from
+# a registry; the frontend built into Docker 20.10 and later reads `RUN --mount` as it is.
+# Without a registry, NODE_IMAGE=adsmcp/node-base:<version> (docs/images.md) is a base made here;
+# the tests build the images from host-built bundles instead, with ./Dockerfile.prebuilt.
 ARG NODE_IMAGE=node:20.20.2-bookworm-slim
 
 # Every package.json and the lockfile at their own paths: the install layers below are reused
@@ -29,6 +31,9 @@ RUN npm run build
 # The npm packages the bundle imports: this service's production dependencies, nothing else.
 # devDependencies go first because npm installs a workspace's devDependencies that are
 # workspaces themselves (testkit and its embedded PostgreSQL, the sandbox) even with --omit=dev.
+# A version a bundled workspace package keeps for itself (packages/runtime/node_modules/ipaddr.js
+# 2.x; the root's 1.x is the dev tools') is the bundle's: it goes to the service's node_modules,
+# which the bundle finds first (the image has no packages/ directory).
 FROM ${NODE_IMAGE} AS deps
 ARG SERVICE
 WORKDIR /app
@@ -38,7 +43,10 @@ RUN --mount=type=cache,target=/root/.npm \
  && npm pkg delete devDependencies --workspaces \
  && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --workspace "@adsmcp/${SERVICE}" \
  && rm -rf node_modules/@adsmcp \
- && mkdir -p "services/${SERVICE}/node_modules"
+ && mkdir -p "services/${SERVICE}/node_modules" \
+ && for d in packages/*/node_modules; do \
+      if [ -d "$d" ]; then cp -a "$d/." "services/${SERVICE}/node_modules/"; fi; \
+    done
 
 # The runtime image: node, the service's bundle, its migrations and its production packages,
 # at /app/service whatever the service; no sources, no build tools, nothing installed at run time.

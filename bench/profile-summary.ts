@@ -3,7 +3,10 @@
  * for each file, its top functions by self time, and self time by package or source file, so
  * where a process spends its time can be read without a browser.
  *
- *   node --import tsx bench/profile-summary.ts <dir-or-files...> [--top 20]
+ *   node --import tsx bench/profile-summary.ts <dir-or-files...> [--top 20] [--skip 15]
+ *
+ * `--skip <s>` leaves out each profile's first seconds: a process's start-up (loading and
+ * compiling its modules) otherwise weighs as much as the load it served.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -30,24 +33,35 @@ function place(url: string, name: string): string {
     return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? url);
   }
   if (url.startsWith('node:')) return url;
+  // A bundled process (npm start, the bench): `.bundles/<hash>/<service>/dist/main.js`.
+  const bundled = /\/([a-z-]+\/dist\/[a-z-]+\.js)$/.exec(url);
+  if (bundled) return bundled[1] as string;
   const src = url.indexOf('/src/');
   return src >= 0 ? url.slice(url.lastIndexOf('/', src - 1) + 1) : basename(url);
 }
 
-/** The service a profile is of: the one whose `services/<name>/src/server.ts` it ran. */
+/**
+ * The service a profile is of: the one whose `services/<name>/src/server.ts` it ran, or whose
+ * bundle (`.bundles/<hash>/<name>/dist/main.js`).
+ */
 function serviceOf(p: Profile): string {
   for (const n of p.nodes) {
-    const m = /services\/([a-z-]+)\/src\/server\.ts$/.exec(n.callFrame.url);
+    const m =
+      /services\/([a-z-]+)\/src\/server\.ts$/.exec(n.callFrame.url) ??
+      /\.bundles\/[^/]+\/([a-z-]+)\/dist\/main\.js$/.exec(n.callFrame.url);
     if (m) return m[1] as string;
   }
   return '(unknown process or thread)';
 }
 
-function summarise(p: Profile, top: number): string {
+function summarise(p: Profile, top: number, skipSeconds: number): string {
   const selfUs = new Map<number, number>();
   const samples = p.samples ?? [];
   const deltas = p.timeDeltas ?? [];
+  let at = 0;
   for (let i = 0; i < samples.length; i++) {
+    at += deltas[i] ?? 0;
+    if (at < skipSeconds * 1e6) continue;
     const id = samples[i] as number;
     selfUs.set(id, (selfUs.get(id) ?? 0) + (deltas[i + 1] ?? deltas[i] ?? 0));
   }
@@ -96,12 +110,18 @@ async function files(args: string[]): Promise<string[]> {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const t = argv.indexOf('--top');
-  const top = t >= 0 ? Number(argv[t + 1]) : 20;
-  const paths = t >= 0 ? argv.filter((_, i) => i !== t && i !== t + 1) : argv;
+  const option = (name: string, fallback: number) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? Number(argv[i + 1]) : fallback;
+  };
+  const top = option('--top', 20);
+  const skip = option('--skip', 0);
+  const paths = argv.filter(
+    (a, i) => !a.startsWith('--') && !['--top', '--skip'].includes(argv[i - 1] ?? ''),
+  );
   for (const f of await files(paths)) {
     const profile = JSON.parse(await readFile(f, 'utf8')) as Profile;
-    process.stdout.write(`== ${f}\n${summarise(profile, top)}\n\n`);
+    process.stdout.write(`== ${f}\n${summarise(profile, top, skip)}\n\n`);
   }
 }
 

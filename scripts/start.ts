@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { busTransportKind } from '@adsmcp/runtime/bus/transport';
+import { ensureBundles } from '@adsmcp/testkit/bundles';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 import { DEFAULT_RESTART_POLICY } from '@adsmcp/testkit/restart-backoff';
 import { REPO_ROOT, type ServiceName, startStack } from '@adsmcp/testkit/stack';
@@ -84,6 +85,11 @@ async function main(): Promise<void> {
     throw new Error(`PORT must be a port number (got ${process.env.PORT})`);
   // Checked here, before anything starts, rather than by each service in turn.
   const bus = busTransportKind(process.env);
+  // The services run from bundles of the current sources, built (after a change) while
+  // PostgreSQL starts; a failed build is reported once PostgreSQL can be stopped again.
+  const bundling = ensureBundles().catch((err: unknown) =>
+    err instanceof Error ? err : new Error(String(err)),
+  );
 
   let stopPostgres: (() => Promise<void>) | undefined;
   let databaseUrl = process.env.DATABASE_URL;
@@ -99,6 +105,13 @@ async function main(): Promise<void> {
     stopPostgres = () => pgServer.stop();
     databaseUrl = await ensureDatabase(pgServer.adminUrl);
   }
+
+  const bundles = await bundling;
+  if (bundles instanceof Error) {
+    await stopPostgres?.();
+    throw new Error(`could not bundle the services: ${bundles.message}`);
+  }
+  if (bundles.built) process.stdout.write(`bundled the services in ${(bundles.ms / 1000).toFixed(1)} s\n`);
 
   const previous = existsSync(DEV_FILE)
     ? (JSON.parse(await readFile(DEV_FILE, 'utf8')) as Partial<DevFile>)

@@ -1,8 +1,14 @@
 /**
- * What the container test suites need, prepared by `npm test` when it runs one of them: Debian's
+ * What the container test suites need, prepared by `npm test` while the other tests run: Debian's
  * docker.io and debootstrap (apt-get, when missing), a Docker engine (dockerd started here when
- * none answers), and the local PostgreSQL image (built from Debian's packages when missing; see
- * packages/testkit/src/pg-container.ts). What was started here is stopped by `stop`.
+ * none answers), and the images built on this machine when missing: the PostgreSQL image
+ * (packages/testkit/src/pg-container.ts), the Node base image and the services' images
+ * (packages/testkit/src/images.ts). What was started here is stopped at the end.
+ *
+ * The preparation runs in a child process of its own (this file, run as a script), so that it
+ * advances while `npm test` waits on the static checks and the other tests in synchronous calls.
+ * It tells its parent over the IPC channel when it is ready or why it failed, and stops dockerd
+ * when told to or when its parent goes away.
  *
  * When Docker cannot run here (not root, no engine, no kernel support), this says so and the run
  * fails: the container suites are never skipped in silence.
@@ -14,18 +20,24 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { ensureNodeBaseImage, ensureServiceImages, NODE_BASE_IMAGE } from '@adsmcp/testkit/images';
 import { ensureLocalPgImage, LOCAL_PG_IMAGE, pgImage } from '@adsmcp/testkit/pg-container';
 
-export interface PreparedContainers {
-  stop(): Promise<void>;
+/** What the selected container suites use: PostgreSQL in a container, the services' images. */
+export interface ContainerNeeds {
+  pg: boolean;
+  images: boolean;
 }
 
 const SOCKET = '/var/run/docker.sock';
 
-/** Prefixed: these lines come while the static checks print theirs. */
+/** Prefixed: these lines come while the other tests print theirs. */
 function say(line: string): void {
   process.stdout.write(`[containers] ${line}\n`);
 }
+
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
 /** Whether the engine answers its ping on the local socket. */
 function engineAnswers(): Promise<boolean> {
@@ -47,14 +59,30 @@ function engineAnswers(): Promise<boolean> {
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
-/** Runs apt-get without blocking the event loop; true when it succeeded. */
-function aptGet(args: string[]): Promise<boolean> {
+/** Runs apt-get once without blocking the event loop; true when it succeeded. */
+function aptGetOnce(args: string[]): Promise<boolean> {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   return new Promise((resolve) => {
-    const child = spawn('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env });
+    const child = spawn('apt-get', ['-o', 'DPkg::Lock::Timeout=300', ...args], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env,
+    });
     child.once('error', () => resolve(false));
     child.once('exit', (code) => resolve(code === 0));
   });
+}
+
+/**
+ * apt-get, tried again a few times: `npm test` installs Chromium and kcat with apt-get at the same
+ * time on a new machine, and whichever comes second finds apt's locks taken.
+ */
+async function aptGet(args: string[]): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    if (await aptGetOnce(args)) return true;
+    if (attempt === 6) return false;
+    say(`apt-get ${args.join(' ')} failed; trying again in 20 s (another apt-get may hold its lock)`);
+    await sleep(20_000);
+  }
 }
 
 /** Installs what is missing of docker.io and debootstrap, in one apt-get run. */
@@ -68,10 +96,12 @@ async function installDebianTools(): Promise<void> {
   if (!isRoot() || !existsSync('/usr/bin/apt-get')) {
     throw new Error(`${pkgs.join(' and ')} not installed and this is not root with apt-get`);
   }
+  const started = Date.now();
   say(`apt-get install -y ${pkgs.join(' ')}`);
   if (!(await aptGet(['update', '-qq'])) || !(await aptGet(['install', '-y', '-qq', ...pkgs]))) {
     throw new Error(`apt-get could not install ${pkgs.join(' ')}`);
   }
+  say(`installed ${pkgs.join(' ')} in ${seconds(started)}`);
 }
 
 /** Starts dockerd and waits for its socket; the engine's log goes to a file named on failure. */
@@ -108,54 +138,118 @@ async function stopEngine(dockerd: ChildProcess): Promise<void> {
   say('dockerd stopped');
 }
 
-/**
- * Prepares Docker and the image for the container suites. Throws, saying why, when it cannot.
- */
-export async function prepareContainers(): Promise<PreparedContainers> {
+/** The Node base image; resolves when it is there. */
+async function buildNodeBase(): Promise<void> {
   const started = Date.now();
-  let dockerd: ChildProcess | undefined;
+  const built = await ensureNodeBaseImage(say);
+  say(built ? `built ${NODE_BASE_IMAGE} in ${seconds(started)}` : `${NODE_BASE_IMAGE} is built already`);
+}
+
+/** The services' images on the Node base. */
+async function buildServiceImages(): Promise<void> {
+  const started = Date.now();
+  const images = await ensureServiceImages(say);
+  say(`service images ready in ${seconds(started)}: ${Object.values(images).join(' ')}`);
+}
+
+async function buildPgImage(): Promise<void> {
+  if (pgImage() !== LOCAL_PG_IMAGE) {
+    say(`PostgreSQL image from ADSMCP_PG_IMAGE: ${pgImage()} (pulled by Testcontainers when missing)`);
+    return;
+  }
+  const started = Date.now();
+  const built = await ensureLocalPgImage(say);
+  say(built ? `built ${LOCAL_PG_IMAGE} in ${seconds(started)}` : `${LOCAL_PG_IMAGE} is built already`);
+}
+
+/** The engine started here, stopped at the end. */
+let engine: ChildProcess | undefined;
+
+/** Prepares Docker and the images `needs` names. Throws, saying why, when it cannot. */
+async function prepare(needs: ContainerNeeds): Promise<void> {
+  const started = Date.now();
   try {
     if (!(await engineAnswers())) {
       await installDebianTools();
-      dockerd = await startEngine();
+      engine = await startEngine();
     } else {
       say('a Docker engine answers');
     }
-    if (pgImage() === LOCAL_PG_IMAGE) {
-      await installDebianTools();
-      const built = await ensureLocalPgImage(say);
-      say(built ? `built ${LOCAL_PG_IMAGE}` : `${LOCAL_PG_IMAGE} is built already`);
-    } else {
-      say(`PostgreSQL image from ADSMCP_PG_IMAGE: ${pgImage()} (pulled by Testcontainers when missing)`);
-    }
+    await installDebianTools();
+    // The Node base's debootstrap first, alone: the PostgreSQL one then finds every package they
+    // share in the shared download cache, while the service images are built on the new base.
+    const base = needs.images ? buildNodeBase() : Promise.resolve();
+    const images = needs.images ? base.then(buildServiceImages) : Promise.resolve();
+    const pg = needs.pg ? base.catch(() => undefined).then(buildPgImage) : Promise.resolve();
+    const [a, b] = await Promise.allSettled([images, pg]);
+    for (const r of [a, b]) if (r?.status === 'rejected') throw r.reason;
   } catch (err) {
-    if (dockerd) await stopEngine(dockerd);
+    if (engine) await stopEngine(engine);
+    engine = undefined;
     throw err;
   }
-  say(`containers prepared in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  say(`containers prepared in ${seconds(started)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent's side.
+
+/** What preparing came to: never a rejection. */
+export type Preparation = { ok: true } | { ok: false; error: string };
+
+type Message = Preparation;
+
+export interface ContainerPreparation {
+  /** Resolves when Docker and the images are ready, or with why they cannot be. */
+  ready: Promise<Preparation>;
+  /** Stops what the preparation started (dockerd), and the preparation itself if still running. */
+  stop(): Promise<void>;
+}
+
+/** Starts preparing what `needs` names in a child process (this file as a script). */
+export function startContainerPreparation(needs: ContainerNeeds, root: string): ContainerPreparation {
+  const args = [...(needs.pg ? ['--pg'] : []), ...(needs.images ? ['--images'] : [])];
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = new Promise<Preparation>((resolve) => {
+    child.once('message', (m: Message) => resolve(m));
+    void exited.then((code) => resolve({ ok: false, error: `the preparation exited (code ${code})` }));
+  });
   return {
+    ready,
     async stop() {
-      if (dockerd) await stopEngine(dockerd);
+      if (child.connected) child.send('stop');
+      else child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      await exited;
+      clearTimeout(timer);
     },
   };
 }
 
-/** What preparing came to: never a rejection, so it can run unawaited beside the static checks. */
-export type Preparation = { ok: true; prepared: PreparedContainers } | { ok: false; error: string };
+// ---------------------------------------------------------------------------------------------
+// The child's side.
 
-/**
- * Starts preparing when one of `files` (repo-relative) uses the testkit's pg-container, else
- * resolves to undefined. `npm test` awaits it before the tests and stops what it started.
- */
-export async function prepareContainersFor(files: string[], root: string): Promise<Preparation | undefined> {
-  let needed = false;
-  for (const f of files) {
-    if ((await readFile(join(root, f), 'utf8')).includes('@adsmcp/testkit/pg-container')) needed = true;
-  }
-  if (!needed) return undefined;
+async function child(): Promise<void> {
+  const needs = { pg: process.argv.includes('--pg'), images: process.argv.includes('--images') };
+  const send = (m: Message) => process.send?.(m);
+  // Told to stop, or the parent went away, even before the preparation is done: stop the engine
+  // started here (a build still running ends by itself), then exit.
+  const stop = async () => {
+    if (engine) await stopEngine(engine);
+    process.exit(0);
+  };
+  process.once('message', () => void stop());
+  process.once('disconnect', () => void stop());
   try {
-    return { ok: true, prepared: await prepareContainers() };
+    await prepare(needs);
+    send({ ok: true });
   } catch (err) {
-    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    send({ ok: false, error: err instanceof Error ? err.message : String(err) });
   }
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) void child();

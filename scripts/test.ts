@@ -3,6 +3,8 @@
  * (buf lint, buf breaking, generated code up to date), then every unit, integration and
  * end-to-end test with node's test runner against one PostgreSQL for the whole run
  * (DATABASE_URL, or an embedded one started here). Each test file makes its own database.
+ * The container suites (Docker: PostgreSQL in a container, the services' images) run last, in a
+ * second test runner, once what they need, prepared from the start alongside, is ready.
  *
  * `npm test -- <text>…` runs only the test files whose path contains one of the texts, and
  * skips the static checks.
@@ -12,9 +14,14 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { type Bundles, ensureBundles } from '@adsmcp/testkit/bundles';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 import { REPO_ROOT } from '@adsmcp/testkit/stack';
-import { type Preparation, prepareContainersFor } from './test-containers.ts';
+import {
+  type ContainerNeeds,
+  type ContainerPreparation,
+  startContainerPreparation,
+} from './test-containers.ts';
 
 const BIN = join(REPO_ROOT, 'node_modules', '.bin');
 const filters = process.argv.slice(2);
@@ -85,14 +92,24 @@ function protosNotBroken(): boolean {
 }
 
 /**
- * The suites that run PostgreSQL in a container (Testcontainers) need Docker and an image built
- * from Debian packages, about six minutes on a machine that has neither: the whole run includes
- * them only with ADSMCP_CONTAINER_TESTS=1; `npm run test:containers` (or naming them) runs them.
+ * The suites that run containers need Docker and images built here from Debian's packages
+ * (scripts/test-containers.ts prepares them while the other tests run, and they run after those);
+ * ADSMCP_CONTAINER_TESTS=0 leaves them out of a whole run.
  */
-const CONTAINER_SUITES = process.env.ADSMCP_CONTAINER_TESTS === '1';
+const CONTAINER_SUITES = process.env.ADSMCP_CONTAINER_TESTS !== '0';
+
+/** What a test file runs in containers: PostgreSQL (pg-container), the services' images (images). */
+async function containerNeeds(file: string): Promise<ContainerNeeds> {
+  const text = await readFile(join(REPO_ROOT, file), 'utf8');
+  return {
+    pg: text.includes('@adsmcp/testkit/pg-container'),
+    images: text.includes('@adsmcp/testkit/images'),
+  };
+}
 
 async function usesContainers(file: string): Promise<boolean> {
-  return (await readFile(join(REPO_ROOT, file), 'utf8')).includes('@adsmcp/testkit/pg-container');
+  const needs = await containerNeeds(file);
+  return needs.pg || needs.images;
 }
 
 async function testFiles(): Promise<string[]> {
@@ -139,7 +156,54 @@ function ensureDebianPackage(pkg: string, binary: string, purpose: string, overr
   }
 }
 
-async function checksAndTests(containers: Promise<Preparation | undefined>): Promise<number> {
+function reportBundles(bundles: Bundles | Error): void {
+  step('service bundles (esbuild)');
+  if (bundles instanceof Error) {
+    // The tests that start a stack report it again; the others may still run.
+    process.stdout.write(`could not bundle the services: ${bundles.message}\n`);
+    return;
+  }
+  const where = relative(REPO_ROOT, bundles.dir);
+  process.stdout.write(
+    bundles.built ? `built ${where} in ${(bundles.ms / 1000).toFixed(1)} s\n` : `${where} is current\n`,
+  );
+}
+
+/** node's test runner on `files`, two at a time, against the run's PostgreSQL (`env`). */
+function runTests(files: string[], env: NodeJS.ProcessEnv): number {
+  process.stdout.write(`${files.map((f) => `  ${relative('.', f)}`).join('\n')}\n`);
+  return sh(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-concurrency=2',
+      '--test-timeout=300000',
+      '--test-reporter=spec',
+      ...files,
+    ],
+    env,
+  );
+}
+
+interface Selected {
+  plain: string[];
+  /** The files that run containers, run after the others once Docker and the images are ready. */
+  containers: string[];
+}
+
+async function selectFiles(): Promise<Selected> {
+  const selected: Selected = { plain: [], containers: [] };
+  for (const f of await testFiles())
+    ((await usesContainers(f)) ? selected.containers : selected.plain).push(f);
+  return selected;
+}
+
+async function checksAndTests(
+  files: Selected,
+  containers: ContainerPreparation | undefined,
+): Promise<number> {
   ensureDebianPackage('chromium', '/usr/bin/chromium', 'the browser tests', process.env.CHROMIUM_PATH);
   ensureDebianPackage('kcat', '/usr/bin/kcat', 'the Kafka tests', process.env.KCAT_PATH);
   if (filters.length === 0) {
@@ -153,16 +217,15 @@ async function checksAndTests(containers: Promise<Preparation | undefined>): Pro
     if (!(await generatedCodeIsCurrent())) return 1;
   }
 
-  const files = await testFiles();
-  if (files.length === 0) {
+  if (files.plain.length + files.containers.length === 0) {
     process.stdout.write(`no test files match ${filters.join(', ')}\n`);
     return 1;
   }
-  const prepared = await containers;
-  if (prepared?.ok === false) {
-    process.stdout.write(`\n!! Docker cannot run here, so the container suites cannot: ${prepared.error}\n`);
-    return 1;
-  }
+  // The services' bundles, built once here while PostgreSQL starts, so that every test file's
+  // stack finds them current instead of building them itself.
+  const bundling = ensureBundles().catch((err: unknown) =>
+    err instanceof Error ? err : new Error(String(err)),
+  );
   let stopPostgres: (() => Promise<void>) | undefined;
   const env = { ...process.env };
   if (!env.DATABASE_URL) {
@@ -178,38 +241,48 @@ async function checksAndTests(containers: Promise<Preparation | undefined>): Pro
   } else {
     step('PostgreSQL (DATABASE_URL)');
   }
-  step(`tests (${files.length} files)`);
-  process.stdout.write(`${files.map((f) => `  ${relative('.', f)}`).join('\n')}\n`);
+  reportBundles(await bundling);
   try {
-    return sh(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        '--test',
-        '--test-concurrency=2',
-        '--test-timeout=300000',
-        '--test-reporter=spec',
-        ...files,
-      ],
-      env,
-    );
+    let code = 0;
+    if (files.plain.length > 0) {
+      step(`tests (${files.plain.length} files)`);
+      code = runTests(files.plain, env);
+    }
+    if (containers) {
+      step(`container tests (${files.containers.length} files): waiting for Docker and the images`);
+      const prepared = await containers.ready;
+      if (!prepared.ok) {
+        process.stdout.write(
+          `\n!! Docker cannot run here, so the container suites cannot: ${prepared.error}\n`,
+        );
+        return 1;
+      }
+      code = runTests(files.containers, env) || code;
+    }
+    return code;
   } finally {
     await stopPostgres?.();
   }
 }
 
 /**
- * Docker and the PostgreSQL image for the container suites (scripts/test-containers.ts) are
- * prepared while the static checks run, and what was started for them is stopped at the end.
+ * Docker and the images for the container suites (scripts/test-containers.ts) are prepared from
+ * the start, in a process of their own, while the static checks and the other tests run; what was
+ * started for them is stopped at the end.
  */
 async function main(): Promise<number> {
-  const containers = prepareContainersFor(await testFiles(), REPO_ROOT);
+  const files = await selectFiles();
+  const needs = { pg: false, images: false };
+  for (const f of files.containers) {
+    const n = await containerNeeds(f);
+    needs.pg ||= n.pg;
+    needs.images ||= n.images;
+  }
+  const containers = files.containers.length > 0 ? startContainerPreparation(needs, REPO_ROOT) : undefined;
   try {
-    return await checksAndTests(containers);
+    return await checksAndTests(files, containers);
   } finally {
-    const prepared = await containers;
-    if (prepared?.ok) await prepared.prepared.stop();
+    await containers?.stop();
   }
 }
 

@@ -298,13 +298,23 @@ describe('conversions', () => {
       });
       assert.equal(report.isError, undefined, JSON.stringify(report.structuredContent));
       assert.ok(Array.isArray((report.structuredContent as { insights: unknown[] }).insights));
-      // The gateway refuses the prepare itself (HTTP 403), before any service is asked.
+      // The gateway refuses the prepare itself (HTTP 403 with an insufficient_scope challenge),
+      // before any service is asked; the v2 client surfaces the challenge as its own error.
       await assert.rejects(
         reader.callTool('ads_create_conversion_source', {
           account_id: accountId,
           body: { name: 'Reader pixel', client_type: 'web' },
         }),
-        /lacks the \\?"write\\?" scope that ads_create_conversion_source needs/,
+        (err: unknown) => {
+          const e = err as { name?: string; requiredScope?: string; errorDescription?: string };
+          assert.equal(e.name, 'InsufficientScopeError');
+          assert.equal(e.requiredScope, 'read write');
+          assert.equal(
+            e.errorDescription,
+            'ads_create_conversion_source needs the write scope; this token has read',
+          );
+          return true;
+        },
       );
     } finally {
       await reader.close();

@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
-import { sessionCookie as cookieOf, dashboardFormPost, signInToDashboard } from '@adsmcp/testkit/dashboard';
+import {
+  addPerson,
+  sessionCookie as cookieOf,
+  dashboardFormPost,
+  signInToDashboard,
+} from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient, rawPost } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
@@ -47,18 +52,7 @@ async function person(role: 'admin' | 'editor' | 'viewer', workspace = seed.work
   people += 1;
   const email = `pages-${role}-${people}@demo.example`;
   const password = `${role}-password-${people}`;
-  await stack.admin([
-    'add-user',
-    '--workspace',
-    workspace,
-    '--email',
-    email,
-    '--password',
-    password,
-    '--role',
-    role,
-  ]);
-  return { email, password, id: await userId(email) };
+  return addPerson(stack, workspace, role, email, password);
 }
 
 async function signIn(
@@ -361,9 +355,18 @@ describe('the audit log', () => {
       whos.every((w) => w.startsWith(viewer.email)),
       whos.join('\n'),
     );
-    assert.match(await page.locator('.pager').innerText(), /Page 1 of 2 \(6\d in all\)/);
+    assert.match(await page.locator('.pager').innerText(), /The newest events, 50 a page/);
+    const firstPage = await page
+      .locator('#audit tbody tr')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-event')));
     await submit(page, () => page.locator('a[rel=next]').click(), '/dashboard/audit');
-    assert.ok((await page.locator('#audit tbody tr').count()) >= 10);
+    const secondPage = await page
+      .locator('#audit tbody tr')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-event')));
+    assert.ok(secondPage.length >= 10 && secondPage.length < 50, `${secondPage.length} on the second page`);
+    assert.ok(!secondPage.some((k) => firstPage.includes(k)), 'no event on both pages');
+    assert.equal(await page.locator('a[rel=next]').count(), 0, 'the second page is the last');
+    assert.equal(await page.locator('a[rel=first]').count(), 1, 'it links back to the newest events');
     assert.equal(await page.locator('select[name=person]').inputValue(), viewer.id, 'the filter is kept');
 
     const second = seed.accounts[1];

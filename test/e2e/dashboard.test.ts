@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
-import { sessionCookie as cookieOf, dashboardFormPost, signInToDashboard } from '@adsmcp/testkit/dashboard';
+import {
+  addPerson,
+  sessionCookie as cookieOf,
+  dashboardFormPost,
+  signInToDashboard,
+} from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient, rawPost } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
@@ -31,18 +36,7 @@ async function person(role: 'admin' | 'editor' | 'viewer'): Promise<{ email: str
   people += 1;
   const email = `${role}-${people}@demo.example`;
   const password = `${role}-password-${people}`;
-  await stack.admin([
-    'add-user',
-    '--workspace',
-    seed.workspaceId,
-    '--email',
-    email,
-    '--password',
-    password,
-    '--role',
-    role,
-  ]);
-  return { email, password };
+  return addPerson(stack, seed.workspaceId, role, email, password);
 }
 
 async function signIn(who: {
@@ -187,7 +181,11 @@ describe('the overview', () => {
     const row = page.locator(`tr[data-credential="${created.credential_id}"]`);
     assert.equal((await row.locator('.state').innerText()).trim(), 'active');
     await submit(page, () => row.getByRole('button', { name: 'Revoke' }).click(), '/dashboard');
-    assert.match(await row.locator('.state').innerText(), /^revoked \d{4}-/);
+    assert.match(await row.locator('.state').innerText(), /^revoked \S/);
+    assert.ok(
+      await row.locator('.state time[datetime]').count(),
+      'the time of revocation, in the viewer’s zone',
+    );
     assert.equal(await row.getAttribute('class'), 'inactive');
     assert.equal(await row.getByRole('button').count(), 0);
     assert.equal(await mcpStatus(created.token), 401);
@@ -290,7 +288,11 @@ describe('origins and form checks', () => {
       page.waitForResponse((r) => r.url() === `${local}/dashboard` && r.request().method() === 'GET'),
       row.getByRole('button', { name: 'Revoke' }).click(),
     ]);
-    assert.match(await row.locator('.state').innerText(), /^revoked \d{4}-/);
+    assert.match(await row.locator('.state').innerText(), /^revoked \S/);
+    assert.ok(
+      await row.locator('.state time[datetime]').count(),
+      'the time of revocation, in the viewer’s zone',
+    );
     assert.equal(await mcpStatus(created.token), 401);
   });
 

@@ -13,7 +13,9 @@ import { launchBrowser } from '@adsmcp/testkit/browser';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, rawPost } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -34,7 +36,10 @@ let people = 0;
 
 /** A client's state, kept in memory as the SDK's provider interface asks. */
 class MemoryClient implements OAuthClientProvider {
-  constructor(private readonly name = 'E2E Agent') {}
+  constructor(
+    private readonly name = 'E2E Agent',
+    private readonly grantTypes = ['authorization_code', 'refresh_token'],
+  ) {}
   info: OAuthClientInformationMixed | undefined;
   stored: OAuthTokens | undefined;
   verifier = '';
@@ -46,7 +51,7 @@ class MemoryClient implements OAuthClientProvider {
     return {
       client_name: this.name,
       redirect_uris: [redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
+      grant_types: this.grantTypes,
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     };
@@ -97,8 +102,11 @@ async function person(): Promise<{ email: string; password: string }> {
  * Runs the SDK's flow to the end: discovery and registration, the authorization request opened in
  * Chromium where the person signs in and approves, then the code exchanged for tokens.
  */
-async function connectThroughOAuth(client: MemoryClient): Promise<{ tokens: OAuthTokens; consent: string }> {
-  assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+async function connectThroughOAuth(
+  client: MemoryClient,
+  scope?: string,
+): Promise<{ tokens: OAuthTokens; consent: string }> {
+  assert.equal(await auth(client, { serverUrl: stack.mcpUrl, scope }), 'REDIRECT');
   const url = client.authorizationUrl;
   assert.ok(url, 'the SDK asked for the authorization page');
   assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
@@ -125,6 +133,24 @@ async function connectThroughOAuth(client: MemoryClient): Promise<{ tokens: OAut
   } finally {
     await context.close();
   }
+}
+
+/** A pasted token with both scopes, of a new viewer of the demo workspace. */
+async function viewerToken(): Promise<string> {
+  const email = `viewer-${randomUUID()}@demo.example`;
+  await stack.admin([
+    'add-user',
+    '--workspace',
+    seed.workspaceId,
+    '--email',
+    email,
+    '--password',
+    'viewer-password-1',
+    '--role',
+    'viewer',
+  ]);
+  const args = ['create-token', '--workspace', seed.workspaceId, '--user', email, '--scopes', 'read,write'];
+  return (JSON.parse(await stack.admin(args)) as { token: string }).token;
 }
 
 function tokenRequest(form: Record<string, string>): Promise<Response> {
@@ -304,6 +330,71 @@ describe('OAuth 2.1 for MCP clients', () => {
     assert.match(refused.challenge ?? '', /error="invalid_token"/);
     assert.match(refused.challenge ?? '', /scope="read write"/);
     assert.match(refused.challenge ?? '', /another resource/);
+  });
+
+  test('a read-only token calling a write tool gets 403 insufficient_scope, and the SDK steps up to read and write', async () => {
+    // Without a refresh token the SDK's step-up goes straight to a new authorization request.
+    const client = new MemoryClient('Read-only Agent', ['authorization_code']);
+    const { tokens, consent } = await connectThroughOAuth(client, 'read');
+    assert.match(consent, /read: /);
+    assert.doesNotMatch(consent, /write: /, 'only read was asked for');
+    const writeCall = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'ads_save_marketing_item', arguments: {} },
+    };
+    const raw = await rawPost(stack.mcpUrl, writeCall, { authorization: `Bearer ${tokens.access_token}` });
+    assert.equal(raw.status, 403);
+    const header = raw.headers.get('www-authenticate') ?? '';
+    assert.match(header, /^Bearer /);
+    assert.match(header, /error="insufficient_scope"/);
+    assert.match(header, /scope="read write"/, 'the scopes to ask for: the token’s own and the missing one');
+    assert.match(
+      header,
+      new RegExp(`resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource"`),
+    );
+    assert.match(
+      header,
+      /error_description="ads_save_marketing_item needs the write scope; this token has read"/,
+    );
+    const body = raw.json as { id: number; error: { code: number; message: string } };
+    assert.equal(body.id, 7, 'the JSON-RPC error answers the call');
+    assert.match(body.error.message, /lacks the "write" scope/);
+    // A read tool still works with the same token, with no challenge.
+    assert.equal((await mcpStatus(tokens.access_token)).status, 200);
+
+    // The official client with the same provider: its 403 path reads the challenge and asks again.
+    const before = client.authorizationUrl;
+    const mcp = new Client({ name: 'step-up', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(stack.mcpUrl), { authProvider: client }));
+    try {
+      await assert.rejects(
+        mcp.callTool({ name: 'ads_save_marketing_item', arguments: {} }),
+        (err: unknown) => err instanceof UnauthorizedError,
+      );
+    } finally {
+      await mcp.close();
+    }
+    const stepUp = client.authorizationUrl;
+    assert.ok(stepUp && stepUp !== before, 'the SDK started a new authorization request');
+    assert.equal(stepUp.searchParams.get('scope'), 'read write');
+    assert.equal(stepUp.searchParams.get('resource'), stack.mcpUrl);
+  });
+
+  test('a viewer’s token with the write scope is refused a write tool by role, with no step-up challenge', async () => {
+    const res = await rawPost(
+      stack.mcpUrl,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'ads_save_marketing_item', arguments: {} },
+      },
+      { authorization: `Bearer ${await viewerToken()}` },
+    );
+    assert.equal(res.status, 403);
+    assert.equal(res.headers.get('www-authenticate'), null, 'more scopes would not help a viewer');
   });
 
   test('registration refuses plain http redirect URIs to another host, naming the field', async () => {

@@ -251,7 +251,7 @@ describe('the whole review loop', () => {
     ]);
     await Promise.all([
       page.waitForURL(new RegExp(`/dashboard/proposals/${proposalId}$`)),
-      page.click(`tr[data-proposal="${proposalId}"] a`),
+      page.click(`tr[data-proposal="${proposalId}"] a[href="/dashboard/proposals/${proposalId}"]`),
     ]);
     assert.equal((await page.locator('#status').innerText()).trim(), 'pending_review');
     const comparison = await page.locator('table[data-comparison]').innerText();

@@ -181,4 +181,33 @@ describe('ads_preflight_change', () => {
       assert.match(err.message, /operation must be the name of a prepare tool: one of .*ads_update_ad/);
     }
   });
+
+  test('a read-scope connection gets the plan (a preflight is a read) with the permission refusal prepare would give', async () => {
+    const issued = JSON.parse(
+      await e2e.stack.admin(['create-token', '--workspace', e2e.seed.workspaceId, '--scopes', 'read']),
+    ) as { token: string };
+    const reader = await connectClient('v1', e2e.stack.mcpUrl, issued.token);
+    try {
+      const ad = ads[0] as Ad;
+      const args = { account_id: accountId, ad_id: ad.id, body: { name: 'Planned by a reader' } };
+      const res = await reader.callTool('ads_preflight_change', {
+        account_id: accountId,
+        operation: 'ads_update_ad',
+        args,
+      });
+      assert.notEqual(res.isError, true, JSON.stringify(res.structuredContent));
+      const r = res.structuredContent as unknown as Preflight;
+      assert.equal(r.would_prepare, false, 'this connection could not prepare it');
+      assert.deepEqual(r.refusal, {
+        code: 'permission_denied',
+        message: 'preparing a change needs the write scope and the admin or editor role',
+      });
+      assert.match(r.change?.summary ?? '', /Planned by a reader/, 'the plan is shown all the same');
+      const asWriter = await preflight({ ad_id: ad.id, body: { name: 'Planned by a reader' } });
+      assert.equal(r.change?.digest, asWriter.change?.digest, 'the same plan a writer gets');
+      await assert.rejects(reader.callTool('ads_update_ad', args), /403|forbidden/i);
+    } finally {
+      await reader.close();
+    }
+  });
 });

@@ -10,11 +10,22 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { IMAGE_PORT, serviceEnv } from '@adsmcp/testkit/image-env';
+import type { ServiceName, StackSecrets } from '@adsmcp/testkit/stack';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import {
   HorizontalPodAutoscaler,
@@ -1301,6 +1312,62 @@ describe('the configuration', () => {
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives each process every variable its image runs with in the images end-to-end test, and only variables it reads', () => {
+    const runtimeDir = join(ROOT, 'packages/runtime/src');
+    const runtimeSources = readdirSync(runtimeDir, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+      .map((f) => readFileSync(join(runtimeDir, f), 'utf8'))
+      .join('\n');
+    // What every process may read: the runtime's own variables (log level, bus, metrics, traces)
+    // and Node's, which the images set.
+    const everywhere = new Set([
+      ...[...runtimeSources.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]),
+      ...[...runtimeSources.matchAll(/^\s+([A-Z][A-Z0-9_]+):\s*(?:str|int|optional)\(/gm)].map((m) => m[1]),
+      'NODE_ENV',
+      'NODE_OPTIONS',
+    ]);
+    const readsBy = new Map<string, Set<string | undefined>>();
+    for (const name of Object.keys(SERVICES)) {
+      const config = readFileSync(join(ROOT, 'services', name, 'src/config.ts'), 'utf8');
+      readsBy.set(
+        name,
+        new Set([...everywhere, ...[...config.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1])]),
+      );
+    }
+    const readBySome = (v: string) => [...readsBy.values()].some((r) => r.has(v));
+    const secrets = {} as StackSecrets;
+    for (const overlay of Object.values(OVERLAYS)) {
+      const objects = render(overlay);
+      for (const d of ofKind<IDeployment>(objects, 'Deployment')) {
+        const name = d.metadata.name as ServiceName;
+        const env = containerEnv(mainContainer(d), objects).env;
+        const set = [...env.keys()];
+        const imageRuns = ['DATABASE_URL', 'HOST', 'PORT', ...Object.keys(serviceEnv(name, secrets, {}))];
+        const where = `${overlay.namespace} ${name}`;
+        assert.deepEqual(
+          imageRuns.filter((v) => !set.includes(v)),
+          [],
+          `${where}: the manifest lacks variables the image is run with (packages/testkit/src/image-env.ts)`,
+        );
+        // A shared ConfigMap (the peers' URLs) may hold what another process reads; a variable
+        // set for this process alone must be one it reads.
+        const unread = set.filter(
+          (v) => !readsBy.get(name)?.has(v) && !(env.get(v)?.from === 'configMap' && readBySome(v)),
+        );
+        assert.deepEqual(unread, [], `${where}: the manifest sets variables no process reads`);
+      }
+      const ports = ofKind<IDeployment>(objects, 'Deployment').map((d) => [
+        d.metadata.name,
+        mainContainer(d).ports?.[0]?.containerPort,
+      ]);
+      assert.deepEqual(
+        ports,
+        ports.map(([name]) => [name, IMAGE_PORT[name as ServiceName]]),
+        'each image is built with the port its manifest runs it on',
+      );
     }
   });
 

@@ -1,6 +1,7 @@
 /**
- * Clients for calling a service over gRPC on behalf of a principal: each call carries a freshly
- * signed principal token addressed to that service, and the current request id.
+ * Clients for calling a service on behalf of a principal: each call carries a principal token
+ * addressed to that service (reused while it has most of its life left, see principal.ts), and
+ * the current request id.
  */
 import type { DescService } from '@bufbuild/protobuf';
 import {
@@ -10,7 +11,7 @@ import {
   type Interceptor,
   type Transport,
 } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
+import { createConnectTransport } from '@connectrpc/connect-node';
 import { REQUEST_ID_HEADER } from './connect-server.ts';
 import { failoverTransport, parseServiceAddresses } from './failover-transport.ts';
 import { currentRequestId } from './log.ts';
@@ -34,12 +35,17 @@ function signingInterceptor(signer: PrincipalSigner, audience: string): Intercep
 }
 
 /**
- * The transport of internal calls: one HTTP/2 connection per target, reused by every call, with
- * each call's principal token and request id.
+ * The transport of internal calls: the Connect protocol with binary messages over one HTTP/2
+ * connection per target, reused by every call, with each call's principal token and request id.
+ * Every service also serves gRPC (health probes and grpc tools use it); for our own unary calls
+ * the Connect protocol costs less per call on both sides than gRPC's framing and trailers
+ * (measured with `npm run bench`, see docs/performance.md).
  */
 function internalTransport(baseUrl: string, audience: string, signer: PrincipalSigner): Transport {
-  return createGrpcTransport({
+  return createConnectTransport({
     baseUrl,
+    httpVersion: '2',
+    useBinaryFormat: true,
     interceptors: [traceClientInterceptor(), signingInterceptor(signer, audience)],
     defaultTimeoutMs: 30_000,
   });
@@ -55,7 +61,7 @@ function addressedTransport(baseUrl: string, audience: string, signer: Principal
   return failoverTransport(addresses.map((url) => internalTransport(url, audience, signer)));
 }
 
-/** createServiceClient returns a gRPC client of `service` at `baseUrl` (one address or a list), for the service named `audience`. */
+/** createServiceClient returns a client of `service` at `baseUrl` (one address or a list), for the service named `audience`. */
 export function createServiceClient<T extends DescService>(
   service: T,
   baseUrl: string,

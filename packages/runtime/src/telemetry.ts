@@ -3,10 +3,11 @@
  * the bus messages they enqueue and the call to the ad platform, carried between processes as a
  * W3C `traceparent`. Spans are exported over OTLP/HTTP (JSON) when `OTEL_EXPORTER_OTLP_ENDPOINT`
  * is set; otherwise nothing is registered, every span is the API's no-op and the hooks below cost
- * a function call each.
+ * a function call each. The SDK, the exporter and the Fastify instrumentation are loaded only
+ * then: a process that exports nothing does not pay for loading them (a few tenths of a second
+ * of CPU at start-up and about 10 MB of memory).
  */
 import type { Interceptor } from '@connectrpc/connect';
-import { FastifyOtelInstrumentation } from '@fastify/otel';
 import {
   type Attributes,
   type Context,
@@ -19,10 +20,6 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 const TRACER_NAME = '@adsmcp/runtime';
 const tracer = () => trace.getTracer(TRACER_NAME);
@@ -46,9 +43,22 @@ export interface Tracing {
  * set, and the Fastify instrumentation, which attaches itself to every Fastify instance created
  * afterwards: call it first in `main`, before any server is built.
  */
-export function startTracing(service: string, env: NodeJS.ProcessEnv = process.env): Tracing {
+export async function startTracing(service: string, env: NodeJS.ProcessEnv = process.env): Promise<Tracing> {
   const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   if (endpoint === undefined || endpoint === '') return { shutdown: async () => {} };
+  const [
+    { FastifyOtelInstrumentation },
+    { W3CTraceContextPropagator },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+    { BatchSpanProcessor, NodeTracerProvider },
+  ] = await Promise.all([
+    import('@fastify/otel'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-node'),
+  ]);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? service }),
     // The exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (adding /v1/traces) and its headers and timeout itself.

@@ -43,3 +43,24 @@ export function dashboardFormPost(
     body: new URLSearchParams(form).toString(),
   });
 }
+
+/** Someone who signs in to the dashboard, as `addPerson` made them. */
+export interface DashboardPerson {
+  email: string;
+  password: string;
+  /** Their user id, as the admin command printed it. */
+  id: string;
+}
+
+/** Adds a person with `role` to a workspace through the admin command, so they can sign in. */
+export async function addPerson(
+  stack: { admin(args: string[]): Promise<string> },
+  workspaceId: string,
+  role: 'admin' | 'editor' | 'viewer',
+  email: string,
+  password: string,
+): Promise<DashboardPerson> {
+  const args = ['add-user', '--workspace', workspaceId, '--email', email, '--password', password];
+  const out = JSON.parse(await stack.admin([...args, '--role', role])) as { user_id: string };
+  return { email, password, id: out.user_id };
+}

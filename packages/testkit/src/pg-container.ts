@@ -11,8 +11,7 @@
  * port chosen here: a restart keeps the port (a published port may move when Docker restarts a
  * container), and no traffic leaves the loopback interface.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -23,6 +22,7 @@ import {
   type StartedTestContainer,
   Wait,
 } from 'testcontainers';
+import { debootstrap, imageExists, importRoot, removeTree } from './docker.ts';
 import { freePort } from './free-port.ts';
 
 /** The image built here from Debian's packages. */
@@ -166,98 +166,35 @@ wait "$pid" || true
 wait "$pid"
 `;
 
-/** The Debian mirror apt is configured with (deb822 sources or sources.list): never hard-coded. */
-export async function aptMirror(): Promise<string> {
-  const candidates: string[] = [];
-  const dir = '/etc/apt/sources.list.d';
-  for (const f of (await readdir(dir).catch(() => [] as string[])).sort()) {
-    if (!f.endsWith('.sources')) continue;
-    const text = await readFile(join(dir, f), 'utf8');
-    for (const stanza of text.split(/\n\s*\n/)) {
-      const field = (name: string) => stanza.match(new RegExp(`^${name}:\\s*(.+)$`, 'mi'))?.[1]?.trim() ?? '';
-      if (/^\s*enabled:\s*no/im.test(stanza)) continue;
-      if (field('Types').split(/\s+/).includes('deb') && field('Suites').split(/\s+/).includes('bookworm')) {
-        candidates.push(...field('URIs').split(/\s+/));
-      }
-    }
-  }
-  const list = await readFile('/etc/apt/sources.list', 'utf8').catch(() => '');
-  for (const line of list.split('\n')) {
-    const m = line.match(/^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+bookworm\s/);
-    if (m?.[1]) candidates.push(m[1]);
-  }
-  const mirror = candidates.find((u) => /^https?:\/\//.test(u));
-  if (!mirror) throw new Error('no Debian bookworm mirror in the apt configuration (/etc/apt/sources.list*)');
-  return mirror;
-}
-
-/**
- * Runs a command without blocking the event loop (npm test runs its static checks meanwhile); its
- * output goes to `logFile`, whose end is shown when it fails.
- */
-async function run(cmd: string, args: string[], logFile: string): Promise<void> {
-  const out = await open(logFile, 'a');
-  try {
-    const code = await new Promise<number | string>((resolve) => {
-      const child = spawn(cmd, args, { stdio: ['ignore', out.fd, out.fd] });
-      child.once('error', (err) => resolve(err.message));
-      child.once('exit', (c, signal) => resolve(c ?? signal ?? 'killed'));
-    });
-    if (code !== 0) {
-      const tail = (await readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-20).join('\n');
-      throw new Error(
-        `${cmd} ${args.slice(0, 3).join(' ')}… failed (${code}); the end of ${logFile}:\n${tail}`,
-      );
-    }
-  } finally {
-    await out.close();
-  }
-}
-
-/** Whether the Docker engine has `tag`. */
-export function imageExists(tag: string): boolean {
-  return spawnSync('docker', ['image', 'inspect', tag], { stdio: 'ignore' }).status === 0;
-}
-
 /**
  * Builds LOCAL_PG_IMAGE unless it exists: debootstrap a minimal bookworm with postgresql-15 from
- * the configured mirror, add the entrypoint, `docker import` the tree. Needs root, debootstrap
- * and a running engine. Returns whether it built.
+ * the configured mirror (through the shared package cache, see docker.ts), add the entrypoint,
+ * `docker import` the tree. Needs root, debootstrap and a running engine. Returns whether it built.
  */
 export async function ensureLocalPgImage(log: (line: string) => void = () => undefined): Promise<boolean> {
-  if (imageExists(LOCAL_PG_IMAGE)) return false;
-  const mirror = await aptMirror();
+  if (await imageExists(LOCAL_PG_IMAGE)) return false;
   const root = await mkdtemp(join(tmpdir(), 'adsmcp-pg-rootfs-'));
   const logFile = `${root}.log`;
   try {
     log(`debootstrap bookworm with postgresql-15 into ${root} (log ${logFile})`);
-    await run(
-      'debootstrap',
-      ['--variant=minbase', '--include=postgresql-15', 'bookworm', root, mirror],
-      logFile,
-    );
+    await debootstrap(root, ['postgresql-15'], logFile);
     const entrypoint = join(root, 'usr/local/bin/adsmcp-pg-entrypoint');
     await writeFile(entrypoint, ENTRYPOINT);
     await chmod(entrypoint, 0o755);
-    // The package's own cluster is not used, and the downloaded packages are not needed.
+    // The package's own cluster is not used.
     await rm(join(root, 'var/lib/postgresql/15'), { recursive: true, force: true });
-    await run('sh', ['-c', 'rm -f "$1"/var/cache/apt/archives/*.deb', 'sh', root], logFile);
     log(`docker import ${LOCAL_PG_IMAGE}`);
-    await run(
-      'bash',
+    await importRoot(
+      root,
+      LOCAL_PG_IMAGE,
       [
-        '-c',
-        'set -eo pipefail; tar -C "$1" -c . | docker import ' +
-          '--change \'ENTRYPOINT ["/usr/local/bin/adsmcp-pg-entrypoint"]\' ' +
-          "--change 'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' " +
-          '--change \'ENV LANG=C.UTF-8\' - "$2"',
-        'bash',
-        root,
-        LOCAL_PG_IMAGE,
+        'ENTRYPOINT ["/usr/local/bin/adsmcp-pg-entrypoint"]',
+        'ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        'ENV LANG=C.UTF-8',
       ],
       logFile,
     );
-    await rm(logFile, { force: true });
+    await removeTree(root, logFile);
     return true;
   } finally {
     await rm(root, { recursive: true, force: true });

@@ -1,16 +1,18 @@
 /**
  * The whole product as real processes on this machine: the sandbox, the upstream-proxy, the
- * domain services and the gateway, each started with `node --import tsx <service>/src/main.ts`
- * on loopback. `npm start`, the end-to-end tests and the benchmarks all start it this way.
+ * domain services and the gateway, each started from its esbuild bundle (built once for the
+ * current sources, see bundles.ts) on loopback, all at once on ports chosen beforehand.
+ * `npm start`, the end-to-end tests and the benchmarks all start it this way.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatePrincipalKeys } from '@adsmcp/runtime/principal';
-import { freePort } from './free-port.ts';
+import { bundledEntry, ensureBundles } from './bundles.ts';
 import { formatDelay, type RestartPolicy, restartDelay } from './restart-backoff.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy.ts';
 
@@ -147,6 +149,11 @@ interface Running {
 
 const KEEP_LINES = 200;
 
+/** Node's arguments for a bundled script: stack traces point at the TypeScript sources. */
+function nodeArgs(script: string, extra: string[] = []): string[] {
+  return [...extra, '--enable-source-maps', script];
+}
+
 function run(
   service: ServiceName,
   script: string,
@@ -154,7 +161,7 @@ function run(
   opts: StackOptions,
   replica = 0,
 ): Running {
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', script], {
+  const child = spawn(process.execPath, nodeArgs(script, opts.nodeArgs), {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -263,9 +270,38 @@ function slotKey(service: ServiceName, replica: number): string {
   return replica === 0 ? service : `${service}#${replica}`;
 }
 
+/**
+ * `n` distinct free loopback ports: the kernel's choice for each, all held open together so that
+ * none is given twice, then released for the processes to listen on.
+ */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, async () => {
+      const server = createServer();
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+      });
+      return server;
+    }),
+  );
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+/**
+ * Whether a start failed because a process found a port chosen for it taken (not the gateway's
+ * fixed port, which another start would find taken too).
+ */
+function chosenPortTaken(err: unknown, fixedGatewayPort: boolean): boolean {
+  if (!(err instanceof Error) || !err.message.includes('EADDRINUSE')) return false;
+  return !(fixedGatewayPort && err.message.startsWith('gateway '));
+}
+
 /** startStack starts every process and resolves when each is listening. */
 export async function startStack(opts: StackOptions): Promise<Stack> {
-  const secrets = await loadSecrets(opts.dataDir);
+  const [secrets, bundles] = await Promise.all([loadSecrets(opts.dataDir), ensureBundles()]);
   const base = { DATABASE_URL: opts.databaseUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env };
   const slots = new Map<string, Slot>();
   const urls = {} as Record<ServiceName, string>;
@@ -279,7 +315,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
   const launch = (service: ServiceName, env: Record<string, string>, replica = 0): Running => {
     const metrics = metricsPortEnv(service, opts.env?.METRICS_PORT ?? process.env.METRICS_PORT, replica);
-    const r = run(service, `services/${service}/src/main.ts`, { ...base, ...metrics, ...env }, opts, replica);
+    const r = run(service, bundledEntry(bundles, service), { ...base, ...metrics, ...env }, opts, replica);
     const key = slotKey(service, replica);
     const slot = slots.get(key);
     clearTimeout(slot?.timer); // a restart by hand replaces one that was waiting
@@ -325,14 +361,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (opts.supervise) notice(service, replica, `started (pid ${r.child.pid}), listening on port ${port}`);
     return port;
   };
-  /**
-   * Starts every replica of a service at once (each on a port of `portOf`, when given); its peers
-   * are given the list of their addresses.
-   */
-  const start = async (service: ServiceName, env: Record<string, string>, portOf?: () => Promise<number>) => {
-    const replicas = Array.from({ length: replicaCount(service) }, (_, i) => i);
-    const envOf = async () => (portOf ? { ...env, PORT: String(await portOf()) } : env);
-    const ports = await Promise.all(replicas.map(async (i) => startReplica(service, await envOf(), i)));
+  /** Starts every replica of a service at once, replica i on `ports[i]`. */
+  const start = async (service: ServiceName, env: Record<string, string>, ports: readonly number[]) => {
+    await Promise.all(ports.map((port, i) => startReplica(service, { ...env, PORT: String(port) }, i)));
     replicaUrls[service] = ports.map((port) => `http://127.0.0.1:${port}`);
     urls[service] = replicaUrls[service].join(',');
   };
@@ -361,53 +392,87 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (!slot) throw new Error(`${service} replica ${replica} was never started`);
     return slot;
   };
-  try {
-    const grpc = { PORT: '0', PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
-    await start('ads-sandbox', { PORT: '0', SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken });
-    await start('upstream-proxy', {
-      ...grpc,
-      CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
-      UPSTREAM_URL: urls['ads-sandbox'],
-      UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
-    });
-    const peers = { UPSTREAM_PROXY_URL: urls['upstream-proxy'] };
+  /**
+   * Every process at once, each on a port chosen beforehand, so that its peers' addresses are
+   * known before any listens: none calls a peer while starting (the service clients connect on
+   * first use, and work that reaches a peer is retried by the bus). A replicated service's peers
+   * are given the list of its replicas' addresses; replicated gateways listen on ports of their
+   * own, behind a round-robin proxy on the public port (standing in for a Kubernetes Service).
+   */
+  const startAll = async () => {
+    const n = replicaCount('gateway');
+    const proxied = n > 1;
+    const ports = await freePorts(1 + 4 * n + (proxied ? n + 1 : 1));
+    const take = (count: number) => ports.splice(0, count);
+    const [sandbox] = take(1);
+    const [upstream, changes, marketing, optimizer] = [take(n), take(n), take(n), take(n)];
+    const chosenGateway = take(1)[0] as number;
+    const gatewayPort = opts.gatewayPort ?? chosenGateway;
+    const gatewayReplicas = proxied ? take(n) : [gatewayPort];
+    const at = (port: number | undefined) => `http://127.0.0.1:${port}`;
+    const list = (replicas: number[]) => replicas.map(at).join(',');
+    const grpc = { PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
+    const peers = { UPSTREAM_PROXY_URL: list(upstream) };
     await Promise.all([
-      start('changes', {
-        ...grpc,
-        ...peers,
-        CHANGES_PRIVATE_KEY: secrets.changesPrivateKey,
-        OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
-      }),
-      start('marketing', { ...grpc, ...peers }),
+      start('ads-sandbox', { SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken }, [sandbox as number]),
+      start(
+        'upstream-proxy',
+        {
+          ...grpc,
+          CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
+          UPSTREAM_URL: at(sandbox),
+          UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
+        },
+        upstream,
+      ),
+      start(
+        'changes',
+        {
+          ...grpc,
+          ...peers,
+          CHANGES_PRIVATE_KEY: secrets.changesPrivateKey,
+          OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+        },
+        changes,
+      ),
+      start('marketing', { ...grpc, ...peers }, marketing),
+      // The optimizer publishes approved proposals through the changes service (from its bus).
+      start(
+        'optimizer',
+        { ...grpc, ...peers, CHANGES_URL: list(changes), OPTIMIZER_PRIVATE_KEY: secrets.optimizerPrivateKey },
+        optimizer,
+      ),
+      start(
+        'gateway',
+        {
+          PUBLIC_URL: at(gatewayPort),
+          PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
+          UPSTREAM_PROXY_URL: list(upstream),
+          CHANGES_URL: list(changes),
+          OPTIMIZER_URL: list(optimizer),
+          MARKETING_URL: list(marketing),
+        },
+        gatewayReplicas,
+      ),
     ]);
-    // The optimizer publishes approved proposals through the changes service, so it starts after it.
-    await start('optimizer', {
-      ...grpc,
-      ...peers,
-      CHANGES_URL: urls.changes,
-      OPTIMIZER_PRIVATE_KEY: secrets.optimizerPrivateKey,
-    });
-    const gatewayPort = opts.gatewayPort ?? (await freePort());
-    const publicUrl = `http://127.0.0.1:${gatewayPort}`;
-    // Replicated gateways listen on ports of their own, behind the proxy on the public port.
-    const proxied = replicaCount('gateway') > 1;
-    const gatewayEnv = {
-      PORT: String(gatewayPort),
-      PUBLIC_URL: publicUrl,
-      PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
-      UPSTREAM_PROXY_URL: urls['upstream-proxy'],
-      CHANGES_URL: urls.changes,
-      OPTIMIZER_URL: urls.optimizer,
-      MARKETING_URL: urls.marketing,
-    };
-    await start('gateway', gatewayEnv, proxied ? freePort : undefined);
     if (proxied) {
       gatewayProxy = await startRoundRobinProxy({ port: gatewayPort, targets: replicaUrls.gateway });
       urls.gateway = gatewayProxy.url;
     }
-  } catch (err) {
-    await stopAll();
-    throw err;
+  };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await startAll();
+      break;
+    } catch (err) {
+      await stopAll();
+      // A port chosen beforehand can be taken by another program before our process binds it:
+      // then the whole stack starts again on new ports.
+      if (attempt >= 3 || !chosenPortTaken(err, opts.gatewayPort !== undefined)) throw err;
+      stopping = false;
+      gatewayProxy = undefined;
+      slots.clear();
+    }
   }
 
   const adminEnv = {
@@ -420,11 +485,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   };
   const admin = (args: string[]) =>
     new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'services/gateway/src/admin.ts', ...args], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, ...adminEnv },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [...nodeArgs(bundledEntry(bundles, 'gateway', 'admin')), ...args],
+        {
+          cwd: REPO_ROOT,
+          env: { ...process.env, ...adminEnv },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let out = '';
       let err = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));

@@ -11,7 +11,7 @@ import { buildServer, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from './server.ts';
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
   // Before any server is built: the Fastify instrumentation attaches to instances made afterwards.
-  const tracing = startTracing(SERVICE_NAME);
+  const tracing = await startTracing(SERVICE_NAME);
   const logger = createLogger(SERVICE_NAME);
   const metrics = await startMetrics(SERVICE_NAME, { host: config.HOST, logger });
   const pool = await openServiceDatabase({

@@ -26,7 +26,7 @@ const DAY_MS = 24 * HOUR_MS;
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
   // Before any server is built: the Fastify instrumentation attaches to instances made afterwards.
-  const tracing = startTracing(SERVICE_NAME);
+  const tracing = await startTracing(SERVICE_NAME);
   const logger = createLogger(SERVICE_NAME);
   const metrics = await startMetrics(SERVICE_NAME, { host: config.HOST, logger });
   const clock = () => new Date();

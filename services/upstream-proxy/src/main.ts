@@ -13,7 +13,7 @@ import { createPlatformClient } from './upstream/platform-client.ts';
 runMain(SERVICE_NAME, async () => {
   const config = loadConfig();
   // Before any server is built: the Fastify instrumentation attaches to instances made afterwards.
-  const tracing = startTracing(SERVICE_NAME);
+  const tracing = await startTracing(SERVICE_NAME);
   const logger = createLogger(SERVICE_NAME);
   const metrics = await startMetrics(SERVICE_NAME, { host: config.HOST, logger });
   const pool = await openServiceDatabase({

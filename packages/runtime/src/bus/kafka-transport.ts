@@ -53,6 +53,7 @@ import {
 import { inInboxTransaction, isProcessed } from './inbox.ts';
 import { Listener } from './listener.ts';
 import { enqueue } from './outbox.ts';
+import { type Rounds, rounds } from './rounds.ts';
 
 /** The Kafka header carrying the outbox message id (the inbox dedupes by it). */
 export const MESSAGE_ID_HEADER = 'bus-message-id';
@@ -206,8 +207,11 @@ class Relay {
   private readonly producer: Producer;
   private connected: Promise<void> | undefined;
   private running = false;
-  private draining: Promise<void> | undefined;
-  private drainAgain = false;
+  private readonly rounds: Rounds = rounds(
+    () => this.publishRound(),
+    () => this.running,
+    (err) => this.failed(err),
+  );
   private pollTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
@@ -233,10 +237,10 @@ class Relay {
 
   start(): void {
     this.running = true;
-    this.unsubscribe = this.listener.subscribeAll(() => this.wake());
-    this.pollTimer = setInterval(() => this.wake(), this.pollMs);
+    this.unsubscribe = this.listener.subscribeAll(() => this.rounds.wake());
+    this.pollTimer = setInterval(() => this.rounds.wake(), this.pollMs);
     this.pollTimer.unref();
-    this.wake();
+    this.rounds.wake();
   }
 
   async stop(): Promise<void> {
@@ -244,7 +248,7 @@ class Relay {
     this.unsubscribe?.();
     clearInterval(this.pollTimer);
     clearTimeout(this.retryTimer);
-    await this.draining;
+    await this.rounds.settled();
     if (this.connected !== undefined) {
       await this.connected.catch(() => undefined);
       await this.producer.disconnect().catch((err: unknown) => {
@@ -253,35 +257,22 @@ class Relay {
     }
   }
 
-  /** wake publishes what is due now, or right after the round already under way. */
-  private wake(): void {
-    if (!this.running) return;
-    if (this.draining !== undefined) {
-      this.drainAgain = true;
-      return;
+  /** One round: publishes due rows, batch after batch, until a batch is not full. */
+  private async publishRound(): Promise<void> {
+    await this.listen();
+    while (this.running && (await this.publishBatch()) === RELAY_BATCH) {
+      // a full batch: there may be more
     }
-    this.draining = this.drain().finally(() => {
-      this.draining = undefined;
-    });
+    this.failures = 0;
   }
 
-  private async drain(): Promise<void> {
-    try {
-      await this.listen();
-      do {
-        this.drainAgain = false;
-        while (this.running && (await this.publishBatch()) === RELAY_BATCH) {
-          // a full batch: there may be more
-        }
-      } while (this.drainAgain && this.running);
-      this.failures = 0;
-    } catch (err) {
-      this.failures++;
-      const delayMs = backoffDelay(this.failures, RELAY_RETRY, Math.random);
-      this.log.error({ err, delay_ms: delayMs }, 'bus relay could not publish; the rows stay pending');
-      clearTimeout(this.retryTimer);
-      this.retryTimer = setTimeout(() => this.wake(), delayMs);
-    }
+  /** A failed round: the rows stay pending, and the relay wakes again after a growing wait. */
+  private failed(err: unknown): void {
+    this.failures++;
+    const delayMs = backoffDelay(this.failures, RELAY_RETRY, Math.random);
+    this.log.error({ err, delay_ms: delayMs }, 'bus relay could not publish; the rows stay pending');
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.rounds.wake(), delayMs);
   }
 
   /** listen starts the LISTEN connection once; until it works, polling alone finds new rows. */

@@ -38,6 +38,7 @@ import {
 } from './bus.ts';
 import { inInboxTransaction, isProcessed } from './inbox.ts';
 import { Listener } from './listener.ts';
+import { type Rounds, rounds } from './rounds.ts';
 
 export interface PgTransportDeps {
   /** The service's pool (search_path at the schema holding the bus tables). */
@@ -108,8 +109,12 @@ class PgConsumer<P> implements Consumer {
   private readonly opts: Required<Omit<ConsumerOptions<P>, 'name' | 'topic'>>;
   private readonly log: Logger;
   private running = false;
-  private draining: Promise<void> | undefined;
-  private drainAgain = false;
+  private readonly rounds: Rounds = rounds(
+    () => this.claimRound(),
+    () => this.running,
+    // The next wake-up (notification, poll) tries again.
+    (err) => this.log.error({ err }, 'bus claim failed'),
+  );
   private pollTimer: NodeJS.Timeout | undefined;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private readonly inFlight = new Set<InFlight>();
@@ -139,9 +144,9 @@ class PgConsumer<P> implements Consumer {
 
   start(): void {
     this.running = true;
-    this.unsubscribe = this.listener.subscribe(this.topic, () => this.wake());
-    this.pollTimer = setInterval(() => this.wake(), this.opts.pollIntervalMs);
-    this.wake();
+    this.unsubscribe = this.listener.subscribe(this.topic, () => this.rounds.wake());
+    this.pollTimer = setInterval(() => this.rounds.wake(), this.opts.pollIntervalMs);
+    this.rounds.wake();
   }
 
   stop(): Promise<void> {
@@ -156,7 +161,7 @@ class PgConsumer<P> implements Consumer {
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
     // A claim in progress may still hand us rows; they join inFlight and are waited for below.
-    await this.draining;
+    await this.rounds.settled();
     if (this.inFlight.size === 0) return;
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = await Promise.race([
@@ -174,33 +179,14 @@ class PgConsumer<P> implements Consumer {
     }
   }
 
-  /** wake looks for due messages now, or right after the look already under way. */
-  private wake(): void {
-    if (!this.running) return;
-    if (this.draining !== undefined) {
-      this.drainAgain = true;
-      return;
-    }
-    this.draining = this.drain().finally(() => {
-      this.draining = undefined;
-    });
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      do {
-        this.drainAgain = false;
-        while (this.running && this.inFlight.size < this.opts.concurrency) {
-          // Sent before the claim, so the lease it sets in the database ends no earlier than this.
-          const claimedAt = Date.now();
-          const rows = await this.claim(this.opts.concurrency - this.inFlight.size);
-          for (const row of rows) this.begin(row, claimedAt);
-          if (rows.length === 0) break;
-        }
-      } while (this.drainAgain && this.running);
-    } catch (err) {
-      // The next wake-up (notification, poll) tries again.
-      this.log.error({ err }, 'bus claim failed');
+  /** One round: claims due messages until there are none or every handler slot is taken. */
+  private async claimRound(): Promise<void> {
+    while (this.running && this.inFlight.size < this.opts.concurrency) {
+      // Sent before the claim, so the lease it sets in the database ends no earlier than this.
+      const claimedAt = Date.now();
+      const rows = await this.claim(this.opts.concurrency - this.inFlight.size);
+      for (const row of rows) this.begin(row, claimedAt);
+      if (rows.length === 0) break;
     }
   }
 
@@ -232,7 +218,7 @@ class PgConsumer<P> implements Consumer {
     entry.done = this.handle(row, lease, log).finally(() => {
       lease.release();
       this.inFlight.delete(entry);
-      this.wake();
+      this.rounds.wake();
     });
     this.inFlight.add(entry);
   }
@@ -327,7 +313,7 @@ class PgConsumer<P> implements Consumer {
     if (rowCount === 1 && this.running) {
       const timer = setTimeout(() => {
         this.retryTimers.delete(timer);
-        this.wake();
+        this.rounds.wake();
       }, delayMs);
       this.retryTimers.add(timer);
     }

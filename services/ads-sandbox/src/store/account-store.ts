@@ -54,12 +54,14 @@ export async function findAccountByCredential(
   db: Queryable,
   tokenSha256: Buffer,
 ): Promise<Account | undefined> {
-  const { rows } = await db.query<AccountRow>(
-    `SELECT a.id, a.name, a.currency, a.time_zone, a.bulk_access, a.created_at
-       FROM credentials c JOIN accounts a ON a.id = c.account_id
-      WHERE c.token_sha256 = $1`,
-    [tokenSha256],
-  );
+  // Named, so each connection plans it once: every request to the platform runs it.
+  const { rows } = await db.query<AccountRow>({
+    name: 'sandbox-account-by-credential',
+    text: `SELECT a.id, a.name, a.currency, a.time_zone, a.bulk_access, a.created_at
+             FROM credentials c JOIN accounts a ON a.id = c.account_id
+            WHERE c.token_sha256 = $1`,
+    values: [tokenSha256],
+  });
   const row = rows[0];
   return row === undefined ? undefined : toAccount(row);
 }

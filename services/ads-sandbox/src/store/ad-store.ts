@@ -80,10 +80,12 @@ export async function findAd(
   adId: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<Ad | undefined> {
-  const { rows } = await db.query<AdRow>(
-    `SELECT ${AD_COLUMNS} FROM ads WHERE account_id = $1 AND id = $2${opts.forUpdate ? ' FOR UPDATE' : ''}`,
-    [accountId, adId],
-  );
+  // Named, so each connection plans the read once (it is every GET /ads/{id}).
+  const { rows } = await db.query<AdRow>({
+    name: opts.forUpdate ? 'sandbox-find-ad-for-update' : 'sandbox-find-ad',
+    text: `SELECT ${AD_COLUMNS} FROM ads WHERE account_id = $1 AND id = $2${opts.forUpdate ? ' FOR UPDATE' : ''}`,
+    values: [accountId, adId],
+  });
   const row = rows[0];
   return row === undefined ? undefined : toAd(row);
 }

@@ -62,10 +62,21 @@ export function checkPrepare(input: PrepareInput): void {
   jsonObject(input.operation.bodyJson, 'operation.body_json');
 }
 
-function needWrite(p: Principal, what: string): void {
+function writeRefusal(p: Principal, what: string): string | undefined {
   if (!p.scopes.includes('write') || (p.role !== 'admin' && p.role !== 'editor')) {
-    throw new PermissionDeniedError(`${what} needs the write scope and the admin or editor role`);
+    return `${what} needs the write scope and the admin or editor role`;
   }
+  return undefined;
+}
+
+function needWrite(p: Principal, what: string): void {
+  const refusal = writeRefusal(p, what);
+  if (refusal !== undefined) throw new PermissionDeniedError(refusal);
+}
+
+/** Why `p` may not prepare changes, or undefined when it may. */
+export function prepareRefusal(p: Principal): string | undefined {
+  return writeRefusal(p, 'preparing a change');
 }
 
 export function checkMayPrepare(p: Principal): void {

@@ -29,7 +29,13 @@ import {
 import { checkMayPrepare, digestOf } from '../domain/change.ts';
 import { planWorkbook } from '../workbook-reader.ts';
 import { planPrepared, prepareAndRecord } from './changes-handlers.ts';
-import { liveObject, readableAccount, type Upstream, writableAccount } from './platform-reads.ts';
+import {
+  type AccessCheck,
+  accountToPlan,
+  liveObject,
+  readableAccount,
+  type Upstream,
+} from './platform-reads.ts';
 
 export const BULK_JOB_PATH = '/bulk_mutation_jobs';
 
@@ -79,11 +85,16 @@ async function requireBulkAccess(upstream: Upstream, p: Principal, account: Acco
  * The change an ad batch is: the batch compiled for the account (which must allow changes and have
  * bulk access), as the PrepareChange request of a bulk job that creates it.
  */
-async function batchChange(upstream: Upstream, p: Principal, req: PrepareAdBatchRequest) {
+async function batchChange(
+  upstream: Upstream,
+  p: Principal,
+  req: PrepareAdBatchRequest,
+  access: AccessCheck = 'enforce',
+) {
   checkAccountId(req.accountId);
   if (!isUuid(req.itemId)) throw new InvalidArgumentError('item_id must be a UUID');
-  checkMayPrepare(p);
-  const account = await writableAccount(upstream, p, req.accountId);
+  if (access === 'enforce') checkMayPrepare(p);
+  const account = await accountToPlan(upstream, p, req.accountId, access);
   const plan = compileAdBatch(
     {
       campaignName: req.campaignName,
@@ -152,10 +163,17 @@ export function batchHandlers({
     async planAdBatch(req, ctx) {
       const p = principalOf(ctx);
       if (req.batch === undefined) throw new InvalidArgumentError('batch is required');
-      const { change } = await batchChange(upstream, p, req.batch);
-      const { op, plan } = await planPrepared(pool, upstream, p, change);
+      const { change } = await batchChange(upstream, p, req.batch, 'report');
+      const { op, plan, accessRefusal } = await planPrepared(pool, upstream, p, change, undefined, 'report');
       return {
-        plan: { summary: plan.summary, operation: op, digest: digestOf(op), targetPath: '', verified: true },
+        plan: {
+          summary: plan.summary,
+          operation: op,
+          digest: digestOf(op),
+          targetPath: '',
+          verified: true,
+          accessRefusal,
+        },
       };
     },
   };

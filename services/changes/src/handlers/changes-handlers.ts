@@ -24,6 +24,7 @@ import {
   checkPrepare,
   decisionRefusal,
   digestOf,
+  prepareRefusal,
   refuse,
 } from '../domain/change.ts';
 import { needsTarget, type PlatformObject, planChange, rulesFor } from '../domain/plan.ts';
@@ -32,13 +33,14 @@ import {
   type ChangeRow,
   findChange,
   insertChange,
+  listChangeEvents,
   listChanges,
   markApplying,
   rejectChange,
 } from '../store/change-store.ts';
 import { checkLive, requireFresh, type Upstream } from './live-check.ts';
 import { planningHandlers } from './planning-handlers.ts';
-import { liveObject, writableAccount } from './platform-reads.ts';
+import { type AccessCheck, accountRefusal, accountToPlan, liveObject } from './platform-reads.ts';
 import { enforceStandards } from './standards-enforcement.ts';
 
 export const APPLY_TOPIC = 'changes.apply';
@@ -51,6 +53,9 @@ export interface ApplyMessage {
 }
 
 /** The change as the API shows it. */
+/** An RFC 3339 instant in UTC, as ListChangeEvents gives them. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+
 export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
   const iso = (d: Date | null) => d?.toISOString() ?? '';
   return {
@@ -132,8 +137,9 @@ export async function planPrepared(
   p: Principal,
   req: PrepareChangeRequest,
   current?: Current,
+  access: AccessCheck = 'enforce',
 ) {
-  checkMayPrepare(p);
+  if (access === 'enforce') checkMayPrepare(p);
   const op = {
     method: req.operation?.method ?? '',
     path: req.operation?.path ?? '',
@@ -148,7 +154,7 @@ export async function planPrepared(
         : `target_path must be empty: a ${rules.effect} makes a new ${rules.label}`,
     );
   }
-  const account = await writableAccount(upstream, p, req.accountId);
+  const account = await accountToPlan(upstream, p, req.accountId, access);
   const what = `${rules.label} ${req.targetPath.split('/').pop() ?? ''}`;
   const given = parseCurrent(current);
   const live =
@@ -164,7 +170,9 @@ export async function planPrepared(
   });
   // The account's standards and spend guard, checked again by the apply worker.
   const standardsChecked = await enforceStandards(pool, p.workspaceId, account, op);
-  return { op, live, plan, standardsChecked };
+  // Empty when access is enforced: a caller who may not prepare was refused above.
+  const accessRefusal = prepareRefusal(p) ?? accountRefusal(account) ?? '';
+  return { op, live, plan, standardsChecked, accessRefusal };
 }
 
 /** prepareAndRecord plans a change and records it, prepared: PrepareChange, and the ad batches. */
@@ -210,13 +218,22 @@ export function changesHandlers({
     async planChange(req, ctx) {
       if (req.change === undefined) throw new InvalidArgumentError('change is required');
       const current = req.currentJson === undefined ? undefined : { json: req.currentJson };
-      const { op, plan } = await planPrepared(pool, upstream, principalOf(ctx), req.change, current);
+      const p = principalOf(ctx);
+      const { op, plan, accessRefusal } = await planPrepared(
+        pool,
+        upstream,
+        p,
+        req.change,
+        current,
+        'report',
+      );
       return {
         summary: plan.summary,
         operation: op,
         digest: digestOf(op),
         targetPath: req.change.targetPath,
         verified: current === undefined,
+        accessRefusal,
       };
     },
 
@@ -242,6 +259,33 @@ export function changesHandlers({
       });
       const next = req.offset + rows.length;
       return { changes: rows.map(toProto), total, nextOffset: next < total ? next : undefined };
+    },
+
+    async listChangeEvents(req, ctx) {
+      const p = principalOf(ctx);
+      if (req.accountId !== '' && !isUuid(req.accountId))
+        throw new InvalidArgumentError('account_id must be a UUID');
+      if (req.userId !== '' && !isUuid(req.userId)) throw new InvalidArgumentError('user_id must be a UUID');
+      if (req.limit < 0 || req.limit > 500) throw new InvalidArgumentError('limit must be between 0 and 500');
+      const cursorGiven = req.beforeAt !== '' || req.beforeKey !== '';
+      // The cursor may be another source's event (the gateway merges its audit rows, keyed `g:…`):
+      // its key is only compared, byte-wise, with ours.
+      if (cursorGiven && (!RFC3339.test(req.beforeAt) || !/^[a-z]:[0-9a-z_:-]{1,80}$/.test(req.beforeKey))) {
+        throw new InvalidArgumentError(
+          'before_at must be an RFC 3339 time and before_key an event key (a letter, a colon, then at most 80 of a-z, 0-9, _, : and -), both or neither',
+        );
+      }
+      const rows = await listChangeEvents(pool, {
+        workspaceId: p.workspaceId,
+        accountId: req.accountId || undefined,
+        userId: req.userId.toLowerCase() || undefined,
+        beforeAt: cursorGiven ? req.beforeAt : undefined,
+        beforeKey: cursorGiven ? req.beforeKey : undefined,
+        limit: req.limit === 0 ? 100 : req.limit,
+      });
+      return {
+        events: rows.map((r) => ({ kind: r.kind, at: r.event_at, key: r.event_key, change: toProto(r) })),
+      };
     },
 
     async approveChange(req, ctx) {

@@ -44,15 +44,37 @@ export async function readableAccount(upstream: Upstream, p: Principal, accountI
   return account;
 }
 
+/** Why changes cannot be prepared for `account`, or undefined when they can. */
+export function accountRefusal(account: Account): string | undefined {
+  return account.canWrite
+    ? undefined
+    : `the connection to ad account ${account.name} is read-only; changes cannot be prepared for it`;
+}
+
 /** The account `accountId` of `p`'s workspace, which must allow changes. */
 export async function writableAccount(upstream: Upstream, p: Principal, accountId: string): Promise<Account> {
   const account = await readableAccount(upstream, p, accountId);
-  if (!account.canWrite) {
-    throw new PermissionDeniedError(
-      `the connection to ad account ${account.name} is read-only; changes cannot be prepared for it`,
-    );
-  }
+  const refusal = accountRefusal(account);
+  if (refusal !== undefined) throw new PermissionDeniedError(refusal);
   return account;
+}
+
+/**
+ * How a plan treats the caller's right to change the account: a prepare enforces it (refused before
+ * anything is read); a preflight, which is a read, plans anyway and reports why it could not prepare.
+ */
+export type AccessCheck = 'enforce' | 'report';
+
+/** The account to plan on: writable when access is enforced, readable when it is only reported. */
+export function accountToPlan(
+  upstream: Upstream,
+  p: Principal,
+  accountId: string,
+  access: AccessCheck,
+): Promise<Account> {
+  return access === 'enforce'
+    ? writableAccount(upstream, p, accountId)
+    : readableAccount(upstream, p, accountId);
 }
 
 /** The object at `path` as the platform has it now; NotFound names `what` in `account`. */

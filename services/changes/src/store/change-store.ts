@@ -104,6 +104,55 @@ export async function listChanges(
   return { rows, total: count.rows[0]?.n ?? 0 };
 }
 
+export interface ChangeEventRow extends ChangeRow {
+  kind: string;
+  /** RFC 3339 in UTC with microseconds. */
+  event_at: string;
+  event_key: string;
+}
+
+/**
+ * The workspace's change events, newest first, before the cursor (at, key): each change gives its
+ * prepare, approval, rejection, apply request and outcome (a failure at its apply request, as it
+ * has no time of its own). Keys compare byte-wise (COLLATE "C"), as the gateway merges them.
+ */
+export async function listChangeEvents(
+  db: Queryable,
+  f: {
+    workspaceId: string;
+    accountId?: string;
+    userId?: string;
+    beforeAt?: string;
+    beforeKey?: string;
+    limit: number;
+  },
+): Promise<ChangeEventRow[]> {
+  const { rows } = await db.query<ChangeEventRow>(
+    `SELECT * FROM (
+       SELECT c.*, e.kind, e.at AS event_time,
+              to_char(e.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS event_at,
+              ('c:' || c.change_id::text || ':' || e.kind) COLLATE "C" AS event_key
+         FROM changes c
+        CROSS JOIN LATERAL (VALUES
+          ('prepared', c.prepared_at, c.prepared_by),
+          ('approved', c.approved_at, c.approved_by),
+          ('rejected', c.rejected_at, c.rejected_by),
+          ('apply_requested', c.apply_requested_at, c.apply_requested_by),
+          ('applied', CASE WHEN c.status = 'applied' THEN c.applied_at END, 'worker:apply'),
+          ('failed', CASE WHEN c.status = 'failed' THEN coalesce(c.apply_requested_at, c.prepared_at) END, 'worker:apply')
+        ) AS e(kind, at, actor)
+        WHERE c.workspace_id = $1 AND e.at IS NOT NULL
+          AND ($2::uuid IS NULL OR c.account_id = $2::uuid)
+          AND ($3::text IS NULL OR e.actor LIKE 'user:' || $3 || ' via %')
+     ) ev
+     WHERE $4::timestamptz IS NULL OR (event_time, event_key) < ($4::timestamptz, $5::text COLLATE "C")
+     ORDER BY event_time DESC, event_key DESC
+     LIMIT $6`,
+    [f.workspaceId, f.accountId ?? null, f.userId ?? null, f.beforeAt ?? null, f.beforeKey ?? '', f.limit],
+  );
+  return rows;
+}
+
 /** Approves a prepared change whose digest is still `digest`; undefined when it was not in that state. */
 export async function approveChange(
   db: Queryable,

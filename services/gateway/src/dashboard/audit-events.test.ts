@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import { create } from '@bufbuild/protobuf';
-import { changeEvents, gatewayEvents, matches, mergeByTime } from './audit-events.ts';
+import {
+  type AuditCursor,
+  type AuditEvent,
+  type AuditSource,
+  auditPage,
+  changeEvents,
+  gatewayEvents,
+  matches,
+  mergeByTime,
+  newerFirst,
+} from './audit-events.ts';
 import { accountTimeText } from './local-time.ts';
 
 const ALICE = '11111111-1111-4111-8111-111111111111';
@@ -54,6 +64,8 @@ describe('audit events', () => {
       {
         id: '1',
         at: new Date('2026-01-01T10:05:00Z'),
+        at_text: '2026-01-01T10:05:00.000000Z',
+        key: 'g:00000000000000000001',
         actor: `user:${BOB}`,
         action: 'change.approved',
         target: applied.changeId,
@@ -62,6 +74,8 @@ describe('audit events', () => {
       {
         id: '2',
         at: new Date('2026-01-01T11:00:00Z'),
+        at_text: '2026-01-01T11:00:00.000000Z',
+        key: 'g:00000000000000000002',
         actor: `credential:${CRED}`,
         action: 'credential.revoked',
         target: CRED,
@@ -95,5 +109,82 @@ describe('audit events', () => {
   test('an instant is shown in the account’s zone, and an unknown zone is said to be unknown', () => {
     assert.equal(accountTimeText('2026-01-01T10:00:00Z', 'Asia/Tokyo'), '2026-01-01 19:00 Asia/Tokyo');
     assert.equal(accountTimeText('2026-01-01T10:00:00Z', 'Mars/Olympus'), '(time zone Mars/Olympus unknown)');
+  });
+});
+
+describe('the audit log’s pages', () => {
+  /** A source over `events` (any order), read by keyset as the stores read theirs. */
+  const source = (events: AuditEvent[]) => {
+    const sorted = [...events].sort(newerFirst);
+    let reads = 0;
+    const read: AuditSource = async (after, limit) => {
+      reads += 1;
+      const from = after ? sorted.findIndex((e) => newerFirst(e, after) > 0) : 0;
+      return from < 0 ? [] : sorted.slice(from, from + limit);
+    };
+    return { read, reads: () => reads };
+  };
+  const event = (at: string, key: string, object = ''): AuditEvent => ({
+    at,
+    key,
+    what: 'x',
+    who: 'y',
+    object,
+    detail: '',
+  });
+
+  test('pages through two sources to the oldest event, each once, newest first', async () => {
+    const changes = Array.from({ length: 130 }, (_, i) =>
+      event(
+        new Date(Date.UTC(2026, 0, 1, 0, 0, i * 2)).toISOString(),
+        `c:${String(i).padStart(3, '0')}:prepared`,
+      ),
+    );
+    const gateway = Array.from({ length: 120 }, (_, i) =>
+      event(
+        new Date(Date.UTC(2026, 0, 1, 0, 0, i * 2 + 1)).toISOString(),
+        `g:${String(i).padStart(20, '0')}`,
+      ),
+    );
+    // Two events at the same instant are ordered by key, across sources.
+    gateway.push(event('2020-01-01T00:00:00.000000Z', 'g:00000000000000099999'));
+    changes.push(event('2020-01-01T00:00:00.000000Z', 'c:999:prepared'));
+    const a = source(changes);
+    const b = source(gateway);
+    const seen: AuditEvent[] = [];
+    let cursor: AuditCursor | undefined;
+    let pages = 0;
+    do {
+      const page = await auditPage([a.read, b.read], cursor, 50, () => true, 40);
+      seen.push(...page.events);
+      cursor = page.next;
+      pages += 1;
+    } while (cursor && pages < 20);
+    assert.equal(pages, 6);
+    assert.equal(seen.length, 252);
+    assert.equal(new Set(seen.map((e) => e.key)).size, 252, 'no event twice');
+    assert.deepEqual(seen, [...seen].sort(newerFirst));
+    assert.deepEqual(
+      seen.slice(-2).map((e) => e.key),
+      ['g:00000000000000099999', 'c:999:prepared'],
+    );
+  });
+
+  test('a filter reads on until the page is full or the sources end', async () => {
+    const many = Array.from({ length: 2500 }, (_, i) =>
+      event(
+        new Date(Date.UTC(2026, 0, 2) - i * 1000).toISOString(),
+        `g:${String(i).padStart(20, '0')}`,
+        'noise',
+      ),
+    );
+    many.push(event('2019-06-01T00:00:00.000000Z', 'g:99999999999999999999', 'the old one'));
+    const g = source(many);
+    const page = await auditPage([g.read], undefined, 50, (e) => e.object.includes('old'));
+    assert.deepEqual(
+      page.events.map((e) => e.object),
+      ['the old one'],
+    );
+    assert.equal(page.next, undefined);
   });
 });

@@ -4,8 +4,9 @@
  * decisions and sign-ins from the gateway's own audit table. Both become one list, newest first.
  * An event names the person and the connection by name, never a credential or its id.
  */
-import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
+import { type Change, ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { create } from '@bufbuild/protobuf';
 import type { AuditRow } from '../store/dashboard-store.ts';
 import { actorText, type People, parseActor } from './change-actors.ts';
 
@@ -48,26 +49,12 @@ function connectionOf(actor: string, ctx: AuditContext): string | undefined {
   return id && isUuid(id) ? ctx.connections.get(id)?.name : undefined;
 }
 
-function changeEvent(
-  c: Change,
-  ctx: AuditContext,
-  at: string,
-  actor: string,
-  what: string,
-  detail: string,
-): AuditEvent {
-  return {
-    at,
-    what,
-    who: actor === '' ? 'someone not recorded' : actorText(actor, ctx.people),
-    personId: parseActor(actor).userId,
-    connection: connectionOf(actor, ctx),
-    accountId: c.accountId,
-    object: c.targetPath,
-    detail,
-    link: `/dashboard/changes/${c.changeId}`,
-    key: `${c.changeId}:${what}`,
-  };
+/** A change's event as the changes service lists it (ListChangeEvents). */
+export interface ChangeEventInput {
+  kind: string;
+  at: string;
+  key: string;
+  change?: Change;
 }
 
 /** The platform's answer to an applied or failed change, in a line. */
@@ -78,29 +65,51 @@ function platformAnswer(c: Change): string {
   return c.error ? `${status}: ${c.error}` : status;
 }
 
-/** The events of one change: prepared, approved or rejected, apply requested, applied or failed. */
+/** Who did each kind of change event, what it is called and its detail. */
+const CHANGE_KINDS: Record<string, (c: Change) => { actor: string; what: string; detail: string }> = {
+  prepared: (c) => ({ actor: c.preparedBy, what: 'change prepared', detail: c.summary }),
+  approved: (c) => ({ actor: c.approvedBy, what: 'change approved', detail: c.summary }),
+  rejected: (c) => ({ actor: c.rejectedBy, what: 'change rejected', detail: `reason: ${c.rejectReason}` }),
+  apply_requested: (c) => ({ actor: c.applyRequestedBy, what: 'apply requested', detail: c.summary }),
+  applied: (c) => ({ actor: 'worker:apply', what: 'change applied', detail: platformAnswer(c) }),
+  failed: (c) => ({ actor: 'worker:apply', what: 'apply failed', detail: platformAnswer(c) }),
+};
+
+/** One change event in words (a kind this gateway does not know is named as it is). */
+export function changeEventOf(e: ChangeEventInput, ctx: AuditContext): AuditEvent {
+  const c = e.change ?? create(ChangeSchema, {});
+  const words = CHANGE_KINDS[e.kind] ?? (() => ({ actor: '', what: `change ${e.kind}`, detail: '' }));
+  const { actor, what, detail } = words(c);
+  return {
+    at: e.at,
+    what,
+    who: actor === '' ? 'someone not recorded' : actorText(actor, ctx.people),
+    personId: parseActor(actor).userId,
+    connection: connectionOf(actor, ctx),
+    accountId: c.accountId,
+    object: c.targetPath,
+    detail,
+    link: `/dashboard/changes/${c.changeId}`,
+    key: e.key,
+  };
+}
+
+/**
+ * The events of one change, as the changes service lists them: prepared, approved or rejected,
+ * apply requested, applied or failed (a failure at its apply request: it has no time of its own).
+ */
 export function changeEvents(c: Change, ctx: AuditContext): AuditEvent[] {
-  const out = [changeEvent(c, ctx, c.preparedAt, c.preparedBy, 'change prepared', c.summary)];
-  if (c.approvedAt) out.push(changeEvent(c, ctx, c.approvedAt, c.approvedBy, 'change approved', c.summary));
-  if (c.rejectedAt)
-    out.push(changeEvent(c, ctx, c.rejectedAt, c.rejectedBy, 'change rejected', `reason: ${c.rejectReason}`));
-  if (c.applyRequestedAt)
-    out.push(changeEvent(c, ctx, c.applyRequestedAt, c.applyRequestedBy, 'apply requested', c.summary));
-  if (c.status === 'applied' && c.appliedAt)
-    out.push(changeEvent(c, ctx, c.appliedAt, 'worker:apply', 'change applied', platformAnswer(c)));
-  // A failure is not timed by the changes service: it is shown at the apply request it followed.
-  if (c.status === 'failed')
-    out.push(
-      changeEvent(
-        c,
-        ctx,
-        c.applyRequestedAt || c.preparedAt,
-        'worker:apply',
-        'apply failed',
-        platformAnswer(c),
-      ),
-    );
-  return out;
+  const times: [string, string][] = [
+    ['prepared', c.preparedAt],
+    ['approved', c.approvedAt],
+    ['rejected', c.rejectedAt],
+    ['apply_requested', c.applyRequestedAt],
+    ['applied', c.status === 'applied' ? c.appliedAt : ''],
+    ['failed', c.status === 'failed' ? c.applyRequestedAt || c.preparedAt : ''],
+  ];
+  return times.flatMap(([kind, at]) =>
+    at ? [changeEventOf({ kind, at, key: `c:${c.changeId}:${kind}`, change: c }, ctx)] : [],
+  );
 }
 
 const ACTIONS: Record<string, string> = {
@@ -120,7 +129,7 @@ const ACTIONS: Record<string, string> = {
  * The gateway's own decisions on changes are also in the changes service's record, with the
  * connection they came from; they are read from there only, so each shows once.
  */
-const RECORDED_BY_CHANGES = new Set(['change.approved', 'change.rejected']);
+export const RECORDED_BY_CHANGES: readonly string[] = ['change.approved', 'change.rejected'];
 
 const text = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
 
@@ -191,22 +200,80 @@ function rowObject(
 /** The events of the gateway's audit rows (less those the changes service records). */
 export function gatewayEvents(rows: readonly AuditRow[], ctx: AuditContext): AuditEvent[] {
   return rows
-    .filter((r) => !RECORDED_BY_CHANGES.has(r.action))
+    .filter((r) => !RECORDED_BY_CHANGES.includes(r.action))
     .map((r) => ({
-      at: r.at.toISOString(),
+      at: r.at_text,
       what: ACTIONS[r.action] ?? r.action,
       ...rowActor(r, ctx),
       ...rowObject(r, ctx),
-      key: `audit:${r.id}`,
+      key: r.key,
     }));
 }
 
-/** Newest first; events at the same instant in a fixed order. */
+/** An instant as text that orders as time: UTC, with six fractional digits. */
+export function sortableAt(at: string): string {
+  const m = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?Z$/.exec(at);
+  return m ? `${m[1]}.${(m[2] ?? '').padEnd(6, '0')}Z` : new Date(at).toISOString().replace('Z', '000Z');
+}
+
+/** Whether `a` comes before `b` in the log: newer first, then the greater key (byte order). */
+export function newerFirst(a: Pick<AuditEvent, 'at' | 'key'>, b: Pick<AuditEvent, 'at' | 'key'>): number {
+  const at = sortableAt(a.at);
+  const bt = sortableAt(b.at);
+  if (at !== bt) return at > bt ? -1 : 1;
+  return a.key > b.key ? -1 : a.key < b.key ? 1 : 0;
+}
+
+/** Newest first; events at the same instant in a fixed order (the sources' keyset order). */
 export function mergeByTime(...lists: AuditEvent[][]): AuditEvent[] {
-  return lists.flat().sort((a, b) => {
-    const t = Date.parse(b.at) - Date.parse(a.at);
-    return t !== 0 ? t : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
-  });
+  return lists.flat().sort(newerFirst);
+}
+
+/** Where a page of the log starts: after the event with this time and key. */
+export interface AuditCursor {
+  at: string;
+  key: string;
+}
+
+/** One source of the log: its events before `cursor`, newest first, at most `limit`. */
+export type AuditSource = (cursor: AuditCursor | undefined, limit: number) => Promise<AuditEvent[]>;
+
+/**
+ * A page of the log merged from every source by keyset: each source is read in batches after the
+ * cursor, its events filtered by `keep`, and the newest head taken until the page is full. Returns
+ * the page and the cursor of the next one (undefined at the end).
+ */
+export async function auditPage(
+  sources: readonly AuditSource[],
+  cursor: AuditCursor | undefined,
+  size: number,
+  keep: (e: AuditEvent) => boolean,
+  batch = 200,
+): Promise<{ events: AuditEvent[]; next?: AuditCursor }> {
+  const state = sources.map((read) => ({ read, after: cursor, buffer: [] as AuditEvent[], done: false }));
+  const fill = async (s: (typeof state)[number]) => {
+    while (s.buffer.length === 0 && !s.done) {
+      const got = await s.read(s.after, batch);
+      if (got.length < batch) s.done = true;
+      const last = got.at(-1);
+      if (last) s.after = { at: sortableAt(last.at), key: last.key };
+      s.buffer.push(...got.filter(keep));
+    }
+  };
+  const events: AuditEvent[] = [];
+  while (events.length <= size) {
+    await Promise.all(state.map(fill));
+    const heads = state.filter((s) => s.buffer.length > 0);
+    if (heads.length === 0) break;
+    const newest = heads.reduce((a, b) =>
+      newerFirst(a.buffer[0] as AuditEvent, b.buffer[0] as AuditEvent) <= 0 ? a : b,
+    );
+    events.push(newest.buffer.shift() as AuditEvent);
+  }
+  const last = events[size - 1];
+  return events.length > size && last
+    ? { events: events.slice(0, size), next: { at: sortableAt(last.at), key: last.key } }
+    : { events };
 }
 
 export interface AuditFilter {

@@ -3,48 +3,56 @@
  * every token created and connection revoked, role and feature change, newest first, with who,
  * when and through which connection. Filterable by ad account, object and person; paged.
  */
-import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { FastifyInstance } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
-import { connectionsById, listAuditRows, listMembers } from '../store/dashboard-store.ts';
-import type { SessionView } from '../store/session-store.ts';
+import { connectionsById, listAuditRowsBefore, listMembers } from '../store/dashboard-store.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
 import {
+  type AuditCursor,
   type AuditEvent,
   type AuditFilter,
-  changeEvents,
+  type AuditSource,
+  auditPage,
+  changeEventOf,
   gatewayEvents,
   matches,
-  mergeByTime,
+  RECORDED_BY_CHANGES,
 } from './audit-events.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { esc, page } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
-import { pageNumber, pagerHtml, queryText } from './paging.ts';
+import { queryText } from './paging.ts';
 
-/** How far back the log reads: the latest changes and gateway rows, each up to this many. */
-export const AUDIT_WINDOW = 2000;
-const CHANGES_PAGE = 200;
 const EVENTS_PER_PAGE = 50;
 
-/** The workspace's latest changes, up to AUDIT_WINDOW, or undefined when the service did not answer. */
-async function recentChanges(deps: GatewayDeps, s: SessionView): Promise<Change[] | undefined> {
-  const out: Change[] = [];
-  try {
-    for (let offset = 0; offset < AUDIT_WINDOW; offset += CHANGES_PAGE) {
-      const r = await deps.changes.listChanges(
-        { status: '', accountId: '', limit: CHANGES_PAGE, offset },
-        onBehalfOf(sessionPrincipal(s)),
-      );
-      out.push(...r.changes);
-      if (r.nextOffset === undefined || r.changes.length === 0) break;
-    }
-  } catch {
-    return undefined;
-  }
-  return out;
+/** The `before` query value: an event's time (microseconds, UTC) and key, `~` between. */
+const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)~([cg]:[0-9a-z:_-]{1,80})$/;
+
+export function parseCursor(text: string): AuditCursor | undefined {
+  const m = CURSOR.exec(text);
+  return m?.[1] && m[2] ? { at: m[1], key: m[2] } : undefined;
+}
+
+const cursorText = (c: AuditCursor) => `${c.at}~${c.key}`;
+
+/** Links to the newest events and to older ones, keeping the filters. */
+function pager(f: AuditFilter, cursor: AuditCursor | undefined, next: AuditCursor | undefined): string {
+  const href = (before?: AuditCursor) => {
+    const q = new URLSearchParams(
+      Object.entries({ account: f.accountId, object: f.object, person: f.personId }).filter(
+        ([, v]) => v !== '',
+      ),
+    );
+    if (before) q.set('before', cursorText(before));
+    const text = q.toString();
+    return `/dashboard/audit${text ? `?${text}` : ''}`;
+  };
+  const newest = cursor ? `<a rel="first" href="${esc(href())}">← Newest</a>` : '';
+  const older = next ? `<a rel="next" href="${esc(href(next))}">Older →</a>` : '';
+  const where = cursor ? 'Older events' : 'The newest events';
+  return `<p class="pager muted">${where}, ${EVENTS_PER_PAGE} a page. ${newest} ${older}</p>`;
 }
 
 function filtersHtml(
@@ -84,40 +92,79 @@ export function registerAuditPage(app: FastifyInstance, deps: GatewayDeps, h: Ac
       object: queryText(req.query, 'object'),
       personId: isUuid(personId) ? personId : '',
     };
-    const number = pageNumber(req.query);
-    const [members, connections, rows, changes, accountList] = await Promise.all([
+    const cursor = parseCursor(queryText(req.query, 'before', 140));
+    const [members, connections, accountList] = await Promise.all([
       listMembers(deps.pool, s.workspace_id),
       connectionsById(deps.pool, s.workspace_id),
-      listAuditRows(deps.pool, s.workspace_id, AUDIT_WINDOW),
-      recentChanges(deps, s),
       deps.upstream.listAccounts({}, onBehalfOf(sessionPrincipal(s))).then(
         (r) => r.accounts,
         () => [] as Account[],
       ),
     ]);
     const ctx = { people: new Map(members.map((m) => [m.id.toLowerCase(), m.email])), connections };
-    const events = mergeByTime(
-      (changes ?? []).flatMap((c) => changeEvents(c, ctx)),
-      gatewayEvents(rows, ctx),
-    ).filter((e) => matches(e, filter));
+    const person = filter.personId.toLowerCase();
+    // A person acts in the dashboard as themself, or through one of their connections.
+    const actors = person
+      ? [
+          `user:${person}`,
+          ...[...connections]
+            .filter(([, c]) => c.userId.toLowerCase() === person)
+            .map(([id]) => `credential:${id}`),
+        ]
+      : undefined;
+    let changesFailed = false;
+    const fromChanges: AuditSource = (after, limit) =>
+      deps.changes
+        .listChangeEvents(
+          {
+            accountId: filter.accountId,
+            userId: person,
+            limit,
+            beforeAt: after?.at ?? '',
+            beforeKey: after?.key ?? '',
+          },
+          onBehalfOf(sessionPrincipal(s)),
+        )
+        .then(
+          (r) => r.events.map((e) => changeEventOf(e, ctx)),
+          () => {
+            changesFailed = true;
+            return [];
+          },
+        );
+    const fromGateway: AuditSource = async (after, limit) =>
+      gatewayEvents(
+        await listAuditRowsBefore(deps.pool, s.workspace_id, {
+          beforeAt: after?.at,
+          beforeKey: after?.key,
+          skip: RECORDED_BY_CHANGES,
+          actors,
+          limit,
+        }),
+        ctx,
+      );
+    const { events: shown, next } = await auditPage(
+      [fromChanges, fromGateway],
+      cursor,
+      EVENTS_PER_PAGE,
+      (e) => matches(e, filter),
+    );
     const accounts = new Map(accountList.map((a) => [a.accountId.toLowerCase(), a]));
-    const shown = events.slice((number - 1) * EVENTS_PER_PAGE, number * EVENTS_PER_PAGE);
     const table =
       shown.length === 0
         ? '<p class="muted">No events match.</p>'
         : `<table id="audit"><thead><tr><th>When</th><th>What</th><th>Who</th><th>Connection</th><th>Ad account</th><th>Object</th><th>Detail</th></tr></thead><tbody>${shown
             .map((e) => eventRow(e, accounts))
             .join('')}</tbody></table>`;
-    const unavailable =
-      changes === undefined
-        ? '<p class="error" role="status">The changes could not be loaded just now: prepares, approvals and applies are missing below.</p>'
-        : '';
+    const unavailable = changesFailed
+      ? '<p class="error" role="status">The changes could not be loaded just now: prepares, approvals and applies are missing below.</p>'
+      : '';
     return reply.type('text/html').send(
       page(
         'Audit log',
         `<section><h2>Audit log</h2><p class="muted">Times are in your time zone, with the ad account’s below. Connections are named; no credential is ever shown.</p>
         ${filtersHtml(filter, accountList, members)}${unavailable}${table}
-        ${pagerHtml('/dashboard/audit', { account: filter.accountId, object: filter.object, person: filter.personId }, number, events.length, EVENTS_PER_PAGE)}</section>${localTimeScript}`,
+        ${pager(filter, cursor, next)}</section>${localTimeScript}`,
         h.user(s),
       ),
     );

@@ -60,15 +60,35 @@ function marksHtml(c: Change, peers: readonly Change[]): string {
  * A table of changes; `people` names who prepared each (see loadPeople). Conflicts are found
  * among `changes` and `peers` (more pending changes, beyond the ones listed).
  */
-export function changeListHtml(changes: Change[], people: People, peers: readonly Change[] = []): string {
+/** Accounts by id (lower case), for the lists. */
+export function accountNames(
+  accounts: readonly { accountId: string; name: string; timeZone: string }[],
+): AccountNames {
+  return new Map(accounts.map((a) => [a.accountId.toLowerCase(), { name: a.name, timeZone: a.timeZone }]));
+}
+
+/** An ad account as the lists show it: by name, with its time zone. */
+export type AccountNames = ReadonlyMap<string, { name: string; timeZone: string }>;
+
+export function changeListHtml(
+  changes: Change[],
+  people: People,
+  peers: readonly Change[] = [],
+  accounts: AccountNames = new Map(),
+): string {
   if (changes.length === 0) return '<p class="muted">No changes yet.</p>';
   const known = new Set(changes.map((c) => c.changeId));
   const all = [...changes, ...peers.filter((p) => !known.has(p.changeId))];
-  return `<table><thead><tr><th>Status</th><th>Change</th><th>Prepared</th><th>Prepared by</th><th></th></tr></thead><tbody>${changes
-    .map(
-      (c) =>
-        `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}${marksHtml(c, all)}</td><td>${esc(c.summary)}</td><td>${timeHtml(c.preparedAt)}</td><td>${actorHtml(c.preparedBy, people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`,
-    )
+  const row = (c: Change) => {
+    const account = accounts.get(c.accountId.toLowerCase());
+    const zone = account
+      ? `<br><span class="muted" title="the account's time zone">${esc(accountTimeText(c.preparedAt, account.timeZone))}</span>`
+      : '';
+    return `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}${marksHtml(c, all)}</td><td>${esc(c.summary)}</td>
+      <td class="account">${esc(account?.name ?? 'an account not listed')}</td><td>${timeHtml(c.preparedAt)}${zone}</td><td>${actorHtml(c.preparedBy, people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`;
+  };
+  return `<table id="changes"><thead><tr><th>Status</th><th>Change</th><th>Ad account</th><th>Prepared</th><th>Prepared by</th><th></th></tr></thead><tbody>${changes
+    .map(row)
     .join('')}</tbody></table>`;
 }
 

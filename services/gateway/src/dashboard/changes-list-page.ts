@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
 import { loadPeople } from './change-actors.ts';
-import { changeListHtml, pendingChanges, sessionPrincipal } from './change-pages.ts';
+import { accountNames, changeListHtml, pendingChanges, sessionPrincipal } from './change-pages.ts';
 import { esc, page } from './html.ts';
 import { localTimeScript } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
@@ -54,7 +54,7 @@ export function registerChangesListPage(
       page(
         'Changes',
         `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${filtersHtml(status, accountId, accounts)}
-        ${changeListHtml(changes, people, pending)}${pagerHtml('/dashboard/changes', { status, account: accountId }, number, total)}</section>${localTimeScript}`,
+        ${changeListHtml(changes, people, pending, accountNames(accounts))}${pagerHtml('/dashboard/changes', { status, account: accountId }, number, total)}</section>${localTimeScript}`,
         h.user(s),
       ),
     );

@@ -17,6 +17,7 @@ import { registerAccountsListPage } from './accounts-list-page.ts';
 import { registerAuditPage } from './audit-page.ts';
 import { loadPeople } from './change-actors.ts';
 import {
+  accountNames,
   changeDetailHtml,
   changeListHtml,
   loadChange,
@@ -27,7 +28,7 @@ import { registerChangesListPage } from './changes-list-page.ts';
 import { registerConnectionsPage } from './connections-page.ts';
 import { registerFeaturesPage } from './features-page.ts';
 import { esc, page } from './html.ts';
-import { LOCAL_TIME_SCRIPT_SRC, localTimeScript } from './local-time.ts';
+import { LOCAL_TIME_SCRIPT_SRC, localTimeScript, timeHtml } from './local-time.ts';
 import { registerMembersPage } from './members-page.ts';
 import { registerProposalPages } from './proposal-pages.ts';
 
@@ -234,21 +235,17 @@ export function registerDashboardRoutes(
     const pendingHtml =
       pending === undefined
         ? '<p class="error">Changes could not be loaded just now.</p>'
-        : changeListHtml(pending.changes, pending.people);
+        : changeListHtml(pending.changes, pending.people, [], accountNames(accounts ?? []));
     const canRevoke = s.role === 'admin';
     const credentialRows = credentials
       .map((c) => {
         const active = !c.revoked_at && !(c.expires_at && c.expires_at <= new Date());
-        const state = c.revoked_at
-          ? `revoked ${esc(c.revoked_at.toISOString())}`
-          : active
-            ? 'active'
-            : 'expired';
+        const state = c.revoked_at ? `revoked ${timeHtml(c.revoked_at)}` : active ? 'active' : 'expired';
         const action =
           canRevoke && active
             ? `<form method="post" action="/dashboard/credentials/${esc(c.credential_id)}/revoke"><input type="hidden" name="csrf" value="${esc(s.csrf_token)}"><button class="danger" type="submit">Revoke</button></form>`
             : '';
-        return `<tr data-credential="${esc(c.credential_id)}"${active ? '' : ' class="inactive"'}><td>${esc(c.credential_name)}</td><td>${esc(c.user_email)}</td><td>${esc(c.scopes.join(', '))}</td><td>${esc(c.expires_at?.toISOString() ?? 'never')}</td><td>${esc(c.last_used_at?.toISOString() ?? 'never')}</td><td class="state">${state}</td><td>${action}</td></tr>`;
+        return `<tr data-credential="${esc(c.credential_id)}"${active ? '' : ' class="inactive"'}><td>${esc(c.credential_name)}</td><td>${esc(c.user_email)}</td><td>${esc(c.scopes.join(', '))}</td><td>${timeHtml(c.expires_at)}</td><td>${timeHtml(c.last_used_at)}</td><td class="state">${state}</td><td>${action}</td></tr>`;
       })
       .join('');
     return reply.type('text/html').send(

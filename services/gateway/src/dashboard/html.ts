@@ -35,8 +35,8 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f7f9;padding:8px;b
 .notice{background:#fef9e7;border:1px solid #f5d76e;border-radius:6px;padding:8px 12px}
 td,th,code,h1,h2{overflow-wrap:anywhere} nav{background:#2b3344;padding:6px 24px;display:flex;flex-wrap:wrap;gap:4px 16px}
 nav a{color:#dfe4ee;text-decoration:none;font-size:14px} nav a:hover{text-decoration:underline}
-form.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin-bottom:12px} form.filters label{margin:0;font-size:13px}
-form.filters input,form.filters select{width:auto;max-width:100%;font:inherit;padding:5px}
+form.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin-bottom:12px} form.filters label{margin:0;font-size:13px;max-width:100%} select{max-width:100%}
+form.filters input,form.filters select{width:auto;max-width:100%;font:inherit;padding:5px} form.filters select{max-width:min(22em,100%)}
 td form{margin:0} td select{font:inherit;padding:4px}`;
 
 /** The dashboard's pages, in the order the navigation lists them. */

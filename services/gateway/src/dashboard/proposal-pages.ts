@@ -4,8 +4,11 @@
  * Approve / Reject. Approval to publish is recorded only here, for the signed-in person and the
  * revision they were shown; the optimizer then publishes it as a change.
  */
+
+import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import type { AdPerformance, Proposal } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -15,6 +18,8 @@ import { insertAudit } from '../store/identity-store.ts';
 import type { SessionView } from '../store/session-store.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { esc, page } from './html.ts';
+import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
+import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
 
 /** What the dashboard's routes share with these pages: the session and the checked form post. */
 export interface ProposalPageHelpers {
@@ -109,21 +114,29 @@ export function proposalDetailHtml(
   csrf: string,
   canDecide: boolean,
   message?: string,
+  account?: { name: string; timeZone: string },
 ): string {
   const v = p.variant;
+  // Times in the viewer's zone (by the page's script) and in the account's, whose day it runs on.
+  const when = (at: string | undefined) =>
+    at
+      ? `${timeHtml(at)}${account ? ` <span class="muted">(${esc(accountTimeText(at, account.timeZone))})</span>` : ''}`
+      : '';
   const facts: [string, string | undefined][] = [
-    ['Status', p.status],
-    ['Revision', String(p.revision)],
-    ['Optimizer', p.optimizerId],
-    ['Run', p.runId],
-    ['Review until', p.reviewExpiresAt],
-    ['Review note', p.reviewNote],
-    ['Reviewed by', p.reviewedBy],
-    ['Approved by', p.approvedBy],
-    ['Approved at', p.approvedAt],
-    ['Publish by', p.publishBy],
-    ['Published at', p.publishedAt],
-    ['Cancelled', p.cancelReason],
+    ['Status', esc(p.status)],
+    ['Ad account', esc(account?.name ?? 'an account not listed')],
+    ['Revision', esc(String(p.revision))],
+    ['Optimizer', esc(p.optimizerId)],
+    ['Run', p.runId ? `<a href="/dashboard/proposals?run=${esc(p.runId)}">${esc(p.runId)}</a>` : ''],
+    ['Created', when(p.createdAt)],
+    ['Review until', when(p.reviewExpiresAt)],
+    ['Review note', esc(p.reviewNote)],
+    ['Reviewed by', esc(p.reviewedBy)],
+    ['Approved by', esc(p.approvedBy)],
+    ['Approved at', when(p.approvedAt)],
+    ['Publish by', when(p.publishBy)],
+    ['Published at', when(p.publishedAt)],
+    ['Cancelled', esc(p.cancelReason)],
   ];
   const change =
     p.changeId === undefined
@@ -135,8 +148,7 @@ export function proposalDetailHtml(
     <table><tbody>${facts
       .filter(([, value]) => value !== undefined && value !== '')
       .map(
-        ([k, value]) =>
-          `<tr><th>${esc(k)}</th><td${k === 'Status' ? ' id="status"' : ''}>${esc(value)}</td></tr>`,
+        ([k, value]) => `<tr><th>${esc(k)}</th><td${k === 'Status' ? ' id="status"' : ''}>${value}</td></tr>`,
       )
       .join('')}</tbody></table></section>
     <section><h2>Variant beside its base ad</h2>${comparisonHtml(p, live)}</section>
@@ -146,14 +158,108 @@ export function proposalDetailHtml(
     ${canDecide && p.status === 'pending_review' ? decisionFormsHtml(p, csrf) : ''}`;
 }
 
-export function proposalListHtml(proposals: readonly Proposal[]): string {
-  if (proposals.length === 0) return '<p class="muted">No proposals yet.</p>';
-  return `<table><thead><tr><th>Status</th><th>Proposal</th><th>Base ad</th><th>Created</th><th></th></tr></thead><tbody>${proposals
-    .map(
-      (p) =>
-        `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${esc(p.status)}</td><td>${esc(p.variant?.name)}</td><td><code>${esc(p.variant?.baseAdId)}</code></td><td>${esc(p.createdAt)}</td><td><a href="/dashboard/proposals/${esc(p.proposalId)}">Review</a></td></tr>`,
-    )
+const PROPOSAL_STATUSES = [
+  'pending_review',
+  'changes_requested',
+  'approved',
+  'publishing',
+  'published',
+  'failed',
+  'rejected',
+  'cancelled',
+  'expired',
+] as const;
+
+/** The proposals list's filters, as read from the query string (invalid values are dropped). */
+interface ProposalFilters {
+  status: string;
+  optimizer: string;
+  account: string;
+  run: string;
+  /** Days (YYYY-MM-DD, UTC): created on or after `from`, on or before `to`. */
+  from: string;
+  to: string;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const validDay = (text: string) => DAY.test(text) && !Number.isNaN(Date.parse(`${text}T00:00:00Z`));
+
+function readProposalFilters(query: unknown): ProposalFilters {
+  const uuid = (name: string) => {
+    const text = queryText(query, name, 36);
+    return isUuid(text) ? text.toLowerCase() : '';
+  };
+  const day = (name: string) => {
+    const text = queryText(query, name, 10);
+    return validDay(text) ? text : '';
+  };
+  const status = queryText(query, 'status');
+  return {
+    status: (PROPOSAL_STATUSES as readonly string[]).includes(status) ? status : '',
+    optimizer: uuid('optimizer'),
+    account: uuid('account'),
+    run: uuid('run'),
+    from: day('from'),
+    to: day('to'),
+  };
+}
+
+/** The day after `day` (YYYY-MM-DD), at midnight UTC: the end of a range that includes `day`. */
+function dayAfter(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString();
+}
+
+/** The proposals list's filters: status, optimizer, ad account (by name), run and creation days. */
+function proposalFiltersHtml(
+  f: ProposalFilters,
+  optimizers: readonly OptimizerChoice[],
+  accounts: readonly Account[],
+): string {
+  const option = (value: string, label: string, chosen: string) =>
+    `<option value="${esc(value)}"${value === chosen ? ' selected' : ''}>${esc(label)}</option>`;
+  return `<form class="filters" method="get" action="/dashboard/proposals">
+    <label>Status <select name="status">${option('', 'any status', f.status)}${PROPOSAL_STATUSES.map((st) => option(st, st.replace('_', ' '), f.status)).join('')}</select></label>
+    <label>Ad account <select name="account">${option('', 'any account', f.account)}${accounts.map((a) => option(a.accountId.toLowerCase(), a.name, f.account)).join('')}</select></label>
+    <label>Optimizer <select name="optimizer">${option('', 'any optimizer', f.optimizer)}${optimizers.map((o) => option(o.id, o.label, f.optimizer)).join('')}</select></label>
+    <label>Run <input name="run" value="${esc(f.run)}" maxlength="36" size="12" placeholder="run id"></label>
+    <label>Created from <input type="date" name="from" value="${esc(f.from)}"></label>
+    <label>to <input type="date" name="to" value="${esc(f.to)}"> (UTC days)</label>
+    <button type="submit">Filter</button></form>`;
+}
+
+/** An optimizer as the filter offers it: its name and its ad account's. */
+interface OptimizerChoice {
+  id: string;
+  label: string;
+}
+
+export function proposalListHtml(
+  proposals: readonly Proposal[],
+  accounts: ReadonlyMap<string, Account> = new Map(),
+): string {
+  if (proposals.length === 0) return '<p class="muted">No proposals match.</p>';
+  const row = (p: Proposal) => {
+    const account = accounts.get(p.accountId.toLowerCase());
+    const zone = account
+      ? `<br><span class="muted" title="the account's time zone">${esc(accountTimeText(p.createdAt, account.timeZone))}</span>`
+      : '';
+    return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${esc(p.status)}</td><td class="name">${esc(p.variant?.name)}</td>
+      <td class="account">${esc(account?.name ?? 'an account no longer connected')}</td><td class="ad"><code>${esc(p.variant?.baseAdId)}</code></td>
+      <td class="run"><a href="/dashboard/proposals?run=${esc(p.runId)}" title="${esc(p.runId)}">this run’s</a></td>
+      <td class="created">${timeHtml(p.createdAt)}${zone}</td><td><a href="/dashboard/proposals/${esc(p.proposalId)}">Review</a></td></tr>`;
+  };
+  return `<table id="proposals"><thead><tr><th>Status</th><th>Proposal</th><th>Ad account</th><th>Base ad</th><th>Run</th><th>Created</th><th></th></tr></thead><tbody>${proposals
+    .map(row)
     .join('')}</tbody></table>`;
+}
+
+/** The proposal's ad account, by name and zone, when the upstream proxy lists it. */
+async function accountOf(deps: GatewayDeps, principal: Principal, accountId: string) {
+  const accounts = await deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
+    (r) => r.accounts,
+    () => [] as Account[],
+  );
+  return accounts.find((a) => a.accountId.toLowerCase() === accountId.toLowerCase());
 }
 
 async function loadProposal(
@@ -185,19 +291,54 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
   app.get('/dashboard/proposals', async (req, reply) => {
     const s = await h.session(req);
     if (!s) return reply.redirect('/dashboard/login', 303);
-    const listed = await reviews.listProposals({ limit: 100 }, onBehalfOf(sessionPrincipal(s))).then(
-      (r) => proposalListHtml(r.proposals),
-      () => '<p class="error">Proposals could not be loaded just now.</p>',
-    );
-    return reply
-      .type('text/html')
-      .send(
-        page(
-          'Optimization proposals',
-          `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Optimization proposals</h2>${listed}</section>`,
-          user(s),
+    const principal = sessionPrincipal(s);
+    const f = readProposalFilters(req.query);
+    const number = pageNumber(req.query);
+    const [listed, optimizers, accountList] = await Promise.all([
+      reviews
+        .listProposals(
+          {
+            status: f.status || undefined,
+            optimizerId: f.optimizer || undefined,
+            accountId: f.account || undefined,
+            runId: f.run || undefined,
+            createdAfter: f.from ? `${f.from}T00:00:00Z` : undefined,
+            createdBefore: f.to ? dayAfter(f.to) : undefined,
+            limit: PAGE_SIZE,
+            offset: (number - 1) * PAGE_SIZE,
+          },
+          onBehalfOf(principal),
+        )
+        .catch(() => undefined),
+      deps
+        .clientOf(OptimizerService)
+        .listOptimizers({ limit: 100 }, onBehalfOf(principal))
+        .then(
+          (r) => r.optimizers,
+          () => [],
         ),
-      );
+      deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
+        (r) => r.accounts,
+        () => [] as Account[],
+      ),
+    ]);
+    const accounts = new Map(accountList.map((a) => [a.accountId.toLowerCase(), a]));
+    const choices = optimizers.map((o) => ({
+      id: o.optimizerId,
+      label: `${o.name} — ${accounts.get(o.accountId.toLowerCase())?.name ?? 'an account no longer connected'}`,
+    }));
+    const body =
+      listed === undefined
+        ? '<p class="error">Proposals could not be loaded just now.</p>'
+        : `${proposalListHtml(listed.proposals, accounts)}${pagerHtml('/dashboard/proposals', { ...f }, number, listed.total)}`;
+    return reply.type('text/html').send(
+      page(
+        'Optimization proposals',
+        `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Optimization proposals</h2><p class="muted">Times are in your time zone, with the ad account’s below.</p>
+          ${proposalFiltersHtml(f, choices, accountList)}${body}</section>${localTimeScript}`,
+        user(s),
+      ),
+    );
   });
 
   app.get<{ Params: { id: string } }>('/dashboard/proposals/:id', async (req, reply) => {
@@ -206,10 +347,19 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
     const principal = sessionPrincipal(s);
     const p = await loadProposal(deps, principal, req.params.id);
     if (!p) return notFound(reply, s);
-    const live = await liveAd(deps, principal, p);
+    const [live, account] = await Promise.all([
+      liveAd(deps, principal, p),
+      accountOf(deps, principal, p.accountId),
+    ]);
     return reply
       .type('text/html')
-      .send(page('Review proposal', proposalDetailHtml(p, live, s.csrf_token, s.role !== 'viewer'), user(s)));
+      .send(
+        page(
+          'Review proposal',
+          `${proposalDetailHtml(p, live, s.csrf_token, s.role !== 'viewer', undefined, account)}${localTimeScript}`,
+          user(s),
+        ),
+      );
   });
 
   for (const decision of ['approve', 'reject'] as const) {
@@ -242,7 +392,10 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
         const e = ConnectError.from(err);
         const refused = e.code === Code.PermissionDenied;
         const fresh = (await loadProposal(deps, principal, p.proposalId)) ?? p;
-        const live = await liveAd(deps, principal, fresh);
+        const [live, account] = await Promise.all([
+          liveAd(deps, principal, fresh),
+          accountOf(deps, principal, fresh.accountId),
+        ]);
         return reply
           .code(
             refused ? 403 : e.code === Code.InvalidArgument ? 400 : e.code === Code.Unavailable ? 503 : 409,
@@ -257,6 +410,7 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
                 s.csrf_token,
                 s.role !== 'viewer',
                 refused ? `Your role cannot ${decision} proposals.` : e.rawMessage,
+                account,
               ),
               user(s),
             ),

@@ -29,6 +29,7 @@ import {
   type Caller,
   type Catalogue,
   type ProgressUpdate,
+  requiredAccess,
   SERVER_NAME,
   SERVER_VERSION,
 } from '../catalogue/catalogue.ts';
@@ -175,9 +176,9 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
   );
   const serve = toNodeHandler(handler, { maxRequestBodySize: o.maxBodyBytes });
 
-  const challenge = (error?: string, description?: string) => {
+  const challenge = (error?: string, description?: string, scope = 'read write') => {
     // The scopes a client should ask for (RFC 6750 §3): read and write cover every tool.
-    const parts = [`resource_metadata=${quoted(resourceMetadata)}`, 'scope="read write"'];
+    const parts = [`resource_metadata=${quoted(resourceMetadata)}`, `scope=${quoted(scope)}`];
     if (error) parts.push(`error=${quoted(error)}`);
     if (description) parts.push(`error_description=${quoted(description)}`);
     return `Bearer ${parts.join(', ')}`;
@@ -255,7 +256,16 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     for (const call of namedToolCalls(req.body)) {
       const tool = o.catalogue.byName.get(call.name);
       const denied = tool && accessDenied(caller.principal, tool);
-      if (denied) return rpcError(reply, 403, JSONRPC_FORBIDDEN, `forbidden: ${denied}`, call.id ?? null);
+      if (!denied) continue;
+      const need = tool.access === 'any-credential' ? undefined : requiredAccess(tool.behavior).scope;
+      if (need !== undefined && !caller.principal.scopes.includes(need)) {
+        // Step-up (RFC 6750 §3.1): the scopes to ask for are the token's own plus the one missing,
+        // since a client that replaces its scopes with the challenge's must not lose what it had.
+        const scopes = [...new Set([...caller.principal.scopes, need])].join(' ');
+        const why = `${call.name} needs the ${need} scope; this token has ${caller.principal.scopes.join(' ') || 'none'}`;
+        reply.header('www-authenticate', challenge('insufficient_scope', why, scopes));
+      }
+      return rpcError(reply, 403, JSONRPC_FORBIDDEN, `forbidden: ${denied}`, call.id ?? null);
     }
     return takeBatchRate(reply, req.body, caller);
   };

@@ -36,6 +36,18 @@ async function endConnection(deps: GatewayDeps, grantId: string): Promise<void> 
   });
 }
 
+/**
+ * An authorization request naming no scope asks for `read` (RFC 6749 §3.3 lets the server pick a
+ * default): the provider would otherwise grant nothing and answer access_denied after consent.
+ */
+function defaultScope(req: FastifyRequest): void {
+  if (req.method !== 'GET') return;
+  const url = new URL(req.raw.url ?? '/', 'http://gateway.invalid');
+  if (url.pathname !== OAUTH_ROUTES.authorization || url.searchParams.get('scope')) return;
+  url.searchParams.set('scope', 'read');
+  req.raw.url = `${url.pathname}${url.search}`;
+}
+
 /** registerOAuth mounts the authorization server and returns how /mcp reads its access tokens. */
 export function registerOAuth(app: FastifyInstance, deps: GatewayDeps, o: OAuthOptions): OAuthAccessTokens {
   const resource = `${o.publicUrl}/mcp`;
@@ -73,6 +85,7 @@ export function registerOAuth(app: FastifyInstance, deps: GatewayDeps, o: OAuthO
             });
         }
       }
+      defaultScope(req);
       reply.hijack();
       await callback(req.raw, reply.raw);
     };

@@ -154,18 +154,51 @@ export async function workspaceFeatures(db: Queryable, workspaceId: string): Pro
 export interface AuditRow {
   id: string;
   at: Date;
+  /** `at` in RFC 3339 UTC with microseconds: it orders as text, and is the page cursor. */
+  at_text: string;
+  /** `g:<id, 20 digits>`: orders rows at the same instant (byte order), after the time. */
+  key: string;
   actor: string;
   action: string;
   target: string | null;
   detail: Record<string, unknown>;
 }
 
-/** The workspace's gateway audit rows, newest first, at most `limit`. */
-export async function listAuditRows(db: Queryable, workspaceId: string, limit: number): Promise<AuditRow[]> {
+/**
+ * The workspace's gateway audit rows before the cursor (at, key), newest first, at most `limit`;
+ * less the actions in `skip`, and only those by one of `actors` when given.
+ */
+export async function listAuditRowsBefore(
+  db: Queryable,
+  workspaceId: string,
+  f: {
+    beforeAt?: string;
+    beforeKey?: string;
+    skip: readonly string[];
+    actors?: readonly string[];
+    limit: number;
+  },
+): Promise<AuditRow[]> {
   const { rows } = await db.query<AuditRow>(
-    `SELECT id::text AS id, at, actor, action, target, detail FROM audit_log
-      WHERE workspace_id = $1 ORDER BY at DESC, id DESC LIMIT $2`,
-    [workspaceId, limit],
+    `SELECT * FROM (
+       SELECT id::text AS id, at, actor, action, target, detail,
+              to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at_text,
+              ('g:' || lpad(id::text, 20, '0')) COLLATE "C" AS key
+         FROM audit_log
+        WHERE workspace_id = $1 AND action <> ALL ($2::text[]) AND ($3::text[] IS NULL OR actor = ANY ($3::text[]))
+          AND ($4::timestamptz IS NULL OR at <= $4::timestamptz)
+     ) r
+     WHERE $4::timestamptz IS NULL OR (at, key) < ($4::timestamptz, $5::text COLLATE "C")
+     ORDER BY at DESC, key DESC
+     LIMIT $6`,
+    [
+      workspaceId,
+      [...f.skip],
+      f.actors ? [...f.actors] : null,
+      f.beforeAt ?? null,
+      f.beforeKey ?? '',
+      f.limit,
+    ],
   );
   return rows;
 }

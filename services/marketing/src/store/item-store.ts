@@ -45,10 +45,12 @@ export async function findItem(
   workspaceId: string,
   itemId: string,
 ): Promise<MarketingItem | undefined> {
-  const { rows } = await db.query<ItemRow>(
-    `SELECT ${COLUMNS} FROM marketing_items WHERE workspace_id = $1 AND item_id = $2`,
-    [workspaceId, itemId],
-  );
+  // Named, so each connection plans the read once.
+  const { rows } = await db.query<ItemRow>({
+    name: 'marketing-find-item',
+    text: `SELECT ${COLUMNS} FROM marketing_items WHERE workspace_id = $1 AND item_id = $2`,
+    values: [workspaceId, itemId],
+  });
   return first(rows);
 }
 

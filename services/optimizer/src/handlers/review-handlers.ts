@@ -61,6 +61,9 @@ import {
   updateRun,
 } from '../store/review-store.ts';
 
+/** An RFC 3339 date-time with its offset. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
 /** The bus topic of approved proposals waiting to be published. */
 export const PUBLISH_TOPIC = 'optimizer.publish';
 
@@ -447,12 +450,25 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       const principal = principalOf(ctx);
       requireReader(principal, 'listing optimization proposals');
       if (req.optimizerId !== undefined) requireUuid('optimizer_id', req.optimizerId);
+      if (req.accountId !== undefined) requireUuid('account_id', req.accountId);
+      if (req.runId !== undefined) requireUuid('run_id', req.runId);
+      for (const [field, value] of [
+        ['created_after', req.createdAfter],
+        ['created_before', req.createdBefore],
+      ] as const) {
+        if (value !== undefined && (!RFC3339.test(value) || Number.isNaN(Date.parse(value))))
+          throw new InvalidArgumentError(`${field} must be an RFC 3339 date-time, e.g. 2026-01-31T00:00:00Z`);
+      }
       const page = pageOf(req.limit, req.offset);
       const now = clock();
       const filter = {
         workspaceId: principal.workspaceId,
         optimizerId: req.optimizerId,
         status: req.status,
+        accountId: req.accountId,
+        runId: req.runId,
+        createdAfter: req.createdAfter,
+        createdBefore: req.createdBefore,
         now,
       };
       const [proposals, total] = await Promise.all([

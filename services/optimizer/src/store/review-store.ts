@@ -379,6 +379,10 @@ export interface ProposalFilter {
   workspaceId: string;
   optimizerId?: string | undefined;
   status?: string | undefined;
+  accountId?: string | undefined;
+  runId?: string | undefined;
+  createdAfter?: string | undefined;
+  createdBefore?: string | undefined;
   now: Date;
   limit: number;
   offset: number;
@@ -388,14 +392,31 @@ const PROPOSAL_WHERE = `workspace_id = $1 AND ($2::uuid IS NULL OR optimizer_id 
   AND ($3::text IS NULL OR
        (CASE WHEN status = 'pending_review' AND review_expires_at <= $4 THEN 'expired'
              WHEN status = 'approved' AND publish_by <= $4 THEN 'expired'
-             ELSE status END) = $3)`;
+             ELSE status END) = $3)
+  AND ($5::uuid IS NULL OR account_id = $5::uuid) AND ($6::uuid IS NULL OR run_id = $6::uuid)
+  AND ($7::timestamptz IS NULL OR created_at >= $7::timestamptz)
+  AND ($8::timestamptz IS NULL OR created_at < $8::timestamptz)`;
+
+/** The parameters of PROPOSAL_WHERE, $1 to $8. */
+function proposalWhereParams(f: Omit<ProposalFilter, 'limit' | 'offset'>): unknown[] {
+  return [
+    f.workspaceId,
+    f.optimizerId ?? null,
+    f.status ?? null,
+    f.now,
+    f.accountId ?? null,
+    f.runId ?? null,
+    f.createdAfter ?? null,
+    f.createdBefore ?? null,
+  ];
+}
 
 /** listProposals returns one page of the workspace's proposals, newest first. */
 export async function listProposals(db: Queryable, f: ProposalFilter): Promise<Proposal[]> {
   const { rows } = await db.query<ProposalRow>(
     `SELECT ${PROPOSAL_COLUMNS} FROM proposals WHERE ${PROPOSAL_WHERE}
-      ORDER BY created_at DESC, position, proposal_id LIMIT $5 OFFSET $6`,
-    [f.workspaceId, f.optimizerId ?? null, f.status ?? null, f.now, f.limit, f.offset],
+      ORDER BY created_at DESC, position, proposal_id LIMIT $9 OFFSET $10`,
+    [...proposalWhereParams(f), f.limit, f.offset],
   );
   return rows.map(toProposal);
 }
@@ -406,7 +427,7 @@ export async function countProposals(
 ): Promise<number> {
   const { rows } = await db.query<{ total: number }>(
     `SELECT count(*)::int AS total FROM proposals WHERE ${PROPOSAL_WHERE}`,
-    [f.workspaceId, f.optimizerId ?? null, f.status ?? null, f.now],
+    proposalWhereParams(f),
   );
   return rows[0]?.total ?? 0;
 }

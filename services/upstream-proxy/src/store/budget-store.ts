@@ -8,47 +8,64 @@ export interface BucketRule {
   burst: number;
 }
 
-export interface Take {
-  granted: boolean;
-  /** When not granted, the seconds until the bucket holds a token again. */
+export interface Lease {
+  /** The tokens taken (0 when the bucket held less than one). */
+  granted: number;
+  /** When nothing was granted, the seconds until the bucket holds a token again. */
   waitSeconds: number;
   /** The whole tokens left in the bucket after this take (for the budget metric). */
   remaining: number;
 }
 
-/** The bucket's tokens now: what it held plus the refill since, capped at the burst. */
-const REFILLED =
-  'least($3::float8, b.tokens + $2::float8 * greatest(0, extract(epoch FROM clock_timestamp() - b.updated_at)))';
-
 /**
- * takeToken takes one token from the account's bucket, creating it full the first time. The
- * refill and the take are one statement on one locked row, so concurrent callers on any replica
- * never take the same token twice. When the bucket is empty nothing changes and the answer says
- * how long until it holds a token.
+ * leaseTokens refills the account's bucket by the time elapsed (on the database's clock, so the
+ * replicas' clocks do not matter), adds back `returned` tokens a replica leased earlier and did
+ * not spend, and takes up to `wanted` whole tokens, in one statement on the locked row: concurrent
+ * callers on any replica never take the same token twice. The bucket is created full the first
+ * time. When it holds less than one token nothing is taken and the answer says how long to wait.
  */
-export async function takeToken(db: Queryable, accountId: string, rule: BucketRule): Promise<Take> {
-  const { rows } = await db.query<{ granted: boolean; wait_seconds: number; remaining: number }>(
-    `WITH taken AS (
-       INSERT INTO request_budgets AS b (account_id, tokens, updated_at)
-       VALUES ($1, $3::float8 - 1, clock_timestamp())
-       ON CONFLICT (account_id) DO UPDATE
-         SET tokens = ${REFILLED} - 1, updated_at = clock_timestamp()
-         WHERE ${REFILLED} >= 1
-       RETURNING b.tokens
-     )
-     SELECT true AS granted, 0::float8 AS wait_seconds, tokens AS remaining FROM taken
-     UNION ALL
-     SELECT false, (1 - ${REFILLED}) / $2::float8, ${REFILLED}
-       FROM request_budgets b
-      WHERE b.account_id = $1 AND NOT EXISTS (SELECT 1 FROM taken)`,
-    [accountId, rule.ratePerSecond, rule.burst],
-  );
-  const row = rows[0];
-  // No row: another replica created the bucket after this statement's snapshot and emptied it.
-  if (row === undefined) return { granted: false, waitSeconds: 1 / rule.ratePerSecond, remaining: 0 };
-  return {
-    granted: row.granted,
-    waitSeconds: Math.max(0, row.wait_seconds),
-    remaining: Math.max(0, Math.floor(row.remaining)),
-  };
+export async function leaseTokens(
+  db: Queryable,
+  accountId: string,
+  rule: BucketRule,
+  wanted: number,
+  returned = 0,
+): Promise<Lease> {
+  for (;;) {
+    const { rows } = await db.query<{ granted: number; level: number }>({
+      name: 'upstream-lease-tokens',
+      text: `WITH cur AS (
+               SELECT least($3::float8, tokens + $5::float8
+                        + $2::float8 * greatest(0, extract(epoch FROM clock_timestamp() - updated_at))) AS level,
+                      clock_timestamp() AS at
+                 FROM request_budgets
+                WHERE account_id = $1
+                  FOR UPDATE
+             )
+             UPDATE request_budgets b
+                SET tokens = cur.level - least($4::int, floor(cur.level))::int, updated_at = cur.at
+               FROM cur
+              WHERE b.account_id = $1
+          RETURNING greatest(0, least($4::int, floor(cur.level)))::int AS granted, cur.level AS level`,
+      values: [accountId, rule.ratePerSecond, rule.burst, wanted, returned],
+    });
+    const row = rows[0];
+    if (row !== undefined) {
+      const granted = row.granted;
+      const left = row.level - granted;
+      return {
+        granted,
+        waitSeconds: granted > 0 ? 0 : Math.max(0, (1 - row.level) / rule.ratePerSecond),
+        remaining: Math.max(0, Math.floor(left)),
+      };
+    }
+    // The account's first take: create its bucket full, then take from it (a replica that
+    // created it at the same moment is no harm: the row exists either way).
+    await db.query(
+      `INSERT INTO request_budgets (account_id, tokens, updated_at)
+       VALUES ($1, $2::float8, clock_timestamp())
+       ON CONFLICT (account_id) DO NOTHING`,
+      [accountId, rule.burst],
+    );
+  }
 }

@@ -89,10 +89,12 @@ export async function getConnectionWithCredential(
   workspaceId: string,
   accountId: string,
 ): Promise<{ connection: Connection; credentialCiphertext: Buffer } | undefined> {
-  const { rows } = await db.query<ConnectionRow & { credential_ciphertext: Buffer }>(
-    `SELECT ${COLUMNS}, credential_ciphertext FROM connections WHERE workspace_id = $1 AND account_id = $2`,
-    [workspaceId, accountId],
-  );
+  // Named, so each connection plans it once: every Call runs it.
+  const { rows } = await db.query<ConnectionRow & { credential_ciphertext: Buffer }>({
+    name: 'upstream-connection-with-credential',
+    text: `SELECT ${COLUMNS}, credential_ciphertext FROM connections WHERE workspace_id = $1 AND account_id = $2`,
+    values: [workspaceId, accountId],
+  });
   const row = rows[0];
   return row === undefined
     ? undefined

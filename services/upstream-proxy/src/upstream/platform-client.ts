@@ -4,6 +4,7 @@
  * response is treated as untrusted input: parsed defensively and checked for shape.
  */
 import { injectTraceContext, inSpan, markFailed, SpanKind } from '@adsmcp/runtime/telemetry';
+import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import type { PlatformAccount } from '../domain/connection.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -104,6 +105,32 @@ async function readCapped(res: Response, max: number): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** Reads an undici response body, refusing it as soon as it exceeds `max` bytes. */
+async function readBodyCapped(res: Dispatcher.ResponseData, max: number): Promise<Buffer> {
+  const declared = Number(headerOf(res, 'content-length') ?? Number.NaN);
+  if (declared > max) {
+    res.body.destroy();
+    throw new PlatformError('too_large', `the platform's response (${declared} bytes) exceeds ${max} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    total += chunk.byteLength;
+    if (total > max) {
+      res.body.destroy();
+      throw new PlatformError('too_large', `the platform's response exceeds ${max} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+}
+
+/** One response header as a string (the first, when it was sent more than once), or null. */
+function headerOf(res: Dispatcher.ResponseData, name: string): string | null {
+  const v = res.headers[name];
+  return v === undefined ? null : Array.isArray(v) ? (v[0] ?? null) : v;
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -155,20 +182,21 @@ function parseAccount(body: unknown): PlatformAccount {
  * tracedFetch sends one request to the platform in a client span, with the current trace's
  * `traceparent` among its headers (so a platform that traces joins the trace).
  */
-function tracedFetch(
+function tracedFetch<R extends { status: number } | { statusCode: number }>(
   method: string,
   path: string,
   headers: Record<string, string>,
-  send: () => Promise<Response>,
-): Promise<Response> {
+  send: () => Promise<R>,
+): Promise<R> {
   return inSpan(
     `upstream ${method}`,
     { kind: SpanKind.CLIENT, attributes: { 'http.request.method': method, 'url.path': path } },
     async (span) => {
       injectTraceContext(headers);
       const res = await send();
-      span.setAttribute('http.response.status_code', res.status);
-      if (res.status >= 500) markFailed(span, `HTTP ${res.status}`);
+      const status = 'status' in res ? res.status : res.statusCode;
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 500) markFailed(span, `HTTP ${status}`);
       return res;
     },
   );
@@ -179,6 +207,9 @@ export function createPlatformClient(opts: PlatformClientOptions): PlatformClien
   const base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  // Kept-alive connections to the platform, enough for every concurrent call (fetch's global
+  // dispatcher and its web streams cost several times as much per request).
+  const agent = new Agent({ connections: 128, keepAliveTimeout: 10_000, pipelining: 1 });
 
   /** GETs `path` with `credential` and returns its parsed JSON body, for a 2xx answer only. */
   async function getJson(
@@ -257,22 +288,23 @@ export function createPlatformClient(opts: PlatformClientOptions): PlatformClien
       if (request.idempotencyKey !== undefined) headers['idempotency-key'] = request.idempotencyKey;
       if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
       const timeout = AbortSignal.timeout(timeoutMs);
-      let res: Response;
+      let res: Dispatcher.ResponseData;
       let raw: Buffer;
       try {
         res = await tracedFetch(request.method, request.path, headers, () =>
-          fetch(url, {
+          undiciRequest(url, {
+            dispatcher: agent,
             method: request.method,
             headers,
             ...(request.body === undefined ? {} : { body: request.body }),
-            redirect: 'manual',
+            // No redirect is followed: undici's request answers a redirect as it is.
             signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
           }),
         );
-        if (bodyIsPassedOn(res.status)) {
-          raw = await readCapped(res, maxBytes);
+        if (bodyIsPassedOn(res.statusCode)) {
+          raw = await readBodyCapped(res, maxBytes);
         } else {
-          await res.body?.cancel();
+          await res.body.dump();
           raw = Buffer.alloc(0);
         }
       } catch (err) {
@@ -284,9 +316,9 @@ export function createPlatformClient(opts: PlatformClientOptions): PlatformClien
         throw new PlatformError('unreachable', `the platform could not be reached for ${what}`);
       }
       return {
-        status: res.status,
-        retryAfter: res.headers.get('retry-after'),
-        bodyJson: bodyIsPassedOn(res.status) ? jsonText(raw, res.headers.get('content-type')) : '',
+        status: res.statusCode,
+        retryAfter: headerOf(res, 'retry-after'),
+        bodyJson: bodyIsPassedOn(res.statusCode) ? jsonText(raw, headerOf(res, 'content-type')) : '',
       };
     },
   };

@@ -2,10 +2,17 @@
  * The per-account request budget to the platform, shared by every replica through Postgres: a
  * caller takes a token before each request it sends; when the bucket is empty it waits its turn
  * if that is short, and is refused with the seconds to wait otherwise.
+ *
+ * A replica does not go to Postgres for every token: it leases a small slice of the account's
+ * bucket in one statement (at most the tokens the account earns in LEASE_SECONDS, and one at low
+ * rates) and spends it from memory. A slice not spent within LEASE_SECONDS is given back to the
+ * bucket with the replica's next lease. Every token spent was taken from the shared bucket, so
+ * the replicas together never send more than it grants; a slice only moves a replica's tokens
+ * up to LEASE_SECONDS later than the bucket counted them (docs/performance.md).
  */
-import type { Pool } from '@adsmcp/runtime/db';
+import type { Queryable } from '@adsmcp/runtime/db';
 import { ResourceExhaustedError } from '@adsmcp/runtime/errors';
-import { type BucketRule, takeToken } from '../store/budget-store.ts';
+import { type BucketRule, type Lease, leaseTokens } from '../store/budget-store.ts';
 import { pause } from './pause.ts';
 import { budgetRefusals, budgetRemaining } from './upstream-metrics.ts';
 
@@ -13,6 +20,8 @@ export const DEFAULT_RATE_PER_SECOND = 20;
 export const DEFAULT_BURST = 40;
 /** The longest a call waits for the budget, in all, before it is refused. */
 export const DEFAULT_MAX_WAIT_MS = 2000;
+/** How long a leased slice may be spent from memory; also what sizes it (the tokens earned in it). */
+export const LEASE_SECONDS = 0.1;
 
 export interface RequestBudgetOptions extends BucketRule {
   maxWaitMs?: number;
@@ -23,21 +32,65 @@ export interface RequestBudget {
   take(accountId: string, signal?: AbortSignal): Promise<void>;
 }
 
+/** The tokens of one account this replica holds, spendable until `expiresAt` (ms). */
+interface Held {
+  tokens: number;
+  expiresAt: number;
+}
+
+/** The slice a replica leases: the tokens the account earns in LEASE_SECONDS, within the burst, at least one. */
+export function leaseSize(rule: BucketRule): number {
+  return Math.max(1, Math.min(Math.floor(rule.ratePerSecond * LEASE_SECONDS), Math.floor(rule.burst / 4)));
+}
+
 /** createRequestBudget returns the budget kept in `pool`'s request_budgets table. */
-export function createRequestBudget(pool: Pool, opts: RequestBudgetOptions): RequestBudget {
+export function createRequestBudget(pool: Queryable, opts: RequestBudgetOptions): RequestBudget {
   const maxWaitMs = opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   const rule: BucketRule = { ratePerSecond: opts.ratePerSecond, burst: opts.burst };
+  const now = () => performance.now();
+  const slice = leaseSize(rule);
+  const held = new Map<string, Held>();
+  // One lease statement per account at a time: callers that find the slice empty share it.
+  const leasing = new Map<string, Promise<Lease>>();
+
+  /** Spends a held token of the account, if one is held and still fresh. */
+  const spendHeld = (accountId: string): boolean => {
+    const h = held.get(accountId);
+    if (h === undefined || h.tokens < 1 || h.expiresAt <= now()) return false;
+    h.tokens -= 1;
+    return true;
+  };
+
+  const lease = (accountId: string): Promise<Lease> => {
+    const pending = leasing.get(accountId);
+    if (pending !== undefined) return pending;
+    const h = held.get(accountId);
+    // What is left of an expired slice goes back to the bucket with this statement.
+    const returned = h === undefined ? 0 : Math.floor(h.tokens);
+    held.delete(accountId);
+    const next = leaseTokens(pool, accountId, rule, slice, returned)
+      .then((got) => {
+        budgetRemaining.set({ account_id: accountId }, got.remaining);
+        if (got.granted > 0)
+          held.set(accountId, { tokens: got.granted, expiresAt: now() + LEASE_SECONDS * 1000 });
+        return got;
+      })
+      .finally(() => leasing.delete(accountId));
+    leasing.set(accountId, next);
+    return next;
+  };
+
   return {
     async take(accountId, signal) {
       let waited = 0;
       for (;;) {
-        const { granted, waitSeconds, remaining } = await takeToken(pool, accountId, rule);
-        budgetRemaining.set({ account_id: accountId }, remaining);
-        if (granted) return;
-        const waitMs = Math.ceil(waitSeconds * 1000);
+        if (spendHeld(accountId)) return;
+        const got = await lease(accountId);
+        if (got.granted > 0) continue;
+        const waitMs = Math.ceil(got.waitSeconds * 1000);
         if (waited + waitMs > maxWaitMs) {
           budgetRefusals.inc();
-          const seconds = Math.max(1, Math.ceil(waitSeconds));
+          const seconds = Math.max(1, Math.ceil(got.waitSeconds));
           throw new ResourceExhaustedError(
             `the request budget for ad account ${accountId} is used up (${rule.ratePerSecond} requests per second, bursts of ${rule.burst}); retry in ${seconds} s`,
             seconds,

@@ -199,6 +199,8 @@ const REFUSALS: Partial<Record<Code, string>> = {
   [Code.InvalidArgument]: 'invalid_argument',
   [Code.FailedPrecondition]: 'failed_precondition',
   [Code.NotFound]: 'not_found',
+  // e.g. an account without bulk access on the platform, for an ad batch.
+  [Code.PermissionDenied]: 'permission_denied',
 };
 
 const issueJson: JsonSchema = {
@@ -226,7 +228,9 @@ const preflightOutput: JsonSchema = {
     },
     change: {
       type: ['object', 'null'],
-      description: 'What the prepare tool would record: summary, the upstream operation, its digest.',
+      description:
+        'What the prepare tool would record: summary, the upstream operation, its digest; also given when ' +
+        'only permission is missing.',
       properties: {
         summary: { type: 'string' },
         operation: {
@@ -291,7 +295,9 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
     'the target is read live (verified: true), or, with current given, current is taken as the target and ' +
     'not read (verified: false). The result has would_prepare and either change (the summary, the upstream ' +
     'operation and the digest the prepare tool would record) or refusal (the code and message the prepare ' +
-    'tool would give). account_id must be the account of args. An operation that is not a prepare tool is ' +
+    'tool would give). A connection that may not prepare changes (read scope, viewer role, a read-only ' +
+    'connection to the account) still gets the change, with would_prepare false and the permission_denied ' +
+    'refusal prepare would give. account_id must be the account of args. An operation that is not a prepare tool is ' +
     'refused, naming the prepare tools. Writes nothing.',
   input: preflightInput,
   example: {
@@ -345,12 +351,15 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
                 onBehalfOf(caller.principal),
               );
         const op = res.operation;
+        // A caller who may not prepare still sees the plan: a preflight is a read.
+        const denied =
+          res.accessRefusal === '' ? null : { code: 'permission_denied', message: res.accessRefusal };
         return {
-          would_prepare: true,
+          would_prepare: denied === null,
           operation: tool.name,
           verified: res.verified,
           issues: [],
-          refusal: null,
+          refusal: denied,
           change: {
             summary: res.summary,
             operation: { method: op?.method ?? '', path: op?.path ?? '', body_json: op?.bodyJson ?? '' },

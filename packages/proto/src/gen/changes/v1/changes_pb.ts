@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/changes.proto.
  */
 export const file_changes_v1_changes: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIrIECgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAkSNgoRc3RhbmRhcmRzX2NoZWNrZWQYFyADKAsyGy5jaGFuZ2VzLnYxLkNoZWNrZWRTdGFuZGFyZCJYCg9DaGVja2VkU3RhbmRhcmQSEwoLc3RhbmRhcmRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBRIQCghndWlkYW5jZRgEIAEoCSLZAQoUUHJlcGFyZUNoYW5nZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEjAKCW9wZXJhdGlvbhgDIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SEwoHc3VtbWFyeRgEIAEoCUICGAESEwoLdGFyZ2V0X3BhdGgYBSABKAkSHgoSdGFyZ2V0X2JlZm9yZV9qc29uGAYgASgJQgIYARITCgtvYmplY3RfdHlwZRgHIAEoCRIOCgZlZmZlY3QYCCABKAkiOwoVUHJlcGFyZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIjkKEEdldENoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEhIKCmNoZWNrX2xpdmUYAiABKAgiPwoJTGl2ZUNoZWNrEg0KBXN0YWxlGAEgASgIEg4KBnJlYXNvbhgCIAEoCRITCgt1bmF2YWlsYWJsZRgDIAEoCCJcChFHZXRDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRIjCgRsaXZlGAIgASgLMhUuY2hhbmdlcy52MS5MaXZlQ2hlY2siVwoSTGlzdENoYW5nZXNSZXF1ZXN0Eg4KBnN0YXR1cxgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBm9mZnNldBgEIAEoBSJzChNMaXN0Q2hhbmdlc1Jlc3BvbnNlEiMKB2NoYW5nZXMYASADKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRINCgV0b3RhbBgCIAEoBRIYCgtuZXh0X29mZnNldBgDIAEoBUgAiAEBQg4KDF9uZXh0X29mZnNldCI5ChRBcHByb3ZlQ2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJIjsKFUFwcHJvdmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI4ChNSZWplY3RDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiOgoUUmVqZWN0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiSAoSQXBwbHlDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkSDwoHd2FpdF9tcxgDIAEoBSI5ChNBcHBseUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIoEBChBQbGFuTW9uZXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDgoGYW1vdW50GAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJIrACChFQbGFuTW9uZXlSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhMKC21pbm9yX3VuaXRzGAMgASgFEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJEhUKDWFtb3VudF9taWNyb3MYByABKAMSEwoLd2lyZV9taWNyb3MYCCABKAMSHgoRY3BtX3NpbmdsZV9taWNyb3MYCSABKANIAIgBARIcCg9jcG1fYnVsa19taWNyb3MYCiABKANIAYgBARITCgtleHBsYW5hdGlvbhgLIAEoCUIUChJfY3BtX3NpbmdsZV9taWNyb3NCEgoQX2NwbV9idWxrX21pY3JvcyJkChNQbGFuU2NoZWR1bGVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLc3RhcnRfbG9jYWwYAiABKAkSEQoJZW5kX2xvY2FsGAMgASgJEhEKCWFtYmlndWl0eRgEIAEoCSJPCg5QbGFubmVkSW5zdGFudBINCgVsb2NhbBgBIAEoCRILCgN1dGMYAiABKAkSEwoLd2l0aF9vZmZzZXQYAyABKAkSDAoEbm90ZRgEIAEoCSKrAQoUUGxhblNjaGVkdWxlUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIRCgl0aW1lX3pvbmUYAiABKAkSKQoFc3RhcnQYAyABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EicKA2VuZBgEIAEoCzIaLmNoYW5nZXMudjEuUGxhbm5lZEluc3RhbnQSGAoQZHVyYXRpb25fc2Vjb25kcxgFIAEoAyJxChFQbGFuQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhkKDGN1cnJlbnRfanNvbhgCIAEoCUgAiAEBQg8KDV9jdXJyZW50X2pzb24ijgEKElBsYW5DaGFuZ2VSZXNwb25zZRIPCgdzdW1tYXJ5GAEgASgJEjAKCW9wZXJhdGlvbhgCIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SDgoGZGlnZXN0GAMgASgJEhMKC3RhcmdldF9wYXRoGAQgASgJEhAKCHZlcmlmaWVkGAUgASgIIoYBCg9DcmVhdGl2ZVRvQ2hlY2sSDAoEdHlwZRgBIAEoCRINCgV0aXRsZRgCIAEoCRIMCgRib2R5GAMgASgJEhcKCnRhcmdldF91cmwYBCABKAlIAIgBARIUCgdmaWxlX2lkGAUgASgJSAGIAQFCDQoLX3RhcmdldF91cmxCCgoIX2ZpbGVfaWQiXAoXVmFsaWRhdGVDcmVhdGl2ZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRItCghjcmVhdGl2ZRgCIAEoCzIbLmNoYW5nZXMudjEuQ3JlYXRpdmVUb0NoZWNrIkcKE0NyZWF0aXZlSW1hZ2VSZXBvcnQSEAoIcmVxdWlyZWQYASABKAgSDwoHcHJlc2VudBgCIAEoCBINCgVpc3N1ZRgDIAEoCSJuChhWYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2USDQoFdmFsaWQYASABKAgSEwoLY29weV9pc3N1ZXMYAiADKAkSLgoFaW1hZ2UYAyABKAsyHy5jaGFuZ2VzLnYxLkNyZWF0aXZlSW1hZ2VSZXBvcnQikQEKG1JlY29yZEFwcHJvdmVkQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgCIAEoCRITCgthcHByb3ZlZF9ieRgDIAEoCRIYChBhcHByb3Zlcl91c2VyX2lkGAQgASgJIkIKHFJlY29yZEFwcHJvdmVkQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UyrQcKDkNoYW5nZXNTZXJ2aWNlElQKDVByZXBhcmVDaGFuZ2USIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVzcG9uc2USSAoJR2V0Q2hhbmdlEhwuY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXF1ZXN0Gh0uY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXNwb25zZRJOCgtMaXN0Q2hhbmdlcxIeLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXF1ZXN0Gh8uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1Jlc3BvbnNlElQKDUFwcHJvdmVDaGFuZ2USIC5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVzcG9uc2USUQoMUmVqZWN0Q2hhbmdlEh8uY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXF1ZXN0GiAuY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXNwb25zZRJOCgtBcHBseUNoYW5nZRIeLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXF1ZXN0Gh8uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlc3BvbnNlEkgKCVBsYW5Nb25leRIcLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVxdWVzdBodLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVzcG9uc2USUQoMUGxhblNjaGVkdWxlEh8uY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXF1ZXN0GiAuY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXNwb25zZRJLCgpQbGFuQ2hhbmdlEh0uY2hhbmdlcy52MS5QbGFuQ2hhbmdlUmVxdWVzdBoeLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlc3BvbnNlEl0KEFZhbGlkYXRlQ3JlYXRpdmUSIy5jaGFuZ2VzLnYxLlZhbGlkYXRlQ3JlYXRpdmVSZXF1ZXN0GiQuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2USaQoUUmVjb3JkQXBwcm92ZWRDaGFuZ2USJy5jaGFuZ2VzLnYxLlJlY29yZEFwcHJvdmVkQ2hhbmdlUmVxdWVzdBooLmNoYW5nZXMudjEuUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIrIECgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAkSNgoRc3RhbmRhcmRzX2NoZWNrZWQYFyADKAsyGy5jaGFuZ2VzLnYxLkNoZWNrZWRTdGFuZGFyZCJYCg9DaGVja2VkU3RhbmRhcmQSEwoLc3RhbmRhcmRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBRIQCghndWlkYW5jZRgEIAEoCSLZAQoUUHJlcGFyZUNoYW5nZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEjAKCW9wZXJhdGlvbhgDIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SEwoHc3VtbWFyeRgEIAEoCUICGAESEwoLdGFyZ2V0X3BhdGgYBSABKAkSHgoSdGFyZ2V0X2JlZm9yZV9qc29uGAYgASgJQgIYARITCgtvYmplY3RfdHlwZRgHIAEoCRIOCgZlZmZlY3QYCCABKAkiOwoVUHJlcGFyZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIjkKEEdldENoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEhIKCmNoZWNrX2xpdmUYAiABKAgiPwoJTGl2ZUNoZWNrEg0KBXN0YWxlGAEgASgIEg4KBnJlYXNvbhgCIAEoCRITCgt1bmF2YWlsYWJsZRgDIAEoCCJcChFHZXRDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRIjCgRsaXZlGAIgASgLMhUuY2hhbmdlcy52MS5MaXZlQ2hlY2siVwoSTGlzdENoYW5nZXNSZXF1ZXN0Eg4KBnN0YXR1cxgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBm9mZnNldBgEIAEoBSJzChNMaXN0Q2hhbmdlc1Jlc3BvbnNlEiMKB2NoYW5nZXMYASADKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRINCgV0b3RhbBgCIAEoBRIYCgtuZXh0X29mZnNldBgDIAEoBUgAiAEBQg4KDF9uZXh0X29mZnNldCJ0ChdMaXN0Q2hhbmdlRXZlbnRzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSEQoJYmVmb3JlX2F0GAQgASgJEhIKCmJlZm9yZV9rZXkYBSABKAkiWAoLQ2hhbmdlRXZlbnQSDAoEa2luZBgBIAEoCRIKCgJhdBgCIAEoCRILCgNrZXkYAyABKAkSIgoGY2hhbmdlGAQgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiQwoYTGlzdENoYW5nZUV2ZW50c1Jlc3BvbnNlEicKBmV2ZW50cxgBIAMoCzIXLmNoYW5nZXMudjEuQ2hhbmdlRXZlbnQiOQoUQXBwcm92ZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSI7ChVBcHByb3ZlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiOAoTUmVqZWN0Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjoKFFJlamVjdENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIkgKEkFwcGx5Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJEg8KB3dhaXRfbXMYAyABKAUiOQoTQXBwbHlDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSKBAQoQUGxhbk1vbmV5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCSKwAgoRUGxhbk1vbmV5UmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRITCgttaW5vcl91bml0cxgDIAEoBRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCRIVCg1hbW91bnRfbWljcm9zGAcgASgDEhMKC3dpcmVfbWljcm9zGAggASgDEh4KEWNwbV9zaW5nbGVfbWljcm9zGAkgASgDSACIAQESHAoPY3BtX2J1bGtfbWljcm9zGAogASgDSAGIAQESEwoLZXhwbGFuYXRpb24YCyABKAlCFAoSX2NwbV9zaW5nbGVfbWljcm9zQhIKEF9jcG1fYnVsa19taWNyb3MiZAoTUGxhblNjaGVkdWxlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC3N0YXJ0X2xvY2FsGAIgASgJEhEKCWVuZF9sb2NhbBgDIAEoCRIRCglhbWJpZ3VpdHkYBCABKAkiTwoOUGxhbm5lZEluc3RhbnQSDQoFbG9jYWwYASABKAkSCwoDdXRjGAIgASgJEhMKC3dpdGhfb2Zmc2V0GAMgASgJEgwKBG5vdGUYBCABKAkiqwEKFFBsYW5TY2hlZHVsZVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSEQoJdGltZV96b25lGAIgASgJEikKBXN0YXJ0GAMgASgLMhouY2hhbmdlcy52MS5QbGFubmVkSW5zdGFudBInCgNlbmQYBCABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EhgKEGR1cmF0aW9uX3NlY29uZHMYBSABKAMicQoRUGxhbkNoYW5nZVJlcXVlc3QSMAoGY2hhbmdlGAEgASgLMiAuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVxdWVzdBIZCgxjdXJyZW50X2pzb24YAiABKAlIAIgBAUIPCg1fY3VycmVudF9qc29uIqYBChJQbGFuQ2hhbmdlUmVzcG9uc2USDwoHc3VtbWFyeRgBIAEoCRIwCglvcGVyYXRpb24YAiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgDIAEoCRITCgt0YXJnZXRfcGF0aBgEIAEoCRIQCgh2ZXJpZmllZBgFIAEoCBIWCg5hY2Nlc3NfcmVmdXNhbBgGIAEoCSKGAQoPQ3JlYXRpdmVUb0NoZWNrEgwKBHR5cGUYASABKAkSDQoFdGl0bGUYAiABKAkSDAoEYm9keRgDIAEoCRIXCgp0YXJnZXRfdXJsGAQgASgJSACIAQESFAoHZmlsZV9pZBgFIAEoCUgBiAEBQg0KC190YXJnZXRfdXJsQgoKCF9maWxlX2lkIlwKF1ZhbGlkYXRlQ3JlYXRpdmVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSLQoIY3JlYXRpdmUYAiABKAsyGy5jaGFuZ2VzLnYxLkNyZWF0aXZlVG9DaGVjayJHChNDcmVhdGl2ZUltYWdlUmVwb3J0EhAKCHJlcXVpcmVkGAEgASgIEg8KB3ByZXNlbnQYAiABKAgSDQoFaXNzdWUYAyABKAkibgoYVmFsaWRhdGVDcmVhdGl2ZVJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEhMKC2NvcHlfaXNzdWVzGAIgAygJEi4KBWltYWdlGAMgASgLMh8uY2hhbmdlcy52MS5DcmVhdGl2ZUltYWdlUmVwb3J0IpEBChtSZWNvcmRBcHByb3ZlZENoYW5nZVJlcXVlc3QSMAoGY2hhbmdlGAEgASgLMiAuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYAiABKAkSEwoLYXBwcm92ZWRfYnkYAyABKAkSGAoQYXBwcm92ZXJfdXNlcl9pZBgEIAEoCSJCChxSZWNvcmRBcHByb3ZlZENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlMowICg5DaGFuZ2VzU2VydmljZRJUCg1QcmVwYXJlQ2hhbmdlEiAuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVxdWVzdBohLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlc3BvbnNlEkgKCUdldENoYW5nZRIcLmNoYW5nZXMudjEuR2V0Q2hhbmdlUmVxdWVzdBodLmNoYW5nZXMudjEuR2V0Q2hhbmdlUmVzcG9uc2USTgoLTGlzdENoYW5nZXMSHi5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VzUmVxdWVzdBofLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXNwb25zZRJdChBMaXN0Q2hhbmdlRXZlbnRzEiMuY2hhbmdlcy52MS5MaXN0Q2hhbmdlRXZlbnRzUmVxdWVzdBokLmNoYW5nZXMudjEuTGlzdENoYW5nZUV2ZW50c1Jlc3BvbnNlElQKDUFwcHJvdmVDaGFuZ2USIC5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVzcG9uc2USUQoMUmVqZWN0Q2hhbmdlEh8uY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXF1ZXN0GiAuY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXNwb25zZRJOCgtBcHBseUNoYW5nZRIeLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXF1ZXN0Gh8uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlc3BvbnNlEkgKCVBsYW5Nb25leRIcLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVxdWVzdBodLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVzcG9uc2USUQoMUGxhblNjaGVkdWxlEh8uY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXF1ZXN0GiAuY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXNwb25zZRJLCgpQbGFuQ2hhbmdlEh0uY2hhbmdlcy52MS5QbGFuQ2hhbmdlUmVxdWVzdBoeLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlc3BvbnNlEl0KEFZhbGlkYXRlQ3JlYXRpdmUSIy5jaGFuZ2VzLnYxLlZhbGlkYXRlQ3JlYXRpdmVSZXF1ZXN0GiQuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2USaQoUUmVjb3JkQXBwcm92ZWRDaGFuZ2USJy5jaGFuZ2VzLnYxLlJlY29yZEFwcHJvdmVkQ2hhbmdlUmVxdWVzdBooLmNoYW5nZXMudjEuUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * The one call to the ad platform a change makes when it is applied.
@@ -464,6 +464,109 @@ export const ListChangesResponseSchema: GenMessage<ListChangesResponse> = /*@__P
   messageDesc(file_changes_v1_changes, 9);
 
 /**
+ * The changes' history as events (prepared, approved, rejected, apply_requested, applied, failed),
+ * newest first, for the dashboard's audit log. Paged by keyset: a page holds the events before the
+ * cursor (at, key), so every event stays reachable however many there are.
+ *
+ * @generated from message changes.v1.ListChangeEventsRequest
+ */
+export type ListChangeEventsRequest = Message<"changes.v1.ListChangeEventsRequest"> & {
+  /**
+   * Empty for every account.
+   *
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * Only the events done by this person (a user id); empty for anyone.
+   *
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * At most 500; 0 means 100.
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * The cursor: the time (RFC 3339, microseconds) and key of the last event already read; both
+   * empty for the newest events.
+   *
+   * @generated from field: string before_at = 4;
+   */
+  beforeAt: string;
+
+  /**
+   * @generated from field: string before_key = 5;
+   */
+  beforeKey: string;
+};
+
+/**
+ * Describes the message changes.v1.ListChangeEventsRequest.
+ * Use `create(ListChangeEventsRequestSchema)` to create a new message.
+ */
+export const ListChangeEventsRequestSchema: GenMessage<ListChangeEventsRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 10);
+
+/**
+ * @generated from message changes.v1.ChangeEvent
+ */
+export type ChangeEvent = Message<"changes.v1.ChangeEvent"> & {
+  /**
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * RFC 3339 in UTC with microseconds, so that it orders as text.
+   *
+   * @generated from field: string at = 2;
+   */
+  at: string;
+
+  /**
+   * `c:<change_id>:<kind>`: orders events at the same instant (byte order).
+   *
+   * @generated from field: string key = 3;
+   */
+  key: string;
+
+  /**
+   * @generated from field: changes.v1.Change change = 4;
+   */
+  change?: Change | undefined;
+};
+
+/**
+ * Describes the message changes.v1.ChangeEvent.
+ * Use `create(ChangeEventSchema)` to create a new message.
+ */
+export const ChangeEventSchema: GenMessage<ChangeEvent> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 11);
+
+/**
+ * @generated from message changes.v1.ListChangeEventsResponse
+ */
+export type ListChangeEventsResponse = Message<"changes.v1.ListChangeEventsResponse"> & {
+  /**
+   * @generated from field: repeated changes.v1.ChangeEvent events = 1;
+   */
+  events: ChangeEvent[];
+};
+
+/**
+ * Describes the message changes.v1.ListChangeEventsResponse.
+ * Use `create(ListChangeEventsResponseSchema)` to create a new message.
+ */
+export const ListChangeEventsResponseSchema: GenMessage<ListChangeEventsResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 12);
+
+/**
  * Approval by a person: refused for any caller that is not a signed-in person or an operator,
  * and (FailedPrecondition, with the reason) for a change whose object moved since it was prepared.
  *
@@ -488,7 +591,7 @@ export type ApproveChangeRequest = Message<"changes.v1.ApproveChangeRequest"> & 
  * Use `create(ApproveChangeRequestSchema)` to create a new message.
  */
 export const ApproveChangeRequestSchema: GenMessage<ApproveChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 10);
+  messageDesc(file_changes_v1_changes, 13);
 
 /**
  * @generated from message changes.v1.ApproveChangeResponse
@@ -505,7 +608,7 @@ export type ApproveChangeResponse = Message<"changes.v1.ApproveChangeResponse"> 
  * Use `create(ApproveChangeResponseSchema)` to create a new message.
  */
 export const ApproveChangeResponseSchema: GenMessage<ApproveChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 11);
+  messageDesc(file_changes_v1_changes, 14);
 
 /**
  * @generated from message changes.v1.RejectChangeRequest
@@ -527,7 +630,7 @@ export type RejectChangeRequest = Message<"changes.v1.RejectChangeRequest"> & {
  * Use `create(RejectChangeRequestSchema)` to create a new message.
  */
 export const RejectChangeRequestSchema: GenMessage<RejectChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 12);
+  messageDesc(file_changes_v1_changes, 15);
 
 /**
  * @generated from message changes.v1.RejectChangeResponse
@@ -544,7 +647,7 @@ export type RejectChangeResponse = Message<"changes.v1.RejectChangeResponse"> & 
  * Use `create(RejectChangeResponseSchema)` to create a new message.
  */
 export const RejectChangeResponseSchema: GenMessage<RejectChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 13);
+  messageDesc(file_changes_v1_changes, 16);
 
 /**
  * @generated from message changes.v1.ApplyChangeRequest
@@ -575,7 +678,7 @@ export type ApplyChangeRequest = Message<"changes.v1.ApplyChangeRequest"> & {
  * Use `create(ApplyChangeRequestSchema)` to create a new message.
  */
 export const ApplyChangeRequestSchema: GenMessage<ApplyChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 14);
+  messageDesc(file_changes_v1_changes, 17);
 
 /**
  * @generated from message changes.v1.ApplyChangeResponse
@@ -592,7 +695,7 @@ export type ApplyChangeResponse = Message<"changes.v1.ApplyChangeResponse"> & {
  * Use `create(ApplyChangeResponseSchema)` to create a new message.
  */
 export const ApplyChangeResponseSchema: GenMessage<ApplyChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 15);
+  messageDesc(file_changes_v1_changes, 18);
 
 /**
  * Planning: an amount of money as exact micros of the ad account's currency. Read only.
@@ -648,7 +751,7 @@ export type PlanMoneyRequest = Message<"changes.v1.PlanMoneyRequest"> & {
  * Use `create(PlanMoneyRequestSchema)` to create a new message.
  */
 export const PlanMoneyRequestSchema: GenMessage<PlanMoneyRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 16);
+  messageDesc(file_changes_v1_changes, 19);
 
 /**
  * @generated from message changes.v1.PlanMoneyResponse
@@ -733,7 +836,7 @@ export type PlanMoneyResponse = Message<"changes.v1.PlanMoneyResponse"> & {
  * Use `create(PlanMoneyResponseSchema)` to create a new message.
  */
 export const PlanMoneyResponseSchema: GenMessage<PlanMoneyResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 17);
+  messageDesc(file_changes_v1_changes, 20);
 
 /**
  * Planning: local times in the ad account's IANA time zone as exact instants. Read only.
@@ -772,7 +875,7 @@ export type PlanScheduleRequest = Message<"changes.v1.PlanScheduleRequest"> & {
  * Use `create(PlanScheduleRequestSchema)` to create a new message.
  */
 export const PlanScheduleRequestSchema: GenMessage<PlanScheduleRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 18);
+  messageDesc(file_changes_v1_changes, 21);
 
 /**
  * A local time resolved to one instant.
@@ -814,7 +917,7 @@ export type PlannedInstant = Message<"changes.v1.PlannedInstant"> & {
  * Use `create(PlannedInstantSchema)` to create a new message.
  */
 export const PlannedInstantSchema: GenMessage<PlannedInstant> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 19);
+  messageDesc(file_changes_v1_changes, 22);
 
 /**
  * @generated from message changes.v1.PlanScheduleResponse
@@ -855,7 +958,7 @@ export type PlanScheduleResponse = Message<"changes.v1.PlanScheduleResponse"> & 
  * Use `create(PlanScheduleResponseSchema)` to create a new message.
  */
 export const PlanScheduleResponseSchema: GenMessage<PlanScheduleResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 20);
+  messageDesc(file_changes_v1_changes, 23);
 
 /**
  * Preflight: the change PrepareChange would record for `change`, planned the same way but recorded
@@ -885,7 +988,7 @@ export type PlanChangeRequest = Message<"changes.v1.PlanChangeRequest"> & {
  * Use `create(PlanChangeRequestSchema)` to create a new message.
  */
 export const PlanChangeRequestSchema: GenMessage<PlanChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 21);
+  messageDesc(file_changes_v1_changes, 24);
 
 /**
  * @generated from message changes.v1.PlanChangeResponse
@@ -921,6 +1024,14 @@ export type PlanChangeResponse = Message<"changes.v1.PlanChangeResponse"> & {
    * @generated from field: bool verified = 5;
    */
   verified: boolean;
+
+  /**
+   * Why this caller could not prepare it (the write scope, the role, a read-only connection to the
+   * account), or empty. A plan is a read: it is made and shown either way.
+   *
+   * @generated from field: string access_refusal = 6;
+   */
+  accessRefusal: string;
 };
 
 /**
@@ -928,7 +1039,7 @@ export type PlanChangeResponse = Message<"changes.v1.PlanChangeResponse"> & {
  * Use `create(PlanChangeResponseSchema)` to create a new message.
  */
 export const PlanChangeResponseSchema: GenMessage<PlanChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 22);
+  messageDesc(file_changes_v1_changes, 25);
 
 /**
  * A creative checked by the ad creative rules, before any ad has it. Read only.
@@ -969,7 +1080,7 @@ export type CreativeToCheck = Message<"changes.v1.CreativeToCheck"> & {
  * Use `create(CreativeToCheckSchema)` to create a new message.
  */
 export const CreativeToCheckSchema: GenMessage<CreativeToCheck> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 23);
+  messageDesc(file_changes_v1_changes, 26);
 
 /**
  * @generated from message changes.v1.ValidateCreativeRequest
@@ -991,7 +1102,7 @@ export type ValidateCreativeRequest = Message<"changes.v1.ValidateCreativeReques
  * Use `create(ValidateCreativeRequestSchema)` to create a new message.
  */
 export const ValidateCreativeRequestSchema: GenMessage<ValidateCreativeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 24);
+  messageDesc(file_changes_v1_changes, 27);
 
 /**
  * The image a creative shows: a chat_card needs one (file_id), a product_ad_template takes none.
@@ -1022,7 +1133,7 @@ export type CreativeImageReport = Message<"changes.v1.CreativeImageReport"> & {
  * Use `create(CreativeImageReportSchema)` to create a new message.
  */
 export const CreativeImageReportSchema: GenMessage<CreativeImageReport> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 25);
+  messageDesc(file_changes_v1_changes, 28);
 
 /**
  * @generated from message changes.v1.ValidateCreativeResponse
@@ -1053,7 +1164,7 @@ export type ValidateCreativeResponse = Message<"changes.v1.ValidateCreativeRespo
  * Use `create(ValidateCreativeResponseSchema)` to create a new message.
  */
 export const ValidateCreativeResponseSchema: GenMessage<ValidateCreativeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 26);
+  messageDesc(file_changes_v1_changes, 29);
 
 /**
  * A change already approved by a person elsewhere: the optimizer's proposal approved in the
@@ -1093,7 +1204,7 @@ export type RecordApprovedChangeRequest = Message<"changes.v1.RecordApprovedChan
  * Use `create(RecordApprovedChangeRequestSchema)` to create a new message.
  */
 export const RecordApprovedChangeRequestSchema: GenMessage<RecordApprovedChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 27);
+  messageDesc(file_changes_v1_changes, 30);
 
 /**
  * @generated from message changes.v1.RecordApprovedChangeResponse
@@ -1110,7 +1221,7 @@ export type RecordApprovedChangeResponse = Message<"changes.v1.RecordApprovedCha
  * Use `create(RecordApprovedChangeResponseSchema)` to create a new message.
  */
 export const RecordApprovedChangeResponseSchema: GenMessage<RecordApprovedChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 28);
+  messageDesc(file_changes_v1_changes, 31);
 
 /**
  * @generated from service changes.v1.ChangesService
@@ -1139,6 +1250,14 @@ export const ChangesService: GenService<{
     methodKind: "unary";
     input: typeof ListChangesRequestSchema;
     output: typeof ListChangesResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.ChangesService.ListChangeEvents
+   */
+  listChangeEvents: {
+    methodKind: "unary";
+    input: typeof ListChangeEventsRequestSchema;
+    output: typeof ListChangeEventsResponseSchema;
   },
   /**
    * @generated from rpc changes.v1.ChangesService.ApproveChange

@@ -1,0 +1,48 @@
+/**
+ * Rounds of work that wake-ups coalesce into: the bus relay and the Postgres consumer both look for
+ * due messages when notified, on a timer and after a failure. A wake-up while a round runs does not
+ * start a second round beside it; it asks for one more round right after, so a message that became
+ * due during a round is never missed and never looked for twice at once.
+ */
+export interface Rounds {
+  /** Runs a round now, or once more right after the round already under way. */
+  wake(): void;
+  /** Settles when no round is under way (for shutdown, after the caller stopped waking). */
+  settled(): Promise<void>;
+}
+
+/**
+ * rounds runs `round` on each wake-up while `active()` holds. An error ends the run and goes to
+ * `onError` (the caller decides when to wake again); the next wake-up starts afresh.
+ */
+export function rounds(
+  round: () => Promise<void>,
+  active: () => boolean,
+  onError: (err: unknown) => void,
+): Rounds {
+  let current: Promise<void> | undefined;
+  let again = false;
+  const run = async () => {
+    try {
+      do {
+        again = false;
+        await round();
+      } while (again && active());
+    } catch (err) {
+      onError(err);
+    }
+  };
+  return {
+    wake() {
+      if (!active()) return;
+      if (current !== undefined) {
+        again = true;
+        return;
+      }
+      current = run().finally(() => {
+        current = undefined;
+      });
+    },
+    settled: () => current ?? Promise.resolve(),
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The leased request budget: replicas take slices of an account's bucket from Postgres and spend
+ * them from memory, and together still never send more than the bucket grants.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ResourceExhaustedError } from '@adsmcp/runtime/errors';
+import { createRequestBudget, leaseSize } from '../src/upstream/request-budget.ts';
+import { type FakePlatform, json, startFakePlatform } from './fake-platform.ts';
+import { as, type Harness, principal, startHarness } from './proxy-harness.ts';
+
+let harness: Harness;
+let platform: FakePlatform;
+
+before(async () => {
+  harness = await startHarness();
+  platform = await startFakePlatform();
+});
+
+after(async () => {
+  await harness?.stop();
+  await platform?.close();
+});
+
+describe('the leased request budget', () => {
+  it('lets two replicas under concurrent load send no more than the shared bucket grants, in total and in any one second', async () => {
+    // Slices of two tokens.
+    const ratePerSecond = 20;
+    const burst = 8;
+    assert.ok(leaseSize({ ratePerSecond, burst }) > 1, 'this test is about slices of more than one token');
+    const a = await harness.proxy({ platformUrl: platform.url, ratePerSecond, burst });
+    const b = await harness.proxy({ platformUrl: platform.url, ratePerSecond, burst });
+    const admin = principal();
+    const accountId = await harness.connect(admin.workspaceId);
+    const sentAt: number[] = [];
+    platform.answer((req, res, n) => {
+      sentAt.push(performance.now());
+      json({})(req, res, n);
+    });
+    const started = performance.now();
+    const until = started + 2000;
+    const worker = async (i: number) => {
+      const replica = i % 2 === 0 ? a : b;
+      while (performance.now() < until) {
+        await replica.client.call({ accountId, method: 'GET', path: '/ads' }, as(admin));
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, (_, i) => worker(i)));
+    const elapsed = (performance.now() - started) / 1000;
+    await a.close();
+    await b.close();
+    const total = sentAt.length;
+    // Every request spent a token taken from the one bucket, full at the first call.
+    assert.ok(total <= burst + ratePerSecond * elapsed, `${total} requests in ${elapsed.toFixed(2)} s`);
+    // And the budget's refill is spent too, not stranded in slices the other replica holds.
+    assert.ok(total > burst, `only ${total} requests in ${elapsed.toFixed(2)} s`);
+    // In any one second: the bucket's, plus at most the slice each replica took from it before.
+    const slack = 2 * leaseSize({ ratePerSecond, burst });
+    for (const t of sentAt) {
+      const inSecond = sentAt.filter((u) => u >= t && u < t + 1000).length;
+      assert.ok(inSecond <= burst + ratePerSecond + slack, `${inSecond} requests within one second`);
+    }
+  });
+
+  it('refuses a take the bucket cannot cover in time with the seconds to wait, whichever replica asks', async () => {
+    const admin = principal();
+    const accountId = await harness.connect(admin.workspaceId);
+    const rule = { ratePerSecond: 40, burst: 8, maxWaitMs: 0 };
+    const replicas = [createRequestBudget(harness.pool, rule), createRequestBudget(harness.pool, rule)];
+    let granted = 0;
+    const refusals: ResourceExhaustedError[] = [];
+    const started = performance.now();
+    for (let i = 0; i < 40; i++) {
+      try {
+        await replicas[i % 2]?.take(accountId);
+        granted++;
+      } catch (err) {
+        assert.ok(err instanceof ResourceExhaustedError, String(err));
+        refusals.push(err);
+      }
+    }
+    const elapsed = (performance.now() - started) / 1000;
+    assert.ok(
+      granted <= rule.burst + rule.ratePerSecond * elapsed,
+      `${granted} granted in ${elapsed.toFixed(2)} s`,
+    );
+    assert.ok(refusals.length > 0, 'the bucket ran dry');
+    for (const err of refusals) {
+      assert.equal(err.retryAfterSeconds, 1);
+      assert.match(
+        err.message,
+        new RegExp(
+          `^the request budget for ad account ${accountId} is used up \\(40 requests per second, bursts of 8\\); retry in 1 s$`,
+        ),
+      );
+    }
+  });
+
+  it('goes to Postgres once per slice, not once per request', async () => {
+    const admin = principal();
+    const accountId = await harness.connect(admin.workspaceId);
+    let statements = 0;
+    const counted = {
+      query: ((...args: Parameters<typeof harness.pool.query>) => {
+        statements++;
+        return harness.pool.query(...args);
+      }) as typeof harness.pool.query,
+    };
+    const rule = { ratePerSecond: 1000, burst: 1000 };
+    const budget = createRequestBudget(counted, rule);
+    for (let i = 0; i < 200; i++) await budget.take(accountId);
+    // Two slices of 100, and the statement that created the account's bucket.
+    assert.equal(leaseSize(rule), 100);
+    assert.ok(statements <= 4, `${statements} statements for 200 tokens`);
+  });
+});
