@@ -133,6 +133,37 @@ describe('the Kafka transport', { concurrency: 3 }, () => {
     assert.ok(!Number.isNaN(Date.parse(headers[ENQUEUED_AT_HEADER] ?? '')), 'an ISO enqueue time');
   });
 
+  test('three consumers of one name starting at the same moment (replicas rolled out together) all end up in the group and each message is handled once', async (t) => {
+    const topic = 'together';
+    const handled = new Map<string, number>();
+    const transports = [0, 1, 2].map(() => suite.transportFor(t, suite.pool));
+    // The joins race at the coordinator; one the broker refuses must be made again, not given up.
+    await Promise.all(
+      transports.map((transport) =>
+        transport.consume({
+          name: 'together',
+          topic,
+          concurrency: 2,
+          handler: async (m) => {
+            handled.set(m.id, (handled.get(m.id) ?? 0) + 1);
+          },
+        }),
+      ),
+    );
+    const ids = await inTransaction(suite.pool, async (c) => {
+      const out: string[] = [];
+      for (let i = 0; i < 30; i++) out.push(await enqueue(c, { topic, key: `k${i}`, payload: { i } }));
+      return out;
+    });
+    await waitFor('all 30 handled', async () => ids.every((id) => handled.has(id)), 30_000);
+    await Promise.all(transports.map((tr) => tr.stop()));
+    assert.deepEqual(
+      ids.filter((id) => handled.get(id) !== 1),
+      [],
+      'each message was handled exactly once',
+    );
+  });
+
   test('a message parked as dead is also copied to <topic>.dead with its consumer, attempts and error', async (t) => {
     const topic = 'poisoned';
     const transport = suite.transportFor(t, suite.pool);

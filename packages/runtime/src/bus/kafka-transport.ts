@@ -424,6 +424,50 @@ class KafkaBusConsumer<P> implements Consumer {
     });
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
       this.log.error({ err: payload.error, restart: payload.restart }, 'bus consumer crashed');
+      // kafkajs restarts itself after a retriable error only; after any other (a broker refusing a
+      // join that raced another member's, say) it has left the group for good. A consumer that
+      // stays out of its group silently stops the work of its topic, so it joins again, later.
+      if (!payload.restart) this.rejoinLater();
+    });
+  }
+
+  private rejoinTimer: NodeJS.Timeout | undefined;
+  private rejoinAttempts = 0;
+
+  /** rejoinLater joins the group again after a growing, jittered wait (1 s, 2 s, … 30 s). */
+  private rejoinLater(): void {
+    if (this.stopping !== undefined || this.rejoinTimer !== undefined) return;
+    const base = Math.min(30_000, 1_000 * 2 ** this.rejoinAttempts);
+    const delayMs = Math.round(base * (0.5 + this.opts.random()));
+    this.rejoinAttempts++;
+    this.log.warn(
+      { delay_ms: delayMs, attempt: this.rejoinAttempts },
+      'bus consumer: joining its group again',
+    );
+    this.rejoinTimer = setTimeout(() => {
+      this.rejoinTimer = undefined;
+      if (this.stopping !== undefined) return;
+      this.join().then(
+        () => {
+          this.rejoinAttempts = 0;
+        },
+        (err: unknown) => {
+          this.log.error({ err }, 'bus consumer: joining its group again failed');
+          this.rejoinLater();
+        },
+      );
+    }, delayMs);
+  }
+
+  /** join connects, subscribes and runs the consumer; kafkajs then joins the group in the background. */
+  private async join(): Promise<void> {
+    await this.consumer.connect();
+    // A new group starts at the oldest message: what was enqueued before it first ran is its work.
+    await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
+    await this.consumer.run({
+      autoCommit: false,
+      partitionsConsumedConcurrently: this.opts.concurrency,
+      eachMessage: (payload) => this.onMessage(payload),
     });
   }
 
@@ -435,14 +479,8 @@ class KafkaBusConsumer<P> implements Consumer {
     });
     const off = this.consumer.on(this.consumer.events.GROUP_JOIN, () => joinedNow());
     try {
-      await this.consumer.connect();
-      // A new group starts at the oldest message: what was enqueued before it first ran is its work.
-      await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
-      await this.consumer.run({
-        autoCommit: false,
-        partitionsConsumedConcurrently: this.opts.concurrency,
-        eachMessage: (payload) => this.onMessage(payload),
-      });
+      await this.join();
+      // A crash before the join (see rejoinLater) still ends here once the later join succeeds.
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([
         joined.then(() => false),
@@ -473,6 +511,7 @@ class KafkaBusConsumer<P> implements Consumer {
   private async shutdown(): Promise<void> {
     for (const t of this.resumeTimers) clearTimeout(t);
     this.resumeTimers.clear();
+    clearTimeout(this.rejoinTimer);
     const disconnected = this.consumer.disconnect().then(
       () => undefined,
       (err: unknown) => this.log.warn({ err }, 'bus consumer: leaving the group failed'),
