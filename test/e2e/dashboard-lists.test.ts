@@ -14,6 +14,7 @@ import { launchBrowser } from '@adsmcp/testkit/browser';
 import { addPerson, sessionCookie, signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import { optimizerConfig, QUICK_REVIEW } from '@adsmcp/testkit/optimizer-config';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { type ToolCalls, toolCalls } from '@adsmcp/testkit/tool-calls';
 import pg from 'pg';
@@ -112,20 +113,7 @@ async function proposalFor(
   const { optimizer } = await calls.ok<{ optimizer: { optimizer_id: string } }>('ads_save_optimizer', {
     account_id: accountId,
     name: `Lists ${people++}`,
-    config: {
-      campaign_ids: [ad.campaign_id],
-      goal: 'ctr',
-      cadence_hours: 720,
-      window_hours: 168,
-      reporting_delay_hours: 48,
-      min_impressions: 1,
-      min_clicks: 1,
-      min_conversions: 1,
-      max_ads_per_campaign: 1,
-      review_hours: 24,
-      publish_hours: 4,
-      allowed_domains: ['example.com'],
-    },
+    config: optimizerConfig([ad.campaign_id], QUICK_REVIEW),
     enabled: true,
   });
   const { run } = await calls.ok<{ run: { run_id: string } }>('ads_request_optimization_review', {

@@ -11,6 +11,7 @@ import { launchBrowser } from '@adsmcp/testkit/browser';
 import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import { optimizerConfig, QUICK_REVIEW } from '@adsmcp/testkit/optimizer-config';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { sandboxLedger, type ToolCalls, toolCalls } from '@adsmcp/testkit/tool-calls';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -63,21 +64,8 @@ interface Proposal {
 
 let ads: Ad[];
 
-const config = (campaignIds: string[], patch: Record<string, unknown> = {}) => ({
-  campaign_ids: campaignIds,
-  goal: 'ctr',
-  cadence_hours: 720,
-  window_hours: 168,
-  reporting_delay_hours: 48,
-  min_impressions: 1,
-  min_clicks: 1,
-  min_conversions: 1,
-  max_ads_per_campaign: 1,
-  review_hours: 24,
-  publish_hours: 4,
-  allowed_domains: ['example.com'],
-  ...patch,
-});
+const config = (campaignIds: string[], patch: Record<string, unknown> = {}) =>
+  optimizerConfig(campaignIds, { ...QUICK_REVIEW, ...patch });
 
 /** A new enabled optimizer of the first demo account over the campaign of `ad`. */
 async function optimizerFor(ad: Ad, patch: Record<string, unknown> = {}): Promise<string> {

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import { optimizerConfig } from '@adsmcp/testkit/optimizer-config';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 
 let e2e: SeededStack;
@@ -38,20 +39,7 @@ interface OptimizerResult {
   next_review_at: string | null;
 }
 
-const validConfig = (): Record<string, unknown> => ({
-  campaign_ids: ['cmp_1', 'cmp_2'],
-  goal: 'cpc',
-  cadence_hours: 24,
-  window_hours: 168,
-  reporting_delay_hours: 48,
-  min_impressions: 1000,
-  min_clicks: 50,
-  min_conversions: 5,
-  max_ads_per_campaign: 3,
-  review_hours: 24,
-  publish_hours: 4,
-  allowed_domains: ['example.com'],
-});
+const validConfig = (): Record<string, unknown> => optimizerConfig(['cmp_1', 'cmp_2']);
 
 const saveArgs = (patch: Record<string, unknown> = {}) => ({
   account_id: accountId,

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { validData } from '@adsmcp/testkit/marketing-items';
 import { type ClientKind, connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import { optimizerConfig } from '@adsmcp/testkit/optimizer-config';
 import type { SeedResult, ServiceName, Stack } from '@adsmcp/testkit/stack';
 import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 
@@ -158,20 +159,7 @@ describe('two replicas of every service', () => {
       account_id: account.account_id,
       name: 'Replicated review',
       enabled: false,
-      config: {
-        campaign_ids: ['cmp_1'],
-        goal: 'cpc',
-        cadence_hours: 24,
-        window_hours: 168,
-        reporting_delay_hours: 48,
-        min_impressions: 1000,
-        min_clicks: 50,
-        min_conversions: 5,
-        max_ads_per_campaign: 3,
-        review_hours: 24,
-        publish_hours: 4,
-        allowed_domains: ['example.com'],
-      },
+      config: optimizerConfig(),
     });
     for (let i = 0; i < 4; i++) {
       const got = await ok<{ optimizer: { optimizer_id: string } }>('ads_get_optimizer', {

@@ -16,15 +16,9 @@ import {
   principalKey,
 } from '../src/principal.ts';
 import { callerKey, createServiceClient } from '../src/service-client.ts';
+import { EDITOR } from './fixtures.ts';
 
-const principal: Principal = {
-  workspaceId: '7d5e4e53-26c9-4b1e-bb1a-0b8e7f1d2c3a',
-  credentialId: 'cred-1',
-  userId: 'user-1',
-  role: 'editor',
-  scopes: ['read', 'write'],
-  via: 'mcp',
-};
+const principal: Principal = EDITOR;
 const logger = createLogger('test', 'silent');
 let keys: { privateKeyPem: string; publicKeyPem: string };
 let server: ConnectServer;

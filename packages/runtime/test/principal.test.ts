@@ -6,15 +6,9 @@ import {
   generatePrincipalKeys,
   type Principal,
 } from '../src/principal.ts';
+import { EDITOR } from './fixtures.ts';
 
-const principal: Principal = {
-  workspaceId: 'ws-1',
-  credentialId: 'cred-1',
-  userId: 'user-1',
-  role: 'editor',
-  scopes: ['read', 'write'],
-  via: 'mcp',
-};
+const principal: Principal = { ...EDITOR, workspaceId: 'ws-1' };
 
 test('the signer reuses a token while it has more than 20 s left, then signs a new one', async () => {
   let now = 1_800_000_000_000; // a fake clock, in ms
