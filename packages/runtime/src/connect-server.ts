@@ -7,14 +7,21 @@ import { randomUUID } from 'node:crypto';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { Health, HealthCheckResponse_ServingStatus } from '@adsmcp/proto/grpc/health/v1/health_pb';
-import { Code, ConnectError, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  type ContextValues,
+  type Interceptor,
+} from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { toConnectError } from './connect-errors.ts';
 import { isUuid } from './ids.ts';
 import { type Logger, withRequestId } from './log.ts';
-import { rpcMetricsInterceptor } from './metrics.ts';
+import { timeRpc } from './metrics.ts';
 import { type Principal, type PrincipalVerifier, principalKey } from './principal.ts';
-import { traceServerInterceptor } from './telemetry.ts';
+import { serveInSpan } from './telemetry.ts';
+import { type CallGuard, isBinaryConnectUnary, recordUnaryRoutes, serveUnary } from './unary-server.ts';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -84,45 +91,79 @@ function healthRoutes(router: ConnectRouter, serviceName: string, state: HealthS
   });
 }
 
+/** How a served call reads its request headers, whichever path it came by. */
+interface CallHeaders {
+  get(name: string): string | null | undefined;
+}
+
 /**
- * The interceptor that runs before every handler: it adopts the caller's request id for the
- * logs, verifies the principal token (health checks excepted, so probes need no credential),
- * logs the call, and turns domain errors into Connect codes, hiding everything else as Internal.
+ * guardCall is what runs around every handler, on both paths a call can take (connect-node's
+ * adapter and the unary path below): it adopts the caller's request id for the logs, verifies the
+ * principal token (health checks excepted, so probes need no credential) into `values`, logs the
+ * call, and turns domain errors into Connect codes, hiding everything else as Internal.
  */
-export function serviceInterceptor(verifier: PrincipalVerifier, logger: Logger): Interceptor {
-  return (next) => async (req) => {
-    const requestId = req.header.get(REQUEST_ID_HEADER) ?? randomUUID();
-    return withRequestId(requestId, async () => {
-      const started = performance.now();
-      const method = `${req.service.typeName}/${req.method.name}`;
-      try {
-        if (req.service.typeName !== HEALTH_SERVICE) {
-          const auth = req.header.get('authorization') ?? '';
-          const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
-          if (token === '') throw new ConnectError('missing principal token', Code.Unauthenticated);
-          try {
-            req.contextValues.set(principalKey, await verifier.verify(token));
-          } catch {
-            throw new ConnectError('invalid principal token', Code.Unauthenticated);
-          }
+function guardCall<T>(
+  verifier: PrincipalVerifier,
+  logger: Logger,
+  typeName: string,
+  methodName: string,
+  header: CallHeaders,
+  values: ContextValues,
+  next: () => Promise<T>,
+): Promise<T> {
+  const requestId = header.get(REQUEST_ID_HEADER) ?? randomUUID();
+  return withRequestId(requestId, async () => {
+    const started = performance.now();
+    const method = `${typeName}/${methodName}`;
+    try {
+      if (typeName !== HEALTH_SERVICE) {
+        const auth = header.get('authorization') ?? '';
+        const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+        if (token === '') throw new ConnectError('missing principal token', Code.Unauthenticated);
+        try {
+          values.set(principalKey, await verifier.verify(token));
+        } catch {
+          throw new ConnectError('invalid principal token', Code.Unauthenticated);
         }
-        const res = await next(req);
-        logger.info({ method, ms: Math.round(performance.now() - started) }, 'rpc');
-        return res;
-      } catch (err) {
-        const mapped = toConnectError(err);
-        if (mapped === undefined) {
-          logger.error({ method, err }, 'rpc failed');
-          throw new ConnectError('internal error', Code.Internal);
-        }
-        logger.info(
-          { method, code: Code[mapped.code], ms: Math.round(performance.now() - started) },
-          'rpc error',
-        );
-        throw mapped;
       }
-    });
-  };
+      const res = await next();
+      logger.info({ method, ms: Math.round(performance.now() - started) }, 'rpc');
+      return res;
+    } catch (err) {
+      const mapped = toConnectError(err);
+      if (mapped === undefined) {
+        logger.error({ method, err }, 'rpc failed');
+        throw new ConnectError('internal error', Code.Internal);
+      }
+      logger.info(
+        { method, code: Code[mapped.code], ms: Math.round(performance.now() - started) },
+        'rpc error',
+      );
+      throw mapped;
+    }
+  });
+}
+
+/**
+ * serviceGuard is everything around a handler, outermost first: the server span continuing the
+ * caller's trace, the call's timing (so it records the code the caller sees), then guardCall.
+ */
+function serviceGuard(verifier: PrincipalVerifier, logger: Logger): CallGuard {
+  return (typeName, methodName, header, carrier, values, next) =>
+    serveInSpan(typeName, methodName, carrier, () =>
+      timeRpc(`${typeName}/${methodName}`, () =>
+        guardCall(verifier, logger, typeName, methodName, header, values, next),
+      ),
+    );
+}
+
+/** The interceptor form of serviceGuard, for calls served by connect-node's adapter. */
+export function serviceInterceptor(verifier: PrincipalVerifier, logger: Logger): Interceptor {
+  const guard = serviceGuard(verifier, logger);
+  return (next) => (req) =>
+    guard(req.service.typeName, req.method.name, req.header, req.header as never, req.contextValues, () =>
+      next(req),
+    );
 }
 
 export interface ConnectServerOptions {
@@ -145,19 +186,22 @@ export interface ConnectServer {
 /** buildConnectServer returns a server that is not listening yet. */
 export function buildConnectServer(opts: ConnectServerOptions): ConnectServer {
   const health = new HealthState();
+  const unary = new Map<string, Parameters<typeof serveUnary>[0]>();
   const handler = connectNodeAdapter({
     routes: (router) => {
       healthRoutes(router, opts.serviceName, health);
-      opts.routes(router);
+      opts.routes(recordUnaryRoutes(router, unary));
     },
-    // Tracing and timing first, so they cover the auth check and see the code the caller gets.
-    interceptors: [
-      traceServerInterceptor(),
-      rpcMetricsInterceptor(),
-      serviceInterceptor(opts.verifier, opts.logger),
-    ],
+    interceptors: [serviceInterceptor(opts.verifier, opts.logger)],
   });
-  const server = http2.createServer(handler);
+  const guard = serviceGuard(opts.verifier, opts.logger);
+  // Our own clients' unary calls take the short path (unary-server.ts); everything else, and any
+  // path no unary method has, goes to connect-node's adapter.
+  const server = http2.createServer((req, res) => {
+    const route = isBinaryConnectUnary(req) ? unary.get(req.url) : undefined;
+    if (route !== undefined) serveUnary(route, guard, req, res);
+    else handler(req, res);
+  });
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (s) => {
     sessions.add(s);

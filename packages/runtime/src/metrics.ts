@@ -5,7 +5,6 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Interceptor } from '@connectrpc/connect';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { ConfigError } from './config.ts';
@@ -26,22 +25,17 @@ const rpcDuration = new Histogram({
   registers: [registry],
 });
 
-/**
- * rpcMetricsInterceptor times every call a Connect server serves. Put it first, so the code it
- * records is the one the caller sees.
- */
-export function rpcMetricsInterceptor(): Interceptor {
-  return (next) => async (req) => {
-    const end = rpcDuration.startTimer({ method: `${req.service.typeName}/${req.method.name}` });
-    try {
-      const res = await next(req);
-      end({ code: 'ok' });
-      return res;
-    } catch (err) {
-      end({ code: err instanceof ConnectError ? Code[err.code] : 'unknown' });
-      throw err;
-    }
-  };
+/** timeRpc times one call a server serves (connect-server.ts, around every handler), `method` being `typeName/name`, with the code it ends with. */
+export async function timeRpc<T>(method: string, fn: () => Promise<T>): Promise<T> {
+  const end = rpcDuration.startTimer({ method });
+  try {
+    const res = await fn();
+    end({ code: 'ok' });
+    return res;
+  } catch (err) {
+    end({ code: err instanceof ConnectError ? Code[err.code] : 'unknown' });
+    throw err;
+  }
 }
 
 /**

@@ -4,50 +4,59 @@
  * the current request id.
  */
 import type { DescService } from '@bufbuild/protobuf';
-import {
-  type Client,
-  createClient,
-  createContextKey,
-  type Interceptor,
-  type Transport,
-} from '@connectrpc/connect';
+import { type Client, createClient, createContextKey, type Transport } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { REQUEST_ID_HEADER } from './connect-server.ts';
 import { failoverTransport, parseServiceAddresses } from './failover-transport.ts';
 import { currentRequestId } from './log.ts';
 import type { Principal, PrincipalSigner } from './principal.ts';
-import { traceClientInterceptor } from './telemetry.ts';
+import { injectTraceContext, traceClientInterceptor } from './telemetry.ts';
+import { unaryTransport } from './unary-transport.ts';
 
 /** The principal a client call is made for; set it in the call options' `contextValues`. */
 export const callerKey = createContextKey<Principal | undefined>(undefined, {
   description: 'calling principal',
 });
 
-function signingInterceptor(signer: PrincipalSigner, audience: string): Interceptor {
-  return (next) => async (req) => {
-    const principal = req.contextValues.get(callerKey);
-    if (principal === undefined) throw new Error(`call to ${audience} made without a principal`);
-    req.header.set('authorization', `Bearer ${await signer.sign(principal, audience)}`);
-    const rid = currentRequestId();
-    if (rid !== undefined) req.header.set(REQUEST_ID_HEADER, rid);
-    return next(req);
-  };
-}
-
 /**
  * The transport of internal calls: the Connect protocol with binary messages over one HTTP/2
- * connection per target, reused by every call, with each call's principal token and request id.
- * Every service also serves gRPC (health probes and grpc tools use it); for our own unary calls
- * the Connect protocol costs less per call on both sides than gRPC's framing and trailers
+ * connection per target, reused by every call, each call carrying its principal token, its request
+ * id and its trace context. Unary calls go through `unaryTransport` (unary-transport.ts), which
+ * costs a fraction of connect-node's transport per call (measured there); streaming calls through
+ * connect-node's. Every service also serves gRPC (health probes and grpc tools use it); for our own
+ * calls the Connect protocol costs less per call on both sides than gRPC's framing and trailers
  * (measured with `npm run bench`, see docs/performance.md).
  */
 function internalTransport(baseUrl: string, audience: string, signer: PrincipalSigner): Transport {
-  return createConnectTransport({
+  const sign = async (principal: Principal | undefined): Promise<string> => {
+    if (principal === undefined) throw new Error(`call to ${audience} made without a principal`);
+    return `Bearer ${await signer.sign(principal, audience)}`;
+  };
+  const streams = createConnectTransport({
     baseUrl,
     httpVersion: '2',
     useBinaryFormat: true,
-    interceptors: [traceClientInterceptor(), signingInterceptor(signer, audience)],
+    interceptors: [
+      traceClientInterceptor(),
+      (next) => async (req) => {
+        req.header.set('authorization', await sign(req.contextValues.get(callerKey)));
+        const rid = currentRequestId();
+        if (rid !== undefined) req.header.set(REQUEST_ID_HEADER, rid);
+        return next(req);
+      },
+    ],
     defaultTimeoutMs: 30_000,
+  });
+  return unaryTransport({
+    baseUrl,
+    defaultTimeoutMs: 30_000,
+    streams,
+    async decorate(headers, values) {
+      headers.authorization = await sign(values.get(callerKey));
+      const rid = currentRequestId();
+      if (rid !== undefined) headers[REQUEST_ID_HEADER] = rid;
+      injectTraceContext(headers as Record<string, string>);
+    },
   });
 }
 

@@ -174,27 +174,25 @@ export function traceClientInterceptor(): Interceptor {
 }
 
 /**
- * traceServerInterceptor serves each call in a server span continuing the caller's trace (its
- * `traceparent` header). Put it first, so the span covers the other interceptors.
+ * serveInSpan runs a call a server serves, `typeName/method`, in a server span continuing the
+ * caller's trace (the `traceparent` in `carrier`); without tracing it just runs it.
  */
-export function traceServerInterceptor(): Interceptor {
-  return (next) => (req) => {
-    if (!enabled) return next(req);
-    const method = `${req.service.typeName}/${req.method.name}`;
-    return inSpan(
-      method,
-      {
-        kind: SpanKind.SERVER,
-        parent: extractTraceContext(req.header, ROOT_CONTEXT),
-        attributes: {
-          'rpc.system': 'connect_rpc',
-          'rpc.service': req.service.typeName,
-          'rpc.method': req.method.name,
-        },
-      },
-      () => next(req),
-    );
-  };
+export function serveInSpan<T>(
+  typeName: string,
+  method: string,
+  carrier: Carrier,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (!enabled) return fn();
+  return inSpan(
+    `${typeName}/${method}`,
+    {
+      kind: SpanKind.SERVER,
+      parent: extractTraceContext(carrier, ROOT_CONTEXT),
+      attributes: { 'rpc.system': 'connect_rpc', 'rpc.service': typeName, 'rpc.method': method },
+    },
+    fn,
+  );
 }
 
 export { SpanKind };

@@ -1,0 +1,209 @@
+/**
+ * The server side of internal unary calls in the Connect protocol with binary messages, the form
+ * our own clients send (unary-transport.ts): the request is read, decoded and answered directly
+ * on node:http2's compatibility API. Everything else a service serves (gRPC and gRPC-Web, JSON,
+ * streaming methods, health) still goes through connect-node's adapter.
+ *
+ * Why by hand: measured in one process pair (a trivial method, 20 concurrent calls), connect-node's
+ * adapter spent about 530 µs of CPU per call where a bare HTTP/2 handler answering the same bytes
+ * spent about 75 µs: web `Request`/`Headers` objects, a handler context with linked abort signals
+ * per call, and the universal-handler layers. What a call sees is unchanged: the same checks run
+ * around the handler (`guard`: request id, principal token, logs, error mapping, metrics, trace),
+ * the handler gets the context fields it uses (`values`, `signal`, the headers), the deadline of
+ * `connect-timeout-ms` aborts its signal, and errors are written as the Connect protocol writes
+ * them (status from the code, JSON body, metadata as headers; `errorToJsonBytes`,
+ * `codeToHttpStatus` from `@connectrpc/connect`).
+ */
+import type http2 from 'node:http2';
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+  fromBinary,
+  toBinary,
+} from '@bufbuild/protobuf';
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  type ContextValues,
+  createContextValues,
+  type HandlerContext,
+} from '@connectrpc/connect';
+import { codeToHttpStatus, errorToJsonBytes, parseTimeout } from '@connectrpc/connect/protocol-connect';
+
+type UnaryImpl = (input: unknown, ctx: HandlerContext) => unknown;
+
+interface UnaryRoute {
+  service: DescService;
+  method: DescMethod & { methodKind: 'unary' };
+  impl: UnaryImpl;
+}
+
+/** What runs around every handler (connect-server.ts's guardCall, bound to its verifier and logger). */
+export type CallGuard = <T>(
+  typeName: string,
+  methodName: string,
+  header: { get(name: string): string | null | undefined },
+  carrier: Record<string, string>,
+  values: ContextValues,
+  next: () => Promise<T>,
+) => Promise<T>;
+
+/**
+ * recordUnaryRoutes wraps `router` so that every service registered through it is also recorded
+ * for the unary path: its unary methods, by their Connect path (`/pkg.Service/Method`).
+ */
+export function recordUnaryRoutes(router: ConnectRouter, routes: Map<string, UnaryRoute>): ConnectRouter {
+  const recording = Object.create(router) as ConnectRouter;
+  recording.service = ((service: DescService, impl: Record<string, unknown>, options?: unknown) => {
+    for (const method of service.methods) {
+      const fn = impl[method.localName];
+      if (method.methodKind !== 'unary' || typeof fn !== 'function') continue;
+      routes.set(`/${service.typeName}/${method.name}`, {
+        service,
+        method: method as UnaryRoute['method'],
+        impl: (fn as UnaryImpl).bind(impl),
+      });
+    }
+    return router.service(service, impl as never, options as never);
+  }) as ConnectRouter['service'];
+  return recording;
+}
+
+/** Whether a request is a unary Connect call in binary form, the only kind this path serves. */
+export function isBinaryConnectUnary(req: http2.Http2ServerRequest): boolean {
+  const h = req.headers;
+  return (
+    req.method === 'POST' &&
+    h['content-type'] === 'application/proto' &&
+    h['connect-protocol-version'] === '1' &&
+    h['content-encoding'] === undefined
+  );
+}
+
+/** The request headers as the guard and the handler read them (first value of a repeated one). */
+function headerReader(headers: http2.IncomingHttpHeaders): { get(name: string): string | undefined } {
+  return {
+    get(name) {
+      const v = headers[name.toLowerCase()];
+      return Array.isArray(v) ? v[0] : v;
+    },
+  };
+}
+
+function writeError(res: http2.Http2ServerResponse, err: ConnectError): void {
+  if (res.headersSent || res.stream.destroyed) return;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  err.metadata.forEach((value, name) => {
+    headers[name] = value;
+  });
+  res.writeHead(codeToHttpStatus(err.code), headers);
+  res.end(errorToJsonBytes(err, {}));
+}
+
+/** serveUnary answers one unary call of `route`; it never throws (every failure is written as an error). */
+export function serveUnary(
+  route: UnaryRoute,
+  guard: CallGuard,
+  req: http2.Http2ServerRequest,
+  res: http2.Http2ServerResponse,
+): void {
+  const controller = new AbortController();
+  const timeout = parseTimeout((req.headers['connect-timeout-ms'] as string | undefined) ?? null, 0xffffffff);
+  if (timeout.error !== undefined) {
+    writeError(res, timeout.error);
+    return;
+  }
+  const deadline =
+    timeout.timeoutMs === undefined
+      ? undefined
+      : setTimeout(
+          () => controller.abort(new ConnectError('the operation timed out', Code.DeadlineExceeded)),
+          timeout.timeoutMs,
+        );
+  // The caller went away (cancel, deadline, lost connection) before the answer was written.
+  const onClose = () => {
+    if (!res.writableEnded) controller.abort(new ConnectError('the caller canceled the call', Code.Canceled));
+  };
+  res.once('close', onClose);
+  const finish = () => {
+    clearTimeout(deadline);
+    res.off('close', onClose);
+  };
+
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('error', () => undefined); // the close handler above aborts the call
+  req.on('end', () => {
+    const header = headerReader(req.headers);
+    const values = createContextValues();
+    const started = Date.now();
+    let responseHeader: Headers | undefined;
+    let responseTrailer: Headers | undefined;
+    const ctx = {
+      service: route.service,
+      method: route.method,
+      protocolName: 'connect',
+      requestMethod: 'POST',
+      get url() {
+        return `http://${req.headers[':authority'] ?? 'localhost'}${req.url}`;
+      },
+      peer: { addr: req.socket?.remoteAddress ?? '' },
+      signal: controller.signal,
+      timeoutMs: () =>
+        timeout.timeoutMs === undefined ? undefined : timeout.timeoutMs - (Date.now() - started),
+      get requestHeader() {
+        const out = new Headers();
+        for (const [name, v] of Object.entries(req.headers)) {
+          if (name.startsWith(':') || v === undefined) continue;
+          for (const one of Array.isArray(v) ? v : [v]) out.append(name, one);
+        }
+        return out;
+      },
+      get responseHeader() {
+        responseHeader ??= new Headers();
+        return responseHeader;
+      },
+      get responseTrailer() {
+        responseTrailer ??= new Headers();
+        return responseTrailer;
+      },
+      values,
+    } as unknown as HandlerContext;
+    const carrier = req.headers as Record<string, string>;
+    guard(route.service.typeName, route.method.name, header, carrier, values, async () => {
+      let input: unknown;
+      try {
+        input = fromBinary(route.method.input, Buffer.concat(chunks));
+      } catch (err) {
+        throw new ConnectError(
+          `parse binary: ${err instanceof Error ? err.message : String(err)}`,
+          Code.InvalidArgument,
+        );
+      }
+      if (controller.signal.aborted) throw ConnectError.from(controller.signal.reason, Code.Canceled);
+      const output = await route.impl(input, ctx);
+      return toBinary(
+        route.method.output as DescMessage,
+        create(route.method.output as DescMessage, output as never),
+      );
+    }).then(
+      (bytes) => {
+        finish();
+        if (res.stream.destroyed) return;
+        const headers: Record<string, string> = { 'content-type': 'application/proto' };
+        responseHeader?.forEach((value, name) => {
+          headers[name] = value;
+        });
+        res.writeHead(200, headers);
+        res.end(bytes);
+      },
+      (err: unknown) => {
+        finish();
+        writeError(res, ConnectError.from(err));
+      },
+    );
+  });
+}
