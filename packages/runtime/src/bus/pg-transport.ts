@@ -94,6 +94,9 @@ interface InFlight {
   lease: LeaseKeeper;
 }
 
+/** How soon a consumer whose claim failed (the database away, say) looks again. */
+const CLAIM_RETRY_MS = 1000;
+
 const DEFAULTS = {
   concurrency: 1,
   maxAttempts: 10,
@@ -112,8 +115,11 @@ class PgConsumer<P> implements Consumer {
   private readonly rounds: Rounds = rounds(
     () => this.claimRound(),
     () => this.running,
-    // The next wake-up (notification, poll) tries again.
-    (err) => this.log.error({ err }, 'bus claim failed'),
+    (err) => {
+      this.log.error({ err }, 'bus claim failed');
+      // Tried again shortly, not only at the next notification or poll.
+      this.wakeLater(Math.min(CLAIM_RETRY_MS, this.opts.pollIntervalMs));
+    },
   );
   private pollTimer: NodeJS.Timeout | undefined;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
@@ -310,13 +316,17 @@ class PgConsumer<P> implements Consumer {
         WHERE id = $1 AND status = 'running' AND locked_by = $2`,
       [row.id, row.locked_by, delayMs, error],
     );
-    if (rowCount === 1 && this.running) {
-      const timer = setTimeout(() => {
-        this.retryTimers.delete(timer);
-        this.rounds.wake();
-      }, delayMs);
-      this.retryTimers.add(timer);
-    }
+    if (rowCount === 1) this.wakeLater(delayMs);
+  }
+
+  /** Wakes the consumer after `ms`, unless it stops first. */
+  private wakeLater(ms: number): void {
+    if (!this.running) return;
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      this.rounds.wake();
+    }, ms);
+    this.retryTimers.add(timer);
   }
 
   private async markDead(row: OutboxRow, error: string): Promise<void> {

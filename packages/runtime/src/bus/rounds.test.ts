@@ -71,3 +71,32 @@ test('a failed round goes to onError and the next wake-up starts afresh', async 
   assert.equal(calls, 2);
   assert.equal(errors.length, 1);
 });
+
+test('a wake-up from a callback that runs just as a round finishes is never lost', async () => {
+  // The wake-up comes from a promise callback k steps after the round's own: for some k it lands
+  // between the end of the loop and the moment the round is no longer under way.
+  for (let k = 0; k < 8; k++) {
+    let calls = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const r = rounds(
+      async () => {
+        calls++;
+        if (calls === 1) await gate;
+      },
+      () => true,
+      (err) => assert.fail(String(err)),
+    );
+    r.wake();
+    let p: Promise<void> = gate;
+    for (let i = 0; i < k; i++) p = p.then(() => undefined);
+    void p.then(() => r.wake());
+    release();
+    await p;
+    await new Promise((resolve) => setImmediate(resolve));
+    await r.settled();
+    assert.equal(calls, 2, `the wake-up ${k} steps after the round's end ran no round`);
+  }
+});

@@ -30,6 +30,11 @@ export function rounds(
       } while (again && active());
     } catch (err) {
       onError(err);
+    } finally {
+      // Cleared here, in the same step that saw no more rounds asked for: a wake-up from another
+      // callback queued before a `.finally()` on this promise would otherwise land in between,
+      // ask for a round no one runs, and wait for the next poll.
+      current = undefined;
     }
   };
   return {
@@ -39,9 +44,8 @@ export function rounds(
         again = true;
         return;
       }
-      current = run().finally(() => {
-        current = undefined;
-      });
+      // run() always awaits a round before its finally, so this assignment comes first.
+      current = run();
     },
     settled: () => current ?? Promise.resolve(),
   };
