@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Code, ConnectError } from '@connectrpc/connect';
 import { ResourceExhaustedError } from '@adsmcp/runtime/errors';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { createRequestBudget, leaseSize } from '../src/upstream/request-budget.ts';
 import { type FakePlatform, json, startFakePlatform } from './fake-platform.ts';
 import { as, type Harness, principal, startHarness } from './proxy-harness.ts';
