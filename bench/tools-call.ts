@@ -13,12 +13,13 @@
  * label contains it).
  */
 
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { type Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import { type ServiceName, type Stack, startStack } from '@adsmcp/testkit/stack';
+import pg from 'pg';
 import { startBaselineServer } from './baseline-server.ts';
 import { connectionPerWorker, formatResult, type LoadResult, runLoad } from './load.ts';
 
@@ -61,14 +62,41 @@ const SERVICES: ServiceName[] = [
 /** Linux counts process CPU time in ticks of 1/100 s. */
 const TICK_MS = 10;
 
-/** CPU time (user + system, ms) each process of the stack has used so far, from /proc. */
-async function cpuMs(stack: Stack): Promise<Map<ServiceName, number>> {
-  const used = new Map<ServiceName, number>();
-  for (const service of SERVICES) {
-    const stat = await readFile(`/proc/${stack.process(service).pid}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    used.set(service, (Number(fields[11]) + Number(fields[12])) * TICK_MS);
+/** The fields of /proc/<pid>/stat after the command name (state, ppid, …), or none if it is gone. */
+async function statFields(pid: number | string): Promise<string[]> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat === '' ? [] : stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** user + system CPU ms from stat fields. */
+const cpuOf = (fields: string[]) =>
+  fields.length === 0 ? 0 : (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+
+/** The CPU ms the PostgreSQL server `postmaster` and every process it runs have used so far. */
+async function postgresCpuMs(postmaster: number): Promise<number> {
+  let total = cpuOf(await statFields(postmaster));
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = await statFields(entry);
+    // Backends that ended during the run took their CPU with them (their parent counts only
+    // children it has waited for, in other fields); with pooled connections none end.
+    if (Number(fields[1]) === postmaster) total += cpuOf(fields);
   }
+  return total;
+}
+
+type Measured = ServiceName | 'postgres' | 'load generator';
+
+/**
+ * CPU time (user + system, ms) each process of the stack has used so far, from /proc, with the
+ * PostgreSQL server's processes together and this process (the load generator).
+ */
+async function cpuMs(stack: Stack, postmaster: number): Promise<Map<Measured, number>> {
+  const used = new Map<Measured, number>();
+  for (const service of SERVICES) used.set(service, cpuOf(await statFields(stack.process(service).pid ?? 0)));
+  used.set('postgres', await postgresCpuMs(postmaster));
+  const own = process.cpuUsage();
+  used.set('load generator', (own.user + own.system) / 1000);
   return used;
 }
 
@@ -76,11 +104,7 @@ async function cpuMs(stack: Stack): Promise<Map<ServiceName, number>> {
  * The CPU each process spent per call during a run, for the processes that spent any: unlike
  * calls/s, it hardly moves when other work shares the machine.
  */
-function cpuPerCall(
-  before: Map<ServiceName, number>,
-  after: Map<ServiceName, number>,
-  calls: number,
-): string {
+function cpuPerCall(before: Map<Measured, number>, after: Map<Measured, number>, calls: number): string {
   const parts: string[] = [];
   for (const [service, ms] of after) {
     const spent = ms - (before.get(service) ?? ms);
@@ -105,7 +129,7 @@ async function measure(
   args: object,
   expect: string,
   token?: string,
-  stack?: Stack,
+  stack?: { stack: Stack; postmaster: number },
 ): Promise<LoadResult> {
   const agents = connectionPerWorker(concurrency);
   const body = callBody(name, args);
@@ -116,12 +140,27 @@ async function measure(
   };
   try {
     await runLoad(concurrency, 2000, call);
-    const before = stack && (await cpuMs(stack));
+    const before = stack && (await cpuMs(stack.stack, stack.postmaster));
     const result = await runLoad(concurrency, seconds * 1000, call);
-    if (stack && before) cpu.set(name, cpuPerCall(before, await cpuMs(stack), result.calls));
+    if (stack && before)
+      cpu.set(name, cpuPerCall(before, await cpuMs(stack.stack, stack.postmaster), result.calls));
     return result;
   } finally {
     for (const a of agents) a.destroy();
+  }
+}
+
+/** The pid of the PostgreSQL server behind `url` (the parent of a backend). */
+async function postmasterPid(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const backend = rows[0]?.pid;
+    if (backend === undefined) throw new Error('PostgreSQL named no backend pid');
+    return Number((await statFields(backend))[1]);
+  } finally {
+    await client.end();
   }
 }
 
@@ -179,6 +218,7 @@ async function main(): Promise<void> {
       data: { guidance: 'Lead with the offer.', evidence: 'general_guidance' },
     })) as { item: { item_id: string } } | { item_id: string };
     const itemId = 'item' in saved ? saved.item.item_id : saved.item_id;
+    const measured = { stack, postmaster: await postmasterPid(db.url) };
 
     process.stdout.write(
       `tools/call at ${concurrency} connections, ${seconds} s each (after 2 s warm-up); 2 cores shared with the load generator\n`,
@@ -190,11 +230,12 @@ async function main(): Promise<void> {
       ],
       [
         'ads_get_connection_context',
-        () => measure(stack.mcpUrl, 'ads_get_connection_context', {}, '"workspace_id"', seed.token, stack),
+        () => measure(stack.mcpUrl, 'ads_get_connection_context', {}, '"workspace_id"', seed.token, measured),
       ],
       [
         'ads_get_marketing_item',
-        () => measure(stack.mcpUrl, 'ads_get_marketing_item', { item_id: itemId }, itemId, seed.token, stack),
+        () =>
+          measure(stack.mcpUrl, 'ads_get_marketing_item', { item_id: itemId }, itemId, seed.token, measured),
       ],
       [
         'ads_get_ad',
@@ -205,7 +246,7 @@ async function main(): Promise<void> {
             { account_id: account.account_id, ad_id: adId },
             `"${adId}"`,
             seed.token,
-            stack,
+            measured,
           ),
       ],
     ];
