@@ -4,8 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ResourceExhaustedError } from '@adsmcp/runtime/errors';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { CallCancelledError } from '../src/upstream/pause.ts';
 import { createRequestBudget, leaseSize } from '../src/upstream/request-budget.ts';
 import { type FakePlatform, json, startFakePlatform } from './fake-platform.ts';
 import { as, type Harness, principal, startHarness } from './proxy-harness.ts';
@@ -103,6 +105,36 @@ describe('the leased request budget', () => {
         ),
       );
     }
+  });
+
+  it('serves the callers waiting on one account in the order they came, and one that gives up leaves its place at once', async () => {
+    const admin = principal();
+    const accountId = await harness.connect(admin.workspaceId);
+    // One token every 100 ms, slices of one: each waiting caller is served on its own refill.
+    const rule = { ratePerSecond: 10, burst: 1, maxWaitMs: 3000 };
+    assert.equal(leaseSize(rule), 1);
+    const budget = createRequestBudget(harness.pool, rule);
+    await budget.take(accountId); // the bucket is now empty
+    const served: number[] = [];
+    const refused: number[] = [];
+    const cancelled: number[] = [];
+    const leaving = new AbortController();
+    const callers = Array.from({ length: 12 }, (_, i) =>
+      budget.take(accountId, i === 3 ? leaving.signal : undefined).then(
+        () => served.push(i),
+        (err: unknown) => {
+          if (err instanceof CallCancelledError) cancelled.push(i);
+          else refused.push(i);
+        },
+      ),
+    );
+    await sleep(50);
+    leaving.abort();
+    await sleep(10);
+    assert.deepEqual(cancelled, [3], 'the caller that gave up left without waiting for its turn');
+    await Promise.all(callers);
+    assert.deepEqual(refused, []);
+    assert.deepEqual(served, [0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11]);
   });
 
   it('goes to Postgres once per slice, not once per request', async () => {

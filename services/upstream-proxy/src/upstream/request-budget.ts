@@ -1,7 +1,7 @@
 /**
  * The per-account request budget to the platform, shared by every replica through Postgres: a
- * caller takes a token before each request it sends; when the bucket is empty it waits its turn
- * if that is short, and is refused with the seconds to wait otherwise.
+ * caller takes a token before each request it sends; when the bucket is empty it waits its turn,
+ * in the order callers came, if that is short, and is refused with the seconds to wait otherwise.
  *
  * A replica does not go to Postgres for every token: it leases a small slice of the account's
  * bucket in one statement (at most the tokens the account earns in LEASE_SECONDS, and one at low
@@ -13,7 +13,7 @@
 import type { Queryable } from '@adsmcp/runtime/db';
 import { ResourceExhaustedError } from '@adsmcp/runtime/errors';
 import { type BucketRule, type Lease, leaseTokens } from '../store/budget-store.ts';
-import { pause } from './pause.ts';
+import { CallCancelledError, pause } from './pause.ts';
 import { budgetRefusals, budgetRemaining } from './upstream-metrics.ts';
 
 export const DEFAULT_RATE_PER_SECOND = 20;
@@ -52,6 +52,9 @@ export function createRequestBudget(pool: Queryable, opts: RequestBudgetOptions)
   const held = new Map<string, Held>();
   // One lease statement per account at a time: callers that find the slice empty share it.
   const leasing = new Map<string, Promise<Lease>>();
+  // The last caller in line for each account that has callers waiting: a promise that settles
+  // when that caller is done (served or refused).
+  const waiting = new Map<string, Promise<void>>();
 
   /** Spends a held token of the account, if one is held and still fresh. */
   const spendHeld = (accountId: string): boolean => {
@@ -80,25 +83,64 @@ export function createRequestBudget(pool: Queryable, opts: RequestBudgetOptions)
     return next;
   };
 
+  /**
+   * Takes a token for the caller at the head of the account's queue: from the held slice, else
+   * from a new lease, else after waiting for the bucket to refill, if that ends by `deadline`.
+   */
+  const takeAtHead = async (accountId: string, deadline: number, signal?: AbortSignal) => {
+    for (;;) {
+      if (signal?.aborted) throw new CallCancelledError();
+      if (spendHeld(accountId)) return;
+      const got = await lease(accountId);
+      if (got.granted > 0) continue;
+      const waitMs = Math.ceil(got.waitSeconds * 1000);
+      if (now() + waitMs > deadline) {
+        budgetRefusals.inc();
+        const seconds = Math.max(1, Math.ceil(got.waitSeconds));
+        throw new ResourceExhaustedError(
+          `the request budget for ad account ${accountId} is used up (${rule.ratePerSecond} requests per second, bursts of ${rule.burst}); retry in ${seconds} s`,
+          seconds,
+        );
+      }
+      await pause(waitMs, signal);
+    }
+  };
+
   return {
     async take(accountId, signal) {
-      let waited = 0;
-      for (;;) {
-        if (spendHeld(accountId)) return;
-        const got = await lease(accountId);
-        if (got.granted > 0) continue;
-        const waitMs = Math.ceil(got.waitSeconds * 1000);
-        if (waited + waitMs > maxWaitMs) {
-          budgetRefusals.inc();
-          const seconds = Math.max(1, Math.ceil(got.waitSeconds));
-          throw new ResourceExhaustedError(
-            `the request budget for ad account ${accountId} is used up (${rule.ratePerSecond} requests per second, bursts of ${rule.burst}); retry in ${seconds} s`,
-            seconds,
-          );
-        }
-        await pause(waitMs, signal);
-        waited += waitMs;
+      // Nobody waits for this account: a held token is spent at once.
+      const ahead = waiting.get(accountId);
+      if (ahead === undefined && spendHeld(accountId)) return;
+      // Otherwise callers are served in the order they came, so none is refused for losing
+      // every race for the refill while later ones win; each waits at most maxWaitMs in all.
+      const deadline = now() + maxWaitMs;
+      let done: () => void = () => undefined;
+      const mine = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      const tail = (ahead ?? Promise.resolve()).then(() => mine);
+      waiting.set(accountId, tail);
+      try {
+        if (ahead !== undefined) await untilTurn(ahead, signal);
+        await takeAtHead(accountId, deadline, signal);
+      } finally {
+        done();
+        if (waiting.get(accountId) === tail) waiting.delete(accountId);
       }
     },
   };
+}
+
+/** Resolves when `turn` does; throws CallCancelledError as soon as `signal` aborts. */
+function untilTurn(turn: Promise<void>, signal?: AbortSignal): Promise<void> {
+  if (signal === undefined) return turn;
+  if (signal.aborted) return Promise.reject(new CallCancelledError());
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new CallCancelledError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    void turn.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
 }
