@@ -110,7 +110,22 @@ export function serveUnary(
   req: http2.Http2ServerRequest,
   res: http2.Http2ServerResponse,
 ): void {
-  const controller = new AbortController();
+  // The handler's signal is made only if the handler asks for it (most reads never do); an abort
+  // before then is kept and given to the signal when it is made.
+  let controller: AbortController | undefined;
+  let abortedWith: ConnectError | undefined;
+  const abort = (reason: ConnectError) => {
+    if (abortedWith !== undefined) return;
+    abortedWith = reason;
+    controller?.abort(reason);
+  };
+  const signal = () => {
+    if (controller === undefined) {
+      controller = new AbortController();
+      if (abortedWith !== undefined) controller.abort(abortedWith);
+    }
+    return controller.signal;
+  };
   const timeout = parseTimeout((req.headers['connect-timeout-ms'] as string | undefined) ?? null, 0xffffffff);
   if (timeout.error !== undefined) {
     writeError(res, timeout.error);
@@ -120,12 +135,12 @@ export function serveUnary(
     timeout.timeoutMs === undefined
       ? undefined
       : setTimeout(
-          () => controller.abort(new ConnectError('the operation timed out', Code.DeadlineExceeded)),
+          () => abort(new ConnectError('the operation timed out', Code.DeadlineExceeded)),
           timeout.timeoutMs,
         );
   // The caller went away (cancel, deadline, lost connection) before the answer was written.
   const onClose = () => {
-    if (!res.writableEnded) controller.abort(new ConnectError('the caller canceled the call', Code.Canceled));
+    if (!res.writableEnded) abort(new ConnectError('the caller canceled the call', Code.Canceled));
   };
   res.once('close', onClose);
   const finish = () => {
@@ -151,7 +166,9 @@ export function serveUnary(
         return `http://${req.headers[':authority'] ?? 'localhost'}${req.url}`;
       },
       peer: { addr: req.socket?.remoteAddress ?? '' },
-      signal: controller.signal,
+      get signal() {
+        return signal();
+      },
       timeoutMs: () =>
         timeout.timeoutMs === undefined ? undefined : timeout.timeoutMs - (Date.now() - started),
       get requestHeader() {
@@ -183,7 +200,7 @@ export function serveUnary(
           Code.InvalidArgument,
         );
       }
-      if (controller.signal.aborted) throw ConnectError.from(controller.signal.reason, Code.Canceled);
+      if (abortedWith !== undefined) throw abortedWith;
       const output = await route.impl(input, ctx);
       return toBinary(
         route.method.output as DescMessage,
