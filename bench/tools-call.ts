@@ -1,7 +1,8 @@
 /**
  * Benchmark: `tools/call` through the real processes at 20 concurrent keep-alive connections,
  * each call a stateless 2025-11-25 JSON-RPC POST as an MCP client sends it, and beside them in
- * the same run a baseline: the MCP SDK's stateless example server answering a trivial tool.
+ * the same run a baseline: the MCP SDK's stateless example server answering a trivial tool, in a
+ * process of its own as each of our services is (the load generator runs in this one).
  *
  *   baseline echo                    SDK only
  *   ads_get_connection_context       gateway (auth lookup in Postgres, catalogue dispatch)
@@ -85,7 +86,13 @@ async function postgresCpuMs(postmaster: number): Promise<number> {
   return total;
 }
 
-type Measured = ServiceName | 'postgres' | 'load generator';
+type Measured = ServiceName | 'postgres' | 'load generator' | 'baseline server';
+
+/** The CPU ms this process (the load generator) has used so far. */
+function ownCpuMs(): number {
+  const own = process.cpuUsage();
+  return (own.user + own.system) / 1000;
+}
 
 /**
  * CPU time (user + system, ms) each process of the stack has used so far, from /proc, with the
@@ -95,8 +102,7 @@ async function cpuMs(stack: Stack, postmaster: number): Promise<Map<Measured, nu
   const used = new Map<Measured, number>();
   for (const service of SERVICES) used.set(service, cpuOf(await statFields(stack.process(service).pid ?? 0)));
   used.set('postgres', await postgresCpuMs(postmaster));
-  const own = process.cpuUsage();
-  used.set('load generator', (own.user + own.system) / 1000);
+  used.set('load generator', ownCpuMs());
   return used;
 }
 
@@ -113,24 +119,22 @@ function cpuPerCall(before: Map<Measured, number>, after: Map<Measured, number>,
   return parts.length === 0 ? '' : `CPU per call: ${parts.join(', ')}`;
 }
 
-/** The CPU per call of each measured tool, by tool name. */
-const cpu = new Map<string, string>();
-
 const callBody = (name: string, args: object) =>
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 
 /**
  * Measures one tool: a short warm-up, then the timed run. A call counts only if it succeeded.
- * With `stack`, the CPU its processes spent in the timed run is noted in `cpu` under `name`.
+ * `sample` reads the CPU the processes involved have used so far; the result comes with what
+ * they spent per call in the timed run.
  */
 async function measure(
   url: string,
   name: string,
   args: object,
   expect: string,
-  token?: string,
-  stack?: { stack: Stack; postmaster: number },
-): Promise<LoadResult> {
+  token: string | undefined,
+  sample: () => Promise<Map<Measured, number>>,
+): Promise<[LoadResult, string]> {
   const agents = connectionPerWorker(concurrency);
   const body = callBody(name, args);
   const target = new URL(url);
@@ -140,11 +144,9 @@ async function measure(
   };
   try {
     await runLoad(concurrency, 2000, call);
-    const before = stack && (await cpuMs(stack.stack, stack.postmaster));
+    const before = await sample();
     const result = await runLoad(concurrency, seconds * 1000, call);
-    if (stack && before)
-      cpu.set(name, cpuPerCall(before, await cpuMs(stack.stack, stack.postmaster), result.calls));
-    return result;
+    return [result, cpuPerCall(before, await sample(), result.calls)];
   } finally {
     for (const a of agents) a.destroy();
   }
@@ -183,14 +185,15 @@ async function firstResult(
 async function main(): Promise<void> {
   const db = await testDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-bench-'));
-  const baseline = await startBaselineServer();
+  const profile = process.env.BENCH_CPU_PROF_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+    : [];
+  const baseline = await startBaselineServer(profile);
   const stack = await startStack({
     databaseUrl: db.url,
     dataDir,
     // BENCH_CPU_PROF_DIR=<dir> writes a CPU profile of every process there.
-    nodeArgs: process.env.BENCH_CPU_PROF_DIR
-      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
-      : [],
+    nodeArgs: profile,
     env: {
       LOG_LEVEL: 'warn',
       MCP_RATE_PER_SECOND: '100000',
@@ -218,15 +221,21 @@ async function main(): Promise<void> {
       data: { guidance: 'Lead with the offer.', evidence: 'general_guidance' },
     })) as { item: { item_id: string } } | { item_id: string };
     const itemId = 'item' in saved ? saved.item.item_id : saved.item_id;
-    const measured = { stack, postmaster: await postmasterPid(db.url) };
+    const postmaster = await postmasterPid(db.url);
+    const measured = () => cpuMs(stack, postmaster);
+    const baselineCpu = async () =>
+      new Map<Measured, number>([
+        ['baseline server', cpuOf(await statFields(baseline.process.pid ?? 0))],
+        ['load generator', ownCpuMs()],
+      ]);
 
     process.stdout.write(
       `tools/call at ${concurrency} connections, ${seconds} s each (after 2 s warm-up); 2 cores shared with the load generator\n`,
     );
-    const scenarios: [string, () => Promise<LoadResult>][] = [
+    const scenarios: [string, () => Promise<[LoadResult, string]>][] = [
       [
         'baseline: SDK example server, trivial tool',
-        () => measure(baseline.url, 'echo', { text: 'hi' }, '"text":"hi"'),
+        () => measure(baseline.url, 'echo', { text: 'hi' }, '"text":"hi"', undefined, baselineCpu),
       ],
       [
         'ads_get_connection_context',
@@ -251,20 +260,19 @@ async function main(): Promise<void> {
       ],
     ];
     const only = process.env.BENCH_ONLY;
-    const results: [string, LoadResult][] = [];
+    const results: [string, LoadResult, string][] = [];
     for (const [label, run] of scenarios)
-      if (!only || label.includes(only)) results.push([label, await run()]);
+      if (!only || label.includes(only)) results.push([label, ...(await run())]);
     const baselineRate = results.find(([label]) => label.startsWith('baseline'))?.[1].perSecond;
-    for (const [label, r] of results) {
+    for (const [label, r, spent] of results) {
       const ratio =
         baselineRate === undefined ? '' : `   ${(r.perSecond / baselineRate).toFixed(2)}x baseline`;
       process.stdout.write(`${formatResult(label, r)}${ratio}\n`);
-      const spent = cpu.get(label);
       if (spent) process.stdout.write(`${''.padEnd(44)} ${spent}\n`);
       if (r.errors > 0) failed = true;
     }
   } finally {
-    baseline.server.close();
+    await baseline.close();
     await stack.stop();
     await db.drop();
     await stopTestServer();
