@@ -48,6 +48,13 @@ const callBody = (name: string, args: object = {}) => ({
 });
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
+/**
+ * One gateway replica's own MCP endpoint, not the stack's round-robin front: rate limits are kept
+ * per gateway replica (README), so the tests that count requests to the exact 429 send them all
+ * to one. With a single replica it is the stack's endpoint.
+ */
+const oneGateway = () => `${stack.replicaUrls.gateway[0]}/mcp`;
+
 before(async () => {
   // A burst large enough for the suite's own calls; the 429 test drains a bucket of its own.
   // Behind a trusted proxy (X-Forwarded-For names the client), with a small failed-auth budget,
@@ -374,7 +381,7 @@ describe('HTTP status rules', () => {
     let retryAfter: string | null = null;
     for (let i = 0; i < 130 && retryAfter === null; i++) {
       const res = await rawPost(
-        stack.mcpUrl,
+        oneGateway(),
         callBody('ads_get_connection_context'),
         bearer(tokens.rate as string),
       );
@@ -385,21 +392,21 @@ describe('HTTP status rules', () => {
     assert.ok(statuses.includes(429), 'no request was rate limited');
     assert.ok(Number(retryAfter) >= 1, `Retry-After was ${retryAfter}`);
     // Other credentials keep their own budget.
-    const other = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), bearer(seed.token));
+    const other = await rawPost(oneGateway(), callBody('ads_get_connection_context'), bearer(seed.token));
     assert.equal(other.status, 200);
   });
 
   test('an address that keeps failing authentication is refused before any lookup, but a valid credential from it is not', async () => {
     const flood = { 'x-forwarded-for': '203.0.113.7' };
     // The valid client has been seen before, from anywhere.
-    const seen = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+    const seen = await rawPost(oneGateway(), callBody('ads_get_connection_context'), {
       'x-forwarded-for': '198.51.100.20',
       ...bearer(seed.token),
     });
     assert.equal(seen.status, 200);
     const statuses: number[] = [];
     for (let i = 0; i < 21; i++) {
-      const res = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+      const res = await rawPost(oneGateway(), callBody('ads_get_connection_context'), {
         ...flood,
         authorization: `Bearer amcp_${'B'.repeat(43)}`,
       });
@@ -411,12 +418,12 @@ describe('HTTP status rules', () => {
     }
     assert.deepEqual(statuses, [...Array(20).fill(401), 429]);
     // The address is over its budget: guesses are refused, the valid credential is served.
-    const valid = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+    const valid = await rawPost(oneGateway(), callBody('ads_get_connection_context'), {
       ...flood,
       ...bearer(seed.token),
     });
     assert.equal(valid.status, 200, 'a valid credential is not refused for the failures of others');
-    const other = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+    const other = await rawPost(oneGateway(), callBody('ads_get_connection_context'), {
       'x-forwarded-for': '198.51.100.9',
       ...bearer(tokens.readOnly as string),
     });
@@ -424,13 +431,13 @@ describe('HTTP status rules', () => {
     // Successes spend none of the budget: many valid calls from a fresh address, then still 20 failures.
     const office = { 'x-forwarded-for': '203.0.113.8' };
     for (let i = 0; i < 25; i++) {
-      const ok = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+      const ok = await rawPost(oneGateway(), callBody('ads_get_connection_context'), {
         ...office,
         ...bearer(seed.token),
       });
       assert.equal(ok.status, 200);
     }
-    const failures = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
+    const failures = await rawPost(oneGateway(), callBody('ads_get_connection_context'), {
       ...office,
       authorization: `Bearer amcp_${'C'.repeat(43)}`,
     });
@@ -514,7 +521,7 @@ describe('protocol versions and batches', () => {
     const statuses: number[] = [];
     let refused: Awaited<ReturnType<typeof rawPost>> | undefined;
     for (let i = 0; i < 3; i++) {
-      const res = await rawPost(stack.mcpUrl, batchOf(50), {
+      const res = await rawPost(oneGateway(), batchOf(50), {
         ...bearer(tokens.batchRate as string),
         'mcp-protocol-version': '2025-03-26',
       });
