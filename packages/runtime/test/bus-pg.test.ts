@@ -75,6 +75,44 @@ test('a message enqueued while the consumer is idle is delivered at once by noti
   assert.ok(latency < 1000, `delivered after ${latency} ms`);
 });
 
+test('a consumer whose claim fails (the database away) looks again a second later, not at the next poll', async (t) => {
+  const topic = 'claim-fails';
+  let failures = 0;
+  // The suite's pool, but the first two claims fail as if the connection had dropped.
+  const pool = new Proxy(suite.pool, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (prop !== 'query') return typeof value === 'function' ? value.bind(target) : value;
+      return (...args: unknown[]) => {
+        const first = args[0];
+        const text = typeof first === 'string' ? first : ((first as { text?: string }).text ?? '');
+        if (text.includes('SKIP LOCKED') && failures < 2) {
+          failures++;
+          return Promise.reject(new Error('Connection terminated unexpectedly'));
+        }
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  // Enqueued before the consumer starts: no notification will come for it.
+  const id = await enqueue(suite.pool, { topic, key: 'k', payload: null });
+  const seen: string[] = [];
+  const started = Date.now();
+  const transport = transportFor(t, pool);
+  await transport.consume({
+    name: 'claim-fails',
+    topic,
+    pollIntervalMs: 60_000,
+    handler: async (m) => void seen.push(m.id),
+  });
+  await waitFor('delivery', isDone(id), 6000);
+  const latency = Date.now() - started;
+  await transport.stop();
+  assert.equal(failures, 2);
+  assert.deepEqual(seen, [id]);
+  assert.ok(latency >= 1900 && latency < 5000, `delivered after ${latency} ms`);
+});
+
 test('one consumer handles the messages of its topic in the order they were enqueued', async (t) => {
   const topic = 'ordered';
   for (let i = 0; i < 10; i++) await enqueue(suite.pool, { topic, key: 'k', payload: i });
