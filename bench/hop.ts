@@ -11,7 +11,8 @@
  *                  principal check, logs, metrics, the trace span), as in production
  *
  * `npm run bench:hop` runs every mode in one run, each beside the others, as in
- * docs/performance.md. Env: HOP_CALLS (default 20000), HOP_CONCURRENCY (20), HOP_ONLY (a mode).
+ * docs/performance.md. Env: HOP_CALLS (default 20000), HOP_CONCURRENCY (20), HOP_ONLY (a mode),
+ * HOP_CPU_PROF_DIR (a CPU profile of each server).
  */
 import { spawn } from 'node:child_process';
 import http2 from 'node:http2';
@@ -46,12 +47,7 @@ const item = create(MarketingItemSchema, {
   kind: 'playbook',
   name: 'Benchmark playbook',
   revision: 1,
-  data: {
-    fields: {
-      guidance: { kind: { case: 'stringValue', value: 'Lead with the offer.' } },
-      evidence: { kind: { case: 'stringValue', value: 'general_guidance' } },
-    },
-  },
+  data: { guidance: 'Lead with the offer.', evidence: 'general_guidance' },
   createdAt: '2026-11-23T12:00:00.000Z',
   updatedAt: '2026-11-23T12:00:00.000Z',
 });
@@ -96,7 +92,11 @@ async function serve(mode: Mode): Promise<void> {
 
 /** A server child of `mode`: its port, and a way to read its CPU. */
 async function startServer(mode: Mode, env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', mode], {
+  // HOP_CPU_PROF_DIR=<dir> writes a CPU profile of each server there (`npm run bench:profile <dir>`).
+  const dir = process.env.HOP_CPU_PROF_DIR;
+  const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+  const args = [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), 'serve', mode];
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

@@ -69,19 +69,26 @@ async function statFields(pid: number | string): Promise<string[]> {
   return stat === '' ? [] : stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
-/** user + system CPU ms from stat fields. */
-const cpuOf = (fields: string[]) =>
-  fields.length === 0 ? 0 : (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+/** CPU ms so far: user + system, and the system (kernel) part of it. */
+type Cpu = { total: number; kernel: number };
+
+/** The CPU of a process from its stat fields. */
+const cpuOf = (fields: string[]): Cpu =>
+  fields.length === 0
+    ? { total: 0, kernel: 0 }
+    : { total: (Number(fields[11]) + Number(fields[12])) * TICK_MS, kernel: Number(fields[12]) * TICK_MS };
+
+const plus = (a: Cpu, b: Cpu): Cpu => ({ total: a.total + b.total, kernel: a.kernel + b.kernel });
 
 /** The CPU ms the PostgreSQL server `postmaster` and every process it runs have used so far. */
-async function postgresCpuMs(postmaster: number): Promise<number> {
+async function postgresCpuMs(postmaster: number): Promise<Cpu> {
   let total = cpuOf(await statFields(postmaster));
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const fields = await statFields(entry);
     // Backends that ended during the run took their CPU with them (their parent counts only
     // children it has waited for, in other fields); with pooled connections none end.
-    if (Number(fields[1]) === postmaster) total += cpuOf(fields);
+    if (Number(fields[1]) === postmaster) total = plus(total, cpuOf(fields));
   }
   return total;
 }
@@ -89,17 +96,17 @@ async function postgresCpuMs(postmaster: number): Promise<number> {
 type Measured = ServiceName | 'postgres' | 'load generator' | 'baseline server';
 
 /** The CPU ms this process (the load generator) has used so far. */
-function ownCpuMs(): number {
+function ownCpuMs(): Cpu {
   const own = process.cpuUsage();
-  return (own.user + own.system) / 1000;
+  return { total: (own.user + own.system) / 1000, kernel: own.system / 1000 };
 }
 
 /**
  * CPU time (user + system, ms) each process of the stack has used so far, from /proc, with the
  * PostgreSQL server's processes together and this process (the load generator).
  */
-async function cpuMs(stack: Stack, postmaster: number): Promise<Map<Measured, number>> {
-  const used = new Map<Measured, number>();
+async function cpuMs(stack: Stack, postmaster: number): Promise<Map<Measured, Cpu>> {
+  const used = new Map<Measured, Cpu>();
   for (const service of SERVICES) used.set(service, cpuOf(await statFields(stack.process(service).pid ?? 0)));
   used.set('postgres', await postgresCpuMs(postmaster));
   used.set('load generator', ownCpuMs());
@@ -107,16 +114,22 @@ async function cpuMs(stack: Stack, postmaster: number): Promise<Map<Measured, nu
 }
 
 /**
- * The CPU each process spent per call during a run, for the processes that spent any: unlike
- * calls/s, it hardly moves when other work shares the machine.
+ * The CPU each process spent per call during a run, for the processes that spent any (unlike
+ * calls/s, it hardly moves when other work shares the machine), and the share of all of it spent
+ * in the kernel (system calls, the network stack, scheduling) rather than in the processes' code.
  */
-function cpuPerCall(before: Map<Measured, number>, after: Map<Measured, number>, calls: number): string {
+function cpuPerCall(before: Map<Measured, Cpu>, after: Map<Measured, Cpu>, calls: number): string {
   const parts: string[] = [];
-  for (const [service, ms] of after) {
-    const spent = ms - (before.get(service) ?? ms);
-    if (spent >= 20) parts.push(`${service} ${((1000 * spent) / calls).toFixed(0)} µs`);
+  let all = { total: 0, kernel: 0 };
+  for (const [service, cpu] of after) {
+    const was = before.get(service) ?? cpu;
+    const spent = { total: cpu.total - was.total, kernel: cpu.kernel - was.kernel };
+    all = plus(all, spent);
+    if (spent.total >= 20) parts.push(`${service} ${((1000 * spent.total) / calls).toFixed(0)} µs`);
   }
-  return parts.length === 0 ? '' : `CPU per call: ${parts.join(', ')}`;
+  if (parts.length === 0) return '';
+  const kernel = all.total > 0 ? Math.round((100 * all.kernel) / all.total) : 0;
+  return `CPU per call: ${parts.join(', ')}; ${kernel}% of it in the kernel`;
 }
 
 const callBody = (name: string, args: object) =>
@@ -133,7 +146,7 @@ async function measure(
   args: object,
   expect: string,
   token: string | undefined,
-  sample: () => Promise<Map<Measured, number>>,
+  sample: () => Promise<Map<Measured, Cpu>>,
 ): Promise<[LoadResult, string]> {
   const agents = connectionPerWorker(concurrency);
   const body = callBody(name, args);
@@ -224,7 +237,7 @@ async function main(): Promise<void> {
     const postmaster = await postmasterPid(db.url);
     const measured = () => cpuMs(stack, postmaster);
     const baselineCpu = async () =>
-      new Map<Measured, number>([
+      new Map<Measured, Cpu>([
         ['baseline server', cpuOf(await statFields(baseline.process.pid ?? 0))],
         ['load generator', ownCpuMs()],
       ]);
