@@ -21,6 +21,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
   GetMarketingItemRequestSchema,
+  GetMarketingItemResponseSchema,
   MarketingItemSchema,
   MarketingService,
 } from '@adsmcp/proto/marketing/v1/marketing_pb';
@@ -56,7 +57,9 @@ const item = create(MarketingItemSchema, {
 async function serve(mode: Mode): Promise<void> {
   let server: http2.Http2Server;
   if (mode === 'http2') {
-    const answer = Buffer.from(toBinary(MarketingItemSchema, item));
+    const answer = Buffer.from(
+      toBinary(GetMarketingItemResponseSchema, create(GetMarketingItemResponseSchema, { item })),
+    );
     server = http2.createServer((req, res) => {
       req.resume();
       req.on('end', () => {
