@@ -8,6 +8,7 @@ import { type Client, createClient, createContextKey, type Transport } from '@co
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { REQUEST_ID_HEADER } from './connect-server.ts';
 import { failoverTransport, parseServiceAddresses } from './failover-transport.ts';
+import { GuardedSessionManager } from './http2-sessions.ts';
 import { currentRequestId } from './log.ts';
 import type { Principal, PrincipalSigner } from './principal.ts';
 import { injectTraceContext, traceClientInterceptor } from './telemetry.ts';
@@ -32,9 +33,11 @@ function internalTransport(baseUrl: string, audience: string, signer: PrincipalS
     if (principal === undefined) throw new Error(`call to ${audience} made without a principal`);
     return `Bearer ${await signer.sign(principal, audience)}`;
   };
+  const sessions = new GuardedSessionManager(baseUrl);
   const streams = createConnectTransport({
     baseUrl,
     httpVersion: '2',
+    sessionManager: sessions,
     useBinaryFormat: true,
     interceptors: [
       traceClientInterceptor(),
@@ -49,6 +52,7 @@ function internalTransport(baseUrl: string, audience: string, signer: PrincipalS
   });
   return unaryTransport({
     baseUrl,
+    sessions,
     defaultTimeoutMs: 30_000,
     streams,
     async decorate(headers, values) {

@@ -11,7 +11,8 @@
  * and so are the outcomes callers see: the same Connect codes, messages and error metadata
  * (`errorFromJsonBytes`, `codeFromHttpStatus` from `@connectrpc/connect`), and the same errors for
  * a call that never reached a server (the failover transport relies on them). The session is
- * connect-node's `Http2SessionManager` (connect, keep-alive pings, GOAWAY, reconnection).
+ * connect-node's `Http2SessionManager` (connect, keep-alive pings, GOAWAY, reconnection), guarded
+ * against its late session errors (http2-sessions.ts).
  * Streaming methods are left to connect-node's transport (`streams`).
  */
 import http2 from 'node:http2';
@@ -34,7 +35,7 @@ import {
   type UnaryResponse,
 } from '@connectrpc/connect';
 import { codeFromHttpStatus, errorFromJsonBytes } from '@connectrpc/connect/protocol-connect';
-import { Http2SessionManager } from '@connectrpc/connect-node';
+import type { Http2SessionManager } from '@connectrpc/connect-node';
 
 export interface UnaryTransportOptions {
   /** The server's address, such as `http://127.0.0.1:7001`. */
@@ -45,6 +46,8 @@ export interface UnaryTransportOptions {
   defaultTimeoutMs: number;
   /** The transport of streaming methods. */
   streams: Transport;
+  /** The HTTP/2 sessions to the server (shared with `streams`, so one connection carries both). */
+  sessions: Http2SessionManager;
 }
 
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants;
@@ -101,7 +104,7 @@ function metadataOf(headers: http2.IncomingHttpHeaders): Headers {
 export function unaryTransport(opts: UnaryTransportOptions): Transport {
   const url = new URL(opts.baseUrl);
   const basePath = url.pathname.replace(/\/+$/, '');
-  const sessions = new Http2SessionManager(url);
+  const { sessions } = opts;
 
   /** One POST: resolves with the answer, or rejects with a Connect error (deadline, cancel, transport). */
   const exchange = (
