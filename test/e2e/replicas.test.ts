@@ -275,7 +275,11 @@ describe('two replicas of every service', () => {
             await stack.kill(service, 'SIGTERM', replica);
             note(`${service} replica ${replica} exited; starting it again`);
             const { exitCode, signalCode } = stack.process(service, replica);
-            if (exitCode !== 0) exits.push(`${service} ${replica}: exit ${exitCode ?? signalCode}`);
+            if (exitCode !== 0) {
+              // What the process printed last says why it did not drain cleanly.
+              const said = stack.recentOutput(service, replica).slice(-15).join('\n');
+              exits.push(`${service} ${replica}: exit ${exitCode ?? signalCode}\n${said}`);
+            }
             await stack.restart(service, replica);
             note(`${service} replica ${replica} listens again (${answered} calls answered so far)`);
             // Let the load reach the new process before its twin stops.

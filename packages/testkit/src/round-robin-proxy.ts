@@ -19,6 +19,11 @@ import type { AddressInfo } from 'node:net';
 export interface RoundRobinProxy {
   /** `http://127.0.0.1:<port>`. */
   url: string;
+  /**
+   * Takes a gateway out of the rotation or puts it back, as Kubernetes removes a terminating
+   * pod's endpoint at the moment it sends SIGTERM and adds a started one once it is ready.
+   */
+  setServing(target: string, serving: boolean): void;
   /** Stops listening and ends the connections it holds. */
   close(): Promise<void>;
 }
@@ -134,6 +139,7 @@ function relay(res: IncomingMessage & { bufferedBody?: Buffer }, to: ServerRespo
 export async function startRoundRobinProxy(opts: RoundRobinProxyOptions): Promise<RoundRobinProxy> {
   if (opts.targets.length === 0) throw new Error('a round-robin proxy needs at least one target');
   let next = 0;
+  const outOfRotation = new Set<string>();
   const server = http.createServer((req, res) => {
     void (async () => {
       const body = new RequestBody(req);
@@ -142,6 +148,10 @@ export async function startRoundRobinProxy(opts: RoundRobinProxyOptions): Promis
       const refusals: string[] = [];
       for (let i = 0; i < opts.targets.length; i++) {
         const target = opts.targets[(start + i) % opts.targets.length] as string;
+        if (outOfRotation.has(target)) {
+          refusals.push(`${target}: out of rotation`);
+          continue;
+        }
         const outcome = await attempt(target, req, body);
         if (outcome.kind === 'answered') return relay(outcome.res, res);
         if (outcome.kind === 'failed') {
@@ -170,6 +180,11 @@ export async function startRoundRobinProxy(opts: RoundRobinProxyOptions): Promis
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    setServing(target, serving) {
+      if (!opts.targets.includes(target)) throw new Error(`${target} is not one of the proxy's gateways`);
+      if (serving) outOfRotation.delete(target);
+      else outOfRotation.add(target);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

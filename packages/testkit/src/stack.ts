@@ -527,6 +527,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       for (const slot of chosen) {
         slot.held = true;
         clearTimeout(slot.timer);
+        // A stopping gateway leaves the front's rotation first, as a terminating pod's endpoint does.
+        if (service === 'gateway')
+          gatewayProxy?.setServing(replicaUrls.gateway[slot.replica] as string, false);
         const { child } = slot.running;
         if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       }
@@ -535,6 +538,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     async restart(service, replica) {
       const chosen = replica === undefined ? replicasOf(service) : [slotOf(service, replica)];
       await Promise.all(chosen.map((slot) => startReplica(service, slot.env, slot.replica)));
+      if (service === 'gateway') {
+        for (const slot of chosen)
+          gatewayProxy?.setServing(replicaUrls.gateway[slot.replica] as string, true);
+      }
     },
     stop: stopAll,
   };

@@ -30,6 +30,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       REQUEST_TIMEOUT_SECONDS: int(30, 1, 3600),
       /** "true" behind a proxy that sets X-Forwarded-For, so the limit applies per client, not per proxy. */
       TRUST_PROXY: str('false'),
+      /**
+       * How long the gateway goes on serving after SIGTERM (answers carry Connection: close,
+       * /readyz says stopping) before it stops listening, so that connections a balancer opened
+       * just before are answered rather than reset. Kubernetes: a few seconds, for the endpoint's
+       * removal to reach every node.
+       */
+      SHUTDOWN_DELAY_MS: int(250, 0, 60_000),
       /** How long a delivery link to a campaign asset's image works. */
       ASSET_LINK_TTL_SECONDS: int(600, 60, 3600),
     },

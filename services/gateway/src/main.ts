@@ -50,7 +50,7 @@ runMain(SERVICE_NAME, async () => {
     marketing: clientOf(MarketingService),
     clientOf,
   };
-  const { app } = buildServer(deps, {
+  const { app, drain } = buildServer(deps, {
     publicUrl: config.PUBLIC_URL,
     allowedOrigins: config.ALLOWED_ORIGINS,
     ratePerSecond: config.MCP_RATE_PER_SECOND,
@@ -60,6 +60,7 @@ runMain(SERVICE_NAME, async () => {
     authFailuresBurst: config.AUTH_FAILURES_PER_MINUTE,
     authCacheMs: config.AUTH_CACHE_SECONDS * 1000,
     requestTimeoutMs: config.REQUEST_TIMEOUT_SECONDS * 1000,
+    shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     trustProxy: config.TRUST_PROXY,
     assetLinks: { keyMaterial: config.PRINCIPAL_PRIVATE_KEY, ttlSeconds: config.ASSET_LINK_TTL_SECONDS },
   });
@@ -69,6 +70,7 @@ runMain(SERVICE_NAME, async () => {
     metrics_port: metrics.port,
   });
   onShutdown(logger, async () => {
+    await drain.drain();
     await app.close();
     await pool.end();
     await metrics.close();

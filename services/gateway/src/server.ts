@@ -10,6 +10,7 @@ import type { Catalogue } from './catalogue/catalogue.ts';
 import { gatewayCatalogue } from './catalogue/tools/index.ts';
 import { registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import type { GatewayDeps } from './deps.ts';
+import { type Drain, drainable } from './drain.ts';
 import { BodyError, parseJsonBody } from './json-body.ts';
 import { registerMcpRoutes } from './mcp/mcp-route.ts';
 import { registerOAuth } from './oauth/oauth-routes.ts';
@@ -27,6 +28,8 @@ export interface ServerOptions {
   authCacheMs: number;
   /** Time a client has to send a whole request (headers and body) before it is cut off with 408. */
   requestTimeoutMs: number;
+  /** How long the gateway goes on serving after SIGTERM before it stops listening (drain.ts); default 0. */
+  shutdownDelayMs?: number;
   /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
   trustProxy: boolean;
   /** Delivery links to asset images: the key material their HMAC key is derived from, and their lifetime. */
@@ -40,7 +43,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 export function buildServer(
   deps: GatewayDeps,
   opts: ServerOptions,
-): { app: FastifyInstance; catalogue: Catalogue<GatewayDeps> } {
+): { app: FastifyInstance; catalogue: Catalogue<GatewayDeps>; drain: Drain } {
   const catalogue = gatewayCatalogue();
   const app = Fastify({
     bodyLimit: opts.maxBodyBytes,
@@ -52,6 +55,8 @@ export function buildServer(
     return503OnClosing: true,
     trustProxy: opts.trustProxy,
   });
+  // On SIGTERM: serve a while longer with `Connection: close` (drain.ts), then close.
+  const drain = drainable(app, opts.shutdownDelayMs ?? 0);
   const knownCredentials = new KnownCredentials(opts.authCacheMs);
   // Changes made by any process (the admin command, another replica) are heard while the app runs.
   let identity: IdentityListener | undefined;
@@ -181,6 +186,7 @@ export function buildServer(
   );
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
+    if (drain.draining) return reply.code(503).send({ status: 'stopping' });
     try {
       await deps.pool.query('SELECT 1');
       return { status: 'ready' };
@@ -188,5 +194,5 @@ export function buildServer(
       return reply.code(503).send({ status: 'database unavailable' });
     }
   });
-  return { app, catalogue };
+  return { app, catalogue, drain };
 }
