@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type Drain, drainable } from './drain.ts';
@@ -14,14 +17,16 @@ async function server(delayMs: number): Promise<{ app: FastifyInstance; port: nu
 }
 
 /**
- * A client in a process of its own that connects and sends one request at once, and prints what
- * came back or the error that ended the connection.
+ * A client in a process of its own that connects and sends one request at once, creates the file
+ * `sent` once its request is written, and prints what came back or the error that ended the
+ * connection.
  */
-function client(port: number): Promise<string> {
+function client(port: number, sent: string): Promise<string> {
   const code = `
     const s = require('node:net').connect(${port}, '127.0.0.1');
     let text = '';
-    s.on('connect', () => s.write('GET /answer HTTP/1.1\\r\\nhost: gateway\\r\\n\\r\\n'));
+    s.on('connect', () => s.write('GET /answer HTTP/1.1\\r\\nhost: gateway\\r\\n\\r\\n', () =>
+      require('node:fs').writeFileSync(${JSON.stringify(sent)}, '')));
     s.on('data', (c) => { text += c; });
     s.on('error', (e) => { text = 'error ' + e.code; });
     s.on('close', () => process.stdout.write(text));`;
@@ -33,23 +38,30 @@ function client(port: number): Promise<string> {
   return new Promise((resolve) => child.on('close', () => resolve(out)));
 }
 
-/** Keeps this process from reading its sockets for `ms`, as a busy server would. */
-function busy(ms: number): void {
+/**
+ * Keeps this process from reading its sockets until `done()` (at most `ms`), as a busy server
+ * would; the client connects (the kernel completes the handshake) and writes meanwhile.
+ */
+function busyUntil(done: () => boolean, ms: number): void {
   const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // The client connects (the kernel completes the handshake) and writes meanwhile.
+  while (!done() && Date.now() < until) {
+    // Checked synchronously: this process's event loop must not run.
   }
 }
 
 test('a connection waiting to be accepted when the stop begins is answered, not reset', async () => {
   const { app, port, drain } = await server(200);
-  const answer = client(port);
+  const dir = mkdtempSync(join(tmpdir(), 'adsmcp-drain-'));
+  const sent = join(dir, 'sent');
+  const answer = client(port, sent);
   // The client's connection lands in the accept queue while this process is busy; the stop
   // begins before this process has read it.
-  busy(1500);
+  busyUntil(() => existsSync(sent), 10_000);
+  assert.ok(existsSync(sent), 'the client sent its request while this process was busy');
   const stopped = drain.drain().then(() => app.close());
   const text = await answer;
   await stopped;
+  rmSync(dir, { recursive: true, force: true });
   assert.match(text, /^HTTP\/1\.1 200 /, `the answer (${text})`);
   assert.match(text, /\r\nconnection: close\r\n/i, 'an answer during the stop closes its connection');
 });
