@@ -15,33 +15,33 @@
  */
 
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { type Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { request } from 'node:http';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import { type ServiceName, type Stack, startStack } from '@adsmcp/testkit/stack';
 import pg from 'pg';
 import { startBaselineServer } from './baseline-server.ts';
-import { connectionPerWorker, formatResult, type LoadResult, runLoad } from './load.ts';
+import { formatResult, type LoadResult, runLoad } from './load.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 20);
 
-function post(
-  url: URL,
-  agent: Agent,
-  body: string,
-  token?: string,
-): Promise<{ status: number; text: string }> {
+/** The headers of a `tools/call` as an MCP client sends them. */
+function callHeaders(token: string | undefined): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+  };
+}
+
+/** One POST on a connection of its own. */
+function post(url: URL, body: string, token?: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-      'content-length': Buffer.byteLength(body),
-    };
-    if (token) headers.authorization = `Bearer ${token}`;
-    const req = request(url, { method: 'POST', agent, headers }, (res) => {
+    const headers = { ...callHeaders(token), 'content-length': Buffer.byteLength(body) };
+    const req = request(url, { method: 'POST', headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
@@ -116,9 +116,15 @@ async function cpuMs(stack: Stack, postmaster: number): Promise<Map<Measured, Cp
 /**
  * The CPU each process spent per call during a run, for the processes that spent any (unlike
  * calls/s, it hardly moves when other work shares the machine), and the share of all of it spent
- * in the kernel (system calls, the network stack, scheduling) rather than in the processes' code.
+ * in the kernel (system calls, the network stack, scheduling) rather than in the processes' code,
+ * and how busy they kept the machine's cores over the `wallMs` between the two samples.
  */
-function cpuPerCall(before: Map<Measured, Cpu>, after: Map<Measured, Cpu>, calls: number): string {
+function cpuPerCall(
+  before: Map<Measured, Cpu>,
+  after: Map<Measured, Cpu>,
+  calls: number,
+  wallMs: number,
+): string {
   const parts: string[] = [];
   let all = { total: 0, kernel: 0 };
   for (const [service, cpu] of after) {
@@ -129,7 +135,8 @@ function cpuPerCall(before: Map<Measured, Cpu>, after: Map<Measured, Cpu>, calls
   }
   if (parts.length === 0) return '';
   const kernel = all.total > 0 ? Math.round((100 * all.kernel) / all.total) : 0;
-  return `CPU per call: ${parts.join(', ')}; ${kernel}% of it in the kernel`;
+  const busy = Math.round((100 * all.total) / (wallMs * availableParallelism()));
+  return `CPU per call: ${parts.join(', ')}; ${kernel}% of it in the kernel; the cores ${busy}% busy`;
 }
 
 const callBody = (name: string, args: object) =>
@@ -148,21 +155,18 @@ async function measure(
   token: string | undefined,
   sample: () => Promise<Map<Measured, Cpu>>,
 ): Promise<[LoadResult, string]> {
-  const agents = connectionPerWorker(concurrency);
-  const body = callBody(name, args);
-  const target = new URL(url);
-  const call = async (w: number) => {
-    const res = await post(target, agents[w] as Agent, body, token);
-    return res.status === 200 && res.text.includes(expect) && !res.text.includes('"isError":true');
+  const load = {
+    url,
+    headers: callHeaders(token),
+    body: callBody(name, args),
+    verify: (text: string) => text.includes(expect) && !text.includes('"isError":true'),
   };
-  try {
-    await runLoad(concurrency, 2000, call);
-    const before = await sample();
-    const result = await runLoad(concurrency, seconds * 1000, call);
-    return [result, cpuPerCall(before, await sample(), result.calls)];
-  } finally {
-    for (const a of agents) a.destroy();
-  }
+  await runLoad(concurrency, 2000, load);
+  const before = await sample();
+  const started = performance.now();
+  const result = await runLoad(concurrency, seconds * 1000, load);
+  const after = await sample();
+  return [result, cpuPerCall(before, after, result.calls, performance.now() - started)];
 }
 
 /** The pid of the PostgreSQL server behind `url` (the parent of a backend). */
@@ -185,7 +189,7 @@ async function firstResult(
   name: string,
   args: object,
 ): Promise<Record<string, unknown>> {
-  const res = await post(new URL(url), connectionPerWorker(1)[0] as Agent, callBody(name, args), token);
+  const res = await post(new URL(url), callBody(name, args), token);
   const line = res.text.split('\n').find((l) => l.startsWith('data: '));
   const msg = JSON.parse(line ? line.slice(6) : res.text) as {
     result?: { structuredContent?: Record<string, unknown>; isError?: boolean };
