@@ -5,6 +5,7 @@
  * prints calls/s and the CPU the client and the server spent per call:
  *
  *   http2          node:http2 client and server exchanging the same bytes: the floor
+ *   http1          the same over HTTP/1.1: undici's pool (one connection per caller) and node:http
  *   connect-node   connect-node's Connect transport and adapter, binary, nothing around them
  *   ours           the services' client (createServiceClient: principal token, request id,
  *                  failover) and server (buildConnectServer: the short unary path, the
@@ -15,6 +16,7 @@
  * HOP_CPU_PROF_DIR (a CPU profile of each server).
  */
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -37,8 +39,9 @@ import { callerKey, createServiceClient } from '@adsmcp/runtime/service-client';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { type Client, createClient, createContextValues } from '@connectrpc/connect';
 import { connectNodeAdapter, createConnectTransport } from '@connectrpc/connect-node';
+import { Pool } from 'undici';
 
-const MODES = ['http2', 'connect-node', 'ours'] as const;
+const MODES = ['http2', 'http1', 'connect-node', 'ours'] as const;
 type Mode = (typeof MODES)[number];
 const PATH = `/${MarketingService.typeName}/${MarketingService.method.getMarketingItem.name}`;
 const WORKSPACE = '7d5e4e53-26c9-4b1e-bb1a-0b8e7f1d2c3a';
@@ -55,11 +58,19 @@ const item = create(MarketingItemSchema, {
 
 /** The server of `mode`, listening on an ephemeral loopback port; prints `LISTENING <port>`. */
 async function serve(mode: Mode): Promise<void> {
-  let server: http2.Http2Server;
-  if (mode === 'http2') {
-    const answer = Buffer.from(
-      toBinary(GetMarketingItemResponseSchema, create(GetMarketingItemResponseSchema, { item })),
-    );
+  let server: http2.Http2Server | http.Server;
+  const answer = Buffer.from(
+    toBinary(GetMarketingItemResponseSchema, create(GetMarketingItemResponseSchema, { item })),
+  );
+  if (mode === 'http1') {
+    server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/proto', 'content-length': answer.length });
+        res.end(answer);
+      });
+    });
+  } else if (mode === 'http2') {
     server = http2.createServer((req, res) => {
       req.resume();
       req.on('end', () => {
@@ -143,6 +154,22 @@ async function caller(mode: Mode, url: string, privateKeyPem: string): Promise<(
         req.on('error', reject);
         req.end(body);
       });
+  }
+  if (mode === 'http1') {
+    const pool = new Pool(url, { connections: Number(process.env.HOP_CONCURRENCY ?? 20) });
+    const body = toBinary(
+      GetMarketingItemRequestSchema,
+      create(GetMarketingItemRequestSchema, { itemId: item.itemId }),
+    );
+    return async () => {
+      const res = await pool.request({
+        method: 'POST',
+        path: PATH,
+        headers: { 'content-type': 'application/proto' },
+        body,
+      });
+      return Buffer.from(await res.body.arrayBuffer());
+    };
   }
   let client: Client<typeof MarketingService>;
   const options: { contextValues?: ReturnType<typeof createContextValues> } = {};
