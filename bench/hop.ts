@@ -133,8 +133,13 @@ async function startServer(mode: Mode, env: NodeJS.ProcessEnv) {
   };
 }
 
-/** The call of `mode` to the server at `url`. */
-async function caller(mode: Mode, url: string, privateKeyPem: string): Promise<() => Promise<unknown>> {
+/** The call of `mode` to the server at `url`, made by up to `concurrency` callers at once. */
+async function caller(
+  mode: Mode,
+  url: string,
+  privateKeyPem: string,
+  concurrency: number,
+): Promise<() => Promise<unknown>> {
   if (mode === 'http2') {
     const session = http2.connect(url);
     const body = toBinary(
@@ -156,7 +161,7 @@ async function caller(mode: Mode, url: string, privateKeyPem: string): Promise<(
       });
   }
   if (mode === 'http1') {
-    const pool = new Pool(url, { connections: Number(process.env.HOP_CONCURRENCY ?? 20) });
+    const pool = new Pool(url, { connections: concurrency });
     const body = toBinary(
       GetMarketingItemRequestSchema,
       create(GetMarketingItemRequestSchema, { itemId: item.itemId }),
@@ -213,7 +218,7 @@ async function main(): Promise<void> {
     if (only !== undefined && mode !== only) continue;
     const server = await startServer(mode, { HOP_PUBLIC_KEY: keys.publicKeyPem });
     try {
-      const call = await caller(mode, server.url, keys.privateKeyPem);
+      const call = await caller(mode, server.url, keys.privateKeyPem, concurrency);
       await run(concurrency, 2000, call);
       const serverBefore = await server.cpuUs();
       const clientBefore = process.cpuUsage();
