@@ -62,22 +62,24 @@ async function serve(mode: Mode): Promise<void> {
   const answer = Buffer.from(
     toBinary(GetMarketingItemResponseSchema, create(GetMarketingItemResponseSchema, { item })),
   );
+  // The bare modes: read the request to its end, answer with the fixed bytes.
+  const answerFixed = (
+    req: { resume(): unknown; on(event: 'end', listener: () => void): unknown },
+    res: {
+      writeHead(status: number, headers: Record<string, string | number>): unknown;
+      end(body: Buffer): unknown;
+    },
+  ) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/proto', 'content-length': answer.length });
+      res.end(answer);
+    });
+  };
   if (mode === 'http1') {
-    server = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'application/proto', 'content-length': answer.length });
-        res.end(answer);
-      });
-    });
+    server = http.createServer(answerFixed);
   } else if (mode === 'http2') {
-    server = http2.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'application/proto' });
-        res.end(answer);
-      });
-    });
+    server = http2.createServer(answerFixed);
   } else if (mode === 'connect-node') {
     server = http2.createServer(
       connectNodeAdapter({
