@@ -173,3 +173,72 @@ describe('platform client GET /me', () => {
     );
   });
 });
+
+describe('platform client send: its deadline and the caller giving up', () => {
+  const GET = { method: 'GET', path: '/ads/ad_1', query: [] } as const;
+
+  it('times out a platform that sends its headers and then never finishes the body', async () => {
+    const base = await platform((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"id":');
+      // The rest never comes.
+    });
+    const started = performance.now();
+    await assertFails(
+      createPlatformClient({ baseUrl: base, timeoutMs: 200 }).send('x', GET),
+      'timeout',
+      /did not answer GET \/ads\/ad_1 within 200 ms/,
+    );
+    assert.ok(performance.now() - started < 2000);
+  });
+
+  it('reports a caller that gives up mid-request as cancelled, not as a timeout, and hangs up', async () => {
+    let closed!: () => void;
+    const hungUp = new Promise<void>((resolve) => {
+      closed = resolve;
+    });
+    const base = await platform((req) => {
+      req.socket.on('close', () => closed());
+      // Never answers.
+    });
+    const caller = new AbortController();
+    setTimeout(() => caller.abort(), 100);
+    await assertFails(
+      createPlatformClient({ baseUrl: base, timeoutMs: 5000 }).send('x', GET, caller.signal),
+      'cancelled',
+      /the caller gave up on GET \/ads\/ad_1/,
+    );
+    await hungUp;
+  });
+
+  it('sends nothing for a caller that gave up before the call', async () => {
+    let requests = 0;
+    const base = await platform((req, res) => {
+      requests += 1;
+      json(ME)(req, res);
+    });
+    await assertFails(
+      createPlatformClient({ baseUrl: base }).send('x', GET, AbortSignal.abort()),
+      'cancelled',
+      /the caller gave up/,
+    );
+    assert.equal(requests, 0);
+  });
+
+  it('answers within the deadline and leaves no timer behind', async () => {
+    const base = await platform(json({ id: 'ad_1' }));
+    const caller = new AbortController();
+    const reply = await createPlatformClient({ baseUrl: base, timeoutMs: 60_000 }).send(
+      'x',
+      GET,
+      caller.signal,
+    );
+    assert.equal(reply.status, 200);
+    assert.equal(reply.bodyJson, '{"id":"ad_1"}');
+    // The call's deadline timer is gone: only this test's own handles keep the loop alive.
+    const timers = (process as unknown as { getActiveResourcesInfo(): string[] })
+      .getActiveResourcesInfo()
+      .filter((r) => r === 'Timeout');
+    assert.equal(timers.length, 0);
+  });
+});
