@@ -4,6 +4,7 @@
  * script is allowed by its hash in the page's Content-Security-Policy, so no other script runs.
  */
 import { createHash } from 'node:crypto';
+import { localMinute } from '@adsmcp/runtime/zoned-format';
 import { esc } from './html.ts';
 
 /** Rewrites every `time[datetime]` in the browser's zone, with the zone's short name. */
@@ -31,17 +32,7 @@ export function timeHtml(at: Date | string | null | undefined, none = 'never'): 
 export function accountTimeText(at: Date | string, timeZone: string): string {
   const d = typeof at === 'string' ? new Date(at) : at;
   try {
-    const parts = new Intl.DateTimeFormat('en-CA', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    }).formatToParts(d);
-    const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-    return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')} ${timeZone}`;
+    return `${localMinute(d, timeZone)} ${timeZone}`;
   } catch {
     // An account zone the runtime does not know: say so rather than guess.
     return `(time zone ${timeZone} unknown)`;

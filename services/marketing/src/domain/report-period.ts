@@ -4,6 +4,7 @@
  * daylight-saving change makes a day longer or shorter here.
  */
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { localDay } from '@adsmcp/runtime/zoned-format';
 
 /** The longest period a report covers, in days (a leap year). */
 export const MAX_PERIOD_DAYS = 366;
@@ -25,19 +26,11 @@ export const dateOf = (day: number): string => new Date(day * DAY_MS).toISOStrin
 
 /** todayIn is the current calendar date in the IANA time zone `timeZone`. */
 export function todayIn(timeZone: string, now: Date): string {
-  let parts: Intl.DateTimeFormatPart[];
   try {
-    parts = new Intl.DateTimeFormat('en-CA', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-    }).formatToParts(now);
+    return localDay(now, timeZone);
   } catch {
     throw new InvalidArgumentError(`time_zone must be an IANA time zone (got ${JSON.stringify(timeZone)})`);
   }
-  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  return `${part('year')}-${part('month')}-${part('day')}`;
 }
 
 export interface ReportPeriod {

@@ -10,6 +10,7 @@ import {
   CreatePerformanceReportResponseSchema,
   ReportService,
 } from '@adsmcp/proto/marketing/v1/reports_pb';
+import { localDay } from '@adsmcp/runtime/zoned-format';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
@@ -51,14 +52,7 @@ function invalid(message: string): never {
 
 /** The current calendar day in the account's time zone. */
 function todayIn(timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).formatToParts(new Date());
-  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  return `${part('year')}-${part('month')}-${part('day')}`;
+  return localDay(new Date(), timeZone);
 }
 
 interface Period {

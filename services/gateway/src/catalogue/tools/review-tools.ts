@@ -13,6 +13,7 @@ import {
   ReviewRunSchema,
   ReviewService,
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { localDay } from '@adsmcp/runtime/zoned-format';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
@@ -136,12 +137,7 @@ const DAY = new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit'
 /** The account-local date of `at` (YYYY-MM-DD) in `timeZone`. */
 function localDate(at: Date, timeZone: string): string {
   try {
-    return new Intl.DateTimeFormat('en-CA', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-    }).format(at);
+    return localDay(at, timeZone);
   } catch {
     return DAY.format(at);
   }
