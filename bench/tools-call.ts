@@ -9,9 +9,12 @@
  *   ads_get_marketing_item           gateway -> marketing -> Postgres
  *   ads_get_ad                       gateway -> upstream-proxy (budget in Postgres) -> sandbox
  *
+ * The baseline runs before each scenario and once more after the last; each scenario's ratio is
+ * against the mean of the two baseline runs around it.
+ *
  * `npm run bench` runs it. Env: BENCH_SECONDS (default 10 per scenario), BENCH_CONCURRENCY (20),
  * BENCH_CPU_PROF_DIR (write a CPU profile of each process there), BENCH_ONLY (run the scenarios whose
- * label contains it).
+ * label contains it; the baseline runs only when no text is given or the text is part of "baseline").
  */
 
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -249,11 +252,9 @@ async function main(): Promise<void> {
     process.stdout.write(
       `tools/call at ${concurrency} connections, ${seconds} s each (after 2 s warm-up); 2 cores shared with the load generator\n`,
     );
+    const runBaseline = () =>
+      measure(baseline.url, 'echo', { text: 'hi' }, '"text":"hi"', undefined, baselineCpu);
     const scenarios: [string, () => Promise<[LoadResult, string]>][] = [
-      [
-        'baseline: SDK example server, trivial tool',
-        () => measure(baseline.url, 'echo', { text: 'hi' }, '"text":"hi"', undefined, baselineCpu),
-      ],
       [
         'ads_get_connection_context',
         () => measure(stack.mcpUrl, 'ads_get_connection_context', {}, '"workspace_id"', seed.token, measured),
@@ -276,17 +277,34 @@ async function main(): Promise<void> {
           ),
       ],
     ];
+    // The baseline runs before each scenario and once after the last, and a scenario is compared
+    // with the two baseline runs around it: the machine's speed drifts within a run (by up to a
+    // third between one minute and the next), and a baseline measured once at the start would
+    // lend every scenario after it whatever the drift did.
     const only = process.env.BENCH_ONLY;
-    const results: [string, LoadResult, string][] = [];
-    for (const [label, run] of scenarios)
-      if (!only || label.includes(only)) results.push([label, ...(await run())]);
-    const baselineRate = results.find(([label]) => label.startsWith('baseline'))?.[1].perSecond;
-    for (const [label, r, spent] of results) {
-      const ratio =
-        baselineRate === undefined ? '' : `   ${(r.perSecond / baselineRate).toFixed(2)}x baseline`;
+    const withBaseline = !only || 'baseline'.includes(only);
+    const chosen = scenarios.filter(([label]) => !only || label.includes(only));
+    const report = (label: string, r: LoadResult, spent: string, ratio = '') => {
       process.stdout.write(`${formatResult(label, r)}${ratio}\n`);
       if (spent) process.stdout.write(`${''.padEnd(44)} ${spent}\n`);
       if (r.errors > 0) failed = true;
+    };
+    const baselineRun = async (n: number) => {
+      const [r, spent] = await runBaseline();
+      report(`baseline ${n}: SDK example server, trivial tool`, r, spent);
+      return r.perSecond;
+    };
+    let before = withBaseline ? await baselineRun(1) : undefined;
+    for (const [i, [label, run]] of chosen.entries()) {
+      const [r, spent] = await run();
+      const after = withBaseline ? await baselineRun(i + 2) : undefined;
+      const around = before === undefined || after === undefined ? undefined : (before + after) / 2;
+      const ratio =
+        around === undefined
+          ? ''
+          : `   ${(r.perSecond / around).toFixed(2)}x baseline (runs ${i + 1} and ${i + 2}: ${around.toFixed(0)} calls/s)`;
+      report(label, r, spent, ratio);
+      before = after;
     }
   } finally {
     await baseline.close();
