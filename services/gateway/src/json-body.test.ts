@@ -22,3 +22,26 @@ test('a __proto__ property is refused with its path', () => {
     /"params\.arguments\[0\]\.__proto__" is not accepted/,
   );
 });
+
+test('in a body of 10,000 members, one __proto__ or constructor.prototype is found and named; without them the body is kept whole', () => {
+  const members = Array.from({ length: 10_000 }, (_, i) => ({
+    email_sha256: i.toString(16).padStart(64, '0'),
+  }));
+  const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { arguments: { members } } };
+  assert.deepEqual(parseJsonBody(JSON.stringify(body)), body);
+  const withKey = (at: number, key: string) =>
+    JSON.stringify(body).replace(
+      `{"email_sha256":"${at.toString(16).padStart(64, '0')}"}`,
+      `{"email_sha256":"x","${key}":{"prototype":{}}}`,
+    );
+  assert.throws(
+    () => parseJsonBody(withKey(7_321, '__proto__')),
+    /"params\.arguments\.members\[7321\]\.__proto__" is not accepted/,
+  );
+  assert.throws(
+    () => parseJsonBody(withKey(9_999, 'constructor')),
+    /"params\.arguments\.members\[9999\]\.constructor\.prototype" is not accepted/,
+  );
+  // A "constructor" that is only text is data like any other.
+  assert.doesNotThrow(() => parseJsonBody('{"params":{"constructor":"x","a":[{"constructor":{"name":1}}]}}'));
+});
