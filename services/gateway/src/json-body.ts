@@ -21,60 +21,57 @@ export class BodyError extends Error {
 
 type Refusal = { tooDeep: true } | { key: string };
 
-/** The first reason to refuse a parsed body, found without recursion (the body is untrusted). */
-function refusal(root: unknown): Refusal | undefined {
-  const pending: { value: unknown; path: string; depth: number }[] = [{ value: root, path: '', depth: 1 }];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value, path, depth } = next;
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > MAX_JSON_DEPTH) return { tooDeep: true };
-    if (Array.isArray(value)) {
-      for (const [i, v] of value.entries())
-        pending.push({ value: v, path: `${path}[${i}]`, depth: depth + 1 });
-      continue;
-    }
-    for (const [k, v] of Object.entries(value)) {
-      const at = path === '' ? k : `${path}.${k}`;
-      if (k === '__proto__') return { key: at };
-      if (k === 'constructor' && typeof v === 'object' && v !== null && 'prototype' in v)
-        return { key: `${at}.prototype` };
-      pending.push({ value: v, path: at, depth: depth + 1 });
-    }
+const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null;
+
+/** An object or array still to be looked at, and where it stands in the body. */
+interface Pending {
+  value: object;
+  depth: number;
+  parent: Pending | undefined;
+  /** Its key in its parent: a property name, or an index in an array. */
+  key: string | number;
+}
+
+/** The path of `key` within `at` (`params.arguments[0].__proto__`), made only for a refusal. */
+function pathOf(at: Pending, key: string): string {
+  const segments: (string | number)[] = [key];
+  for (let p: Pending | undefined = at; p?.parent !== undefined; p = p.parent) segments.push(p.key);
+  let path = '';
+  for (const s of segments.reverse()) {
+    if (typeof s === 'number') path += `[${s}]`;
+    else path = path === '' ? s : `${path}.${s}`;
   }
-  return undefined;
+  return path;
 }
 
 /**
- * Whether `root` has anything `refusal` would refuse, found without naming it: no path strings
- * and no stack entries for leaves. Checking a body of 10,000 audience members took about 2.4 ms
- * beside JSON.parse's 1.7 with paths made for every value, and takes about 0.4 this way; a small
- * tools/call about 0.35 µs instead of 1. `refusal` runs only on a body that is refused, to say where.
+ * The first reason to refuse a parsed body, found without recursion (the body is untrusted).
+ * Only objects and arrays are kept to be looked at, and a path is made only for what is refused:
+ * checking a body of 10,000 audience members took about 2.4 ms beside JSON.parse's 1.7 when a
+ * path was made for every value.
  */
-function anyRefusal(root: unknown): boolean {
-  if (typeof root !== 'object' || root === null) return false;
-  const values: object[] = [root];
-  const depths: number[] = [1];
-  for (let value = values.pop(); value !== undefined; value = values.pop()) {
-    const depth = (depths.pop() ?? 1) + 1;
-    if (depth > MAX_JSON_DEPTH + 1) return true;
-    const array = Array.isArray(value);
-    const keys = array ? undefined : Object.keys(value);
-    const n = array ? (value as unknown[]).length : (keys as string[]).length;
-    for (let i = 0; i < n; i++) {
-      let v: unknown;
-      if (keys === undefined) v = (value as unknown[])[i];
-      else {
-        const k = keys[i] as string;
-        v = (value as Record<string, unknown>)[k];
-        if (k === '__proto__') return true;
-        if (k === 'constructor' && typeof v === 'object' && v !== null && 'prototype' in v) return true;
+function refusal(root: unknown): Refusal | undefined {
+  if (!isObject(root)) return undefined;
+  const pending: Pending[] = [{ value: root, depth: 1, parent: undefined, key: '' }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, depth } = next;
+    if (depth > MAX_JSON_DEPTH) return { tooDeep: true };
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const v: unknown = value[i];
+        if (isObject(v)) pending.push({ value: v, depth: depth + 1, parent: next, key: i });
       }
-      if (typeof v !== 'object' || v === null) continue;
-      values.push(v);
-      depths.push(depth);
+      continue;
+    }
+    for (const k of Object.keys(value)) {
+      const v: unknown = (value as Record<string, unknown>)[k];
+      if (k === '__proto__') return { key: pathOf(next, k) };
+      if (k === 'constructor' && isObject(v) && 'prototype' in v)
+        return { key: `${pathOf(next, k)}.prototype` };
+      if (isObject(v)) pending.push({ value: v, depth: depth + 1, parent: next, key: k });
     }
   }
-  return false;
+  return undefined;
 }
 
 /** parseJsonBody parses a request body, or throws a BodyError that says what is wrong. */
@@ -87,7 +84,7 @@ export function parseJsonBody(text: string): unknown {
   } catch (err) {
     throw new BodyError(`Parse error: the body is not valid JSON (${(err as Error).message})`, -32700);
   }
-  const refused = anyRefusal(value) ? refusal(value) : undefined;
+  const refused = refusal(value);
   if (refused === undefined) return value;
   if ('tooDeep' in refused) {
     throw new BodyError(
