@@ -12,7 +12,8 @@
  * The baseline runs before each scenario and once more after the last; each scenario's ratio is
  * against the mean of the two baseline runs around it.
  *
- * `npm run bench` runs it. Env: BENCH_SECONDS (default 10 per scenario), BENCH_CONCURRENCY (20),
+ * `npm run bench` runs it. Env: BENCH_SECONDS (default 10 per scenario), BENCH_WARMUP_SECONDS (5,
+ * before each measurement), BENCH_CONCURRENCY (20),
  * BENCH_CPU_PROF_DIR (write a CPU profile of each process there), BENCH_ONLY (run the scenarios whose
  * label contains it; the baseline runs only when no text is given or the text is part of "baseline").
  */
@@ -29,6 +30,10 @@ import { formatResult, type LoadResult, runLoad } from './load.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 20);
+// Each measurement follows a warm-up of its own. 2 s was too short for the first baseline run: its
+// server and this process's load generator were still being compiled, and it spent up to half
+// again as much CPU per call as the next run.
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 
 /** The headers of a `tools/call` as an MCP client sends them. */
 function callHeaders(token: string | undefined): Record<string, string> {
@@ -164,7 +169,7 @@ async function measure(
     body: callBody(name, args),
     verify: (text: string) => text.includes(expect) && !text.includes('"isError":true'),
   };
-  await runLoad(concurrency, 2000, load);
+  await runLoad(concurrency, warmupSeconds * 1000, load);
   const before = await sample();
   const started = performance.now();
   const result = await runLoad(concurrency, seconds * 1000, load);
@@ -250,7 +255,7 @@ async function main(): Promise<void> {
       ]);
 
     process.stdout.write(
-      `tools/call at ${concurrency} connections, ${seconds} s each (after 2 s warm-up); 2 cores shared with the load generator\n`,
+      `tools/call at ${concurrency} connections, ${seconds} s each (after ${warmupSeconds} s warm-up); 2 cores shared with the load generator\n`,
     );
     const runBaseline = () =>
       measure(baseline.url, 'echo', { text: 'hi' }, '"text":"hi"', undefined, baselineCpu);
