@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { localDay, localMinute, zonedFormat } from './zoned-format.ts';
+import { localDay, localMinute, partsOf, zonedFormat } from './zoned-format.ts';
 
 describe('zoned dates and times', () => {
   it('gives the date and clock time in the zone, across the date line and a daylight-saving change', () => {
@@ -13,6 +13,11 @@ describe('zoned dates and times', () => {
     assert.equal(localMinute(new Date('2026-10-25T00:59:00Z'), 'Europe/Berlin'), '2026-10-25 02:59');
     assert.equal(localMinute(new Date('2026-10-25T01:00:00Z'), 'Europe/Berlin'), '2026-10-25 02:00');
     assert.equal(localMinute(new Date('2026-11-23T00:05:00Z'), 'UTC'), '2026-11-23 00:05');
+    const p = partsOf(new Date('2026-11-23T23:59:58Z'), 'America/New_York', 'second');
+    assert.deepEqual(
+      [p.year, p.month, p.day, p.hour, p.minute, p.second],
+      ['2026', '11', '23', '18', '59', '58'],
+    );
   });
 
   it('makes one formatter per zone and precision, and reuses it', () => {

@@ -7,28 +7,34 @@
 
 const DAY = { year: 'numeric', month: '2-digit', day: '2-digit' } as const;
 const MINUTE = { ...DAY, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } as const;
+const SECOND = { ...MINUTE, second: '2-digit' } as const;
+const OPTIONS = { day: DAY, minute: MINUTE, second: SECOND } as const;
+
+/** How finely a formatter shows an instant: its date, or its time of day to the minute or second. */
+export type Precision = keyof typeof OPTIONS;
 
 /** Past this many formatters the cache starts again (the runtime knows a few hundred zones). */
 const LIMIT = 1000;
 const made = new Map<string, Intl.DateTimeFormat>();
 
 /**
- * zonedFormat returns the formatter of `timeZone` to the day or to the minute (24-hour clock),
- * made on first use. Like `new Intl.DateTimeFormat`, it throws a RangeError for a zone the
+ * zonedFormat returns the formatter of `timeZone` to the day, or to the minute or second of a
+ * 24-hour clock, made on first use. Like `new Intl.DateTimeFormat`, it throws a RangeError for a zone the
  * runtime does not know (and keeps nothing for it).
  */
-export function zonedFormat(timeZone: string, precision: 'day' | 'minute'): Intl.DateTimeFormat {
+export function zonedFormat(timeZone: string, precision: Precision): Intl.DateTimeFormat {
   const key = `${precision} ${timeZone}`;
   let format = made.get(key);
   if (format === undefined) {
-    format = new Intl.DateTimeFormat('en-CA', { timeZone, ...(precision === 'day' ? DAY : MINUTE) });
+    format = new Intl.DateTimeFormat('en-CA', { timeZone, ...OPTIONS[precision] });
     if (made.size >= LIMIT) made.clear();
     made.set(key, format);
   }
   return format;
 }
 
-function partsOf(at: Date, timeZone: string, precision: 'day' | 'minute'): Record<string, string> {
+/** The parts of `at` in `timeZone` by type (`year`, `month`, `day`, `hour`, `minute`, `second`). */
+export function partsOf(at: Date, timeZone: string, precision: Precision): Record<string, string> {
   const out: Record<string, string> = {};
   for (const p of zonedFormat(timeZone, precision).formatToParts(at)) out[p.type] = p.value;
   return out;

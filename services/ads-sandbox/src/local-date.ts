@@ -3,6 +3,8 @@
  * time zone (Intl's time zone database), and arithmetic on dates, which needs no time zone.
  */
 
+import { partsOf } from '@adsmcp/runtime/zoned-format';
+
 const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 const MS_PER_DAY = 86_400_000;
 
@@ -53,30 +55,9 @@ export interface LocalTime {
   dayFraction: number;
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (f === undefined) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
 /** localTime returns the date and time of day at instant `ms` in the IANA time zone `timeZone`. */
 export function localTime(ms: number, timeZone: string): LocalTime {
-  const parts: Record<string, string> = {};
-  for (const p of formatterFor(timeZone).formatToParts(new Date(ms))) parts[p.type] = p.value;
+  const parts = partsOf(new Date(ms), timeZone, 'second');
   const seconds = Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second);
   return { date: `${parts.year}-${parts.month}-${parts.day}`, dayFraction: seconds / 86_400 };
 }

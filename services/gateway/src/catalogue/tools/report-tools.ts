@@ -50,11 +50,6 @@ function invalid(message: string): never {
   throw new ToolFailure('invalid_argument', message);
 }
 
-/** The current calendar day in the account's time zone. */
-function todayIn(timeZone: string): string {
-  return localDay(new Date(), timeZone);
-}
-
 interface Period {
   /** First and last day numbers, both included. */
   start: number;
@@ -342,7 +337,7 @@ const createPerformanceReport = defineTool<GatewayDeps, typeof createInput>({
     routesTo: 'marketing.v1.ReportService/CreatePerformanceReport',
     async run({ caller, deps }, args) {
       const account = await workspaceAccount(deps, caller.principal, args.account_id);
-      const periods = periodsOf(args.since, args.until, todayIn(account.timeZone));
+      const periods = periodsOf(args.since, args.until, localDay(new Date(), account.timeZone));
       const spend = readBudget();
       if (args.campaign_id !== undefined) {
         spend();
