@@ -56,6 +56,12 @@ const item = create(MarketingItemSchema, {
   updatedAt: '2026-11-23T12:00:00.000Z',
 });
 
+/** The request every mode sends, as bytes (the bare modes send them as they are). */
+const requestBytes = toBinary(
+  GetMarketingItemRequestSchema,
+  create(GetMarketingItemRequestSchema, { itemId: item.itemId }),
+);
+
 /** The server of `mode`, listening on an ephemeral loopback port; prints `LISTENING <port>`. */
 async function serve(mode: Mode): Promise<void> {
   let server: http2.Http2Server | http.Server;
@@ -144,10 +150,6 @@ async function caller(
 ): Promise<() => Promise<unknown>> {
   if (mode === 'http2') {
     const session = http2.connect(url);
-    const body = toBinary(
-      GetMarketingItemRequestSchema,
-      create(GetMarketingItemRequestSchema, { itemId: item.itemId }),
-    );
     return () =>
       new Promise((resolve, reject) => {
         const req = session.request({
@@ -159,21 +161,17 @@ async function caller(
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => resolve(Buffer.concat(chunks)));
         req.on('error', reject);
-        req.end(body);
+        req.end(requestBytes);
       });
   }
   if (mode === 'http1') {
     const pool = new Pool(url, { connections: concurrency });
-    const body = toBinary(
-      GetMarketingItemRequestSchema,
-      create(GetMarketingItemRequestSchema, { itemId: item.itemId }),
-    );
     return async () => {
       const res = await pool.request({
         method: 'POST',
         path: PATH,
         headers: { 'content-type': 'application/proto' },
-        body,
+        body: requestBytes,
       });
       return Buffer.from(await res.body.arrayBuffer());
     };

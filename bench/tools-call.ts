@@ -257,8 +257,6 @@ async function main(): Promise<void> {
     process.stdout.write(
       `tools/call at ${concurrency} connections, ${seconds} s each (after ${warmupSeconds} s warm-up); 2 cores shared with the load generator\n`,
     );
-    const runBaseline = () =>
-      measure(baseline.url, 'echo', { text: 'hi' }, '"text":"hi"', undefined, baselineCpu);
     const scenarios: [string, () => Promise<[LoadResult, string]>][] = [
       [
         'ads_get_connection_context',
@@ -295,7 +293,14 @@ async function main(): Promise<void> {
       if (r.errors > 0) failed = true;
     };
     const baselineRun = async (n: number) => {
-      const [r, spent] = await runBaseline();
+      const [r, spent] = await measure(
+        baseline.url,
+        'echo',
+        { text: 'hi' },
+        '"text":"hi"',
+        undefined,
+        baselineCpu,
+      );
       report(`baseline ${n}: SDK example server, trivial tool`, r, spent);
       return r.perSecond;
     };
