@@ -362,7 +362,7 @@ describe('HTTP status rules', () => {
           ...bearer(seed.token),
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
-          'content-length': String(5 * 1024 * 1024),
+          'content-length': String(17 * 1024 * 1024),
         },
       });
       req.on('response', (res) => {
@@ -374,6 +374,30 @@ describe('HTTP status rules', () => {
       req.flushHeaders();
     });
     assert.equal(status, 413);
+  });
+
+  test('a body as large as the documented limits allow is read: a workbook of 1000 ads with 2048-character URLs', async () => {
+    const url = (c: string) => `https://shop.example.com/${c.repeat(2048 - 25)}`;
+    const sheets = {
+      campaigns: [
+        { name: 'Large', objective: 'clicks', budget_type: 'daily', budget_amount: 10, status: 'paused' },
+      ],
+      adgroups: [{ campaign: 'Large', name: 'Large group', bid_micros: 500000, billing_event_type: 'click' }],
+      ads: Array.from({ length: 1000 }, (_, i) => ({
+        ad_group: 'Large group',
+        name: `Ad ${i}`,
+        title: `Title ${i}`,
+        body: 'b'.repeat(100),
+        target_url: url('t'),
+        image_url: url('i'),
+      })),
+    };
+    const body = callBody('ads_plan_workbook', { account_id: seed.accounts[0]?.account_id, sheets });
+    assert.ok(JSON.stringify(body).length > 4 * 1024 * 1024, 'beyond the old 4 MiB limit');
+    const res = await rawPost(stack.mcpUrl, body, bearer(seed.token));
+    assert.equal(res.status, 200, res.text.slice(0, 300));
+    const answer = sseData(res.text) as { result?: { isError?: boolean; structuredContent?: unknown } };
+    assert.ok(answer.result?.structuredContent, 'a tool result, whatever the rows say');
   });
 
   test('429 with Retry-After when a credential exceeds its request rate', async () => {
@@ -490,18 +514,32 @@ describe('protocol versions and batches', () => {
   const batchOf = (n: number, name = 'ads_get_connection_context') =>
     Array.from({ length: n }, (_, i) => ({ ...callBody(name), id: i + 1 }));
 
-  test('the unsupported-version error lists every supported version, 2026-07-28 included', async () => {
-    const res = await rawPost(
-      stack.mcpUrl,
-      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
-      { ...bearer(seed.token), 'mcp-protocol-version': '1999-01-01' },
-    );
-    assert.equal(res.status, 400);
-    const message = (res.json as { error: { message: string } }).error.message;
-    for (const v of ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
-      assert.ok(message.includes(v), `${v} is missing from: ${message}`);
-    }
-  });
+  for (const [named, header] of [
+    ['1999-01-01', '1999-01-01'],
+    ['an empty header', ''],
+  ] as const) {
+    test(`the unsupported-version error for ${named} lists every supported version, 2026-07-28 included`, async () => {
+      const res = await rawPost(
+        stack.mcpUrl,
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { ...bearer(seed.token), 'mcp-protocol-version': header },
+      );
+      assert.equal(res.status, 400);
+      const error = (res.json as { error: { code: number; message: string } }).error;
+      const unsupported = (
+        (await rawPost(
+          stack.mcpUrl,
+          { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+          { ...bearer(seed.token), 'mcp-protocol-version': '1999-01-01' },
+        )) as { json?: unknown }
+      ).json as { error: { code: number } };
+      assert.equal(error.code, unsupported.error.code, 'the same error whatever the version named');
+      for (const v of ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
+        assert.ok(error.message.includes(v), `${v} is missing from: ${error.message}`);
+      }
+      if (header === '') assert.match(error.message, /the MCP-Protocol-Version header is empty/);
+    });
+  }
 
   for (const version of ['2025-06-18', '2025-11-25', '2026-07-28']) {
     test(`a batch under ${version} is refused with 400 and a JSON-RPC error: batches were removed in 2025-06-18`, async () => {
@@ -596,33 +634,82 @@ describe('hostile bodies', () => {
     assert.equal(fine.status, 200);
   });
 
-  for (const [what, args] of [
-    ['a string', 'x'],
-    ['a number', 5],
-    ['an array', []],
-    ['null', null],
-  ] as const) {
-    test(`\`arguments\` that is ${what} is a one-line JSON-RPC invalid-params error naming \`arguments\``, async () => {
-      const res = await rawPost(
-        stack.mcpUrl,
-        {
+  // With and without the version header: a client that has initialized sends it, and the common
+  // exchange's short path must not take a malformed call for a well-formed one.
+  for (const version of [undefined, '2025-06-18', '2025-03-26']) {
+    const headers = () => ({ ...bearer(seed.token), ...(version && { 'mcp-protocol-version': version }) });
+    const era = version ? `with version ${version}` : 'without a version header';
+    for (const [what, args] of [
+      ['a string', 'x'],
+      ['a number', 5],
+      ['an array', []],
+      ['null', null],
+    ] as const) {
+      test(`\`arguments\` that is ${what} is a 400 naming \`arguments\` (${era})`, async () => {
+        const res = await rawPost(
+          stack.mcpUrl,
+          {
+            jsonrpc: '2.0',
+            id: 7,
+            method: 'tools/call',
+            params: { name: 'ads_get_connection_context', arguments: args },
+          },
+          headers(),
+        );
+        assert.equal(res.status, 400, 'bad parameters are a bad request');
+        const answer = res.json as { id: number; error?: { code: number; message: string } };
+        assert.equal(answer.id, 7);
+        assert.equal(answer.error?.code, -32602);
+        assert.equal(
+          answer.error?.message,
+          `Invalid params: \`arguments\` must be an object holding the tool's arguments (got ${what})`,
+        );
+      });
+    }
+    test(`a missing or non-string \`name\` is a 400 naming \`name\` (${era})`, async () => {
+      for (const [params, message] of [
+        [{ arguments: {} }, 'Invalid params: `name` is required: the name of the tool to call'],
+        [{ name: 5, arguments: {} }, 'Invalid params: `name` must be a string naming a tool (got a number)'],
+      ] as const) {
+        const res = await rawPost(
+          stack.mcpUrl,
+          { jsonrpc: '2.0', id: 'n', method: 'tools/call', params },
+          headers(),
+        );
+        assert.equal(res.status, 400);
+        assert.deepEqual(res.json, {
           jsonrpc: '2.0',
-          id: 7,
-          method: 'tools/call',
-          params: { name: 'ads_get_connection_context', arguments: args },
-        },
-        bearer(seed.token),
-      );
-      assert.equal(res.status, 200, 'an answer to the request, as for an unknown tool');
-      const answer = sseData(res.text) as { id: number; error?: { code: number; message: string } };
-      assert.equal(answer.id, 7);
-      assert.equal(answer.error?.code, -32602);
-      assert.equal(
-        answer.error?.message,
-        `Invalid params: \`arguments\` must be an object holding the tool's arguments (got ${what})`,
-      );
+          id: 'n',
+          error: { code: -32602, message },
+        });
+      }
     });
   }
+  test('in a batch, a malformed call is answered in its place and the others run', async () => {
+    const res = await rawPost(
+      stack.mcpUrl,
+      [
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'ads_get_connection_context', arguments: null },
+        },
+        {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'ads_get_connection_context', arguments: {} },
+        },
+      ],
+      { ...bearer(seed.token), 'mcp-protocol-version': '2025-03-26' },
+    );
+    assert.equal(res.status, 200);
+    const answers = sseMessages(res.text) as { id: number; error?: { message: string }; result?: unknown }[];
+    const byId = new Map(answers.map((a) => [a.id, a]));
+    assert.match(byId.get(1)?.error?.message ?? '', /`arguments` must be an object/);
+    assert.ok(byId.get(2)?.result, 'the well-formed call ran');
+  });
 });
 
 describe('loopback origins', () => {

@@ -1,11 +1,11 @@
 /**
  * `POST /mcp`: the edge's own checks, in order — Origin (403), bearer token (401, or 429 for an
  * address over its failed-authentication budget), Accept (406), credential rate (429), body
- * (400/413, by Fastify), protocol version and batches (400), the tool's scope and role (403), a
- * batch's tool calls against the rate (429) — then the MCP SDK serves the JSON-RPC exchange
- * (2026-07-28, and the 2025-era revisions statelessly) with a per-request server whose tools come
- * from the catalogue; the common exchange, one plain 2025-era tools/call, is answered the same way
- * without it (plain-call.ts).
+ * (400/413, by Fastify), protocol version, batches and a lone tools/call's params (400), the
+ * tool's scope and role (403), a batch's tool calls against the rate (429) — then the MCP SDK
+ * serves the JSON-RPC exchange (2026-07-28, and the 2025-era revisions statelessly) with a
+ * per-request server whose tools come from the catalogue; the common exchange, one plain 2025-era
+ * tools/call, is answered the same way without it (plain-call.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Queryable } from '@adsmcp/runtime/db';
@@ -39,6 +39,7 @@ import {
   batchRefusal,
   batchRequestIds,
   countToolCalls,
+  malformedSingleToolCall,
   namedToolCalls,
   namedVersion,
   type RpcId,
@@ -54,6 +55,7 @@ const INSTRUCTIONS =
 
 /** JSON-RPC error codes this edge answers with outside the SDK. */
 const JSONRPC_INVALID_REQUEST = -32600;
+const JSONRPC_INVALID_PARAMS = -32602;
 const JSONRPC_FORBIDDEN = -32003;
 
 export interface McpRouteOptions<D> {
@@ -107,7 +109,7 @@ interface ExchangeInfo {
 function unsupportedVersion(reply: FastifyReply, requested: string) {
   const err = new UnsupportedProtocolVersionError(
     { supported: [...SUPPORTED_VERSIONS], requested },
-    `Unsupported protocol version: ${requested} (supported versions: ${SUPPORTED_VERSIONS.join(', ')})`,
+    `Unsupported protocol version: ${requested || 'the MCP-Protocol-Version header is empty'} (supported versions: ${SUPPORTED_VERSIONS.join(', ')})`,
   );
   return reply
     .code(400)
@@ -253,6 +255,11 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     }
     const batch = batchRefusal(req.body, typeof header === 'string' ? header : undefined);
     if (batch !== undefined) return rpcError(reply, 400, JSONRPC_INVALID_REQUEST, batch);
+    // Bad parameters are a bad request (400); in a batch, the call is answered in its place.
+    const malformed = malformedSingleToolCall(req.body);
+    if (malformed !== undefined) {
+      return rpcError(reply, 400, JSONRPC_INVALID_PARAMS, malformed.problem, malformed.id);
+    }
     for (const call of namedToolCalls(req.body)) {
       const tool = o.catalogue.byName.get(call.name);
       const denied = tool && accessDenied(caller.principal, tool);
@@ -275,6 +282,9 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     if (caller === undefined) throw new Error('unauthenticated request passed the guard');
     const refused = refuseBody(req, reply, caller);
     if (refused !== undefined) return refused;
+    // Decided on the body as it came: takeMalformedToolCalls below gives a malformed call a
+    // well-formed stand-in, which must not then pass for the plain exchange.
+    const plain = plainToolCall(req.body, req.headers['mcp-protocol-version']);
     const messageRequestIds = batchRequestIds(req.body, req.requestId);
     for (const [, id] of messageRequestIds) {
       o.logger.info({ request_id: id, batch_request_id: req.requestId }, 'batch message');
@@ -296,7 +306,6 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     };
     reply.hijack();
     reply.raw.setHeader('x-request-id', req.requestId);
-    const plain = plainToolCall(req.body, req.headers['mcp-protocol-version']);
     if (plain !== undefined) {
       sendAsEventStream(reply.raw, await answerPlainCall(plain, caller, req.requestId));
       return;

@@ -41,9 +41,12 @@ export function messagesOf(body: unknown): RpcMessage[] {
   return (Array.isArray(body) ? body : [body]).filter(isPlainObject);
 }
 
-/** The protocol version a request names: the MCP-Protocol-Version header, else its `_meta` claim. */
+/**
+ * The protocol version a request names: the MCP-Protocol-Version header (an empty one names the
+ * empty version, which no revision is), else its `_meta` claim.
+ */
 export function namedVersion(header: string | string[] | undefined, body: unknown): string | undefined {
-  if (typeof header === 'string' && header.trim() !== '') return header.trim();
+  if (typeof header === 'string') return header.trim();
   if (Array.isArray(body) || !isPlainObject(body) || !isPlainObject(body.params)) return undefined;
   const meta = body.params._meta;
   const claim = isPlainObject(meta) ? meta[PROTOCOL_VERSION_META_KEY] : undefined;
@@ -78,6 +81,7 @@ function kindOf(value: unknown): string {
 function toolCallParamsProblem(params: unknown): string | undefined {
   if (!isPlainObject(params))
     return `Invalid params: \`params\` must be an object with \`name\` and \`arguments\` (got ${kindOf(params)})`;
+  if (params.name === undefined) return 'Invalid params: `name` is required: the name of the tool to call';
   if (typeof params.name !== 'string')
     return `Invalid params: \`name\` must be a string naming a tool (got ${kindOf(params.name)})`;
   if (params.arguments !== undefined && !isPlainObject(params.arguments))
@@ -102,6 +106,18 @@ export function takeMalformedToolCalls(body: unknown): Map<RpcId, string> {
     m.params = { name: '', arguments: {}, ...(meta === undefined ? {} : { _meta: meta }) };
   }
   return problems;
+}
+
+/**
+ * A body that is one tools/call request (not a batch) with malformed params: its id and the
+ * one-line reason, answered as a bad request (HTTP 400) before the SDK sees it.
+ */
+export function malformedSingleToolCall(body: unknown): { id: RpcId; problem: string } | undefined {
+  if (!isPlainObject(body) || body.method !== 'tools/call') return undefined;
+  const { id } = body;
+  if (typeof id !== 'string' && typeof id !== 'number') return undefined;
+  const problem = toolCallParamsProblem(body.params);
+  return problem === undefined ? undefined : { id, problem };
 }
 
 /** The number of tools/call requests in a body: each one counts against the credential's rate. */

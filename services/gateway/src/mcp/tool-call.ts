@@ -4,7 +4,7 @@
  * with `isError: true` whose message says what to do; never a transport error.
  */
 
-import { CURRENT_REVISION_METADATA } from '@adsmcp/runtime/connect-errors';
+import { CURRENT_REVISION_METADATA, RETRY_AFTER_METADATA } from '@adsmcp/runtime/connect-errors';
 import { type Logger, withRequestId } from '@adsmcp/runtime/log';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
@@ -65,7 +65,7 @@ function connectionFailure(err: ConnectError): 'not-connected' | 'lost' | undefi
 /** Extra fields a service's error carries for programs: seconds to wait, the current revision. */
 function errorFields(err: ConnectError): Record<string, unknown> {
   const extra: Record<string, unknown> = {};
-  const retry = Number(err.metadata.get('retry-after'));
+  const retry = Number(err.metadata.get(RETRY_AFTER_METADATA));
   if (Number.isFinite(retry) && retry > 0) extra.retry_after_seconds = retry;
   const revision = Number(err.metadata.get(CURRENT_REVISION_METADATA));
   if (err.code === Code.Aborted && Number.isSafeInteger(revision)) extra.current_revision = revision;
