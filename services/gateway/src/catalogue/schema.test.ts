@@ -167,3 +167,29 @@ test('an http URL must be absolute and http or https', () => {
   assert.deepEqual(messages(s, { target_url: 'http://shop.example.com/a' }), []);
   assert.deepEqual(messages(s, { target_url: 'https://shop.example.com/a?b=1' }), []);
 });
+
+test('a URL is kept as written: what the URL parser would quietly mend is refused', () => {
+  const s = object({ url: string({ format: 'https-uri' }) });
+  const bad = (got: string) => [
+    `\`url\` must be an https URL${/[\s\\]/.test(got) ? ' with no spaces or backslashes' : ''} (got ${JSON.stringify(got)})`,
+  ];
+  for (const got of [
+    'https:example.com/a',
+    'https:/example.com/a',
+    'HTTPS://example.com/',
+    'https:\\\\example.com\\a',
+    ' https://example.com/',
+    'https://example.com/ ',
+    'https://example.com/a b',
+    'https://',
+  ]) {
+    assert.deepEqual(messages(s, { url: got }), bad(got), got);
+  }
+  for (const good of [
+    'https://example.com',
+    'https://shop.example.com/a%20b?q=1#x',
+    'https://bücher.example/ü',
+  ]) {
+    assert.deepEqual(messages(s, { url: good }), [], good);
+  }
+});

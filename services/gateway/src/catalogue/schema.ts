@@ -56,11 +56,18 @@ function validDate(text: string): boolean {
   return dt.getUTCFullYear() === y && dt.getUTCMonth() === mo - 1 && dt.getUTCDate() === d;
 }
 
-/** Whether `text` is an absolute URL with a host and one of `protocols`. */
-function absoluteUrl(text: string, protocols: readonly string[]): boolean {
-  if (!URL.canParse(text)) return false;
-  const u = new URL(text);
-  return protocols.includes(u.protocol) && u.hostname !== '';
+/**
+ * The URL formats as published (`^https://`, `^https?://`), and no white space or backslash, which
+ * the URL parser would quietly drop or turn into a slash: the URL kept is the one written.
+ */
+const URL_TEXT = {
+  'https-uri': /^https:\/\/[^\s\\]+$/,
+  'http-uri': /^https?:\/\/[^\s\\]+$/,
+} as const;
+
+/** Whether `text` is an absolute URL of `format`, written as published, with a host. */
+function absoluteUrl(text: string, format: keyof typeof URL_TEXT): boolean {
+  return URL_TEXT[format].test(text) && URL.canParse(text) && new URL(text).hostname !== '';
 }
 
 type StringFormat = 'uuid' | 'date' | 'date-time' | 'https-uri' | 'http-uri';
@@ -168,8 +175,11 @@ export function string(rules: StringRules = {}): Schema<string> {
               ? validDate(value)
               : f === 'date-time'
                 ? DATE_TIME.test(value) && validDate(value.slice(0, 10)) && !Number.isNaN(Date.parse(value))
-                : absoluteUrl(value, f === 'https-uri' ? ['https:'] : ['http:', 'https:']);
-        if (!ok) out.push({ path, message: `${name(path)} must be ${FORMAT_WORDS[f]} (got ${show(value)})` });
+                : absoluteUrl(value, f);
+        // A URL with white space or a backslash in it gets told why: it may look right.
+        const hint = f.endsWith('-uri') && /[\s\\]/.test(value) ? ' with no spaces or backslashes' : '';
+        if (!ok)
+          out.push({ path, message: `${name(path)} must be ${FORMAT_WORDS[f]}${hint} (got ${show(value)})` });
       }
     },
   };
