@@ -425,6 +425,19 @@ describe('custom audiences', () => {
       one.custom_audiences.map((a) => a.id),
       [all[0]?.id],
     );
+    // As many ids as the filter allows (500), as long as it allows (255), the known one among
+    // them, reach the platform whole.
+    const many = await ok<{ custom_audiences: Audience[] }>('ads_list_custom_audiences', {
+      account_id: accountId,
+      custom_audience_ids: [
+        ...Array.from({ length: 499 }, (_, i) => `ca_${'0'.repeat(249)}${String(i).padStart(3, '0')}`),
+        all[0]?.id,
+      ],
+    });
+    assert.deepEqual(
+      many.custom_audiences.map((a) => a.id),
+      [all[0]?.id],
+    );
   });
 
   test('bad audience reads are refused', async () => {
@@ -450,6 +463,13 @@ describe('custom audiences', () => {
       operation_id: 'cao_nope',
     });
     assert.equal(op.code, 'not_found');
+    // The longest operation id the tool accepts is looked up like any other.
+    const longest = await refused('ads_get_custom_audience_operation', {
+      account_id: accountId,
+      custom_audience_id: audience.id,
+      operation_id: `cao_${'0'.repeat(124)}`,
+    });
+    assert.equal(longest.code, 'not_found', longest.message);
     const long = await refused('ads_get_custom_audience_operation', {
       account_id: accountId,
       custom_audience_id: audience.id,

@@ -251,7 +251,7 @@ function mergeProductSet(current: ProductSet | null, patch: Partial<ProductSet> 
       'product_set.product_feed_id is required: the ad group has no product set yet',
     );
   }
-  const keepFilters =
-    patch.product_feed_id === undefined || patch.product_feed_id === current?.product_feed_id;
-  return { product_feed_id: feed, filters: patch.filters ?? (keepFilters ? (current?.filters ?? []) : []) };
+  // Field by field, as an update documents: filters left out keep their value, also when the feed
+  // changes (a filter names a product attribute such as brand, not something of one feed).
+  return { product_feed_id: feed, filters: patch.filters ?? current?.filters ?? [] };
 }

@@ -88,8 +88,12 @@ export function buildServer(deps: Deps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    // A list filter may name 500 ids in the query string, beyond Node's default 16 KiB of headers.
-    http: { maxHeaderSize: 64 * 1024 },
+    // A list filter may name 500 ids of up to 255 characters in the query string (about 140 KB),
+    // beyond Node's default 16 KiB of headers.
+    http: { maxHeaderSize: 256 * 1024 },
+    // An id in a path may be as long as the tools accept (255 characters); Fastify's default
+    // refuses a path part over 100 with a bare 414.
+    routerOptions: { maxParamLength: 512 },
     // A platform refuses what it does not understand rather than dropping or coercing it.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
   });

@@ -511,6 +511,17 @@ describe('POST /ad_groups/{ad_group_id}', () => {
     assert.equal(res.body.name, 'Renamed group');
     assert.ok(Date.parse(res.body.updated_at) > Date.parse(g.updated_at));
 
+    // Product set fields merge one by one too: another feed keeps the filters left out.
+    const otherFeed = s.feeds.find((f) => f.id !== g.product_set?.product_feed_id);
+    assert.ok(otherFeed, 'the structure has a second feed');
+    const moved = await post(s, `/ad_groups/${g.id}`, { product_set: { product_feed_id: otherFeed.id } });
+    assert.equal(moved.status, 200, JSON.stringify(moved.body));
+    assert.deepEqual(moved.body.product_set, {
+      product_feed_id: otherFeed.id,
+      filters: [{ field: 'brand', operator: 'starts_with', values: ['Ac'] }],
+    });
+    assert.equal(moved.body.revision, 3);
+
     const cleared = await post(s, `/ad_groups/${g.id}`, {
       description: null,
       landing_page_configuration: null,
@@ -520,7 +531,7 @@ describe('POST /ad_groups/{ad_group_id}', () => {
       [cleared.body.description, cleared.body.landing_page_configuration, cleared.body.product_set],
       [null, null, null],
     );
-    assert.equal(cleared.body.revision, 3);
+    assert.equal(cleared.body.revision, 4);
 
     const same = await post(s, `/ad_groups/${g.id}`, { name: 'Renamed group', status: 'active' });
     assert.deepEqual(same.body, cleared.body, 'an update that changes nothing keeps the revision');

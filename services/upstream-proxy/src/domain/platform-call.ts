@@ -51,7 +51,8 @@ export interface CallInput {
 
 export const MAX_PATH_CHARS = 2048;
 export const MAX_IDEMPOTENCY_KEY_CHARS = 255;
-export const MAX_QUERY_PARAMS = 100;
+/** A list filter may name 500 ids (custom_audience_ids), each its own parameter, beside the paging. */
+export const MAX_QUERY_PARAMS = 1000;
 export const MAX_QUERY_NAME_CHARS = 256;
 export const MAX_QUERY_VALUE_CHARS = 2048;
 export const MAX_BODY_BYTES = 1024 * 1024;
