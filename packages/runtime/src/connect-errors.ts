@@ -3,7 +3,7 @@
  * service interceptor (connect-server.ts) runs it for every handler.
  */
 import { Code, ConnectError } from '@connectrpc/connect';
-import { DomainError, type ErrorKind, StaleRevisionError } from './errors.ts';
+import { DomainError, type ErrorKind, ResourceExhaustedError, StaleRevisionError } from './errors.ts';
 
 const CODES: Record<ErrorKind, Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -19,6 +19,9 @@ const CODES: Record<ErrorKind, Code> = {
 
 /** The error metadata key that carries a stale record's current revision, for callers to show. */
 export const CURRENT_REVISION_METADATA = 'current-revision';
+
+/** The error metadata key (a header or trailer) that tells a refused caller how many seconds to wait. */
+export const RETRY_AFTER_METADATA = 'retry-after';
 
 /**
  * PostgreSQL's data exceptions (SQLSTATE class 22: a value out of range, an invalid byte
@@ -40,6 +43,11 @@ export function toConnectError(err: unknown): ConnectError | undefined {
   if (err instanceof StaleRevisionError) {
     return new ConnectError(err.message, CODES[err.kind], {
       [CURRENT_REVISION_METADATA]: String(err.currentRevision),
+    });
+  }
+  if (err instanceof ResourceExhaustedError && err.retryAfterSeconds !== undefined) {
+    return new ConnectError(err.message, CODES[err.kind], {
+      [RETRY_AFTER_METADATA]: String(err.retryAfterSeconds),
     });
   }
   if (err instanceof DomainError) return new ConnectError(err.message, CODES[err.kind]);

@@ -6,7 +6,7 @@ import { Code, ConnectError, createClient, createContextValues } from '@connectr
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { importPKCS8, SignJWT } from 'jose';
 import { buildConnectServer, type ConnectServer } from '../src/connect-server.ts';
-import { NotFoundError } from '../src/errors.ts';
+import { NotFoundError, ResourceExhaustedError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
 import {
   createPrincipalSigner,
@@ -41,6 +41,7 @@ async function startServer(): Promise<{ server: ConnectServer; url: string }> {
         },
         async createConnection(req) {
           if (req.name === 'missing') throw new NotFoundError('no such thing');
+          if (req.name === 'busy') throw new ResourceExhaustedError('too many checks: retry after 7 s', 7);
           throw new Error('database password is hunter2');
         },
       });
@@ -139,6 +140,19 @@ test('domain errors keep their code and message; anything else is Internal with 
     const e = ConnectError.from(err);
     assert.equal(e.code, Code.Internal);
     assert.ok(!e.message.includes('hunter2'));
+  }
+});
+
+test('a refusal for the rate keeps its seconds to wait in the retry-after metadata', async () => {
+  const client = await signed();
+  try {
+    await client.createConnection({ name: 'busy' }, as);
+    assert.fail('expected an error');
+  } catch (err) {
+    const e = ConnectError.from(err);
+    assert.equal(e.code, Code.ResourceExhausted);
+    assert.equal(e.rawMessage, 'too many checks: retry after 7 s');
+    assert.equal(e.metadata.get('retry-after'), '7');
   }
 });
 

@@ -4,11 +4,11 @@ import { randomUUID } from 'node:crypto';
 import type { AccountSchema, UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
-import { InvalidArgumentError, ResourceExhaustedError, UnavailableError } from '@adsmcp/runtime/errors';
+import { InvalidArgumentError, UnavailableError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import { requireConnectionAdmin, requirePlatformAccess, requireReader } from '../domain/access.ts';
 import {
   AccountNotFoundError,
@@ -38,9 +38,6 @@ export interface UpstreamHandlerDeps {
   /** The per-account request budget to the platform, shared by every replica on this database. */
   budget: RequestBudgetOptions;
 }
-
-/** The response metadata (a header or trailer) that tells a refused caller how many seconds to wait. */
-export const RETRY_AFTER_METADATA = 'retry-after';
 
 function toAccount(c: Connection): MessageInitShape<typeof AccountSchema> {
   return {
@@ -73,16 +70,6 @@ async function platformAccountOf(
       `could not verify upstream_credential with the ad platform: ${err.message}; try again`,
     );
   }
-}
-
-/** A rate limit as a Connect error that carries the seconds to wait in `retry-after`. */
-function withRetryAfter(err: unknown): unknown {
-  if (err instanceof ResourceExhaustedError && err.retryAfterSeconds !== undefined) {
-    return new ConnectError(err.message, Code.ResourceExhausted, {
-      [RETRY_AFTER_METADATA]: String(err.retryAfterSeconds),
-    });
-  }
-  return err;
 }
 
 /** createUpstreamHandlers builds the UpstreamService implementation from its dependencies. */
@@ -121,11 +108,8 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
       requirePlatformAccess(principal, call, found.connection);
       const accountId = found.connection.accountId;
       const credential = deps.cipher.open(found.credentialCiphertext, { workspaceId, accountId });
-      try {
-        return await caller.call(accountId, credential, call, ctx.signal);
-      } catch (err) {
-        throw withRetryAfter(err);
-      }
+      // A refusal for the rate carries its seconds to wait (connect-errors.ts maps it).
+      return await caller.call(accountId, credential, call, ctx.signal);
     },
 
     async listAccounts(_req, ctx) {
