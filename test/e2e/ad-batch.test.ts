@@ -300,6 +300,72 @@ describe('ads_prepare_ad_batch', () => {
     assert.equal(stale.refusal.code, 'stale_revision');
   });
 
+  test('ads_preflight_change refuses `current` for a batch, which has no target, rather than ignore it', async () => {
+    const item = await saveBatch(1);
+    const err = await refused('ads_preflight_change', {
+      account_id: acct,
+      operation: 'ads_prepare_ad_batch',
+      args: batchArgs(item),
+      current: { anything: 1 },
+    });
+    assert.equal(err.code, 'invalid_argument');
+    assert.match(err.message, /^`current` does not apply to ads_prepare_ad_batch: an ad batch creates/);
+  });
+
+  test('a batch is prepared as given: titles counted in code points, hints neither trimmed nor split', async () => {
+    const { item } = await ok<{ item: Item }>('ads_save_marketing_item', {
+      kind: 'batch',
+      name: 'Emoji variants',
+      data: {
+        variants: [
+          {
+            title: '😀'.repeat(30),
+            body: 'Smile',
+            target_url: 'https://shop.example.com/smile',
+            source_image_url: 'https://img.example.com/smile.png',
+          },
+        ],
+      },
+    });
+    const hints = ['indoor plants', '  padded hint  ', 'garden, patio'];
+    const pre = await ok<{ would_prepare: boolean; change: { operation: { body_json: string } } }>(
+      'ads_preflight_change',
+      {
+        account_id: acct,
+        operation: 'ads_prepare_ad_batch',
+        args: { ...batchArgs(item), context_hints: hints },
+      },
+    );
+    assert.equal(pre.would_prepare, true);
+    const [, group, ad] = (JSON.parse(pre.change.operation.body_json) as { operations: Operation[] })
+      .operations;
+    assert.deepEqual(group?.body.context_hints, hints);
+    assert.deepEqual(ad?.body.creative, {
+      type: 'chat_card',
+      title: '😀'.repeat(30),
+      body: 'Smile',
+      target_url: 'https://shop.example.com/smile',
+    });
+  });
+
+  test('a refusal names only the arguments broken and the rule, with no follow-on errors', async () => {
+    const item = await saveBatch(2);
+    const bid = await refused('ads_prepare_ad_batch', { ...batchArgs(item), bid_micros: 30_400_000_000_001 });
+    assert.equal(
+      bid.message,
+      'bid_micros must be from 1 to 30400000000000, the largest bid an ad group accepts (got 30400000000001)',
+    );
+    const budget = await refused('ads_prepare_ad_batch', { ...batchArgs(item), budget_amount: 19.999 });
+    assert.equal(budget.message, 'budget_amount: amount 19.999 has 3 decimal places, but USD has 2');
+    const blank = await refused('ads_prepare_ad_batch', { ...batchArgs(item), campaign_name: '   ' });
+    assert.match(blank.message, /`campaign_name` must contain a visible character/);
+    const hint = await refused('ads_prepare_ad_batch', {
+      ...batchArgs(item),
+      context_hints: ['indoor plants', '   '],
+    });
+    assert.match(hint.message, /`context_hints\[1\]` must contain a visible character/);
+  });
+
   test('a stale expected_revision is refused, stating the current one', async () => {
     const item = await saveBatch(1);
     const { item: updated } = await ok<{ item: Item }>('ads_save_marketing_item', {

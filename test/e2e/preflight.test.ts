@@ -142,6 +142,32 @@ describe('ads_preflight_change', () => {
     assert.equal(await changesTotal(), before);
   });
 
+  test('an update whose only field is an empty object is refused naming that field', async () => {
+    const ad = ads[0] as Ad;
+    const r = await preflight({ ad_id: ad.id, body: { creative: {} } });
+    assert.equal(r.would_prepare, false);
+    assert.deepEqual(r.refusal, {
+      code: 'invalid_argument',
+      message: '`body.creative` is empty: name at least one of its fields to change, or leave it out',
+    });
+    const { ad_groups: groups } = await ok<{ ad_groups: { id: string; status: string }[] }>(
+      'ads_list_ad_groups',
+      { account_id: accountId, limit: 50 },
+    );
+    const group = groups.find((g) => g.status !== 'archived');
+    assert.ok(group, 'the seeded account has an ad group');
+    const err = await refused('ads_update_ad_group', {
+      account_id: accountId,
+      ad_group_id: group.id,
+      body: { bidding_config: {} },
+    });
+    assert.equal(err.code, 'invalid_argument');
+    assert.equal(
+      err.message,
+      '`body.bidding_config` is empty: name at least one of its fields to change, or leave it out',
+    );
+  });
+
   test('args that break the prepare tool input rules are reported with their paths', async () => {
     const r = await preflight({ ad_id: 'ad 1', body: { creative: { title: '' }, colour: 'red' } });
     assert.equal(r.would_prepare, false);

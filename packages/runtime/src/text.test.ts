@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hasVisibleContent, hiddenCharacter, showHidden } from './text.ts';
+import { hasVisibleContent, hiddenCharacter, showHidden, textLength } from './text.ts';
 
 test('the first hidden character is named by its code point; emoji joiners and, in multi-line text, layout are not hidden', () => {
   assert.equal(hiddenCharacter('pa\u202Eused'), 'U+202E');
@@ -23,4 +23,11 @@ test('visible content is more than white space, zero-width characters and blank 
   assert.equal(hasVisibleContent('\u200B\u200B'), false);
   assert.equal(hasVisibleContent('\u3164 \u2800'), false);
   assert.equal(hasVisibleContent(' x'), true);
+});
+
+test('text length counts code points, as JSON Schema does: an emoji is one character', () => {
+  assert.equal(textLength('😀'.repeat(30)), 30);
+  assert.equal(textLength('abc'), 3);
+  assert.equal(textLength(''), 0);
+  assert.equal(textLength('\u{1F469}\u200D\u{1F4BB}'), 3);
 });

@@ -20,6 +20,17 @@ const EMOJI_JOINER = /(?<=\p{Extended_Pictographic}\p{M}*)\u200D(?=\p{Extended_P
 /** Line breaks and tabs, allowed in multi-line text (guidance, notes), nowhere else. */
 const LAYOUT = new Set(['\n', '\r', '\t']);
 
+/**
+ * textLength is the length of `text` in Unicode code points, as JSON Schema counts a string's
+ * length and as every "N to M characters" rule means it: "😀" is one character, not two UTF-16
+ * units.
+ */
+export function textLength(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
 /** `U+202E`: how a character is named in errors and shown in the dashboard. */
 export function codePointName(ch: string): string {
   return `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;

@@ -61,3 +61,31 @@ test('a workbook that is not base64 or not a zip is refused with the reason', as
     refused(/not an XLSX file/),
   );
 });
+
+test('an XLSX Context Hints cell holds one hint per line, so a hint keeps its spaces and commas', async () => {
+  const xlsx = await write(
+    [
+      [
+        [cell('Name'), cell('Objective'), cell('Budget'), cell('Budget type')],
+        [cell('Spring Sale'), cell('clicks'), cell(19.99), cell('daily')],
+      ],
+      [
+        [cell('Campaign'), cell('Name'), cell('Bid'), cell('Countries'), cell('Context Hints')],
+        [
+          cell('Spring Sale'),
+          cell('Plants'),
+          cell(0.3),
+          cell('US'),
+          cell('indoor plants\ngarden, patio and balcony'),
+        ],
+      ],
+    ],
+    { sheets: ['Campaigns', 'Ad groups'], buffer: true },
+  );
+  const { plan, issues } = await planWorkbook({ base64: Buffer.from(xlsx).toString('base64') }, usd, flags);
+  assert.deepEqual(issues, []);
+  assert.deepEqual(plan.body.operations[1]?.body.context_hints, [
+    'indoor plants',
+    'garden, patio and balcony',
+  ]);
+});

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import {
+  type BatchVariant,
   type BulkAccount,
   checkBulkJob,
   compileAdBatch,
@@ -214,4 +215,171 @@ test('a job body that would create an active object or a conversion campaign is 
   const conv = JSON.parse(JSON.stringify(plan.body)) as { operations: { body: Record<string, unknown> }[] };
   (conv.operations[0] as { body: Record<string, unknown> }).body.objective = 'conversions';
   assert.throws(() => checkBulkJob(conv), /conversion campaigns are refused/);
+});
+
+const issuesOf = (over: Partial<Sheets>) =>
+  compileBulkJob(workbook(over), usd, flags).issues.map((i) => `${i.sheet}:${i.column}: ${i.message}`);
+
+test('lengths count code points, as the JSON Schemas do: 30 emoji are a title of 30 characters', () => {
+  const emoji = (n: number) => '😀'.repeat(n);
+  const ad = { ad_group: 'Plants', name: 'Ad one', target_url: 'https://shop.example.com/a' };
+  assert.deepEqual(
+    issuesOf({
+      campaigns: rows({ name: emoji(150), objective: 'clicks', budget: '5', budget_type: 'daily' }),
+      adgroups: rows({ campaign: emoji(150), name: 'Plants', bid: '0.3', countries: 'US' }),
+      ads: rows({ ...ad, title: emoji(50), body: emoji(100) }),
+    }),
+    [],
+  );
+  assert.deepEqual(issuesOf({ ads: rows({ ...ad, title: emoji(51) }) }), [
+    'ads:title: title must be 1 to 50 characters (got 51)',
+  ]);
+  const plan = compileAdBatch(
+    { ...batch, variants: [{ ...(batch.variants[0] as BatchVariant), title: emoji(30) }] },
+    usd,
+  );
+  const creative = plan.body.operations[2]?.body.creative as { title: string };
+  assert.equal(creative.title, emoji(30));
+});
+
+test('a workbook length refused after trimming says that the spaces around the text were not counted', () => {
+  assert.deepEqual(
+    issuesOf({
+      campaigns: rows({ name: ' ab ', objective: 'clicks', budget: '5', budget_type: 'daily' }),
+      adgroups: [],
+      ads: [],
+    }),
+    ['campaigns:name: name must be 3 to 200 characters (got 2, not counting the spaces around it)'],
+  );
+});
+
+test('workbook names, titles and bodies refuse hidden characters, as every prepare tool does', () => {
+  const ad = { ad_group: 'Plants', name: 'Ad one', target_url: 'https://shop.example.com/a' };
+  assert.deepEqual(
+    issuesOf({
+      campaigns: rows({ name: 'Spring\u200BSale', objective: 'clicks', budget: '5', budget_type: 'daily' }),
+      adgroups: [],
+      ads: [],
+    }),
+    [
+      'campaigns:name: name must not contain the invisible character U+200B: control and format characters change how the text is displayed',
+    ],
+  );
+  assert.deepEqual(issuesOf({ ads: rows({ ...ad, title: 'ok\u202Eevil' }) }), [
+    'ads:title: title must not contain the invisible character U+202E: control and format characters change how the text is displayed',
+  ]);
+  assert.deepEqual(issuesOf({ ads: rows({ ...ad, title: 'ok\nnext' }) }), [
+    'ads:title: title must not contain the invisible character U+000A: control and format characters change how the text is displayed',
+  ]);
+  assert.deepEqual(issuesOf({ ads: rows({ ...ad, title: 'Fine', body: 'line\u2028break' }) }), [
+    'ads:body: body must not contain the invisible character U+2028: control and format characters change how the text is displayed',
+  ]);
+  assert.match(
+    issuesOf({
+      adgroups: rows({ campaign: 'Spring Sale', name: 'Pl\u202Ants', bid: '0.3', countries: 'US' }),
+    })
+      .filter((i) => i.startsWith('adgroups'))
+      .join('\n'),
+    /^adgroups:name: name must not contain the invisible character U\+202A/,
+  );
+});
+
+test('context hints are carried as given: list items whole, text one hint per line', () => {
+  const group = { campaign: 'Spring Sale', name: 'Plants', bid: '0.3', countries: 'US' };
+  const hintsOf = (context_hints: unknown) => {
+    const { plan, issues } = compileBulkJob(
+      workbook({ adgroups: rows({ ...group, context_hints }) }),
+      usd,
+      flags,
+    );
+    assert.deepEqual(issues, []);
+    return plan.body.operations[1]?.body.context_hints;
+  };
+  assert.deepEqual(hintsOf(['indoor plants', '  padded hint  ', 'a, b; c']), [
+    'indoor plants',
+    '  padded hint  ',
+    'a, b; c',
+  ]);
+  assert.deepEqual(hintsOf('indoor plants, garden'), ['indoor plants, garden']);
+  assert.deepEqual(hintsOf('indoor plants\r\ngarden; patio'), ['indoor plants', 'garden; patio']);
+  const refused = (context_hints: unknown) =>
+    issuesOf({ adgroups: rows({ ...group, context_hints }) }).filter((i) => i.startsWith('adgroups'));
+  assert.deepEqual(refused(['indoor plants', ' ']), [
+    'adgroups:context_hints: context_hints[1] must contain a visible character, not only white space',
+  ]);
+  assert.deepEqual(refused('one\n\nthree'), [
+    'adgroups:context_hints: context_hints[1] must contain a visible character, not only white space',
+  ]);
+  assert.deepEqual(refused(['ok', 'a\u202Eb']), [
+    'adgroups:context_hints: context_hints[1] must not contain the invisible character U+202E: control and format characters change how the text is displayed',
+  ]);
+  assert.deepEqual(refused(['x'.repeat(1001)]), [
+    'adgroups:context_hints: context_hints[0] must be 1 to 1000 characters (got 1001)',
+  ]);
+});
+
+test('an ad batch carries its arguments exactly: no trimming of the campaign name or the context hints', () => {
+  const plan = compileAdBatch(
+    { ...batch, campaignName: ' ab ', contextHints: ['indoor plants', '  padded hint  '] },
+    usd,
+  );
+  assert.equal(plan.body.operations[0]?.body.name, ' ab ');
+  assert.deepEqual(plan.body.operations[1]?.body.context_hints, ['indoor plants', '  padded hint  ']);
+});
+
+test('an ad batch refusal names only the arguments broken, with no follow-on about internal rows', () => {
+  const message = (over: Partial<typeof batch>) => {
+    try {
+      compileAdBatch({ ...batch, ...over }, usd);
+    } catch (e) {
+      assert.ok(e instanceof InvalidArgumentError);
+      return e.message;
+    }
+    assert.fail('the batch was not refused');
+  };
+  assert.equal(
+    message({ bidMicros: 30_400_000_000_001n }),
+    'bid_micros must be from 1 to 30400000000000, the largest bid an ad group accepts (got 30400000000001)',
+  );
+  assert.equal(
+    message({ budgetAmount: 19.999 }),
+    'budget_amount: amount 19.999 has 3 decimal places, but USD has 2',
+  );
+  assert.equal(message({ countries: ['US', 'US'] }), 'countries lists US twice');
+  assert.equal(
+    message({ campaignName: '   ' }),
+    'campaign_name must contain a visible character, not only white space',
+  );
+  assert.equal(message({ campaignName: ' a' }), 'campaign_name must be 3 to 200 characters (got 2)');
+  assert.equal(
+    message({ contextHints: ['ok', 'fine', 'good', '   '] }),
+    'context_hints[3] must contain a visible character, not only white space',
+  );
+  // Every argument broken at once is named, each once.
+  assert.equal(
+    message({ budgetAmount: 19.999, bidMicros: 0n, campaignName: 'ab' }),
+    'campaign_name must be 3 to 200 characters (got 2); budget_amount: amount 19.999 has 3 decimal places, ' +
+      'but USD has 2; bid_micros must be from 1 to 30400000000000, the largest bid an ad group accepts (got 0)',
+  );
+  assert.equal(
+    message({ variants: [{ ...(batch.variants[0] as BatchVariant), title: '   ' }] }),
+    'variants[0].title must contain a visible character, not only white space',
+  );
+});
+
+test('a campaign end date whose midnight RFC 3339 cannot write is refused, not sent as a six-digit year', () => {
+  assert.deepEqual(
+    issuesOf({
+      campaigns: rows({
+        name: 'Spring Sale',
+        objective: 'clicks',
+        budget: '5',
+        budget_type: 'daily',
+        end_date: '9999-12-31',
+      }),
+    }),
+    [
+      'campaigns:end_date: end_date 9999-12-31 (ending at the midnight after it) is +010000-01-01T05:00:00Z in UTC, which RFC 3339 cannot write: its years are 0000 to 9999',
+    ],
+  );
 });

@@ -7,12 +7,13 @@
  * row number and column, every one at once.
  */
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { hasVisibleContent, hiddenCharacter, textLength } from '@adsmcp/runtime/text';
 import { iso31661 } from 'iso-3166';
 import { Temporal } from 'temporal-polyfill';
 import { checkAdGroup } from './ad-group-rules.ts';
 import { checkAd } from './ad-rules.ts';
 import { MAX_BID_MICROS, MAX_BUDGET_MICROS, planMoney } from './money.ts';
-import { resolveLocal } from './schedule.ts';
+import { checkRfc3339, resolveLocal } from './schedule.ts';
 
 export const SHEETS = ['campaigns', 'adgroups', 'ads'] as const;
 export type SheetName = (typeof SHEETS)[number];
@@ -24,6 +25,9 @@ export const MIN_BUDGET_MICROS = 1_000_000n;
 export const BULK_OBJECTIVES = ['clicks', 'impressions'] as const;
 const BUDGET_TYPES = ['daily', 'lifetime'] as const;
 export const MAX_COUNTRIES = 250;
+/** The most context hints an ad group has, and the longest one. */
+export const MAX_CONTEXT_HINTS = 2000;
+const MAX_HINT_LENGTH = 1000;
 const COUNTRY_CODES: ReadonlySet<string> = new Set(iso31661.map((c) => c.alpha2));
 
 /** The columns of each sheet; the first ones listed are required. */
@@ -49,6 +53,13 @@ export interface SheetRow {
 }
 
 export type Sheets = Record<SheetName, SheetRow[]>;
+
+/**
+ * How text cells are read: a workbook's (XLSX or JSON rows) with the spaces around them trimmed, as
+ * spreadsheet cells are; an ad batch's exactly as its arguments and saved variants give them, so
+ * that what is checked, reported and created is the value sent.
+ */
+export type TextMode = 'trimmed' | 'exact';
 
 export interface RowIssue {
   sheet: SheetName;
@@ -119,6 +130,7 @@ class RowReader {
     private readonly sheet: SheetName,
     private readonly row: SheetRow,
     private readonly issues: RowIssue[],
+    private readonly mode: TextMode,
   ) {}
 
   issue(column: string, message: string): undefined {
@@ -155,7 +167,7 @@ class RowReader {
     if (typeof v === 'number' || typeof v === 'bigint') return String(v);
     if (typeof v === 'boolean') return String(v);
     if (typeof v !== 'string') return undefined;
-    const t = v.trim();
+    const t = this.mode === 'exact' ? v : v.trim();
     return t === '' ? undefined : t;
   }
 
@@ -172,11 +184,26 @@ class RowReader {
     return typeof v === 'string' && v.trim() === '';
   }
 
+  /** Lengths count code points, as the gateway's JSON Schemas do. */
   length(column: string, value: string | undefined, min: number, max: number): string | undefined {
     if (value === undefined) return undefined;
-    if (value.length < min || value.length > max)
-      return this.issue(column, `${column} must be ${min} to ${max} characters (got ${value.length})`);
+    const length = textLength(value);
+    if (length < min || length > max) {
+      const raw = this.row.cells[column];
+      const trimmed = typeof raw === 'string' && raw !== value ? ', not counting the spaces around it' : '';
+      return this.issue(column, `${column} must be ${min} to ${max} characters (got ${length}${trimmed})`);
+    }
     return value;
+  }
+
+  /**
+   * Text a person reads in the campaign, ad group or ad: refused with a hidden character (the rule
+   * every prepare tool applies), or, unless `mayBeBlank`, with nothing visible.
+   */
+  shown(column: string, value: string | undefined, mayBeBlank = false): string | undefined {
+    if (value === undefined) return undefined;
+    const refusal = textRefusal(column, value, mayBeBlank);
+    return refusal === undefined ? value : this.issue(column, refusal);
   }
 
   oneOf<const V extends readonly string[]>(column: string, value: string | undefined, allowed: V) {
@@ -197,20 +224,68 @@ class RowReader {
     if (value === undefined) return undefined;
     let ok = false;
     try {
-      ok = new URL(value).protocol === 'https:' && value.length <= 2048;
+      ok = new URL(value).protocol === 'https:' && textLength(value) <= 2048;
     } catch {
       ok = false;
     }
-    return ok ? value : this.issue(column, `${column} must be an https URL of at most 2048 characters`);
+    if (!ok) return this.issue(column, `${column} must be an https URL of at most 2048 characters`);
+    return this.shown(column, value);
   }
 
-  /** A list cell: an array, or text separated by commas, semicolons or spaces. */
+  /** A list of codes (countries): an array, or text separated by commas, semicolons or spaces. */
   list(column: string): string[] | undefined {
     const v = this.row.cells[column];
     if (Array.isArray(v)) return v.map((x) => (typeof x === 'string' ? x.trim() : String(x)));
     const t = this.text(column);
     return t === undefined ? undefined : t.split(/[\s,;]+/).filter((x) => x !== '');
   }
+
+  /**
+   * The context hints, carried into the ad group as given: a list item by item, never trimmed or
+   * split; text (an XLSX cell is always text) one hint per line, so a hint may hold spaces, commas
+   * and semicolons (a hint cannot hold a line break). Each hint is 1 to 1000 characters with a
+   * visible one and no hidden ones, at most 2000 hints.
+   */
+  hints(column: string): string[] | undefined {
+    const v = this.row.cells[column];
+    let hints: string[];
+    if (Array.isArray(v)) hints = v.map((x) => (typeof x === 'string' ? x : String(x)));
+    else if (typeof v === 'string') {
+      if (this.text(column) === undefined) return undefined;
+      hints = v.split(/\r\n|\r|\n/);
+    } else {
+      const t = this.text(column);
+      if (t === undefined) return undefined;
+      hints = [t];
+    }
+    if (hints.length > MAX_CONTEXT_HINTS)
+      return this.issue(
+        column,
+        `${column} must have at most ${MAX_CONTEXT_HINTS} hints (got ${hints.length})`,
+      );
+    for (const [i, hint] of hints.entries()) {
+      const at = `${column}[${i}]`;
+      const refusal = textRefusal(at, hint, false);
+      if (refusal !== undefined) return this.issue(column, refusal);
+      const length = textLength(hint);
+      if (length > MAX_HINT_LENGTH)
+        return this.issue(column, `${at} must be 1 to ${MAX_HINT_LENGTH} characters (got ${length})`);
+    }
+    return hints;
+  }
+}
+
+/**
+ * Why `value` cannot be text a person reads, named as `field`: a hidden character (control and
+ * format characters change how the text is displayed), or nothing visible unless `mayBeBlank`.
+ */
+function textRefusal(field: string, value: string, mayBeBlank: boolean): string | undefined {
+  const hidden = hiddenCharacter(value);
+  if (hidden !== undefined)
+    return `${field} must not contain the invisible character ${hidden}: control and format characters change how the text is displayed`;
+  if (!mayBeBlank && !hasVisibleContent(value))
+    return `${field} must contain a visible character, not only white space`;
+  return undefined;
 }
 
 /** checkCountries refuses what is not a list of distinct ISO 3166-1 alpha-2 codes; the message names `field`. */
@@ -231,9 +306,13 @@ export function checkCountries(countries: readonly string[], field: string): str
   return [...seen];
 }
 
-/** The local date `date` (YYYY-MM-DD) at midnight in `timeZone`, as an RFC 3339 instant. */
-function midnight(date: Temporal.PlainDate, timeZone: string, field: string): string {
+/**
+ * The local date `date` (YYYY-MM-DD) at midnight in `timeZone`, as an RFC 3339 instant in UTC;
+ * refused, naming `field` and `shown`, when RFC 3339 cannot write it.
+ */
+function midnight(date: Temporal.PlainDate, timeZone: string, field: string, shown: string): string {
   const { zoned } = resolveLocal(date.toPlainDateTime(), timeZone, 'later', field);
+  checkRfc3339(zoned, field, shown, false);
   return zoned.toInstant().toString();
 }
 
@@ -263,7 +342,7 @@ function compileCampaign(
   index: number,
   out: BulkPlan,
 ): CampaignOut | undefined {
-  const name = r.length('name', r.required('name'), 3, 200);
+  const name = r.shown('name', r.length('name', r.required('name'), 3, 200));
   const rawObjective = r.required('objective');
   const objective =
     rawObjective === 'conversions'
@@ -303,12 +382,19 @@ function compileCampaign(
   const startTime =
     launch === undefined
       ? undefined
-      : r.rule('launch_date', () => midnight(launch, account.timeZone, 'launch_date'));
+      : r.rule('launch_date', () => midnight(launch, account.timeZone, 'launch_date', launch.toString()));
   // The campaign runs through its end date: it ends at the next local midnight.
   const endTime =
     end === undefined
       ? undefined
-      : r.rule('end_date', () => midnight(end.add({ days: 1 }), account.timeZone, 'end_date'));
+      : r.rule('end_date', () =>
+          midnight(
+            end.add({ days: 1 }),
+            account.timeZone,
+            'end_date',
+            `${end} (ending at the midnight after it)`,
+          ),
+        );
   if (name === undefined || objective === undefined || budgetType === undefined || micros === undefined)
     return undefined;
   const ref = `c${index + 1}`;
@@ -340,8 +426,11 @@ function compileCampaign(
   return { name, objective, ref };
 }
 
-/** The bid of an ad group row: `bid` in the account currency, or `bid_micros` as they are. */
-function compileBid(r: RowReader, account: BulkAccount, objective: string): bigint | undefined {
+/**
+ * The bid of an ad group row: `bid` in the account currency, or `bid_micros` as they are. Without
+ * the campaign's `objective` (its row was refused), `bid_micros` is still checked, `bid` is not.
+ */
+function compileBid(r: RowReader, account: BulkAccount, objective: string | undefined): bigint | undefined {
   const bid = r.text('bid');
   const bidMicros = r.text('bid_micros');
   if ((bid === undefined) === (bidMicros === undefined))
@@ -357,6 +446,7 @@ function compileBid(r: RowReader, account: BulkAccount, objective: string): bigi
       );
     return micros;
   }
+  if (objective === undefined) return undefined;
   // A CPM bid is sent per thousand impressions in a bulk job (the bulk wire format).
   const purpose = objective === 'impressions' ? 'cpm' : 'cpc';
   return r.rule(
@@ -385,15 +475,15 @@ function compileAdGroup(
   const campaign = campaignName === undefined ? undefined : campaigns.get(campaignName);
   if (campaignName !== undefined && campaign === undefined)
     r.issue('campaign', `campaign "${campaignName}" is not the name of a valid row of the campaigns sheet`);
-  const name = r.length('name', r.required('name'), 3, 1000);
+  const name = r.shown('name', r.length('name', r.required('name'), 3, 1000));
   const countryList = r.list('countries');
   const countries =
     countryList === undefined
       ? r.issue('countries', 'countries is required')
       : r.rule('countries', () => checkCountries(countryList, 'countries'));
-  const hints = r.list('context_hints');
+  const hints = r.hints('context_hints');
   r.pausedOnly();
-  const bid = campaign === undefined ? undefined : compileBid(r, account, campaign.objective);
+  const bid = compileBid(r, account, campaign?.objective);
   if (campaign === undefined || name === undefined || countries === undefined || bid === undefined)
     return undefined;
   const billing = campaign.objective === 'clicks' ? 'click' : 'impression';
@@ -416,9 +506,9 @@ function compileAd(r: RowReader, adGroups: ReadonlyMap<string, { ref: string }>,
   const group = groupName === undefined ? undefined : adGroups.get(groupName);
   if (groupName !== undefined && group === undefined)
     r.issue('ad_group', `ad_group "${groupName}" is not the name of a valid row of the adgroups sheet`);
-  const name = r.length('name', r.required('name'), 3, 1000);
-  const title = r.length('title', r.required('title'), 1, 50);
-  const text = r.length('body', r.text('body') ?? '', 0, 100);
+  const name = r.shown('name', r.length('name', r.required('name'), 3, 1000));
+  const title = r.shown('title', r.length('title', r.required('title'), 1, 50));
+  const text = r.shown('body', r.length('body', r.text('body') ?? '', 0, 100), true);
   const targetUrl = r.httpsUrl('target_url', r.required('target_url'));
   r.httpsUrl('image_url', r.text('image_url'));
   r.pausedOnly();
@@ -477,12 +567,14 @@ function duplicates(sheet: SheetName, rows: readonly SheetRow[], issues: RowIssu
 
 /**
  * compileBulkJob compiles the rows into a bulk job body that creates every object paused, or
- * returns the issues of every refused row. `flags` are carried into the body as they are.
+ * returns the issues of every refused row. `flags` are carried into the body as they are; `text`
+ * says how text cells are read (a workbook's trimmed, an ad batch's exactly).
  */
 export function compileBulkJob(
   sheets: Sheets,
   account: BulkAccount,
   flags: { validateOnly: boolean; partialFailure: boolean },
+  text: TextMode = 'trimmed',
 ): { plan: BulkPlan; issues: RowIssue[] } {
   const issues: RowIssue[] = [];
   const plan: BulkPlan = {
@@ -505,16 +597,16 @@ export function compileBulkJob(
   const campaigns = new Map<string, CampaignOut>();
   const dupCampaigns = duplicates('campaigns', sheets.campaigns, issues);
   sheets.campaigns.forEach((row, i) => {
-    const c = compileCampaign(new RowReader('campaigns', row, issues), account, i, plan);
+    const c = compileCampaign(new RowReader('campaigns', row, issues, text), account, i, plan);
     if (c !== undefined && !dupCampaigns.has(row.row)) campaigns.set(c.name, c);
   });
   const adGroups = new Map<string, { ref: string }>();
   const dupGroups = duplicates('adgroups', sheets.adgroups, issues);
   sheets.adgroups.forEach((row, i) => {
-    const g = compileAdGroup(new RowReader('adgroups', row, issues), account, campaigns, i, plan);
+    const g = compileAdGroup(new RowReader('adgroups', row, issues, text), account, campaigns, i, plan);
     if (g !== undefined && !dupGroups.has(row.row)) adGroups.set(g.name, g);
   });
-  for (const row of sheets.ads) compileAd(new RowReader('ads', row, issues), adGroups, plan);
+  for (const row of sheets.ads) compileAd(new RowReader('ads', row, issues, text), adGroups, plan);
   const count = (t: OperationType) => plan.body.operations.filter((o) => o.type === t).length;
   plan.campaignCount = count('create_campaign');
   plan.adGroupCount = count('create_ad_group');
@@ -550,6 +642,17 @@ export interface AdBatchInput {
   contextHints: readonly string[];
   variants: readonly BatchVariant[];
 }
+
+/**
+ * The columns an ad batch fills in itself: the links between its rows and the names made from
+ * campaign_name. An issue there follows from one already reported (a refused campaign row leaves
+ * its ad group's `campaign` unknown), and names nothing the caller sent.
+ */
+const BATCH_DERIVED: Record<SheetName, readonly string[]> = {
+  campaigns: [],
+  adgroups: ['campaign', 'name'],
+  ads: ['ad_group', 'name'],
+};
 
 /** How the rows of an ad batch name its arguments, for its issues. */
 function batchField(i: RowIssue): string {
@@ -620,8 +723,17 @@ export function compileAdBatch(input: AdBatchInput, account: BulkAccount): BulkP
       },
     })),
   };
-  const { plan, issues } = compileBulkJob(sheets, account, { validateOnly: false, partialFailure: false });
-  if (issues.length > 0) throw new InvalidArgumentError(issues.map(batchMessage).join('; '));
+  const { plan, issues } = compileBulkJob(
+    sheets,
+    account,
+    { validateOnly: false, partialFailure: false },
+    'exact',
+  );
+  if (issues.length > 0) {
+    const own = issues.filter((i) => !BATCH_DERIVED[i.sheet].includes(i.column));
+    // A derived issue alone (none expected) is still reported, never passed over.
+    throw new InvalidArgumentError((own.length > 0 ? own : issues).map(batchMessage).join('; '));
+  }
   return plan;
 }
 

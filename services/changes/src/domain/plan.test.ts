@@ -93,3 +93,37 @@ test('archiving an archived ad would change nothing, and an archived ad cannot b
   });
   assert.equal(summary, 'Archive ad "Spring — Ad 1" (ad_1) on Shop (status "active" → "archived")');
 });
+
+test('an update whose merged field is an empty object is refused naming the field, not with an empty reason', () => {
+  refuses(
+    () => update({ creative: {} }),
+    InvalidArgumentError,
+    /^`body.creative` is empty: name at least one of its fields to change, or leave it out$/,
+  );
+  refuses(
+    () => update({ name: 'Another name', creative: {} }),
+    InvalidArgumentError,
+    /^`body.creative` is empty/,
+  );
+  const liveGroup = {
+    id: 'adg_1',
+    name: 'Plants',
+    status: 'active',
+    campaign_id: 'cmp_1',
+    bidding_config: { billing_event_type: 'click', strategy: 'fixed_bid', max_bid_micros: 300000 },
+  };
+  for (const field of ['bidding_config', 'product_set']) {
+    refuses(
+      () =>
+        planChange({
+          objectType: 'ad_group',
+          effect: 'update',
+          body: { [field]: {} },
+          live: liveGroup,
+          accountName: 'Shop',
+        }),
+      InvalidArgumentError,
+      new RegExp(`^\`body.${field}\` is empty: name at least one of its fields to change`),
+    );
+  }
+});

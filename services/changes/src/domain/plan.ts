@@ -204,12 +204,23 @@ export function planChange(input: PlanInput): { summary: string } {
   if (Object.keys(patch).length === 0) {
     throw new InvalidArgumentError('`body` must change at least one field');
   }
+  // A merged field given as {} would change none of its fields, and leave the summary nothing to say.
+  const empty = rules.mergedFields.find((k) => {
+    const v = patch[k];
+    return isObject(v) && Object.keys(v).length === 0;
+  });
+  if (empty !== undefined) {
+    throw new InvalidArgumentError(
+      `\`body.${empty}\` is empty: name at least one of its fields to change, or leave it out`,
+    );
+  }
   if (live.status === 'archived') {
     throw new FailedPreconditionError(`${what} is archived; an archived ${rules.label} cannot be changed`);
   }
   rules.check(mergePatch(live, patch, rules.mergedFields), patch, live);
   const rows = diffRows(live, patch);
   const changed = rows.filter((r) => !same(r.before, r.after));
+  if (rows.length === 0) throw new InvalidArgumentError('`body` must change at least one field');
   if (changed.length === 0) {
     const already = rows.map((r) => `${r.field} is already ${show(r.before)}`).join('; ');
     throw new FailedPreconditionError(`nothing would change: ${already}`);

@@ -85,3 +85,44 @@ test('a malformed or impossible local time is refused naming the field', () => {
     /ambiguity must be one of reject, earlier, later/,
   );
 });
+
+test('second 60 is not a real local time: a time zone has no leap seconds', () => {
+  refused(
+    () => plan('2026-12-01T23:59:60', '2026-12-02T10:00'),
+    /^start_local is not a real date and time \(got "2026-12-01T23:59:60"\): a minute has seconds 00 to 59$/,
+  );
+  refused(() => plan('2026-12-01T10:00', '2026-12-01T23:59:61'), /^end_local is not a real date and time/);
+  assert.equal(plan('2026-12-01T23:59:59', '2026-12-02T10:00').start.utc, '2026-12-02T04:59:59Z');
+});
+
+test('a local time whose instant RFC 3339 cannot write is refused: a UTC year past 9999 or before 0000', () => {
+  refused(
+    () => plan('2026-06-01T00:00', '9999-12-31T23:59:59'),
+    /^end_local 9999-12-31T23:59:59 is \+010000-01-01T04:59:59Z in UTC, which RFC 3339 cannot write: its years are 0000 to 9999$/,
+  );
+  refused(
+    () =>
+      planSchedule({
+        startLocal: '0000-01-01T00:00',
+        endLocal: '2026-01-01T00:00',
+        ambiguity: '',
+        timeZone: 'Asia/Tokyo',
+      }),
+    /^start_local 0000-01-01T00:00 is -000001-12-31T14:41:01Z in UTC, which RFC 3339 cannot write/,
+  );
+  const last = plan('9999-12-31T18:00', '9999-12-31T18:59:59');
+  assert.equal(last.end.utc, '9999-12-31T23:59:59Z');
+  assert.equal(last.end.withOffset, '9999-12-31T18:59:59-05:00');
+});
+
+test('a local time at a historical offset with seconds is refused, so utc and with_offset never disagree', () => {
+  // Before 1883-11-18 12:03:58 New York kept local mean time, -04:56:02.
+  refused(
+    () => plan('1883-11-18T11:00', '2026-01-01T00:00'),
+    /^start_local 1883-11-18T11:00 is at offset -04:56:02 in America\/New_York \(a historical offset with seconds, from before standard time\): RFC 3339 offsets are whole minutes/,
+  );
+  refused(() => plan('0000-01-01T00:00', '0001-01-01T00:00'), /offset -04:56:02/);
+  const standard = plan('1883-11-19T00:00', '1883-11-20T00:00');
+  assert.equal(standard.start.utc, '1883-11-19T05:00:00Z');
+  assert.equal(standard.start.withOffset, '1883-11-19T00:00:00-05:00');
+});

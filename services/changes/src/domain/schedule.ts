@@ -27,6 +27,11 @@ export interface SchedulePlan {
 function parseLocal(value: string, field: string): Temporal.PlainDateTime {
   const hint = `${field} must be a local time YYYY-MM-DDTHH:mm or YYYY-MM-DDTHH:mm:ss (got "${value}")`;
   if (!LOCAL.test(value)) throw new InvalidArgumentError(hint);
+  // Temporal reads second 60 as 59 even when told to reject; a time zone has no leap seconds.
+  if (value.length > 16 && Number(value.slice(17)) > 59)
+    throw new InvalidArgumentError(
+      `${field} is not a real date and time (got "${value}"): a minute has seconds 00 to 59`,
+    );
   try {
     return Temporal.PlainDateTime.from(value, { overflow: 'reject' });
   } catch {
@@ -63,6 +68,41 @@ export function resolveLocal(
   return { zoned, note };
 }
 
+/** The instants RFC 3339 can write: years 0000 to 9999. */
+const FIRST_INSTANT = Temporal.Instant.from('0000-01-01T00:00:00Z');
+const LAST_INSTANT = Temporal.Instant.from('9999-12-31T23:59:59.999999999Z');
+
+/**
+ * checkRfc3339 refuses the local time `shown` of `field`, `zoned` in its zone, when its instant
+ * cannot be written as an RFC 3339 date-time: in UTC with a year outside 0000 to 9999, or, with
+ * `offsetToo`, at an offset with seconds (a zone's local mean time before standard time, such as
+ * -04:56:02 in New York before 1883), which RFC 3339 cannot write and rounding would make another
+ * instant than the UTC one.
+ */
+export function checkRfc3339(
+  zoned: Temporal.ZonedDateTime,
+  field: string,
+  shown: string,
+  offsetToo = true,
+): void {
+  const instant = zoned.toInstant();
+  if (
+    Temporal.Instant.compare(instant, FIRST_INSTANT) < 0 ||
+    Temporal.Instant.compare(instant, LAST_INSTANT) > 0
+  ) {
+    throw new InvalidArgumentError(
+      `${field} ${shown} is ${instant.toString()} in UTC, which RFC 3339 cannot write: its years are 0000 to 9999`,
+    );
+  }
+  if (offsetToo && zoned.offsetNanoseconds % 60_000_000_000 !== 0) {
+    throw new InvalidArgumentError(
+      `${field} ${shown} is at offset ${zoned.offset} in ${zoned.timeZoneId} (a historical offset with seconds, ` +
+        'from before standard time): RFC 3339 offsets are whole minutes, so it cannot be written with its ' +
+        'offset as the same instant; choose a later date',
+    );
+  }
+}
+
 function instantOf(local: string, zoned: Temporal.ZonedDateTime, note: string): PlannedInstant {
   return {
     local,
@@ -91,6 +131,8 @@ export function planSchedule(input: {
     'start_local',
   );
   const end = resolveLocal(parseLocal(input.endLocal, 'end_local'), input.timeZone, chosen, 'end_local');
+  checkRfc3339(start.zoned, 'start_local', input.startLocal);
+  checkRfc3339(end.zoned, 'end_local', input.endLocal);
   if (Temporal.ZonedDateTime.compare(end.zoned, start.zoned) <= 0) {
     throw new InvalidArgumentError(
       `end_local ${input.endLocal} must be after start_local ${input.startLocal} (in ${input.timeZone})`,

@@ -171,6 +171,8 @@ export function batchHandlers({
           operation: op,
           digest: digestOf(op),
           targetPath: '',
+          // A batch creates, so it has no target a `current` could stand for (the gateway refuses
+          // one): it is always planned against the live account.
           verified: true,
           accessRefusal,
         },

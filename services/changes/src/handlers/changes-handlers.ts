@@ -13,6 +13,7 @@ import {
 } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
+import { textLength } from '@adsmcp/runtime/text';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import {
@@ -315,7 +316,7 @@ export function changesHandlers({
       const p = principalOf(ctx);
       checkMayDecide(p);
       const reason = req.reason.trim();
-      if (reason === '' || reason.length > 2000)
+      if (reason === '' || textLength(reason) > 2000)
         throw new InvalidArgumentError('reason must be 1 to 2000 characters');
       const row = await load(pool, p, req.changeId);
       refuse(decisionRefusal(row.status));

@@ -5,6 +5,7 @@
  */
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import type { MarketingItem } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import { textLength } from '@adsmcp/runtime/text';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
 import { defineTool, type ToolContext, type ToolRow } from '../catalogue.ts';
@@ -26,12 +27,17 @@ import { accountId, EXAMPLE_ACCOUNT, PREPARE_TEXT } from './platform-arguments.t
 const MAX_ROWS = 1000;
 const MAX_COLUMNS = 30;
 
-/** A cell of a JSON row: text, a number, a boolean, or a list of text (countries, context hints). */
+/**
+ * A cell of a JSON row: text, a number, a boolean, or a list of text (countries, context hints).
+ * Lengths count code points, as JSON Schema does.
+ */
 function isCell(v: unknown): boolean {
-  if (typeof v === 'string') return v.length <= 5000;
+  if (typeof v === 'string') return textLength(v) <= 5000;
   if (typeof v === 'number') return Number.isFinite(v);
   if (typeof v === 'boolean' || v === null) return true;
-  return Array.isArray(v) && v.length <= 2000 && v.every((x) => typeof x === 'string' && x.length <= 1000);
+  return (
+    Array.isArray(v) && v.length <= 2000 && v.every((x) => typeof x === 'string' && textLength(x) <= 1000)
+  );
 }
 
 /** One row of a sheet: column name to cell; the columns are the sheet's (see the description). */
@@ -50,7 +56,7 @@ const row: Schema<Record<string, unknown>> = {
     if (entries.length > MAX_COLUMNS)
       out.push({ path, message: `\`${path}\` must have at most ${MAX_COLUMNS} columns` });
     for (const [k, v] of entries.slice(0, MAX_COLUMNS + 1)) {
-      if (k.length < 1 || k.length > 100)
+      if (k.length < 1 || textLength(k) > 100)
         out.push({ path, message: `\`${path}\` column names must be 1 to 100 characters` });
       else if (!isCell(v))
         out.push({
@@ -83,11 +89,13 @@ const planWorkbookInput = object(
         adgroups: sheet(
           'Ad group rows: campaign (a campaign row name), name, countries (ISO 3166-1 alpha-2 codes, a list or ' +
             'comma-separated), bid (decimal in the account currency; for impressions per thousand) or bid_micros, ' +
-            'optional context_hints, status (paused only).',
+            'optional context_hints (a list, each hint carried as given; or text with one hint per line, so a ' +
+            'hint may hold spaces, commas and semicolons), status (paused only).',
         ),
         ads: sheet(
           'Ad rows: ad_group (an ad group row name), name, title (1 to 50), target_url (https), optional body ' +
-            '(up to 100), image_url (https, shown only), status (paused only).',
+            '(up to 100), image_url (https, shown only), status (paused only). Names, titles and bodies follow ' +
+            'the text rules of the prepare tools: no control or format characters, and something visible.',
         ),
       },
       [],
@@ -121,7 +129,9 @@ const planWorkbook: ToolRow<GatewayDeps> = {
     'previewed only: schedule shows the instants they are in the account time zone, and the campaigns are ' +
     'still created paused. validate_only and partial_failure are carried into the job. A refused row is an ' +
     'error naming its sheet, row number (the spreadsheet row, or the position in the JSON array from 1) and ' +
-    'column, for every such row at once. XLSX files are checked before they are read: at most 100 zip ' +
+    'column, for every such row at once. Lengths count Unicode code points; text cells are read with the ' +
+    'spaces around them trimmed, except context_hints, whose hints are carried as given: in an XLSX cell ' +
+    '(always text) one hint per line. XLSX files are checked before they are read: at most 100 zip ' +
     'entries, 16 MiB per inflated entry, 40 MiB in all and 1000 rows per sheet.',
   input: planWorkbookInput,
   example: {
@@ -161,7 +171,7 @@ const prepareAdBatchInput = object(
       description: 'The revision of the batch you read (ads_get_marketing_item); another one is refused.',
     }),
     account_id: accountId,
-    campaign_name: string({ min: 3, max: 200, description: 'The new campaign’s name.' }),
+    campaign_name: string({ min: 3, max: 200, nonBlank: true, description: 'The new campaign’s name.' }),
     budget_amount: number({
       min: 1,
       max: 1_000_000_000,
@@ -188,9 +198,10 @@ const prepareAdBatchInput = object(
       }),
       { min: 1, max: 250, description: 'The countries to serve in, ISO 3166-1 alpha-2, each once.' },
     ),
-    context_hints: array(string({ min: 1, max: 1000 }), {
+    context_hints: array(string({ min: 1, max: 1000, nonBlank: true }), {
       max: 2000,
-      description: 'Hints for the ad group’s placement, carried into it.',
+      description:
+        'Hints for the ad group’s placement, carried into it exactly as given (not trimmed or split).',
     }),
   },
   [
@@ -303,7 +314,10 @@ const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
     'and one paused chat_card ad per variant (title, body, target_url; the source image is not uploaded). ' +
     'Conversion campaigns cannot be built; countries must be ISO 3166-1 alpha-2 codes (checked, and ' +
     'returned in countries: the platform has no country targeting field). Refused at prepare: budgets and ' +
-    'bids beyond the platform limits, a read-only connection, and an account without bulk access. ' +
+    'bids beyond the platform limits, a read-only connection, and an account without bulk access. The ' +
+    'arguments and the saved variants are used exactly as given (nothing trimmed, each context hint carried ' +
+    'whole); a refusal names the argument or the variant field (variants[0].title) and the rule, lengths ' +
+    'counted in Unicode code points. ' +
     `${PREPARE_TEXT} Once applied, upstream_response is the job: call ads_get_bulk_job with its id to follow ` +
     'it and see each row’s result.',
   input: prepareAdBatchInput,
@@ -338,4 +352,10 @@ const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
 export const batchTools: readonly ToolRow<GatewayDeps>[] = [planWorkbook, prepareAdBatch];
 
 /** The prepare tool of this file that ads_preflight_change plans with its own code (a run route). */
-export const batchPreflight = { tool: prepareAdBatch, plan: planAdBatch };
+export const batchPreflight = {
+  tool: prepareAdBatch,
+  plan: planAdBatch,
+  noCurrent:
+    'does not apply to ads_prepare_ad_batch: an ad batch creates a new campaign, ad group and ads, so there ' +
+    'is no target for it to stand for; leave current out',
+};

@@ -95,7 +95,11 @@ const planSchedule: ToolRow<GatewayDeps> = {
     'shows it) to exact instants: for each, utc (RFC 3339 in UTC) and with_offset (RFC 3339 with the zone ' +
     'offset), plus duration_seconds. A local time that a daylight-saving change skips (spring forward) or ' +
     'repeats (fall back) is refused unless ambiguity is earlier or later (reject, the default, refuses it); ' +
-    'the instant chosen then carries a note. The end must be after the start. Changes nothing.',
+    'the instant chosen then carries a note. The end must be after the start. Refused too: second 60 (a ' +
+    'time zone has no leap seconds), and a local time RFC 3339 cannot write: its instant outside the years ' +
+    '0000 to 9999 in UTC, or at a historical offset with seconds (local mean time before standard time, ' +
+    'such as -04:56:02 in New York before 1883), so utc and with_offset always name the same instant. ' +
+    'Changes nothing.',
   input: object(
     {
       account_id: accountId,
@@ -178,6 +182,8 @@ export const PREPARE_TOOLS = new Map(
 /** A prepare tool with a route of its own (a run), planned by its own code rather than PlanChange. */
 interface OwnPlanner {
   tool: ToolRow<GatewayDeps>;
+  /** Why `current` does not apply to this tool (it has no target to stand for), or none when it does. */
+  noCurrent?: string;
   plan(ctx: ToolContext<GatewayDeps>, args: Record<string, unknown>): Promise<PlanChangeResponse>;
 }
 
@@ -261,7 +267,7 @@ const preflightInput = object(
     args: anyObject('The arguments of that tool, as its own input schema gives them.'),
     current: anyObject(
       'The target as you believe it is, planned against instead of the live object (the result then says ' +
-        'verified: false).',
+        'verified: false). Refused for ads_prepare_ad_batch, which creates new objects and has no target.',
     ),
   },
   ['account_id', 'operation', 'args'],
@@ -293,7 +299,8 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
     'args is checked against the input schema of the tool named by operation (issues lists each problem with ' +
     'its path); valid args are planned by the changes service exactly as the prepare tool would plan them: ' +
     'the target is read live (verified: true), or, with current given, current is taken as the target and ' +
-    'not read (verified: false). The result has would_prepare and either change (the summary, the upstream ' +
+    'not read (verified: false); ads_prepare_ad_batch has no target, so current is refused for it. The ' +
+    'result has would_prepare and either change (the summary, the upstream ' +
     'operation and the digest the prepare tool would record) or refusal (the code and message the prepare ' +
     'tool would give). A connection that may not prepare changes (read scope, viewer role, a read-only ' +
     'connection to the account) still gets the change, with would_prepare false and the permission_denied ' +
@@ -327,6 +334,10 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
           `operation must be the name of a prepare tool: one of ${[...PREPARE_TOOLS.keys()].join(', ')} (got ${JSON.stringify(input.operation)})`,
         );
       }
+      if (own?.noCurrent !== undefined && input.current !== undefined)
+        throw new ToolFailure('invalid_argument', `\`current\` ${own.noCurrent}`, {
+          issues: [{ path: 'current', message: `\`current\` ${own.noCurrent}` }],
+        });
       const verified = input.current === undefined;
       const issues = validate(tool.input, input.args);
       if (issues.length > 0) {
