@@ -31,6 +31,8 @@ interface ChangeView {
   operation: { method: string; path: string; body: unknown };
   error?: string;
   review_url: string;
+  next_step: string;
+  applied_differences: string[];
 }
 
 /** Signs in to the dashboard in a real browser and decides a change there. */
@@ -83,7 +85,7 @@ before(async () => {
   browser = await launchBrowser();
   const list = await ok<{ ads: typeof ads }>('ads_list_ads', { account_id: account.account_id, limit: 20 });
   ads = list.ads.filter((a) => a.status !== 'archived');
-  assert.ok(ads.length >= 6, 'the seeded account has ads to change');
+  assert.ok(ads.length >= 7, 'the seeded account has ads to change');
 });
 
 after(async () => {
@@ -120,8 +122,9 @@ describe('prepare, approve in the browser, apply once', () => {
       change_id: prepared.change_id,
       digest: prepared.digest,
     });
-    const final =
-      applied.status === 'applied' ? applied : await waitForStatus(prepared.change_id, ['applied', 'failed']);
+    const final = (
+      applied.status === 'applied' ? applied : await waitForStatus(prepared.change_id, ['applied', 'failed'])
+    ) as ChangeView;
     assert.equal(final.status, 'applied', JSON.stringify(final));
     const rows = await ledger(path);
     assert.equal(rows.length, 1, 'applied exactly once');
@@ -133,6 +136,7 @@ describe('prepare, approve in the browser, apply once', () => {
     });
     assert.equal(live.ad.name, body.name);
     assert.equal(live.ad.status, 'paused');
+    assert.deepEqual(final.applied_differences, [], 'the platform applied what was reviewed');
 
     const twice = await refused('ads_apply_change', { change_id: prepared.change_id });
     assert.match(twice.message, /already applied/);
@@ -309,6 +313,70 @@ describe('prepare, approve in the browser, apply once', () => {
       assert.equal(res.isError, true);
     } finally {
       await stranger.close();
+    }
+  });
+});
+
+describe('a platform that applies another result than the one reviewed', () => {
+  test('the change is applied once as sent, and the difference is recorded and shown, not passed over', async () => {
+    const ad = ads[6] as (typeof ads)[number];
+    const path = `/ads/${ad.id}`;
+    const body = { name: 'Reviewed name', status: 'paused' };
+    const prepared = await ok<ChangeView>('ads_update_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+      body,
+    });
+    await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId, '--yes']);
+    // The platform quietly drops the name from this ad's next update and applies the rest.
+    const fault = await fetch(`${stack.urls['ads-sandbox']}/_sandbox/faults`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${stack.secrets.sandboxAdminToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        account_id: account.upstream_account_id,
+        method: 'POST',
+        path_prefix: path,
+        kind: 'ignore_field',
+        field: 'name',
+        count: 1,
+      }),
+    });
+    assert.ok(fault.ok, `fault not accepted: ${fault.status}`);
+
+    const applied = await ok<ChangeView>('ads_apply_change', { change_id: prepared.change_id });
+    const final = (
+      applied.status === 'applied' ? applied : await waitForStatus(prepared.change_id, ['applied', 'failed'])
+    ) as ChangeView;
+    assert.equal(final.status, 'applied', JSON.stringify(final));
+    const rows = await ledger(path);
+    assert.equal(rows.length, 1);
+    // The ledger has the body as the platform took it, after the fault dropped the name on arrival.
+    assert.deepEqual(rows[0]?.request_body, { status: 'paused' });
+    assert.deepEqual(final.operation.body, body, 'what was sent is what was reviewed');
+    assert.equal(final.digest, prepared.digest);
+    const expected = [`name: reviewed "Reviewed name", applied ${JSON.stringify(ad.name)}`];
+    assert.deepEqual(final.applied_differences, expected);
+    assert.match(final.next_step, /differs from what was reviewed/);
+    const read = await ok<ChangeView>('ads_get_change', { change_id: prepared.change_id });
+    assert.deepEqual(read.applied_differences, expected);
+
+    // The person who approved it sees the difference on the change's page.
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${stack.gatewayUrl}/dashboard/login`);
+      await page.fill('#email', seed.dashboardUser);
+      await page.fill('#password', seed.dashboardPassword as string);
+      await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
+      await page.goto(`${stack.gatewayUrl}/dashboard/changes/${prepared.change_id}`);
+      const shown = (await page.textContent('#applied-differences')) ?? '';
+      assert.match(shown, /differs from what was approved/);
+      assert.ok(shown.includes(expected[0] as string), shown);
+    } finally {
+      await context.close();
     }
   });
 });

@@ -4,7 +4,13 @@
  * memory, per process; a request suffers at most one fault, the oldest that matches.
  */
 
-export const FAULT_KINDS = ['status_500', 'rate_limit', 'delay', 'fail_after_commit'] as const;
+export const FAULT_KINDS = [
+  'status_500',
+  'rate_limit',
+  'delay',
+  'fail_after_commit',
+  'ignore_field',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultSpec {
@@ -20,6 +26,11 @@ export interface FaultSpec {
   retryAfterSeconds: number;
   /** For `delay`: how long to wait before handling the request. */
   delayMs: number;
+  /**
+   * For `ignore_field`: the top-level field of the request body the platform quietly drops before
+   * handling a request it then answers with success, as a platform that ignores a field does.
+   */
+  field: string | undefined;
 }
 
 export interface Fault extends FaultSpec {

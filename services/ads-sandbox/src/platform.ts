@@ -16,6 +16,8 @@ interface PlatformContext {
   account: Account;
   /** An injected `fail_after_commit` fault: handle the request, then answer 500. */
   failAfterCommit: boolean;
+  /** An injected `ignore_field` fault: the body field to drop before the handler sees it. */
+  ignoreField?: string;
 }
 
 const contexts = new WeakMap<FastifyRequest, PlatformContext>();
@@ -46,7 +48,8 @@ export function rateLimited(retryAfterSeconds: number, message: string): Platfor
  * createPlatformGuard returns the `onRequest` hook of every platform endpoint. It refuses a
  * request without a valid credential (401), over the account's rate limit (429), or hit by an
  * injected `status_500` or `rate_limit` fault; it waits out a `delay` fault, and marks the
- * request for a `fail_after_commit` fault (see failAfterCommitHook).
+ * request for a `fail_after_commit` fault (see failAfterCommitHook) or an `ignore_field` fault
+ * (see ignoreFieldHook).
  */
 export function createPlatformGuard(deps: {
   pool: Queryable;
@@ -82,8 +85,23 @@ export function createPlatformGuard(deps: {
       case 'fail_after_commit':
         context.failAfterCommit = true;
         return;
+      case 'ignore_field':
+        context.ignoreField = fault.field;
+        return;
     }
   };
+}
+
+/**
+ * ignoreFieldHook (a `preHandler` hook, after the body is validated) drops the field an
+ * `ignore_field` fault names from the request body: the handler applies the rest and answers with
+ * success, so the client sees a result other than the one it asked for.
+ */
+export async function ignoreFieldHook(req: FastifyRequest): Promise<void> {
+  const field = contexts.get(req)?.ignoreField;
+  const body = req.body;
+  if (field === undefined || typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  delete (body as Record<string, unknown>)[field];
 }
 
 /**

@@ -10,7 +10,7 @@ import Fastify, {
 } from 'fastify';
 import { errorBody, PlatformHttpError } from './errors.ts';
 import { createFaultQueue } from './faults.ts';
-import { createPlatformGuard, failAfterCommitHook } from './platform.ts';
+import { createPlatformGuard, failAfterCommitHook, ignoreFieldHook } from './platform.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { registerAccountRoutes } from './routes/account-routes.ts';
 import { registerAdGroupRoutes } from './routes/ad-group-routes.ts';
@@ -156,6 +156,7 @@ export function buildServer(deps: Deps): FastifyInstance {
     ratePerSecond,
   });
   app.addHook('onSend', failAfterCommitHook);
+  app.addHook('preHandler', ignoreFieldHook);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerAccountRoutes(app, { guard });

@@ -206,6 +206,36 @@ describe('fail_after_commit faults', () => {
   });
 });
 
+describe('ignore_field faults', () => {
+  it('drops the named body field and answers success with what was applied', async () => {
+    const { accountId, credential, ad } = await seeded();
+    await addFault({ account_id: accountId, method: 'POST', kind: 'ignore_field', field: 'name', count: 1 });
+    const res = await update(credential, ad.id, { name: 'Never applied', status: 'paused' }, 'key-ignored');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.name, ad.name, 'the name was dropped');
+    assert.equal(res.body.status, 'paused', 'the rest was applied');
+    const next = await update(credential, ad.id, { name: 'Applied now' });
+    assert.equal(next.body.name, 'Applied now', 'the fault was used up');
+  });
+
+  it('needs a field, and only with its kind', async () => {
+    const { accountId } = await seeded();
+    for (const [body, message] of [
+      [{ account_id: accountId, kind: 'ignore_field', count: 1 }, /field is required/],
+      [{ account_id: accountId, kind: 'status_500', count: 1, field: 'name' }, /field is allowed only/],
+    ] as const) {
+      const res = await sb.admin<{ error: { field: string; message: string } }>(
+        'POST',
+        '/_sandbox/faults',
+        body,
+      );
+      assert.equal(res.status, 400);
+      assert.equal(res.body.error.field, 'field');
+      assert.match(res.body.error.message, message);
+    }
+  });
+});
+
 describe('/_sandbox/faults', () => {
   it('DELETE clears every queued fault', async () => {
     const { accountId, credential } = await seeded();

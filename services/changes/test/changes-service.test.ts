@@ -229,6 +229,7 @@ describe('approval re-reads the live object', () => {
       target_path: gone,
       target_before_json: JSON.stringify({ id: 'ad_0000000000000000', name: 'Old', revision: 1 }),
       prepared_by: 'user:x via mcp (cred)',
+      reviewed_result_json: JSON.stringify(body),
     });
     const c = { changeId: row.change_id, digest: row.digest };
     const read = await client.getChange({ changeId: c.changeId, checkLive: true }, as(reviewer));

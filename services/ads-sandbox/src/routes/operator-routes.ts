@@ -61,6 +61,7 @@ interface CreateFaultBody {
   count: number;
   retry_after_seconds?: number;
   delay_ms?: number;
+  field?: string;
 }
 
 const createFaultSchema = {
@@ -76,6 +77,7 @@ const createFaultSchema = {
       count: { type: 'integer', minimum: 1, maximum: 10000 },
       retry_after_seconds: { type: 'integer', minimum: 1, maximum: 3600 },
       delay_ms: { type: 'integer', minimum: 0, maximum: 120000 },
+      field: { type: 'string', minLength: 1, maxLength: 100 },
     },
   },
 } as const;
@@ -93,6 +95,7 @@ function faultJson(f: Fault) {
     count: f.count,
     ...(f.kind === 'rate_limit' ? { retry_after_seconds: f.retryAfterSeconds } : {}),
     ...(f.kind === 'delay' ? { delay_ms: f.delayMs } : {}),
+    ...(f.kind === 'ignore_field' ? { field: f.field } : {}),
   };
 }
 
@@ -160,6 +163,14 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRoute
       if (body.delay_ms !== undefined && body.kind !== 'delay') {
         throw invalidRequest('delay_ms', 'delay_ms is allowed only with kind "delay"');
       }
+      if ((body.field !== undefined) !== (body.kind === 'ignore_field')) {
+        throw invalidRequest(
+          'field',
+          body.kind === 'ignore_field'
+            ? 'field is required with kind "ignore_field": the body field to drop'
+            : 'field is allowed only with kind "ignore_field"',
+        );
+      }
       if (!(await accountExists(deps.pool, body.account_id))) {
         throw notFound(`no account ${body.account_id}`);
       }
@@ -171,6 +182,7 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRoute
         count: body.count,
         retryAfterSeconds: body.retry_after_seconds ?? DEFAULT_RETRY_AFTER_SECONDS,
         delayMs: body.delay_ms ?? DEFAULT_DELAY_MS,
+        field: body.field,
       });
       return reply.status(201).send(faultJson(fault));
     },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
-import { planChange } from './plan.ts';
+import { appliedDifferences, planChange, reviewedResult } from './plan.ts';
 
 const liveAd = {
   id: 'ad_1',
@@ -126,4 +126,54 @@ test('an update whose merged field is an empty object is refused naming the fiel
       new RegExp(`^\`body.${field}\` is empty: name at least one of its fields to change`),
     );
   }
+});
+
+test("what was reviewed: an update's fields (a merged one as merged), a status, a create's fields; nothing for a merge", () => {
+  assert.deepEqual(reviewedResult('ad', 'update', liveAd, { name: 'New', creative: { title: 'T' } }), {
+    name: 'New',
+    creative: { ...liveAd.creative, title: 'T' },
+  });
+  assert.deepEqual(reviewedResult('ad', 'archive', liveAd, {}), { status: 'archived' });
+  assert.deepEqual(reviewedResult('ad_group', 'pause', { status: 'active' }, {}), { status: 'paused' });
+  const created = { name: 'Web pixel', client_type: 'web' };
+  assert.deepEqual(reviewedResult('conversion_source', 'create', undefined, created), created);
+  assert.deepEqual(
+    reviewedResult('custom_audience', 'merge', undefined, { name: 'All', custom_audience_ids: ['a'] }),
+    {},
+  );
+  assert.deepEqual(reviewedResult('bulk_mutation_job', 'create', undefined, { input: [] }), {});
+});
+
+test('the applied answer is held against what was reviewed, field by field', () => {
+  const reviewed = reviewedResult(
+    'ad_group',
+    'update',
+    { id: 'g', product_set: { product_feed_id: 'f1', filters: [1] } },
+    {
+      name: 'Group',
+      product_set: { product_feed_id: 'f2' },
+    },
+  );
+  // The same result, keys in another order, and fields the platform adds: no difference.
+  const same = {
+    revision: 2,
+    product_set: { filters: [1], product_feed_id: 'f2', extra: true },
+    name: 'Group',
+  };
+  assert.deepEqual(appliedDifferences(reviewed, JSON.stringify(same)), []);
+  // A merged field's part dropped, and a field not taken: each named, reviewed and applied.
+  const other = { name: 'Old', product_set: { product_feed_id: 'f2', filters: [] } };
+  assert.deepEqual(appliedDifferences(reviewed, JSON.stringify(other)), [
+    'name: reviewed "Group", applied "Old"',
+    'product_set.filters: reviewed [1], applied []',
+  ]);
+  // A field the answer does not show is not compared; an answer that is no object compares nothing.
+  assert.deepEqual(appliedDifferences(reviewed, JSON.stringify({ id: 'g' })), []);
+  assert.deepEqual(appliedDifferences(reviewed, 'not json'), []);
+  assert.deepEqual(appliedDifferences({ status: 'paused' }, JSON.stringify({ status: 'active' })), [
+    'status: reviewed "paused", applied "active"',
+  ]);
+  assert.deepEqual(appliedDifferences({ description: null }, JSON.stringify({ description: 'kept' })), [
+    'description: reviewed null, applied "kept"',
+  ]);
 });

@@ -228,3 +228,66 @@ export function planChange(input: PlanInput): { summary: string } {
   const lines = changed.map((r) => `${r.field} ${show(r.before)} → ${show(r.after)}`);
   return { summary: `Update ${what} on ${input.accountName}: ${lines.join('; ')}` };
 }
+
+/**
+ * What a person reviewed, as the fields the applied object should then have: an update's fields (a
+ * merged field as merged into the live one), a status effect's status, a create's fields. Nothing
+ * for a merge, a replace or a bulk job: the platform answers those with another object (an
+ * operation, a job) than the one the body describes.
+ */
+export function reviewedResult(
+  objectType: string,
+  effect: string,
+  live: PlatformObject | undefined,
+  body: PlatformObject,
+): PlatformObject {
+  const rules = rulesFor(objectType, effect);
+  const status = STATUS_OF[rules.effect];
+  if (status !== undefined) return { status };
+  if (rules.effect === 'update') {
+    const merged = mergePatch(live ?? {}, body, rules.mergedFields);
+    return Object.fromEntries(Object.keys(body).map((k) => [k, merged[k]]));
+  }
+  if (rules.effect === 'create' && rules.summarize === undefined) return body;
+  return {};
+}
+
+/** `v` as JSON with every object's keys in order, so equal values are equal text. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (isObject(v)) {
+    const keys = Object.keys(v).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * Where the platform's answer to the applied call differs from what was reviewed, a line per
+ * field ("name: reviewed "A", applied "B""). A field the answer does not show is not compared; an
+ * object field is compared field by field, so one the platform adds is not a difference.
+ */
+export function appliedDifferences(reviewed: PlatformObject, answerJson: string): string[] {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(answerJson);
+  } catch {
+    return [];
+  }
+  if (!isObject(answer)) return [];
+  const lines: string[] = [];
+  const compare = (field: string, want: unknown, got: unknown) => {
+    if (canonical(want) !== canonical(got))
+      lines.push(`${field}: reviewed ${show(want)}, applied ${show(got)}`);
+  };
+  for (const [field, want] of Object.entries(reviewed)) {
+    if (!(field in answer)) continue;
+    const got = answer[field];
+    if (isObject(want) && isObject(got)) {
+      for (const [sub, w] of Object.entries(want)) if (sub in got) compare(`${field}.${sub}`, w, got[sub]);
+    } else {
+      compare(field, want, got);
+    }
+  }
+  return lines;
+}

@@ -28,7 +28,7 @@ import {
   prepareRefusal,
   refuse,
 } from '../domain/change.ts';
-import { needsTarget, type PlatformObject, planChange, rulesFor } from '../domain/plan.ts';
+import { needsTarget, type PlatformObject, planChange, reviewedResult, rulesFor } from '../domain/plan.ts';
 import {
   approveChange,
   type ChangeRow,
@@ -88,6 +88,7 @@ export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
       revision: c.revision,
       guidance: c.guidance,
     })),
+    appliedDifferences: r.applied_differences,
   };
 }
 
@@ -186,6 +187,7 @@ export async function prepareAndRecord(
   // A worker records only changes a person already approved (recordApprovedChange).
   if (p.via === 'worker') throw new PermissionDeniedError('a worker cannot prepare a change');
   const { op, live, plan, standardsChecked } = await planPrepared(pool, upstream, p, req);
+  const reviewed = reviewedResult(req.objectType, req.effect, live, bodyOf(op));
   const row = await insertChange(pool, {
     change_id: randomUUID(),
     workspace_id: p.workspaceId,
@@ -200,6 +202,7 @@ export async function prepareAndRecord(
     target_before_json: JSON.stringify(live ?? {}),
     prepared_by: actor(p),
     standards_checked: standardsChecked,
+    reviewed_result_json: JSON.stringify(reviewed),
   });
   return toProto(row);
 }
@@ -344,6 +347,7 @@ export function changesHandlers({
       if (known !== undefined) return { change: toProto(known) };
       const { op, live, plan, standardsChecked } = await planPrepared(pool, upstream, p, req.change);
       const digest = digestOf(op);
+      const reviewed = reviewedResult(req.change.objectType, req.change.effect, live, bodyOf(op));
       const recorded = await inTransaction(pool, async (tx) => {
         await insertChange(tx, {
           change_id: req.changeId,
@@ -359,6 +363,7 @@ export function changesHandlers({
           target_before_json: JSON.stringify(live ?? {}),
           prepared_by: actor(p),
           standards_checked: standardsChecked,
+          reviewed_result_json: JSON.stringify(reviewed),
         });
         await approveChange(tx, {
           workspaceId: p.workspaceId,

@@ -33,6 +33,10 @@ export interface ChangeRow {
   sent_at: Date | null;
   /** The account standards the change was checked against when prepared. */
   standards_checked: CheckedStandard[];
+  /** What was reviewed, as the fields the applied object should have (plan.ts reviewedResult). */
+  reviewed_result_json: string;
+  /** Once applied: where the platform's answer differed from what was reviewed, a line per field. */
+  applied_differences: string[];
 }
 
 export async function insertChange(
@@ -51,12 +55,13 @@ export async function insertChange(
     | 'target_path'
     | 'target_before_json'
     | 'prepared_by'
+    | 'reviewed_result_json'
   > & { standards_checked?: CheckedStandard[] },
 ): Promise<ChangeRow> {
   const { rows } = await db.query<ChangeRow>(
     `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json, digest,
-                          target_path, target_before_json, prepared_by, standards_checked)
-     VALUES ($1, $2, $3, $4, 'prepared', $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+                          target_path, target_before_json, prepared_by, standards_checked, reviewed_result_json)
+     VALUES ($1, $2, $3, $4, 'prepared', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
     [
       c.change_id,
       c.workspace_id,
@@ -71,6 +76,7 @@ export async function insertChange(
       c.target_before_json,
       c.prepared_by,
       JSON.stringify(c.standards_checked ?? []),
+      c.reviewed_result_json,
     ],
   );
   return rows[0] as ChangeRow;
@@ -201,13 +207,24 @@ export async function finishApply(
     upstreamStatus: number | null;
     upstreamResponseJson: string | null;
     error: string | null;
+    /** Where the platform's answer differs from what was reviewed (empty when it matched). */
+    appliedDifferences?: string[];
   },
 ): Promise<ChangeRow | undefined> {
   const { rows } = await db.query<ChangeRow>(
     `UPDATE changes SET status = $3, upstream_status = $4, upstream_response_json = $5, error = $6,
-            applied_at = CASE WHEN $3 = 'applied' THEN now() ELSE applied_at END
+            applied_at = CASE WHEN $3 = 'applied' THEN now() ELSE applied_at END,
+            applied_differences = $7
       WHERE workspace_id = $1 AND change_id = $2 AND status = 'applying' RETURNING *`,
-    [f.workspaceId, f.changeId, f.status, f.upstreamStatus, f.upstreamResponseJson, f.error],
+    [
+      f.workspaceId,
+      f.changeId,
+      f.status,
+      f.upstreamStatus,
+      f.upstreamResponseJson,
+      f.error,
+      JSON.stringify(f.appliedDifferences ?? []),
+    ],
   );
   return rows[0];
 }

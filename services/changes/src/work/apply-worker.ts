@@ -13,6 +13,7 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import { staleTarget } from '../domain/change.ts';
+import { appliedDifferences } from '../domain/plan.ts';
 import type { ApplyMessage } from '../handlers/changes-handlers.ts';
 import { standardsRefusalAtApply } from '../handlers/standards-enforcement.ts';
 import { type ChangeRow, findChange, finishApply, markSent } from '../store/change-store.ts';
@@ -53,6 +54,7 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
       upstreamStatus: number | null,
       response: string | null,
       error: string | null,
+      appliedDifferences: string[] = [],
     ) =>
       ctx.inTx((tx) =>
         finishApply(tx, {
@@ -62,6 +64,7 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
           upstreamStatus,
           upstreamResponseJson: response,
           error,
+          appliedDifferences,
         }),
       );
     const principal: Principal = {
@@ -119,7 +122,16 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
         options,
       );
       if (res.status >= 200 && res.status < 300) {
-        await finish('applied', res.status, res.bodyJson, null);
+        // The platform's answer is held against what was reviewed: a field it did not take as
+        // sent is recorded and shown beside the change, never passed over in silence.
+        const differences = appliedDifferences(JSON.parse(change.reviewed_result_json), res.bodyJson);
+        await finish('applied', res.status, res.bodyJson, null, differences);
+        if (differences.length > 0) {
+          d.logger.warn(
+            { change_id: changeId, applied_differences: differences },
+            'change applied, but the platform answered with another result than the one reviewed',
+          );
+        }
         d.logger.info({ change_id: changeId, attempts: res.attempts }, 'change applied');
       } else {
         await finish('failed', res.status, res.bodyJson, describePlatformRefusal(res.status, res.bodyJson));

@@ -49,6 +49,14 @@ export const CHANGE_OUTPUT: JsonSchema = {
     upstream_status: { type: ['integer', 'null'] },
     upstream_response: {},
     error: nullableText,
+    applied_differences: {
+      type: 'array',
+      items: text,
+      description:
+        "Once applied: where the platform's answer differs from what was reviewed, one line per field " +
+        '("name: reviewed "A", applied "B""). Empty when the platform applied exactly what was reviewed, and ' +
+        'when its answer is another object (an operation, a bulk job).',
+    },
     standards_checked: {
       type: 'array',
       description:
@@ -91,6 +99,7 @@ export const CHANGE_OUTPUT: JsonSchema = {
     'upstream_status',
     'upstream_response',
     'error',
+    'applied_differences',
     'standards_checked',
   ],
   additionalProperties: false,
@@ -122,7 +131,11 @@ export function changeView(c: Change | undefined, publicUrl: string): Record<str
     },
     digest: c.digest,
     review_url: `${publicUrl}/dashboard/changes/${c.changeId}`,
-    next_step: NEXT_STEP[c.status] ?? '',
+    next_step:
+      c.status === 'applied' && c.appliedDifferences.length > 0
+        ? "Applied, but the platform's result differs from what was reviewed: see applied_differences, and " +
+          'check the object with its get tool.'
+        : (NEXT_STEP[c.status] ?? ''),
     prepared_by: c.preparedBy,
     prepared_at: c.preparedAt,
     approved_by: orNull(c.approvedBy),
@@ -136,6 +149,7 @@ export function changeView(c: Change | undefined, publicUrl: string): Record<str
     upstream_status: c.upstreamStatus === 0 ? null : c.upstreamStatus,
     upstream_response: parse(c.upstreamResponseJson),
     error: orNull(c.error),
+    applied_differences: [...c.appliedDifferences],
     standards_checked: c.standardsChecked.map((s) => ({
       standard_id: s.standardId,
       name: s.name,

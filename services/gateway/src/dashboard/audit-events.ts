@@ -62,7 +62,11 @@ function platformAnswer(c: Change): string {
   const status = c.upstreamStatus
     ? `the platform answered HTTP ${c.upstreamStatus}`
     : 'no answer from the platform';
-  return c.error ? `${status}: ${c.error}` : status;
+  const differs =
+    c.appliedDifferences.length === 0
+      ? ''
+      : `; it differs from what was approved in ${c.appliedDifferences.join('; ')}`;
+  return c.error ? `${status}: ${c.error}` : `${status}${differs}`;
 }
 
 /** Who did each kind of change event, what it is called and its detail. */

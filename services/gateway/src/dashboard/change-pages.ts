@@ -244,6 +244,15 @@ export function changeDetailHtml(
     ['Apply requested', by(c.applyRequestedAt, c.applyRequestedBy), 'apply-requested-by'],
     ['Applied', when(c.appliedAt)],
     ['Error', esc(c.error)],
+    [
+      'Differs from review',
+      c.appliedDifferences.length === 0
+        ? ''
+        : `<p class="error" role="alert">The platform's answer differs from what was approved:</p><ul>${c.appliedDifferences
+            .map((d) => `<li>${esc(d)}</li>`)
+            .join('')}</ul>`,
+      'applied-differences',
+    ],
   ];
   return `<p><a href="/dashboard/changes">← All changes</a></p>
     ${message ? `<p class="error" role="alert">${esc(message)}</p>` : ''}
