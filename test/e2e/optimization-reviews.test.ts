@@ -428,6 +428,80 @@ describe('refusals', () => {
     assert.ok(retried.snapshot.ads.some((a) => a.ad_id === ad.id));
   });
 
+  test('a claim_token in upper case holds through a failed snapshot read, the retry it names, and the completion', async () => {
+    // No variant is proposed, so the ad stays free for another test.
+    const optimizerId = await optimizerFor(ads[0] as Ad);
+    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    const token = randomUUID().toUpperCase();
+    await sandboxFaults('POST', {
+      account_id: seed.accounts[0]?.upstream_account_id,
+      path_prefix: '/ad_groups',
+      kind: 'status_500',
+      count: 50,
+    });
+    let err: { code: string; message: string };
+    try {
+      err = await calls.refused('ads_claim_optimization_run', { run_id: run.run_id, claim_token: token });
+    } finally {
+      await sandboxFaults('DELETE');
+    }
+    assert.notEqual(err.code, 'permission_denied', err.message);
+    assert.doesNotMatch(err.message, /is not the claim/);
+    const retried = await calls.ok<{ run: Run; claim_token: string }>('ads_claim_optimization_run', {
+      run_id: run.run_id,
+      claim_token: token,
+    });
+    assert.equal(retried.run.status, 'claimed');
+    assert.equal(retried.claim_token.toUpperCase(), token);
+    const completion = {
+      run_id: run.run_id,
+      claim_token: token,
+      outcome: 'no_change',
+      summary: 'Nothing to change.',
+    };
+    const done = await calls.ok<{ run: Run; repeated: boolean }>('ads_complete_optimization_run', completion);
+    assert.equal(done.run.status, 'completed');
+    const again = await calls.ok<{ repeated: boolean }>('ads_complete_optimization_run', completion);
+    assert.equal(again.repeated, true);
+  });
+
+  test('a variant’s asset_id is refused by name before anyone reviews it, and the run completes without it', async () => {
+    const ad = nextAd();
+    const optimizerId = await optimizerFor(ad);
+    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', {
+      run_id: run.run_id,
+    });
+    const completion = {
+      run_id: run.run_id,
+      claim_token: claim.claim_token,
+      outcome: 'proposals',
+      summary: 'The ad can name its offer.',
+    };
+    const withImage = await calls.refused('ads_complete_optimization_run', {
+      ...completion,
+      variants: [{ ...variantFor(ad, 'Spring, with a picture'), asset_id: randomUUID() }],
+    });
+    assert.equal(withImage.code, 'invalid_argument');
+    assert.match(withImage.message, /variants\[0\]\.asset_id is not accepted yet: .*leave asset_id out/);
+    const done = await calls.ok<{ proposals: Proposal[] }>('ads_complete_optimization_run', {
+      ...completion,
+      variants: [variantFor(ad, 'Spring, named offer')],
+    });
+    const proposal = done.proposals[0];
+    assert.ok(proposal);
+    const edit = await calls.refused('ads_edit_optimization_proposal', {
+      proposal_id: proposal.proposal_id,
+      expected_revision: 1,
+      variant: { ...variantFor(ad, 'Spring, with a picture'), asset_id: randomUUID() },
+    });
+    assert.match(edit.message, /variant\.asset_id is not accepted yet/);
+  });
+
   test('pausing the optimizer cancels its open run and refuses new reviews', async () => {
     const ad = nextAd();
     const optimizerId = await optimizerFor(ad);

@@ -217,6 +217,32 @@ describe('saving and reading an optimizer', () => {
     await refused(save(principal(), { name: 'n'.repeat(201) }), Code.InvalidArgument, /could not be stored/);
   });
 
+  test('UUIDs are case-insensitive: an update naming its optimizer and account in upper case updates the same optimizer', async () => {
+    const admin = principal();
+    const o = await save(admin);
+    const updated = await save(admin, {
+      optimizerId: o.optimizerId.toUpperCase(),
+      accountId: o.accountId.toUpperCase(),
+      expectedRevision: 1,
+      name: 'Renamed',
+    });
+    assert.equal(updated.optimizerId, o.optimizerId);
+    assert.equal(updated.accountId, o.accountId);
+    assert.equal(updated.revision, 2);
+    const got = await svc.client.getOptimizer({ optimizerId: o.optimizerId.toUpperCase() }, svc.as(admin));
+    assert.equal(got.optimizer?.name, 'Renamed');
+    const listed = await svc.client.listOptimizers({ accountId: o.accountId.toUpperCase() }, svc.as(admin));
+    assert.deepEqual(
+      listed.optimizers.map((x) => x.optimizerId),
+      [o.optimizerId],
+    );
+  });
+
+  test('a name counts characters as code points: 200 emoji are 200 characters and are stored', async () => {
+    const o = await save(principal(), { name: '😀'.repeat(200) });
+    assert.equal([...o.name].length, 200);
+  });
+
   test('reading an optimizer id that is not a UUID is an invalid argument, not an internal error', async () => {
     await refused(
       svc.client.getOptimizer({ optimizerId: 'nope' }, svc.as(principal())),

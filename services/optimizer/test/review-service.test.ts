@@ -1,14 +1,19 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { OptimizerConfigSchema } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import type { AdDeliverySchema, ReviewRun, VariantSchema } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
 import { createLogger } from '@adsmcp/runtime/log';
-import type { Principal } from '@adsmcp/runtime/principal';
+import { createPrincipalSigner, generatePrincipalKeys, type Principal } from '@adsmcp/runtime/principal';
+import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { testPrincipal } from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { PUBLISH_TOPIC, type PublishMessage } from '../src/handlers/review-handlers.ts';
+import { ISSUER } from '../src/server.ts';
+import { createPublishHandler } from '../src/work/publish.ts';
 import {
   createScheduleHandler,
   SCHEDULE_TOPIC,
@@ -213,6 +218,80 @@ describe('claiming a run', () => {
   });
 });
 
+describe('UUIDs in any case', () => {
+  test('a claim_token in upper case claims the run, records its snapshot, retries the claim and completes the run', async () => {
+    const p = testPrincipal();
+    const optimizerId = await optimizer(p);
+    const { run } = await h.reviews.requestReview({ optimizerId: optimizerId.toUpperCase() }, h.as(p));
+    const runId = run?.runId ?? '';
+    const token = randomUUID().toUpperCase();
+    const claim = await h.reviews.claimRun({ runId: runId.toUpperCase(), claimToken: token }, h.as(p));
+    // Kept and answered in the one canonical form; any case of it works from here on.
+    assert.equal(claim.claimToken, token.toLowerCase());
+    const recorded = await h.reviews.recordSnapshot(
+      {
+        runId: runId.toUpperCase(),
+        claimToken: token,
+        timeRange: '2026-02-20..2026-02-27',
+        windowStart: '2026-02-20T10:00:00.000Z',
+        windowEnd: '2026-02-27T10:00:00.000Z',
+        currency: 'USD',
+        timeZone: 'UTC',
+        ads: [delivery('ad-1', 'cmp-1', 5000, 60)],
+      },
+      h.as(p),
+    );
+    assert.equal(recorded.snapshot?.ads.length, 1);
+    // The retry a failed snapshot read asks for: the same token, as the caller gave it.
+    const retried = await h.reviews.claimRun({ runId, claimToken: token }, h.as(p));
+    assert.equal(retried.run?.status, 'claimed');
+    const lower = await h.reviews.claimRun({ runId, claimToken: token.toLowerCase() }, h.as(p));
+    assert.equal(lower.claimToken, token.toLowerCase());
+    const completion = {
+      runId: runId.toUpperCase(),
+      claimToken: token,
+      outcome: 'proposals',
+      summary: 'One weak ad.',
+      variants: [variant()],
+    };
+    const done = await h.reviews.completeRun(completion, h.as(p));
+    assert.equal(done.run?.status, 'completed');
+    assert.equal(done.repeated, false);
+    const again = await h.reviews.completeRun(
+      { ...completion, runId, claimToken: token.toLowerCase() },
+      h.as(p),
+    );
+    assert.equal(again.repeated, true);
+    const upper = await h.reviews.completeRun(completion, h.as(p));
+    assert.equal(upper.repeated, true);
+    const listed = await h.reviews.listRuns({ optimizerId: optimizerId.toUpperCase() }, h.as(p));
+    assert.deepEqual(
+      listed.runs.map((r) => r.runId),
+      [runId],
+    );
+  });
+
+  test('a proposal id in upper case reads, reviews, edits and cancels the proposal', async () => {
+    const p = testPrincipal();
+    const { proposalId } = await pendingProposal(p);
+    const id = proposalId.toUpperCase();
+    const got = await h.reviews.getProposal({ proposalId: id }, h.as(p));
+    assert.equal(got.proposal?.proposalId, proposalId);
+    const asked = await h.reviews.reviewProposal(
+      { proposalId: id, expectedRevision: 1, decision: 'request_changes', note: 'Keep the brand.' },
+      h.as(p),
+    );
+    assert.equal(asked.proposal?.status, 'changes_requested');
+    const edited = await h.reviews.editProposal(
+      { proposalId: id, expectedRevision: 2, variant: variant() },
+      h.as(p),
+    );
+    assert.equal(edited.proposal?.revision, 3);
+    const cancelled = await h.reviews.cancelProposal({ proposalId: id }, h.as(p));
+    assert.equal(cancelled.proposal?.status, 'cancelled');
+  });
+});
+
 describe('the performance snapshot', () => {
   test('keeps the optimizer’s campaigns’ ads and marks those below the thresholds', async () => {
     const p = testPrincipal();
@@ -414,6 +493,41 @@ describe('proposals', () => {
     assert.equal(rows[0]?.n, 1);
   });
 
+  test('a review note counts characters as code points: 4000 emoji are accepted, 4001 refused with the count', async () => {
+    const p = testPrincipal();
+    const first = await pendingProposal(p);
+    await refused(
+      h.reviews.reviewProposal(
+        { proposalId: first.proposalId, expectedRevision: 1, decision: 'reject', note: '😀'.repeat(4001) },
+        h.as(p),
+      ),
+      Code.InvalidArgument,
+      /note must be 1 to 4000 characters, saying why \(got 4001\)/,
+    );
+    await refused(
+      h.reviews.reviewProposal(
+        { proposalId: first.proposalId, expectedRevision: 1, decision: 'reject', note: 'Off \u202Ebrand' },
+        h.as(p),
+      ),
+      Code.InvalidArgument,
+      /note must not contain the invisible character U\+202E/,
+    );
+    await refused(
+      h.reviews.reviewProposal(
+        { proposalId: first.proposalId, expectedRevision: 1, decision: 'reject', note: ' \n\u3164 ' },
+        h.as(p),
+      ),
+      Code.InvalidArgument,
+      /note must contain a visible character/,
+    );
+    const note = '😀'.repeat(4000);
+    const asked = await h.reviews.reviewProposal(
+      { proposalId: first.proposalId, expectedRevision: 1, decision: 'request_changes', note },
+      h.as(p),
+    );
+    assert.equal(asked.proposal?.reviewNote, note);
+  });
+
   test('a proposal not approved within review_hours expires and can no longer be approved', async () => {
     const p = testPrincipal();
     const { proposalId } = await pendingProposal(p, { reviewHours: 2 });
@@ -448,6 +562,71 @@ describe('proposals', () => {
     const got = await h.reviews.getProposal({ proposalId: second.proposalId }, h.as(p));
     assert.equal(got.proposal?.status, 'cancelled');
     assert.match(got.proposal?.cancelReason ?? '', /paused/);
+  });
+});
+
+describe('publishing', () => {
+  test('a variant with a campaign image is refused at completion; one recorded with an image before fails at publishing with the reason, and nothing is sent', async () => {
+    const logger = createLogger('optimizer', 'silent');
+    const keys = await generatePrincipalKeys();
+    // Nothing listens there: a dispatch that reached the changes service would fail and be retried,
+    // leaving the proposal approved.
+    const changes = createServiceClient(
+      ChangesService,
+      'http://127.0.0.1:9',
+      'changes',
+      await createPrincipalSigner(keys.privateKeyPem, ISSUER),
+    );
+    const bus = createPgTransport({ pool: h.pool, logger });
+    await bus.consume<PublishMessage>({
+      name: 'optimizer-publish',
+      topic: PUBLISH_TOPIC,
+      handler: createPublishHandler({ pool: h.pool, changes, logger, clock: () => h.now() }),
+      pollIntervalMs: 100,
+      backoff: { baseMs: 60_000, capMs: 60_000 },
+    });
+    try {
+      const p = testPrincipal();
+      const { runId, token } = await claimedRun(p);
+      const assetId = randomUUID();
+      await refused(
+        h.reviews.completeRun(
+          { runId, claimToken: token, outcome: 'proposals', summary: 'x', variants: [variant({ assetId })] },
+          h.as(p),
+        ),
+        Code.InvalidArgument,
+        /variants\[0\]\.asset_id is not accepted yet: .*campaign images cannot be uploaded/,
+      );
+      const done = await h.reviews.completeRun(
+        { runId, claimToken: token, outcome: 'proposals', summary: 'x', variants: [variant()] },
+        h.as(p),
+      );
+      const proposalId = done.proposals[0]?.proposalId ?? '';
+      // A proposal recorded with an image before images were refused at completion: publishing
+      // still will not put it on the ad without its image.
+      await h.pool.query(
+        "UPDATE proposals SET variant = variant || jsonb_build_object('assetId', $2::text) WHERE proposal_id = $1",
+        [proposalId, assetId],
+      );
+      await h.reviews.approveProposal({ proposalId, expectedRevision: 1 }, h.as(dashboardOf(p)));
+      let status = 'approved';
+      let got: Awaited<ReturnType<typeof h.reviews.getProposal>> | undefined;
+      for (let i = 0; i < 100 && status === 'approved'; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        got = await h.reviews.getProposal({ proposalId }, h.as(p));
+        status = got.proposal?.status ?? '';
+      }
+      assert.equal(status, 'failed', got?.proposal?.changeError);
+      assert.match(
+        got?.proposal?.changeError ?? '',
+        new RegExp(
+          `variant\\.asset_id ${assetId}: the campaign image cannot be put on the ad.*nothing was published`,
+        ),
+      );
+      assert.equal(got?.proposal?.changeId, undefined);
+    } finally {
+      await bus.stop();
+    }
   });
 });
 

@@ -77,11 +77,21 @@ export const LIST_LIMIT_DEFAULT = 20;
 export const LIST_OFFSET_MAX = 100_000;
 const HOUR_MS = 3_600_000;
 
-const quoted = (s: string) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
+/** `s` quoted for a message, cut after 40 characters (code points: never half an emoji). */
+function quoted(s: string): string {
+  const points = [...s];
+  return JSON.stringify(points.length > 40 ? `${points.slice(0, 40).join('')}…` : s);
+}
 
-/** requireUuid throws an InvalidArgumentError naming `field` unless `value` is a UUID. */
-export function requireUuid(field: string, value: string): void {
+/**
+ * canonicalUuid returns `value` in the one form the optimizer stores and compares UUIDs in (lower
+ * case, as PostgreSQL's uuid type gives them back), or throws an InvalidArgumentError naming
+ * `field` unless it is a UUID. UUIDs are case-insensitive: every UUID a caller sends (ids, claim
+ * tokens, asset ids) goes through here before it is compared or kept.
+ */
+export function canonicalUuid(field: string, value: string): string {
   if (!isUuid(value)) throw new InvalidArgumentError(`${field} must be a UUID (got ${quoted(value)})`);
+  return value.toLowerCase();
 }
 
 /**
@@ -90,15 +100,15 @@ export function requireUuid(field: string, value: string): void {
  * a create names none). The gateway has already checked every field against the tool's bounds.
  */
 export function validateSave(input: SaveInput): CheckedSave {
-  requireUuid('account_id', input.accountId);
+  const accountId = canonicalUuid('account_id', input.accountId);
   if (input.config === undefined) {
     throw new InvalidArgumentError('config is required: the optimizer configuration');
   }
   // The gateway refused any goal but cpc, cpa or ctr; the type cannot say so.
   const config = { ...input.config, goal: input.config.goal as Goal };
-  const saved = { accountId: input.accountId, name: input.name, config, enabled: input.enabled };
-  const { optimizerId, expectedRevision } = input;
-  if (optimizerId === undefined) {
+  const saved = { accountId, name: input.name, config, enabled: input.enabled };
+  const { expectedRevision } = input;
+  if (input.optimizerId === undefined) {
     if (expectedRevision !== undefined) {
       // Most likely an update whose optimizer_id was forgotten: creating would duplicate it.
       throw new InvalidArgumentError(
@@ -107,7 +117,7 @@ export function validateSave(input: SaveInput): CheckedSave {
     }
     return saved;
   }
-  requireUuid('optimizer_id', optimizerId);
+  const optimizerId = canonicalUuid('optimizer_id', input.optimizerId);
   if (expectedRevision === undefined) {
     throw new InvalidArgumentError(
       'expected_revision is required when updating an optimizer: get it for its current revision',

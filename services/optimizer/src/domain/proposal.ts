@@ -11,6 +11,7 @@
  */
 import { FailedPreconditionError, InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
 import type { Principal } from '@adsmcp/runtime/principal';
+import { hasVisibleContent, hiddenCharacter, textLength } from '@adsmcp/runtime/text';
 import type { OptimizerConfig } from './optimizer.ts';
 import { type AdPerformance, checkTargetUrl, publishDeadline, reviewExpiry, type Variant } from './review.ts';
 
@@ -148,6 +149,30 @@ export function editedProposal(
 
 export const DECISIONS = ['reject', 'request_changes'] as const;
 
+/** The longest review note, in characters (code points, as the tool's schema counts them). */
+export const NOTE_MAX = 4000;
+
+/**
+ * checkNote holds a review note to the tool's rules: 1 to 4000 characters counted as code points
+ * (an emoji is one), a visible character, and no control or format character but line breaks and
+ * tabs. The tool's schema says so for agents; the dashboard's Reject form arrives here as typed.
+ */
+export function checkNote(note: string): void {
+  const length = textLength(note);
+  if (length < 1 || length > NOTE_MAX) {
+    throw new InvalidArgumentError(`note must be 1 to ${NOTE_MAX} characters, saying why (got ${length})`);
+  }
+  const hidden = hiddenCharacter(note, true);
+  if (hidden !== undefined) {
+    throw new InvalidArgumentError(
+      `note must not contain the invisible character ${hidden}: control and format characters change how the text is displayed (line breaks and tabs are allowed)`,
+    );
+  }
+  if (!hasVisibleContent(note)) {
+    throw new InvalidArgumentError('note must contain a visible character, not only white space, saying why');
+  }
+}
+
 /** A reviewer's decision other than approval: reject, or ask the agent for changes. */
 export function reviewedProposal(
   p: Proposal,
@@ -160,10 +185,7 @@ export function reviewedProposal(
   if (!(DECISIONS as readonly string[]).includes(decision)) {
     throw new InvalidArgumentError(`decision must be one of ${DECISIONS.join(', ')}`);
   }
-  // The tool's schema says so for agents; the dashboard's form arrives here as typed.
-  if (note.trim() === '' || note.length > 4000) {
-    throw new InvalidArgumentError('note must be 1 to 4000 characters, saying why');
-  }
+  checkNote(note);
   const status = shownProposalStatus(p, now);
   const open: readonly ProposalStatus[] =
     decision === 'reject' ? ['pending_review', 'changes_requested', 'expired'] : ['pending_review'];
@@ -253,7 +275,24 @@ export function cancelledProposal(p: Proposal, reason: string, now: Date): Propo
   };
 }
 
-/** The ad update that publishes a variant: the base ad's creative gets its title, body and URL. */
+/**
+ * Why a proposal whose variant names a campaign image (asset_id) cannot be published, or undefined
+ * when it names none. Publishing must put the image on the ad or not publish at all: an ad whose
+ * reviewed image was silently dropped is not what the person approved. The ad platform takes an
+ * image only as a file uploaded to it (creative.file_id), and no path of this service uploads a
+ * campaign asset there yet (the marketing service keeps assets locally; ad batches do not upload
+ * their images either), so such a proposal fails with this reason and nothing is sent.
+ */
+export function imageRefusal(p: Pick<Proposal, 'variant'>): string | undefined {
+  const assetId = p.variant.assetId;
+  if (assetId === undefined) return undefined;
+  return `variant.asset_id ${assetId}: the campaign image cannot be put on the ad, since campaign assets cannot be uploaded to the ad platform yet; nothing was published and the ad is unchanged. A new review run can propose the title, body and target_url without asset_id.`;
+}
+
+/**
+ * The ad update that publishes a variant: the base ad's creative gets its title, body and URL. A
+ * variant with an image is not published (imageRefusal), so nothing here drops one.
+ */
 export function publishBody(v: Variant): Record<string, unknown> {
   return { creative: { title: v.title, body: v.body, target_url: v.targetUrl } };
 }

@@ -67,6 +67,7 @@ export interface Run {
   status: RunStatus;
   trigger: Trigger;
   requestedBy: string;
+  /** Lower case, as every UUID here: the handlers pass callers' UUIDs through canonicalUuid. */
   claimToken: string | null;
   claimedBy: string | null;
   claimedAt: Date | null;
@@ -135,7 +136,8 @@ export function requestRefusal(optimizer: { enabled: boolean; optimizerId: strin
 
 /**
  * claimed decides a claim of `run` with the caller's token (if it gave one): the run claimed anew,
- * or as it is when the caller already holds it (a retry), or a refusal.
+ * or as it is when the caller already holds it (a retry), or a refusal. `token` is in canonical
+ * (lower) case, as the stored one is, so that a token in any case matches.
  */
 export function claimed(run: Run, token: string, by: string, now: Date): { run: Run; renewed: boolean } {
   const status = shownStatus(run, now);
@@ -163,7 +165,7 @@ export function claimed(run: Run, token: string, by: string, now: Date): { run: 
   };
 }
 
-/** Refuses anything but the live claim of `token` on `run`. */
+/** Refuses anything but the live claim of `token` (canonical, lower case) on `run`. */
 export function requireClaim(run: Run, token: string, now: Date): void {
   if (run.claimToken !== token) {
     throw new PermissionDeniedError(

@@ -14,13 +14,13 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
 import {
+  canonicalUuid,
   newOptimizer,
   nextOffsetOf,
   type Optimizer,
   type OptimizerConfig,
   pageOf,
   pausedOptimizer,
-  requireUuid,
   statusOf,
   type UncheckedConfig,
   updatedOptimizer,
@@ -159,21 +159,21 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
     async getOptimizer(req, ctx) {
       const principal = principalOf(ctx);
       requireReader(principal, 'reading an optimizer');
-      requireUuid('optimizer_id', req.optimizerId);
-      const found = await getOptimizer(deps.pool, principal.workspaceId, req.optimizerId);
-      if (found === undefined) throw notFound(req.optimizerId);
+      const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
+      const found = await getOptimizer(deps.pool, principal.workspaceId, optimizerId);
+      if (found === undefined) throw notFound(optimizerId);
       return { optimizer: toOptimizerMessage(found) };
     },
 
     async listOptimizers(req, ctx) {
       const principal = principalOf(ctx);
       requireReader(principal, 'listing optimizers');
-      if (req.accountId !== undefined) requireUuid('account_id', req.accountId);
+      const accountId = req.accountId === undefined ? undefined : canonicalUuid('account_id', req.accountId);
       const page = pageOf(req.limit, req.offset);
       const workspaceId = principal.workspaceId;
       const [optimizers, total] = await Promise.all([
-        listOptimizers(deps.pool, { workspaceId, accountId: req.accountId, ...page }),
-        countOptimizers(deps.pool, workspaceId, req.accountId),
+        listOptimizers(deps.pool, { workspaceId, accountId, ...page }),
+        countOptimizers(deps.pool, workspaceId, accountId),
       ]);
       return {
         optimizers: optimizers.map(toOptimizerMessage),
@@ -185,11 +185,11 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
     async pauseOptimizer(req, ctx) {
       const principal = principalOf(ctx);
       requireWriter(principal, 'pausing an optimizer');
-      requireUuid('optimizer_id', req.optimizerId);
+      const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
       const now = deps.clock();
       const result = await inTransaction(deps.pool, async (tx) => {
-        const current = await lockOptimizer(tx, principal.workspaceId, req.optimizerId);
-        if (current === undefined) throw notFound(req.optimizerId);
+        const current = await lockOptimizer(tx, principal.workspaceId, optimizerId);
+        if (current === undefined) throw notFound(optimizerId);
         const paused = pausedOptimizer(current, now);
         if (paused === undefined) return current;
         const written = await updateOptimizer(tx, paused, current.revision);

@@ -16,7 +16,7 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
-import { nextOffsetOf, type Optimizer, pageOf, requireUuid } from '../domain/optimizer.ts';
+import { canonicalUuid, nextOffsetOf, type Optimizer, pageOf } from '../domain/optimizer.ts';
 import {
   approvedProposal,
   cancelledProposal,
@@ -161,7 +161,16 @@ export function toProposalMessage(p: Proposal, now: Date): MessageInitShape<type
   };
 }
 
-function fromVariant(v: VariantMessage): Variant {
+/** The variant of a request; `field` names it in errors (`variants[0]`, `variant`). */
+function fromVariant(v: VariantMessage, field: string): Variant {
+  if (v.assetId !== undefined) {
+    // Refused before a person reviews it, rather than failing after approval (see imageRefusal).
+    throw new InvalidArgumentError(
+      `${field}.asset_id is not accepted yet: publishing updates the base ad's title, body and target_url, and ` +
+        'campaign images cannot be uploaded to the ad platform, so a variant with an image could not be ' +
+        'published as approved; leave asset_id out',
+    );
+  }
   return {
     baseAdId: v.baseAdId,
     name: v.name,
@@ -170,7 +179,7 @@ function fromVariant(v: VariantMessage): Variant {
     targetUrl: v.targetUrl,
     rationale: v.rationale,
     hypothesis: v.hypothesis,
-    ...(v.assetId !== undefined && { assetId: v.assetId }),
+    ...(v.assetId !== undefined && { assetId: canonicalUuid(`${field}.asset_id`, v.assetId) }),
   };
 }
 
@@ -237,11 +246,11 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
     change: (p: Proposal, optimizer: Optimizer, now: Date) => Proposal | undefined,
     after?: (tx: Queryable, p: Proposal) => Promise<void>,
   ) => {
-    requireUuid('proposal_id', proposalId);
+    const id = canonicalUuid('proposal_id', proposalId);
     const now = clock();
     const saved = await inTransaction(pool, async (tx) => {
-      const current = await getProposal(tx, principal.workspaceId, proposalId, true);
-      if (current === undefined) throw proposalNotFound(proposalId);
+      const current = await getProposal(tx, principal.workspaceId, id, true);
+      if (current === undefined) throw proposalNotFound(id);
       const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
       const next = change(current, optimizer, now);
       if (next === undefined) return current;
@@ -257,11 +266,11 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
     async requestReview(req, ctx) {
       const principal = principalOf(ctx);
       requireWriter(principal, 'requesting an optimization review');
-      requireUuid('optimizer_id', req.optimizerId);
+      const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
       const now = clock();
       const result = await inTransaction(pool, async (tx) => {
-        const optimizer = await lockOptimizer(tx, principal.workspaceId, req.optimizerId);
-        if (optimizer === undefined) throw optimizerNotFound(req.optimizerId);
+        const optimizer = await lockOptimizer(tx, principal.workspaceId, optimizerId);
+        if (optimizer === undefined) throw optimizerNotFound(optimizerId);
         const refusal = requestRefusal(optimizer);
         if (refusal !== undefined) throw new FailedPreconditionError(refusal);
         return requestRun(tx, optimizer, 'request', actorOf(principal), now);
@@ -272,7 +281,8 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
     async listRuns(req, ctx) {
       const principal = principalOf(ctx);
       requireReader(principal, 'listing optimization runs');
-      if (req.optimizerId !== undefined) requireUuid('optimizer_id', req.optimizerId);
+      const optimizerId =
+        req.optimizerId === undefined ? undefined : canonicalUuid('optimizer_id', req.optimizerId);
       if (req.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(req.status)) {
         throw new InvalidArgumentError(`status must be one of ${RUN_STATUSES.join(', ')}`);
       }
@@ -280,7 +290,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       const now = clock();
       const filter = {
         workspaceId: principal.workspaceId,
-        optimizerId: req.optimizerId,
+        optimizerId,
         status: req.status as RunStatus | undefined,
         now,
       };
@@ -303,22 +313,22 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
     async getRun(req, ctx) {
       const principal = principalOf(ctx);
       requireReader(principal, 'reading an optimization run');
-      requireUuid('run_id', req.runId);
-      const run = await getRun(pool, principal.workspaceId, req.runId);
-      if (run === undefined) throw runNotFound(req.runId);
+      const runId = canonicalUuid('run_id', req.runId);
+      const run = await getRun(pool, principal.workspaceId, runId);
+      if (run === undefined) throw runNotFound(runId);
       return { run: await withProposals(principal.workspaceId, run, clock()) };
     },
 
     async claimRun(req, ctx) {
       const principal = principalOf(ctx);
       requireWriter(principal, 'claiming an optimization run');
-      requireUuid('run_id', req.runId);
-      if (req.claimToken !== undefined) requireUuid('claim_token', req.claimToken);
-      const token = req.claimToken ?? randomUUID();
+      const runId = canonicalUuid('run_id', req.runId);
+      const token =
+        req.claimToken === undefined ? randomUUID() : canonicalUuid('claim_token', req.claimToken);
       const now = clock();
       const { run, optimizer } = await inTransaction(pool, async (tx) => {
-        const current = await getRun(tx, principal.workspaceId, req.runId, true);
-        if (current === undefined) throw runNotFound(req.runId);
+        const current = await getRun(tx, principal.workspaceId, runId, true);
+        if (current === undefined) throw runNotFound(runId);
         const o = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
         const decided = claimed(current, token, actorOf(principal), now);
         return { run: decided.renewed ? await updateRun(tx, decided.run) : decided.run, optimizer: o };
@@ -341,13 +351,13 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
     async recordSnapshot(req, ctx) {
       const principal = principalOf(ctx);
       requireWriter(principal, 'recording a performance snapshot');
-      requireUuid('run_id', req.runId);
-      requireUuid('claim_token', req.claimToken);
+      const runId = canonicalUuid('run_id', req.runId);
+      const token = canonicalUuid('claim_token', req.claimToken);
       const now = clock();
       const run = await inTransaction(pool, async (tx) => {
-        const current = await getRun(tx, principal.workspaceId, req.runId, true);
-        if (current === undefined) throw runNotFound(req.runId);
-        requireClaim(current, req.claimToken, now);
+        const current = await getRun(tx, principal.workspaceId, runId, true);
+        if (current === undefined) throw runNotFound(runId);
+        requireClaim(current, token, now);
         const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
         const snapshot = snapshotOf(
           {
@@ -383,18 +393,18 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
     async completeRun(req, ctx) {
       const principal = principalOf(ctx);
       requireWriter(principal, 'completing an optimization run');
-      requireUuid('run_id', req.runId);
-      requireUuid('claim_token', req.claimToken);
+      const runId = canonicalUuid('run_id', req.runId);
+      const token = canonicalUuid('claim_token', req.claimToken);
       const completion = {
         outcome: req.outcome,
         summary: req.summary,
-        variants: req.variants.map(fromVariant),
+        variants: req.variants.map((v, i) => fromVariant(v, `variants[${i}]`)),
       };
       const now = clock();
       const result = await inTransaction(pool, async (tx) => {
-        const current = await getRun(tx, principal.workspaceId, req.runId, true);
-        if (current === undefined) throw runNotFound(req.runId);
-        if (current.status === 'completed' && current.claimToken === req.claimToken) {
+        const current = await getRun(tx, principal.workspaceId, runId, true);
+        if (current === undefined) throw runNotFound(runId);
+        if (current.status === 'completed' && current.claimToken === token) {
           if (current.completionDigest !== completionDigest(completion)) {
             throw new InvalidArgumentError(
               `run ${current.runId} was already completed with a different outcome, summary or variants; a completion is recorded once (ads_get_optimization_run shows it)`,
@@ -406,7 +416,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
             repeated: true,
           };
         }
-        requireClaim(current, req.claimToken, now);
+        requireClaim(current, token, now);
         const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
         const outcome = checkCompletion(completion, current.snapshot, optimizer.config);
         const run = await updateRun(tx, completedRun(current, outcome, completion, now));
@@ -449,9 +459,11 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
     async listProposals(req, ctx) {
       const principal = principalOf(ctx);
       requireReader(principal, 'listing optimization proposals');
-      if (req.optimizerId !== undefined) requireUuid('optimizer_id', req.optimizerId);
-      if (req.accountId !== undefined) requireUuid('account_id', req.accountId);
-      if (req.runId !== undefined) requireUuid('run_id', req.runId);
+      const optional = (field: string, value: string | undefined) =>
+        value === undefined ? undefined : canonicalUuid(field, value);
+      const optimizerId = optional('optimizer_id', req.optimizerId);
+      const accountId = optional('account_id', req.accountId);
+      const runId = optional('run_id', req.runId);
       for (const [field, value] of [
         ['created_after', req.createdAfter],
         ['created_before', req.createdBefore],
@@ -463,10 +475,10 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       const now = clock();
       const filter = {
         workspaceId: principal.workspaceId,
-        optimizerId: req.optimizerId,
+        optimizerId,
         status: req.status,
-        accountId: req.accountId,
-        runId: req.runId,
+        accountId,
+        runId,
         createdAfter: req.createdAfter,
         createdBefore: req.createdBefore,
         now,
@@ -485,9 +497,9 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
     async getProposal(req, ctx) {
       const principal = principalOf(ctx);
       requireReader(principal, 'reading an optimization proposal');
-      requireUuid('proposal_id', req.proposalId);
-      const p = await getProposal(pool, principal.workspaceId, req.proposalId);
-      if (p === undefined) throw proposalNotFound(req.proposalId);
+      const proposalId = canonicalUuid('proposal_id', req.proposalId);
+      const p = await getProposal(pool, principal.workspaceId, proposalId);
+      if (p === undefined) throw proposalNotFound(proposalId);
       return { proposal: toProposalMessage(p, clock()) };
     },
 
@@ -495,7 +507,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       const principal = principalOf(ctx);
       requireWriter(principal, 'editing an optimization proposal');
       if (req.variant === undefined) throw new InvalidArgumentError('variant is required');
-      const variant = fromVariant(req.variant);
+      const variant = fromVariant(req.variant, 'variant');
       return changeProposal(principal, req.proposalId, (p, o, now) =>
         editedProposal(p, req.expectedRevision, variant, o.config, now),
       );

@@ -62,7 +62,11 @@ const variant = object(
       nonBlank: true,
       description: 'What should improve, and how much.',
     }),
-    asset_id: uuid('Optional: a saved campaign image asset.'),
+    asset_id: uuid(
+      'Not accepted yet, and refused naming it: publishing updates the base ad’s title, body and target_url, ' +
+        'and campaign images cannot be uploaded to the ad platform, so a variant with an image could not be ' +
+        'published as approved. Leave it out.',
+    ),
   },
   ['base_ad_id', 'name', 'title', 'body', 'target_url', 'rationale', 'hypothesis'],
   'An optimization variant: a new title, body and target URL for an existing ad.',
@@ -340,7 +344,8 @@ export const claimRun = defineTool<GatewayDeps, typeof claimInput>({
       const reviews = deps.clientOf(ReviewService);
       const as = onBehalfOf(caller.principal);
       // Chosen here when the caller gave none, so that a failed read can tell the caller its claim.
-      const token = args.claim_token ?? randomUUID();
+      // UUIDs are case-insensitive: the optimizer keeps them in lower case, and so does the answer.
+      const token = (args.claim_token ?? randomUUID()).toLowerCase();
       const claim = await reviews.claimRun({ runId: args.run_id, claimToken: token }, as);
       const run = claim.run as ReviewRun;
       let recorded: Awaited<ReturnType<typeof reviews.recordSnapshot>>;
