@@ -169,6 +169,26 @@ describe('ads_import_performance', () => {
     assert.equal(got.import.rows_saved, 0);
   });
 
+  test('a spreadsheet’s "CSV UTF-8" export (a byte-order mark, CRLF lines) is imported; a failed CSV is retried', async () => {
+    const lines = ['ad_id,impressions,clicks,spend,revenue', 'ad_1,100,5,1.10,-5', 'ad_2,,,,'];
+    const res = await ok<ImportResult>('ads_import_performance', {
+      ...META,
+      name: 'Exported CSV',
+      csv: `\uFEFF${lines.join('\r\n')}\r\n`,
+    });
+    assert.equal(res.import.status, 'completed');
+    assert.deepEqual(
+      (await savedRows(res.import.import_id)).map((r) => r.ad_id),
+      ['ad_1', 'ad_2'],
+    );
+    const bad = { ...META, name: 'Retried CSV', csv: 'ad_id,impressions,clicks,spend\nad_1,1,1,x\n' };
+    const first = await call('ads_import_performance', bad);
+    const again = await call('ads_import_performance', bad);
+    const failed = (r: typeof first) => (r.data.error as { code: string; import: Import }).import;
+    assert.equal((again.data.error as { code: string }).code, 'import_failed');
+    assert.notEqual(failed(again).import_id, failed(first).import_id, 'a failed import is not the answer');
+  });
+
   test('the same content imported again returns the first import, not a second copy', async () => {
     const args = { ...META, name: 'Twice', rows: [{ ad_id: 'ad_7', impressions: 7, clicks: 0, spend: 7 }] };
     const first = await ok<ImportResult>('ads_import_performance', args);

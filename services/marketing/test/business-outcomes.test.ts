@@ -94,6 +94,55 @@ describe('duplicates', () => {
     assert.equal(rows[0].n, 1);
   });
 
+  test('occurred_at keeps every digit given: instants apart by less than a millisecond are different content', async () => {
+    const who = testPrincipal();
+    const at = (id: string, occurredAt: string) => ({ ...order(id), occurredAt });
+    await assertRefused(
+      importOutcomes(who, [
+        at('ms2', '2026-10-12T10:00:00.000100Z'),
+        at('ms2', '2026-10-12T10:00:00.000900Z'),
+      ]),
+      Code.InvalidArgument,
+      /external_id "ms2" appears more than once with different content/,
+    );
+    const first = await importOutcomes(who, [at('ms1', '2026-10-12T12:00:00.0001+02:00')]);
+    assert.equal(first.import?.saved, 1);
+    await assertRefused(
+      importOutcomes(who, [at('ms1', '2026-10-12T10:00:00.0009Z')]),
+      Code.FailedPrecondition,
+      /external_id "ms1" of source crm-eu was imported before with different content/,
+    );
+    // The same instant written with another offset and trailing zeros is an exact repeat.
+    const again = await importOutcomes(who, [at('ms1', '2026-10-12T10:00:00.000100000Z')]);
+    assert.deepEqual([again.import?.saved, again.import?.skippedDuplicates], [0, 1]);
+    const { rows } = await svc.pool.query(
+      `SELECT occurred_at_text, to_char(occurred_at AT TIME ZONE 'UTC', 'HH24:MI:SS.US') AS utc
+         FROM business_outcomes WHERE workspace_id = $1`,
+      [who.workspaceId],
+    );
+    assert.deepEqual(rows, [{ occurred_at_text: '2026-10-12T12:00:00.0001+02:00', utc: '10:00:00.000100' }]);
+  });
+
+  test('an outcome saved before instants kept sub-millisecond digits is compared to the millisecond', async () => {
+    const who = testPrincipal();
+    await importOutcomes(who, [{ ...order('old'), occurredAt: '2026-10-12T10:00:00.0004Z' }]);
+    // As an outcome saved before: its fingerprint took the instant cut to the millisecond.
+    const cut = await importOutcomes(testPrincipal(), [
+      { ...order('old'), occurredAt: '2026-10-12T10:00:00.000Z' },
+    ]);
+    assert.equal(cut.import?.saved, 1);
+    const { rows } = await svc.pool.query(`SELECT fingerprint FROM business_outcomes WHERE import_id = $1`, [
+      cut.import?.importId,
+    ]);
+    await svc.pool.query(
+      `UPDATE business_outcomes SET occurred_at_text = NULL, fingerprint = $2
+        WHERE workspace_id = $1 AND external_id = 'old'`,
+      [who.workspaceId, rows[0].fingerprint],
+    );
+    const again = await importOutcomes(who, [{ ...order('old'), occurredAt: '2026-10-12T10:00:00.0004Z' }]);
+    assert.deepEqual([again.import?.saved, again.import?.skippedDuplicates], [0, 1]);
+  });
+
   test('a repeated id with other content within the request is refused, naming it', async () => {
     const who = testPrincipal();
     await assertRefused(

@@ -269,6 +269,41 @@ describe('saving, listing and pausing sources', () => {
     assert.equal(paused?.scheduleState, 'paused');
   });
 
+  test('another editor may not disable, re-point or otherwise save a source; its creator and an admin may', async () => {
+    const creator = testPrincipal({ role: 'editor' });
+    const source = await save(creator, saveRequest());
+    const colleague = { ...testPrincipal({ role: 'editor' }), workspaceId: creator.workspaceId };
+    const update = (patch: SavePatch, revision: number): SaveRequest => ({
+      ...saveRequest({ accountId: source.accountId, url: source.url, ...patch }),
+      sourceId: source.sourceId,
+      expectedRevision: revision,
+    });
+    for (const patch of [
+      { enabled: false },
+      { url: `${site.origin('rival.test')}${newPath()}` },
+      { name: 'Renamed' },
+    ]) {
+      await assertRefused(
+        svc.client.saveCompetitorSource(update(patch, 1), svc.as(colleague)),
+        Code.PermissionDenied,
+        /only the member who created source .* or a workspace admin may change it/,
+      );
+    }
+    const [unchanged] = (
+      await svc.client.listCompetitorSources({ accountId: source.accountId }, svc.as(creator))
+    ).sources;
+    assert.equal(unchanged?.revision, 1);
+    assert.equal(unchanged?.url, source.url);
+    assert.equal(unchanged?.scheduleState, 'scheduled');
+
+    const byCreator = await save(creator, update({ name: 'Renamed' }, 1));
+    assert.equal(byCreator.name, 'Renamed');
+    const admin = { ...testPrincipal({ role: 'admin' }), workspaceId: creator.workspaceId };
+    const byAdmin = await save(admin, update({ enabled: false }, 2));
+    assert.equal(byAdmin.scheduleState, 'paused');
+    assert.equal(byAdmin.createdBy, creator.userId);
+  });
+
   test('a viewer may list but not save, check or pause', async () => {
     const admin = testPrincipal();
     const source = await save(admin, saveRequest());

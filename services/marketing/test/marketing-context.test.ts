@@ -111,6 +111,51 @@ describe('the marketing context', () => {
     assert.deepEqual(names(res.items), ['Play']);
   });
 
+  test('a brief that lists one item twice in reference_ids is refused at save, naming the index', async () => {
+    const who = principal();
+    const play = await save(who, 'playbook', 'Play');
+    const other = randomUUID();
+    await assertRefused(
+      svc.client.saveMarketingItem(
+        {
+          kind: 'brief',
+          name: 'Twice',
+          data: { ...validData('brief'), reference_ids: [play.itemId, other, play.itemId.toUpperCase()] },
+        },
+        svc.as(who),
+      ),
+      Code.InvalidArgument,
+      /data\.reference_ids\[2\] repeats data\.reference_ids\[0\] .*: list each referenced item once/,
+    );
+    assert.equal((await svc.client.listMarketingItems({ kind: 'brief' }, svc.as(who))).total, 0);
+  });
+
+  test('a brief saved before with a repeated reference lists every entry, in order', async () => {
+    const who = principal();
+    const play = await save(who, 'playbook', 'Play');
+    const missing = randomUUID();
+    const brief = await save(who, 'brief', 'Old brief', {
+      ...validData('brief'),
+      reference_ids: [play.itemId],
+    });
+    // As saved before repeats were refused.
+    const repeated = [play.itemId, missing, play.itemId.toUpperCase(), missing];
+    await svc.pool.query(
+      `UPDATE marketing_items SET data = jsonb_set(data, '{reference_ids}', $2::jsonb) WHERE item_id = $1`,
+      [brief.itemId, JSON.stringify(repeated)],
+    );
+    const res = await svc.client.getMarketingContext({ briefId: brief.itemId }, svc.as(who));
+    assert.deepEqual(
+      res.references.map((r) => [r.itemId, r.status, r.item?.name]),
+      [
+        [play.itemId, 'found', 'Play'],
+        [missing, 'missing', undefined],
+        [play.itemId, 'found', 'Play'],
+        [missing, 'missing', undefined],
+      ],
+    );
+  });
+
   test('a brief without reference_ids comes back with no references', async () => {
     const who = principal();
     const { reference_ids: _, ...data } = validData('brief');

@@ -382,6 +382,43 @@ describe('listing', () => {
     assert.deepEqual(names((await list({ query: 'ad_1' })).items), ['ad_123 label']);
     assert.deepEqual(names((await list({ query: 'ad_' })).items), ['ad_123 label']);
   });
+
+  test('query matches the text values themselves: quotes and backslashes as written, never JSON syntax', async () => {
+    const own = principal();
+    const voice = {
+      ...validData('brand'),
+      voice: 'Say "wow" now; 50% off_sale \\ back',
+      audience: 'alpha',
+      restrictions: 'beta',
+    };
+    await save(own, saveRequest('brand', { name: 'Quoted', data: voice }));
+    const lines = { ...validData('brand'), voice: 'line one\nline two' };
+    await save(own, saveRequest('brand', { name: 'Two lines', data: lines }));
+    const found = async (query: string) =>
+      names((await svc.client.listMarketingItems({ query }, svc.as(own))).items);
+    assert.deepEqual(await found('"wow"'), ['Quoted']);
+    assert.deepEqual(await found('Say "wow" now; 50% off_sale \\ back'), ['Quoted']);
+    // Only the item whose text holds a backslash, not the one whose line break JSON writes as \n.
+    assert.deepEqual(await found('\\'), ['Quoted']);
+    assert.deepEqual(await found('\\n'), []);
+    // The JSON between two values matches nothing, and a query never spans two values.
+    assert.deepEqual(await found('", "'), []);
+    assert.deepEqual(await found('alpha", "beta'), []);
+    assert.deepEqual(await found('alpha beta'), []);
+    assert.deepEqual(await found('["'), []);
+    assert.deepEqual(await found('LINE ONE'), ['Two lines']);
+  });
+
+  test('query is still served by a trigram index on the searched text', async () => {
+    const { rows } = await svc.pool.query(
+      "SELECT indexdef FROM pg_indexes WHERE tablename = 'marketing_items' AND indexname = 'marketing_items_search'",
+    );
+    assert.equal(rows.length, 1);
+    assert.match(
+      rows[0].indexdef,
+      /USING gin \(search_text (\S+\.)?gin_trgm_ops\) WHERE \(archived_at IS NULL\)/,
+    );
+  });
 });
 
 describe('workspaces and access', () => {

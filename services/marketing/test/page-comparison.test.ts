@@ -50,3 +50,17 @@ test('a page compared with its own baseline is unchanged', () => {
   assert.equal(verdict.outcome, 'unchanged');
   assert.deepEqual(verdict.bodyChanges, []);
 });
+
+test('excerpts, context and the kept title count characters (code points) and never cut an emoji in half', () => {
+  const emoji = '🌱'.repeat(500);
+  const [change] = bodyChanges(`${emoji} old`, `${emoji} new ${emoji}`);
+  assert.ok(change);
+  const count = (s: string) => [...s].length;
+  assert.equal(count(change.context), CONTEXT_MAX);
+  assert.equal(count(change.added), EXCERPT_MAX);
+  const halfOfAPair = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  for (const text of [change.context, change.added, change.removed]) assert.doesNotMatch(text, halfOfAPair);
+  const page = pageTextOf(`<title>${'😀'.repeat(400)}</title><p>x</p>`);
+  assert.equal(count(page.title), 300);
+  assert.equal(page.title, '😀'.repeat(300));
+});

@@ -268,14 +268,113 @@ describe('importing CSV', () => {
     assert.match(messages, /no "spend" column/);
   });
 
-  test('a row with the wrong number of cells is refused with its line', async () => {
+  test('a row with the wrong number of cells is refused with its row and line', async () => {
     const { imp } = await importAndWait(testPrincipal(), {
       ...META,
-      csv: 'ad_id,impressions,clicks,spend\nad_1,1,1,1\nad_2,1,1\n',
+      csv: 'ad_id,impressions,clicks,spend\nad_1,1,1,1\nad_2,1,1,1\nad_3,1,1\n',
     });
     assert.equal(imp.status, 'failed');
-    assert.equal(imp.errors[0]?.line, 3);
-    assert.match(imp.errors[0]?.message ?? '', /cannot be read/);
+    assert.deepEqual(
+      imp.errors.map((e) => [e.row, e.line, e.message]),
+      [[3, 4, 'the CSV cannot be read: the row has 3 cells where the header has 4']],
+    );
+  });
+
+  test('every row’s problem is reported in row order, rows the parser cannot read included', async () => {
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      csv: [
+        'ad_id,impressions,clicks,spend,body',
+        'ad_1,x,1,1,',
+        'ad_2,1,1,1,"two\r\nlines"',
+        'ad_3,1,1',
+        'ad_4,1,1,1,,',
+        'ad_5,1,1,free,',
+        'ad_6,1"x,1,1,',
+        'ad_7,1,1,1,',
+        'ad_8,"1"x,1,1,',
+        'ad_9,y,1,1,',
+      ].join('\r\n'),
+    });
+    assert.equal(imp.status, 'failed');
+    assert.deepEqual(
+      imp.errors.map((e) => [e.row, e.column ?? '', e.line]),
+      [
+        [1, 'impressions', 2],
+        [3, '', 5],
+        [4, '', 6],
+        [5, 'spend', 7],
+        [6, '', 8],
+        // A quote that closes a cell too early: the parser cannot say where the next row begins.
+        [8, '', 10],
+      ],
+    );
+    assert.match(imp.errors[5]?.message ?? '', /the CSV after it was not read/);
+    assert.equal(imp.errorCount, 6);
+  });
+
+  test('a CSV with CRLF, LF, lone CR or mixed line endings reads the same rows; a quoted line break stays in its cell', async () => {
+    const who = testPrincipal();
+    const body = 'first line\r\nsecond line';
+    const lines = [
+      'ad_id,impressions,clicks,spend,revenue,body',
+      'ad_1,10,1,12.50,-5,',
+      `ad_2,,,,,"${body}"`,
+    ];
+    const mixed = `${lines[0]}\r\n${lines[1]}\n${lines[2]}\r\n`;
+    const { imp } = await importAndWait(who, { ...META, csv: mixed });
+    assert.equal(imp.status, 'completed', JSON.stringify(imp.errors));
+    assert.equal(imp.rowCount, 2);
+    const { rows } = await svc.pool.query(
+      `SELECT ad_id, revenue::text, body FROM performance_import_rows WHERE import_id = $1 ORDER BY row_number`,
+      [imp.importId],
+    );
+    assert.deepEqual(rows, [
+      { ad_id: 'ad_1', revenue: '-5', body: '' },
+      { ad_id: 'ad_2', revenue: null, body },
+    ]);
+    for (const eol of ['\n', '\r\n', '\r']) {
+      const same = await svc.client.importPerformance({ ...META, csv: lines.join(eol) + eol }, svc.as(who));
+      assert.equal(same.created, false, `line endings ${JSON.stringify(eol)} are the same content`);
+      assert.equal(same.import?.importId, imp.importId);
+    }
+    const otherCell = lines.join('\n').replace('\r\n', '\n');
+    const different = await importAndWait(who, { ...META, csv: otherCell });
+    assert.equal(different.created, true, 'a line break inside a cell is content');
+  });
+
+  test('a CSV that starts with a byte-order mark is read without it, as the same content', async () => {
+    const who = testPrincipal();
+    const csv = 'ad_id,impressions,clicks,spend\nad_1,1,1,1\n';
+    const { imp } = await importAndWait(who, { ...META, csv: `\uFEFF${csv}` });
+    assert.equal(imp.status, 'completed', JSON.stringify(imp.errors));
+    assert.deepEqual(
+      (await savedRows(imp.importId)).map((r) => r.ad_id),
+      ['ad_1'],
+    );
+    const plain = await svc.client.importPerformance({ ...META, csv }, svc.as(who));
+    assert.equal(plain.import?.importId, imp.importId);
+  });
+
+  test('a failed import never answers a later import of the same content: that one is read again', async () => {
+    const who = testPrincipal();
+    const csv = 'ad_id,impressions,clicks,spend\nad_1,1,1,x\n';
+    const failed = await importAndWait(who, { ...META, csv });
+    assert.equal(failed.imp.status, 'failed');
+    const again = await importAndWait(who, { ...META, csv });
+    assert.equal(again.created, true);
+    assert.notEqual(again.imp.importId, failed.imp.importId);
+    assert.equal(again.imp.status, 'failed');
+    assert.equal(again.imp.errors[0]?.column, 'spend');
+    // The audit's case: the same text once with a CRLF at its end, which used to fail.
+    const crlf = await importAndWait(who, { ...META, csv: 'ad_id,impressions,clicks,spend\nad_1,1,1,\r\n' });
+    assert.equal(crlf.imp.status, 'completed', JSON.stringify(crlf.imp.errors));
+    const lf = await svc.client.importPerformance(
+      { ...META, csv: 'ad_id,impressions,clicks,spend\nad_1,1,1,\n' },
+      svc.as(who),
+    );
+    assert.equal(lf.created, false);
+    assert.equal(lf.import?.importId, crlf.imp.importId);
   });
 });
 

@@ -6,6 +6,7 @@
  * account's object).
  */
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { textLength } from '@adsmcp/runtime/text';
 import { Temporal } from 'temporal-polyfill';
 
 export const KINDS = ['standard', 'template'] as const;
@@ -53,28 +54,81 @@ export const REMOTE_ID_KEYS = [
 /** Besides the keys above, any key ending so: `*_token`, `*_secret`, `*_password`, `*_api_key`. */
 const AUTHORIZATION_SUFFIXES = ['_token', '_secret', '_password', '_api_key'];
 
+/** The remote identity keys that also end a longer key (`parent_campaign_id`); a bare `id` only alone. */
+const REMOTE_ID_SUFFIXES = REMOTE_ID_KEYS.filter((k) => k !== 'id').map((k) => `_${k}`);
+
 const MAX_DEPTH = 32;
 
+const compact = (k: string) => k.replaceAll('_', '');
+const COMPACT_AUTHORIZATION = new Set(AUTHORIZATION_KEYS.map(compact));
+const COMPACT_REMOTE_IDS = new Set(REMOTE_ID_KEYS.map(compact));
+const COMPACT_AUTHORIZATION_SUFFIXES = AUTHORIZATION_SUFFIXES.map(compact);
+
+/**
+ * normalisedKey spells a key the way the lists above do, whatever its style: compatibility forms
+ * and invisible format characters folded away, camelCase and PascalCase split into words
+ * (`accessToken`, `adAccountID`, `APIKey`), every run of other characters (`-`, spaces, `.`)
+ * one `_`, none at the ends, lowercased: ` Access-Token ` is `access_token`.
+ */
+export function normalisedKey(key: string): string {
+  return key
+    .normalize('NFKC')
+    .replace(/\p{Cf}/gu, '')
+    .replace(/(\p{Ll}|\p{Nd})(\p{Lu})/gu, '$1_$2')
+    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, '$1_$2')
+    .replace(/[^\p{L}\p{Nd}]+/gu, '_')
+    .replace(/^_+|_+$/g, '')
+    .toLowerCase();
+}
+
 function forbiddenReason(key: string): string | undefined {
-  const k = key.toLowerCase();
+  const k = normalisedKey(key);
+  // Written with no separator at all (`accesstoken`, `campaignid`): compared without them.
+  const c = compact(k);
   if (
     (AUTHORIZATION_KEYS as readonly string[]).includes(k) ||
-    AUTHORIZATION_SUFFIXES.some((s) => k.endsWith(s))
+    AUTHORIZATION_SUFFIXES.some((s) => k.endsWith(s)) ||
+    COMPACT_AUTHORIZATION.has(c) ||
+    COMPACT_AUTHORIZATION_SUFFIXES.some((s) => c.endsWith(s))
   )
     return 'an authorization field';
-  if ((REMOTE_ID_KEYS as readonly string[]).includes(k)) return 'a remote identity field';
+  if (
+    (REMOTE_ID_KEYS as readonly string[]).includes(k) ||
+    REMOTE_ID_SUFFIXES.some((s) => k.endsWith(s)) ||
+    COMPACT_REMOTE_IDS.has(c)
+  )
+    return 'a remote identity field';
   return undefined;
 }
 
-/** The forbidden fields of a template, each by its path (`data.template.creative.account_id`). */
+/**
+ * A key in a path: `.name` when it reads as one, else quoted (`[" token"]`) so that its spaces
+ * show, with invisible characters written as escapes.
+ */
+function keyInPath(key: string): string {
+  if (/^[A-Za-z_$][\w$]*$/.test(key)) return `.${key}`;
+  const shown = JSON.stringify(key).replace(
+    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu,
+    (ch) => `\\u${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`,
+  );
+  return `[${shown}]`;
+}
+
+/**
+ * The forbidden fields of a template, each by its path (`data.template.creative.account_id`), at
+ * every depth; a part nested too deep to be checked is named as such.
+ */
 export function forbiddenTemplateFields(value: unknown, path = 'data.template', depth = 0): string[] {
-  if (depth > MAX_DEPTH || typeof value !== 'object' || value === null) return [];
+  if (typeof value !== 'object' || value === null) return [];
+  if (depth > MAX_DEPTH)
+    return [`${path} (nested more than ${MAX_DEPTH} levels deep, so it cannot be checked)`];
   if (Array.isArray(value))
     return value.flatMap((v, i) => forbiddenTemplateFields(v, `${path}[${i}]`, depth + 1));
   return Object.entries(value).flatMap(([key, v]) => {
+    const at = `${path}${keyInPath(key)}`;
     const reason = forbiddenReason(key);
-    const here = reason === undefined ? [] : [`${path}.${key} (${reason})`];
-    return [...here, ...forbiddenTemplateFields(v, `${path}.${key}`, depth + 1)];
+    const here = reason === undefined ? [] : [`${at} (${reason})`];
+    return [...here, ...forbiddenTemplateFields(v, at, depth + 1)];
   });
 }
 
@@ -105,7 +159,7 @@ export function checkStandard(input: StandardInput): Kind {
       `\`kind\` must be standard or template (got ${JSON.stringify(input.kind)})`,
     );
   }
-  const length = [...input.name].length;
+  const length = textLength(input.name);
   if (length < 1 || length > 200)
     throw new InvalidArgumentError(`\`name\` must be 1 to 200 characters (got ${length})`);
   const start = checkDate(input.data.operating_start, 'operating_start');

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { firstCodePoints } from './code-points.ts';
 import { checkCurrency, checkLength, isDate, personalDataIn } from './import-rules.ts';
 
 export const OUTCOME_KINDS = ['qualified_lead', 'booking', 'order', 'refund'] as const;
@@ -29,10 +30,14 @@ export interface OutcomeRowInput {
   refund_of?: string | undefined;
 }
 
-/** An outcome as stored: value as canonical decimal text, the instant in UTC. */
+/**
+ * An outcome as stored: value as canonical decimal text, the instant in UTC to the full precision
+ * given (occurredAt), and occurred_at as written (occurredAtText).
+ */
 export interface Outcome {
   externalId: string;
   occurredAt: string;
+  occurredAtText: string;
   kind: OutcomeKind;
   adId: string;
   value: string | null;
@@ -41,6 +46,12 @@ export interface Outcome {
   adGroupId: string | null;
   refundOf: string | null;
   fingerprint: string;
+  /**
+   * The fingerprint as it was computed before instants kept more than milliseconds: outcomes
+   * saved then (without occurred_at_text) are compared with it. The same as fingerprint unless
+   * occurred_at has digits beyond the millisecond.
+   */
+  legacyFingerprint: string;
 }
 
 export interface OutcomeImportRequest {
@@ -102,14 +113,14 @@ function checkRow(r: OutcomeRowInput, at: string, issues: string[]): void {
     );
   if (!(OUTCOME_KINDS as readonly string[]).includes(r.kind))
     issues.push(
-      `${at}.kind must be one of ${OUTCOME_KINDS.join(', ')} (got ${JSON.stringify(r.kind.slice(0, 40))})`,
+      `${at}.kind must be one of ${OUTCOME_KINDS.join(', ')} (got ${JSON.stringify(firstCodePoints(r.kind, 40))})`,
     );
   if (r.value === undefined) {
     if (r.kind !== 'qualified_lead')
       issues.push(`${at}.value is required when kind is ${r.kind} (a decimal string such as "49.90")`);
   } else if (!DECIMAL.test(r.value)) {
     issues.push(
-      `${at}.value must be a decimal string of at least 0 such as "49.90" (got ${JSON.stringify(r.value.slice(0, 40))})`,
+      `${at}.value must be a decimal string of at least 0 such as "49.90" (got ${JSON.stringify(firstCodePoints(r.value, 40))})`,
     );
   }
   if (r.quantity !== undefined && (!Number.isInteger(r.quantity) || r.quantity < 1 || r.quantity > 1_000_000))
@@ -123,10 +134,32 @@ function refuse(issues: string[]): void {
   throw new InvalidArgumentError(`${issues.slice(0, MAX_LISTED).join('; ')}${more}`);
 }
 
+const PARTS = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * exactInstant is a checked RFC 3339 date-time as its instant in UTC, with every digit of its
+ * fraction: `2026-10-12T12:30:00.000Z` for `14:30+02:00`, and `…00.000100Z` for `…00.0001Z`.
+ * Up to milliseconds it is what Date#toISOString writes; digits beyond are kept (JavaScript's
+ * Date would drop them, and two instants apart by less than a millisecond would look equal).
+ */
+export function exactInstant(text: string): string {
+  const m = PARTS.exec(text);
+  if (m === null) throw new Error(`not a checked date-time: ${text}`);
+  const [, seconds = '', fraction = '', offset = ''] = m;
+  const digits = fraction.padEnd(9, '0');
+  const iso = new Date(Date.parse(`${seconds}${offset}`) + Number(digits.slice(0, 3))).toISOString();
+  const beyond = digits.slice(3).replace(/0+$/, '');
+  return beyond === '' ? iso : `${iso.slice(0, -1)}${beyond}Z`;
+}
+
+const fingerprintOf = (content: unknown[]) =>
+  createHash('sha256').update(JSON.stringify(content)).digest('hex');
+
 function outcomeOf(r: OutcomeRowInput, accountId: string, currency: string): Outcome {
   const o = {
     externalId: r.external_id,
-    occurredAt: new Date(Date.parse(r.occurred_at)).toISOString(),
+    occurredAt: exactInstant(r.occurred_at),
+    occurredAtText: r.occurred_at,
     kind: r.kind as OutcomeKind,
     adId: r.ad_id,
     value: r.value === undefined ? null : canonicalDecimal(r.value),
@@ -135,11 +168,11 @@ function outcomeOf(r: OutcomeRowInput, accountId: string, currency: string): Out
     adGroupId: r.ad_group_id ?? null,
     refundOf: r.refund_of ?? null,
   };
-  const content = [
+  const content = (instant: string) => [
     accountId,
     currency,
     o.kind,
-    o.occurredAt,
+    instant,
     o.adId,
     o.value,
     o.quantity,
@@ -147,7 +180,11 @@ function outcomeOf(r: OutcomeRowInput, accountId: string, currency: string): Out
     o.adGroupId,
     o.refundOf,
   ];
-  return { ...o, fingerprint: createHash('sha256').update(JSON.stringify(content)).digest('hex') };
+  const fingerprint = fingerprintOf(content(o.occurredAt));
+  // Before: the instant cut to milliseconds by JavaScript's Date.
+  const cut = new Date(Date.parse(r.occurred_at)).toISOString();
+  const legacyFingerprint = cut === o.occurredAt ? fingerprint : fingerprintOf(content(cut));
+  return { ...o, fingerprint, legacyFingerprint };
 }
 
 /**

@@ -12,6 +12,7 @@ import {
 } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { ImageType } from '../images/campaign-image.ts';
+import { quotedStart } from './code-points.ts';
 
 export interface CampaignAsset {
   workspaceId: string;
@@ -33,7 +34,7 @@ export interface CampaignAsset {
 export const OFFSET_MAX = 100_000;
 export const LIMIT_DEFAULT = 20;
 
-const quoted = (s: string) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
+const quoted = quotedStart;
 
 /** validateAssetId checks an asset_id and returns it in canonical (lower) case. */
 export function validateAssetId(assetId: string): string {

@@ -6,6 +6,7 @@
 import { InvalidArgumentError, PermissionDeniedError, StaleRevisionError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
+import { quotedStart } from './code-points.ts';
 import type { Baseline } from './page-comparison.ts';
 import { normaliseText } from './page-text.ts';
 
@@ -73,7 +74,7 @@ export interface CheckedSave {
   update?: { sourceId: string; expectedRevision: number };
 }
 
-const quoted = (s: string) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
+const quoted = quotedStart;
 
 /** requireUuid throws an InvalidArgumentError naming `field` unless `value` is a UUID. */
 export function requireUuid(field: string, value: string): void {
@@ -253,13 +254,32 @@ export function requireWriter(principal: Principal, what: string): void {
 }
 
 /**
- * requirePauser allows pausing a source to the member who created it and to workspace admins:
- * enabling it authorised recurring reads in their name, and only they may withdraw that.
+ * requireOwnerOrAdmin allows changing a saved source (pausing it, or saving it anew: its url,
+ * literals, schedule or enabled flag) to the member who created it and to workspace admins:
+ * enabling it authorised recurring reads in their name, and only they may withdraw or redirect
+ * that. Another editor saves a source of their own instead. `what` is the verb refused.
  */
-export function requirePauser(principal: Principal, source: CompetitorSource): void {
+export function requireOwnerOrAdmin(principal: Principal, source: CompetitorSource, what: string): void {
   if (principal.role === 'admin' || actorOf(principal) === source.createdBy) return;
   throw new PermissionDeniedError(
-    `only the member who created source ${source.sourceId} or a workspace admin may pause it; this caller has role ${principal.role}`,
+    `only the member who created source ${source.sourceId} or a workspace admin may ${what}; this caller has role ${principal.role}`,
+  );
+}
+
+/** requirePauser allows pausing a source to its creator and to workspace admins. */
+export function requirePauser(principal: Principal, source: CompetitorSource): void {
+  requireOwnerOrAdmin(principal, source, 'pause it');
+}
+
+/**
+ * requireUpdater allows saving an existing source to its creator and to workspace admins, the
+ * same members who may pause it: a save can disable it, or point its reads at another page.
+ */
+export function requireUpdater(principal: Principal, source: CompetitorSource): void {
+  requireOwnerOrAdmin(
+    principal,
+    source,
+    'change it (save your own source without source_id to watch a page yourself)',
   );
 }
 

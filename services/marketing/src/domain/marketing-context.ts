@@ -48,14 +48,22 @@ export function checkBrief(briefId: string, item: MarketingItem | undefined): Ma
   return item;
 }
 
-/** referenceIdsOf returns a brief's reference_ids in its order, each once, in lower case. */
+/**
+ * referenceIdsOf returns every entry of a brief's reference_ids in its order, UUIDs in lower
+ * case. A save refuses a repeated id, but a brief saved before may hold one: it is listed each
+ * time, as the brief lists it.
+ */
 export function referenceIdsOf(brief: MarketingItem): string[] {
   const ids = brief.data.reference_ids;
   if (!Array.isArray(ids)) return [];
-  const valid = ids
-    .filter((id): id is string => typeof id === 'string' && isUuid(id))
-    .map((id) => id.toLowerCase());
-  return [...new Set(valid)];
+  return ids
+    .filter((id): id is string => typeof id === 'string')
+    .map((id) => (isUuid(id) ? id.toLowerCase() : id));
+}
+
+/** The distinct item ids among `ids` that can name an item (UUIDs), to look them up once. */
+export function lookupIds(ids: readonly string[]): string[] {
+  return [...new Set(ids.filter((id) => isUuid(id)))];
 }
 
 export type ReferenceStatus = 'found' | 'archived' | 'missing';
@@ -67,8 +75,9 @@ export interface ResolvedReference {
 }
 
 /**
- * resolveReferences pairs each referenced id with the item found for it; an id with no item is
- * reported missing and an archived item archived, so no reference is silently dropped.
+ * resolveReferences pairs each referenced id with the item found for it, in order and repeats
+ * included; an id with no item (or that is no UUID) is reported missing and an archived item
+ * archived, so no reference is silently dropped.
  */
 export function resolveReferences(
   ids: readonly string[],

@@ -11,6 +11,7 @@ import {
   StaleRevisionError,
 } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { quotedStart } from './code-points.ts';
 import type { ItemData, Kind } from './item-data.ts';
 
 export interface MarketingItem {
@@ -34,7 +35,7 @@ export type ItemState = Pick<MarketingItem, 'itemId' | 'kind' | 'revision' | 'ar
 export const OFFSET_MAX = 100_000;
 export const LIMIT_DEFAULT = 20;
 
-const quoted = (s: string) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
+const quoted = quotedStart;
 
 function checkItemId(itemId: string): void {
   if (!isUuid(itemId)) throw new InvalidArgumentError(`item_id must be a UUID (got ${quoted(itemId)})`);
@@ -64,6 +65,27 @@ export interface ValidSave {
 }
 
 /**
+ * checkReferenceIds refuses a brief that lists one item twice in reference_ids (ids compared
+ * without case, as UUIDs are): the marketing context lists each reference in the brief's order,
+ * and a repeat is a mistake in the brief, not a second reference.
+ */
+function checkReferenceIds(ids: unknown): void {
+  if (!Array.isArray(ids)) return;
+  const first = new Map<string, number>();
+  ids.forEach((id, i) => {
+    if (typeof id !== 'string') return;
+    const key = id.toLowerCase();
+    const earlier = first.get(key);
+    if (earlier !== undefined) {
+      throw new InvalidArgumentError(
+        `data.reference_ids[${i}] repeats data.reference_ids[${earlier}] (${quoted(id)}): list each referenced item once`,
+      );
+    }
+    first.set(key, i);
+  });
+}
+
+/**
  * validateSave checks what a save names: a UUID item_id, an expected_revision only with the
  * item_id it belongs to, and data to store. It returns the save with the omitted collection as
  * the empty one.
@@ -76,6 +98,7 @@ export function validateSave(req: SaveRequest): ValidSave {
     );
   }
   if (req.data === undefined) throw new InvalidArgumentError('data is required');
+  if (req.kind === 'brief') checkReferenceIds(req.data.reference_ids);
   return {
     ...(req.itemId === undefined ? {} : { itemId: req.itemId.toLowerCase() }),
     ...(req.expectedRevision === undefined ? {} : { expectedRevision: req.expectedRevision }),

@@ -3,7 +3,9 @@
  * literal phrases, whether each phrase is present and whether that changed. The evidence keeps
  * short excerpts only, so an observation stays small whatever the page.
  */
+import { textLength } from '@adsmcp/runtime/text';
 import { diffWords } from 'diff';
+import { clip, clipStart, isLowSurrogate } from './code-points.ts';
 import { normaliseText, type PageText } from './page-text.ts';
 
 export const EXCERPT_MAX = 200;
@@ -52,8 +54,6 @@ export interface Comparison {
   literals: LiteralState[];
 }
 
-const clip = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
-const clipStart = (s: string, max: number) => (s.length > max ? `…${s.slice(s.length - max + 1)}` : s);
 const quote = (s: string) => `“${clip(s, 60)}”`;
 
 /** The page as one searchable text: title, then body. */
@@ -63,9 +63,13 @@ const searchable = (page: PageText) => (page.title ? `${page.title} ${page.text}
 function excerptAround(haystack: string, needle: string): string {
   const at = haystack.indexOf(needle);
   if (at < 0) return '';
-  const room = Math.max(0, Math.floor((LITERAL_EXCERPT_MAX - needle.length) / 2));
-  const start = Math.max(0, at - room);
-  const excerpt = haystack.slice(start, at + needle.length + room);
+  const room = Math.max(0, Math.floor((LITERAL_EXCERPT_MAX - textLength(needle)) / 2));
+  // Cut between characters, never inside a surrogate pair; clip bounds the code points.
+  let start = Math.max(0, at - room);
+  if (start > 0 && isLowSurrogate(haystack, start)) start--;
+  let end = at + needle.length + room;
+  if (end < haystack.length && isLowSurrogate(haystack, end)) end++;
+  const excerpt = haystack.slice(start, end);
   return clip(`${start > 0 ? '…' : ''}${excerpt}`, LITERAL_EXCERPT_MAX);
 }
 
@@ -90,6 +94,9 @@ function spanChange(before: string, after: string): TextChange {
   ) {
     end++;
   }
+  // The common prefix and suffix end between characters, never inside a surrogate pair.
+  if (start > 0 && isLowSurrogate(before, start)) start--;
+  if (end > 0 && isLowSurrogate(before, before.length - end)) end--;
   return {
     removed: clip(before.slice(start, before.length - end), EXCERPT_MAX),
     added: clip(after.slice(start, after.length - end), EXCERPT_MAX),

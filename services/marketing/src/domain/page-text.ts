@@ -4,8 +4,9 @@
  * tokenizer), never with regular expressions.
  */
 import { Parser } from 'htmlparser2';
+import { firstCodePoints } from './code-points.ts';
 
-/** The longest title kept. */
+/** The longest title kept, in characters (code points). */
 export const TITLE_MAX = 300;
 /** The longest body text kept and compared: the page limit is 1 MiB, the text rarely near this. */
 export const TEXT_MAX = 100_000;
@@ -87,12 +88,12 @@ export function pageTextOf(html: string): PageText {
   parser.write(html);
   parser.end();
   return {
-    title: normaliseText(title).slice(0, TITLE_MAX),
-    text: normaliseText(parts.join('')).slice(0, TEXT_MAX),
+    title: firstCodePoints(normaliseText(title), TITLE_MAX),
+    text: firstCodePoints(normaliseText(parts.join('')), TEXT_MAX),
   };
 }
 
 /** plainPageText treats a text/plain page as body text with no title. */
 export function plainPageText(text: string): PageText {
-  return { title: '', text: normaliseText(text).slice(0, TEXT_MAX) };
+  return { title: '', text: firstCodePoints(normaliseText(text), TEXT_MAX) };
 }

@@ -5,6 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
+import { csvRecordText, editorLines } from './csv-text.ts';
 import {
   MAX_ROWS,
   type NormalRow,
@@ -75,8 +76,28 @@ export type RowSink = (rows: NormalRow[]) => Promise<void>;
 const BATCH = 500;
 
 /**
+ * Parser errors after which the parser no longer knows where records begin: what follows is not
+ * read (and not reported as rows of its own).
+ */
+const FATAL: ReadonlySet<string> = new Set([
+  'CSV_MAX_RECORD_SIZE',
+  'CSV_INVALID_CLOSING_QUOTE',
+  'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE',
+  'CSV_QUOTE_NOT_CLOSED',
+]);
+
+/** A record the parser could not read, after `afterRecords` records it could (the header included). */
+interface Unreadable {
+  afterRecords: number;
+  line: number | undefined;
+  message: string;
+  fatal: boolean;
+}
+
+/**
  * parsePerformanceCsv reads the rows of `csv`, checked and normalised, and returns the number of
- * data rows read; problems go to `errors` (by row, column and line). Rows are handed to `sink` in
+ * data rows read; problems go to `errors` (by row, column and the line the row ends on), every
+ * row's in row order, a record the parser cannot read included. Rows are handed to `sink` in
  * order, in batches, only while no problem has been found: after one, the caller must discard
  * what the sink was given.
  */
@@ -86,40 +107,78 @@ export async function parsePerformanceCsv(
   errors: RowErrors,
   sink: RowSink,
 ): Promise<{ rowCount: number }> {
-  const parser = pieces(csv).pipe(
+  // Records the parser skips are reported, in order, when the for-await loop reaches their place:
+  // the parser runs ahead of the loop by up to a chunk.
+  const unreadable: Unreadable[] = [];
+  let stopAfter: number | undefined;
+  let unreadableRows = 0;
+  const text = csvRecordText(csv);
+  const lineOf = editorLines(text);
+  const parser = pieces(text).pipe(
     parse({
-      bom: true,
+      record_delimiter: '\n',
       skip_empty_lines: true,
       info: true,
       relax_column_count: false,
       max_record_size: 64 * 1024,
+      skip_records_with_error: true,
+      on_skip: (err) => {
+        if (err === undefined || stopAfter !== undefined) return;
+        const afterRecords = typeof err.records === 'number' ? err.records : 0;
+        const fatal = FATAL.has(err.code);
+        if (fatal) stopAfter = afterRecords;
+        if (afterRecords > 0) unreadableRows++;
+        unreadable.push({
+          afterRecords,
+          line: typeof err.lines === 'number' ? lineOf(err.lines) : undefined,
+          message: `the CSV cannot be read: ${readError(err)}${fatal ? '; the CSV after it was not read' : ''}`,
+          fatal,
+        });
+      },
     }),
   );
   let batch: NormalRow[] = [];
   let columns: Map<string, number> | undefined;
   let rowCount = 0;
+  let tooMany = false;
+  /** Reports the unreadable records before the `records`-th readable one; false when reading stops. */
+  const reportUnreadable = (records: number): boolean => {
+    for (let u = unreadable[0]; u !== undefined && u.afterRecords < records; u = unreadable[0]) {
+      unreadable.shift();
+      if (u.afterRecords === 0) {
+        errors.add({ row: 0, message: u.message.replace('the CSV', 'the header line'), ...at(u.line) });
+        return false;
+      }
+      if (!countRow(u.line)) return false;
+      errors.add({ row: rowCount, message: u.message, ...at(u.line) });
+      if (u.fatal) return false;
+    }
+    return true;
+  };
+  /** Counts one more data row; false (and the error) once there are too many. */
+  const countRow = (line: number | undefined): boolean => {
+    rowCount++;
+    if (rowCount <= MAX_ROWS) return true;
+    tooMany = true;
+    errors.add({ row: rowCount, message: `the CSV has more than ${MAX_ROWS} data rows`, ...at(line) });
+    return false;
+  };
   try {
     for await (const { record, info } of parser as AsyncIterable<{
       record: string[];
-      info: { lines: number };
+      info: { lines: number; records: number };
     }>) {
+      if (!reportUnreadable(info.records)) return { rowCount };
       if (columns === undefined) {
         columns = columnsOf(record, mapping, errors);
         if (columns === undefined) return { rowCount: 0 };
         continue;
       }
-      rowCount++;
-      if (rowCount > MAX_ROWS) {
-        errors.add({
-          row: rowCount,
-          line: info.lines,
-          message: `the CSV has more than ${MAX_ROWS} data rows`,
-        });
-        return { rowCount };
-      }
+      const line = lineOf(info.lines);
+      if (!countRow(line)) return { rowCount };
       const cells: RowCells = {};
       for (const [field, index] of columns) cells[field] = record[index] ?? '';
-      const row = normaliseRow(cells, { row: rowCount, line: info.lines }, errors, false);
+      const row = normaliseRow(cells, { row: rowCount, line }, errors, false);
       if (row === undefined || errors.count > 0) continue;
       batch.push(row);
       if (batch.length >= BATCH) {
@@ -127,15 +186,16 @@ export async function parsePerformanceCsv(
         batch = [];
       }
     }
+    if (!reportUnreadable(Number.POSITIVE_INFINITY) || tooMany) return { rowCount };
   } catch (err) {
     if (!(err instanceof CsvError)) throw err;
-    const line = (err as CsvError & { lines?: number }).lines;
-    errors.add({
-      row: rowCount + 1,
-      message: `the CSV cannot be read: ${err.message}`,
-      ...(typeof line === 'number' ? { line } : {}),
-    });
-    return { rowCount };
+    // Not a record the parser skipped: the reading stopped here, after the records it had read.
+    const records = typeof err.records === 'number' ? err.records : 0;
+    const row = Math.max(rowCount, records - 1 + unreadableRows) + 1;
+    const line = typeof err.lines === 'number' ? lineOf(err.lines) : undefined;
+    if (reportUnreadable(Number.POSITIVE_INFINITY))
+      errors.add({ row, message: `the CSV cannot be read: ${readError(err)}`, ...at(line) });
+    return { rowCount: row - 1 };
   } finally {
     parser.destroy();
   }
@@ -144,3 +204,16 @@ export async function parsePerformanceCsv(
   if (errors.count === 0) await sink(batch);
   return { rowCount };
 }
+
+/**
+ * The parser's message, in our words where we have them, without the parser's own line count (the
+ * error names the line as an editor counts it).
+ */
+function readError(err: CsvError): string {
+  const lengths = /expect (\d+), got (\d+)/.exec(err.message);
+  if (err.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH' && lengths)
+    return `the row has ${lengths[2]} cells where the header has ${lengths[1]}`;
+  return err.message.replace(/,? (?:on|at) line \d+/, '');
+}
+
+const at = (line: number | undefined) => (line === undefined ? {} : { line });

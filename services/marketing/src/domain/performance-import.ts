@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { firstCodePoints } from './code-points.ts';
+import { csvRecordText, withoutBom } from './csv-text.ts';
 import { checkCurrency, checkDate, checkLength, checkNoNul, checkTimezone } from './import-rules.ts';
 
 export const SOURCES = ['vendor_a_ads', 'vendor_b_ads', 'other'] as const;
@@ -129,7 +131,8 @@ export function validateImport(req: {
     return { meta, input: { format: 'rows', rows: req.rows } };
   }
   if (req.rows.length > 0) throw new InvalidArgumentError('give either rows or csv, not both');
-  checkLength('csv', req.csv, 1, MAX_CSV_CHARS);
+  // A byte-order mark is not part of the text (the parser drops it), so it is not counted.
+  checkLength('csv', withoutBom(req.csv), 1, MAX_CSV_CHARS);
   checkNoNul('csv', req.csv);
   if (mappings.length > MAX_MAPPINGS)
     throw new InvalidArgumentError(
@@ -152,14 +155,15 @@ function canonicalRows(rows: readonly RequestRow[]): unknown[][] {
 
 /**
  * contentHash is the SHA-256 of the metadata and the content: the rows with every field in field
- * order (unknown as null), or the CSV with its line endings made LF and the mapping in key order.
+ * order (unknown as null), or the CSV as it is parsed (csvRecordText: without a byte-order mark,
+ * record line breaks made LF) and the mapping in key order: the same hash is the same rows.
  */
 export function contentHash({ meta, input }: ImportRequest): string {
   const content =
     input.format === 'rows'
       ? { rows: canonicalRows(input.rows) }
       : {
-          csv: input.csv.replace(/\r\n?/g, '\n'),
+          csv: csvRecordText(input.csv),
           column_mapping: Object.fromEntries(
             Object.entries(input.columnMapping).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
           ),
@@ -224,7 +228,7 @@ function integerMetric(value: Cell, column: string, at: Where, errors: RowErrors
   }
   const text = value.trim();
   if (!INTEGER_TEXT.test(text) || (text.length > 15 && BigInt(text) > MAX_SAFE))
-    return problem(errors, at, column, `${rule} (got ${JSON.stringify(value.slice(0, 40))})`);
+    return problem(errors, at, column, `${rule} (got ${JSON.stringify(firstCodePoints(value, 40))})`);
   // Leading zeros dropped; up to 15 digits a double holds the value exactly.
   return text.length > 15 ? BigInt(text).toString() : String(Number(text));
 }
@@ -247,7 +251,7 @@ function decimalMetric(value: Cell, column: Metric, at: Where, errors: RowErrors
   }
   const text = value.trim();
   if (!(signed ? SIGNED_DECIMAL_TEXT : DECIMAL_TEXT).test(text) || text.length > 60)
-    return problem(errors, at, column, `${rule} (got ${JSON.stringify(value.slice(0, 40))})`);
+    return problem(errors, at, column, `${rule} (got ${JSON.stringify(firstCodePoints(value, 40))})`);
   return text;
 }
 

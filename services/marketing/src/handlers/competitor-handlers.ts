@@ -23,6 +23,7 @@ import {
   pausedSource,
   requirePauser,
   requireReader,
+  requireUpdater,
   requireUuid,
   requireWriter,
   updatedSource,
@@ -168,6 +169,7 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
       const saved = await inTransaction(deps.pool, async (tx) => {
         const current = await lockSource(tx, workspaceId, update.sourceId);
         if (current === undefined) throw notFound(update.sourceId);
+        requireUpdater(principal, current);
         const written = await updateSource(tx, updatedSource(current, save, now, random), current.revision);
         // The row is locked, so its revision cannot have moved since it was read.
         if (written === undefined) throw new StaleRevisionError(current.revision, 'source');

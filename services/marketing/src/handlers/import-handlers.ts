@@ -144,34 +144,35 @@ export function createImportHandlers(deps: ImportHandlerDeps): ServiceImpl<typeo
       });
       const hash = contentHash(request);
       const workspaceId = p.workspaceId;
-      const existing = await findImportByContent(pool, workspaceId, hash);
-      if (existing !== undefined) return { import: toMessage(existing), created: false };
       const { input } = request;
-      // The import and the work it causes commit together.
-      const created = await inTransaction(pool, async (tx) => {
-        const importId = randomUUID();
-        const row = await insertImport(tx, {
-          workspaceId,
-          importId,
-          meta: request.meta,
-          format: input.format,
-          contentHash: hash,
-          inputRows: input.format === 'rows' ? storedRows(input.rows) : null,
-          inputCsv: input.format === 'csv' ? input.csv : null,
-          columnMapping: input.format === 'csv' ? input.columnMapping : {},
-          rowCount: input.format === 'rows' ? input.rows.length : 0,
-          createdBy: `${p.via}:${p.credentialId}`,
+      // The first import of this content that has not failed is the answer. Between the look and
+      // the insert another request may record it, or it may fail: then look again.
+      for (let attempt = 1; ; attempt++) {
+        const existing = await findImportByContent(pool, workspaceId, hash);
+        if (existing !== undefined) return { import: toMessage(existing), created: false };
+        // The import and the work it causes commit together.
+        const created = await inTransaction(pool, async (tx) => {
+          const importId = randomUUID();
+          const row = await insertImport(tx, {
+            workspaceId,
+            importId,
+            meta: request.meta,
+            format: input.format,
+            contentHash: hash,
+            inputRows: input.format === 'rows' ? storedRows(input.rows) : null,
+            inputCsv: input.format === 'csv' ? input.csv : null,
+            columnMapping: input.format === 'csv' ? input.columnMapping : {},
+            rowCount: input.format === 'rows' ? input.rows.length : 0,
+            createdBy: `${p.via}:${p.credentialId}`,
+          });
+          if (row === undefined) return undefined;
+          const message: ImportMessage = { workspace_id: workspaceId, import_id: importId };
+          await enqueue(tx, { topic: IMPORT_TOPIC, key: importId, payload: { ...message }, id: importId });
+          return row;
         });
-        if (row === undefined) return undefined;
-        const message: ImportMessage = { workspace_id: workspaceId, import_id: importId };
-        await enqueue(tx, { topic: IMPORT_TOPIC, key: importId, payload: { ...message }, id: importId });
-        return row;
-      });
-      if (created !== undefined) return { import: toMessage(created), created: true };
-      // Another request of the same content won the race: that import is this one.
-      const first = await findImportByContent(pool, workspaceId, hash);
-      if (first === undefined) throw new Error(`import of content ${hash} vanished`);
-      return { import: toMessage(first), created: false };
+        if (created !== undefined) return { import: toMessage(created), created: true };
+        if (attempt >= 3) throw new Error(`import of content ${hash} neither found nor recorded`);
+      }
     },
 
     async getPerformanceImport(req, ctx) {

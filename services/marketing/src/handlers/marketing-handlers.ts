@@ -14,6 +14,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
 import {
   checkBrief,
+  lookupIds,
   type ResolvedReference,
   referenceIdsOf,
   resolveReferences,
@@ -164,7 +165,7 @@ export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl
       if (query.briefId === undefined) return page;
       const brief = checkBrief(query.briefId, await findItem(deps.pool, workspaceId, query.briefId));
       const ids = referenceIdsOf(brief);
-      const references = resolveReferences(ids, await findItems(deps.pool, workspaceId, ids));
+      const references = resolveReferences(ids, await findItems(deps.pool, workspaceId, lookupIds(ids)));
       return { ...page, brief: toMessage(brief), references: references.map(toReference) };
     },
   };

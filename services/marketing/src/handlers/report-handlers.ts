@@ -17,6 +17,7 @@ import { isUuid } from '@adsmcp/runtime/ids';
 import { fromJson, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
+import { quotedStart } from '../domain/code-points.ts';
 import { listQueryOf, nextOffset } from '../domain/marketing-item.ts';
 import {
   type AdCounts,
@@ -175,9 +176,7 @@ export function createReportHandlers(deps: ReportHandlerDeps): ServiceImpl<typeo
       const principal = principalOf(ctx);
       requireReader(principal);
       if (!isUuid(req.reportId)) {
-        throw new InvalidArgumentError(
-          `report_id must be a UUID (got ${JSON.stringify(req.reportId.slice(0, 40))})`,
-        );
+        throw new InvalidArgumentError(`report_id must be a UUID (got ${quotedStart(req.reportId)})`);
       }
       const format = formatOf(req.format);
       const report = await findReport(deps.pool, principal.workspaceId, req.reportId.toLowerCase());

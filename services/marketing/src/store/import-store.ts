@@ -62,13 +62,16 @@ export interface NewImport {
   createdBy: string;
 }
 
-/** insertImport records a queued import; undefined when the workspace has one of the same content. */
+/**
+ * insertImport records a queued import; undefined when the workspace has one of the same content
+ * that has not failed (a failed import does not stand for its content).
+ */
 export async function insertImport(db: Queryable, n: NewImport): Promise<ImportRecord | undefined> {
   const { rows } = await db.query<ImportRecord>(
     `INSERT INTO performance_imports (workspace_id, import_id, source, name, currency, timezone, attribution,
        since, until, format, content_hash, status, input_rows, input_csv, column_mapping, row_count, created_by)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'queued', $12::jsonb, $13, $14::jsonb, $15, $16)
-     ON CONFLICT (workspace_id, content_hash) WHERE NOT gave_up DO NOTHING
+     ON CONFLICT (workspace_id, content_hash) WHERE status <> 'failed' DO NOTHING
      RETURNING ${COLUMNS}`,
     [
       n.workspaceId,
@@ -92,7 +95,10 @@ export async function insertImport(db: Queryable, n: NewImport): Promise<ImportR
   return rows[0];
 }
 
-/** findImportByContent returns the workspace's import of this content hash. */
+/**
+ * findImportByContent returns the workspace's import of this content hash that is queued,
+ * running or completed: a failed one is never the answer to importing its content again.
+ */
 export async function findImportByContent(
   db: Queryable,
   workspaceId: string,
@@ -100,7 +106,7 @@ export async function findImportByContent(
 ): Promise<ImportRecord | undefined> {
   const { rows } = await db.query<ImportRecord>(
     `SELECT ${COLUMNS} FROM performance_imports
-      WHERE workspace_id = $1 AND content_hash = $2 AND NOT gave_up`,
+      WHERE workspace_id = $1 AND content_hash = $2 AND status <> 'failed'`,
     [workspaceId, contentHash],
   );
   return rows[0];

@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '@adsmcp/runtime/db';
 import { FailedPreconditionError } from '@adsmcp/runtime/errors';
-import { describeIds, type OutcomeImportRequest } from '../domain/business-outcomes.ts';
+import { describeIds, type Outcome, type OutcomeImportRequest } from '../domain/business-outcomes.ts';
 
 export interface OutcomeImportRecord {
   import_id: string;
@@ -45,12 +45,13 @@ async function insertNewOutcomes(
   const o = r.outcomes;
   const { rows } = await db.query<{ external_id: string }>(
     `INSERT INTO business_outcomes (workspace_id, source, external_id, import_id, account_id, currency, kind,
-       occurred_at, ad_id, value, quantity, campaign_id, ad_group_id, refund_of, fingerprint)
-     SELECT $1, $2, u.external_id, $3, $4, $5, u.kind, u.occurred_at, u.ad_id, u.value, u.quantity,
-            u.campaign_id, u.ad_group_id, u.refund_of, u.fingerprint
+       occurred_at, occurred_at_text, ad_id, value, quantity, campaign_id, ad_group_id, refund_of, fingerprint)
+     SELECT $1, $2, u.external_id, $3, $4, $5, u.kind, u.occurred_at, u.occurred_at_text, u.ad_id, u.value,
+            u.quantity, u.campaign_id, u.ad_group_id, u.refund_of, u.fingerprint
        FROM unnest($6::text[], $7::text[], $8::timestamptz[], $9::text[], $10::numeric[], $11::int[],
-                   $12::text[], $13::text[], $14::text[], $15::text[])
-            AS u(external_id, kind, occurred_at, ad_id, value, quantity, campaign_id, ad_group_id, refund_of, fingerprint)
+                   $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
+            AS u(external_id, kind, occurred_at, ad_id, value, quantity, campaign_id, ad_group_id, refund_of,
+                 fingerprint, occurred_at_text)
      ON CONFLICT (workspace_id, source, external_id) DO NOTHING
      RETURNING external_id`,
     [
@@ -69,9 +70,16 @@ async function insertNewOutcomes(
       o.map((x) => x.adGroupId),
       o.map((x) => x.refundOf),
       o.map((x) => x.fingerprint),
+      o.map((x) => x.occurredAtText),
     ],
   );
   return new Set(rows.map((row) => row.external_id));
+}
+
+/** A saved outcome's fingerprint, and whether it was saved before instants kept more than milliseconds. */
+interface SavedFingerprint {
+  fingerprint: string;
+  legacy: boolean;
 }
 
 /** The saved fingerprints of `externalIds` of a source. */
@@ -80,13 +88,20 @@ async function savedFingerprints(
   workspaceId: string,
   source: string,
   externalIds: string[],
-): Promise<Map<string, string>> {
-  const { rows } = await db.query<{ external_id: string; fingerprint: string }>(
-    `SELECT external_id, fingerprint FROM business_outcomes
+): Promise<Map<string, SavedFingerprint>> {
+  const { rows } = await db.query<{ external_id: string; fingerprint: string; legacy: boolean }>(
+    `SELECT external_id, fingerprint, occurred_at_text IS NULL AS legacy FROM business_outcomes
       WHERE workspace_id = $1 AND source = $2 AND external_id = ANY($3::text[])`,
     [workspaceId, source, externalIds],
   );
-  return new Map(rows.map((row) => [row.external_id, row.fingerprint]));
+  return new Map(rows.map((row) => [row.external_id, { fingerprint: row.fingerprint, legacy: row.legacy }]));
+}
+
+/** Whether `x` is an exact repeat of the saved outcome `saved` (the same content). */
+function isRepeat(x: Outcome, saved: SavedFingerprint | undefined): boolean {
+  if (saved === undefined) return false;
+  // An outcome saved before kept its instant to the millisecond only: compare it so.
+  return saved.fingerprint === (saved.legacy ? x.legacyFingerprint : x.fingerprint);
 }
 
 async function finishOutcomeImport(
@@ -125,7 +140,7 @@ export async function saveOutcomes(
     r.source,
     repeats.map((x) => x.externalId),
   );
-  const conflicts = repeats.filter((x) => saved.get(x.externalId) !== x.fingerprint).map((x) => x.externalId);
+  const conflicts = repeats.filter((x) => !isRepeat(x, saved.get(x.externalId))).map((x) => x.externalId);
   if (conflicts.length > 0) {
     throw new FailedPreconditionError(
       `external_id ${describeIds(conflicts)} of source ${r.source} ${conflicts.length === 1 ? 'was' : 'were'} imported before with different content; nothing was imported`,

@@ -74,7 +74,8 @@ const saveCompetitorSource: ToolRow<GatewayDeps> = {
     'successful check is the baseline; later checks compare the normalized title and body text with it, or, when ' +
     'literals are given, record which phrases are present or absent and which changed. Changing the url or the ' +
     'literals starts a new baseline. To update, pass source_id and the expected_revision you last read; a stale ' +
-    'one is refused with the current revision (error code stale_revision). Nothing changes in any ad account.',
+    'one is refused with the current revision (error code stale_revision). Only the member who created a source, ' +
+    'or a workspace admin, may update it (permission_denied otherwise). Nothing changes in any ad account.',
   input: saveInput,
   example: {
     account_id: EXAMPLE_ACCOUNT,

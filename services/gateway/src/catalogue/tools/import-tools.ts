@@ -16,7 +16,7 @@ import { ToolFailure } from '../../mcp/tool-failure.ts';
 import { defineTool, type ProgressUpdate, type ToolRow } from '../catalogue.ts';
 import { messageSchema } from '../output-schema.ts';
 import { requestFrom, resultOf } from '../rpc-mapping.ts';
-import { array, enumOf, integer, nullable, number, object, string } from '../schema.ts';
+import { array, enumOf, integer, nullable, number, object, type Schema, string } from '../schema.ts';
 import { accountId, EXAMPLE_ACCOUNT, platformId } from './platform-arguments.ts';
 
 const FEATURES = ['performance_imports'] as const;
@@ -59,6 +59,32 @@ const columnMapping = object(
     'its own name; other CSV columns are ignored.',
 );
 
+const BOM = '\uFEFF';
+
+/** One leading byte-order mark dropped: spreadsheets' "CSV UTF-8" export starts with one. */
+const withoutBom = (text: string) => (text.startsWith(BOM) ? text.slice(1) : text);
+
+const csvRules = string({
+  min: 1,
+  max: 1_500_000,
+  multiline: true,
+  description:
+    'CSV text (RFC 4180; lines may end in CRLF or LF) with a header line; or give rows instead. Empty cells are ' +
+    'unknown. One leading byte-order mark is dropped.',
+});
+
+/**
+ * The csv argument: the string rules on the text after one leading byte-order mark, which is no
+ * character of the CSV (the marketing service's parser drops it too). Any other U+FEFF is refused
+ * as the hidden character it is.
+ */
+const csvText: Schema<string> = {
+  json: csvRules.json,
+  check(value, path, out) {
+    csvRules.check(typeof value === 'string' ? withoutBom(value) : value, path, out);
+  },
+};
+
 const importInput = object(
   {
     source: enumOf(['vendor_a_ads', 'vendor_b_ads', 'other'], 'Where the performance comes from.'),
@@ -81,12 +107,7 @@ const importInput = object(
     since: string({ format: 'date', description: 'The first day the rows cover.' }),
     until: string({ format: 'date', description: 'The last day the rows cover; since <= until.' }),
     rows: array(performanceRow, { min: 1, max: 5000, description: '1 to 5000 rows; or give csv instead.' }),
-    csv: string({
-      min: 1,
-      max: 1_500_000,
-      multiline: true,
-      description: 'CSV text (RFC 4180) with a header line; or give rows instead. Empty cells are unknown.',
-    }),
+    csv: csvText,
     column_mapping: columnMapping,
   },
   ['source', 'name', 'currency', 'timezone', 'attribution', 'since', 'until'],
@@ -147,7 +168,7 @@ export const importPerformance = defineTool<GatewayDeps, typeof importInput>({
     'the given currency as exact decimals (not micros); a metric given as null (or an empty CSV cell) stays unknown, ' +
     'never 0. Every row is checked: one bad row fails the whole import (an error result, code import_failed, naming ' +
     'rows and columns) and nothing is saved. Importing the same content and metadata again returns the first import ' +
-    '(created false). Waits up to 10 seconds for the outcome and sends progress notifications when the client gives ' +
+    'that has not failed (created false); content whose import failed is imported anew. Waits up to 10 seconds for the outcome and sends progress notifications when the client gives ' +
     'a progressToken; an import still queued or running then is finished later: read it with ' +
     'ads_get_performance_import. Needs the performance_imports feature.',
   input: importInput,
@@ -175,7 +196,9 @@ export const importPerformance = defineTool<GatewayDeps, typeof importInput>({
     async run(ctx, args) {
       const client = ctx.deps.clientOf(ImportService);
       const options = onBehalfOf(ctx.caller.principal);
-      const res = await client.importPerformance(requestFrom(ImportPerformanceRequestSchema, args), options);
+      // The byte-order mark is not sent on: the text checked is the text imported.
+      const sent = args.csv === undefined ? args : { ...args, csv: withoutBom(args.csv) };
+      const res = await client.importPerformance(requestFrom(ImportPerformanceRequestSchema, sent), options);
       if (res.import === undefined) throw new Error('ImportPerformance answered no import');
       let imp: PerformanceImport = res.import;
       await ctx.progress?.(progressOf(imp));

@@ -24,7 +24,7 @@ export const getMarketingContext: ToolRow<GatewayDeps> = {
     'Returns the workspace’s saved guidance (playbook items) and brand voice profiles (brand items) that are not ' +
     'archived, playbooks first, then brands, most recently updated first within each; paginated with total and ' +
     'next_offset (pass it as offset for the next page; null on the last page). With brief_id, also returns that ' +
-    'brief (archived ones too, flagged archived) and references: each of its reference_ids in order with status ' +
+    'brief (archived ones too, flagged archived) and references: every entry of its reference_ids, in order, with status ' +
     'found, archived (the item is returned, flagged archived) or missing (no such item in the workspace). A ' +
     'brief_id that is not a brief is refused. It only reads what the workspace saved: no model is called.',
   input: contextInput,

@@ -128,6 +128,15 @@ describe('brief', () => {
       'data.reference_ids must have at most 50 items (got 51)',
     ],
     [
+      'a reference id listed twice',
+      withField('brief', 'reference_ids', [
+        '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11',
+        randomUUID(),
+        '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11',
+      ]),
+      'data.reference_ids[2] repeats an earlier item; items must be unique',
+    ],
+    [
       'a reference id that is not a UUID',
       withField('brief', 'reference_ids', [randomUUID(), 'brief-7']),
       'data.reference_ids[1] must be a UUID (got "brief-7")',
@@ -242,6 +251,16 @@ describe('batch', () => {
       'data.variants[3].title must be 3 to 50 characters (got 2)',
     ],
     [
+      'a title of white space only',
+      withVariant(2, { ...variant(2), title: '   ' }),
+      'data.variants[2].title must contain a visible character, not only white space',
+    ],
+    [
+      'a title of blank characters only',
+      withVariant(0, { ...variant(0), title: '\u3000\u3000\u3000' }),
+      'data.variants[0].title must contain a visible character, not only white space',
+    ],
+    [
       'a title too long',
       withVariant(0, { ...variant(0), title: long(51) }),
       'data.variants[0].title must be 3 to 50 characters (got 51)',
@@ -284,6 +303,10 @@ describe('batch', () => {
   ];
   for (const [rule, data, message] of cases)
     test(`refuses ${rule}`, () => assertRefused('batch', data, message));
+  test('a variant may have no body text, as an ad may', () => {
+    accepted('batch', withVariant(0, { ...variant(0), body: '' }));
+    accepted('batch', withVariant(0, { ...variant(0), body: '  ' }));
+  });
 });
 
 describe('creative label (creative)', () => {

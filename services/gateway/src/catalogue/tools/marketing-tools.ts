@@ -42,7 +42,11 @@ const brief = object(
     objective: text(5000),
     landing_page: httpsUrl(),
     constraints: text(5000),
-    reference_ids: array(uuid(), { max: 50, description: 'Other saved items this brief refers to.' }),
+    reference_ids: array(uuid(), {
+      max: 50,
+      unique: true,
+      description: 'Other saved items this brief refers to, each once.',
+    }),
   },
   ['product', 'audience', 'offer', 'objective', 'landing_page', 'constraints'],
   'Brief: the data of a brief item.',
@@ -77,7 +81,9 @@ const observedExample = object(
 
 const batchVariant = object(
   {
-    title: string({ min: 3, max: 50 }),
+    // The ad's title: it needs something to read, as ads_build_variations and the prepare require.
+    title: string({ min: 3, max: 50, nonBlank: true }),
+    // An ad may have no body text: empty or blank is allowed, as the prepare allows it.
     body: text(100),
     target_url: httpsUrl(),
     source_image_url: httpsUrl(),
@@ -135,10 +141,10 @@ const kind = enumOf(KINDS, 'What the item is; it decides the shape of data.');
 const SHAPES_DESCRIBED =
   '`data` must have the shape for `kind` (no other properties; text limits in characters; URLs are https, at most 2048):\n' +
   '- brand → voice profile: voice, audience, approved_claims, restrictions (each text up to 5000); optional website.\n' +
-  '- brief → brief: product, audience, offer, objective, constraints (each up to 5000), landing_page (URL); optional reference_ids (up to 50 item UUIDs).\n' +
+  '- brief → brief: product, audience, offer, objective, constraints (each up to 5000), landing_page (URL); optional reference_ids (up to 50 item UUIDs, each once).\n' +
   '- playbook → guidance: guidance (1 to 20000), evidence (general_guidance, account_results or hypothesis); optional source_url.\n' +
   '- inspiration → observed example: brand (1 to 200), source_url, observed_at (RFC 3339 date-time), status (observed or no_longer_observed), copy (up to 5000); optional industry (200), format (100), hook (500), offer (500), notes (5000).\n' +
-  '- batch → batch: variants (1 to 100, each title 3 to 50, body up to 100, target_url, source_image_url; optional hook, offer up to 200); optional brief_id (UUID).\n' +
+  '- batch → batch: variants (1 to 100, each title 3 to 50 with a visible character, body up to 100, target_url, source_image_url; optional hook, offer up to 200); optional brief_id (UUID).\n' +
   '- creative → creative label: account_id (UUID), ad_id (1 to 255), hook, offer (each up to 200); optional brief_id (UUID), notes (5000).';
 
 const listInput = object({
