@@ -19,6 +19,26 @@ test('text shows its hidden characters as tokens, and a literal token cannot pas
   assert.equal(showHidden('\u{1F469}\u200D\u{1F4BB} x\u200Dy'), '\u{1F469}\u200D\u{1F4BB} x⟨U+200D⟩y');
 });
 
+test('characters that render as nothing are hidden too: variation selectors, the grapheme joiner, blank letters', () => {
+  // What a reviewer could not tell from the text it was added to.
+  assert.equal(hiddenCharacter('Spring sale\u034F\uFE00'), 'U+034F');
+  assert.equal(hiddenCharacter('Spring sale\uFE00'), 'U+FE00');
+  assert.equal(hiddenCharacter('a\u{E0100}'), 'U+E0100');
+  assert.equal(hiddenCharacter('a\uFE0F'), 'U+FE0F', 'a presentation selector after a letter');
+  for (const blank of ['\u115F', '\u1160', '\u3164', '\uFFA0', '\u2800', '\u180E']) {
+    assert.equal(
+      hiddenCharacter(`x${blank}y`),
+      `U+${(blank.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`,
+    );
+  }
+  assert.equal(showHidden('sale\u034F\uFE00'), 'sale⟨U+034F⟩⟨U+FE00⟩');
+  // Emoji keep their presentation selectors and joiners: ❤️, 1️⃣, ❤️‍🔥, ☺︎.
+  for (const emoji of ['\u2764\uFE0F', '1\uFE0F\u20E3', '\u2764\uFE0F\u200D\u{1F525}', '\u263A\uFE0E']) {
+    assert.equal(hiddenCharacter(`I ${emoji} it`), undefined, emoji);
+    assert.equal(showHidden(emoji), emoji);
+  }
+});
+
 test('visible content is more than white space, zero-width characters and blank letters', () => {
   assert.equal(hasVisibleContent('\u200B\u200B'), false);
   assert.equal(hasVisibleContent('\u3164 \u2800'), false);

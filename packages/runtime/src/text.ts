@@ -7,15 +7,33 @@
 /**
  * Hidden characters: Unicode controls (Cc) and format characters (Cf: bidi embeddings,
  * overrides and isolates, zero-width characters, the byte-order mark, tag characters), the line
- * and paragraph separators (Zl, Zp), and lone surrogates (Cs), which cannot be stored as UTF-8.
+ * and paragraph separators (Zl, Zp), lone surrogates (Cs), which cannot be stored as UTF-8, every
+ * other default-ignorable code point, which a renderer shows as nothing (variation selectors, the
+ * combining grapheme joiner U+034F, the Hangul fillers), and the blank Braille pattern U+2800.
+ * Variation selectors can carry data a reader never sees, so an invisible difference between
+ * what was reviewed and what is sent cannot hide in them.
  */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}\u2800]/gu;
 
 /**
  * The one format character that is part of ordinary text: the zero-width joiner inside an emoji
  * sequence (👩‍💻). Anywhere else it is refused like the others.
  */
 const EMOJI_JOINER = /(?<=\p{Extended_Pictographic}\p{M}*)\u200D(?=\p{Extended_Pictographic})/gu;
+
+/**
+ * The two variation selectors that are part of ordinary text: text or emoji presentation (U+FE0E,
+ * U+FE0F) right after a character that has both (❤️, 1️⃣). Anywhere else they are refused.
+ */
+const EMOJI_PRESENTATION = /(?<=\p{Emoji})[\uFE0E\uFE0F]/gu;
+
+/** The offsets of the hidden characters that belong to emoji (joiners, presentation selectors). */
+function emojiParts(text: string): Set<number> {
+  const parts = new Set<number>();
+  for (const m of text.matchAll(EMOJI_JOINER)) parts.add(m.index);
+  for (const m of text.matchAll(EMOJI_PRESENTATION)) parts.add(m.index);
+  return parts;
+}
 
 /** Line breaks and tabs, allowed in multi-line text (guidance, notes), nowhere else. */
 const LAYOUT = new Set(['\n', '\r', '\t']);
@@ -41,9 +59,9 @@ export function codePointName(ch: string): string {
  * undefined when there is none. `multiline` allows line breaks and tabs.
  */
 export function hiddenCharacter(text: string, multiline = false): string | undefined {
-  const cleaned = text.replace(EMOJI_JOINER, '');
-  for (const m of cleaned.matchAll(HIDDEN)) {
-    if (multiline && LAYOUT.has(m[0])) continue;
+  const parts = emojiParts(text);
+  for (const m of text.matchAll(HIDDEN)) {
+    if (parts.has(m.index) || (multiline && LAYOUT.has(m[0]))) continue;
     return codePointName(m[0]);
   }
   return undefined;
@@ -61,18 +79,17 @@ export function hasVisibleContent(text: string): boolean {
 }
 
 /** The hidden characters and the token brackets, which showHidden spells out. */
-const SHOWN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}⟨⟩]/gu;
+const SHOWN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}\u2800⟨⟩]/gu;
 
 /**
  * showHidden replaces each hidden character of `text` by a visible token such as `⟨U+202E⟩`, for
  * display (the dashboard, the operator's terminal). The brackets themselves are spelled out too,
  * so that a literal "⟨U+202E⟩" in the text cannot pass for a token. Line breaks and tabs are kept
- * where `multiline` is set; the emoji joiner is kept.
+ * where `multiline` is set; the emoji joiner and presentation selectors are kept.
  */
 export function showHidden(text: string, multiline = false): string {
-  const joiners = new Set<number>();
-  for (const m of text.matchAll(EMOJI_JOINER)) joiners.add(m.index);
+  const parts = emojiParts(text);
   return text.replace(SHOWN, (ch: string, offset: number) =>
-    joiners.has(offset) || (multiline && LAYOUT.has(ch)) ? ch : `⟨${codePointName(ch)}⟩`,
+    parts.has(offset) || (multiline && LAYOUT.has(ch)) ? ch : `⟨${codePointName(ch)}⟩`,
   );
 }

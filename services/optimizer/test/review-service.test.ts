@@ -514,7 +514,7 @@ describe('proposals', () => {
     );
     await refused(
       h.reviews.reviewProposal(
-        { proposalId: first.proposalId, expectedRevision: 1, decision: 'reject', note: ' \n\u3164 ' },
+        { proposalId: first.proposalId, expectedRevision: 1, decision: 'reject', note: ' \n\t ' },
         h.as(p),
       ),
       Code.InvalidArgument,

@@ -262,17 +262,17 @@ test('workbook names, titles and bodies refuse hidden characters, as every prepa
       ads: [],
     }),
     [
-      'campaigns:name: name must not contain the invisible character U+200B: control and format characters change how the text is displayed',
+      'campaigns:name: name must not contain the invisible character U+200B: control, format and blank characters hide or change what the text shows',
     ],
   );
   assert.deepEqual(issuesOf({ ads: rows({ ...ad, title: 'ok\u202Eevil' }) }), [
-    'ads:title: title must not contain the invisible character U+202E: control and format characters change how the text is displayed',
+    'ads:title: title must not contain the invisible character U+202E: control, format and blank characters hide or change what the text shows',
   ]);
   assert.deepEqual(issuesOf({ ads: rows({ ...ad, title: 'ok\nnext' }) }), [
-    'ads:title: title must not contain the invisible character U+000A: control and format characters change how the text is displayed',
+    'ads:title: title must not contain the invisible character U+000A: control, format and blank characters hide or change what the text shows',
   ]);
   assert.deepEqual(issuesOf({ ads: rows({ ...ad, title: 'Fine', body: 'line\u2028break' }) }), [
-    'ads:body: body must not contain the invisible character U+2028: control and format characters change how the text is displayed',
+    'ads:body: body must not contain the invisible character U+2028: control, format and blank characters hide or change what the text shows',
   ]);
   assert.match(
     issuesOf({
@@ -311,7 +311,7 @@ test('context hints are carried as given: list items whole, text one hint per li
     'adgroups:context_hints: context_hints[1] must contain a visible character, not only white space',
   ]);
   assert.deepEqual(refused(['ok', 'a\u202Eb']), [
-    'adgroups:context_hints: context_hints[1] must not contain the invisible character U+202E: control and format characters change how the text is displayed',
+    'adgroups:context_hints: context_hints[1] must not contain the invisible character U+202E: control, format and blank characters hide or change what the text shows',
   ]);
   assert.deepEqual(refused(['x'.repeat(1001)]), [
     'adgroups:context_hints: context_hints[0] must be 1 to 1000 characters (got 1001)',

@@ -282,7 +282,7 @@ class RowReader {
 function textRefusal(field: string, value: string, mayBeBlank: boolean): string | undefined {
   const hidden = hiddenCharacter(value);
   if (hidden !== undefined)
-    return `${field} must not contain the invisible character ${hidden}: control and format characters change how the text is displayed`;
+    return `${field} must not contain the invisible character ${hidden}: control, format and blank characters hide or change what the text shows`;
   if (!mayBeBlank && !hasVisibleContent(value))
     return `${field} must contain a visible character, not only white space`;
   return undefined;

@@ -131,7 +131,7 @@ test('strings refuse the NUL character, which no record can store', () => {
 test('strings refuse control and format characters by code point, since they change how text is displayed', () => {
   const s = object({ name: string({ max: 200 }), notes: string({ max: 5000, multiline: true }) });
   const hidden = (ch: string) =>
-    `\`name\` must not contain the invisible character ${ch}: control and format characters change how the text is displayed`;
+    `\`name\` must not contain the invisible character ${ch}: control, format and blank characters hide or change what the text shows`;
   assert.deepEqual(messages(s, { name: 'pa\u202Eused' }), [hidden('U+202E')]);
   assert.deepEqual(messages(s, { name: 'a\u2066b\u2069' }), [hidden('U+2066')]);
   assert.deepEqual(messages(s, { name: 'a\u200Bb' }), [hidden('U+200B')]);
@@ -144,7 +144,7 @@ test('strings refuse control and format characters by code point, since they cha
   // Multi-line text may break lines and indent, and nothing else.
   assert.deepEqual(messages(s, { notes: 'one\r\n\ttwo' }), []);
   assert.deepEqual(messages(s, { notes: 'one\u202Etwo' }), [
-    '`notes` must not contain the invisible character U+202E: control and format characters change how the text is displayed (line breaks and tabs are allowed)',
+    '`notes` must not contain the invisible character U+202E: control, format and blank characters hide or change what the text shows (line breaks and tabs are allowed)',
   ]);
 });
 
@@ -152,7 +152,10 @@ test('a non-blank string needs a visible character: zero-width and blank letters
   const s = object({ title: string({ max: 50, nonBlank: true, multiline: true }) });
   const blank = ['`title` must contain a visible character, not only white space'];
   assert.deepEqual(messages(s, { title: ' \t ' }), blank);
-  assert.deepEqual(messages(s, { title: '\u3164\u2800' }), blank);
+  // Blank letters are hidden characters too, refused by name.
+  assert.deepEqual(messages(s, { title: '\u3164\u2800' }), [
+    '`title` must not contain the invisible character U+3164: control, format and blank characters hide or change what the text shows (line breaks and tabs are allowed)',
+  ]);
   assert.deepEqual(messages(s, { title: ' x ' }), []);
 });
 

@@ -139,7 +139,7 @@ export function string(rules: StringRules = {}): Schema<string> {
       if (hidden !== undefined) {
         out.push({
           path,
-          message: `${name(path)} must not contain the invisible character ${hidden}: control and format characters change how the text is displayed${rules.multiline ? ' (line breaks and tabs are allowed)' : ''}`,
+          message: `${name(path)} must not contain the invisible character ${hidden}: control, format and blank characters hide or change what the text shows${rules.multiline ? ' (line breaks and tabs are allowed)' : ''}`,
         });
         return;
       }

@@ -165,7 +165,7 @@ export function checkNote(note: string): void {
   const hidden = hiddenCharacter(note, true);
   if (hidden !== undefined) {
     throw new InvalidArgumentError(
-      `note must not contain the invisible character ${hidden}: control and format characters change how the text is displayed (line breaks and tabs are allowed)`,
+      `note must not contain the invisible character ${hidden}: control, format and blank characters hide or change what the text shows (line breaks and tabs are allowed)`,
     );
   }
   if (!hasVisibleContent(note)) {

@@ -23,7 +23,7 @@ test('a CSV that starts with a byte-order mark is accepted, as spreadsheets expo
 
 test('only one leading byte-order mark is dropped: another U+FEFF is refused by name', () => {
   const refusal = [
-    'csv: `csv` must not contain the invisible character U+FEFF: control and format characters change how the text is displayed (line breaks and tabs are allowed)',
+    'csv: `csv` must not contain the invisible character U+FEFF: control, format and blank characters hide or change what the text shows (line breaks and tabs are allowed)',
   ];
   assert.deepEqual(issuesOf(`\uFEFF\uFEFF${CSV}`), refusal);
   assert.deepEqual(issuesOf(`ad_id\uFEFF,impressions,clicks,spend\nad_1,1,1,1`), refusal);
