@@ -309,14 +309,21 @@ class PgConsumer<P> implements Consumer {
 
   // Failures only count while we still hold the claim; otherwise another consumer owns the row.
   private async scheduleRetry(row: OutboxRow, error: string, delayMs: number): Promise<void> {
-    const { rowCount } = await this.pool.query(
+    // The wait is measured on the database's clock, from the end of the statement to run_at, and
+    // rounded up: a timer of the bare delay could fire before the row is due by that clock (node's
+    // timers count whole milliseconds from a truncated start; the database may run on another
+    // host), find nothing to claim, and leave the retry to the next poll.
+    const { rows } = await this.pool.query<{ wait_ms: number }>(
       `UPDATE bus_outbox
           SET status = 'pending', run_at = now() + $3 * interval '1 millisecond', last_error = $4,
               locked_by = NULL, locked_until = NULL, updated_at = now()
-        WHERE id = $1 AND status = 'running' AND locked_by = $2`,
+        WHERE id = $1 AND status = 'running' AND locked_by = $2
+        RETURNING greatest(0, ceil(extract(epoch FROM run_at - clock_timestamp()) * 1000))::int AS wait_ms`,
       [row.id, row.locked_by, delayMs, error],
     );
-    if (rowCount === 1) this.wakeLater(delayMs);
+    const waitMs = rows[0]?.wait_ms;
+    // One more millisecond for the timer's own truncation.
+    if (waitMs !== undefined) this.wakeLater(waitMs + 1);
   }
 
   /** Wakes the consumer after `ms`, unless it stops first. */
