@@ -367,3 +367,131 @@ describe('origins and form checks', () => {
     assert.match(own.headers.get('set-cookie') ?? '', new RegExp(`^${SESSION_COOKIE}=`));
   });
 });
+
+describe('bad form input is named, never a server error', () => {
+  test('a malformed connection id on the overview’s revoke route gets 404 "no such connection", like an unknown one', async () => {
+    const { context, page } = await signIn(await person('admin'));
+    const cookie = await sessionCookie(context);
+    const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+    for (const id of ['-'.repeat(36), '0'.repeat(36), '00000000-0000-4000-8000-000000000000']) {
+      const res = await formPost(`/dashboard/credentials/${id}/revoke`, cookie, { csrf });
+      assert.equal(res.status, 404, id);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+      assert.match(await res.text(), /There is no such connection in this workspace\./);
+    }
+  });
+
+  test('the overview’s revoke follows the connections page’s rule: an editor revokes their own, not another’s', async () => {
+    const editor = await person('editor');
+    const own = JSON.parse(
+      await stack.admin([
+        'create-token',
+        '--workspace',
+        seed.workspaceId,
+        '--user',
+        editor.email,
+        '--name',
+        'Editor’s own',
+      ]),
+    ) as { token: string; credential_id: string };
+    const others = await createToken('Someone else’s');
+    const { context, page } = await signIn(editor);
+    // Their own connection has its Revoke button on the overview; another's has none.
+    const ownRow = page.locator(`tr[data-credential="${own.credential_id}"]`);
+    assert.equal(await ownRow.getByRole('button', { name: 'Revoke' }).count(), 1);
+    assert.equal(
+      await page.locator(`tr[data-credential="${others.credential_id}"]`).getByRole('button').count(),
+      0,
+    );
+    const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+    const cookie = await sessionCookie(context);
+    const refused = await formPost(`/dashboard/credentials/${others.credential_id}/revoke`, cookie, { csrf });
+    assert.equal(refused.status, 403);
+    assert.match(await refused.text(), /Only a workspace admin can revoke another person’s connection\./);
+    assert.equal(await mcpStatus(others.token), 200, 'another’s connection keeps working');
+    await submit(page, () => ownRow.getByRole('button', { name: 'Revoke' }).click(), '/dashboard');
+    assert.match(await ownRow.locator('.state').innerText(), /^revoked/);
+    assert.equal(await mcpStatus(own.token), 401);
+  });
+
+  test('a form posted as multipart gets a 415 page naming the form encoding, not a JSON-RPC error', async () => {
+    const { context, page } = await signIn(await person('admin'));
+    const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+    const created = await createToken('Kept: posted as multipart');
+    for (const [path, form] of [
+      [`/dashboard/credentials/${created.credential_id}/revoke`, { csrf }],
+      ['/dashboard/login', { email: 'a@demo.example', password: 'b' }],
+    ] as const) {
+      const body = new FormData();
+      for (const [k, v] of Object.entries(form)) body.set(k, v);
+      const res = await fetch(`${stack.gatewayUrl}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: await sessionCookie(context), origin: stack.gatewayUrl },
+        body,
+      });
+      assert.equal(res.status, 415, path);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+      const text = await res.text();
+      assert.match(text, /must be sent as application\/x-www-form-urlencoded/);
+      assert.match(text, /not multipart\/form-data/);
+      assert.ok(!text.includes('jsonrpc'), text);
+    }
+    assert.equal(await mcpStatus(created.token), 200, 'nothing was revoked');
+  });
+
+  test('rejecting with an empty reason gets 400 naming the reason; the field has no UTF-16 maxlength and a reason of 2000 emoji is taken', async () => {
+    const change = await prepareOverMcp();
+    const { context, page } = await signIn(await person('editor'));
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${change.change_id}`);
+    assert.equal(
+      await page.locator('#reason').getAttribute('maxlength'),
+      null,
+      'browsers count UTF-16 units',
+    );
+    const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+    const cookie = await sessionCookie(context);
+    const empty = await formPost(`/dashboard/changes/${change.change_id}/reject`, cookie, {
+      csrf,
+      reason: '  ',
+    });
+    assert.equal(empty.status, 400);
+    assert.match(await empty.text(), /role="alert">reason must be 1 to 2000 characters</);
+    // Too long by the server's rule: the page says so (the browser did not stop it).
+    await page.fill('#reason', '🙂'.repeat(2001));
+    await Promise.all([page.waitForResponse((r) => r.url().endsWith('/reject')), page.click('#reject')]);
+    assert.match(await page.locator('body').innerText(), /reason must be 1 to 2000 characters/);
+    await page.fill('#reason', '🙂'.repeat(2000));
+    await submit(page, () => page.click('#reject'), `/dashboard/changes/${change.change_id}`);
+    assert.equal((await page.locator('#status').innerText()).trim(), 'rejected');
+  });
+
+  test('sign-in takes as long for an unknown email as for a member’s (the time does not tell who has an account)', async () => {
+    const member = await person('viewer');
+    const time = async (email: string) => {
+      const started = performance.now();
+      const res = await fetch(`${stack.gatewayUrl}/dashboard/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.gatewayUrl },
+        body: new URLSearchParams({ email, password: 'not-the-password' }).toString(),
+      });
+      assert.equal(res.status, 401);
+      await res.text();
+      return performance.now() - started;
+    };
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+    const known: number[] = [];
+    const unknown: number[] = [];
+    // Five tries a minute per email: each unknown try uses an email of its own.
+    for (let i = 0; i < 5; i++) {
+      known.push(await time(member.email));
+      unknown.push(await time(`nobody-${i}-${Date.now()}@demo.example`));
+    }
+    // Before the dummy hash: about 2 ms against 60 ms.
+    assert.ok(
+      median(unknown) >= median(known) / 3,
+      `unknown ${median(unknown).toFixed(1)} ms, member ${median(known).toFixed(1)} ms`,
+    );
+  });
+});

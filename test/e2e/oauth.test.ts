@@ -22,7 +22,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import pg from 'pg';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 let e2e: SeededStack;
 let stack: Stack;
@@ -173,6 +173,60 @@ async function mcpStatus(token: string): Promise<{ status: number; challenge: st
     { authorization: `Bearer ${token}` },
   );
   return { status: res.status, challenge: res.headers.get('www-authenticate') };
+}
+
+interface ListedConnection {
+  credential_id: string;
+  name: string;
+  revoked_at: string | null;
+  expires_at: string | null;
+}
+
+/** The connections named `name`, as `admin list-tokens` lists them. */
+async function listedConnections(name: string): Promise<ListedConnection[]> {
+  const all = JSON.parse(
+    await stack.admin(['list-tokens', '--workspace', seed.workspaceId]),
+  ) as ListedConnection[];
+  return all.filter((c) => c.name === name);
+}
+
+/** How many gateway audit rows of `action` name `oauthClient` in their detail, or have `target`. */
+async function auditCount(action: string, where: { oauthClient?: string; target?: string }): Promise<number> {
+  const db = new pg.Client({ connectionString: e2e.db.url });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM gateway.audit_log
+        WHERE action = $1 AND ($2::text IS NULL OR detail->>'oauth_client' = $2) AND ($3::text IS NULL OR target = $3)`,
+      [action, where.oauthClient ?? null, where.target ?? null],
+    );
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * The SDK's flow up to the consent page: a new person signed in in Chromium, looking at it. The
+ * caller posts the forms (the browser context holds the session and interaction cookies).
+ */
+async function openConsent(
+  client: MemoryClient,
+): Promise<{ context: BrowserContext; page: Page; uid: string; csrf: string }> {
+  assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+  const url = client.authorizationUrl;
+  assert.ok(url);
+  const who = await person();
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(url.toString());
+  await page.waitForURL(/\/dashboard\/login\?next=/);
+  await page.fill('#email', who.email);
+  await page.fill('#password', who.password);
+  await Promise.all([page.waitForURL(/\/dashboard\/oauth\/[^/]+$/), page.click('button[type=submit]')]);
+  const uid = new URL(page.url()).pathname.split('/').pop() ?? '';
+  const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+  return { context, page, uid, csrf };
 }
 
 before(async () => {
@@ -411,5 +465,151 @@ describe('OAuth 2.1 for MCP clients', () => {
     const body = (await res.json()) as { error: string; error_description: string };
     assert.equal(body.error, 'invalid_redirect_uri');
     assert.match(body.error_description, /redirect_uris: .*https/);
+  });
+});
+
+describe('OAuth: one decision per request, grants and connections kept in step', () => {
+  test('revoking the access token at /oauth/revoke ends the grant and the connection is listed revoked, with its audit entry', async () => {
+    const name = `Access-token revoker ${randomUUID().slice(0, 8)}`;
+    const client = new MemoryClient(name);
+    const { tokens } = await connectThroughOAuth(client);
+    assert.equal((await mcpStatus(tokens.access_token)).status, 200);
+    const res = await fetch(`${stack.gatewayUrl}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: tokens.access_token,
+        token_type_hint: 'access_token',
+        client_id: String(client.info?.client_id),
+      }).toString(),
+    });
+    assert.equal(res.status, 200);
+    assert.equal((await mcpStatus(tokens.access_token)).status, 401);
+    const refresh = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: String(tokens.refresh_token),
+      client_id: String(client.info?.client_id),
+    });
+    assert.equal(refresh.status, 400, 'the grant is gone with its refresh token');
+    // The provider's event is handled after the response: wait a moment for the listing to follow.
+    let listed = await listedConnections(name);
+    for (let i = 0; i < 50 && !listed[0]?.revoked_at; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      listed = await listedConnections(name);
+    }
+    assert.equal(listed.length, 1);
+    assert.ok(listed[0]?.revoked_at, 'the connection is listed revoked');
+    assert.equal(await auditCount('credential.revoked', { target: listed[0]?.credential_id }), 1);
+  });
+
+  test('Approve posted twice at once and again later makes one grant, one connection and one audit entry', async () => {
+    const name = `Double submit ${randomUUID().slice(0, 8)}`;
+    const client = new MemoryClient(name);
+    const { context, uid, csrf, page } = await openConsent(client);
+    try {
+      const approve = () =>
+        context.request.post(`${stack.gatewayUrl}/dashboard/oauth/${uid}/approve`, {
+          form: { csrf },
+          headers: { origin: stack.gatewayUrl },
+          maxRedirects: 0,
+        });
+      const [a, b] = await Promise.all([approve(), approve()]);
+      assert.deepEqual([a.status(), b.status()], [303, 303], 'the repeat answers as the first did');
+      assert.equal(a.headers().location, b.headers().location);
+      assert.equal((await listedConnections(name)).length, 1);
+      // The browser follows the answer to the client, which gets its code and tokens.
+      const before = responses.length;
+      await page.goto(new URL(String(a.headers().location), stack.gatewayUrl).toString());
+      await page.waitForURL((u) => u.toString().startsWith(redirectUrl));
+      const code = responses[before]?.searchParams.get('code');
+      assert.ok(code, 'one authorization code came back');
+      assert.equal(await auth(client, { serverUrl: stack.mcpUrl, authorizationCode: code }), 'AUTHORIZED');
+      assert.equal((await mcpStatus(String(client.stored?.access_token))).status, 200);
+      // Posted again once the request has been used: refused, and nothing more is made.
+      const late = await approve();
+      assert.equal(late.status(), 409);
+      assert.match(
+        await late.text(),
+        /This sign-in request was already approved; a request is decided once\./,
+      );
+      const decline = await context.request.post(`${stack.gatewayUrl}/dashboard/oauth/${uid}/decline`, {
+        form: { csrf },
+        headers: { origin: stack.gatewayUrl },
+        maxRedirects: 0,
+      });
+      assert.equal(decline.status(), 409);
+      const listed = await listedConnections(name);
+      assert.equal(listed.length, 1, JSON.stringify(listed));
+      assert.equal(listed[0]?.revoked_at, null);
+      assert.ok(listed[0]?.expires_at, 'the connection expires with its grant, not "never"');
+      assert.equal(
+        await auditCount('credential.created', { oauthClient: String(client.info?.client_id) }),
+        1,
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('the metadata advertises only what is served: no pushed requests, no DPoP, no openid, no session-end page', async () => {
+    for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
+      const as = (await (await fetch(`${stack.gatewayUrl}${path}`)).json()) as Record<string, unknown>;
+      assert.equal(as.pushed_authorization_request_endpoint, undefined, path);
+      assert.equal(as.end_session_endpoint, undefined, path);
+      assert.equal(as.dpop_signing_alg_values_supported, undefined, path);
+      assert.deepEqual(as.scopes_supported, ['read', 'write'], path);
+      assert.equal(as.revocation_endpoint, `${stack.gatewayUrl}/oauth/revoke`);
+    }
+    const end = await fetch(`${stack.gatewayUrl}/oauth/session/end`);
+    assert.equal(end.status, 404, 'no logout page is served');
+    await end.text();
+  });
+
+  test('the authorization endpoint’s error page carries the dashboard’s security headers', async () => {
+    const res = await fetch(`${stack.gatewayUrl}/oauth/authorize?client_id=nobody&response_type=code`);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.match(csp, /script-src 'sha256-/);
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.match(await res.text(), /This sign-in request was refused/);
+  });
+
+  test('an oversized registration is refused naming the size limit, and client_name is held to 200 characters', async () => {
+    const register = (metadata: Record<string, unknown>) =>
+      fetch(`${stack.gatewayUrl}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          redirect_uris: [redirectUrl],
+          token_endpoint_auth_method: 'none',
+          ...metadata,
+        }),
+      });
+    const huge = await register({ client_name: 'x'.repeat(60_000) });
+    assert.equal(huge.status, 413);
+    const hugeBody = (await huge.json()) as { error_description: string };
+    assert.match(hugeBody.error_description, /the limit is 57344 bytes \(56 KiB\)/);
+
+    const long = await register({ client_name: '🙂'.repeat(201) });
+    assert.equal(long.status, 400);
+    const longBody = (await long.json()) as { error: string; error_description: string };
+    assert.equal(longBody.error, 'invalid_client_metadata');
+    assert.equal(longBody.error_description, 'client_name must be 1 to 200 characters (got 201)');
+
+    const contacts = await register({
+      client_name: 'Many contacts',
+      contacts: Array.from({ length: 11 }, (_, i) => `c${i}@x.example`),
+    });
+    assert.equal(contacts.status, 400);
+    assert.match(
+      ((await contacts.json()) as { error_description: string }).error_description,
+      /contacts: at most 10/,
+    );
+
+    const fits = await register({ client_name: '🙂'.repeat(200) });
+    assert.equal(fits.status, 201);
+    await fits.text();
   });
 });

@@ -273,3 +273,52 @@ describe('enable-feature and disable-feature', () => {
     );
   });
 });
+
+describe('the admin command names what is wrong, never a database error', () => {
+  test('ids that are not UUIDs are refused by the command, before the database sees them', async () => {
+    // After `--`, so that 36 dashes reach the command as its argument.
+    for (const id of ['0'.repeat(36), '-'.repeat(36)]) {
+      assert.equal(
+        await adminFails(['revoke-token', '--', id]),
+        `admin: revoke-token needs a credential id (a UUID such as 123e4567-e89b-12d3-a456-426614174000); "${id}" is not one`,
+      );
+      assert.equal(
+        await adminFails(['reject', '--reason', 'no', '--workspace', seed.workspaceId, '--', id]),
+        `admin: reject needs a change id (a UUID such as 123e4567-e89b-12d3-a456-426614174000); "${id}" is not one`,
+      );
+    }
+    assert.equal(
+      await adminFails(['revoke-token', '00000000-0000-4000-8000-000000000000']),
+      'admin: no unrevoked credential 00000000-0000-4000-8000-000000000000',
+    );
+  });
+
+  test('list-tokens takes the workspace by name as its usage says, and an unknown one is named', async () => {
+    const byName = JSON.parse(
+      await stack.admin(['list-tokens', '--workspace', 'Demo workspace']),
+    ) as unknown[];
+    const byId = JSON.parse(await stack.admin(['list-tokens', '--workspace', seed.workspaceId])) as unknown[];
+    assert.deepEqual(byName, byId);
+    assert.ok(byName.length > 0);
+    assert.equal(
+      await adminFails(['list-tokens', '--workspace', 'nonexistent']),
+      'admin: no workspace "nonexistent"',
+    );
+  });
+
+  test('add-user with an email that already has an account says so', async () => {
+    const args = [
+      'add-user',
+      '--workspace',
+      'Demo workspace',
+      '--password',
+      'twelve-chars-at-least',
+      '--role',
+    ];
+    await stack.admin([...args, 'viewer', '--email', 'twice@demo.example']);
+    assert.equal(
+      await adminFails([...args, 'editor', '--email', 'Twice@demo.example']),
+      'admin: a user twice@demo.example already exists (in workspace Demo workspace); an email belongs to one person',
+    );
+  });
+});

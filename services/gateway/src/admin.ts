@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
+import { isUuid } from '@adsmcp/runtime/ids';
 import { createPrincipalSigner, type PrincipalSigner, type Scope } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { hiddenCharacter } from '@adsmcp/runtime/text';
@@ -30,6 +31,7 @@ import {
   revokeCredential,
   setWorkspaceFeatures,
   type UserRow,
+  type WorkspaceRow,
 } from './store/identity-store.ts';
 
 /**
@@ -170,11 +172,26 @@ function parseScopes(text: string): Scope[] {
   return [...new Set(scopes)] as Scope[];
 }
 
-async function defaultWorkspace(pool: Pool, given: string | undefined): Promise<string> {
-  if (given) return given;
+/** The workspace named by --workspace (its id or its name), else the demo workspace. */
+async function chosenWorkspace(pool: Pool, given: string | undefined): Promise<WorkspaceRow> {
+  if (given !== undefined) {
+    const ws = await findWorkspace(pool, given);
+    if (!ws) throw new Error(`no workspace "${given}"`);
+    return ws;
+  }
   const ws = await findWorkspace(pool, DEMO_WORKSPACE);
   if (!ws) throw new Error('--workspace is required (there is no demo workspace)');
-  return ws.id;
+  return ws;
+}
+
+/** The id a command names by its first argument, which must be a UUID. */
+function uuidArgument(given: string | undefined, command: string, what: string): string {
+  if (given === undefined) throw new Error(`${command} needs a ${what} id (a UUID)`);
+  if (!isUuid(given))
+    throw new Error(
+      `${command} needs a ${what} id (a UUID such as 123e4567-e89b-12d3-a456-426614174000); "${given}" is not one`,
+    );
+  return given.toLowerCase();
 }
 
 async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<Record<string, unknown>> {
@@ -294,7 +311,7 @@ async function main(argv: string[]): Promise<void> {
     switch (command) {
       case 'create-token': {
         const issued = await issueToken(pool, {
-          workspace: await defaultWorkspace(pool, values.workspace),
+          workspace: (await chosenWorkspace(pool, values.workspace)).id,
           userEmail: values.user,
           scopes: parseScopes(values.scopes),
           lifetimeMs: expiresIn(values['expires-in']),
@@ -307,16 +324,14 @@ async function main(argv: string[]): Promise<void> {
         return;
       }
       case 'revoke-token': {
-        const id = positionals[0];
-        if (!id || !/^[0-9a-f-]{36}$/i.test(id))
-          throw new Error('revoke-token needs a credential id (a UUID)');
+        const id = uuidArgument(positionals[0], command, 'credential');
         const at = await revokeCredential(pool, id);
         if (at === undefined) throw new Error(`no unrevoked credential ${id}`);
         process.stdout.write(`revoked ${id} at ${at.toISOString()}\n`);
         return;
       }
       case 'list-tokens': {
-        const rows = await listCredentials(pool, await defaultWorkspace(pool, values.workspace));
+        const rows = await listCredentials(pool, (await chosenWorkspace(pool, values.workspace)).id);
         const out = rows.map((r) => ({
           credential_id: r.credential_id,
           name: r.credential_name,
@@ -368,10 +383,8 @@ async function main(argv: string[]): Promise<void> {
       }
       case 'approve':
       case 'reject': {
-        const id = positionals[0];
-        if (!id || !/^[0-9a-f-]{36}$/i.test(id)) throw new Error(`${command} needs a change id (a UUID)`);
-        const ws = await findWorkspace(pool, await defaultWorkspace(pool, values.workspace));
-        if (!ws) throw new Error('no such workspace');
+        const id = uuidArgument(positionals[0], command, 'change');
+        const ws = await chosenWorkspace(pool, values.workspace);
         const user = values.user
           ? await findUserByEmail(pool, values.user)
           : await findFirstAdmin(pool, ws.id);
@@ -406,8 +419,7 @@ async function main(argv: string[]): Promise<void> {
       case 'enable-feature':
       case 'disable-feature': {
         const feature = knownFeature(positionals[0], command);
-        const ws = await findWorkspace(pool, await defaultWorkspace(pool, values.workspace));
-        if (!ws) throw new Error(`no workspace "${values.workspace}"`);
+        const ws = await chosenWorkspace(pool, values.workspace);
         const enable = command === 'enable-feature';
         const features = await (enable ? enableWorkspaceFeature : disableWorkspaceFeature)(
           pool,
@@ -441,7 +453,14 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+/** What went wrong, in a line: a unique constraint (two commands racing) named by what already exists. */
+function failure(err: unknown): string {
+  const e = err as { code?: unknown; detail?: unknown; message?: unknown };
+  if (e.code === '23505' && typeof e.detail === 'string') return `it already exists: ${e.detail}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
 main(process.argv.slice(2)).catch((err: unknown) => {
-  process.stderr.write(`admin: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`admin: ${failure(err)}\n`);
   process.exit(1);
 });

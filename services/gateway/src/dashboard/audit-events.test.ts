@@ -59,6 +59,37 @@ describe('audit events', () => {
     assert.equal(events[3]?.detail, 'the platform answered HTTP 200');
   });
 
+  test('an apply refused before anything was sent says so, not "no answer from the platform"', () => {
+    const failed = (error: string, upstreamStatus = 0) =>
+      changeEvents(
+        create(ChangeSchema, {
+          ...applied,
+          status: 'failed',
+          appliedAt: '',
+          upstreamStatus,
+          error,
+        }),
+        ctx,
+      ).find((e) => e.what === 'apply failed')?.detail;
+    const capRefusal =
+      'refused before applying, nothing was sent to the ad account: body.bidding_config.max_bid_micros 1900000 exceeds this account’s bid cap 1800000 (spend guard)';
+    assert.equal(failed(capRefusal), capRefusal);
+    assert.equal(
+      failed(
+        'the object changed since this change was prepared (revision 3, now 4); prepare a new change against its current state',
+      ),
+      'refused before applying, nothing was sent to the ad account: the object changed since this change was prepared (revision 3, now 4); prepare a new change against its current state',
+    );
+    // Sent, and no answer came back: that is what happened.
+    assert.equal(
+      failed(
+        'the ad platform could not be reached after 5 attempts (timeout); the change may not have been applied',
+      ),
+      'no answer from the platform: the ad platform could not be reached after 5 attempts (timeout); the change may not have been applied',
+    );
+    assert.equal(failed('invalid budget', 400), 'the platform answered HTTP 400: invalid budget');
+  });
+
   test('no event shows a credential id, and gateway decisions on changes are not shown twice', () => {
     const rows = [
       {

@@ -57,8 +57,17 @@ export interface ChangeEventInput {
   change?: Change;
 }
 
+/** The apply worker's refusals before sending anything (changes service: apply-worker.ts). */
+const REFUSED_BEFORE_SENDING = 'refused before applying, nothing was sent to the ad account';
+const STALE_PLAN = 'the object changed since this change was prepared';
+
 /** The platform's answer to an applied or failed change, in a line. */
 function platformAnswer(c: Change): string {
+  if (!c.upstreamStatus && c.error) {
+    // Refused by the worker before anything was sent: there was no question, so no answer.
+    if (c.error.startsWith(REFUSED_BEFORE_SENDING)) return c.error;
+    if (c.error.startsWith(STALE_PLAN)) return `${REFUSED_BEFORE_SENDING}: ${c.error}`;
+  }
   const status = c.upstreamStatus
     ? `the platform answered HTTP ${c.upstreamStatus}`
     : 'no answer from the platform';

@@ -204,7 +204,7 @@ export function changeDetailHtml(
         }
          <form method="post" action="/dashboard/changes/${esc(c.changeId)}/reject">
            <input type="hidden" name="csrf" value="${esc(csrf)}">
-           <label for="reason">Reason for rejecting</label><input id="reason" name="reason" required maxlength="2000">
+           <label for="reason">Reason for rejecting</label><input id="reason" name="reason" required>
            <p><button class="danger" type="submit" id="reject">Reject</button></p></form>`
       : c.status === 'prepared'
         ? '<p class="muted">Your role can review changes but not approve or reject them.</p>'

@@ -33,6 +33,35 @@ export function connectionState(c: ConnectionRow, now = new Date()): 'active' | 
 export const mayRevoke = (s: SessionView, c: Pick<ConnectionRow, 'user_id'>) =>
   s.role === 'admin' || c.user_id === s.user_id;
 
+/**
+ * Revokes the connection `id` for the signed-in person, by the one rule of the dashboard (their
+ * own, or anyone's for an admin), with its audit entry; or says why not (404 or 403).
+ */
+export async function revokeConnection(
+  deps: GatewayDeps,
+  s: SessionView,
+  id: string,
+): Promise<{ refused?: { status: 403 | 404; message: string } }> {
+  const c = isUuid(id) ? await findConnection(deps.pool, s.workspace_id, id) : undefined;
+  if (!c) return { refused: { status: 404, message: 'There is no such connection in this workspace.' } };
+  if (!mayRevoke(s, c))
+    return {
+      refused: { status: 403, message: 'Only a workspace admin can revoke another person’s connection.' },
+    };
+  const revoked = await revokeCredential(deps.pool, c.id, s.workspace_id);
+  deps.forgetCredential?.(c.id);
+  if (revoked) {
+    await insertAudit(deps.pool, {
+      workspaceId: s.workspace_id,
+      actor: `user:${s.user_id}`,
+      action: 'credential.revoked',
+      target: c.id,
+      detail: { by: 'dashboard', name: c.name },
+    });
+  }
+  return {};
+}
+
 function rowHtml(s: SessionView, c: ConnectionRow): string {
   const state = connectionState(c);
   const stateText = state === 'revoked' ? `revoked ${timeHtml(c.revoked_at)}` : esc(state);
@@ -111,23 +140,8 @@ export function registerConnectionsPage(
   app.post<{ Params: { id: string } }>('/dashboard/connections/:id/revoke', async (req, reply) => {
     const s = await h.checkedPost(req, reply);
     if (!s) return reply;
-    const c = isUuid(req.params.id)
-      ? await findConnection(deps.pool, s.workspace_id, req.params.id)
-      : undefined;
-    if (!c) return refuse(reply, s, 404, 'There is no such connection in this workspace.');
-    if (!mayRevoke(s, c))
-      return refuse(reply, s, 403, 'Only a workspace admin can revoke another person’s connection.');
-    const revoked = await revokeCredential(deps.pool, c.id, s.workspace_id);
-    deps.forgetCredential?.(c.id);
-    if (revoked) {
-      await insertAudit(deps.pool, {
-        workspaceId: s.workspace_id,
-        actor: `user:${s.user_id}`,
-        action: 'credential.revoked',
-        target: c.id,
-        detail: { by: 'dashboard', name: c.name },
-      });
-    }
+    const { refused } = await revokeConnection(deps, s, req.params.id);
+    if (refused) return refuse(reply, s, refused.status, refused.message);
     return reply.redirect('/dashboard/connections', 303);
   });
 }

@@ -9,8 +9,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createOriginPolicy } from '../auth/origin.ts';
 import { RateLimiter } from '../auth/rate-limiter.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
-import { hashToken, verifyPassword } from '../domain/credentials.ts';
-import { findUserByEmail, insertAudit, listCredentials, revokeCredential } from '../store/identity-store.ts';
+import { hashPassword, hashToken, verifyPassword } from '../domain/credentials.ts';
+import { findUserByEmail, insertAudit, listCredentials } from '../store/identity-store.ts';
 import { deleteSession, findSession, insertSession, type SessionView } from '../store/session-store.ts';
 import { registerAccountPages } from './account-pages.ts';
 import { registerAccountsListPage } from './accounts-list-page.ts';
@@ -25,8 +25,9 @@ import {
   sessionPrincipal,
 } from './change-pages.ts';
 import { registerChangesListPage } from './changes-list-page.ts';
-import { registerConnectionsPage } from './connections-page.ts';
+import { mayRevoke, registerConnectionsPage, revokeConnection } from './connections-page.ts';
 import { registerFeaturesPage } from './features-page.ts';
+import { FORM_TYPE, formTypeRefusal } from './form-body.ts';
 import { esc, page } from './html.ts';
 import { LOCAL_TIME_SCRIPT_SRC, localTimeScript, timeHtml } from './local-time.ts';
 import { registerMembersPage } from './members-page.ts';
@@ -66,9 +67,24 @@ export function registerDashboardRoutes(
   const secure = opts.publicUrl.startsWith('https://');
   // Five sign-in attempts a minute per email and address.
   const attempts = new RateLimiter(5 / 60, 5);
+  // An unknown email is checked against this hash, so that answering takes as long as for a
+  // member (the time must not tell which emails have an account).
+  const noSuchUserHash = hashPassword(randomBytes(24).toString('base64url'));
+  noSuchUserHash.catch(() => undefined);
 
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser(FORM_TYPE, { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(String(body))));
+  });
+  // Every dashboard form (the OAuth consent forms too) is sent urlencoded; any other body is
+  // refused here, as a page, before a parser could answer for the MCP endpoint.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.method !== 'POST' || !req.url.startsWith('/dashboard/')) return;
+    const refusal = formTypeRefusal(req.headers['content-type']);
+    if (refusal === undefined) return;
+    return reply
+      .code(415)
+      .type('text/html')
+      .send(page('Unsupported form encoding', `<p class="error" role="alert">${esc(refusal)}</p>`));
   });
 
   app.addHook('onSend', async (req, reply) => {
@@ -167,7 +183,8 @@ export function registerDashboardRoutes(
         );
     }
     const user = email ? await findUserByEmail(deps.pool, email) : undefined;
-    if (!user || !(await verifyPassword(password, user.password_hash))) {
+    const passwordRight = await verifyPassword(password, user?.password_hash ?? (await noSuchUserHash));
+    if (!user || !passwordRight) {
       return reply
         .code(401)
         .type('text/html')
@@ -236,13 +253,12 @@ export function registerDashboardRoutes(
       pending === undefined
         ? '<p class="error">Changes could not be loaded just now.</p>'
         : changeListHtml(pending.changes, pending.people, [], accountNames(accounts ?? []));
-    const canRevoke = s.role === 'admin';
     const credentialRows = credentials
       .map((c) => {
         const active = !c.revoked_at && !(c.expires_at && c.expires_at <= new Date());
         const state = c.revoked_at ? `revoked ${timeHtml(c.revoked_at)}` : active ? 'active' : 'expired';
         const action =
-          canRevoke && active
+          active && mayRevoke(s, c)
             ? `<form method="post" action="/dashboard/credentials/${esc(c.credential_id)}/revoke"><input type="hidden" name="csrf" value="${esc(s.csrf_token)}"><button class="danger" type="submit">Revoke</button></form>`
             : '';
         return `<tr data-credential="${esc(c.credential_id)}"${active ? '' : ' class="inactive"'}><td>${esc(c.credential_name)}</td><td>${esc(c.user_email)}</td><td>${esc(c.scopes.join(', '))}</td><td>${timeHtml(c.expires_at)}</td><td>${timeHtml(c.last_used_at)}</td><td class="state">${state}</td><td>${action}</td></tr>`;
@@ -315,8 +331,16 @@ export function registerDashboardRoutes(
         // only what can still be done.
         const fresh = (await loadReview(deps, principal, change.changeId)) ?? { change, conflicts: [] };
         const people = await loadPeople(deps.pool, s.workspace_id, [fresh.change]);
+        // A value the service refuses (an empty or too long reason) is the form's fault: 400.
+        const status = refused
+          ? 403
+          : e.code === Code.InvalidArgument
+            ? 400
+            : e.code === Code.Unavailable
+              ? 503
+              : 409;
         return reply
-          .code(refused ? 403 : e.code === Code.Unavailable ? 503 : 409)
+          .code(status)
           .type('text/html')
           .send(
             page(
@@ -346,27 +370,22 @@ export function registerDashboardRoutes(
 
   registerProposalPages(app, deps, { session, checkedPost });
 
+  // The overview's Revoke button: the same rule and answers as the connections page's.
   app.post<{ Params: { id: string } }>('/dashboard/credentials/:id/revoke', async (req, reply) => {
     const s = await checkedPost(req, reply);
     if (!s) return reply;
-    if (s.role !== 'admin')
+    const outcome = await revokeConnection(deps, s, req.params.id);
+    if (outcome.refused)
       return reply
-        .code(403)
+        .code(outcome.refused.status)
         .type('text/html')
-        .send(page('Forbidden', '<p class="error">Only an admin can revoke connections.</p>'));
-    if (!/^[0-9a-f-]{36}$/i.test(req.params.id))
-      return reply.code(404).type('text/html').send(page('Not found', '<p>No such connection.</p>'));
-    const revoked = await revokeCredential(deps.pool, req.params.id, s.workspace_id);
-    deps.forgetCredential?.(req.params.id);
-    if (revoked) {
-      await insertAudit(deps.pool, {
-        workspaceId: s.workspace_id,
-        actor: `user:${s.user_id}`,
-        action: 'credential.revoked',
-        target: req.params.id,
-        detail: { by: 'dashboard' },
-      });
-    }
+        .send(
+          page(
+            outcome.refused.status === 404 ? 'Not found' : 'Forbidden',
+            `<p class="error" role="alert">${esc(outcome.refused.message)}</p><p><a href="/dashboard">Back to the dashboard</a></p>`,
+            user(s),
+          ),
+        );
     return reply.redirect('/dashboard', 303);
   });
 

@@ -17,6 +17,7 @@ import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { insertAudit } from '../store/identity-store.ts';
 import type { SessionView } from '../store/session-store.ts';
 import { sessionPrincipal } from './change-pages.ts';
+import { wholeNumberField } from './form-body.ts';
 import { esc, page } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
@@ -104,7 +105,7 @@ function decisionFormsHtml(p: Proposal, csrf: string): string {
     <p>Approving publishes this variant to the base ad as a change, within publish_hours${p.reviewExpiresAt ? `; approve before ${esc(p.reviewExpiresAt)}` : ''}.</p>
     <form method="post" action="/dashboard/proposals/${esc(p.proposalId)}/approve">${hidden}<button id="approve" type="submit">Approve</button></form>
     <form method="post" action="/dashboard/proposals/${esc(p.proposalId)}/reject">${hidden}
-      <label for="note">Why reject</label><input id="note" name="note" required maxlength="4000">
+      <label for="note">Why reject</label><input id="note" name="note" required>
       <p><button id="reject" class="danger" type="submit">Reject</button></p></form></section>`;
 }
 
@@ -370,7 +371,24 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
       const p = await loadProposal(deps, principal, req.params.id);
       if (!p) return notFound(reply, s);
       const body = (req.body ?? {}) as Record<string, string>;
-      const expectedRevision = Number(body.expected_revision ?? 0);
+      const revision = wholeNumberField(body, 'expected_revision');
+      if ('error' in revision) {
+        const [live, account] = await Promise.all([
+          liveAd(deps, principal, p),
+          accountOf(deps, principal, p.accountId),
+        ]);
+        return reply
+          .code(400)
+          .type('text/html')
+          .send(
+            page(
+              'Review proposal',
+              proposalDetailHtml(p, live, s.csrf_token, s.role !== 'viewer', revision.error, account),
+              user(s),
+            ),
+          );
+      }
+      const expectedRevision = revision.value;
       try {
         if (decision === 'approve') {
           await reviews.approveProposal(

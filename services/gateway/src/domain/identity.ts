@@ -42,6 +42,13 @@ export async function addUser(
 ): Promise<string> {
   if (!EMAIL.test(u.email)) throw new Error(`"${u.email}" is not an email address`);
   if (u.password.length < 12) throw new Error('password must have at least 12 characters');
+  const existing = await findUserByEmail(db, u.email);
+  if (existing !== undefined) {
+    const ws = await findWorkspace(db, existing.workspace_id);
+    throw new Error(
+      `a user ${existing.email} already exists (in workspace ${ws?.name ?? existing.workspace_id}); an email belongs to one person`,
+    );
+  }
   const id = randomUUID();
   await insertUser(db, {
     id,

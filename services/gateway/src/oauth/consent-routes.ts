@@ -5,6 +5,8 @@
  * so the connection is listed, and revocable, with the pasted tokens.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Pool } from '@adsmcp/runtime/db';
 import type { Scope } from '@adsmcp/runtime/principal';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
@@ -17,8 +19,15 @@ import { hashToken } from '../domain/credentials.ts';
 import { insertAudit, insertCredential } from '../store/identity-store.ts';
 import { findSession, type SessionView } from '../store/session-store.ts';
 import { grantCredentialHash } from './access-tokens.ts';
-import { insertGrantCredential } from './oauth-store.ts';
-import { OAUTH_SCOPES } from './provider.ts';
+import {
+  type ConsentDecision,
+  claimConsentDecision,
+  findConsentDecision,
+  insertGrantCredential,
+  releaseConsentDecision,
+  setConsentGrant,
+} from './oauth-store.ts';
+import { CLIENT_NAME_MAX, GRANT_TTL_SECONDS, OAUTH_SCOPES } from './provider.ts';
 
 export const CONSENT_PATH = '/dashboard/oauth';
 
@@ -33,6 +42,15 @@ function requestedScopes(scope: unknown): Scope[] {
   const scopes = OAUTH_SCOPES.filter((s) => asked.has(s));
   return scopes.length > 0 ? scopes : ['read'];
 }
+
+/** At most `max` characters of `text` (code points), marked with … when cut: nothing shown is unbounded. */
+export function clipped(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
+}
+
+/** How long a redirect URI the consent page shows may be before it is cut. */
+const SHOWN_URI_MAX = 300;
 
 export interface ConsentOptions {
   publicUrl: string;
@@ -95,7 +113,8 @@ export function registerConsentRoutes(
         : accounts.length === 0
           ? '<p class="muted">No ad accounts are connected to this workspace.</p>'
           : `<ul class="accounts">${accounts.map((a) => `<li>${esc(a.name)} <code>${esc(a.accountId)}</code>${a.canWrite ? '' : ' (read only)'}</li>`).join('')}</ul>`;
-    const clientName = client.clientName ?? clientId;
+    // Registration bounds client_name; a client stored before that rule is cut here.
+    const clientName = clipped(client.clientName ?? clientId, CLIENT_NAME_MAX);
     // The form's redirects end at the client: the page's form-action must allow its origin.
     const clientOrigin = redirectUri ? new URL(redirectUri).origin : '';
     reply.header(
@@ -108,7 +127,7 @@ export function registerConsentRoutes(
       page(
         'Connect an MCP client',
         `<section class="consent"><h2>Connect <span id="client-name">${esc(clientName)}</span>?</h2>
-        <p>It will act as <strong>${esc(s.email)}</strong> (${esc(s.role)}) in the workspace <strong id="workspace">${esc(s.workspace_name)}</strong>, and return to <code>${esc(redirectUri)}</code>.</p>
+        <p>It will act as <strong>${esc(s.email)}</strong> (${esc(s.role)}) in the workspace <strong id="workspace">${esc(s.workspace_name)}</strong>, and return to <code>${esc(clipped(redirectUri, SHOWN_URI_MAX))}</code>.</p>
         <h3>It asks to</h3><ul id="scopes">${scopes.map((sc) => `<li data-scope="${esc(sc)}">${esc(SCOPE_TEXT[sc])}</li>`).join('')}</ul>
         <h3>Ad accounts it will reach</h3>${accountList}
         <form method="post" action="${action}/approve" style="display:inline">${csrf}<button type="submit" id="approve">Approve</button></form>
@@ -146,52 +165,90 @@ export function registerConsentRoutes(
     return s;
   };
 
+  /**
+   * The answer to a post for a request that was decided already: while the request is pending
+   * and the post asks for the same, where the first decision sent the browser (waiting briefly
+   * for a concurrent first post to finish); otherwise a refusal that says so.
+   */
+  const alreadyDecided = async (
+    req: FastifyRequest<{ Params: { uid: string } }>,
+    reply: FastifyReply,
+    asked: ConsentDecision['decision'],
+  ) => {
+    const uid = req.params.uid;
+    let first = await findConsentDecision(deps.pool, uid);
+    for (
+      let waited = 0;
+      first?.decision === 'approved' && first.grant_id === null && waited < 5000;
+      waited += 100
+    ) {
+      await delay(100);
+      first = await findConsentDecision(deps.pool, uid);
+    }
+    if (first === undefined)
+      return problem(
+        reply,
+        409,
+        'This sign-in request could not be decided just now. Reload the page and try again.',
+      );
+    const details = first.decision === asked ? await pending(req, reply, uid) : undefined;
+    if (details?.result !== undefined) return reply.redirect(details.returnTo, 303);
+    return problem(
+      reply,
+      409,
+      `This sign-in request was already ${first.decision}; a request is decided once. ${first.decision === 'approved' ? 'Return to your MCP client.' : 'Start the connection again from your MCP client.'}`,
+    );
+  };
+
   app.post<{ Params: { uid: string } }>(`${CONSENT_PATH}/:uid/approve`, async (req, reply) => {
     const s = await checkedPost(req, reply);
     if (!s) return reply;
+    if (await findConsentDecision(deps.pool, req.params.uid)) return alreadyDecided(req, reply, 'approved');
     const details = await pending(req, reply, req.params.uid);
     if (details === undefined) return problem(reply, 400, EXPIRED);
     const clientId = String(details.params.client_id);
     const client = await provider.Client.find(clientId);
     if (client === undefined) return problem(reply, 400, EXPIRED);
     const scopes = requestedScopes(details.params.scope);
-    const grant = new provider.Grant({ accountId: s.user_id, clientId });
-    grant.addOIDCScope(scopes.join(' '));
-    grant.addResourceScope(o.resource, scopes.join(' '));
-    const grantId = await grant.save();
-    const credentialId = randomUUID();
-    await insertCredential(deps.pool, {
-      id: credentialId,
-      workspaceId: s.workspace_id,
-      userId: s.user_id,
-      name: (client.clientName ?? clientId).slice(0, 200),
-      kind: 'oauth',
-      tokenHash: grantCredentialHash(grantId),
-      scopes,
-      expiresAt: null,
-    });
-    await insertGrantCredential(deps.pool, grantId, credentialId);
-    await insertAudit(deps.pool, {
-      workspaceId: s.workspace_id,
-      actor: `user:${s.user_id}`,
-      action: 'credential.created',
-      target: credentialId,
-      detail: { scopes, user: s.email, oauth_client: clientId },
-    });
-    const to = await provider.interactionResult(
-      req.raw,
-      reply.raw,
-      { login: { accountId: s.user_id }, consent: { grantId } },
-      { mergeWithLastSubmission: false },
-    );
+    // One grant per request: the first post claims the decision; a repeated or concurrent one
+    // finds it and makes nothing.
+    if (!(await claimConsentDecision(deps.pool, details.uid, 'approved')))
+      return alreadyDecided(req, reply, 'approved');
+    let to: string;
+    try {
+      const grant = new provider.Grant({ accountId: s.user_id, clientId });
+      grant.addOIDCScope(scopes.join(' '));
+      grant.addResourceScope(o.resource, scopes.join(' '));
+      const grantId = await grant.save();
+      await recordConnection(deps.pool, {
+        session: s,
+        grantId,
+        clientId,
+        name: clipped(client.clientName ?? clientId, CLIENT_NAME_MAX),
+        scopes,
+      });
+      to = await provider.interactionResult(
+        req.raw,
+        reply.raw,
+        { login: { accountId: s.user_id }, consent: { grantId } },
+        { mergeWithLastSubmission: false },
+      );
+      await setConsentGrant(deps.pool, details.uid, grantId);
+    } catch (err) {
+      await releaseConsentDecision(deps.pool, details.uid).catch(() => undefined);
+      throw err;
+    }
     return reply.redirect(to, 303);
   });
 
   app.post<{ Params: { uid: string } }>(`${CONSENT_PATH}/:uid/decline`, async (req, reply) => {
     const s = await checkedPost(req, reply);
     if (!s) return reply;
+    if (await findConsentDecision(deps.pool, req.params.uid)) return alreadyDecided(req, reply, 'declined');
     const details = await pending(req, reply, req.params.uid);
     if (details === undefined) return problem(reply, 400, EXPIRED);
+    if (!(await claimConsentDecision(deps.pool, details.uid, 'declined')))
+      return alreadyDecided(req, reply, 'declined');
     const to = await provider.interactionResult(
       req.raw,
       reply.raw,
@@ -200,4 +257,45 @@ export function registerConsentRoutes(
     );
     return reply.redirect(to, 303);
   });
+}
+
+/**
+ * Records an approved grant as the person's connection (a credential of kind oauth, expiring
+ * with the grant), its link to the grant and the audit entry, in one transaction. Nothing else is
+ * awaited while its client is held.
+ */
+async function recordConnection(
+  pool: Pool,
+  c: { session: SessionView; grantId: string; clientId: string; name: string; scopes: Scope[] },
+): Promise<void> {
+  const s = c.session;
+  const credentialId = randomUUID();
+  const db = await pool.connect();
+  try {
+    await db.query('BEGIN');
+    await insertCredential(db, {
+      id: credentialId,
+      workspaceId: s.workspace_id,
+      userId: s.user_id,
+      name: c.name,
+      kind: 'oauth',
+      tokenHash: grantCredentialHash(c.grantId),
+      scopes: c.scopes,
+      expiresAt: new Date(Date.now() + GRANT_TTL_SECONDS * 1000),
+    });
+    await insertGrantCredential(db, c.grantId, credentialId);
+    await insertAudit(db, {
+      workspaceId: s.workspace_id,
+      actor: `user:${s.user_id}`,
+      action: 'credential.created',
+      target: credentialId,
+      detail: { scopes: c.scopes, user: s.email, oauth_client: c.clientId },
+    });
+    await db.query('COMMIT');
+  } catch (err) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    db.release();
+  }
 }

@@ -6,12 +6,23 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OAuthAccessTokens } from '../auth/authenticate.ts';
 import { RateLimiter } from '../auth/rate-limiter.ts';
+import { LOCAL_TIME_SCRIPT_SRC } from '../dashboard/local-time.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { insertAudit } from '../store/identity-store.ts';
 import { oauthAccessTokens } from './access-tokens.ts';
 import { registerConsentRoutes } from './consent-routes.ts';
 import { revokeGrantCredential } from './oauth-store.ts';
-import { createProvider, OAUTH_ROUTES } from './provider.ts';
+import { createProvider, OAUTH_BODY_MAX_BYTES, OAUTH_ROUTES } from './provider.ts';
+
+/**
+ * Headers on everything the provider answers: no framing, no sniffing, no referrer (a code may be
+ * in the URL), and a policy that allows no script but one the provider hashes into it.
+ */
+const OAUTH_SECURITY_HEADERS = {
+  'content-security-policy': `default-src 'none'; script-src ${LOCAL_TIME_SCRIPT_SRC}; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'`,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
 
 export interface OAuthOptions {
   publicUrl: string;
@@ -59,8 +70,8 @@ export function registerOAuth(app: FastifyInstance, deps: GatewayDeps, o: OAuthO
   });
   const registrations = new RateLimiter(o.registrationsPerSecond ?? 20 / 60, o.registrationsBurst ?? 20);
   const callback = provider.callback();
-  // The provider ended a grant (its refresh token revoked at /oauth/revoke, or a rotated one
-  // reused): the connection is revoked with it, and listed so.
+  // The provider ended a grant (one of its tokens revoked at /oauth/revoke, a code or a rotated
+  // refresh token reused): the connection is revoked with it, audited, and listed so.
   provider.on('grant.revoked', (_ctx: unknown, grantId: string) => {
     endConnection(deps, grantId).catch((err: unknown) =>
       deps.logger.error({ err, grant_id: grantId }, 'revoking the connection of an ended OAuth grant failed'),
@@ -73,6 +84,14 @@ export function registerOAuth(app: FastifyInstance, deps: GatewayDeps, o: OAuthO
     scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
 
     const forward = async (req: FastifyRequest, reply: FastifyReply) => {
+      // The provider would answer "failed to parse the request body"; say which limit it is.
+      const length = Number(req.headers['content-length'] ?? 0);
+      if (length > OAUTH_BODY_MAX_BYTES) {
+        return reply.code(413).send({
+          error: 'invalid_request',
+          error_description: `the request body is ${length} bytes; the limit is ${OAUTH_BODY_MAX_BYTES} bytes (56 KiB)`,
+        });
+      }
       if (req.method === 'POST' && req.url.split('?')[0] === OAUTH_ROUTES.registration) {
         const limit = registrations.take(req.ip);
         if (!limit.allowed) {
@@ -86,6 +105,9 @@ export function registerOAuth(app: FastifyInstance, deps: GatewayDeps, o: OAuthO
         }
       }
       defaultScope(req);
+      // The provider's own pages (an authorization error) get the dashboard's protections. Its
+      // script-src names no script of ours; the provider adds the hash of any it writes inline.
+      for (const [name, value] of Object.entries(OAUTH_SECURITY_HEADERS)) reply.raw.setHeader(name, value);
       reply.hijack();
       await callback(req.raw, reply.raw);
     };

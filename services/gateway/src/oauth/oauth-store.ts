@@ -75,9 +75,12 @@ export async function destroyPayload(db: Queryable, kind: string, id: string): P
   await db.query('DELETE FROM oauth_payloads WHERE kind = $1 AND id = $2', [kind, id]);
 }
 
-/** Ends everything issued under a grant, of every kind. */
-export async function destroyByGrant(db: Queryable, grantId: string): Promise<void> {
-  await db.query('DELETE FROM oauth_payloads WHERE grant_id = $1', [grantId]);
+/**
+ * Ends what was issued under a grant, of one kind (the provider calls this for each kind it
+ * revokes; ending the grant itself is its own call, which is heard as `grant.revoked`).
+ */
+export async function destroyByGrant(db: Queryable, kind: string, grantId: string): Promise<void> {
+  await db.query('DELETE FROM oauth_payloads WHERE kind = $1 AND grant_id = $2', [kind, grantId]);
 }
 
 /** Links a grant to the credential that shows it in the connections list. */
@@ -93,8 +96,9 @@ export async function insertGrantCredential(
 }
 
 /**
- * Marks a grant's credential revoked (the provider ended the grant: its refresh token was revoked
- * or reused); returns the credential, or undefined when it was already revoked.
+ * Marks a grant's credential revoked (the provider ended the grant: one of its tokens was revoked
+ * at /oauth/revoke, or a code or rotated refresh token reused); returns the credential, or
+ * undefined when it was already revoked.
  */
 export async function revokeGrantCredential(
   db: Queryable,
@@ -106,6 +110,47 @@ export async function revokeGrantCredential(
       WHERE g.grant_id = $1 AND c.id = g.credential_id AND c.revoked_at IS NULL
       RETURNING c.id AS credential_id, c.workspace_id`,
     [grantId],
+  );
+  return rows[0];
+}
+
+/** How a person decided an authorization request: one decision per request (interaction uid). */
+export interface ConsentDecision {
+  decision: 'approved' | 'declined';
+  grant_id: string | null;
+}
+
+/**
+ * Records the decision on authorization request `uid` and returns true, or false when it was
+ * decided already (the primary key makes two concurrent claims one).
+ */
+export async function claimConsentDecision(
+  db: Queryable,
+  uid: string,
+  decision: ConsentDecision['decision'],
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'INSERT INTO oauth_consent_decisions (uid, decision) VALUES ($1, $2) ON CONFLICT (uid) DO NOTHING',
+    [uid, decision],
+  );
+  return rowCount === 1;
+}
+
+/** Names the grant an approval made, once the provider has its result. */
+export async function setConsentGrant(db: Queryable, uid: string, grantId: string): Promise<void> {
+  await db.query('UPDATE oauth_consent_decisions SET grant_id = $2 WHERE uid = $1', [uid, grantId]);
+}
+
+/** Forgets a decision that could not be carried out, so that the person may try again. */
+export async function releaseConsentDecision(db: Queryable, uid: string): Promise<void> {
+  await db.query('DELETE FROM oauth_consent_decisions WHERE uid = $1 AND grant_id IS NULL', [uid]);
+}
+
+/** The decision already made on authorization request `uid`, if any. */
+export async function findConsentDecision(db: Queryable, uid: string): Promise<ConsentDecision | undefined> {
+  const { rows } = await db.query<ConsentDecision>(
+    'SELECT decision, grant_id FROM oauth_consent_decisions WHERE uid = $1',
+    [uid],
   );
   return rows[0];
 }

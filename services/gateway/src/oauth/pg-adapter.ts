@@ -42,7 +42,7 @@ export function pgAdapter(db: Queryable): new (kind: string) => Adapter {
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await destroyByGrant(db, grantId);
+      await destroyByGrant(db, this.kind, grantId);
     }
   };
 }

@@ -18,6 +18,8 @@ export const OAUTH_SCOPES = ['read', 'write'] as const;
 /** Lifetimes in seconds. */
 const ACCESS_TOKEN_TTL = 10 * 60;
 const REFRESH_TOKEN_TTL = 30 * 24 * 3600;
+/** A grant lives as long as a refresh token from its approval; its connection expires with it. */
+export const GRANT_TTL_SECONDS = REFRESH_TOKEN_TTL;
 
 export const OAUTH_ROUTES = {
   authorization: '/oauth/authorize',
@@ -26,8 +28,14 @@ export const OAUTH_ROUTES = {
   revocation: '/oauth/revoke',
   jwks: '/oauth/jwks',
   userinfo: '/oauth/userinfo',
-  end_session: '/oauth/session/end',
 } as const;
+
+/** Limits on the client metadata a person is shown (the consent page, the connections list). */
+export const CLIENT_NAME_MAX = 200;
+export const CLIENT_URI_MAX = 2000;
+export const CONTACTS_MAX = 10;
+/** oidc-provider reads at most this many bytes of a request body (lib/shared/selective_body.js). */
+export const OAUTH_BODY_MAX_BYTES = 56 * 1024;
 
 export interface ProviderOptions {
   publicUrl: string;
@@ -64,13 +72,17 @@ export function createProvider(db: Queryable, o: ProviderOptions): Provider {
       AccessToken: ACCESS_TOKEN_TTL,
       AuthorizationCode: 60,
       RefreshToken: REFRESH_TOKEN_TTL,
-      Grant: REFRESH_TOKEN_TTL,
+      Grant: GRANT_TTL_SECONDS,
       Interaction: 15 * 60,
       Session: 12 * 3600,
     },
     // MCP clients rarely ask for offline_access; a client registered for refresh tokens gets them.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: true,
+    // Revoking any of a grant's tokens at /oauth/revoke ends the whole grant (the library would
+    // keep the grant for an access token but still delete its refresh tokens, leaving a
+    // connection listed active that nothing can use): `grant.revoked` then revokes the connection.
+    revokeGrantPolicy: () => true,
     // A failed authorization request a person sees: the dashboard's frame, the error escaped.
     renderError: (ctx, out) => {
       ctx.type = 'html';
@@ -85,13 +97,18 @@ export function createProvider(db: Queryable, o: ProviderOptions): Provider {
       properties: ['software_id'],
       validator: (_ctx, key, _value, metadata) => {
         if (key !== 'software_id') return;
-        const problem = redirectUrisProblem(metadata.redirect_uris);
+        const problem = redirectUrisProblem(metadata.redirect_uris) ?? displayedMetadataProblem(metadata);
         if (problem !== undefined) throw new errors.InvalidClientMetadata(problem);
       },
     },
     features: {
       devInteractions: { enabled: false },
       userinfo: { enabled: false },
+      // Only what docs/oauth.md describes is served and advertised: no pushed authorization
+      // requests (their endpoint is not routed), no DPoP, no RP-initiated logout page.
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
       revocation: { enabled: true },
       // A client_id that is an https URL names its own metadata document, fetched (safely) and
       // cached between 30 s and 5 min as its HTTP caching headers say.
@@ -116,5 +133,44 @@ export function createProvider(db: Queryable, o: ProviderOptions): Provider {
     },
   });
   provider.proxy = o.trustProxy;
+  // No OpenID Connect is offered (no ID tokens are issued for our scopes), but the library always
+  // lists `openid`: the metadata names only the scopes docs/oauth.md describes.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route !== 'discovery') return;
+    const body = ctx.body as { scopes_supported?: string[] } | undefined;
+    if (body?.scopes_supported) body.scopes_supported = body.scopes_supported.filter((s) => s !== 'openid');
+  });
   return provider;
+}
+
+/** Text length in code points, as the dashboard counts a connection's name. */
+const length = (text: string) => [...text].length;
+
+/**
+ * The first problem with the metadata a person is shown or that is stored for display, or
+ * undefined: client_name (1 to 200 characters), the URIs (2000 each) and contacts (at most 10).
+ */
+export function displayedMetadataProblem(metadata: Record<string, unknown>): string | undefined {
+  const name = metadata.client_name;
+  if (name !== undefined && (typeof name !== 'string' || length(name) < 1 || length(name) > CLIENT_NAME_MAX))
+    return `client_name must be 1 to ${CLIENT_NAME_MAX} characters (got ${typeof name === 'string' ? length(name) : typeof name})`;
+  for (const key of ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri', 'jwks_uri'] as const) {
+    const v = metadata[key];
+    if (typeof v === 'string' && length(v) > CLIENT_URI_MAX)
+      return `${key} must be at most ${CLIENT_URI_MAX} characters (got ${length(v)})`;
+  }
+  const uris = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];
+  for (const uri of uris)
+    if (typeof uri === 'string' && length(uri) > CLIENT_URI_MAX)
+      return `redirect_uris: each must be at most ${CLIENT_URI_MAX} characters (one has ${length(uri)})`;
+  const contacts = metadata.contacts;
+  if (Array.isArray(contacts)) {
+    if (contacts.length > CONTACTS_MAX)
+      return `contacts: at most ${CONTACTS_MAX} are accepted (got ${contacts.length})`;
+    for (const c of contacts)
+      if (typeof c === 'string' && length(c) > 320)
+        return `contacts: each must be at most 320 characters (one has ${length(c)})`;
+  }
+  return undefined;
 }
