@@ -73,6 +73,19 @@ async function decideInBrowser(
 }
 
 const { call, ok, refused, waitForChange: waitForStatus } = toolCalls(() => agent);
+
+/** Queues one fault on the sandbox for the account's next POST matching `fault`, as its operator. */
+async function queueFault(fault: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${stack.urls['ads-sandbox']}/_sandbox/faults`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${stack.secrets.sandboxAdminToken}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ account_id: account.upstream_account_id, method: 'POST', count: 1, ...fault }),
+  });
+  assert.ok(res.ok, `fault not accepted: ${res.status}`);
+}
 /** The sandbox's ledger of mutations applied to the account, for one path. */
 const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
 
@@ -329,22 +342,7 @@ describe('a platform that applies another result than the one reviewed', () => {
     });
     await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId, '--yes']);
     // The platform quietly drops the name from this ad's next update and applies the rest.
-    const fault = await fetch(`${stack.urls['ads-sandbox']}/_sandbox/faults`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${stack.secrets.sandboxAdminToken}`,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({
-        account_id: account.upstream_account_id,
-        method: 'POST',
-        path_prefix: path,
-        kind: 'ignore_field',
-        field: 'name',
-        count: 1,
-      }),
-    });
-    assert.ok(fault.ok, `fault not accepted: ${fault.status}`);
+    await queueFault({ path_prefix: path, kind: 'ignore_field', field: 'name' });
 
     const applied = await ok<ChangeView>('ads_apply_change', { change_id: prepared.change_id });
     const final = (
@@ -392,22 +390,7 @@ describe('a worker killed mid-apply', () => {
     });
     await stack.admin(['approve', prepared.change_id, '--workspace', seed.workspaceId, '--yes']);
     // The platform takes two seconds to answer this ad's update: long enough to kill the worker while it waits.
-    const fault = await fetch(`${stack.urls['ads-sandbox']}/_sandbox/faults`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${stack.secrets.sandboxAdminToken}`,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({
-        account_id: account.upstream_account_id,
-        method: 'POST',
-        path_prefix: path,
-        kind: 'delay',
-        delay_ms: 2000,
-        count: 1,
-      }),
-    });
-    assert.ok(fault.ok, `fault not accepted: ${fault.status}`);
+    await queueFault({ path_prefix: path, kind: 'delay', delay_ms: 2000 });
 
     const applying = call('ads_apply_change', { change_id: prepared.change_id });
     const c = new pg.Client({ connectionString: db.url });

@@ -395,24 +395,28 @@ describe('refusals', () => {
     assert.equal(still.status, 'pending_review');
   });
 
-  test('when the platform cannot give the snapshot, the run stays claimed and the error names the claim_token to retry with', async () => {
-    const ad = nextAd();
-    const optimizerId = await optimizerFor(ad);
-    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
-      optimizer_id: optimizerId,
-    });
+  /** Claims a run while the platform fails every ad group read, so the snapshot cannot be taken. */
+  async function claimWithoutSnapshot(args: Record<string, unknown>) {
     await sandboxFaults('POST', {
       account_id: seed.accounts[0]?.upstream_account_id,
       path_prefix: '/ad_groups',
       kind: 'status_500',
       count: 50,
     });
-    let err: { code: string; message: string };
     try {
-      err = await calls.refused('ads_claim_optimization_run', { run_id: run.run_id });
+      return await calls.refused('ads_claim_optimization_run', args);
     } finally {
       await sandboxFaults('DELETE');
     }
+  }
+
+  test('when the platform cannot give the snapshot, the run stays claimed and the error names the claim_token to retry with', async () => {
+    const ad = nextAd();
+    const optimizerId = await optimizerFor(ad);
+    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    const err = await claimWithoutSnapshot({ run_id: run.run_id });
     const token = /claim_token ([0-9a-f-]{36})/.exec(err.message)?.[1];
     assert.ok(token, err.message);
     const other = await calls.refused('ads_claim_optimization_run', { run_id: run.run_id });
@@ -435,18 +439,7 @@ describe('refusals', () => {
       optimizer_id: optimizerId,
     });
     const token = randomUUID().toUpperCase();
-    await sandboxFaults('POST', {
-      account_id: seed.accounts[0]?.upstream_account_id,
-      path_prefix: '/ad_groups',
-      kind: 'status_500',
-      count: 50,
-    });
-    let err: { code: string; message: string };
-    try {
-      err = await calls.refused('ads_claim_optimization_run', { run_id: run.run_id, claim_token: token });
-    } finally {
-      await sandboxFaults('DELETE');
-    }
+    const err = await claimWithoutSnapshot({ run_id: run.run_id, claim_token: token });
     assert.notEqual(err.code, 'permission_denied', err.message);
     assert.doesNotMatch(err.message, /is not the claim/);
     const retried = await calls.ok<{ run: Run; claim_token: string }>('ads_claim_optimization_run', {

@@ -39,7 +39,7 @@ const listCompetitorSources: ToolRow<GatewayDeps> = {
 const saveInput = object(
   {
     account_id: uuid('The ad account (from ads_list_accounts) the watch is for.'),
-    name: string({ min: 1, max: 200 }),
+    name: string({ min: 1, max: 200, nonBlank: true, description: 'What the watch is, for people.' }),
     url: string({ max: 2048, format: 'https-uri', description: 'The public page to watch (https).' }),
     interval_hours: integer({ min: 1, max: 744, description: 'Hours between scheduled checks.' }),
     enabled: boolean(
