@@ -379,6 +379,38 @@ describe('a platform that applies another result than the one reviewed', () => {
   });
 });
 
+describe('approved changes to one object applied at once', () => {
+  test('one is applied; the others find the object changed and fail unsent, so no edit is lost', async () => {
+    const ad = ads[7] as (typeof ads)[number];
+    const path = `/ads/${ad.id}`;
+    const prepared: ChangeView[] = [];
+    for (const name of ['First edit', 'Second edit', 'Third edit']) {
+      const c = await ok<ChangeView>('ads_update_ad', {
+        account_id: account.account_id,
+        ad_id: ad.id,
+        body: { name },
+      });
+      await stack.admin(['approve', c.change_id, '--workspace', seed.workspaceId, '--yes']);
+      prepared.push(c);
+    }
+    await Promise.all(prepared.map((c) => call('ads_apply_change', { change_id: c.change_id })));
+    const finals = await Promise.all(prepared.map((c) => waitForStatus(c.change_id, ['applied', 'failed'])));
+    const applied = finals.filter((f) => f.status === 'applied');
+    assert.equal(applied.length, 1, JSON.stringify(finals));
+    for (const f of finals.filter((x) => x.status === 'failed') as ChangeView[]) {
+      assert.match(f.error ?? '', /the object changed since this change was prepared/);
+    }
+    const rows = await ledger(path);
+    assert.equal(rows.length, 1, 'one update reached the account');
+    const winner = prepared.find((c) => c.change_id === (applied[0] as ChangeView).change_id) as ChangeView;
+    const live = await ok<{ ad: { name: string } }>('ads_get_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+    });
+    assert.deepEqual({ name: live.ad.name }, winner.operation.body);
+  });
+});
+
 describe('a worker killed mid-apply', () => {
   test('the change is applied exactly once, by the worker that replaces it', async () => {
     const ad = ads[5] as (typeof ads)[number];

@@ -38,7 +38,59 @@ export interface ApplyWorkerDeps {
   maxAttempts: number;
 }
 
+/** How often a change waits for another change to the same object to finish, and for how long. */
+const TARGET_WAIT_STEP_MS = 100;
+const TARGET_WAIT_MAX_MS = 60_000;
+
+/** Another change to the same object was still applying after the longest wait: nothing was sent. */
+class TargetBusyError extends Error {
+  constructor(key: string) {
+    super(
+      `another change to ${key} was still applying after ${TARGET_WAIT_MAX_MS / 1000} s; nothing was sent`,
+    );
+  }
+}
+
+/**
+ * withTarget runs `fn` while holding the object `key` names, across every worker of every replica
+ * (a PostgreSQL advisory lock on a connection of its own, so a worker that dies lets go with its
+ * connection). Two approved changes to one object are applied one after the other, and the second
+ * then finds the object changed and fails as stale: at once, both could pass the re-read before
+ * either was sent, and the second would overwrite the first. A waiting worker holds no connection
+ * (it tries again every 100 ms), so waiters cannot starve the holder of the pool.
+ */
+async function withTarget<T>(pool: Pool, key: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + TARGET_WAIT_MAX_MS;
+  for (;;) {
+    const client = await pool.connect();
+    let held = false;
+    try {
+      const { rows } = await client.query<{ held: boolean }>(
+        'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS held',
+        [key],
+      );
+      held = rows[0]?.held === true;
+    } catch (err) {
+      client.release(true);
+      throw err;
+    }
+    if (held) {
+      try {
+        return await fn();
+      } finally {
+        // Closing the connection lets go of the lock whatever happened to it meanwhile.
+        client.release(true);
+      }
+    }
+    client.release();
+    if (signal.aborted) throw new Error('stopped while waiting for another change to the same object');
+    if (Date.now() > deadline) throw new TargetBusyError(key);
+    await new Promise((r) => setTimeout(r, TARGET_WAIT_STEP_MS));
+  }
+}
+
 export function createApplyHandler(d: ApplyWorkerDeps) {
+  const apply = applyOne(d);
   return async (message: Delivery<ApplyMessage>, ctx: HandlerContext): Promise<void> => {
     const { change_id: changeId, workspace_id: workspaceId } = message.payload;
     const change = await findChange(d.pool, workspaceId, changeId);
@@ -49,6 +101,36 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
       );
       return;
     }
+    // A change that creates has no object yet: nothing else can be applying to it.
+    if (change.target_path === '') return apply(message, ctx, change);
+    try {
+      return await withTarget(d.pool, `${change.account_id} ${change.target_path}`, ctx.signal, async () => {
+        // Read again under the lock: a replay of this message may find it finished meanwhile.
+        const current = await findChange(d.pool, workspaceId, changeId);
+        if (current?.status !== 'applying') return;
+        return apply(message, ctx, current);
+      });
+    } catch (err) {
+      // The bus delivers the message again later; on its last attempt the change fails, unsent.
+      if (!(err instanceof TargetBusyError) || message.attempt < d.maxAttempts) throw err;
+      await ctx.inTx((tx) =>
+        finishApply(tx, {
+          workspaceId,
+          changeId,
+          status: 'failed',
+          upstreamStatus: null,
+          upstreamResponseJson: null,
+          error: err.message,
+        }),
+      );
+    }
+  };
+}
+
+/** Applies one change that is `applying` (and, with a target, holds it). */
+function applyOne(d: ApplyWorkerDeps) {
+  return async (message: Delivery<ApplyMessage>, ctx: HandlerContext, change: ChangeRow): Promise<void> => {
+    const { change_id: changeId, workspace_id: workspaceId } = message.payload;
     const finish = (
       status: 'applied' | 'failed',
       upstreamStatus: number | null,
