@@ -76,16 +76,20 @@ test('an XLSX Context Hints cell holds one hint per line, so a hint keeps its sp
           cell('Plants'),
           cell(0.3),
           cell('US'),
-          cell('indoor plants\ngarden, patio and balcony'),
+          cell('  indoor plants\ngarden, patio and balcony  '),
         ],
+        // A cell of nothing but spaces is empty, as the spreadsheet shows it: no row of its own.
+        [cell(' '), cell('  '), null, null, null],
       ],
     ],
     { sheets: ['Campaigns', 'Ad groups'], buffer: true },
   );
   const { plan, issues } = await planWorkbook({ base64: Buffer.from(xlsx).toString('base64') }, usd, flags);
   assert.deepEqual(issues, []);
+  // Each hint as written, the spaces at the cell's ends included.
   assert.deepEqual(plan.body.operations[1]?.body.context_hints, [
-    'indoor plants',
-    'garden, patio and balcony',
+    '  indoor plants',
+    'garden, patio and balcony  ',
   ]);
+  assert.equal(plan.body.operations.length, 2);
 });

@@ -25,7 +25,9 @@ async function rowsOf(task: WorkbookTask): Promise<Sheets> {
   const checked = checkedWorkbook(task.xlsx);
   let tabs: unknown;
   try {
-    tabs = await readXlsxFile<string>(Buffer.from(checked), { parseNumber: (s) => s, trim: true });
+    // Cells are read as written: the rules trim the spaces around a name or a title themselves,
+    // and keep a context hint's (one per line of its cell) as given.
+    tabs = await readXlsxFile<string>(Buffer.from(checked), { parseNumber: (s) => s, trim: false });
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
     throw new InvalidArgumentError(`workbook_base64: the workbook cannot be read as XLSX (${reason})`);

@@ -195,6 +195,16 @@ test('an ad batch compiles to one paused campaign, one ad group and an ad per va
   );
 });
 
+test("the summary a reviewer reads gives a bid's unit: per click, or per thousand impressions for a CPM", () => {
+  const summary = (objective: string) =>
+    summarizeBulkJob(
+      compileAdBatch({ ...batch, objective }, usd).body as unknown as Record<string, unknown>,
+      'Shop',
+    );
+  assert.match(summary('clicks'), /fixed bid 800000 micros per click\)/);
+  assert.match(summary('impressions'), /fixed bid 800000 micros per thousand impressions \(CPM\)\)/);
+});
+
 test('an ad batch refuses an unknown country, JPY fractions and a lifetime budget, naming the argument', () => {
   const refused = (over: Partial<typeof batch>, account: BulkAccount, message: RegExp) =>
     assert.throws(

@@ -815,9 +815,12 @@ export function summarizeBulkJob(job: Fields, accountName: string): string {
   }
   for (const g of of('create_ad_group').slice(0, 20)) {
     const bidding = isObject(g.bidding_config) ? g.bidding_config : {};
-    parts.push(
-      `ad group ${quoted(g.name)} (fixed bid ${String(bidding.max_bid_micros)} micros per ${String(bidding.billing_event_type)})`,
-    );
+    // The bulk wire format's impression bid is a CPM: per thousand impressions, as planned.
+    const per =
+      bidding.billing_event_type === 'impression'
+        ? 'thousand impressions (CPM)'
+        : String(bidding.billing_event_type);
+    parts.push(`ad group ${quoted(g.name)} (fixed bid ${String(bidding.max_bid_micros)} micros per ${per})`);
   }
   const ads = of('create_ad');
   if (ads.length > 0) {

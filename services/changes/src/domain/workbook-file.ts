@@ -165,7 +165,9 @@ export function sheetsFromTabs(
       const row: SheetRow = { row: i + 2, cells: {} };
       cells.forEach((v, c) => {
         const column = columns[c];
-        if (v === null || v === '' || column === undefined || column === '') return;
+        // A cell of nothing but spaces is an empty cell, as a spreadsheet shows it.
+        if (v === null || (typeof v === 'string' && v.trim() === '') || column === undefined || column === '')
+          return;
         row.cells[column] = v;
       });
       if (Object.keys(row.cells).length > 0) sheets[sheet].push(row);
