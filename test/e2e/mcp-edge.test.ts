@@ -793,6 +793,35 @@ describe('ads_disconnect_client', () => {
     const others = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), bearer(seed.token));
     assert.equal(others.status, 200);
   });
+
+  test('called three times at once, every call answers the one stored revocation, audited once', async () => {
+    const { token, credential_id: credentialId } = await createToken(['--name', 'disconnect thrice']);
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => rawPost(stack.mcpUrl, callBody('ads_disconnect_client'), bearer(token))),
+    );
+    // A call that arrived after the first revocation committed is refused at the door (401).
+    const results = answers
+      .filter((a) => a.status === 200)
+      .map((a) => (sseData(a.text) as { result: { structuredContent: { revoked_at: string } } }).result);
+    assert.ok(results.length >= 1);
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      const stored = await c.query<{ revoked_at: Date }>(
+        'SELECT revoked_at FROM gateway.credentials WHERE id = $1',
+        [credentialId],
+      );
+      const at = stored.rows[0]?.revoked_at.toISOString();
+      for (const r of results) assert.equal(r.structuredContent.revoked_at, at);
+      const audited = await c.query(
+        "SELECT 1 FROM gateway.audit_log WHERE action = 'credential.revoked' AND target = $1",
+        [credentialId],
+      );
+      assert.equal(audited.rowCount, 1);
+    } finally {
+      await c.end();
+    }
+  });
 });
 
 describe('catalogue', () => {

@@ -93,3 +93,79 @@ test('an XLSX Context Hints cell holds one hint per line, so a hint keeps its sp
   ]);
   assert.equal(plan.body.operations.length, 2);
 });
+
+test('a value under a column with no header is refused by sheet, row and column, not dropped', async () => {
+  const xlsx = await write(
+    [
+      [
+        [cell('Name'), cell('Objective'), cell('Budget'), cell('Budget type')],
+        [cell('Spring Sale'), cell('clicks'), cell(19.99), cell('daily')],
+      ],
+      [
+        [
+          cell('Campaign'),
+          cell('Name'),
+          cell('Bid'),
+          cell('Countries'),
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+        ],
+        [
+          cell('Spring Sale'),
+          cell('Plants'),
+          cell(0.3),
+          cell('US'),
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          cell('stray'),
+        ],
+      ],
+    ],
+    { sheets: ['Campaigns', 'Ad groups'], buffer: true },
+  );
+  await assert.rejects(planWorkbook({ base64: Buffer.from(xlsx).toString('base64') }, usd, flags), {
+    message:
+      'workbook_base64: adgroups sheet, row 2, column AA: a value in a column with no header; name the column in the first row or clear the cell',
+  });
+});

@@ -148,6 +148,10 @@ describe('Markdown', () => {
     for (const line of table) assert.equal(cells(line), REPORT_COLUMNS.length + 2, line);
     assert.ok(md.includes('| name | Spring \\| review |'));
     assert.ok(table[2]?.includes('a\\|b<br>c'));
+    // Field names and column headers are cells too: their underscores are escaped.
+    assert.ok(md.includes('| time\\_zone |'), md);
+    assert.ok(md.includes('| previous\\_period |'), md);
+    assert.ok(!/[^\\]_/.test(table[0] ?? ''), table[0]);
   });
 
   test('imported figures follow the platform ones; another currency gets lines of its own', () => {

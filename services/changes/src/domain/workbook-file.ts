@@ -147,6 +147,14 @@ function sheetOf(tab: string): SheetName | undefined {
   return (SHEETS as readonly string[]).includes(name) ? (name as SheetName) : undefined;
 }
 
+/** A spreadsheet's name for the column at `index` (0 is A, 26 is AA). */
+function columnLetter(index: number): string {
+  let name = '';
+  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26))
+    name = String.fromCharCode(65 + ((n - 1) % 26)) + name;
+  return name;
+}
+
 /**
  * sheetsFromTabs turns the workbook's tabs into rows: the first row names the columns, each later
  * row that is not empty is a row, numbered as the spreadsheet numbers it. Other tabs are ignored.
@@ -166,8 +174,13 @@ export function sheetsFromTabs(
       cells.forEach((v, c) => {
         const column = columns[c];
         // A cell of nothing but spaces is an empty cell, as a spreadsheet shows it.
-        if (v === null || (typeof v === 'string' && v.trim() === '') || column === undefined || column === '')
-          return;
+        if (v === null || (typeof v === 'string' && v.trim() === '')) return;
+        if (column === undefined || column === '') {
+          // A value nobody named is refused rather than dropped, as an unknown column is.
+          throw refused(
+            `${sheet} sheet, row ${i + 2}, column ${columnLetter(c)}: a value in a column with no header; name the column in the first row or clear the cell`,
+          );
+        }
         row.cells[column] = v;
       });
       if (Object.keys(row.cells).length > 0) sheets[sheet].push(row);

@@ -173,6 +173,15 @@ export async function revokeCredential(
   return rows[0]?.revoked_at;
 }
 
+/** When the credential was revoked, or undefined while it is not (or does not exist). */
+export async function credentialRevokedAt(db: Queryable, credentialId: string): Promise<Date | undefined> {
+  const { rows } = await db.query<{ revoked_at: Date | null }>(
+    'SELECT revoked_at FROM credentials WHERE id = $1',
+    [credentialId],
+  );
+  return rows[0]?.revoked_at ?? undefined;
+}
+
 /** Records use at most once a minute per credential, so the hot path stays read-only. */
 export async function touchCredential(db: Queryable, credentialId: string): Promise<void> {
   await db.query(

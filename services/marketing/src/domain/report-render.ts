@@ -194,9 +194,10 @@ export function renderMarkdown(report: RenderableReport): string {
   const lines = [
     markdownRow(['field', 'value']),
     markdownRow(['---', '---']),
-    ...facts.map(([k, v]) => markdownRow([k, escapeMarkdownCell(v)])),
+    // Every cell escaped, the field names too (`time_zone` would otherwise start emphasis).
+    ...facts.map(([k, v]) => markdownRow([escapeMarkdownCell(k), escapeMarkdownCell(v)])),
     '',
-    markdownRow(REPORT_COLUMNS),
+    markdownRow(REPORT_COLUMNS.map((c) => escapeMarkdownCell(c))),
     markdownRow(REPORT_COLUMNS.map(() => '---')),
     ...tableOf(report).map((row) => markdownRow(row.map((c) => escapeMarkdownCell(c.text, c.figure)))),
   ];

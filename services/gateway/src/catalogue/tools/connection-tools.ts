@@ -1,7 +1,7 @@
 /** Tools about the connection itself: who is calling, which ad accounts it reaches, revoking it. */
 import { type ListAccountsResponse, UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { GatewayDeps } from '../../deps.ts';
-import { insertAudit, revokeCredential } from '../../store/identity-store.ts';
+import { credentialRevokedAt, insertAudit, revokeCredential } from '../../store/identity-store.ts';
 import { canWrite, defineTool, type ToolRow } from '../catalogue.ts';
 import { type JsonSchema, object } from '../schema.ts';
 
@@ -107,19 +107,25 @@ export const disconnectClient = defineTool<GatewayDeps, typeof noArguments>({
     routesTo: 'gateway',
     async run({ caller, deps }) {
       const { principal } = caller;
-      const revokedAt = await revokeCredential(deps.pool, principal.credentialId, principal.workspaceId);
+      const revokedNow = await revokeCredential(deps.pool, principal.credentialId, principal.workspaceId);
       deps.forgetCredential?.(principal.credentialId);
-      await insertAudit(deps.pool, {
-        workspaceId: principal.workspaceId,
-        actor: `credential:${principal.credentialId}`,
-        action: 'credential.revoked',
-        target: principal.credentialId,
-        detail: { by: 'ads_disconnect_client' },
-      });
+      // Called twice at once, the second call finds it revoked: it answers with the time stored
+      // and writes no second audit event.
+      if (revokedNow !== undefined) {
+        await insertAudit(deps.pool, {
+          workspaceId: principal.workspaceId,
+          actor: `credential:${principal.credentialId}`,
+          action: 'credential.revoked',
+          target: principal.credentialId,
+          detail: { by: 'ads_disconnect_client' },
+        });
+      }
+      const revokedAt =
+        revokedNow ?? (await credentialRevokedAt(deps.pool, principal.credentialId)) ?? new Date();
       return {
         revoked: true,
         credential_id: principal.credentialId,
-        revoked_at: (revokedAt ?? new Date()).toISOString(),
+        revoked_at: revokedAt.toISOString(),
         advertising_paused: false,
         other_clients_affected: false,
       };

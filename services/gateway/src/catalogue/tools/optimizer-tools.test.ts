@@ -160,3 +160,16 @@ describe('save and list arguments', () => {
     assert.deepEqual(messages({ limit: 100, offset: 100_000 }), []);
   });
 });
+
+test('a configuration read back saves unchanged: its unset optional fields come as null and are taken as unset', () => {
+  const issues = validate(
+    saveOptimizer.input,
+    save({}, { conversion_goal_id: null, target: null, brand_instructions: null }),
+  );
+  assert.deepEqual(issues, []);
+  // A value given is still held to its bounds.
+  assert.deepEqual(
+    validate(saveOptimizer.input, save({}, { target: 0 })).map((i) => i.path),
+    ['config.target'],
+  );
+});

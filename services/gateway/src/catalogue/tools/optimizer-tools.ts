@@ -4,7 +4,7 @@ import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { HOSTNAME, HOSTNAME_HINT } from '@adsmcp/runtime/ids';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
-import { array, boolean, enumOf, integer, number, object, string } from '../schema.ts';
+import { array, boolean, enumOf, integer, nullable, number, object, string } from '../schema.ts';
 
 const GROUP = 'Automation and optimization';
 const FEATURES = ['optimizer'] as const;
@@ -23,8 +23,14 @@ const optimizerConfig = object(
       ['cpc', 'cpa', 'ctr'],
       'What to improve: cost per click, cost per action or click-through rate.',
     ),
-    conversion_goal_id: string({ min: 1, max: 255, description: 'The conversion that counts as an action.' }),
-    target: number({ greaterThan: 0, max: 1_000_000, description: 'The goal value to reach.' }),
+    // The optional fields take null too, as ads_get_optimizer shows an unset one: a config read
+    // back saves unchanged.
+    conversion_goal_id: nullable(
+      string({ min: 1, max: 255, description: 'The conversion that counts as an action; null for none.' }),
+    ),
+    target: nullable(
+      number({ greaterThan: 0, max: 1_000_000, description: 'The goal value to reach; null for none.' }),
+    ),
     cadence_hours: integer({ min: 6, max: 720, description: 'Hours between reviews.' }),
     window_hours: integer({ min: 24, max: 744, description: 'Hours of performance each review looks at.' }),
     reporting_delay_hours: integer({
@@ -54,11 +60,13 @@ const optimizerConfig = object(
       max: 24,
       description: 'Hours an approved proposal has to be published.',
     }),
-    brand_instructions: string({
-      max: 12_000,
-      multiline: true,
-      description: 'Voice and claims proposed copy must keep to.',
-    }),
+    brand_instructions: nullable(
+      string({
+        max: 12_000,
+        multiline: true,
+        description: 'Voice and claims proposed copy must keep to; null for none.',
+      }),
+    ),
     allowed_domains: array(
       string({
         min: 1,
