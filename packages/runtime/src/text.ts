@@ -59,9 +59,12 @@ export function codePointName(ch: string): string {
  * undefined when there is none. `multiline` allows line breaks and tabs.
  */
 export function hiddenCharacter(text: string, multiline = false): string | undefined {
-  const parts = emojiParts(text);
+  // The emoji parts are looked for only in text that has a hidden character at all.
+  let parts: Set<number> | undefined;
   for (const m of text.matchAll(HIDDEN)) {
-    if (parts.has(m.index) || (multiline && LAYOUT.has(m[0]))) continue;
+    if (multiline && LAYOUT.has(m[0])) continue;
+    parts ??= emojiParts(text);
+    if (parts.has(m.index)) continue;
     return codePointName(m[0]);
   }
   return undefined;
