@@ -15,6 +15,7 @@ import { optimizerConfig, QUICK_REVIEW } from '@adsmcp/testkit/optimizer-config'
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { sandboxLedger, type ToolCalls, toolCalls } from '@adsmcp/testkit/tool-calls';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import sharp from 'sharp';
 
 let e2e: SeededStack;
 let stack: Stack;
@@ -460,7 +461,91 @@ describe('refusals', () => {
     assert.equal(again.repeated, true);
   });
 
-  test('a variant’s asset_id is refused by name before anyone reviews it, and the run completes without it', async () => {
+  test('a variant with a campaign image: the reviewer sees it, and publishing uploads it once and puts it on the ad', async () => {
+    const ad = nextAd();
+    const png = await sharp({ create: { width: 160, height: 120, channels: 3, background: '#c84' } })
+      .png()
+      .toBuffer();
+    const saved = await calls.ok<{ asset: { asset_id: string; sha256: string } }>('ads_save_campaign_asset', {
+      account_id: accountId,
+      name: 'Spring picture',
+      content_base64: png.toString('base64'),
+    });
+    const assetId = saved.asset.asset_id;
+    const optimizerId = await optimizerFor(ad);
+    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
+      optimizer_id: optimizerId,
+    });
+    const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', {
+      run_id: run.run_id,
+    });
+    const done = await calls.ok<{ proposals: (Proposal & { variant: { asset_id?: string } })[] }>(
+      'ads_complete_optimization_run',
+      {
+        run_id: run.run_id,
+        claim_token: claim.claim_token,
+        outcome: 'proposals',
+        summary: 'A picture of the offer.',
+        variants: [{ ...variantFor(ad, 'Spring, with a picture'), asset_id: assetId.toUpperCase() }],
+      },
+    );
+    const proposal = done.proposals[0];
+    assert.ok(proposal);
+    assert.equal(proposal.variant.asset_id, assetId);
+
+    const page = await signIn();
+    await page.goto(`${stack.gatewayUrl}/dashboard/proposals/${proposal.proposal_id}`);
+    // The image as the reviewer's browser loads it (its width, or -1 when none could be shown).
+    const shown = await page.evaluate(`new Promise((resolve) => {
+      const img = document.querySelector('table[data-comparison] img[data-asset="${assetId}"]');
+      if (img === null) resolve(-2);
+      else if (img.complete) resolve(img.naturalWidth || -1);
+      else { img.onload = () => resolve(img.naturalWidth); img.onerror = () => resolve(-1); }
+    })`);
+    assert.equal(shown, 160);
+    await Promise.all([
+      page.waitForResponse(
+        (r) =>
+          r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposal.proposal_id}` &&
+          r.request().method() === 'GET',
+      ),
+      page.click('#approve'),
+    ]);
+    const published = await waitForProposal(proposal.proposal_id, ['published', 'failed']);
+    assert.equal(published.status, 'published', JSON.stringify(published));
+    const change = await calls.ok<{
+      status: string;
+      operation: { body: { creative: Record<string, unknown> } };
+      uploads: { asset_id: string; sha256: string; file_id: string | null; width: number }[];
+      applied_differences: string[];
+    }>('ads_get_change', { change_id: published.change_id });
+    assert.equal(change.status, 'applied');
+    // What was reviewed names the asset; the pinned image is the saved one, uploaded as one file.
+    assert.equal(change.operation.body.creative.asset_id, assetId);
+    assert.equal(change.uploads.length, 1);
+    const [upload] = change.uploads;
+    assert.equal(upload?.asset_id, assetId);
+    assert.equal(upload?.sha256, saved.asset.sha256);
+    assert.equal(upload?.width, 160);
+    assert.match(upload?.file_id ?? '', /^file_/);
+    assert.deepEqual(change.applied_differences, []);
+    const live = await calls.ok<{ ad: Ad & { creative: { file_id?: string } } }>('ads_get_ad', {
+      account_id: accountId,
+      ad_id: ad.id,
+    });
+    assert.equal(live.ad.creative.title, 'Spring, with a picture');
+    assert.equal(live.ad.creative.file_id, upload?.file_id);
+    const upstream = seed.accounts[0]?.upstream_account_id ?? '';
+    assert.equal((await sandboxLedger(stack, upstream, '/files')).length, 1);
+    assert.equal((await sandboxLedger(stack, upstream, `/ads/${ad.id}`)).length, 1);
+    // The change page shows the image with what was pinned and the file it became.
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${published.change_id}`);
+    const figure = await page.locator(`#creative-preview figure[data-asset="${assetId}"]`).innerText();
+    assert.match(figure, new RegExp(`uploaded as file ${upload?.file_id}`));
+    assert.match(figure, new RegExp(saved.asset.sha256));
+  });
+
+  test('a variant naming an unknown campaign image fails at publishing, naming it, and nothing is sent', async () => {
     const ad = nextAd();
     const optimizerId = await optimizerFor(ad);
     const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
@@ -469,30 +554,34 @@ describe('refusals', () => {
     const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', {
       run_id: run.run_id,
     });
-    const completion = {
+    const unknown = randomUUID();
+    const done = await calls.ok<{ proposals: Proposal[] }>('ads_complete_optimization_run', {
       run_id: run.run_id,
       claim_token: claim.claim_token,
       outcome: 'proposals',
-      summary: 'The ad can name its offer.',
-    };
-    const withImage = await calls.refused('ads_complete_optimization_run', {
-      ...completion,
-      variants: [{ ...variantFor(ad, 'Spring, with a picture'), asset_id: randomUUID() }],
+      summary: 'A picture of the offer.',
+      variants: [{ ...variantFor(ad, 'Spring, with no picture'), asset_id: unknown }],
     });
-    assert.equal(withImage.code, 'invalid_argument');
-    assert.match(withImage.message, /variants\[0\]\.asset_id is not accepted yet: .*leave asset_id out/);
-    const done = await calls.ok<{ proposals: Proposal[] }>('ads_complete_optimization_run', {
-      ...completion,
-      variants: [variantFor(ad, 'Spring, named offer')],
-    });
-    const proposal = done.proposals[0];
-    assert.ok(proposal);
-    const edit = await calls.refused('ads_edit_optimization_proposal', {
-      proposal_id: proposal.proposal_id,
-      expected_revision: 1,
-      variant: { ...variantFor(ad, 'Spring, with a picture'), asset_id: randomUUID() },
-    });
-    assert.match(edit.message, /variant\.asset_id is not accepted yet/);
+    const proposalId = done.proposals[0]?.proposal_id ?? '';
+    const page = await signIn();
+    await page.goto(`${stack.gatewayUrl}/dashboard/proposals/${proposalId}`);
+    assert.match(await page.locator('table[data-comparison]').innerText(), /unknown or archived/);
+    await Promise.all([
+      page.waitForResponse(
+        (r) =>
+          r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposalId}` &&
+          r.request().method() === 'GET',
+      ),
+      page.click('#approve'),
+    ]);
+    const failed = await waitForProposal(proposalId, ['failed', 'published']);
+    assert.equal(failed.status, 'failed');
+    assert.match(
+      (failed as Proposal & { change_error: string }).change_error,
+      new RegExp(`asset_id\` ${unknown}: no campaign asset with this id in this workspace`),
+    );
+    const ledger = await sandboxLedger(stack, seed.accounts[0]?.upstream_account_id ?? '', `/ads/${ad.id}`);
+    assert.deepEqual(ledger, []);
   });
 
   test('pausing the optimizer cancels its open run and refuses new reviews', async () => {

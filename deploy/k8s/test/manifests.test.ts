@@ -88,14 +88,21 @@ const SERVICES: Record<string, ServiceExpectation> = {
   changes: {
     port: GRPC_PORT,
     probes: { kind: 'grpc' },
-    env: [...GRPC_ENV, 'CHANGES_PRIVATE_KEY', 'UPSTREAM_PROXY_URL', 'OPTIMIZER_PUBLIC_KEY', 'KAFKA_BROKERS'],
+    env: [
+      ...GRPC_ENV,
+      'CHANGES_PRIVATE_KEY',
+      'UPSTREAM_PROXY_URL',
+      'MARKETING_URL',
+      'OPTIMIZER_PUBLIC_KEY',
+      'KAFKA_BROKERS',
+    ],
   },
   optimizer: {
     port: GRPC_PORT,
     probes: { kind: 'grpc' },
     env: [...GRPC_ENV, 'OPTIMIZER_PRIVATE_KEY', 'CHANGES_URL', 'KAFKA_BROKERS'],
   },
-  marketing: { port: GRPC_PORT, probes: { kind: 'grpc' }, env: GRPC_ENV },
+  marketing: { port: GRPC_PORT, probes: { kind: 'grpc' }, env: [...GRPC_ENV, 'CHANGES_PUBLIC_KEY'] },
   'upstream-proxy': {
     port: GRPC_PORT,
     probes: { kind: 'grpc' },

@@ -43,9 +43,10 @@ export function serviceEnv(
         ...proxy,
         CHANGES_PRIVATE_KEY: secrets.changesPrivateKey,
         OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+        MARKETING_URL: urls.marketing ?? '',
       };
     case 'marketing':
-      return { ...grpc, ...proxy };
+      return { ...grpc, ...proxy, CHANGES_PUBLIC_KEY: secrets.changesPublicKey };
     case 'optimizer':
       return {
         ...grpc,

@@ -486,7 +486,9 @@ export async function startImageStack(opts: ImageStackOptions): Promise<ImageSta
     const env = (service: ServiceName) => serviceEnv(service, secrets, urls);
     await start('ads-sandbox', env('ads-sandbox'));
     await start('upstream-proxy', env('upstream-proxy'));
-    await Promise.all([start('changes', env('changes')), start('marketing', env('marketing'))]);
+    // The changes service reads campaign images from the marketing service, so it starts after it.
+    await start('marketing', env('marketing'));
+    await start('changes', env('changes'));
     // The optimizer publishes approved proposals through the changes service, so it starts after it.
     await start('optimizer', env('optimizer'));
     const gatewayPort = await freePort();

@@ -432,10 +432,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           ...peers,
           CHANGES_PRIVATE_KEY: secrets.changesPrivateKey,
           OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+          // Campaign images a change uploads are read there.
+          MARKETING_URL: list(marketing),
         },
         changes,
       ),
-      start('marketing', { ...grpc, ...peers }, marketing),
+      start('marketing', { ...grpc, ...peers, CHANGES_PUBLIC_KEY: secrets.changesPublicKey }, marketing),
       // The optimizer publishes approved proposals through the changes service (from its bus).
       start(
         'optimizer',

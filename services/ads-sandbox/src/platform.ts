@@ -101,6 +101,8 @@ export async function ignoreFieldHook(req: FastifyRequest): Promise<void> {
   const field = contexts.get(req)?.ignoreField;
   const body = req.body;
   if (field === undefined || typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  // A file upload's body is its bytes, which have no fields.
+  if (Buffer.isBuffer(body)) return;
   delete (body as Record<string, unknown>)[field];
 }
 

@@ -20,6 +20,7 @@ import { registerBulkJobRoutes } from './routes/bulk-job-routes.ts';
 import { registerCampaignRoutes } from './routes/campaign-routes.ts';
 import { registerConversionRoutes } from './routes/conversion-routes.ts';
 import { registerFeedRoutes } from './routes/feed-routes.ts';
+import { registerFileRoutes } from './routes/file-routes.ts';
 import { registerGeoRoutes } from './routes/geo-routes.ts';
 import { registerInsightRoutes } from './routes/insight-routes.ts';
 import { registerOperatorRoutes } from './routes/operator-routes.ts';
@@ -39,7 +40,8 @@ export interface Deps {
   ratePerSecond?: number;
   /**
    * The clock (ms since the epoch) the rate limit, the insights' current local day, the custom
-   * audience operations' progress and the bulk jobs' progress read; tests pass a fake one.
+   * audience operations' progress, the bulk jobs' progress and the files' creation times read;
+   * tests pass a fake one.
    */
   now?: () => number;
 }
@@ -169,6 +171,7 @@ export function buildServer(deps: Deps): FastifyInstance {
   registerInsightRoutes(app, { pool: deps.pool, guard, now });
   registerConversionRoutes(app, { pool: deps.pool, guard, now });
   registerAudienceRoutes(app, { pool: deps.pool, guard, now });
+  registerFileRoutes(app, { pool: deps.pool, guard, now });
   registerOperatorRoutes(app, { pool: deps.pool, adminToken: deps.adminToken, faults });
   return app;
 }

@@ -56,6 +56,8 @@ export interface CallOptions {
   body?: unknown;
   /** Sent as it is, with `content-type: application/json` (for malformed or empty bodies). */
   rawBody?: string;
+  /** Sent as they are, with the content-type of `headers` if any (a file upload). */
+  bytes?: Uint8Array;
   headers?: Record<string, string>;
   signal?: AbortSignal;
 }
@@ -101,10 +103,11 @@ export async function startSandbox(
   async function call<T>(method: string, path: string, opts: CallOptions = {}): Promise<Response<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
-    let body: string | undefined;
+    let body: string | Uint8Array | undefined;
     if (opts.body !== undefined) body = JSON.stringify(opts.body);
     if (opts.rawBody !== undefined) body = opts.rawBody;
     if (body !== undefined) headers['content-type'] = 'application/json';
+    if (opts.bytes !== undefined) body = opts.bytes;
     const res = await fetch(`${base}${path}`, {
       method,
       headers,

@@ -11,6 +11,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       CHANGES_PRIVATE_KEY: str(),
       UPSTREAM_PROXY_URL: str(),
       /**
+       * The marketing service (one address or its replicas, comma-separated): the campaign images a
+       * change's creatives name are read there, with this service's key (the marketing service
+       * trusts it through CHANGES_PUBLIC_KEY). Unset, a change that names one is refused.
+       */
+      MARKETING_URL: optional(),
+      /**
        * The optimizer's Ed25519 public key (SPKI PEM): when set, its worker's principal tokens
        * (issuer adsmcp-optimizer, channel worker) are accepted, to record the changes that publish
        * proposals a person approved in the dashboard (RecordApprovedChange).

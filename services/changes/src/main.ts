@@ -1,5 +1,6 @@
 /** The changes service: wiring only (config -> pool -> migrations -> bus -> worker -> server -> listen). */
 import { fileURLToPath } from 'node:url';
+import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { migrateBus, startPruning } from '@adsmcp/runtime/bus/outbox';
 import { createBusTransport } from '@adsmcp/runtime/bus/transport';
@@ -42,13 +43,23 @@ runMain(SERVICE_NAME, async () => {
   );
   const signer = await createPrincipalSigner(config.CHANGES_PRIVATE_KEY, ISSUER);
   const upstream = createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer);
+  const marketing =
+    config.MARKETING_URL === undefined
+      ? undefined
+      : createServiceClient(AssetService, config.MARKETING_URL, 'marketing', signer);
   // Kafka when KAFKA_BROKERS is set, else the PostgreSQL queue on the outbox table.
   registerBusMetrics(pool);
   const bus = createBusTransport({ pool, logger, env: config, clientId: SERVICE_NAME });
   await bus.consume<ApplyMessage>({
     name: 'changes-apply',
     topic: APPLY_TOPIC,
-    handler: createApplyHandler({ pool, upstream, logger, maxAttempts: config.APPLY_MAX_ATTEMPTS }),
+    handler: createApplyHandler({
+      pool,
+      upstream,
+      marketing,
+      logger,
+      maxAttempts: config.APPLY_MAX_ATTEMPTS,
+    }),
     maxAttempts: config.APPLY_MAX_ATTEMPTS,
     leaseMs: config.APPLY_LEASE_MS,
     backoff: { baseMs: 500, capMs: 30_000 },
@@ -56,7 +67,7 @@ runMain(SERVICE_NAME, async () => {
   });
   // Done messages and inbox records are kept a week: far beyond any redelivery window.
   const stopPruning = startPruning({ pool, logger, everyMs: HOUR_MS, olderThanMs: 7 * DAY_MS });
-  const server = buildServer({ pool, verifier, logger, upstream });
+  const server = buildServer({ pool, verifier, logger, upstream, marketing });
   const port = await server.listen(config.PORT, config.HOST);
   announceListening(SERVICE_NAME, port, { metrics_port: metrics.port });
   onShutdown(logger, async () => {

@@ -5,6 +5,7 @@ import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import type { Marketing } from './handlers/asset-reads.ts';
 import { batchHandlers } from './handlers/batch-handlers.ts';
 import { changesHandlers } from './handlers/changes-handlers.ts';
 import type { Upstream } from './handlers/live-check.ts';
@@ -22,6 +23,11 @@ export interface Deps {
   logger: Logger;
   /** The upstream-proxy, signed for with this service's own key (see ISSUER): planning reads and approval re-reads. */
   upstream: Upstream;
+  /**
+   * The marketing service's assets, signed for with this service's own key: the campaign images a
+   * change's creatives name, pinned at prepare and uploaded on apply. Unset, none can be used.
+   */
+  marketing?: Marketing;
 }
 
 /** buildServer returns the changes service's Connect server, not yet listening. */
@@ -31,9 +37,10 @@ export function buildServer(deps: Deps): ConnectServer {
     verifier: deps.verifier,
     logger: deps.logger,
     routes: (router) => {
-      router.service(ChangesService, changesHandlers({ pool: deps.pool, upstream: deps.upstream }));
+      const peers = { upstream: deps.upstream, marketing: deps.marketing };
+      router.service(ChangesService, changesHandlers({ pool: deps.pool, ...peers }));
       router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
-      router.service(BatchService, batchHandlers({ pool: deps.pool, upstream: deps.upstream }));
+      router.service(BatchService, batchHandlers({ pool: deps.pool, ...peers }));
     },
   });
 }

@@ -9,6 +9,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ...serviceConfig,
       /** Kafka brokers (host:port, comma-separated); unset, the bus is the PostgreSQL queue. */
       KAFKA_BROKERS: optional(),
+      /**
+       * The changes service's Ed25519 public key (SPKI PEM): when set, its worker's principal tokens
+       * (issuer adsmcp-changes, channel worker) are accepted, so it can read the campaign images a
+       * change uploads (GetCampaignAssetContent; it asks with the read scope only).
+       */
+      CHANGES_PUBLIC_KEY: optional(),
     },
     env,
   );

@@ -5,7 +5,7 @@ import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { announceListening, onShutdown, runMain } from '@adsmcp/runtime/lifecycle';
 import { createLogger } from '@adsmcp/runtime/log';
 import { registerBusMetrics, startMetrics } from '@adsmcp/runtime/metrics';
-import { createPrincipalVerifier } from '@adsmcp/runtime/principal';
+import { createPrincipalVerifier, GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import { startTracing } from '@adsmcp/runtime/telemetry';
 import { loadConfig } from './config.ts';
@@ -15,6 +15,8 @@ import { startCompetitorWatch } from './work/competitor-schedule.ts';
 import { createImportHandler, IMPORT_TOPIC, type ImportMessage } from './work/import-worker.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
+/** The changes service's issuer: its worker reads the campaign images a change uploads. */
+const CHANGES_ISSUER = 'adsmcp-changes';
 /** Deliveries of one performance import before it is marked failed (gave up). */
 const IMPORT_MAX_ATTEMPTS = 5;
 
@@ -30,7 +32,13 @@ runMain(SERVICE_NAME, async () => {
     migrationsDir: MIGRATIONS_DIR,
     logger,
   });
-  const verifier = await createPrincipalVerifier(config.PRINCIPAL_PUBLIC_KEY, SERVICE_NAME);
+  const verifier = await createPrincipalVerifier(
+    {
+      [GATEWAY_ISSUER]: config.PRINCIPAL_PUBLIC_KEY,
+      ...(config.CHANGES_PUBLIC_KEY === undefined ? {} : { [CHANGES_ISSUER]: config.CHANGES_PUBLIC_KEY }),
+    },
+    SERVICE_NAME,
+  );
   // One bus for the service's work: Kafka when KAFKA_BROKERS is set, else the PostgreSQL queue on the
   // outbox table. Topics: competitor checks (scheduled) and performance imports.
   await migrateBus(pool, SERVICE_NAME);

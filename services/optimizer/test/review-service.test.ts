@@ -1,19 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { OptimizerConfigSchema } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import type { AdDeliverySchema, ReviewRun, VariantSchema } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
 import { createLogger } from '@adsmcp/runtime/log';
-import { createPrincipalSigner, generatePrincipalKeys, type Principal } from '@adsmcp/runtime/principal';
-import { createServiceClient } from '@adsmcp/runtime/service-client';
+import type { Principal } from '@adsmcp/runtime/principal';
 import { testPrincipal } from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { PUBLISH_TOPIC, type PublishMessage } from '../src/handlers/review-handlers.ts';
-import { ISSUER } from '../src/server.ts';
-import { createPublishHandler } from '../src/work/publish.ts';
+import { publishBody } from '../src/domain/proposal.ts';
+import type { Variant } from '../src/domain/review.ts';
 import {
   createScheduleHandler,
   SCHEDULE_TOPIC,
@@ -565,68 +562,48 @@ describe('proposals', () => {
   });
 });
 
-describe('publishing', () => {
-  test('a variant with a campaign image is refused at completion; one recorded with an image before fails at publishing with the reason, and nothing is sent', async () => {
-    const logger = createLogger('optimizer', 'silent');
-    const keys = await generatePrincipalKeys();
-    // Nothing listens there: a dispatch that reached the changes service would fail and be retried,
-    // leaving the proposal approved.
-    const changes = createServiceClient(
-      ChangesService,
-      'http://127.0.0.1:9',
-      'changes',
-      await createPrincipalSigner(keys.privateKeyPem, ISSUER),
+describe('a variant with a campaign image', () => {
+  test('keeps its asset_id (in lower case) through completion and edit, and publishes it as the creative’s asset_id', async () => {
+    const p = testPrincipal();
+    const { runId, token } = await claimedRun(p);
+    const assetId = randomUUID();
+    const done = await h.reviews.completeRun(
+      {
+        runId,
+        claimToken: token,
+        outcome: 'proposals',
+        summary: 'x',
+        variants: [variant({ assetId: assetId.toUpperCase() })],
+      },
+      h.as(p),
     );
-    const bus = createPgTransport({ pool: h.pool, logger });
-    await bus.consume<PublishMessage>({
-      name: 'optimizer-publish',
-      topic: PUBLISH_TOPIC,
-      handler: createPublishHandler({ pool: h.pool, changes, logger, clock: () => h.now() }),
-      pollIntervalMs: 100,
-      backoff: { baseMs: 60_000, capMs: 60_000 },
+    const proposal = done.proposals[0];
+    assert.equal(proposal?.variant?.assetId, assetId);
+    const other = randomUUID();
+    const edited = await h.reviews.editProposal(
+      { proposalId: proposal?.proposalId ?? '', expectedRevision: 1, variant: variant({ assetId: other }) },
+      h.as(p),
+    );
+    assert.equal(edited.proposal?.variant?.assetId, other);
+    const stored = await h.pool.query<{ variant: Variant }>(
+      'SELECT variant FROM proposals WHERE proposal_id = $1',
+      [proposal?.proposalId],
+    );
+    const body = publishBody(stored.rows[0]?.variant as Variant);
+    assert.deepEqual(body, {
+      creative: {
+        title: variant().title,
+        body: variant().body,
+        target_url: variant().targetUrl,
+        asset_id: other,
+      },
     });
-    try {
-      const p = testPrincipal();
-      const { runId, token } = await claimedRun(p);
-      const assetId = randomUUID();
-      await refused(
-        h.reviews.completeRun(
-          { runId, claimToken: token, outcome: 'proposals', summary: 'x', variants: [variant({ assetId })] },
-          h.as(p),
-        ),
-        Code.InvalidArgument,
-        /variants\[0\]\.asset_id is not accepted yet: .*campaign images cannot be uploaded/,
-      );
-      const done = await h.reviews.completeRun(
-        { runId, claimToken: token, outcome: 'proposals', summary: 'x', variants: [variant()] },
-        h.as(p),
-      );
-      const proposalId = done.proposals[0]?.proposalId ?? '';
-      // A proposal recorded with an image before images were refused at completion: publishing
-      // still will not put it on the ad without its image.
-      await h.pool.query(
-        "UPDATE proposals SET variant = variant || jsonb_build_object('assetId', $2::text) WHERE proposal_id = $1",
-        [proposalId, assetId],
-      );
-      await h.reviews.approveProposal({ proposalId, expectedRevision: 1 }, h.as(dashboardOf(p)));
-      let status = 'approved';
-      let got: Awaited<ReturnType<typeof h.reviews.getProposal>> | undefined;
-      for (let i = 0; i < 100 && status === 'approved'; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        got = await h.reviews.getProposal({ proposalId }, h.as(p));
-        status = got.proposal?.status ?? '';
-      }
-      assert.equal(status, 'failed', got?.proposal?.changeError);
-      assert.match(
-        got?.proposal?.changeError ?? '',
-        new RegExp(
-          `variant\\.asset_id ${assetId}: the campaign image cannot be put on the ad.*nothing was published`,
-        ),
-      );
-      assert.equal(got?.proposal?.changeId, undefined);
-    } finally {
-      await bus.stop();
-    }
+    // Without an image, the creative's image is left as it is.
+    assert.equal(
+      'asset_id' in
+        (publishBody({ ...(stored.rows[0]?.variant as Variant), assetId: undefined }).creative as object),
+      false,
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { withRequestId } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
@@ -14,6 +14,8 @@ interface CallInit {
   query?: { name: string; value: string }[];
   bodyJson?: string;
   idempotencyKey?: string;
+  body?: Uint8Array;
+  contentType?: string;
 }
 
 let harness: Harness;
@@ -56,6 +58,20 @@ const post = (path: string, extra: Partial<CallInit> = {}): CallInit => ({
   idempotencyKey: `key-${randomUUID()}`,
   ...extra,
 });
+
+/** A file upload: `bytes` to POST /files as a PNG, with a new idempotency key. */
+const upload = (bytes: Uint8Array, extra: Partial<CallInit> = {}): CallInit => ({
+  accountId,
+  method: 'POST',
+  path: '/files',
+  body: bytes,
+  contentType: 'image/png',
+  idempotencyKey: `upload-${randomUUID()}`,
+  ...extra,
+});
+
+/** Bytes that stand for a file: the proxy carries them without looking inside. */
+const FILE = randomBytes(4096);
 
 describe('Call: what a request must be', () => {
   const cases: [string, CallInit, RegExp][] = [
@@ -117,6 +133,51 @@ describe('Call: what a request must be', () => {
       'an idempotency key over 255 characters',
       post('/ads/1', { idempotencyKey: 'k'.repeat(256) }),
       /^idempotency_key must be at most 255 characters/,
+    ],
+    [
+      'a file body on another path',
+      upload(FILE, { path: '/files/1' }),
+      /^body \(a file's bytes\) is only for POST \/files; send JSON in body_json \(got a body for POST "\/files\/1"\)/,
+    ],
+    [
+      'a file body on a GET',
+      upload(FILE, { method: 'GET', idempotencyKey: '' }),
+      /^body \(a file's bytes\) is only for POST \/files/,
+    ],
+    [
+      'a POST to /files without a body',
+      upload(new Uint8Array(0), { bodyJson: '{}' }),
+      /^body is required for POST \/files: the file's bytes, with content_type image\/png or image\/jpeg/,
+    ],
+    [
+      'a content_type without a body',
+      post('/ads/1', { contentType: 'image/png' }),
+      /^content_type is only for a file upload \(POST \/files\) with its bytes in body; leave it empty \(got "image\/png"\)/,
+    ],
+    [
+      'an upload without a content_type',
+      upload(FILE, { contentType: '' }),
+      /^content_type must be image\/png or image\/jpeg for a file upload \(POST \/files\) \(got none\)/,
+    ],
+    [
+      'an upload of another type',
+      upload(FILE, { contentType: 'image/gif' }),
+      /^content_type must be image\/png or image\/jpeg .*\(got "image\/gif"\)/,
+    ],
+    [
+      'an upload with a JSON body too',
+      upload(FILE, { bodyJson: '{}' }),
+      /^body_json must be empty for a file upload \(POST \/files\): the file's bytes go in body/,
+    ],
+    [
+      'an upload over 5 MiB',
+      upload(randomBytes(5 * 1024 * 1024 + 1)),
+      /^body must be at most 5242880 bytes \(5 MiB\) \(got 5242881\)/,
+    ],
+    [
+      'an upload without an idempotency key',
+      upload(FILE, { idempotencyKey: '' }),
+      /^idempotency_key is required for POST/,
     ],
     [
       'a query parameter without a name',
@@ -306,6 +367,81 @@ describe('Call: what is sent and returned', () => {
       /HTTP 302, which this service does not follow/,
     );
     assert.equal(platform.seen.length, 1);
+  });
+});
+
+describe('Call: a file upload', () => {
+  it('sends the bytes as they are with their Content-Type and Idempotency-Key, and returns the JSON answer', async () => {
+    const file = { file_id: 'file_0123456789abcdef01234567', mime_type: 'image/jpeg' };
+    platform.answer(json(file, 201));
+    const res = await proxy.client.call(
+      upload(FILE, { contentType: 'image/jpeg', idempotencyKey: 'upload-1' }),
+      as(admin),
+    );
+    assert.deepEqual(
+      { status: res.status, body: JSON.parse(res.bodyJson), attempts: res.attempts },
+      { status: 201, body: file, attempts: 1 },
+    );
+    const [seen] = platform.seen;
+    assert.equal(seen?.method, 'POST');
+    assert.equal(seen?.path, '/files');
+    assert.equal(seen?.headers['content-type'], 'image/jpeg');
+    assert.equal(seen?.headers['content-length'], String(FILE.length));
+    assert.equal(seen?.headers['idempotency-key'], 'upload-1');
+    assert.equal(seen?.headers.authorization, 'Bearer sbx_the-credential');
+    assert.ok(seen?.bytes.equals(FILE));
+  });
+
+  it('carries a file of exactly 5 MiB through the Connect server to the platform', async () => {
+    const big = randomBytes(5 * 1024 * 1024);
+    const res = await proxy.client.call(upload(big), as(admin));
+    assert.equal(res.status, 200);
+    assert.ok(platform.seen[0]?.bytes.equals(big));
+  });
+
+  it('retries an upload after a 5xx with the same bytes and Idempotency-Key', async () => {
+    platform.answer((req, res, n) =>
+      n === 1 ? json({}, 503)(req, res, n) : json({ file_id: 'file_1' }, 201)(req, res, n),
+    );
+    const res = await proxy.client.call(upload(FILE, { idempotencyKey: 'upload-7' }), as(admin));
+    assert.deepEqual({ status: res.status, attempts: res.attempts }, { status: 201, attempts: 2 });
+    assert.deepEqual(
+      platform.seen.map((s) => [
+        s.headers['idempotency-key'],
+        s.headers['content-type'],
+        s.bytes.equals(FILE),
+      ]),
+      [
+        ['upload-7', 'image/png', true],
+        ['upload-7', 'image/png', true],
+      ],
+    );
+  });
+
+  it('reports an upload that failed every time as an unknown outcome, safe to retry with the same key', async () => {
+    platform.answer(json({}, 500));
+    await refused(
+      proxy.client.call(upload(FILE), as(admin)),
+      Code.Unavailable,
+      /^the platform answered POST \/files with HTTP 500; gave up after 3 attempts\. The outcome is unknown/,
+    );
+    assert.equal(platform.seen.length, 3);
+  });
+
+  it('refuses an upload to a caller without the write scope, and through a read-only connection', async () => {
+    const reader = principal({ workspaceId: admin.workspaceId, role: 'viewer', scopes: ['read'] });
+    await refused(
+      proxy.client.call(upload(FILE), as(reader)),
+      Code.PermissionDenied,
+      /^changing an ad account \(POST\) needs the write scope/,
+    );
+    const readOnly = await harness.connect(admin.workspaceId, { canWrite: false });
+    await refused(
+      proxy.client.call(upload(FILE, { accountId: readOnly }), as(admin)),
+      Code.PermissionDenied,
+      /is read-only: it allows no changes/,
+    );
+    assert.equal(platform.seen.length, 0);
   });
 });
 

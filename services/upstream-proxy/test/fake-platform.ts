@@ -11,7 +11,10 @@ export interface SeenRequest {
   path: string;
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
+  /** The body as UTF-8 text. */
   body: string;
+  /** The body's bytes as received (a file upload's). */
+  bytes: Buffer;
 }
 
 /** Answers the `n`th request (1-based) the platform received. */
@@ -43,12 +46,14 @@ export async function startFakePlatform(handler: Answer = json({})): Promise<Fak
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://platform');
+      const bytes = Buffer.concat(chunks);
       const request: SeenRequest = {
         method: req.method ?? '',
         path: url.pathname,
         query: url.searchParams,
         headers: req.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
+        body: bytes.toString('utf8'),
+        bytes,
       };
       seen.push(request);
       current(request, res, seen.length);

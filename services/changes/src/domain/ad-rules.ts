@@ -32,7 +32,9 @@ function checkCrop(creative: Fields, patch: Fields): void {
       `\`body.creative.image_crop\` is only for chat_card creatives, and the ad would have a ${type} creative${kept(patch, 'type')} with an image_crop${kept(patch, 'image_crop')}`,
     );
   }
-  if (typeof creative.file_id !== 'string' || creative.file_id === '') {
+  // A campaign asset (asset_id) is an image too: it is sent as the file it is uploaded as.
+  const image = (k: string) => typeof creative[k] === 'string' && creative[k] !== '';
+  if (!image('file_id') && !image('asset_id')) {
     throw new InvalidArgumentError(
       '`body.creative.image_crop` needs `body.creative.file_id`, the image it crops',
     );

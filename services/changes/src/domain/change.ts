@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { FailedPreconditionError, InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
+import { type Upload, uploadsDigestPart } from './uploads.ts';
 
 export type ChangeStatus = 'prepared' | 'approved' | 'rejected' | 'applying' | 'applied' | 'failed';
 
@@ -13,9 +14,17 @@ export interface Operation {
   bodyJson: string;
 }
 
-/** The digest of exactly what will be sent: method, path and the body's bytes. */
-export function digestOf(op: Operation): string {
-  return createHash('sha256').update(`${op.method}\n${op.path}\n${op.bodyJson}`, 'utf8').digest('hex');
+/**
+ * The digest of exactly what will be sent: method, path and the body's bytes, and the image of
+ * each campaign asset the change uploads (its sha256, pinned when the change was prepared).
+ */
+export function digestOf(
+  op: Operation,
+  uploads: readonly Pick<Upload, 'asset_id' | 'sha256'>[] = [],
+): string {
+  return createHash('sha256')
+    .update(`${op.method}\n${op.path}\n${op.bodyJson}${uploadsDigestPart(uploads)}`, 'utf8')
+    .digest('hex');
 }
 
 const PATH = /^(\/[A-Za-z0-9_.:-]+)+$/;

@@ -26,9 +26,9 @@ import {
   type SheetRow,
   type Sheets,
 } from '../domain/bulk-job-rules.ts';
-import { checkMayPrepare, digestOf } from '../domain/change.ts';
+import { checkMayPrepare } from '../domain/change.ts';
 import { planWorkbook } from '../workbook-reader.ts';
-import { planPrepared, prepareAndRecord } from './changes-handlers.ts';
+import { type Peers, planPrepared, prepareAndRecord } from './changes-handlers.ts';
 import {
   type AccessCheck,
   accountToPlan,
@@ -123,10 +123,8 @@ async function batchChange(
 export function batchHandlers({
   pool,
   upstream,
-}: {
-  pool: Pool;
-  upstream: Upstream;
-}): ServiceImpl<typeof BatchService> {
+  marketing,
+}: Peers & { pool: Pool }): ServiceImpl<typeof BatchService> {
   return {
     async planWorkbook(req, ctx) {
       checkAccountId(req.accountId);
@@ -156,7 +154,7 @@ export function batchHandlers({
     async prepareAdBatch(req, ctx) {
       const p = principalOf(ctx);
       const { change: request, plan } = await batchChange(upstream, p, req);
-      const change = await prepareAndRecord(pool, upstream, p, request);
+      const change = await prepareAndRecord(pool, { upstream, marketing }, p, request);
       return { change, countries: plan.adGroups[0]?.countries ?? [] };
     },
 
@@ -164,12 +162,19 @@ export function batchHandlers({
       const p = principalOf(ctx);
       if (req.batch === undefined) throw new InvalidArgumentError('batch is required');
       const { change } = await batchChange(upstream, p, req.batch, 'report');
-      const { op, plan, accessRefusal } = await planPrepared(pool, upstream, p, change, undefined, 'report');
+      const { op, plan, accessRefusal, digest } = await planPrepared(
+        pool,
+        { upstream, marketing },
+        p,
+        change,
+        undefined,
+        'report',
+      );
       return {
         plan: {
           summary: plan.summary,
           operation: op,
-          digest: digestOf(op),
+          digest,
           targetPath: '',
           // A batch creates, so it has no target a `current` could stand for (the gateway refuses
           // one): it is always planned against the live account.

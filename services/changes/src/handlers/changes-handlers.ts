@@ -39,6 +39,7 @@ import {
   markApplying,
   rejectChange,
 } from '../store/change-store.ts';
+import { type Marketing, pinUploads } from './asset-reads.ts';
 import { checkLive, requireFresh, type Upstream } from './live-check.ts';
 import { planningHandlers } from './planning-handlers.ts';
 import { type AccessCheck, accountRefusal, accountToPlan, liveObject } from './platform-reads.ts';
@@ -89,6 +90,16 @@ export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
       guidance: c.guidance,
     })),
     appliedDifferences: r.applied_differences,
+    uploads: r.uploads.map((u) => ({
+      assetId: u.asset_id,
+      name: u.name,
+      mimeType: u.mime_type,
+      byteSize: u.byte_size,
+      width: u.width,
+      height: u.height,
+      sha256: u.sha256,
+      fileId: u.file_id,
+    })),
   };
 }
 
@@ -104,10 +115,16 @@ async function load(pool: Pool, p: Principal, changeId: string): Promise<ChangeR
   return row;
 }
 
-export interface HandlerDeps {
-  pool: Pool;
+/** The services planning reads from. */
+export interface Peers {
   /** The upstream-proxy: planning reads the account and the live object, approval re-reads it. */
   upstream: Upstream;
+  /** The marketing service's assets: the images a change's creatives name (unset: none can be used). */
+  marketing?: Marketing;
+}
+
+export interface HandlerDeps extends Peers {
+  pool: Pool;
   /** Waits between reads while ApplyChange waits for an outcome. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -135,7 +152,7 @@ function parseCurrent(current: Current): PlatformObject | undefined {
  */
 export async function planPrepared(
   pool: Pool,
-  upstream: Upstream,
+  { upstream, marketing }: Peers,
   p: Principal,
   req: PrepareChangeRequest,
   current?: Current,
@@ -163,30 +180,28 @@ export async function planPrepared(
     req.targetPath === ''
       ? undefined
       : (given ?? (await liveObject(upstream, p, account, req.targetPath, what)));
+  const body = bodyOf(op);
   const plan = planChange({
     objectType: req.objectType,
     effect: req.effect,
-    body: bodyOf(op),
+    body,
     live,
     accountName: account.name,
   });
+  // The campaign images the creatives name, pinned for review and uploaded only on apply.
+  const uploads = await pinUploads(marketing, p, req.accountId, body);
   // The account's standards and spend guard, checked again by the apply worker.
   const standardsChecked = await enforceStandards(pool, p.workspaceId, account, op);
   // Empty when access is enforced: a caller who may not prepare was refused above.
   const accessRefusal = prepareRefusal(p) ?? accountRefusal(account) ?? '';
-  return { op, live, plan, standardsChecked, accessRefusal };
+  return { op, live, plan, standardsChecked, accessRefusal, uploads, digest: digestOf(op, uploads) };
 }
 
 /** prepareAndRecord plans a change and records it, prepared: PrepareChange, and the ad batches. */
-export async function prepareAndRecord(
-  pool: Pool,
-  upstream: Upstream,
-  p: Principal,
-  req: PrepareChangeRequest,
-) {
+export async function prepareAndRecord(pool: Pool, peers: Peers, p: Principal, req: PrepareChangeRequest) {
   // A worker records only changes a person already approved (recordApprovedChange).
   if (p.via === 'worker') throw new PermissionDeniedError('a worker cannot prepare a change');
-  const { op, live, plan, standardsChecked } = await planPrepared(pool, upstream, p, req);
+  const { op, live, plan, standardsChecked, uploads, digest } = await planPrepared(pool, peers, p, req);
   const reviewed = reviewedResult(req.objectType, req.effect, live, bodyOf(op));
   const row = await insertChange(pool, {
     change_id: randomUUID(),
@@ -197,12 +212,13 @@ export async function prepareAndRecord(
     method: op.method,
     path: op.path,
     body_json: op.bodyJson,
-    digest: digestOf(op),
+    digest,
     target_path: req.targetPath,
     target_before_json: JSON.stringify(live ?? {}),
     prepared_by: actor(p),
     standards_checked: standardsChecked,
     reviewed_result_json: JSON.stringify(reviewed),
+    uploads,
   });
   return toProto(row);
 }
@@ -210,22 +226,23 @@ export async function prepareAndRecord(
 export function changesHandlers({
   pool,
   upstream,
+  marketing,
   sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
 }: HandlerDeps): ServiceImpl<typeof ChangesService> {
   return {
     ...planningHandlers(upstream),
 
     async prepareChange(req, ctx) {
-      return { change: await prepareAndRecord(pool, upstream, principalOf(ctx), req) };
+      return { change: await prepareAndRecord(pool, { upstream, marketing }, principalOf(ctx), req) };
     },
 
     async planChange(req, ctx) {
       if (req.change === undefined) throw new InvalidArgumentError('change is required');
       const current = req.currentJson === undefined ? undefined : { json: req.currentJson };
       const p = principalOf(ctx);
-      const { op, plan, accessRefusal } = await planPrepared(
+      const { op, plan, accessRefusal, digest } = await planPrepared(
         pool,
-        upstream,
+        { upstream, marketing },
         p,
         req.change,
         current,
@@ -234,7 +251,7 @@ export function changesHandlers({
       return {
         summary: plan.summary,
         operation: op,
-        digest: digestOf(op),
+        digest,
         targetPath: req.change.targetPath,
         verified: current === undefined,
         accessRefusal,
@@ -345,8 +362,12 @@ export function changesHandlers({
       if (req.approvedBy.trim() === '') throw new InvalidArgumentError('approved_by is required');
       const known = await findChange(pool, p.workspaceId, req.changeId);
       if (known !== undefined) return { change: toProto(known) };
-      const { op, live, plan, standardsChecked } = await planPrepared(pool, upstream, p, req.change);
-      const digest = digestOf(op);
+      const { op, live, plan, standardsChecked, uploads, digest } = await planPrepared(
+        pool,
+        { upstream, marketing },
+        p,
+        req.change,
+      );
       const reviewed = reviewedResult(req.change.objectType, req.change.effect, live, bodyOf(op));
       const recorded = await inTransaction(pool, async (tx) => {
         await insertChange(tx, {
@@ -364,6 +385,7 @@ export function changesHandlers({
           prepared_by: actor(p),
           standards_checked: standardsChecked,
           reviewed_result_json: JSON.stringify(reviewed),
+          uploads,
         });
         await approveChange(tx, {
           workspaceId: p.workspaceId,

@@ -1,6 +1,7 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { ChangeStatus } from '../domain/change.ts';
+import type { Upload } from '../domain/uploads.ts';
 import type { CheckedStandard } from '../handlers/standards-enforcement.ts';
 
 export interface ChangeRow {
@@ -37,6 +38,8 @@ export interface ChangeRow {
   reviewed_result_json: string;
   /** Once applied: where the platform's answer differed from what was reviewed, a line per field. */
   applied_differences: string[];
+  /** The campaign assets the change uploads when applied, pinned at prepare (domain/uploads.ts). */
+  uploads: Upload[];
 }
 
 export async function insertChange(
@@ -56,12 +59,12 @@ export async function insertChange(
     | 'target_before_json'
     | 'prepared_by'
     | 'reviewed_result_json'
-  > & { standards_checked?: CheckedStandard[] },
+  > & { standards_checked?: CheckedStandard[]; uploads?: Upload[] },
 ): Promise<ChangeRow> {
   const { rows } = await db.query<ChangeRow>(
     `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json, digest,
-                          target_path, target_before_json, prepared_by, standards_checked, reviewed_result_json)
-     VALUES ($1, $2, $3, $4, 'prepared', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+                          target_path, target_before_json, prepared_by, standards_checked, reviewed_result_json, uploads)
+     VALUES ($1, $2, $3, $4, 'prepared', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
     [
       c.change_id,
       c.workspace_id,
@@ -77,6 +80,7 @@ export async function insertChange(
       c.prepared_by,
       JSON.stringify(c.standards_checked ?? []),
       c.reviewed_result_json,
+      JSON.stringify(c.uploads ?? []),
     ],
   );
   return rows[0] as ChangeRow;
@@ -234,5 +238,24 @@ export async function markSent(db: Queryable, workspaceId: string, changeId: str
   await db.query(
     'UPDATE changes SET sent_at = coalesce(sent_at, now()) WHERE workspace_id = $1 AND change_id = $2',
     [workspaceId, changeId],
+  );
+}
+
+/**
+ * Records the platform's file id of an asset the change uploaded, so a later attempt of the same
+ * apply sends the same file without uploading it again.
+ */
+export async function recordUploadedFile(
+  db: Queryable,
+  f: { workspaceId: string; changeId: string; assetId: string; fileId: string },
+): Promise<void> {
+  await db.query(
+    `UPDATE changes
+        SET uploads = (SELECT coalesce(jsonb_agg(CASE WHEN u->>'asset_id' = $3
+                                                      THEN jsonb_set(u, '{file_id}', to_jsonb($4::text))
+                                                      ELSE u END ORDER BY n), '[]'::jsonb)
+                         FROM jsonb_array_elements(uploads) WITH ORDINALITY AS e(u, n))
+      WHERE workspace_id = $1 AND change_id = $2`,
+    [f.workspaceId, f.changeId, f.assetId, f.fileId],
   );
 }

@@ -7,6 +7,7 @@
 import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import type { Pool } from '@adsmcp/runtime/db';
+import { DomainError } from '@adsmcp/runtime/errors';
 import type { Logger } from '@adsmcp/runtime/log';
 import { describePlatformRefusal } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
@@ -14,9 +15,18 @@ import { callerKey } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import { staleTarget } from '../domain/change.ts';
 import { appliedDifferences } from '../domain/plan.ts';
+import { uploadKeyFor, withFileIds } from '../domain/uploads.ts';
+import { type Marketing, pinnedContent } from '../handlers/asset-reads.ts';
 import type { ApplyMessage } from '../handlers/changes-handlers.ts';
+import { readingFor } from '../handlers/platform-reads.ts';
 import { standardsRefusalAtApply } from '../handlers/standards-enforcement.ts';
-import { type ChangeRow, findChange, finishApply, markSent } from '../store/change-store.ts';
+import {
+  type ChangeRow,
+  findChange,
+  finishApply,
+  markSent,
+  recordUploadedFile,
+} from '../store/change-store.ts';
 
 /** The key the platform deduplicates this change's application by. */
 export function idempotencyKeyFor(changeId: string): string {
@@ -34,6 +44,8 @@ const PERMANENT = new Set([
 export interface ApplyWorkerDeps {
   pool: Pool;
   upstream: Client<typeof UpstreamService>;
+  /** Where the campaign images a change uploads are read (unset: a change that has one fails unsent). */
+  marketing?: Marketing;
   logger: Logger;
   maxAttempts: number;
 }
@@ -127,6 +139,67 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
   };
 }
 
+/**
+ * uploadImages uploads each campaign image of `change` that has no platform file yet (POST /files,
+ * with a key of its own, so a retried upload is replayed) and records its file id in the change,
+ * whose `uploads` it updates. It returns why an image could not be uploaded, or undefined.
+ */
+async function uploadImages(
+  d: ApplyWorkerDeps,
+  change: ChangeRow,
+  options: { contextValues: ReturnType<typeof createContextValues>; signal: AbortSignal },
+): Promise<string | undefined> {
+  const principal = options.contextValues.get(callerKey);
+  if (principal === undefined) throw new Error('apply without a principal');
+  for (const upload of change.uploads) {
+    if (upload.file_id !== '') continue;
+    const what = `campaign asset "${upload.name}" (${upload.asset_id})`;
+    const content = await pinnedContent(d.marketing, upload, readingFor(principal, options.signal));
+    const res = await d.upstream.call(
+      {
+        accountId: change.account_id,
+        method: 'POST',
+        path: '/files',
+        query: [],
+        bodyJson: '',
+        body: content,
+        contentType: upload.mime_type,
+        idempotencyKey: uploadKeyFor(change.change_id, upload.asset_id),
+      },
+      options,
+    );
+    if (res.status < 200 || res.status >= 300)
+      return `${what} could not be uploaded: ${describePlatformRefusal(res.status, res.bodyJson)}; the change was not sent`;
+    const file = fileOf(res.bodyJson);
+    if (file === undefined)
+      return `${what} was uploaded, but the platform answered without a file_id; the change was not sent`;
+    if (file.sha256 !== undefined && file.sha256 !== upload.sha256)
+      return `${what} was uploaded, but the platform holds other bytes (sha256 ${file.sha256}, sent ${upload.sha256}); the change was not sent`;
+    await recordUploadedFile(d.pool, {
+      workspaceId: change.workspace_id,
+      changeId: change.change_id,
+      assetId: upload.asset_id,
+      fileId: file.fileId,
+    });
+    upload.file_id = file.fileId;
+  }
+  return undefined;
+}
+
+/** The file id (and sha256, when given) of the platform's answer to an upload. */
+function fileOf(json: string): { fileId: string; sha256: string | undefined } | undefined {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  if (typeof answer !== 'object' || answer === null) return undefined;
+  const { file_id: fileId, sha256 } = answer as Record<string, unknown>;
+  if (typeof fileId !== 'string' || fileId === '') return undefined;
+  return { fileId, sha256: typeof sha256 === 'string' ? sha256 : undefined };
+}
+
 /** Applies one change that is `applying` (and, with a target, holds it). */
 function applyOne(d: ApplyWorkerDeps) {
   return async (message: Delivery<ApplyMessage>, ctx: HandlerContext, change: ChangeRow): Promise<void> => {
@@ -188,8 +261,20 @@ function applyOne(d: ApplyWorkerDeps) {
           await finish('failed', null, null, refusal);
           return;
         }
+        // The campaign images the change puts on the platform, each uploaded once (its file id is
+        // kept with the change), before the change itself is sent.
+        const notUploaded = await uploadImages(d, change, options);
+        if (notUploaded !== undefined) {
+          await finish('failed', null, null, notUploaded);
+          return;
+        }
         await markSent(d.pool, workspaceId, changeId);
       }
+      const uploads = change.uploads;
+      const sentBody =
+        uploads.length === 0
+          ? change.body_json
+          : JSON.stringify(withFileIds(JSON.parse(change.body_json), uploads));
       // Sent before (the outcome was lost): the same key makes the platform replay its first
       // answer if it applied the change, so nothing is re-checked or doubled.
       const res = await d.upstream.call(
@@ -198,7 +283,7 @@ function applyOne(d: ApplyWorkerDeps) {
           method: change.method,
           path: change.path,
           query: [],
-          bodyJson: change.body_json,
+          bodyJson: sentBody,
           idempotencyKey: idempotencyKeyFor(changeId),
         },
         options,
@@ -206,7 +291,10 @@ function applyOne(d: ApplyWorkerDeps) {
       if (res.status >= 200 && res.status < 300) {
         // The platform's answer is held against what was reviewed: a field it did not take as
         // sent is recorded and shown beside the change, never passed over in silence.
-        const differences = appliedDifferences(JSON.parse(change.reviewed_result_json), res.bodyJson);
+        const differences = appliedDifferences(
+          withFileIds(JSON.parse(change.reviewed_result_json), uploads),
+          res.bodyJson,
+        );
         await finish('applied', res.status, res.bodyJson, null, differences);
         if (differences.length > 0) {
           d.logger.warn(
@@ -219,6 +307,11 @@ function applyOne(d: ApplyWorkerDeps) {
         await finish('failed', res.status, res.bodyJson, describePlatformRefusal(res.status, res.bodyJson));
       }
     } catch (err) {
+      // A rule this service checks itself (an image no longer the one reviewed): nothing was sent.
+      if (err instanceof DomainError) {
+        await finish('failed', null, null, err.message);
+        return;
+      }
       const e = ConnectError.from(err);
       if (PERMANENT.has(e.code)) {
         await finish('failed', null, null, e.rawMessage);

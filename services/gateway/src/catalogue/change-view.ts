@@ -57,6 +57,29 @@ export const CHANGE_OUTPUT: JsonSchema = {
         '("name: reviewed "A", applied "B""). Empty when the platform applied exactly what was reviewed, and ' +
         'when its answer is another object (an operation, a bulk job).',
     },
+    uploads: {
+      type: 'array',
+      description:
+        'The campaign images the change puts on the ad platform: each creative of the body that names an ' +
+        'asset_id gets that asset’s image, pinned by its sha256 when the change was prepared and uploaded only ' +
+        'when it is applied (file_id is the platform’s file, sent as the creative’s file_id; null before). Empty ' +
+        'for a change without one.',
+      items: {
+        type: 'object',
+        properties: {
+          asset_id: text,
+          name: text,
+          mime_type: text,
+          byte_size: { type: 'integer' },
+          width: { type: 'integer' },
+          height: { type: 'integer' },
+          sha256: text,
+          file_id: nullableText,
+        },
+        required: ['asset_id', 'name', 'mime_type', 'byte_size', 'width', 'height', 'sha256', 'file_id'],
+        additionalProperties: false,
+      },
+    },
     standards_checked: {
       type: 'array',
       description:
@@ -100,6 +123,7 @@ export const CHANGE_OUTPUT: JsonSchema = {
     'upstream_response',
     'error',
     'applied_differences',
+    'uploads',
     'standards_checked',
   ],
   additionalProperties: false,
@@ -150,6 +174,16 @@ export function changeView(c: Change | undefined, publicUrl: string): Record<str
     upstream_response: parse(c.upstreamResponseJson),
     error: orNull(c.error),
     applied_differences: [...c.appliedDifferences],
+    uploads: c.uploads.map((u) => ({
+      asset_id: u.assetId,
+      name: u.name,
+      mime_type: u.mimeType,
+      byte_size: u.byteSize,
+      width: u.width,
+      height: u.height,
+      sha256: u.sha256,
+      file_id: orNull(u.fileId),
+    })),
     standards_checked: c.standardsChecked.map((s) => ({
       standard_id: s.standardId,
       name: s.name,

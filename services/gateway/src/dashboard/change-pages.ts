@@ -118,13 +118,25 @@ export function assetIdsOf(body: unknown): string[] {
   return [...found];
 }
 
-/** The creative preview: the image of each asset the change uses, through its delivery link. */
-function previewHtml(assets: ReviewContext['assets']): string {
+/**
+ * The creative preview: the image of each asset the change uses, through its delivery link, with
+ * what the change pinned of it (the image that will be uploaded) and, once applied, its file.
+ */
+function previewHtml(assets: ReviewContext['assets'], uploads: Change['uploads']): string {
   if (assets === undefined || assets.length === 0) return '';
+  const pinned = (assetId: string) => {
+    const u = uploads.find((x) => x.assetId === assetId);
+    if (u === undefined) return '';
+    const file =
+      u.fileId === ''
+        ? 'uploaded to the ad platform when the change is applied'
+        : `uploaded as file <code data-file-id>${esc(u.fileId)}</code>`;
+    return `: “${esc(u.name)}”, ${esc(u.width)}×${esc(u.height)} ${esc(u.mimeType)}, ${esc(u.byteSize)} bytes, sha256 <code data-sha256>${esc(u.sha256)}</code>; ${file}`;
+  };
   return `<section id="creative-preview"><h2>Creative preview</h2>${assets
     .map(
       (a) =>
-        `<figure data-asset="${esc(a.assetId)}"><img src="${esc(a.path)}" alt="Campaign asset ${esc(a.assetId)}" style="max-width:100%;max-height:480px"><figcaption class="muted">Asset <code>${esc(a.assetId)}</code></figcaption></figure>`,
+        `<figure data-asset="${esc(a.assetId)}"><img src="${esc(a.path)}" alt="Campaign asset ${esc(a.assetId)}" style="max-width:100%;max-height:480px"><figcaption class="muted">Asset <code>${esc(a.assetId)}</code>${pinned(a.assetId)}</figcaption></figure>`,
     )
     .join('')}</section>`;
 }
@@ -268,7 +280,7 @@ export function changeDetailHtml(
       .filter((r) => !same(r))
       .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)
       .join('')}</tbody></table>${unchangedNote}</section>
-    ${previewHtml(review.assets)}
+    ${previewHtml(review.assets, c.uploads)}
     <section><h2>Exact request</h2>
     <p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
     <pre id="payload">${esc(c.operation?.bodyJson)}</pre>

@@ -38,6 +38,8 @@ interface LiveAd {
   title?: string;
   body?: string;
   targetUrl?: string;
+  /** The platform file the ad's creative shows, when it has one. */
+  fileId?: string;
   problem?: string;
 }
 
@@ -69,6 +71,7 @@ async function liveAd(deps: GatewayDeps, principal: Principal, p: Proposal): Pro
       title: String(creative.title ?? ''),
       body: String(creative.body ?? ''),
       targetUrl: String(creative.target_url ?? ''),
+      ...(typeof creative.file_id === 'string' && { fileId: creative.file_id }),
     };
   } catch {
     return { problem: 'The base ad could not be read from the ad platform just now.' };
@@ -90,12 +93,21 @@ function evidenceHtml(e: AdPerformance | undefined): string {
   return `<table data-evidence><tbody>${rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join('')}</tbody></table>`;
 }
 
-function comparisonHtml(p: Proposal, live: LiveAd): string {
+function comparisonHtml(p: Proposal, live: LiveAd, imagePath: string | undefined): string {
   const v = p.variant;
   const row = (label: string, now: string | undefined, proposed: string | undefined) =>
     `<tr><th>${esc(label)}</th><td data-live>${live.problem === undefined ? esc(now) : ''}</td><td data-proposed>${esc(proposed)}</td></tr>`;
+  // The proposed image through a fresh delivery link (none shows for an unknown or archived asset).
+  const image =
+    v?.assetId === undefined
+      ? ''
+      : `<tr><th>Image</th><td data-live>${live.problem === undefined ? (live.fileId ? `file <code>${esc(live.fileId)}</code>` : 'none') : ''}</td><td data-proposed>${
+          imagePath === undefined
+            ? ''
+            : `<img data-asset="${esc(v.assetId)}" src="${esc(imagePath)}" alt="Campaign asset ${esc(v.assetId)}" style="max-width:100%;max-height:320px"><br>`
+        }<span class="muted">Campaign asset <code>${esc(v.assetId)}</code>, uploaded to the ad platform only when the published change is applied; no image above means the asset is unknown or archived, and publishing would fail</span></td></tr>`;
   return `<table data-comparison><thead><tr><th></th><th>Base ad now (${esc(v?.baseAdId)})</th><th>Proposed</th></tr></thead><tbody>
-    ${row('Title', live.title, v?.title)}${row('Body', live.body, v?.body)}${row('Target URL', live.targetUrl, v?.targetUrl)}
+    ${row('Title', live.title, v?.title)}${row('Body', live.body, v?.body)}${row('Target URL', live.targetUrl, v?.targetUrl)}${image}
     </tbody></table>${live.problem === undefined ? `<p class="muted">Base ad: ${esc(live.name)} (${esc(live.status)})</p>` : `<p class="error">${esc(live.problem)}</p>`}`;
 }
 
@@ -109,13 +121,33 @@ function decisionFormsHtml(p: Proposal, csrf: string): string {
       <p><button id="reject" class="danger" type="submit">Reject</button></p></form></section>`;
 }
 
+/** What a proposal's page shows beside the proposal: the base ad now, its account, the image. */
+interface ProposalContext {
+  live: LiveAd;
+  account?: { name: string; timeZone: string };
+  /** The path of a fresh delivery link to the variant's image, when it names one. */
+  imagePath?: string;
+}
+
+async function contextOf(deps: GatewayDeps, principal: Principal, p: Proposal): Promise<ProposalContext> {
+  const [live, account] = await Promise.all([
+    liveAd(deps, principal, p),
+    accountOf(deps, principal, p.accountId),
+  ]);
+  const assetId = p.variant?.assetId;
+  const imagePath =
+    assetId === undefined || deps.assetLinks === undefined
+      ? undefined
+      : deps.assetLinks.link(principal.workspaceId, assetId).path;
+  return { live, account, imagePath };
+}
+
 export function proposalDetailHtml(
   p: Proposal,
-  live: LiveAd,
+  { live, account, imagePath }: ProposalContext,
   csrf: string,
   canDecide: boolean,
   message?: string,
-  account?: { name: string; timeZone: string },
 ): string {
   const v = p.variant;
   // Times in the viewer's zone (by the page's script) and in the account's, whose day it runs on.
@@ -152,7 +184,7 @@ export function proposalDetailHtml(
         ([k, value]) => `<tr><th>${esc(k)}</th><td${k === 'Status' ? ' id="status"' : ''}>${value}</td></tr>`,
       )
       .join('')}</tbody></table></section>
-    <section><h2>Variant beside its base ad</h2>${comparisonHtml(p, live)}</section>
+    <section><h2>Variant beside its base ad</h2>${comparisonHtml(p, live, imagePath)}</section>
     <section><h2>Rationale</h2><pre>${esc(v?.rationale)}</pre><h2>Hypothesis</h2><pre>${esc(v?.hypothesis)}</pre></section>
     <section><h2>Evidence (the run's snapshot)</h2>${evidenceHtml(p.evidence)}</section>
     <section><h2>Changes it produced</h2>${change}</section>
@@ -348,16 +380,13 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
     const principal = sessionPrincipal(s);
     const p = await loadProposal(deps, principal, req.params.id);
     if (!p) return notFound(reply, s);
-    const [live, account] = await Promise.all([
-      liveAd(deps, principal, p),
-      accountOf(deps, principal, p.accountId),
-    ]);
+    const context = await contextOf(deps, principal, p);
     return reply
       .type('text/html')
       .send(
         page(
           'Review proposal',
-          `${proposalDetailHtml(p, live, s.csrf_token, s.role !== 'viewer', undefined, account)}${localTimeScript}`,
+          `${proposalDetailHtml(p, context, s.csrf_token, s.role !== 'viewer')}${localTimeScript}`,
           user(s),
         ),
       );
@@ -373,17 +402,14 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
       const body = (req.body ?? {}) as Record<string, string>;
       const revision = wholeNumberField(body, 'expected_revision');
       if ('error' in revision) {
-        const [live, account] = await Promise.all([
-          liveAd(deps, principal, p),
-          accountOf(deps, principal, p.accountId),
-        ]);
+        const context = await contextOf(deps, principal, p);
         return reply
           .code(400)
           .type('text/html')
           .send(
             page(
               'Review proposal',
-              proposalDetailHtml(p, live, s.csrf_token, s.role !== 'viewer', revision.error, account),
+              proposalDetailHtml(p, context, s.csrf_token, s.role !== 'viewer', revision.error),
               user(s),
             ),
           );
@@ -410,10 +436,7 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
         const e = ConnectError.from(err);
         const refused = e.code === Code.PermissionDenied;
         const fresh = (await loadProposal(deps, principal, p.proposalId)) ?? p;
-        const [live, account] = await Promise.all([
-          liveAd(deps, principal, fresh),
-          accountOf(deps, principal, fresh.accountId),
-        ]);
+        const context = await contextOf(deps, principal, fresh);
         return reply
           .code(
             refused ? 403 : e.code === Code.InvalidArgument ? 400 : e.code === Code.Unavailable ? 503 : 409,
@@ -424,11 +447,10 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
               'Review proposal',
               proposalDetailHtml(
                 fresh,
-                live,
+                context,
                 s.csrf_token,
                 s.role !== 'viewer',
                 refused ? `Your role cannot ${decision} proposals.` : e.rawMessage,
-                account,
               ),
               user(s),
             ),

@@ -276,23 +276,18 @@ export function cancelledProposal(p: Proposal, reason: string, now: Date): Propo
 }
 
 /**
- * Why a proposal whose variant names a campaign image (asset_id) cannot be published, or undefined
- * when it names none. Publishing must put the image on the ad or not publish at all: an ad whose
- * reviewed image was silently dropped is not what the person approved. The ad platform takes an
- * image only as a file uploaded to it (creative.file_id), and no path of this service uploads a
- * campaign asset there yet (the marketing service keeps assets locally; ad batches do not upload
- * their images either), so such a proposal fails with this reason and nothing is sent.
- */
-export function imageRefusal(p: Pick<Proposal, 'variant'>): string | undefined {
-  const assetId = p.variant.assetId;
-  if (assetId === undefined) return undefined;
-  return `variant.asset_id ${assetId}: the campaign image cannot be put on the ad, since campaign assets cannot be uploaded to the ad platform yet; nothing was published and the ad is unchanged. A new review run can propose the title, body and target_url without asset_id.`;
-}
-
-/**
- * The ad update that publishes a variant: the base ad's creative gets its title, body and URL. A
- * variant with an image is not published (imageRefusal), so nothing here drops one.
+ * The ad update that publishes a variant: the base ad's creative gets its title, body and URL,
+ * and its image when the variant names a campaign asset (`asset_id`). The changes service pins
+ * that image when it records the change and uploads it to the platform when it applies it,
+ * sending the uploaded file as the creative's `file_id`.
  */
 export function publishBody(v: Variant): Record<string, unknown> {
-  return { creative: { title: v.title, body: v.body, target_url: v.targetUrl } };
+  return {
+    creative: {
+      title: v.title,
+      body: v.body,
+      target_url: v.targetUrl,
+      ...(v.assetId !== undefined && { asset_id: v.assetId }),
+    },
+  };
 }

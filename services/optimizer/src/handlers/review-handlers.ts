@@ -163,14 +163,6 @@ export function toProposalMessage(p: Proposal, now: Date): MessageInitShape<type
 
 /** The variant of a request; `field` names it in errors (`variants[0]`, `variant`). */
 function fromVariant(v: VariantMessage, field: string): Variant {
-  if (v.assetId !== undefined) {
-    // Refused before a person reviews it, rather than failing after approval (see imageRefusal).
-    throw new InvalidArgumentError(
-      `${field}.asset_id is not accepted yet: publishing updates the base ad's title, body and target_url, and ` +
-        'campaign images cannot be uploaded to the ad platform, so a variant with an image could not be ' +
-        'published as approved; leave asset_id out',
-    );
-  }
   return {
     baseAdId: v.baseAdId,
     name: v.name,

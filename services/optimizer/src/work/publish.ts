@@ -13,7 +13,7 @@ import type { Logger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
-import { imageRefusal, type Proposal, publishBody, shownProposalStatus } from '../domain/proposal.ts';
+import { type Proposal, publishBody, shownProposalStatus } from '../domain/proposal.ts';
 import type { PublishMessage } from '../handlers/review-handlers.ts';
 import { getOptimizer } from '../store/optimizer-store.ts';
 import { getProposal, updateProposal } from '../store/review-store.ts';
@@ -80,11 +80,6 @@ export function createPublishHandler(d: PublishDeps) {
         return write(
           moved(p, { status: 'cancelled', cancelledAt: now, cancelReason: 'the optimizer was paused' }, now),
         );
-      }
-      const unpublishable = imageRefusal(p);
-      if (unpublishable !== undefined) {
-        d.logger.warn({ proposal_id: p.proposalId, asset_id: p.variant.assetId }, 'publishing refused');
-        return write(moved(p, { status: 'failed', changeError: unpublishable }, now));
       }
       const adPath = `/ads/${encodeURIComponent(p.variant.baseAdId)}`;
       try {

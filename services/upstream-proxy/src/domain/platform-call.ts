@@ -2,7 +2,8 @@
  * A call to the ad platform as a caller asks for it, and the rules it must meet before it is
  * sent: only GET and POST, only a path beneath the platform's API (never a URL, never a way out
  * of it), and a mutation only with an idempotency key, so a retry can never apply it twice.
- * A few platform POSTs are reads with a body; they are treated as a GET is.
+ * A few platform POSTs are reads with a body; they are treated as a GET is. One POST carries a
+ * file instead of JSON: an image upload (`POST /files`), whose bytes go as they are.
  */
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 
@@ -13,14 +14,28 @@ export interface QueryPair {
   value: string;
 }
 
+/** The types of file the platform takes (`POST /files`). */
+export const FILE_TYPES = ['image/png', 'image/jpeg'] as const;
+export type FileType = (typeof FILE_TYPES)[number];
+/** The one path a file is uploaded to. */
+export const UPLOAD_PATH = '/files';
+
+/** A file to upload: its bytes, sent as they are with their Content-Type. */
+export interface CallFile {
+  bytes: Uint8Array;
+  contentType: FileType;
+}
+
 /** A call that met every rule. */
 export interface PlatformCall {
   method: CallMethod;
   /** Starts with one slash; percent-encoded; no query, fragment or dot segments. */
   path: string;
   query: readonly QueryPair[];
-  /** The JSON object text of a POST; undefined for a GET. */
+  /** The JSON object text of a POST; undefined for a GET and for a file upload. */
   body: string | undefined;
+  /** The file of an upload (`POST /files`); undefined for every other call. */
+  file: CallFile | undefined;
   /** Present exactly for a POST that changes something. */
   idempotencyKey: string | undefined;
   /**
@@ -47,6 +62,10 @@ export interface CallInput {
   query: readonly QueryPair[];
   bodyJson: string;
   idempotencyKey: string;
+  /** A file's bytes, for `POST /files` only; empty for every other call. */
+  body: Uint8Array;
+  /** The file's type, with `body` only. */
+  contentType: string;
 }
 
 export const MAX_PATH_CHARS = 2048;
@@ -56,6 +75,8 @@ export const MAX_QUERY_PARAMS = 1000;
 export const MAX_QUERY_NAME_CHARS = 256;
 export const MAX_QUERY_VALUE_CHARS = 2048;
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** The largest file an upload carries (5 MiB), as the platform takes it. */
+export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
 /** Visible ASCII: what may travel in a request line or header unencoded. */
 const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
@@ -151,6 +172,51 @@ function checkBody(method: CallMethod, bodyJson: string): string | undefined {
   return bodyJson;
 }
 
+/**
+ * checkFile checks an upload's file fields and returns the file, or undefined for a call that
+ * carries none. A file goes only to `POST /files`, with one of the platform's image types and
+ * no JSON; and `POST /files` takes nothing else, so it is refused without one.
+ */
+function checkFile(input: CallInput, method: CallMethod): CallFile | undefined {
+  const { body, contentType } = input;
+  const upload = method === 'POST' && input.path === UPLOAD_PATH;
+  if (body.length === 0) {
+    if (upload) {
+      throw new InvalidArgumentError(
+        `body is required for POST ${UPLOAD_PATH}: the file's bytes, with content_type image/png or image/jpeg (body_json is not used)`,
+      );
+    }
+    if (contentType !== '') {
+      throw new InvalidArgumentError(
+        `content_type is only for a file upload (POST ${UPLOAD_PATH}) with its bytes in body; leave it empty (got ${quoted(contentType)})`,
+      );
+    }
+    return undefined;
+  }
+  if (!upload) {
+    throw new InvalidArgumentError(
+      `body (a file's bytes) is only for POST ${UPLOAD_PATH}; send JSON in body_json (got a body for ${method} ${quoted(input.path)})`,
+    );
+  }
+  if (body.length > MAX_FILE_BYTES) {
+    throw new InvalidArgumentError(
+      `body must be at most ${MAX_FILE_BYTES} bytes (5 MiB) (got ${body.length})`,
+    );
+  }
+  const type = FILE_TYPES.find((t) => t === contentType);
+  if (type === undefined) {
+    throw new InvalidArgumentError(
+      `content_type must be image/png or image/jpeg for a file upload (POST ${UPLOAD_PATH}) (got ${contentType === '' ? 'none' : quoted(contentType)})`,
+    );
+  }
+  if (input.bodyJson !== '') {
+    throw new InvalidArgumentError(
+      `body_json must be empty for a file upload (POST ${UPLOAD_PATH}): the file's bytes go in body`,
+    );
+  }
+  return { bytes: body, contentType: type };
+}
+
 function checkIdempotencyKey(method: CallMethod, path: string, key: string): string | undefined {
   if (method === 'GET') {
     if (key !== '')
@@ -191,13 +257,16 @@ export function validateCall(input: CallInput): PlatformCall {
   }
   checkPath(input.path);
   checkQuery(input.query);
-  const body = checkBody(method, input.bodyJson);
+  const file = checkFile(input, method);
+  const body = file === undefined ? checkBody(method, input.bodyJson) : undefined;
+  // An upload is a mutation as any other POST: it needs its key, so a retry replays it.
   const idempotencyKey = checkIdempotencyKey(method, input.path, input.idempotencyKey);
   return {
     method,
     path: input.path,
     query: input.query,
     body,
+    file,
     idempotencyKey,
     readOnly: isReadOnly(method, input.path),
   };

@@ -99,6 +99,8 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
         query: req.query,
         bodyJson: req.bodyJson,
         idempotencyKey: req.idempotencyKey,
+        body: req.body,
+        contentType: req.contentType,
       });
       const { workspaceId } = principal;
       const found = isUuid(req.accountId)

@@ -104,6 +104,8 @@ export function createPlatformCaller(opts: PlatformCallerOptions): PlatformCalle
               path: call.path,
               query: call.query,
               body: call.body,
+              // The same bytes on every attempt (a buffer, not a stream, so it can be sent again).
+              file: call.file,
               // The same key on every attempt: a retry replays, never repeats.
               idempotencyKey: call.idempotencyKey,
               requestId,

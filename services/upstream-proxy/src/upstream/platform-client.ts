@@ -52,6 +52,11 @@ export interface PlatformRequest {
   query: readonly { name: string; value: string }[];
   /** JSON text, for a POST. */
   body?: string | undefined;
+  /**
+   * A file to upload instead of JSON (`POST /files`): its bytes, sent as they are with its
+   * Content-Type. Never logged nor put on a span; only its method and path are.
+   */
+  file?: { bytes: Uint8Array; contentType: string } | undefined;
   /** Sent as the Idempotency-Key header. */
   idempotencyKey?: string | undefined;
   /** Sent as x-request-id, so the platform's logs can be matched with ours. */
@@ -313,6 +318,8 @@ export function createPlatformClient(opts: PlatformClientOptions): PlatformClien
         accept: 'application/json',
       };
       if (request.body !== undefined) headers['content-type'] = 'application/json';
+      if (request.file !== undefined) headers['content-type'] = request.file.contentType;
+      const body = request.file?.bytes ?? request.body;
       if (request.idempotencyKey !== undefined) headers['idempotency-key'] = request.idempotencyKey;
       if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
       const call = callSignal(signal, timeoutMs);
@@ -324,7 +331,7 @@ export function createPlatformClient(opts: PlatformClientOptions): PlatformClien
             dispatcher: agent,
             method: request.method,
             headers,
-            ...(request.body === undefined ? {} : { body: request.body }),
+            ...(body === undefined ? {} : { body }),
             // No redirect is followed: undici's request answers a redirect as it is.
             signal: call.signal,
           }),

@@ -98,8 +98,9 @@ const saveCampaignAsset: ToolRow<GatewayDeps> = {
   behavior: 'write',
   features: [],
   description:
-    'Saves a PNG or JPEG image as a campaign asset of an ad account, locally: nothing is uploaded to the ad ' +
-    'account (an asset is uploaded through a reviewed campaign build). Give exactly one of content_base64 (the ' +
+    'Saves a PNG or JPEG image as a campaign asset of an ad account, locally; nothing is uploaded to the ad ' +
+    'account: an asset is uploaded only by a reviewed change that puts it on an ad (an optimization variant’s ' +
+    'asset_id), when that change is applied. Give exactly one of content_base64 (the ' +
     'image, standard base64, at most 1,398,104 characters) or source_url (a public https URL; the fetch is ' +
     'protected against request forgery: internal addresses are refused). The type is found from the bytes, ' +
     'whatever mime_type says (a mismatch is reported in warnings); only PNG and JPEG, at most 1 MiB, 80 to 4096 ' +

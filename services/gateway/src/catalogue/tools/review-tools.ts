@@ -63,13 +63,14 @@ const variant = object(
       description: 'What should improve, and how much.',
     }),
     asset_id: uuid(
-      'Not accepted yet, and refused naming it: publishing updates the base ad’s title, body and target_url, ' +
-        'and campaign images cannot be uploaded to the ad platform, so a variant with an image could not be ' +
-        'published as approved. Leave it out.',
+      'A campaign image for the ad (ads_save_campaign_asset, saved for the optimizer’s ad account): the reviewer ' +
+        'sees it beside the base ad, and publishing puts it on the ad, uploaded to the ad platform only when the ' +
+        'approved change is applied. Leave it out to keep the ad’s image. An unknown, archived or other ' +
+        'account’s asset fails the proposal at publishing, with the reason.',
     ),
   },
   ['base_ad_id', 'name', 'title', 'body', 'target_url', 'rationale', 'hypothesis'],
-  'An optimization variant: a new title, body and target URL for an existing ad.',
+  'An optimization variant: a new title, body and target URL for an existing ad, and optionally a new image.',
 );
 
 const EXAMPLE_OPTIMIZER = '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64';

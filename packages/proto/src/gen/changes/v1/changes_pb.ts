@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/changes.proto.
  */
 export const file_changes_v1_changes: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIs8ECgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAkSNgoRc3RhbmRhcmRzX2NoZWNrZWQYFyADKAsyGy5jaGFuZ2VzLnYxLkNoZWNrZWRTdGFuZGFyZBIbChNhcHBsaWVkX2RpZmZlcmVuY2VzGBggAygJIlgKD0NoZWNrZWRTdGFuZGFyZBITCgtzdGFuZGFyZF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHJldmlzaW9uGAMgASgFEhAKCGd1aWRhbmNlGAQgASgJItkBChRQcmVwYXJlQ2hhbmdlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEgwKBHRvb2wYAiABKAkSMAoJb3BlcmF0aW9uGAMgASgLMh0uY2hhbmdlcy52MS5VcHN0cmVhbU9wZXJhdGlvbhITCgdzdW1tYXJ5GAQgASgJQgIYARITCgt0YXJnZXRfcGF0aBgFIAEoCRIeChJ0YXJnZXRfYmVmb3JlX2pzb24YBiABKAlCAhgBEhMKC29iamVjdF90eXBlGAcgASgJEg4KBmVmZmVjdBgIIAEoCSI7ChVQcmVwYXJlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiOQoQR2V0Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSEgoKY2hlY2tfbGl2ZRgCIAEoCCI/CglMaXZlQ2hlY2sSDQoFc3RhbGUYASABKAgSDgoGcmVhc29uGAIgASgJEhMKC3VuYXZhaWxhYmxlGAMgASgIIlwKEUdldENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlEiMKBGxpdmUYAiABKAsyFS5jaGFuZ2VzLnYxLkxpdmVDaGVjayJXChJMaXN0Q2hhbmdlc1JlcXVlc3QSDgoGc3RhdHVzGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGb2Zmc2V0GAQgASgFInMKE0xpc3RDaGFuZ2VzUmVzcG9uc2USIwoHY2hhbmdlcxgBIAMoCzISLmNoYW5nZXMudjEuQ2hhbmdlEg0KBXRvdGFsGAIgASgFEhgKC25leHRfb2Zmc2V0GAMgASgFSACIAQFCDgoMX25leHRfb2Zmc2V0InQKF0xpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIRCgliZWZvcmVfYXQYBCABKAkSEgoKYmVmb3JlX2tleRgFIAEoCSJYCgtDaGFuZ2VFdmVudBIMCgRraW5kGAEgASgJEgoKAmF0GAIgASgJEgsKA2tleRgDIAEoCRIiCgZjaGFuZ2UYBCABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJDChhMaXN0Q2hhbmdlRXZlbnRzUmVzcG9uc2USJwoGZXZlbnRzGAEgAygLMhcuY2hhbmdlcy52MS5DaGFuZ2VFdmVudCI5ChRBcHByb3ZlQ2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJIjsKFUFwcHJvdmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI4ChNSZWplY3RDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiOgoUUmVqZWN0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiSAoSQXBwbHlDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkSDwoHd2FpdF9tcxgDIAEoBSI5ChNBcHBseUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIoEBChBQbGFuTW9uZXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDgoGYW1vdW50GAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJIrACChFQbGFuTW9uZXlSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhMKC21pbm9yX3VuaXRzGAMgASgFEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJEhUKDWFtb3VudF9taWNyb3MYByABKAMSEwoLd2lyZV9taWNyb3MYCCABKAMSHgoRY3BtX3NpbmdsZV9taWNyb3MYCSABKANIAIgBARIcCg9jcG1fYnVsa19taWNyb3MYCiABKANIAYgBARITCgtleHBsYW5hdGlvbhgLIAEoCUIUChJfY3BtX3NpbmdsZV9taWNyb3NCEgoQX2NwbV9idWxrX21pY3JvcyJkChNQbGFuU2NoZWR1bGVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLc3RhcnRfbG9jYWwYAiABKAkSEQoJZW5kX2xvY2FsGAMgASgJEhEKCWFtYmlndWl0eRgEIAEoCSJPCg5QbGFubmVkSW5zdGFudBINCgVsb2NhbBgBIAEoCRILCgN1dGMYAiABKAkSEwoLd2l0aF9vZmZzZXQYAyABKAkSDAoEbm90ZRgEIAEoCSKrAQoUUGxhblNjaGVkdWxlUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIRCgl0aW1lX3pvbmUYAiABKAkSKQoFc3RhcnQYAyABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EicKA2VuZBgEIAEoCzIaLmNoYW5nZXMudjEuUGxhbm5lZEluc3RhbnQSGAoQZHVyYXRpb25fc2Vjb25kcxgFIAEoAyJxChFQbGFuQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhkKDGN1cnJlbnRfanNvbhgCIAEoCUgAiAEBQg8KDV9jdXJyZW50X2pzb24ipgEKElBsYW5DaGFuZ2VSZXNwb25zZRIPCgdzdW1tYXJ5GAEgASgJEjAKCW9wZXJhdGlvbhgCIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SDgoGZGlnZXN0GAMgASgJEhMKC3RhcmdldF9wYXRoGAQgASgJEhAKCHZlcmlmaWVkGAUgASgIEhYKDmFjY2Vzc19yZWZ1c2FsGAYgASgJIoYBCg9DcmVhdGl2ZVRvQ2hlY2sSDAoEdHlwZRgBIAEoCRINCgV0aXRsZRgCIAEoCRIMCgRib2R5GAMgASgJEhcKCnRhcmdldF91cmwYBCABKAlIAIgBARIUCgdmaWxlX2lkGAUgASgJSAGIAQFCDQoLX3RhcmdldF91cmxCCgoIX2ZpbGVfaWQiXAoXVmFsaWRhdGVDcmVhdGl2ZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRItCghjcmVhdGl2ZRgCIAEoCzIbLmNoYW5nZXMudjEuQ3JlYXRpdmVUb0NoZWNrIkcKE0NyZWF0aXZlSW1hZ2VSZXBvcnQSEAoIcmVxdWlyZWQYASABKAgSDwoHcHJlc2VudBgCIAEoCBINCgVpc3N1ZRgDIAEoCSJuChhWYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2USDQoFdmFsaWQYASABKAgSEwoLY29weV9pc3N1ZXMYAiADKAkSLgoFaW1hZ2UYAyABKAsyHy5jaGFuZ2VzLnYxLkNyZWF0aXZlSW1hZ2VSZXBvcnQikQEKG1JlY29yZEFwcHJvdmVkQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgCIAEoCRITCgthcHByb3ZlZF9ieRgDIAEoCRIYChBhcHByb3Zlcl91c2VyX2lkGAQgASgJIkIKHFJlY29yZEFwcHJvdmVkQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UyjAgKDkNoYW5nZXNTZXJ2aWNlElQKDVByZXBhcmVDaGFuZ2USIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVzcG9uc2USSAoJR2V0Q2hhbmdlEhwuY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXF1ZXN0Gh0uY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXNwb25zZRJOCgtMaXN0Q2hhbmdlcxIeLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXF1ZXN0Gh8uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1Jlc3BvbnNlEl0KEExpc3RDaGFuZ2VFdmVudHMSIy5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0GiQuY2hhbmdlcy52MS5MaXN0Q2hhbmdlRXZlbnRzUmVzcG9uc2USVAoNQXBwcm92ZUNoYW5nZRIgLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXNwb25zZRJRCgxSZWplY3RDaGFuZ2USHy5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlcXVlc3QaIC5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlc3BvbnNlEk4KC0FwcGx5Q2hhbmdlEh4uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlcXVlc3QaHy5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVzcG9uc2USSAoJUGxhbk1vbmV5EhwuY2hhbmdlcy52MS5QbGFuTW9uZXlSZXF1ZXN0Gh0uY2hhbmdlcy52MS5QbGFuTW9uZXlSZXNwb25zZRJRCgxQbGFuU2NoZWR1bGUSHy5jaGFuZ2VzLnYxLlBsYW5TY2hlZHVsZVJlcXVlc3QaIC5jaGFuZ2VzLnYxLlBsYW5TY2hlZHVsZVJlc3BvbnNlEksKClBsYW5DaGFuZ2USHS5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXF1ZXN0Gh4uY2hhbmdlcy52MS5QbGFuQ2hhbmdlUmVzcG9uc2USXQoQVmFsaWRhdGVDcmVhdGl2ZRIjLmNoYW5nZXMudjEuVmFsaWRhdGVDcmVhdGl2ZVJlcXVlc3QaJC5jaGFuZ2VzLnYxLlZhbGlkYXRlQ3JlYXRpdmVSZXNwb25zZRJpChRSZWNvcmRBcHByb3ZlZENoYW5nZRInLmNoYW5nZXMudjEuUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXF1ZXN0GiguY2hhbmdlcy52MS5SZWNvcmRBcHByb3ZlZENoYW5nZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIvoECgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAkSNgoRc3RhbmRhcmRzX2NoZWNrZWQYFyADKAsyGy5jaGFuZ2VzLnYxLkNoZWNrZWRTdGFuZGFyZBIbChNhcHBsaWVkX2RpZmZlcmVuY2VzGBggAygJEikKB3VwbG9hZHMYGSADKAsyGC5jaGFuZ2VzLnYxLkNoYW5nZVVwbG9hZCKUAQoMQ2hhbmdlVXBsb2FkEhAKCGFzc2V0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJbWltZV90eXBlGAMgASgJEhEKCWJ5dGVfc2l6ZRgEIAEoBRINCgV3aWR0aBgFIAEoBRIOCgZoZWlnaHQYBiABKAUSDgoGc2hhMjU2GAcgASgJEg8KB2ZpbGVfaWQYCCABKAkiWAoPQ2hlY2tlZFN0YW5kYXJkEhMKC3N0YW5kYXJkX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIcmV2aXNpb24YAyABKAUSEAoIZ3VpZGFuY2UYBCABKAki2QEKFFByZXBhcmVDaGFuZ2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEdG9vbBgCIAEoCRIwCglvcGVyYXRpb24YAyABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEhMKB3N1bW1hcnkYBCABKAlCAhgBEhMKC3RhcmdldF9wYXRoGAUgASgJEh4KEnRhcmdldF9iZWZvcmVfanNvbhgGIAEoCUICGAESEwoLb2JqZWN0X3R5cGUYByABKAkSDgoGZWZmZWN0GAggASgJIjsKFVByZXBhcmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI5ChBHZXRDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRISCgpjaGVja19saXZlGAIgASgIIj8KCUxpdmVDaGVjaxINCgVzdGFsZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSEwoLdW5hdmFpbGFibGUYAyABKAgiXAoRR2V0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USIwoEbGl2ZRgCIAEoCzIVLmNoYW5nZXMudjEuTGl2ZUNoZWNrIlcKEkxpc3RDaGFuZ2VzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUicwoTTGlzdENoYW5nZXNSZXNwb25zZRIjCgdjaGFuZ2VzGAEgAygLMhIuY2hhbmdlcy52MS5DaGFuZ2USDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQidAoXTGlzdENoYW5nZUV2ZW50c1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEhEKCWJlZm9yZV9hdBgEIAEoCRISCgpiZWZvcmVfa2V5GAUgASgJIlgKC0NoYW5nZUV2ZW50EgwKBGtpbmQYASABKAkSCgoCYXQYAiABKAkSCwoDa2V5GAMgASgJEiIKBmNoYW5nZRgEIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIkMKGExpc3RDaGFuZ2VFdmVudHNSZXNwb25zZRInCgZldmVudHMYASADKAsyFy5jaGFuZ2VzLnYxLkNoYW5nZUV2ZW50IjkKFEFwcHJvdmVDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkiOwoVQXBwcm92ZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIjgKE1JlamVjdENoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI6ChRSZWplY3RDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJIChJBcHBseUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCRIPCgd3YWl0X21zGAMgASgFIjkKE0FwcGx5Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UigQEKEFBsYW5Nb25leVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIOCgZhbW91bnQYAiABKAkSEAoIY3VycmVuY3kYAyABKAkSDwoHcHVycG9zZRgEIAEoCRIRCglvYmplY3RpdmUYBSABKAkSEwoLd2lyZV9mb3JtYXQYBiABKAkisAIKEVBsYW5Nb25leVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSEwoLbWlub3JfdW5pdHMYAyABKAUSDwoHcHVycG9zZRgEIAEoCRIRCglvYmplY3RpdmUYBSABKAkSEwoLd2lyZV9mb3JtYXQYBiABKAkSFQoNYW1vdW50X21pY3JvcxgHIAEoAxITCgt3aXJlX21pY3JvcxgIIAEoAxIeChFjcG1fc2luZ2xlX21pY3JvcxgJIAEoA0gAiAEBEhwKD2NwbV9idWxrX21pY3JvcxgKIAEoA0gBiAEBEhMKC2V4cGxhbmF0aW9uGAsgASgJQhQKEl9jcG1fc2luZ2xlX21pY3Jvc0ISChBfY3BtX2J1bGtfbWljcm9zImQKE1BsYW5TY2hlZHVsZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtzdGFydF9sb2NhbBgCIAEoCRIRCgllbmRfbG9jYWwYAyABKAkSEQoJYW1iaWd1aXR5GAQgASgJIk8KDlBsYW5uZWRJbnN0YW50Eg0KBWxvY2FsGAEgASgJEgsKA3V0YxgCIAEoCRITCgt3aXRoX29mZnNldBgDIAEoCRIMCgRub3RlGAQgASgJIqsBChRQbGFuU2NoZWR1bGVSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhEKCXRpbWVfem9uZRgCIAEoCRIpCgVzdGFydBgDIAEoCzIaLmNoYW5nZXMudjEuUGxhbm5lZEluc3RhbnQSJwoDZW5kGAQgASgLMhouY2hhbmdlcy52MS5QbGFubmVkSW5zdGFudBIYChBkdXJhdGlvbl9zZWNvbmRzGAUgASgDInEKEVBsYW5DaGFuZ2VSZXF1ZXN0EjAKBmNoYW5nZRgBIAEoCzIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QSGQoMY3VycmVudF9qc29uGAIgASgJSACIAQFCDwoNX2N1cnJlbnRfanNvbiKmAQoSUGxhbkNoYW5nZVJlc3BvbnNlEg8KB3N1bW1hcnkYASABKAkSMAoJb3BlcmF0aW9uGAIgASgLMh0uY2hhbmdlcy52MS5VcHN0cmVhbU9wZXJhdGlvbhIOCgZkaWdlc3QYAyABKAkSEwoLdGFyZ2V0X3BhdGgYBCABKAkSEAoIdmVyaWZpZWQYBSABKAgSFgoOYWNjZXNzX3JlZnVzYWwYBiABKAkihgEKD0NyZWF0aXZlVG9DaGVjaxIMCgR0eXBlGAEgASgJEg0KBXRpdGxlGAIgASgJEgwKBGJvZHkYAyABKAkSFwoKdGFyZ2V0X3VybBgEIAEoCUgAiAEBEhQKB2ZpbGVfaWQYBSABKAlIAYgBAUINCgtfdGFyZ2V0X3VybEIKCghfZmlsZV9pZCJcChdWYWxpZGF0ZUNyZWF0aXZlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEi0KCGNyZWF0aXZlGAIgASgLMhsuY2hhbmdlcy52MS5DcmVhdGl2ZVRvQ2hlY2siRwoTQ3JlYXRpdmVJbWFnZVJlcG9ydBIQCghyZXF1aXJlZBgBIAEoCBIPCgdwcmVzZW50GAIgASgIEg0KBWlzc3VlGAMgASgJIm4KGFZhbGlkYXRlQ3JlYXRpdmVSZXNwb25zZRINCgV2YWxpZBgBIAEoCBITCgtjb3B5X2lzc3VlcxgCIAMoCRIuCgVpbWFnZRgDIAEoCzIfLmNoYW5nZXMudjEuQ3JlYXRpdmVJbWFnZVJlcG9ydCKRAQobUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXF1ZXN0EjAKBmNoYW5nZRgBIAEoCzIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAIgASgJEhMKC2FwcHJvdmVkX2J5GAMgASgJEhgKEGFwcHJvdmVyX3VzZXJfaWQYBCABKAkiQgocUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZTKMCAoOQ2hhbmdlc1NlcnZpY2USVAoNUHJlcGFyZUNoYW5nZRIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXNwb25zZRJICglHZXRDaGFuZ2USHC5jaGFuZ2VzLnYxLkdldENoYW5nZVJlcXVlc3QaHS5jaGFuZ2VzLnYxLkdldENoYW5nZVJlc3BvbnNlEk4KC0xpc3RDaGFuZ2VzEh4uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1JlcXVlc3QaHy5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VzUmVzcG9uc2USXQoQTGlzdENoYW5nZUV2ZW50cxIjLmNoYW5nZXMudjEuTGlzdENoYW5nZUV2ZW50c1JlcXVlc3QaJC5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VFdmVudHNSZXNwb25zZRJUCg1BcHByb3ZlQ2hhbmdlEiAuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVxdWVzdBohLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlc3BvbnNlElEKDFJlamVjdENoYW5nZRIfLmNoYW5nZXMudjEuUmVqZWN0Q2hhbmdlUmVxdWVzdBogLmNoYW5nZXMudjEuUmVqZWN0Q2hhbmdlUmVzcG9uc2USTgoLQXBwbHlDaGFuZ2USHi5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVxdWVzdBofLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXNwb25zZRJICglQbGFuTW9uZXkSHC5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlcXVlc3QaHS5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlc3BvbnNlElEKDFBsYW5TY2hlZHVsZRIfLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVxdWVzdBogLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVzcG9uc2USSwoKUGxhbkNoYW5nZRIdLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlcXVlc3QaHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZRJdChBWYWxpZGF0ZUNyZWF0aXZlEiMuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVxdWVzdBokLmNoYW5nZXMudjEuVmFsaWRhdGVDcmVhdGl2ZVJlc3BvbnNlEmkKFFJlY29yZEFwcHJvdmVkQ2hhbmdlEicuY2hhbmdlcy52MS5SZWNvcmRBcHByb3ZlZENoYW5nZVJlcXVlc3QaKC5jaGFuZ2VzLnYxLlJlY29yZEFwcHJvdmVkQ2hhbmdlUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * The one call to the ad platform a change makes when it is applied.
@@ -196,6 +196,15 @@ export type Change = Message<"changes.v1.Change"> & {
    * @generated from field: repeated string applied_differences = 24;
    */
   appliedDifferences: string[];
+
+  /**
+   * The campaign assets the change puts on the platform: each creative of the body that names an
+   * `asset_id` gets the asset's image, uploaded when the change is applied (POST /files) and
+   * sent as the creative's `file_id`. The image is pinned by its sha256 when the change is prepared.
+   *
+   * @generated from field: repeated changes.v1.ChangeUpload uploads = 25;
+   */
+  uploads: ChangeUpload[];
 };
 
 /**
@@ -204,6 +213,66 @@ export type Change = Message<"changes.v1.Change"> & {
  */
 export const ChangeSchema: GenMessage<Change> = /*@__PURE__*/
   messageDesc(file_changes_v1_changes, 1);
+
+/**
+ * One campaign asset a change uploads, as pinned when it was prepared.
+ *
+ * @generated from message changes.v1.ChangeUpload
+ */
+export type ChangeUpload = Message<"changes.v1.ChangeUpload"> & {
+  /**
+   * @generated from field: string asset_id = 1;
+   */
+  assetId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * image/png or image/jpeg.
+   *
+   * @generated from field: string mime_type = 3;
+   */
+  mimeType: string;
+
+  /**
+   * @generated from field: int32 byte_size = 4;
+   */
+  byteSize: number;
+
+  /**
+   * @generated from field: int32 width = 5;
+   */
+  width: number;
+
+  /**
+   * @generated from field: int32 height = 6;
+   */
+  height: number;
+
+  /**
+   * SHA-256 (hex) of the image's bytes: the image reviewed is the image uploaded.
+   *
+   * @generated from field: string sha256 = 7;
+   */
+  sha256: string;
+
+  /**
+   * The platform's file id, once uploaded; empty before.
+   *
+   * @generated from field: string file_id = 8;
+   */
+  fileId: string;
+};
+
+/**
+ * Describes the message changes.v1.ChangeUpload.
+ * Use `create(ChangeUploadSchema)` to create a new message.
+ */
+export const ChangeUploadSchema: GenMessage<ChangeUpload> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 2);
 
 /**
  * One account standard a change was checked against, at the revision it had then.
@@ -237,7 +306,7 @@ export type CheckedStandard = Message<"changes.v1.CheckedStandard"> & {
  * Use `create(CheckedStandardSchema)` to create a new message.
  */
 export const CheckedStandardSchema: GenMessage<CheckedStandard> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 2);
+  messageDesc(file_changes_v1_changes, 3);
 
 /**
  * A change to plan and record: the service reads the live target through the upstream-proxy,
@@ -306,7 +375,7 @@ export type PrepareChangeRequest = Message<"changes.v1.PrepareChangeRequest"> & 
  * Use `create(PrepareChangeRequestSchema)` to create a new message.
  */
 export const PrepareChangeRequestSchema: GenMessage<PrepareChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 3);
+  messageDesc(file_changes_v1_changes, 4);
 
 /**
  * @generated from message changes.v1.PrepareChangeResponse
@@ -323,7 +392,7 @@ export type PrepareChangeResponse = Message<"changes.v1.PrepareChangeResponse"> 
  * Use `create(PrepareChangeResponseSchema)` to create a new message.
  */
 export const PrepareChangeResponseSchema: GenMessage<PrepareChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 4);
+  messageDesc(file_changes_v1_changes, 5);
 
 /**
  * @generated from message changes.v1.GetChangeRequest
@@ -348,7 +417,7 @@ export type GetChangeRequest = Message<"changes.v1.GetChangeRequest"> & {
  * Use `create(GetChangeRequestSchema)` to create a new message.
  */
 export const GetChangeRequestSchema: GenMessage<GetChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 5);
+  messageDesc(file_changes_v1_changes, 6);
 
 /**
  * The object of a prepared change as it is now on the ad platform, against the change's plan.
@@ -383,7 +452,7 @@ export type LiveCheck = Message<"changes.v1.LiveCheck"> & {
  * Use `create(LiveCheckSchema)` to create a new message.
  */
 export const LiveCheckSchema: GenMessage<LiveCheck> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 6);
+  messageDesc(file_changes_v1_changes, 7);
 
 /**
  * @generated from message changes.v1.GetChangeResponse
@@ -407,7 +476,7 @@ export type GetChangeResponse = Message<"changes.v1.GetChangeResponse"> & {
  * Use `create(GetChangeResponseSchema)` to create a new message.
  */
 export const GetChangeResponseSchema: GenMessage<GetChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 7);
+  messageDesc(file_changes_v1_changes, 8);
 
 /**
  * @generated from message changes.v1.ListChangesRequest
@@ -441,7 +510,7 @@ export type ListChangesRequest = Message<"changes.v1.ListChangesRequest"> & {
  * Use `create(ListChangesRequestSchema)` to create a new message.
  */
 export const ListChangesRequestSchema: GenMessage<ListChangesRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 8);
+  messageDesc(file_changes_v1_changes, 9);
 
 /**
  * @generated from message changes.v1.ListChangesResponse
@@ -470,7 +539,7 @@ export type ListChangesResponse = Message<"changes.v1.ListChangesResponse"> & {
  * Use `create(ListChangesResponseSchema)` to create a new message.
  */
 export const ListChangesResponseSchema: GenMessage<ListChangesResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 9);
+  messageDesc(file_changes_v1_changes, 10);
 
 /**
  * The changes' history as events (prepared, approved, rejected, apply_requested, applied, failed),
@@ -520,7 +589,7 @@ export type ListChangeEventsRequest = Message<"changes.v1.ListChangeEventsReques
  * Use `create(ListChangeEventsRequestSchema)` to create a new message.
  */
 export const ListChangeEventsRequestSchema: GenMessage<ListChangeEventsRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 10);
+  messageDesc(file_changes_v1_changes, 11);
 
 /**
  * @generated from message changes.v1.ChangeEvent
@@ -556,7 +625,7 @@ export type ChangeEvent = Message<"changes.v1.ChangeEvent"> & {
  * Use `create(ChangeEventSchema)` to create a new message.
  */
 export const ChangeEventSchema: GenMessage<ChangeEvent> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 11);
+  messageDesc(file_changes_v1_changes, 12);
 
 /**
  * @generated from message changes.v1.ListChangeEventsResponse
@@ -573,7 +642,7 @@ export type ListChangeEventsResponse = Message<"changes.v1.ListChangeEventsRespo
  * Use `create(ListChangeEventsResponseSchema)` to create a new message.
  */
 export const ListChangeEventsResponseSchema: GenMessage<ListChangeEventsResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 12);
+  messageDesc(file_changes_v1_changes, 13);
 
 /**
  * Approval by a person: refused for any caller that is not a signed-in person or an operator,
@@ -600,7 +669,7 @@ export type ApproveChangeRequest = Message<"changes.v1.ApproveChangeRequest"> & 
  * Use `create(ApproveChangeRequestSchema)` to create a new message.
  */
 export const ApproveChangeRequestSchema: GenMessage<ApproveChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 13);
+  messageDesc(file_changes_v1_changes, 14);
 
 /**
  * @generated from message changes.v1.ApproveChangeResponse
@@ -617,7 +686,7 @@ export type ApproveChangeResponse = Message<"changes.v1.ApproveChangeResponse"> 
  * Use `create(ApproveChangeResponseSchema)` to create a new message.
  */
 export const ApproveChangeResponseSchema: GenMessage<ApproveChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 14);
+  messageDesc(file_changes_v1_changes, 15);
 
 /**
  * @generated from message changes.v1.RejectChangeRequest
@@ -639,7 +708,7 @@ export type RejectChangeRequest = Message<"changes.v1.RejectChangeRequest"> & {
  * Use `create(RejectChangeRequestSchema)` to create a new message.
  */
 export const RejectChangeRequestSchema: GenMessage<RejectChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 15);
+  messageDesc(file_changes_v1_changes, 16);
 
 /**
  * @generated from message changes.v1.RejectChangeResponse
@@ -656,7 +725,7 @@ export type RejectChangeResponse = Message<"changes.v1.RejectChangeResponse"> & 
  * Use `create(RejectChangeResponseSchema)` to create a new message.
  */
 export const RejectChangeResponseSchema: GenMessage<RejectChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 16);
+  messageDesc(file_changes_v1_changes, 17);
 
 /**
  * @generated from message changes.v1.ApplyChangeRequest
@@ -687,7 +756,7 @@ export type ApplyChangeRequest = Message<"changes.v1.ApplyChangeRequest"> & {
  * Use `create(ApplyChangeRequestSchema)` to create a new message.
  */
 export const ApplyChangeRequestSchema: GenMessage<ApplyChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 17);
+  messageDesc(file_changes_v1_changes, 18);
 
 /**
  * @generated from message changes.v1.ApplyChangeResponse
@@ -704,7 +773,7 @@ export type ApplyChangeResponse = Message<"changes.v1.ApplyChangeResponse"> & {
  * Use `create(ApplyChangeResponseSchema)` to create a new message.
  */
 export const ApplyChangeResponseSchema: GenMessage<ApplyChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 18);
+  messageDesc(file_changes_v1_changes, 19);
 
 /**
  * Planning: an amount of money as exact micros of the ad account's currency. Read only.
@@ -760,7 +829,7 @@ export type PlanMoneyRequest = Message<"changes.v1.PlanMoneyRequest"> & {
  * Use `create(PlanMoneyRequestSchema)` to create a new message.
  */
 export const PlanMoneyRequestSchema: GenMessage<PlanMoneyRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 19);
+  messageDesc(file_changes_v1_changes, 20);
 
 /**
  * @generated from message changes.v1.PlanMoneyResponse
@@ -845,7 +914,7 @@ export type PlanMoneyResponse = Message<"changes.v1.PlanMoneyResponse"> & {
  * Use `create(PlanMoneyResponseSchema)` to create a new message.
  */
 export const PlanMoneyResponseSchema: GenMessage<PlanMoneyResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 20);
+  messageDesc(file_changes_v1_changes, 21);
 
 /**
  * Planning: local times in the ad account's IANA time zone as exact instants. Read only.
@@ -884,7 +953,7 @@ export type PlanScheduleRequest = Message<"changes.v1.PlanScheduleRequest"> & {
  * Use `create(PlanScheduleRequestSchema)` to create a new message.
  */
 export const PlanScheduleRequestSchema: GenMessage<PlanScheduleRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 21);
+  messageDesc(file_changes_v1_changes, 22);
 
 /**
  * A local time resolved to one instant.
@@ -926,7 +995,7 @@ export type PlannedInstant = Message<"changes.v1.PlannedInstant"> & {
  * Use `create(PlannedInstantSchema)` to create a new message.
  */
 export const PlannedInstantSchema: GenMessage<PlannedInstant> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 22);
+  messageDesc(file_changes_v1_changes, 23);
 
 /**
  * @generated from message changes.v1.PlanScheduleResponse
@@ -967,7 +1036,7 @@ export type PlanScheduleResponse = Message<"changes.v1.PlanScheduleResponse"> & 
  * Use `create(PlanScheduleResponseSchema)` to create a new message.
  */
 export const PlanScheduleResponseSchema: GenMessage<PlanScheduleResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 23);
+  messageDesc(file_changes_v1_changes, 24);
 
 /**
  * Preflight: the change PrepareChange would record for `change`, planned the same way but recorded
@@ -997,7 +1066,7 @@ export type PlanChangeRequest = Message<"changes.v1.PlanChangeRequest"> & {
  * Use `create(PlanChangeRequestSchema)` to create a new message.
  */
 export const PlanChangeRequestSchema: GenMessage<PlanChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 24);
+  messageDesc(file_changes_v1_changes, 25);
 
 /**
  * @generated from message changes.v1.PlanChangeResponse
@@ -1048,7 +1117,7 @@ export type PlanChangeResponse = Message<"changes.v1.PlanChangeResponse"> & {
  * Use `create(PlanChangeResponseSchema)` to create a new message.
  */
 export const PlanChangeResponseSchema: GenMessage<PlanChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 25);
+  messageDesc(file_changes_v1_changes, 26);
 
 /**
  * A creative checked by the ad creative rules, before any ad has it. Read only.
@@ -1089,7 +1158,7 @@ export type CreativeToCheck = Message<"changes.v1.CreativeToCheck"> & {
  * Use `create(CreativeToCheckSchema)` to create a new message.
  */
 export const CreativeToCheckSchema: GenMessage<CreativeToCheck> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 26);
+  messageDesc(file_changes_v1_changes, 27);
 
 /**
  * @generated from message changes.v1.ValidateCreativeRequest
@@ -1111,7 +1180,7 @@ export type ValidateCreativeRequest = Message<"changes.v1.ValidateCreativeReques
  * Use `create(ValidateCreativeRequestSchema)` to create a new message.
  */
 export const ValidateCreativeRequestSchema: GenMessage<ValidateCreativeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 27);
+  messageDesc(file_changes_v1_changes, 28);
 
 /**
  * The image a creative shows: a chat_card needs one (file_id), a product_ad_template takes none.
@@ -1142,7 +1211,7 @@ export type CreativeImageReport = Message<"changes.v1.CreativeImageReport"> & {
  * Use `create(CreativeImageReportSchema)` to create a new message.
  */
 export const CreativeImageReportSchema: GenMessage<CreativeImageReport> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 28);
+  messageDesc(file_changes_v1_changes, 29);
 
 /**
  * @generated from message changes.v1.ValidateCreativeResponse
@@ -1173,7 +1242,7 @@ export type ValidateCreativeResponse = Message<"changes.v1.ValidateCreativeRespo
  * Use `create(ValidateCreativeResponseSchema)` to create a new message.
  */
 export const ValidateCreativeResponseSchema: GenMessage<ValidateCreativeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 29);
+  messageDesc(file_changes_v1_changes, 30);
 
 /**
  * A change already approved by a person elsewhere: the optimizer's proposal approved in the
@@ -1213,7 +1282,7 @@ export type RecordApprovedChangeRequest = Message<"changes.v1.RecordApprovedChan
  * Use `create(RecordApprovedChangeRequestSchema)` to create a new message.
  */
 export const RecordApprovedChangeRequestSchema: GenMessage<RecordApprovedChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 30);
+  messageDesc(file_changes_v1_changes, 31);
 
 /**
  * @generated from message changes.v1.RecordApprovedChangeResponse
@@ -1230,7 +1299,7 @@ export type RecordApprovedChangeResponse = Message<"changes.v1.RecordApprovedCha
  * Use `create(RecordApprovedChangeResponseSchema)` to create a new message.
  */
 export const RecordApprovedChangeResponseSchema: GenMessage<RecordApprovedChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 31);
+  messageDesc(file_changes_v1_changes, 32);
 
 /**
  * @generated from service changes.v1.ChangesService
