@@ -21,7 +21,13 @@ import { type Logger, withRequestId } from './log.ts';
 import { timeRpc } from './metrics.ts';
 import { type Principal, type PrincipalVerifier, principalKey } from './principal.ts';
 import { serveInSpan } from './telemetry.ts';
-import { type CallGuard, isBinaryConnectUnary, recordUnaryRoutes, serveUnary } from './unary-server.ts';
+import {
+  type CallGuard,
+  isBinaryConnectUnary,
+  MAX_REQUEST_BYTES,
+  recordUnaryRoutes,
+  serveUnary,
+} from './unary-server.ts';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -193,6 +199,7 @@ export function buildConnectServer(opts: ConnectServerOptions): ConnectServer {
       opts.routes(recordUnaryRoutes(router, unary));
     },
     interceptors: [serviceInterceptor(opts.verifier, opts.logger)],
+    readMaxBytes: MAX_REQUEST_BYTES,
   });
   const guard = serviceGuard(opts.verifier, opts.logger);
   // Our own clients' unary calls take the short path (unary-server.ts); everything else, and any

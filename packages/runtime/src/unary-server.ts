@@ -103,6 +103,14 @@ function writeError(res: http2.Http2ServerResponse, err: ConnectError): void {
   res.end(errorToJsonBytes(err, {}));
 }
 
+/**
+ * The largest request message a service reads: 32 MiB. Internal messages are far smaller (the
+ * gateway reads at most 16 MiB of JSON from a client, a file upload is at most 5 MiB), and a caller
+ * cannot make a service hold more, even before its principal token is checked. connect-node's
+ * adapter, which serves the other protocols, has the same limit (connect-server.ts).
+ */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+
 /** serveUnary answers one unary call of `route`; it never throws (every failure is written as an error). */
 export function serveUnary(
   route: UnaryRoute,
@@ -149,9 +157,30 @@ export function serveUnary(
   };
 
   const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  let size = 0;
+  let tooLarge = false;
+  req.on('data', (chunk: Buffer) => {
+    if (tooLarge) return; // read and dropped: the answer is already written
+    size += chunk.length;
+    if (size <= MAX_REQUEST_BYTES) {
+      chunks.push(chunk);
+      return;
+    }
+    // Refused as it arrives, before any token is checked or the rest is held in memory.
+    tooLarge = true;
+    chunks.length = 0;
+    finish();
+    writeError(
+      res,
+      new ConnectError(
+        `the request message is larger than ${MAX_REQUEST_BYTES} bytes, the most a service reads`,
+        Code.ResourceExhausted,
+      ),
+    );
+  });
   req.on('error', () => undefined); // the close handler above aborts the call
   req.on('end', () => {
+    if (tooLarge) return;
     const header = headerReader(req.headers);
     const values = createContextValues();
     const started = Date.now();

@@ -21,6 +21,7 @@ import {
   principalKey,
 } from '../src/principal.ts';
 import { callerKey, createServiceClient } from '../src/service-client.ts';
+import { MAX_REQUEST_BYTES } from '../src/unary-server.ts';
 import { EDITOR } from './fixtures.ts';
 
 let server: ConnectServer;
@@ -153,6 +154,24 @@ test('a body that is not the request message is refused as InvalidArgument, nami
   assert.equal(res.status, 400);
   assert.match(res.body, /"code":"invalid_argument"/);
   assert.match(res.body, /parse binary/);
+});
+
+test('a request larger than a service reads is refused as it arrives, before its token is checked, on every path', async () => {
+  const huge = new Uint8Array(MAX_REQUEST_BYTES + 1024);
+  const res = await fetchBinary('/upstream.v1.UpstreamService/GetAccount', huge, {});
+  assert.equal(res.status, 429);
+  assert.match(res.body, /"code":"resource_exhausted"/);
+  assert.match(res.body, /larger than 33554432 bytes/);
+  // connect-node's adapter, which serves every other protocol, has the same limit.
+  const { connectJson, headers } = await clients();
+  await assert.rejects(
+    connectJson.createConnection({ name: 'x'.repeat(MAX_REQUEST_BYTES + 1024) }, { headers }),
+    (err: unknown) => err instanceof ConnectError && err.code === Code.ResourceExhausted,
+  );
+  // A message within the limit is still read whole.
+  const { ours } = await clients();
+  const { account } = await ours.getAccount({ accountId: 'a'.repeat(4 * 1024 * 1024) }, as);
+  assert.equal(account?.accountId.length, 4 * 1024 * 1024);
 });
 
 /** A raw Connect binary POST, as our client sends it, for the cases no client would send. */
