@@ -137,6 +137,17 @@ async function signIn(): Promise<Page> {
   return page;
 }
 
+/** Clicks Approve on the proposal page `page` shows, and waits for the page it leads back to. */
+async function approveOnPage(page: Page, proposalId: string): Promise<void> {
+  await Promise.all([
+    page.waitForResponse(
+      (r) =>
+        r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposalId}` && r.request().method() === 'GET',
+    ),
+    page.click('#approve'),
+  ]);
+}
+
 async function waitForProposal(id: string, want: string[], timeoutMs = 60_000): Promise<Proposal> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -247,14 +258,7 @@ describe('the whole review loop', () => {
     assert.match(comparison, new RegExp(ad.creative.title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
     assert.match(comparison, /Free shipping, this week/);
     assert.match(await page.locator('table[data-evidence]').innerText(), /Impressions/);
-    await Promise.all([
-      page.waitForResponse(
-        (r) =>
-          r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposalId}` &&
-          r.request().method() === 'GET',
-      ),
-      page.click('#approve'),
-    ]);
+    await approveOnPage(page, proposalId);
     assert.match((await page.locator('#status').innerText()).trim(), /approved|publishing|published/);
 
     const published = await waitForProposal(proposalId, ['published', 'failed']);
@@ -303,14 +307,7 @@ describe('publishing', () => {
     const proposalId = done.proposals[0]?.proposal_id ?? '';
     const page = await signIn();
     await page.goto(`${stack.gatewayUrl}/dashboard/proposals/${proposalId}`);
-    await Promise.all([
-      page.waitForResponse(
-        (r) =>
-          r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposalId}` &&
-          r.request().method() === 'GET',
-      ),
-      page.click('#approve'),
-    ]);
+    await approveOnPage(page, proposalId);
     const failed = await waitForProposal(proposalId, ['failed', 'published']);
     assert.equal(failed.status, 'failed');
     assert.match((failed as Proposal & { change_error: string }).change_error, /nothing would change/);
@@ -503,14 +500,7 @@ describe('refusals', () => {
       else { img.onload = () => resolve(img.naturalWidth); img.onerror = () => resolve(-1); }
     })`);
     assert.equal(shown, 160);
-    await Promise.all([
-      page.waitForResponse(
-        (r) =>
-          r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposal.proposal_id}` &&
-          r.request().method() === 'GET',
-      ),
-      page.click('#approve'),
-    ]);
+    await approveOnPage(page, proposal.proposal_id);
     const published = await waitForProposal(proposal.proposal_id, ['published', 'failed']);
     assert.equal(published.status, 'published', JSON.stringify(published));
     const change = await calls.ok<{
@@ -566,14 +556,7 @@ describe('refusals', () => {
     const page = await signIn();
     await page.goto(`${stack.gatewayUrl}/dashboard/proposals/${proposalId}`);
     assert.match(await page.locator('table[data-comparison]').innerText(), /unknown or archived/);
-    await Promise.all([
-      page.waitForResponse(
-        (r) =>
-          r.url() === `${stack.gatewayUrl}/dashboard/proposals/${proposalId}` &&
-          r.request().method() === 'GET',
-      ),
-      page.click('#approve'),
-    ]);
+    await approveOnPage(page, proposalId);
     const failed = await waitForProposal(proposalId, ['failed', 'published']);
     assert.equal(failed.status, 'failed');
     assert.match(
