@@ -4,7 +4,7 @@
  * power-of-ten range, and not at all below a thousand. An operation's state follows from its age
  * on the sandbox clock: pending, then processing, then completed.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from './ids.ts';
 
 export const INTENDED_USES = ['inclusion', 'exclusion', 'bid_multiplier'] as const;
 export type IntendedUse = (typeof INTENDED_USES)[number];
@@ -33,7 +33,6 @@ export const MAX_LIST_IDS = 500;
 export const OPERATION_PENDING_MS = 5_000;
 export const OPERATION_COMPLETED_MS = 30_000;
 
-const sha256Hex = (s: string): string => createHash('sha256').update(s).digest('hex');
 /** The data-use terms audiences are accepted under: the current ones and the previous ones. */
 export const POLICY_REVISION = sha256Hex('sandbox custom audience terms 2026-06');
 export const PREVIOUS_POLICY_REVISION = sha256Hex('sandbox custom audience terms 2024-01');

@@ -6,9 +6,9 @@
  * answers the same file, as platforms deduplicate images by their hash. Only the metadata is
  * kept: nothing in the sandbox reads a file's bytes back.
  */
-import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import { invalidRequest, PlatformHttpError } from './errors.ts';
+import { sha256Hex } from './ids.ts';
 
 /** The largest file the platform takes, in bytes as uploaded (5 MiB). */
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -55,14 +55,9 @@ export function fileJson(f: FileRecord) {
   };
 }
 
-/** The hex SHA-256 of `bytes`. */
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
-
 /** fileIdOf is the id of the file with bytes of hash `sha256` in `accountId`: the same bytes, the same id. */
 export function fileIdOf(accountId: string, sha256: string): string {
-  return `file_${createHash('sha256').update(`${accountId}|${sha256}`).digest('hex').slice(0, 24)}`;
+  return `file_${sha256Hex(`${accountId}|${sha256}`).slice(0, 24)}`;
 }
 
 /** The 415 for a body that is not sent as one of the file types. */

@@ -16,9 +16,9 @@ import {
   fileTooLarge,
   inspectImage,
   MAX_FILE_BYTES,
-  sha256Hex,
   unsupportedFileType,
 } from '../files.ts';
+import { sha256Hex } from '../ids.ts';
 import { answerMutation } from '../mutation-route.ts';
 import { requestAccount } from '../platform.ts';
 import { findFile, insertFile } from '../store/file-store.ts';

@@ -9,7 +9,7 @@ import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import type { Pool } from '@adsmcp/runtime/db';
 import { DomainError } from '@adsmcp/runtime/errors';
 import type { Logger } from '@adsmcp/runtime/log';
-import { describePlatformRefusal } from '@adsmcp/runtime/platform-error';
+import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
@@ -194,8 +194,8 @@ function fileOf(json: string): { fileId: string; sha256: string | undefined } | 
   } catch {
     return undefined;
   }
-  if (typeof answer !== 'object' || answer === null) return undefined;
-  const { file_id: fileId, sha256 } = answer as Record<string, unknown>;
+  if (!isRecord(answer)) return undefined;
+  const { file_id: fileId, sha256 } = answer;
   if (typeof fileId !== 'string' || fileId === '') return undefined;
   return { fileId, sha256: typeof sha256 === 'string' ? sha256 : undefined };
 }
