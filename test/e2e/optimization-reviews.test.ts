@@ -96,13 +96,19 @@ const variantFor = (ad: Ad, title: string) => ({
   hypothesis: 'Naming the offer raises CTR.',
 });
 
-/** A completed run of a new optimizer over `ad`'s campaign, with one proposal for `ad`. */
-async function proposalFor(ad: Ad, title: string): Promise<Proposal> {
-  const optimizerId = await optimizerFor(ad);
+/** A claimed review run of a new enabled optimizer over `ad`'s campaign. */
+async function claimedRunFor(ad: Ad, patch: Record<string, unknown> = {}) {
+  const optimizerId = await optimizerFor(ad, patch);
   const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
     optimizer_id: optimizerId,
   });
   const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', { run_id: run.run_id });
+  return { run, claim };
+}
+
+/** A completed run of a new optimizer over `ad`'s campaign, with one proposal for `ad`. */
+async function proposalFor(ad: Ad, title: string): Promise<Proposal> {
+  const { run, claim } = await claimedRunFor(ad);
   const done = await calls.ok<{ proposals: Proposal[] }>('ads_complete_optimization_run', {
     run_id: run.run_id,
     claim_token: claim.claim_token,
@@ -284,13 +290,7 @@ describe('publishing', () => {
   test('a proposal the changes service refuses to plan fails with its reason, and nothing is sent', async () => {
     const ad = nextAd();
     const host = new URL(ad.creative.target_url).hostname;
-    const optimizerId = await optimizerFor(ad, { allowed_domains: [host] });
-    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
-      optimizer_id: optimizerId,
-    });
-    const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', {
-      run_id: run.run_id,
-    });
+    const { run, claim } = await claimedRunFor(ad, { allowed_domains: [host] });
     // The variant is the ad as it is: publishing it would change nothing.
     const same = {
       ...variantFor(ad, ad.creative.title),
@@ -319,13 +319,7 @@ describe('publishing', () => {
 describe('refusals', () => {
   test('a variant linking outside allowed_domains is refused, naming target_url', async () => {
     const ad = nextAd();
-    const optimizerId = await optimizerFor(ad);
-    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
-      optimizer_id: optimizerId,
-    });
-    const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', {
-      run_id: run.run_id,
-    });
+    const { run, claim } = await claimedRunFor(ad);
     const err = await calls.refused('ads_complete_optimization_run', {
       run_id: run.run_id,
       claim_token: claim.claim_token,
@@ -469,13 +463,7 @@ describe('refusals', () => {
       content_base64: png.toString('base64'),
     });
     const assetId = saved.asset.asset_id;
-    const optimizerId = await optimizerFor(ad);
-    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
-      optimizer_id: optimizerId,
-    });
-    const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', {
-      run_id: run.run_id,
-    });
+    const { run, claim } = await claimedRunFor(ad);
     const done = await calls.ok<{ proposals: (Proposal & { variant: { asset_id?: string } })[] }>(
       'ads_complete_optimization_run',
       {
@@ -537,13 +525,7 @@ describe('refusals', () => {
 
   test('a variant naming an unknown campaign image fails at publishing, naming it, and nothing is sent', async () => {
     const ad = nextAd();
-    const optimizerId = await optimizerFor(ad);
-    const { run } = await calls.ok<{ run: Run }>('ads_request_optimization_review', {
-      optimizer_id: optimizerId,
-    });
-    const claim = await calls.ok<{ claim_token: string }>('ads_claim_optimization_run', {
-      run_id: run.run_id,
-    });
+    const { run, claim } = await claimedRunFor(ad);
     const unknown = randomUUID();
     const done = await calls.ok<{ proposals: Proposal[] }>('ads_complete_optimization_run', {
       run_id: run.run_id,
