@@ -1,17 +1,34 @@
 /**
  * Campaign building in bulk, end to end through the official MCP client and the real processes: a
  * workbook (JSON rows, and a real XLSX file) planned as a paused bulk job preview that saves
- * nothing; a saved batch prepared at its revision as one change, approved, applied once, and the
+ * nothing; a saved batch prepared at its revision as one change, its variants' source images
+ * saved as campaign assets and pinned, approved, applied once (each image uploaded once), and the
  * job followed with ads_get_bulk_job, with the sandbox's ledger as the witness.
+ *
+ * The source images are served by a local HTTPS site. The product's fetcher refuses loopback
+ * addresses, so this file runs the marketing service (the one that fetches them) in the test's
+ * own process, built by its own buildServer with a fetcher that reaches that site; every other
+ * service runs as a process, as always.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { openServiceDatabase } from '@adsmcp/runtime/db';
+import { createLogger } from '@adsmcp/runtime/log';
+import { createPrincipalVerifier, GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
+import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { type HttpsSite, startHttpsSite } from '@adsmcp/testkit/https-site';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
-import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import type { InProcessService, SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 import pg from 'pg';
+import sharp from 'sharp';
 import writeXlsxFile from 'write-excel-file/node';
+import {
+  buildServer as buildMarketing,
+  SERVICE_NAME as MARKETING,
+  MIGRATIONS_DIR as MARKETING_MIGRATIONS,
+} from '../../services/marketing/src/server.ts';
 
 let e2e: SeededStack;
 let stack: Stack;
@@ -44,6 +61,7 @@ interface ChangeView {
   operation: { method: string; path: string; body: { operations: Operation[] } };
   upstream_response: { id: string } | null;
   countries: string[];
+  uploads: { asset_id: string; sha256: string; width: number; height: number; file_id: string | null }[];
 }
 interface BulkJob {
   id: string;
@@ -61,8 +79,68 @@ async function changeCount(): Promise<number> {
   return (await ok<{ total: number }>('ads_list_changes', {})).total;
 }
 
+/** The image host of the batches: each /…/<n>.png a PNG of its own colour; /missing.png a 404; /page.png HTML. */
+const IMAGE_HOST = 'img.example.com';
+let site: HttpsSite;
+/** Requests the site answered, by path. */
+const served = new Map<string, number>();
+const fetched = (path: string) => served.get(path) ?? 0;
+const imageUrl = (path: string) => `${site.origin(IMAGE_HOST)}${path}`;
+
+async function startImageSite(): Promise<HttpsSite> {
+  return startHttpsSite(
+    (req, res) => {
+      const path = req.url ?? '/';
+      served.set(path, fetched(path) + 1);
+      const n = /\/(\d+)\.png$/.exec(path)?.[1];
+      if (path === '/page.png') {
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<html>not an image</html>');
+        return;
+      }
+      if (n === undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      const shade = (Number(n) * 37) % 256;
+      void sharp({ create: { width: 120, height: 100, channels: 3, background: { r: shade, g: 90, b: 60 } } })
+        .png()
+        .toBuffer()
+        .then((png) => res.writeHead(200, { 'content-type': 'image/png' }).end(png));
+    },
+    [IMAGE_HOST],
+  );
+}
+
+/** The marketing service on the stack's database and keys, fetching source images from `site`. */
+async function marketingInProcess(env: Record<string, string>): Promise<InProcessService> {
+  const logger = createLogger(MARKETING, 'silent');
+  const pool = await openServiceDatabase({
+    url: env.DATABASE_URL as string,
+    schema: MARKETING,
+    migrationsDir: MARKETING_MIGRATIONS,
+    logger,
+  });
+  const verifier = await createPrincipalVerifier(
+    {
+      [GATEWAY_ISSUER]: env.PRINCIPAL_PUBLIC_KEY as string,
+      'adsmcp-changes': env.CHANGES_PUBLIC_KEY as string,
+    },
+    MARKETING,
+  );
+  const server = buildMarketing({ pool, verifier, logger, fetch: createSafeFetcher(site.fetcherOptions()) });
+  const port = await server.listen(0, '127.0.0.1');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      await server.close();
+      await pool.end();
+    },
+  };
+}
+
 before(async () => {
-  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' } });
+  site = await startImageSite();
+  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' }, inProcessMarketing: marketingInProcess });
   ({ stack, seed } = e2e);
   account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
   acct = account.account_id;
@@ -72,6 +150,7 @@ before(async () => {
 after(async () => {
   await agent?.close();
   await e2e?.stop();
+  await site?.close();
 });
 
 const sheets = {
@@ -191,7 +270,8 @@ interface Item {
   revision: number;
 }
 
-async function saveBatch(variants: number): Promise<Item> {
+/** A batch of `variants`, variant i showing the site's `/<folder>/<i + 1>.png`. */
+async function saveBatch(variants: number, folder = 'winter'): Promise<Item> {
   const { item } = await ok<{ item: Item }>('ads_save_marketing_item', {
     kind: 'batch',
     name: 'Winter variants',
@@ -200,12 +280,31 @@ async function saveBatch(variants: number): Promise<Item> {
         title: `Winter pick ${i + 1}`,
         body: 'Greens that love the cold',
         target_url: `https://shop.example.com/winter/${i + 1}`,
-        source_image_url: `https://img.example.com/winter/${i + 1}.png`,
+        source_image_url: imageUrl(`/${folder}/${i + 1}.png`),
       })),
     },
   });
   return item;
 }
+
+interface Asset {
+  asset_id: string;
+  source_url: string | null;
+  sha256: string;
+}
+
+async function assetsFrom(folder: string): Promise<Asset[]> {
+  const { assets } = await ok<{ assets: Asset[] }>('ads_list_campaign_assets', {
+    account_id: acct,
+    limit: 100,
+  });
+  return assets.filter((a) => a.source_url?.startsWith(imageUrl(`/${folder}/`)));
+}
+
+const creativesOf = (body: { operations: Operation[] }) =>
+  body.operations
+    .filter((o) => o.type === 'create_ad')
+    .map((o) => o.body.creative as Record<string, unknown>);
 
 const batchArgs = (item: Item) => ({
   item_id: item.item_id,
@@ -224,6 +323,23 @@ describe('ads_prepare_ad_batch', () => {
   test('a saved batch is prepared, approved, applied once, and its job followed with ads_get_bulk_job', async () => {
     const item = await saveBatch(3);
     const prepared = await ok<ChangeView>('ads_prepare_ad_batch', batchArgs(item));
+    // Each variant's source image was fetched once and saved as a campaign asset of the account,
+    // which its ad's creative names; the change pins each image's sha256.
+    assert.deepEqual(['/winter/1.png', '/winter/2.png', '/winter/3.png'].map(fetched), [1, 1, 1]);
+    const assets = await assetsFrom('winter');
+    assert.equal(assets.length, 3);
+    const creatives = creativesOf(prepared.operation.body);
+    const assetOf = (i: number) => assets.find((a) => a.source_url === imageUrl(`/winter/${i + 1}.png`));
+    assert.deepEqual(
+      creatives.map((c) => c.asset_id),
+      [0, 1, 2].map((i) => assetOf(i)?.asset_id),
+    );
+    assert.ok(creatives.every((c) => !('file_id' in c)));
+    assert.deepEqual(
+      prepared.uploads.map((u) => [u.asset_id, u.sha256, u.width, u.height, u.file_id]).sort(),
+      assets.map((a) => [a.asset_id, a.sha256, 120, 100, null]).sort(),
+    );
+    assert.match(prepared.summary, /3 ads titled .*, each with an image/);
     assert.equal(prepared.status, 'prepared');
     assert.equal(prepared.operation.path, '/bulk_mutation_jobs');
     assert.deepEqual(
@@ -265,32 +381,120 @@ describe('ads_prepare_ad_batch', () => {
       job?.results.map((r) => r.status),
       ['succeeded', 'succeeded', 'succeeded', 'succeeded', 'succeeded'],
     );
+    // Each image was uploaded once, and the job sent names the files where the change named the
+    // assets: the one difference between the body reviewed and the body sent.
+    assert.equal((await ledger('/files')).length, 3, 'one upload per image');
+    const fileOf = new Map(applied.uploads.map((u) => [u.asset_id, u.file_id]));
+    assert.ok([...fileOf.values()].every((f) => /^file_/.test(f ?? '')));
+    const expected = structuredClone(prepared.operation.body);
+    for (const c of creativesOf(expected)) {
+      c.file_id = fileOf.get(String(c.asset_id));
+      delete c.asset_id;
+    }
     const rows = await ledger('/bulk_mutation_jobs');
     assert.equal(rows.length, 1, 'the job was created upstream exactly once');
-    assert.deepEqual(rows[0]?.request_body, prepared.operation.body);
+    assert.deepEqual(rows[0]?.request_body, expected);
+    const adId = job?.results.find((r) => r.type === 'create_ad')?.id ?? '';
+    const { ad } = await ok<{ ad: { creative: { file_id?: string; title: string } } }>('ads_get_ad', {
+      account_id: acct,
+      ad_id: adId,
+    });
+    assert.equal(ad.creative.title, 'Winter pick 1');
+    assert.equal(ad.creative.file_id, fileOf.get(assetOf(0)?.asset_id ?? ''));
 
-    // Applying again does not create a second job.
+    // Applying again does not create a second job or upload again.
     await refused('ads_apply_change', { change_id: prepared.change_id, digest: prepared.digest });
     assert.equal((await ledger('/bulk_mutation_jobs')).length, 1);
+    assert.equal((await ledger('/files')).length, 3);
+
+    // Preparing the batch again reuses the saved images: nothing is fetched.
+    const again = await ok<ChangeView>('ads_prepare_ad_batch', batchArgs(item));
+    assert.deepEqual(creativesOf(again.operation.body), creatives);
+    assert.deepEqual(['/winter/1.png', '/winter/2.png', '/winter/3.png'].map(fetched), [1, 1, 1]);
+    assert.equal((await assetsFrom('winter')).length, 3);
   });
 
-  test('ads_preflight_change plans a batch as ads_prepare_ad_batch would, recording nothing', async () => {
-    const item = await saveBatch(2);
-    const changes = await changeCount();
-    const pre = await ok<{
-      would_prepare: boolean;
-      change: { summary: string; digest: string; operation: { path: string; body_json: string } };
-    }>('ads_preflight_change', {
-      account_id: acct,
-      operation: 'ads_prepare_ad_batch',
-      args: batchArgs(item),
+  test('an image that cannot be saved refuses the batch, naming each variant; the others are kept', async () => {
+    const { item } = await ok<{ item: Item }>('ads_save_marketing_item', {
+      kind: 'batch',
+      name: 'Broken images',
+      data: {
+        variants: [
+          ['/broken/1.png', 'Good image'],
+          ['/missing.png', 'Missing image'],
+          ['/page.png', 'Not an image'],
+          ['/missing.png', 'Missing again'],
+        ].map(([path, title]) => ({
+          title,
+          body: '',
+          target_url: 'https://shop.example.com/broken',
+          source_image_url: imageUrl(path as string),
+        })),
+      },
     });
+    const changes = await changeCount();
+    const err = await refused('ads_prepare_ad_batch', batchArgs(item));
+    assert.equal(err.code, 'invalid_argument');
+    assert.match(err.message, /2 could not be/);
+    assert.match(
+      err.message,
+      /variants\[1\]\.source_image_url https:\/\/img\.example\.com:\d+\/missing\.png: .*404/,
+    );
+    assert.match(err.message, /variants\[2\]\.source_image_url [^;]*\/page\.png: /);
+    assert.match(err.message, /variants\[3\]\.source_image_url [^;]*\/missing\.png/);
+    assert.doesNotMatch(err.message, /variants\[0\]/);
+    assert.equal(fetched('/missing.png'), 1, 'a URL two variants show is fetched once');
+    assert.equal(await changeCount(), changes, 'no change recorded');
+    // The good image was saved, and is reused when the batch is fixed.
+    assert.equal((await assetsFrom('broken')).length, 1);
+    assert.equal(fetched('/broken/1.png'), 1);
+  });
+
+  test('a batch refused for its arguments fetches and saves no image', async () => {
+    const item = await saveBatch(2, 'refused');
+    await refused('ads_prepare_ad_batch', { ...batchArgs(item), budget_amount: 19.999 });
+    await refused('ads_prepare_ad_batch', { ...batchArgs(item), campaign_name: '   ' });
+    assert.deepEqual(['/refused/1.png', '/refused/2.png'].map(fetched), [0, 0]);
+    assert.deepEqual(await assetsFrom('refused'), []);
+  });
+
+  test('ads_preflight_change plans a batch as ads_prepare_ad_batch would, recording and fetching nothing', async () => {
+    const item = await saveBatch(2, 'preflight');
+    const changes = await changeCount();
+    type Preflight = {
+      would_prepare: boolean;
+      notes: string[];
+      change: { summary: string; digest: string; operation: { path: string; body_json: string } };
+    };
+    const preflight = () =>
+      ok<Preflight>('ads_preflight_change', {
+        account_id: acct,
+        operation: 'ads_prepare_ad_batch',
+        args: batchArgs(item),
+      });
+    const pre = await preflight();
     assert.equal(pre.would_prepare, true);
     assert.equal(pre.change.operation.path, '/bulk_mutation_jobs');
     assert.equal(await changeCount(), changes, 'a preflight records nothing');
+    // Its images are not saved yet: planned without them, and the notes say so.
+    assert.deepEqual(['/preflight/1.png', '/preflight/2.png'].map(fetched), [0, 0]);
+    assert.deepEqual(await assetsFrom('preflight'), []);
+    assert.equal(pre.notes.length, 1);
+    assert.match(
+      pre.notes[0] ?? '',
+      /^2 of the 2 variants show a source image not saved .*\(variants\[0\], variants\[1\]\).*its digest differs from this one\.$/,
+    );
+    const body = JSON.parse(pre.change.operation.body_json) as { operations: Operation[] };
+    assert.ok(creativesOf(body).every((c) => !('asset_id' in c)));
     const prepared = await ok<ChangeView>('ads_prepare_ad_batch', batchArgs(item));
-    assert.equal(prepared.digest, pre.change.digest);
-    assert.equal(prepared.summary, pre.change.summary);
+    assert.notEqual(prepared.digest, pre.change.digest);
+    // Once they are saved, the preflight plans exactly what preparing records.
+    const after = await preflight();
+    assert.deepEqual(after.notes, []);
+    assert.equal(after.change.digest, prepared.digest);
+    assert.equal(after.change.summary, prepared.summary);
+    assert.deepEqual(JSON.parse(after.change.operation.body_json), prepared.operation.body);
+    assert.deepEqual(['/preflight/1.png', '/preflight/2.png'].map(fetched), [1, 1]);
     const stale = await ok<{ would_prepare: boolean; refusal: { code: string } }>('ads_preflight_change', {
       account_id: acct,
       operation: 'ads_prepare_ad_batch',
@@ -322,7 +526,7 @@ describe('ads_prepare_ad_batch', () => {
             title: '😀'.repeat(30),
             body: 'Smile',
             target_url: 'https://shop.example.com/smile',
-            source_image_url: 'https://img.example.com/smile.png',
+            source_image_url: imageUrl('/smile.png'),
           },
         ],
       },
@@ -379,7 +583,7 @@ describe('ads_prepare_ad_batch', () => {
             title: 'Edited pick',
             body: '',
             target_url: 'https://shop.example.com/e',
-            source_image_url: 'https://img.example.com/e.png',
+            source_image_url: imageUrl('/e.png'),
           },
         ],
       },

@@ -28,12 +28,18 @@ export function replicasFromEnv(raw = process.env.ADSMCP_REPLICAS): number | und
 }
 
 export async function startSeededStack(
-  opts: Pick<StackOptions, 'env' | 'replicas'> = {},
+  opts: Pick<StackOptions, 'env' | 'replicas' | 'inProcessMarketing'> = {},
 ): Promise<SeededStack> {
   const replicas = opts.replicas ?? replicasFromEnv();
   const db = await testDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-e2e-'));
-  const stack = await startStack({ databaseUrl: db.url, dataDir, env: opts.env, replicas });
+  const stack = await startStack({
+    databaseUrl: db.url,
+    dataDir,
+    env: opts.env,
+    replicas,
+    ...(opts.inProcessMarketing === undefined ? {} : { inProcessMarketing: opts.inProcessMarketing }),
+  });
   const seed = await stack.seedDemo();
   return {
     stack,

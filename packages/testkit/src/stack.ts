@@ -76,6 +76,19 @@ export interface StackOptions {
    * stands in for the Kubernetes Service (`gatewayUrl` is the proxy's).
    */
   replicas?: number;
+  /**
+   * Runs the marketing service in the test's own process instead of from its bundle: called with
+   * the environment its process would get, before the other processes start, it returns the
+   * address it listens on and how to stop it. One runs whatever `replicas` says. For a test that
+   * gives the service what a process cannot be given, such as a fetcher that reaches the test's
+   * local HTTPS site (the product's refuses loopback addresses).
+   */
+  inProcessMarketing?: (env: Record<string, string>) => Promise<InProcessService>;
+}
+
+export interface InProcessService {
+  url: string;
+  stop(): Promise<void>;
 }
 
 export interface Stack {
@@ -309,6 +322,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const replicaCount = (service: ServiceName) =>
     service === 'ads-sandbox' ? 1 : Math.max(1, Math.floor(opts.replicas ?? 1));
   let gatewayProxy: RoundRobinProxy | undefined;
+  let inProcess: InProcessService | undefined;
   let stopping = false;
   const notice = (service: ServiceName, replica: number, message: string) =>
     opts.onSupervisor?.(service, replicaCount(service) > 1 ? `replica ${replica}: ${message}` : message);
@@ -380,6 +394,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       // One code per service: the first replica's, unless another did worse.
       codes[name] = exits.find((code) => code !== 0) ?? exits[0];
     }
+    await inProcess?.stop();
+    inProcess = undefined;
     return codes;
   };
   const replicasOf = (service: ServiceName): Slot[] => {
@@ -413,6 +429,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const list = (replicas: number[]) => replicas.map(at).join(',');
     const grpc = { PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
     const peers = { UPSTREAM_PROXY_URL: list(upstream) };
+    const marketingEnv = { ...grpc, ...peers, CHANGES_PUBLIC_KEY: secrets.changesPublicKey };
+    if (opts.inProcessMarketing !== undefined) {
+      inProcess = await opts.inProcessMarketing({ ...base, ...marketingEnv });
+      replicaUrls.marketing = [inProcess.url];
+      urls.marketing = inProcess.url;
+    }
+    const marketingUrls = inProcess === undefined ? list(marketing) : inProcess.url;
     await Promise.all([
       start('ads-sandbox', { SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken }, [sandbox as number]),
       start(
@@ -433,11 +456,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           CHANGES_PRIVATE_KEY: secrets.changesPrivateKey,
           OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
           // Campaign images a change uploads are read there.
-          MARKETING_URL: list(marketing),
+          MARKETING_URL: marketingUrls,
         },
         changes,
       ),
-      start('marketing', { ...grpc, ...peers, CHANGES_PUBLIC_KEY: secrets.changesPublicKey }, marketing),
+      inProcess === undefined ? start('marketing', marketingEnv, marketing) : undefined,
       // The optimizer publishes approved proposals through the changes service (from its bus).
       start(
         'optimizer',
@@ -452,7 +475,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           UPSTREAM_PROXY_URL: list(upstream),
           CHANGES_URL: list(changes),
           OPTIMIZER_URL: list(optimizer),
-          MARKETING_URL: list(marketing),
+          MARKETING_URL: marketingUrls,
         },
         gatewayReplicas,
       ),

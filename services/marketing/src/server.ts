@@ -13,6 +13,7 @@ import { createCompetitorHandlers } from './handlers/competitor-handlers.ts';
 import { createImportHandlers } from './handlers/import-handlers.ts';
 import { createMarketingHandlers } from './handlers/marketing-handlers.ts';
 import { createReportHandlers } from './handlers/report-handlers.ts';
+import type { ImageFetch } from './images/remote-image.ts';
 
 /** The service name: health reports it, principal tokens for this service are addressed to it, and it names the schema. */
 export const SERVICE_NAME = 'marketing';
@@ -22,6 +23,8 @@ export interface Deps {
   pool: Pool;
   verifier: PrincipalVerifier;
   logger: Logger;
+  /** How campaign images are fetched from a URL: the product's safe fetcher unless a test gives one. */
+  fetch?: ImageFetch;
 }
 
 /** buildServer returns the marketing service's Connect server, not yet listening. */

@@ -195,6 +195,31 @@ test('an ad batch compiles to one paused campaign, one ad group and an ad per va
   );
 });
 
+test("each variant's saved source image is its ad's creative asset_id, and the summary says so", () => {
+  const assetId = '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11';
+  const [first, second] = batch.variants as [BatchVariant, BatchVariant];
+  const plan = compileAdBatch({ ...batch, variants: [{ ...first, assetId }, second] }, usd);
+  const creatives = plan.body.operations
+    .filter((o) => o.type === 'create_ad')
+    .map((o) => o.body.creative as Record<string, unknown>);
+  assert.equal(creatives[0]?.asset_id, assetId);
+  assert.equal('asset_id' in (creatives[1] ?? {}), false, 'a variant without a saved image has none');
+  const summary = (p: typeof plan) => summarizeBulkJob(p.body as unknown as Record<string, unknown>, 'Shop');
+  assert.match(summary(plan), /2 ads titled "Two for one", "Free delivery", 1 of them with an image/);
+  const both = compileAdBatch(
+    {
+      ...batch,
+      variants: [
+        { ...first, assetId },
+        { ...second, assetId },
+      ],
+    },
+    usd,
+  );
+  assert.match(summary(both), /2 ads titled .*, each with an image/);
+  assert.doesNotMatch(summary(compileAdBatch(batch, usd)), /with an image/);
+});
+
 test("the summary a reviewer reads gives a bid's unit: per click, or per thousand impressions for a CPM", () => {
   const summary = (objective: string) =>
     summarizeBulkJob(

@@ -630,6 +630,11 @@ export interface BatchVariant {
   body: string;
   targetUrl: string;
   sourceImageUrl: string;
+  /**
+   * The campaign asset saved from sourceImageUrl, which the ad's creative names (pinned with the
+   * change, uploaded on apply); empty or absent when it is not saved yet, and the ad has no image.
+   */
+  assetId?: string;
 }
 
 export interface AdBatchInput {
@@ -734,6 +739,12 @@ export function compileAdBatch(input: AdBatchInput, account: BulkAccount): BulkP
     // A derived issue alone (none expected) is still reported, never passed over.
     throw new InvalidArgumentError((own.length > 0 ? own : issues).map(batchMessage).join('; '));
   }
+  // One ad per variant, in order: each shows its variant's saved source image.
+  const ads = plan.body.operations.filter((o) => o.type === 'create_ad');
+  input.variants.forEach((v, i) => {
+    const creative = ads[i]?.body.creative as Record<string, unknown> | undefined;
+    if (v.assetId !== undefined && v.assetId !== '' && creative !== undefined) creative.asset_id = v.assetId;
+  });
   return plan;
 }
 
@@ -828,8 +839,13 @@ export function summarizeBulkJob(job: Fields, accountName: string): string {
       .slice(0, 20)
       .map((a) => quoted(isObject(a.creative) ? a.creative.title : ''))
       .join(', ');
+    const images = ads.filter(
+      (a) => isObject(a.creative) && ('asset_id' in a.creative || 'file_id' in a.creative),
+    ).length;
+    const shown =
+      images === 0 ? '' : `, ${images === ads.length ? 'each' : `${images} of them`} with an image`;
     parts.push(
-      `${ads.length} ad${ads.length === 1 ? '' : 's'} titled ${titles}${ads.length > 20 ? ', …' : ''}`,
+      `${ads.length} ad${ads.length === 1 ? '' : 's'} titled ${titles}${ads.length > 20 ? ', …' : ''}${shown}`,
     );
   }
   const flags = [

@@ -1,9 +1,14 @@
 /** AssetService: proto <-> domain for the workspace's campaign image assets. */
 
 import { randomUUID } from 'node:crypto';
-import type { AssetService, CampaignAssetSchema } from '@adsmcp/proto/marketing/v1/assets_pb';
+import type {
+  AssetService,
+  CampaignAssetSchema,
+  SourceImageSchema,
+} from '@adsmcp/proto/marketing/v1/assets_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { DomainError } from '@adsmcp/runtime/errors';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
@@ -16,9 +21,23 @@ import {
   validateAssetId,
   validateSource,
 } from '../domain/campaign-asset.ts';
-import { checkImage } from '../images/campaign-image.ts';
+import {
+  assetNameFromUrl,
+  FETCHES_AT_ONCE,
+  NOT_FETCHED,
+  validateSourceImages,
+} from '../domain/source-images.ts';
+import { type CheckedImage, checkImage } from '../images/campaign-image.ts';
 import { fetchImage, type ImageFetch } from '../images/remote-image.ts';
-import { archiveAsset, findAssetContent, insertAsset, listAssets, lockAsset } from '../store/asset-store.ts';
+import {
+  archiveAsset,
+  findAssetContent,
+  findLiveBySource,
+  insertAsset,
+  listAssets,
+  lockAsset,
+  lockSource,
+} from '../store/asset-store.ts';
 
 export interface AssetHandlerDeps {
   pool: Pool;
@@ -43,6 +62,91 @@ function toMessage(a: CampaignAsset): MessageInitShape<typeof CampaignAssetSchem
     updatedAt: a.updatedAt.toISOString(),
     ...(a.archivedAt === null ? {} : { archivedAt: a.archivedAt.toISOString() }),
   };
+}
+
+/** What became of one source URL: its asset (reused or saved now), or why there is none. */
+interface SourceOutcome {
+  asset: CampaignAsset | undefined;
+  savedNow: boolean;
+  error: string;
+}
+
+function toSourceImage(url: string, o: SourceOutcome): MessageInitShape<typeof SourceImageSchema> {
+  return {
+    sourceUrl: url,
+    ...(o.asset === undefined ? {} : { asset: toMessage(o.asset) }),
+    savedNow: o.savedNow,
+    error: o.error,
+  };
+}
+
+/**
+ * eachAtMost runs `fn` on the items in order, at most `limit` at a time. Once `signal` is aborted
+ * (the call was cancelled or its deadline passed) no further item is started: its answer would
+ * reach no one. Once `fn` fails none is started either; those running are awaited (so nothing is
+ * left writing after the call has answered) and the first failure is thrown.
+ */
+async function eachAtMost<T>(
+  items: readonly T[],
+  limit: number,
+  signal: AbortSignal,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) {
+      if (failure !== undefined || signal.aborted) return;
+      try {
+        await fn(items[i] as T);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure.error;
+}
+
+/**
+ * saveFromSource fetches and checks the image at `url` as SaveCampaignAsset does and saves it as a
+ * new asset of the account, unless another call saved one from the same URL while this one was
+ * fetching: then that asset is the answer and nothing is stored. A refusal of the image (it could
+ * not be fetched, or it is not a PNG or JPEG within the limits) is the outcome's error; any other
+ * failure (the database, a bug) is thrown and fails the call.
+ */
+async function saveFromSource(
+  deps: AssetHandlerDeps,
+  workspaceId: string,
+  accountId: string,
+  url: string,
+): Promise<SourceOutcome> {
+  let image: CheckedImage;
+  try {
+    image = await checkImage(await fetchImage(deps.fetch, url), 'the image at source_url', undefined);
+  } catch (err) {
+    if (err instanceof DomainError) return { asset: undefined, savedNow: false, error: err.message };
+    throw err;
+  }
+  return inTransaction(deps.pool, async (tx) => {
+    // Looked up again under the lock: the first lookup ran before the (slow) fetch.
+    await lockSource(tx, workspaceId, accountId, url);
+    const meanwhile = (await findLiveBySource(tx, workspaceId, accountId, [url])).get(url);
+    if (meanwhile !== undefined) return { asset: meanwhile, savedNow: false, error: '' };
+    const asset = await insertAsset(tx, {
+      workspaceId,
+      assetId: randomUUID(),
+      accountId,
+      name: assetNameFromUrl(url),
+      mimeType: image.mimeType,
+      width: image.width,
+      height: image.height,
+      content: image.content,
+      sha256: image.sha256,
+      sourceUrl: url,
+    });
+    return { asset, savedNow: true, error: '' };
+  });
 }
 
 /** createAssetHandlers builds the AssetService implementation from its dependencies. */
@@ -117,6 +221,34 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
         await findAssetContent(deps.pool, principal.workspaceId, assetId),
       );
       return { asset: toMessage(asset), content: asset.content };
+    },
+
+    async saveSourceImages(req, ctx) {
+      const principal = principalOf(ctx);
+      requireWriter(principal);
+      const { accountId, urls } = validateSourceImages(req);
+      const workspaceId = principal.workspaceId;
+      // What was saved before is found in one statement; only the rest is fetched.
+      const saved = await findLiveBySource(deps.pool, workspaceId, accountId, urls);
+      const outcomes = new Map<string, SourceOutcome>(
+        [...saved].map(([url, asset]) => [url, { asset, savedNow: false, error: '' }]),
+      );
+      const missing = urls.filter((url) => !saved.has(url));
+      await eachAtMost(missing, FETCHES_AT_ONCE, ctx.signal, async (url) => {
+        outcomes.set(url, await saveFromSource(deps, workspaceId, accountId, url));
+      });
+      const notFetched: SourceOutcome = { asset: undefined, savedNow: false, error: NOT_FETCHED };
+      return { images: urls.map((url) => toSourceImage(url, outcomes.get(url) ?? notFetched)) };
+    },
+
+    async findSourceImages(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal);
+      const { accountId, urls } = validateSourceImages(req);
+      const saved = await findLiveBySource(deps.pool, principal.workspaceId, accountId, urls);
+      return {
+        images: urls.map((url) => toSourceImage(url, { asset: saved.get(url), savedNow: false, error: '' })),
+      };
     },
   };
 }

@@ -161,3 +161,42 @@ export async function listAssets(
   const assets = rows.filter((r): r is AssetRow & { total: number } => r.asset_id != null).map(toAsset);
   return { assets, total };
 }
+
+/**
+ * findLiveBySource returns, for each of `urls`, the workspace's newest live asset of the account
+ * whose source_url is exactly that URL; a URL with none is not in the map. One statement for all,
+ * through index campaign_assets_live_by_source (by the URLs' md5, then the URLs themselves).
+ */
+export async function findLiveBySource(
+  db: Queryable,
+  workspaceId: string,
+  accountId: string,
+  urls: readonly string[],
+): Promise<Map<string, CampaignAsset>> {
+  const { rows } = await db.query<AssetRow>(
+    `SELECT DISTINCT ON (source_url) ${COLUMNS} FROM campaign_assets
+      WHERE workspace_id = $1 AND account_id = $2 AND archived_at IS NULL AND source_url IS NOT NULL
+        AND md5(source_url) = ANY (ARRAY(SELECT md5(u) FROM unnest($3::text[]) AS u))
+        AND source_url = ANY ($3::text[])
+      ORDER BY source_url, created_at DESC, asset_id DESC`,
+    [workspaceId, accountId, urls],
+  );
+  return new Map(rows.map((r) => [r.source_url as string, toAsset(r)]));
+}
+
+/**
+ * lockSource holds, until the transaction ends, the one lock on saving the workspace's asset of
+ * the account from `url`: two saves of the same image take turns, so the second finds the first's
+ * asset instead of storing another. The key is the three values as a JSON array, so no account
+ * or URL can be spelt to look like another pair; a hash collision only makes two saves wait.
+ */
+export async function lockSource(
+  db: Queryable,
+  workspaceId: string,
+  accountId: string,
+  url: string,
+): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+    JSON.stringify(['campaign_assets.source_url', workspaceId, accountId, url]),
+  ]);
+}

@@ -4,6 +4,7 @@
  * variant with one bulk job. The changes service compiles both with the same rules.
  */
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
+import { AssetService, type SourceImage } from '@adsmcp/proto/marketing/v1/assets_pb';
 import type { MarketingItem } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { textLength } from '@adsmcp/runtime/text';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
@@ -264,14 +265,54 @@ function batchAt(item: MarketingItem | undefined, itemId: string, expected: numb
 }
 
 type BatchArgs = Infer<typeof prepareAdBatchInput>;
+type Variant = ReturnType<typeof batchAt>[number];
 
-/** The PrepareAdBatch request for `args`: the saved batch read as the caller, at the revision given. */
-async function batchRequest({ caller, deps }: ToolContext<GatewayDeps>, args: BatchArgs) {
-  const { item } = await deps.marketing.getMarketingItem(
-    { itemId: args.item_id },
-    onBehalfOf(caller.principal),
-  );
-  const variants = batchAt(item, args.item_id, args.expected_revision);
+/** Fetching and checking up to 100 source images, a few at a time, takes longer than a read. */
+const SAVE_IMAGES_TIMEOUT_MS = 120_000;
+
+/** The distinct source image URLs of the variants, in the order first named. */
+const imageUrls = (variants: readonly Variant[]) => [
+  ...new Set(variants.map((v) => v.sourceImageUrl).filter((u) => u !== '')),
+];
+
+/** The variants, each with the asset id its source image was found or saved as ('' for none). */
+function withAssets(variants: readonly Variant[], images: readonly SourceImage[]) {
+  const byUrl = new Map(images.map((i) => [i.sourceUrl, i.asset?.assetId ?? '']));
+  return variants.map((v) => ({ ...v, assetId: byUrl.get(v.sourceImageUrl) ?? '' }));
+}
+
+/**
+ * The variants' source images as campaign assets: saved ones are found, the others fetched and
+ * saved now (as the caller, through the marketing service's request-forgery-safe fetcher). An
+ * image that cannot be saved refuses the batch, naming every variant that shows it; the images
+ * that were saved stay saved, so preparing again fetches only what is still missing.
+ */
+async function saveImages(ctx: ToolContext<GatewayDeps>, accountId: string, variants: readonly Variant[]) {
+  const { images } = await ctx.deps
+    .clientOf(AssetService)
+    .saveSourceImages(
+      { accountId, sourceUrls: imageUrls(variants) },
+      { ...onBehalfOf(ctx.caller.principal), timeoutMs: SAVE_IMAGES_TIMEOUT_MS },
+    );
+  const failed = new Map(images.filter((i) => i.error !== '').map((i) => [i.sourceUrl, i.error]));
+  const issues = variants.flatMap((v, i) => {
+    const error = failed.get(v.sourceImageUrl);
+    const path = `variants[${i}].source_image_url`;
+    return error === undefined ? [] : [{ path, message: `${path} ${v.sourceImageUrl}: ${error}` }];
+  });
+  if (issues.length > 0)
+    throw new ToolFailure(
+      'invalid_argument',
+      `the batch's images must be saved as campaign assets for its ads, and ${failed.size === 1 ? 'one' : failed.size} could not be: ` +
+        `${issues.map((i) => i.message).join('; ')}. Fix the batch (ads_save_marketing_item) and prepare it again; ` +
+        'the images that were saved are kept and reused.',
+      { issues },
+    );
+  return withAssets(variants, images);
+}
+
+/** The PrepareAdBatch request for `args` and `variants` (the saved batch's, with their assets). */
+function requestOf(args: BatchArgs, variants: readonly (Variant & { assetId: string })[]) {
   return {
     accountId: args.account_id,
     itemId: args.item_id,
@@ -283,21 +324,56 @@ async function batchRequest({ caller, deps }: ToolContext<GatewayDeps>, args: Ba
     bidMicros: BigInt(args.bid_micros),
     countries: args.countries,
     contextHints: args.context_hints ?? [],
-    variants,
+    variants: [...variants],
   };
 }
 
 /**
- * planAdBatch is ads_prepare_ad_batch's preflight: the same reads and checks, the change it would
- * record (summary, operation, digest), recording nothing.
+ * The saved batch read as the caller at the revision given, its variants with the campaign assets
+ * already saved from their source images (found, not fetched), and the images not saved yet.
  */
-export async function planAdBatch(ctx: ToolContext<GatewayDeps>, args: Record<string, unknown>) {
-  const batch = await batchRequest(ctx, args as BatchArgs);
+async function batchWithSavedImages(ctx: ToolContext<GatewayDeps>, args: BatchArgs) {
+  const who = onBehalfOf(ctx.caller.principal);
+  const { item } = await ctx.deps.marketing.getMarketingItem({ itemId: args.item_id }, who);
+  const variants = batchAt(item, args.item_id, args.expected_revision);
+  const sourceUrls = imageUrls(variants);
+  const { images } =
+    sourceUrls.length === 0
+      ? { images: [] }
+      : await ctx.deps
+          .clientOf(AssetService)
+          .findSourceImages({ accountId: args.account_id, sourceUrls }, who);
+  const found = withAssets(variants, images);
+  return { variants, found, unsaved: found.filter((v) => v.assetId === '').length };
+}
+
+/** The plan of `batch`, as PlanAdBatch makes it: what PrepareAdBatch would record, recording nothing. */
+async function planOf(ctx: ToolContext<GatewayDeps>, batch: ReturnType<typeof requestOf>) {
   const { plan } = await ctx.deps
     .clientOf(BatchService)
     .planAdBatch({ batch }, onBehalfOf(ctx.caller.principal));
   if (plan === undefined) throw new Error('the changes service planned the batch without a plan');
   return plan;
+}
+
+/**
+ * planAdBatch is ads_prepare_ad_batch's preflight: the same reads and checks, the change it would
+ * record (summary, operation, digest), recording nothing. It fetches and saves no image: a variant
+ * whose source image is not saved yet is planned without it, and a note says so.
+ */
+export async function planAdBatch(ctx: ToolContext<GatewayDeps>, input: Record<string, unknown>) {
+  const args = input as BatchArgs;
+  const { found, unsaved } = await batchWithSavedImages(ctx, args);
+  const plan = await planOf(ctx, requestOf(args, found));
+  const notes: string[] = [];
+  if (unsaved > 0)
+    notes.push(
+      `${unsaved} of the ${found.length} variants show a source image not saved as a campaign asset yet ` +
+        `(${found.flatMap((v, i) => (v.assetId === '' ? [`variants[${i}]`] : [])).join(', ')}): ` +
+        'they are planned without it here. ads_prepare_ad_batch fetches and saves each such image first, ' +
+        'so the change it records shows every image, and its digest differs from this one.',
+    );
+  return { plan, notes };
 }
 
 const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
@@ -311,7 +387,14 @@ const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
     'stating the current one; another kind is refused), as one change: a bulk mutation job (POST ' +
     '/bulk_mutation_jobs) that creates one paused campaign (campaign_name, objective, the budget as exact ' +
     'micros of the account currency), one paused ad group with a fixed bid of bid_micros and context_hints, ' +
-    'and one paused chat_card ad per variant (title, body, target_url; the source image is not uploaded). ' +
+    'and one paused chat_card ad per variant (title, body, target_url, and its source image). Each ' +
+    'source_image_url becomes a campaign asset of the account: one saved from that URL before is reused, ' +
+    'any other is fetched (https, through request-forgery protection) and saved first, with the rules of ' +
+    'ads_save_campaign_asset, once the batch has passed the checks below. An image that cannot be saved ' +
+    'refuses the batch, naming each variant that shows it (variants[2].source_image_url); the images saved ' +
+    'are kept, so preparing again fetches only the rest. The images are pinned with the change (each one’s ' +
+    'sha256 is part of the digest, and ads_get_change lists them in uploads) and uploaded to the platform only ' +
+    'when the approved change is applied. ' +
     'Conversion campaigns cannot be built; countries must be ISO 3166-1 alpha-2 codes (checked, and ' +
     'returned in countries: the platform has no country targeting field). Refused at prepare: budgets and ' +
     'bids beyond the platform limits, a read-only connection, and an account without bulk access. The ' +
@@ -337,13 +420,24 @@ const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
   idempotent: false,
   route: {
     kind: 'run',
-    why: 'it joins two services: it reads the saved batch from the marketing service as the caller (its kind and revision checked), then has the changes service compile and prepare its variants',
-    routesTo: 'marketing.v1.MarketingService/GetMarketingItem, changes.v1.BatchService/PrepareAdBatch',
+    why: 'it joins two services: it reads the saved batch from the marketing service as the caller (its kind and revision checked) and has it find or save the variants’ source images as campaign assets (checking the batch with the changes service before fetching any), then has the changes service compile and prepare its variants with their images',
+    routesTo:
+      'marketing.v1.MarketingService/GetMarketingItem, marketing.v1.AssetService/FindSourceImages, ' +
+      'changes.v1.BatchService/PlanAdBatch and marketing.v1.AssetService/SaveSourceImages (when an image is not saved yet), ' +
+      'changes.v1.BatchService/PrepareAdBatch',
     async run(ctx, args) {
-      const request = await batchRequest(ctx, args);
+      const { variants, found, unsaved } = await batchWithSavedImages(ctx, args);
+      let withImages = found;
+      if (unsaved > 0) {
+        // Checked before any image is fetched, so that a batch refused for its arguments, the
+        // caller's access or the account saves nothing.
+        const plan = await planOf(ctx, requestOf(args, found));
+        if (plan.accessRefusal !== '') throw new ToolFailure('permission_denied', plan.accessRefusal);
+        withImages = await saveImages(ctx, args.account_id, variants);
+      }
       const res = await ctx.deps
         .clientOf(BatchService)
-        .prepareAdBatch(request, onBehalfOf(ctx.caller.principal));
+        .prepareAdBatch(requestOf(args, withImages), onBehalfOf(ctx.caller.principal));
       return { ...changeView(res.change, ctx.deps.publicUrl), countries: res.countries };
     },
   },

@@ -184,7 +184,11 @@ interface OwnPlanner {
   tool: ToolRow<GatewayDeps>;
   /** Why `current` does not apply to this tool (it has no target to stand for), or none when it does. */
   noCurrent?: string;
-  plan(ctx: ToolContext<GatewayDeps>, args: Record<string, unknown>): Promise<PlanChangeResponse>;
+  /** The plan, and what it cannot show yet (see the preflight's `notes`). */
+  plan(
+    ctx: ToolContext<GatewayDeps>,
+    args: Record<string, unknown>,
+  ): Promise<{ plan: PlanChangeResponse; notes: string[] }>;
 }
 
 const OWN_PLANNERS = new Map<string, OwnPlanner>([[batchPreflight.tool.name, batchPreflight]]);
@@ -226,6 +230,13 @@ const preflightOutput: JsonSchema = {
       description: 'True when planned against the live object, false when against `current`.',
     },
     issues: { type: 'array', items: issueJson, description: 'Where `args` break the tool input rules.' },
+    notes: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        'What the planned change cannot show yet and the prepare tool will do first, such as an ad batch’s ' +
+        'source images not saved as campaign assets; empty otherwise.',
+    },
     refusal: {
       type: ['object', 'null'],
       properties: { code: { type: 'string' }, message: { type: 'string' } },
@@ -252,7 +263,7 @@ const preflightOutput: JsonSchema = {
       additionalProperties: false,
     },
   },
-  required: ['would_prepare', 'operation', 'verified', 'issues', 'refusal', 'change'],
+  required: ['would_prepare', 'operation', 'verified', 'issues', 'notes', 'refusal', 'change'],
   additionalProperties: false,
 };
 
@@ -284,6 +295,7 @@ const refusedResult = (
   operation,
   verified,
   issues,
+  notes: [],
   refusal: { code, message },
   change: null,
 });
@@ -305,7 +317,9 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
     'tool would give). A connection that may not prepare changes (read scope, viewer role, a read-only ' +
     'connection to the account) still gets the change, with would_prepare false and the permission_denied ' +
     'refusal prepare would give. account_id must be the account of args. An operation that is not a prepare tool is ' +
-    'refused, naming the prepare tools. Writes nothing.',
+    'refused, naming the prepare tools. Writes nothing and fetches nothing: for ads_prepare_ad_batch, a ' +
+    'variant whose source image is not saved as a campaign asset yet is planned without its image, and notes ' +
+    'says which (the prepare tool saves it first, so its change shows the image and has another digest).',
   input: preflightInput,
   example: {
     account_id: EXAMPLE_ACCOUNT,
@@ -351,16 +365,19 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
         );
       }
       try {
-        const res =
+        const { plan: res, notes } =
           route === undefined
             ? await (own as OwnPlanner).plan(ctx, input.args)
-            : await deps.changes.planChange(
-                {
-                  change: prepareRequest(route, tool.name, input.args),
-                  currentJson: verified ? undefined : JSON.stringify(input.current),
-                },
-                onBehalfOf(caller.principal),
-              );
+            : {
+                plan: await deps.changes.planChange(
+                  {
+                    change: prepareRequest(route, tool.name, input.args),
+                    currentJson: verified ? undefined : JSON.stringify(input.current),
+                  },
+                  onBehalfOf(caller.principal),
+                ),
+                notes: [],
+              };
         const op = res.operation;
         // A caller who may not prepare still sees the plan: a preflight is a read.
         const denied =
@@ -370,6 +387,7 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
           operation: tool.name,
           verified: res.verified,
           issues: [],
+          notes,
           refusal: denied,
           change: {
             summary: res.summary,

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file marketing/v1/assets.proto.
  */
 export const file_marketing_v1_assets: GenFile = /*@__PURE__*/
-  fileDesc("ChltYXJrZXRpbmcvdjEvYXNzZXRzLnByb3RvEgxtYXJrZXRpbmcudjEitgIKDUNhbXBhaWduQXNzZXQSEAoIYXNzZXRfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCW1pbWVfdHlwZRgEIAEoCRINCgV3aWR0aBgFIAEoBRIOCgZoZWlnaHQYBiABKAUSEQoJYnl0ZV9zaXplGAcgASgFEg4KBnNoYTI1NhgIIAEoCRIXCgpzb3VyY2VfdXJsGAkgASgJSACIAQESEAoIcmV2aXNpb24YCiABKAUSEAoIYXJjaGl2ZWQYCyABKAgSEgoKY3JlYXRlZF9hdBgMIAEoCRISCgp1cGRhdGVkX2F0GA0gASgJEhgKC2FyY2hpdmVkX2F0GA4gASgJSAGIAQFCDQoLX3NvdXJjZV91cmxCDgoMX2FyY2hpdmVkX2F0IroBChhTYXZlQ2FtcGFpZ25Bc3NldFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhsKDmNvbnRlbnRfYmFzZTY0GAMgASgMSACIAQESFwoKc291cmNlX3VybBgEIAEoCUgBiAEBEhYKCW1pbWVfdHlwZRgFIAEoCUgCiAEBQhEKD19jb250ZW50X2Jhc2U2NEINCgtfc291cmNlX3VybEIMCgpfbWltZV90eXBlIlkKGVNhdmVDYW1wYWlnbkFzc2V0UmVzcG9uc2USKgoFYXNzZXQYASABKAsyGy5tYXJrZXRpbmcudjEuQ2FtcGFpZ25Bc3NldBIQCgh3YXJuaW5ncxgCIAMoCSJtChlMaXN0Q2FtcGFpZ25Bc3NldHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoGb2Zmc2V0GAIgASgFSACIAQESEgoFbGltaXQYAyABKAVIAYgBAUIJCgdfb2Zmc2V0QggKBl9saW1pdCKCAQoaTGlzdENhbXBhaWduQXNzZXRzUmVzcG9uc2USKwoGYXNzZXRzGAEgAygLMhsubWFya2V0aW5nLnYxLkNhbXBhaWduQXNzZXQSDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiSgobQXJjaGl2ZUNhbXBhaWduQXNzZXRSZXF1ZXN0EhAKCGFzc2V0X2lkGAEgASgJEhkKEWV4cGVjdGVkX3JldmlzaW9uGAIgASgFIkoKHEFyY2hpdmVDYW1wYWlnbkFzc2V0UmVzcG9uc2USKgoFYXNzZXQYASABKAsyGy5tYXJrZXRpbmcudjEuQ2FtcGFpZ25Bc3NldCIyCh5HZXRDYW1wYWlnbkFzc2V0Q29udGVudFJlcXVlc3QSEAoIYXNzZXRfaWQYASABKAkiXgofR2V0Q2FtcGFpZ25Bc3NldENvbnRlbnRSZXNwb25zZRIqCgVhc3NldBgBIAEoCzIbLm1hcmtldGluZy52MS5DYW1wYWlnbkFzc2V0Eg8KB2NvbnRlbnQYAiABKAwyxAMKDEFzc2V0U2VydmljZRJkChFTYXZlQ2FtcGFpZ25Bc3NldBImLm1hcmtldGluZy52MS5TYXZlQ2FtcGFpZ25Bc3NldFJlcXVlc3QaJy5tYXJrZXRpbmcudjEuU2F2ZUNhbXBhaWduQXNzZXRSZXNwb25zZRJnChJMaXN0Q2FtcGFpZ25Bc3NldHMSJy5tYXJrZXRpbmcudjEuTGlzdENhbXBhaWduQXNzZXRzUmVxdWVzdBooLm1hcmtldGluZy52MS5MaXN0Q2FtcGFpZ25Bc3NldHNSZXNwb25zZRJtChRBcmNoaXZlQ2FtcGFpZ25Bc3NldBIpLm1hcmtldGluZy52MS5BcmNoaXZlQ2FtcGFpZ25Bc3NldFJlcXVlc3QaKi5tYXJrZXRpbmcudjEuQXJjaGl2ZUNhbXBhaWduQXNzZXRSZXNwb25zZRJ2ChdHZXRDYW1wYWlnbkFzc2V0Q29udGVudBIsLm1hcmtldGluZy52MS5HZXRDYW1wYWlnbkFzc2V0Q29udGVudFJlcXVlc3QaLS5tYXJrZXRpbmcudjEuR2V0Q2FtcGFpZ25Bc3NldENvbnRlbnRSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChltYXJrZXRpbmcvdjEvYXNzZXRzLnByb3RvEgxtYXJrZXRpbmcudjEitgIKDUNhbXBhaWduQXNzZXQSEAoIYXNzZXRfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCW1pbWVfdHlwZRgEIAEoCRINCgV3aWR0aBgFIAEoBRIOCgZoZWlnaHQYBiABKAUSEQoJYnl0ZV9zaXplGAcgASgFEg4KBnNoYTI1NhgIIAEoCRIXCgpzb3VyY2VfdXJsGAkgASgJSACIAQESEAoIcmV2aXNpb24YCiABKAUSEAoIYXJjaGl2ZWQYCyABKAgSEgoKY3JlYXRlZF9hdBgMIAEoCRISCgp1cGRhdGVkX2F0GA0gASgJEhgKC2FyY2hpdmVkX2F0GA4gASgJSAGIAQFCDQoLX3NvdXJjZV91cmxCDgoMX2FyY2hpdmVkX2F0IroBChhTYXZlQ2FtcGFpZ25Bc3NldFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhsKDmNvbnRlbnRfYmFzZTY0GAMgASgMSACIAQESFwoKc291cmNlX3VybBgEIAEoCUgBiAEBEhYKCW1pbWVfdHlwZRgFIAEoCUgCiAEBQhEKD19jb250ZW50X2Jhc2U2NEINCgtfc291cmNlX3VybEIMCgpfbWltZV90eXBlIlkKGVNhdmVDYW1wYWlnbkFzc2V0UmVzcG9uc2USKgoFYXNzZXQYASABKAsyGy5tYXJrZXRpbmcudjEuQ2FtcGFpZ25Bc3NldBIQCgh3YXJuaW5ncxgCIAMoCSJtChlMaXN0Q2FtcGFpZ25Bc3NldHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoGb2Zmc2V0GAIgASgFSACIAQESEgoFbGltaXQYAyABKAVIAYgBAUIJCgdfb2Zmc2V0QggKBl9saW1pdCKCAQoaTGlzdENhbXBhaWduQXNzZXRzUmVzcG9uc2USKwoGYXNzZXRzGAEgAygLMhsubWFya2V0aW5nLnYxLkNhbXBhaWduQXNzZXQSDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQiSgobQXJjaGl2ZUNhbXBhaWduQXNzZXRSZXF1ZXN0EhAKCGFzc2V0X2lkGAEgASgJEhkKEWV4cGVjdGVkX3JldmlzaW9uGAIgASgFIkoKHEFyY2hpdmVDYW1wYWlnbkFzc2V0UmVzcG9uc2USKgoFYXNzZXQYASABKAsyGy5tYXJrZXRpbmcudjEuQ2FtcGFpZ25Bc3NldCIyCh5HZXRDYW1wYWlnbkFzc2V0Q29udGVudFJlcXVlc3QSEAoIYXNzZXRfaWQYASABKAkiXgofR2V0Q2FtcGFpZ25Bc3NldENvbnRlbnRSZXNwb25zZRIqCgVhc3NldBgBIAEoCzIbLm1hcmtldGluZy52MS5DYW1wYWlnbkFzc2V0Eg8KB2NvbnRlbnQYAiABKAwiQgoXU2F2ZVNvdXJjZUltYWdlc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtzb3VyY2VfdXJscxgCIAMoCSJ+CgtTb3VyY2VJbWFnZRISCgpzb3VyY2VfdXJsGAEgASgJEi8KBWFzc2V0GAIgASgLMhsubWFya2V0aW5nLnYxLkNhbXBhaWduQXNzZXRIAIgBARIRCglzYXZlZF9ub3cYAyABKAgSDQoFZXJyb3IYBCABKAlCCAoGX2Fzc2V0IkUKGFNhdmVTb3VyY2VJbWFnZXNSZXNwb25zZRIpCgZpbWFnZXMYASADKAsyGS5tYXJrZXRpbmcudjEuU291cmNlSW1hZ2UiQgoXRmluZFNvdXJjZUltYWdlc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtzb3VyY2VfdXJscxgCIAMoCSJFChhGaW5kU291cmNlSW1hZ2VzUmVzcG9uc2USKQoGaW1hZ2VzGAEgAygLMhkubWFya2V0aW5nLnYxLlNvdXJjZUltYWdlMooFCgxBc3NldFNlcnZpY2USZAoRU2F2ZUNhbXBhaWduQXNzZXQSJi5tYXJrZXRpbmcudjEuU2F2ZUNhbXBhaWduQXNzZXRSZXF1ZXN0GicubWFya2V0aW5nLnYxLlNhdmVDYW1wYWlnbkFzc2V0UmVzcG9uc2USZwoSTGlzdENhbXBhaWduQXNzZXRzEicubWFya2V0aW5nLnYxLkxpc3RDYW1wYWlnbkFzc2V0c1JlcXVlc3QaKC5tYXJrZXRpbmcudjEuTGlzdENhbXBhaWduQXNzZXRzUmVzcG9uc2USbQoUQXJjaGl2ZUNhbXBhaWduQXNzZXQSKS5tYXJrZXRpbmcudjEuQXJjaGl2ZUNhbXBhaWduQXNzZXRSZXF1ZXN0GioubWFya2V0aW5nLnYxLkFyY2hpdmVDYW1wYWlnbkFzc2V0UmVzcG9uc2USdgoXR2V0Q2FtcGFpZ25Bc3NldENvbnRlbnQSLC5tYXJrZXRpbmcudjEuR2V0Q2FtcGFpZ25Bc3NldENvbnRlbnRSZXF1ZXN0Gi0ubWFya2V0aW5nLnYxLkdldENhbXBhaWduQXNzZXRDb250ZW50UmVzcG9uc2USYQoQU2F2ZVNvdXJjZUltYWdlcxIlLm1hcmtldGluZy52MS5TYXZlU291cmNlSW1hZ2VzUmVxdWVzdBomLm1hcmtldGluZy52MS5TYXZlU291cmNlSW1hZ2VzUmVzcG9uc2USYQoQRmluZFNvdXJjZUltYWdlcxIlLm1hcmtldGluZy52MS5GaW5kU291cmNlSW1hZ2VzUmVxdWVzdBomLm1hcmtldGluZy52MS5GaW5kU291cmNlSW1hZ2VzUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * A saved image, without its content. Every asset belongs to one workspace; no RPC reaches another's.
@@ -331,6 +331,133 @@ export const GetCampaignAssetContentResponseSchema: GenMessage<GetCampaignAssetC
   messageDesc(file_marketing_v1_assets, 8);
 
 /**
+ * The source images of an ad batch's variants, by URL: each an https URL (at most 2048 characters)
+ * as the variants give it. 1 to 100 URLs; a URL given more than once is one image.
+ *
+ * @generated from message marketing.v1.SaveSourceImagesRequest
+ */
+export type SaveSourceImagesRequest = Message<"marketing.v1.SaveSourceImagesRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: repeated string source_urls = 2;
+   */
+  sourceUrls: string[];
+};
+
+/**
+ * Describes the message marketing.v1.SaveSourceImagesRequest.
+ * Use `create(SaveSourceImagesRequestSchema)` to create a new message.
+ */
+export const SaveSourceImagesRequestSchema: GenMessage<SaveSourceImagesRequest> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_assets, 9);
+
+/**
+ * One source URL and the campaign asset it is, or why it is not one.
+ *
+ * @generated from message marketing.v1.SourceImage
+ */
+export type SourceImage = Message<"marketing.v1.SourceImage"> & {
+  /**
+   * @generated from field: string source_url = 1;
+   */
+  sourceUrl: string;
+
+  /**
+   * The account's live asset saved from this URL (the newest, when there are several). Absent when
+   * there is none yet (FindSourceImages) or the image could not be saved (error).
+   *
+   * @generated from field: optional marketing.v1.CampaignAsset asset = 2;
+   */
+  asset?: CampaignAsset | undefined;
+
+  /**
+   * True when this call fetched and saved the image; false when an asset saved before was reused.
+   *
+   * @generated from field: bool saved_now = 3;
+   */
+  savedNow: boolean;
+
+  /**
+   * Why the image could not be saved, in the words ads_save_campaign_asset uses for the same
+   * refusal (it could not be fetched, or it is not a PNG or JPEG within the limits); empty otherwise.
+   *
+   * @generated from field: string error = 4;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message marketing.v1.SourceImage.
+ * Use `create(SourceImageSchema)` to create a new message.
+ */
+export const SourceImageSchema: GenMessage<SourceImage> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_assets, 10);
+
+/**
+ * One entry per distinct URL, in the order the URLs were first given.
+ *
+ * @generated from message marketing.v1.SaveSourceImagesResponse
+ */
+export type SaveSourceImagesResponse = Message<"marketing.v1.SaveSourceImagesResponse"> & {
+  /**
+   * @generated from field: repeated marketing.v1.SourceImage images = 1;
+   */
+  images: SourceImage[];
+};
+
+/**
+ * Describes the message marketing.v1.SaveSourceImagesResponse.
+ * Use `create(SaveSourceImagesResponseSchema)` to create a new message.
+ */
+export const SaveSourceImagesResponseSchema: GenMessage<SaveSourceImagesResponse> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_assets, 11);
+
+/**
+ * The same URLs, looked up only: nothing is fetched or saved.
+ *
+ * @generated from message marketing.v1.FindSourceImagesRequest
+ */
+export type FindSourceImagesRequest = Message<"marketing.v1.FindSourceImagesRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: repeated string source_urls = 2;
+   */
+  sourceUrls: string[];
+};
+
+/**
+ * Describes the message marketing.v1.FindSourceImagesRequest.
+ * Use `create(FindSourceImagesRequestSchema)` to create a new message.
+ */
+export const FindSourceImagesRequestSchema: GenMessage<FindSourceImagesRequest> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_assets, 12);
+
+/**
+ * @generated from message marketing.v1.FindSourceImagesResponse
+ */
+export type FindSourceImagesResponse = Message<"marketing.v1.FindSourceImagesResponse"> & {
+  /**
+   * @generated from field: repeated marketing.v1.SourceImage images = 1;
+   */
+  images: SourceImage[];
+};
+
+/**
+ * Describes the message marketing.v1.FindSourceImagesResponse.
+ * Use `create(FindSourceImagesResponseSchema)` to create a new message.
+ */
+export const FindSourceImagesResponseSchema: GenMessage<FindSourceImagesResponse> = /*@__PURE__*/
+  messageDesc(file_marketing_v1_assets, 13);
+
+/**
  * @generated from service marketing.v1.AssetService
  */
 export const AssetService: GenService<{
@@ -374,6 +501,30 @@ export const AssetService: GenService<{
     methodKind: "unary";
     input: typeof GetCampaignAssetContentRequestSchema;
     output: typeof GetCampaignAssetContentResponseSchema;
+  },
+  /**
+   * The assets an ad batch's source images are, for its ads: for each URL, the account's live asset
+   * saved from it, or else the image fetched now (through the request-forgery-safe fetcher, a few
+   * at a time), checked and saved as a new asset. A URL that cannot be saved is reported in its
+   * entry, and the others are saved all the same, so a second call after a fix fetches only what
+   * is still missing. Needs the write scope.
+   *
+   * @generated from rpc marketing.v1.AssetService.SaveSourceImages
+   */
+  saveSourceImages: {
+    methodKind: "unary";
+    input: typeof SaveSourceImagesRequestSchema;
+    output: typeof SaveSourceImagesResponseSchema;
+  },
+  /**
+   * What SaveSourceImages would reuse, fetching and saving nothing: the preflight of an ad batch.
+   *
+   * @generated from rpc marketing.v1.AssetService.FindSourceImages
+   */
+  findSourceImages: {
+    methodKind: "unary";
+    input: typeof FindSourceImagesRequestSchema;
+    output: typeof FindSourceImagesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_marketing_v1_assets, 0);
