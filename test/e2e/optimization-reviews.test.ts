@@ -523,18 +523,81 @@ describe('refusals', () => {
     assert.match(figure, new RegExp(saved.asset.sha256));
   });
 
-  test('a variant naming an unknown campaign image fails at publishing, naming it, and nothing is sent', async () => {
+  test("a variant's image is checked as it is submitted and again at publishing, where nothing is sent if it is gone", async () => {
     const ad = nextAd();
     const { run, claim } = await claimedRunFor(ad);
+    const png = await sharp({ create: { width: 100, height: 100, channels: 3, background: '#48c' } })
+      .png()
+      .toBuffer();
+    const save = async (account: string, name: string) =>
+      (
+        await calls.ok<{ asset: { asset_id: string; revision: number } }>('ads_save_campaign_asset', {
+          account_id: account,
+          name,
+          content_base64: png.toString('base64'),
+        })
+      ).asset;
+    const archived = await save(accountId, 'Old picture');
+    await calls.ok('ads_archive_campaign_asset', {
+      asset_id: archived.asset_id,
+      expected_revision: archived.revision,
+    });
+    const other = seed.accounts.find((a) => a.account_id !== accountId);
+    assert.ok(other, 'the demo workspace has a second account');
+    const elsewhere = await save(other.account_id, 'Picture of another account');
+    const complete = (assetId: string) =>
+      calls.refused('ads_complete_optimization_run', {
+        run_id: run.run_id,
+        claim_token: claim.claim_token,
+        outcome: 'proposals',
+        summary: 'A picture of the offer.',
+        variants: [{ ...variantFor(ad, 'Spring, with a picture'), asset_id: assetId }],
+      });
     const unknown = randomUUID();
+    const refusals = [
+      await complete(unknown),
+      await complete(archived.asset_id),
+      await complete(elsewhere.asset_id),
+    ];
+    assert.deepEqual(
+      refusals.map((r) => r.code),
+      ['invalid_argument', 'invalid_argument', 'invalid_argument'],
+    );
+    assert.match(
+      refusals[0]?.message ?? '',
+      new RegExp(`^variants\\[0\\]\\.asset_id ${unknown}: no campaign asset with this id in this workspace`),
+    );
+    assert.match(refusals[1]?.message ?? '', /^variants\[0\]\.asset_id .*: the campaign asset is archived/);
+    assert.match(
+      refusals[2]?.message ?? '',
+      new RegExp(
+        `is a campaign asset of ad account ${other.account_id}, not of the optimizer's ad account ${accountId}`,
+      ),
+    );
+    // Nothing was recorded: the run is still claimed, and completes with a live image.
+    const got = await calls.ok<{ run: Run }>('ads_get_optimization_run', { run_id: run.run_id });
+    assert.equal(got.run.status, 'claimed');
+    const live = await save(accountId, 'Soon archived');
     const done = await calls.ok<{ proposals: Proposal[] }>('ads_complete_optimization_run', {
       run_id: run.run_id,
       claim_token: claim.claim_token,
       outcome: 'proposals',
       summary: 'A picture of the offer.',
-      variants: [{ ...variantFor(ad, 'Spring, with no picture'), asset_id: unknown }],
+      variants: [{ ...variantFor(ad, 'Spring, with a lost picture'), asset_id: live.asset_id }],
     });
     const proposalId = done.proposals[0]?.proposal_id ?? '';
+    // An edit is held to the same rule.
+    const edit = await calls.refused('ads_edit_optimization_proposal', {
+      proposal_id: proposalId,
+      expected_revision: 1,
+      variant: { ...variantFor(ad, 'Spring, with a picture'), asset_id: unknown },
+    });
+    assert.match(edit.message, new RegExp(`^variant\\.asset_id ${unknown}: no campaign asset`));
+    // Archived after it was submitted: the reviewer is told, and publishing fails naming it.
+    await calls.ok('ads_archive_campaign_asset', {
+      asset_id: live.asset_id,
+      expected_revision: live.revision,
+    });
     const page = await signIn();
     await page.goto(`${stack.gatewayUrl}/dashboard/proposals/${proposalId}`);
     assert.match(await page.locator('table[data-comparison]').innerText(), /unknown or archived/);
@@ -543,7 +606,7 @@ describe('refusals', () => {
     assert.equal(failed.status, 'failed');
     assert.match(
       (failed as Proposal & { change_error: string }).change_error,
-      new RegExp(`asset_id\` ${unknown}: no campaign asset with this id in this workspace`),
+      new RegExp(`asset_id\` ${live.asset_id}: the campaign asset is archived`),
     );
     const ledger = await sandboxLedger(stack, seed.accounts[0]?.upstream_account_id ?? '', `/ads/${ad.id}`);
     assert.deepEqual(ledger, []);

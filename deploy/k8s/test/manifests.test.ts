@@ -100,9 +100,13 @@ const SERVICES: Record<string, ServiceExpectation> = {
   optimizer: {
     port: GRPC_PORT,
     probes: { kind: 'grpc' },
-    env: [...GRPC_ENV, 'OPTIMIZER_PRIVATE_KEY', 'CHANGES_URL', 'KAFKA_BROKERS'],
+    env: [...GRPC_ENV, 'OPTIMIZER_PRIVATE_KEY', 'CHANGES_URL', 'MARKETING_URL', 'KAFKA_BROKERS'],
   },
-  marketing: { port: GRPC_PORT, probes: { kind: 'grpc' }, env: [...GRPC_ENV, 'CHANGES_PUBLIC_KEY'] },
+  marketing: {
+    port: GRPC_PORT,
+    probes: { kind: 'grpc' },
+    env: [...GRPC_ENV, 'CHANGES_PUBLIC_KEY', 'OPTIMIZER_PUBLIC_KEY'],
+  },
   'upstream-proxy': {
     port: GRPC_PORT,
     probes: { kind: 'grpc' },

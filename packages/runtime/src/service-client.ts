@@ -4,7 +4,14 @@
  * the current request id.
  */
 import type { DescService } from '@bufbuild/protobuf';
-import { type Client, createClient, createContextKey, type Transport } from '@connectrpc/connect';
+import {
+  type CallOptions,
+  type Client,
+  createClient,
+  createContextKey,
+  createContextValues,
+  type Transport,
+} from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { REQUEST_ID_HEADER } from './connect-server.ts';
 import { failoverTransport, parseServiceAddresses } from './failover-transport.ts';
@@ -18,6 +25,26 @@ import { unaryTransport } from './unary-transport.ts';
 export const callerKey = createContextKey<Principal | undefined>(undefined, {
   description: 'calling principal',
 });
+
+/**
+ * Call options for a read a service makes for a workspace as its own worker (signed with its own
+ * key): the worker channel, the only one a peer accepts that key for, with the read scope alone,
+ * on behalf of `p`.
+ */
+export function readingFor(
+  p: Pick<Principal, 'workspaceId' | 'credentialId' | 'userId'>,
+  signal?: AbortSignal,
+): CallOptions {
+  const reader: Principal = {
+    workspaceId: p.workspaceId,
+    credentialId: p.credentialId,
+    userId: p.userId,
+    role: 'viewer',
+    scopes: ['read'],
+    via: 'worker',
+  };
+  return { contextValues: createContextValues().set(callerKey, reader), signal };
+}
 
 /**
  * The transport of internal calls: the Connect protocol with binary messages over one HTTP/2

@@ -46,12 +46,18 @@ export function serviceEnv(
         MARKETING_URL: urls.marketing ?? '',
       };
     case 'marketing':
-      return { ...grpc, ...proxy, CHANGES_PUBLIC_KEY: secrets.changesPublicKey };
+      return {
+        ...grpc,
+        ...proxy,
+        CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
+        OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+      };
     case 'optimizer':
       return {
         ...grpc,
         ...proxy,
         CHANGES_URL: urls.changes ?? '',
+        MARKETING_URL: urls.marketing ?? '',
         OPTIMIZER_PRIVATE_KEY: secrets.optimizerPrivateKey,
       };
     case 'gateway':

@@ -489,7 +489,8 @@ export async function startImageStack(opts: ImageStackOptions): Promise<ImageSta
     // The changes service reads campaign images from the marketing service, so it starts after it.
     await start('marketing', env('marketing'));
     await start('changes', env('changes'));
-    // The optimizer publishes approved proposals through the changes service, so it starts after it.
+    // The optimizer publishes approved proposals through the changes service, and checks the
+    // campaign assets its variants name in the marketing service, so it starts after both.
     await start('optimizer', env('optimizer'));
     const gatewayPort = await freePort();
     await start('gateway', {

@@ -429,7 +429,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const list = (replicas: number[]) => replicas.map(at).join(',');
     const grpc = { PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
     const peers = { UPSTREAM_PROXY_URL: list(upstream) };
-    const marketingEnv = { ...grpc, ...peers, CHANGES_PUBLIC_KEY: secrets.changesPublicKey };
+    const marketingEnv = {
+      ...grpc,
+      ...peers,
+      CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
+      OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+    };
     if (opts.inProcessMarketing !== undefined) {
       inProcess = await opts.inProcessMarketing({ ...base, ...marketingEnv });
       replicaUrls.marketing = [inProcess.url];
@@ -464,7 +469,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       // The optimizer publishes approved proposals through the changes service (from its bus).
       start(
         'optimizer',
-        { ...grpc, ...peers, CHANGES_URL: list(changes), OPTIMIZER_PRIVATE_KEY: secrets.optimizerPrivateKey },
+        {
+          ...grpc,
+          ...peers,
+          CHANGES_URL: list(changes),
+          // The campaign assets its variants name are checked there.
+          MARKETING_URL: marketingUrls,
+          OPTIMIZER_PRIVATE_KEY: secrets.optimizerPrivateKey,
+        },
         optimizer,
       ),
       start(

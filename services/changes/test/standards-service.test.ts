@@ -20,12 +20,11 @@ import {
   generatePrincipalKeys,
   type Principal,
 } from '@adsmcp/runtime/principal';
-import { createServiceClient } from '@adsmcp/runtime/service-client';
+import { createServiceClient, readingFor } from '@adsmcp/runtime/service-client';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
 import { as } from '@adsmcp/testkit/service-harness';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import type { ApplyMessage } from '../src/handlers/changes-handlers.ts';
-import { readingFor } from '../src/handlers/platform-reads.ts';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { createApplyHandler } from '../src/work/apply-worker.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';

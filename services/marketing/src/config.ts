@@ -15,6 +15,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
        * change uploads (GetCampaignAssetContent; it asks with the read scope only).
        */
       CHANGES_PUBLIC_KEY: optional(),
+      /**
+       * The optimizer's Ed25519 public key (SPKI PEM): when set, its principal tokens (issuer
+       * adsmcp-optimizer, channel worker) are accepted, so it can check the campaign assets an
+       * optimization variant names (GetCampaignAssets; it asks with the read scope only).
+       */
+      OPTIMIZER_PUBLIC_KEY: optional(),
     },
     env,
   );

@@ -17,6 +17,8 @@ import { createImportHandler, IMPORT_TOPIC, type ImportMessage } from './work/im
 const HOUR_MS = 60 * 60 * 1000;
 /** The changes service's issuer: its worker reads the campaign images a change uploads. */
 const CHANGES_ISSUER = 'adsmcp-changes';
+/** The optimizer's issuer: it checks the campaign assets its variants name. */
+const OPTIMIZER_ISSUER = 'adsmcp-optimizer';
 /** Deliveries of one performance import before it is marked failed (gave up). */
 const IMPORT_MAX_ATTEMPTS = 5;
 
@@ -36,6 +38,9 @@ runMain(SERVICE_NAME, async () => {
     {
       [GATEWAY_ISSUER]: config.PRINCIPAL_PUBLIC_KEY,
       ...(config.CHANGES_PUBLIC_KEY === undefined ? {} : { [CHANGES_ISSUER]: config.CHANGES_PUBLIC_KEY }),
+      ...(config.OPTIMIZER_PUBLIC_KEY === undefined
+        ? {}
+        : { [OPTIMIZER_ISSUER]: config.OPTIMIZER_PUBLIC_KEY }),
     },
     SERVICE_NAME,
   );

@@ -262,3 +262,53 @@ describe('listing, archiving and delivery', () => {
     );
   });
 });
+
+describe('GetCampaignAssets', () => {
+  test("answers the workspace's assets among the ids, archived ones marked, in the order asked, without content", async () => {
+    const who = principal();
+    const first = await saveUpload(who);
+    const second = await saveUpload(who);
+    await svc.client.archiveCampaignAsset({ assetId: second.assetId, expectedRevision: 1 }, svc.as(who));
+    const theirs = await saveUpload(principal());
+    const unknown = '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11';
+    const { assets } = await svc.client.getCampaignAssets(
+      { assetIds: [second.assetId.toUpperCase(), unknown, theirs.assetId, first.assetId] },
+      svc.as(who),
+    );
+    assert.deepEqual(
+      assets.map((a) => [a.assetId, a.archived, a.accountId, a.sha256]),
+      [
+        [second.assetId, true, ACCOUNT, second.sha256],
+        [first.assetId, false, ACCOUNT, first.sha256],
+      ],
+    );
+  });
+
+  test('needs 1 to 100 ids, each a UUID, and the read scope', async () => {
+    const who = principal();
+    await assertRefused(
+      svc.client.getCampaignAssets({ assetIds: [] }, svc.as(who)),
+      Code.InvalidArgument,
+      'asset_ids must have 1 to 100 ids (got 0)',
+    );
+    const many = Array.from({ length: 101 }, () => '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11');
+    await assertRefused(
+      svc.client.getCampaignAssets({ assetIds: many }, svc.as(who)),
+      Code.InvalidArgument,
+      'asset_ids must have 1 to 100 ids (got 101)',
+    );
+    await assertRefused(
+      svc.client.getCampaignAssets({ assetIds: ['not-a-uuid'] }, svc.as(who)),
+      Code.InvalidArgument,
+      'asset_id must be a UUID (got "not-a-uuid")',
+    );
+    await assertRefused(
+      svc.client.getCampaignAssets(
+        { assetIds: ['0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11'] },
+        svc.as({ ...who, scopes: [] }),
+      ),
+      Code.PermissionDenied,
+      /read/,
+    );
+  });
+});

@@ -14,6 +14,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
        */
       OPTIMIZER_PRIVATE_KEY: optional(),
       CHANGES_URL: optional(),
+      /**
+       * The marketing service: with OPTIMIZER_PRIVATE_KEY, the campaign assets a variant names are
+       * checked there when a run is completed or a proposal edited (the marketing service trusts
+       * the key through OPTIMIZER_PUBLIC_KEY). Without it they are checked only at publishing.
+       */
+      MARKETING_URL: optional(),
       /** How often the scheduler looks for optimizers whose review is due. */
       SCHEDULE_EVERY_MS: int(60_000, 100, 3_600_000),
       PUBLISH_MAX_ATTEMPTS: int(20, 1, 100),

@@ -1,5 +1,7 @@
 /** The optimizer service: wiring only (config -> pool -> migrations -> bus -> workers -> server -> listen). */
+
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
 import { migrateBus, startPruning } from '@adsmcp/runtime/bus/outbox';
 import { createBusTransport } from '@adsmcp/runtime/bus/transport';
 import { openServiceDatabase } from '@adsmcp/runtime/db';
@@ -47,8 +49,12 @@ runMain(SERVICE_NAME, async () => {
     handler: createScheduleHandler({ clock, logger }),
     backoff: { baseMs: 1_000, capMs: 60_000 },
   });
-  if (config.OPTIMIZER_PRIVATE_KEY !== undefined && config.CHANGES_URL !== undefined) {
-    const signer = await createPrincipalSigner(config.OPTIMIZER_PRIVATE_KEY, ISSUER);
+  // The service's own key: its worker publishes with it, and it checks variants' assets with it.
+  const signer =
+    config.OPTIMIZER_PRIVATE_KEY === undefined
+      ? undefined
+      : await createPrincipalSigner(config.OPTIMIZER_PRIVATE_KEY, ISSUER);
+  if (signer !== undefined && config.CHANGES_URL !== undefined) {
     const changes = createServiceClient(ChangesService, config.CHANGES_URL, 'changes', signer);
     await bus.consume<PublishMessage>({
       name: 'optimizer-publish',
@@ -63,7 +69,12 @@ runMain(SERVICE_NAME, async () => {
   }
   const stopScheduler = startScheduler({ pool, logger, everyMs: config.SCHEDULE_EVERY_MS, clock });
   const stopPruning = startPruning({ pool, logger, everyMs: HOUR_MS, olderThanMs: 7 * DAY_MS });
-  const server = buildServer({ pool, verifier, logger, clock });
+  // The assets variants name are checked as they are submitted, when the marketing service is known.
+  const assets =
+    signer !== undefined && config.MARKETING_URL !== undefined
+      ? createServiceClient(AssetService, config.MARKETING_URL, 'marketing', signer)
+      : undefined;
+  const server = buildServer({ pool, verifier, logger, clock, ...(assets === undefined ? {} : { assets }) });
   const port = await server.listen(config.PORT, config.HOST);
   announceListening(SERVICE_NAME, port, { metrics_port: metrics.port });
   onShutdown(logger, async () => {

@@ -5,6 +5,7 @@ import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import type { Assets } from './handlers/asset-checks.ts';
 import { createOptimizerHandlers } from './handlers/optimizer-handlers.ts';
 import { createReviewHandlers } from './handlers/review-handlers.ts';
 
@@ -22,6 +23,8 @@ export interface Deps {
   logger: Logger;
   /** The time; defaults to the system clock. */
   clock?: () => Date;
+  /** The marketing service's campaign assets (MARKETING_URL), to check the assets variants name. */
+  assets?: Assets;
 }
 
 /** buildServer returns the optimizer service's Connect server, not yet listening. */
@@ -33,7 +36,14 @@ export function buildServer(deps: Deps): ConnectServer {
     logger: deps.logger,
     routes: (router) => {
       router.service(OptimizerService, createOptimizerHandlers({ pool: deps.pool, clock }));
-      router.service(ReviewService, createReviewHandlers({ pool: deps.pool, clock }));
+      router.service(
+        ReviewService,
+        createReviewHandlers({
+          pool: deps.pool,
+          clock,
+          ...(deps.assets === undefined ? {} : { assets: deps.assets }),
+        }),
+      );
     },
   });
 }

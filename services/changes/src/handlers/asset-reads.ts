@@ -14,9 +14,9 @@ import {
   UnavailableError,
 } from '@adsmcp/runtime/errors';
 import type { Principal } from '@adsmcp/runtime/principal';
+import { readingFor } from '@adsmcp/runtime/service-client';
 import { type CallOptions, type Client, Code, ConnectError } from '@connectrpc/connect';
 import { assetRefs, type Upload } from '../domain/uploads.ts';
-import { readingFor } from './platform-reads.ts';
 
 export type Marketing = Client<typeof AssetService>;
 

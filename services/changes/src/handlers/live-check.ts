@@ -7,10 +7,11 @@
  */
 import { FailedPreconditionError, UnavailableError } from '@adsmcp/runtime/errors';
 import { describePlatformRefusal } from '@adsmcp/runtime/platform-error';
+import { readingFor } from '@adsmcp/runtime/service-client';
 import { ConnectError } from '@connectrpc/connect';
 import { staleTarget } from '../domain/change.ts';
 import type { ChangeRow } from '../store/change-store.ts';
-import { readingFor, type Upstream } from './platform-reads.ts';
+import type { Upstream } from './platform-reads.ts';
 
 export type { Upstream };
 

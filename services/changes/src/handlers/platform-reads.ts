@@ -12,29 +12,11 @@ import {
 } from '@adsmcp/runtime/errors';
 import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { callerKey } from '@adsmcp/runtime/service-client';
-import { type CallOptions, type Client, createContextValues } from '@connectrpc/connect';
+import { readingFor } from '@adsmcp/runtime/service-client';
+
+import type { Client } from '@connectrpc/connect';
 
 export type Upstream = Client<typeof UpstreamService>;
-
-/**
- * Call options for a read this service makes for a workspace: as its own worker channel (the only
- * one the upstream-proxy accepts its key for), with the read scope alone, on behalf of `p`.
- */
-export function readingFor(
-  p: Pick<Principal, 'workspaceId' | 'credentialId' | 'userId'>,
-  signal?: AbortSignal,
-): CallOptions {
-  const reader: Principal = {
-    workspaceId: p.workspaceId,
-    credentialId: p.credentialId,
-    userId: p.userId,
-    role: 'viewer',
-    scopes: ['read'],
-    via: 'worker',
-  };
-  return { contextValues: createContextValues().set(callerKey, reader), signal };
-}
 
 /** The account `accountId` of `p`'s workspace, for planning reads that need no write access. */
 export async function readableAccount(upstream: Upstream, p: Principal, accountId: string): Promise<Account> {

@@ -11,14 +11,13 @@ import { DomainError } from '@adsmcp/runtime/errors';
 import type { Logger } from '@adsmcp/runtime/log';
 import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { callerKey } from '@adsmcp/runtime/service-client';
+import { callerKey, readingFor } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import { staleTarget } from '../domain/change.ts';
 import { appliedDifferences } from '../domain/plan.ts';
 import { uploadKeyFor, withFileIds } from '../domain/uploads.ts';
 import { type Marketing, pinnedContent } from '../handlers/asset-reads.ts';
 import type { ApplyMessage } from '../handlers/changes-handlers.ts';
-import { readingFor } from '../handlers/platform-reads.ts';
 import { standardsRefusalAtApply } from '../handlers/standards-enforcement.ts';
 import {
   type ChangeRow,

@@ -8,7 +8,7 @@ import type {
 } from '@adsmcp/proto/marketing/v1/assets_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import { DomainError } from '@adsmcp/runtime/errors';
+import { DomainError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
@@ -32,12 +32,16 @@ import { fetchImage, type ImageFetch } from '../images/remote-image.ts';
 import {
   archiveAsset,
   findAssetContent,
+  findAssets,
   findLiveBySource,
   insertAsset,
   listAssets,
   lockAsset,
   lockSource,
 } from '../store/asset-store.ts';
+
+/** How many assets GetCampaignAssets answers for at once: a run completes at most 100 variants. */
+const MAX_ASSET_IDS = 100;
 
 export interface AssetHandlerDeps {
   pool: Pool;
@@ -239,6 +243,24 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
       });
       const notFetched: SourceOutcome = { asset: undefined, savedNow: false, error: NOT_FETCHED };
       return { images: urls.map((url) => toSourceImage(url, outcomes.get(url) ?? notFetched)) };
+    },
+
+    async getCampaignAssets(req, ctx) {
+      const principal = principalOf(ctx);
+      requireReader(principal);
+      const count = req.assetIds.length;
+      if (count < 1 || count > MAX_ASSET_IDS)
+        throw new InvalidArgumentError(`asset_ids must have 1 to ${MAX_ASSET_IDS} ids (got ${count})`);
+      const ids = req.assetIds.map(validateAssetId);
+      const found = new Map(
+        (await findAssets(deps.pool, principal.workspaceId, ids)).map((a) => [a.assetId, a]),
+      );
+      return {
+        assets: ids.flatMap((id) => {
+          const asset = found.get(id);
+          return asset === undefined ? [] : [toMessage(asset)];
+        }),
+      };
     },
 
     async findSourceImages(req, ctx) {

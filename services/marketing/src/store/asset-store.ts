@@ -200,3 +200,16 @@ export async function lockSource(
     JSON.stringify(['campaign_assets.source_url', workspaceId, accountId, url]),
   ]);
 }
+
+/** findAssets returns the workspace's assets among `assetIds` (lower-case UUIDs), archived or not. */
+export async function findAssets(
+  db: Queryable,
+  workspaceId: string,
+  assetIds: readonly string[],
+): Promise<CampaignAsset[]> {
+  const { rows } = await db.query<AssetRow>(
+    `SELECT ${COLUMNS} FROM campaign_assets WHERE workspace_id = $1 AND asset_id = ANY ($2::uuid[])`,
+    [workspaceId, assetIds],
+  );
+  return rows.map(toAsset);
+}

@@ -60,6 +60,7 @@ import {
   updateProposal,
   updateRun,
 } from '../store/review-store.ts';
+import { type Assets, checkVariantAssets } from './asset-checks.ts';
 
 /** An RFC 3339 date-time with its offset. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -76,6 +77,8 @@ export interface PublishMessage {
 export interface ReviewHandlerDeps {
   pool: Pool;
   clock: () => Date;
+  /** The marketing service's campaign assets, to check a variant's asset_id; none without MARKETING_URL. */
+  assets?: Assets;
 }
 
 const iso = (d: Date | null) => d?.toISOString();
@@ -411,6 +414,12 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
         requireClaim(current, token, now);
         const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
         const outcome = checkCompletion(completion, current.snapshot, optimizer.config);
+        await checkVariantAssets(
+          deps.assets,
+          principal,
+          optimizer.accountId,
+          completion.variants.map((v, i) => ({ field: `variants[${i}]`, assetId: v.assetId })),
+        );
         const run = await updateRun(tx, completedRun(current, outcome, completion, now));
         const evidence = new Map((current.snapshot?.ads ?? []).map((a) => [a.adId, a]));
         const proposals: Proposal[] = [];
@@ -500,6 +509,15 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       requireWriter(principal, 'editing an optimization proposal');
       if (req.variant === undefined) throw new InvalidArgumentError('variant is required');
       const variant = fromVariant(req.variant, 'variant');
+      if (variant.assetId !== undefined) {
+        // Checked before the proposal is locked; an unknown proposal is refused by changeProposal.
+        const id = canonicalUuid('proposal_id', req.proposalId);
+        const current = await getProposal(pool, principal.workspaceId, id, false);
+        if (current !== undefined)
+          await checkVariantAssets(deps.assets, principal, current.accountId, [
+            { field: 'variant', assetId: variant.assetId },
+          ]);
+      }
       return changeProposal(principal, req.proposalId, (p, o, now) =>
         editedProposal(p, req.expectedRevision, variant, o.config, now),
       );

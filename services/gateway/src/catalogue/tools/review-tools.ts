@@ -66,7 +66,8 @@ const variant = object(
       'A campaign image for the ad (ads_save_campaign_asset, saved for the optimizer’s ad account): the reviewer ' +
         'sees it beside the base ad, and publishing puts it on the ad, uploaded to the ad platform only when the ' +
         'approved change is applied. Leave it out to keep the ad’s image. An unknown, archived or other ' +
-        'account’s asset fails the proposal at publishing, with the reason.',
+        'account’s asset is refused, naming the variant; one archived after it was submitted fails the proposal ' +
+        'at publishing, with the reason.',
     ),
   },
   ['base_ad_id', 'name', 'title', 'body', 'target_url', 'rationale', 'hypothesis'],
