@@ -521,6 +521,7 @@ describe('refusals', () => {
     const figure = await page.locator(`#creative-preview figure[data-asset="${assetId}"]`).innerText();
     assert.match(figure, new RegExp(`uploaded as file ${upload?.file_id}`));
     assert.match(figure, new RegExp(saved.asset.sha256));
+    assert.match(figure, /Shown on the ad titled “Spring, with a picture”/);
   });
 
   test("a variant's image is checked as it is submitted and again at publishing, where nothing is sent if it is gone", async () => {

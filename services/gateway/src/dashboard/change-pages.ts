@@ -119,11 +119,42 @@ export function assetIdsOf(body: unknown): string[] {
 }
 
 /**
- * The creative preview: the image of each asset the change uses, through its delivery link, with
- * what the change pinned of it (the image that will be uploaded) and, once applied, its file.
+ * What each asset shows on: the title of every creative of the body that names it (an ad's
+ * creative, or each ad a bulk job creates), so that a reviewer of several images sees which ad
+ * gets which.
  */
-function previewHtml(assets: ReviewContext['assets'], uploads: Change['uploads']): string {
+export function titlesByAsset(body: unknown): Map<string, string[]> {
+  const titles = new Map<string, string[]>();
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(body)) return titles;
+  const ops = Array.isArray(body.operations) ? body.operations : [];
+  const creatives = [
+    body.creative,
+    ...ops.map((op) => (isObject(op) && isObject(op.body) ? op.body.creative : undefined)),
+  ];
+  for (const c of creatives) {
+    if (!isObject(c) || typeof c.asset_id !== 'string') continue;
+    const id = c.asset_id.toLowerCase();
+    titles.set(id, [...(titles.get(id) ?? []), typeof c.title === 'string' ? c.title : '']);
+  }
+  return titles;
+}
+
+/**
+ * The creative preview: the image of each asset the change uses, through its delivery link, with
+ * the ads it shows on, what the change pinned of it (the image that will be uploaded) and, once
+ * applied, its file.
+ */
+function previewHtml(assets: ReviewContext['assets'], uploads: Change['uploads'], body: unknown): string {
   if (assets === undefined || assets.length === 0) return '';
+  const titles = titlesByAsset(body);
+  const shownOn = (assetId: string) => {
+    const on = (titles.get(assetId) ?? []).filter((t) => t !== '');
+    return on.length === 0
+      ? ''
+      : `<br><span data-shown-on>Shown on ${on.length === 1 ? 'the ad' : `${on.length} ads`} titled ${on.map((t) => `“${esc(t)}”`).join(', ')}</span>`;
+  };
   const pinned = (assetId: string) => {
     const u = uploads.find((x) => x.assetId === assetId);
     if (u === undefined) return '';
@@ -136,7 +167,7 @@ function previewHtml(assets: ReviewContext['assets'], uploads: Change['uploads']
   return `<section id="creative-preview"><h2>Creative preview</h2>${assets
     .map(
       (a) =>
-        `<figure data-asset="${esc(a.assetId)}"><img src="${esc(a.path)}" alt="Campaign asset ${esc(a.assetId)}" style="max-width:100%;max-height:480px"><figcaption class="muted">Asset <code>${esc(a.assetId)}</code>${pinned(a.assetId)}</figcaption></figure>`,
+        `<figure data-asset="${esc(a.assetId)}"><img src="${esc(a.path)}" alt="Campaign asset ${esc(a.assetId)}" style="max-width:100%;max-height:480px"><figcaption class="muted">Asset <code>${esc(a.assetId)}</code>${pinned(a.assetId)}${shownOn(a.assetId)}</figcaption></figure>`,
     )
     .join('')}</section>`;
 }
@@ -280,7 +311,7 @@ export function changeDetailHtml(
       .filter((r) => !same(r))
       .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)
       .join('')}</tbody></table>${unchangedNote}</section>
-    ${previewHtml(review.assets, c.uploads)}
+    ${previewHtml(review.assets, c.uploads, body)}
     <section><h2>Exact request</h2>
     <p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
     <pre id="payload">${esc(c.operation?.bodyJson)}</pre>

@@ -45,3 +45,31 @@ test('a change that uses no asset has no creative preview', () => {
   const html = changeDetailHtml(change({ name: 'x' }), new Map(), 'csrf', true, { conflicts: [] });
   assert.doesNotMatch(html, /creative-preview|<img/);
 });
+
+test('each image of a bulk job is shown with the titles of the ads it goes on', () => {
+  const ad = (title: string, assetId?: string) => ({
+    type: 'create_ad',
+    body: { creative: { type: 'chat_card', title, ...(assetId === undefined ? {} : { asset_id: assetId }) } },
+  });
+  const body = {
+    operations: [
+      { type: 'create_campaign', body: { name: 'Winter' } },
+      ad('Warm <greens>', ASSET),
+      ad('Cosy', OTHER.toUpperCase()),
+      ad('Also warm', ASSET),
+      ad('No picture'),
+    ],
+  };
+  const html = changeDetailHtml(change(body), new Map(), 'csrf', true, {
+    conflicts: [],
+    assets: [
+      { assetId: ASSET, path: `/assets/${ASSET}?token=t` },
+      { assetId: OTHER, path: `/assets/${OTHER}?token=t` },
+    ],
+  });
+  const figure = (id: string) =>
+    html.slice(html.indexOf(`<figure data-asset="${id}"`)).split('</figure>')[0] ?? '';
+  assert.match(figure(ASSET), /Shown on 2 ads titled “Warm &lt;greens&gt;”, “Also warm”/);
+  assert.match(figure(OTHER), /Shown on the ad titled “Cosy”/);
+  assert.doesNotMatch(html, /No picture”/);
+});
