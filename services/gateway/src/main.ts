@@ -12,6 +12,7 @@ import { createPrincipalSigner } from '@adsmcp/runtime/principal';
 import { serviceDirectory } from '@adsmcp/runtime/service-client';
 import { startTracing } from '@adsmcp/runtime/telemetry';
 import { loadConfig } from './config.ts';
+import { startOAuthSweep } from './oauth/sweep.ts';
 import { buildServer } from './server.ts';
 
 const SERVICE_NAME = 'gateway';
@@ -65,6 +66,8 @@ runMain(SERVICE_NAME, async () => {
     assetLinks: { keyMaterial: config.PRINCIPAL_PRIVATE_KEY, ttlSeconds: config.ASSET_LINK_TTL_SECONDS },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
+  // Expired OAuth rows, old consent decisions and connections never redeemed (docs/oauth.md).
+  const stopOAuthSweep = startOAuthSweep({ pool, logger });
   announceListening(SERVICE_NAME, config.PORT, {
     url: `${config.PUBLIC_URL}/mcp`,
     metrics_port: metrics.port,
@@ -72,6 +75,7 @@ runMain(SERVICE_NAME, async () => {
   onShutdown(logger, async () => {
     await drain.drain();
     await app.close();
+    await stopOAuthSweep();
     await pool.end();
     await metrics.close();
     await tracing.shutdown();

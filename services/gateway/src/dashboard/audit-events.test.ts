@@ -90,6 +90,27 @@ describe('audit events', () => {
     assert.equal(failed('invalid budget', 400), 'the platform answered HTTP 400: invalid budget');
   });
 
+  test('a connection the OAuth sweep revoked says why', () => {
+    const row = {
+      id: '3',
+      at: new Date('2026-01-01T12:00:00Z'),
+      at_text: '2026-01-01T12:00:00.000000Z',
+      key: 'g:00000000000000000003',
+      actor: 'oauth',
+      action: 'credential.revoked',
+      target: CRED,
+      detail: {
+        by: 'oauth sweep',
+        reason: 'the client never redeemed its authorization code',
+        name: 'Claude',
+        oauth_client: 'c1',
+      },
+    };
+    const [event] = gatewayEvents([row], ctx);
+    assert.equal(event?.what, 'connection revoked');
+    assert.equal(event?.detail, 'revoked because the client never redeemed its authorization code');
+  });
+
   test('no event shows a credential id, and gateway decisions on changes are not shown twice', () => {
     const rows = [
       {

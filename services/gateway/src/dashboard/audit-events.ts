@@ -181,9 +181,11 @@ function rowObject(
       const name = ctx.connections.get(target)?.name ?? text(d.name);
       const scopes = Array.isArray(d.scopes) ? `scopes ${d.scopes.map(text).join(', ')}` : '';
       const forWhom = text(d.user) ? `for ${text(d.user)}` : '';
+      // The OAuth sweep says why it revoked a connection nobody revoked by hand.
+      const why = text(d.reason) ? `revoked because ${text(d.reason)}` : '';
       return {
         object: `connection “${name || 'no longer listed'}”`,
-        detail: [scopes, forWhom].filter(Boolean).join('; '),
+        detail: [scopes, forWhom, why].filter(Boolean).join('; '),
       };
     }
     case 'workspace.feature_enabled':

@@ -154,3 +154,93 @@ export async function findConsentDecision(db: Queryable, uid: string): Promise<C
   );
   return rows[0];
 }
+
+/**
+ * The sweep's queries (sweep.ts). Each measures its cutoff back from `now`, or from the database's
+ * clock when it is undefined (as the gateway runs them: every replica then agrees with the clock
+ * the rows were written by); tests pass a later `now` instead of waiting.
+ */
+const NOW = 'coalesce($1::timestamptz, now())';
+
+/**
+ * Deletes up to `limit` provider rows that expired more than `graceSeconds` before `now`; returns
+ * how many it deleted. Reads already ignore expired rows: the grace only keeps a row from vanishing
+ * under a request that found it a moment before it expired.
+ */
+export async function deleteExpiredPayloads(
+  db: Queryable,
+  o: { now: Date | undefined; graceSeconds: number; limit: number },
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM oauth_payloads
+      WHERE (kind, id) IN (
+        SELECT kind, id FROM oauth_payloads
+         WHERE expires_at < ${NOW} - make_interval(secs => $2::int)
+         LIMIT $3)`,
+    [o.now ?? null, o.graceSeconds, o.limit],
+  );
+  return rowCount ?? 0;
+}
+
+/** Deletes the consent decisions made more than `keepSeconds` before `now`; returns how many. */
+export async function deleteOldConsentDecisions(
+  db: Queryable,
+  o: { now: Date | undefined; keepSeconds: number },
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM oauth_consent_decisions WHERE decided_at < ${NOW} - make_interval(secs => $2::int)`,
+    [o.now ?? null, o.keepSeconds],
+  );
+  return rowCount ?? 0;
+}
+
+/** A connection the sweep revoked. */
+export interface UnredeemedConnection {
+  credential_id: string;
+  workspace_id: string;
+}
+
+/** Why the sweep revoked a connection, as its audit entry says. */
+export const NEVER_REDEEMED = 'the client never redeemed its authorization code';
+
+/**
+ * Revokes, with a `credential.revoked` audit entry each, the connections (credentials of kind
+ * oauth) approved more than `afterSeconds` before `now`, not yet revoked or expired, under whose
+ * grant no access or refresh token was ever issued (nor the connection used). One statement: the
+ * audit entries are written for exactly the rows this call revoked, so replicas sweeping at once
+ * revoke a connection once, with one entry (the grant's link is locked, and a credential revoked
+ * meanwhile is skipped). The database then ends the grant (migration 0004's trigger) and tells
+ * every replica (0003's).
+ */
+export async function revokeUnredeemedConnections(
+  db: Queryable,
+  o: { now: Date | undefined; afterSeconds: number },
+): Promise<UnredeemedConnection[]> {
+  const { rows } = await db.query<UnredeemedConnection>(
+    `WITH unredeemed AS (
+       SELECT g.credential_id, g.grant_id,
+              (SELECT p.payload->>'clientId' FROM oauth_payloads p WHERE p.kind = 'Grant' AND p.id = g.grant_id) AS client_id
+         FROM oauth_grant_credentials g JOIN credentials c ON c.id = g.credential_id
+        WHERE g.redeemed_at IS NULL
+          AND c.kind = 'oauth' AND c.revoked_at IS NULL AND c.last_used_at IS NULL
+          AND c.created_at < ${NOW} - make_interval(secs => $2::int)
+          AND (c.expires_at IS NULL OR c.expires_at > ${NOW})
+          AND NOT EXISTS (
+            SELECT 1 FROM oauth_payloads t
+             WHERE t.grant_id = g.grant_id AND t.kind IN ('AccessToken', 'RefreshToken'))
+        FOR UPDATE OF g
+     ), revoked AS (
+       UPDATE credentials c SET revoked_at = now()
+         FROM unredeemed u
+        WHERE c.id = u.credential_id AND c.revoked_at IS NULL
+       RETURNING c.id, c.workspace_id, c.name, u.client_id
+     )
+     INSERT INTO audit_log (workspace_id, actor, action, target, detail)
+     SELECT workspace_id, 'oauth', 'credential.revoked', id::text,
+            jsonb_strip_nulls(jsonb_build_object('by', 'oauth sweep', 'reason', $3::text, 'name', name, 'oauth_client', client_id))
+       FROM revoked
+     RETURNING target AS credential_id, workspace_id`,
+    [o.now ?? null, o.afterSeconds, NEVER_REDEEMED],
+  );
+  return rows;
+}

@@ -20,6 +20,13 @@ const ACCESS_TOKEN_TTL = 10 * 60;
 const REFRESH_TOKEN_TTL = 30 * 24 * 3600;
 /** A grant lives as long as a refresh token from its approval; its connection expires with it. */
 export const GRANT_TTL_SECONDS = REFRESH_TOKEN_TTL;
+/** An authorization code must be redeemed within this of being issued. */
+export const AUTHORIZATION_CODE_TTL_SECONDS = 60;
+/**
+ * An authorization request (its interaction: sign-in, consent, then the code) lives this long from
+ * when it starts; approving does not extend it (oidc-provider keeps the interaction's expiry).
+ */
+export const INTERACTION_TTL_SECONDS = 15 * 60;
 
 export const OAUTH_ROUTES = {
   authorization: '/oauth/authorize',
@@ -70,10 +77,10 @@ export function createProvider(db: Queryable, o: ProviderOptions): Provider {
     interactions: { url: (_ctx, interaction) => `/dashboard/oauth/${interaction.uid}` },
     ttl: {
       AccessToken: ACCESS_TOKEN_TTL,
-      AuthorizationCode: 60,
+      AuthorizationCode: AUTHORIZATION_CODE_TTL_SECONDS,
       RefreshToken: REFRESH_TOKEN_TTL,
       Grant: GRANT_TTL_SECONDS,
-      Interaction: 15 * 60,
+      Interaction: INTERACTION_TTL_SECONDS,
       Session: 12 * 3600,
     },
     // MCP clients rarely ask for offline_access; a client registered for refresh tokens gets them.
