@@ -60,3 +60,33 @@ export function announceListening(service: string, port: number, extra: Record<s
     `${JSON.stringify({ level: 'info', time: new Date().toISOString(), service, ...extra, port, msg: 'listening' })}\n`,
   );
 }
+
+/**
+ * repeatEvery runs `work` now and then `everyMs` after each run ends, until the returned function
+ * is called, which stops it and resolves once a run under way has finished (so that a pool it uses
+ * can be ended right after). Runs never overlap, and the timer does not keep the process alive.
+ * `work` reports its own failures (a service's periodic jobs log them and try again next time).
+ */
+export function repeatEvery(everyMs: number, work: () => Promise<void>): () => Promise<void> {
+  if (!(everyMs > 0)) throw new RangeError(`a repeat interval must be positive, got ${everyMs}`);
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  const schedule = (delayMs: number): void => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      running = work().finally(() => {
+        running = undefined;
+        schedule(everyMs);
+      });
+    }, delayMs);
+    timer.unref();
+  };
+  schedule(0);
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await running;
+  };
+}

@@ -6,6 +6,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { type MigrationResult, migrate, type Pool, type Queryable } from '../db.ts';
+import { repeatEvery } from '../lifecycle.ts';
 import { currentRequestId, type Logger } from '../log.ts';
 import { injectTraceContext } from '../telemetry.ts';
 import { type Json, type OutgoingMessage, REQUEST_ID_HEADER } from './bus.ts';
@@ -177,11 +178,7 @@ export interface PruningOptions {
  */
 export function startPruning({ pool, logger, everyMs, olderThanMs }: PruningOptions): () => Promise<void> {
   if (!(everyMs > 0)) throw new RangeError(`bus pruning interval must be positive, got ${everyMs}`);
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-
-  const run = async (): Promise<void> => {
+  return repeatEvery(everyMs, async () => {
     try {
       const pruned = await pruneDone(pool, olderThanMs);
       if (pruned.messages > 0 || pruned.inbox > 0 || pruned.deliveries > 0)
@@ -189,23 +186,5 @@ export function startPruning({ pool, logger, everyMs, olderThanMs }: PruningOpti
     } catch (err) {
       logger.error({ err }, 'bus pruning failed; the next run tries again');
     }
-  };
-  const schedule = (delayMs: number): void => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      running = run().finally(() => {
-        running = undefined;
-        schedule(everyMs);
-      });
-    }, delayMs);
-    timer.unref();
-  };
-
-  schedule(0);
-  return async () => {
-    stopped = true;
-    clearTimeout(timer);
-    await running;
-  };
+  });
 }

@@ -5,6 +5,7 @@
  * them. Every replica runs it; each step is idempotent and safe when several run at once.
  */
 import type { Queryable } from '@adsmcp/runtime/db';
+import { repeatEvery } from '@adsmcp/runtime/lifecycle';
 import type { Logger } from '@adsmcp/runtime/log';
 import {
   deleteExpiredPayloads,
@@ -128,11 +129,7 @@ export function startOAuthSweep({
   everyMs = SWEEP_EVERY_MS,
 }: OAuthSweepOptions): () => Promise<void> {
   if (!(everyMs > 0)) throw new RangeError(`OAuth sweep interval must be positive, got ${everyMs}`);
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-
-  const run = async (): Promise<void> => {
+  return repeatEvery(everyMs, async () => {
     try {
       const r = await sweepOAuth(pool, {
         onError: (step, err) =>
@@ -151,23 +148,5 @@ export function startOAuthSweep({
     } catch (err) {
       logger.error({ err }, 'OAuth sweep failed; the next run tries again');
     }
-  };
-  const schedule = (delayMs: number): void => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      running = run().finally(() => {
-        running = undefined;
-        schedule(everyMs);
-      });
-    }, delayMs);
-    timer.unref();
-  };
-
-  schedule(0);
-  return async () => {
-    stopped = true;
-    clearTimeout(timer);
-    await running;
-  };
+  });
 }

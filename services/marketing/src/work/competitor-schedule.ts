@@ -7,6 +7,7 @@
 import type { BusTransport, Consumer } from '@adsmcp/runtime/bus/bus';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { repeatEvery } from '@adsmcp/runtime/lifecycle';
 import type { Logger } from '@adsmcp/runtime/log';
 import { nextCheckAt } from '../domain/competitor-source.ts';
 import { lockDueSources, setNextCheck } from '../store/competitor-store.ts';
@@ -79,33 +80,17 @@ export async function startCompetitorWatch(o: CompetitorWatchOptions): Promise<C
     maxAttempts: 5,
     backoff: { baseMs: 30_000, capMs: 15 * 60_000 },
   });
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  const look = async () => {
+  const stopLooking = repeatEvery(everyMs, async () => {
     try {
       const enqueued = await enqueueDueChecks(o.pool, { now: clock(), random });
       if (enqueued > 0) o.logger.info({ enqueued }, 'competitor checks enqueued');
     } catch (err) {
       o.logger.error({ err }, 'looking for due competitor checks failed; the next look tries again');
     }
-  };
-  const schedule = (delayMs: number) => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = look().finally(() => {
-        running = undefined;
-        schedule(everyMs);
-      });
-    }, delayMs);
-    timer.unref();
-  };
-  schedule(0);
+  });
   return {
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+      await stopLooking();
       await consumer.stop();
     },
   };
