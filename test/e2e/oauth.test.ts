@@ -6,21 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, rawPost } from '@adsmcp/testkit/mcp-clients';
+import { type MemoryOAuthClient, type OAuthCallback, startOAuthCallback } from '@adsmcp/testkit/oauth-client';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
-import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import pg from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
@@ -29,55 +24,8 @@ let stack: Stack;
 let seed: SeedResult;
 let browser: Browser;
 /** The client's loopback redirect endpoint: it records each authorization response it receives. */
-let callback: Server;
-let redirectUrl: string;
-const responses: URL[] = [];
+let callback: OAuthCallback;
 let people = 0;
-
-/** A client's state, kept in memory as the SDK's provider interface asks. */
-class MemoryClient implements OAuthClientProvider {
-  constructor(
-    private readonly name = 'E2E Agent',
-    private readonly grantTypes = ['authorization_code', 'refresh_token'],
-  ) {}
-  info: OAuthClientInformationMixed | undefined;
-  stored: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  get redirectUrl() {
-    return redirectUrl;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: this.name,
-      redirect_uris: [redirectUrl],
-      grant_types: this.grantTypes,
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.stored;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.stored = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 /** A new person in the demo workspace. */
 async function person(): Promise<{ email: string; password: string }> {
@@ -103,7 +51,7 @@ async function person(): Promise<{ email: string; password: string }> {
  * Chromium where the person signs in and approves, then the code exchanged for tokens.
  */
 async function connectThroughOAuth(
-  client: MemoryClient,
+  client: MemoryOAuthClient,
   scope?: string,
 ): Promise<{ tokens: OAuthTokens; consent: string }> {
   assert.equal(await auth(client, { serverUrl: stack.mcpUrl, scope }), 'REDIRECT');
@@ -120,9 +68,12 @@ async function connectThroughOAuth(
     await page.fill('#password', who.password);
     await Promise.all([page.waitForURL(/\/dashboard\/oauth\/[^/]+$/), page.click('button[type=submit]')]);
     const consent = await page.locator('section.consent').innerText();
-    const before = responses.length;
-    await Promise.all([page.waitForURL((u) => u.toString().startsWith(redirectUrl)), page.click('#approve')]);
-    const response = responses[before];
+    const before = callback.responses.length;
+    await Promise.all([
+      page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl)),
+      page.click('#approve'),
+    ]);
+    const response = callback.responses[before];
     assert.ok(response, 'the client received the authorization response');
     assert.equal(response.searchParams.get('iss'), stack.gatewayUrl, 'RFC 9207: the issuer is named');
     const code = response.searchParams.get('code');
@@ -211,7 +162,7 @@ async function auditCount(action: string, where: { oauthClient?: string; target?
  * caller posts the forms (the browser context holds the session and interaction cookies).
  */
 async function openConsent(
-  client: MemoryClient,
+  client: MemoryOAuthClient,
 ): Promise<{ context: BrowserContext; page: Page; uid: string; csrf: string }> {
   assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
   const url = client.authorizationUrl;
@@ -233,17 +184,12 @@ before(async () => {
   e2e = await startSeededStack({ env: { MCP_RATE_BURST: '200' } });
   ({ stack, seed } = e2e);
   browser = await launchBrowser();
-  callback = createServer((req, res) => {
-    responses.push(new URL(req.url ?? '/', redirectUrl));
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.');
-  });
-  await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
-  redirectUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
+  callback = await startOAuthCallback();
 });
 
 after(async () => {
   await browser?.close();
-  await new Promise((resolve) => callback?.close(resolve));
+  await callback?.close();
   await e2e?.stop();
 });
 
@@ -267,7 +213,7 @@ describe('OAuth 2.1 for MCP clients', () => {
   });
 
   test('a client connects through the SDK flow, the person consents in the browser, and its token calls tools', async () => {
-    const client = new MemoryClient();
+    const client = callback.client();
     const { tokens, consent } = await connectThroughOAuth(client);
     assert.match(consent, /E2E Agent/);
     assert.match(consent, /Demo|demo/i, 'the workspace is named');
@@ -297,7 +243,7 @@ describe('OAuth 2.1 for MCP clients', () => {
   });
 
   test('a refresh token is rotated on use: the new one works, the old one is refused', async () => {
-    const client = new MemoryClient();
+    const client = callback.client();
     const { tokens } = await connectThroughOAuth(client);
     const oldRefresh = tokens.refresh_token;
     assert.ok(oldRefresh);
@@ -322,7 +268,7 @@ describe('OAuth 2.1 for MCP clients', () => {
   });
 
   test('ads_disconnect_client with an OAuth token ends the grant: its tokens and refresh token are refused', async () => {
-    const client = new MemoryClient();
+    const client = callback.client();
     const { tokens } = await connectThroughOAuth(client);
     const mcp = await connectClient('v1', stack.mcpUrl, tokens.access_token);
     try {
@@ -342,7 +288,7 @@ describe('OAuth 2.1 for MCP clients', () => {
   });
 
   test('a client revoking its refresh token ends the connection: its access token gets 401 and it is listed revoked', async () => {
-    const client = new MemoryClient('Revoking Agent');
+    const client = callback.client('Revoking Agent');
     const { tokens } = await connectThroughOAuth(client);
     assert.equal((await mcpStatus(tokens.access_token)).status, 200);
     const res = await fetch(`${stack.gatewayUrl}/oauth/revoke`, {
@@ -365,7 +311,7 @@ describe('OAuth 2.1 for MCP clients', () => {
   });
 
   test('an access token issued for another resource is refused with 401', async () => {
-    const client = new MemoryClient();
+    const client = callback.client();
     const { tokens } = await connectThroughOAuth(client);
     // The same token, as another resource's server would hold it: only its audience differs.
     const other = randomUUID().replaceAll('-', '') + randomUUID().replaceAll('-', '');
@@ -388,7 +334,7 @@ describe('OAuth 2.1 for MCP clients', () => {
 
   test('a read-only token calling a write tool gets 403 insufficient_scope, and the SDK steps up to read and write', async () => {
     // Without a refresh token the SDK's step-up goes straight to a new authorization request.
-    const client = new MemoryClient('Read-only Agent', ['authorization_code']);
+    const client = callback.client('Read-only Agent', ['authorization_code']);
     const { tokens, consent } = await connectThroughOAuth(client, 'read');
     assert.match(consent, /read: /);
     assert.doesNotMatch(consent, /write: /, 'only read was asked for');
@@ -471,7 +417,7 @@ describe('OAuth 2.1 for MCP clients', () => {
 describe('OAuth: one decision per request, grants and connections kept in step', () => {
   test('revoking the access token at /oauth/revoke ends the grant and the connection is listed revoked, with its audit entry', async () => {
     const name = `Access-token revoker ${randomUUID().slice(0, 8)}`;
-    const client = new MemoryClient(name);
+    const client = callback.client(name);
     const { tokens } = await connectThroughOAuth(client);
     assert.equal((await mcpStatus(tokens.access_token)).status, 200);
     const res = await fetch(`${stack.gatewayUrl}/oauth/revoke`, {
@@ -504,7 +450,7 @@ describe('OAuth: one decision per request, grants and connections kept in step',
 
   test('Approve posted twice at once and again later makes one grant, one connection and one audit entry', async () => {
     const name = `Double submit ${randomUUID().slice(0, 8)}`;
-    const client = new MemoryClient(name);
+    const client = callback.client(name);
     const { context, uid, csrf, page } = await openConsent(client);
     try {
       const approve = () =>
@@ -518,10 +464,10 @@ describe('OAuth: one decision per request, grants and connections kept in step',
       assert.equal(a.headers().location, b.headers().location);
       assert.equal((await listedConnections(name)).length, 1);
       // The browser follows the answer to the client, which gets its code and tokens.
-      const before = responses.length;
+      const before = callback.responses.length;
       await page.goto(new URL(String(a.headers().location), stack.gatewayUrl).toString());
-      await page.waitForURL((u) => u.toString().startsWith(redirectUrl));
-      const code = responses[before]?.searchParams.get('code');
+      await page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl));
+      const code = callback.responses[before]?.searchParams.get('code');
       assert.ok(code, 'one authorization code came back');
       assert.equal(await auth(client, { serverUrl: stack.mcpUrl, authorizationCode: code }), 'AUTHORIZED');
       assert.equal((await mcpStatus(String(client.stored?.access_token))).status, 200);
@@ -582,7 +528,7 @@ describe('OAuth: one decision per request, grants and connections kept in step',
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
-          redirect_uris: [redirectUrl],
+          redirect_uris: [callback.redirectUrl],
           token_endpoint_auth_method: 'none',
           ...metadata,
         }),

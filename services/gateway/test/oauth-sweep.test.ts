@@ -8,21 +8,15 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createPool, type Pool } from '@adsmcp/runtime/db';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { addPerson, type DashboardPerson } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { type MemoryOAuthClient, type OAuthCallback, startOAuthCallback } from '@adsmcp/testkit/oauth-client';
 import type { Stack } from '@adsmcp/testkit/stack';
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import pg from 'pg';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { NEVER_REDEEMED } from '../src/oauth/oauth-store.ts';
@@ -46,57 +40,10 @@ let pool: Pool;
 let otherPool: Pool;
 let who: DashboardPerson;
 /** The client's loopback redirect endpoint: it records each authorization response it receives. */
-let callback: Server;
-let redirectUrl: string;
-const responses: URL[] = [];
-
-/** A client's state, kept in memory as the SDK's provider interface asks. */
-class MemoryClient implements OAuthClientProvider {
-  constructor(
-    readonly name: string,
-    private readonly grantTypes = ['authorization_code', 'refresh_token'],
-  ) {}
-  info: OAuthClientInformationMixed | undefined;
-  stored: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  get redirectUrl() {
-    return redirectUrl;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: this.name,
-      redirect_uris: [redirectUrl],
-      grant_types: this.grantTypes,
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.stored;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.stored = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
+let callback: OAuthCallback;
 
 interface Approved {
-  client: MemoryClient;
+  client: MemoryOAuthClient;
   /** The authorization code the client received (not yet exchanged). */
   code: string;
   /** The connection approving made: its credential. */
@@ -113,7 +60,7 @@ interface Approved {
  * Chromium where the person signs in and clicks Approve, the code received at the client's
  * redirect URI. The code is not exchanged.
  */
-async function approve(client: MemoryClient): Promise<Approved> {
+async function approve(client: MemoryOAuthClient): Promise<Approved> {
   assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
   const url = client.authorizationUrl;
   assert.ok(url, 'the SDK asked for the authorization page');
@@ -124,9 +71,12 @@ async function approve(client: MemoryClient): Promise<Approved> {
   await page.fill('#email', who.email);
   await page.fill('#password', who.password);
   await Promise.all([page.waitForURL(/\/dashboard\/oauth\/[^/]+$/), page.click('button[type=submit]')]);
-  const before = responses.length;
-  await Promise.all([page.waitForURL((u) => u.toString().startsWith(redirectUrl)), page.click('#approve')]);
-  const code = responses[before]?.searchParams.get('code');
+  const before = callback.responses.length;
+  await Promise.all([
+    page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl)),
+    page.click('#approve'),
+  ]);
+  const code = callback.responses[before]?.searchParams.get('code');
   assert.ok(code, 'an authorization code came back');
   const { rows } = await pool.query<{ id: string; grant_id: string; created_at: Date }>(
     `SELECT c.id, g.grant_id, c.created_at FROM credentials c JOIN oauth_grant_credentials g ON g.credential_id = c.id
@@ -146,7 +96,7 @@ async function redeem(a: Approved): Promise<{ status: number; body: Record<strin
     body: new URLSearchParams({
       grant_type: 'authorization_code',
       code: a.code,
-      redirect_uri: redirectUrl,
+      redirect_uri: callback.redirectUrl,
       code_verifier: a.client.verifier,
       client_id: String(a.client.info?.client_id),
       resource: stack.mcpUrl,
@@ -226,12 +176,7 @@ before(async () => {
   e2e = await startSeededStack();
   stack = e2e.stack;
   browser = await launchBrowser();
-  callback = createServer((req, res) => {
-    responses.push(new URL(req.url ?? '/', redirectUrl));
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.');
-  });
-  await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
-  redirectUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
+  callback = await startOAuthCallback();
   pool = createPool(e2e.db.url, 'gateway');
   otherPool = createPool(e2e.db.url, 'gateway');
   who = await addPerson(stack, e2e.seed.workspaceId, 'editor', 'sweep@demo.example', 'sweep-password-1');
@@ -239,7 +184,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  await new Promise((resolve) => callback?.close(resolve));
+  await callback?.close();
   await pool?.end();
   await otherPool?.end();
   await e2e?.stop();
@@ -280,7 +225,7 @@ describe('the OAuth sweep', () => {
   });
 
   test('a connection approved but never redeemed is left alone while its code may still be issued and redeemed', async () => {
-    const a = await approve(new MemoryClient(unique('Slow agent')));
+    const a = await approve(callback.client(unique('Slow agent')));
     try {
       // The fake clock: just inside the window (the request's 15 minutes, the code's minute, the margin).
       const inside = new Date(a.createdAt.getTime() + UNREDEEMED_AFTER_SECONDS * 1000 - MINUTE_MS);
@@ -304,7 +249,7 @@ describe('the OAuth sweep', () => {
   });
 
   test('a connection approved but never redeemed is revoked once its code has expired, with its audit entry, and is listed revoked', async () => {
-    const a = await approve(new MemoryClient(unique('Abandoning agent')));
+    const a = await approve(callback.client(unique('Abandoning agent')));
     try {
       assert.equal(await dashboardLists(a.context, 'active', a.client.name), true, 'listed active at first');
       const later = new Date(a.createdAt.getTime() + UNREDEEMED_AFTER_SECONDS * 1000 + MINUTE_MS);
@@ -347,7 +292,7 @@ describe('the OAuth sweep', () => {
   });
 
   test('two sweeps at once revoke a connection once, with one audit entry', async () => {
-    const a = await approve(new MemoryClient(unique('Raced agent')));
+    const a = await approve(callback.client(unique('Raced agent')));
     await a.context.close();
     const later = new Date(a.createdAt.getTime() + UNREDEEMED_AFTER_SECONDS * 1000 + MINUTE_MS);
     // Hold the connection's row so that both sweeps reach it and wait, then let them go together.
@@ -379,7 +324,7 @@ describe('the OAuth sweep', () => {
   });
 
   test('a token saved by a session on another schema still marks its grant redeemed', async () => {
-    const a = await approve(new MemoryClient(unique('Elsewhere agent')));
+    const a = await approve(callback.client(unique('Elsewhere agent')));
     await a.context.close();
     // As a tool on the default search_path writes it (the e2e tests copy tokens so).
     const db = new pg.Client({ connectionString: e2e.db.url });
@@ -459,8 +404,8 @@ describe('the OAuth sweep', () => {
   // Last: a month on, every provider row of this stack has expired and is swept.
   test('a connection whose code was redeemed is never revoked, however old, even once its tokens are swept', async () => {
     // No refresh token: once its access token is swept, nothing of the grant but the grant is left.
-    const a = await approve(new MemoryClient(unique('Redeeming agent'), ['authorization_code']));
-    const withRefresh = await approve(new MemoryClient(unique('Refreshing agent')));
+    const a = await approve(callback.client(unique('Redeeming agent'), ['authorization_code']));
+    const withRefresh = await approve(callback.client(unique('Refreshing agent')));
     try {
       for (const c of [a, withRefresh]) {
         const r = await redeem(c);
