@@ -348,6 +348,34 @@ describe('the OAuth sweep', () => {
     assert.equal(await revokedAt(a.credentialId), null);
   });
 
+  test('a connection revoked by a session on another schema still ends its grant', async () => {
+    const a = await approve(callback.client(unique('Revoked elsewhere agent')));
+    await a.context.close();
+    const grantRows = async () =>
+      Number(
+        (
+          await pool.query<{ n: string }>(
+            `SELECT count(*) AS n FROM oauth_payloads WHERE grant_id = $1 OR (kind = 'Grant' AND id = $1)`,
+            [a.grantId],
+          )
+        ).rows[0]?.n,
+      );
+    assert.ok((await grantRows()) > 0, 'the grant has rows before');
+    // As an operator's SQL on the default search_path revokes it.
+    const db = new pg.Client({ connectionString: e2e.db.url });
+    await db.connect();
+    try {
+      await db.query('UPDATE gateway.credentials SET revoked_at = now() WHERE id = $1', [a.credentialId]);
+    } finally {
+      await db.end();
+    }
+    assert.ok(await revokedAt(a.credentialId));
+    assert.equal(await grantRows(), 0, 'the revocation ended the grant');
+    const redeemed = await redeem(a);
+    assert.equal(redeemed.status, 400);
+    assert.equal(redeemed.body.error, 'invalid_grant');
+  });
+
   test('the gateway sweeps at start-up, logging what it removed, and stops cleanly', async () => {
     const expired = await payload('AccessToken', -3 * 60 * MINUTE_MS);
     const fresh = await payload('AccessToken', 10 * MINUTE_MS);
