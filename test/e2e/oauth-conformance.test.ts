@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { freePort } from '@adsmcp/testkit/free-port';
+import { signInToConsent } from '@adsmcp/testkit/oauth-client';
 import { REPO_ROOT, type SeedResult, type Stack } from '@adsmcp/testkit/stack';
 import type { Browser } from 'playwright-core';
 
@@ -84,11 +85,7 @@ async function consent(url: string): Promise<void> {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
-    await page.goto(url);
-    await page.waitForURL(/\/dashboard\/login\?next=/);
-    await page.fill('#email', email);
-    await page.fill('#password', password);
-    await Promise.all([page.waitForURL(/\/dashboard\/oauth\/[^/]+$/), page.click('button[type=submit]')]);
+    await signInToConsent(page, url, { email, password });
     await Promise.all([page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/callback/), page.click('#approve')]);
   } finally {
     await context.close();

@@ -10,7 +10,12 @@ import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, rawPost } from '@adsmcp/testkit/mcp-clients';
-import { type MemoryOAuthClient, type OAuthCallback, startOAuthCallback } from '@adsmcp/testkit/oauth-client';
+import {
+  type MemoryOAuthClient,
+  type OAuthCallback,
+  signInToConsent,
+  startOAuthCallback,
+} from '@adsmcp/testkit/oauth-client';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -62,11 +67,7 @@ async function connectThroughOAuth(
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
-    await page.goto(url.toString());
-    await page.waitForURL(/\/dashboard\/login\?next=/);
-    await page.fill('#email', who.email);
-    await page.fill('#password', who.password);
-    await Promise.all([page.waitForURL(/\/dashboard\/oauth\/[^/]+$/), page.click('button[type=submit]')]);
+    await signInToConsent(page, url, who);
     const consent = await page.locator('section.consent').innerText();
     const before = callback.responses.length;
     await Promise.all([
@@ -170,11 +171,7 @@ async function openConsent(
   const who = await person();
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.goto(url.toString());
-  await page.waitForURL(/\/dashboard\/login\?next=/);
-  await page.fill('#email', who.email);
-  await page.fill('#password', who.password);
-  await Promise.all([page.waitForURL(/\/dashboard\/oauth\/[^/]+$/), page.click('button[type=submit]')]);
+  await signInToConsent(page, url, who);
   const uid = new URL(page.url()).pathname.split('/').pop() ?? '';
   const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
   return { context, page, uid, csrf };

@@ -11,6 +11,7 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { Page } from 'playwright-core';
 
 /** A client's state, kept in memory as the SDK's provider interface asks. */
 export class MemoryOAuthClient implements OAuthClientProvider {
@@ -81,4 +82,20 @@ export async function startOAuthCallback(): Promise<OAuthCallback> {
     client: (name, grantTypes) => new MemoryOAuthClient(redirectUrl, name, grantTypes),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * signInToConsent opens an authorization request (`url`) in `page`, signs `who` in at the
+ * dashboard's sign-in page it is sent to, and waits for the consent page it then comes back to.
+ */
+export async function signInToConsent(
+  page: Page,
+  url: URL | string,
+  who: { email: string; password: string },
+): Promise<void> {
+  await page.goto(url.toString());
+  await page.waitForURL(/\/dashboard\/login\?next=/);
+  await page.fill('#email', who.email);
+  await page.fill('#password', who.password);
+  await Promise.all([page.waitForURL(/\/dashboard\/oauth\/[^/]+$/), page.click('button[type=submit]')]);
 }

@@ -42,6 +42,9 @@ export interface FileRecord {
   createdAt: Date;
 }
 
+/** A file as the API returns it (POST /files, GET /files/{file_id}). */
+export type FileJson = ReturnType<typeof fileJson>;
+
 /** fileJson is a file as the API returns it. */
 export function fileJson(f: FileRecord) {
   return {

@@ -2,19 +2,9 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { fileIdOf, MAX_FILE_BYTES } from '../src/files.ts';
+import { type FileJson, fileIdOf, MAX_FILE_BYTES } from '../src/files.ts';
 import type { ErrorJson, Sandbox, SandboxAccount } from './sandbox.ts';
 import { startSandbox } from './sandbox.ts';
-
-interface FileJson {
-  file_id: string;
-  mime_type: string;
-  byte_size: number;
-  width: number;
-  height: number;
-  sha256: string;
-  created_at: string;
-}
 
 /** The fake clock: every file is created at its time. */
 const clock = Date.parse('2026-03-04T05:06:07.089Z');

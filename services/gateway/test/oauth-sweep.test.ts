@@ -14,7 +14,12 @@ import { createPool, type Pool } from '@adsmcp/runtime/db';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { addPerson, type DashboardPerson } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
-import { type MemoryOAuthClient, type OAuthCallback, startOAuthCallback } from '@adsmcp/testkit/oauth-client';
+import {
+  type MemoryOAuthClient,
+  type OAuthCallback,
+  signInToConsent,
+  startOAuthCallback,
+} from '@adsmcp/testkit/oauth-client';
 import type { Stack } from '@adsmcp/testkit/stack';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import pg from 'pg';
@@ -66,11 +71,7 @@ async function approve(client: MemoryOAuthClient): Promise<Approved> {
   assert.ok(url, 'the SDK asked for the authorization page');
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.goto(url.toString());
-  await page.waitForURL(/\/dashboard\/login\?next=/);
-  await page.fill('#email', who.email);
-  await page.fill('#password', who.password);
-  await Promise.all([page.waitForURL(/\/dashboard\/oauth\/[^/]+$/), page.click('button[type=submit]')]);
+  await signInToConsent(page, url, who);
   const before = callback.responses.length;
   await Promise.all([
     page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl)),

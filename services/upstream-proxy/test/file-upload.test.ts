@@ -5,19 +5,10 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import type { FileJson } from '@adsmcp/ads-sandbox/files';
 import type { Principal } from '@adsmcp/runtime/principal';
 import sharp from 'sharp';
 import { principal, type Stack, startStack } from './stack.ts';
-
-interface FileJson {
-  file_id: string;
-  mime_type: string;
-  byte_size: number;
-  width: number;
-  height: number;
-  sha256: string;
-  created_at: string;
-}
 
 let stack: Stack;
 let admin: Principal;
