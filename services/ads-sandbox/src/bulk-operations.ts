@@ -5,6 +5,7 @@
  * all or nothing, or when it only validates.
  */
 import type { Queryable } from '@adsmcp/runtime/db';
+import { requireFile } from './ad-files.ts';
 import { createAdGroup } from './ad-group-actions.ts';
 import { parseAdGroupCreate } from './ad-group-requests.ts';
 import { adGroupArchived } from './ad-groups.ts';
@@ -26,7 +27,10 @@ import { insertCampaign } from './store/campaign-store.ts';
 
 const AD_CREATE_KEYS = ['ad_group_id', 'name', 'creative', 'status', 'landing_page_configuration'];
 
-/** createAd validates an ad create body and creates the ad, paused, in its ad group. */
+/**
+ * createAd validates an ad create body and creates the ad, paused, in its ad group; its image must
+ * be a file of the account.
+ */
 async function createAd(db: Queryable, accountId: string, body: Record<string, unknown>): Promise<string> {
   refuseUnknownProperties(body, AD_CREATE_KEYS, '');
   const adGroupId = string(required(body, 'ad_group_id'), 'ad_group_id', { min: 1, max: 255, content: true });
@@ -46,6 +50,7 @@ async function createAd(db: Queryable, accountId: string, body: Record<string, u
     throw invalidRequest('ad_group_id', `ad_group_id ${adGroupId} is not an ad group of this account`);
   }
   if (group.status === 'archived') throw adGroupArchived(group.id);
+  if (creative.file_id !== undefined) await requireFile(db, accountId, creative.file_id);
   const ad = await insertAd(db, {
     id: newId('ad'),
     accountId,

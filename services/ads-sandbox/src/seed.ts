@@ -3,19 +3,22 @@
  * with 2 ad groups, each with 3 ads (12 ads). Names, statuses, budgets, bidding and creatives are
  * the same for every account; only the ids (and the campaigns' schedules, which start at the
  * account's creation) differ. Three ads are paused, the rest active, and one active ad's landing
- * page is on an unreachable host, so that it reports a serving issue. Its conversion tracking and
- * custom audiences are seeded by seed-conversions.ts.
+ * page is on an unreachable host, so that it reports a serving issue. Each chat card shows an image
+ * that is a file of the account, as if uploaded. Its conversion tracking and custom audiences are
+ * seeded by seed-conversions.ts.
  */
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { BiddingConfig, ProductSet } from './ad-groups.ts';
 import type { AdStatus, Creative, LandingPageConfiguration } from './ads.ts';
 import type { CampaignCreate } from './campaigns.ts';
-import { newId } from './ids.ts';
+import { fileIdOf } from './files.ts';
+import { newId, sha256Hex } from './ids.ts';
 import { seedConversionsAndAudiences } from './seed-conversions.ts';
 import { insertAdGroup } from './store/ad-group-store.ts';
 import { insertAd } from './store/ad-store.ts';
 import { insertCampaign } from './store/campaign-store.ts';
 import { insertFeed } from './store/feed-store.ts';
+import { insertFile } from './store/file-store.ts';
 
 export const SEED_CAMPAIGNS = ['Spring Sale', 'Summer Launch'] as const;
 export const SEED_AD_GROUPS = ['Group A', 'Group B'] as const;
@@ -75,17 +78,42 @@ const UNREACHABLE = 4;
 
 const slug = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]+/g, '-');
 
-function seedCreative(index: number, campaign: string): Creative {
+/** Seeded ads at even positions are chat cards with an image; the others product ads. */
+const isChatCard = (index: number): boolean => index % 2 === 0;
+
+/**
+ * seedImage records the image of the `n`th seeded ad as a file of the account and returns its id.
+ * Metadata only, as the sandbox keeps of an upload: a square PNG whose hash is that of a fixed
+ * descriptor (there are no bytes), and whose id is derived from it as an upload's is.
+ */
+async function seedImage(db: Queryable, accountId: string, n: number, now: Date): Promise<string> {
+  const sha256 = sha256Hex(`seed image ${n}`);
+  const id = fileIdOf(accountId, sha256);
+  await insertFile(db, {
+    id,
+    accountId,
+    mimeType: 'image/png',
+    byteSize: 180_000 + n * 1_024,
+    width: 1080,
+    height: 1080,
+    sha256,
+    createdAt: now,
+  });
+  return id;
+}
+
+/** The creative of the seeded ad at `index`; `fileId` is its image, given exactly for a chat card. */
+function seedCreative(index: number, campaign: string, fileId: string | undefined): Creative {
   const n = index + 1;
   const host = index === UNREACHABLE ? 'landing.unreachable.invalid' : 'shop.example.com';
   const target_url = `https://${host}/${slug(campaign)}/ad-${n}`;
-  if (index % 2 === 0) {
+  if (fileId !== undefined) {
     return {
       type: 'chat_card',
       title: `${campaign}: offer ${n}`,
       body: `Chat with us about the ${campaign.toLowerCase()} and get offer ${n}.`,
       target_url,
-      file_id: `file_seed_${String(n).padStart(2, '0')}`,
+      file_id: fileId,
       ...(index % 4 === 0 ? { image_crop: { x: 0.1, y: 0, width: 0.8, height: 0.8 } } : {}),
     };
   }
@@ -99,8 +127,8 @@ function seedCreative(index: number, campaign: string): Creative {
 }
 
 /**
- * seedAccount creates the seeded product feeds, campaigns, ad groups and ads of `accountId`, in
- * order, then its pixel, event setting and custom audiences.
+ * seedAccount creates the seeded product feeds, campaigns, ad groups and ads (and their images'
+ * files) of `accountId`, in order, then its pixel, event setting and custom audiences.
  */
 export async function seedAccount(db: Queryable, accountId: string): Promise<void> {
   const feedIds: string[] = [];
@@ -142,6 +170,7 @@ export async function seedAccount(db: Queryable, accountId: string): Promise<voi
           : null;
       for (let n = 1; n <= SEED_ADS_PER_GROUP; n++, index++) {
         const status: AdStatus = PAUSED.has(index) ? 'paused' : 'active';
+        const fileId = isChatCard(index) ? await seedImage(db, accountId, index + 1, now) : undefined;
         await insertAd(db, {
           id: newId('ad'),
           accountId,
@@ -149,7 +178,7 @@ export async function seedAccount(db: Queryable, accountId: string): Promise<voi
           adGroupId,
           name: `${campaign} — ${group} — Ad ${n}`,
           status,
-          creative: seedCreative(index, campaign),
+          creative: seedCreative(index, campaign, fileId),
           landingPageConfiguration,
         });
       }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
 import type { AdJson } from '../src/ads.ts';
+import type { FileJson } from '../src/files.ts';
 import {
   type AdListJson,
   type ErrorJson,
@@ -56,6 +58,22 @@ function archiveAd<T = AdJson>(
     ...(opts.body === undefined ? {} : { body: opts.body }),
     ...(opts.key === undefined ? {} : { headers: { 'idempotency-key': opts.key } }),
   });
+}
+
+/** uploadImage uploads a new PNG (its bytes differ by `colour`) as the account and returns its file_id. */
+async function uploadImage(credential: string, colour: number): Promise<string> {
+  const png = await sharp({
+    create: { width: 120, height: 120, channels: 3, background: { r: colour % 256, g: 80, b: 160 } },
+  })
+    .png()
+    .toBuffer();
+  const res = await sb.call<FileJson>('POST', '/files', {
+    token: credential,
+    bytes: png,
+    headers: { 'content-type': 'image/png' },
+  });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.file_id;
 }
 
 async function getAd(credential: string, adId: string): Promise<AdJson> {
@@ -130,14 +148,15 @@ describe('POST /ads/{ad_id}', () => {
     assert.equal(kept.body.creative.file_id, withFile.creative.file_id);
 
     const product = productAd(ads);
+    const fileId = await uploadImage(credential, 1);
     const switched = await update(credential, product.id, {
-      creative: { type: 'chat_card', file_id: 'file_new', image_crop: crop },
+      creative: { type: 'chat_card', file_id: fileId, image_crop: crop },
     });
-    assert.equal(switched.status, 200);
+    assert.equal(switched.status, 200, JSON.stringify(switched.body));
     assert.deepEqual(switched.body.creative, {
       ...product.creative,
       type: 'chat_card',
-      file_id: 'file_new',
+      file_id: fileId,
       image_crop: crop,
     });
   });
@@ -313,6 +332,93 @@ describe('POST /ads/{ad_id}', () => {
       ],
     );
     assert.equal(second.body.revision, 3);
+  });
+});
+
+describe('creative.file_id on POST /ads/{ad_id}', () => {
+  const unknown = 'file_000000000000000000000000';
+
+  it('refuses a file_id that is no file of the account with 400 naming it, changing nothing', async () => {
+    const { accountId, credential, ads } = await seeded();
+    const ad = chatCardWithFile(ads);
+    const res = await update<ErrorJson>(credential, ad.id, {
+      name: 'Never applied',
+      creative: { file_id: unknown },
+    });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body.error, {
+      code: 'invalid_request',
+      message: `creative.file_id ${unknown} is not a file of this account: upload the image with POST /files and use the file_id it answers`,
+      field: 'creative.file_id',
+    });
+    assert.deepEqual(await getAd(credential, ad.id), ad);
+    assert.deepEqual(await sb.ledger(accountId), []);
+  });
+
+  it("refuses another account's file", async () => {
+    const mine = await seeded();
+    const theirs = await seeded();
+    const ad = chatCardWithFile(mine.ads);
+    for (const fileId of [
+      await uploadImage(theirs.credential, 2),
+      chatCardWithFile(theirs.ads).creative.file_id,
+    ]) {
+      const res = await update<ErrorJson>(mine.credential, ad.id, { creative: { file_id: fileId } });
+      assert.equal(res.status, 400, String(fileId));
+      assert.equal(res.body.error.field, 'creative.file_id');
+    }
+    assert.deepEqual(await getAd(mine.credential, ad.id), ad);
+  });
+
+  it('takes a file the account uploaded, and the ad shows it', async () => {
+    const { credential, ads } = await seeded();
+    const ad = chatCardWithFile(ads);
+    const fileId = await uploadImage(credential, 3);
+    const res = await update(credential, ad.id, { creative: { file_id: fileId } });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.creative.file_id, fileId);
+    assert.equal(res.body.revision, 2);
+    assert.deepEqual(await getAd(credential, ad.id), res.body);
+  });
+
+  it("takes the ad's own file_id without looking it up, even one that is no file (an older ad)", async () => {
+    const { credential, ads } = await seeded();
+    const ad = chatCardWithFile(ads);
+    const same = await update(credential, ad.id, { creative: { file_id: ad.creative.file_id } });
+    assert.equal(same.status, 200);
+    assert.deepEqual(same.body, ad);
+
+    await sb.pool.query(
+      `UPDATE ads SET creative = jsonb_set(creative, '{file_id}', '"file_seed_01"') WHERE id = $1`,
+      [ad.id],
+    );
+    const kept = await update(credential, ad.id, {
+      creative: { title: 'Kept image', file_id: 'file_seed_01' },
+    });
+    assert.equal(kept.status, 200, JSON.stringify(kept.body));
+    assert.deepEqual([kept.body.creative.title, kept.body.creative.file_id], ['Kept image', 'file_seed_01']);
+  });
+
+  it('does not let the refusal use up its Idempotency-Key, as any refused request', async () => {
+    const { accountId, credential, ads } = await seeded();
+    const ad = chatCardWithFile(ads);
+    const refused = await update<ErrorJson>(
+      credential,
+      ad.id,
+      { creative: { file_id: unknown } },
+      'key-file',
+    );
+    assert.equal(refused.status, 400);
+    assert.deepEqual(await sb.ledger(accountId, `/ads/${ad.id}`), []);
+    const again = await update<ErrorJson>(credential, ad.id, { creative: { file_id: unknown } }, 'key-file');
+    assert.equal(again.status, 400);
+    assert.equal(again.headers.get('idempotent-replayed'), null);
+
+    const fileId = await uploadImage(credential, 4);
+    const applied = await update(credential, ad.id, { creative: { file_id: fileId } }, 'key-file');
+    assert.equal(applied.status, 200);
+    assert.equal(applied.headers.get('idempotent-replayed'), null);
+    assert.equal(applied.body.creative.file_id, fileId);
   });
 });
 

@@ -50,6 +50,25 @@ const adOp = (adGroupId: string, name = 'Bulk ad') => ({
   },
 });
 
+/** adOp with `file_id` as the creative's image. */
+const adOpWithFile = (adGroupId: string, name: string, fileId: string) => {
+  const op = adOp(adGroupId, name);
+  return { ...op, body: { ...op.body, creative: { ...op.body.creative, file_id: fileId } } };
+};
+
+/** The file_id of one of the account's seeded chat cards: a file of the account. */
+async function seededFileId(s: Structure): Promise<string> {
+  const res = await sb.call<ListJson<AdJson>>('GET', '/ads?limit=500', { token: s.credential });
+  const fileId = res.body.data.find((a) => a.creative.file_id !== undefined)?.creative.file_id;
+  assert.ok(fileId !== undefined, 'a seeded chat card with a file');
+  return fileId;
+}
+
+async function adNames(s: Structure): Promise<string[]> {
+  const res = await sb.call<ListJson<AdJson>>('GET', '/ads?limit=500', { token: s.credential });
+  return res.body.data.map((a) => a.name);
+}
+
 function createJob<T = BulkJobJson>(s: Structure, body: unknown, key?: string) {
   return sb.call<T>('POST', '/bulk_mutation_jobs', {
     token: s.credential,
@@ -259,6 +278,72 @@ describe('bulk mutation jobs', () => {
       res.body.results.map((r) => [r.status, 'error' in r ? r.error?.field : undefined]),
       [['invalid', 'operations.0.body.bidding_config.custom_audience_bid_multipliers.0.custom_audience_id']],
     );
+  });
+
+  describe('create_ad whose creative.file_id is no file of the account', () => {
+    const unknown = 'file_000000000000000000000000';
+
+    it('fails that operation with partial_failure, naming creative.file_id, and creates the others', async () => {
+      const s = await seededStructure(sb);
+      const groupId = s.adGroups[0]?.id ?? '';
+      const res = await createJob(s, {
+        partial_failure: true,
+        operations: [
+          adOp(groupId, 'Ad without image'),
+          adOpWithFile(groupId, 'Ad with unknown image', unknown),
+          adOpWithFile(groupId, 'Ad with seeded image', await seededFileId(s)),
+        ],
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      clock += QUEUED_MS + 3 * OPERATION_MS;
+      const job = await getJob(s, res.body.id);
+      assert.equal(job.status, 'succeeded');
+      assert.deepEqual(
+        job.results.map((r) => [
+          r.status,
+          'error' in r ? r.error?.code : undefined,
+          'error' in r ? r.error?.field : undefined,
+        ]),
+        [
+          ['succeeded', undefined, undefined],
+          ['failed', 'invalid_request', 'operations.1.body.creative.file_id'],
+          ['succeeded', undefined, undefined],
+        ],
+      );
+      assert.match(
+        job.results[1]?.error?.message ?? '',
+        new RegExp(`${unknown} is not a file of this account`),
+      );
+      const names = await adNames(s);
+      assert.ok(names.includes('Ad without image') && names.includes('Ad with seeded image'));
+      assert.ok(!names.includes('Ad with unknown image'));
+    });
+
+    it('applies nothing without partial_failure', async () => {
+      const s = await seededStructure(sb);
+      const before = await adNames(s);
+      const res = await createJob(s, {
+        operations: [
+          campaignOp('c1', 'Never created either'),
+          adOp(s.adGroups[0]?.id ?? '', 'Ad never created'),
+          adOpWithFile(s.adGroups[0]?.id ?? '', 'Ad with unknown image', unknown),
+        ],
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      clock += QUEUED_MS + 3 * OPERATION_MS;
+      const job = await getJob(s, res.body.id);
+      assert.equal(job.status, 'failed');
+      assert.deepEqual(
+        job.results.map((r) => [r.status, 'error' in r ? r.error?.field : undefined]),
+        [
+          ['skipped', undefined],
+          ['skipped', undefined],
+          ['failed', 'operations.2.body.creative.file_id'],
+        ],
+      );
+      assert.deepEqual(await adNames(s), before);
+      assert.ok(!(await campaignNames(s)).includes('Never created either'));
+    });
   });
 
   it('replays a job retried with the same key, creating one job; another body is 422', async () => {

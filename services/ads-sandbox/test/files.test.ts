@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import type { AdJson } from '../src/ads.ts';
 import { type FileJson, fileIdOf, MAX_FILE_BYTES } from '../src/files.ts';
 import type { ErrorJson, Sandbox, SandboxAccount } from './sandbox.ts';
 import { startSandbox } from './sandbox.ts';
@@ -96,6 +97,8 @@ describe('POST /files', () => {
 
   it('answers the same file (200, same id and created_at) for the same bytes under another key, storing one', async () => {
     const other = await sb.newAccount();
+    // Its seeded ads' images are files already.
+    const seeded = await filesStored(other.accountId);
     const png = await image('png', 90, 90, 3);
     const first = await upload(png, 'image/png', { as: other });
     const again = await upload(png, 'image/png', { as: other });
@@ -103,12 +106,12 @@ describe('POST /files', () => {
     assert.equal(again.status, 200);
     assert.equal(again.headers.get('idempotent-replayed'), null);
     assert.deepEqual(again.body, first.body);
-    assert.equal(await filesStored(other.accountId), 1);
+    assert.equal(await filesStored(other.accountId), seeded + 1);
 
     const different = await upload(await image('png', 90, 90, 4), 'image/png', { as: other });
     assert.equal(different.status, 201);
     assert.notEqual(different.body.file_id, first.body.file_id);
-    assert.equal(await filesStored(other.accountId), 2);
+    assert.equal(await filesStored(other.accountId), seeded + 2);
   });
 
   it("gives another account's upload of the same bytes a file of its own", async () => {
@@ -246,9 +249,10 @@ describe('POST /files refusals', () => {
 
   it('records nothing for a refused upload', async () => {
     const fresh = await sb.newAccount();
+    const seeded = await filesStored(fresh.accountId);
     await upload(Buffer.from('garbage'), 'image/png', { as: fresh });
     await upload(await image('jpeg', 20, 20), 'image/png', { as: fresh });
-    assert.equal(await filesStored(fresh.accountId), 0);
+    assert.equal(await filesStored(fresh.accountId), seeded);
     assert.deepEqual(await sb.ledger(fresh.accountId, '/files'), []);
   });
 });
@@ -261,6 +265,22 @@ describe('GET /files/{file_id}', () => {
     });
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, uploaded.body);
+  });
+
+  it('answers the image of each seeded chat card: a file of the account, distinct per ad', async () => {
+    const ads = await sb.call<{ data: AdJson[] }>('GET', '/ads?limit=500', { token: account.credential });
+    const fileIds = ads.body.data.flatMap((a) =>
+      a.creative.type === 'chat_card' ? [a.creative.file_id] : [],
+    );
+    assert.equal(fileIds.length, 6);
+    assert.equal(new Set(fileIds).size, fileIds.length);
+    for (const fileId of fileIds) {
+      const res = await sb.call<FileJson>('GET', `/files/${fileId}`, { token: account.credential });
+      assert.equal(res.status, 200, String(fileId));
+      assert.equal(res.body.file_id, fileId);
+      assert.equal(fileIdOf(account.accountId, res.body.sha256), fileId);
+      assert.deepEqual([res.body.mime_type, res.body.width, res.body.height], ['image/png', 1080, 1080]);
+    }
   });
 
   it("answers 404 for an unknown id and for another account's file", async () => {

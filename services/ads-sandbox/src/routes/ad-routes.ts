@@ -1,6 +1,7 @@
 /** The platform's ad endpoints: list, get, update and archive an account's ads. */
-import type { Pool } from '@adsmcp/runtime/db';
+import type { Pool, Queryable } from '@adsmcp/runtime/db';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requireFile } from '../ad-files.ts';
 import {
   ADS_CURSOR_KIND,
   parseAdUpdate,
@@ -46,19 +47,22 @@ export function registerAdRoutes(app: FastifyInstance, deps: AdRouteDeps): void 
     return adJson(ad, include);
   });
 
-  /** Runs `change` on the (locked) ad through the idempotency ledger and answers with the ad. */
+  /**
+   * Runs `change` on the (locked) ad, in the transaction of `db`, through the idempotency ledger
+   * and answers with the ad.
+   */
   async function mutateAd(
     req: FastifyRequest<AdParams>,
     reply: FastifyReply,
     body: unknown,
-    change: (ad: Ad) => { ad: Ad; changed: boolean },
+    change: (ad: Ad, db: Queryable) => Promise<{ ad: Ad; changed: boolean }> | { ad: Ad; changed: boolean },
   ): Promise<FastifyReply> {
     const account = requestAccount(req);
     const adId = req.params.ad_id;
     return answerMutation(pool, req, reply, body, async (client) => {
       const ad = await findAd(client, account.id, adId, { forUpdate: true });
       if (ad === undefined) throw adNotFound(adId);
-      const next = change(ad);
+      const next = await change(ad, client);
       const saved = next.changed ? await saveAd(client, next.ad) : ad;
       return { status: 200, body: adJson(saved) };
     });
@@ -67,7 +71,13 @@ export function registerAdRoutes(app: FastifyInstance, deps: AdRouteDeps): void 
   app.post<AdParams>('/ads/:ad_id', { onRequest: guard }, async (req, reply) => {
     refuseQuery(req.query);
     const update = parseAdUpdate(req.body);
-    return mutateAd(req, reply, req.body, (ad) => applyUpdate(ad, update));
+    return mutateAd(req, reply, req.body, async (ad, db) => {
+      const next = applyUpdate(ad, update);
+      // The image the ad has is kept without a look-up, even from before files were checked.
+      const fileId = update.creative?.file_id;
+      if (fileId !== undefined && fileId !== ad.creative.file_id) await requireFile(db, ad.accountId, fileId);
+      return next;
+    });
   });
 
   app.post<AdParams>('/ads/:ad_id/archive', { onRequest: guard }, async (req, reply) => {
