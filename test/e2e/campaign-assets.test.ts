@@ -1,17 +1,19 @@
 /**
  * Campaign image assets end to end: every process running, the tools called through the official
  * MCP client, the images served by the gateway's delivery links and fetched over HTTP as a browser
- * would. Only refusals of source_url can be shown here (the guard refuses loopback, and tests
+ * would, and an asset put on an ad by a reviewed ads_update_ad (approved in a real browser, the
+ * sandbox's ledger the witness of one upload). Only refusals of source_url can be shown here (the guard refuses loopback, and tests
  * reach nothing else); the marketing service's tests fetch from a local HTTPS site.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
+import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { Stack } from '@adsmcp/testkit/stack';
-import { toolCalls } from '@adsmcp/testkit/tool-calls';
+import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 import type { Browser } from 'playwright-core';
 import sharp from 'sharp';
 import { createAssetLinks } from '../../services/gateway/src/assets/asset-links.ts';
@@ -357,5 +359,156 @@ describe('in a browser', () => {
     // cache answers for the gateway (no-store).
     await page.reload();
     assert.equal(await show(path), -1);
+  });
+});
+
+describe('on an ad (ads_update_ad)', () => {
+  interface Change {
+    change_id: string;
+    status: string;
+    digest: string;
+    summary: string;
+    operation: { body: { creative: Record<string, unknown> } };
+    uploads: { asset_id: string; sha256: string; width: number; height: number; file_id: string | null }[];
+    applied_differences: string[];
+  }
+  interface LiveAd {
+    id: string;
+    status: string;
+    creative: { type: string; title: string; file_id?: string };
+  }
+  const chatCards = async () =>
+    (await tools.ok<{ ads: LiveAd[] }>('ads_list_ads', { account_id: account, limit: 100 })).ads.filter(
+      (a) => a.creative.type === 'chat_card' && a.status !== 'archived' && a.creative.file_id !== undefined,
+    );
+  const changesTotal = async () => (await tools.ok<{ total: number }>('ads_list_changes', {})).total;
+  const upstreamAccount = () => e2e.seed.accounts[0]?.upstream_account_id ?? '';
+
+  test('a saved asset becomes the ad’s image: pinned when prepared, shown for review, uploaded once on apply', async () => {
+    const [ad] = await chatCards();
+    assert.ok(ad, 'the seed has a chat card with an image');
+    const saved = await save({ name: 'New hero', content_base64: await pngBase64(150, 150) });
+    const assetId = saved.asset.asset_id;
+    const prepared = await tools.ok<Change>('ads_update_ad', {
+      account_id: account,
+      ad_id: ad.id,
+      body: { creative: { asset_id: assetId } },
+    });
+    assert.equal(prepared.status, 'prepared');
+    assert.deepEqual(prepared.operation.body, { creative: { asset_id: assetId } });
+    assert.deepEqual(
+      prepared.uploads.map((u) => [u.asset_id, u.sha256, u.width, u.height, u.file_id]),
+      [[assetId, saved.asset.sha256, 150, 150, null]],
+    );
+    const filesBefore = (await sandboxLedger(stack, upstreamAccount(), '/files')).length;
+
+    // The reviewer sees the image, what was pinned of it, and the ad it goes on; then approves.
+    browser ??= await launchBrowser();
+    const { context, page } = await signInToDashboard(browser, stack.gatewayUrl, {
+      email: e2e.seed.dashboardUser,
+      password: e2e.seed.dashboardPassword ?? '',
+    });
+    try {
+      await page.goto(`${stack.gatewayUrl}/dashboard/changes/${prepared.change_id}`);
+      const shown = await page.evaluate(`new Promise((resolve) => {
+        const img = document.querySelector('#creative-preview figure[data-asset="${assetId}"] img');
+        if (img === null) resolve(-2);
+        else if (img.complete) resolve(img.naturalWidth || -1);
+        else { img.onload = () => resolve(img.naturalWidth); img.onerror = () => resolve(-1); }
+      })`);
+      assert.equal(shown, 150);
+      const caption = await page.locator(`#creative-preview figure[data-asset="${assetId}"]`).innerText();
+      assert.match(caption, new RegExp(saved.asset.sha256));
+      assert.match(caption, /uploaded to the ad platform when the change is applied/);
+      assert.ok(caption.includes(`Shown on the ad titled “${ad.creative.title}”`), caption);
+      await Promise.all([
+        page.waitForURL(new RegExp(`/dashboard/changes/${prepared.change_id}$`)),
+        page.click('#approve'),
+      ]);
+    } finally {
+      await context.close();
+    }
+
+    const applied = await tools.ok<Change>('ads_apply_change', {
+      change_id: prepared.change_id,
+      digest: prepared.digest,
+    });
+    assert.equal(applied.status, 'applied', JSON.stringify(applied));
+    assert.deepEqual(applied.applied_differences, []);
+    const fileId = applied.uploads[0]?.file_id ?? '';
+    assert.match(fileId, /^file_[0-9a-f]{24}$/);
+    assert.notEqual(fileId, ad.creative.file_id);
+    const live = await tools.ok<{ ad: LiveAd }>('ads_get_ad', { account_id: account, ad_id: ad.id });
+    assert.equal(live.ad.creative.file_id, fileId);
+    assert.equal(live.ad.creative.title, ad.creative.title);
+    // One upload, and the update sent with the file in the asset's place.
+    assert.equal((await sandboxLedger(stack, upstreamAccount(), '/files')).length, filesBefore + 1);
+    const sent = await sandboxLedger(stack, upstreamAccount(), `/ads/${ad.id}`);
+    assert.deepEqual(
+      sent.map((e) => e.request_body),
+      [{ creative: { file_id: fileId } }],
+    );
+  });
+
+  test('a file_id must be a file of the ad account: one it has is prepared, another is refused by name', async () => {
+    const [first, second] = (await chatCards()).filter(
+      (a, i, all) => all.findIndex((b) => b.creative.file_id === a.creative.file_id) === i,
+    );
+    assert.ok(first && second, 'two chat cards with different images');
+    const before = await changesTotal();
+    const unknown = 'file_000000000000000000000000';
+    const refusal = await tools.refused('ads_update_ad', {
+      account_id: account,
+      ad_id: first.id,
+      body: { creative: { file_id: unknown } },
+    });
+    assert.equal(refusal.code, 'invalid_argument');
+    assert.match(
+      refusal.message,
+      new RegExp(`\`body\\.creative\\.file_id\` ${unknown}: ad account .+ has no file`),
+    );
+    assert.equal(await changesTotal(), before, 'nothing was recorded');
+
+    const prepared = await tools.ok<Change>('ads_update_ad', {
+      account_id: account,
+      ad_id: first.id,
+      body: { creative: { file_id: second.creative.file_id } },
+    });
+    assert.equal(prepared.status, 'prepared');
+    assert.ok(
+      prepared.summary.includes(
+        `creative.file_id "${first.creative.file_id}" → "${second.creative.file_id}"`,
+      ),
+    );
+    assert.deepEqual(prepared.uploads, []);
+  });
+
+  test('an asset with a file_id, an unknown asset and another account’s asset are refused when prepared', async () => {
+    const [ad] = await chatCards();
+    assert.ok(ad);
+    const saved = await save({ content_base64: await pngBase64(130, 130) });
+    const prepare = (creative: Record<string, unknown>) =>
+      tools.refused('ads_update_ad', { account_id: account, ad_id: ad.id, body: { creative } });
+    const before = await changesTotal();
+
+    const both = await prepare({ asset_id: saved.asset.asset_id, file_id: ad.creative.file_id });
+    assert.equal(both.code, 'invalid_argument');
+    assert.match(both.message, /names both file_id and asset_id/);
+
+    const unknownId = '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11';
+    const unknown = await prepare({ asset_id: unknownId });
+    assert.match(unknown.message, new RegExp(`asset_id\` ${unknownId}: no campaign asset with this id`));
+
+    const other = e2e.seed.accounts[1]?.account_id;
+    assert.ok(other, 'the seed has a second account');
+    const elsewhere = await save({ account_id: other, content_base64: await pngBase64(110, 110) });
+    const refusal = await prepare({ asset_id: elsewhere.asset.asset_id });
+    assert.equal(refusal.code, 'invalid_argument');
+    assert.match(refusal.message, /is a campaign asset of another ad account/);
+
+    const notUuid = await prepare({ asset_id: 'hero.png' });
+    assert.equal(notUuid.code, 'invalid_argument');
+    assert.match(notUuid.message, /asset_id/);
+    assert.equal(await changesTotal(), before, 'nothing was recorded');
   });
 });

@@ -36,7 +36,7 @@ function checkCrop(creative: Fields, patch: Fields): void {
   const image = (k: string) => typeof creative[k] === 'string' && creative[k] !== '';
   if (!image('file_id') && !image('asset_id')) {
     throw new InvalidArgumentError(
-      '`body.creative.image_crop` needs `body.creative.file_id`, the image it crops',
+      '`body.creative.image_crop` needs an image to crop: `body.creative.file_id` or `body.creative.asset_id`',
     );
   }
   const [x, y, w, h] = ['x', 'y', 'width', 'height'].map((k) => Number(crop[k]));

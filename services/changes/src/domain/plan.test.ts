@@ -70,7 +70,7 @@ test('a crop must be square, within the image and on a creative with an image', 
   refuses(
     () => update({ creative: { image_crop: { x: 0, y: 0, width: 0.5, height: 0.5 } } }, noImage),
     InvalidArgumentError,
-    /needs `body.creative.file_id`/,
+    /needs an image to crop: `body.creative.file_id` or `body.creative.asset_id`/,
   );
   // Within by a rounding error is within: 0.2 + 0.8 is 1.0000000000000002 in binary floating point.
   assert.ok(update({ creative: { image_crop: { x: 0.2, y: 0.2, width: 0.8, height: 0.8 } } }).summary);

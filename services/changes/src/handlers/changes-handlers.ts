@@ -42,7 +42,13 @@ import {
 import { type Marketing, pinUploads } from './asset-reads.ts';
 import { checkLive, requireFresh, type Upstream } from './live-check.ts';
 import { planningHandlers } from './planning-handlers.ts';
-import { type AccessCheck, accountRefusal, accountToPlan, liveObject } from './platform-reads.ts';
+import {
+  type AccessCheck,
+  accountRefusal,
+  accountToPlan,
+  liveObject,
+  requireFiles,
+} from './platform-reads.ts';
 import { enforceStandards } from './standards-enforcement.ts';
 
 export const APPLY_TOPIC = 'changes.apply';
@@ -188,6 +194,8 @@ export async function planPrepared(
     live,
     accountName: account.name,
   });
+  // The platform's image files the creatives name must be the account's.
+  await requireFiles(upstream, p, account, body, live);
   // The campaign images the creatives name, pinned for review and uploaded only on apply.
   const uploads = await pinUploads(marketing, p, req.accountId, body);
   // The account's standards and spend guard, checked again by the apply worker.

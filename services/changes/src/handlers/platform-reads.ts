@@ -6,6 +6,7 @@
 import type { Account, UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import {
   FailedPreconditionError,
+  InvalidArgumentError,
   NotFoundError,
   PermissionDeniedError,
   UnavailableError,
@@ -13,8 +14,8 @@ import {
 import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { readingFor } from '@adsmcp/runtime/service-client';
-
 import type { Client } from '@connectrpc/connect';
+import { creativesOf } from '../domain/uploads.ts';
 
 export type Upstream = Client<typeof UpstreamService>;
 
@@ -86,4 +87,41 @@ export async function liveObject(
   if (!isRecord(body))
     throw new UnavailableError(`the ad platform answered GET ${path} with an unexpected shape`);
   return body;
+}
+
+/**
+ * requireFiles refuses a change whose creatives name an image file (`file_id`) that the ad account
+ * does not have, naming the creative: the platform would refuse it only when the approved change
+ * is applied. Each file is read once (GET /files/{file_id}); the file the live object already
+ * shows is not read, since the object keeps it.
+ */
+export async function requireFiles(
+  upstream: Upstream,
+  p: Principal,
+  account: Account,
+  body: Record<string, unknown>,
+  live: Record<string, unknown> | undefined,
+): Promise<void> {
+  const liveCreative = live?.creative;
+  const liveFile = isRecord(liveCreative) ? liveCreative.file_id : undefined;
+  const read = new Set<string>();
+  for (const { at, creative } of creativesOf(body)) {
+    const fileId = creative.file_id;
+    if (typeof fileId !== 'string' || fileId === liveFile || read.has(fileId)) continue;
+    read.add(fileId);
+    const path = `/files/${encodeURIComponent(fileId)}`;
+    const res = await upstream.call(
+      { accountId: account.accountId, method: 'GET', path, query: [], bodyJson: '', idempotencyKey: '' },
+      readingFor(p),
+    );
+    if (res.status === 404)
+      throw new InvalidArgumentError(
+        `\`${at}.file_id\` ${fileId}: ad account ${account.name} has no file with this id; name an image the account has (an ad's creative.file_id), or a saved campaign asset as asset_id, uploaded when the change is applied`,
+      );
+    if (res.status < 200 || res.status > 299) {
+      const reason = describePlatformRefusal(res.status, res.bodyJson);
+      if (res.status >= 500 || res.status === 429) throw new UnavailableError(`${reason}; try again shortly`);
+      throw new FailedPreconditionError(`\`${at}.file_id\` ${fileId} could not be read: ${reason}`);
+    }
+  }
 }

@@ -121,16 +121,18 @@ export function assetIdsOf(body: unknown): string[] {
 /**
  * What each asset shows on: the title of every creative of the body that names it (an ad's
  * creative, or each ad a bulk job creates), so that a reviewer of several images sees which ad
- * gets which.
+ * gets which. An update of an ad's image alone shows it on the ad's current title (`before`, the
+ * ad as it was when the change was prepared).
  */
-export function titlesByAsset(body: unknown): Map<string, string[]> {
+export function titlesByAsset(body: unknown, before?: unknown): Map<string, string[]> {
   const titles = new Map<string, string[]>();
   const isObject = (v: unknown): v is Record<string, unknown> =>
     typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!isObject(body)) return titles;
   const ops = Array.isArray(body.operations) ? body.operations : [];
+  const liveTitle = isObject(before) && isObject(before.creative) ? before.creative.title : undefined;
   const creatives = [
-    body.creative,
+    isObject(body.creative) ? { title: liveTitle, ...body.creative } : undefined,
     ...ops.map((op) => (isObject(op) && isObject(op.body) ? op.body.creative : undefined)),
   ];
   for (const c of creatives) {
@@ -146,9 +148,14 @@ export function titlesByAsset(body: unknown): Map<string, string[]> {
  * the ads it shows on, what the change pinned of it (the image that will be uploaded) and, once
  * applied, its file.
  */
-function previewHtml(assets: ReviewContext['assets'], uploads: Change['uploads'], body: unknown): string {
+function previewHtml(
+  assets: ReviewContext['assets'],
+  uploads: Change['uploads'],
+  body: unknown,
+  before: unknown,
+): string {
   if (assets === undefined || assets.length === 0) return '';
-  const titles = titlesByAsset(body);
+  const titles = titlesByAsset(body, before);
   const shownOn = (assetId: string) => {
     const on = (titles.get(assetId) ?? []).filter((t) => t !== '');
     return on.length === 0
@@ -311,7 +318,7 @@ export function changeDetailHtml(
       .filter((r) => !same(r))
       .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)
       .join('')}</tbody></table>${unchangedNote}</section>
-    ${previewHtml(review.assets, c.uploads, body)}
+    ${previewHtml(review.assets, c.uploads, body, before)}
     <section><h2>Exact request</h2>
     <p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
     <pre id="payload">${esc(c.operation?.bodyJson)}</pre>

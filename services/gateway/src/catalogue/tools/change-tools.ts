@@ -39,7 +39,22 @@ export const creativeFields = {
   ),
 };
 
-const creative = object(creativeFields);
+const creative = object({
+  ...creativeFields,
+  file_id: string({
+    min: 1,
+    max: 255,
+    description:
+      'An image file the ad account has (as an ad’s creative.file_id shows it); one it does not have is refused.',
+  }),
+  asset_id: string({
+    format: 'uuid',
+    description:
+      'A saved campaign image of this ad account (ads_save_campaign_asset) instead of file_id: pinned when the ' +
+      'change is prepared, shown to the reviewer, and uploaded to the ad platform only when the approved change is ' +
+      'applied, then sent as its file_id. Not with file_id.',
+  }),
+});
 
 const adUpdateBody = object(
   {
@@ -69,9 +84,12 @@ export const updateAd: ToolRow<GatewayDeps> = {
   description:
     'Prepares an update of an ad (name, creative, status, landing page configuration) and returns a change_id. ' +
     'The fields given replace the live ones (creative fields one by one); the ad that would result is checked ' +
-    '(an image_crop only on a chat_card with a file_id, square and within the image), and a change that would ' +
-    'change nothing is refused. Nothing changes on the ad account until a person approves the change in the ' +
-    'dashboard and ads_apply_change applies it. Upstream: POST /ads/{ad_id}.',
+    '(an image_crop only on a chat_card with an image, square and within the image), and a change that would ' +
+    'change nothing is refused. A new image is named by creative.file_id, a file the ad account must have, or ' +
+    'by creative.asset_id, a saved campaign asset of the account, whose image is pinned with the change (its ' +
+    'sha256 is part of the digest) and uploaded only when the approved change is applied. Nothing changes on the ' +
+    'ad account until a person approves the change in the dashboard and ads_apply_change applies it. ' +
+    'Upstream: POST /ads/{ad_id}.',
   input: updateAdInput,
   example: {
     account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90',
