@@ -396,6 +396,12 @@ describe('on an ad (ads_update_ad)', () => {
     });
     assert.equal(prepared.status, 'prepared');
     assert.deepEqual(prepared.operation.body, { creative: { asset_id: assetId } });
+    assert.ok(
+      prepared.summary.endsWith(
+        `: creative image file "${ad.creative.file_id}" → campaign asset "${assetId}", uploaded when the change is applied`,
+      ),
+      prepared.summary,
+    );
     assert.deepEqual(
       prepared.uploads.map((u) => [u.asset_id, u.sha256, u.width, u.height, u.file_id]),
       [[assetId, saved.asset.sha256, 150, 150, null]],

@@ -38,6 +38,19 @@ test('an update is summarised by what it changes, against the live ad', () => {
   );
 });
 
+test('an update giving the ad a campaign asset says which image it replaces', () => {
+  const asset = '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11';
+  assert.equal(
+    update({ creative: { title: 'Offer 2', asset_id: asset } }).summary,
+    `Update ad "Spring — Ad 1" (ad_1) on Shop: creative.title "Offer 1" → "Offer 2"; creative image file "file_1" → campaign asset "${asset}", uploaded when the change is applied`,
+  );
+  const { file_id: _, image_crop: __, ...noImage } = liveAd.creative;
+  assert.match(
+    update({ creative: { asset_id: asset } }, { ...liveAd, creative: noImage }).summary,
+    /: creative image \(none\) → campaign asset "0b0e4b6a-[^"]+", uploaded when the change is applied$/,
+  );
+});
+
 test('an update that would change nothing is refused, saying what each field already is', () => {
   refuses(
     () => update({ name: 'Spring — Ad 1', status: 'active' }),

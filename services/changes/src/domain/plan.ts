@@ -130,6 +130,15 @@ function nameOf(label: string, live: PlatformObject): string {
   return typeof live.name === 'string' ? `${label} "${live.name}" (${id})` : `${label} ${id}`;
 }
 
+/**
+ * The line for a creative given a campaign asset: the platform holds no asset_id, so the line says
+ * what the ad's image is now and what replaces it, rather than "creative.asset_id (unset) → …".
+ */
+function newImageLine(live: PlatformObject, assetId: unknown): string {
+  const now = isObject(live.creative) ? live.creative.file_id : undefined;
+  return `creative image ${now === undefined ? '(none)' : `file ${show(now)}`} → campaign asset ${show(assetId)}, uploaded when the change is applied`;
+}
+
 export interface PlanInput {
   objectType: string;
   effect: string;
@@ -225,7 +234,11 @@ export function planChange(input: PlanInput): { summary: string } {
     const already = rows.map((r) => `${r.field} is already ${show(r.before)}`).join('; ');
     throw new FailedPreconditionError(`nothing would change: ${already}`);
   }
-  const lines = changed.map((r) => `${r.field} ${show(r.before)} → ${show(r.after)}`);
+  const lines = changed.map((r) =>
+    r.field === 'creative.asset_id'
+      ? newImageLine(live, r.after)
+      : `${r.field} ${show(r.before)} → ${show(r.after)}`,
+  );
   return { summary: `Update ${what} on ${input.accountName}: ${lines.join('; ')}` };
 }
 
