@@ -38,6 +38,7 @@ export type SafeFetchReason =
   | 'bad_redirect'
   | 'too_large'
   | 'timeout'
+  | 'cancelled'
   | 'network_error';
 
 /** A refused or failed fetch; `reason` is stable for code, `message` is for a person. */
@@ -80,6 +81,11 @@ export interface SafeFetchOptions {
 export interface SafeFetchCallOptions {
   maxBytes?: number;
   accept?: string;
+  /**
+   * The caller's signal (a request's, ended when it is cancelled or its deadline passes): once it
+   * is aborted the fetch stops, its connection closed, and fails as `cancelled`.
+   */
+  signal?: AbortSignal;
 }
 
 export type SafeFetch = (url: string, opts?: SafeFetchCallOptions) => Promise<SafeFetchResponse>;
@@ -351,12 +357,26 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetch {
     }
   }
 
+  const cancelled = (cause?: unknown) =>
+    new SafeFetchError(
+      'cancelled',
+      'the fetch was stopped: the call that asked for it was cancelled or ran out of time',
+      {
+        cause,
+      },
+    );
+
   return async (url, opts = {}) => {
+    const caller = opts.signal;
+    if (caller?.aborted) throw cancelled();
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), totalTimeout);
+    const stop = () => controller.abort();
+    caller?.addEventListener('abort', stop, { once: true });
     try {
       return await follow(url, opts, controller.signal);
     } catch (err) {
+      if (caller?.aborted) throw cancelled(err);
       if (err instanceof SafeFetchError) throw err;
       if (controller.signal.aborted) {
         throw new SafeFetchError('timeout', `no complete response within ${totalTimeout} ms`, { cause: err });
@@ -368,6 +388,7 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetch {
       throw new SafeFetchError('network_error', `the request failed: ${detail}`, { cause: err });
     } finally {
       clearTimeout(timer);
+      caller?.removeEventListener('abort', stop);
     }
   };
 }

@@ -237,3 +237,28 @@ test('a site that does not answer in time is given up on', async () => {
   await assert.rejects(fetcher(`${site.origin('shop.test')}/slow`), refusedWith('timeout', /300 ms/));
   assert.ok(Date.now() - started < 10_000);
 });
+
+test("a fetch stops when its caller's signal is aborted, closing the connection, and fails as cancelled", async () => {
+  let closed: Promise<void> | undefined;
+  serve({
+    '/held': (res) => {
+      closed = new Promise((resolve) => res.on('close', () => resolve()));
+    },
+  });
+  const fetcher = createSafeFetcher({ ...site.fetcherOptions(), totalTimeoutMs: 30_000 });
+  const caller = new AbortController();
+  const started = Date.now();
+  const fetching = fetcher(`${site.origin('shop.test')}/held`, { signal: caller.signal });
+  while (closed === undefined) await new Promise((r) => setTimeout(r, 10));
+  caller.abort();
+  await assert.rejects(fetching, refusedWith('cancelled', /cancelled or ran out of time/));
+  assert.ok(Date.now() - started < 10_000, 'given up at once, not after the 30 s limit');
+  await closed;
+  // A signal aborted already: nothing is sent.
+  const before = seen.length;
+  await assert.rejects(
+    fetcher(`${site.origin('shop.test')}/held`, { signal: AbortSignal.abort() }),
+    refusedWith('cancelled'),
+  );
+  assert.equal(seen.length, before);
+});

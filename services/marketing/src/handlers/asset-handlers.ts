@@ -124,11 +124,14 @@ async function saveFromSource(
   workspaceId: string,
   accountId: string,
   url: string,
+  signal: AbortSignal,
 ): Promise<SourceOutcome> {
   let image: CheckedImage;
   try {
-    image = await checkImage(await fetchImage(deps.fetch, url), 'the image at source_url', undefined);
+    image = await checkImage(await fetchImage(deps.fetch, url, signal), 'the image at source_url', undefined);
   } catch (err) {
+    // A fetch stopped because the call ended: the image was not refused, only not fetched.
+    if (signal.aborted) return { asset: undefined, savedNow: false, error: NOT_FETCHED };
     if (err instanceof DomainError) return { asset: undefined, savedNow: false, error: err.message };
     throw err;
   }
@@ -168,7 +171,7 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
         source.kind === 'content'
           ? await checkImage(source.bytes, 'content_base64', req.mimeType)
           : await checkImage(
-              await fetchImage(deps.fetch, source.url),
+              await fetchImage(deps.fetch, source.url, ctx.signal),
               'the image at source_url',
               req.mimeType,
             );
@@ -239,7 +242,7 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
       );
       const missing = urls.filter((url) => !saved.has(url));
       await eachAtMost(missing, FETCHES_AT_ONCE, ctx.signal, async (url) => {
-        outcomes.set(url, await saveFromSource(deps, workspaceId, accountId, url));
+        outcomes.set(url, await saveFromSource(deps, workspaceId, accountId, url, ctx.signal));
       });
       const notFetched: SourceOutcome = { asset: undefined, savedNow: false, error: NOT_FETCHED };
       return { images: urls.map((url) => toSourceImage(url, outcomes.get(url) ?? notFetched)) };

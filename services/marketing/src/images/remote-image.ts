@@ -20,15 +20,21 @@ function defaultFetch(): SafeFetch {
 
 /**
  * fetchImage returns the bytes at `url` (at most 1 MiB, what an image may be), read through
- * `fetch` or the product's safe fetcher. A refused or failed fetch, or an answer other than 200,
- * is an InvalidArgumentError naming source_url.
+ * `fetch` or the product's safe fetcher, stopped when `signal` (the call's) is aborted. A refused,
+ * failed or stopped fetch, or an answer other than 200, is an InvalidArgumentError naming
+ * source_url.
  */
-export async function fetchImage(fetch: SafeFetch | undefined, url: string): Promise<Uint8Array> {
+export async function fetchImage(
+  fetch: SafeFetch | undefined,
+  url: string,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
   let res: Awaited<ReturnType<SafeFetch>>;
   try {
     res = await (fetch ?? defaultFetch())(url, {
       maxBytes: MAX_INPUT_BYTES,
       accept: 'image/png, image/jpeg',
+      ...(signal === undefined ? {} : { signal }),
     });
   } catch (err) {
     if (err instanceof SafeFetchError) {
