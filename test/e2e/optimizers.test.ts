@@ -275,7 +275,6 @@ describe('accounts, features and workspaces', () => {
       ['ads_save_optimizer', saveArgs()],
       ['ads_list_optimizers', {}],
       ['ads_get_optimizer', { optimizer_id: randomUUID() }],
-      ['ads_pause_optimizer', { optimizer_id: randomUUID() }],
     ] as const) {
       const err = await fails(featureless, name, args);
       assert.equal(err.code, 'feature_disabled', name);
@@ -321,7 +320,35 @@ describe('accounts, features and workspaces', () => {
     );
     for (const t of tools) {
       assert.equal(t.group, 'Automation and optimization');
-      assert.deepEqual(t.required_features, ['optimizer']);
+      // Pausing stays allowed when the feature has ended.
+      assert.deepEqual(t.required_features, t.name === 'ads_pause_optimizer' ? [] : ['optimizer'], t.name);
     }
+  });
+
+  test('once the workspace’s optimizer feature has ended its optimizers can still be paused, and nothing else', async () => {
+    const { optimizer } = await ok<{ optimizer: OptimizerResult }>(
+      client,
+      'ads_save_optimizer',
+      saveArgs({ name: 'Outlives its feature' }),
+    );
+    assert.equal(optimizer.status, 'active');
+    const id = { optimizer_id: optimizer.optimizer_id };
+    await stack.admin(['disable-feature', 'optimizer', '--workspace', seed.workspaceId]);
+    try {
+      assert.equal((await fails(client, 'ads_get_optimizer', id)).code, 'feature_disabled');
+      assert.equal((await fails(client, 'ads_save_optimizer', saveArgs(id))).code, 'feature_disabled');
+      const paused = await ok<{ optimizer: OptimizerResult }>(client, 'ads_pause_optimizer', id);
+      assert.equal(paused.optimizer.status, 'paused');
+      assert.equal(paused.optimizer.next_review_at, null);
+      // Without the feature, an optimizer that is not there is still not found.
+      assert.equal(
+        (await fails(featureless, 'ads_pause_optimizer', { optimizer_id: randomUUID() })).code,
+        'not_found',
+      );
+    } finally {
+      await stack.admin(['enable-feature', 'optimizer', '--workspace', seed.workspaceId]);
+    }
+    const after = await ok<{ optimizer: OptimizerResult }>(client, 'ads_get_optimizer', id);
+    assert.equal(after.optimizer.status, 'paused');
   });
 });

@@ -113,6 +113,26 @@ describe('ads_import_performance', () => {
     assert.deepEqual(got.import, res.import);
   });
 
+  test('row text may span lines, in rows as in a CSV cell: kept as written', async () => {
+    const text = { headline: 'Two plants\nfor one', name: 'Spring\tA', hook: 'Free\nshipping' };
+    const res = await ok<ImportResult>('ads_import_performance', {
+      ...META,
+      name: 'Line breaks',
+      rows: [{ ad_id: 'ad_lines', ...text, impressions: 1, clicks: 0, spend: 0 }],
+    });
+    const c = new pg.Client({ connectionString: e2e.db.url });
+    await c.connect();
+    try {
+      const { rows } = await c.query(
+        'SELECT headline, name, hook FROM marketing.performance_import_rows WHERE import_id = $1',
+        [res.import.import_id],
+      );
+      assert.deepEqual(rows, [text]);
+    } finally {
+      await c.end();
+    }
+  });
+
   test('a required metric left out is refused: null says unknown, a missing key is a mistake', async () => {
     const err = await refused('ads_import_performance', {
       ...META,

@@ -417,7 +417,7 @@ describe('proposals', () => {
         { proposalId, expectedRevision: 5, decision: 'request_changes', note: 'x' },
         h.as(p),
       ),
-      Code.FailedPrecondition,
+      Code.Aborted,
       /expected_revision is stale: the proposal is at revision 1/,
     );
     const asked = await h.reviews.reviewProposal(

@@ -26,6 +26,7 @@ function describeType(s: JsonSchema): string {
       range(s.minLength, s.maxLength, ' chars');
       if (typeof s.format === 'string')
         rules.push(s.format === 'uri' ? `URL matching \`${s.pattern}\`` : s.format);
+      else if (s.pattern === '\\S') rules.push('with a visible character');
       else if (typeof s.pattern === 'string') rules.push(`matching \`${s.pattern}\``);
       break;
     case 'integer':
@@ -43,7 +44,27 @@ function describeType(s: JsonSchema): string {
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-/** The argument rows of an object schema, nested objects flattened as `body.name`. */
+const hasFields = (s: JsonSchema | undefined): boolean =>
+  s !== undefined && s.type === 'object' && s.properties !== undefined;
+
+/**
+ * The object whose fields a value's rows list, and how their paths continue: the value itself
+ * (`body.name`), the object of a nullable value (`body.product_set.filters`), or each item of an
+ * array of objects (`body.product_set.filters[].operator`).
+ */
+function fieldsInside(s: JsonSchema, path: string): { schema: JsonSchema; prefix: string } | undefined {
+  if (hasFields(s)) return { schema: s, prefix: `${path}.` };
+  const alternative = Array.isArray(s.anyOf) ? (s.anyOf as JsonSchema[]).find(hasFields) : undefined;
+  if (alternative !== undefined) return fieldsInside(alternative, path);
+  const items = s.type === 'array' ? (s.items as JsonSchema | undefined) : undefined;
+  if (items !== undefined && hasFields(items)) return { schema: items, prefix: `${path}[].` };
+  return undefined;
+}
+
+/**
+ * The argument rows of an object schema, nested objects flattened as `body.name` (through
+ * nullable objects and arrays of objects, whose item fields are `list[].name`).
+ */
 function argumentRows(schema: JsonSchema, prefix = ''): string[] {
   const props = (schema.properties ?? {}) as Props;
   const required = new Set((schema.required ?? []) as string[]);
@@ -53,7 +74,8 @@ function argumentRows(schema: JsonSchema, prefix = ''): string[] {
     const what = s.type === 'object' ? 'object' : describeType(s);
     const about = typeof s.description === 'string' ? s.description : '';
     rows.push(`| \`${path}\` | ${cell(what)} | ${required.has(name) ? 'yes' : ''} | ${cell(about)} |`);
-    if (s.type === 'object' && s.properties !== undefined) rows.push(...argumentRows(s, `${path}.`));
+    const inside = fieldsInside(s, path);
+    if (inside !== undefined) rows.push(...argumentRows(inside.schema, inside.prefix));
   }
   return rows;
 }

@@ -9,7 +9,12 @@
  * (the review window or the publish window ran out). pending_review and approved show as expired
  * once their window ran out, decided when they are read.
  */
-import { FailedPreconditionError, InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import {
+  FailedPreconditionError,
+  InvalidArgumentError,
+  PermissionDeniedError,
+  StaleRevisionError,
+} from '@adsmcp/runtime/errors';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { hasVisibleContent, hiddenCharacter, textLength } from '@adsmcp/runtime/text';
 import type { OptimizerConfig } from './optimizer.ts';
@@ -102,11 +107,7 @@ export function newProposal(
 }
 
 function requireRevision(p: Proposal, expected: number): void {
-  if (expected !== p.revision) {
-    throw new FailedPreconditionError(
-      `expected_revision is stale: the proposal is at revision ${p.revision}; read it again and retry with expected_revision ${p.revision}`,
-    );
-  }
+  if (expected !== p.revision) throw new StaleRevisionError(p.revision, 'proposal');
 }
 
 const EDITABLE: readonly ProposalStatus[] = ['pending_review', 'changes_requested', 'expired'];

@@ -45,7 +45,9 @@ function isCell(v: unknown): boolean {
 const row: Schema<Record<string, unknown>> = {
   json: {
     type: 'object',
-    description: 'A row: column name to value (text, number, boolean, or a list of text).',
+    description:
+      'A row: column name (1 to 100 characters) to value: text up to 5000 characters, a number, a boolean, or a ' +
+      'list of up to 2000 texts of up to 1000 characters each; at most 30 columns.',
     maxProperties: MAX_COLUMNS,
   },
   check(value, path, out) {
@@ -197,7 +199,12 @@ const prepareAdBatchInput = object(
         pattern: /^[A-Z]{2}$/,
         patternHint: 'two uppercase letters (an ISO 3166-1 alpha-2 code such as US)',
       }),
-      { min: 1, max: 250, description: 'The countries to serve in, ISO 3166-1 alpha-2, each once.' },
+      {
+        min: 1,
+        max: 250,
+        unique: true,
+        description: 'The countries to serve in, ISO 3166-1 alpha-2, each once.',
+      },
     ),
     context_hints: array(string({ min: 1, max: 1000, nonBlank: true }), {
       max: 2000,

@@ -14,7 +14,7 @@ import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { appliedOrFailure, CHANGE_OUTPUT, changeView } from '../change-view.ts';
 import { enumOf, integer, nullable, number, object, string } from '../schema.ts';
-import { platformId } from './platform-arguments.ts';
+import { accountId, platformId } from './platform-arguments.ts';
 
 const UUID_RULE = { format: 'uuid' as const };
 const OBJECT_ID = platformId();
@@ -35,7 +35,8 @@ export const creativeFields = {
       height: number({ min: 0, max: 1 }),
     },
     ['x', 'y', 'width', 'height'],
-    'A square crop of the EXIF-oriented source image, as fractions; chat_card only; needs file_id.',
+    'A square crop of the EXIF-oriented source image, as fractions; chat_card only; needs an image (file_id, or ' +
+      'asset_id where a tool takes one).',
   ),
 };
 
@@ -69,7 +70,7 @@ const adUpdateBody = object(
   'The fields to change; fields left out keep their value.',
 );
 
-const updateAdInput = object({ account_id: string(UUID_RULE), ad_id: OBJECT_ID, body: adUpdateBody }, [
+const updateAdInput = object({ account_id: accountId, ad_id: OBJECT_ID, body: adUpdateBody }, [
   'account_id',
   'ad_id',
   'body',
@@ -111,7 +112,7 @@ export const updateAd: ToolRow<GatewayDeps> = {
   },
 };
 
-const archiveAdInput = object({ account_id: string(UUID_RULE), ad_id: OBJECT_ID }, ['account_id', 'ad_id']);
+const archiveAdInput = object({ account_id: accountId, ad_id: OBJECT_ID }, ['account_id', 'ad_id']);
 
 export const archiveAd: ToolRow<GatewayDeps> = {
   name: 'ads_archive_ad',
@@ -191,7 +192,7 @@ export const getChange: ToolRow<GatewayDeps> = {
 
 const listInput = object({
   status: enumOf(['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed']),
-  account_id: string(UUID_RULE),
+  account_id: accountId,
   limit: integer({ min: 1, max: 100 }),
   offset: integer({ min: 0, max: 100_000 }),
 });

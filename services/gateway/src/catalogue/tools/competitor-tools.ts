@@ -51,10 +51,10 @@ const saveInput = object(
       max: REVISION_MAX,
       description: 'Required when updating: the revision the source is at now.',
     }),
-    literals: array(string({ min: 1, max: 200 }), {
+    literals: array(string({ min: 1, max: 200, nonBlank: true }), {
       max: 30,
       description:
-        'Phrases to watch (0 to 30, each 1 to 200 characters). With phrases, a check records which are present ' +
+        'Phrases to watch (0 to 30, each 1 to 200 characters with a visible one). With phrases, a check records which are present ' +
         'or absent and which changed; without, it compares the page’s title and body text.',
     }),
   },

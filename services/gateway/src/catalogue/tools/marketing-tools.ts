@@ -208,7 +208,11 @@ const saveInput = dependentField(
       kind,
       name: string({ min: 1, max: 200 }),
       collection: string({ max: 200, description: 'A collection to group items in; omitted means none.' }),
-      tags: array(string({ min: 1, max: 100 }), { max: 30, unique: true }),
+      tags: array(string({ min: 1, max: 100 }), {
+        max: 30,
+        unique: true,
+        description: 'Labels to find the item by (ads_list_marketing_items tag), each once.',
+      }),
       data: itemData,
     },
     ['kind', 'name', 'data'],

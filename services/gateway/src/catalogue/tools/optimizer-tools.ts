@@ -207,10 +207,12 @@ export const pauseOptimizer: ToolRow<GatewayDeps> = {
   title: 'Pause optimizer',
   group: GROUP,
   behavior: 'write',
-  features: FEATURES,
+  // Stopping is never gated: it stays allowed when the workspace's optimizer feature has ended.
+  features: [],
   description:
     'Pauses an optimizer: future reviews and undispatched publishing stop; ads already live keep running. Needs no ' +
-    'revision and is always allowed; pausing a paused optimizer returns it unchanged. Save it with enabled true to resume.',
+    'revision and is always allowed, also after the workspace’s optimizer feature has ended; pausing a paused ' +
+    'optimizer returns it unchanged. Save it with enabled true to resume.',
   input: optimizerIdInput,
   idempotent: true,
   example: { optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64' },
