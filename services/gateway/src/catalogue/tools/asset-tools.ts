@@ -11,7 +11,7 @@ import { resultOf } from '../rpc-mapping.ts';
 import { enumOf, type Issue, integer, object, type Schema, string } from '../schema.ts';
 import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
-const GROUP = 'Campaign creation';
+const GROUP = 'Campaign support';
 /** The largest revision an int32 holds. */
 const REVISION_MAX = 2_147_483_647;
 /** Base64 of 1 MiB, the largest image: 4 characters for every 3 bytes, padded. */

@@ -296,7 +296,7 @@ const outcomeRow = object(
 export const importBusinessOutcomes: ToolRow<GatewayDeps> = {
   name: 'ads_import_business_outcomes',
   title: 'Import business outcomes',
-  group: 'Marketing',
+  group: 'Campaign support',
   behavior: 'write',
   features: [],
   description:

@@ -303,7 +303,7 @@ const FIGURES_TEXT =
 const createPerformanceReport = defineTool<GatewayDeps, typeof createInput>({
   name: 'ads_create_performance_report',
   title: 'Create a performance report',
-  group: 'Accounts and reporting',
+  group: 'Marketing',
   behavior: 'write',
   features: [],
   description:
@@ -372,7 +372,7 @@ const createPerformanceReport = defineTool<GatewayDeps, typeof createInput>({
 const listPerformanceReports: ToolRow<GatewayDeps> = {
   name: 'ads_list_performance_reports',
   title: 'List performance reports',
-  group: 'Accounts and reporting',
+  group: 'Marketing',
   behavior: 'read',
   features: [],
   description:
@@ -395,7 +395,7 @@ const listPerformanceReports: ToolRow<GatewayDeps> = {
 const getPerformanceReport: ToolRow<GatewayDeps> = {
   name: 'ads_get_performance_report',
   title: 'Get a performance report',
-  group: 'Accounts and reporting',
+  group: 'Marketing',
   behavior: 'read',
   features: [],
   description:
