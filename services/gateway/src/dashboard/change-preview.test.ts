@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import { create } from '@bufbuild/protobuf';
-import { assetIdsOf, changeDetailHtml } from './change-pages.ts';
+import { assetIdsOf, changeDetailHtml, titlesByAsset } from './change-pages.ts';
 
 const ASSET = '5a7c1e2b-9d3f-4b6a-8e1c-2f4d6b8a0c13';
 const OTHER = '8c0d2e43-2f1a-4b7e-8f57-6a3b9e0c1d24';
@@ -72,4 +72,40 @@ test('each image of a bulk job is shown with the titles of the ads it goes on', 
   assert.match(figure(ASSET), /Shown on 2 ads titled “Warm &lt;greens&gt;”, “Also warm”/);
   assert.match(figure(OTHER), /Shown on the ad titled “Cosy”/);
   assert.doesNotMatch(html, /No picture”/);
+});
+
+test('each image is said to show on the ads whose creatives name it: a batch’s by their titles, an update’s on the ad’s own', () => {
+  const batch = {
+    operations: [
+      { type: 'create_campaign', body: { name: 'Spring' } },
+      { type: 'create_ad', body: { creative: { title: 'Two for one', asset_id: ASSET } } },
+      { type: 'create_ad', body: { creative: { title: 'Free shipping', asset_id: ASSET.toUpperCase() } } },
+      { type: 'create_ad', body: { creative: { title: 'New pots', asset_id: OTHER } } },
+      { type: 'create_ad', body: { creative: { title: 'No image' } } },
+    ],
+  };
+  assert.deepEqual(
+    [...titlesByAsset(batch)],
+    [
+      [ASSET, ['Two for one', 'Free shipping']],
+      [OTHER, ['New pots']],
+    ],
+  );
+  const before = { id: 'ad_1', creative: { title: 'Live title', file_id: 'file_1' } };
+  assert.deepEqual([...titlesByAsset({ creative: { asset_id: ASSET } }, before)], [[ASSET, ['Live title']]]);
+  assert.deepEqual(
+    [...titlesByAsset({ creative: { asset_id: ASSET, title: 'New title' } }, before)],
+    [[ASSET, ['New title']]],
+  );
+  const html = changeDetailHtml(
+    create(ChangeSchema, {
+      ...change({ creative: { asset_id: ASSET } }),
+      targetBeforeJson: JSON.stringify(before),
+    }),
+    new Map(),
+    'csrf',
+    true,
+    { conflicts: [], assets: [{ assetId: ASSET, path: `/assets/${ASSET}?token=t` }] },
+  );
+  assert.ok(html.includes('Shown on the ad titled “Live title”'), html);
 });
