@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { launchBrowser } from '@adsmcp/testkit/browser';
+import { launchBrowser, shownImageWidth } from '@adsmcp/testkit/browser';
 import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
@@ -416,13 +416,7 @@ describe('on an ad (ads_update_ad)', () => {
     });
     try {
       await page.goto(`${stack.gatewayUrl}/dashboard/changes/${prepared.change_id}`);
-      const shown = await page.evaluate(`new Promise((resolve) => {
-        const img = document.querySelector('#creative-preview figure[data-asset="${assetId}"] img');
-        if (img === null) resolve(-2);
-        else if (img.complete) resolve(img.naturalWidth || -1);
-        else { img.onload = () => resolve(img.naturalWidth); img.onerror = () => resolve(-1); }
-      })`);
-      assert.equal(shown, 150);
+      assert.equal(await shownImageWidth(page, `#creative-preview figure[data-asset="${assetId}"] img`), 150);
       const caption = await page.locator(`#creative-preview figure[data-asset="${assetId}"]`).innerText();
       assert.match(caption, new RegExp(saved.asset.sha256));
       assert.match(caption, /uploaded to the ad platform when the change is applied/);

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { launchBrowser } from '@adsmcp/testkit/browser';
+import { launchBrowser, shownImageWidth } from '@adsmcp/testkit/browser';
 import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
@@ -480,14 +480,8 @@ describe('refusals', () => {
 
     const page = await signIn();
     await page.goto(`${stack.gatewayUrl}/dashboard/proposals/${proposal.proposal_id}`);
-    // The image as the reviewer's browser loads it (its width, or -1 when none could be shown).
-    const shown = await page.evaluate(`new Promise((resolve) => {
-      const img = document.querySelector('table[data-comparison] img[data-asset="${assetId}"]');
-      if (img === null) resolve(-2);
-      else if (img.complete) resolve(img.naturalWidth || -1);
-      else { img.onload = () => resolve(img.naturalWidth); img.onerror = () => resolve(-1); }
-    })`);
-    assert.equal(shown, 160);
+    // The image as the reviewer's browser loads it.
+    assert.equal(await shownImageWidth(page, `table[data-comparison] img[data-asset="${assetId}"]`), 160);
     await approveOnPage(page, proposal.proposal_id);
     const published = await waitForProposal(proposal.proposal_id, ['published', 'failed']);
     assert.equal(published.status, 'published', JSON.stringify(published));

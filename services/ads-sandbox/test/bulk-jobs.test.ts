@@ -77,6 +77,14 @@ function createJob<T = BulkJobJson>(s: Structure, body: unknown, key?: string) {
   });
 }
 
+/** Each operation's status, and its error's code and field when it failed. */
+const outcomes = (job: BulkJobJson) =>
+  job.results.map((r) => [
+    r.status,
+    'error' in r ? r.error?.code : undefined,
+    'error' in r ? r.error?.field : undefined,
+  ]);
+
 async function getJob(s: Structure, id: string): Promise<BulkJobJson> {
   const res = await sb.call<BulkJobJson>('GET', `/bulk_mutation_jobs/${id}`, { token: s.credential });
   assert.equal(res.status, 200);
@@ -163,14 +171,11 @@ describe('bulk mutation jobs', () => {
     clock += QUEUED_MS + 3 * OPERATION_MS;
     const job = await getJob(s, res.body.id);
     assert.equal(job.status, 'failed');
-    assert.deepEqual(
-      job.results.map((r) => [r.status, 'error' in r ? r.error?.field : undefined]),
-      [
-        ['skipped', undefined],
-        ['failed', 'operations.1.body.end_time'],
-        ['failed', 'operations.2.body.name'],
-      ],
-    );
+    assert.deepEqual(outcomes(job), [
+      ['skipped', undefined, undefined],
+      ['failed', 'invalid_request', 'operations.1.body.end_time'],
+      ['failed', 'invalid_request', 'operations.2.body.name'],
+    ]);
     assert.ok(!(await campaignNames(s)).includes('Never created'));
   });
 
@@ -193,20 +198,13 @@ describe('bulk mutation jobs', () => {
     const job = await getJob(s, res.body.id);
     assert.equal(job.status, 'succeeded');
     assert.deepEqual([job.succeeded_count, job.failed_count], [2, 3]);
-    assert.deepEqual(
-      job.results.map((r) => [
-        r.status,
-        'error' in r ? r.error?.code : undefined,
-        'error' in r ? r.error?.field : undefined,
-      ]),
-      [
-        ['succeeded', undefined, undefined],
-        ['failed', 'invalid_request', 'operations.1.body.budget_micros'],
-        ['failed', 'dependency_failed', 'operations.2.body.campaign_id'],
-        ['succeeded', undefined, undefined],
-        ['failed', 'invalid_request', 'operations.4.body.status'],
-      ],
-    );
+    assert.deepEqual(outcomes(job), [
+      ['succeeded', undefined, undefined],
+      ['failed', 'invalid_request', 'operations.1.body.budget_micros'],
+      ['failed', 'dependency_failed', 'operations.2.body.campaign_id'],
+      ['succeeded', undefined, undefined],
+      ['failed', 'invalid_request', 'operations.4.body.status'],
+    ]);
     assert.ok((await campaignNames(s)).includes('Partial campaign'));
   });
 
@@ -298,18 +296,11 @@ describe('bulk mutation jobs', () => {
       clock += QUEUED_MS + 3 * OPERATION_MS;
       const job = await getJob(s, res.body.id);
       assert.equal(job.status, 'succeeded');
-      assert.deepEqual(
-        job.results.map((r) => [
-          r.status,
-          'error' in r ? r.error?.code : undefined,
-          'error' in r ? r.error?.field : undefined,
-        ]),
-        [
-          ['succeeded', undefined, undefined],
-          ['failed', 'invalid_request', 'operations.1.body.creative.file_id'],
-          ['succeeded', undefined, undefined],
-        ],
-      );
+      assert.deepEqual(outcomes(job), [
+        ['succeeded', undefined, undefined],
+        ['failed', 'invalid_request', 'operations.1.body.creative.file_id'],
+        ['succeeded', undefined, undefined],
+      ]);
       assert.match(
         job.results[1]?.error?.message ?? '',
         new RegExp(`${unknown} is not a file of this account`),
@@ -333,14 +324,11 @@ describe('bulk mutation jobs', () => {
       clock += QUEUED_MS + 3 * OPERATION_MS;
       const job = await getJob(s, res.body.id);
       assert.equal(job.status, 'failed');
-      assert.deepEqual(
-        job.results.map((r) => [r.status, 'error' in r ? r.error?.field : undefined]),
-        [
-          ['skipped', undefined],
-          ['skipped', undefined],
-          ['failed', 'operations.2.body.creative.file_id'],
-        ],
-      );
+      assert.deepEqual(outcomes(job), [
+        ['skipped', undefined, undefined],
+        ['skipped', undefined, undefined],
+        ['failed', 'invalid_request', 'operations.2.body.creative.file_id'],
+      ]);
       assert.deepEqual(await adNames(s), before);
       assert.ok(!(await campaignNames(s)).includes('Never created either'));
     });
