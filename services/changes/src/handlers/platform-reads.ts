@@ -60,6 +60,32 @@ export function accountToPlan(
     : readableAccount(upstream, p, accountId);
 }
 
+/**
+ * platformGet reads `path` on `account` as `p`, with read access only, and returns the platform's
+ * answer when it is a success. A 404 throws `missing()`; another refusal is Unavailable when it
+ * is worth retrying (5xx, 429) and otherwise FailedPrecondition, saying `what` could not be read.
+ */
+async function platformGet(
+  upstream: Upstream,
+  p: Principal,
+  account: Account,
+  path: string,
+  what: string,
+  missing: () => Error,
+): Promise<{ bodyJson: string }> {
+  const res = await upstream.call(
+    { accountId: account.accountId, method: 'GET', path, query: [], bodyJson: '', idempotencyKey: '' },
+    readingFor(p),
+  );
+  if (res.status === 404) throw missing();
+  if (res.status < 200 || res.status > 299) {
+    const reason = describePlatformRefusal(res.status, res.bodyJson);
+    if (res.status >= 500 || res.status === 429) throw new UnavailableError(`${reason}; try again shortly`);
+    throw new FailedPreconditionError(`${what} could not be read: ${reason}`);
+  }
+  return res;
+}
+
 /** The object at `path` as the platform has it now; NotFound names `what` in `account`. */
 export async function liveObject(
   upstream: Upstream,
@@ -68,16 +94,14 @@ export async function liveObject(
   path: string,
   what: string,
 ): Promise<Record<string, unknown>> {
-  const res = await upstream.call(
-    { accountId: account.accountId, method: 'GET', path, query: [], bodyJson: '', idempotencyKey: '' },
-    readingFor(p),
+  const res = await platformGet(
+    upstream,
+    p,
+    account,
+    path,
+    `the ${what}`,
+    () => new NotFoundError(`no ${what} in ad account ${account.name}`),
   );
-  if (res.status === 404) throw new NotFoundError(`no ${what} in ad account ${account.name}`);
-  if (res.status < 200 || res.status > 299) {
-    const reason = describePlatformRefusal(res.status, res.bodyJson);
-    if (res.status >= 500 || res.status === 429) throw new UnavailableError(`${reason}; try again shortly`);
-    throw new FailedPreconditionError(`the ${what} could not be read: ${reason}`);
-  }
   let body: unknown;
   try {
     body = JSON.parse(res.bodyJson);
@@ -109,19 +133,17 @@ export async function requireFiles(
     const fileId = creative.file_id;
     if (typeof fileId !== 'string' || fileId === liveFile || read.has(fileId)) continue;
     read.add(fileId);
-    const path = `/files/${encodeURIComponent(fileId)}`;
-    const res = await upstream.call(
-      { accountId: account.accountId, method: 'GET', path, query: [], bodyJson: '', idempotencyKey: '' },
-      readingFor(p),
+    const field = `\`${at}.file_id\` ${fileId}`;
+    await platformGet(
+      upstream,
+      p,
+      account,
+      `/files/${encodeURIComponent(fileId)}`,
+      field,
+      () =>
+        new InvalidArgumentError(
+          `${field}: ad account ${account.name} has no file with this id; name an image the account has (an ad's creative.file_id), or a saved campaign asset as asset_id, uploaded when the change is applied`,
+        ),
     );
-    if (res.status === 404)
-      throw new InvalidArgumentError(
-        `\`${at}.file_id\` ${fileId}: ad account ${account.name} has no file with this id; name an image the account has (an ad's creative.file_id), or a saved campaign asset as asset_id, uploaded when the change is applied`,
-      );
-    if (res.status < 200 || res.status > 299) {
-      const reason = describePlatformRefusal(res.status, res.bodyJson);
-      if (res.status >= 500 || res.status === 429) throw new UnavailableError(`${reason}; try again shortly`);
-      throw new FailedPreconditionError(`\`${at}.file_id\` ${fileId} could not be read: ${reason}`);
-    }
   }
 }
