@@ -75,6 +75,9 @@ interface SourceOutcome {
   error: string;
 }
 
+/** The outcome of a URL the call did not get to (or stopped fetching) because it ended. */
+const NOT_FETCHED_OUTCOME: SourceOutcome = { asset: undefined, savedNow: false, error: NOT_FETCHED };
+
 function toSourceImage(url: string, o: SourceOutcome): MessageInitShape<typeof SourceImageSchema> {
   return {
     sourceUrl: url,
@@ -131,7 +134,7 @@ async function saveFromSource(
     image = await checkImage(await fetchImage(deps.fetch, url, signal), 'the image at source_url', undefined);
   } catch (err) {
     // A fetch stopped because the call ended: the image was not refused, only not fetched.
-    if (signal.aborted) return { asset: undefined, savedNow: false, error: NOT_FETCHED };
+    if (signal.aborted) return NOT_FETCHED_OUTCOME;
     if (err instanceof DomainError) return { asset: undefined, savedNow: false, error: err.message };
     throw err;
   }
@@ -244,8 +247,7 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
       await eachAtMost(missing, FETCHES_AT_ONCE, ctx.signal, async (url) => {
         outcomes.set(url, await saveFromSource(deps, workspaceId, accountId, url, ctx.signal));
       });
-      const notFetched: SourceOutcome = { asset: undefined, savedNow: false, error: NOT_FETCHED };
-      return { images: urls.map((url) => toSourceImage(url, outcomes.get(url) ?? notFetched)) };
+      return { images: urls.map((url) => toSourceImage(url, outcomes.get(url) ?? NOT_FETCHED_OUTCOME)) };
     },
 
     async getCampaignAssets(req, ctx) {
