@@ -29,7 +29,7 @@ interface DevFile {
   dashboardPassword: string | null;
   databaseUrl: string;
   /** Where `npm run admin` finds the services of this stack (its keys are in secrets.json). */
-  services: { changesUrl: string; upstreamProxyUrl: string; sandboxUrl: string };
+  services: { changesUrl: string; optimizerUrl: string; upstreamProxyUrl: string; sandboxUrl: string };
 }
 
 const COLORS: Record<ServiceName, string> = {
@@ -155,6 +155,7 @@ async function main(): Promise<void> {
     databaseUrl,
     services: {
       changesUrl: stack.urls.changes,
+      optimizerUrl: stack.urls.optimizer,
       upstreamProxyUrl: stack.urls['upstream-proxy'],
       sandboxUrl: stack.urls['ads-sandbox'],
     },

@@ -9,6 +9,7 @@ import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/t
 import { CLIENT_KINDS, connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import { optimizerConfig } from '@adsmcp/testkit/optimizer-config';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import pg from 'pg';
 
 let e2e: SeededStack;
 let stack: Stack;
@@ -333,8 +334,23 @@ describe('accounts, features and workspaces', () => {
     );
     assert.equal(optimizer.status, 'active');
     const id = { optimizer_id: optimizer.optimizer_id };
+    const suspended = async () => {
+      const c = new pg.Client({ connectionString: e2e.db.url });
+      await c.connect();
+      try {
+        const { rowCount } = await c.query(
+          'SELECT 1 FROM optimizer.feature_suspensions WHERE workspace_id = $1',
+          [seed.workspaceId],
+        );
+        return rowCount === 1;
+      } finally {
+        await c.end();
+      }
+    };
     await stack.admin(['disable-feature', 'optimizer', '--workspace', seed.workspaceId]);
     try {
+      // The optimizer service heard it: it schedules no review for the workspace now.
+      assert.equal(await suspended(), true);
       assert.equal((await fails(client, 'ads_get_optimizer', id)).code, 'feature_disabled');
       assert.equal((await fails(client, 'ads_save_optimizer', saveArgs(id))).code, 'feature_disabled');
       const paused = await ok<{ optimizer: OptimizerResult }>(client, 'ads_pause_optimizer', id);
@@ -348,6 +364,7 @@ describe('accounts, features and workspaces', () => {
     } finally {
       await stack.admin(['enable-feature', 'optimizer', '--workspace', seed.workspaceId]);
     }
+    assert.equal(await suspended(), false);
     const after = await ok<{ optimizer: OptimizerResult }>(client, 'ads_get_optimizer', id);
     assert.equal(after.optimizer.status, 'paused');
   });

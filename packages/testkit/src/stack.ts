@@ -517,6 +517,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
     UPSTREAM_PROXY_URL: urls['upstream-proxy'],
     CHANGES_URL: urls.changes,
+    OPTIMIZER_URL: urls.optimizer,
     SANDBOX_URL: urls['ads-sandbox'],
     SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken,
   };

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { isUuid } from '@adsmcp/runtime/ids';
@@ -61,11 +62,12 @@ const USAGE = `usage: npm run admin -- <command> [options]
   enable-feature <feature> [--workspace <id|name>]
   disable-feature <feature> [--workspace <id|name>]
       Turns a workspace feature on or off (${FEATURES.join(', ')}); its tools work, or are
-      refused, from the next call.
+      refused, from the next call. Without the optimizer feature no optimizer review is
+      scheduled (the optimizer service hears of it first: it needs OPTIMIZER_URL).
   seed-demo [--token <existing dev token>]
       Creates (once) the demo workspace, its admin and two sandbox ad accounts, and prints JSON with
-      a dev token (the given one when it is still valid). Needs UPSTREAM_PROXY_URL, SANDBOX_URL,
-      SANDBOX_ADMIN_TOKEN and PRINCIPAL_PRIVATE_KEY.`;
+      a dev token (the given one when it is still valid). Needs UPSTREAM_PROXY_URL, OPTIMIZER_URL,
+      SANDBOX_URL, SANDBOX_ADMIN_TOKEN and PRINCIPAL_PRIVATE_KEY.`;
 
 const DEMO_WORKSPACE = 'Demo workspace';
 const DEMO_ADMIN = 'admin@demo.example';
@@ -84,11 +86,12 @@ function localStack(): Record<string, string | undefined> {
       return {};
     }
   };
-  const dev = read('dev.json') as { databaseUrl?: string; services?: Record<string, string> };
+  const dev = read('dev.json') as { databaseUrl?: string; services?: Record<string, string | undefined> };
   const secrets = read('secrets.json') as { principalPrivateKey?: string; sandboxAdminToken?: string };
   return {
     DATABASE_URL: dev.databaseUrl,
     CHANGES_URL: dev.services?.changesUrl,
+    OPTIMIZER_URL: dev.services?.optimizerUrl,
     UPSTREAM_PROXY_URL: dev.services?.upstreamProxyUrl,
     SANDBOX_URL: dev.services?.sandboxUrl,
     PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
@@ -119,6 +122,22 @@ async function asOperator(user: UserRow): Promise<{ signer: PrincipalSigner; as:
     via: 'operator',
   });
   return { signer, as };
+}
+
+/**
+ * Tells the optimizer service whether `admin`'s workspace has the optimizer feature: without it
+ * the service schedules no review for the workspace's optimizers.
+ */
+async function tellOptimizer(admin: UserRow, enabled: boolean): Promise<void> {
+  const { signer, as } = await asOperator(admin);
+  const optimizer = createServiceClient(OptimizerService, need('OPTIMIZER_URL'), 'optimizer', signer);
+  try {
+    await optimizer.setWorkspaceFeature({ enabled }, as);
+  } catch (err) {
+    throw new Error(
+      `the optimizer service did not take the change (${err instanceof Error ? err.message : String(err)}); nothing was changed, run the command again`,
+    );
+  }
 }
 
 /** The credential's name as the dashboard's connections list shows it. */
@@ -208,11 +227,13 @@ async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<
     ws = await findWorkspace(pool, DEMO_WORKSPACE);
   }
   if (ws === undefined) throw new Error('demo workspace was not created');
-  await setWorkspaceFeatures(pool, ws.id, [...new Set([...ws.features, ...DEMO_FEATURES])]);
   const admin = await findFirstAdmin(pool, ws.id);
   if (admin === undefined) throw new Error('demo workspace has no admin');
-
   const { signer, as } = await asOperator(admin);
+  // The demo has every feature, also where an operator had switched one off.
+  await tellOptimizer(admin, true);
+  await setWorkspaceFeatures(pool, ws.id, [...new Set([...ws.features, ...DEMO_FEATURES])]);
+
   const upstream = createServiceClient(UpstreamService, need('UPSTREAM_PROXY_URL'), 'upstream-proxy', signer);
   const { accounts } = await upstream.listAccounts({}, as);
   const wanted = [
@@ -421,6 +442,13 @@ async function main(argv: string[]): Promise<void> {
         const feature = knownFeature(positionals[0], command);
         const ws = await chosenWorkspace(pool, values.workspace);
         const enable = command === 'enable-feature';
+        if (feature === 'optimizer') {
+          // The optimizer service schedules the reviews, so it hears first: when it cannot be
+          // reached nothing has changed, and the command can simply be run again.
+          const admin = await findFirstAdmin(pool, ws.id);
+          if (admin === undefined) throw new Error(`workspace ${ws.name} has no admin`);
+          await tellOptimizer(admin, enable);
+        }
         const features = await (enable ? enableWorkspaceFeature : disableWorkspaceFeature)(
           pool,
           ws.id,

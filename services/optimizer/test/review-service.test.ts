@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { OptimizerConfigSchema } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import type { AdDeliverySchema, ReviewRun, VariantSchema } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import type { Delivery } from '@adsmcp/runtime/bus/bus';
 import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
+import { inTransaction } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { testPrincipal } from '@adsmcp/testkit/service-harness';
@@ -637,5 +639,100 @@ describe('the cadence', () => {
     } finally {
       await bus.stop();
     }
+  });
+
+  test('while the workspace’s optimizer feature has ended no review is scheduled; when it is back the missed review runs once', async () => {
+    const logger = createLogger('optimizer', 'silent');
+    const handler = createScheduleHandler({ clock: () => h.now(), logger });
+    const bus = createPgTransport({ pool: h.pool, logger });
+    await bus.consume<ScheduleMessage>({
+      name: 'optimizer-schedule',
+      topic: SCHEDULE_TOPIC,
+      handler,
+      pollIntervalMs: 50,
+    });
+    try {
+      const p = testPrincipal();
+      const operator = { ...p, via: 'operator' as const, credentialId: 'operator:admin@example.com' };
+      const other = testPrincipal();
+      const ended = await optimizer(p, { cadenceHours: 6 });
+      const running = await optimizer(other, { cadenceHours: 6 });
+      const runsOf = async (who: Principal) => (await h.reviews.listRuns({}, h.as(who))).runs;
+
+      assert.equal(
+        (await h.optimizers.setWorkspaceFeature({ enabled: false }, h.as(operator))).changed,
+        true,
+      );
+      assert.equal(
+        (await h.optimizers.setWorkspaceFeature({ enabled: false }, h.as(operator))).changed,
+        false,
+      );
+      // Two cadences pass without the feature: the other workspace's optimizer is reviewed, this one is not.
+      h.advance(12 * HOUR + 1);
+      await scheduleDue(h.pool, h.now());
+      let others: ReviewRun[] = [];
+      for (let i = 0; i < 100 && others.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        others = await runsOf(other);
+      }
+      assert.deepEqual(
+        others.map((r) => [r.optimizerId, r.trigger]),
+        [[running, 'schedule']],
+      );
+      assert.deepEqual(await runsOf(p), []);
+      const { optimizer: waiting } = await h.optimizers.getOptimizer({ optimizerId: ended }, h.as(p));
+      assert.equal(
+        waiting?.nextReviewAt,
+        new Date(h.now().getTime() - 6 * HOUR - 1).toISOString(),
+        'left due',
+      );
+
+      // A review put on the bus just before the feature ended is not queued either.
+      const late: Delivery<ScheduleMessage> = {
+        id: randomUUID(),
+        topic: SCHEDULE_TOPIC,
+        key: ended,
+        payload: { optimizer_id: ended, workspace_id: p.workspaceId, due_at: h.now().toISOString() },
+        headers: {},
+        attempt: 1,
+        enqueuedAt: h.now(),
+      };
+      await handler(late, {
+        inTx: (work) => inTransaction(h.pool, work),
+        signal: new AbortController().signal,
+      });
+      assert.deepEqual(await runsOf(p), []);
+
+      assert.equal((await h.optimizers.setWorkspaceFeature({ enabled: true }, h.as(operator))).changed, true);
+      await scheduleDue(h.pool, h.now());
+      let mine: ReviewRun[] = [];
+      for (let i = 0; i < 100 && mine.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        mine = await runsOf(p);
+      }
+      assert.deepEqual(
+        mine.map((r) => [r.optimizerId, r.trigger, r.status]),
+        [[ended, 'schedule', 'queued']],
+      );
+      // One review for the time it missed, then its cadence from now.
+      const { optimizer: back } = await h.optimizers.getOptimizer({ optimizerId: ended }, h.as(p));
+      assert.equal(back?.nextReviewAt, new Date(h.now().getTime() + 6 * HOUR).toISOString());
+    } finally {
+      await bus.stop();
+    }
+  });
+
+  test('only an operator’s command switches the feature', async () => {
+    const p = testPrincipal();
+    for (const who of [
+      p,
+      { ...p, via: 'dashboard' as const },
+      { ...p, via: 'operator' as const, role: 'editor' as const },
+    ])
+      await refused(
+        h.optimizers.setWorkspaceFeature({ enabled: false }, h.as(who)),
+        Code.PermissionDenied,
+        /switching the optimizer feature is for the platform's operator \(npm run admin\); this caller has role (admin|editor) .* via (mcp|dashboard|operator)/,
+      );
   });
 });

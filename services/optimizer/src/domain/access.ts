@@ -19,3 +19,15 @@ export function requireWriter(principal: Principal, what: string): void {
     );
   }
 }
+
+/**
+ * requireOperator allows what only the platform's operator does (switching a workspace's
+ * features): an operator's command acting as a workspace admin with the write scope.
+ */
+export function requireOperator(principal: Principal, what: string): void {
+  if (principal.via !== 'operator' || principal.role !== 'admin' || !principal.scopes.includes('write')) {
+    throw new PermissionDeniedError(
+      `${what} is for the platform's operator (npm run admin); this caller has ${describe(principal)} via ${principal.via}`,
+    );
+  }
+}

@@ -12,7 +12,7 @@ import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
 import { NotFoundError, StaleRevisionError } from '@adsmcp/runtime/errors';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { requireReader, requireWriter } from '../domain/access.ts';
+import { requireOperator, requireReader, requireWriter } from '../domain/access.ts';
 import {
   canonicalUuid,
   newOptimizer,
@@ -34,7 +34,7 @@ import {
   lockOptimizer,
   updateOptimizer,
 } from '../store/optimizer-store.ts';
-import { cancelOpenRuns, cancelUndispatched } from '../store/review-store.ts';
+import { cancelOpenRuns, cancelUndispatched, setFeatureSuspended } from '../store/review-store.ts';
 
 export interface OptimizerHandlerDeps {
   pool: Pool;
@@ -198,6 +198,13 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
         return written;
       });
       return { optimizer: toOptimizerMessage(result) };
+    },
+
+    async setWorkspaceFeature(req, ctx) {
+      const principal = principalOf(ctx);
+      requireOperator(principal, 'switching the optimizer feature');
+      const changed = await setFeatureSuspended(deps.pool, principal.workspaceId, !req.enabled, deps.clock());
+      return { changed };
     },
   };
 }

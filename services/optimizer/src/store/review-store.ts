@@ -447,7 +447,37 @@ export async function cancelUndispatched(
   );
 }
 
-/** dueOptimizers locks up to `limit` enabled optimizers whose next review is due. */
+/**
+ * setFeatureSuspended records whether the workspace's optimizer feature has ended (`suspended`);
+ * it returns false when that was already so.
+ */
+export async function setFeatureSuspended(
+  db: Queryable,
+  workspaceId: string,
+  suspended: boolean,
+  now: Date,
+): Promise<boolean> {
+  const { rowCount } = suspended
+    ? await db.query(
+        'INSERT INTO feature_suspensions (workspace_id, since) VALUES ($1, $2) ON CONFLICT (workspace_id) DO NOTHING',
+        [workspaceId, now],
+      )
+    : await db.query('DELETE FROM feature_suspensions WHERE workspace_id = $1', [workspaceId]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** featureSuspended tells whether the workspace's optimizer feature has ended. */
+export async function featureSuspended(db: Queryable, workspaceId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM feature_suspensions WHERE workspace_id = $1', [
+    workspaceId,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * lockDueOptimizers locks up to `limit` enabled optimizers whose next review is due, leaving out
+ * the workspaces whose optimizer feature has ended (their reviews wait until it is back).
+ */
 export async function lockDueOptimizers(
   db: Queryable,
   now: Date,
@@ -460,8 +490,9 @@ export async function lockDueOptimizers(
     cadence_hours: number;
   }>(
     `SELECT optimizer_id, workspace_id, next_review_at, (config->>'cadence_hours')::int AS cadence_hours
-       FROM optimizers WHERE enabled AND next_review_at <= $1
-      ORDER BY next_review_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+       FROM optimizers o WHERE enabled AND next_review_at <= $1
+        AND NOT EXISTS (SELECT 1 FROM feature_suspensions s WHERE s.workspace_id = o.workspace_id)
+      ORDER BY next_review_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED`,
     [now, limit],
   );
   return rows;

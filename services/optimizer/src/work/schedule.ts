@@ -11,7 +11,7 @@ import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import { requestRun } from '../handlers/review-handlers.ts';
 import { lockOptimizer } from '../store/optimizer-store.ts';
-import { lockDueOptimizers, setNextReview } from '../store/review-store.ts';
+import { featureSuspended, lockDueOptimizers, setNextReview } from '../store/review-store.ts';
 
 export const SCHEDULE_TOPIC = 'optimizer.schedule';
 const HOUR_MS = 3_600_000;
@@ -76,13 +76,23 @@ export function startScheduler(o: {
   };
 }
 
-/** The consumer of SCHEDULE_TOPIC: queues the optimizer's review unless it was paused meanwhile. */
+/**
+ * The consumer of SCHEDULE_TOPIC: queues the optimizer's review unless it was paused, or its
+ * workspace's optimizer feature ended, meanwhile.
+ */
 export function createScheduleHandler(d: { clock: () => Date; logger: Logger }) {
   return async (message: Delivery<ScheduleMessage>, ctx: HandlerContext): Promise<void> => {
     const { optimizer_id: optimizerId, workspace_id: workspaceId } = message.payload;
     await ctx.inTx(async (tx) => {
       const optimizer = await lockOptimizer(tx, workspaceId, optimizerId);
       if (optimizer === undefined || !optimizer.enabled) return;
+      if (await featureSuspended(tx, workspaceId)) {
+        d.logger.info(
+          { optimizer_id: optimizerId },
+          'scheduled review not queued: the optimizer feature has ended',
+        );
+        return;
+      }
       const { run, created } = await requestRun(tx, optimizer, 'schedule', 'schedule', d.clock());
       d.logger.info({ optimizer_id: optimizerId, run_id: run.runId, created }, 'scheduled review queued');
     });
