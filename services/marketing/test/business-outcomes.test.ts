@@ -226,6 +226,17 @@ describe('row rules', () => {
       Code.InvalidArgument,
       /occurred_at must be a date-time with an offset/,
     );
+    // Beyond what can be stored, and hour 24: refused by name, before anything is written.
+    await assertRefused(
+      importOutcomes(who, [{ ...order('o1'), occurredAt: '9999-12-31T23:59:59-14:00' }]),
+      Code.InvalidArgument,
+      /rows\[0\]\.occurred_at must be a date-time with an offset .*: its instant in UTC must fall in the years 0001 to 9999/,
+    );
+    await assertRefused(
+      importOutcomes(who, [{ ...order('o1'), occurredAt: '2026-02-10T24:00:00Z' }]),
+      Code.InvalidArgument,
+      /rows\[0\]\.occurred_at .*: hours run 00 to 23/,
+    );
   });
 
   test('decimals are compared exactly', () => {

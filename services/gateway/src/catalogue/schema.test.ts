@@ -53,6 +53,12 @@ test('non-blank strings refuse white space only', () => {
 });
 
 test('formats: uuid, date, date-time, https URL', () => {
+  const valid = {
+    id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11',
+    day: '2024-02-29',
+    at: '2026-01-01T10:00:00Z',
+    url: 'https://a.example/x',
+  };
   const s = object({
     id: string({ format: 'uuid' }),
     day: string({ format: 'date' }),
@@ -68,14 +74,18 @@ test('formats: uuid, date, date-time, https URL', () => {
       '`url` must be an https URL (got "http://a.example")',
     ],
   );
+  assert.deepEqual(messages(s, valid), []);
+  // Shaped as a date-time, with values no date-time has: the message says which.
   assert.deepEqual(
-    messages(s, {
-      id: '0b0e4b6a-6a0e-4d8e-9c61-3c1f0f7b8a11',
-      day: '2024-02-29',
-      at: '2026-01-01T10:00:00Z',
-      url: 'https://a.example/x',
-    }),
-    [],
+    ['2026-02-10T24:00:00Z', '9999-12-31T23:59:59-14:00'].map((at) => messages(s, { ...valid, at })),
+    [
+      [
+        '`at` must be a date-time (RFC 3339, with a time zone): hours run 00 to 23 (for midnight at the end of a day, write 00:00 of the next day) (got "2026-02-10T24:00:00Z")',
+      ],
+      [
+        '`at` must be a date-time (RFC 3339, with a time zone): its instant in UTC must fall in the years 0001 to 9999 (got "9999-12-31T23:59:59-14:00")',
+      ],
+    ],
   );
 });
 

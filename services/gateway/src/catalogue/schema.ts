@@ -3,6 +3,7 @@
  * `tools/list` and the catalogue, and a validator whose messages name the argument and the rule
  * it breaks ("`limit` must be an integer from 1 to 500 (got 501)").
  */
+import { dateTimeProblem, isDateTime, shapedAsDateTime } from '@adsmcp/runtime/date-time';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { hasVisibleContent, hiddenCharacter } from '@adsmcp/runtime/text';
 
@@ -25,7 +26,6 @@ export interface Schema<T = unknown> {
 export type Infer<S> = S extends Schema<infer T> ? T : never;
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 function show(value: unknown): string {
   if (typeof value === 'string') {
@@ -174,10 +174,16 @@ export function string(rules: StringRules = {}): Schema<string> {
             : f === 'date'
               ? validDate(value)
               : f === 'date-time'
-                ? DATE_TIME.test(value) && validDate(value.slice(0, 10)) && !Number.isNaN(Date.parse(value))
+                ? isDateTime(value)
                 : absoluteUrl(value, f);
-        // A URL with white space or a backslash in it gets told why: it may look right.
-        const hint = f.endsWith('-uri') && /[\s\\]/.test(value) ? ' with no spaces or backslashes' : '';
+        // A URL with white space or a backslash in it gets told why: it may look right; a
+        // date-time, what is wrong with it.
+        const hint =
+          f.endsWith('-uri') && /[\s\\]/.test(value)
+            ? ' with no spaces or backslashes'
+            : f === 'date-time' && !ok && shapedAsDateTime(value)
+              ? `: ${dateTimeProblem(value)}`
+              : '';
         if (!ok)
           out.push({ path, message: `${name(path)} must be ${FORMAT_WORDS[f]}${hint} (got ${show(value)})` });
       }

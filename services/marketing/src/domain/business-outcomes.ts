@@ -4,6 +4,7 @@
  * (the SHA-256 of its normalised content), and the duplicates within one request.
  */
 import { createHash } from 'node:crypto';
+import { dateTimeProblem, isDateTime, shapedAsDateTime } from '@adsmcp/runtime/date-time';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { firstCodePoints } from './code-points.ts';
@@ -13,7 +14,6 @@ export const OUTCOME_KINDS = ['qualified_lead', 'booking', 'order', 'refund'] as
 export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
 export const MAX_OUTCOME_ROWS = 5000;
 const SOURCE = /^[A-Za-z0-9_-]{1,255}$/;
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 const DECIMAL = /^\d{1,20}(\.\d{1,10})?$/;
 /** Issues listed in one refusal; the rest are counted. */
 const MAX_LISTED = 10;
@@ -103,13 +103,9 @@ function checkRow(r: OutcomeRowInput, at: string, issues: string[]): void {
   idField(`${at}.campaign_id`, r.campaign_id, false, issues);
   idField(`${at}.ad_group_id`, r.ad_group_id, false, issues);
   idField(`${at}.refund_of`, r.refund_of, false, issues);
-  if (
-    !DATE_TIME.test(r.occurred_at) ||
-    !isDate(r.occurred_at.slice(0, 10)) ||
-    Number.isNaN(Date.parse(r.occurred_at))
-  )
+  if (!isDateTime(r.occurred_at))
     issues.push(
-      `${at}.occurred_at must be a date-time with an offset (RFC 3339, such as 2026-11-20T14:30:00+01:00)`,
+      `${at}.occurred_at must be a date-time with an offset (RFC 3339, such as 2026-11-20T14:30:00+01:00)${shapedAsDateTime(r.occurred_at) ? `: ${dateTimeProblem(r.occurred_at)}` : ''}`,
     );
   if (!(OUTCOME_KINDS as readonly string[]).includes(r.kind))
     issues.push(

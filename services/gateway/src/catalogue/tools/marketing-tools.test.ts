@@ -191,7 +191,12 @@ describe('observed example (inspiration)', () => {
     [
       'observed_at on a day that does not exist',
       withField('inspiration', 'observed_at', '2026-02-30T10:00:00Z'),
-      'data.observed_at must be a date-time (RFC 3339, with a time zone) (got "2026-02-30T10:00:00Z")',
+      'data.observed_at must be a date-time (RFC 3339, with a time zone): 2026-02-30 is not a day of the calendar (got "2026-02-30T10:00:00Z")',
+    ],
+    [
+      'observed_at at hour 24',
+      withField('inspiration', 'observed_at', '2026-10-12T24:00:00Z'),
+      'data.observed_at must be a date-time (RFC 3339, with a time zone): hours run 00 to 23 (for midnight at the end of a day, write 00:00 of the next day) (got "2026-10-12T24:00:00Z")',
     ],
     [
       'unknown status',
