@@ -66,6 +66,10 @@ describe('ads sandbox accounts', () => {
     const ok = await createAccount({ name: 'Lower', currency: 'USD', time_zone: 'utc' });
     const me = await call('GET', '/me', { token: (ok.body as { credential: string }).credential });
     assert.equal(me.body.time_zone, 'UTC');
+    // A current name is kept, not turned into the alias Node 20's ICU calls canonical (Asia/Katmandu).
+    const nepal = await createAccount({ name: 'Nepal', currency: 'NPR', time_zone: 'Asia/Kathmandu' });
+    const there = await call('GET', '/me', { token: (nepal.body as { credential: string }).credential });
+    assert.equal(there.body.time_zone, 'Asia/Kathmandu');
 
     const bad = await createAccount({ name: 'Nowhere', currency: 'USD', time_zone: 'Mars/Olympus' });
     assert.equal(bad.status, 400);

@@ -200,6 +200,23 @@ describe('CreateConnection and ListAccounts', () => {
     );
   });
 
+  it('keeps a time zone by the name it was given, spelled as IANA spells it, and matches the platform’s by zone', async () => {
+    const admin = principal();
+    // The sandbox keeps the name too; a platform could answer an alias of the same zone.
+    const account = await stack.newSandboxAccount({ currency: 'USD', time_zone: 'Asia/Kathmandu' });
+    const { account: created } = await stack.client.createConnection(
+      requestFor(account, { timeZone: 'asia/kathmandu' }),
+      stack.as(admin),
+    );
+    assert.equal(created?.timeZone, 'Asia/Kathmandu');
+    const alias = await stack.newSandboxAccount({ currency: 'USD', time_zone: 'Europe/Kiev' });
+    const { account: kyiv } = await stack.client.createConnection(
+      requestFor(alias, { name: 'Kyiv', timeZone: 'Europe/Kyiv' }),
+      stack.as(admin),
+    );
+    assert.equal(kyiv?.timeZone, 'Europe/Kyiv');
+  });
+
   it('refuses invalid fields with InvalidArgument naming the field', async () => {
     const admin = principal();
     const account = await stack.newSandboxAccount();

@@ -2,7 +2,9 @@
  * The operator endpoints under /_sandbox: set up accounts, inspect the ledger and inject faults.
  * Not the platform's API.
  */
+
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { ianaTimeZone } from '@adsmcp/runtime/time-zone';
 import type { FastifyInstance } from 'fastify';
 import { createAdminGuard, newCredential } from '../auth.ts';
 import { invalidRequest, notFound } from '../errors.ts';
@@ -11,7 +13,6 @@ import { newId } from '../ids.ts';
 import { seedAccount } from '../seed.ts';
 import { accountExists, insertAccount, insertCredential } from '../store/account-store.ts';
 import { listLedgerEntries } from '../store/ledger-store.ts';
-import { canonicalTimeZone } from '../time-zone.ts';
 
 export interface OperatorRouteDeps {
   pool: Pool;
@@ -107,7 +108,7 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRoute
     '/_sandbox/accounts',
     { onRequest, schema: createAccountSchema },
     async (req, reply) => {
-      const timeZone = canonicalTimeZone(req.body.time_zone);
+      const timeZone = ianaTimeZone(req.body.time_zone);
       if (timeZone === undefined) {
         throw invalidRequest('time_zone', `time_zone "${req.body.time_zone}" is not an IANA time zone`);
       }

@@ -1,5 +1,7 @@
 /** A workspace's connection to an ad account, and the rules a new one must meet. */
+
 import { DomainError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
+import { ianaTimeZone, sameTimeZone } from '@adsmcp/runtime/time-zone';
 
 /** A connection as the rest of the product sees it: never its credential. */
 export interface Connection {
@@ -58,20 +60,8 @@ export class AccountNotFoundError extends NotFoundError {
 }
 
 /**
- * canonicalTimeZone returns the canonical spelling of an IANA time zone ("utc" -> "UTC"), or
- * undefined when the runtime's time zone database does not know it.
- */
-export function canonicalTimeZone(timeZone: string): string | undefined {
-  try {
-    return new Intl.DateTimeFormat(undefined, { timeZone }).resolvedOptions().timeZone;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
  * validateNewConnection checks every field of a new connection and returns it with its time zone
- * in canonical spelling; it throws an InvalidArgumentError naming the first field that is wrong.
+ * spelled as IANA spells it (the name given, not an alias of it: see runtime's time-zone.ts); it throws an InvalidArgumentError naming the first field that is wrong.
  */
 export function validateNewConnection(input: NewConnection): NewConnection {
   const { name, currency, timeZone, upstreamAccountId, upstreamCredential } = input;
@@ -85,7 +75,7 @@ export function validateNewConnection(input: NewConnection): NewConnection {
       `currency must be 3 uppercase letters, an ISO 4217 code such as USD (got "${currency}")`,
     );
   }
-  const canonical = timeZone === '' ? undefined : canonicalTimeZone(timeZone);
+  const canonical = ianaTimeZone(timeZone);
   if (canonical === undefined) {
     throw new InvalidArgumentError(
       `time_zone must be an IANA time zone such as Europe/Berlin (got "${timeZone}")`,
@@ -121,7 +111,7 @@ export function checkPlatformAccount(input: NewConnection, platform: PlatformAcc
       `currency ${input.currency} does not match the ad account's currency on the platform, ${platform.currency}`,
     );
   }
-  if (canonicalTimeZone(platform.timeZone) !== input.timeZone) {
+  if (!sameTimeZone(platform.timeZone, input.timeZone)) {
     throw new InvalidArgumentError(
       `time_zone ${input.timeZone} does not match the ad account's time zone on the platform, ${platform.timeZone}`,
     );
