@@ -70,6 +70,20 @@ test('amounts are bounded: above zero, bids up to 30,400,000 units, budgets up t
   refused({ amount: '99999999999999999999999' }, /above the largest budget/);
 });
 
+test('a CPM in a currency with 4 minor units is refused unless a single impression is a whole number of micros', () => {
+  const clf = { currency: 'CLF', accountCurrency: 'CLF', purpose: 'cpm', objective: 'impressions' };
+  refused(
+    { ...clf, amount: '0.0001' },
+    /100 micros per thousand, 0\.1 micros per single impression, .*steps of 0\.001 CLF/,
+  );
+  refused({ ...clf, amount: '1.2345' }, /1234\.5 micros per single impression/);
+  const whole = plan({ ...clf, amount: '1.234' });
+  assert.equal(whole.cpmSingleMicros, 1234n);
+  assert.equal(whole.cpmBulkMicros, 1_234_000n);
+  // A CPC in CLF keeps all four decimals.
+  assert.equal(plan({ ...clf, purpose: 'cpc', objective: 'clicks', amount: '0.0001' }).wireMicros, 100n);
+});
+
 test('a malformed amount, currency or purpose is refused naming the field', () => {
   refused({ amount: '1e3' }, /amount must be decimal digits/);
   refused({ amount: '-1' }, /amount must be decimal digits/);

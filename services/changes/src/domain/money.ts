@@ -51,7 +51,11 @@ export interface MoneyPlan {
   explanation: string;
 }
 
-/** How many digits after the decimal point `currency` has (ISO 4217, as the runtime's ICU knows it). */
+/**
+ * How many digits after the decimal point `currency` has: the Unicode CLDR's currency digits, as
+ * the runtime's ICU knows them. They differ from ISO 4217 where the minor unit is not used in
+ * practice (HUF, IDR, COP: whole units; IQD: whole dinars), as ad platforms bill those currencies.
+ */
 export function minorUnitsOf(currency: string): number {
   return (
     new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
@@ -146,7 +150,15 @@ export function planMoney(input: MoneyPlanInput): MoneyPlan {
       explanation: `${input.amount} ${input.currency} ${purpose === 'budget' ? 'budget' : `${purpose} bid`} is ${amountMicros} micros`,
     };
   }
-  // At most 3 minor units, so micros per thousand are always a whole multiple of 1000.
+  // A currency with up to 3 minor units always divides; one with 4 (CLF, UYW) may not, and a bid
+  // is never rounded.
+  if (amountMicros % 1000n !== 0n) {
+    throw new InvalidArgumentError(
+      `a CPM of ${input.amount} ${input.currency} per thousand impressions is ${amountMicros} micros per thousand, ` +
+        `${Number(amountMicros) / 1000} micros per single impression, which is not a whole number of micros: ` +
+        `give the CPM in steps of 0.001 ${input.currency}`,
+    );
+  }
   const single = amountMicros / 1000n;
   const wireMicros = wireFormat === 'single' ? single : amountMicros;
   return {
