@@ -98,7 +98,7 @@ before(async () => {
   browser = await launchBrowser();
   const list = await ok<{ ads: typeof ads }>('ads_list_ads', { account_id: account.account_id, limit: 20 });
   ads = list.ads.filter((a) => a.status !== 'archived');
-  assert.ok(ads.length >= 7, 'the seeded account has ads to change');
+  assert.ok(ads.length >= 10, 'the seeded account has ads to change');
 });
 
 after(async () => {
@@ -408,6 +408,50 @@ describe('approved changes to one object applied at once', () => {
       ad_id: ad.id,
     });
     assert.deepEqual({ name: live.ad.name }, winner.operation.body);
+  });
+});
+
+describe('a change sent whose outcome is not known yet', () => {
+  test('keeps its object: another approved change to it waits, then finds it changed and fails unsent', async () => {
+    const ad = ads[9] as (typeof ads)[number];
+    const archive = await ok<ChangeView>('ads_archive_ad', { account_id: account.account_id, ad_id: ad.id });
+    const rename = await ok<ChangeView>('ads_update_ad', {
+      account_id: account.account_id,
+      ad_id: ad.id,
+      body: { name: 'Renamed while the archive was in doubt' },
+    });
+    for (const c of [archive, rename])
+      await stack.admin(['approve', c.change_id, '--workspace', seed.workspaceId, '--yes']);
+    // The platform fails the archive twice over (the upstream-proxy tries each send three times):
+    // its first two attempts end with the outcome unknown, the third lands.
+    await queueFault({ path_prefix: `/ads/${ad.id}/archive`, kind: 'status_500', count: 6 });
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      const applying = call('ads_apply_change', { change_id: archive.change_id });
+      // Wait until the archive was sent and its first attempt ended without an outcome.
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const { rows } = await c.query<{ last_error: string | null }>(
+          `SELECT last_error FROM changes.bus_outbox WHERE payload->>'change_id' = $1`,
+          [archive.change_id],
+        );
+        if (rows[0]?.last_error) break;
+        assert.ok(Date.now() < deadline, 'the archive’s first attempt did not fail');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await call('ads_apply_change', { change_id: rename.change_id });
+      await applying;
+    } finally {
+      await c.end();
+    }
+    const archived = await waitForStatus(archive.change_id, ['applied', 'failed']);
+    assert.equal(archived.status, 'applied', JSON.stringify(archived));
+    const renamed = (await waitForStatus(rename.change_id, ['applied', 'failed'])) as ChangeView;
+    assert.equal(renamed.status, 'failed', JSON.stringify(renamed));
+    assert.match(renamed.error ?? '', /the object changed since this change was prepared/);
+    assert.equal((await ledger(`/ads/${ad.id}/archive`)).length, 1, 'the archive reached the account once');
+    assert.deepEqual(await ledger(`/ads/${ad.id}`), [], 'the rename never reached the account');
   });
 });
 

@@ -242,6 +242,24 @@ export async function markSent(db: Queryable, workspaceId: string, changeId: str
 }
 
 /**
+ * The id of another change to the same object (`account_id`, `target_path`) that was sent to the
+ * platform and whose outcome is not known yet (it is still applying), or undefined.
+ */
+export async function unsettledChangeTo(
+  db: Queryable,
+  change: { change_id: string; account_id: string; target_path: string },
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ change_id: string }>(
+    `SELECT change_id FROM changes
+      WHERE account_id = $1 AND target_path = $2 AND status = 'applying' AND sent_at IS NOT NULL
+        AND change_id <> $3
+      ORDER BY sent_at LIMIT 1`,
+    [change.account_id, change.target_path, change.change_id],
+  );
+  return rows[0]?.change_id;
+}
+
+/**
  * Records the platform's file id of an asset the change uploaded, so a later attempt of the same
  * apply sends the same file without uploading it again.
  */

@@ -25,6 +25,7 @@ import {
   finishApply,
   markSent,
   recordUploadedFile,
+  unsettledChangeTo,
 } from '../store/change-store.ts';
 
 /** The key the platform deduplicates this change's application by. */
@@ -63,11 +64,28 @@ class TargetBusyError extends Error {
 }
 
 /**
+ * Another change to the same object was sent and its outcome is not known yet (the platform did
+ * not answer, or a worker stopped after sending): this one waits for it, unsent, and is delivered
+ * again later. Were it sent now, it would pass its re-read (the other change may not have landed
+ * yet), and the other change, sent again with its key, would then land on an object its reviewer
+ * never saw.
+ */
+class TargetUnsettledError extends Error {
+  constructor(otherChangeId: string, key: string) {
+    super(
+      `change ${otherChangeId} to ${key} was sent and its outcome is not known yet; this change waits for it and nothing was sent`,
+    );
+  }
+}
+
+/**
  * withTarget runs `fn` while holding the object `key` names, across every worker of every replica
  * (a PostgreSQL advisory lock on a connection of its own, so a worker that dies lets go with its
  * connection). Two approved changes to one object are applied one after the other, and the second
  * then finds the object changed and fails as stale: at once, both could pass the re-read before
- * either was sent, and the second would overwrite the first. A waiting worker holds no connection
+ * either was sent, and the second would overwrite the first. The lock ends with an attempt; a
+ * change whose attempt ended after it was sent, outcome unknown, keeps the object until it is
+ * settled (TargetUnsettledError). A waiting worker holds no connection
  * (it tries again every 100 ms), so waiters cannot starve the holder of the pool.
  */
 async function withTarget<T>(pool: Pool, key: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
@@ -119,11 +137,16 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
         // Read again under the lock: a replay of this message may find it finished meanwhile.
         const current = await findChange(d.pool, workspaceId, changeId);
         if (current?.status !== 'applying') return;
+        if (current.sent_at === null) {
+          const unsettled = await unsettledChangeTo(d.pool, current);
+          if (unsettled !== undefined) throw new TargetUnsettledError(unsettled, current.target_path);
+        }
         return apply(message, ctx, current);
       });
     } catch (err) {
       // The bus delivers the message again later; on its last attempt the change fails, unsent.
-      if (!(err instanceof TargetBusyError) || message.attempt < d.maxAttempts) throw err;
+      const unsent = err instanceof TargetBusyError || err instanceof TargetUnsettledError;
+      if (!unsent || message.attempt < d.maxAttempts) throw err;
       await ctx.inTx((tx) =>
         finishApply(tx, {
           workspaceId,
