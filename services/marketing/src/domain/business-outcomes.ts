@@ -8,7 +8,7 @@ import { dateTimeProblem, isDateTime, shapedAsDateTime } from '@adsmcp/runtime/d
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { firstCodePoints } from './code-points.ts';
-import { checkCurrency, checkLength, isDate, personalDataIn } from './import-rules.ts';
+import { checkCurrency, checkLength, personalDataIn } from './import-rules.ts';
 
 export const OUTCOME_KINDS = ['qualified_lead', 'booking', 'order', 'refund'] as const;
 export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
