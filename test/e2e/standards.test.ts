@@ -253,6 +253,9 @@ describe('a prepare that breaks a standard is refused, naming the rule and the s
       );
       assert.equal(preflight.would_prepare, false);
       assert.match(preflight.refusal.message, /outside the operating window .* \(standard Season\)/);
+      // Spending can always be stopped: an update that only pauses the ad is prepared.
+      const pause = await updateAd(ads[0] as { id: string }, { status: 'paused' });
+      assert.equal(pause.status, 'prepared');
     } finally {
       await archiveAll();
     }
@@ -327,6 +330,25 @@ describe('spend guard set by an admin in the dashboard', () => {
       body: { bidding_config: { strategy: 'fixed_bid', max_bid_micros: 1_750_000 } },
     });
     assert.equal(within.status, 'prepared');
+    // Within the cap, but ten times that for one custom audience.
+    const multiplied = await refused('ads_update_ad_group', {
+      account_id: account.account_id,
+      ad_group_id: group.id,
+      body: {
+        bidding_config: {
+          strategy: 'fixed_bid',
+          max_bid_micros: 1_900_000,
+          custom_audience_bid_multipliers: [
+            { custom_audience_id: 'aud_vip', bid_multiplier_micros: 10_000_000 },
+          ],
+        },
+      },
+    });
+    assert.equal(multiplied.code, 'failed_precondition');
+    assert.equal(
+      multiplied.message,
+      "body.bidding_config.custom_audience_bid_multipliers[0]: the bid 1900000 times custom audience aud_vip's multiplier 10000000 (micros) is 19000000 micros, above this account's bid cap 2000000 (spend guard)",
+    );
   });
 
   test('a cap that is not a whole number is refused on the page, and nothing is saved', async () => {

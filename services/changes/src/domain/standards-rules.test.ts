@@ -72,6 +72,46 @@ describe('standards on a bulk job body', () => {
       "body.operations[1].body.bidding_config.max_bid_micros 1000000 exceeds this account's bid cap 999999 (spend guard)",
     ]);
   });
+
+  test('a bid under the cap that a custom audience multiplier raises above it is refused', () => {
+    const caps = { maxDailyBudgetMicros: null, maxBidMicros: 2_000_000n };
+    const bidding = (multiplier: number) => ({
+      bidding_config: {
+        strategy: 'fixed_bid',
+        max_bid_micros: 1_900_000,
+        custom_audience_bid_multipliers: [
+          { custom_audience_id: 'aud_1', bid_multiplier_micros: 1_000_000 },
+          { custom_audience_id: 'aud_2', bid_multiplier_micros: multiplier },
+        ],
+      },
+    });
+    assert.deepEqual(standardViolations(bidding(10_000_000), [], caps, at), [
+      "body.bidding_config.custom_audience_bid_multipliers[1]: the bid 1900000 times custom audience aud_2's multiplier 10000000 (micros) is 19000000 micros, above this account's bid cap 2000000 (spend guard)",
+    ]);
+    // 1.9 x 1.05 = 1.995: within the cap.
+    assert.deepEqual(standardViolations(bidding(1_050_000), [], caps, at), []);
+    // An update that sets only the multipliers is held against the bid the ad group keeps.
+    const body = {
+      bidding_config: {
+        custom_audience_bid_multipliers: [{ custom_audience_id: 'aud_2', bid_multiplier_micros: 1_100_000 }],
+      },
+    };
+    const result = {
+      bidding_config: { strategy: 'fixed_bid', max_bid_micros: 1_900_000, ...body.bidding_config },
+    };
+    assert.deepEqual(standardViolations(body, [], caps, at), []);
+    assert.equal(standardViolations(body, [], caps, at, result).length, 1);
+    // In a bulk job's operations too.
+    assert.match(
+      standardViolations(
+        { operations: [{ kind: 'create_ad_group', body: bidding(3_000_000) }] },
+        [],
+        caps,
+        at,
+      )[0] ?? '',
+      /^body\.operations\[0\]\.body\.bidding_config\.custom_audience_bid_multipliers\[1\]: .* is 5700000 micros/,
+    );
+  });
 });
 
 describe('target URLs', () => {
@@ -93,9 +133,14 @@ describe('target URLs', () => {
   });
 });
 
-test('only a pause or an archive stops serving', () => {
+test('only a pause or an archive stops serving, by its path or by a body that sets only the status', () => {
   assert.equal(stopsServing('/ad_groups/ag_1/pause'), true);
   assert.equal(stopsServing('/ads/ad_1/archive'), true);
   assert.equal(stopsServing('/ad_groups/ag_1/activate'), false);
   assert.equal(stopsServing('/ad_groups/ag_1'), false);
+  // An update that only pauses or archives stops serving; one that also changes anything else does not.
+  assert.equal(stopsServing('/ads/ad_1', { status: 'paused' }), true);
+  assert.equal(stopsServing('/ad_groups/ag_1', { status: 'archived' }), true);
+  assert.equal(stopsServing('/ads/ad_1', { status: 'active' }), false);
+  assert.equal(stopsServing('/ads/ad_1', { status: 'paused', name: 'Renamed' }), false);
 });

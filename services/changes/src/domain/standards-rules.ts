@@ -197,18 +197,50 @@ function capViolations(fields: Field[], caps: SpendCaps): string[] {
 }
 
 /**
+ * The bids a custom audience's multiplier makes above the bid cap: a bid of 1.9 units times 10x
+ * is a bid of 19 for that audience. `result` is what the operation leaves in the fields it sets
+ * (the live object's other bidding fields merged in), so a multiplier raised alone is held against
+ * the bid the ad group keeps, and a bid raised alone against the multipliers it keeps.
+ */
+function multipliedBidViolations(result: Record<string, unknown>, cap: bigint | null): string[] {
+  if (cap === null) return [];
+  const out: string[] = [];
+  // Every bidding_config the operation sets: an ad group's, or each of a bulk job's.
+  for (const f of fieldsOf(result).filter((x) => x.key === 'bidding_config')) {
+    const bidding = f.value;
+    if (!isObject(bidding)) continue;
+    const bid = micros(bidding.max_bid_micros) ?? micros(bidding.bid_micros);
+    const list = bidding.custom_audience_bid_multipliers;
+    if (bid === undefined || !Array.isArray(list)) continue;
+    list.forEach((m, i) => {
+      const multiplier = isObject(m) ? micros(m.bid_multiplier_micros) : undefined;
+      if (multiplier === undefined || bid * multiplier <= cap * 1_000_000n) return;
+      const audience = isObject(m) ? String(m.custom_audience_id) : '';
+      out.push(
+        `${f.path}.custom_audience_bid_multipliers[${i}]: the bid ${bid} times custom audience ${audience}'s multiplier ${multiplier} (micros) is ${(bid * multiplier) / 1_000_000n} micros, above this account's bid cap ${cap} (spend guard)`,
+      );
+    });
+  }
+  return out;
+}
+
+/**
  * standardViolations says every way the operation body breaks the account's spend guard and its
  * standards (each message naming the field, the standard and the rule); empty when it keeps them.
+ * `result` is the object as the operation would leave it in the fields the body sets (plan.ts's
+ * reviewedResult), for the rules that need more than the body.
  */
 export function standardViolations(
   body: Record<string, unknown>,
   standards: readonly Standard[],
   caps: SpendCaps,
   at: CheckMoment,
+  result?: Record<string, unknown>,
 ): string[] {
   const fields = fieldsOf(body);
   return [
     ...capViolations(fields, caps),
+    ...multipliedBidViolations(result ?? body, caps.maxBidMicros),
     ...standards.flatMap((s) => [
       ...namingViolations(fields, s),
       ...urlViolations(fields, s),
@@ -217,7 +249,14 @@ export function standardViolations(
   ];
 }
 
-/** Whether an operation only stops serving: a pause or an archive (`/ad_groups/ag_1/pause`). */
-export function stopsServing(path: string): boolean {
-  return /\/(pause|archive)$/.test(path);
+/**
+ * Whether an operation only stops serving: a pause or an archive (`/ad_groups/ag_1/pause`), or an
+ * update whose body sets nothing but a status of paused or archived.
+ */
+export function stopsServing(path: string, body: Record<string, unknown> = {}): boolean {
+  if (/\/(pause|archive)$/.test(path)) return true;
+  const keys = Object.keys(body);
+  return (
+    keys.length === 1 && keys[0] === 'status' && (body.status === 'paused' || body.status === 'archived')
+  );
 }

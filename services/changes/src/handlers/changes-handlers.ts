@@ -199,7 +199,13 @@ export async function planPrepared(
   // The campaign images the creatives name, pinned for review and uploaded only on apply.
   const uploads = await pinUploads(marketing, p, req.accountId, body);
   // The account's standards and spend guard, checked again by the apply worker.
-  const standardsChecked = await enforceStandards(pool, p.workspaceId, account, op);
+  const standardsChecked = await enforceStandards(
+    pool,
+    p.workspaceId,
+    account,
+    op,
+    reviewedResult(req.objectType, req.effect, live, body),
+  );
   // Empty when access is enforced: a caller who may not prepare was refused above.
   const accessRefusal = prepareRefusal(p) ?? accountRefusal(account) ?? '';
   return { op, live, plan, standardsChecked, accessRefusal, uploads, digest: digestOf(op, uploads) };

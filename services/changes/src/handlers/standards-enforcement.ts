@@ -6,6 +6,7 @@
 import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Queryable } from '@adsmcp/runtime/db';
 import { FailedPreconditionError, UnavailableError } from '@adsmcp/runtime/errors';
+import { isRecord } from '@adsmcp/runtime/platform-error';
 import type { CallOptions, Client } from '@connectrpc/connect';
 import { Temporal } from 'temporal-polyfill';
 import { bodyOf, type Operation } from '../domain/change.ts';
@@ -40,6 +41,7 @@ export async function judgeStandards(
   workspaceId: string,
   account: { accountId: string; timeZone: string },
   op: Operation,
+  result?: Record<string, unknown>,
   now: Date = new Date(),
 ): Promise<StandardsVerdict> {
   const [rows, guard] = await Promise.all([
@@ -53,15 +55,17 @@ export async function judgeStandards(
     data: r.data,
   }));
   const big = (v: string | null | undefined) => (v === null || v === undefined ? null : BigInt(v));
+  const body = bodyOf(op);
   const violations = standardViolations(
-    bodyOf(op),
+    body,
     standards,
     { maxDailyBudgetMicros: big(guard?.max_daily_budget_micros), maxBidMicros: big(guard?.max_bid_micros) },
     {
       today: localToday(now, account.timeZone),
       timeZone: account.timeZone,
-      stopsServing: stopsServing(op.path),
+      stopsServing: stopsServing(op.path, body),
     },
+    result,
   );
   const checked = standards.map((s) => ({
     standard_id: s.standardId,
@@ -78,8 +82,9 @@ export async function enforceStandards(
   workspaceId: string,
   account: { accountId: string; timeZone: string },
   op: Operation,
+  result?: Record<string, unknown>,
 ): Promise<CheckedStandard[]> {
-  const { checked, violations } = await judgeStandards(db, workspaceId, account, op);
+  const { checked, violations } = await judgeStandards(db, workspaceId, account, op, result);
   if (violations.length > 0) throw new FailedPreconditionError(violations.join('; '));
   return checked;
 }
@@ -91,13 +96,22 @@ export async function enforceStandards(
 export async function standardsRefusalAtApply(
   db: Queryable,
   upstream: Client<typeof UpstreamService>,
-  change: { workspace_id: string; account_id: string; method: string; path: string; body_json: string },
+  change: {
+    workspace_id: string;
+    account_id: string;
+    method: string;
+    path: string;
+    body_json: string;
+    reviewed_result_json: string;
+  },
   options: CallOptions,
 ): Promise<string | undefined> {
   const { account } = await upstream.getAccount({ accountId: change.account_id }, options);
   if (account === undefined) throw new UnavailableError('the upstream-proxy answered without an account');
   const op = { method: change.method, path: change.path, bodyJson: change.body_json };
-  const { violations } = await judgeStandards(db, change.workspace_id, account, op);
+  const reviewed: unknown = JSON.parse(change.reviewed_result_json);
+  const result = isRecord(reviewed) ? reviewed : undefined;
+  const { violations } = await judgeStandards(db, change.workspace_id, account, op, result);
   if (violations.length === 0) return undefined;
   return `refused before applying, nothing was sent to the ad account: ${violations.join('; ')}`;
 }
