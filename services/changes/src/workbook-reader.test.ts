@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import writeXlsxFile from 'write-excel-file/node';
+import { xlsxFile } from '../test/xlsx-parts.ts';
 import { planWorkbook } from './workbook-reader.ts';
 
 const cell = (value: string | number) => ({ value });
@@ -113,5 +114,96 @@ test('a value under a column with no header is refused by sheet, row and column,
   await assert.rejects(planWorkbook({ base64: Buffer.from(xlsx).toString('base64') }, usd, flags), {
     message:
       'workbook_base64: adgroups sheet, row 2, column AA: a value in a column with no header; name the column in the first row or clear the cell',
+  });
+});
+
+const base64 = (file: Uint8Array) => Buffer.from(file).toString('base64');
+const campaignHeader = ['Name', 'Objective', 'Budget', 'Budget type'];
+
+test('the rows with a value count, not the empty formatted rows a spreadsheet app writes after them', async () => {
+  const rows = Array.from({ length: 999 }, (_, i) => [`Campaign ${i + 1}`, 'clicks', 10, 'daily']);
+  const file = xlsxFile([{ name: 'Campaigns', rows: [campaignHeader, ...rows], emptyRowsAfter: 5 }]);
+  const { plan, issues } = await planWorkbook({ base64: base64(file) }, usd, flags);
+  assert.deepEqual(issues, []);
+  assert.equal(plan.campaignCount, 999);
+});
+
+test('a formula without its computed value or an error value is refused by its cell, never read as empty', async () => {
+  const file = xlsxFile([
+    {
+      name: 'Campaigns',
+      rows: [campaignHeader, ['Spring Sale', 'clicks', { inner: '<f>10*5</f>' }, 'daily']],
+    },
+    {
+      name: 'ads',
+      rows: [
+        ['Ad group', 'Name', 'Title', 'Target URL', 'Body'],
+        [
+          'Plants',
+          'Ad one',
+          'Two for one',
+          'https://shop.example.com/a',
+          { attributes: ' t="e"', inner: '<v>#N/A</v>' },
+        ],
+      ],
+    },
+  ]);
+  await assert.rejects(planWorkbook({ base64: base64(file) }, usd, flags), {
+    message:
+      'workbook_base64: cell Campaigns!C2 holds a formula without a computed value: save the workbook in a ' +
+      'spreadsheet app so its values are stored; cell ads!E2 holds the error value #N/A: correct its formula, ' +
+      'or enter the value itself',
+  });
+});
+
+test('text that is not UTF-8 is refused, never planned with U+FFFD in place of what could not be read', async () => {
+  const sheet = {
+    name: 'Campaigns',
+    rows: [campaignHeader, [{ attributes: ' t="s"', inner: '<v>0</v>' }, 'clicks', 10, 'daily']],
+  };
+  const sst = (declaration: string, text: Buffer) =>
+    new Uint8Array(
+      Buffer.concat([
+        Buffer.from(
+          `${declaration}<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><si><t>`,
+        ),
+        text,
+        Buffer.from('</t></si></sst>'),
+      ]),
+    );
+  const latin1 = xlsxFile([sheet], {
+    'xl/sharedStrings.xml': sst(
+      '<?xml version="1.0" encoding="ISO-8859-1"?>',
+      Buffer.from('Caf\xe9 Sale', 'latin1'),
+    ),
+  });
+  await assert.rejects(planWorkbook({ base64: base64(latin1) }, usd, flags), {
+    message:
+      'workbook_base64: the archive\'s entry xl/sharedStrings.xml declares the encoding "ISO-8859-1", which ' +
+      'cannot be read; save the workbook as .xlsx from a spreadsheet app, which writes UTF-8',
+  });
+  // UTF-8 text that holds the replacement character already: its cell is named.
+  const replaced = xlsxFile([sheet], { 'xl/sharedStrings.xml': sst('', Buffer.from('Caf\uFFFD Sale')) });
+  await assert.rejects(planWorkbook({ base64: base64(replaced) }, usd, flags), {
+    message:
+      'workbook_base64: cell Campaigns!A2 holds U+FFFD, the replacement character, which stands for text that ' +
+      'was not UTF-8 and could not be read: correct the text, and save the workbook as .xlsx from a spreadsheet app',
+  });
+});
+
+test('a header two columns share is refused, naming the sheet, the header and both columns', async () => {
+  const file = xlsxFile([
+    {
+      name: 'Campaigns',
+      rows: [
+        [...campaignHeader, 'name'],
+        ['Alpha Sale', 'clicks', 10, 'daily', 'Beta Sale'],
+      ],
+    },
+  ]);
+  await assert.rejects(planWorkbook({ base64: base64(file) }, usd, flags), {
+    message:
+      'workbook_base64: campaigns sheet, row 1: the header "name" appears 2 times, in columns A (column 1) and ' +
+      'E (column 5); headers must be unique (they are matched without regard to case, spaces and hyphens)',
   });
 });

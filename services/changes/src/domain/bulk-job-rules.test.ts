@@ -418,3 +418,111 @@ test('a campaign end date whose midnight RFC 3339 cannot write is refused, not s
     ],
   );
 });
+
+test('a target_url follows the rule of the other tools: https, a host, no spaces or backslashes', () => {
+  const ad = { ad_group: 'Plants', name: 'Ad one', title: 'Two for one' };
+  const urlIssues = (target_url: unknown) => issuesOf({ ads: rows({ ...ad, target_url }) });
+  assert.deepEqual(urlIssues('https://bücher.example/a b'), [
+    'ads:target_url: target_url must be an https URL with no spaces or backslashes, of at most 2048 characters (got "https://bücher.example/a b")',
+  ]);
+  assert.deepEqual(urlIssues('https://shop.example.com\\spring'), [
+    'ads:target_url: target_url must be an https URL with no spaces or backslashes, of at most 2048 characters (got "https://shop.example.com\\\\spring")',
+  ]);
+  assert.deepEqual(urlIssues('http://shop.example.com/a'), [
+    'ads:target_url: target_url must be an https URL, of at most 2048 characters (got "http://shop.example.com/a")',
+  ]);
+  assert.match(urlIssues('https:shop.example.com').join(), /target_url must be an https URL/);
+  assert.match(
+    issuesOf({
+      ads: rows({ ...ad, target_url: 'https://a.example', image_url: 'https://img.example/a b.png' }),
+    }).join(),
+    /^ads:image_url: image_url must be an https URL with no spaces or backslashes/,
+  );
+  // The spaces around a cell are not part of it; an international host is a host.
+  assert.deepEqual(urlIssues(' https://bücher.example/a '), []);
+});
+
+test('two ad groups of a campaign named alike but for case are refused, as the platform refuses them', () => {
+  const group = (campaign: string, name: string) => ({ campaign, name, bid: '0.3', countries: 'US' });
+  const twoCampaigns = rows(
+    { name: 'Spring Sale', objective: 'clicks', budget: '5', budget_type: 'daily' },
+    { name: 'Autumn Sale', objective: 'clicks', budget: '5', budget_type: 'daily' },
+  );
+  assert.deepEqual(
+    issuesOf({
+      adgroups: rows(
+        group('Spring Sale', 'Plants'),
+        group('Spring Sale', 'plants'),
+        group('Spring Sale', 'PLANTS '),
+      ),
+      ads: [],
+    }),
+    [
+      'adgroups:name: name "plants" differs only in case from "Plants" (row 2), another ad group of the campaign "Spring Sale": the platform refuses ad group names that differ only in case within a campaign',
+      'adgroups:name: name "PLANTS" differs only in case from "Plants" (row 2), another ad group of the campaign "Spring Sale": the platform refuses ad group names that differ only in case within a campaign',
+    ],
+  );
+  // In two campaigns they are two ad groups, each its ads' own.
+  const { plan, issues } = compileBulkJob(
+    workbook({
+      campaigns: twoCampaigns,
+      adgroups: rows(group('Spring Sale', 'Plants'), group('Autumn Sale', 'plants')),
+      ads: rows({
+        ad_group: 'plants',
+        name: 'Ad one',
+        title: 'Two for one',
+        target_url: 'https://shop.example.com/a',
+      }),
+    }),
+    usd,
+    flags,
+  );
+  assert.deepEqual(issues, []);
+  assert.equal(plan.adGroupCount, 2);
+  assert.equal(plan.body.operations.at(-1)?.body.ad_group_id, 'ref:g2');
+});
+
+test('a name that is a number is its text: two of them are duplicates, and a row refers to it by its text', () => {
+  const campaign = (name: unknown, objective: string) => ({
+    name,
+    objective,
+    budget: '5',
+    budget_type: 'daily',
+  });
+  assert.deepEqual(
+    issuesOf({
+      campaigns: rows(campaign(12345, 'clicks'), campaign(12345, 'impressions')),
+      adgroups: rows({ campaign: '12345', name: 'Plants', bid: '0.3', countries: 'US' }),
+      ads: [],
+    }),
+    ['campaigns:name: name "12345" is used by row 2 too'],
+  );
+  assert.deepEqual(
+    issuesOf({
+      campaigns: rows(campaign('Spring Sale', 'clicks')),
+      adgroups: rows(
+        { campaign: 'Spring Sale', name: 2026, bid: '0.3', countries: 'US' },
+        { campaign: 'Spring Sale', name: '2026', bid: '0.3', countries: 'US' },
+      ),
+      ads: [],
+    }),
+    ['adgroups:name: name "2026" is used by row 2 too'],
+  );
+  const { plan, issues } = compileBulkJob(
+    workbook({
+      campaigns: rows(campaign(12345, 'impressions')),
+      adgroups: rows({ campaign: '12345', name: 2026, bid: '0.3', countries: 'US' }),
+      ads: rows({
+        ad_group: 2026,
+        name: 'Ad one',
+        title: 'Two for one',
+        target_url: 'https://shop.example.com/a',
+      }),
+    }),
+    usd,
+    flags,
+  );
+  assert.deepEqual(issues, []);
+  assert.equal(plan.body.operations[0]?.body.name, '12345');
+  assert.equal(plan.body.operations[1]?.body.name, '2026');
+});

@@ -124,6 +124,33 @@ export function columnName(header: string): string {
     .replace(/[\s-]+/g, '_');
 }
 
+/**
+ * A cell as text, as every rule reads it: numbers, booleans and dates as they are written (a name
+ * 12345 is the text "12345"), text trimmed unless `mode` is exact; undefined when empty.
+ */
+function cellText(v: unknown, mode: TextMode): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? undefined : v.toISOString().slice(0, 10);
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  if (typeof v === 'boolean') return String(v);
+  if (typeof v !== 'string') return undefined;
+  const t = mode === 'exact' ? v : v.trim();
+  return t === '' ? undefined : t;
+}
+
+/**
+ * The rule of the tools' https URL arguments (the gateway's `https-uri` format, which
+ * ads_validate_creative, ads_build_variations and ads_save_competitor_source apply): written as
+ * https://, with a host, and no white space or backslash, which the URL parser would quietly drop or
+ * turn into a slash, so the URL kept is the one written.
+ */
+function isHttpsUrl(text: string): boolean {
+  return /^https:\/\/[^\s\\]+$/.test(text) && URL.canParse(text) && new URL(text).hostname !== '';
+}
+
+/** A value in a message: quoted, its first 40 characters. */
+const shownValue = (value: string) => JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+
 /** Collects the issues of one row; a check that fails records its issue and yields undefined. */
 class RowReader {
   constructor(
@@ -161,14 +188,7 @@ class RowReader {
 
   /** The cell as text; numbers and dates as they are written. Empty cells are absent. */
   text(column: string): string | undefined {
-    const v = this.row.cells[column];
-    if (v === undefined || v === null) return undefined;
-    if (v instanceof Date) return Number.isNaN(v.getTime()) ? undefined : v.toISOString().slice(0, 10);
-    if (typeof v === 'number' || typeof v === 'bigint') return String(v);
-    if (typeof v === 'boolean') return String(v);
-    if (typeof v !== 'string') return undefined;
-    const t = this.mode === 'exact' ? v : v.trim();
-    return t === '' ? undefined : t;
+    return cellText(this.row.cells[column], this.mode);
   }
 
   required(column: string): string | undefined {
@@ -222,13 +242,13 @@ class RowReader {
 
   httpsUrl(column: string, value: string | undefined): string | undefined {
     if (value === undefined) return undefined;
-    let ok = false;
-    try {
-      ok = new URL(value).protocol === 'https:' && textLength(value) <= 2048;
-    } catch {
-      ok = false;
+    if (!isHttpsUrl(value) || textLength(value) > 2048) {
+      const spaces = /[\s\\]/.test(value) ? ' with no spaces or backslashes' : '';
+      return this.issue(
+        column,
+        `${column} must be an https URL${spaces}, of at most 2048 characters (got ${shownValue(value)})`,
+      );
     }
-    if (!ok) return this.issue(column, `${column} must be an https URL of at most 2048 characters`);
     return this.shown(column, value);
   }
 
@@ -545,12 +565,21 @@ function unknownColumns(sheet: SheetName, rows: readonly SheetRow[], issues: Row
   }
 }
 
-function duplicates(sheet: SheetName, rows: readonly SheetRow[], issues: RowIssue[]): Set<number> {
+/**
+ * The rows of `sheet` whose name another row has (as text: a name 12345 is "12345"), each refused
+ * after the first: rows refer to campaigns and ad groups by name.
+ */
+function duplicates(
+  sheet: SheetName,
+  rows: readonly SheetRow[],
+  issues: RowIssue[],
+  mode: TextMode,
+): Set<number> {
   const seen = new Map<string, number>();
   const dup = new Set<number>();
   for (const row of rows) {
-    const name = typeof row.cells.name === 'string' ? row.cells.name.trim() : undefined;
-    if (name === undefined || name === '') continue;
+    const name = cellText(row.cells.name, mode);
+    if (name === undefined) continue;
     const first = seen.get(name);
     if (first !== undefined) {
       issues.push({
@@ -561,6 +590,37 @@ function duplicates(sheet: SheetName, rows: readonly SheetRow[], issues: RowIssu
       });
       dup.add(row.row);
     } else seen.set(name, row.row);
+  }
+  return dup;
+}
+
+/**
+ * The ad group rows named like an earlier ad group of their campaign but for case ("plants" after
+ * "Plants"), each refused: the platform refuses an ad group whose name another one of the campaign
+ * has, compared without regard to case (409 duplicate_name). Rows with the same name exactly are
+ * refused by `duplicates` already.
+ */
+function caseDuplicates(rows: readonly SheetRow[], issues: RowIssue[], mode: TextMode): Set<number> {
+  const seen = new Map<string, { name: string; row: number }>();
+  const dup = new Set<number>();
+  for (const row of rows) {
+    const name = cellText(row.cells.name, mode);
+    const campaign = cellText(row.cells.campaign, mode);
+    if (name === undefined || campaign === undefined) continue;
+    const key = JSON.stringify([campaign, name.toLowerCase()]);
+    const first = seen.get(key);
+    if (first === undefined) seen.set(key, { name, row: row.row });
+    else if (first.name !== name) {
+      issues.push({
+        sheet: 'adgroups',
+        row: row.row,
+        column: 'name',
+        message:
+          `name "${name}" differs only in case from "${first.name}" (row ${first.row}), another ad group of the ` +
+          `campaign "${campaign}": the platform refuses ad group names that differ only in case within a campaign`,
+      });
+      dup.add(row.row);
+    }
   }
   return dup;
 }
@@ -595,13 +655,16 @@ export function compileBulkJob(
   if (sheets.campaigns.length === 0)
     throw new InvalidArgumentError('the campaigns sheet has no rows: a bulk job needs at least one campaign');
   const campaigns = new Map<string, CampaignOut>();
-  const dupCampaigns = duplicates('campaigns', sheets.campaigns, issues);
+  const dupCampaigns = duplicates('campaigns', sheets.campaigns, issues, text);
   sheets.campaigns.forEach((row, i) => {
     const c = compileCampaign(new RowReader('campaigns', row, issues, text), account, i, plan);
     if (c !== undefined && !dupCampaigns.has(row.row)) campaigns.set(c.name, c);
   });
   const adGroups = new Map<string, { ref: string }>();
-  const dupGroups = duplicates('adgroups', sheets.adgroups, issues);
+  const dupGroups = new Set([
+    ...duplicates('adgroups', sheets.adgroups, issues, text),
+    ...caseDuplicates(sheets.adgroups, issues, text),
+  ]);
   sheets.adgroups.forEach((row, i) => {
     const g = compileAdGroup(new RowReader('adgroups', row, issues, text), account, campaigns, i, plan);
     if (g !== undefined && !dupGroups.has(row.row)) adGroups.set(g.name, g);

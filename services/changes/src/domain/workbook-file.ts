@@ -3,8 +3,11 @@
  * inflate to another (a zip bomb), hold thousands of entries, or carry sheets of millions of rows.
  * So before the spreadsheet library sees anything, the archive is inflated here entry by entry, in
  * small steps, counting the bytes that actually come out: too many entries, too large an entry or
- * too much in all stops it at once. The sheets' rows are counted in their XML before parsing. The
- * library then reads an archive rebuilt from exactly the entries that were checked.
+ * too much in all stops it at once. The parts the library reads must be UTF-8, and each worksheet is
+ * scanned once before parsing: its rows and cells are counted (empty ones too, within a bound far
+ * above the 1000 rows with a value a sheet may have), and a cell the library would read as empty
+ * although it is not (a formula without its computed value, an error value) is refused by name.
+ * The library then reads an archive rebuilt from exactly the entries that were checked.
  */
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { Unzip, UnzipInflate, zipSync } from 'fflate';
@@ -16,6 +19,7 @@ import {
   type SheetRow,
   type Sheets,
 } from './bulk-job-rules.ts';
+import { forEachTag, textAt } from './workbook-xml.ts';
 
 export interface ZipLimits {
   maxEntries: number;
@@ -23,8 +27,14 @@ export interface ZipLimits {
   maxEntryBytes: number;
   /** Inflated bytes of all entries together. */
   maxTotalBytes: number;
-  /** Rows of one worksheet, its header row included. */
-  maxRows: number;
+  /**
+   * `<row>` elements of one worksheet's file, empty (formatted) ones included: a bound on the work
+   * of reading it, far above the rows with a value a sheet may have (MAX_SHEET_ROWS, counted once
+   * the sheet is read).
+   */
+  maxRawRows: number;
+  /** `<c>` elements of one worksheet's file, empty ones included. */
+  maxRawCells: number;
 }
 
 /** Generous for three sheets of 1000 rows; far below what would strain the worker. */
@@ -32,7 +42,8 @@ export const ZIP_LIMITS: ZipLimits = {
   maxEntries: 100,
   maxEntryBytes: 16 * 1024 * 1024,
   maxTotalBytes: 40 * 1024 * 1024,
-  maxRows: MAX_SHEET_ROWS + 1,
+  maxRawRows: 20 * MAX_SHEET_ROWS,
+  maxRawCells: 200 * MAX_SHEET_ROWS,
 };
 
 /** Compressed bytes pushed at a time: one step inflates to at most about a thousand times this. */
@@ -115,27 +126,180 @@ export function inflateWorkbook(
   return files;
 }
 
-/** Refuses a worksheet with more rows than the limit, counted in its XML before any parsing. */
-export function checkRowCounts(files: Record<string, Uint8Array>, limits: ZipLimits = ZIP_LIMITS): void {
-  const decoder = new TextDecoder();
-  for (const [name, data] of Object.entries(files)) {
-    if (!/^xl\/worksheets\/[^/]+\.xml$/.test(name)) continue;
-    const rows = decoder.decode(data).match(/<(?:\w+:)?row[\s>/]/g)?.length ?? 0;
-    if (rows > limits.maxRows) {
-      throw refused(
-        `the worksheet ${name} has ${rows} rows; a sheet may have at most ${limits.maxRows - 1} rows besides its header`,
-      );
-    }
+/**
+ * The text of the part `path`, refusing one the spreadsheet library would misread: it decodes every
+ * part as UTF-8, turning other bytes into U+FFFD ("Caf\uFFFD Sale") and UTF-16 into text no XML
+ * parser reads. Spreadsheet apps write UTF-8.
+ */
+function utf8Part(files: Record<string, Uint8Array>, path: string): string | undefined {
+  const data = files[path];
+  if (data === undefined) return undefined;
+  const resave = 'save the workbook as .xlsx from a spreadsheet app, which writes UTF-8';
+  // A UTF-16 byte order mark, or the NUL bytes of UTF-16 text without one ("<\0?\0x\0").
+  if (
+    (data[0] === 0xff && data[1] === 0xfe) ||
+    (data[0] === 0xfe && data[1] === 0xff) ||
+    data[0] === 0 ||
+    data[1] === 0
+  )
+    throw refused(`the archive's entry ${path} is UTF-16 text, which cannot be read; ${resave}`);
+  const head = new TextDecoder().decode(data.subarray(0, 256));
+  const declared = /^\s*<\?xml\s[^>]*?\bencoding\s*=\s*["']([^"']*)["']/.exec(head)?.[1];
+  if (declared !== undefined && !/^utf-?8$/i.test(declared))
+    throw refused(
+      `the archive's entry ${path} declares the encoding ${JSON.stringify(declared)}, which cannot be read; ${resave}`,
+    );
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
+    throw refused(`the archive's entry ${path} is not UTF-8 text, which cannot be read; ${resave}`);
   }
 }
 
-/** checkedWorkbook inflates and checks `bytes`, and returns an archive of exactly the checked entries. */
+/** A part named by a relationship's Target, resolved as the spreadsheet library resolves it. */
+const partPath = (target: string) => (target.startsWith('/') ? target.slice(1) : `xl/${target}`);
+
+/** The workbook's tabs (name and worksheet part) and the other parts the library reads. */
+interface WorkbookParts {
+  tabs: { name: string; path: string | undefined }[];
+  sharedStrings: string;
+  styles: string;
+}
+
+/**
+ * The parts of the workbook as the spreadsheet library finds them: the tabs of xl/workbook.xml, in
+ * order, with the worksheet each names through xl/_rels/workbook.xml.rels.
+ */
+function workbookParts(files: Record<string, Uint8Array>): WorkbookParts {
+  const targets = new Map<string, string>();
+  let sharedStrings = 'xl/sharedStrings.xml';
+  let styles = 'xl/styles.xml';
+  forEachTag(utf8Part(files, 'xl/_rels/workbook.xml.rels') ?? '', (tag) => {
+    if (tag.name !== 'Relationship' || tag.closing) return;
+    const { Id, Type = '', Target } = tag.attributes();
+    if (Target === undefined) return;
+    if (Type.endsWith('/worksheet') && Id !== undefined) targets.set(Id, partPath(Target));
+    else if (Type.endsWith('/sharedStrings')) sharedStrings = partPath(Target);
+    else if (Type.endsWith('/styles')) styles = partPath(Target);
+  });
+  const tabs: WorkbookParts['tabs'] = [];
+  forEachTag(utf8Part(files, 'xl/workbook.xml') ?? '', (tag) => {
+    if (tag.name !== 'sheet' || tag.closing) return;
+    const { name, id } = tag.attributes();
+    if (name !== undefined)
+      tabs.push({ name: unescapeXlsx(name), path: id === undefined ? undefined : targets.get(id) });
+  });
+  return { tabs, sharedStrings, styles };
+}
+
+/** Text with the `_xHHHH_` escapes of an XLSX string decoded, as the spreadsheet library does. */
+const unescapeXlsx = (s: string) =>
+  s.replace(/_x([0-9A-Fa-f]{4})_/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+
+/** A cell as a spreadsheet formula names it: ads!E2, 'Ad groups'!B3. */
+function cellName(tab: string, ref: string): string {
+  const sheet = /^[A-Za-z_][A-Za-z0-9_.]*$/.test(tab) ? tab : `'${tab.replace(/'/g, "''")}'`;
+  return `${sheet}!${ref}`;
+}
+
+/** A cell whose value the file does not hold, and what it holds instead. */
+interface UnreadCell {
+  ref: string;
+  holds: string;
+}
+
+/**
+ * scanWorksheet reads the worksheet `xml` (the part `where.path`, of the tab `where.tab`) once, before any parsing: it refuses more `<row>` or `<c>`
+ * elements than `limits` allow (empty ones included, so the work of reading it is bounded), and
+ * returns the cells the spreadsheet library would read as empty although they are not: a formula
+ * the file holds no computed value of, and an error value (#N/A, #DIV/0!).
+ */
+function scanWorksheet(
+  where: { path: string; tab: string | undefined },
+  xml: string,
+  limits: ZipLimits,
+): UnreadCell[] {
+  let rows = 0;
+  let cells = 0;
+  const unread: UnreadCell[] = [];
+  let cell: { ref: string; type: string | undefined; formula: boolean; value?: string } | undefined;
+  const tooMany = (what: string, max: number) =>
+    refused(
+      `the worksheet ${where.path}${where.tab === undefined ? '' : ` (the sheet ${JSON.stringify(where.tab)})`} has more than ${max} ${what} in its file, empty (formatted) ones included; a sheet ` +
+        `may have at most ${MAX_SHEET_ROWS} rows with a value besides its header, and at most ${limits.maxRawRows} ` +
+        `rows and ${limits.maxRawCells} cells in its file in all`,
+    );
+  const finish = () => {
+    if (cell === undefined) return;
+    if (cell.type === 'e') {
+      const code = cell.value?.trim() ?? '';
+      const value = code === '' ? 'an error value' : `the error value ${code}`;
+      unread.push({ ref: cell.ref, holds: `${value}: correct its formula, or enter the value itself` });
+    } else if (cell.formula && cell.value === undefined) {
+      unread.push({
+        ref: cell.ref,
+        holds:
+          'a formula without a computed value: save the workbook in a spreadsheet app so its values are stored',
+      });
+    }
+    cell = undefined;
+  };
+  forEachTag(xml, (tag) => {
+    if (tag.name === 'row' && !tag.closing) {
+      rows += 1;
+      if (rows > limits.maxRawRows) throw tooMany('rows', limits.maxRawRows);
+    } else if (tag.name === 'c') {
+      if (tag.closing) return finish();
+      finish();
+      cells += 1;
+      if (cells > limits.maxRawCells) throw tooMany('cells', limits.maxRawCells);
+      const { r, t } = tag.attributes();
+      cell = { ref: r ?? `(a cell without a reference, in row element ${rows})`, type: t, formula: false };
+      if (tag.selfClosing) finish();
+    } else if (cell !== undefined && !tag.closing) {
+      if (tag.name === 'f') cell.formula = true;
+      else if (tag.name === 'v') cell.value = tag.selfClosing ? '' : textAt(xml, tag.end);
+    }
+  });
+  finish();
+  return unread;
+}
+
+/**
+ * checkedWorkbook inflates and checks `bytes`, and returns an archive of exactly the checked entries.
+ * The parts the spreadsheet library reads must be UTF-8; each worksheet is scanned within the limits
+ * of its rows and cells; a cell of a campaigns, adgroups or ads tab that holds a formula without
+ * its computed value, or an error value, is refused by name (the library would read it as empty).
+ */
 export function checkedWorkbook(bytes: Uint8Array, limits: ZipLimits = ZIP_LIMITS): Uint8Array {
   const files = inflateWorkbook(bytes, limits);
-  checkRowCounts(files, limits);
   if (files['xl/workbook.xml'] === undefined)
     throw refused('not an XLSX workbook: the zip archive has no xl/workbook.xml');
+  const parts = workbookParts(files);
+  utf8Part(files, parts.sharedStrings);
+  utf8Part(files, parts.styles);
+  const tabOf = new Map(parts.tabs.map((t) => [t.path, t.name]));
+  const worksheets = new Set([
+    ...parts.tabs.flatMap((t) => (t.path === undefined ? [] : [t.path])),
+    ...Object.keys(files).filter((name) => /^xl\/worksheets\/[^/]+\.xml$/.test(name)),
+  ]);
+  const unread: string[] = [];
+  for (const path of worksheets) {
+    const xml = utf8Part(files, path);
+    if (xml === undefined) continue;
+    const tab = tabOf.get(path);
+    const cells = scanWorksheet({ path, tab }, xml, limits);
+    if (tab !== undefined && sheetOf(tab) !== undefined)
+      unread.push(...cells.map((c) => `cell ${cellName(tab, c.ref)} holds ${c.holds}`));
+  }
+  if (unread.length > 0) throw refused(listed(unread));
   return zipSync(files, { level: 1 });
+}
+
+/** Refusals as one message: the first 20, then how many more. */
+function listed(items: readonly string[]): string {
+  const more = items.length > 20 ? `; and ${items.length - 20} more` : '';
+  return `${items.slice(0, 20).join('; ')}${more}`;
 }
 
 /** A cell as the spreadsheet library gives it: numbers kept as their decimal text. */
@@ -156,19 +320,70 @@ function columnLetter(index: number): string {
 }
 
 /**
+ * The sheet's columns by header, refusing a header that two columns share once matched as headers
+ * are (case, spaces and hyphens aside): one of them would be read and the other dropped.
+ */
+function headerColumns(sheet: SheetName, header: readonly Cell[]): string[] {
+  const columns = header.map((h) => (typeof h === 'string' ? columnName(h) : ''));
+  const at = new Map<string, number[]>();
+  columns.forEach((c, i) => {
+    if (c !== '') at.set(c, [...(at.get(c) ?? []), i]);
+  });
+  const twice = [...at].filter(([, where]) => where.length > 1);
+  if (twice.length > 0)
+    throw refused(
+      twice
+        .map(
+          ([c, where]) =>
+            `${sheet} sheet, row 1: the header "${c}" appears ${where.length} times, in columns ` +
+            `${where.map((i) => `${columnLetter(i)} (column ${i + 1})`).join(' and ')}; headers must be unique ` +
+            '(they are matched without regard to case, spaces and hyphens)',
+        )
+        .join('; '),
+    );
+  return columns;
+}
+
+/**
+ * Refuses the text cells of the workbook's sheets that hold U+FFFD, the replacement character: it
+ * stands for text that was not UTF-8 where it came from and could not be read.
+ */
+function refuseReplacedText(tabs: readonly { sheet: string; data: readonly (readonly Cell[])[] }[]): void {
+  const cells: string[] = [];
+  for (const tab of tabs) {
+    if (sheetOf(tab.sheet) === undefined) continue;
+    tab.data.forEach((row, r) => {
+      row.forEach((v, c) => {
+        if (typeof v === 'string' && v.includes('\uFFFD'))
+          cells.push(cellName(tab.sheet, `${columnLetter(c)}${r + 1}`));
+      });
+    });
+  }
+  if (cells.length === 0) return;
+  const more = cells.length > 20 ? ` and ${cells.length - 20} more` : '';
+  throw refused(
+    `${cells.length === 1 ? 'cell' : 'cells'} ${cells.slice(0, 20).join(', ')}${more} ` +
+      `${cells.length === 1 ? 'holds' : 'hold'} U+FFFD, the replacement character, which stands for text ` +
+      'that was not UTF-8 and could not be read: correct the text, and save the workbook as .xlsx from a ' +
+      'spreadsheet app',
+  );
+}
+
+/**
  * sheetsFromTabs turns the workbook's tabs into rows: the first row names the columns, each later
  * row that is not empty is a row, numbered as the spreadsheet numbers it. Other tabs are ignored.
  */
 export function sheetsFromTabs(
   tabs: readonly { sheet: string; data: readonly (readonly Cell[])[] }[],
 ): Sheets {
+  refuseReplacedText(tabs);
   const sheets: Sheets = { campaigns: [], adgroups: [], ads: [] };
   for (const tab of tabs) {
     const sheet = sheetOf(tab.sheet);
     if (sheet === undefined) continue;
     if (sheets[sheet].length > 0) throw refused(`the workbook has two ${sheet} sheets`);
     const [header = [], ...rows] = tab.data;
-    const columns = header.map((h) => (typeof h === 'string' ? columnName(h) : ''));
+    const columns = headerColumns(sheet, header);
     rows.forEach((cells, i) => {
       const row: SheetRow = { row: i + 2, cells: {} };
       cells.forEach((v, c) => {
@@ -186,7 +401,9 @@ export function sheetsFromTabs(
       if (Object.keys(row.cells).length > 0) sheets[sheet].push(row);
     });
     if (sheets[sheet].length > MAX_SHEET_ROWS)
-      throw refused(`the ${sheet} sheet has ${sheets[sheet].length} rows; at most ${MAX_SHEET_ROWS}`);
+      throw refused(
+        `the ${sheet} sheet has ${sheets[sheet].length} rows with a value besides its header; at most ${MAX_SHEET_ROWS}`,
+      );
   }
   return sheets;
 }
