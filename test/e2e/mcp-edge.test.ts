@@ -273,12 +273,57 @@ describe('HTTP status rules', () => {
   });
 
   test('406 when Accept lacks text/event-stream or application/json', async () => {
-    for (const accept of ['application/json', 'text/event-stream', '*/*']) {
+    for (const accept of [
+      'application/json',
+      'text/event-stream',
+      '*/*',
+      // A quality of 0 says the type is not acceptable.
+      'application/json;q=0, text/event-stream',
+      'application/json, text/event-stream; q=0.0',
+    ]) {
       const res = await rawPost(stack.mcpUrl, callBody('ads_get_connection_context'), {
         ...bearer(seed.token),
         accept,
       });
       assert.equal(res.status, 406, accept);
+    }
+  });
+
+  test('Accept names its media types in any case, with qualities and spaces', async () => {
+    const list = { jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} };
+    for (const accept of [
+      'Application/JSON , TEXT/EVENT-STREAM',
+      'text/event-stream;q=0.5, application/json;q=1',
+    ]) {
+      for (const body of [callBody('ads_get_connection_context'), list]) {
+        const res = await rawPost(stack.mcpUrl, body, { ...bearer(seed.token), accept });
+        assert.equal(res.status, 200, `${accept}: ${res.text.slice(0, 300)}`);
+      }
+    }
+  });
+
+  test('bad params of initialize, ping or tools/list are a 400 naming the field, not an internal error', async () => {
+    const cases: [object, RegExp][] = [
+      [
+        { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { cursor: 123 } },
+        /^Invalid params for tools\/list: `params\.cursor`: expected string, received number$/,
+      ],
+      [
+        { jsonrpc: '2.0', id: 4, method: 'initialize' },
+        /^Invalid params for initialize: `params`: expected object/,
+      ],
+      [
+        { jsonrpc: '2.0', id: 4, method: 'ping', params: 5 },
+        /^Invalid params for ping: `params`: expected object/,
+      ],
+    ];
+    for (const [body, message] of cases) {
+      const res = await rawPost(stack.mcpUrl, body, bearer(seed.token));
+      assert.equal(res.status, 400, res.text);
+      const answer = res.json as { id: number; error?: { code: number; message: string } };
+      assert.equal(answer.id, 4);
+      assert.equal(answer.error?.code, -32602);
+      assert.match(answer.error?.message ?? '', message);
     }
   });
 

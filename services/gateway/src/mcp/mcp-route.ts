@@ -39,7 +39,7 @@ import {
   batchRefusal,
   batchRequestIds,
   countToolCalls,
-  malformedSingleToolCall,
+  malformedSingleRequest,
   namedToolCalls,
   namedVersion,
   type RpcId,
@@ -91,7 +91,12 @@ function rpcError(reply: FastifyReply, status: number, code: number, message: st
 /** Whether an Accept header admits both JSON and SSE, as the transport requires. */
 export function acceptsJsonAndSse(accept: string | undefined): boolean {
   if (accept === undefined) return false;
-  const types = accept.split(',').map((part) => part.split(';')[0]?.trim().toLowerCase());
+  // Media types are case-insensitive (RFC 9110 §8.3.1); a quality of 0 means "not acceptable".
+  const types = accept.split(',').flatMap((part) => {
+    const [type = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => /^q\s*=/.test(p))?.replace(/^q\s*=\s*/, '');
+    return q !== undefined && Number(q) === 0 ? [] : [type];
+  });
   return types.includes('application/json') && types.includes('text/event-stream');
 }
 
@@ -215,6 +220,8 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
         'Not Acceptable: Accept must include both application/json and text/event-stream',
       );
     }
+    // Accepted as written; the SDK reads it again, matching the media types by their exact case.
+    req.raw.headers.accept = 'application/json, text/event-stream';
     const rate = o.limiter.take(auth.caller.principal.credentialId);
     if (!rate.allowed) return rateLimited(reply, rate.retryAfterSeconds);
   };
@@ -256,7 +263,7 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     const batch = batchRefusal(req.body, typeof header === 'string' ? header : undefined);
     if (batch !== undefined) return rpcError(reply, 400, JSONRPC_INVALID_REQUEST, batch);
     // Bad parameters are a bad request (400); in a batch, the call is answered in its place.
-    const malformed = malformedSingleToolCall(req.body);
+    const malformed = malformedSingleRequest(req.body);
     if (malformed !== undefined) {
       return rpcError(reply, 400, JSONRPC_INVALID_PARAMS, malformed.problem, malformed.id);
     }

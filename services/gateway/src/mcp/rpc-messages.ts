@@ -1,12 +1,13 @@
 /**
  * What the edge reads from a JSON-RPC body before the MCP SDK serves it: the protocol version it
- * names, whether that version still allows batches, and `tools/call` params the SDK would refuse
- * with a dump of its schema validation.
+ * names, whether that version still allows batches, and request params (`tools/call`, and a lone
+ * `initialize`, `ping` or `tools/list`) the SDK would refuse with a dump of its schema validation.
  */
 import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   PROTOCOL_VERSION_META_KEY,
   SUPPORTED_PROTOCOL_VERSIONS,
+  specTypeSchemas,
 } from '@modelcontextprotocol/server';
 
 /**
@@ -109,14 +110,52 @@ export function takeMalformedToolCalls(body: unknown): Map<RpcId, string> {
 }
 
 /**
- * A body that is one tools/call request (not a batch) with malformed params: its id and the
- * one-line reason, answered as a bad request (HTTP 400) before the SDK sees it.
+ * The other requests this server answers, by method, with the SDK's own schema of each (the MCP
+ * specification's types): their params are checked here as the SDK would check them, so a bad one
+ * is a bad request naming the field, not an internal error carrying a dump of the validation.
  */
-export function malformedSingleToolCall(body: unknown): { id: RpcId; problem: string } | undefined {
-  if (!isPlainObject(body) || body.method !== 'tools/call') return undefined;
+interface RequestSchema {
+  '~standard': {
+    validate(value: unknown):
+      | {
+          issues?: readonly { message: string; path?: readonly (PropertyKey | { key: PropertyKey })[] }[];
+        }
+      | Promise<unknown>;
+  };
+}
+const REQUEST_SCHEMAS = new Map<string, RequestSchema>([
+  ['initialize', specTypeSchemas.InitializeRequest],
+  ['ping', specTypeSchemas.PingRequest],
+  ['tools/list', specTypeSchemas.ListToolsRequest],
+]);
+
+/** The one-line reason a request's params do not fit its method's schema, or undefined. */
+function requestParamsProblem(method: string, params: unknown): string | undefined {
+  const schema = REQUEST_SCHEMAS.get(method);
+  if (schema === undefined) return undefined;
+  const result = schema['~standard'].validate(params === undefined ? { method } : { method, params });
+  if (result instanceof Promise || result.issues === undefined || result.issues.length === 0)
+    return undefined;
+  const [first] = result.issues;
+  const path = (first?.path ?? []).map((p) => (typeof p === 'object' ? String(p.key) : String(p)));
+  const where = path.length === 0 ? 'the request' : `\`${path.join('.')}\``;
+  const more = result.issues.length > 1 ? ` (and ${result.issues.length - 1} more)` : '';
+  return `Invalid params for ${method}: ${where}: ${first?.message.replace(/^Invalid input: /, '') ?? 'invalid'}${more}`;
+}
+
+/**
+ * A body that is one request (not a batch) with malformed params: its id and the one-line reason,
+ * answered as a bad request (HTTP 400) before the SDK sees it. tools/call has reasons of its own;
+ * initialize, ping and tools/list are held to the SDK's schemas.
+ */
+export function malformedSingleRequest(body: unknown): { id: RpcId; problem: string } | undefined {
+  if (!isPlainObject(body) || typeof body.method !== 'string') return undefined;
   const { id } = body;
   if (typeof id !== 'string' && typeof id !== 'number') return undefined;
-  const problem = toolCallParamsProblem(body.params);
+  const problem =
+    body.method === 'tools/call'
+      ? toolCallParamsProblem(body.params)
+      : requestParamsProblem(body.method, body.params);
   return problem === undefined ? undefined : { id, problem };
 }
 
