@@ -290,7 +290,8 @@ describe('importing CSV', () => {
         'ad_3,1,1',
         'ad_4,1,1,1,,',
         'ad_5,1,1,free,',
-        'ad_6,1"x,1,1,',
+        // Two stray quotes in one row: one row the parser cannot read, reported once.
+        'ad_6,1"x,1,=HYPERLINK("y"),',
         'ad_7,1,1,1,',
         'ad_8,"1"x,1,1,',
         'ad_9,y,1,1,',
@@ -304,13 +305,29 @@ describe('importing CSV', () => {
         [3, '', 5],
         [4, '', 6],
         [5, 'spend', 7],
-        [6, '', 8],
+        [6, 'impressions', 8],
         // A quote that closes a cell too early: the parser cannot say where the next row begins.
         [8, '', 10],
       ],
     );
+    assert.match(
+      imp.errors[4]?.message ?? '',
+      /a quote \("\) inside the unquoted cell in column 2; put the whole cell in quotes/,
+    );
     assert.match(imp.errors[5]?.message ?? '', /the CSV after it was not read/);
     assert.equal(imp.errorCount, 6);
+  });
+
+  test('a decimal metric longer than 60 characters is refused by its length, not called a non-number', async () => {
+    const { imp } = await importAndWait(testPrincipal(), {
+      ...META,
+      csv: `ad_id,impressions,clicks,spend\nad_1,1,1,${'1'.repeat(60)}\nad_2,1,1,${'1'.repeat(61)}\n`,
+    });
+    assert.equal(imp.status, 'failed');
+    assert.deepEqual(
+      imp.errors.map((e) => [e.row, e.column, e.message]),
+      [[2, 'spend', 'must be a decimal number of at most 60 characters (got 61)']],
+    );
   });
 
   test('a CSV with CRLF, LF, lone CR or mixed line endings reads the same rows; a quoted line break stays in its cell', async () => {

@@ -89,7 +89,11 @@ const FATAL: ReadonlySet<string> = new Set([
 /** A record the parser could not read, after `afterRecords` records it could (the header included). */
 interface Unreadable {
   afterRecords: number;
+  /** The parser's line count, as it reported it (one record is reported once). */
+  parserLine: number | undefined;
   line: number | undefined;
+  /** The index of the cell the parser stopped at, when it says. */
+  cell: number | undefined;
   message: string;
   fatal: boolean;
 }
@@ -110,6 +114,7 @@ export async function parsePerformanceCsv(
   // Records the parser skips are reported, in order, when the for-await loop reaches their place:
   // the parser runs ahead of the loop by up to a chunk.
   const unreadable: Unreadable[] = [];
+  let lastReported: Unreadable | undefined;
   let stopAfter: number | undefined;
   let unreadableRows = 0;
   const text = csvRecordText(csv);
@@ -125,12 +130,20 @@ export async function parsePerformanceCsv(
       on_skip: (err) => {
         if (err === undefined || stopAfter !== undefined) return;
         const afterRecords = typeof err.records === 'number' ? err.records : 0;
+        const parserLine = typeof err.lines === 'number' ? err.lines : undefined;
+        // The parser reports a record once per stray quote in it: the record is one unreadable row.
+        const last = unreadable.at(-1) ?? lastReported;
+        if (last !== undefined && last.afterRecords === afterRecords && last.parserLine === parserLine)
+          return;
         const fatal = FATAL.has(err.code);
         if (fatal) stopAfter = afterRecords;
         if (afterRecords > 0) unreadableRows++;
         unreadable.push({
           afterRecords,
-          line: typeof err.lines === 'number' ? lineOf(err.lines) : undefined,
+          parserLine,
+          line: parserLine === undefined ? undefined : lineOf(parserLine),
+          cell:
+            err.code === 'INVALID_OPENING_QUOTE' && typeof err.column === 'number' ? err.column : undefined,
           message: `the CSV cannot be read: ${readError(err)}${fatal ? '; the CSV after it was not read' : ''}`,
           fatal,
         });
@@ -139,18 +152,21 @@ export async function parsePerformanceCsv(
   );
   let batch: NormalRow[] = [];
   let columns: Map<string, number> | undefined;
+  let header: string[] | undefined;
   let rowCount = 0;
   let tooMany = false;
   /** Reports the unreadable records before the `records`-th readable one; false when reading stops. */
   const reportUnreadable = (records: number): boolean => {
     for (let u = unreadable[0]; u !== undefined && u.afterRecords < records; u = unreadable[0]) {
       unreadable.shift();
+      lastReported = u;
       if (u.afterRecords === 0) {
         errors.add({ row: 0, message: u.message.replace('the CSV', 'the header line'), ...at(u.line) });
         return false;
       }
       if (!countRow(u.line)) return false;
-      errors.add({ row: rowCount, message: u.message, ...at(u.line) });
+      const column = u.cell === undefined ? undefined : header?.[u.cell]?.trim();
+      errors.add({ row: rowCount, ...(column ? { column } : {}), message: u.message, ...at(u.line) });
       if (u.fatal) return false;
     }
     return true;
@@ -170,6 +186,7 @@ export async function parsePerformanceCsv(
     }>) {
       if (!reportUnreadable(info.records)) return { rowCount };
       if (columns === undefined) {
+        header = record;
         columns = columnsOf(record, mapping, errors);
         if (columns === undefined) return { rowCount: 0 };
         continue;
@@ -210,6 +227,8 @@ export async function parsePerformanceCsv(
  * error names the line as an editor counts it).
  */
 function readError(err: CsvError): string {
+  if (err.code === 'INVALID_OPENING_QUOTE' && typeof err.column === 'number')
+    return `a quote (") inside the unquoted cell in column ${err.column + 1}; put the whole cell in quotes and write each quote inside it twice ("a ""b"" c")`;
   const lengths = /expect (\d+), got (\d+)/.exec(err.message);
   if (err.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH' && lengths)
     return `the row has ${lengths[2]} cells where the header has ${lengths[1]}`;

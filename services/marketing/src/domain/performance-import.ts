@@ -206,6 +206,8 @@ export class RowErrors {
 }
 
 const INTEGER_TEXT = /^\d+$/;
+/** The longest decimal metric kept: far beyond any real figure, short enough to store as written. */
+const MAX_DECIMAL_CHARS = 60;
 const DECIMAL_TEXT = /^\d+(\.\d+)?$/;
 const SIGNED_DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
 
@@ -250,8 +252,15 @@ function decimalMetric(value: Cell, column: Metric, at: Where, errors: RowErrors
     return String(value);
   }
   const text = value.trim();
-  if (!(signed ? SIGNED_DECIMAL_TEXT : DECIMAL_TEXT).test(text) || text.length > 60)
+  if (!(signed ? SIGNED_DECIMAL_TEXT : DECIMAL_TEXT).test(text))
     return problem(errors, at, column, `${rule} (got ${JSON.stringify(firstCodePoints(value, 40))})`);
+  if (text.length > MAX_DECIMAL_CHARS)
+    return problem(
+      errors,
+      at,
+      column,
+      `must be a decimal number of at most ${MAX_DECIMAL_CHARS} characters (got ${text.length})`,
+    );
   return text;
 }
 
