@@ -196,12 +196,20 @@ describe('saving, listing and pausing sources', () => {
     );
   });
 
-  test('literals without visible text and URLs with credentials are refused, naming the field', async () => {
+  test('literals without visible text or repeated, and URLs with credentials, are refused, naming the field', async () => {
     const admin = testPrincipal();
     await assertRefused(
       svc.client.saveCompetitorSource(saveRequest({ literals: ['ok', '   '] }), svc.as(admin)),
       Code.InvalidArgument,
       /^literals\[1\] must contain visible text/,
+    );
+    await assertRefused(
+      svc.client.saveCompetitorSource(
+        saveRequest({ literals: ['Free shipping', '20% off', 'free  SHIPPING'] }),
+        svc.as(admin),
+      ),
+      Code.InvalidArgument,
+      /^literals\[2\] repeats literals\[0\]: phrases are found ignoring case and spacing/,
     );
     await assertRefused(
       svc.client.saveCompetitorSource(saveRequest({ url: 'https://user:pw@shop.test/' }), svc.as(admin)),

@@ -98,15 +98,24 @@ export function hostOf(url: string): string {
 
 /**
  * validateSave checks what no argument schema can state: the ids, the URL's parts, literals with
- * visible text, and that an update names the revision it was made from (and a create none).
+ * visible text and each phrase once, and that an update names the revision it was made from (and a create none).
  */
 export function validateSave(input: SaveInput): CheckedSave {
   requireUuid('account_id', input.accountId);
   const host = hostOf(input.url);
+  const seen = new Map<string, number>();
   input.literals.forEach((phrase, i) => {
-    if (normaliseText(phrase) === '') {
+    const normal = normaliseText(phrase);
+    if (normal === '') {
       throw new InvalidArgumentError(`literals[${i}] must contain visible text, not only spaces`);
     }
+    const earlier = seen.get(normal);
+    if (earlier !== undefined) {
+      throw new InvalidArgumentError(
+        `literals[${i}] repeats literals[${earlier}]: phrases are found ignoring case and spacing, so each must differ in its words`,
+      );
+    }
+    seen.set(normal, i);
   });
   const saved = {
     accountId: input.accountId,

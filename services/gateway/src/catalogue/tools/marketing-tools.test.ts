@@ -415,6 +415,16 @@ describe('the fields of a save and of a list', () => {
     ],
     ['an empty tag', { ...brand, tags: ['ok', ''] }, '`tags[1]` must be 1 to 100 characters (got 0)'],
     [
+      'a name of spaces only',
+      { ...brand, name: '   ' },
+      '`name` must contain a visible character, not only white space',
+    ],
+    [
+      'a tag of spaces only',
+      { ...brand, tags: ['ok', '   '] },
+      '`tags[1]` must contain a visible character, not only white space',
+    ],
+    [
       'a tag too long',
       { ...brand, tags: ['t'.repeat(101)] },
       '`tags[0]` must be 1 to 100 characters (got 101)',

@@ -64,7 +64,7 @@ const guidance = object(
 
 const observedExample = object(
   {
-    brand: string({ min: 1, max: 200, description: 'Whose ad it is.' }),
+    brand: string({ min: 1, max: 200, nonBlank: true, description: 'Whose ad it is.' }),
     source_url: httpsUrl('Where it was seen.'),
     observed_at: string({ format: 'date-time' }),
     status: enumOf(['observed', 'no_longer_observed']),
@@ -206,9 +206,9 @@ const saveInput = dependentField(
       item_id: itemId('The item to update; omit it (or give a new UUID) to create one.'),
       expected_revision: expectedRevision,
       kind,
-      name: string({ min: 1, max: 200 }),
+      name: string({ min: 1, max: 200, nonBlank: true }),
       collection: string({ max: 200, description: 'A collection to group items in; omitted means none.' }),
-      tags: array(string({ min: 1, max: 100 }), {
+      tags: array(string({ min: 1, max: 100, nonBlank: true }), {
         max: 30,
         unique: true,
         description: 'Labels to find the item by (ads_list_marketing_items tag), each once.',

@@ -102,7 +102,7 @@ const optimizerConfig = object(
 const saveInput = object(
   {
     account_id: uuid('The ad account (from ads_list_accounts) whose campaigns the optimizer reviews.'),
-    name: string({ min: 1, max: 200 }),
+    name: string({ min: 1, max: 200, nonBlank: true }),
     config: optimizerConfig,
     enabled: boolean('Whether reviews run on the cadence; false saves it paused.'),
     optimizer_id: uuid('To update an optimizer: its id. Omit to create one.'),
