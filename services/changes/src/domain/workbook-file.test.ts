@@ -214,6 +214,40 @@ test('a part of the workbook that is not UTF-8 is refused before it is read, by 
   checkedWorkbook(xlsxFile([sheet], { 'xl/sharedStrings.xml': strings('', Buffer.from('Café Sale')) }));
 });
 
+test('a hidden campaigns, adgroups or ads tab is refused: what is planned is what the spreadsheet shows', () => {
+  const sheet = campaigns([['Spring', 'clicks', 10, 'daily']]);
+  refuses(
+    () => checkedWorkbook(xlsxFile([{ ...sheet, state: 'hidden' }])),
+    /^workbook_base64: the sheet "campaigns" is hidden in the workbook; unhide it to plan its rows, or rename or delete it/,
+  );
+  refuses(
+    () =>
+      checkedWorkbook(
+        xlsxFile([sheet, { name: 'Ad groups', rows: [['campaign', 'name']], state: 'veryHidden' }]),
+      ),
+    /^workbook_base64: the sheet "Ad groups" is hidden in the workbook/,
+  );
+  // Another tab may be hidden: it is not read.
+  checkedWorkbook(xlsxFile([sheet, { name: 'Notes', rows: [['draft']], state: 'hidden' }]));
+});
+
+test('two tabs that are the same sheet are refused by name, even when the first has no rows', () => {
+  refuses(
+    () =>
+      sheetsFromTabs([
+        { sheet: 'Campaigns', data: [['name', 'objective', 'budget', 'budget_type']] },
+        {
+          sheet: 'campaigns ',
+          data: [
+            ['name', 'objective', 'budget', 'budget_type'],
+            ['Spring', 'clicks', 10, 'daily'],
+          ],
+        },
+      ]),
+    /^workbook_base64: the workbook has two campaigns sheets \("Campaigns" and "campaigns "\); keep one$/,
+  );
+});
+
 test('a file that is not a zip archive is refused as not XLSX', () => {
   refuses(() => inflateWorkbook(strToU8('name,budget\nSpring,10\n')), /not an XLSX file/);
   refuses(() => checkedWorkbook(zipSync({ 'a.txt': strToU8('hello') })), /no xl\/workbook.xml/);

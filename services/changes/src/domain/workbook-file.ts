@@ -161,7 +161,7 @@ const partPath = (target: string) => (target.startsWith('/') ? target.slice(1) :
 
 /** The workbook's tabs (name and worksheet part) and the other parts the library reads. */
 interface WorkbookParts {
-  tabs: { name: string; path: string | undefined }[];
+  tabs: { name: string; path: string | undefined; hidden: boolean }[];
   sharedStrings: string;
   styles: string;
 }
@@ -185,9 +185,13 @@ function workbookParts(files: Record<string, Uint8Array>): WorkbookParts {
   const tabs: WorkbookParts['tabs'] = [];
   forEachTag(utf8Part(files, 'xl/workbook.xml') ?? '', (tag) => {
     if (tag.name !== 'sheet' || tag.closing) return;
-    const { name, id } = tag.attributes();
+    const { name, id, state } = tag.attributes();
     if (name !== undefined)
-      tabs.push({ name: unescapeXlsx(name), path: id === undefined ? undefined : targets.get(id) });
+      tabs.push({
+        name: unescapeXlsx(name),
+        path: id === undefined ? undefined : targets.get(id),
+        hidden: state === 'hidden' || state === 'veryHidden',
+      });
   });
   return { tabs, sharedStrings, styles };
 }
@@ -269,13 +273,21 @@ function scanWorksheet(
  * checkedWorkbook inflates and checks `bytes`, and returns an archive of exactly the checked entries.
  * The parts the spreadsheet library reads must be UTF-8; each worksheet is scanned within the limits
  * of its rows and cells; a cell of a campaigns, adgroups or ads tab that holds a formula without
- * its computed value, or an error value, is refused by name (the library would read it as empty).
+ * its computed value, or an error value, is refused by name (the library would read it as empty),
+ * and so is such a tab that is hidden (its rows would be planned unseen).
  */
 export function checkedWorkbook(bytes: Uint8Array, limits: ZipLimits = ZIP_LIMITS): Uint8Array {
   const files = inflateWorkbook(bytes, limits);
   if (files['xl/workbook.xml'] === undefined)
     throw refused('not an XLSX workbook: the zip archive has no xl/workbook.xml');
   const parts = workbookParts(files);
+  // What is planned is what the spreadsheet shows: a hidden campaigns, adgroups or ads tab is not.
+  const hidden = parts.tabs.filter((t) => t.hidden && sheetOf(t.name) !== undefined).map((t) => t.name);
+  if (hidden.length > 0)
+    throw refused(
+      `the sheet${hidden.length > 1 ? 's' : ''} ${hidden.map((n) => JSON.stringify(n)).join(', ')} ${hidden.length > 1 ? 'are' : 'is'} hidden in the workbook; ` +
+        'unhide it to plan its rows, or rename or delete it if it is not meant to be planned',
+    );
   utf8Part(files, parts.sharedStrings);
   utf8Part(files, parts.styles);
   const tabOf = new Map(parts.tabs.map((t) => [t.path, t.name]));
@@ -378,10 +390,16 @@ export function sheetsFromTabs(
 ): Sheets {
   refuseReplacedText(tabs);
   const sheets: Sheets = { campaigns: [], adgroups: [], ads: [] };
+  const seen = new Map<SheetName, string>();
   for (const tab of tabs) {
     const sheet = sheetOf(tab.sheet);
     if (sheet === undefined) continue;
-    if (sheets[sheet].length > 0) throw refused(`the workbook has two ${sheet} sheets`);
+    const other = seen.get(sheet);
+    if (other !== undefined)
+      throw refused(
+        `the workbook has two ${sheet} sheets (${JSON.stringify(other)} and ${JSON.stringify(tab.sheet)}); keep one`,
+      );
+    seen.set(sheet, tab.sheet);
     const [header = [], ...rows] = tab.data;
     const columns = headerColumns(sheet, header);
     rows.forEach((cells, i) => {
