@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import writeXlsxFile from 'write-excel-file/node';
-import { xlsxFile } from '../test/xlsx-parts.ts';
+import { sharedStringsPart, xlsxFile } from '../test/xlsx-parts.ts';
 import { planWorkbook } from './workbook-reader.ts';
 
 const cell = (value: string | number) => ({ value });
@@ -161,18 +161,8 @@ test('text that is not UTF-8 is refused, never planned with U+FFFD in place of w
     name: 'Campaigns',
     rows: [campaignHeader, [{ attributes: ' t="s"', inner: '<v>0</v>' }, 'clicks', 10, 'daily']],
   };
-  const sst = (declaration: string, text: Buffer) =>
-    new Uint8Array(
-      Buffer.concat([
-        Buffer.from(
-          `${declaration}<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><si><t>`,
-        ),
-        text,
-        Buffer.from('</t></si></sst>'),
-      ]),
-    );
   const latin1 = xlsxFile([sheet], {
-    'xl/sharedStrings.xml': sst(
+    'xl/sharedStrings.xml': sharedStringsPart(
       '<?xml version="1.0" encoding="ISO-8859-1"?>',
       Buffer.from('Caf\xe9 Sale', 'latin1'),
     ),
@@ -183,7 +173,9 @@ test('text that is not UTF-8 is refused, never planned with U+FFFD in place of w
       'cannot be read; save the workbook as .xlsx from a spreadsheet app, which writes UTF-8',
   });
   // UTF-8 text that holds the replacement character already: its cell is named.
-  const replaced = xlsxFile([sheet], { 'xl/sharedStrings.xml': sst('', Buffer.from('Caf\uFFFD Sale')) });
+  const replaced = xlsxFile([sheet], {
+    'xl/sharedStrings.xml': sharedStringsPart('', Buffer.from('Caf\uFFFD Sale')),
+  });
   await assert.rejects(planWorkbook({ base64: base64(replaced) }, usd, flags), {
     message:
       'workbook_base64: cell Campaigns!A2 holds U+FFFD, the replacement character, which stands for text that ' +

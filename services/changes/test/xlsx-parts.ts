@@ -88,3 +88,14 @@ export function xlsxFile(
     ),
   );
 }
+
+/** A shared-strings part of one string, `text` as bytes after `declaration` (an XML declaration or ''). */
+export function sharedStringsPart(declaration: string, text: Uint8Array): Uint8Array {
+  return new Uint8Array(
+    Buffer.concat([
+      Buffer.from(`${declaration}<sst xmlns="${NS}/spreadsheetml/2006/main"><si><t>`),
+      text,
+      Buffer.from('</t></si></sst>'),
+    ]),
+  );
+}

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { strToU8, zipSync } from 'fflate';
-import { type PartCell, type PartSheet, xlsxFile } from '../../test/xlsx-parts.ts';
+import { type PartCell, type PartSheet, sharedStringsPart, xlsxFile } from '../../test/xlsx-parts.ts';
 import { type Cell, checkedWorkbook, inflateWorkbook, sheetsFromTabs, ZIP_LIMITS } from './workbook-file.ts';
 
 const refuses = (fn: () => unknown, message: RegExp) =>
@@ -179,28 +179,18 @@ test('a formula without its computed value, and an error value, are refused by t
 
 test('a part of the workbook that is not UTF-8 is refused before it is read, by its entry', () => {
   const sheet = campaigns([[{ attributes: ' t="s"', inner: '<v>0</v>' }, 'clicks', 10, 'daily']]);
-  const strings = (declaration: string, text: Uint8Array) =>
-    new Uint8Array(
-      Buffer.concat([
-        Buffer.from(
-          `${declaration}<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><si><t>`,
-        ),
-        text,
-        Buffer.from('</t></si></sst>'),
-      ]),
-    );
   const latin1 = Buffer.from('Caf\xe9 Sale', 'latin1');
   refuses(
     () =>
       checkedWorkbook(
         xlsxFile([sheet], {
-          'xl/sharedStrings.xml': strings('<?xml version="1.0" encoding="ISO-8859-1"?>', latin1),
+          'xl/sharedStrings.xml': sharedStringsPart('<?xml version="1.0" encoding="ISO-8859-1"?>', latin1),
         }),
       ),
     /^workbook_base64: the archive's entry xl\/sharedStrings.xml declares the encoding "ISO-8859-1", which cannot be read; save the workbook as .xlsx from a spreadsheet app, which writes UTF-8$/,
   );
   refuses(
-    () => checkedWorkbook(xlsxFile([sheet], { 'xl/sharedStrings.xml': strings('', latin1) })),
+    () => checkedWorkbook(xlsxFile([sheet], { 'xl/sharedStrings.xml': sharedStringsPart('', latin1) })),
     /the archive's entry xl\/sharedStrings.xml is not UTF-8 text, which cannot be read/,
   );
   const utf16 = Buffer.concat([
@@ -211,7 +201,9 @@ test('a part of the workbook that is not UTF-8 is refused before it is read, by 
     () => checkedWorkbook(xlsxFile([sheet], { 'xl/sharedStrings.xml': new Uint8Array(utf16) })),
     /the archive's entry xl\/sharedStrings.xml is UTF-16 text, which cannot be read; save the workbook as .xlsx/,
   );
-  checkedWorkbook(xlsxFile([sheet], { 'xl/sharedStrings.xml': strings('', Buffer.from('Café Sale')) }));
+  checkedWorkbook(
+    xlsxFile([sheet], { 'xl/sharedStrings.xml': sharedStringsPart('', Buffer.from('Café Sale')) }),
+  );
 });
 
 test('a hidden campaigns, adgroups or ads tab is refused: what is planned is what the spreadsheet shows', () => {
