@@ -151,6 +151,32 @@ describe('signing in and out', () => {
     assert.equal(replayed.status, 303);
     assert.equal(replayed.headers.get('location'), '/dashboard/login');
   });
+
+  test('a session cookie that is not validly percent-encoded counts as no session: sign-in, not a 503', async () => {
+    // Such a cookie is never ours: another site on the same host, or a hand-edited one.
+    for (const value of ['%', '%E0%A4%A', 'abc%zz']) {
+      const cookie = `${SESSION_COOKIE}=${value}`;
+      const overview = await fetch(`${stack.gatewayUrl}/dashboard`, {
+        headers: { cookie },
+        redirect: 'manual',
+      });
+      assert.equal(overview.status, 303, `${value}: ${await overview.text()}`);
+      assert.equal(overview.headers.get('location'), '/dashboard/login');
+      const change = await fetch(`${stack.gatewayUrl}/dashboard/changes`, {
+        headers: { cookie },
+        redirect: 'manual',
+      });
+      assert.equal(change.status, 303, value);
+      const logout = await fetch(`${stack.gatewayUrl}/dashboard/logout`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, origin: stack.gatewayUrl, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'csrf=x',
+      });
+      assert.equal(logout.status, 403, value);
+      assert.match(await logout.text(), /You are not signed in/);
+    }
+  });
 });
 
 describe('the overview', () => {

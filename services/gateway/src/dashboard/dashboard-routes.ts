@@ -37,10 +37,19 @@ export const SESSION_COOKIE = 'adsmcp_session';
 const COOKIE = SESSION_COOKIE;
 const SESSION_HOURS = 12;
 
+/**
+ * The value of cookie `name`, or undefined when it is absent or not validly percent-encoded (a
+ * value we never set: another site on the same host, or a hand-edited cookie, means no session).
+ */
 export function readCookie(req: FastifyRequest, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
+    if (k !== name) continue;
+    try {
+      return decodeURIComponent(v.join('='));
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }
