@@ -264,6 +264,59 @@ describe('OAuth 2.1 for MCP clients', () => {
     assert.equal(((await again.json()) as { error: string }).error, 'invalid_grant');
   });
 
+  test('a token refreshed for fewer scopes acts with only those: a write tool gets 403 insufficient_scope', async () => {
+    const client = callback.client();
+    const { tokens } = await connectThroughOAuth(client, 'read write');
+    const clientId = String(client.info?.client_id);
+    const res = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: String(tokens.refresh_token),
+      client_id: clientId,
+      scope: 'read',
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    const narrowed = (await res.json()) as { access_token: string; refresh_token: string; scope: string };
+    assert.equal(narrowed.scope, 'read', 'the token endpoint says the token holds read only');
+    const writeCall = {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'ads_save_marketing_item', arguments: {} },
+    };
+    const refused = await rawPost(stack.mcpUrl, writeCall, {
+      authorization: `Bearer ${narrowed.access_token}`,
+    });
+    assert.equal(refused.status, 403, refused.text);
+    assert.match(
+      refused.headers.get('www-authenticate') ?? '',
+      /error_description="ads_save_marketing_item needs the write scope; this token has read"/,
+    );
+    const mcp = await connectClient('v1', stack.mcpUrl, narrowed.access_token);
+    try {
+      const context = await mcp.callTool('ads_get_connection_context', {});
+      assert.notEqual(context.isError, true, JSON.stringify(context.content));
+      assert.match(JSON.stringify(context.structuredContent), /"scopes":\["read"\]/);
+    } finally {
+      await mcp.close();
+    }
+    // A token of the same grant that holds write still writes (a tool error, not a scope refusal).
+    const wide = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: narrowed.refresh_token,
+      client_id: clientId,
+    });
+    assert.equal(wide.status, 200);
+    const full = (await wide.json()) as { access_token: string; scope: string };
+    assert.equal(full.scope, 'read write');
+    const allowed = await rawPost(stack.mcpUrl, writeCall, { authorization: `Bearer ${full.access_token}` });
+    assert.equal(allowed.status, 200, allowed.text);
+    // The narrowed token is still held to read once its grant is remembered with both scopes.
+    const again = await rawPost(stack.mcpUrl, writeCall, {
+      authorization: `Bearer ${narrowed.access_token}`,
+    });
+    assert.equal(again.status, 403);
+  });
+
   test('ads_disconnect_client with an OAuth token ends the grant: its tokens and refresh token are refused', async () => {
     const client = callback.client();
     const { tokens } = await connectThroughOAuth(client);

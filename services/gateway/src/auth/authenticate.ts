@@ -28,7 +28,21 @@ const INVALID_TOKEN = {
  * under which its grant is recorded as a credential, or to the reason it is not valid here.
  */
 export interface OAuthAccessTokens {
-  credentialHash(token: string): Promise<{ ok: true; hash: Buffer } | Extract<AuthResult, { ok: false }>>;
+  /**
+   * `scopes` are the token's own: a client may ask for fewer than its grant holds (a refresh or an
+   * authorization request naming fewer, RFC 6749 §3.3 and §6), and the token then carries no more.
+   */
+  credentialHash(
+    token: string,
+  ): Promise<{ ok: true; hash: Buffer; scopes: readonly string[] } | Extract<AuthResult, { ok: false }>>;
+}
+
+/** The caller acting with at most `scopes`: its connection's scopes narrowed to a token's own. */
+function narrowedTo(caller: Caller, scopes: readonly string[] | undefined): Caller {
+  if (scopes === undefined) return caller;
+  const kept = caller.principal.scopes.filter((s) => scopes.includes(s));
+  if (kept.length === caller.principal.scopes.length) return caller;
+  return { ...caller, principal: { ...caller.principal, scopes: kept } };
 }
 
 /** The shape of an OAuth access token (RFC 6750 b64token), bounded in length. */
@@ -107,6 +121,8 @@ export function createAuthGuard(o: AuthGuardOptions) {
     const bearer = readBearer(header, o.oauth !== undefined);
     if (!bearer.ok) return bearer;
     let tokenHash: Buffer;
+    /** An OAuth access token's own scopes; a pasted token has its connection's. */
+    let tokenScopes: readonly string[] | undefined;
     if (looksLikeToken(bearer.token) || o.oauth === undefined) {
       tokenHash = hashToken(bearer.token);
     } else {
@@ -118,12 +134,14 @@ export function createAuthGuard(o: AuthGuardOptions) {
         return grant;
       }
       tokenHash = grant.hash;
+      tokenScopes = grant.scopes;
     }
     const now = o.now();
     const known = o.known.get(tokenHash);
     if (known?.fresh) {
       const expiresAt = known.caller.credentialExpiresAt;
-      if (expiresAt === null || expiresAt > now) return { ok: true, caller: known.caller };
+      if (expiresAt === null || expiresAt > now)
+        return { ok: true, caller: narrowedTo(known.caller, tokenScopes) };
     }
     if (known === undefined) {
       const budget = o.failures.peek(clientAddress);
@@ -131,12 +149,13 @@ export function createAuthGuard(o: AuthGuardOptions) {
         return { ok: false, overBudget: true, retryAfterSeconds: budget.retryAfterSeconds };
     }
     const result = await verifyToken(o.db, tokenHash, now);
-    if (result.ok) {
-      o.known.remember(tokenHash, result.caller);
-    } else {
+    if (!result.ok) {
       o.known.forgetToken(tokenHash);
       if (known === undefined) o.failures.take(clientAddress);
+      return result;
     }
-    return result;
+    // Remembered with the connection's scopes: another token of the same grant may hold more.
+    o.known.remember(tokenHash, result.caller);
+    return { ok: true, caller: narrowedTo(result.caller, tokenScopes) };
   };
 }

@@ -13,7 +13,8 @@ export function grantCredentialHash(grantId: string): Buffer {
 
 /**
  * oauthAccessTokens admits an access token the provider issued, unexpired, for `resource`; the
- * credential it maps to then decides the caller (and whether it was revoked).
+ * credential it maps to then decides the caller (and whether it was revoked), acting with no more
+ * than the token's scopes.
  */
 export function oauthAccessTokens(provider: Provider, resource: string): OAuthAccessTokens {
   return {
@@ -30,7 +31,8 @@ export function oauthAccessTokens(provider: Provider, resource: string): OAuthAc
           description: `the access token is for another resource, not ${resource}`,
         };
       }
-      return { ok: true, hash: grantCredentialHash(found.grantId) };
+      // The token's own scopes: its connection may hold more than the client asked this token for.
+      return { ok: true, hash: grantCredentialHash(found.grantId), scopes: (found.scope ?? '').split(' ') };
     },
   };
 }
