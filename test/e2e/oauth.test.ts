@@ -5,7 +5,7 @@
  * another resource, and redirect URIs that are refused.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
@@ -607,5 +607,93 @@ describe('OAuth: one decision per request, grants and connections kept in step',
     const fits = await register({ client_name: '🙂'.repeat(200) });
     assert.equal(fits.status, 201);
     await fits.text();
+  });
+
+  test('U+0000 in a registration, an authorization request or a token is refused as the client’s error, never a 500', async () => {
+    const register = (metadata: Record<string, unknown>) =>
+      fetch(`${stack.gatewayUrl}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          redirect_uris: [callback.redirectUrl],
+          token_endpoint_auth_method: 'none',
+          ...metadata,
+        }),
+      });
+    for (const [metadata, field, error] of [
+      [{ client_name: 'Agent\u0000' }, 'client_name', 'invalid_client_metadata'],
+      [
+        { client_name: 'Agent', redirect_uris: ['https://client.example/cb\u0000'] },
+        'redirect_uris[0]',
+        'invalid_redirect_uri',
+      ],
+    ] as const) {
+      const res = await register(metadata);
+      assert.equal(res.status, 400, field);
+      assert.deepEqual(await res.json(), {
+        error,
+        error_description: `${field} must not contain the character U+0000 (NUL)`,
+      });
+    }
+
+    const registered = await register({ client_name: 'NUL prober' });
+    assert.equal(registered.status, 201);
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+    const authorize = (params: Record<string, string>) =>
+      fetch(
+        `${stack.gatewayUrl}/oauth/authorize?${new URLSearchParams({
+          client_id: clientId,
+          response_type: 'code',
+          redirect_uri: callback.redirectUrl,
+          scope: 'read',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          ...params,
+        })}`,
+        { redirect: 'manual' },
+      );
+    // The redirect URI is the client's own: the error goes back to it, naming the parameter.
+    const state = await authorize({ state: 'a\u0000b' });
+    assert.equal(state.status, 303, await state.clone().text());
+    const back = new URL(String(state.headers.get('location')));
+    assert.ok(back.toString().startsWith(callback.redirectUrl), back.toString());
+    assert.equal(back.searchParams.get('error'), 'invalid_request');
+    assert.equal(
+      back.searchParams.get('error_description'),
+      'state must not contain the character U+0000 (NUL)',
+    );
+    await state.text();
+    const client = await authorize({ client_id: `${clientId}\u0000` });
+    assert.equal(client.status, 400);
+    assert.match(await client.text(), /invalid_client: client is invalid/);
+
+    for (const [form, status, error] of [
+      [{ grant_type: 'refresh_token', refresh_token: 'a\u0000b', client_id: clientId }, 400, 'invalid_grant'],
+      [
+        {
+          grant_type: 'authorization_code',
+          code: 'a\u0000b',
+          client_id: clientId,
+          redirect_uri: callback.redirectUrl,
+          code_verifier: 'v'.repeat(43),
+        },
+        400,
+        'invalid_grant',
+      ],
+      [{ grant_type: 'refresh_token', refresh_token: 'abc', client_id: 'a\u0000b' }, 401, 'invalid_client'],
+    ] as const) {
+      const res = await tokenRequest(form);
+      assert.equal(res.status, status, JSON.stringify(form));
+      assert.equal(((await res.json()) as { error: string }).error, error);
+    }
+    // RFC 7009: a token the server does not know is answered 200, as any unknown token is.
+    const revoke = await fetch(`${stack.gatewayUrl}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: 'a\u0000b', client_id: clientId }).toString(),
+    });
+    assert.equal(revoke.status, 200);
+    await revoke.text();
   });
 });

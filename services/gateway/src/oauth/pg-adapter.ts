@@ -1,6 +1,6 @@
 /** oidc-provider's storage adapter on the gateway's PostgreSQL schema (one instance per model kind). */
 import type { Queryable } from '@adsmcp/runtime/db';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { type Adapter, type AdapterPayload, errors } from 'oidc-provider';
 import {
   consumePayload,
   destroyByGrant,
@@ -11,37 +11,77 @@ import {
   upsertPayload,
 } from './oauth-store.ts';
 
+const NUL = '\u0000';
+
+/**
+ * Where `value` holds a string with U+0000 (a dotted path, e.g. `params.state`), or undefined.
+ * PostgreSQL's text and jsonb cannot hold that character, so such a value can never be stored.
+ */
+export function nulPath(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes(NUL) ? path : undefined;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = nulPath(item, `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes(NUL)) return path ? `${path}.${key}` : key;
+      const found = nulPath(item, path ? `${path}.${key}` : key);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
 /** pgAdapter returns the adapter class oidc-provider instantiates with each model's name. */
 export function pgAdapter(db: Queryable): new (kind: string) => Adapter {
   return class PgAdapter implements Adapter {
     constructor(private readonly kind: string) {}
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      // A request parameter with U+0000 (an authorization request's state, say) would otherwise
+      // fail in the database as a server error: the client is told which one instead.
+      const where = nulPath(payload);
+      if (where !== undefined) {
+        const name = where.replace(/^params\./, '');
+        throw new errors.InvalidRequest(`${name} must not contain the character U+0000 (NUL)`);
+      }
       const expiresInSeconds = Number.isFinite(expiresIn) && expiresIn > 0 ? Math.ceil(expiresIn) : undefined;
       await upsertPayload(db, { kind: this.kind, id, payload: { ...payload }, expiresInSeconds });
     }
 
+    // No stored id or code holds U+0000, which PostgreSQL cannot take: a lookup by one finds
+    // nothing (a token, code or client_id sent with it is then refused as unknown).
     async find(id: string): Promise<AdapterPayload | undefined> {
+      if (id.includes(NUL)) return undefined;
       return (await findPayload(db, this.kind, id)) as AdapterPayload | undefined;
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      if (uid.includes(NUL)) return undefined;
       return (await findPayloadByUid(db, this.kind, uid)) as AdapterPayload | undefined;
     }
 
     async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      if (userCode.includes(NUL)) return undefined;
       return (await findPayloadByUserCode(db, this.kind, userCode)) as AdapterPayload | undefined;
     }
 
     async consume(id: string): Promise<void> {
+      if (id.includes(NUL)) return;
       await consumePayload(db, this.kind, id);
     }
 
     async destroy(id: string): Promise<void> {
+      if (id.includes(NUL)) return;
       await destroyPayload(db, this.kind, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
+      if (grantId.includes(NUL)) return;
       await destroyByGrant(db, this.kind, grantId);
     }
   };

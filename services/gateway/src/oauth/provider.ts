@@ -11,7 +11,7 @@ import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import { esc, page } from '../dashboard/html.ts';
 import { cookieKeys, signingJwk } from './keys.ts';
 import { providerFetch } from './outbound-fetch.ts';
-import { pgAdapter } from './pg-adapter.ts';
+import { nulPath, pgAdapter } from './pg-adapter.ts';
 import { redirectUrisProblem } from './redirect-uris.ts';
 
 export const OAUTH_SCOPES = ['read', 'write'] as const;
@@ -104,7 +104,10 @@ export function createProvider(db: Queryable, o: ProviderOptions): Provider {
       properties: ['software_id'],
       validator: (_ctx, key, _value, metadata) => {
         if (key !== 'software_id') return;
-        const problem = redirectUrisProblem(metadata.redirect_uris) ?? displayedMetadataProblem(metadata);
+        const problem =
+          nulProblem(metadata) ??
+          redirectUrisProblem(metadata.redirect_uris) ??
+          displayedMetadataProblem(metadata);
         if (problem !== undefined) throw new errors.InvalidClientMetadata(problem);
       },
     },
@@ -149,6 +152,12 @@ export function createProvider(db: Queryable, o: ProviderOptions): Provider {
     if (body?.scopes_supported) body.scopes_supported = body.scopes_supported.filter((s) => s !== 'openid');
   });
   return provider;
+}
+
+/** Why the metadata cannot be stored: a field holding U+0000, which PostgreSQL cannot take. */
+function nulProblem(metadata: Record<string, unknown>): string | undefined {
+  const where = nulPath(metadata);
+  return where === undefined ? undefined : `${where} must not contain the character U+0000 (NUL)`;
 }
 
 /** Text length in code points, as the dashboard counts a connection's name. */
