@@ -547,6 +547,39 @@ describe('OAuth: one decision per request, grants and connections kept in step',
     }
   });
 
+  test('signing out of the dashboard ends the OAuth sign-in: that browser is asked who is there again', async () => {
+    const client = callback.client(`Signed-out Agent ${randomUUID().slice(0, 8)}`);
+    assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+    const who = await person();
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await signInToConsent(page, String(client.authorizationUrl), who);
+      let before = callback.responses.length;
+      await Promise.all([
+        page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl)),
+        page.click('#approve'),
+      ]);
+      assert.ok(callback.responses[before]?.searchParams.get('code'), 'the first request got a code');
+      // Signed in, the same client's next request is answered at once, from the standing grant.
+      assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+      before = callback.responses.length;
+      await page.goto(String(client.authorizationUrl));
+      await page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl));
+      assert.ok(callback.responses[before]?.searchParams.get('code'), 'answered without asking');
+
+      await page.goto(`${stack.gatewayUrl}/dashboard`);
+      await Promise.all([page.waitForURL(/\/dashboard\/login$/), page.click('header button[type=submit]')]);
+      assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+      before = callback.responses.length;
+      await page.goto(String(client.authorizationUrl));
+      await page.waitForURL(/\/dashboard\/login\?next=/);
+      assert.equal(callback.responses.length, before, 'no code was sent in the signed-out person’s name');
+    } finally {
+      await context.close();
+    }
+  });
+
   test('the metadata advertises only what is served: no pushed requests, no DPoP, no openid, no session-end page', async () => {
     for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
       const as = (await (await fetch(`${stack.gatewayUrl}${path}`)).json()) as Record<string, unknown>;

@@ -165,10 +165,14 @@ export function buildServer(
     allowedOrigins: opts.allowedOrigins,
     maxBodyBytes: opts.maxBodyBytes,
     now: opts.now,
-    oauth,
+    oauth: oauth.accessTokens,
   });
 
-  registerDashboardRoutes(app, routeDeps, { publicUrl: opts.publicUrl, allowedOrigins: opts.allowedOrigins });
+  registerDashboardRoutes(app, routeDeps, {
+    publicUrl: opts.publicUrl,
+    allowedOrigins: opts.allowedOrigins,
+    endOAuthSignIn: oauth.endSignIn,
+  });
   registerAssetRoute(app, routeDeps, assetLinks);
 
   const resourceMetadata = {

@@ -65,6 +65,8 @@ export interface DashboardOptions {
   publicUrl: string;
   /** Further origins whose pages may post the dashboard's forms (ALLOWED_ORIGINS). */
   allowedOrigins?: readonly string[];
+  /** Ends the OAuth authorization server's sign-in in the browser signing out (oauth-routes.ts). */
+  endOAuthSignIn?: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
 }
 
 export function registerDashboardRoutes(
@@ -223,6 +225,9 @@ export function registerDashboardRoutes(
     if (!s) return reply;
     const token = readCookie(req, COOKIE);
     if (token) await deleteSession(deps.pool, hashToken(token));
+    // Signed out means signed out for OAuth clients too: the next authorization request from
+    // this browser asks who is there again, even from a client the person approved before.
+    await opts.endOAuthSignIn?.(req, reply);
     reply.header('set-cookie', `${COOKIE}=; Path=/dashboard; HttpOnly; SameSite=Lax; Max-Age=0`);
     return reply.redirect('/dashboard/login', 303);
   });

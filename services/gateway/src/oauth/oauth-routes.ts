@@ -59,8 +59,20 @@ function defaultScope(req: FastifyRequest): void {
   req.raw.url = `${url.pathname}${url.search}`;
 }
 
-/** registerOAuth mounts the authorization server and returns how /mcp reads its access tokens. */
-export function registerOAuth(app: FastifyInstance, deps: GatewayDeps, o: OAuthOptions): OAuthAccessTokens {
+/** What the rest of the gateway uses of the authorization server. */
+export interface OAuthServer {
+  /** How /mcp reads the access tokens it issued. */
+  accessTokens: OAuthAccessTokens;
+  /**
+   * Ends the authorization server's sign-in in the browser that sent `req` (its session cookie),
+   * when the person signs out of the dashboard: otherwise a client the person approved before
+   * would still get codes in their name from that browser, without anyone signing in.
+   */
+  endSignIn(req: FastifyRequest, reply: FastifyReply): Promise<void>;
+}
+
+/** registerOAuth mounts the authorization server and returns what the gateway uses of it. */
+export function registerOAuth(app: FastifyInstance, deps: GatewayDeps, o: OAuthOptions): OAuthServer {
   const resource = `${o.publicUrl}/mcp`;
   const provider = createProvider(deps.pool, {
     publicUrl: o.publicUrl,
@@ -125,5 +137,12 @@ export function registerOAuth(app: FastifyInstance, deps: GatewayDeps, o: OAuthO
     allowedOrigins: o.allowedOrigins,
     resource,
   });
-  return oauthAccessTokens(provider, resource);
+  return {
+    accessTokens: oauthAccessTokens(provider, resource),
+    async endSignIn(req, reply) {
+      // The session named by the browser's signed cookie; none (a new, unsaved one) when absent.
+      const session = await provider.Session.get({ req: req.raw, res: reply.raw } as never);
+      if (session.accountId !== undefined) await session.destroy();
+    },
+  };
 }
