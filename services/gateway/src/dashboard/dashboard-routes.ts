@@ -4,7 +4,7 @@
  * session's CSRF token and must come from our own origin.
  */
 import { randomBytes } from 'node:crypto';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { ConnectError } from '@connectrpc/connect';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createOriginPolicy } from '../auth/origin.ts';
 import { RateLimiter } from '../auth/rate-limiter.ts';
@@ -27,7 +27,7 @@ import {
 import { registerChangesListPage } from './changes-list-page.ts';
 import { mayRevoke, registerConnectionsPage, revokeConnection } from './connections-page.ts';
 import { registerFeaturesPage } from './features-page.ts';
-import { FORM_TYPE, formTypeRefusal } from './form-body.ts';
+import { decisionRefusal, FORM_TYPE, formTypeRefusal } from './form-body.ts';
 import { esc, page } from './html.ts';
 import { LOCAL_TIME_SCRIPT_SRC, localTimeScript, timeHtml } from './local-time.ts';
 import { registerMembersPage } from './members-page.ts';
@@ -338,23 +338,13 @@ export function registerDashboardRoutes(
           );
         }
       } catch (err) {
-        const e = ConnectError.from(err);
-        // From the dashboard the changes service refuses a decision only for the person's role.
-        const refused = e.code === Code.PermissionDenied;
+        const refusal = decisionRefusal(ConnectError.from(err), `Your role cannot ${decision} changes.`);
         // The page shown again says why (a stale object, a decision made meanwhile) and offers
         // only what can still be done.
         const fresh = (await loadReview(deps, principal, change.changeId)) ?? { change, conflicts: [] };
         const people = await loadPeople(deps.pool, s.workspace_id, [fresh.change]);
-        // A value the service refuses (an empty or too long reason) is the form's fault: 400.
-        const status = refused
-          ? 403
-          : e.code === Code.InvalidArgument
-            ? 400
-            : e.code === Code.Unavailable
-              ? 503
-              : 409;
         return reply
-          .code(status)
+          .code(refusal.status)
           .type('text/html')
           .send(
             page(
@@ -365,7 +355,7 @@ export function registerDashboardRoutes(
                 s.csrf_token,
                 s.role !== 'viewer',
                 fresh,
-                refused ? `Your role cannot ${decision} changes.` : e.rawMessage,
+                refusal.message,
               ),
               user(s),
             ),

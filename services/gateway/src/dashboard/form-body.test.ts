@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formTypeRefusal, wholeNumberField } from './form-body.ts';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { decisionRefusal, formTypeRefusal, wholeNumberField } from './form-body.ts';
 
 test('a dashboard form must be urlencoded: multipart and JSON are refused naming the accepted type', () => {
   assert.equal(formTypeRefusal('application/x-www-form-urlencoded'), undefined);
@@ -23,4 +24,32 @@ test('expected_revision must be a whole number that fits the RPC field, and the 
   }
   const missing = wholeNumberField({}, 'expected_revision');
   assert.ok('error' in missing && missing.error.includes('(got nothing)'));
+});
+
+test('a decision the service refused says why; one it could not confirm is a 503 that hides the internals', () => {
+  const role = 'Your role cannot approve changes.';
+  const as = (code: Code, message = 'why') => decisionRefusal(new ConnectError(message, code), role);
+  assert.deepEqual(as(Code.PermissionDenied), { status: 403, message: role });
+  assert.deepEqual(as(Code.InvalidArgument, 'reason must be 1 to 2000 characters'), {
+    status: 400,
+    message: 'reason must be 1 to 2000 characters',
+  });
+  for (const code of [Code.FailedPrecondition, Code.Aborted, Code.AlreadyExists, Code.NotFound]) {
+    assert.deepEqual(as(code, 'the change was approved meanwhile'), {
+      status: 409,
+      message: 'the change was approved meanwhile',
+    });
+  }
+  for (const code of [
+    Code.Internal,
+    Code.Unknown,
+    Code.Unavailable,
+    Code.DeadlineExceeded,
+    Code.ResourceExhausted,
+  ]) {
+    const got = as(code, 'pg: connection terminated unexpectedly');
+    assert.equal(got.status, 503, Code[code]);
+    assert.match(got.message, /could not be confirmed just now; this page shows where things stand/);
+    assert.doesNotMatch(got.message, /pg:/);
+  }
 });

@@ -1,4 +1,5 @@
 /** How the dashboard's forms arrive, and the checks on their fields that the services do not make. */
+import { Code, type ConnectError } from '@connectrpc/connect';
 
 /** The one encoding every dashboard form is sent in (an HTML form's default). */
 export const FORM_TYPE = 'application/x-www-form-urlencoded';
@@ -34,4 +35,32 @@ export function wholeNumberField(
     };
   }
   return { value: Number(text) };
+}
+
+/**
+ * The status and message of a decision (approve, reject) a service refused or could not record.
+ * From the dashboard a service refuses a decision for the person's role (403), a value of the form
+ * (400), or the state of what is decided on (409: a stale object, a decision made meanwhile). A
+ * service that failed or could not be reached (503) may or may not have recorded it: the page
+ * shown again says where it stands now.
+ */
+export function decisionRefusal(e: ConnectError, roleMessage: string): { status: number; message: string } {
+  switch (e.code) {
+    case Code.PermissionDenied:
+      return { status: 403, message: roleMessage };
+    case Code.InvalidArgument:
+      return { status: 400, message: e.rawMessage };
+    case Code.FailedPrecondition:
+    case Code.Aborted:
+    case Code.AlreadyExists:
+    case Code.NotFound:
+    case Code.OutOfRange:
+      return { status: 409, message: e.rawMessage };
+    default:
+      return {
+        status: 503,
+        message:
+          'The decision could not be confirmed just now; this page shows where things stand. Try again shortly if it is still open.',
+      };
+  }
 }

@@ -17,7 +17,7 @@ import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { insertAudit } from '../store/identity-store.ts';
 import type { SessionView } from '../store/session-store.ts';
 import { sessionPrincipal } from './change-pages.ts';
-import { wholeNumberField } from './form-body.ts';
+import { decisionRefusal, wholeNumberField } from './form-body.ts';
 import { esc, page } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
@@ -433,25 +433,16 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
           );
         }
       } catch (err) {
-        const e = ConnectError.from(err);
-        const refused = e.code === Code.PermissionDenied;
+        const refusal = decisionRefusal(ConnectError.from(err), `Your role cannot ${decision} proposals.`);
         const fresh = (await loadProposal(deps, principal, p.proposalId)) ?? p;
         const context = await contextOf(deps, principal, fresh);
         return reply
-          .code(
-            refused ? 403 : e.code === Code.InvalidArgument ? 400 : e.code === Code.Unavailable ? 503 : 409,
-          )
+          .code(refusal.status)
           .type('text/html')
           .send(
             page(
               'Review proposal',
-              proposalDetailHtml(
-                fresh,
-                context,
-                s.csrf_token,
-                s.role !== 'viewer',
-                refused ? `Your role cannot ${decision} proposals.` : e.rawMessage,
-              ),
+              proposalDetailHtml(fresh, context, s.csrf_token, s.role !== 'viewer', refusal.message),
               user(s),
             ),
           );
