@@ -166,6 +166,40 @@ describe('insights', () => {
     assert.ok(next.insights.length > 0);
   });
 
+  test('the largest insights page, 2000 rows with every metric, totals and entity names, is read whole', async () => {
+    const res = await ok<{ insights: Row[]; paging: { has_more: boolean }; totals: unknown }>(
+      'ads_get_ad_group_insights',
+      {
+        account_id: accountId,
+        ad_group_id: ad.ad_group_id,
+        aggregation_level: 'ad',
+        time_granularity: 'daily',
+        time_ranges: ['2026-01-01..2026-04-03'],
+        segments: ['device', 'country'],
+        fields: [
+          'impressions',
+          'clicks',
+          'ctr',
+          'spend_micros',
+          'cpc_micros',
+          'conversions',
+          'conversion_value_micros',
+          'view_through_conversions',
+          'click_through_conversions',
+          'cpm_micros',
+          'conversion_rate',
+          'cpa_micros',
+          'roas',
+        ],
+        includes: ['entity_name', 'totals'],
+        limit: 2000,
+      },
+    );
+    assert.equal(res.insights.length, 2000);
+    assert.equal(res.paging.has_more, true);
+    assert.ok(res.totals !== undefined);
+  });
+
   test('ad insights for one ad', async () => {
     const res = await ok<{ insights: Row[] }>('ads_get_ad_insights', {
       account_id: accountId,

@@ -4,7 +4,8 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { withRequestId } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code } from '@connectrpc/connect';
-import { type FakePlatform, json, startFakePlatform } from './fake-platform.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES } from '../src/upstream/platform-client.ts';
+import { type Answer, type FakePlatform, json, startFakePlatform } from './fake-platform.ts';
 import { as, type Harness, principal, type Replica, refused, startHarness } from './proxy-harness.ts';
 
 interface CallInit {
@@ -322,15 +323,33 @@ describe('Call: what is sent and returned', () => {
     assert.equal(res.bodyJson, text);
   });
 
-  it('refuses a response over 1 MiB as Unavailable, without asking again', async () => {
-    platform.answer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(`{"pad":"${'x'.repeat(1024 * 1024)}"}`);
+  /** An answer that declares more bytes than the proxy reads (and is cut short: it is refused unread). */
+  const answerOverTheCap: Answer = (_req, res) => {
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': String(DEFAULT_MAX_RESPONSE_BYTES + 1),
     });
+    res.end('{}');
+  };
+
+  it('refuses a read whose answer is over the cap as a question to ask smaller, without asking again', async () => {
+    platform.answer(answerOverTheCap);
     await refused(
-      proxy.client.call(get('/ads'), as(admin)),
+      proxy.client.call(get('/ads/ad_1/insights'), as(admin)),
+      Code.FailedPrecondition,
+      new RegExp(
+        `exceeds ${DEFAULT_MAX_RESPONSE_BYTES} bytes, the most this service reads for GET /ads/ad_1/insights; nothing was changed. Ask for less in one request: a smaller limit`,
+      ),
+    );
+    assert.equal(platform.seen.length, 1);
+  });
+
+  it('reports a change whose answer is over the cap as an unknown outcome, without sending it again', async () => {
+    platform.answer(answerOverTheCap);
+    await refused(
+      proxy.client.call(post('/ads/ad_1'), as(admin)),
       Code.Unavailable,
-      /exceeds 1048576 bytes; gave up after 1 attempt;/,
+      /exceeds \d+ bytes; gave up after 1 attempt\. The outcome is unknown/,
     );
     assert.equal(platform.seen.length, 1);
   });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import {
   createPlatformClient,
+  DEFAULT_MAX_RESPONSE_BYTES,
   PlatformError,
   type PlatformErrorKind,
 } from '../src/upstream/platform-client.ts';
@@ -84,7 +85,7 @@ describe('platform client GET /me', () => {
   });
 
   it('refuses a response larger than the cap, declared or streamed', async () => {
-    const big = Buffer.alloc(2 * 1024 * 1024, 'a');
+    const big = Buffer.alloc(2 * DEFAULT_MAX_RESPONSE_BYTES, 'a');
     const declared = await platform((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': big.length });
       res.end(big);
@@ -92,18 +93,18 @@ describe('platform client GET /me', () => {
     await assertFails(
       createPlatformClient({ baseUrl: declared }).getMe('x'),
       'too_large',
-      /exceeds 1048576 bytes/,
+      new RegExp(`exceeds ${DEFAULT_MAX_RESPONSE_BYTES} bytes`),
     );
 
     const chunked = await platform((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.write(big.subarray(0, 700_000));
-      res.end(big.subarray(0, 700_000));
+      res.write(big.subarray(0, 0.7 * DEFAULT_MAX_RESPONSE_BYTES));
+      res.end(big.subarray(0, 0.7 * DEFAULT_MAX_RESPONSE_BYTES));
     });
     await assertFails(
       createPlatformClient({ baseUrl: chunked }).getMe('x'),
       'too_large',
-      /exceeds 1048576 bytes/,
+      new RegExp(`exceeds ${DEFAULT_MAX_RESPONSE_BYTES} bytes`),
     );
   });
 

@@ -4,7 +4,7 @@
  * POST that carries its idempotency key, after a network error, a time-out or a 5xx), and
  * saying plainly, when it gives up, whether a change may have been applied.
  */
-import { ResourceExhaustedError, UnavailableError } from '@adsmcp/runtime/errors';
+import { FailedPreconditionError, ResourceExhaustedError, UnavailableError } from '@adsmcp/runtime/errors';
 import { currentRequestId, type Logger } from '@adsmcp/runtime/log';
 import type { PlatformCall } from '../domain/platform-call.ts';
 import { CallCancelledError, pause } from './pause.ts';
@@ -82,6 +82,15 @@ function unavailable(call: PlatformCall, failure: string, attempts: number): Una
   );
 }
 
+/** A read whose answer is larger than this service reads: the caller must ask for less. */
+function tooLarge(call: PlatformCall, failure: string): FailedPreconditionError {
+  return new FailedPreconditionError(
+    `${failure}, the most this service reads for ${call.method} ${call.path}; nothing was changed. ` +
+      'Ask for less in one request: a smaller limit; fewer or shorter time ranges; fewer fields, segments, ' +
+      'breakdowns or entities; a coarser time granularity',
+  );
+}
+
 /** createPlatformCaller builds the caller from its dependencies. */
 export function createPlatformCaller(opts: PlatformCallerOptions): PlatformCaller {
   const maxAttempts = opts.maxAttempts ?? MAX_ATTEMPTS;
@@ -139,6 +148,8 @@ export function createPlatformCaller(opts: PlatformCallerOptions): PlatformCalle
         } catch (err) {
           if (!(err instanceof PlatformError)) throw err;
           if (err.kind === 'cancelled') throw new CallCancelledError();
+          // The same question gets the same oversized answer: asking again later cannot help.
+          if (err.kind === 'too_large' && call.readOnly) throw tooLarge(call, err.message);
           // A time-out or a broken connection may or may not have reached the platform; an
           // unreadable or oversized answer reached it, and is not asked again.
           failure = { retryable: err.kind === 'timeout' || err.kind === 'unreachable', what: err.message };

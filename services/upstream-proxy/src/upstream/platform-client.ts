@@ -8,7 +8,11 @@ import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import type { PlatformAccount } from '../domain/connection.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
-export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+/**
+ * The largest answer read (8 MiB): an insights page of 2000 rows with every metric and long
+ * entity names, the largest page the tools ask for, fits.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 export type PlatformErrorKind =
   /** The platform refused the credential (401 or 403). */
