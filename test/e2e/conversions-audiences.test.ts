@@ -549,6 +549,23 @@ describe('custom audiences', () => {
     assert.equal((await audienceNamed('VIP customers')).revision, audience.revision + 1);
   });
 
+  test('a member file whose type is not type/subtype is refused when prepared, as the platform would refuse it', async () => {
+    const audience = await audienceNamed('Newsletter subscribers');
+    const path = `/custom_audiences/${audience.id}/replace`;
+    const before = (await ledger(path)).length;
+    const res = await refused('ads_replace_custom_audience_members', {
+      account_id: accountId,
+      custom_audience_id: audience.id,
+      body: { file_id: 'file_members', expected_revision: audience.revision, mimetype: 'csv' },
+    });
+    assert.equal(res.code, 'invalid_argument');
+    assert.match(
+      res.message,
+      /`body\.mimetype` must be a media type, type\/subtype \(text\/csv\) \(got "csv"\)/,
+    );
+    assert.equal((await ledger(path)).length, before);
+  });
+
   test('merging audiences creates a new one, once', async () => {
     const a = await audienceNamed('Newsletter subscribers');
     const b = await audienceNamed('Past purchasers (180 days)');

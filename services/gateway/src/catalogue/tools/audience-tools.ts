@@ -81,7 +81,14 @@ const replaceBody = object(
         'The audience’s current revision (from ads_list_custom_audiences): a stale one is refused.',
     }),
     filename: text255('The file’s name.'),
-    mimetype: text255('The file’s type, type/subtype (text/csv).'),
+    mimetype: string({
+      min: 1,
+      max: 255,
+      // The platform takes a media type only as type/subtype; anything else it refuses on apply.
+      pattern: /^[\w.+-]+\/[\w.+-]+$/,
+      patternHint: 'a media type, type/subtype (text/csv)',
+      description: 'The file’s type, type/subtype (text/csv).',
+    }),
     file_size: integer({ min: 1, max: 500_000_000, description: 'The file’s size in bytes.' }),
     identifier_type: enumOf(
       ['email', 'phone', 'email_sha256', 'phone_number_sha256', 'gaid'],
