@@ -407,6 +407,31 @@ describe('conversions', () => {
     assert.deepEqual(settings.event_settings[0]?.source_ids, [pixelId]);
   });
 
+  test('a setting counting a pixel the account does not have is refused when it is prepared, naming the item', async () => {
+    const sources = await ok<{ conversion_sources: { id: string }[] }>('ads_list_conversion_sources', {
+      account_id: accountId,
+      limit: 500,
+    });
+    const pixel = sources.conversion_sources[0]?.id as string;
+    const res = await refused('ads_create_conversion_event_setting', {
+      account_id: accountId,
+      body: {
+        name: 'Unknown pixel',
+        event_type: 'purchase',
+        attribution_window_days: 7,
+        source_ids: [pixel, 'px_nope'],
+      },
+    });
+    assert.equal(res.code, 'invalid_argument');
+    assert.match(res.message, /`body\.source_ids\[1\]` px_nope: ad account .* has no pixel with this id/);
+    assert.deepEqual(
+      (await ledger('/conversions/event_settings')).filter(
+        (r) => (r.request_body as { name?: string }).name === 'Unknown pixel',
+      ),
+      [],
+    );
+  });
+
   test('a setting or a pixel the platform would refuse is refused when it is prepared', async () => {
     const setting = { name: 'X', event_type: 'purchase', attribution_window_days: 3, source_ids: ['px_1'] };
     const window = await refused('ads_create_conversion_event_setting', {
@@ -588,6 +613,34 @@ describe('custom audiences', () => {
       body: { name: 'Too many', custom_audience_ids: Array.from({ length: 65 }, (_, i) => `ca_${i}`) },
     });
     assert.match(tooMany.message, /custom_audience_ids.*at most 64 items/);
+  });
+
+  test('a merge naming an audience the account does not have, or an archived one, is refused when prepared', async () => {
+    const active = await audienceNamed('Newsletter subscribers');
+    const archived = await audienceNamed('Lapsed customers 2024');
+    assert.equal(archived.status, 'archived');
+    const before = (await ledger('/custom_audiences/merge')).length;
+    const unknown = await refused('ads_merge_custom_audiences', {
+      account_id: accountId,
+      body: { name: 'Unknown source', custom_audience_ids: [active.id, 'ca_nope'] },
+    });
+    assert.equal(unknown.code, 'invalid_argument');
+    assert.match(
+      unknown.message,
+      /`body\.custom_audience_ids\[1\]` ca_nope: ad account .* has no custom audience with this id/,
+    );
+    const gone = await refused('ads_merge_custom_audiences', {
+      account_id: accountId,
+      body: { name: 'Archived source', custom_audience_ids: [archived.id] },
+    });
+    assert.equal(gone.code, 'invalid_argument');
+    assert.match(
+      gone.message,
+      new RegExp(
+        `\`body\\.custom_audience_ids\\[0\\]\` ${archived.id}: custom audience "Lapsed customers 2024" is archived`,
+      ),
+    );
+    assert.equal((await ledger('/custom_audiences/merge')).length, before, 'nothing reached the platform');
   });
 
   test('archiving an audience applies once; archiving an archived one is refused as changing nothing', async () => {

@@ -48,6 +48,8 @@ import {
   accountToPlan,
   liveObject,
   requireFiles,
+  requireMergeSources,
+  requirePixels,
 } from './platform-reads.ts';
 import { enforceStandards } from './standards-enforcement.ts';
 
@@ -196,6 +198,10 @@ export async function planPrepared(
   });
   // The platform's image files the creatives name must be the account's.
   await requireFiles(upstream, p, account, body, live);
+  // The audiences a merge names, and the pixels a conversion event setting counts, likewise.
+  if (req.objectType === 'custom_audience' && rules.effect === 'merge')
+    await requireMergeSources(upstream, p, account, body);
+  if (req.objectType === 'conversion_event_setting') await requirePixels(upstream, p, account, body);
   // The campaign images the creatives name, pinned for review and uploaded only on apply.
   const uploads = await pinUploads(marketing, p, req.accountId, body);
   // The account's standards and spend guard, checked again by the apply worker.

@@ -72,9 +72,10 @@ async function platformGet(
   path: string,
   what: string,
   missing: () => Error,
+  query: { name: string; value: string }[] = [],
 ): Promise<{ bodyJson: string }> {
   const res = await upstream.call(
-    { accountId: account.accountId, method: 'GET', path, query: [], bodyJson: '', idempotencyKey: '' },
+    { accountId: account.accountId, method: 'GET', path, query, bodyJson: '', idempotencyKey: '' },
     readingFor(p),
   );
   if (res.status === 404) throw missing();
@@ -145,5 +146,119 @@ export async function requireFiles(
           `${field}: ad account ${account.name} has no file with this id; name an image the account has (an ad's creative.file_id), or a saved campaign asset as asset_id, uploaded when the change is applied`,
         ),
     );
+  }
+}
+
+/** The `data` and `paging.after` of a platform list page; anything else is the platform's fault. */
+function listPage(
+  path: string,
+  bodyJson: string,
+): { data: Record<string, unknown>[]; after: string | undefined } {
+  let body: unknown;
+  try {
+    body = JSON.parse(bodyJson);
+  } catch {
+    body = undefined;
+  }
+  if (!isRecord(body) || !Array.isArray(body.data)) {
+    throw new UnavailableError(`the ad platform answered GET ${path} with an unexpected shape`);
+  }
+  const paging = isRecord(body.paging) ? body.paging : {};
+  const more = paging.has_more === true && typeof paging.after === 'string';
+  return { data: body.data.filter(isRecord), after: more ? (paging.after as string) : undefined };
+}
+
+/** The string items of `body[field]`, with their index. */
+function idsAt(body: Record<string, unknown>, field: string): { id: string; i: number }[] {
+  const ids = body[field];
+  if (!Array.isArray(ids)) return [];
+  return ids.flatMap((id, i) => (typeof id === 'string' ? [{ id, i }] : []));
+}
+
+/**
+ * requireMergeSources refuses a merge naming a custom audience the ad account does not have, or
+ * an archived one, naming the item: the platform would refuse it only when the approved change is
+ * applied. The sources are read in one list request filtered by their ids.
+ */
+export async function requireMergeSources(
+  upstream: Upstream,
+  p: Principal,
+  account: Account,
+  body: Record<string, unknown>,
+): Promise<void> {
+  const ids = idsAt(body, 'custom_audience_ids');
+  if (ids.length === 0) return;
+  const path = '/custom_audiences';
+  const query = [
+    ...ids.map(({ id }) => ({ name: 'custom_audience_ids', value: id })),
+    { name: 'limit', value: '500' },
+  ];
+  const res = await platformGet(
+    upstream,
+    p,
+    account,
+    path,
+    'the audiences to merge',
+    () => new UnavailableError(`the ad platform has no ${path} listing`),
+    query,
+  );
+  const found = new Map(listPage(path, res.bodyJson).data.map((a) => [a.id, a]));
+  for (const { id, i } of ids) {
+    const field = `\`body.custom_audience_ids[${i}]\` ${id}`;
+    const audience = found.get(id);
+    if (audience === undefined) {
+      throw new InvalidArgumentError(
+        `${field}: ad account ${account.name} has no custom audience with this id; ads_list_custom_audiences lists them`,
+      );
+    }
+    if (audience.status === 'archived') {
+      throw new InvalidArgumentError(
+        `${field}: custom audience "${String(audience.name)}" is archived; an archived audience cannot be merged`,
+      );
+    }
+  }
+}
+
+/** The most pages of pixels read to find a setting's sources (500 a page). */
+const MAX_PIXEL_PAGES = 20;
+
+/**
+ * requirePixels refuses a conversion event setting whose source_ids name a pixel the ad account
+ * does not have, naming the item: the platform would refuse it only when the approved change is
+ * applied. The account's pixels are listed page by page until every source is found.
+ */
+export async function requirePixels(
+  upstream: Upstream,
+  p: Principal,
+  account: Account,
+  body: Record<string, unknown>,
+): Promise<void> {
+  const ids = idsAt(body, 'source_ids');
+  const missing = new Set(ids.map(({ id }) => id));
+  const path = '/conversions/pixels';
+  let after: string | undefined;
+  for (let page = 0; missing.size > 0 && page < MAX_PIXEL_PAGES; page++) {
+    const query = [{ name: 'limit', value: '500' }];
+    if (after !== undefined) query.push({ name: 'after', value: after });
+    const res = await platformGet(
+      upstream,
+      p,
+      account,
+      path,
+      'the pixels of the setting',
+      () => new UnavailableError(`the ad platform has no ${path} listing`),
+      query,
+    );
+    const list = listPage(path, res.bodyJson);
+    for (const pixel of list.data) if (typeof pixel.id === 'string') missing.delete(pixel.id);
+    after = list.after;
+    // The last page read: what is still missing is not the account's.
+    if (after === undefined) {
+      const first = ids.find(({ id }) => missing.has(id));
+      if (first === undefined) return;
+      throw new InvalidArgumentError(
+        `\`body.source_ids[${first.i}]\` ${first.id}: ad account ${account.name} has no pixel with this id; ads_list_conversion_sources lists them`,
+      );
+    }
   }
 }

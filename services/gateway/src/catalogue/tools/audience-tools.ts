@@ -161,7 +161,8 @@ export const mergeCustomAudiences: ToolRow<GatewayDeps> = {
   features: [],
   description:
     'Prepares creating an independent custom audience with all matched members of the source audiences (the sources ' +
-    `stay as they are). ${PREPARE_TEXT} The applied change’s upstream_response is the new audience and an operation; the ` +
+    'stay as they are). A source the account does not have, or an archived one, is refused when the change is ' +
+    `prepared. ${PREPARE_TEXT} The applied change’s upstream_response is the new audience and an operation; the ` +
     'audience has a count once the operation completes (ads_get_custom_audience_operation). Upstream: POST ' +
     '/custom_audiences/merge.',
   input: object({ account_id: accountId, body: mergeBody }, ['account_id', 'body']),

@@ -135,7 +135,7 @@ export const createConversionEventSetting: ToolRow<GatewayDeps> = {
   description:
     'Prepares creating a conversion event setting: which event of which pixels counts as a conversion, within ' +
     'which attribution window. The setting is checked when it is prepared (event type, custom event name, window, ' +
-    `distinct sources). ${PREPARE_TEXT} Upstream: POST /conversions/event_settings.`,
+    `distinct sources, each a pixel of the account). ${PREPARE_TEXT} Upstream: POST /conversions/event_settings.`,
   input: object({ account_id: accountId, body: settingBody }, ['account_id', 'body']),
   example: {
     account_id: EXAMPLE_ACCOUNT,
