@@ -372,6 +372,11 @@ describe('conversions', () => {
       body: { aggregation_level: 'ad', time_ranges: [lastDays(2)], entity_ids: ['ad_nope'] },
     });
     assert.match(entity.message, /the ad platform refused the request \(field entity_ids\.0\)/);
+    const noEntity = await refused('ads_post_conversion_insights', {
+      account_id: accountId,
+      body: { aggregation_level: 'ad', time_ranges: [lastDays(2)], entity_ids: [] },
+    });
+    assert.match(noEntity.message, /`body\.entity_ids` must have 1 to 100 items \(got 0\)/);
   });
 
   test('creating a pixel and an event setting on it: prepare, approve, apply once with the reviewed body', async () => {
@@ -514,7 +519,13 @@ describe('custom audiences', () => {
       account_id: accountId,
       custom_audience_ids: Array.from({ length: 501 }, (_, i) => `ca_${i}`),
     });
-    assert.match(ids.message, /custom_audience_ids.*at most 500 items/);
+    assert.match(ids.message, /`custom_audience_ids` must have 1 to 500 items \(got 501\)/);
+    // An empty filter would list every audience: it is refused, and omitting it lists them all.
+    const none = await refused('ads_list_custom_audiences', {
+      account_id: accountId,
+      custom_audience_ids: [],
+    });
+    assert.match(none.message, /`custom_audience_ids` must have 1 to 500 items \(got 0\)/);
     const audience = await audienceNamed('VIP customers');
     const op = await refused('ads_get_custom_audience_operation', {
       account_id: accountId,

@@ -40,8 +40,9 @@ export const listCustomAudiences: ToolRow<GatewayDeps> = {
         'Only the audiences eligible for this use.',
       ),
       custom_audience_ids: array(string({ min: 1, max: 255 }), {
+        min: 1,
         max: 500,
-        description: 'Only these audiences (up to 500 ids).',
+        description: 'Only these audiences (1 to 500 ids); omit it to list every audience.',
       }),
       policy_revision: string({
         min: 64,

@@ -192,9 +192,10 @@ const insightsBody = object(
       description: '1 to 5 account-local date ranges YYYY-MM-DD..YYYY-MM-DD, both ends included.',
     }),
     entity_ids: array(string({ min: 1, max: 255 }), {
+      min: 1,
       max: 100,
       unique: true,
-      description: 'Only these entities of the aggregation level (up to 100; default all).',
+      description: 'Only these entities of the aggregation level (1 to 100); omit it for all of them.',
     }),
     group_by_entity: boolean('A row per entity, with entity_id (default: one total).'),
     include_zero_rows: boolean('Keep rows with no conversions (default false).'),
