@@ -580,6 +580,39 @@ describe('OAuth: one decision per request, grants and connections kept in step',
     }
   });
 
+  test('another person signing in to the dashboard ends the OAuth sign-in left in that browser', async () => {
+    const client = callback.client(`Shared-browser Agent ${randomUUID().slice(0, 8)}`);
+    assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+    const first = await person();
+    const second = await person();
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await signInToConsent(page, String(client.authorizationUrl), first);
+      let before = callback.responses.length;
+      await Promise.all([
+        page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl)),
+        page.click('#approve'),
+      ]);
+      assert.ok(callback.responses[before]?.searchParams.get('code'), 'the first person connected');
+      // The first person walks away signed in; the second signs in to the dashboard directly.
+      await page.goto(`${stack.gatewayUrl}/dashboard/login`);
+      await page.fill('#email', second.email);
+      await page.fill('#password', second.password);
+      await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
+      // The client the first person approved is no longer answered in their name: the person
+      // signed in now is asked.
+      assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+      before = callback.responses.length;
+      await page.goto(String(client.authorizationUrl));
+      await page.waitForURL(/\/dashboard\/oauth\/[^/]+$/);
+      assert.equal(callback.responses.length, before, 'no code was sent in the first person’s name');
+      assert.match((await page.textContent('body')) ?? '', new RegExp(second.email.replace('.', '\\.')));
+    } finally {
+      await context.close();
+    }
+  });
+
   test('the metadata advertises only what is served: no pushed requests, no DPoP, no openid, no session-end page', async () => {
     for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
       const as = (await (await fetch(`${stack.gatewayUrl}${path}`)).json()) as Record<string, unknown>;

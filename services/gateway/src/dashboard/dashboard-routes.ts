@@ -65,8 +65,11 @@ export interface DashboardOptions {
   publicUrl: string;
   /** Further origins whose pages may post the dashboard's forms (ALLOWED_ORIGINS). */
   allowedOrigins?: readonly string[];
-  /** Ends the OAuth authorization server's sign-in in the browser signing out (oauth-routes.ts). */
-  endOAuthSignIn?: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /**
+   * Ends the OAuth authorization server's sign-in in the browser (oauth-routes.ts): on sign-out,
+   * and on a sign-in as another person than the one it holds (`keep`, the person signing in).
+   */
+  endOAuthSignIn?: (req: FastifyRequest, reply: FastifyReply, keep?: string) => Promise<void>;
 }
 
 export function registerDashboardRoutes(
@@ -213,6 +216,9 @@ export function registerDashboardRoutes(
       actor: `user:${user.id}`,
       action: 'user.signed_in',
     });
+    // A browser another person left signed in: OAuth clients that person approved no longer get
+    // codes in their name from it (they ask the person now here).
+    await opts.endOAuthSignIn?.(req, reply, user.id);
     reply.header(
       'set-cookie',
       `${COOKIE}=${token}; Path=/dashboard; HttpOnly; SameSite=Lax; Max-Age=${SESSION_HOURS * 3600}${secure ? '; Secure' : ''}`,

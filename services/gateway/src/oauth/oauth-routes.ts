@@ -65,10 +65,11 @@ export interface OAuthServer {
   accessTokens: OAuthAccessTokens;
   /**
    * Ends the authorization server's sign-in in the browser that sent `req` (its session cookie),
-   * when the person signs out of the dashboard: otherwise a client the person approved before
-   * would still get codes in their name from that browser, without anyone signing in.
+   * unless it is `keep`'s: when the person signs out of the dashboard (no `keep`), or another
+   * person signs in to it. Otherwise a client the signed-in person approved before would still
+   * get codes in their name from that browser, without them there.
    */
-  endSignIn(req: FastifyRequest, reply: FastifyReply): Promise<void>;
+  endSignIn(req: FastifyRequest, reply: FastifyReply, keep?: string): Promise<void>;
 }
 
 /** registerOAuth mounts the authorization server and returns what the gateway uses of it. */
@@ -139,10 +140,10 @@ export function registerOAuth(app: FastifyInstance, deps: GatewayDeps, o: OAuthO
   });
   return {
     accessTokens: oauthAccessTokens(provider, resource),
-    async endSignIn(req, reply) {
+    async endSignIn(req, reply, keep) {
       // The session named by the browser's signed cookie; none (a new, unsaved one) when absent.
       const session = await provider.Session.get({ req: req.raw, res: reply.raw } as never);
-      if (session.accountId !== undefined) await session.destroy();
+      if (session.accountId !== undefined && session.accountId !== keep) await session.destroy();
     },
   };
 }
