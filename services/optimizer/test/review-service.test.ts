@@ -562,6 +562,19 @@ describe('proposals', () => {
     assert.equal(got.proposal?.status, 'cancelled');
     assert.match(got.proposal?.cancelReason ?? '', /paused/);
   });
+
+  test('listing by a status that is not a proposal status is refused with the statuses, not answered with none', async () => {
+    const p = testPrincipal();
+    const { optimizerId } = await pendingProposal(p);
+    const listed = await h.reviews.listProposals({ optimizerId, status: 'pending_review' }, h.as(p));
+    assert.equal(listed.total, 1);
+    for (const status of ['PENDING_REVIEW', 'pending', 'bogus'])
+      await refused(
+        h.reviews.listProposals({ optimizerId, status }, h.as(p)),
+        Code.InvalidArgument,
+        /^status must be one of pending_review, changes_requested, approved, .*expired \(got "/,
+      );
+  });
 });
 
 describe('a variant with a campaign image', () => {

@@ -23,6 +23,7 @@ import {
   checkMayApprove,
   editedProposal,
   newProposal,
+  PROPOSAL_STATUSES,
   type Proposal,
   reviewedProposal,
   shownProposalStatus,
@@ -465,6 +466,12 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       const optimizerId = optional('optimizer_id', req.optimizerId);
       const accountId = optional('account_id', req.accountId);
       const runId = optional('run_id', req.runId);
+      // An unknown status would match no proposal and read as "none": refuse it by name instead.
+      if (req.status !== undefined && !(PROPOSAL_STATUSES as readonly string[]).includes(req.status)) {
+        throw new InvalidArgumentError(
+          `status must be one of ${PROPOSAL_STATUSES.join(', ')} (got ${JSON.stringify(req.status)})`,
+        );
+      }
       for (const [field, value] of [
         ['created_after', req.createdAfter],
         ['created_before', req.createdBefore],
