@@ -251,6 +251,29 @@ describe('saving standards', () => {
     assert.equal(viewer.code, Code.PermissionDenied);
   });
 
+  test('ids in upper case name the same account and standard: an update is not taken for a move to another account', async () => {
+    const created = await saveStandard('Naming', { namingPrefix: 'ACME-' });
+    const { standard: updated } = await standards.saveAccountStandard(
+      {
+        accountId: account.toUpperCase(),
+        name: 'Naming v2',
+        kind: 'standard',
+        data: { namingPrefix: 'ACME-' },
+        standardId: created.standardId.toUpperCase(),
+        expectedRevision: 1,
+      },
+      as(agent),
+    );
+    assert.equal(updated?.revision, 2);
+    assert.equal(updated?.accountId, account.toLowerCase());
+    const { standard: made } = await standards.saveAccountStandard(
+      { accountId: account.toUpperCase(), name: 'Upper', kind: 'template', data: {} },
+      as(agent),
+    );
+    assert.equal(made?.accountId, account.toLowerCase());
+    await archiveAll();
+  });
+
   test("another workspace's standard is not found, and an account not of the workspace is refused", async () => {
     const mine = await saveStandard('Mine', { namingPrefix: 'ACME-' });
     const other = person({ workspaceId: randomUUID() });

@@ -61,9 +61,14 @@ function requireGuardSetter(p: Principal): void {
   }
 }
 
-function requireUuid(field: string, value: string): void {
+/**
+ * `value` in the form PostgreSQL's uuid type gives back (lower case), or refused naming `field`.
+ * UUIDs are case-insensitive: an id sent in upper case must compare equal to the stored one.
+ */
+function requireUuid(field: string, value: string): string {
   if (!isUuid(value))
     throw new InvalidArgumentError(`\`${field}\` must be a UUID (got ${JSON.stringify(value)})`);
+  return value.toLowerCase();
 }
 
 const notFound = (id: string) =>
@@ -134,28 +139,27 @@ export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<t
     async saveAccountStandard(req, ctx) {
       const p = principalOf(ctx);
       requireWriter(p, 'saving an account standard');
-      requireUuid('account_id', req.accountId);
+      const accountId = requireUuid('account_id', req.accountId);
       const data = (
         req.data === undefined ? {} : toJson(StandardDataSchema, req.data, { useProtoFieldName: true })
       ) as Record<string, unknown>;
       const kind = checkStandard({ name: req.name, kind: req.kind, data });
       // The account must be one of the workspace's (the upstream-proxy answers NotFound otherwise).
-      await readableAccount(upstream, p, req.accountId);
+      await readableAccount(upstream, p, accountId);
       if (req.standardId === undefined) {
         if (req.expectedRevision !== undefined)
           throw new InvalidArgumentError('`expected_revision` is only for an update: give `standard_id` too');
         const created = await insertStandard(pool, {
           standard_id: randomUUID(),
           workspace_id: p.workspaceId,
-          account_id: req.accountId,
+          account_id: accountId,
           name: req.name,
           kind,
           data,
         });
         return { standard: toStandardMessage(created), created: true };
       }
-      const standardId = req.standardId;
-      requireUuid('standard_id', standardId);
+      const standardId = requireUuid('standard_id', req.standardId);
       const expected = req.expectedRevision;
       if (expected === undefined)
         throw new InvalidArgumentError(
@@ -168,7 +172,7 @@ export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<t
           throw new FailedPreconditionError(
             `account standard ${standardId} is archived and cannot be updated`,
           );
-        if (current.account_id !== req.accountId)
+        if (current.account_id !== accountId)
           throw new InvalidArgumentError(
             `account standard ${standardId} belongs to account ${current.account_id}; a standard cannot move to another account`,
           );
