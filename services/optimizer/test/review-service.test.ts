@@ -383,6 +383,22 @@ describe('completing a run', () => {
       /evil\.test, which is not one of the optimizer's allowed_domains/,
     );
     await refused(complete([variant({ targetUrl: 'http://example.com/x' })]), Code.InvalidArgument, /https/);
+    // Written as an ad's target_url must be: what the reviewer reads is what is published.
+    for (const targetUrl of [
+      'https://example.com/spring sale',
+      'https://example.com\\@evil.test/',
+      'https:example.com/x',
+    ])
+      await refused(
+        complete([variant({ targetUrl })]),
+        Code.InvalidArgument,
+        /^variants\[0\]\.target_url must be an https URL written as https:\/\/host\/path, with no spaces or backslashes/,
+      );
+    await refused(
+      complete([variant({ targetUrl: 'https://shop.test:pw@example.com/x' })]),
+      Code.InvalidArgument,
+      /^variants\[0\]\.target_url must not carry a user name or password/,
+    );
     await refused(
       complete([variant(), variant({ baseAdId: 'ad-2' })]),
       Code.InvalidArgument,
@@ -444,6 +460,14 @@ describe('proposals', () => {
       ),
       Code.InvalidArgument,
       /base_ad_id must stay ad-1/,
+    );
+    await refused(
+      h.reviews.editProposal(
+        { proposalId, expectedRevision: 3, variant: variant({ targetUrl: 'https://example.com/a b' }) },
+        h.as(p),
+      ),
+      Code.InvalidArgument,
+      /^variant\.target_url must be an https URL written as https:\/\/host\/path/,
     );
     const rejected = await h.reviews.reviewProposal(
       { proposalId, expectedRevision: 3, decision: 'reject', note: 'Off brand.' },

@@ -254,7 +254,17 @@ export function completionDigest(c: Completion): string {
     .digest('hex');
 }
 
-/** checkTargetUrl refuses a target URL that is not https on one of the allowed hostnames. */
+/**
+ * An https URL as an ad's creative target_url must be written (the gateway's rule for ads_update_ad):
+ * `https://` and no white space or backslash, which the URL parser would quietly encode or turn into
+ * a slash, so that the URL published is the one the reviewer read.
+ */
+const HTTPS_TEXT = /^https:\/\/[^\s\\]+$/;
+
+/**
+ * checkTargetUrl refuses a target URL that is not https on one of the allowed hostnames, that is
+ * not written as an ad's target_url must be, or that carries a user name or password.
+ */
 export function checkTargetUrl(field: string, targetUrl: string, allowedDomains: readonly string[]): void {
   let url: URL;
   try {
@@ -265,6 +275,17 @@ export function checkTargetUrl(field: string, targetUrl: string, allowedDomains:
     );
   }
   if (url.protocol !== 'https:') throw new InvalidArgumentError(`${field} must be an https URL`);
+  if (!HTTPS_TEXT.test(targetUrl)) {
+    throw new InvalidArgumentError(
+      `${field} must be an https URL written as https://host/path, with no spaces or backslashes (got ${JSON.stringify(targetUrl)})`,
+    );
+  }
+  // Credentials do not belong in an ad; and "https://shop.test@example.com" reads as another site.
+  if (url.username !== '' || url.password !== '') {
+    throw new InvalidArgumentError(
+      `${field} must not carry a user name or password before its host (got ${JSON.stringify(targetUrl)})`,
+    );
+  }
   const host = url.hostname.toLowerCase();
   if (!allowedDomains.some((d) => d.toLowerCase() === host)) {
     throw new InvalidArgumentError(

@@ -46,7 +46,8 @@ const variant = object(
     target_url: string({
       min: 1,
       max: 2048,
-      description: 'The https landing page; its hostname must be one of the optimizer’s allowed_domains.',
+      description:
+        'The https landing page (https://host/path, no spaces, backslashes or user name); its hostname must be one of the optimizer’s allowed_domains.',
     }),
     rationale: string({
       min: 1,
