@@ -186,6 +186,17 @@ describe('saving standards through MCP', () => {
     assert.match(err.message, /unknown property of `data.utm` `utm_id`/);
     assert.match(err.message, /`data.operating_start` must be a date/);
   });
+
+  test('a naming prefix of white space only is refused: no name a person can read starts with it', async () => {
+    const err = await refused('ads_save_account_standard', {
+      account_id: account.account_id,
+      name: 'Naming',
+      kind: 'standard',
+      data: { naming_prefix: '   ' },
+    });
+    assert.equal(err.code, 'invalid_argument');
+    assert.match(err.message, /`data.naming_prefix` must contain a visible character, not only white space/);
+  });
 });
 
 describe('a prepare that breaks a standard is refused, naming the rule and the standard', () => {

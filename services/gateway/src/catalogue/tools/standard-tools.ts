@@ -70,6 +70,7 @@ const standardData = object(
     naming_prefix: string({
       min: 1,
       max: 100,
+      nonBlank: true,
       description: 'Every name a change sets (ad, ad group, audience, campaign) must start with it.',
     }),
     allowed_domains: array(string({ min: 1, max: 255, pattern: HOSTNAME, patternHint: HOSTNAME_HINT }), {
