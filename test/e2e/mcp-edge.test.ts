@@ -730,7 +730,7 @@ describe('hostile bodies', () => {
       }
     });
   }
-  test('in a batch, a malformed call is answered in its place and the others run', async () => {
+  test('in a batch, a malformed call or request is answered in its place and the others run', async () => {
     const res = await rawPost(
       stack.mcpUrl,
       [
@@ -746,14 +746,31 @@ describe('hostile bodies', () => {
           method: 'tools/call',
           params: { name: 'ads_get_connection_context', arguments: {} },
         },
+        { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 5 } },
+        { jsonrpc: '2.0', id: 4, method: 'ping', params: 'now' },
+        { jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} },
       ],
       { ...bearer(seed.token), 'mcp-protocol-version': '2025-03-26' },
     );
     assert.equal(res.status, 200);
-    const answers = sseMessages(res.text) as { id: number; error?: { message: string }; result?: unknown }[];
+    const answers = sseMessages(res.text) as {
+      id: number;
+      error?: { code: number; message: string };
+      result?: { tools?: unknown[] };
+    }[];
     const byId = new Map(answers.map((a) => [a.id, a]));
+    assert.equal(answers.length, 5);
     assert.match(byId.get(1)?.error?.message ?? '', /`arguments` must be an object/);
     assert.ok(byId.get(2)?.result, 'the well-formed call ran');
+    // Bad params of another method are answered in their place too, naming the field, not as an
+    // internal error.
+    assert.deepEqual(byId.get(3)?.error, {
+      code: -32602,
+      message: 'Invalid params for tools/list: `params.cursor`: expected string, received number',
+    });
+    assert.equal(byId.get(4)?.error?.code, -32602);
+    assert.match(byId.get(4)?.error?.message ?? '', /^Invalid params for ping: /);
+    assert.ok((byId.get(5)?.result?.tools?.length ?? 0) > 0, 'the well-formed list ran');
   });
 });
 

@@ -44,7 +44,7 @@ import {
   namedVersion,
   type RpcId,
   SUPPORTED_VERSIONS,
-  takeMalformedToolCalls,
+  takeMalformedRequests,
 } from './rpc-messages.ts';
 import { callTool } from './tool-call.ts';
 
@@ -106,8 +106,8 @@ interface ExchangeInfo {
   requestId: string;
   /** In a batch, each request's own request id. */
   messageRequestIds: Map<RpcId, string>;
-  /** Malformed tools/call requests and the one-line reason each is refused. */
-  malformedToolCalls: Map<RpcId, string>;
+  /** Malformed requests (made tools/call stand-ins) and the one-line reason each is refused. */
+  malformedRequests: Map<RpcId, string>;
 }
 
 /** The SDK's unsupported-version error, listing every version this endpoint serves (both eras). */
@@ -151,7 +151,7 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
         // The route authenticated every request before the SDK saw it.
         if (info === undefined) throw new Error('tools/call reached the MCP server without a caller');
         const id = reqCtx.mcpReq.id;
-        const malformed = info.malformedToolCalls.get(id);
+        const malformed = info.malformedRequests.get(id);
         if (malformed !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, malformed);
         // The client asked for progress with a token: the tool may report it on this request's stream.
         const token = reqCtx.mcpReq._meta?.progressToken;
@@ -289,7 +289,7 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     if (caller === undefined) throw new Error('unauthenticated request passed the guard');
     const refused = refuseBody(req, reply, caller);
     if (refused !== undefined) return refused;
-    // Decided on the body as it came: takeMalformedToolCalls below gives a malformed call a
+    // Decided on the body as it came: takeMalformedRequests below gives a malformed call a
     // well-formed stand-in, which must not then pass for the plain exchange.
     const plain = plainToolCall(req.body, req.headers['mcp-protocol-version']);
     const messageRequestIds = batchRequestIds(req.body, req.requestId);
@@ -300,7 +300,7 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
       caller,
       requestId: req.requestId,
       messageRequestIds,
-      malformedToolCalls: takeMalformedToolCalls(req.body),
+      malformedRequests: takeMalformedRequests(req.body),
     };
     const authInfo: AuthInfo = {
       token: 'verified-by-gateway',

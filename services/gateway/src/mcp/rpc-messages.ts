@@ -91,20 +91,23 @@ function toolCallParamsProblem(params: unknown): string | undefined {
 }
 
 /**
- * The malformed tools/call requests of a body, by request id. Each one's params are replaced by a
- * well-formed stand-in, so the SDK hands it to our handler, which answers with the one-line
- * reason as the JSON-RPC invalid-params error MCP prescribes for a request that does not fit
- * CallToolRequest (in its place in a batch, like any other answer).
+ * The malformed requests of a body, by request id: tools/call requests, and initialize, ping or
+ * tools/list requests whose params do not fit the SDK's schema of their method. Each one is made a
+ * well-formed tools/call stand-in, so the SDK hands it to our handler, which answers with the
+ * one-line reason as the JSON-RPC invalid-params error MCP prescribes (in its place in a batch,
+ * like any other answer: an answer carries the request's id, not its method).
  */
-export function takeMalformedToolCalls(body: unknown): Map<RpcId, string> {
+export function takeMalformedRequests(body: unknown): Map<RpcId, string> {
   const problems = new Map<RpcId, string>();
   for (const m of messagesOf(body)) {
-    if (m.method !== 'tools/call' || (typeof m.id !== 'string' && typeof m.id !== 'number')) continue;
-    const problem = toolCallParamsProblem(m.params);
+    if (typeof m.method !== 'string' || (typeof m.id !== 'string' && typeof m.id !== 'number')) continue;
+    const problem =
+      m.method === 'tools/call' ? toolCallParamsProblem(m.params) : requestParamsProblem(m.method, m.params);
     if (problem === undefined) continue;
     problems.set(m.id, problem);
     const meta = isPlainObject(m.params) ? m.params._meta : undefined;
-    m.params = { name: '', arguments: {}, ...(meta === undefined ? {} : { _meta: meta }) };
+    m.method = 'tools/call';
+    m.params = { name: '', arguments: {}, ...(isPlainObject(meta) ? { _meta: meta } : {}) };
   }
   return problems;
 }
