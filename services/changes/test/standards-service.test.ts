@@ -289,6 +289,164 @@ describe('saving standards', () => {
   });
 });
 
+describe('standards that contradict each other', () => {
+  const names = async () =>
+    (await standards.listAccountStandards({ accountId: account, limit: 100 }, as(agent))).standards.map(
+      (s) => `${s.name} ${s.revision}`,
+    );
+
+  test('a standard no name could keep with another is refused naming both, and nothing is saved; a compatible one is accepted', async () => {
+    const house = await saveStandard('House style', { namingPrefix: 'ACME-' });
+    try {
+      const refused = await refusal(saveStandard('Beta', { namingPrefix: 'BETA-' }));
+      assert.equal(refused.code, Code.InvalidArgument);
+      assert.equal(
+        refused.message,
+        `\`data.naming_prefix\` "BETA-" contradicts standard "House style" (${house.standardId}), whose naming_prefix is "ACME-": no name can start with both; archive or change one of them`,
+      );
+      assert.deepEqual(await names(), ['House style 1']);
+      // A name starting with ACME-EU- keeps both.
+      await saveStandard('Europe', { namingPrefix: 'ACME-EU-' });
+      // A template is not enforced, so it contradicts nothing.
+      await saveStandard('Beta template', { namingPrefix: 'BETA-' }, 'template');
+      assert.deepEqual((await names()).sort(), ['Beta template 1', 'Europe 1', 'House style 1']);
+    } finally {
+      await archiveAll();
+    }
+  });
+
+  test('UTM values, allowed domains and operating windows that no change could keep together are refused', async () => {
+    const tracking = await saveStandard('Tracking', {
+      utm: { utmCampaign: 'spring' },
+      allowedDomains: ['example.com'],
+      operatingStart: '2026-03-01',
+      operatingEnd: '2026-03-31',
+    });
+    try {
+      const refused = await refusal(
+        saveStandard('Autumn', {
+          utm: { utmCampaign: 'autumn' },
+          allowedDomains: ['autumn.test'],
+          operatingStart: '2026-09-01',
+        }),
+      );
+      assert.equal(refused.code, Code.InvalidArgument);
+      const id = tracking.standardId;
+      assert.equal(
+        refused.message,
+        [
+          `\`data.allowed_domains\` ["autumn.test"] contradicts standard "Tracking" (${id}), whose allowed_domains are ["example.com"]: no target URL can link to a domain allowed by both (a subdomain is within its domain); archive or change one of them`,
+          `\`data.utm.utm_campaign\` "autumn" contradicts standard "Tracking" (${id}), whose utm_campaign is "spring": a target URL must carry utm_campaign exactly once, so it cannot carry both values; archive or change one of them`,
+          `\`data.operating_start\` "2026-09-01" contradicts standard "Tracking" (${id}), whose operating window is 2026-03-01 to 2026-03-31: this window, from 2026-09-01, shares no day with it; archive or change one of them`,
+        ].join('; '),
+      );
+      // A subdomain, the same campaign and a window sharing the 31st keep both.
+      await saveStandard('Shop', {
+        utm: { utmCampaign: 'spring', utmSource: 'ads' },
+        allowedDomains: ['shop.example.com'],
+        operatingStart: '2026-03-31',
+      });
+      assert.deepEqual((await names()).sort(), ['Shop 1', 'Tracking 1']);
+    } finally {
+      await archiveAll();
+    }
+  });
+
+  test('archiving the standard a new one contradicts lets the new one be saved', async () => {
+    const house = await saveStandard('House style', { namingPrefix: 'ACME-' });
+    try {
+      assert.equal(
+        (await refusal(saveStandard('Beta', { namingPrefix: 'BETA-' }))).code,
+        Code.InvalidArgument,
+      );
+      await standards.archiveAccountStandard(
+        { standardId: house.standardId, expectedRevision: 1 },
+        as(agent),
+      );
+      const beta = await saveStandard('Beta', { namingPrefix: 'BETA-' });
+      assert.equal(beta.revision, 1);
+      assert.deepEqual(await names(), ['Beta 1']);
+    } finally {
+      await archiveAll();
+    }
+  });
+
+  test('an update is judged against the other standards, not against what it replaces', async () => {
+    const house = await saveStandard('House style', { namingPrefix: 'ACME-' });
+    const tracking = await saveStandard('Tracking', { utm: { utmCampaign: 'spring' } });
+    try {
+      const update = (s: typeof house, name: string, data: Data) =>
+        standards.saveAccountStandard(
+          {
+            accountId: account,
+            name,
+            kind: 'standard',
+            data,
+            standardId: s.standardId,
+            expectedRevision: s.revision,
+          },
+          as(agent),
+        );
+      // BETA- contradicts the ACME- it replaces, which no longer applies once replaced.
+      const { standard: renamed } = await update(house, 'House style', { namingPrefix: 'BETA-' });
+      assert.equal(renamed?.revision, 2);
+      const refused = await refusal(
+        update(tracking, 'Tracking', { namingPrefix: 'ACME-', utm: { utmCampaign: 'spring' } }),
+      );
+      assert.equal(refused.code, Code.InvalidArgument);
+      assert.equal(
+        refused.message,
+        `\`data.naming_prefix\` "ACME-" contradicts standard "House style" (${house.standardId}), whose naming_prefix is "BETA-": no name can start with both; archive or change one of them`,
+      );
+      assert.deepEqual((await names()).sort(), ['House style 2', 'Tracking 1']);
+      const kept = (await standards.listAccountStandards({ accountId: account }, as(agent))).standards.find(
+        (s) => s.standardId === tracking.standardId,
+      );
+      assert.equal(kept?.data?.namingPrefix, undefined);
+    } finally {
+      await archiveAll();
+    }
+  });
+
+  test('of two contradicting standards saved at the same moment, only one is kept', async () => {
+    // The table lock stops each save at the latest where it stores its row; once both wait, they
+    // are let go together. Had both read the account's standards before either stored its own,
+    // each would have found the other absent.
+    const holder = await pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE account_standards IN SHARE ROW EXCLUSIVE MODE');
+      const { rows: me } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      const holderPid = me[0]?.pid;
+      const saves = Promise.allSettled([
+        saveStandard('Acme', { namingPrefix: 'ACME-' }),
+        saveStandard('Beta', { namingPrefix: 'BETA-' }),
+      ]);
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const { rows } = await pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+          [holderPid],
+        );
+        if (rows[0]?.n === 2) break;
+        assert.ok(Date.now() < deadline, 'both saves were expected to wait');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await holder.query('COMMIT');
+      const outcomes = await saves;
+      assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']);
+      const rejected = outcomes.find((o) => o.status === 'rejected');
+      assert.equal(ConnectError.from(rejected?.reason).code, Code.InvalidArgument);
+      assert.equal((await names()).length, 1);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+      await archiveAll();
+    }
+  });
+});
+
 describe('enforcement at prepare', () => {
   test('a name without the prefix is refused naming the field, the rule and the standard; one with it is recorded with the standards checked', async () => {
     const s = await saveStandard('Naming', { namingPrefix: 'ACME-', guidance: 'Names start with ACME-.' });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type SpendCaps, type Standard, standardViolations, stopsServing } from './standards-rules.ts';
+import {
+  type SpendCaps,
+  type Standard,
+  standardContradictions,
+  standardViolations,
+  stopsServing,
+} from './standards-rules.ts';
 
 const noCaps: SpendCaps = { maxDailyBudgetMicros: null, maxBidMicros: null };
 const at = { today: '2026-06-15', timeZone: 'Europe/Berlin', stopsServing: false };
@@ -143,4 +149,110 @@ test('only a pause or an archive stops serving, by its path or by a body that se
   assert.equal(stopsServing('/ad_groups/ag_1', { status: 'archived' }), true);
   assert.equal(stopsServing('/ads/ad_1', { status: 'active' }), false);
   assert.equal(stopsServing('/ads/ad_1', { status: 'paused', name: 'Renamed' }), false);
+});
+
+describe('standards that contradict each other', () => {
+  const house = (data: Record<string, unknown>): Standard => ({
+    standardId: 'std-1',
+    name: 'House style',
+    revision: 1,
+    data,
+  });
+  const against = (mine: Record<string, unknown>, theirs: Record<string, unknown>) =>
+    standardContradictions(mine, [house(theirs)]);
+
+  test('two naming prefixes contradict unless one starts with the other, compared case-sensitively as enforced', () => {
+    assert.deepEqual(against({ naming_prefix: 'BETA-' }, { naming_prefix: 'ACME-' }), [
+      '`data.naming_prefix` "BETA-" contradicts standard "House style" (std-1), whose naming_prefix is "ACME-": no name can start with both; archive or change one of them',
+    ]);
+    assert.deepEqual(against({ naming_prefix: 'ACME-EU-' }, { naming_prefix: 'ACME-' }), []);
+    assert.deepEqual(against({ naming_prefix: 'ACME-' }, { naming_prefix: 'ACME-EU-' }), []);
+    assert.deepEqual(against({ naming_prefix: 'ACME-' }, { naming_prefix: 'ACME-' }), []);
+    // Enforcement compares prefixes case-sensitively: no name starts with both acme- and ACME-.
+    assert.equal(against({ naming_prefix: 'acme-' }, { naming_prefix: 'ACME-' }).length, 1);
+    // Enforcement agrees: a name starting with ACME-EU- keeps both.
+    assert.deepEqual(
+      standardViolations(
+        { name: 'ACME-EU-Spring' },
+        [house({ naming_prefix: 'ACME-' }), house({ naming_prefix: 'ACME-EU-' })],
+        noCaps,
+        at,
+      ),
+      [],
+    );
+  });
+
+  test('allowed domains contradict when no hostname is within a domain of each list, subdomains counting as enforced', () => {
+    assert.deepEqual(
+      against({ allowed_domains: ['beta.test', 'beta.example'] }, { allowed_domains: ['example.com'] }),
+      [
+        '`data.allowed_domains` ["beta.test","beta.example"] contradicts standard "House style" (std-1), whose allowed_domains are ["example.com"]: no target URL can link to a domain allowed by both (a subdomain is within its domain); archive or change one of them',
+      ],
+    );
+    // shop.example.com is within example.com: a link to it keeps both.
+    assert.deepEqual(
+      against({ allowed_domains: ['shop.example.com'] }, { allowed_domains: ['example.com'] }),
+      [],
+    );
+    assert.deepEqual(
+      against({ allowed_domains: ['example.com'] }, { allowed_domains: ['x.test', 'shop.example.com'] }),
+      [],
+    );
+    // A look-alike is not a subdomain; domains are compared in any case, as a URL's host is.
+    assert.equal(
+      against({ allowed_domains: ['badexample.com'] }, { allowed_domains: ['example.com'] }).length,
+      1,
+    );
+    assert.deepEqual(against({ allowed_domains: ['Example.COM'] }, { allowed_domains: ['example.com'] }), []);
+    // An empty list is no rule.
+    assert.deepEqual(against({ allowed_domains: [] }, { allowed_domains: ['example.com'] }), []);
+    const both = [
+      house({ allowed_domains: ['example.com'] }),
+      house({ allowed_domains: ['shop.example.com'] }),
+    ];
+    assert.deepEqual(
+      standardViolations({ creative: { target_url: 'https://shop.example.com/a' } }, both, noCaps, at),
+      [],
+    );
+  });
+
+  test('two values of the same UTM parameter contradict; different parameters, or the same value, do not', () => {
+    assert.deepEqual(against({ utm: { utm_campaign: 'autumn' } }, { utm: { utm_campaign: 'spring' } }), [
+      '`data.utm.utm_campaign` "autumn" contradicts standard "House style" (std-1), whose utm_campaign is "spring": a target URL must carry utm_campaign exactly once, so it cannot carry both values; archive or change one of them',
+    ]);
+    assert.equal(against({ utm: { utm_campaign: 'Spring' } }, { utm: { utm_campaign: 'spring' } }).length, 1);
+    assert.deepEqual(against({ utm: { utm_campaign: 'spring' } }, { utm: { utm_campaign: 'spring' } }), []);
+    assert.deepEqual(against({ utm: { utm_source: 'ads' } }, { utm: { utm_campaign: 'spring' } }), []);
+  });
+
+  test('operating windows contradict when they share no day; a window ending on the day another starts shares it', () => {
+    const march = { operating_start: '2026-03-01', operating_end: '2026-03-31' };
+    assert.deepEqual(against({ operating_start: '2026-04-01', operating_end: '2026-04-30' }, march), [
+      '`data.operating_start` "2026-04-01" contradicts standard "House style" (std-1), whose operating window is 2026-03-01 to 2026-03-31: this window, 2026-04-01 to 2026-04-30, shares no day with it; archive or change one of them',
+    ]);
+    assert.deepEqual(against({ operating_end: '2026-02-28' }, march), [
+      '`data.operating_end` "2026-02-28" contradicts standard "House style" (std-1), whose operating window is 2026-03-01 to 2026-03-31: this window, until 2026-02-28, shares no day with it; archive or change one of them',
+    ]);
+    // Both ends are days of the window, so the 31st is a day of both.
+    assert.deepEqual(against({ operating_start: '2026-03-31' }, march), []);
+    assert.deepEqual(against({ operating_end: '2026-03-01' }, march), []);
+    assert.deepEqual(against({ operating_start: '2026-01-01' }, { operating_start: '2026-06-01' }), []);
+    // Enforcement agrees: on the 31st a change keeps both windows.
+    const both = [house(march), house({ operating_start: '2026-03-31' })];
+    assert.deepEqual(standardViolations({}, both, noCaps, { ...at, today: '2026-03-31' }), []);
+  });
+
+  test('rules on different fields never contradict, and each contradiction with each standard is named', () => {
+    assert.deepEqual(against({ naming_prefix: 'BETA-' }, { utm: { utm_campaign: 'spring' } }), []);
+    const found = standardContradictions({ naming_prefix: 'BETA-', utm: { utm_source: 'mail' } }, [
+      house({ naming_prefix: 'ACME-' }),
+      { standardId: 'std-2', name: 'Tracking', revision: 3, data: { utm: { utm_source: 'ads' } } },
+    ]);
+    assert.equal(found.length, 2);
+    assert.match(
+      found[0] ?? '',
+      /^`data\.naming_prefix` "BETA-" contradicts standard "House style" \(std-1\)/,
+    );
+    assert.match(found[1] ?? '', /^`data\.utm\.utm_source` "mail" contradicts standard "Tracking" \(std-2\)/);
+  });
 });

@@ -13,6 +13,9 @@
  * - daily budget: `budget_micros` unless its object's `budget_type` is `lifetime`, and
  *   `daily_budget_micros` (spend guard);
  * - bid: `max_bid_micros` and `bid_micros` (spend guard).
+ *
+ * And, when a standard is saved, the rules of it that contradict another standard of the account
+ * (standardContradictions), judged by the same matching as enforcement.
  */
 import { Temporal } from 'temporal-polyfill';
 
@@ -259,4 +262,103 @@ export function stopsServing(path: string, body: Record<string, unknown> = {}): 
   return (
     keys.length === 1 && keys[0] === 'status' && (body.status === 'paused' || body.status === 'archived')
   );
+}
+
+/** A standard's operating window, or undefined when it sets neither end. */
+function windowOf(data: StandardData): { start?: string; end?: string } | undefined {
+  const start = text(data.operating_start);
+  const end = text(data.operating_end);
+  if (start === undefined && end === undefined) return undefined;
+  return { start, end };
+}
+
+/** Whether some hostname is allowed by both lists, by the rule enforcement uses (a domain or its subdomains). */
+function domainsMeet(mine: readonly string[], theirs: readonly string[]): boolean {
+  // A hostname within both is within the longer of two domains, which must then be within the shorter.
+  return mine.some((a) => theirs.some((b) => within(a.toLowerCase(), b) || within(b.toLowerCase(), a)));
+}
+
+const quoted = (v: unknown) => JSON.stringify(v);
+const domainList = (data: StandardData) =>
+  Array.isArray(data.allowed_domains) ? data.allowed_domains.map(String) : [];
+const utmOf = (data: StandardData) => (isObject(data.utm) ? data.utm : {});
+
+/** The rules of `data` no change could keep together with those of `other`, each as a contradiction. */
+function contradictionsWith(data: StandardData, other: Standard): string[] {
+  const theirs = other.data;
+  const out: string[] = [];
+  const say = (field: string, mine: string, whose: string, why: string) =>
+    out.push(
+      `\`data.${field}\` ${mine} contradicts standard ${quoted(other.name)} (${other.standardId}), whose ${whose}: ${why}; archive or change one of them`,
+    );
+
+  const prefix = text(data.naming_prefix);
+  const otherPrefix = text(theirs.naming_prefix);
+  // Prefixes are compared as enforced: case-sensitive, and an empty one is no rule.
+  if (prefix && otherPrefix && !prefix.startsWith(otherPrefix) && !otherPrefix.startsWith(prefix)) {
+    say(
+      'naming_prefix',
+      quoted(prefix),
+      `naming_prefix is ${quoted(otherPrefix)}`,
+      'no name can start with both',
+    );
+  }
+
+  const domains = domainList(data);
+  const otherDomains = domainList(theirs);
+  if (domains.length > 0 && otherDomains.length > 0 && !domainsMeet(domains, otherDomains)) {
+    say(
+      'allowed_domains',
+      quoted(domains),
+      `allowed_domains are ${quoted(otherDomains)}`,
+      'no target URL can link to a domain allowed by both (a subdomain is within its domain)',
+    );
+  }
+
+  const utm = utmOf(data);
+  const otherUtm = utmOf(theirs);
+  for (const key of UTM_KEYS) {
+    const want = utm[key];
+    const otherWant = otherUtm[key];
+    if (typeof want === 'string' && typeof otherWant === 'string' && want !== otherWant) {
+      say(
+        `utm.${key}`,
+        quoted(want),
+        `${key} is ${quoted(otherWant)}`,
+        `a target URL must carry ${key} exactly once, so it cannot carry both values`,
+      );
+    }
+  }
+
+  const window = windowOf(data);
+  const otherWindow = windowOf(theirs);
+  if (window !== undefined && otherWindow !== undefined) {
+    // Both ends are days of a window: enforcement refuses only a day before the start or after the end.
+    const whose = `operating window is ${windowText(otherWindow.start, otherWindow.end)}`;
+    const why = `this window, ${windowText(window.start, window.end)}, shares no day with it`;
+    if (window.start !== undefined && otherWindow.end !== undefined && window.start > otherWindow.end) {
+      say('operating_start', quoted(window.start), whose, why);
+    } else if (
+      window.end !== undefined &&
+      otherWindow.start !== undefined &&
+      window.end < otherWindow.start
+    ) {
+      say('operating_end', quoted(window.end), whose, why);
+    }
+  }
+  return out;
+}
+
+/**
+ * standardContradictions says every rule of a standard's `data` that contradicts one of `others`
+ * (the account's other active standards): every standard applies to every change, so once both
+ * were saved no change setting that field could be prepared. Each message
+ * names the field of `data`, the other standard and why no value can keep both; empty when none.
+ * The rules are judged exactly as they are enforced: a prefix is case-sensitive and a name keeps
+ * two when one prefix starts with the other; allowed domains meet when a hostname is within a
+ * domain of each (the domain itself or a subdomain, in any case); a UTM value must be the same
+ * string; operating windows must share a day, both ends included.
+ */
+export function standardContradictions(data: StandardData, others: readonly Standard[]): string[] {
+  return others.flatMap((other) => contradictionsWith(data, other));
 }

@@ -7,7 +7,7 @@ import {
   type StandardsService,
 } from '@adsmcp/proto/changes/v1/standards_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
-import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
 import {
   FailedPreconditionError,
   InvalidArgumentError,
@@ -20,12 +20,15 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import { fromJson, type JsonValue, type MessageInitShape, toJson } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { checkStandard } from '../domain/standard-data.ts';
+import { type Standard, standardContradictions } from '../domain/standards-rules.ts';
 import {
+  activeStandards,
   archiveStandard,
   countStandards,
   findSpendGuard,
   insertStandard,
   listStandards,
+  lockAccountStandards,
   lockStandard,
   type SpendGuardRow,
   type StandardRow,
@@ -116,6 +119,26 @@ function actor(p: Principal): string {
   return p.userId ? `user:${p.userId} via ${p.via}` : `${p.via}:${p.credentialId}`;
 }
 
+/**
+ * Refuses a standard's `data` that contradicts another active standard of the account (every one
+ * applies to every change, so no change setting that field could be prepared). `self` is the
+ * standard being updated, which is not judged against its own saved version. Run it holding
+ * lockAccountStandards, so that two saves cannot each pass before the other is stored.
+ */
+async function refuseContradictions(
+  tx: Queryable,
+  workspaceId: string,
+  accountId: string,
+  data: Record<string, unknown>,
+  self?: string,
+): Promise<void> {
+  const others: Standard[] = (await activeStandards(tx, workspaceId, accountId))
+    .filter((r) => r.standard_id !== self)
+    .map((r) => ({ standardId: r.standard_id, name: r.name, revision: r.revision, data: r.data }));
+  const found = standardContradictions(data, others);
+  if (found.length > 0) throw new InvalidArgumentError(found.join('; '));
+}
+
 export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<typeof StandardsService> {
   return {
     async listAccountStandards(req, ctx) {
@@ -149,13 +172,17 @@ export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<t
       if (req.standardId === undefined) {
         if (req.expectedRevision !== undefined)
           throw new InvalidArgumentError('`expected_revision` is only for an update: give `standard_id` too');
-        const created = await insertStandard(pool, {
-          standard_id: randomUUID(),
-          workspace_id: p.workspaceId,
-          account_id: accountId,
-          name: req.name,
-          kind,
-          data,
+        const created = await inTransaction(pool, async (tx) => {
+          await lockAccountStandards(tx, p.workspaceId, accountId);
+          if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data);
+          return insertStandard(tx, {
+            standard_id: randomUUID(),
+            workspace_id: p.workspaceId,
+            account_id: accountId,
+            name: req.name,
+            kind,
+            data,
+          });
         });
         return { standard: toStandardMessage(created), created: true };
       }
@@ -166,6 +193,7 @@ export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<t
           '`expected_revision` is required with `standard_id`: the revision you last read',
         );
       const saved = await inTransaction(pool, async (tx) => {
+        await lockAccountStandards(tx, p.workspaceId, accountId);
         const current = await lockStandard(tx, p.workspaceId, standardId);
         if (current === undefined) throw notFound(standardId);
         if (current.archived_at !== null)
@@ -181,6 +209,7 @@ export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<t
             `the kind of account standard ${standardId} is ${current.kind}; it cannot change`,
           );
         if (current.revision !== expected) throw new StaleRevisionError(current.revision, 'account standard');
+        if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data, standardId);
         const next = await updateStandard(tx, {
           workspaceId: p.workspaceId,
           standardId,

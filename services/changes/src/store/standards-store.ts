@@ -29,6 +29,22 @@ export async function insertStandard(
   return rows[0] as StandardRow;
 }
 
+/**
+ * Serializes the saves of an account's standards until the transaction ends, so a save judged
+ * against the account's other standards cannot race another save it would contradict. The key is
+ * the values as a JSON array, so no account can be spelt to look like another; a hash collision only
+ * makes two saves wait.
+ */
+export async function lockAccountStandards(
+  db: Queryable,
+  workspaceId: string,
+  accountId: string,
+): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+    JSON.stringify(['account_standards', workspaceId, accountId]),
+  ]);
+}
+
 /** The standard, locked for the rest of the transaction. */
 export async function lockStandard(
   db: Queryable,

@@ -179,7 +179,13 @@ export const saveAccountStandard: ToolRow<GatewayDeps> = {
     'stale_revision); the name and data are replaced and the revision grows by one. The kind and the account ' +
     'of a standard cannot change; an archived one cannot be updated. Saving does not change live advertising; ' +
     'changes prepared from now on are checked against it, and changes already prepared are checked again when ' +
-    `they are applied.\n${RULES_DESCRIBED}`,
+    'they are applied. Every active standard applies to every change, so a standard (kind standard) that ' +
+    'contradicts another active standard of the account is refused (invalid_argument, nothing saved), naming ' +
+    'its field and the other standard: naming prefixes neither of which starts with the other (ACME- and ' +
+    'ACME-EU- may be kept together, ACME- and BETA- may not), allowed_domains with no domain allowed by both ' +
+    '(a subdomain is within its domain), different values of the same utm parameter, operating windows sharing ' +
+    'no day. An update is compared with the other standards, not with itself; archive or change one of the two.' +
+    `\n${RULES_DESCRIBED}`,
   input: saveInput,
   example: {
     account_id: EXAMPLE_ACCOUNT,
