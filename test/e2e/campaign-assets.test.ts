@@ -483,6 +483,36 @@ describe('on an ad (ads_update_ad)', () => {
     assert.deepEqual(prepared.uploads, []);
   });
 
+  test('an image_crop is square in pixels of the upright image: equal fractions of a wide image are refused', async () => {
+    const [ad] = await chatCards();
+    assert.ok(ad);
+    // Stored 300 × 100 with EXIF orientation 6: 100 × 300 upright, as the crop's fractions are of it.
+    const turned = await image(300, 100).jpeg().withMetadata({ orientation: 6 }).toBuffer();
+    const saved = await save({ content_base64: turned.toString('base64') });
+    assert.deepEqual([saved.asset.width, saved.asset.height], [100, 300]);
+    const prepare = (image_crop: Record<string, number>) => ({
+      account_id: account,
+      ad_id: ad.id,
+      body: { creative: { asset_id: saved.asset.asset_id, image_crop } },
+    });
+
+    const before = await changesTotal();
+    const refusal = await tools.refused('ads_update_ad', prepare({ x: 0, y: 0, width: 0.5, height: 0.5 }));
+    assert.equal(refusal.code, 'invalid_argument');
+    assert.match(
+      refusal.message,
+      /`body.creative.image_crop` must be square in pixels: on campaign asset \S+, 100 × 300 pixels upright, it is 50 × 150 pixels/,
+    );
+    assert.equal(await changesTotal(), before, 'nothing was recorded');
+
+    // All of the width, a third of the height: 100 × 100 pixels.
+    const change = await tools.ok<Change>(
+      'ads_update_ad',
+      prepare({ x: 0, y: 0.5, width: 1, height: 1 / 3 }),
+    );
+    assert.equal(change.status, 'prepared');
+  });
+
   test('an asset with a file_id, an unknown asset and another account’s asset are refused when prepared', async () => {
     const [ad] = await chatCards();
     assert.ok(ad);

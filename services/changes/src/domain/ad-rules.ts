@@ -46,16 +46,38 @@ function checkCrop(creative: Fields, patch: Fields): void {
       '`body.creative.image_crop` must have a width and a height greater than 0',
     );
   }
-  if (Math.abs(w - h) > EPSILON) {
-    throw new InvalidArgumentError(
-      `\`body.creative.image_crop\` must be square: width ${w} and height ${h} differ${kept(patch, 'image_crop')}`,
-    );
-  }
+  // Square is a matter of pixels, so of the image's size: checked by checkCropSquare once it is known.
   if (x + w > 1 + EPSILON || y + h > 1 + EPSILON) {
     throw new InvalidArgumentError(
       `\`body.creative.image_crop\` must lie within the image: x + width (${x + w}) and y + height (${y + h}) must be at most 1`,
     );
   }
+}
+
+/** An image's size in pixels, upright (after its EXIF orientation), as its crop's fractions are of it. */
+export interface ImageSize {
+  width: number;
+  height: number;
+}
+
+/** A number of pixels as a person reads it: whole, or to one decimal. */
+const pixels = (n: number) => String(Math.round(n * 10) / 10);
+
+/**
+ * checkCropSquare refuses a creative whose image_crop is not square on `image`, the image it
+ * crops (`what` names it): the fractions are of the image's upright width and height, so on a 300 × 100 image a
+ * square is width 1/3 of height 1, and equal fractions are a rectangle. Sides within a pixel of
+ * each other are square (fractions are rarely exact).
+ */
+export function checkCropSquare(creative: Fields, image: ImageSize & { what: string }, patch: Fields): void {
+  const crop = asObject(creative.image_crop);
+  if (crop === undefined) return;
+  const w = Number(crop.width) * image.width;
+  const h = Number(crop.height) * image.height;
+  if (Math.abs(w - h) <= 1) return;
+  throw new InvalidArgumentError(
+    `\`body.creative.image_crop\` must be square in pixels: on ${image.what}, ${image.width} × ${image.height} pixels upright, it is ${pixels(w)} × ${pixels(h)} pixels${kept(patch, 'image_crop')}; for a square, width × ${image.width} must equal height × ${image.height}`,
+  );
 }
 
 /** checkAd refuses an ad the platform would refuse, naming the field and the rule. */

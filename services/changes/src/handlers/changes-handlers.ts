@@ -50,6 +50,7 @@ import {
   requireFiles,
   requireMergeSources,
   requirePixels,
+  requireSquareCrops,
 } from './platform-reads.ts';
 import { enforceStandards } from './standards-enforcement.ts';
 
@@ -197,21 +198,18 @@ export async function planPrepared(
     accountName: account.name,
   });
   // The platform's image files the creatives name must be the account's.
-  await requireFiles(upstream, p, account, body, live);
+  const files = await requireFiles(upstream, p, account, body, live);
   // The audiences a merge names, and the pixels a conversion event setting counts, likewise.
   if (req.objectType === 'custom_audience' && rules.effect === 'merge')
     await requireMergeSources(upstream, p, account, body);
   if (req.objectType === 'conversion_event_setting') await requirePixels(upstream, p, account, body);
   // The campaign images the creatives name, pinned for review and uploaded only on apply.
   const uploads = await pinUploads(marketing, p, req.accountId, body);
+  // A crop is square in pixels of the image it crops, whose size is known only now.
+  const result = reviewedResult(req.objectType, req.effect, live, body);
+  await requireSquareCrops(upstream, p, account, result, body, uploads, files);
   // The account's standards and spend guard, checked again by the apply worker.
-  const standardsChecked = await enforceStandards(
-    pool,
-    p.workspaceId,
-    account,
-    op,
-    reviewedResult(req.objectType, req.effect, live, body),
-  );
+  const standardsChecked = await enforceStandards(pool, p.workspaceId, account, op, result);
   // Empty when access is enforced: a caller who may not prepare was refused above.
   const accessRefusal = prepareRefusal(p) ?? accountRefusal(account) ?? '';
   return { op, live, plan, standardsChecked, accessRefusal, uploads, digest: digestOf(op, uploads) };

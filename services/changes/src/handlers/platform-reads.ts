@@ -15,7 +15,8 @@ import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-erro
 import type { Principal } from '@adsmcp/runtime/principal';
 import { readingFor } from '@adsmcp/runtime/service-client';
 import type { Client } from '@connectrpc/connect';
-import { creativesOf } from '../domain/uploads.ts';
+import { checkCropSquare, type ImageSize } from '../domain/ad-rules.ts';
+import { creativesOf, type Upload } from '../domain/uploads.ts';
 
 export type Upstream = Client<typeof UpstreamService>;
 
@@ -114,11 +115,48 @@ export async function liveObject(
   return body;
 }
 
+/** A platform file's upright size (GET /files/{file_id} gives width and height), when it says. */
+function fileSize(bodyJson: string): ImageSize | undefined {
+  let file: unknown;
+  try {
+    file = JSON.parse(bodyJson);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(file)) return undefined;
+  const { width, height } = file;
+  const side = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n) && n > 0;
+  return side(width) && side(height) ? { width, height } : undefined;
+}
+
+/** The file `fileId` of the account, read on the platform; `missing` when it has none. */
+async function readFile(
+  upstream: Upstream,
+  p: Principal,
+  account: Account,
+  fileId: string,
+  field: string,
+): Promise<ImageSize | undefined> {
+  const res = await platformGet(
+    upstream,
+    p,
+    account,
+    `/files/${encodeURIComponent(fileId)}`,
+    field,
+    () =>
+      new InvalidArgumentError(
+        `${field}: ad account ${account.name} has no file with this id; name an image the account has (an ad's creative.file_id), or a saved campaign asset as asset_id, uploaded when the change is applied`,
+      ),
+  );
+  return fileSize(res.bodyJson);
+}
+
 /**
  * requireFiles refuses a change whose creatives name an image file (`file_id`) that the ad account
  * does not have, naming the creative: the platform would refuse it only when the approved change
  * is applied. Each file is read once (GET /files/{file_id}); the file the live object already
- * shows is not read, since the object keeps it.
+ * shows is not read, since the object keeps it. Returns the size of each file read, when the
+ * platform gave it.
  */
 export async function requireFiles(
   upstream: Upstream,
@@ -126,26 +164,54 @@ export async function requireFiles(
   account: Account,
   body: Record<string, unknown>,
   live: Record<string, unknown> | undefined,
-): Promise<void> {
+): Promise<Map<string, ImageSize | undefined>> {
   const liveCreative = live?.creative;
   const liveFile = isRecord(liveCreative) ? liveCreative.file_id : undefined;
-  const read = new Set<string>();
+  const read = new Map<string, ImageSize | undefined>();
   for (const { at, creative } of creativesOf(body)) {
     const fileId = creative.file_id;
     if (typeof fileId !== 'string' || fileId === liveFile || read.has(fileId)) continue;
-    read.add(fileId);
-    const field = `\`${at}.file_id\` ${fileId}`;
-    await platformGet(
-      upstream,
-      p,
-      account,
-      `/files/${encodeURIComponent(fileId)}`,
-      field,
-      () =>
-        new InvalidArgumentError(
-          `${field}: ad account ${account.name} has no file with this id; name an image the account has (an ad's creative.file_id), or a saved campaign asset as asset_id, uploaded when the change is applied`,
-        ),
-    );
+    read.set(fileId, await readFile(upstream, p, account, fileId, `\`${at}.file_id\` ${fileId}`));
+  }
+  return read;
+}
+
+/**
+ * requireSquareCrops refuses a creative of `result` (the object the change would produce) whose
+ * image_crop is not square in pixels of the image it crops: a campaign asset pinned in `uploads`,
+ * or a platform file, from `files` (read by requireFiles) or read now (the file the ad keeps).
+ * Only a creative whose crop or image the change gives is checked; an image whose size the
+ * platform does not give is left to the platform.
+ */
+export async function requireSquareCrops(
+  upstream: Upstream,
+  p: Principal,
+  account: Account,
+  result: Record<string, unknown>,
+  patch: Record<string, unknown>,
+  uploads: readonly Upload[],
+  files: Map<string, ImageSize | undefined>,
+): Promise<void> {
+  const changed = new Map(creativesOf(patch).map(({ at, creative }) => [at, creative]));
+  for (const { at, creative } of creativesOf(result)) {
+    if (!isRecord(creative.image_crop)) continue;
+    // A crop the ad keeps on the image it keeps is the platform's, already accepted.
+    const given = changed.get(at);
+    if (given === undefined || !['image_crop', 'file_id', 'asset_id'].some((k) => k in given)) continue;
+    const assetId = typeof creative.asset_id === 'string' ? creative.asset_id.toLowerCase() : undefined;
+    const fileId = typeof creative.file_id === 'string' ? creative.file_id : undefined;
+    let image: (ImageSize & { what: string }) | undefined;
+    if (assetId !== undefined) {
+      const pinned = uploads.find((u) => u.asset_id === assetId);
+      if (pinned !== undefined)
+        image = { width: pinned.width, height: pinned.height, what: `campaign asset ${assetId}` };
+    } else if (fileId !== undefined) {
+      const size = files.has(fileId)
+        ? files.get(fileId)
+        : await readFile(upstream, p, account, fileId, `\`${at}.file_id\` ${fileId}`);
+      if (size !== undefined) image = { ...size, what: `file ${fileId}` };
+    }
+    if (image !== undefined) checkCropSquare(creative, image, patch);
   }
 }
 

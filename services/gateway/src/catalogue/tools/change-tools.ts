@@ -35,8 +35,9 @@ export const creativeFields = {
       height: number({ min: 0, max: 1 }),
     },
     ['x', 'y', 'width', 'height'],
-    'A square crop of the EXIF-oriented source image, as fractions; chat_card only; needs an image (file_id, or ' +
-      'asset_id where a tool takes one).',
+    'A square crop of the EXIF-oriented source image, as fractions of its width and height: square in pixels, so ' +
+      'width × image width equals height × image height (on a 300 × 100 image, width 1/3 and height 1); chat_card ' +
+      'only; needs an image (file_id, or asset_id where a tool takes one).',
   ),
 };
 
