@@ -222,6 +222,11 @@ describe('row rules', () => {
       /rows\[0\]\.refund_of is only for a refund/,
     );
     await assertRefused(
+      importOutcomes(who, [{ ...order('r1'), kind: 'refund', refundOf: 'r1' }]),
+      Code.InvalidArgument,
+      /rows\[0\]\.refund_of names the refund itself \("r1"\); give the external_id of the order it refunds/,
+    );
+    await assertRefused(
       importOutcomes(who, [{ ...order('o1'), occurredAt: '2026-10-12T09:00:00' }]),
       Code.InvalidArgument,
       /occurred_at must be a date-time with an offset/,

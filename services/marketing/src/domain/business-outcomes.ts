@@ -122,6 +122,10 @@ function checkRow(r: OutcomeRowInput, at: string, issues: string[]): void {
   if (r.quantity !== undefined && (!Number.isInteger(r.quantity) || r.quantity < 1 || r.quantity > 1_000_000))
     issues.push(`${at}.quantity must be an integer from 1 to 1000000 (got ${r.quantity})`);
   if (r.refund_of !== undefined && r.kind !== 'refund') issues.push(`${at}.refund_of is only for a refund`);
+  else if (r.refund_of !== undefined && r.refund_of === r.external_id)
+    issues.push(
+      `${at}.refund_of names the refund itself (${JSON.stringify(firstCodePoints(r.refund_of, 40))}); give the external_id of the order it refunds`,
+    );
 }
 
 function refuse(issues: string[]): void {
