@@ -68,6 +68,26 @@ describe('the type comes from the bytes', () => {
   });
 });
 
+describe('damaged images', () => {
+  test('a PNG whose data fails its checksum is refused as damaged, not in libvips’ encoder words', async () => {
+    const damaged = Buffer.from(await png(200, 100));
+    damaged[29] = (damaged[29] ?? 0) ^ 0xff; // the IHDR chunk's CRC
+    const message = await refusal(damaged);
+    assert.equal(
+      message,
+      'content_base64 could not be decoded as a PNG image: its data is damaged or truncated',
+    );
+  });
+
+  test('a truncated JPEG is refused as damaged, each reason libvips gives said once', async () => {
+    const message = await refusal(Buffer.from([0xff, 0xd8, 0xff]));
+    assert.match(message, /^content_base64 is not a readable JPEG image: its data is damaged or truncated: /);
+    assert.doesNotMatch(message, /\n/);
+    const reasons = message.split(': ').slice(2).join(': ').split('; ');
+    assert.deepEqual(reasons, [...new Set(reasons)]);
+  });
+});
+
 describe('the bounds', () => {
   test('an image 79 pixels wide is refused; 80 is accepted', async () => {
     assert.equal(

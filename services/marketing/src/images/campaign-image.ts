@@ -84,6 +84,22 @@ function checkSides(width: number, height: number, what: string, when: string): 
   );
 }
 
+/**
+ * libvips' reason for a refused image, in the words a person can act on: each distinct line once,
+ * without the encoder's "unable to write to target", which is what libvips says when the decode
+ * it was writing from failed (not a failure to write anything), and which alone names no cause.
+ */
+function decodeReason(err: unknown): string {
+  const lines = String((err as Error).message ?? err)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !/unable to write to target/.test(line));
+  const distinct = [...new Set(lines)];
+  return distinct.length === 0
+    ? 'its data is damaged or truncated'
+    : `its data is damaged or truncated: ${distinct.join('; ')}`;
+}
+
 /** The image's upright dimensions from its header alone: nothing is decoded. */
 async function headerSize(bytes: Uint8Array, type: ImageType, what: string) {
   // Reading the header decodes nothing; the limit is ours, checked below with the sizes named.
@@ -91,7 +107,7 @@ async function headerSize(bytes: Uint8Array, type: ImageType, what: string) {
     .metadata()
     .catch((err: unknown) => {
       throw new InvalidArgumentError(
-        `${what} is not a readable ${TYPE_NAME[type]} image (${(err as Error).message})`,
+        `${what} is not a readable ${TYPE_NAME[type]} image: ${decodeReason(err)}`,
       );
     });
   const { width, height } = meta.autoOrient;
@@ -116,7 +132,7 @@ async function reencode(bytes: Uint8Array, type: ImageType, what: string) {
     return await encoder.toBuffer({ resolveWithObject: true });
   } catch (err) {
     throw new InvalidArgumentError(
-      `${what} could not be decoded as a ${TYPE_NAME[type]} image (${(err as Error).message})`,
+      `${what} could not be decoded as a ${TYPE_NAME[type]} image: ${decodeReason(err)}`,
     );
   }
 }
