@@ -180,8 +180,8 @@ export async function requireFiles(
  * requireSquareCrops refuses a creative of `result` (the object the change would produce) whose
  * image_crop is not square in pixels of the image it crops: a campaign asset pinned in `uploads`,
  * or a platform file, from `files` (read by requireFiles) or read now (the file the ad keeps).
- * Only a creative whose crop or image the change gives is checked; an image whose size the
- * platform does not give is left to the platform.
+ * Only a crop the change gives is checked; an image whose size the platform does not give is
+ * left to the platform.
  */
 export async function requireSquareCrops(
   upstream: Upstream,
@@ -195,9 +195,11 @@ export async function requireSquareCrops(
   const changed = new Map(creativesOf(patch).map(({ at, creative }) => [at, creative]));
   for (const { at, creative } of creativesOf(result)) {
     if (!isRecord(creative.image_crop)) continue;
-    // A crop the ad keeps on the image it keeps is the platform's, already accepted.
+    // Only a crop the change gives: one the ad keeps is the platform's, accepted for the image it
+    // was made for; on a new image (an optimizer's variant changes only the image) the platform
+    // judges it, as it did before a crop was checked in pixels.
     const given = changed.get(at);
-    if (given === undefined || !['image_crop', 'file_id', 'asset_id'].some((k) => k in given)) continue;
+    if (given === undefined || !('image_crop' in given)) continue;
     const assetId = typeof creative.asset_id === 'string' ? creative.asset_id.toLowerCase() : undefined;
     const fileId = typeof creative.file_id === 'string' ? creative.file_id : undefined;
     let image: (ImageSize & { what: string }) | undefined;
@@ -234,6 +236,27 @@ function listPage(
   return { data: body.data.filter(isRecord), after: more ? (paging.after as string) : undefined };
 }
 
+/** One page of the platform list `path` (GET with `query`), read for `what`, as the caller. */
+async function platformList(
+  upstream: Upstream,
+  p: Principal,
+  account: Account,
+  path: string,
+  what: string,
+  query: { name: string; value: string }[],
+): Promise<{ data: Record<string, unknown>[]; after: string | undefined }> {
+  const res = await platformGet(
+    upstream,
+    p,
+    account,
+    path,
+    what,
+    () => new UnavailableError(`the ad platform has no ${path} listing`),
+    query,
+  );
+  return listPage(path, res.bodyJson);
+}
+
 /** The string items of `body[field]`, with their index. */
 function idsAt(body: Record<string, unknown>, field: string): { id: string; i: number }[] {
   const ids = body[field];
@@ -259,16 +282,8 @@ export async function requireMergeSources(
     ...ids.map(({ id }) => ({ name: 'custom_audience_ids', value: id })),
     { name: 'limit', value: '500' },
   ];
-  const res = await platformGet(
-    upstream,
-    p,
-    account,
-    path,
-    'the audiences to merge',
-    () => new UnavailableError(`the ad platform has no ${path} listing`),
-    query,
-  );
-  const found = new Map(listPage(path, res.bodyJson).data.map((a) => [a.id, a]));
+  const page = await platformList(upstream, p, account, path, 'the audiences to merge', query);
+  const found = new Map(page.data.map((a) => [a.id, a]));
   for (const { id, i } of ids) {
     const field = `\`body.custom_audience_ids[${i}]\` ${id}`;
     const audience = found.get(id);
@@ -306,16 +321,7 @@ export async function requirePixels(
   for (let page = 0; missing.size > 0 && page < MAX_PIXEL_PAGES; page++) {
     const query = [{ name: 'limit', value: '500' }];
     if (after !== undefined) query.push({ name: 'after', value: after });
-    const res = await platformGet(
-      upstream,
-      p,
-      account,
-      path,
-      'the pixels of the setting',
-      () => new UnavailableError(`the ad platform has no ${path} listing`),
-      query,
-    );
-    const list = listPage(path, res.bodyJson);
+    const list = await platformList(upstream, p, account, path, 'the pixels of the setting', query);
     for (const pixel of list.data) if (typeof pixel.id === 'string') missing.delete(pixel.id);
     after = list.after;
     // The last page read: what is still missing is not the account's.
