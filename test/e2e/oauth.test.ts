@@ -547,34 +547,54 @@ describe('OAuth: one decision per request, grants and connections kept in step',
     }
   });
 
+  /** A new request of `client` opened in `page`, answered at once (a code) from a standing sign-in. */
+  async function answeredAtOnce(page: Page, client: MemoryOAuthClient): Promise<string | null | undefined> {
+    assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+    const before = callback.responses.length;
+    await page.goto(String(client.authorizationUrl));
+    await page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl));
+    return callback.responses[before]?.searchParams.get('code');
+  }
+
+  /** `who` signs in from `client`'s request in `page` and approves it: the client gets a code. */
+  async function approveAs(page: Page, client: MemoryOAuthClient, who: { email: string; password: string }) {
+    assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+    await signInToConsent(page, String(client.authorizationUrl), who);
+    const before = callback.responses.length;
+    await Promise.all([
+      page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl)),
+      page.click('#approve'),
+    ]);
+    assert.ok(callback.responses[before]?.searchParams.get('code'), `${who.email} connected the client`);
+  }
+
+  /** `client`'s next request opened in `page` goes to `where`, and no code is sent for it. */
+  async function askedAgain(page: Page, client: MemoryOAuthClient, where: RegExp, message: string) {
+    assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
+    const before = callback.responses.length;
+    await page.goto(String(client.authorizationUrl));
+    await page.waitForURL(where);
+    assert.equal(callback.responses.length, before, message);
+  }
+
   test('signing out of the dashboard ends the OAuth sign-in: that browser is asked who is there again', async () => {
     const client = callback.client(`Signed-out Agent ${randomUUID().slice(0, 8)}`);
-    assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
     const who = await person();
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
-      await signInToConsent(page, String(client.authorizationUrl), who);
-      let before = callback.responses.length;
-      await Promise.all([
-        page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl)),
-        page.click('#approve'),
-      ]);
-      assert.ok(callback.responses[before]?.searchParams.get('code'), 'the first request got a code');
+      await approveAs(page, client, who);
       // Signed in, the same client's next request is answered at once, from the standing grant.
-      assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
-      before = callback.responses.length;
-      await page.goto(String(client.authorizationUrl));
-      await page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl));
-      assert.ok(callback.responses[before]?.searchParams.get('code'), 'answered without asking');
+      assert.ok(await answeredAtOnce(page, client), 'answered without asking');
 
       await page.goto(`${stack.gatewayUrl}/dashboard`);
       await Promise.all([page.waitForURL(/\/dashboard\/login$/), page.click('header button[type=submit]')]);
-      assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
-      before = callback.responses.length;
-      await page.goto(String(client.authorizationUrl));
-      await page.waitForURL(/\/dashboard\/login\?next=/);
-      assert.equal(callback.responses.length, before, 'no code was sent in the signed-out person’s name');
+      await askedAgain(
+        page,
+        client,
+        /\/dashboard\/login\?next=/,
+        'no code was sent in the signed-out person’s name',
+      );
     } finally {
       await context.close();
     }
@@ -582,19 +602,12 @@ describe('OAuth: one decision per request, grants and connections kept in step',
 
   test('another person signing in to the dashboard ends the OAuth sign-in left in that browser', async () => {
     const client = callback.client(`Shared-browser Agent ${randomUUID().slice(0, 8)}`);
-    assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
     const first = await person();
     const second = await person();
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
-      await signInToConsent(page, String(client.authorizationUrl), first);
-      let before = callback.responses.length;
-      await Promise.all([
-        page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl)),
-        page.click('#approve'),
-      ]);
-      assert.ok(callback.responses[before]?.searchParams.get('code'), 'the first person connected');
+      await approveAs(page, client, first);
       // The first person walks away signed in; the second signs in to the dashboard directly.
       await page.goto(`${stack.gatewayUrl}/dashboard/login`);
       await page.fill('#email', second.email);
@@ -602,11 +615,12 @@ describe('OAuth: one decision per request, grants and connections kept in step',
       await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
       // The client the first person approved is no longer answered in their name: the person
       // signed in now is asked.
-      assert.equal(await auth(client, { serverUrl: stack.mcpUrl }), 'REDIRECT');
-      before = callback.responses.length;
-      await page.goto(String(client.authorizationUrl));
-      await page.waitForURL(/\/dashboard\/oauth\/[^/]+$/);
-      assert.equal(callback.responses.length, before, 'no code was sent in the first person’s name');
+      await askedAgain(
+        page,
+        client,
+        /\/dashboard\/oauth\/[^/]+$/,
+        'no code was sent in the first person’s name',
+      );
       assert.match((await page.textContent('body')) ?? '', new RegExp(second.email.replace('.', '\\.')));
     } finally {
       await context.close();
