@@ -51,6 +51,19 @@ async function person(): Promise<{ email: string; password: string }> {
   return { email, password };
 }
 
+/** A dynamic client registration of a public client at the callback, with `metadata` besides. */
+function registerClient(metadata: Record<string, unknown>): Promise<Response> {
+  return fetch(`${stack.gatewayUrl}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      redirect_uris: [callback.redirectUrl],
+      token_endpoint_auth_method: 'none',
+      ...metadata,
+    }),
+  });
+}
+
 /**
  * Runs the SDK's flow to the end: discovery and registration, the authorization request opened in
  * Chromium where the person signs in and approves, then the code exchanged for tokens.
@@ -653,28 +666,18 @@ describe('OAuth: one decision per request, grants and connections kept in step',
   });
 
   test('an oversized registration is refused naming the size limit, and client_name is held to 200 characters', async () => {
-    const register = (metadata: Record<string, unknown>) =>
-      fetch(`${stack.gatewayUrl}/oauth/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          redirect_uris: [callback.redirectUrl],
-          token_endpoint_auth_method: 'none',
-          ...metadata,
-        }),
-      });
-    const huge = await register({ client_name: 'x'.repeat(60_000) });
+    const huge = await registerClient({ client_name: 'x'.repeat(60_000) });
     assert.equal(huge.status, 413);
     const hugeBody = (await huge.json()) as { error_description: string };
     assert.match(hugeBody.error_description, /the limit is 57344 bytes \(56 KiB\)/);
 
-    const long = await register({ client_name: '🙂'.repeat(201) });
+    const long = await registerClient({ client_name: '🙂'.repeat(201) });
     assert.equal(long.status, 400);
     const longBody = (await long.json()) as { error: string; error_description: string };
     assert.equal(longBody.error, 'invalid_client_metadata');
     assert.equal(longBody.error_description, 'client_name must be 1 to 200 characters (got 201)');
 
-    const contacts = await register({
+    const contacts = await registerClient({
       client_name: 'Many contacts',
       contacts: Array.from({ length: 11 }, (_, i) => `c${i}@x.example`),
     });
@@ -684,22 +687,12 @@ describe('OAuth: one decision per request, grants and connections kept in step',
       /contacts: at most 10/,
     );
 
-    const fits = await register({ client_name: '🙂'.repeat(200) });
+    const fits = await registerClient({ client_name: '🙂'.repeat(200) });
     assert.equal(fits.status, 201);
     await fits.text();
   });
 
   test('U+0000 in a registration, an authorization request or a token is refused as the client’s error, never a 500', async () => {
-    const register = (metadata: Record<string, unknown>) =>
-      fetch(`${stack.gatewayUrl}/oauth/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          redirect_uris: [callback.redirectUrl],
-          token_endpoint_auth_method: 'none',
-          ...metadata,
-        }),
-      });
     for (const [metadata, field, error] of [
       [{ client_name: 'Agent\u0000' }, 'client_name', 'invalid_client_metadata'],
       [
@@ -708,7 +701,7 @@ describe('OAuth: one decision per request, grants and connections kept in step',
         'invalid_redirect_uri',
       ],
     ] as const) {
-      const res = await register(metadata);
+      const res = await registerClient(metadata);
       assert.equal(res.status, 400, field);
       assert.deepEqual(await res.json(), {
         error,
@@ -716,7 +709,7 @@ describe('OAuth: one decision per request, grants and connections kept in step',
       });
     }
 
-    const registered = await register({ client_name: 'NUL prober' });
+    const registered = await registerClient({ client_name: 'NUL prober' });
     assert.equal(registered.status, 201);
     const clientId = ((await registered.json()) as { client_id: string }).client_id;
     const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
