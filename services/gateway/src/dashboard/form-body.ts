@@ -1,4 +1,7 @@
-/** How the dashboard's forms arrive, and the checks on their fields that the services do not make. */
+/**
+ * How the dashboard's forms arrive, the checks on their fields that the services do not make, and
+ * how a decision a service refused is answered.
+ */
 import { Code, type ConnectError } from '@connectrpc/connect';
 
 /** The one encoding every dashboard form is sent in (an HTML form's default). */
