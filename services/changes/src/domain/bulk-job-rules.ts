@@ -8,6 +8,7 @@
  */
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { hasVisibleContent, hiddenCharacter, textLength } from '@adsmcp/runtime/text';
+import { isWrittenUrl } from '@adsmcp/runtime/written-url';
 import { iso31661 } from 'iso-3166';
 import { Temporal } from 'temporal-polyfill';
 import { checkAdGroup } from './ad-group-rules.ts';
@@ -138,16 +139,6 @@ function cellText(v: unknown, mode: TextMode): string | undefined {
   return t === '' ? undefined : t;
 }
 
-/**
- * The rule of the tools' https URL arguments (the gateway's `https-uri` format, which
- * ads_validate_creative, ads_build_variations and ads_save_competitor_source apply): written as
- * https://, with a host, and no white space or backslash, which the URL parser would quietly drop or
- * turn into a slash, so the URL kept is the one written.
- */
-function isHttpsUrl(text: string): boolean {
-  return /^https:\/\/[^\s\\]+$/.test(text) && URL.canParse(text) && new URL(text).hostname !== '';
-}
-
 /** A value in a message: quoted, its first 40 characters. */
 const shownValue = (value: string) => JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
 
@@ -242,7 +233,7 @@ class RowReader {
 
   httpsUrl(column: string, value: string | undefined): string | undefined {
     if (value === undefined) return undefined;
-    if (!isHttpsUrl(value) || textLength(value) > 2048) {
+    if (!isWrittenUrl(value) || textLength(value) > 2048) {
       const spaces = /[\s\\]/.test(value) ? ' with no spaces or backslashes' : '';
       return this.issue(
         column,

@@ -6,6 +6,7 @@
 import { dateTimeProblem, isDateTime, shapedAsDateTime } from '@adsmcp/runtime/date-time';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { hasVisibleContent, hiddenCharacter } from '@adsmcp/runtime/text';
+import { isWrittenUrl } from '@adsmcp/runtime/written-url';
 
 export type JsonSchema = { [key: string]: unknown };
 
@@ -56,18 +57,9 @@ function validDate(text: string): boolean {
   return dt.getUTCFullYear() === y && dt.getUTCMonth() === mo - 1 && dt.getUTCDate() === d;
 }
 
-/**
- * The URL formats as published (`^https://`, `^https?://`), and no white space or backslash, which
- * the URL parser would quietly drop or turn into a slash: the URL kept is the one written.
- */
-const URL_TEXT = {
-  'https-uri': /^https:\/\/[^\s\\]+$/,
-  'http-uri': /^https?:\/\/[^\s\\]+$/,
-} as const;
-
-/** Whether `text` is an absolute URL of `format`, written as published, with a host. */
-function absoluteUrl(text: string, format: keyof typeof URL_TEXT): boolean {
-  return URL_TEXT[format].test(text) && URL.canParse(text) && new URL(text).hostname !== '';
+/** Whether `text` is an absolute URL of `format` (`^https://`, `^https?://`), written as published. */
+function absoluteUrl(text: string, format: 'https-uri' | 'http-uri'): boolean {
+  return isWrittenUrl(text, format === 'https-uri' ? 'https' : 'http-or-https');
 }
 
 type StringFormat = 'uuid' | 'date' | 'date-time' | 'https-uri' | 'http-uri';

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { FailedPreconditionError, InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import { isWrittenUrl } from '@adsmcp/runtime/written-url';
 import type { OptimizerConfig } from './optimizer.ts';
 
 export const RUN_STATUSES = ['queued', 'claimed', 'completed', 'failed', 'cancelled'] as const;
@@ -255,13 +256,6 @@ export function completionDigest(c: Completion): string {
 }
 
 /**
- * An https URL as an ad's creative target_url must be written (the gateway's rule for ads_update_ad):
- * `https://` and no white space or backslash, which the URL parser would quietly encode or turn into
- * a slash, so that the URL published is the one the reviewer read.
- */
-const HTTPS_TEXT = /^https:\/\/[^\s\\]+$/;
-
-/**
  * checkTargetUrl refuses a target URL that is not https on one of the allowed hostnames, that is
  * not written as an ad's target_url must be, or that carries a user name or password.
  */
@@ -275,7 +269,9 @@ export function checkTargetUrl(field: string, targetUrl: string, allowedDomains:
     );
   }
   if (url.protocol !== 'https:') throw new InvalidArgumentError(`${field} must be an https URL`);
-  if (!HTTPS_TEXT.test(targetUrl)) {
+  // Written as an ad's creative target_url must be (the gateway's rule for ads_update_ad), so that
+  // the URL published is the one the reviewer read.
+  if (!isWrittenUrl(targetUrl)) {
     throw new InvalidArgumentError(
       `${field} must be an https URL written as https://host/path, with no spaces or backslashes (got ${JSON.stringify(targetUrl)})`,
     );
