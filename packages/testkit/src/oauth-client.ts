@@ -71,7 +71,15 @@ export async function startOAuthCallback(): Promise<OAuthCallback> {
   const responses: URL[] = [];
   let redirectUrl = '';
   const server = createServer((req, res) => {
-    responses.push(new URL(req.url ?? '/', redirectUrl));
+    const url = new URL(req.url ?? '/', redirectUrl);
+    // Only the redirect URL's own path is an authorization response: the browser also asks this
+    // server for other things (its favicon, after the page loads), and counting those would put
+    // a response without a code where a test expects the next one.
+    if (url.pathname !== '/callback') {
+      res.writeHead(404).end();
+      return;
+    }
+    responses.push(url);
     res.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
