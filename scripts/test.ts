@@ -115,7 +115,9 @@ async function usesContainers(file: string): Promise<boolean> {
 /**
  * The longest files, started first: the runner takes files in order, two at a time, and a run
  * whose last file is one of these ends with it alone on a core for a minute (measured in CI on
- * 2026-11-24: 90, 71 and 50 s, where most files take under 30).
+ * 2026-11-24: 90, 71 and 50 s, where most files take under 30). After them come the other
+ * end-to-end files (each starts a whole stack), then the services' files, and last the packages'
+ * unit files, which take a second or two each and so fill the run's end evenly.
  */
 const LONGEST_FIRST = [
   'test/e2e/replicas.test.ts',
@@ -125,8 +127,11 @@ const LONGEST_FIRST = [
 
 const runOrder = (a: string, b: string): number => {
   const rank = (f: string) => {
-    const i = LONGEST_FIRST.indexOf(f.split(sep).join('/'));
-    return i === -1 ? LONGEST_FIRST.length : i;
+    const path = f.split(sep).join('/');
+    const i = LONGEST_FIRST.indexOf(path);
+    if (i !== -1) return i;
+    const group = ['test/', 'services/'].findIndex((root) => path.startsWith(root));
+    return LONGEST_FIRST.length + (group === -1 ? 2 : group);
   };
   return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
 };
