@@ -24,6 +24,24 @@ async function pngClaiming(width: number, height: number): Promise<Buffer> {
   return b;
 }
 
+/** A PNG chunk: length, type, data and its CRC. */
+function chunk(type: string, data: Buffer): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write(type, 4, 'latin1');
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlib.crc32(Buffer.concat([head.subarray(4), data])) >>> 0);
+  return Buffer.concat([head, data, crc]);
+}
+
+/** `still` made an animated PNG declaring `frames` frames: an acTL chunk after its IHDR. */
+function animated(still: Buffer, frames: number): Buffer {
+  const actl = Buffer.alloc(8);
+  actl.writeUInt32BE(frames, 0);
+  // Signature (8) and the IHDR chunk (12 + 13) come first.
+  return Buffer.concat([still.subarray(0, 33), chunk('acTL', actl), still.subarray(33)]);
+}
+
 async function refusal(bytes: Uint8Array, declared?: string): Promise<string> {
   try {
     await checkImage(bytes, 'content_base64', declared);
@@ -48,6 +66,20 @@ describe('the type comes from the bytes', () => {
     assert.equal(image.mimeType, 'image/jpeg');
     assert.deepEqual(image.warnings, []);
     assert.equal(image.sha256.length, 64);
+  });
+
+  test('an animated PNG is kept as its still image, and the person is told', async () => {
+    const still = await png(120, 90);
+    const image = await checkImage(animated(still, 3), 'content_base64', 'image/png');
+    assert.deepEqual(image.warnings, [
+      "content_base64 is an animated PNG of 3 frames; an ad's image is still, so only its default image (usually the first frame) was kept",
+    ]);
+    assert.deepEqual([image.width, image.height], [120, 90]);
+    assert.equal(
+      (await checkImage(still, 'content_base64')).warnings.length,
+      0,
+      'a still PNG has no warning',
+    );
   });
 
   test('a GIF is refused by its signature, whatever mime_type says', async () => {

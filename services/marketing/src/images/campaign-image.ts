@@ -123,6 +123,24 @@ async function headerSize(bytes: Uint8Array, type: ImageType, what: string) {
   checkSides(width, height, what, '(after its EXIF orientation)');
 }
 
+/**
+ * The frames an animated PNG declares in its acTL chunk, which comes before the image data; 1 for
+ * a still PNG. libvips decodes only the default image, so an animation is kept as its first
+ * frame, and the person is told. The chunks are walked by their lengths (no library reports
+ * APNG animation), and a malformed walk counts as still: the decoder judges the data.
+ */
+function pngAnimationFrames(bytes: Uint8Array): number {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  for (let at = PNG_SIGNATURE.length; at + 8 <= b.length; ) {
+    const length = b.readUInt32BE(at);
+    const type = b.toString('latin1', at + 4, at + 8);
+    if (type === 'IDAT' || type === 'IEND') return 1;
+    if (type === 'acTL' && length >= 8 && at + 12 <= b.length) return Math.max(1, b.readUInt32BE(at + 8));
+    at += 12 + length;
+  }
+  return 1;
+}
+
 /** Decodes, turns upright and re-encodes in the same type: the output carries no metadata. */
 async function reencode(bytes: Uint8Array, type: ImageType, what: string) {
   // limitInputPixels backs the header check; failOn 'error' refuses a damaged or truncated image.
@@ -158,10 +176,18 @@ export async function checkImage(bytes: Uint8Array, what: string, declared?: str
       `${what} re-encodes to ${data.length} bytes, more than the ${MAX_STORED_BYTES} bytes an asset may store; send a smaller or more compressible image`,
     );
   }
-  const warnings =
-    declared !== undefined && declared !== type
-      ? [`mime_type says ${declared}, but the content is a ${TYPE_NAME[type]} image; it was saved as ${type}`]
-      : [];
+  const warnings: string[] = [];
+  if (declared !== undefined && declared !== type) {
+    warnings.push(
+      `mime_type says ${declared}, but the content is a ${TYPE_NAME[type]} image; it was saved as ${type}`,
+    );
+  }
+  const frames = type === 'image/png' ? pngAnimationFrames(bytes) : 1;
+  if (frames > 1) {
+    warnings.push(
+      `${what} is an animated PNG of ${frames} frames; an ad's image is still, so only its default image (usually the first frame) was kept`,
+    );
+  }
   return {
     content: data,
     mimeType: type,
