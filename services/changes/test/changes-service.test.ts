@@ -4,14 +4,18 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
-import type { Pool } from '@adsmcp/runtime/db';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { createLogger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
+import type { ApplyMessage } from '../src/handlers/changes-handlers.ts';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { insertChange } from '../src/store/change-store.ts';
+import { createApplyHandler } from '../src/work/apply-worker.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 
 let svc: ServiceUnderTest<typeof ChangesService>;
@@ -303,6 +307,113 @@ describe('apply', () => {
     assert.deepEqual(rows, [
       { topic: 'changes.apply', payload: { change_id: c.changeId, workspace_id: workspace } },
     ]);
+  });
+});
+
+describe('an apply whose outcome is unknown', () => {
+  const MAX_ATTEMPTS = 3;
+  /** Runs the apply worker on the change as the bus's last delivery of its message would. */
+  async function lastDelivery(changeId: string): Promise<void> {
+    const handle = createApplyHandler({
+      pool,
+      upstream: platform.upstream,
+      logger: createLogger(SERVICE_NAME, 'silent'),
+      maxAttempts: MAX_ATTEMPTS,
+    });
+    const message: Delivery<ApplyMessage> = {
+      id: randomUUID(),
+      topic: 'changes.apply',
+      key: changeId,
+      payload: { change_id: changeId, workspace_id: workspace },
+      headers: {},
+      attempt: MAX_ATTEMPTS,
+      enqueuedAt: new Date(),
+    };
+    const ctx = {
+      inTx: (fn) => inTransaction(pool, fn),
+      signal: new AbortController().signal,
+    } as HandlerContext;
+    await handle(message, ctx);
+  }
+
+  /** A change to `ad`, approved and sent while the platform answers its update with 500 (`fault`). */
+  async function sentWithoutAnswer(
+    ad: { id: string; revision: number },
+    fault: 'status_500' | 'fail_after_commit',
+  ) {
+    const c = await prepare(agent, ad);
+    await client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer));
+    await client.applyChange({ changeId: c.changeId, digest: c.digest, waitMs: 0 }, as(agent));
+    // The upstream-proxy sends it three times, and each attempt is answered with 500.
+    await platform.failWrites(`/ads/${ad.id}`, fault, 3);
+    await lastDelivery(c.changeId);
+    const { change } = await client.getChange({ changeId: c.changeId }, as(agent));
+    assert.equal(change?.status, 'failed');
+    assert.match(change?.error ?? '', /may or may not have been applied: apply it again/);
+    return c;
+  }
+
+  /** Applies the change again and runs the worker on it; the change as it ends. */
+  async function applyAgain(changeId: string) {
+    const { change } = await client.applyChange({ changeId, digest: '', waitMs: 0 }, as(agent));
+    assert.equal(change?.status, 'applying');
+    assert.match(change?.applyRetriedBy ?? '', /via mcp/);
+    await lastDelivery(changeId);
+    return (await client.getChange({ changeId }, as(agent))).change;
+  }
+
+  test('a change the platform applied but never confirmed is applied again with its key: replayed, not repeated', async () => {
+    const ad = movable.shift() as { id: string; revision: number };
+    const c = await sentWithoutAnswer(ad, 'fail_after_commit');
+    const done = await applyAgain(c.changeId);
+    assert.equal(done?.status, 'applied', done?.error);
+    assert.deepEqual(done?.appliedDifferences, []);
+    const ledger = await platform.ledger(`/ads/${ad.id}`);
+    assert.deepEqual(
+      ledger.map((e) => e.idempotency_key),
+      [`change-${c.changeId}`],
+    );
+  });
+
+  test('a change the platform never received is applied once when applied again', async () => {
+    const ad = movable.shift() as { id: string; revision: number };
+    const c = await sentWithoutAnswer(ad, 'status_500');
+    assert.deepEqual(await platform.ledger(`/ads/${ad.id}`), []);
+    const done = await applyAgain(c.changeId);
+    assert.equal(done?.status, 'applied', done?.error);
+    assert.equal((await platform.ledger(`/ads/${ad.id}`)).length, 1);
+    assert.equal((await platform.ads()).find((a) => a.id === ad.id)?.name, body.name);
+  });
+
+  test('applied again after something else changed its object, it is not sent, and stays unknown', async () => {
+    const ad = movable.shift() as { id: string; revision: number };
+    const c = await sentWithoutAnswer(ad, 'status_500');
+    await platform.editAd(ad.id, 'Edited on the platform meanwhile');
+    const done = await applyAgain(c.changeId);
+    assert.equal(done?.status, 'failed');
+    assert.match(
+      done?.error ?? '',
+      /the object changed since this change was prepared, and whether its earlier/,
+    );
+    assert.deepEqual(await platform.ledger(`/ads/${ad.id}`), []);
+    assert.equal(
+      (await platform.ads()).find((a) => a.id === ad.id)?.name,
+      'Edited on the platform meanwhile',
+    );
+  });
+
+  test('a change that failed with a known outcome is still refused', async () => {
+    const ad = movable.shift() as { id: string; revision: number };
+    const c = await prepare(agent, ad);
+    await client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer));
+    await client.applyChange({ changeId: c.changeId, digest: c.digest, waitMs: 0 }, as(agent));
+    await platform.editAd(ad.id, 'Edited before it was sent');
+    await lastDelivery(c.changeId);
+    const refused = await code(
+      client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(agent)),
+    );
+    assert.equal(refused?.code, Code.FailedPrecondition);
+    assert.match(refused?.message ?? '', /failed when it was applied/);
   });
 });
 

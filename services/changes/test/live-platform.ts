@@ -48,6 +48,11 @@ export interface LivePlatform {
   editAd(adId: string, name: string): Promise<void>;
   /** Makes the platform answer 500 to every read of `path` until `clearFaults`. */
   failReads(path: string): Promise<void>;
+  /**
+   * Makes the platform fail the next `count` updates whose path starts with `path`: answering 500
+   * without applying them (`status_500`), or after applying them (`fail_after_commit`).
+   */
+  failWrites(path: string, kind: 'status_500' | 'fail_after_commit', count: number): Promise<void>;
   clearFaults(): Promise<void>;
   /** The platform's ledger for `path`: one entry per mutation it applied. */
   ledger(path: string): Promise<{ method: string; path: string; idempotency_key: string | null }[]>;
@@ -153,6 +158,20 @@ export async function startLivePlatform(workspaceId: string): Promise<LivePlatfo
           path_prefix: path,
           kind: 'status_500',
           count: 10_000,
+        }),
+      });
+      if (res.status !== 201) throw new Error(`the sandbox refused the fault: ${await res.text()}`);
+    },
+    async failWrites(path, kind, count) {
+      const res = await fetch(`${sandboxUrl}/_sandbox/faults`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          account_id: sandboxAccount.account_id,
+          method: 'POST',
+          path_prefix: path,
+          kind,
+          count,
         }),
       });
       if (res.status !== 201) throw new Error(`the sandbox refused the fault: ${await res.text()}`);

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { FailedPreconditionError, InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
+import { appliedDifferences, type PlatformObject } from './plan.ts';
 import { type Upload, uploadsDigestPart } from './uploads.ts';
 
 export type ChangeStatus = 'prepared' | 'approved' | 'rejected' | 'applying' | 'applied' | 'failed';
@@ -116,8 +117,28 @@ export function decisionRefusal(status: ChangeStatus): string | undefined {
     : `the change is ${status}; only a prepared change can be approved or rejected`;
 }
 
-/** Why a change in `status` cannot be applied, or undefined when it can (or already is being). */
-export function applyRefusal(status: ChangeStatus, appliedAt: string | null): string | undefined {
+/**
+ * Whether a change failed with its outcome unknown: it was sent to the platform, and no answer of
+ * the platform was recorded (it did not answer, or the last attempt could not reach it). It may
+ * have been applied; sent again with its idempotency key, it is applied at most once.
+ */
+export function outcomeUnknown(c: {
+  status: ChangeStatus;
+  sent_at: Date | null;
+  upstream_status: number | null;
+}): boolean {
+  return c.status === 'failed' && c.sent_at !== null && c.upstream_status === null;
+}
+
+/**
+ * Why a change in `status` cannot be applied, or undefined when it can (or already is being). A
+ * failed change whose outcome is unknown (outcomeUnknown) can be applied again.
+ */
+export function applyRefusal(
+  status: ChangeStatus,
+  appliedAt: string | null,
+  unknownOutcome = false,
+): string | undefined {
   switch (status) {
     case 'approved':
     case 'applying':
@@ -129,7 +150,9 @@ export function applyRefusal(status: ChangeStatus, appliedAt: string | null): st
     case 'applied':
       return `the change was already applied${appliedAt ? ` at ${appliedAt}` : ''}; it is applied once`;
     case 'failed':
-      return 'the change failed when it was applied (see its error); prepare a new change';
+      return unknownOutcome
+        ? undefined
+        : 'the change failed when it was applied (see its error); prepare a new change';
   }
 }
 
@@ -149,4 +172,25 @@ export function staleTarget(beforeJson: string, liveJson: string): string | unde
     return `the object changed since this change was prepared (revision ${before}, now ${String(live)}); prepare a new change against its current state`;
   }
   return undefined;
+}
+
+/**
+ * Why a change whose earlier send has an unknown outcome may not be sent again now, or undefined
+ * when it may. Sent again with its key, a change the platform applied is replayed, not repeated;
+ * one it did not apply is applied now, so the object must still be as it was reviewed (its
+ * revision has not moved), or already show every field the change sets (`reviewed`): the earlier
+ * send landed, or the object already holds what was reviewed. Otherwise something else changed it
+ * meanwhile, which a change sent now would overwrite.
+ */
+export function resendRefusal(
+  beforeJson: string,
+  reviewed: PlatformObject,
+  liveJson: string,
+): string | undefined {
+  if (staleTarget(beforeJson, liveJson) === undefined) return undefined;
+  if (appliedDifferences(reviewed, liveJson).length === 0) return undefined;
+  return (
+    'the object changed since this change was prepared, and whether its earlier attempt was applied is not ' +
+    'known; nothing was sent again: read the object, and prepare a new change if it is still wanted'
+  );
 }

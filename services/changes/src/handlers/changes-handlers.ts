@@ -25,6 +25,7 @@ import {
   checkPrepare,
   decisionRefusal,
   digestOf,
+  outcomeUnknown,
   prepareRefusal,
   refuse,
 } from '../domain/change.ts';
@@ -37,6 +38,7 @@ import {
   listChangeEvents,
   listChanges,
   markApplying,
+  markRetrying,
   rejectChange,
 } from '../store/change-store.ts';
 import { type Marketing, pinUploads } from './asset-reads.ts';
@@ -88,6 +90,8 @@ export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
     rejectReason: r.reject_reason ?? '',
     applyRequestedBy: r.apply_requested_by ?? '',
     applyRequestedAt: iso(r.apply_requested_at),
+    applyRetriedBy: r.apply_retried_by ?? '',
+    applyRetriedAt: iso(r.apply_retried_at),
     appliedAt: iso(r.applied_at),
     upstreamStatus: r.upstream_status ?? 0,
     upstreamResponseJson: r.upstream_response_json ?? '',
@@ -441,28 +445,29 @@ export function changesHandlers({
           "the digest given is not this change's; the change is not the one you reviewed",
         );
       }
-      refuse(applyRefusal(row.status, row.applied_at?.toISOString() ?? null));
-      if (row.status === 'approved') {
+      refuse(applyRefusal(row.status, row.applied_at?.toISOString() ?? null, outcomeUnknown(row)));
+      // An approved change is sent; one whose outcome was unknown is sent again, with the same key.
+      const retry = outcomeUnknown(row);
+      if (row.status === 'approved' || retry) {
         // The state change and the work it causes commit together.
         const moved = await inTransaction(pool, async (tx) => {
-          const m = await markApplying(tx, {
-            workspaceId: p.workspaceId,
-            changeId: row.change_id,
-            by: actor(p),
-          });
+          const move = retry ? markRetrying : markApplying;
+          const m = await move(tx, { workspaceId: p.workspaceId, changeId: row.change_id, by: actor(p) });
           if (m === undefined) return undefined;
           const message: ApplyMessage = { change_id: m.change_id, workspace_id: m.workspace_id };
           await enqueue(tx, {
             topic: APPLY_TOPIC,
             key: m.change_id,
             payload: message,
-            id: deterministicId('apply', m.change_id),
+            id: retry
+              ? deterministicId('apply', m.change_id, m.apply_retried_at?.toISOString() ?? '')
+              : deterministicId('apply', m.change_id),
           });
           return m;
         });
         row = moved ?? (await load(pool, p, req.changeId));
         refuse(
-          row.status === 'approved'
+          row.status === 'approved' || outcomeUnknown(row)
             ? undefined
             : applyRefusal(row.status, row.applied_at?.toISOString() ?? null),
         );

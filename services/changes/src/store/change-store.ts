@@ -32,6 +32,9 @@ export interface ChangeRow {
   error: string | null;
   approver_user_id: string | null;
   sent_at: Date | null;
+  /** Who last asked to send again a change whose outcome was unknown, and when. */
+  apply_retried_by: string | null;
+  apply_retried_at: Date | null;
   /** The account standards the change was checked against when prepared. */
   standards_checked: CheckedStandard[];
   /** What was reviewed, as the fields the applied object should have (plan.ts reviewedResult). */
@@ -123,8 +126,9 @@ export interface ChangeEventRow extends ChangeRow {
 
 /**
  * The workspace's change events, newest first, before the cursor (at, key): each change gives its
- * prepare, approval, rejection, apply request and outcome (a failure at its apply request, as it
- * has no time of its own). Keys compare byte-wise (COLLATE "C"), as the gateway merges them.
+ * prepare, approval, rejection, apply request, its latest request to send it again after an
+ * unknown outcome, and its outcome (a failure at its latest apply request, as it has no time of
+ * its own). Keys compare byte-wise (COLLATE "C"), as the gateway merges them.
  */
 export async function listChangeEvents(
   db: Queryable,
@@ -148,8 +152,10 @@ export async function listChangeEvents(
           ('approved', c.approved_at, c.approved_by),
           ('rejected', c.rejected_at, c.rejected_by),
           ('apply_requested', c.apply_requested_at, c.apply_requested_by),
+          ('apply_retried', c.apply_retried_at, c.apply_retried_by),
           ('applied', CASE WHEN c.status = 'applied' THEN c.applied_at END, 'worker:apply'),
-          ('failed', CASE WHEN c.status = 'failed' THEN coalesce(c.apply_requested_at, c.prepared_at) END, 'worker:apply')
+          ('failed', CASE WHEN c.status = 'failed'
+                          THEN coalesce(c.apply_retried_at, c.apply_requested_at, c.prepared_at) END, 'worker:apply')
         ) AS e(kind, at, actor)
         WHERE c.workspace_id = $1 AND e.at IS NOT NULL
           AND ($2::uuid IS NULL OR c.account_id = $2::uuid)
@@ -196,6 +202,24 @@ export async function markApplying(
   const { rows } = await db.query<ChangeRow>(
     `UPDATE changes SET status = 'applying', apply_requested_by = $3, apply_requested_at = now()
       WHERE workspace_id = $1 AND change_id = $2 AND status = 'approved' RETURNING *`,
+    [m.workspaceId, m.changeId, m.by],
+  );
+  return rows[0];
+}
+
+/**
+ * Moves a change whose apply failed with its outcome unknown (it was sent, and no answer of the
+ * platform was recorded) back to applying, to be sent again with the same idempotency key;
+ * undefined when it is not such a change.
+ */
+export async function markRetrying(
+  db: Queryable,
+  m: { workspaceId: string; changeId: string; by: string },
+): Promise<ChangeRow | undefined> {
+  const { rows } = await db.query<ChangeRow>(
+    `UPDATE changes SET status = 'applying', apply_retried_by = $3, apply_retried_at = now(), error = NULL
+      WHERE workspace_id = $1 AND change_id = $2 AND status = 'failed'
+        AND sent_at IS NOT NULL AND upstream_status IS NULL RETURNING *`,
     [m.workspaceId, m.changeId, m.by],
   );
   return rows[0];

@@ -13,7 +13,7 @@ import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-erro
 import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey, readingFor } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
-import { staleTarget } from '../domain/change.ts';
+import { resendRefusal, staleTarget } from '../domain/change.ts';
 import { appliedDifferences } from '../domain/plan.ts';
 import { uploadKeyFor, withFileIds } from '../domain/uploads.ts';
 import { type Marketing, pinnedContent } from '../handlers/asset-reads.ts';
@@ -253,6 +253,8 @@ function applyOne(d: ApplyWorkerDeps) {
       via: 'worker',
     };
     const options = { contextValues: createContextValues().set(callerKey, principal), signal: ctx.signal };
+    // Whether the operation was sent, by this attempt or an earlier one: its outcome may be unknown.
+    let sent = change.sent_at !== null;
     try {
       if (change.sent_at === null && change.target_path !== '') {
         // First send: the object must still be as it was reviewed (a stale plan is refused). A
@@ -276,6 +278,27 @@ function applyOne(d: ApplyWorkerDeps) {
           return;
         }
       }
+      if (change.sent_at !== null && change.apply_retried_at !== null && change.target_path !== '') {
+        // Sent again after an unknown outcome, asked for by a caller at any later time: other
+        // changes to the object were free to be applied meanwhile, so it is re-read first.
+        const live = await d.upstream.call(
+          { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
+          options,
+        );
+        const refusal =
+          live.status === 200
+            ? resendRefusal(
+                change.target_before_json,
+                withFileIds(JSON.parse(change.reviewed_result_json), change.uploads),
+                live.bodyJson,
+              )
+            : `the object could not be re-read before sending the change again: ${describePlatformRefusal(live.status, live.bodyJson)}; nothing was sent again`;
+        if (refusal !== undefined) {
+          // Still unknown whether the earlier attempt was applied: no answer of the platform is recorded.
+          await finish('failed', null, null, refusal);
+          return;
+        }
+      }
       if (change.sent_at === null) {
         // The account's standards and spend guard as they are now, before anything is sent.
         const refusal = await standardsRefusalAtApply(d.pool, d.upstream, change, options);
@@ -291,6 +314,7 @@ function applyOne(d: ApplyWorkerDeps) {
           return;
         }
         await markSent(d.pool, workspaceId, changeId);
+        sent = true;
       }
       const uploads = change.uploads;
       const sentBody =
@@ -340,12 +364,16 @@ function applyOne(d: ApplyWorkerDeps) {
         return;
       }
       if (message.attempt >= d.maxAttempts) {
-        // The outcome may be unknown; the same key makes a later manual retry safe.
+        // The outcome may be unknown; the same key makes applying it again (markRetrying) safe.
         await finish(
           'failed',
           null,
           null,
-          `the ad platform could not be reached after ${message.attempt} attempts (${e.rawMessage}); the change may not have been applied`,
+          `the ad platform could not be reached after ${message.attempt} attempts (${e.rawMessage}); ${
+            sent
+              ? 'the change may or may not have been applied: apply it again (ads_apply_change) to send it with the same idempotency key, which the platform applies at most once'
+              : 'nothing was sent to the ad account'
+          }`,
         );
         return;
       }

@@ -45,6 +45,13 @@ export const CHANGE_OUTPUT: JsonSchema = {
     reject_reason: nullableText,
     apply_requested_by: nullableText,
     apply_requested_at: nullableText,
+    apply_retried_by: {
+      type: ['string', 'null'],
+      description:
+        'Who last applied the change again after its apply failed with the outcome unknown (it was sent and the ' +
+        'platform never answered); it is sent again with the same idempotency key. Null when it never was.',
+    },
+    apply_retried_at: nullableText,
     applied_at: nullableText,
     upstream_status: { type: ['integer', 'null'] },
     upstream_response: {},
@@ -118,6 +125,8 @@ export const CHANGE_OUTPUT: JsonSchema = {
     'reject_reason',
     'apply_requested_by',
     'apply_requested_at',
+    'apply_retried_by',
+    'apply_retried_at',
     'applied_at',
     'upstream_status',
     'upstream_response',
@@ -169,6 +178,8 @@ export function changeView(c: Change | undefined, publicUrl: string): Record<str
     reject_reason: orNull(c.rejectReason),
     apply_requested_by: orNull(c.applyRequestedBy),
     apply_requested_at: orNull(c.applyRequestedAt),
+    apply_retried_by: orNull(c.applyRetriedBy),
+    apply_retried_at: orNull(c.applyRetriedAt),
     applied_at: orNull(c.appliedAt),
     upstream_status: c.upstreamStatus === 0 ? null : c.upstreamStatus,
     upstream_response: parse(c.upstreamResponseJson),

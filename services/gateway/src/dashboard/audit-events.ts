@@ -84,6 +84,11 @@ const CHANGE_KINDS: Record<string, (c: Change) => { actor: string; what: string;
   approved: (c) => ({ actor: c.approvedBy, what: 'change approved', detail: c.summary }),
   rejected: (c) => ({ actor: c.rejectedBy, what: 'change rejected', detail: `reason: ${c.rejectReason}` }),
   apply_requested: (c) => ({ actor: c.applyRequestedBy, what: 'apply requested', detail: c.summary }),
+  apply_retried: (c) => ({
+    actor: c.applyRetriedBy,
+    what: 'apply requested again',
+    detail: `${c.summary} (sent again with the same idempotency key: the earlier apply's outcome was unknown)`,
+  }),
   applied: (c) => ({ actor: 'worker:apply', what: 'change applied', detail: platformAnswer(c) }),
   failed: (c) => ({ actor: 'worker:apply', what: 'apply failed', detail: platformAnswer(c) }),
 };
@@ -109,7 +114,8 @@ export function changeEventOf(e: ChangeEventInput, ctx: AuditContext): AuditEven
 
 /**
  * The events of one change, as the changes service lists them: prepared, approved or rejected,
- * apply requested, applied or failed (a failure at its apply request: it has no time of its own).
+ * apply requested (and requested again after an unknown outcome), applied or failed (a failure at
+ * its latest apply request: it has no time of its own).
  */
 export function changeEvents(c: Change, ctx: AuditContext): AuditEvent[] {
   const times: [string, string][] = [
@@ -117,8 +123,9 @@ export function changeEvents(c: Change, ctx: AuditContext): AuditEvent[] {
     ['approved', c.approvedAt],
     ['rejected', c.rejectedAt],
     ['apply_requested', c.applyRequestedAt],
+    ['apply_retried', c.applyRetriedAt],
     ['applied', c.status === 'applied' ? c.appliedAt : ''],
-    ['failed', c.status === 'failed' ? c.applyRequestedAt || c.preparedAt : ''],
+    ['failed', c.status === 'failed' ? c.applyRetriedAt || c.applyRequestedAt || c.preparedAt : ''],
   ];
   return times.flatMap(([kind, at]) =>
     at ? [changeEventOf({ kind, at, key: `c:${c.changeId}:${kind}`, change: c }, ctx)] : [],

@@ -292,6 +292,7 @@ export function changeDetailHtml(
       'rejected-by',
     ],
     ['Apply requested', by(c.applyRequestedAt, c.applyRequestedBy), 'apply-requested-by'],
+    ['Applied again', by(c.applyRetriedAt, c.applyRetriedBy), 'apply-retried-by'],
     ['Applied', when(c.appliedAt)],
     ['Error', esc(c.error)],
     [
