@@ -178,6 +178,37 @@ describe('approval belongs to people', () => {
     assert.equal(again?.code, Code.FailedPrecondition);
   });
 
+  test('an approval is withdrawn by rejecting the change before anyone asks to apply it; then it is never applied', async () => {
+    const c = await prepare();
+    await client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer));
+    const { change } = await client.rejectChange(
+      { changeId: c.changeId, reason: 'wrong ad after all' },
+      as(reviewer),
+    );
+    assert.equal(change?.status, 'rejected');
+    assert.equal(change?.rejectReason, 'wrong ad after all');
+    assert.match(change?.approvedBy ?? '', /via dashboard/);
+    const apply = await code(client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(agent)));
+    assert.equal(apply?.code, Code.FailedPrecondition);
+    assert.match(apply?.message ?? '', /rejected/);
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM bus_outbox WHERE key = $1', [
+      c.changeId,
+    ]);
+    assert.deepEqual(rows, [{ n: 0 }]);
+    // Once asked to apply, it can no longer be rejected.
+    const next = await prepare();
+    await client.approveChange({ changeId: next.changeId, digest: next.digest }, as(reviewer));
+    await client.applyChange({ changeId: next.changeId, digest: '', waitMs: 0 }, as(agent));
+    const late = await code(
+      client.rejectChange({ changeId: next.changeId, reason: 'too late' }, as(reviewer)),
+    );
+    assert.equal(late?.code, Code.FailedPrecondition);
+    assert.match(
+      late?.message ?? '',
+      /the change is applying; only a prepared change, or an approved one not yet being applied/,
+    );
+  });
+
   test('a viewer signed in to the dashboard cannot approve', async () => {
     const c = await prepare();
     const denied = await code(

@@ -110,11 +110,21 @@ export function checkMayDecide(p: Principal): void {
   }
 }
 
-/** Why a change in `status` cannot be approved or rejected, or undefined when it can. */
+/** Why a change in `status` cannot be approved, or undefined when it can. */
 export function decisionRefusal(status: ChangeStatus): string | undefined {
   return status === 'prepared'
     ? undefined
-    : `the change is ${status}; only a prepared change can be approved or rejected`;
+    : `the change is ${status}; only a prepared change can be approved`;
+}
+
+/**
+ * Why a change in `status` cannot be rejected, or undefined when it can: a prepared change, and
+ * an approved one nobody asked to apply yet (its approval is withdrawn: nothing was sent).
+ */
+export function rejectionRefusal(status: ChangeStatus): string | undefined {
+  return status === 'prepared' || status === 'approved'
+    ? undefined
+    : `the change is ${status}; only a prepared change, or an approved one not yet being applied, can be rejected`;
 }
 
 /**

@@ -28,6 +28,7 @@ import {
   outcomeUnknown,
   prepareRefusal,
   refuse,
+  rejectionRefusal,
 } from '../domain/change.ts';
 import { needsTarget, type PlatformObject, planChange, reviewedResult, rulesFor } from '../domain/plan.ts';
 import {
@@ -361,7 +362,7 @@ export function changesHandlers({
       if (reason === '' || textLength(reason) > 2000)
         throw new InvalidArgumentError('reason must be 1 to 2000 characters');
       const row = await load(pool, p, req.changeId);
-      refuse(decisionRefusal(row.status));
+      refuse(rejectionRefusal(row.status));
       const rejected = await rejectChange(pool, {
         workspaceId: p.workspaceId,
         changeId: row.change_id,
@@ -369,7 +370,9 @@ export function changesHandlers({
         reason,
       });
       if (rejected === undefined)
-        throw new FailedPreconditionError('the change was decided by someone else meanwhile; reload it');
+        throw new FailedPreconditionError(
+          'the change was decided or asked to be applied meanwhile; reload it',
+        );
       return { change: toProto(rejected) };
     },
 

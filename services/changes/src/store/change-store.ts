@@ -182,13 +182,17 @@ export async function approveChange(
   return rows[0];
 }
 
+/**
+ * Rejects a prepared change, or an approved one not yet asked to apply; undefined when it was in
+ * neither state (an apply request that moved it to applying first wins).
+ */
 export async function rejectChange(
   db: Queryable,
   r: { workspaceId: string; changeId: string; by: string; reason: string },
 ): Promise<ChangeRow | undefined> {
   const { rows } = await db.query<ChangeRow>(
     `UPDATE changes SET status = 'rejected', rejected_by = $3, rejected_at = now(), reject_reason = $4
-      WHERE workspace_id = $1 AND change_id = $2 AND status = 'prepared' RETURNING *`,
+      WHERE workspace_id = $1 AND change_id = $2 AND status IN ('prepared', 'approved') RETURNING *`,
     [r.workspaceId, r.changeId, r.by, r.reason],
   );
   return rows[0];

@@ -243,10 +243,12 @@ export function changeDetailHtml(
   const rows = changeRows(c.operation?.path ?? '', before, body);
   // A stale change is never offered for approval; rejecting it still clears it from the queue.
   const approvable = !(review.live?.stale ?? false);
+  // An approved change nobody asked to apply yet can still be rejected: its approval is withdrawn.
+  const rejectable = c.status === 'prepared' || c.status === 'approved';
   const decide =
-    c.status === 'prepared' && canDecide
+    rejectable && canDecide
       ? `${
-          approvable
+          c.status === 'prepared' && approvable
             ? `<form method="post" action="/dashboard/changes/${esc(c.changeId)}/approve" style="display:inline">
            <input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="digest" value="${esc(c.digest)}">
            <button type="submit" id="approve">Approve</button></form>`
@@ -254,9 +256,9 @@ export function changeDetailHtml(
         }
          <form method="post" action="/dashboard/changes/${esc(c.changeId)}/reject">
            <input type="hidden" name="csrf" value="${esc(csrf)}">
-           <label for="reason">Reason for rejecting</label><input id="reason" name="reason" required>
+           <label for="reason">Reason for rejecting${c.status === 'approved' ? ' (withdraws the approval; nothing has been sent)' : ''}</label><input id="reason" name="reason" required>
            <p><button class="danger" type="submit" id="reject">Reject</button></p></form>`
-      : c.status === 'prepared'
+      : rejectable
         ? '<p class="muted">Your role can review changes but not approve or reject them.</p>'
         : '';
   const zone = review.account?.timeZone;

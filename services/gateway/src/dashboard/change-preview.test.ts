@@ -109,3 +109,15 @@ test('each image is said to show on the ads whose creatives name it: a batch’s
   );
   assert.ok(html.includes('Shown on the ad titled “Live title”'), html);
 });
+
+test('an approved change not yet being applied offers Reject, which withdraws the approval, and no Approve', () => {
+  const approved = { ...change({ name: 'x' }), status: 'approved' };
+  const html = changeDetailHtml(approved, new Map(), 'csrf', true, { conflicts: [] });
+  assert.ok(html.includes(`action="/dashboard/changes/${approved.changeId}/reject"`), html);
+  assert.match(html, /withdraws the approval; nothing has been sent/);
+  assert.ok(!html.includes('id="approve"'), html);
+  const applying = changeDetailHtml({ ...approved, status: 'applying' }, new Map(), 'csrf', true, {
+    conflicts: [],
+  });
+  assert.ok(!html.includes('/approve"') && !applying.includes('id="reject"'), applying);
+});
