@@ -433,6 +433,26 @@ describe('an apply whose outcome is unknown', () => {
     );
   });
 
+  test('a day after it was first sent, it is no longer sent again: the platform may have forgotten its key', async () => {
+    const ad = movable.shift() as { id: string; revision: number };
+    const c = await sentWithoutAnswer(ad, 'status_500');
+    await pool.query(`UPDATE changes SET sent_at = now() - interval '25 hours' WHERE change_id = $1`, [
+      c.changeId,
+    ]);
+    const refused = await code(
+      client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(agent)),
+    );
+    assert.equal(refused?.code, Code.FailedPrecondition);
+    assert.match(
+      refused?.message ?? '',
+      /first sent more than 24 hours ago, after which the ad platform may no longer recognise its idempotency key; it is not sent again/,
+    );
+    const { change } = await client.getChange({ changeId: c.changeId }, as(agent));
+    assert.equal(change?.status, 'failed');
+    assert.equal(change?.applyRetriedAt, '');
+    assert.deepEqual(await platform.ledger(`/ads/${ad.id}`), []);
+  });
+
   test('a change that failed with a known outcome is still refused', async () => {
     const ad = movable.shift() as { id: string; revision: number };
     const c = await prepare(agent, ad);

@@ -141,13 +141,34 @@ export function outcomeUnknown(c: {
 }
 
 /**
+ * How long after it was first sent a change whose outcome is unknown may be sent again with its
+ * idempotency key. Platforms keep a key for a limited time (a day is usual); sent again after the
+ * platform forgot it, a create that had landed would be made twice.
+ */
+export const RESEND_WITHIN_HOURS = 24;
+
+/**
+ * Whether a change whose outcome is unknown may be sent again at `now`: undefined when its
+ * outcome is known (or it was never sent), 'resend' within RESEND_WITHIN_HOURS of its first
+ * send, and 'too late' after.
+ */
+export function unknownOutcomeResend(
+  c: { status: ChangeStatus; sent_at: Date | null; upstream_status: number | null },
+  now: Date,
+): 'resend' | 'too late' | undefined {
+  if (!outcomeUnknown(c) || c.sent_at === null) return undefined;
+  return now.getTime() - c.sent_at.getTime() < RESEND_WITHIN_HOURS * 3_600_000 ? 'resend' : 'too late';
+}
+
+/**
  * Why a change in `status` cannot be applied, or undefined when it can (or already is being). A
- * failed change whose outcome is unknown (outcomeUnknown) can be applied again.
+ * failed change whose outcome is unknown can be applied again while `unknownOutcome` says
+ * 'resend' (unknownOutcomeResend).
  */
 export function applyRefusal(
   status: ChangeStatus,
   appliedAt: string | null,
-  unknownOutcome = false,
+  unknownOutcome?: 'resend' | 'too late',
 ): string | undefined {
   switch (status) {
     case 'approved':
@@ -160,8 +181,9 @@ export function applyRefusal(
     case 'applied':
       return `the change was already applied${appliedAt ? ` at ${appliedAt}` : ''}; it is applied once`;
     case 'failed':
-      return unknownOutcome
-        ? undefined
+      if (unknownOutcome === 'resend') return undefined;
+      return unknownOutcome === 'too late'
+        ? `whether the change was applied is not known, and it was first sent more than ${RESEND_WITHIN_HOURS} hours ago, after which the ad platform may no longer recognise its idempotency key; it is not sent again: read the object, and prepare a new change if it is still wanted`
         : 'the change failed when it was applied (see its error); prepare a new change';
   }
 }

@@ -25,10 +25,10 @@ import {
   checkPrepare,
   decisionRefusal,
   digestOf,
-  outcomeUnknown,
   prepareRefusal,
   refuse,
   rejectionRefusal,
+  unknownOutcomeResend,
 } from '../domain/change.ts';
 import { needsTarget, type PlatformObject, planChange, reviewedResult, rulesFor } from '../domain/plan.ts';
 import {
@@ -448,9 +448,10 @@ export function changesHandlers({
           "the digest given is not this change's; the change is not the one you reviewed",
         );
       }
-      refuse(applyRefusal(row.status, row.applied_at?.toISOString() ?? null, outcomeUnknown(row)));
+      const resend = unknownOutcomeResend(row, new Date());
+      refuse(applyRefusal(row.status, row.applied_at?.toISOString() ?? null, resend));
       // An approved change is sent; one whose outcome was unknown is sent again, with the same key.
-      const retry = outcomeUnknown(row);
+      const retry = resend === 'resend';
       if (row.status === 'approved' || retry) {
         // The state change and the work it causes commit together.
         const moved = await inTransaction(pool, async (tx) => {
@@ -470,9 +471,13 @@ export function changesHandlers({
         });
         row = moved ?? (await load(pool, p, req.changeId));
         refuse(
-          row.status === 'approved' || outcomeUnknown(row)
+          row.status === 'approved'
             ? undefined
-            : applyRefusal(row.status, row.applied_at?.toISOString() ?? null),
+            : applyRefusal(
+                row.status,
+                row.applied_at?.toISOString() ?? null,
+                unknownOutcomeResend(row, new Date()),
+              ),
         );
       }
       const deadline = Date.now() + req.waitMs;

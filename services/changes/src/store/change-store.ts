@@ -1,6 +1,6 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
 import type { Queryable } from '@adsmcp/runtime/db';
-import type { ChangeStatus } from '../domain/change.ts';
+import { type ChangeStatus, RESEND_WITHIN_HOURS } from '../domain/change.ts';
 import type { Upload } from '../domain/uploads.ts';
 import type { CheckedStandard } from '../handlers/standards-enforcement.ts';
 
@@ -214,7 +214,7 @@ export async function markApplying(
 /**
  * Moves a change whose apply failed with its outcome unknown (it was sent, and no answer of the
  * platform was recorded) back to applying, to be sent again with the same idempotency key;
- * undefined when it is not such a change.
+ * undefined when it is not such a change, or was first sent more than RESEND_WITHIN_HOURS ago.
  */
 export async function markRetrying(
   db: Queryable,
@@ -223,8 +223,8 @@ export async function markRetrying(
   const { rows } = await db.query<ChangeRow>(
     `UPDATE changes SET status = 'applying', apply_retried_by = $3, apply_retried_at = now(), error = NULL
       WHERE workspace_id = $1 AND change_id = $2 AND status = 'failed'
-        AND sent_at IS NOT NULL AND upstream_status IS NULL RETURNING *`,
-    [m.workspaceId, m.changeId, m.by],
+        AND sent_at > now() - make_interval(hours => $4) AND upstream_status IS NULL RETURNING *`,
+    [m.workspaceId, m.changeId, m.by, RESEND_WITHIN_HOURS],
   );
   return rows[0];
 }

@@ -13,7 +13,7 @@ import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-erro
 import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey, readingFor } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
-import { resendRefusal, staleTarget } from '../domain/change.ts';
+import { RESEND_WITHIN_HOURS, resendRefusal, staleTarget } from '../domain/change.ts';
 import { appliedDifferences } from '../domain/plan.ts';
 import { uploadKeyFor, withFileIds } from '../domain/uploads.ts';
 import { type Marketing, pinnedContent } from '../handlers/asset-reads.ts';
@@ -371,7 +371,7 @@ function applyOne(d: ApplyWorkerDeps) {
           null,
           `the ad platform could not be reached after ${message.attempt} attempts (${e.rawMessage}); ${
             sent
-              ? 'the change may or may not have been applied: apply it again (ads_apply_change) to send it with the same idempotency key, which the platform applies at most once'
+              ? `the change may or may not have been applied: apply it again (ads_apply_change) within ${RESEND_WITHIN_HOURS} hours of its first send to send it with the same idempotency key, which the platform applies at most once`
               : 'nothing was sent to the ad account'
           }`,
         );

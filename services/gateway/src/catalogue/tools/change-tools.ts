@@ -155,8 +155,8 @@ export const applyChange: ToolRow<GatewayDeps> = {
   description:
     'Applies a change that a person approved, exactly as it was reviewed, once. Give the digest you reviewed to make ' +
     'sure it is that change. Refuses a change that is not approved, was rejected, failed or was already applied, ' +
-    'but for a failed change whose outcome is unknown (it was sent and the platform never answered): that one is ' +
-    'sent again with the same idempotency key, so the platform applies it at most once (and not over an object ' +
+    'but for a failed change whose outcome is unknown (it was sent and the platform never answered): within 24 hours ' +
+    'of its first send, that one is sent again with the same idempotency key, so the platform applies it at most once (and not over an object ' +
     'that something else changed meanwhile). ' +
     'Waits up to 5 seconds for the outcome; if it is still applying, ads_get_change shows it later. A change whose ' +
     'apply failed (a stale plan, the platform refused it) is an error result (code apply_failed) with the reason ' +
