@@ -263,6 +263,21 @@ describe('ads_plan_workbook', () => {
     });
     assert.match(notXlsx.message, /not an XLSX file/);
   });
+
+  test('two keys of a JSON row that are the same column are refused, not one of them dropped', async () => {
+    const err = await refused('ads_plan_workbook', {
+      account_id: acct,
+      sheets: {
+        ...sheets,
+        campaigns: [{ Name: 'Winter Sale', ...sheets.campaigns[0], name: 'Summer Sale' }],
+      },
+    });
+    assert.equal(err.code, 'invalid_argument');
+    assert.match(
+      err.message,
+      /campaigns row 1: the keys "Name" and "name" are both the column "name" \(columns are matched without regard to case, spaces and hyphens\); give it once/,
+    );
+  });
 });
 
 interface Item {

@@ -8,6 +8,7 @@ import {
   compileAdBatch,
   compileBulkJob,
   describeIssues,
+  jsonRows,
   type Sheets,
   summarizeBulkJob,
 } from './bulk-job-rules.ts';
@@ -525,4 +526,22 @@ test('a name that is a number is its text: two of them are duplicates, and a row
   assert.deepEqual(issues, []);
   assert.equal(plan.body.operations[0]?.body.name, '12345');
   assert.equal(plan.body.operations[1]?.body.name, '2026');
+});
+
+test('JSON rows are matched to columns as headers are, and two keys of one column are refused', () => {
+  assert.deepEqual(jsonRows('campaigns', [{ Name: 'Spring Sale', 'Budget type': 'daily' }]), [
+    { row: 1, cells: { name: 'Spring Sale', budget_type: 'daily' } },
+  ]);
+  assert.throws(
+    () =>
+      jsonRows('ads', [
+        { title: 'One' },
+        { Title: 'Two', ' title ': 'Three', target_url: 'https://shop.example.com' },
+      ]),
+    (e: unknown) =>
+      e instanceof InvalidArgumentError &&
+      e.message ===
+        'ads row 2: the keys "Title" and " title " are both the column "title" (columns are matched without ' +
+          'regard to case, spaces and hyphens); give it once',
+  );
 });

@@ -126,6 +126,38 @@ export function columnName(header: string): string {
 }
 
 /**
+ * jsonRows turns JSON rows (`sheets`, each an object of column to value) into the rows of `sheet`,
+ * numbered from 1 as the array counts them, their keys matched as a workbook header is (case,
+ * spaces and hyphens aside). Two keys of one row that are the same column once matched ("Name" and
+ * "name") are refused, naming the sheet, the row and both keys, as a header two columns share is:
+ * one of the values would otherwise be planned and the other dropped.
+ */
+export function jsonRows(sheet: SheetName, items: readonly Record<string, unknown>[]): SheetRow[] {
+  const twice: string[] = [];
+  const rows = items.map((item, i) => {
+    const cells: Record<string, unknown> = {};
+    const keyOf = new Map<string, string>();
+    for (const [key, value] of Object.entries(item)) {
+      const column = columnName(key);
+      const other = keyOf.get(column);
+      if (other !== undefined)
+        twice.push(
+          `${sheet} row ${i + 1}: the keys ${JSON.stringify(other)} and ${JSON.stringify(key)} are both the ` +
+            `column ${JSON.stringify(column)} (columns are matched without regard to case, spaces and hyphens); give it once`,
+        );
+      keyOf.set(column, key);
+      cells[column] = value;
+    }
+    return { row: i + 1, cells };
+  });
+  if (twice.length > 0) {
+    const more = twice.length > 20 ? `; and ${twice.length - 20} more` : '';
+    throw new InvalidArgumentError(`${twice.slice(0, 20).join('; ')}${more}`);
+  }
+  return rows;
+}
+
+/**
  * A cell as text, as every rule reads it: numbers, booleans and dates as they are written (a name
  * 12345 is the text "12345"), text trimmed unless `mode` is exact; undefined when empty.
  */

@@ -20,10 +20,9 @@ import { create, type JsonObject } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import {
   type BulkPlan,
-  columnName,
   compileAdBatch,
   describeIssues,
-  type SheetRow,
+  jsonRows,
   type Sheets,
 } from '../domain/bulk-job-rules.ts';
 import { checkMayPrepare } from '../domain/change.ts';
@@ -43,16 +42,12 @@ function checkAccountId(accountId: string): void {
   if (!isUuid(accountId)) throw new InvalidArgumentError(`account_id must be a UUID (got "${accountId}")`);
 }
 
-/** JSON rows, numbered from 1 as the array counts them; column names as a workbook header gives them. */
-function rowsOf(items: readonly JsonObject[]): SheetRow[] {
-  return items.map((item, i) => ({
-    row: i + 1,
-    cells: Object.fromEntries(Object.entries(item).map(([k, v]) => [columnName(k), v])),
-  }));
-}
-
 function sheetsOf(sheets: WorkbookSheets): Sheets {
-  return { campaigns: rowsOf(sheets.campaigns), adgroups: rowsOf(sheets.adgroups), ads: rowsOf(sheets.ads) };
+  return {
+    campaigns: jsonRows('campaigns', sheets.campaigns),
+    adgroups: jsonRows('adgroups', sheets.adgroups),
+    ads: jsonRows('ads', sheets.ads),
+  };
 }
 
 function previewOf(plan: BulkPlan) {
