@@ -24,6 +24,7 @@ import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 import pg from 'pg';
 import sharp from 'sharp';
 import writeXlsxFile from 'write-excel-file/node';
+import { xlsxFile } from '../../services/changes/test/xlsx-parts.ts';
 import {
   buildServer as buildMarketing,
   SERVICE_NAME as MARKETING,
@@ -244,6 +245,29 @@ describe('ads_plan_workbook', () => {
       max_bid_micros: 2_500_000,
     });
     assert.equal(plan.ad_count, 1);
+  });
+
+  test('an XLSX row hidden in the campaigns sheet is refused, not planned unseen', async () => {
+    const xlsx = xlsxFile([
+      {
+        name: 'Campaigns',
+        rows: [
+          ['name', 'objective', 'budget', 'budget_type'],
+          ['Winter Sale', 'clicks', 19.99, 'daily'],
+          ['Hidden Sale', 'clicks', 5000, 'daily'],
+        ],
+        hiddenRows: [3],
+      },
+    ]);
+    const err = await refused('ads_plan_workbook', {
+      account_id: acct,
+      workbook_base64: Buffer.from(xlsx).toString('base64'),
+    });
+    assert.equal(err.code, 'invalid_argument');
+    assert.match(
+      err.message,
+      /^workbook_base64: the sheet "Campaigns" hides row 3, which holds values: what is planned is what the spreadsheet shows/,
+    );
   });
 
   test('a conversion campaign and bad rows are refused with sheet, row and column', async () => {

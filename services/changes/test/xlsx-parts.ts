@@ -18,6 +18,10 @@ export interface PartSheet {
   emptyRowsAfter?: number;
   /** The tab's visibility, as the workbook part states it (absent: visible). */
   state?: 'hidden' | 'veryHidden';
+  /** Rows hidden in the sheet (`<row hidden="1">`), numbered from 1. */
+  hiddenRows?: readonly number[];
+  /** Columns hidden in the sheet (`<col hidden="1">`), numbered from 1 (A is 1). */
+  hiddenColumns?: readonly number[];
 }
 
 const xmlText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -42,13 +46,16 @@ function cellXml(cell: PartCell, ref: string): string {
 
 /** The worksheet XML of `sheet`. */
 export function worksheetXml(sheet: PartSheet): string {
+  const hidden = (r: number) => (sheet.hiddenRows?.includes(r) ? ' hidden="1"' : '');
   const rows = sheet.rows.map(
     (cells, r) =>
-      `<row r="${r + 1}">${cells.map((c, i) => cellXml(c, `${columnLetter(i)}${r + 1}`)).join('')}</row>`,
+      `<row r="${r + 1}"${hidden(r + 1)}>${cells.map((c, i) => cellXml(c, `${columnLetter(i)}${r + 1}`)).join('')}</row>`,
   );
   for (let k = 1; k <= (sheet.emptyRowsAfter ?? 0); k++)
     rows.push(`<row r="${sheet.rows.length + k}" ht="15" customHeight="1"/>`);
-  return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="${NS}/spreadsheetml/2006/main"><sheetData>${rows.join('')}</sheetData></worksheet>`;
+  const columns = (sheet.hiddenColumns ?? []).map((c) => `<col min="${c}" max="${c}" width="0" hidden="1"/>`);
+  const cols = columns.length === 0 ? '' : `<cols>${columns.join('')}</cols>`;
+  return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="${NS}/spreadsheetml/2006/main">${cols}<sheetData>${rows.join('')}</sheetData></worksheet>`;
 }
 
 /**

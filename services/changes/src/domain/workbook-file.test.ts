@@ -223,6 +223,35 @@ test('a hidden campaigns, adgroups or ads tab is refused: what is planned is wha
   checkedWorkbook(xlsxFile([sheet, { name: 'Notes', rows: [['draft']], state: 'hidden' }]));
 });
 
+test('hidden rows and columns that hold values are refused: what is planned is what the spreadsheet shows', () => {
+  const rows: PartCell[][] = [
+    ['Spring', 'clicks', 10, 'daily'],
+    ['Summer', 'clicks', 20, 'daily'],
+    ['Autumn', 'clicks', 30, 'daily'],
+  ];
+  refuses(
+    () => checkedWorkbook(xlsxFile([campaigns(rows, { hiddenRows: [3, 4], hiddenColumns: [3] })])),
+    /^workbook_base64: the sheet "campaigns" hides rows 3, 4 and column C, which hold values: what is planned is what the spreadsheet shows, so unhide them to plan their values, or delete them$/,
+  );
+  refuses(
+    () =>
+      checkedWorkbook(
+        xlsxFile([
+          campaigns(rows, { hiddenColumns: [5] }),
+          campaigns(rows, { name: 'Ads', hiddenRows: [2] }),
+        ]),
+      ),
+    /^workbook_base64: the sheet "Ads" hides row 2, which holds values/,
+  );
+  // A hidden row or column without a value hides nothing that would be planned; another tab is not read.
+  checkedWorkbook(
+    xlsxFile([
+      campaigns([...rows, [null, null, null, null]], { hiddenRows: [5], hiddenColumns: [6] }),
+      { name: 'Notes', rows: [['draft']], hiddenRows: [1] },
+    ]),
+  );
+});
+
 test('two tabs that are the same sheet are refused by name, even when the first has no rows', () => {
   refuses(
     () =>

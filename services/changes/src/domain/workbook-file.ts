@@ -212,21 +212,56 @@ interface UnreadCell {
   holds: string;
 }
 
+/** What scanning a worksheet finds that its rows, as the spreadsheet library reads them, do not show. */
+interface WorksheetScan {
+  unread: UnreadCell[];
+  /** The hidden rows (by number) and columns (by index from 0) that hold a value, in order. */
+  hiddenRows: number[];
+  hiddenColumns: number[];
+}
+
+/** Whether an XML boolean attribute is set: `hidden="1"` or `hidden="true"`. */
+const isSet = (v: string | undefined) => v === '1' || v === 'true';
+
+/** The column of a cell reference (B7 is 1), or undefined when it is not one. */
+function columnOfRef(ref: string | undefined): number | undefined {
+  const letters = ref === undefined ? undefined : /^([A-Z]{1,3})\d+$/.exec(ref)?.[1];
+  if (letters === undefined) return undefined;
+  let n = 0;
+  for (const ch of letters) n = n * 26 + (ch.charCodeAt(0) - 64);
+  return n - 1;
+}
+
 /**
  * scanWorksheet reads the worksheet `xml` (the part `where.path`, of the tab `where.tab`) once, before any parsing: it refuses more `<row>` or `<c>`
  * elements than `limits` allow (empty ones included, so the work of reading it is bounded), and
- * returns the cells the spreadsheet library would read as empty although they are not: a formula
- * the file holds no computed value of, and an error value (#N/A, #DIV/0!).
+ * returns the cells the spreadsheet library would read as empty although they are not (a formula
+ * the file holds no computed value of, and an error value such as #N/A or #DIV/0!), and the hidden
+ * rows and columns that hold a value, which the library reads as any other although the
+ * spreadsheet does not show them.
  */
 function scanWorksheet(
   where: { path: string; tab: string | undefined },
   xml: string,
   limits: ZipLimits,
-): UnreadCell[] {
+): WorksheetScan {
   let rows = 0;
   let cells = 0;
   const unread: UnreadCell[] = [];
-  let cell: { ref: string; type: string | undefined; formula: boolean; value?: string } | undefined;
+  const hiddenColumnRanges: [number, number][] = [];
+  const hiddenRows = new Set<number>();
+  const hiddenColumns = new Set<number>();
+  let row: { number: number; hidden: boolean; cells: number } = { number: 0, hidden: false, cells: 0 };
+  let cell:
+    | {
+        ref: string;
+        column: number;
+        type: string | undefined;
+        formula: boolean;
+        value?: string;
+        inline: boolean;
+      }
+    | undefined;
   const tooMany = (what: string, max: number) =>
     refused(
       `the worksheet ${where.path}${where.tab === undefined ? '' : ` (the sheet ${JSON.stringify(where.tab)})`} has more than ${max} ${what} in its file, empty (formatted) ones included; a sheet ` +
@@ -235,6 +270,11 @@ function scanWorksheet(
     );
   const finish = () => {
     if (cell === undefined) return;
+    const { column } = cell;
+    if (cell.inline || (cell.value !== undefined && cell.value !== '')) {
+      if (row.hidden) hiddenRows.add(row.number);
+      if (hiddenColumnRanges.some(([min, max]) => column >= min && column <= max)) hiddenColumns.add(column);
+    }
     if (cell.type === 'e') {
       const code = cell.value?.trim() ?? '';
       const value = code === '' ? 'an error value' : `the error value ${code}`;
@@ -249,24 +289,60 @@ function scanWorksheet(
     cell = undefined;
   };
   forEachTag(xml, (tag) => {
-    if (tag.name === 'row' && !tag.closing) {
+    if (tag.name === 'col' && !tag.closing) {
+      // <col min="3" max="4" hidden="1"/>: columns C and D are hidden (min and max count from 1).
+      const { min, max, hidden } = tag.attributes();
+      if (isSet(hidden)) hiddenColumnRanges.push([Number(min) - 1, Number(max ?? min) - 1]);
+    } else if (tag.name === 'row' && !tag.closing) {
       rows += 1;
       if (rows > limits.maxRawRows) throw tooMany('rows', limits.maxRawRows);
+      const { r, hidden } = tag.attributes();
+      row = { number: r === undefined ? row.number + 1 : Number(r), hidden: isSet(hidden), cells: 0 };
     } else if (tag.name === 'c') {
       if (tag.closing) return finish();
       finish();
       cells += 1;
       if (cells > limits.maxRawCells) throw tooMany('cells', limits.maxRawCells);
       const { r, t } = tag.attributes();
-      cell = { ref: r ?? `(a cell without a reference, in row element ${rows})`, type: t, formula: false };
+      row.cells += 1;
+      cell = {
+        ref: r ?? `(a cell without a reference, in row element ${rows})`,
+        column: columnOfRef(r) ?? row.cells - 1,
+        type: t,
+        formula: false,
+        inline: false,
+      };
       if (tag.selfClosing) finish();
     } else if (cell !== undefined && !tag.closing) {
       if (tag.name === 'f') cell.formula = true;
       else if (tag.name === 'v') cell.value = tag.selfClosing ? '' : textAt(xml, tag.end);
+      else if (tag.name === 'is') cell.inline = true;
     }
   });
   finish();
-  return unread;
+  const sorted = (set: Set<number>) => [...set].sort((a, b) => a - b);
+  return { unread, hiddenRows: sorted(hiddenRows), hiddenColumns: sorted(hiddenColumns) };
+}
+
+/**
+ * What a tab hides that would be planned: its hidden rows and columns that hold a value (rows
+ * hidden by hand, by a filter or by a collapsed group; the spreadsheet library reads them as any
+ * other), or undefined when it hides none.
+ */
+function hiddenValues(tab: string, scan: WorksheetScan): string | undefined {
+  const named = (what: string, items: readonly string[]) =>
+    items.length === 0 ? [] : [`${what}${items.length > 1 ? 's' : ''} ${listed(items, ', ')}`];
+  const parts = [
+    ...named('row', scan.hiddenRows.map(String)),
+    ...named('column', scan.hiddenColumns.map(columnLetter)),
+  ];
+  if (parts.length === 0) return undefined;
+  const one = scan.hiddenRows.length + scan.hiddenColumns.length === 1;
+  return (
+    `the sheet ${JSON.stringify(tab)} hides ${parts.join(' and ')}, which ${one ? 'holds' : 'hold'} values: ` +
+    `what is planned is what the spreadsheet shows, so unhide ${one ? 'it' : 'them'} to plan ` +
+    `${one ? 'its' : 'their'} values, or delete ${one ? 'it' : 'them'}`
+  );
 }
 
 /**
@@ -274,7 +350,8 @@ function scanWorksheet(
  * The parts the spreadsheet library reads must be UTF-8; each worksheet is scanned within the limits
  * of its rows and cells; a cell of a campaigns, adgroups or ads tab that holds a formula without
  * its computed value, or an error value, is refused by name (the library would read it as empty),
- * and so is such a tab that is hidden (its rows would be planned unseen).
+ * and so is such a tab that is hidden, or that hides rows or columns holding values (they would be
+ * planned unseen).
  */
 export function checkedWorkbook(bytes: Uint8Array, limits: ZipLimits = ZIP_LIMITS): Uint8Array {
   const files = inflateWorkbook(bytes, limits);
@@ -300,18 +377,21 @@ export function checkedWorkbook(bytes: Uint8Array, limits: ZipLimits = ZIP_LIMIT
     const xml = utf8Part(files, path);
     if (xml === undefined) continue;
     const tab = tabOf.get(path);
-    const cells = scanWorksheet({ path, tab }, xml, limits);
-    if (tab !== undefined && sheetOf(tab) !== undefined)
-      unread.push(...cells.map((c) => `cell ${cellName(tab, c.ref)} holds ${c.holds}`));
+    const scan = scanWorksheet({ path, tab }, xml, limits);
+    if (tab !== undefined && sheetOf(tab) !== undefined) {
+      unread.push(...scan.unread.map((c) => `cell ${cellName(tab, c.ref)} holds ${c.holds}`));
+      const hidden = hiddenValues(tab, scan);
+      if (hidden !== undefined) unread.push(hidden);
+    }
   }
   if (unread.length > 0) throw refused(listed(unread));
   return zipSync(files, { level: 1 });
 }
 
-/** Refusals as one message: the first 20, then how many more. */
-function listed(items: readonly string[]): string {
-  const more = items.length > 20 ? `; and ${items.length - 20} more` : '';
-  return `${items.slice(0, 20).join('; ')}${more}`;
+/** Refusals (or other items) as one text: the first 20, then how many more. */
+function listed(items: readonly string[], separator = '; '): string {
+  const more = items.length > 20 ? `${separator}and ${items.length - 20} more` : '';
+  return `${items.slice(0, 20).join(separator)}${more}`;
 }
 
 /** A cell as the spreadsheet library gives it: numbers kept as their decimal text. */
