@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type BusinessOutcomeRowSchema, ImportService } from '@adsmcp/proto/marketing/v1/imports_pb';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
+import type { PoolClient } from '@adsmcp/runtime/db';
 import type { Principal } from '@adsmcp/runtime/principal';
 import {
   assertRefused,
@@ -13,9 +14,10 @@ import {
 } from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code } from '@connectrpc/connect';
-import { canonicalDecimal } from '../src/domain/business-outcomes.ts';
+import { canonicalDecimal, validateOutcomeImport } from '../src/domain/business-outcomes.ts';
 import { personalDataIn } from '../src/domain/import-rules.ts';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
+import { saveOutcomes } from '../src/store/outcome-store.ts';
 
 let svc: ServiceUnderTest<typeof ImportService>;
 
@@ -242,6 +244,135 @@ describe('row rules', () => {
       Code.InvalidArgument,
       /rows\[0\]\.occurred_at .*: hours run 00 to 23/,
     );
+  });
+
+  test('a refund names an order or booking of its account and currency, and the refunds of one never exceed its value', async () => {
+    const who = testPrincipal();
+    const refund = (id: string, of: string, value: string): Row => ({
+      ...order(id, value),
+      kind: 'refund',
+      refundOf: of,
+      quantity: undefined,
+    });
+    const first = await importOutcomes(who, [order('o1', '10.00'), refund('r1', 'o1', '4.5')]);
+    assert.equal(first.import?.saved, 2);
+    // Within one request: a refund of a refund, a refund of a lead, more back than was paid.
+    await assertRefused(
+      importOutcomes(who, [refund('r2', 'r1', '1')]),
+      Code.FailedPrecondition,
+      /refund_of of external_id "r2" names "r1", which is a refund; give the external_id of the order or booking it refunds; nothing was imported/,
+    );
+    await assertRefused(
+      importOutcomes(who, [
+        { externalId: 'l1', occurredAt: '2026-10-12T09:00:00Z', kind: 'qualified_lead', adId: 'ad_1' },
+        refund('r3', 'l1', '1'),
+      ]),
+      Code.InvalidArgument,
+      /refund_of of external_id "r3" names "l1", which is a qualified_lead \(it has no value to refund\)/,
+    );
+    await assertRefused(
+      importOutcomes(who, [order('o2', '10'), refund('r4', 'o2', '6'), refund('r5', 'o2', '4.01')]),
+      Code.InvalidArgument,
+      /the refunds of external_id "o2" \("r4", "r5"\) come to 10.01 EUR, more than its value of 10 EUR/,
+    );
+    // Against what was saved: o1 has 5.5 left to refund; another currency or account is refused.
+    await assertRefused(
+      importOutcomes(who, [refund('r6', 'o1', '5.51')]),
+      Code.FailedPrecondition,
+      /the refunds of external_id "o1" \("r1", "r6"\) come to 10.01 EUR, more than its value of 10 EUR/,
+    );
+    await assertRefused(
+      svc.client.importBusinessOutcomes(
+        {
+          accountId: ACCOUNT,
+          source: 'crm-eu',
+          name: 'October',
+          currency: 'USD',
+          attribution: 'a',
+          rows: [refund('r7', 'o1', '1')],
+        },
+        svc.as(who),
+      ),
+      Code.FailedPrecondition,
+      /names "o1", which is in EUR where the refund is in USD/,
+    );
+    await assertRefused(
+      svc.client.importBusinessOutcomes(
+        {
+          accountId: randomUUID(),
+          source: 'crm-eu',
+          name: 'October',
+          currency: 'EUR',
+          attribution: 'a',
+          rows: [refund('r8', 'o1', '1')],
+        },
+        svc.as(who),
+      ),
+      Code.FailedPrecondition,
+      /names "o1", an outcome of another ad account/,
+    );
+    // An order imported after a refund that names it is held to the same rules.
+    await importOutcomes(who, [refund('r9', 'o3', '20')]);
+    await assertRefused(
+      importOutcomes(who, [order('o3', '15')]),
+      Code.FailedPrecondition,
+      /the refunds of external_id "o3" \("r9"\) come to 20 EUR, more than its value of 15 EUR/,
+    );
+    const rest = await importOutcomes(who, [
+      refund('r10', 'o1', '5.5'),
+      order('o3', '20'),
+      refund('r11', 'unknown', '99'),
+    ]);
+    assert.equal(rest.import?.saved, 3);
+    assert.deepEqual(await savedIds(who), ['o1', 'o3', 'r1', 'r10', 'r11', 'r9']);
+  });
+
+  test('an import refunding an order another import is refunding waits for it, and then sees its refund', async () => {
+    const who = testPrincipal();
+    await importOutcomes(who, [order('o1', '10')]);
+    const refund = (id: string) =>
+      validateOutcomeImport({
+        accountId: ACCOUNT,
+        source: 'crm-eu',
+        name: 'October',
+        currency: 'EUR',
+        attribution: 'a',
+        rows: [
+          {
+            external_id: id,
+            occurred_at: '2026-10-13T10:00:00Z',
+            kind: 'refund',
+            ad_id: 'ad_1',
+            value: '6',
+            refund_of: 'o1',
+          },
+        ],
+      });
+    const save = (db: PoolClient, id: string) =>
+      saveOutcomes(db, {
+        workspaceId: who.workspaceId,
+        importId: randomUUID(),
+        request: refund(id),
+        createdBy: 'test',
+      });
+    const first = await svc.pool.connect();
+    const second = await svc.pool.connect();
+    try {
+      await first.query('BEGIN');
+      await save(first, 'ra');
+      await second.query('BEGIN');
+      const waiting = save(second, 'rb');
+      waiting.catch(() => undefined);
+      // The second holds on until the first ends: committed, its refund leaves 4 to refund.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await first.query('COMMIT');
+      await assert.rejects(waiting, /the refunds of external_id "o1" \("ra", "rb"\) come to 12 EUR/);
+    } finally {
+      await second.query('ROLLBACK');
+      first.release();
+      second.release();
+    }
+    assert.deepEqual(await savedIds(who), ['o1', 'ra']);
   });
 
   test('decimals are compared exactly', () => {

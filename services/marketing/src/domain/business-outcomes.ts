@@ -246,3 +246,81 @@ export function describeIds(ids: readonly string[]): string {
   const shown = ids.slice(0, 20).map((id) => JSON.stringify(id));
   return ids.length > 20 ? `${shown.join(', ')} and ${ids.length - 20} more` : shown.join(', ');
 }
+
+/** An outcome as the refund rules read it: saved, or being imported (`earlier`: by another import). */
+export interface RefundRuleOutcome {
+  externalId: string;
+  accountId: string;
+  currency: string;
+  kind: OutcomeKind;
+  value: string | null;
+  refundOf: string | null;
+  earlier: boolean;
+}
+
+/** Outcomes a refund may name: they have a value to give back. */
+const REFUNDABLE: readonly OutcomeKind[] = ['order', 'booking'];
+/** Decimal places of a value (`value` has at most 10). */
+const VALUE_SCALE = 10;
+
+const valueUnits = (text: string): bigint => {
+  const [whole = '0', fraction = ''] = text.split('.');
+  return BigInt(whole + fraction.padEnd(VALUE_SCALE, '0'));
+};
+
+const unitsText = (units: bigint): string => {
+  const digits = units.toString().padStart(VALUE_SCALE + 1, '0');
+  return canonicalDecimal(`${digits.slice(0, -VALUE_SCALE)}.${digits.slice(-VALUE_SCALE)}`);
+};
+
+/** A refund rule broken, and whether an outcome of another import takes part in it. */
+export interface RefundProblem {
+  message: string;
+  earlier: boolean;
+}
+
+/**
+ * refundProblems checks the refunds among `outcomes` (one source's) whose refund_of names an
+ * outcome among them: it must be an order or a booking (a refund of a refund would count the
+ * money twice; a qualified lead has no value), of the same account and currency, and its refunds
+ * together may not give back more than its value. A refund whose order is not known is not checked.
+ */
+export function refundProblems(outcomes: readonly RefundRuleOutcome[]): RefundProblem[] {
+  const byId = new Map(outcomes.map((o) => [o.externalId, o]));
+  const refundsOf = new Map<string, RefundRuleOutcome[]>();
+  const problems: RefundProblem[] = [];
+  for (const r of outcomes) {
+    const target = r.refundOf === null ? undefined : byId.get(r.refundOf);
+    if (target === undefined) continue;
+    const earlier = r.earlier || target.earlier;
+    const names = `refund_of of external_id ${JSON.stringify(r.externalId)} names ${JSON.stringify(target.externalId)}`;
+    if (!REFUNDABLE.includes(target.kind)) {
+      problems.push({
+        message: `${names}, which is a ${target.kind}${target.kind === 'refund' ? '' : ' (it has no value to refund)'}; give the external_id of the order or booking it refunds`,
+        earlier,
+      });
+    } else if (target.accountId !== r.accountId) {
+      problems.push({
+        message: `${names}, an outcome of another ad account (${target.accountId}); a refund belongs to the account of the order it refunds`,
+        earlier,
+      });
+    } else if (target.currency !== r.currency) {
+      problems.push({
+        message: `${names}, which is in ${target.currency} where the refund is in ${r.currency}; a refund is in the currency of the order it refunds`,
+        earlier,
+      });
+    } else {
+      refundsOf.set(target.externalId, [...(refundsOf.get(target.externalId) ?? []), r]);
+    }
+  }
+  for (const [id, refunds] of refundsOf) {
+    const target = byId.get(id) as RefundRuleOutcome;
+    const refunded = refunds.reduce((sum, r) => sum + valueUnits(r.value ?? '0'), 0n);
+    if (target.value === null || refunded <= valueUnits(target.value)) continue;
+    problems.push({
+      message: `the refunds of external_id ${JSON.stringify(id)} (${describeIds(refunds.map((r) => r.externalId))}) come to ${unitsText(refunded)} ${target.currency}, more than its value of ${canonicalDecimal(target.value)} ${target.currency}; refunds give back at most what was paid`,
+      earlier: target.earlier || refunds.some((r) => r.earlier),
+    });
+  }
+  return problems;
+}

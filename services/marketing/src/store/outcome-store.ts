@@ -4,8 +4,15 @@
  * fingerprint is the same, a conflict (the whole import fails) when it differs.
  */
 import type { Queryable } from '@adsmcp/runtime/db';
-import { FailedPreconditionError } from '@adsmcp/runtime/errors';
-import { describeIds, type Outcome, type OutcomeImportRequest } from '../domain/business-outcomes.ts';
+import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import {
+  describeIds,
+  type Outcome,
+  type OutcomeImportRequest,
+  type OutcomeKind,
+  type RefundRuleOutcome,
+  refundProblems,
+} from '../domain/business-outcomes.ts';
 
 export interface OutcomeImportRecord {
   import_id: string;
@@ -104,6 +111,77 @@ function isRepeat(x: Outcome, saved: SavedFingerprint | undefined): boolean {
   return saved.fingerprint === (saved.legacy ? x.legacyFingerprint : x.fingerprint);
 }
 
+/**
+ * The saved outcomes of a source that `ids` name, and the refunds that name them. The outcomes
+ * named are locked first, so two imports refunding one order are checked one after the other,
+ * and the second sees the first's refunds.
+ */
+async function refundGroups(
+  db: Queryable,
+  workspaceId: string,
+  source: string,
+  importId: string,
+  ids: string[],
+): Promise<RefundRuleOutcome[]> {
+  await db.query(
+    `SELECT 1 FROM business_outcomes
+      WHERE workspace_id = $1 AND source = $2 AND external_id = ANY($3::text[])
+      ORDER BY external_id FOR UPDATE`,
+    [workspaceId, source, ids],
+  );
+  const { rows } = await db.query<{
+    external_id: string;
+    account_id: string;
+    currency: string;
+    kind: OutcomeKind;
+    value: string | null;
+    refund_of: string | null;
+    earlier: boolean;
+  }>(
+    `SELECT external_id, account_id, currency, kind, value::text AS value, refund_of, import_id <> $3 AS earlier
+       FROM business_outcomes
+      WHERE workspace_id = $1 AND source = $2
+        AND (external_id = ANY($4::text[]) OR refund_of = ANY($4::text[]))`,
+    [workspaceId, source, importId, ids],
+  );
+  return rows.map((r) => ({
+    externalId: r.external_id,
+    accountId: r.account_id,
+    currency: r.currency,
+    kind: r.kind,
+    value: r.value,
+    refundOf: r.refund_of,
+    earlier: r.earlier,
+  }));
+}
+
+/**
+ * checkRefunds refuses the import when a refund it saved, or one saved before that names an
+ * outcome it saved, breaks a refund rule (refundProblems): within the import an invalid argument,
+ * with an outcome of an earlier import a failed precondition.
+ */
+async function checkRefunds(
+  db: Queryable,
+  workspaceId: string,
+  importId: string,
+  r: OutcomeImportRequest,
+  inserted: Set<string>,
+): Promise<void> {
+  const added = r.outcomes.filter((x) => inserted.has(x.externalId));
+  const ids = [
+    ...new Set(added.flatMap((x) => (x.refundOf === null ? [x.externalId] : [x.externalId, x.refundOf]))),
+  ];
+  if (ids.length === 0) return;
+  const problems = refundProblems(await refundGroups(db, workspaceId, r.source, importId, ids));
+  if (problems.length === 0) return;
+  const shown = problems.slice(0, 10).map((p) => p.message);
+  const more = problems.length > shown.length ? `; and ${problems.length - shown.length} more` : '';
+  const message = `${shown.join('; ')}${more}; nothing was imported`;
+  throw problems.some((p) => p.earlier)
+    ? new FailedPreconditionError(message)
+    : new InvalidArgumentError(message);
+}
+
 async function finishOutcomeImport(
   db: Queryable,
   workspaceId: string,
@@ -124,7 +202,8 @@ async function finishOutcomeImport(
 
 /**
  * saveOutcomes records the import and its new outcomes; run it in a transaction: a conflict with
- * a saved outcome throws, and then nothing of the import is kept.
+ * a saved outcome, or a refund that breaks a refund rule, throws, and then nothing of the import
+ * is kept.
  */
 export async function saveOutcomes(
   db: Queryable,
@@ -146,5 +225,6 @@ export async function saveOutcomes(
       `external_id ${describeIds(conflicts)} of source ${r.source} ${conflicts.length === 1 ? 'was' : 'were'} imported before with different content; nothing was imported`,
     );
   }
+  await checkRefunds(db, workspaceId, importId, r, inserted);
   return finishOutcomeImport(db, workspaceId, importId, inserted.size, r.skippedInRequest + repeats.length);
 }

@@ -287,7 +287,8 @@ const outcomeRow = object(
       min: 1,
       max: 255,
       nonBlank: true,
-      description: 'For a refund: the external_id of the order it refunds.',
+      description:
+        'For a refund: the external_id of the order or booking it refunds (of the same source, account and currency).',
     }),
   },
   ['external_id', 'occurred_at', 'kind', 'ad_id'],
@@ -303,7 +304,10 @@ export const importBusinessOutcomes: ToolRow<GatewayDeps> = {
     'Imports outcomes from a CRM (qualified leads, bookings, orders, refunds) attributed to ads of an account, in one ' +
     'transaction. The attribution is what you supply, never inferred. An external_id already imported from the same ' +
     'source (or earlier in the rows) with the same content is skipped and counted (skipped_duplicates); with ' +
-    'different content the whole import fails, naming the ids, and nothing is saved. Only the listed fields are ' +
+    'different content the whole import fails, naming the ids, and nothing is saved. A refund whose refund_of names ' +
+    'an outcome already imported or in the rows must name an order or a booking (not a refund or a lead) of the same ' +
+    'account and currency, and the refunds of one order together give back at most its value; otherwise the whole ' +
+    'import fails, naming the ids. Only the listed fields are ' +
     'accepted: no customer names, emails, phone numbers or free-form payloads, and a value that looks like an email ' +
     'address or a phone number is refused, naming the field.',
   input: object(
