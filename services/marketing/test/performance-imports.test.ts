@@ -475,4 +475,20 @@ describe('reading imports', () => {
     );
     assert.equal(last.nextOffset, undefined);
   });
+
+  test('no next_offset points past the largest offset a list accepts (100000)', async () => {
+    const who = testPrincipal();
+    await svc.pool.query(
+      `INSERT INTO performance_imports (workspace_id, import_id, source, name, currency, timezone, attribution,
+         since, until, format, content_hash, status, created_by)
+       SELECT $1, gen_random_uuid(), 'other', 'Import ' || n, 'EUR', 'UTC', 'last click', '2026-10-01',
+              '2026-10-31', 'rows', encode(sha256(n::text::bytea), 'hex'), 'completed', 'test'
+         FROM generate_series(1, 100005) AS n`,
+      [who.workspaceId],
+    );
+    const last = await svc.client.listPerformanceImports({ offset: 100_000, limit: 2 }, svc.as(who));
+    assert.deepEqual([last.total, last.imports.length, last.nextOffset], [100_005, 2, undefined]);
+    const before = await svc.client.listPerformanceImports({ offset: 99_998, limit: 2 }, svc.as(who));
+    assert.equal(before.nextOffset, 100_000);
+  });
 });

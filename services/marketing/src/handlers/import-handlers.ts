@@ -14,6 +14,7 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { validateOutcomeImport } from '../domain/business-outcomes.ts';
+import { nextOffset } from '../domain/marketing-item.ts';
 import {
   contentHash,
   type RequestRow,
@@ -189,11 +190,11 @@ export function createImportHandlers(deps: ImportHandlerDeps): ServiceImpl<typeo
       requireReader(p);
       const page = pageOf(req.offset, req.limit);
       const { imports, total } = await listImports(pool, p.workspaceId, page.offset, page.limit);
-      const next = page.offset + imports.length;
+      const next = nextOffset(page.offset, imports.length, total);
       return {
         imports: imports.map(toMessage),
         total,
-        ...(imports.length > 0 && next < total ? { nextOffset: next } : {}),
+        ...(next === undefined ? {} : { nextOffset: next }),
       };
     },
 
