@@ -248,6 +248,28 @@ describe('CreatePerformanceReport', () => {
     assert.equal(report?.totals?.current?.impressions, 15n);
   });
 
+  test('a name from the platform holding the NUL character is kept with U+FFFD in its place', async () => {
+    const who = testPrincipal();
+    const named = {
+      ...ad('ad_1', { impressions: 1n }),
+      adName: 'Spring\u0000hero',
+      adGroupName: 'Group\u0000A',
+    };
+    const { report } = await svc.client.createPerformanceReport(
+      createRequest({ current: [named], previous: [] }),
+      svc.as(who),
+    );
+    assert.deepEqual(
+      [report?.rows[0]?.adName, report?.rows[0]?.adGroupName],
+      ['Spring\uFFFDhero', 'Group\uFFFDA'],
+    );
+    const { content } = await svc.client.getPerformanceReport(
+      { reportId: report?.reportId ?? '', format: 'csv' },
+      svc.as(who),
+    );
+    assert.match(content, /Spring\uFFFDhero/);
+  });
+
   test('bad periods are refused naming the rule', async () => {
     const who = testPrincipal();
     const refuse = (o: Partial<CreateRequest>, message: RegExp) =>

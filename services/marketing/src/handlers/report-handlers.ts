@@ -47,6 +47,13 @@ export interface ReportHandlerDeps {
 const FORMATS = { json: 'application/json', csv: 'text/csv', markdown: 'text/markdown' } as const;
 type Format = keyof typeof FORMATS;
 
+/**
+ * A text of the platform as a report stores it: PostgreSQL cannot store the NUL character (in text
+ * or JSON), which the platform's names may hold, so it is kept as U+FFFD, the replacement
+ * character, rather than refusing the whole report over an ad's name.
+ */
+const storable = (text: string): string => text.replaceAll('\u0000', '\uFFFD');
+
 function toCounts(a: AdPeriodCounts): AdCounts {
   const counts = {} as AdCounts['counts'];
   const given = {
@@ -57,11 +64,11 @@ function toCounts(a: AdPeriodCounts): AdCounts {
   };
   for (const name of COUNT_NAMES) counts[name] = given[name];
   return {
-    adId: a.adId,
-    adName: a.adName,
-    adGroupId: a.adGroupId,
-    adGroupName: a.adGroupName,
-    campaignId: a.campaignId,
+    adId: storable(a.adId),
+    adName: storable(a.adName),
+    adGroupId: storable(a.adGroupId),
+    adGroupName: storable(a.adGroupName),
+    campaignId: storable(a.campaignId),
     counts,
   };
 }
