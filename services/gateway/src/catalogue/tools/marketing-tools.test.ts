@@ -323,6 +323,11 @@ describe('creative label (creative)', () => {
     ],
     ['an empty ad_id', withField('creative', 'ad_id', ''), 'data.ad_id must be 1 to 255 characters (got 0)'],
     [
+      'an ad_id of white space only, which names no ad',
+      withField('creative', 'ad_id', '  '),
+      'data.ad_id must contain a visible character, not only white space',
+    ],
+    [
       'an ad_id too long',
       withField('creative', 'ad_id', long(256)),
       'data.ad_id must be 1 to 255 characters (got 256)',

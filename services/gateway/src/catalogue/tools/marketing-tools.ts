@@ -105,7 +105,7 @@ const batch = object(
 const creativeLabel = object(
   {
     account_id: uuid('The ad account (from ads_list_accounts).'),
-    ad_id: string({ min: 1, max: 255 }),
+    ad_id: string({ min: 1, max: 255, nonBlank: true }),
     hook: text(200),
     offer: text(200),
     brief_id: uuid(),
@@ -145,7 +145,7 @@ const SHAPES_DESCRIBED =
   '- playbook → guidance: guidance (1 to 20000), evidence (general_guidance, account_results or hypothesis); optional source_url.\n' +
   '- inspiration → observed example: brand (1 to 200), source_url, observed_at (RFC 3339 date-time), status (observed or no_longer_observed), copy (up to 5000); optional industry (200), format (100), hook (500), offer (500), notes (5000).\n' +
   '- batch → batch: variants (1 to 100, each title 3 to 50 with a visible character, body up to 100, target_url, source_image_url; optional hook, offer up to 200); optional brief_id (UUID).\n' +
-  '- creative → creative label: account_id (UUID), ad_id (1 to 255), hook, offer (each up to 200); optional brief_id (UUID), notes (5000).';
+  '- creative → creative label: account_id (UUID), ad_id (1 to 255, with a visible character), hook, offer (each up to 200); optional brief_id (UUID), notes (5000).';
 
 const listInput = object({
   kind: enumOf(KINDS, 'Only items of this kind.'),
