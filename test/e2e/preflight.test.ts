@@ -194,6 +194,14 @@ describe('ads_preflight_change', () => {
     });
     assert.equal(err.code, 'invalid_argument');
     assert.match(err.message, /`args.account_id` must be `account_id`/);
+    // The same account written in capitals is the same account.
+    const ad = ads[0] as Ad;
+    const same = await preflight({
+      account_id: accountId.toUpperCase(),
+      ad_id: ad.id,
+      body: { name: 'Preflight — one account, any case' },
+    });
+    assert.equal(same.would_prepare, true, JSON.stringify(same));
   });
 
   test('an operation that is not a prepare tool is refused, naming the prepare tools', async () => {

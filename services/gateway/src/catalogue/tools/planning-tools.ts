@@ -358,7 +358,8 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
         const message = `invalid arguments for ${tool.name}: ${issues.map((i) => i.message).join('; ')}`;
         return refusedResult(tool.name, verified, issues, 'invalid_argument', message);
       }
-      if (input.args.account_id !== input.account_id) {
+      // Both are uuids (checked above): the same account in either case is the same account.
+      if (String(input.args.account_id).toLowerCase() !== input.account_id.toLowerCase()) {
         throw new ToolFailure(
           'invalid_argument',
           '`args.account_id` must be `account_id`, the account planned on',
