@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { setTimeout as pause } from 'node:timers/promises';
 import { withRequestId } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code } from '@connectrpc/connect';
+import { DEFAULT_MAX_IN_FLIGHT_PER_ACCOUNT } from '../src/upstream/in-flight-limit.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES } from '../src/upstream/platform-client.ts';
 import { type Answer, type FakePlatform, json, startFakePlatform } from './fake-platform.ts';
 import { as, type Harness, principal, type Replica, refused, startHarness } from './proxy-harness.ts';
@@ -647,6 +649,50 @@ describe('Call: retries', () => {
       );
     } finally {
       await elsewhere.close();
+    }
+  });
+});
+
+describe('Call: accounts that share the platform', () => {
+  it('lets no account hold every connection: a slow account’s calls wait their turn, another account’s go at once', async () => {
+    const slowOwner = principal();
+    const slowAccount = await harness.connect(slowOwner.workspaceId, { credential: 'sbx_slow' });
+    let inFlight = 0;
+    let mostInFlight = 0;
+    // The slow account's answers are held until the other account has had its own.
+    let answerSlowOnes: () => void = () => undefined;
+    const slowOnesAnswered = new Promise<void>((resolve) => {
+      answerSlowOnes = resolve;
+    });
+    platform.answer((req, res) => {
+      if (req.headers.authorization !== 'Bearer sbx_slow') return json({ fast: true })(req, res, 0);
+      inFlight += 1;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      void slowOnesAnswered.then(() => {
+        inFlight -= 1;
+        json({ slow: true })(req, res, 0);
+      });
+    });
+    const patient = await harness.proxy({ platformUrl: platform.url, timeoutMs: 10_000 });
+    try {
+      // More calls than a shared pool of connections would hold.
+      const flood = Array.from({ length: 150 }, () =>
+        patient.client.call({ accountId: slowAccount, method: 'GET', path: '/ads' }, as(slowOwner)),
+      );
+      while (inFlight < DEFAULT_MAX_IN_FLIGHT_PER_ACCOUNT) await pause(20);
+      await pause(200);
+      const other = await Promise.race([
+        patient.client.call(get('/ads'), as(admin)),
+        pause(2000).then(() => 'still waiting'),
+      ]);
+      answerSlowOnes();
+      assert.notEqual(other, 'still waiting', 'the other account’s call waited behind the slow account’s');
+      const answers = await Promise.all(flood);
+      assert.ok(answers.every((a) => a.status === 200 && JSON.parse(a.bodyJson).slow === true));
+      assert.equal(mostInFlight, DEFAULT_MAX_IN_FLIGHT_PER_ACCOUNT);
+    } finally {
+      answerSlowOnes();
+      await patient.close();
     }
   });
 });

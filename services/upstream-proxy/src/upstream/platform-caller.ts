@@ -1,5 +1,6 @@
 /**
- * One call to the platform as the Call RPC makes it: within the account's request budget,
+ * One call to the platform as the Call RPC makes it: within the account's request budget and its
+ * bound of requests in flight (so a slow account cannot hold the connections every account shares),
  * honouring the platform's 429 Retry-After, retrying only what is safe to retry (a read, or a
  * POST that carries its idempotency key, after a network error, a time-out or a 5xx), and
  * saying plainly, when it gives up, whether a change may have been applied.
@@ -7,6 +8,7 @@
 import { FailedPreconditionError, ResourceExhaustedError, UnavailableError } from '@adsmcp/runtime/errors';
 import { currentRequestId, type Logger } from '@adsmcp/runtime/log';
 import type { PlatformCall } from '../domain/platform-call.ts';
+import { createInFlightLimit, type InFlightLimit } from './in-flight-limit.ts';
 import { CallCancelledError, pause } from './pause.ts';
 import { type PlatformClient, PlatformError, type PlatformReply } from './platform-client.ts';
 import type { RequestBudget } from './request-budget.ts';
@@ -32,6 +34,8 @@ export interface PlatformCallerOptions {
   platform: PlatformClient;
   budget: RequestBudget;
   logger: Logger;
+  /** How many of one account's requests may be with the platform at once (in-flight-limit.ts). */
+  inFlight?: InFlightLimit;
   maxAttempts?: number;
   baseDelayMs?: number;
   /** For tests: a source of numbers in [0, 1) for the jitter. */
@@ -97,6 +101,7 @@ export function createPlatformCaller(opts: PlatformCallerOptions): PlatformCalle
   const baseDelayMs = opts.baseDelayMs ?? BASE_DELAY_MS;
   const random = opts.random ?? Math.random;
   const { platform, budget, logger } = opts;
+  const inFlight = opts.inFlight ?? createInFlightLimit();
 
   return {
     async call(accountId, credential, call, signal) {
@@ -106,19 +111,24 @@ export function createPlatformCaller(opts: PlatformCallerOptions): PlatformCalle
         await budget.take(accountId, signal);
         let failure: Failure;
         try {
-          const reply = await platform.send(
-            credential,
-            {
-              method: call.method,
-              path: call.path,
-              query: call.query,
-              body: call.body,
-              // The same bytes on every attempt (a buffer, not a stream, so it can be sent again).
-              file: call.file,
-              // The same key on every attempt: a retry replays, never repeats.
-              idempotencyKey: call.idempotencyKey,
-              requestId,
-            },
+          const reply = await inFlight.run(
+            accountId,
+            () =>
+              platform.send(
+                credential,
+                {
+                  method: call.method,
+                  path: call.path,
+                  query: call.query,
+                  body: call.body,
+                  // The same bytes on every attempt (a buffer, not a stream, so it can be sent again).
+                  file: call.file,
+                  // The same key on every attempt: a retry replays, never repeats.
+                  idempotencyKey: call.idempotencyKey,
+                  requestId,
+                },
+                signal,
+              ),
             signal,
           );
           upstreamResponses.inc({ status: String(reply.status) });

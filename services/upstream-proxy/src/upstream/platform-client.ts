@@ -242,9 +242,11 @@ export function createPlatformClient(opts: PlatformClientOptions): PlatformClien
   const base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  // Kept-alive connections to the platform, enough for every concurrent call (fetch's global
-  // dispatcher and its web streams cost several times as much per request).
-  const agent = new Agent({ connections: 128, keepAliveTimeout: 10_000, pipelining: 1 });
+  // Kept-alive connections to the platform (fetch's global dispatcher and its web streams cost
+  // several times as much per request), as many as there are calls: the caller bounds each
+  // account's calls in flight, and a bound here, shared by every account, would let one account
+  // whose requests the platform answers slowly hold every connection while the others wait.
+  const agent = new Agent({ keepAliveTimeout: 10_000, pipelining: 1 });
 
   /** GETs `path` with `credential` and returns its parsed JSON body, for a 2xx answer only. */
   async function getJson(
