@@ -300,6 +300,11 @@ describe('ad tool arguments', () => {
     ['include ["x"]', { include: ['x'] }, /`include\[0\]` must be one of serving_issues \(got "x"\)/],
     ['a blank name', { name: '    ' }, /`name` must contain a visible character, not only white space/],
     ['an account_id that is not a UUID', { account_id: 'acct-1' }, /`account_id` must be a UUID/],
+    [
+      'a cursor no platform gave, longer once encoded than a query value may be',
+      { before: '\u{1F600}'.repeat(2048) },
+      /`before` must be a cursor as the platform gives it \(visible ASCII characters, no spaces\)/,
+    ],
   ];
   for (const [what, args, message] of cases) {
     test(`refuses ${what} as invalid_argument naming it`, async () => {

@@ -239,6 +239,22 @@ describe('insights', () => {
     const missing = await refused('ads_get_ad_insights', { account_id: accountId, ad_id: 'ad_nope' });
     assert.equal(missing.code, 'not_found');
     assert.match(missing.message, /no ad ad_nope/);
+    // Ids and cursors the platform never gives are refused by the argument's own name, whatever
+    // their length once encoded for the platform.
+    const longId = await refused('ads_get_ad_group_insights', {
+      ...base,
+      ad_group_id: '\u{1F600}'.repeat(255),
+    });
+    assert.equal(longId.code, 'invalid_argument');
+    assert.match(longId.message, /`ad_group_id` must be an id of letters, digits/);
+    const adId = await refused('ads_get_ad_insights', { account_id: accountId, ad_id: 'é'.repeat(255) });
+    assert.match(adId.message, /`ad_id` must be an id of letters, digits/);
+    const longCursor = await refused('ads_get_ad_group_insights', {
+      ...base,
+      after: '\u{1F600}'.repeat(2048),
+    });
+    assert.equal(longCursor.code, 'invalid_argument');
+    assert.match(longCursor.message, /`after` must be a cursor as the platform gives it/);
   });
 });
 

@@ -5,7 +5,7 @@
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { array, enumOf, integer, object, type Schema, string } from '../schema.ts';
-import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
+import { accountId, cursor, EXAMPLE_ACCOUNT, platformId } from './platform-arguments.ts';
 
 const METRICS = [
   'impressions',
@@ -24,12 +24,10 @@ const METRICS = [
 ] as const;
 const SEGMENTS = ['device', 'country'] as const;
 
-const cursor = (which: 'after' | 'before') =>
-  string({
-    min: 1,
-    max: 2048,
-    description: `Cursor: the page ${which} this one (paging.${which} of an earlier page, asked with the same other arguments).`,
-  });
+const insightCursor = (which: 'after' | 'before') =>
+  cursor(
+    `Cursor: the page ${which} this one (paging.${which} of an earlier page, asked with the same other arguments).`,
+  );
 
 /** A date range as the platform's reports take it. */
 export const TIME_RANGE = string({
@@ -96,8 +94,8 @@ function insightArguments(levels: readonly [string, ...string[]]): Record<string
         'entity_name adds the ad group or ad name to each row; totals adds `totals` over all filtered rows.',
     }),
     limit: integer({ min: 1, max: 2000, description: 'Rows per page, 1 to 2000 (default 100).' }),
-    after: cursor('after'),
-    before: cursor('before'),
+    after: insightCursor('after'),
+    before: insightCursor('before'),
   };
 }
 
@@ -135,11 +133,7 @@ export const getAdGroupInsights: ToolRow<GatewayDeps> = {
   input: object(
     {
       account_id: accountId,
-      ad_group_id: string({
-        min: 1,
-        max: 255,
-        description: 'The ad group (ads_list_ad_groups lists them).',
-      }),
+      ad_group_id: platformId('The ad group (ads_list_ad_groups lists them).'),
       ...insightArguments(['ad_group', 'ad']),
     },
     ['account_id', 'ad_group_id'],
@@ -173,7 +167,7 @@ export const getAdInsights: ToolRow<GatewayDeps> = {
   input: object(
     {
       account_id: accountId,
-      ad_id: string({ min: 1, max: 255, description: 'The ad (ads_list_ads lists them).' }),
+      ad_id: platformId('The ad (ads_list_ads lists them).'),
       ...insightArguments(['ad']),
     },
     ['account_id', 'ad_id'],

@@ -24,20 +24,27 @@ export function platformId(description?: string) {
   });
 }
 
+/**
+ * A paging cursor as the platform gives it: visible ASCII, so that its length in characters is
+ * the length the upstream-proxy allows a query value (a cursor of other characters is no cursor
+ * the platform gave, and would be refused there in the proxy's words, not the argument's).
+ */
+export function cursor(description: string) {
+  return string({
+    min: 1,
+    max: 2048,
+    pattern: /^[\x21-\x7e]+$/,
+    patternHint: 'a cursor as the platform gives it (visible ASCII characters, no spaces)',
+    description,
+  });
+}
+
 /** The cursor and order arguments of a platform list, with `limit` up to `max`. */
 export function listPaging(max: number) {
   return {
     limit: integer({ min: 1, max, description: `Page size, 1 to ${max} (the platform’s default is 25).` }),
-    after: string({
-      min: 1,
-      max: 2048,
-      description: 'Cursor: the page after this one (a paging.after from an earlier page).',
-    }),
-    before: string({
-      min: 1,
-      max: 2048,
-      description: 'Cursor: the page before this one (a paging.before from an earlier page).',
-    }),
+    after: cursor('Cursor: the page after this one (a paging.after from an earlier page).'),
+    before: cursor('Cursor: the page before this one (a paging.before from an earlier page).'),
     order: enumOf(['asc', 'desc'], 'Sort by creation: asc (oldest first, the default) or desc.'),
   };
 }
