@@ -107,7 +107,20 @@ export async function readPlatform(
   );
 }
 
-/** The answer's JSON in the shape the read expects; anything else is the platform's fault. */
+/** Rows or list items: objects, as every published result shape says they are. */
+const isObjects = (v: unknown): v is Record<string, unknown>[] => Array.isArray(v) && v.every(isRecord);
+
+const isCursor = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+
+/** A page's `paging` as the result shapes publish it: has_more, and the cursors or null. */
+const isPaging = (v: unknown) =>
+  isRecord(v) && typeof v.has_more === 'boolean' && isCursor(v.after) && isCursor(v.before);
+
+/**
+ * The answer's JSON in the shape the read expects; anything else is the platform's fault. The
+ * shape is checked as far as the tool's published output schema goes, since an MCP client checks
+ * the result against it and would refuse the whole answer rather than see a tool error.
+ */
 function answerOf(bodyJson: string, read: PlatformRead): PlatformAnswer {
   let body: unknown;
   try {
@@ -119,10 +132,15 @@ function answerOf(bodyJson: string, read: PlatformRead): PlatformAnswer {
     );
   }
   if (read.shape === 'get' && isRecord(body)) return { data: body };
-  if (read.shape === 'list' && isRecord(body) && Array.isArray(body.data) && isRecord(body.paging)) {
+  if (read.shape === 'list' && isRecord(body) && isObjects(body.data) && isPaging(body.paging)) {
     return { data: body.data, paging: body.paging };
   }
-  if (read.shape === 'report' && isRecord(body) && Array.isArray(body.data)) {
+  if (
+    read.shape === 'report' &&
+    isRecord(body) &&
+    isObjects(body.data) &&
+    (body.paging === undefined || isPaging(body.paging))
+  ) {
     const { data, ...rest } = body;
     return { data, rest };
   }
