@@ -377,6 +377,22 @@ describe('Call: what is sent and returned', () => {
     assert.equal(platform.seen.length, answers.length);
   });
 
+  it('passes on a refusal whose body is not JSON by its status alone, not as an unreadable answer', async () => {
+    const answers: [number, string, string][] = [
+      [404, 'text/html', '<html>Not Found</html>'],
+      [400, 'application/json', '{"message": '],
+    ];
+    for (const [status, type, body] of answers) {
+      platform.answer((_req, res) => {
+        res.writeHead(status, { 'content-type': type });
+        res.end(body);
+      });
+      const res = await proxy.client.call(get('/ads/ad_1'), as(admin));
+      assert.deepEqual([res.status, res.bodyJson], [status, '']);
+    }
+    assert.equal(platform.seen.length, answers.length, 'a refusal is not asked again');
+  });
+
   it('does not follow a redirect', async () => {
     platform.answer((_req, res) => {
       res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' });

@@ -169,6 +169,21 @@ function jsonText(raw: Buffer, contentType: string | null): string {
   return text;
 }
 
+/**
+ * The body passed on with an answer: a success's must be JSON (it is the result); a refusal's
+ * (4xx) is passed on when it is JSON and dropped when it is not (a proxy's HTML 404 page), since
+ * its status alone says what happened: a refusal is never an unreadable answer to try again.
+ */
+function answerText(status: number, raw: Buffer, contentType: string | null): string {
+  if (status < 400) return jsonText(raw, contentType);
+  try {
+    return jsonText(raw, contentType);
+  } catch (err) {
+    if (err instanceof PlatformError) return '';
+    throw err;
+  }
+}
+
 const boundedString = (v: unknown, max: number): v is string =>
   typeof v === 'string' && v.length > 0 && v.length <= max;
 
@@ -361,7 +376,9 @@ export function createPlatformClient(opts: PlatformClientOptions): PlatformClien
       return {
         status: res.statusCode,
         retryAfter: headerOf(res, 'retry-after'),
-        bodyJson: bodyIsPassedOn(res.statusCode) ? jsonText(raw, headerOf(res, 'content-type')) : '',
+        bodyJson: bodyIsPassedOn(res.statusCode)
+          ? answerText(res.statusCode, raw, headerOf(res, 'content-type'))
+          : '',
       };
     },
   };
