@@ -642,6 +642,17 @@ describe('Call: retries', () => {
     assert.ok(performance.now() - started < 2000);
   });
 
+  it('reads a Retry-After of more digits than fit a short wait as a long one: passed on, not waited out and sent again', async () => {
+    platform.answer(json({}, 429, { 'retry-after': '99999999999' }));
+    const err = await refused(
+      proxy.client.call(get('/ads'), as(admin)),
+      Code.ResourceExhausted,
+      /retry in 31536000 s/,
+    );
+    assert.equal(err.metadata.get('retry-after'), '31536000');
+    assert.equal(platform.seen.length, 1);
+  });
+
   it('stops after 3 attempts when the platform keeps rate limiting', async () => {
     platform.answer(json({}, 429, { 'retry-after': '0' }));
     const err = await refused(

@@ -47,6 +47,9 @@ export interface PlatformCaller {
   call(accountId: string, credential: string, call: PlatformCall, signal?: AbortSignal): Promise<CallResult>;
 }
 
+/** The longest Retry-After read (a year): beyond it, a wait says only "much later". */
+const MAX_RETRY_AFTER_SECONDS = 365 * 24 * 3600;
+
 /**
  * retryAfterSeconds reads a Retry-After header (delta-seconds or an HTTP date) as seconds from
  * `now`, or undefined when there is none or it is unreadable.
@@ -54,7 +57,8 @@ export interface PlatformCaller {
 export function retryAfterSeconds(header: string | null, now = Date.now()): number | undefined {
   if (header === null) return undefined;
   const text = header.trim();
-  if (/^\d{1,9}$/.test(text)) return Number(text);
+  // Any number of digits: a wait too long to write in nine is still a long wait, never a short one.
+  if (/^\d+$/.test(text)) return Math.min(Number(text), MAX_RETRY_AFTER_SECONDS);
   const at = Date.parse(text);
   if (Number.isNaN(at) || !/[a-z]/i.test(text)) return undefined;
   return Math.max(0, Math.ceil((at - now) / 1000));
