@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
@@ -34,6 +35,7 @@ let pool: Pool;
 let server: ConnectServer;
 let changes: Client<typeof ChangesService>;
 let standards: Client<typeof StandardsService>;
+let batches: Client<typeof BatchService>;
 let platform: LivePlatform;
 let account: string;
 let ads: { id: string; name: string; revision: number }[];
@@ -99,14 +101,91 @@ function updateAd(ad: { id: string }, patch: Record<string, unknown>) {
   };
 }
 
-function updateAdGroup(patch: Record<string, unknown>) {
+function updateAdGroup(patch: Record<string, unknown>, group: { id: string } = adGroup) {
   return {
     accountId: account,
     tool: 'ads_update_ad_group',
     objectType: 'ad_group',
     effect: 'update',
-    operation: { method: 'POST', path: `/ad_groups/${adGroup.id}`, bodyJson: JSON.stringify(patch) },
-    targetPath: `/ad_groups/${adGroup.id}`,
+    operation: { method: 'POST', path: `/ad_groups/${group.id}`, bodyJson: JSON.stringify(patch) },
+    targetPath: `/ad_groups/${group.id}`,
+  };
+}
+
+/** The seeded ad group billed per impression. */
+async function impressionGroup(): Promise<{ id: string }> {
+  const groups = await platform.upstream.call(
+    { accountId: account, method: 'GET', path: '/ad_groups', query: [] },
+    readingFor(agent),
+  );
+  type Group = { id: string; bidding_config: { billing_event_type: string } };
+  const found = (JSON.parse(groups.bodyJson) as { data: Group[] }).data.find(
+    (g) => g.bidding_config.billing_event_type === 'impression',
+  );
+  assert.ok(found, 'the sandbox account has an ad group billed per impression');
+  return found;
+}
+
+/** ads_create_ad_group's change: the single wire format, where an impression bid is per impression. */
+function createAdGroup(bidding: Record<string, unknown>) {
+  const body = { campaign_id: 'cmp_any', name: 'Night owls', status: 'paused', bidding_config: bidding };
+  return {
+    accountId: account,
+    tool: 'ads_create_ad_group',
+    objectType: 'ad_group',
+    effect: 'create',
+    operation: { method: 'POST', path: '/ad_groups', bodyJson: JSON.stringify(body) },
+    targetPath: '',
+  };
+}
+
+/** A bulk job creating a paused impressions campaign and its ad group: an impression bid is a CPM. */
+function bulkJob(bidding: Record<string, unknown>) {
+  const body = {
+    operations: [
+      {
+        type: 'create_campaign',
+        ref: 'c',
+        body: {
+          name: 'Night',
+          objective: 'impressions',
+          budget_micros: 50_000_000,
+          budget_type: 'daily',
+          status: 'paused',
+        },
+      },
+      {
+        type: 'create_ad_group',
+        ref: 'g',
+        body: { campaign_id: 'ref:c', name: 'Night owls', status: 'paused', bidding_config: bidding },
+      },
+    ],
+    validate_only: false,
+    partial_failure: false,
+  };
+  return {
+    accountId: account,
+    tool: 'ads_prepare_ad_batch',
+    objectType: 'bulk_mutation_job',
+    effect: 'create',
+    operation: { method: 'POST', path: '/bulk_mutation_jobs', bodyJson: JSON.stringify(body) },
+    targetPath: '',
+  };
+}
+
+/** An ad batch (ads_prepare_ad_batch) of one impressions campaign bidding a CPM of `bidMicros`. */
+function impressionBatch(bidMicros: bigint) {
+  return {
+    accountId: account,
+    itemId: randomUUID(),
+    itemRevision: 1,
+    campaignName: 'Night Sale',
+    budgetAmount: 50,
+    budgetType: 'daily',
+    objective: 'impressions',
+    bidMicros,
+    countries: ['US'],
+    variants: [{ title: 'Night plants', body: 'Grow by moonlight', targetUrl: 'https://example.com/n' }],
   };
 }
 
@@ -138,6 +217,7 @@ before(async () => {
   const signer = await createPrincipalSigner(keys.privateKeyPem);
   changes = createServiceClient(ChangesService, url, SERVICE_NAME, signer);
   standards = createServiceClient(StandardsService, url, SERVICE_NAME, signer);
+  batches = createServiceClient(BatchService, url, SERVICE_NAME, signer);
 });
 
 after(async () => {
@@ -604,6 +684,90 @@ describe('spend guards', () => {
       await standards.setSpendGuard({ accountId: account }, as(dashboardAdmin));
     }
   });
+
+  const perThousand = 'spend guard; impression bids are held to it per thousand impressions';
+  const impression = (bid: number, multipliers: Record<string, unknown>[] = []) => ({
+    billing_event_type: 'impression',
+    strategy: 'fixed_bid',
+    max_bid_micros: bid,
+    custom_audience_bid_multipliers: multipliers,
+  });
+  const tenfold = [{ custom_audience_id: 'aud_vip', bid_multiplier_micros: 10_000_000 }];
+
+  test("a single ad group's impression bid is held to the cap as its CPM, in a create and in an update that sets only the bid", async () => {
+    await standards.setSpendGuard({ accountId: account, maxBidMicros: 2_000_000n }, as(dashboardAdmin));
+    try {
+      // 2500 micros per impression is a CPM of 2.50, above a cap of 2.00.
+      const over = await refusal(changes.prepareChange(createAdGroup(impression(2_500)), as(agent)));
+      assert.equal(over.code, Code.FailedPrecondition);
+      assert.equal(
+        over.message,
+        `body.bidding_config.max_bid_micros 2500 per impression is a CPM of 2500000 micros, above this account's bid cap 2000000 (${perThousand})`,
+      );
+      const { change } = await changes.prepareChange(createAdGroup(impression(1_999)), as(agent));
+      assert.equal(change?.status, 'prepared');
+
+      // The seeded ad group billed per impression: an update of its bid alone keeps that billing.
+      const billedPerImpression = await impressionGroup();
+      const bidOnly = await refusal(
+        changes.prepareChange(
+          updateAdGroup({ bidding_config: { max_bid_micros: 2_500 } }, billedPerImpression),
+          as(agent),
+        ),
+      );
+      assert.equal(
+        bidOnly.message,
+        `body.bidding_config.max_bid_micros 2500 per impression is a CPM of 2500000 micros, above this account's bid cap 2000000 (${perThousand})`,
+      );
+      const { change: within } = await changes.prepareChange(
+        updateAdGroup({ bidding_config: { max_bid_micros: 1_500 } }, billedPerImpression),
+        as(agent),
+      );
+      assert.equal(within?.status, 'prepared');
+    } finally {
+      await standards.setSpendGuard({ accountId: account }, as(dashboardAdmin));
+    }
+  });
+
+  test("an ad batch's impression bid is a CPM, held to the cap as it is", async () => {
+    await standards.setSpendGuard({ accountId: account, maxBidMicros: 2_000_000n }, as(dashboardAdmin));
+    try {
+      const { change } = await batches.prepareAdBatch(impressionBatch(1_500_000n), as(agent));
+      assert.equal(change?.status, 'prepared');
+      const over = await refusal(batches.prepareAdBatch(impressionBatch(5_000_000n), as(agent)));
+      assert.equal(over.code, Code.FailedPrecondition);
+      assert.equal(
+        over.message,
+        `body.operations[1].body.bidding_config.max_bid_micros 5000000 per thousand impressions (a CPM) exceeds this account's bid cap 2000000 (${perThousand})`,
+      );
+    } finally {
+      await standards.setSpendGuard({ accountId: account }, as(dashboardAdmin));
+    }
+  });
+
+  test('a custom audience multiplier raises an impression bid held per thousand impressions, in a single ad group and in a bulk job', async () => {
+    await standards.setSpendGuard({ accountId: account, maxBidMicros: 2_000_000n }, as(dashboardAdmin));
+    try {
+      // A CPM of 1.90, ten times for one audience: 19.00.
+      const single = await refusal(
+        changes.prepareChange(createAdGroup(impression(1_900, tenfold)), as(agent)),
+      );
+      assert.equal(
+        single.message,
+        `body.bidding_config.custom_audience_bid_multipliers[0]: the bid 1900 per impression times custom audience aud_vip's multiplier 10000000 (micros) is a CPM of 19000000 micros, above this account's bid cap 2000000 (${perThousand})`,
+      );
+      const bulk = await refusal(changes.prepareChange(bulkJob(impression(1_900_000, tenfold)), as(agent)));
+      assert.equal(
+        bulk.message,
+        `body.operations[1].body.bidding_config.custom_audience_bid_multipliers[0]: the bid 1900000 per thousand impressions times custom audience aud_vip's multiplier 10000000 (micros) is 19000000 micros per thousand impressions, above this account's bid cap 2000000 (${perThousand})`,
+      );
+      const slight = [{ custom_audience_id: 'aud_vip', bid_multiplier_micros: 1_050_000 }];
+      const { change } = await changes.prepareChange(bulkJob(impression(1_900_000, slight)), as(agent));
+      assert.equal(change?.status, 'prepared');
+    } finally {
+      await standards.setSpendGuard({ accountId: account }, as(dashboardAdmin));
+    }
+  });
 });
 
 describe('enforcement at apply', () => {
@@ -657,6 +821,30 @@ describe('enforcement at apply', () => {
       assert.equal(live?.revision, ad.revision);
     } finally {
       await archiveAll();
+    }
+  });
+
+  test('a bid set alone on an ad group billed per impression is held to a cap set after approval as its CPM, and nothing is sent', async () => {
+    const group = await impressionGroup();
+    const { change } = await changes.prepareChange(
+      updateAdGroup({ bidding_config: { max_bid_micros: 2_500 } }, group),
+      as(agent),
+    );
+    assert.ok(change);
+    await changes.approveChange({ changeId: change.changeId, digest: change.digest }, as(reviewer));
+    await changes.applyChange({ changeId: change.changeId, digest: change.digest, waitMs: 0 }, as(agent));
+    await standards.setSpendGuard({ accountId: account, maxBidMicros: 2_000_000n }, as(dashboardAdmin));
+    try {
+      await runWorker(change.changeId);
+      const { change: failed } = await changes.getChange({ changeId: change.changeId }, as(agent));
+      assert.equal(failed?.status, 'failed');
+      assert.equal(
+        failed?.error,
+        "refused before applying, nothing was sent to the ad account: body.bidding_config.max_bid_micros 2500 per impression is a CPM of 2500000 micros, above this account's bid cap 2000000 (spend guard; impression bids are held to it per thousand impressions)",
+      );
+      assert.equal(failed?.upstreamStatus, 0);
+    } finally {
+      await standards.setSpendGuard({ accountId: account }, as(dashboardAdmin));
     }
   });
 

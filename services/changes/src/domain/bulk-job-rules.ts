@@ -83,6 +83,9 @@ export interface BulkOperation {
   body: Record<string, unknown>;
 }
 
+/** Where a bulk mutation job is created: its impression bids are per thousand impressions (CPM). */
+export const BULK_JOB_PATH = '/bulk_mutation_jobs';
+
 /** The body of POST /bulk_mutation_jobs. */
 export interface BulkJobBody {
   operations: BulkOperation[];

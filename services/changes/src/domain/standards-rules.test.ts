@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  type CheckMoment,
   type SpendCaps,
   type Standard,
   standardContradictions,
@@ -9,7 +10,14 @@ import {
 } from './standards-rules.ts';
 
 const noCaps: SpendCaps = { maxDailyBudgetMicros: null, maxBidMicros: null };
-const at = { today: '2026-06-15', timeZone: 'Europe/Berlin', stopsServing: false };
+const at: CheckMoment = {
+  today: '2026-06-15',
+  timeZone: 'Europe/Berlin',
+  stopsServing: false,
+  wireFormat: 'single',
+};
+/** A bulk mutation job is checked in the bulk wire format. */
+const bulkAt: CheckMoment = { ...at, wireFormat: 'bulk' };
 const standard = (name: string, data: Record<string, unknown>): Standard => ({
   standardId: 'std',
   name,
@@ -45,36 +53,39 @@ const bulk = (campaign: Record<string, unknown>, ad: Record<string, unknown> = {
 describe('standards on a bulk job body', () => {
   test('every name in every operation is held to the naming prefix', () => {
     const body = bulk({ name: 'Spring' }, { name: 'Ad' });
-    assert.deepEqual(standardViolations(body, [standard('Naming', { naming_prefix: 'ACME-' })], noCaps, at), [
-      'body.operations[0].body.name must start with ACME- (standard Naming)',
-      'body.operations[2].body.name must start with ACME- (standard Naming)',
-    ]);
+    assert.deepEqual(
+      standardViolations(body, [standard('Naming', { naming_prefix: 'ACME-' })], noCaps, bulkAt),
+      [
+        'body.operations[0].body.name must start with ACME- (standard Naming)',
+        'body.operations[2].body.name must start with ACME- (standard Naming)',
+      ],
+    );
   });
 
   test("a campaign's schedule must lie within the operating window, by the account-local date", () => {
     const window = standard('Season', { operating_start: '2026-06-01', operating_end: '2026-06-30' });
     // 22:30 UTC on June 30 is already July 1 in Berlin.
     const body = bulk({ start_time: '2026-06-10T08:00:00Z', end_time: '2026-06-30T22:30:00Z' });
-    assert.deepEqual(standardViolations(body, [window], noCaps, at), [
+    assert.deepEqual(standardViolations(body, [window], noCaps, bulkAt), [
       'body.operations[0].body.end_time 2026-06-30T22:30:00Z (2026-07-01 in Europe/Berlin) must lie within the operating window 2026-06-01 to 2026-06-30 (standard Season)',
     ]);
     const inside = bulk({ start_time: '2026-06-10T08:00:00Z', end_time: '2026-06-30T20:00:00Z' });
-    assert.deepEqual(standardViolations(inside, [window], noCaps, at), []);
+    assert.deepEqual(standardViolations(inside, [window], noCaps, bulkAt), []);
   });
 
   test('a daily budget over the cap is refused naming the cap; a lifetime budget is not a daily one', () => {
     const caps = { maxDailyBudgetMicros: 500_000_000n, maxBidMicros: null };
     const daily = bulk({ budget_micros: 600_000_000, budget_type: 'daily' });
-    assert.deepEqual(standardViolations(daily, [], caps, at), [
+    assert.deepEqual(standardViolations(daily, [], caps, bulkAt), [
       "body.operations[0].body.budget_micros 600000000 exceeds this account's daily budget cap 500000000 (spend guard)",
     ]);
     const lifetime = bulk({ budget_micros: 600_000_000, budget_type: 'lifetime' });
-    assert.deepEqual(standardViolations(lifetime, [], caps, at), []);
+    assert.deepEqual(standardViolations(lifetime, [], caps, bulkAt), []);
   });
 
   test('a bid over the cap in any operation is refused', () => {
     const caps = { maxDailyBudgetMicros: null, maxBidMicros: 999_999n };
-    assert.deepEqual(standardViolations(bulk({}), [], caps, at), [
+    assert.deepEqual(standardViolations(bulk({}), [], caps, bulkAt), [
       "body.operations[1].body.bidding_config.max_bid_micros 1000000 exceeds this account's bid cap 999999 (spend guard)",
     ]);
   });
@@ -113,10 +124,86 @@ describe('standards on a bulk job body', () => {
         { operations: [{ kind: 'create_ad_group', body: bidding(3_000_000) }] },
         [],
         caps,
-        at,
+        bulkAt,
       )[0] ?? '',
       /^body\.operations\[0\]\.body\.bidding_config\.custom_audience_bid_multipliers\[1\]: .* is 5700000 micros/,
     );
+  });
+});
+
+describe('the bid cap, per click or per thousand impressions', () => {
+  const caps = { maxDailyBudgetMicros: null, maxBidMicros: 2_000_000n };
+  /** An ad group's bidding, as ads_create_ad_group sends it (the single wire format). */
+  const impression = (bid: number, multipliers: Record<string, unknown>[] = []) => ({
+    bidding_config: {
+      billing_event_type: 'impression',
+      strategy: 'fixed_bid',
+      max_bid_micros: bid,
+      custom_audience_bid_multipliers: multipliers,
+    },
+  });
+  /** A bulk job creating one ad group billed per impression, its bid a CPM. */
+  const bulkCpm = (bid: number, multipliers: Record<string, unknown>[] = []) => ({
+    operations: [{ type: 'create_ad_group', ref: 'g', body: { name: 'G', ...impression(bid, multipliers) } }],
+  });
+  const tenfold = [{ custom_audience_id: 'aud_2', bid_multiplier_micros: 10_000_000 }];
+
+  test('an impression bid in the single wire format is held to the cap as its CPM, a click bid as it is', () => {
+    assert.deepEqual(standardViolations(impression(2_500), [], caps, at), [
+      "body.bidding_config.max_bid_micros 2500 per impression is a CPM of 2500000 micros, above this account's bid cap 2000000 (spend guard; impression bids are held to it per thousand impressions)",
+    ]);
+    // 1.99 per impression is a CPM of 1,990: far above a cap of 2.00.
+    assert.equal(standardViolations(impression(1_990_000), [], caps, at).length, 1);
+    // A CPM of 1.999 is within it.
+    assert.deepEqual(standardViolations(impression(1_999), [], caps, at), []);
+    assert.deepEqual(standardViolations(impression(2_000), [], caps, at), []);
+    const click = { bidding_config: { billing_event_type: 'click', max_bid_micros: 2_500_000 } };
+    assert.deepEqual(standardViolations(click, [], caps, at), [
+      "body.bidding_config.max_bid_micros 2500000 exceeds this account's bid cap 2000000 (spend guard)",
+    ]);
+  });
+
+  test("a bulk job's impression bid is a CPM, held to the cap as it is", () => {
+    assert.deepEqual(standardViolations(bulkCpm(1_500_000), [], caps, bulkAt), []);
+    assert.deepEqual(standardViolations(bulkCpm(5_000_000), [], caps, bulkAt), [
+      "body.operations[0].body.bidding_config.max_bid_micros 5000000 per thousand impressions (a CPM) exceeds this account's bid cap 2000000 (spend guard; impression bids are held to it per thousand impressions)",
+    ]);
+  });
+
+  test('an update setting only the bid of an ad group billed per impression is held per thousand impressions', () => {
+    const body = { bidding_config: { max_bid_micros: 2_500 } };
+    // The ad group as the update leaves it: its billing event type kept.
+    const result = { bidding_config: { ...impression(2_500).bidding_config } };
+    assert.deepEqual(standardViolations(body, [], caps, at, result), [
+      "body.bidding_config.max_bid_micros 2500 per impression is a CPM of 2500000 micros, above this account's bid cap 2000000 (spend guard; impression bids are held to it per thousand impressions)",
+    ]);
+    const within = { bidding_config: { max_bid_micros: 1_500 } };
+    const withinResult = { bidding_config: { ...impression(1_500).bidding_config } };
+    assert.deepEqual(standardViolations(within, [], caps, at, withinResult), []);
+  });
+
+  test('an update switching only the billing to impressions holds the bid the ad group keeps as its CPM', () => {
+    const body = { bidding_config: { billing_event_type: 'impression' } };
+    const result = { bidding_config: { ...impression(1_500_000).bidding_config } };
+    assert.deepEqual(standardViolations(body, [], caps, at, result), [
+      "body.bidding_config.billing_event_type impression makes the max_bid_micros 1500000 it keeps a bid per impression, a CPM of 1500000000 micros, above this account's bid cap 2000000 (spend guard; impression bids are held to it per thousand impressions)",
+    ]);
+    const small = { bidding_config: { ...impression(1_500).bidding_config } };
+    assert.deepEqual(standardViolations(body, [], caps, at, small), []);
+  });
+
+  test('a custom audience multiplier raises an impression bid held per thousand impressions, in both wire formats', () => {
+    // 1900 per impression is a CPM of 1.90; ten times that is 19.00.
+    assert.deepEqual(standardViolations(impression(1_900, tenfold), [], caps, at), [
+      "body.bidding_config.custom_audience_bid_multipliers[0]: the bid 1900 per impression times custom audience aud_2's multiplier 10000000 (micros) is a CPM of 19000000 micros, above this account's bid cap 2000000 (spend guard; impression bids are held to it per thousand impressions)",
+    ]);
+    const slight = [{ custom_audience_id: 'aud_2', bid_multiplier_micros: 1_050_000 }];
+    assert.deepEqual(standardViolations(impression(1_900, slight), [], caps, at), []);
+    // A bulk job's CPM of 1.90, ten times: checked on the job's body (a bulk job has no other result).
+    assert.deepEqual(standardViolations(bulkCpm(1_900_000, tenfold), [], caps, bulkAt, {}), [
+      "body.operations[0].body.bidding_config.custom_audience_bid_multipliers[0]: the bid 1900000 per thousand impressions times custom audience aud_2's multiplier 10000000 (micros) is 19000000 micros per thousand impressions, above this account's bid cap 2000000 (spend guard; impression bids are held to it per thousand impressions)",
+    ]);
+    assert.deepEqual(standardViolations(bulkCpm(1_900_000, slight), [], caps, bulkAt, {}), []);
   });
 });
 

@@ -12,12 +12,16 @@
  *   `start_date`, `end_date` (account-local dates) (operating window);
  * - daily budget: `budget_micros` unless its object's `budget_type` is `lifetime`, and
  *   `daily_budget_micros` (spend guard);
- * - bid: `max_bid_micros` and `bid_micros` (spend guard).
+ * - bid: `max_bid_micros` and `bid_micros` (spend guard), per click or per thousand impressions:
+ *   an impression bid (its object's `billing_event_type` `impression`) is per single impression in
+ *   the single wire format and per thousand impressions (a CPM) in a bulk job, so a single one is
+ *   held to the cap as its CPM (micros × 1000).
  *
  * And, when a standard is saved, the rules of it that contradict another standard of the account
  * (standardContradictions), judged by the same matching as enforcement.
  */
 import { Temporal } from 'temporal-polyfill';
+import type { WireFormat } from './money.ts';
 
 /** A standard's data, as stored (the proto JSON form of StandardData). */
 export type StandardData = Record<string, unknown>;
@@ -44,6 +48,11 @@ export interface CheckMoment {
    * window, so spending can always be stopped.
    */
   stopsServing: boolean;
+  /**
+   * The wire format of the operation: `bulk` for a bulk mutation job, whose impression bids are per
+   * thousand impressions, `single` for any other, whose impression bids are per impression.
+   */
+  wireFormat: WireFormat;
 }
 
 export const NAME_FIELDS = ['name', 'campaign_name', 'ad_group_name', 'ad_name'] as const;
@@ -182,31 +191,104 @@ function micros(v: unknown): bigint | undefined {
   return undefined;
 }
 
-function capViolations(fields: Field[], caps: SpendCaps): string[] {
-  const out: string[] = [];
-  const check = (f: Field, cap: bigint | null, what: string) => {
+/** Said of the bid cap when it holds an impression bid, as the unit it is compared in. */
+const PER_THOUSAND = 'spend guard; impression bids are held to it per thousand impressions';
+
+/**
+ * A bid as the bid cap holds it: a click bid (or one of no billing event) as it is; an impression
+ * bid per thousand impressions, as the cap is a CPC or a CPM, two amounts of the same magnitude. In
+ * the single wire format an impression bid is per impression, so it counts as its CPM
+ * (micros × 1000); in a bulk job it is already a CPM.
+ */
+function heldBid(amount: bigint, billing: unknown, format: WireFormat) {
+  if (billing !== 'impression') return { compared: amount, per: '', impression: false };
+  return format === 'single'
+    ? { compared: amount * 1000n, per: ' per impression', impression: true }
+    : { compared: amount, per: ' per thousand impressions', impression: true };
+}
+
+/** The parent path of a field's path (`body.bidding_config` of `body.bidding_config.max_bid_micros`). */
+const parentPath = (f: Field) => f.path.slice(0, -(f.key.length + 1));
+
+/**
+ * The objects of the result by path (`body.bidding_config`), to find what an update keeps: the
+ * billing event type of a bid set alone, the bid of a billing event type set alone.
+ */
+function objectsByPath(result: Record<string, unknown>): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>([['body', result]]);
+  for (const f of fieldsOf(result)) if (isObject(f.value)) out.set(f.path, f.value);
+  return out;
+}
+
+function bidCapMessage(path: string, amount: bigint, billing: unknown, cap: bigint, at: CheckMoment) {
+  const held = heldBid(amount, billing, at.wireFormat);
+  if (held.compared <= cap) return undefined;
+  if (!held.impression) return `${path} ${amount} exceeds this account's bid cap ${cap} (spend guard)`;
+  if (at.wireFormat === 'bulk') {
+    return `${path} ${amount} per thousand impressions (a CPM) exceeds this account's bid cap ${cap} (${PER_THOUSAND})`;
+  }
+  return `${path} ${amount} per impression is a CPM of ${held.compared} micros, above this account's bid cap ${cap} (${PER_THOUSAND})`;
+}
+
+function bidCapViolations(
+  fields: Field[],
+  kept: Map<string, Record<string, unknown>>,
+  cap: bigint,
+  at: CheckMoment,
+): string[] {
+  return fields.flatMap((f) => {
     const amount = micros(f.value);
-    if (cap !== null && amount !== undefined && amount > cap) {
-      out.push(`${f.path} ${amount} exceeds this account's ${what} cap ${cap} (spend guard)`);
-    }
-  };
-  for (const f of fields) {
+    if (!among(BID_FIELDS, f.key) || amount === undefined) return [];
+    // The billing event type the bid is paid by: set beside it, or kept by the object.
+    const billing = f.parent.billing_event_type ?? kept.get(parentPath(f))?.billing_event_type;
+    return bidCapMessage(f.path, amount, billing, cap, at) ?? [];
+  });
+}
+
+/**
+ * A change to impression billing alone, in the single wire format, makes the bid the object keeps
+ * a bid per impression: it is held to the cap as its CPM like a bid the change sets.
+ */
+function billingSwitchViolations(
+  fields: Field[],
+  kept: Map<string, Record<string, unknown>>,
+  cap: bigint,
+  at: CheckMoment,
+): string[] {
+  if (at.wireFormat !== 'single') return [];
+  return fields.flatMap((f) => {
+    if (f.key !== 'billing_event_type' || f.value !== 'impression') return [];
+    if (BID_FIELDS.some((k) => k in f.parent)) return [];
+    const object = kept.get(parentPath(f)) ?? {};
+    const key = BID_FIELDS.find((k) => micros(object[k]) !== undefined);
+    const bid = key === undefined ? undefined : micros(object[key]);
+    if (bid === undefined || bid * 1000n <= cap) return [];
+    return [
+      `${f.path} impression makes the ${key} ${bid} it keeps a bid per impression, a CPM of ${bid * 1000n} micros, above this account's bid cap ${cap} (${PER_THOUSAND})`,
+    ];
+  });
+}
+
+function budgetCapViolations(fields: Field[], cap: bigint | null): string[] {
+  if (cap === null) return [];
+  return fields.flatMap((f) => {
     const daily =
       f.key === 'daily_budget_micros' || (f.key === 'budget_micros' && f.parent.budget_type !== 'lifetime');
-    if (daily) check(f, caps.maxDailyBudgetMicros, 'daily budget');
-    if (among(BID_FIELDS, f.key)) check(f, caps.maxBidMicros, 'bid');
-  }
-  return out;
+    const amount = micros(f.value);
+    return daily && amount !== undefined && amount > cap
+      ? [`${f.path} ${amount} exceeds this account's daily budget cap ${cap} (spend guard)`]
+      : [];
+  });
 }
 
 /**
  * The bids a custom audience's multiplier makes above the bid cap: a bid of 1.9 units times 10x
- * is a bid of 19 for that audience. `result` is what the operation leaves in the fields it sets
- * (the live object's other bidding fields merged in), so a multiplier raised alone is held against
- * the bid the ad group keeps, and a bid raised alone against the multipliers it keeps.
+ * is a bid of 19 for that audience, held to the cap in the unit the bid is (per click, or per
+ * thousand impressions). `result` is what the operation leaves in the fields it sets (the live
+ * object's other bidding fields merged in), so a multiplier raised alone is held against the bid
+ * the ad group keeps, and a bid raised alone against the multipliers it keeps.
  */
-function multipliedBidViolations(result: Record<string, unknown>, cap: bigint | null): string[] {
-  if (cap === null) return [];
+function multipliedBidViolations(result: Record<string, unknown>, cap: bigint, at: CheckMoment): string[] {
   const out: string[] = [];
   // Every bidding_config the operation sets: an ad group's, or each of a bulk job's.
   for (const f of fieldsOf(result).filter((x) => x.key === 'bidding_config')) {
@@ -215,16 +297,39 @@ function multipliedBidViolations(result: Record<string, unknown>, cap: bigint | 
     const bid = micros(bidding.max_bid_micros) ?? micros(bidding.bid_micros);
     const list = bidding.custom_audience_bid_multipliers;
     if (bid === undefined || !Array.isArray(list)) continue;
+    const held = heldBid(bid, bidding.billing_event_type, at.wireFormat);
     list.forEach((m, i) => {
       const multiplier = isObject(m) ? micros(m.bid_multiplier_micros) : undefined;
-      if (multiplier === undefined || bid * multiplier <= cap * 1_000_000n) return;
+      if (multiplier === undefined || held.compared * multiplier <= cap * 1_000_000n) return;
       const audience = isObject(m) ? String(m.custom_audience_id) : '';
+      const product = (held.compared * multiplier) / 1_000_000n;
+      const times = `the bid ${bid}${held.per} times custom audience ${audience}'s multiplier ${multiplier} (micros)`;
       out.push(
-        `${f.path}.custom_audience_bid_multipliers[${i}]: the bid ${bid} times custom audience ${audience}'s multiplier ${multiplier} (micros) is ${(bid * multiplier) / 1_000_000n} micros, above this account's bid cap ${cap} (spend guard)`,
+        !held.impression
+          ? `${f.path}.custom_audience_bid_multipliers[${i}]: ${times} is ${product} micros, above this account's bid cap ${cap} (spend guard)`
+          : at.wireFormat === 'single'
+            ? `${f.path}.custom_audience_bid_multipliers[${i}]: ${times} is a CPM of ${product} micros, above this account's bid cap ${cap} (${PER_THOUSAND})`
+            : `${f.path}.custom_audience_bid_multipliers[${i}]: ${times} is ${product} micros per thousand impressions, above this account's bid cap ${cap} (${PER_THOUSAND})`,
       );
     });
   }
   return out;
+}
+
+/** Every way the bids the operation sets break the bid cap, per click or per thousand impressions. */
+function bidViolations(
+  fields: Field[],
+  judged: Record<string, unknown>,
+  cap: bigint | null,
+  at: CheckMoment,
+): string[] {
+  if (cap === null) return [];
+  const kept = objectsByPath(judged);
+  return [
+    ...bidCapViolations(fields, kept, cap, at),
+    ...billingSwitchViolations(fields, kept, cap, at),
+    ...multipliedBidViolations(judged, cap, at),
+  ];
 }
 
 /**
@@ -241,9 +346,12 @@ export function standardViolations(
   result?: Record<string, unknown>,
 ): string[] {
   const fields = fieldsOf(body);
+  // A bulk job's body is every object it creates; another operation's result is the object as the
+  // change leaves it, with what an update keeps.
+  const judged = at.wireFormat === 'bulk' ? body : (result ?? body);
   return [
-    ...capViolations(fields, caps),
-    ...multipliedBidViolations(result ?? body, caps.maxBidMicros),
+    ...budgetCapViolations(fields, caps.maxDailyBudgetMicros),
+    ...bidViolations(fields, judged, caps.maxBidMicros, at),
     ...standards.flatMap((s) => [
       ...namingViolations(fields, s),
       ...urlViolations(fields, s),

@@ -19,6 +19,7 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import { create, type JsonObject } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import {
+  BULK_JOB_PATH,
   type BulkPlan,
   compileAdBatch,
   describeIssues,
@@ -35,8 +36,6 @@ import {
   readableAccount,
   type Upstream,
 } from './platform-reads.ts';
-
-export const BULK_JOB_PATH = '/bulk_mutation_jobs';
 
 function checkAccountId(accountId: string): void {
   if (!isUuid(accountId)) throw new InvalidArgumentError(`account_id must be a UUID (got "${accountId}")`);

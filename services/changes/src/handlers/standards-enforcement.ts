@@ -9,6 +9,7 @@ import { FailedPreconditionError, UnavailableError } from '@adsmcp/runtime/error
 import { isRecord } from '@adsmcp/runtime/platform-error';
 import type { CallOptions, Client } from '@connectrpc/connect';
 import { Temporal } from 'temporal-polyfill';
+import { BULK_JOB_PATH } from '../domain/bulk-job-rules.ts';
 import { bodyOf, type Operation } from '../domain/change.ts';
 import { type Standard, standardViolations, stopsServing } from '../domain/standards-rules.ts';
 import { activeStandards, findSpendGuard } from '../store/standards-store.ts';
@@ -64,6 +65,7 @@ export async function judgeStandards(
       today: localToday(now, account.timeZone),
       timeZone: account.timeZone,
       stopsServing: stopsServing(op.path, body),
+      wireFormat: op.path === BULK_JOB_PATH ? 'bulk' : 'single',
     },
     result,
   );

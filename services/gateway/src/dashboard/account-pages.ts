@@ -1,6 +1,7 @@
 /**
  * An ad account's settings page: its standards (read only; agents and people save them with the
- * standards tools) and its spend guard, the daily budget and bid caps a workspace admin sets here.
+ * standards tools) and its spend guard, the daily budget and bid caps a workspace admin sets here
+ * (the bid cap per click, or per thousand impressions).
  * The caps are not a tool argument: the agent they guard cannot raise them.
  */
 import type { AccountStandard, SpendGuard } from '@adsmcp/proto/changes/v1/standards_pb';
@@ -52,7 +53,7 @@ const capText = (v: bigint | undefined) => (v === undefined ? 'no cap' : `${v} m
 
 function guardHtml(accountId: string, guard: SpendGuard | undefined, csrf: string, isAdmin: boolean): string {
   const facts = `<table><tr><th>Daily budget cap</th><td id="cap-budget">${esc(capText(guard?.maxDailyBudgetMicros))}</td></tr>
-    <tr><th>Bid cap</th><td id="cap-bid">${esc(capText(guard?.maxBidMicros))}</td></tr>
+    <tr><th>Bid cap (per click, or per thousand impressions)</th><td id="cap-bid">${esc(capText(guard?.maxBidMicros))}</td></tr>
     ${guard?.updatedAt ? `<tr><th>Set</th><td>${esc(guard.updatedAt)} by ${esc(guard.updatedBy)}</td></tr>` : ''}</table>`;
   if (!isAdmin) return `${facts}<p class="muted">Only a workspace admin can change the spend guard.</p>`;
   const value = (v: bigint | undefined) => (v === undefined ? '' : esc(v));
@@ -61,7 +62,7 @@ function guardHtml(accountId: string, guard: SpendGuard | undefined, csrf: strin
       <input type="hidden" name="csrf" value="${esc(csrf)}">
       <label for="max_daily_budget_micros">Daily budget cap (micros of the account currency; 1000000 is 1.00; empty for no cap)</label>
       <input id="max_daily_budget_micros" name="max_daily_budget_micros" inputmode="numeric" value="${value(guard?.maxDailyBudgetMicros)}">
-      <label for="max_bid_micros">Bid cap (micros; empty for no cap)</label>
+      <label for="max_bid_micros">Bid cap (micros of the account currency per click, or per thousand impressions (CPM); empty for no cap)</label>
       <input id="max_bid_micros" name="max_bid_micros" inputmode="numeric" value="${value(guard?.maxBidMicros)}">
       <p><button type="submit" id="save-guard">Save spend guard</button></p>
     </form>`;
@@ -92,7 +93,9 @@ async function accountPage(
       <tr><th>Account id</th><td><code>${esc(account.accountId)}</code></td></tr>
       <tr><th>Currency</th><td>${esc(account.currency)}</td></tr><tr><th>Time zone</th><td>${esc(account.timeZone)}</td></tr></table></section>
     <section><h2>Spend guard</h2>
-    <p class="muted">A change whose daily budget or bid is above a cap is refused when it is prepared and when it is applied.</p>
+    <p class="muted">A change whose daily budget or bid is above a cap is refused when it is prepared and when it is applied.
+    The bid cap is per click for click bids and per thousand impressions (a CPM) for impression bids: an ad group's bid
+    per impression counts as its CPM, 1000 times the bid, while an ad batch's or a workbook's impression bid already is one.</p>
     ${guardHtml(account.accountId, guard, s.csrf_token, s.role === 'admin')}</section>
     <section><h2>Standards</h2>${standardsHtml(list)}</section>`;
 }

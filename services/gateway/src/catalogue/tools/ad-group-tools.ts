@@ -107,7 +107,9 @@ function bidding(required: readonly 'billing_event_type'[]) {
         max: MAX_BID_MICROS,
         description:
           'The bid with fixed_bid, a cap otherwise: integer micros of the account currency (1500000 is 1.50), ' +
-          `1 to ${MAX_BID_MICROS}.`,
+          `1 to ${MAX_BID_MICROS}; per click, or per single impression when billing_event_type is impression ` +
+          "(ads_plan_money's single wire format). The account's spend guard holds an impression bid to its bid cap " +
+          'as a CPM, 1000 times the bid.',
       }),
       custom_audience_bid_multipliers: array(
         object(
