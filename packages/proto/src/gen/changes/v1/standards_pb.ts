@@ -371,6 +371,9 @@ export type SpendGuard = Message<"changes.v1.SpendGuard"> & {
   maxDailyBudgetMicros?: bigint | undefined;
 
   /**
+   * Per click for a click bid, per thousand impressions (a CPM) for an impression bid, in either
+   * wire format. Unset: no cap.
+   *
    * @generated from field: optional int64 max_bid_micros = 3;
    */
   maxBidMicros?: bigint | undefined;
