@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
+import fc from 'fast-check';
 import {
   compareMetrics,
   type ImportedComparison,
@@ -95,6 +96,56 @@ describe('CSV', () => {
     assert.equal(records[0]?.clicks_change, '-10');
     assert.equal(records[0]?.clicks_change_relative, '-0.1667');
     assert.equal(records[0]?.ctr, '0.050000');
+  });
+
+  test('formulas behind white space, a no-break space or in full-width forms, and DDE, are neutralised too', () => {
+    const names = [
+      ' =1+1',
+      '\u00A0=HYPERLINK("http://x.example","go")',
+      '\u3000+1',
+      '\uFF1DSUM(A1)',
+      ' \uFF0B1',
+      '\uFF0D2',
+      '\uFF20SUM(A1)',
+      "=cmd|' /C calc'!A0",
+      "@cmd|' /C calc'!A0",
+    ];
+    const rows = names.map((n) =>
+      row({ ad_id: n, ad_name: n, ad_group_name: n, creative_labels: [label(n)] }),
+    );
+    const records = csvRecords(renderCsv(report(rows)));
+    for (const [i, n] of names.entries()) {
+      for (const column of ['ad_id', 'ad_name', 'ad_group_name', 'creative_labels'])
+        assert.equal(records[i]?.[column], `'${n}`, `${column} ${JSON.stringify(n)}`);
+    }
+  });
+
+  /** Any text, and often blanks then a formula character, in ASCII or full width. */
+  const cellText = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 30 }),
+    fc
+      .tuple(
+        fc.array(fc.constantFrom(' ', '\t', '\r', '\n', '\u00A0', '\u2003', '\u3000', '\u200B'), {
+          maxLength: 3,
+        }),
+        fc.constantFrom('=', '+', '-', '@', '\uFF1D', '\uFF0B', '\uFF0D', '\uFF20', '|', 'a'),
+        fc.string({ unit: 'binary', maxLength: 20 }),
+      )
+      .map(([blanks, first, rest]) => `${blanks.join('')}${first}${rest}`),
+  );
+
+  test('property: every text cell reads back as written or with one quote, and never as a formula', () => {
+    fc.assert(
+      fc.property(cellText, (name) => {
+        const records = csvRecords(renderCsv(report([row({ ad_name: name })])));
+        const cell = records[0]?.ad_name;
+        assert.ok(cell === name || cell === `'${name}`, JSON.stringify(name));
+        assert.ok(
+          cell.startsWith("'") || !/^[\s\p{Cc}\p{Cf}\p{Zs}]*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20]/u.test(cell),
+        );
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test('quoting is RFC 4180: commas, quotes and line breaks survive a round trip, lines end CRLF', () => {

@@ -3,16 +3,16 @@
  * same columns in both. Unknown figures are empty cells (never 0).
  *
  * CSV is RFC 4180 (csv-stringify: CRLF line ends, a field with a comma, a quote or a line break
- * quoted, quotes doubled) and safe to open in a spreadsheet (OWASP CSV injection): a text cell
- * beginning with =, +, -, @, tab or carriage return gets a leading single quote, so it is read as
- * text, never as a formula. Figure cells are exempt when they are a plain decimal number
- * (-?digits[.digits]): a spreadsheet reads "-12" as the number -12, not a formula, and a quote
- * would turn every negative change into text; a figure cell of any other form is neutralised too.
+ * quoted, quotes doubled) and safe to open in a spreadsheet (OWASP CSV injection): every cell goes
+ * through spreadsheetSafeCell (@adsmcp/runtime/csv-cell), the one rule of every CSV the product
+ * writes. Figure cells that are a plain decimal number stay numbers: a spreadsheet reads "-12" as
+ * the number -12, not a formula, and a quote would turn every negative change into text.
  *
  * Markdown is a table whose cells are escaped: backslash and the characters that start inline
  * constructs (| ` * _ [ ] ~) get a backslash; &, <, > and " become entities, so no HTML passes;
  * a line break becomes <br>; a leading #, +, -, = or "1." / "1)" that could start a block is escaped.
  */
+import { spreadsheetSafeCell } from '@adsmcp/runtime/csv-cell';
 import { stringify } from 'csv-stringify/sync';
 import {
   type Comparison,
@@ -149,12 +149,10 @@ function tableOf(report: RenderableReport): Cell[][] {
 }
 
 const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/;
-const FORMULA_START = /^[=+\-@\t\r]/;
 
 /** A CSV cell as a spreadsheet may read it without running it (see the module comment). */
 export function neutraliseCsvCell(cell: Cell): string {
-  if (cell.figure && (cell.text === '' || PLAIN_NUMBER.test(cell.text))) return cell.text;
-  return FORMULA_START.test(cell.text) ? `'${cell.text}` : cell.text;
+  return spreadsheetSafeCell(cell.text, { number: cell.figure });
 }
 
 /** renderCsv is the report as RFC 4180 CSV with a header row, formula-safe. */

@@ -407,8 +407,10 @@ const getPerformanceReport: ToolRow<GatewayDeps> = {
     'imported_import_ids, imported_import_ids_previous, imported_partial_import_ids, ' +
     'imported_partial_import_ids_previous and per imported metric imported_<metric>, imported_<metric>_previous ' +
     '(the account currency’s; each other currency gets a line of its own, row_type ad_other_currency or ' +
-    'total_other_currency); an unknown figure is an empty cell. CSV is RFC 4180 (CRLF) and formula-safe: a text cell beginning with =, +, -, @, tab or carriage ' +
-    'return starts with a single quote; figure cells that are plain numbers (such as -12) are left as numbers. ' +
+    'total_other_currency); an unknown figure is an empty cell. CSV is RFC 4180 (CRLF) and formula-safe: a cell ' +
+    'starting with a tab or carriage return, or whose first character after white space (such as a no-break ' +
+    'space) and invisible characters is =, +, -, @ or their full-width forms ＝＋－＠, starts with a single ' +
+    'quote; figure cells that are plain numbers (such as -12) are left as numbers. ' +
     'Markdown escapes every cell (pipes, backslashes, line breaks as <br>, HTML characters as entities, ' +
     'characters that would start markdown).',
   input: object(
