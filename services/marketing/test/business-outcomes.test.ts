@@ -15,7 +15,7 @@ import {
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code } from '@connectrpc/connect';
 import { canonicalDecimal, validateOutcomeImport } from '../src/domain/business-outcomes.ts';
-import { personalDataIn } from '../src/domain/import-rules.ts';
+import { personalDataIn } from '../src/domain/personal-data.ts';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
 import { saveOutcomes } from '../src/store/outcome-store.ts';
 
@@ -194,11 +194,76 @@ describe('no personal data', () => {
     });
   }
 
+  const disguised: [string, string][] = [
+    [
+      '\uFF4A\uFF4F\uFF48\uFF4E\uFF20\uFF45\uFF58\uFF41\uFF4D\uFF50\uFF4C\uFF45\uFF0E\uFF43\uFF4F\uFF4D',
+      'an email address',
+    ],
+    ['john (at) example (dot) com', 'an email address'],
+    ['john[at]example[.]com', 'an email address'],
+    ['john at example dot com', 'an email address'],
+    ['john at example.com', 'an email address'],
+    ['john_at_example_dot_com', 'an email address'],
+    ['john @ example . com', 'an email address'],
+    ['jo\u200Bhn@example.com', 'an email address'],
+    ['jane\uFE6Bexample.com', 'an email address'],
+    ['\uFF0B\uFF14\uFF19 \uFF13\uFF10 \uFF11\uFF12\uFF13\uFF14\uFF15\uFF16\uFF17', 'a phone number'],
+    ['555 123 4567', 'a phone number'],
+    ['555.123.4567', 'a phone number'],
+    ['lead 555-123-4567', 'a phone number'],
+    ['lead (555) 123-4567', 'a phone number'],
+    ['lead 030 1234567', 'a phone number'],
+    ['tel:5551234567', 'a phone number'],
+  ];
+
+  test('contact details in full-width, spelled-out or embedded forms are refused in an id, naming the field and saving nothing', async () => {
+    const who = testPrincipal();
+    for (const [i, [id, looks]] of disguised.entries()) {
+      const rows = [
+        order('ord_ok_1'),
+        order('ord_ok_2'),
+        order('ord_ok_3'),
+        { ...order('x'), externalId: id },
+      ];
+      await assertRefused(
+        importOutcomes(who, rows),
+        Code.InvalidArgument,
+        new RegExp(
+          `^rows\\[3\\]\\.external_id looks like ${looks}; customer contact details are not accepted`,
+        ),
+      );
+      assert.equal(personalDataIn(id, 'id'), looks, `${i}: ${id}`);
+    }
+    assert.deepEqual(await savedIds(who), [], 'nothing of a refused import is saved');
+  });
+
   test('ids, dates and order numbers are not mistaken for contact details', () => {
-    for (const ok of ['ord_5001', '2026-10-12-0001', '15551234567', 'ad:1234567', 'cmp-2026-10', '49.90'])
-      assert.equal(personalDataIn(ok), undefined, ok);
+    for (const ok of [
+      'ord_5001',
+      '2026-10-12-0001',
+      'order 2026-10-12-0001',
+      '15551234567',
+      'ad:1234567',
+      'cmp-2026-10',
+      '49.90',
+      'ORD-555-123-4567',
+      'INV-2026-1234-5678',
+      'cmp_2026_10_20',
+      'sku 12-34-56',
+      'batch 12 345 678',
+      'order at 12.50',
+      'tel-2026',
+    ])
+      assert.equal(personalDataIn(ok, 'id'), undefined, ok);
     for (const bad of ['+4930123456', '030 1234 5678', 'call +44 20 7946 0958 now'])
       assert.equal(personalDataIn(bad), 'a phone number', bad);
+  });
+
+  test('in free text the word "at" alone is a sentence, not an address; spelled out with its dot it is one', () => {
+    assert.equal(personalDataIn('last click at shop.example, 7 days'), undefined);
+    assert.equal(personalDataIn('Leads at the Berlin fair'), undefined);
+    assert.equal(personalDataIn('ask jane at example dot com'), 'an email address');
+    assert.equal(personalDataIn('ask jane(at)example.com'), 'an email address');
   });
 });
 

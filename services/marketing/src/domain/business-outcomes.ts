@@ -8,7 +8,8 @@ import { dateTimeProblem, isDateTime, shapedAsDateTime } from '@adsmcp/runtime/d
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { firstCodePoints } from './code-points.ts';
-import { checkCurrency, checkLength, personalDataIn } from './import-rules.ts';
+import { checkCurrency, checkLength } from './import-rules.ts';
+import { type PersonalDataField, personalDataIn } from './personal-data.ts';
 
 export const OUTCOME_KINDS = ['qualified_lead', 'booking', 'order', 'refund'] as const;
 export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
@@ -75,11 +76,11 @@ export function canonicalDecimal(text: string): string {
 }
 
 /** Refuses a text value that looks like personal data, naming the field. */
-function personal(field: string, value: string, issues: string[]): void {
-  const looks = personalDataIn(value);
+function personal(field: string, value: string, issues: string[], kind: PersonalDataField = 'text'): void {
+  const looks = personalDataIn(value, kind);
   if (looks !== undefined)
     issues.push(
-      `${field} looks like ${looks}; customer contact details are not accepted, send an id instead`,
+      `${field} looks like ${looks}; customer contact details are not accepted in any form (full-width or spelled out too), send an id instead`,
     );
 }
 
@@ -94,7 +95,7 @@ function idField(field: string, value: string | undefined, required: boolean, is
     return;
   }
   if (value.includes('\u0000')) issues.push(`${field} must not contain the NUL character (U+0000)`);
-  personal(field, value, issues);
+  personal(field, value, issues, 'id');
 }
 
 function checkRow(r: OutcomeRowInput, at: string, issues: string[]): void {
@@ -209,7 +210,7 @@ export function validateOutcomeImport(req: {
   if (req.rows.length < 1 || req.rows.length > MAX_OUTCOME_ROWS)
     throw new InvalidArgumentError(`rows must have 1 to ${MAX_OUTCOME_ROWS} items (got ${req.rows.length})`);
   const issues: string[] = [];
-  personal('source', req.source, issues);
+  personal('source', req.source, issues, 'id');
   personal('name', req.name, issues);
   personal('attribution', req.attribution, issues);
   for (const [i, r] of req.rows.entries()) checkRow(r, `rows[${i}]`, issues);

@@ -1,4 +1,4 @@
-/** The rules import requests share: lengths, currency, dates, time zones, and no personal data. */
+/** The rules import requests share: lengths, currency, dates and time zones (personal data: personal-data.ts). */
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -54,28 +54,4 @@ export function checkTimezone(field: string, value: string): void {
     throw new InvalidArgumentError(
       `${field} must be an IANA time zone such as Europe/Berlin (got ${JSON.stringify(value.slice(0, 100))})`,
     );
-}
-
-/** Something@domain.tld, anywhere in the text. */
-const EMAIL_LIKE = /[^\s@]+@[^\s@]+\.[A-Za-z]{2,}/;
-/** A whole value of digits and phone punctuation: +49 30 1234567, (555) 123-4567, 555.123.4567. */
-const PHONE_WHOLE = /^\+?[\d\s().-]+$/;
-/** An international number inside other text: +, then digits and phone punctuation. */
-const PHONE_INSIDE = /(^|[^\w+])\+\d[\d\s().-]{5,}\d/;
-const DATE_START = /^\d{4}-\d{2}-\d{2}/;
-
-/**
- * What personal data `value` looks like, if any. A phone number is 7 to 15 digits written with a
- * leading + or with separators (spaces, dots, hyphens, parentheses), or an international number
- * inside other text; a bare run of digits (an order number) and a date are not phone numbers.
- */
-export function personalDataIn(value: string): 'an email address' | 'a phone number' | undefined {
-  if (EMAIL_LIKE.test(value)) return 'an email address';
-  const text = value.trim();
-  const digits = text.replace(/\D/g, '').length;
-  const punctuated = text.startsWith('+') || /[\s().-]/.test(text);
-  if (PHONE_WHOLE.test(text) && digits >= 7 && digits <= 15 && punctuated && !DATE_START.test(text))
-    return 'a phone number';
-  if (PHONE_INSIDE.test(text)) return 'a phone number';
-  return undefined;
 }

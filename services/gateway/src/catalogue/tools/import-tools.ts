@@ -309,7 +309,9 @@ export const importBusinessOutcomes: ToolRow<GatewayDeps> = {
     'account and currency, and the refunds of one order together give back at most its value; otherwise the whole ' +
     'import fails, naming the ids. Only the listed fields are ' +
     'accepted: no customer names, emails, phone numbers or free-form payloads, and a value that looks like an email ' +
-    'address or a phone number is refused, naming the field.',
+    'address or a phone number is refused, naming the field, also in full-width forms or spelled out ' +
+    '(jane (at) example (dot) com, jane[at]example[.]com) and phone numbers such as 555-123-4567 or ' +
+    '(555) 123-4567 inside other text; a bare run of digits (an order number) is accepted.',
   input: object(
     {
       account_id: accountId,
