@@ -516,6 +516,112 @@ export function busContract(h: BusHarness): BusSuite {
       assert.equal(dead[0]?.attempts, 2);
       assert.match(dead[0]?.lastError ?? '', /attempt 1 .*before the handler finished/);
     });
+
+    test('a message whose last attempt fails runs its give-up path once, with the error, before it is parked as dead', async (t) => {
+      const topic = 'give-up-failed';
+      const reasons: string[] = [];
+      const transport = suite.transportFor(t, suite.pool);
+      await transport.consume({
+        name: 'give-up-failed',
+        topic,
+        maxAttempts: 2,
+        backoff: { baseMs: 10, capMs: 20 },
+        pollIntervalMs: 50,
+        handler: async () => {
+          throw new Error('the platform could not be reached');
+        },
+        giveUp: async (m, ctx, reason) => {
+          reasons.push(reason.kind === 'failed' ? `failed: ${(reason.error as Error).message}` : reason.kind);
+          await recordEffect(ctx)(m.id, 'given up');
+        },
+      });
+      const id = await enqueue(suite.pool, { topic, key: 'k', payload: {} });
+      await waitFor('a dead letter', async () => (await listDead(suite.pool, { topic })).length > 0);
+      await sleep(h.quietMs);
+      assert.deepEqual(reasons, ['failed: the platform could not be reached']);
+      assert.deepEqual(await effectsOf(suite.pool, id), ['given up']);
+      assert.equal(
+        (await listDead(suite.pool, { topic }))[0]?.lastError,
+        'the platform could not be reached',
+      );
+    });
+
+    test('a message whose last attempt never finished runs its give-up path in the next consumer, not its handler', async (t) => {
+      const topic = 'give-up-abandoned';
+      const running = deferred();
+      const hang = deferred();
+      t.after(hang.resolve);
+      const first = suite.transportFor(t, suite.pool);
+      await first.consume({
+        name: 'give-up-abandoned',
+        topic,
+        maxAttempts: 1,
+        leaseMs: 200,
+        pollIntervalMs: 50,
+        stopTimeoutMs: 20,
+        handler: async () => {
+          running.resolve();
+          await hang.promise; // as if it took the process down with it
+        },
+        giveUp: async () => {
+          throw new Error('the first consumer never gives up: it is gone');
+        },
+      });
+      const id = await enqueue(suite.pool, { topic, key: 'k', payload: {} });
+      await running.promise;
+      await first.stop();
+
+      let handled = 0;
+      const reasons: string[] = [];
+      const second = suite.transportFor(t, suite.pool2);
+      await second.consume({
+        name: 'give-up-abandoned',
+        topic,
+        maxAttempts: 1,
+        leaseMs: 200,
+        pollIntervalMs: 50,
+        handler: async () => {
+          handled++;
+        },
+        giveUp: async (m, ctx, reason) => {
+          reasons.push(reason.kind === 'abandoned' ? reason.detail : 'failed');
+          await recordEffect(ctx)(m.id, 'given up');
+        },
+      });
+      await waitFor('a dead letter', async () => (await listDead(suite.pool, { topic })).length > 0);
+      await sleep(h.quietMs);
+      await second.stop();
+      assert.equal(handled, 0, 'the handler is not run past the last attempt');
+      assert.equal(reasons.length, 1);
+      assert.match(reasons[0] ?? '', /attempt 1 .*before the handler finished/);
+      assert.deepEqual(await effectsOf(suite.pool, id), ['given up']);
+    });
+
+    test('a give-up path that fails is run again until it succeeds; the message is dead only then', async (t) => {
+      const topic = 'give-up-retried';
+      let calls = 0;
+      const transport = suite.transportFor(t, suite.pool);
+      await transport.consume({
+        name: 'give-up-retried',
+        topic,
+        maxAttempts: 1,
+        backoff: { baseMs: 10, capMs: 20 },
+        pollIntervalMs: 50,
+        handler: async () => {
+          throw new Error('refused');
+        },
+        giveUp: async (m, ctx) => {
+          calls++;
+          if (calls < 3) throw new Error('the database is away');
+          await recordEffect(ctx)(m.id, 'given up');
+        },
+      });
+      const id = await enqueue(suite.pool, { topic, key: 'k', payload: {} });
+      await waitFor('a dead letter', async () => (await listDead(suite.pool, { topic })).length > 0, 20_000);
+      await sleep(h.quietMs);
+      assert.equal(calls, 3);
+      assert.deepEqual(await effectsOf(suite.pool, id), ['given up']);
+    });
   });
 
   return suite;

@@ -84,4 +84,12 @@ CREATE INDEX bus_deliveries_message ON bus_deliveries (message_id);
 CREATE INDEX bus_deliveries_updated_at ON bus_deliveries (updated_at);
 `,
   },
+  {
+    file: '0003_outbox_by_key.sql',
+    sql: `
+-- A key's messages, found without reading the whole outbox: whether a piece of work (a change
+-- being applied) still has a message on its way.
+CREATE INDEX bus_outbox_key ON bus_outbox (topic, key);
+`,
+  },
 ];

@@ -42,6 +42,8 @@ export interface OutgoingMessage {
    * producer that retries is idempotent; see `deterministicId`.
    */
   id?: string;
+  /** Delivered no sooner than this many milliseconds after the enqueuing transaction (default 0). */
+  delayMs?: number;
 }
 
 /** A message as a handler receives it. `P` is what the producer wrote; it is not re-validated. */
@@ -85,6 +87,26 @@ export interface HandlerContext {
 /** A handler resolves when the message is handled; throwing schedules a retry. */
 export type Handler<P = Json> = (message: Delivery<P>, ctx: HandlerContext) => Promise<void>;
 
+/**
+ * Why a message is given up: its last attempt threw (`failed`, with what it threw), or its last
+ * attempt never reported back (`abandoned`: the consumer died, was killed or stopped while the
+ * handler ran, so whatever the handler had done by then is not known).
+ */
+export type GiveUpReason = { kind: 'failed'; error: unknown } | { kind: 'abandoned'; detail: string };
+
+/**
+ * A consumer's give-up path: runs once a message is past its last attempt, before it is parked as
+ * dead, so that what the message was doing is brought to an end (a change marked failed, with
+ * what is known of its outcome) instead of being left half-done. It gets the same context as the
+ * handler: record its effect through `ctx.inTx`. Throwing keeps the message: the give-up path is
+ * run again after a backoff (on the next claim), until it succeeds.
+ */
+export type GiveUp<P = Json> = (
+  message: Delivery<P>,
+  ctx: HandlerContext,
+  reason: GiveUpReason,
+) => Promise<void>;
+
 /** Exponential backoff: `min(capMs, baseMs * 2^(attempt-1))`, then jittered into its upper half. */
 export interface BackoffOptions {
   baseMs: number;
@@ -104,8 +126,10 @@ export interface ConsumerOptions<P = Json> {
    * each one message at a time, so one key's messages never run side by side.
    */
   concurrency?: number;
-  /** Deliveries before a message is parked as dead (default 10). */
+  /** Deliveries before a message is given up and parked as dead (default 10). */
   maxAttempts?: number;
+  /** Runs when a message is past its last attempt, before it is parked as dead (see GiveUp). */
+  giveUp?: GiveUp<P>;
   /** Default `{ baseMs: 1000, capMs: 300_000 }`. */
   backoff?: BackoffOptions;
   /**

@@ -46,6 +46,8 @@ import {
   type Consumer,
   type ConsumerOptions,
   type Delivery,
+  type GiveUpReason,
+  type Handler,
   type HandlerContext,
   type Json,
   REQUEST_ID_HEADER,
@@ -137,7 +139,7 @@ export function createKafkaTransport(deps: KafkaTransportDeps): BusTransport {
   };
   const listener = new Listener(deps.pool, log, deps.reconnectDelayMs ?? DEFAULTS.reconnectDelayMs);
   const relay = new Relay(deps.pool, kafka, listener, log, deps.relayPollMs ?? DEFAULTS.relayPollMs);
-  const consumers = new Set<KafkaBusConsumer<never>>();
+  const consumers = new Set<Consumer>();
   let stopped = false;
   relay.start();
 
@@ -145,11 +147,11 @@ export function createKafkaTransport(deps: KafkaTransportDeps): BusTransport {
     async consume<P = Json>(options: ConsumerOptions<P>): Promise<Consumer> {
       if (stopped) throw new Error('bus transport is stopped');
       const consumer = new KafkaBusConsumer<P>(kafka, deps.pool, log, options, settings);
-      consumers.add(consumer as KafkaBusConsumer<never>);
+      consumers.add(consumer);
       try {
         await consumer.start();
       } catch (err) {
-        consumers.delete(consumer as KafkaBusConsumer<never>);
+        consumers.delete(consumer);
         await consumer.stop();
         throw err;
       }
@@ -384,6 +386,7 @@ class KafkaBusConsumer<P> implements Consumer {
   private readonly topic: string;
   private readonly opts: {
     handler: ConsumerOptions<P>['handler'];
+    giveUp: ConsumerOptions<P>['giveUp'];
     concurrency: number;
     maxAttempts: number;
     backoff: NonNullable<ConsumerOptions<P>['backoff']>;
@@ -407,6 +410,7 @@ class KafkaBusConsumer<P> implements Consumer {
     this.topic = options.topic;
     this.opts = {
       handler: options.handler,
+      giveUp: options.giveUp,
       concurrency: options.concurrency ?? DEFAULTS.concurrency,
       maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
       backoff: options.backoff ?? DEFAULTS.backoff,
@@ -575,31 +579,56 @@ class KafkaBusConsumer<P> implements Consumer {
         return;
       }
       attempt = await countAttempt(this.pool, this.name, delivery.id);
-      if (attempt > this.opts.maxAttempts) {
-        // Its last attempt never reported back (the consumer died or was stopped mid-handler).
-        await this.park(
-          delivery,
-          attempt,
-          `attempt ${attempt - 1} never reported back: its consumer stopped or left the group before the handler finished`,
-        );
-        log.error('bus message dead: its last attempt did not finish');
-        await this.consumer.commitOffsets([next]);
-        return;
-      }
     } catch (err) {
       this.bookkeepingFailed(err, retryLater, log);
       return;
     }
+    const counted = { ...delivery, attempt };
+    const giveUp = async (reason: GiveUpReason, error: string): Promise<void> => {
+      const given = this.opts.giveUp;
+      if (given !== undefined) {
+        const outcome = await this.run(counted, heartbeat, log, (m, ctx) => given(m, ctx, reason));
+        if (outcome.kind === 'abandoned') return;
+        if (outcome.kind === 'failed') {
+          // Kept: delivered again after the backoff, past its last attempt, so given up again.
+          const delayMs = backoffDelay(attempt, this.opts.backoff, this.opts.random);
+          log.error(
+            { err: outcome.error, delay_ms: delayMs },
+            'bus give-up path failed; trying it again later',
+          );
+          await recordFailure(
+            this.pool,
+            this.name,
+            delivery.id,
+            `${error} (its give-up path failed: ${errorText(outcome.error)})`,
+          );
+          retryLater(delayMs);
+          return;
+        }
+      }
+      await this.park(counted, attempt, error);
+      log.error({ reason: error }, 'bus message given up and parked as dead');
+      await this.consumer.commitOffsets([next]);
+    };
 
-    const outcome = await this.run({ ...delivery, attempt }, heartbeat, log);
+    if (attempt > this.opts.maxAttempts) {
+      // Its last attempt never reported back (the consumer died or was stopped mid-handler).
+      const detail = `attempt ${attempt - 1} never reported back: its consumer stopped or left the group before the handler finished`;
+      try {
+        await giveUp({ kind: 'abandoned', detail }, detail);
+      } catch (err) {
+        this.bookkeepingFailed(err, retryLater, log);
+      }
+      return;
+    }
+
+    const outcome = await this.run(counted, heartbeat, log, this.opts.handler);
     if (outcome.kind === 'abandoned') return;
     try {
       if (outcome.kind === 'handled') {
         await this.consumer.commitOffsets([next]);
       } else if (attempt >= this.opts.maxAttempts) {
-        await this.park({ ...delivery, attempt }, attempt, errorText(outcome.error));
-        log.error({ err: outcome.error }, 'bus message dead after max attempts');
-        await this.consumer.commitOffsets([next]);
+        await giveUp({ kind: 'failed', error: outcome.error }, errorText(outcome.error));
       } else {
         const delayMs = backoffDelay(attempt, this.opts.backoff, this.opts.random);
         await recordFailure(this.pool, this.name, delivery.id, errorText(outcome.error));
@@ -633,7 +662,12 @@ class KafkaBusConsumer<P> implements Consumer {
    * heartbeat of its own during a handler). Resolves with the outcome, or `abandoned` when stop
    * gave up waiting.
    */
-  private async run(delivery: Delivery<P>, heartbeat: () => Promise<void>, log: Logger): Promise<Outcome> {
+  private async run(
+    delivery: Delivery<P>,
+    heartbeat: () => Promise<void>,
+    log: Logger,
+    fn: Handler<P>,
+  ): Promise<Outcome> {
     const controller = new AbortController();
     let abandon: () => void = () => undefined;
     const abandoned = new Promise<Outcome>((resolve) => {
@@ -657,7 +691,7 @@ class KafkaBusConsumer<P> implements Consumer {
       inTx: (fn) => inInboxTransaction(this.pool, this.name, delivery.id, fn),
     };
     const requestId = delivery.headers[REQUEST_ID_HEADER];
-    const call = async () => consumeInSpan(this.name, delivery, () => this.opts.handler(delivery, ctx));
+    const call = async () => consumeInSpan(this.name, delivery, () => fn(delivery, ctx));
     const handled: Promise<Outcome> = (
       requestId === undefined ? call() : withRequestId(requestId, call)
     ).then(

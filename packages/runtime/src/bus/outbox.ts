@@ -18,6 +18,32 @@ export function migrateBus(pool: Pool, schema: string): Promise<MigrationResult>
 }
 
 /**
+ * liveKeys returns those of `keys` that still have a message of `topic` on its way to `consumer`:
+ * one waiting or being handled, or (on Kafka, where the outbox row is done once the brokers hold
+ * the message) one relayed but not yet processed whose last sign of life (relayed, or a delivery
+ * counted) is younger than `quietMs`. A key not returned has no message that will reach a
+ * handler: its work was finished, given up, or lost.
+ */
+export async function liveKeys(
+  db: Queryable,
+  o: { topic: string; consumer: string; keys: string[]; quietMs: number },
+): Promise<Set<string>> {
+  if (o.keys.length === 0) return new Set();
+  const { rows } = await db.query<{ key: string }>(
+    `SELECT DISTINCT o.key FROM bus_outbox o
+      WHERE o.topic = $1 AND o.key = ANY($3::text[])
+        AND (o.status IN ('pending', 'running')
+          OR (o.status = 'done'
+              AND NOT EXISTS (SELECT 1 FROM bus_inbox i WHERE i.consumer = $2 AND i.message_id = o.id)
+              AND greatest(o.updated_at,
+                    (SELECT d.updated_at FROM bus_deliveries d WHERE d.consumer = $2 AND d.message_id = o.id))
+                  > now() - $4 * interval '1 millisecond'))`,
+    [o.topic, o.consumer, o.keys, o.quietMs],
+  );
+  return new Set(rows.map((r) => r.key));
+}
+
+/**
  * enqueue writes `message` to the outbox on `client`, which should be the transaction that makes
  * the state change causing the work, and returns the message id. The message becomes visible to
  * consumers when that transaction commits and never exists if it rolls back. When `message.id`
@@ -32,10 +58,17 @@ export async function enqueue(client: Queryable, message: OutgoingMessage): Prom
   // The consumer continues the producing request's trace.
   injectTraceContext(headers);
   await client.query(
-    `INSERT INTO bus_outbox (id, topic, key, payload, headers)
-     VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)
+    `INSERT INTO bus_outbox (id, topic, key, payload, headers, run_at)
+     VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, now() + $6 * interval '1 millisecond')
      ON CONFLICT (id) DO NOTHING`,
-    [id, message.topic, message.key, JSON.stringify(message.payload), JSON.stringify(headers)],
+    [
+      id,
+      message.topic,
+      message.key,
+      JSON.stringify(message.payload),
+      JSON.stringify(headers),
+      message.delayMs ?? 0,
+    ],
   );
   return id;
 }

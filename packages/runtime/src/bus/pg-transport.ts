@@ -32,6 +32,8 @@ import {
   type Consumer,
   type ConsumerOptions,
   type Delivery,
+  type GiveUpReason,
+  type Handler,
   type HandlerContext,
   type Json,
   REQUEST_ID_HEADER,
@@ -109,7 +111,8 @@ const DEFAULTS = {
 class PgConsumer<P> implements Consumer {
   private readonly name: string;
   private readonly topic: string;
-  private readonly opts: Required<Omit<ConsumerOptions<P>, 'name' | 'topic'>>;
+  private readonly opts: Required<Omit<ConsumerOptions<P>, 'name' | 'topic' | 'giveUp'>> &
+    Pick<ConsumerOptions<P>, 'giveUp'>;
   private readonly log: Logger;
   private running = false;
   private readonly rounds: Rounds = rounds(
@@ -137,6 +140,7 @@ class PgConsumer<P> implements Consumer {
     this.topic = options.topic;
     this.opts = {
       handler: options.handler,
+      giveUp: options.giveUp,
       concurrency: options.concurrency ?? DEFAULTS.concurrency,
       maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
       backoff: options.backoff ?? DEFAULTS.backoff,
@@ -232,12 +236,6 @@ class PgConsumer<P> implements Consumer {
   /** handle runs the handler for one claimed row and records the outcome; it never rejects. */
   private async handle(row: OutboxRow, lease: LeaseKeeper, log: Logger): Promise<void> {
     try {
-      if (row.attempts > this.opts.maxAttempts) {
-        // Its last attempt never reported back (the consumer died or stopped mid-handler).
-        await this.markDead(row, `lease expired on attempt ${row.attempts - 1} before the handler finished`);
-        log.error('bus message dead: lease expired on its last attempt');
-        return;
-      }
       if (await isProcessed(this.pool, this.name, row.id)) {
         await this.markDone(row);
         return;
@@ -246,11 +244,17 @@ class PgConsumer<P> implements Consumer {
       log.error({ err }, 'bus bookkeeping failed; the message is retried when its lease lapses');
       return;
     }
+    if (row.attempts > this.opts.maxAttempts) {
+      // Its last attempt never reported back (the consumer died or stopped mid-handler).
+      const detail = `lease expired on attempt ${row.attempts - 1} before the handler finished`;
+      await this.giveUp(row, lease, log, { kind: 'abandoned', detail }, detail);
+      return;
+    }
 
     let failure: unknown;
     let failed = false;
     try {
-      await this.run(row, lease.signal);
+      await this.run(row, lease.signal, this.opts.handler);
     } catch (err) {
       if (!(err instanceof AlreadyProcessedError)) {
         failed = true;
@@ -261,12 +265,13 @@ class PgConsumer<P> implements Consumer {
     // is still ours (or, for done, whoever's it is).
     lease.release();
 
+    if (failed && row.attempts >= this.opts.maxAttempts) {
+      await this.giveUp(row, lease, log, { kind: 'failed', error: failure }, errorText(failure));
+      return;
+    }
     try {
       if (!failed) {
         await this.markDone(row);
-      } else if (row.attempts >= this.opts.maxAttempts) {
-        await this.markDead(row, errorText(failure));
-        log.error({ err: failure }, 'bus message dead after max attempts');
       } else {
         const delayMs = backoffDelay(row.attempts, this.opts.backoff, this.opts.random);
         await this.scheduleRetry(row, errorText(failure), delayMs);
@@ -277,7 +282,42 @@ class PgConsumer<P> implements Consumer {
     }
   }
 
-  private run(row: OutboxRow, signal: AbortSignal): Promise<void> {
+  /**
+   * giveUp runs the consumer's give-up path for a message past its last attempt, then parks it as
+   * dead with `error`. A give-up path that fails keeps the message: it is retried after a backoff,
+   * and the next claim, past the last attempt again, runs the give-up path again.
+   */
+  private async giveUp(
+    row: OutboxRow,
+    lease: LeaseKeeper,
+    log: Logger,
+    reason: GiveUpReason,
+    error: string,
+  ): Promise<void> {
+    const giveUp = this.opts.giveUp;
+    try {
+      if (giveUp !== undefined) {
+        try {
+          await this.run(row, lease.signal, (message, ctx) => giveUp(message, ctx, reason));
+        } catch (err) {
+          if (!(err instanceof AlreadyProcessedError)) {
+            lease.release();
+            const delayMs = backoffDelay(row.attempts, this.opts.backoff, this.opts.random);
+            await this.scheduleRetry(row, `${error} (its give-up path failed: ${errorText(err)})`, delayMs);
+            log.error({ err, delay_ms: delayMs }, 'bus give-up path failed; trying it again later');
+            return;
+          }
+        }
+      }
+      lease.release();
+      await this.markDead(row, error);
+      log.error({ reason: error }, 'bus message given up and parked as dead');
+    } catch (err) {
+      log.error({ err }, 'bus bookkeeping failed; the message is retried when its lease lapses');
+    }
+  }
+
+  private run(row: OutboxRow, signal: AbortSignal, fn: Handler<P>): Promise<void> {
     const delivery: Delivery<P> = {
       id: row.id,
       topic: row.topic,
@@ -290,10 +330,10 @@ class PgConsumer<P> implements Consumer {
     };
     const ctx: HandlerContext = {
       signal,
-      inTx: (fn) => inInboxTransaction(this.pool, this.name, row.id, fn),
+      inTx: (f) => inInboxTransaction(this.pool, this.name, row.id, f),
     };
     const requestId = row.headers[REQUEST_ID_HEADER];
-    const call = () => consumeInSpan(this.name, delivery, () => this.opts.handler(delivery, ctx));
+    const call = () => consumeInSpan(this.name, delivery, () => fn(delivery, ctx));
     return requestId === undefined ? call() : withRequestId(requestId, call);
   }
 
