@@ -3,6 +3,7 @@
  * service interceptor (connect-server.ts) runs it for every handler.
  */
 import { Code, ConnectError } from '@connectrpc/connect';
+import { isDatabaseUnavailable } from './db.ts';
 import { DomainError, type ErrorKind, ResourceExhaustedError, StaleRevisionError } from './errors.ts';
 
 const CODES: Record<ErrorKind, Code> = {
@@ -38,8 +39,11 @@ function dataException(err: unknown): string | undefined {
   return undefined;
 }
 
-/** toConnectError maps a thrown value to what the caller may see; `undefined` means internal. */
-export function toConnectError(err: unknown): ConnectError | undefined {
+/**
+ * toConnectError maps a thrown value to what the caller may see; `undefined` means internal.
+ * `service` names the service in what it says of its own database.
+ */
+export function toConnectError(err: unknown, service = 'the service'): ConnectError | undefined {
   if (err instanceof StaleRevisionError) {
     return new ConnectError(err.message, CODES[err.kind], {
       [CURRENT_REVISION_METADATA]: String(err.currentRevision),
@@ -54,5 +58,12 @@ export function toConnectError(err: unknown): ConnectError | undefined {
   if (err instanceof ConnectError) return err;
   const data = dataException(err);
   if (data !== undefined) return new ConnectError(data, Code.InvalidArgument);
+  if (isDatabaseUnavailable(err)) {
+    // Not a fault of the call: the caller may try again once the database is back.
+    return new ConnectError(
+      `the database of ${service} is not answering (it may be restarting); retry shortly`,
+      Code.Unavailable,
+    );
+  }
   return undefined;
 }

@@ -111,6 +111,7 @@ interface CallHeaders {
 function guardCall<T>(
   verifier: PrincipalVerifier,
   logger: Logger,
+  serviceName: string,
   typeName: string,
   methodName: string,
   header: CallHeaders,
@@ -136,7 +137,7 @@ function guardCall<T>(
       logger.info({ method, ms: Math.round(performance.now() - started) }, 'rpc');
       return res;
     } catch (err) {
-      const mapped = toConnectError(err);
+      const mapped = toConnectError(err, `the ${serviceName} service`);
       if (mapped === undefined) {
         logger.error({ method, err }, 'rpc failed');
         throw new ConnectError('internal error', Code.Internal);
@@ -154,18 +155,22 @@ function guardCall<T>(
  * serviceGuard is everything around a handler, outermost first: the server span continuing the
  * caller's trace, the call's timing (so it records the code the caller sees), then guardCall.
  */
-function serviceGuard(verifier: PrincipalVerifier, logger: Logger): CallGuard {
+function serviceGuard(verifier: PrincipalVerifier, logger: Logger, serviceName: string): CallGuard {
   return (typeName, methodName, header, carrier, values, next) =>
     serveInSpan(typeName, methodName, carrier, () =>
       timeRpc(`${typeName}/${methodName}`, () =>
-        guardCall(verifier, logger, typeName, methodName, header, values, next),
+        guardCall(verifier, logger, serviceName, typeName, methodName, header, values, next),
       ),
     );
 }
 
 /** The interceptor form of serviceGuard, for calls served by connect-node's adapter. */
-export function serviceInterceptor(verifier: PrincipalVerifier, logger: Logger): Interceptor {
-  const guard = serviceGuard(verifier, logger);
+export function serviceInterceptor(
+  verifier: PrincipalVerifier,
+  logger: Logger,
+  serviceName: string,
+): Interceptor {
+  const guard = serviceGuard(verifier, logger, serviceName);
   return (next) => (req) =>
     guard(req.service.typeName, req.method.name, req.header, req.header as never, req.contextValues, () =>
       next(req),
@@ -198,10 +203,10 @@ export function buildConnectServer(opts: ConnectServerOptions): ConnectServer {
       healthRoutes(router, opts.serviceName, health);
       opts.routes(recordUnaryRoutes(router, unary));
     },
-    interceptors: [serviceInterceptor(opts.verifier, opts.logger)],
+    interceptors: [serviceInterceptor(opts.verifier, opts.logger, opts.serviceName)],
     readMaxBytes: MAX_REQUEST_BYTES,
   });
-  const guard = serviceGuard(opts.verifier, opts.logger);
+  const guard = serviceGuard(opts.verifier, opts.logger, opts.serviceName);
   // Our own clients' unary calls take the short path (unary-server.ts); everything else, and any
   // path no unary method has, goes to connect-node's adapter.
   const server = http2.createServer((req, res) => {

@@ -154,6 +154,60 @@ export async function migrate(
   return { applied };
 }
 
+/** Node's error codes for a connection that could not be made or broke. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+/**
+ * PostgreSQL's own words for "not now": a connection exception (SQLSTATE class 08), the server
+ * shutting down or starting up (57P01 to 57P03), too many connections (53300).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
+
+/** node-postgres's errors for a connection that ended or never came (they carry no code). */
+const PG_CONNECTION_MESSAGES = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect$/,
+  /is not queryable$/,
+  /^Cannot use a pool after calling end on the pool$/,
+];
+
+/**
+ * isDatabaseUnavailable says whether `err` means the database could not be reached or went away
+ * during the call (a refused or broken connection, a server restarting), as opposed to a
+ * statement the database refused. A caller may retry such a call later; it is not a bug.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const stack: unknown[] = [err];
+  while (stack.length > 0) {
+    const e = stack.pop();
+    if (e === null || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    const { code, message, errors, cause } = e as {
+      code?: unknown;
+      message?: unknown;
+      errors?: unknown;
+      cause?: unknown;
+    };
+    if (typeof code === 'string' && (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code)))
+      return true;
+    if (typeof message === 'string' && PG_CONNECTION_MESSAGES.some((m) => m.test(message))) return true;
+    // A refused connection to a name with several addresses arrives as an AggregateError.
+    if (Array.isArray(errors)) stack.push(...errors);
+    stack.push(cause);
+  }
+  return false;
+}
+
 /** A pool error reporter that logs the message and SQLSTATE only (never the client or its URL). */
 export function poolErrorsTo(logger: { warn(obj: object, msg: string): void }): (err: Error) => void {
   return (err) =>

@@ -7,6 +7,8 @@ import type { DescService } from '@bufbuild/protobuf';
 import {
   type CallOptions,
   type Client,
+  Code,
+  ConnectError,
   createClient,
   createContextKey,
   createContextValues,
@@ -143,4 +145,45 @@ export function serviceDirectory(
     clients.set(service.typeName, client);
     return client;
   };
+}
+
+/** Node's errors for a connection that was never made: nothing was sent. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * connectionFailure says how a call's connection to a service failed, when it did (rather than
+ * the service answering with an error): our client raises such errors itself. A refused
+ * connection carries the Node error as its cause, so nothing was sent ('not-connected'); a reset
+ * connection (which arrives as Aborted, the code a service uses for a stale revision) or a service
+ * process that dies mid-call (Canceled: our callers never cancel their own calls) may have lost a
+ * call the service had received ('lost').
+ */
+export function connectionFailure(err: ConnectError): 'not-connected' | 'lost' | undefined {
+  for (let c: unknown = err.cause; c !== undefined && c !== null; c = (c as { cause?: unknown }).cause) {
+    if (NOT_CONNECTED.has(String((c as { code?: unknown }).code))) return 'not-connected';
+    const inner = (c as { errors?: unknown }).errors;
+    if (Array.isArray(inner) && inner.some((e) => NOT_CONNECTED.has(String((e as { code?: unknown }).code))))
+      return 'not-connected';
+  }
+  return err.cause !== undefined || err.code === Code.Canceled ? 'lost' : undefined;
+}
+
+/**
+ * describeCallFailure says which part failed when a call to `service` (a process name, such as
+ * "upstream-proxy") did not succeed: the service itself could not be reached or stopped answering,
+ * or it answered with its own error (whose words, such as the ad platform being unreachable, are
+ * kept).
+ */
+export function describeCallFailure(err: unknown, service: string): string {
+  const e = ConnectError.from(err);
+  switch (connectionFailure(e)) {
+    case 'not-connected':
+      return `the ${service} could not be reached (${e.rawMessage})`;
+    case 'lost':
+      return `the ${service} stopped answering during the call (${e.rawMessage})`;
+    default:
+      return e.code === Code.DeadlineExceeded
+        ? `the ${service} did not answer in time (${e.rawMessage})`
+        : e.rawMessage;
+  }
 }
