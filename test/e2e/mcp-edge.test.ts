@@ -465,7 +465,7 @@ describe('HTTP status rules', () => {
     assert.equal(other.status, 200);
   });
 
-  test('an address that keeps failing authentication is refused before any lookup, but a valid credential from it is not', async () => {
+  test('an address that keeps failing authentication gets 429 for its failures, but a valid credential from it is served', async () => {
     const flood = { 'x-forwarded-for': '203.0.113.7' };
     // The valid client has been seen before, from anywhere.
     const seen = await rawPost(oneGateway(), callBody('ads_get_connection_context'), {

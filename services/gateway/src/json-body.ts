@@ -2,7 +2,8 @@
  * The gateway's JSON body parser. A body nested deeper than MAX_JSON_DEPTH is refused, so no later
  * walk of it (ours, the SDK's, a schema validator's) can run out of stack. Properties that could
  * reach an object's prototype (`__proto__`, and `constructor` holding `prototype`) are refused
- * with a message that names them, rather than dropped silently; malformed JSON is refused as such.
+ * with a message that names them, rather than dropped silently; malformed JSON, and bytes that are
+ * not UTF-8, are refused as such.
  */
 
 /** How deeply objects and arrays may nest in a request body; no MCP message comes close. */
@@ -74,8 +75,47 @@ function refusal(root: unknown): Refusal | undefined {
   return undefined;
 }
 
+// A byte order mark is kept, as Buffer#toString kept it, so that offsets count every byte sent.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const lenientUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * The byte offset of the first sequence that is not UTF-8 in `bytes`, which the strict decoder
+ * refused. The lenient decoder puts one U+FFFD where each bad sequence starts (WHATWG Encoding's
+ * decoder, which the strict one also follows), so the offset is the UTF-8 length of the text before
+ * the first U+FFFD that the bytes do not spell as EF BF BD themselves.
+ */
+function firstInvalidOffset(bytes: Uint8Array): number {
+  const text = lenientUtf8.decode(bytes);
+  let offset = 0;
+  let from = 0;
+  for (let at = text.indexOf('\uFFFD'); at !== -1; at = text.indexOf('\uFFFD', from)) {
+    offset += Buffer.byteLength(text.slice(from, at), 'utf8');
+    if (bytes[offset] !== 0xef || bytes[offset + 1] !== 0xbf || bytes[offset + 2] !== 0xbd) return offset;
+    offset += 3;
+    from = at + 1;
+  }
+  return offset;
+}
+
+/**
+ * decodeUtf8Body reads a body as UTF-8, refusing it when any byte sequence is not UTF-8: a decoder
+ * that replaced it with U+FFFD would save text the client never sent.
+ */
+export function decodeUtf8Body(bytes: Uint8Array): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw new BodyError(
+      `Parse error: the body is not valid UTF-8 (the first invalid byte sequence starts at byte offset ${firstInvalidOffset(bytes)}); JSON must be sent as UTF-8`,
+      -32700,
+    );
+  }
+}
+
 /** parseJsonBody parses a request body, or throws a BodyError that says what is wrong. */
-export function parseJsonBody(text: string): unknown {
+export function parseJsonBody(body: Uint8Array | string): unknown {
+  const text = typeof body === 'string' ? body : decodeUtf8Body(body);
   if (text.trim() === '')
     throw new BodyError('Parse error: the body is empty; send a JSON-RPC message', -32700);
   let value: unknown;

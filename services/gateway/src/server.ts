@@ -1,6 +1,8 @@
 /** The gateway's HTTP server: the MCP edge, the catalogue, OAuth resource metadata and health. */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { createAssetLinks } from './assets/asset-links.ts';
 import { loggableUrl, registerAssetRoute } from './assets/asset-route.ts';
 import { type IdentityListener, listenForIdentityChanges } from './auth/identity-listener.ts';
@@ -12,6 +14,13 @@ import { registerDashboardRoutes } from './dashboard/dashboard-routes.ts';
 import type { GatewayDeps } from './deps.ts';
 import { type Drain, drainable } from './drain.ts';
 import { BodyError, parseJsonBody } from './json-body.ts';
+import {
+  edgeErrorBody,
+  INTERNAL_ERROR,
+  INVALID_REQUEST,
+  PARSE_ERROR,
+  rawEdgeErrorResponse,
+} from './mcp/edge-error.ts';
 import { registerMcpRoutes } from './mcp/mcp-route.ts';
 import { registerOAuth } from './oauth/oauth-routes.ts';
 
@@ -39,6 +48,37 @@ export interface ServerOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+/** Node's own limit on a request's headers (`--max-http-header-size`), named in the 431 answer. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * The answer to a request Node's HTTP parser refused before Fastify saw it (Fastify's default
+ * writes its own JSON shape): a request that did not arrive in time, headers over the limit, or
+ * bytes that are not HTTP/1.1. Written on the socket, then the connection is closed.
+ */
+function clientErrorAnswer(err: Error & { code?: string }, requestTimeoutMs: number): string {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return rawEdgeErrorResponse(
+      408,
+      INVALID_REQUEST,
+      `Request Timeout: the request's headers and body did not all arrive within ${requestTimeoutMs / 1000} s`,
+    );
+  }
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    return rawEdgeErrorResponse(
+      431,
+      INVALID_REQUEST,
+      `Request Header Fields Too Large: the request line and headers exceed ${MAX_HEADER_BYTES} bytes`,
+    );
+  }
+  const reason = err.code?.startsWith('HPE_') ? ` (${err.message.replace(/[^\x20-\x7e]/g, '?')})` : '';
+  return rawEdgeErrorResponse(
+    400,
+    INVALID_REQUEST,
+    `Bad Request: the request is not valid HTTP/1.1${reason}`,
+  );
+}
+
 /** buildServer returns the gateway's Fastify app, not yet listening. */
 export function buildServer(
   deps: GatewayDeps,
@@ -52,11 +92,60 @@ export function buildServer(
     requestTimeout: opts.requestTimeoutMs,
     http: { requestTimeout: opts.requestTimeoutMs, connectionsCheckingInterval: 1000 },
     logger: false,
-    return503OnClosing: true,
+    // Answered by the onRequest hook below, in the edge's error shape, instead of Fastify's own.
+    return503OnClosing: false,
     trustProxy: opts.trustProxy,
+    clientErrorHandler(err: Error & { code?: string }, socket: Socket) {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      // Node's own rule: once an answer to the request under way has begun, another would corrupt it.
+      const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+      if (socket.writable && answering?.headersSent !== true) {
+        socket.write(clientErrorAnswer(err, opts.requestTimeoutMs));
+      }
+      socket.destroy();
+    },
+    // A URL that cannot be decoded, a path parameter over its length. Fastify hands these a reply
+    // outside any route, which the error handler below does not see.
+    frameworkErrors(err: FastifyError, _req, reply: FastifyReply) {
+      const status = err.statusCode ?? 400;
+      return reply
+        .code(status)
+        .send(edgeErrorBody(INVALID_REQUEST, `${STATUS_CODES[status] ?? 'Bad Request'}: ${err.message}`));
+    },
   });
   // On SIGTERM: serve a while longer with `Connection: close` (drain.ts), then close.
   const drain = drainable(app, opts.shutdownDelayMs ?? 0);
+  // Once the app is closing, what still arrives on an open connection is turned away (the
+  // balancer sends it elsewhere) before any work is done for it.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', (_req, reply, done) => {
+    if (!closing) return done();
+    reply
+      .code(503)
+      .header('connection', 'close')
+      .header('retry-after', '1')
+      .send(
+        edgeErrorBody(INTERNAL_ERROR, 'Service Unavailable: this gateway is stopping; retry the request'),
+      );
+  });
+  // Expect values other than 100-continue: Node would answer 417 with an empty body.
+  app.server.on('checkExpectation', (req, res) => {
+    const body = JSON.stringify(
+      edgeErrorBody(
+        INVALID_REQUEST,
+        `Expectation Failed: Expect: ${String(req.headers.expect).slice(0, 100)} is not supported (only 100-continue)`,
+      ),
+    );
+    res.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    res.end(body);
+  });
   const knownCredentials = new KnownCredentials(opts.authCacheMs);
   // Changes made by any process (the admin command, another replica) are heard while the app runs.
   let identity: IdentityListener | undefined;
@@ -76,9 +165,10 @@ export function buildServer(
   const { logger } = deps;
 
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  // Read as bytes: decoding them as a string would replace bytes that are not UTF-8 with U+FFFD.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
     try {
-      done(null, parseJsonBody(String(body)));
+      done(null, parseJsonBody(body as Buffer));
     } catch (err) {
       done(err as BodyError);
     }
@@ -108,42 +198,49 @@ export function buildServer(
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
     const status = err.statusCode ?? 500;
     if (status === 413) {
-      return reply.code(413).send({
-        jsonrpc: '2.0',
-        error: { code: -32600, message: `Payload Too Large: the body exceeds ${opts.maxBodyBytes} bytes` },
-        id: null,
-      });
+      return reply
+        .code(413)
+        .send(
+          edgeErrorBody(INVALID_REQUEST, `Payload Too Large: the body exceeds ${opts.maxBodyBytes} bytes`),
+        );
     }
     if (status === 415) {
-      return reply.code(415).send({
-        jsonrpc: '2.0',
-        error: { code: -32600, message: 'Unsupported Media Type: Content-Type must be application/json' },
-        id: null,
-      });
-    }
-    if (err instanceof BodyError) {
       return reply
-        .code(400)
-        .send({ jsonrpc: '2.0', error: { code: err.rpcCode, message: err.message }, id: null });
+        .code(415)
+        .send(
+          edgeErrorBody(INVALID_REQUEST, 'Unsupported Media Type: Content-Type must be application/json'),
+        );
     }
+    if (err instanceof BodyError) return reply.code(400).send(edgeErrorBody(err.rpcCode, err.message));
     if (status >= 400 && status < 500) {
+      // Fastify's refusals keep their status: a body that ended short of its Content-Length is a
+      // parse error, a URL that cannot be decoded a bad request.
+      const parsing = err.code?.startsWith('FST_ERR_CTP_') === true;
       return reply
-        .code(400)
-        .send({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: ${err.message}` }, id: null });
+        .code(status)
+        .send(
+          edgeErrorBody(
+            parsing ? PARSE_ERROR : INVALID_REQUEST,
+            `${parsing ? 'Parse error' : (STATUS_CODES[status] ?? 'Bad Request')}: ${err.message}`,
+          ),
+        );
     }
     // Something we depend on failed (the database, most likely): say so, and that a retry is safe.
     logger.error({ err, request_id: req.requestId }, 'request failed');
     return reply
       .code(503)
       .header('retry-after', '5')
-      .send({
-        jsonrpc: '2.0',
-        error: { code: -32603, message: `Service Unavailable: retry shortly (request ${req.requestId})` },
-        id: null,
-      });
+      .send(edgeErrorBody(INTERNAL_ERROR, `Service Unavailable: retry shortly (request ${req.requestId})`));
   });
   app.setNotFoundHandler((req, reply) =>
-    reply.code(404).send({ error: 'not_found', message: `no route for ${req.method} ${req.url}` }),
+    reply
+      .code(404)
+      .send(
+        edgeErrorBody(
+          INVALID_REQUEST,
+          `Not Found: no route for ${req.method} ${req.url.slice(0, 200)}; the MCP endpoint is POST /mcp`,
+        ),
+      ),
   );
 
   const oauth = registerOAuth(app, routeDeps, {

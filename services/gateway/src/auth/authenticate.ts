@@ -1,13 +1,15 @@
 /**
- * Resolves `Authorization: Bearer <token>` to a caller, or says why it cannot. Failed lookups are
- * budgeted per client address; successes are not, so a valid credential is never refused because
- * other clients behind the same address (everyone on loopback, everyone behind a proxy) failed.
+ * Resolves `Authorization: Bearer <token>` to a caller, or says why it cannot. Failed
+ * authentications are budgeted per client address; successes are not, so a valid credential is
+ * never refused because other clients behind the same address (everyone on loopback, everyone
+ * behind a proxy) failed.
  */
 import type { Queryable } from '@adsmcp/runtime/db';
+import pLimit from 'p-limit';
 import type { Caller } from '../catalogue/catalogue.ts';
 import { hashToken, looksLikeToken } from '../domain/credentials.ts';
 import { findCredentialByHash, touchCredential } from '../store/identity-store.ts';
-import type { KnownCredentials } from './known-credentials.ts';
+import type { KnownCredential, KnownCredentials } from './known-credentials.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 
 export type AuthResult =
@@ -100,62 +102,126 @@ export async function verifyToken(db: Queryable, tokenHash: Buffer, now: Date): 
 
 export type GuardResult = AuthResult | { ok: false; overBudget: true; retryAfterSeconds: number };
 
+/**
+ * How many lookups of credentials sent from addresses over their failure budget run at once, across
+ * all such addresses; the rest wait their turn in the order they came. A flood of guesses from
+ * over-budget addresses so holds at most this many of the database pool's connections.
+ */
+export const OVER_BUDGET_LOOKUPS_AT_ONCE = 2;
+
 export interface AuthGuardOptions {
   db: Queryable;
-  /** Failed lookups per client address. */
+  /** Failed authentications per client address. */
   failures: RateLimiter;
   known: KnownCredentials;
   now: () => Date;
   /** OAuth access tokens, accepted besides the pasted ones when given. */
   oauth?: OAuthAccessTokens;
+  /** Lookups from over-budget addresses at once (default OVER_BUDGET_LOOKUPS_AT_ONCE). */
+  overBudgetLookupsAtOnce?: number;
 }
 
 /**
- * createAuthGuard returns the edge's authentication: a known, fresh token is admitted from
- * memory; a known, stale one is checked again in the database whatever its address's budget
- * (it is not a guess); an unknown one is looked up only while its address has failures left.
- * A header without a well-formed token costs no lookup and so no budget.
+ * createAuthGuard returns the edge's authentication. Every credential is checked, and only a failed
+ * one is charged to its address's failure budget: a valid credential is served however many
+ * failures its address (everyone behind a proxy or a NAT) has sent.
+ *
+ * The budget bounds the work a client sending bad credentials can cause instead of refusing it:
+ * - a header that is not a bearer token, or a token of no accepted shape, costs no lookup;
+ * - a known, fresh credential is admitted from memory (a hash and a map lookup);
+ * - any other lookup (one indexed read of the credential; for an OAuth token, the provider's read of
+ *   it) is charged to the address before it starts and given back when the credential is valid, so
+ *   an address under budget has no more lookups under way than failures left;
+ * - past its budget, an address's lookups still run, but through one queue shared by every
+ *   over-budget address, OVER_BUDGET_LOOKUPS_AT_ONCE at a time, and a lookup whose client has gone
+ *   by its turn is skipped. Failures are then answered 429 with Retry-After.
+ * A flood thus costs one SHA-256 per request and a bounded share of the database; a valid
+ * credential behind it waits for its turn in that queue and is served.
  */
 export function createAuthGuard(o: AuthGuardOptions) {
-  return async (header: string | undefined, clientAddress: string): Promise<GuardResult> => {
-    const bearer = readBearer(header, o.oauth !== undefined);
-    if (!bearer.ok) return bearer;
-    let tokenHash: Buffer;
-    /** An OAuth access token's own scopes; a pasted token has its connection's. */
-    let tokenScopes: readonly string[] | undefined;
-    if (looksLikeToken(bearer.token) || o.oauth === undefined) {
-      tokenHash = hashToken(bearer.token);
-    } else {
-      // Looked up whatever the address's budget: a guess at a 256-bit token is hopeless, and a valid
-      // token is not refused because others behind the same address failed.
-      const grant = await o.oauth.credentialHash(bearer.token);
-      if (!grant.ok) {
-        o.failures.take(clientAddress);
-        return grant;
-      }
-      tokenHash = grant.hash;
-      tokenScopes = grant.scopes;
-    }
-    const now = o.now();
-    const known = o.known.get(tokenHash);
-    if (known?.fresh) {
-      const expiresAt = known.caller.credentialExpiresAt;
-      if (expiresAt === null || expiresAt > now)
-        return { ok: true, caller: narrowedTo(known.caller, tokenScopes) };
-    }
-    if (known === undefined) {
-      const budget = o.failures.peek(clientAddress);
-      if (!budget.allowed)
-        return { ok: false, overBudget: true, retryAfterSeconds: budget.retryAfterSeconds };
-    }
-    const result = await verifyToken(o.db, tokenHash, now);
+  const overBudget = pLimit(o.overBudgetLookupsAtOnce ?? OVER_BUDGET_LOOKUPS_AT_ONCE);
+
+  /** A failure charged to `clientAddress`: a 429 once the address is over its budget. */
+  const failed = (result: Extract<AuthResult, { ok: false }>, clientAddress: string): GuardResult => {
+    const charged = o.failures.take(clientAddress);
+    return charged.allowed
+      ? result
+      : { ok: false, overBudget: true, retryAfterSeconds: charged.retryAfterSeconds };
+  };
+
+  /** The database's word on a pasted token's hash (or an OAuth token's grant), remembered when valid. */
+  const verify = async (
+    tokenHash: Buffer,
+    tokenScopes: readonly string[] | undefined,
+  ): Promise<AuthResult> => {
+    const result = await verifyToken(o.db, tokenHash, o.now());
     if (!result.ok) {
       o.known.forgetToken(tokenHash);
-      if (known === undefined) o.failures.take(clientAddress);
       return result;
     }
     // Remembered with the connection's scopes: another token of the same grant may hold more.
     o.known.remember(tokenHash, result.caller);
     return { ok: true, caller: narrowedTo(result.caller, tokenScopes) };
+  };
+
+  /** A known credential admitted from memory, while its entry is fresh and it has not expired. */
+  const fromMemory = (
+    known: KnownCredential | undefined,
+    tokenScopes: readonly string[] | undefined,
+  ): AuthResult | undefined => {
+    if (!known?.fresh) return undefined;
+    const expiresAt = known.caller.credentialExpiresAt;
+    if (expiresAt !== null && expiresAt <= o.now()) return undefined;
+    return { ok: true, caller: narrowedTo(known.caller, tokenScopes) };
+  };
+
+  /** The whole check of a well-shaped token that memory did not settle. */
+  const lookUp = async (token: string): Promise<AuthResult> => {
+    if (looksLikeToken(token) || o.oauth === undefined) return verify(hashToken(token), undefined);
+    const grant = await o.oauth.credentialHash(token);
+    if (!grant.ok) return grant;
+    return fromMemory(o.known.get(grant.hash), grant.scopes) ?? verify(grant.hash, grant.scopes);
+  };
+
+  return async (
+    header: string | undefined,
+    clientAddress: string,
+    /** Whether the client has gone (its connection closed) while its lookup waited. */
+    gone: () => boolean = () => false,
+  ): Promise<GuardResult> => {
+    const bearer = readBearer(header, o.oauth !== undefined);
+    if (!bearer.ok) {
+      // No credential at all is how a client asks what to authenticate with: it is not a failure.
+      return bearer.error === undefined ? bearer : failed(bearer, clientAddress);
+    }
+    if (looksLikeToken(bearer.token) || o.oauth === undefined) {
+      const tokenHash = hashToken(bearer.token);
+      const known = o.known.get(tokenHash);
+      const remembered = fromMemory(known, undefined);
+      if (remembered !== undefined) return remembered;
+      // Found valid before and only stale: not a guess, so checked again outside the budget.
+      if (known !== undefined) {
+        const result = await verify(tokenHash, undefined);
+        return result.ok ? result : failed(result, clientAddress);
+      }
+    }
+    if (o.failures.take(clientAddress).allowed) {
+      let result: AuthResult;
+      try {
+        result = await lookUp(bearer.token);
+      } catch (err) {
+        // The lookup itself failed (the database): no credential was found wanting.
+        o.failures.give(clientAddress);
+        throw err;
+      }
+      if (result.ok) o.failures.give(clientAddress);
+      return result;
+    }
+    const result = await overBudget(
+      async (): Promise<AuthResult | undefined> => (gone() ? undefined : lookUp(bearer.token)),
+    );
+    if (result?.ok === true) return result;
+    const budget = o.failures.peek(clientAddress);
+    return { ok: false, overBudget: true, retryAfterSeconds: Math.max(1, budget.retryAfterSeconds) };
   };
 }

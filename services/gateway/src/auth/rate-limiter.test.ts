@@ -44,3 +44,15 @@ test('a cost takes that many tokens at once, or none', () => {
   assert.deepEqual(limiter.take('a', 3), { allowed: false, retryAfterSeconds: 1 });
   assert.equal(limiter.take('a', 2).allowed, true, 'the refused take took nothing');
 });
+
+test('give returns what take took, never beyond the burst', () => {
+  const limiter = new RateLimiter(1, 2, () => 0);
+  limiter.take('a');
+  limiter.take('a');
+  assert.equal(limiter.peek('a').allowed, false);
+  limiter.give('a');
+  assert.equal(limiter.take('a').allowed, true, 'the token given back is taken again');
+  limiter.give('a', 10);
+  assert.equal(limiter.take('a', 2).allowed, true);
+  assert.equal(limiter.take('a').allowed, false, 'a give of 10 filled the bucket to its burst of 2, no more');
+});

@@ -48,6 +48,15 @@ export class RateLimiter {
     };
   }
 
+  /**
+   * Gives back `cost` tokens that `take` took, up to the burst: a cost charged before work whose
+   * outcome decides whether it was owed (a credential found valid owes nothing).
+   */
+  give(key: string, cost = 1): void {
+    const b = this.#buckets.get(key);
+    if (b !== undefined) b.tokens = Math.min(this.burst, b.tokens + cost);
+  }
+
   /** Forgets buckets that have refilled, bounding memory. */
   #evictFull(t: number): void {
     for (const [k, b] of this.#buckets) {

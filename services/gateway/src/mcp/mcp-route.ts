@@ -1,7 +1,7 @@
 /**
  * `POST /mcp`: the edge's own checks, in order — Origin (403), bearer token (401, or 429 for an
- * address over its failed-authentication budget), Accept (406), credential rate (429), body
- * (400/413, by Fastify), protocol version, batches and a lone tools/call's params (400), the
+ * address over its failed-authentication budget), Accept (406), Content-Encoding (415), credential
+ * rate (429), body (400/413/415, by Fastify; bytes that are not UTF-8 are a 400), protocol version, batches and a lone tools/call's params (400), the
  * tool's scope and role (403), a batch's tool calls against the rate (429) — then the MCP SDK
  * serves the JSON-RPC exchange (2026-07-28, and the 2025-era revisions statelessly) with a
  * per-request server whose tools come from the catalogue; the common exchange, one plain 2025-era
@@ -64,7 +64,7 @@ export interface McpRouteOptions<D> {
   db: Queryable;
   logger: Logger;
   limiter: RateLimiter;
-  /** Failed authentications per client address; over budget, only known credentials are looked up. */
+  /** Failed authentications per client address; over budget, lookups wait in a bounded queue. */
   authFailures: RateLimiter;
   /** Credentials recently found valid, admitted without a lookup. */
   knownCredentials: KnownCredentials;
@@ -86,6 +86,19 @@ declare module 'fastify' {
 
 function rpcError(reply: FastifyReply, status: number, code: number, message: string, id: unknown = null) {
   return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id });
+}
+
+/**
+ * The content codings of a Content-Encoding header that this endpoint does not take: every one but
+ * `identity` (RFC 9110 §8.4.1, case-insensitive). A compressed body is refused rather than
+ * inflated: what it inflates to is not bounded by the body limit, which counts the bytes sent.
+ */
+export function unacceptedContentCodings(header: string | undefined): string[] {
+  if (header === undefined) return [];
+  return header
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && c.toLowerCase() !== 'identity');
 }
 
 /** Whether an Accept header admits both JSON and SSE, as the transport requires. */
@@ -197,7 +210,7 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     if (origin !== undefined && !origins.allows(origin)) {
       return rpcError(reply, 403, JSONRPC_FORBIDDEN, `origin ${origin} is not allowed`);
     }
-    const auth = await authenticate(req.headers.authorization, req.ip);
+    const auth = await authenticate(req.headers.authorization, req.ip, () => req.raw.socket.destroyed);
     if (!auth.ok && 'overBudget' in auth) {
       reply.header('retry-after', String(auth.retryAfterSeconds));
       return rpcError(
@@ -222,6 +235,17 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     }
     // Accepted as written; the SDK reads it again, matching the media types by their exact case.
     req.raw.headers.accept = 'application/json, text/event-stream';
+    const codings = unacceptedContentCodings(req.headers['content-encoding']);
+    if (codings.length > 0) {
+      // RFC 9110 §15.5.16: Accept-Encoding says which codings a request may use.
+      reply.header('accept-encoding', 'identity');
+      return rpcError(
+        reply,
+        415,
+        JSONRPC_INVALID_REQUEST,
+        `Unsupported Media Type: Content-Encoding ${codings.map((c) => JSON.stringify(c.slice(0, 40))).join(', ')} is not accepted; send the body uncompressed, with no Content-Encoding header or Content-Encoding: identity`,
+      );
+    }
     const rate = o.limiter.take(auth.caller.principal.credentialId);
     if (!rate.allowed) return rateLimited(reply, rate.retryAfterSeconds);
   };
