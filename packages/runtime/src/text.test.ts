@@ -51,3 +51,35 @@ test('text length counts code points, as JSON Schema does: an emoji is one chara
   assert.equal(textLength(''), 0);
   assert.equal(textLength('\u{1F469}\u200D\u{1F4BB}'), 3);
 });
+
+test('emoji as Unicode defines them keep their selectors, joiners, skin tones and tag characters', () => {
+  for (const emoji of [
+    '\u2764\uFE0F', // ❤️
+    '\u{1F44D}\uFE0F', // 👍️: a selector where the recommended set writes none
+    '\u{1F44D}\u{1F3FD}', // 👍🏽
+    '#\uFE0F\u20E3', // #️⃣
+    '\u{1F469}\u200D\u{1F4BB}', // 👩‍💻
+    '\u{1F469}\u{1F3FD}\u200D\u{1F4BB}', // 👩🏽‍💻: a joiner after a skin tone
+    '\u{1F469}\u200D\u2764\uFE0F\u200D\u{1F468}', // 👩‍❤️‍👨
+    '\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}', // the flag of Scotland
+    '\u{1F1EB}\u{1F1F7}', // 🇫🇷
+  ]) {
+    assert.equal(hiddenCharacter(`Sale ${emoji} today`), undefined, JSON.stringify(emoji));
+    assert.equal(showHidden(emoji), emoji);
+  }
+});
+
+test('selectors, joiners and tags outside an emoji are refused: after a letter, a bare digit, a flag letter, a selector', () => {
+  const cases: [string, string][] = [
+    ['A\uFE0F', 'U+FE0F'],
+    ['1\uFE0F sale', 'U+FE0F'], // a digit outside a keycap shows nothing different
+    ['\u{1F1EB}\uFE0F', 'U+FE0F'],
+    ['\u2764\uFE0F\uFE0F', 'U+FE0F'],
+    ['\u{1F3FD}\uFE0F', 'U+FE0F'],
+    ['a\u200D\u{1F525}', 'U+200D'],
+    ['sale\u{E0067}\u{E007F}', 'U+E0067'],
+    ['\u{1F3F4}\u{E0041}', 'U+E0041'],
+  ];
+  for (const [text, named] of cases) assert.equal(hiddenCharacter(text), named, JSON.stringify(text));
+  assert.equal(showHidden('A\uFE0F \u2764\uFE0F'), 'A⟨U+FE0F⟩ \u2764\uFE0F');
+});

@@ -16,20 +16,42 @@
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}\u2800]/gu;
 
 /**
- * The one format character that is part of ordinary text: the zero-width joiner inside an emoji
- * sequence (👩‍💻). Anywhere else it is refused like the others.
+ * The `v` flag (Unicode sets), which \p{RGI_Emoji} needs. Node 20's engine has it; TypeScript's
+ * ES2023 target refuses it written as a literal, so it is passed as a value.
  */
-const EMOJI_JOINER = /(?<=\p{Extended_Pictographic}\p{M}*)\u200D(?=\p{Extended_Pictographic})/gu;
+function unicodeSetsFlags(): string {
+  return 'gv';
+}
 
 /**
- * The two variation selectors that are part of ordinary text: text or emoji presentation (U+FE0E,
- * U+FE0F) right after a character that has both (❤️, 1️⃣). Anywhere else they are refused.
+ * Emoji as Unicode's emoji data defines them (\p{RGI_Emoji}: the fully qualified emoji, keycaps
+ * 1️⃣, ZWJ sequences 👩🏽‍💻 ❤️‍🔥, the flags of England, Scotland and Wales spelled with tag
+ * characters). The hidden characters inside one (U+FE0F, U+200D, tags) are part of ordinary text.
+ * The engine's own Unicode data is used rather than a copy of it in a package.
  */
-const EMOJI_PRESENTATION = /(?<=\p{Emoji})[\uFE0E\uFE0F]/gu;
+const RGI_EMOJI = new RegExp(String.raw`\p{RGI_Emoji}`, unicodeSetsFlags());
 
-/** The offsets of the hidden characters that belong to emoji (joiners, presentation selectors). */
+/**
+ * A zero-width joiner between two pictographic emoji, also after the first's presentation selector
+ * or skin tone: UTS #51's emoji ZWJ sequence, valid beyond the recommended set (a pair it does not
+ * list shows as two emoji side by side). Anywhere else it is refused like the others.
+ */
+const EMOJI_JOINER =
+  /(?<=\p{Extended_Pictographic}[\p{M}\p{Emoji_Modifier}]*)\u200D(?=\p{Extended_Pictographic})/gu;
+
+/**
+ * Text or emoji presentation (U+FE0E, U+FE0F) right after a pictographic emoji, also where the
+ * recommended set writes none (👍️, ☺︎). After anything else (a letter, a digit outside a keycap,
+ * a flag's regional indicator, another selector) it is refused: there it changes nothing a reader
+ * sees and could carry data.
+ */
+const EMOJI_PRESENTATION = /(?<=\p{Extended_Pictographic})[\uFE0E\uFE0F]/gu;
+
+/** The offsets of the hidden characters that belong to emoji (joiners, selectors, tags). */
 function emojiParts(text: string): Set<number> {
   const parts = new Set<number>();
+  for (const m of text.matchAll(RGI_EMOJI))
+    for (let i = m.index; i < m.index + m[0].length; i++) parts.add(i);
   for (const m of text.matchAll(EMOJI_JOINER)) parts.add(m.index);
   for (const m of text.matchAll(EMOJI_PRESENTATION)) parts.add(m.index);
   return parts;
