@@ -192,6 +192,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     const e = stack.pop();
     if (e === null || typeof e !== 'object' || seen.has(e)) continue;
     seen.add(e);
+    // Another service's failure (its own connection refused, say) is not this database's.
+    if ((e as { name?: unknown }).name === 'ConnectError') continue;
     const { code, message, errors, cause } = e as {
       code?: unknown;
       message?: unknown;

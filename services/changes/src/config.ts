@@ -24,7 +24,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       OPTIMIZER_PUBLIC_KEY: optional(),
       /** How long a worker that stopped renewing its claim (it died) keeps its message before another worker takes it over. */
       APPLY_LEASE_MS: int(60_000, 1_000, 600_000),
-      APPLY_MAX_ATTEMPTS: int(8, 1, 50),
+      /**
+       * Deliveries of one apply message before it is given up (the change is then brought to an
+       * end: tried again with a new message while its approval is valid, or failed with its outcome
+       * unknown if it was sent). Outages are bounded by APPROVAL_VALID_HOURS, not by this: the
+       * default covers a day of retries at the longest backoff (60 s).
+       */
+      APPLY_MAX_ATTEMPTS: int(5000, 1, 100_000),
+      /** How long after a person approved a change it may still be sent; an apply meeting an outage is tried again until then. */
+      APPROVAL_VALID_HOURS: int(24, 1, 720),
+      /** How often the sweep for changes left applying without an apply message runs. */
+      APPLY_SWEEP_EVERY_MS: int(60_000, 100, 3_600_000),
+      /** How long a change may be applying with no sign of its apply message before the sweep ends it. */
+      APPLY_SWEEP_QUIET_MS: int(600_000, 100, 86_400_000),
       /** Comma-separated Kafka brokers (host:port): apply work goes through Kafka; unset, through PostgreSQL. */
       KAFKA_BROKERS: optional(),
     },

@@ -14,7 +14,8 @@ import { startTracing } from '@adsmcp/runtime/telemetry';
 import { loadConfig } from './config.ts';
 import { APPLY_TOPIC, type ApplyMessage } from './handlers/changes-handlers.ts';
 import { buildServer, ISSUER, OPTIMIZER_ISSUER, SERVICE_NAME } from './server.ts';
-import { createApplyHandler } from './work/apply-worker.ts';
+import { startApplySweeper } from './work/apply-sweeper.ts';
+import { APPLY_CONSUMER, createApplyGiveUp, createApplyHandler } from './work/apply-worker.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -50,21 +51,24 @@ runMain(SERVICE_NAME, async () => {
   // Kafka when KAFKA_BROKERS is set, else the PostgreSQL queue on the outbox table.
   registerBusMetrics(pool);
   const bus = createBusTransport({ pool, logger, env: config, clientId: SERVICE_NAME });
+  const applying = {
+    pool,
+    upstream,
+    marketing,
+    logger,
+    approvalValidMs: config.APPROVAL_VALID_HOURS * HOUR_MS,
+  };
   await bus.consume<ApplyMessage>({
-    name: 'changes-apply',
+    name: APPLY_CONSUMER,
     topic: APPLY_TOPIC,
-    handler: createApplyHandler({
-      pool,
-      upstream,
-      marketing,
-      logger,
-      maxAttempts: config.APPLY_MAX_ATTEMPTS,
-    }),
+    handler: createApplyHandler(applying),
+    giveUp: createApplyGiveUp(applying),
     maxAttempts: config.APPLY_MAX_ATTEMPTS,
     leaseMs: config.APPLY_LEASE_MS,
-    backoff: { baseMs: 500, capMs: 30_000 },
+    backoff: { baseMs: 500, capMs: 60_000 },
     concurrency: 4,
   });
+  const stopSweeping = startApplySweeper(applying, config.APPLY_SWEEP_EVERY_MS, config.APPLY_SWEEP_QUIET_MS);
   // Done messages and inbox records are kept a week: far beyond any redelivery window.
   const stopPruning = startPruning({ pool, logger, everyMs: HOUR_MS, olderThanMs: 7 * DAY_MS });
   const server = buildServer({ pool, verifier, logger, upstream, marketing });
@@ -73,6 +77,7 @@ runMain(SERVICE_NAME, async () => {
   onShutdown(logger, async () => {
     await server.close();
     await stopPruning();
+    await stopSweeping();
     await bus.stop();
     await pool.end();
     await metrics.close();

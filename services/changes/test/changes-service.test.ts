@@ -15,7 +15,7 @@ import { digestOf } from '../src/domain/change.ts';
 import type { ApplyMessage } from '../src/handlers/changes-handlers.ts';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { insertChange } from '../src/store/change-store.ts';
-import { createApplyHandler } from '../src/work/apply-worker.ts';
+import { createApplyGiveUp, createApplyHandler } from '../src/work/apply-worker.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 
 let svc: ServiceUnderTest<typeof ChangesService>;
@@ -345,12 +345,14 @@ describe('an apply whose outcome is unknown', () => {
   const MAX_ATTEMPTS = 3;
   /** Runs the apply worker on the change as the bus's last delivery of its message would. */
   async function lastDelivery(changeId: string): Promise<void> {
-    const handle = createApplyHandler({
+    const deps = {
       pool,
       upstream: platform.upstream,
       logger: createLogger(SERVICE_NAME, 'silent'),
-      maxAttempts: MAX_ATTEMPTS,
-    });
+      approvalValidMs: 24 * 3_600_000,
+    };
+    const handle = createApplyHandler(deps);
+    const giveUp = createApplyGiveUp(deps);
     const message: Delivery<ApplyMessage> = {
       id: randomUUID(),
       topic: 'changes.apply',
@@ -364,7 +366,8 @@ describe('an apply whose outcome is unknown', () => {
       inTx: (fn) => inTransaction(pool, fn),
       signal: new AbortController().signal,
     } as HandlerContext;
-    await handle(message, ctx);
+    // As the bus does: a last attempt that throws runs the give-up path.
+    await handle(message, ctx).catch((error: unknown) => giveUp(message, ctx, { kind: 'failed', error }));
   }
 
   /** A change to `ad`, approved and sent while the platform answers its update with 500 (`fault`). */

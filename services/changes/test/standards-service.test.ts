@@ -777,7 +777,7 @@ describe('enforcement at apply', () => {
       pool,
       upstream: platform.upstream,
       logger: createLogger(SERVICE_NAME, 'silent'),
-      maxAttempts: 3,
+      approvalValidMs: 24 * 3_600_000,
     });
     const message: Delivery<ApplyMessage> = {
       id: randomUUID(),

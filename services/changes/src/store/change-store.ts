@@ -204,7 +204,7 @@ export async function markApplying(
   m: { workspaceId: string; changeId: string; by: string },
 ): Promise<ChangeRow | undefined> {
   const { rows } = await db.query<ChangeRow>(
-    `UPDATE changes SET status = 'applying', apply_requested_by = $3, apply_requested_at = now()
+    `UPDATE changes SET status = 'applying', apply_requested_by = $3, apply_requested_at = now(), error = NULL
       WHERE workspace_id = $1 AND change_id = $2 AND status = 'approved' RETURNING *`,
     [m.workspaceId, m.changeId, m.by],
   );
@@ -257,6 +257,52 @@ export async function finishApply(
       f.error,
       JSON.stringify(f.appliedDifferences ?? []),
     ],
+  );
+  return rows[0];
+}
+
+/**
+ * Records why a change still applying waits (an attempt met an outage; it is tried again), so
+ * whoever reads the change sees it; the outcome, when it comes, replaces it.
+ */
+export async function noteApplyDelay(
+  db: Queryable,
+  n: { workspaceId: string; changeId: string; error: string },
+): Promise<void> {
+  await db.query(
+    `UPDATE changes SET error = $3 WHERE workspace_id = $1 AND change_id = $2 AND status = 'applying'`,
+    [n.workspaceId, n.changeId, n.error],
+  );
+}
+
+/**
+ * The changes `applying` since before `olderThanMs` ago (by when it was asked for, or last asked
+ * again), oldest first: the candidates of the sweep for changes whose apply message was lost.
+ */
+export async function changesApplyingSince(
+  db: Queryable,
+  olderThanMs: number,
+  limit: number,
+): Promise<ChangeRow[]> {
+  const { rows } = await db.query<ChangeRow>(
+    `SELECT * FROM changes
+      WHERE status = 'applying'
+        AND greatest(apply_requested_at, apply_retried_at) < now() - $1 * interval '1 millisecond'
+      ORDER BY greatest(apply_requested_at, apply_retried_at) LIMIT $2`,
+    [olderThanMs, limit],
+  );
+  return rows;
+}
+
+/** Locks a change's row until the transaction ends; the row as it is then. */
+export async function lockChange(
+  db: Queryable,
+  workspaceId: string,
+  changeId: string,
+): Promise<ChangeRow | undefined> {
+  const { rows } = await db.query<ChangeRow>(
+    'SELECT * FROM changes WHERE workspace_id = $1 AND change_id = $2 FOR UPDATE',
+    [workspaceId, changeId],
   );
   return rows[0];
 }

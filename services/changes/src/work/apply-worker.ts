@@ -5,28 +5,33 @@
  * lost answer sends the same key, so the platform replays instead of applying twice.
  */
 import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
-import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
-import type { Pool } from '@adsmcp/runtime/db';
+import type { Delivery, GiveUpReason, HandlerContext } from '@adsmcp/runtime/bus/bus';
+import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
+import { isDatabaseUnavailable, type Pool, type PoolClient } from '@adsmcp/runtime/db';
 import { DomainError } from '@adsmcp/runtime/errors';
 import type { Logger } from '@adsmcp/runtime/log';
 import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { callerKey, readingFor } from '@adsmcp/runtime/service-client';
+import { callerKey, describeCallFailure, readingFor } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import { RESEND_WITHIN_HOURS, resendRefusal, staleTarget } from '../domain/change.ts';
 import { appliedDifferences } from '../domain/plan.ts';
 import { uploadKeyFor, withFileIds } from '../domain/uploads.ts';
 import { type Marketing, pinnedContent } from '../handlers/asset-reads.ts';
-import type { ApplyMessage } from '../handlers/changes-handlers.ts';
+import { APPLY_TOPIC, type ApplyMessage } from '../handlers/changes-handlers.ts';
 import { standardsRefusalAtApply } from '../handlers/standards-enforcement.ts';
 import {
   type ChangeRow,
   findChange,
   finishApply,
   markSent,
+  noteApplyDelay,
   recordUploadedFile,
   unsettledChangeTo,
 } from '../store/change-store.ts';
+
+/** The bus consumer that applies changes (its inbox rows and, on Kafka, its consumer group). */
+export const APPLY_CONSUMER = 'changes-apply';
 
 /** The key the platform deduplicates this change's application by. */
 export function idempotencyKeyFor(changeId: string): string {
@@ -47,8 +52,19 @@ export interface ApplyWorkerDeps {
   /** Where the campaign images a change uploads are read (unset: a change that has one fails unsent). */
   marketing?: Marketing;
   logger: Logger;
-  maxAttempts: number;
+  /**
+   * How long after a person approved a change it may still be sent: an apply that meets an outage
+   * (the platform's, or one of ours) is tried again, with backoff, until then.
+   */
+  approvalValidMs: number;
+  /** The clock (tests pass a fixed one). */
+  now?: () => Date;
+  /** How long a change whose apply message was given up or lost waits to be tried again (default REQUEUE_DELAY_MS). */
+  requeueDelayMs?: number;
 }
+
+/** How long a change whose apply message was given up or lost waits before it is tried again. */
+export const REQUEUE_DELAY_MS = 30_000;
 
 /** How often a change waits for another change to the same object to finish, and for how long. */
 const TARGET_WAIT_STEP_MS = 100;
@@ -118,6 +134,120 @@ async function withTarget<T>(pool: Pool, key: string, signal: AbortSignal, fn: (
   }
 }
 
+/**
+ * A call to another process that failed: which process (`part`), and what it threw. Transient
+ * failures name the part in the change's error, so a person can tell the ad platform's outage
+ * from one of ours.
+ */
+class PartFailure extends Error {
+  constructor(
+    readonly part: string,
+    override readonly cause: unknown,
+  ) {
+    super(describeCallFailure(cause, part));
+  }
+}
+
+/** Runs a call to `part`, so that its failure says which process failed. */
+async function callOf<T>(part: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof DomainError) throw err;
+    throw new PartFailure(part, err);
+  }
+}
+
+/** An apply attempt that met an outage: it is tried again. `message` names the part that failed. */
+class AttemptFailed extends Error {}
+
+/** What a transient failure of an apply attempt was, naming the part that failed. */
+function failureText(err: unknown): string {
+  if (err instanceof PartFailure || err instanceof AttemptFailed) return err.message;
+  if (isDatabaseUnavailable(err)) return 'the database of the changes service could not be reached';
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Whether an apply that failed with `err` cannot succeed by trying again: the change fails. */
+function permanentFailure(err: unknown): string | undefined {
+  // A rule this service checks itself (an image no longer the one reviewed): nothing was sent.
+  if (err instanceof DomainError) return err.message;
+  if (!(err instanceof PartFailure)) return undefined;
+  const e = ConnectError.from(err.cause);
+  return PERMANENT.has(e.code) ? e.rawMessage : undefined;
+}
+
+/**
+ * Until when an apply may go on trying: a change not sent yet, while the person's approval is
+ * valid; a change already sent (its outcome unknown), while the platform still knows its
+ * idempotency key (RESEND_WITHIN_HOURS after its first send), so a send again is replayed, not
+ * repeated.
+ */
+function tryUntil(change: ChangeRow, approvalValidMs: number): Date {
+  if (change.sent_at !== null) return new Date(change.sent_at.getTime() + RESEND_WITHIN_HOURS * 3_600_000);
+  const approvedAt = change.approved_at ?? change.prepared_at;
+  return new Date(approvedAt.getTime() + approvalValidMs);
+}
+
+/** A validity in words: hours, or minutes or seconds when shorter. */
+function validity(ms: number): string {
+  if (ms >= 3_600_000) return `${Math.round(ms / 3_600_000)} hours`;
+  return ms >= 60_000 ? `${Math.round(ms / 60_000)} minutes` : `${Math.round(ms / 1000)} seconds`;
+}
+
+/**
+ * endApply brings a change whose apply cannot go on (`why`) to an end, in the message's inbox
+ * transaction: one that was sent fails with its outcome unknown, and is applied again with the
+ * same idempotency key when asked (ads_apply_change); one never sent is tried again later with a
+ * new message while its approval is valid (an outage never spends it), and fails, nothing sent,
+ * after that.
+ */
+async function endApply(
+  d: ApplyWorkerDeps,
+  ctx: Pick<HandlerContext, 'inTx'>,
+  change: ChangeRow,
+  why: string,
+  successorId: string,
+): Promise<void> {
+  const now = (d.now ?? (() => new Date()))();
+  const expired = now >= tryUntil(change, d.approvalValidMs);
+  const delayMs = d.requeueDelayMs ?? REQUEUE_DELAY_MS;
+  await ctx.inTx(async (tx) => {
+    if (change.sent_at === null && !expired) {
+      const message: ApplyMessage = { change_id: change.change_id, workspace_id: change.workspace_id };
+      await enqueue(tx, {
+        topic: APPLY_TOPIC,
+        key: change.change_id,
+        payload: message,
+        id: successorId,
+        delayMs,
+      });
+      await noteApplyDelay(tx, {
+        workspaceId: change.workspace_id,
+        changeId: change.change_id,
+        error: `${why}; nothing was sent to the ad account, and it is tried again in ${Math.ceil(delayMs / 1000)} s`,
+      });
+      return;
+    }
+    await finishApply(tx, {
+      workspaceId: change.workspace_id,
+      changeId: change.change_id,
+      status: 'failed',
+      upstreamStatus: null,
+      upstreamResponseJson: null,
+      error:
+        change.sent_at !== null
+          ? `${why}; the change may or may not have been applied: apply it again (ads_apply_change) within ${RESEND_WITHIN_HOURS} hours of its first send to send it with the same idempotency key, which the platform applies at most once`
+          : `${why}; nothing was sent to the ad account, and its approval (valid ${validity(d.approvalValidMs)}) has expired: prepare the change again if it is still wanted`,
+    });
+  });
+}
+
+/**
+ * createApplyHandler returns the bus handler of apply messages. An attempt that meets an outage
+ * throws, so the bus tries again with backoff; once the change may no longer be tried (tryUntil),
+ * it is brought to an end instead (endApply).
+ */
 export function createApplyHandler(d: ApplyWorkerDeps) {
   const apply = applyOne(d);
   return async (message: Delivery<ApplyMessage>, ctx: HandlerContext): Promise<void> => {
@@ -130,9 +260,9 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
       );
       return;
     }
-    // A change that creates has no object yet: nothing else can be applying to it.
-    if (change.target_path === '') return apply(message, ctx, change);
     try {
+      // A change that creates has no object yet: nothing else can be applying to it.
+      if (change.target_path === '') return await apply(message, ctx, change);
       return await withTarget(d.pool, `${change.account_id} ${change.target_path}`, ctx.signal, async () => {
         // Read again under the lock: a replay of this message may find it finished meanwhile.
         const current = await findChange(d.pool, workspaceId, changeId);
@@ -144,21 +274,71 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
         return apply(message, ctx, current);
       });
     } catch (err) {
-      // The bus delivers the message again later; on its last attempt the change fails, unsent.
-      const unsent = err instanceof TargetBusyError || err instanceof TargetUnsettledError;
-      if (!unsent || message.attempt < d.maxAttempts) throw err;
-      await ctx.inTx((tx) =>
-        finishApply(tx, {
-          workspaceId,
-          changeId,
-          status: 'failed',
-          upstreamStatus: null,
-          upstreamResponseJson: null,
-          error: err.message,
-        }),
-      );
+      const why = failureText(err);
+      const latest = (await findChange(d.pool, workspaceId, changeId)) ?? change;
+      if (latest.status !== 'applying') throw err;
+      const now = (d.now ?? (() => new Date()))();
+      if (now >= tryUntil(latest, d.approvalValidMs)) {
+        await endApply(
+          d,
+          ctx,
+          latest,
+          `the change could not be applied before its time ran out: ${why}`,
+          deterministicId('apply', changeId, 'after', message.id),
+        );
+        return;
+      }
+      // Shown with the change while it waits, so whoever reads it knows what it waits for.
+      await noteApplyDelay(d.pool, {
+        workspaceId,
+        changeId,
+        error: `attempt ${message.attempt} could not finish: ${why}; trying again`,
+      }).catch(() => undefined);
+      throw new AttemptFailed(why, { cause: err });
     }
   };
+}
+
+/**
+ * createApplyGiveUp returns the give-up path of apply messages, run by the bus once a message is
+ * past its last attempt: the change it was applying is brought to an end (endApply), never left
+ * `applying`.
+ */
+export function createApplyGiveUp(d: ApplyWorkerDeps) {
+  return async (
+    message: Delivery<ApplyMessage>,
+    ctx: HandlerContext,
+    reason: GiveUpReason,
+  ): Promise<void> => {
+    const change = await findChange(d.pool, message.payload.workspace_id, message.payload.change_id);
+    if (change?.status !== 'applying') return;
+    const why =
+      reason.kind === 'abandoned'
+        ? `its apply stopped before it finished after ${message.attempt - 1} attempts (the worker applying it was stopped or killed)`
+        : `its apply failed ${message.attempt} times, the last with: ${failureText(reason.error)}`;
+    // The successor is named after this message, so a give-up path run twice queues one.
+    await endApply(d, ctx, change, why, deterministicId('apply', change.change_id, 'after', message.id));
+  };
+}
+
+/**
+ * endLostApply brings to an end a change left `applying` whose apply message will reach no
+ * handler (lost, or given up without its give-up path), in transaction `tx`; `sweep` names the
+ * sweep that found it.
+ */
+export function endLostApply(
+  d: ApplyWorkerDeps,
+  tx: PoolClient,
+  change: ChangeRow,
+  sweep: string,
+): Promise<void> {
+  return endApply(
+    d,
+    { inTx: (fn) => fn(tx) },
+    change,
+    'its apply message was lost before the change reached an end',
+    deterministicId('apply', change.change_id, 'swept', sweep),
+  );
 }
 
 /**
@@ -177,18 +357,20 @@ async function uploadImages(
     if (upload.file_id !== '') continue;
     const what = `campaign asset "${upload.name}" (${upload.asset_id})`;
     const content = await pinnedContent(d.marketing, upload, readingFor(principal, options.signal));
-    const res = await d.upstream.call(
-      {
-        accountId: change.account_id,
-        method: 'POST',
-        path: '/files',
-        query: [],
-        bodyJson: '',
-        body: content,
-        contentType: upload.mime_type,
-        idempotencyKey: uploadKeyFor(change.change_id, upload.asset_id),
-      },
-      options,
+    const res = await callOf('upstream-proxy', () =>
+      d.upstream.call(
+        {
+          accountId: change.account_id,
+          method: 'POST',
+          path: '/files',
+          query: [],
+          bodyJson: '',
+          body: content,
+          contentType: upload.mime_type,
+          idempotencyKey: uploadKeyFor(change.change_id, upload.asset_id),
+        },
+        options,
+      ),
     );
     if (res.status < 200 || res.status >= 300)
       return `${what} could not be uploaded: ${describePlatformRefusal(res.status, res.bodyJson)}; the change was not sent`;
@@ -253,15 +435,15 @@ function applyOne(d: ApplyWorkerDeps) {
       via: 'worker',
     };
     const options = { contextValues: createContextValues().set(callerKey, principal), signal: ctx.signal };
-    // Whether the operation was sent, by this attempt or an earlier one: its outcome may be unknown.
-    let sent = change.sent_at !== null;
     try {
       if (change.sent_at === null && change.target_path !== '') {
         // First send: the object must still be as it was reviewed (a stale plan is refused). A
         // change that creates an object has none to re-read.
-        const live = await d.upstream.call(
-          { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
-          options,
+        const live = await callOf('upstream-proxy', () =>
+          d.upstream.call(
+            { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
+            options,
+          ),
         );
         if (live.status !== 200) {
           await finish(
@@ -281,9 +463,11 @@ function applyOne(d: ApplyWorkerDeps) {
       if (change.sent_at !== null && change.apply_retried_at !== null && change.target_path !== '') {
         // Sent again after an unknown outcome, asked for by a caller at any later time: other
         // changes to the object were free to be applied meanwhile, so it is re-read first.
-        const live = await d.upstream.call(
-          { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
-          options,
+        const live = await callOf('upstream-proxy', () =>
+          d.upstream.call(
+            { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
+            options,
+          ),
         );
         const refusal =
           live.status === 200
@@ -314,7 +498,6 @@ function applyOne(d: ApplyWorkerDeps) {
           return;
         }
         await markSent(d.pool, workspaceId, changeId);
-        sent = true;
       }
       const uploads = change.uploads;
       const sentBody =
@@ -323,16 +506,18 @@ function applyOne(d: ApplyWorkerDeps) {
           : JSON.stringify(withFileIds(JSON.parse(change.body_json), uploads));
       // Sent before (the outcome was lost): the same key makes the platform replay its first
       // answer if it applied the change, so nothing is re-checked or doubled.
-      const res = await d.upstream.call(
-        {
-          accountId: change.account_id,
-          method: change.method,
-          path: change.path,
-          query: [],
-          bodyJson: sentBody,
-          idempotencyKey: idempotencyKeyFor(changeId),
-        },
-        options,
+      const res = await callOf('upstream-proxy', () =>
+        d.upstream.call(
+          {
+            accountId: change.account_id,
+            method: change.method,
+            path: change.path,
+            query: [],
+            bodyJson: sentBody,
+            idempotencyKey: idempotencyKeyFor(changeId),
+          },
+          options,
+        ),
       );
       if (res.status >= 200 && res.status < 300) {
         // The platform's answer is held against what was reviewed: a field it did not take as
@@ -353,31 +538,9 @@ function applyOne(d: ApplyWorkerDeps) {
         await finish('failed', res.status, res.bodyJson, describePlatformRefusal(res.status, res.bodyJson));
       }
     } catch (err) {
-      // A rule this service checks itself (an image no longer the one reviewed): nothing was sent.
-      if (err instanceof DomainError) {
-        await finish('failed', null, null, err.message);
-        return;
-      }
-      const e = ConnectError.from(err);
-      if (PERMANENT.has(e.code)) {
-        await finish('failed', null, null, e.rawMessage);
-        return;
-      }
-      if (message.attempt >= d.maxAttempts) {
-        // The outcome may be unknown; the same key makes applying it again (markRetrying) safe.
-        await finish(
-          'failed',
-          null,
-          null,
-          `the ad platform could not be reached after ${message.attempt} attempts (${e.rawMessage}); ${
-            sent
-              ? `the change may or may not have been applied: apply it again (ads_apply_change) within ${RESEND_WITHIN_HOURS} hours of its first send to send it with the same idempotency key, which the platform applies at most once`
-              : 'nothing was sent to the ad account'
-          }`,
-        );
-        return;
-      }
-      throw err;
+      const refusal = permanentFailure(err);
+      if (refusal === undefined) throw err;
+      await finish('failed', null, null, refusal);
     }
   };
 }
