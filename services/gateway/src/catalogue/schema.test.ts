@@ -17,6 +17,22 @@ test('an unknown nested property is named with its path', () => {
   ]);
 });
 
+test('a refusal quotes what it was sent with its hidden characters shown as tokens, never as themselves', () => {
+  const s = object({ order: enumOf(['asc', 'desc']), body: object({ name: string() }) });
+  assert.deepEqual(messages(s, { order: 'desc\u202e', 'zero\u200bwidth': 1, body: { 'nul\u0000': 1 } }), [
+    'unknown argument `zero⟨U+200B⟩width`; allowed: order, body',
+    '`order` must be one of asc, desc (got "desc⟨U+202E⟩")',
+    'unknown property of `body` `nul⟨U+0000⟩`; allowed: name',
+  ]);
+});
+
+test('a long value is quoted up to its 40th character, without splitting a character in two', () => {
+  const s = object({ order: enumOf(['asc', 'desc']) });
+  assert.deepEqual(messages(s, { order: `x${'😀'.repeat(50)}` }), [
+    `\`order\` must be one of asc, desc (got "x${'😀'.repeat(39)}…")`,
+  ]);
+});
+
 test('a missing required argument is named', () => {
   const s = object({ ad_id: string() }, ['ad_id']);
   assert.deepEqual(messages(s, {}), ['`ad_id` is required']);

@@ -5,7 +5,7 @@
  */
 import { dateTimeProblem, isDateTime, shapedAsDateTime } from '@adsmcp/runtime/date-time';
 import { isUuid } from '@adsmcp/runtime/ids';
-import { hasVisibleContent, hiddenCharacter } from '@adsmcp/runtime/text';
+import { hasVisibleContent, hiddenCharacter, showHidden } from '@adsmcp/runtime/text';
 import { isWrittenUrl } from '@adsmcp/runtime/written-url';
 
 export type JsonSchema = { [key: string]: unknown };
@@ -28,10 +28,20 @@ export type Infer<S> = S extends Schema<infer T> ? T : never;
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+/**
+ * A value as a refusal quotes it. A string is cut at 40 characters (code points, so that no
+ * surrogate pair is split into two lone halves) and its hidden characters are shown as tokens
+ * (`⟨U+202E⟩`): a refusal must not carry the bidi override or zero-width character it refuses.
+ */
 function show(value: unknown): string {
   if (typeof value === 'string') {
-    const s = value.length > 40 ? `${value.slice(0, 40)}…` : value;
-    return JSON.stringify(s);
+    let end = 0;
+    let n = 0;
+    for (const ch of value) {
+      if (n++ === 40) break;
+      end += ch.length;
+    }
+    return JSON.stringify(showHidden(end < value.length ? `${value.slice(0, end)}…` : value));
   }
   if (Array.isArray(value)) return 'an array';
   if (value === null) return 'null';
@@ -39,8 +49,9 @@ function show(value: unknown): string {
   return String(value);
 }
 
+/** A place as a refusal names it; a key the caller made up shows its hidden characters as tokens. */
 function name(path: string): string {
-  return path === '' ? 'arguments' : `\`${path}\``;
+  return path === '' ? 'arguments' : `\`${showHidden(path)}\``;
 }
 
 function typeOf(value: unknown): string {
@@ -338,7 +349,7 @@ export function object<S extends Shape, R extends keyof S & string = never>(
           const where = path === '' ? 'argument' : `property of ${name(path)}`;
           out.push({
             path: at(k),
-            message: `unknown ${where} \`${k}\`; allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none'}`,
+            message: `unknown ${where} \`${showHidden(k)}\`; allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none'}`,
           });
         }
       }
