@@ -127,17 +127,76 @@ export function rejectionRefusal(status: ChangeStatus): string | undefined {
     : `the change is ${status}; only a prepared change, or an approved one not yet being applied, can be rejected`;
 }
 
+/** How a person settles a change whose outcome is unknown (ResolveChange). */
+export const RESOLUTIONS = ['send_again', 'applied', 'not_applied'] as const;
+export type Resolution = (typeof RESOLUTIONS)[number];
+
 /**
  * Whether a change failed with its outcome unknown: it was sent to the platform, and no answer of
- * the platform was recorded (it did not answer, or the last attempt could not reach it). It may
- * have been applied; sent again with its idempotency key, it is applied at most once.
+ * the platform was recorded (it did not answer, or the last attempt could not reach it), and no
+ * person found it not applied (a person who found it applied made it applied). It may have been
+ * applied; sent again with its idempotency key, it is applied at most once.
  */
 export function outcomeUnknown(c: {
   status: ChangeStatus;
   sent_at: Date | null;
   upstream_status: number | null;
+  resolution?: string | null;
 }): boolean {
-  return c.status === 'failed' && c.sent_at !== null && c.upstream_status === null;
+  return (
+    c.status === 'failed' &&
+    c.sent_at !== null &&
+    c.upstream_status === null &&
+    c.resolution !== 'not_applied'
+  );
+}
+
+/** Settling an outcome belongs to people, as approval does (checkMayDecide), never an agent. */
+export function checkMaySettle(p: Principal): void {
+  if (p.via !== 'dashboard' && p.via !== 'operator') {
+    throw new PermissionDeniedError(
+      'the outcome of a change is settled by a person in the dashboard or by an operator command, not through an MCP client',
+    );
+  }
+  if (p.role !== 'admin' && p.role !== 'editor') {
+    throw new PermissionDeniedError(`the role "${p.role}" may not settle the outcome of a change`);
+  }
+}
+
+/** The resolution asked for, or an error naming the field and its values. */
+export function parseResolution(text: string): Resolution {
+  if ((RESOLUTIONS as readonly string[]).includes(text)) return text as Resolution;
+  throw new InvalidArgumentError(
+    `resolution must be one of ${RESOLUTIONS.join(', ')} (got ${JSON.stringify(text.slice(0, 40))})`,
+  );
+}
+
+/**
+ * Why a change cannot be settled, or undefined when it can: only a change whose outcome is
+ * unknown has anything to settle.
+ */
+export function settleRefusal(c: {
+  status: ChangeStatus;
+  sent_at: Date | null;
+  upstream_status: number | null;
+  resolution: string | null;
+}): string | undefined {
+  if (outcomeUnknown(c)) return undefined;
+  const why =
+    c.status !== 'failed'
+      ? `the change is ${c.status}`
+      : c.resolution === 'not_applied'
+        ? 'the change is failed, and a person already found it not applied'
+        : c.sent_at === null
+          ? 'the change is failed, and it was never sent to the ad platform'
+          : `the change is failed, and the platform answered it (HTTP ${c.upstream_status ?? 0})`;
+  return `${why}; only a change whose apply outcome is unknown (failed after it was sent, with no answer from the platform) can be settled`;
+}
+
+/** The error a change found not applied keeps: the earlier failure, and that a person settled it. */
+export function notAppliedError(earlier: string | null): string {
+  const why = (earlier ?? '').split('; the change may or may not have been applied')[0]?.trim() ?? '';
+  return `not applied: a person checked the ad platform and found the change not there, so it is not sent again; prepare a new change if it is still wanted${why === '' ? '' : ` (the earlier attempt: ${why})`}`;
 }
 
 /**
@@ -153,7 +212,12 @@ export const RESEND_WITHIN_HOURS = 24;
  * send, and 'too late' after.
  */
 export function unknownOutcomeResend(
-  c: { status: ChangeStatus; sent_at: Date | null; upstream_status: number | null },
+  c: {
+    status: ChangeStatus;
+    sent_at: Date | null;
+    upstream_status: number | null;
+    resolution?: string | null;
+  },
   now: Date,
 ): 'resend' | 'too late' | undefined {
   if (!outcomeUnknown(c) || c.sent_at === null) return undefined;

@@ -22,9 +22,11 @@ import {
   checkMayApply,
   checkMayDecide,
   checkMayPrepare,
+  checkMaySettle,
   checkPrepare,
   decisionRefusal,
   digestOf,
+  outcomeUnknown,
   prepareRefusal,
   refuse,
   rejectionRefusal,
@@ -55,6 +57,7 @@ import {
   requirePixels,
   requireSquareCrops,
 } from './platform-reads.ts';
+import { liveOutcome, resolveChange } from './resolve-handlers.ts';
 import { enforceStandards } from './standards-enforcement.ts';
 
 export const APPLY_TOPIC = 'changes.apply';
@@ -93,6 +96,11 @@ export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
     applyRequestedAt: iso(r.apply_requested_at),
     applyRetriedBy: r.apply_retried_by ?? '',
     applyRetriedAt: iso(r.apply_retried_at),
+    outcomeUnknown: outcomeUnknown(r),
+    resolution: r.resolution ?? '',
+    resolvedBy: r.resolved_by ?? '',
+    resolvedAt: iso(r.resolved_at),
+    resolutionNote: r.resolution_note ?? '',
     appliedAt: iso(r.applied_at),
     upstreamStatus: r.upstream_status ?? 0,
     upstreamResponseJson: r.upstream_response_json ?? '',
@@ -283,8 +291,14 @@ export function changesHandlers({
 
     async getChange(req, ctx) {
       const row = await load(pool, principalOf(ctx), req.changeId);
-      const live =
-        req.checkLive && row.status === 'prepared' ? await checkLive(upstream, row, ctx.signal) : undefined;
+      // A person settling an unknown outcome looks at the object as the platform shows it now.
+      const live = !req.checkLive
+        ? undefined
+        : row.status === 'prepared'
+          ? await checkLive(upstream, row, ctx.signal)
+          : outcomeUnknown(row)
+            ? await liveOutcome(upstream, row, ctx.signal)
+            : undefined;
       return { change: toProto(row), live };
     },
 
@@ -298,6 +312,7 @@ export function changesHandlers({
         workspaceId: p.workspaceId,
         status: req.status || undefined,
         accountId: req.accountId || undefined,
+        outcomeUnknown: req.outcomeUnknown,
         limit,
         offset: req.offset,
       });
@@ -374,6 +389,14 @@ export function changesHandlers({
           'the change was decided or asked to be applied meanwhile; reload it',
         );
       return { change: toProto(rejected) };
+    },
+
+    async resolveChange(req, ctx) {
+      const p = principalOf(ctx);
+      checkMaySettle(p);
+      const row = await load(pool, p, req.changeId);
+      const settled = await resolveChange({ pool, applyTopic: APPLY_TOPIC }, p, actor(p), row, req);
+      return { change: toProto(settled) };
     },
 
     async recordApprovedChange(req, ctx) {

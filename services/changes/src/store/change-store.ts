@@ -1,8 +1,12 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
 import type { Queryable } from '@adsmcp/runtime/db';
-import { type ChangeStatus, RESEND_WITHIN_HOURS } from '../domain/change.ts';
+import { type ChangeStatus, RESEND_WITHIN_HOURS, type Resolution } from '../domain/change.ts';
 import type { Upload } from '../domain/uploads.ts';
 import type { CheckedStandard } from '../handlers/standards-enforcement.ts';
+
+/** The SQL of domain/change.ts outcomeUnknown, on the changes table as `c`. */
+const OUTCOME_UNKNOWN = `(c.status = 'failed' AND c.sent_at IS NOT NULL AND c.upstream_status IS NULL
+  AND c.resolution IS DISTINCT FROM 'not_applied')`;
 
 export interface ChangeRow {
   change_id: string;
@@ -35,6 +39,11 @@ export interface ChangeRow {
   /** Who last asked to send again a change whose outcome was unknown, and when. */
   apply_retried_by: string | null;
   apply_retried_at: Date | null;
+  /** How a person last settled an unknown outcome (domain/change.ts Resolution), who, when, and their note. */
+  resolution: Resolution | null;
+  resolved_by: string | null;
+  resolved_at: Date | null;
+  resolution_note: string | null;
   /** The account standards the change was checked against when prepared. */
   standards_checked: CheckedStandard[];
   /** What was reviewed, as the fields the applied object should have (plan.ts reviewedResult). */
@@ -103,16 +112,26 @@ export async function findChange(
 
 export async function listChanges(
   db: Queryable,
-  f: { workspaceId: string; status?: string; accountId?: string; limit: number; offset: number },
+  f: {
+    workspaceId: string;
+    status?: string;
+    accountId?: string;
+    /** Only the changes whose outcome is unknown (status is then not looked at). */
+    outcomeUnknown?: boolean;
+    limit: number;
+    offset: number;
+  },
 ): Promise<{ rows: ChangeRow[]; total: number }> {
-  const where = `workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR account_id = $3::uuid)`;
-  const params = [f.workspaceId, f.status ?? null, f.accountId ?? null];
+  const where = f.outcomeUnknown
+    ? `c.workspace_id = $1 AND ${OUTCOME_UNKNOWN} AND ($3::uuid IS NULL OR c.account_id = $3::uuid) AND $2::text IS NULL`
+    : `c.workspace_id = $1 AND ($2::text IS NULL OR c.status = $2) AND ($3::uuid IS NULL OR c.account_id = $3::uuid)`;
+  const params = [f.workspaceId, f.outcomeUnknown ? null : (f.status ?? null), f.accountId ?? null];
   const [{ rows }, count] = await Promise.all([
     db.query<ChangeRow>(
-      `SELECT * FROM changes WHERE ${where} ORDER BY prepared_at DESC, change_id LIMIT $4 OFFSET $5`,
+      `SELECT * FROM changes c WHERE ${where} ORDER BY c.prepared_at DESC, c.change_id LIMIT $4 OFFSET $5`,
       [...params, f.limit, f.offset],
     ),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM changes WHERE ${where}`, params),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM changes c WHERE ${where}`, params),
   ]);
   return { rows, total: count.rows[0]?.n ?? 0 };
 }
@@ -127,8 +146,9 @@ export interface ChangeEventRow extends ChangeRow {
 /**
  * The workspace's change events, newest first, before the cursor (at, key): each change gives its
  * prepare, approval, rejection, apply request, its latest request to send it again after an
- * unknown outcome, and its outcome (a failure at its latest apply request, as it has no time of
- * its own). Keys compare byte-wise (COLLATE "C"), as the gateway merges them.
+ * unknown outcome, its outcome (a failure at its latest apply request, as it has no time of its
+ * own; also for a change a person later found applied), and a person's settling of an unknown
+ * outcome (found applied or not applied; sending it again is its request to send it again). Keys compare byte-wise (COLLATE "C"), as the gateway merges them.
  */
 export async function listChangeEvents(
   db: Queryable,
@@ -154,8 +174,10 @@ export async function listChangeEvents(
           ('apply_requested', c.apply_requested_at, c.apply_requested_by),
           ('apply_retried', c.apply_retried_at, c.apply_retried_by),
           ('applied', CASE WHEN c.status = 'applied' THEN c.applied_at END, 'worker:apply'),
-          ('failed', CASE WHEN c.status = 'failed'
-                          THEN coalesce(c.apply_retried_at, c.apply_requested_at, c.prepared_at) END, 'worker:apply')
+          ('failed', CASE WHEN c.status = 'failed' OR c.resolution = 'applied'
+                          THEN coalesce(c.apply_retried_at, c.apply_requested_at, c.prepared_at) END, 'worker:apply'),
+          ('outcome_settled', CASE WHEN c.resolution IN ('applied', 'not_applied') THEN c.resolved_at END,
+                              c.resolved_by)
         ) AS e(kind, at, actor)
         WHERE c.workspace_id = $1 AND e.at IS NOT NULL
           AND ($2::uuid IS NULL OR c.account_id = $2::uuid)
@@ -223,8 +245,48 @@ export async function markRetrying(
   const { rows } = await db.query<ChangeRow>(
     `UPDATE changes SET status = 'applying', apply_retried_by = $3, apply_retried_at = now(), error = NULL
       WHERE workspace_id = $1 AND change_id = $2 AND status = 'failed'
-        AND sent_at > now() - make_interval(hours => $4) AND upstream_status IS NULL RETURNING *`,
+        AND sent_at > now() - make_interval(hours => $4) AND upstream_status IS NULL
+        AND resolution IS DISTINCT FROM 'not_applied' RETURNING *`,
     [m.workspaceId, m.changeId, m.by, RESEND_WITHIN_HOURS],
+  );
+  return rows[0];
+}
+
+/**
+ * Records how a person settled a change whose outcome is unknown: found applied (it becomes
+ * applied; the platform's time of it is not known, so applied_at stays empty) or not applied (it
+ * stays failed with `error`, and is no longer sent again). Undefined when the change's outcome was
+ * no longer unknown (settled, or sent again, meanwhile).
+ */
+export async function settleOutcome(
+  db: Queryable,
+  s: {
+    workspaceId: string;
+    changeId: string;
+    resolution: 'applied' | 'not_applied';
+    by: string;
+    note: string | null;
+    error: string | null;
+  },
+): Promise<ChangeRow | undefined> {
+  const { rows } = await db.query<ChangeRow>(
+    `UPDATE changes c SET status = CASE WHEN $3 = 'applied' THEN 'applied' ELSE 'failed' END,
+            resolution = $3, resolved_by = $4, resolved_at = now(), resolution_note = $5, error = $6
+      WHERE c.workspace_id = $1 AND c.change_id = $2 AND ${OUTCOME_UNKNOWN} RETURNING *`,
+    [s.workspaceId, s.changeId, s.resolution, s.by, s.note, s.error],
+  );
+  return rows[0];
+}
+
+/** Records that a person asked to send a change again (markRetrying moved it), with their note. */
+export async function recordSendAgain(
+  db: Queryable,
+  s: { workspaceId: string; changeId: string; by: string; note: string | null },
+): Promise<ChangeRow | undefined> {
+  const { rows } = await db.query<ChangeRow>(
+    `UPDATE changes SET resolution = 'send_again', resolved_by = $3, resolved_at = now(), resolution_note = $4
+      WHERE workspace_id = $1 AND change_id = $2 RETURNING *`,
+    [s.workspaceId, s.changeId, s.by, s.note],
   );
   return rows[0];
 }

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/changes.proto.
  */
 export const file_changes_v1_changes: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIq4FCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAkSNgoRc3RhbmRhcmRzX2NoZWNrZWQYFyADKAsyGy5jaGFuZ2VzLnYxLkNoZWNrZWRTdGFuZGFyZBIbChNhcHBsaWVkX2RpZmZlcmVuY2VzGBggAygJEikKB3VwbG9hZHMYGSADKAsyGC5jaGFuZ2VzLnYxLkNoYW5nZVVwbG9hZBIYChBhcHBseV9yZXRyaWVkX2J5GBogASgJEhgKEGFwcGx5X3JldHJpZWRfYXQYGyABKAkilAEKDENoYW5nZVVwbG9hZBIQCghhc3NldF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCW1pbWVfdHlwZRgDIAEoCRIRCglieXRlX3NpemUYBCABKAUSDQoFd2lkdGgYBSABKAUSDgoGaGVpZ2h0GAYgASgFEg4KBnNoYTI1NhgHIAEoCRIPCgdmaWxlX2lkGAggASgJIlgKD0NoZWNrZWRTdGFuZGFyZBITCgtzdGFuZGFyZF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHJldmlzaW9uGAMgASgFEhAKCGd1aWRhbmNlGAQgASgJItkBChRQcmVwYXJlQ2hhbmdlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEgwKBHRvb2wYAiABKAkSMAoJb3BlcmF0aW9uGAMgASgLMh0uY2hhbmdlcy52MS5VcHN0cmVhbU9wZXJhdGlvbhITCgdzdW1tYXJ5GAQgASgJQgIYARITCgt0YXJnZXRfcGF0aBgFIAEoCRIeChJ0YXJnZXRfYmVmb3JlX2pzb24YBiABKAlCAhgBEhMKC29iamVjdF90eXBlGAcgASgJEg4KBmVmZmVjdBgIIAEoCSI7ChVQcmVwYXJlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiOQoQR2V0Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSEgoKY2hlY2tfbGl2ZRgCIAEoCCI/CglMaXZlQ2hlY2sSDQoFc3RhbGUYASABKAgSDgoGcmVhc29uGAIgASgJEhMKC3VuYXZhaWxhYmxlGAMgASgIIlwKEUdldENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlEiMKBGxpdmUYAiABKAsyFS5jaGFuZ2VzLnYxLkxpdmVDaGVjayJXChJMaXN0Q2hhbmdlc1JlcXVlc3QSDgoGc3RhdHVzGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGb2Zmc2V0GAQgASgFInMKE0xpc3RDaGFuZ2VzUmVzcG9uc2USIwoHY2hhbmdlcxgBIAMoCzISLmNoYW5nZXMudjEuQ2hhbmdlEg0KBXRvdGFsGAIgASgFEhgKC25leHRfb2Zmc2V0GAMgASgFSACIAQFCDgoMX25leHRfb2Zmc2V0InQKF0xpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIRCgliZWZvcmVfYXQYBCABKAkSEgoKYmVmb3JlX2tleRgFIAEoCSJYCgtDaGFuZ2VFdmVudBIMCgRraW5kGAEgASgJEgoKAmF0GAIgASgJEgsKA2tleRgDIAEoCRIiCgZjaGFuZ2UYBCABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJDChhMaXN0Q2hhbmdlRXZlbnRzUmVzcG9uc2USJwoGZXZlbnRzGAEgAygLMhcuY2hhbmdlcy52MS5DaGFuZ2VFdmVudCI5ChRBcHByb3ZlQ2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJIjsKFUFwcHJvdmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI4ChNSZWplY3RDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiOgoUUmVqZWN0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiSAoSQXBwbHlDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkSDwoHd2FpdF9tcxgDIAEoBSI5ChNBcHBseUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIoEBChBQbGFuTW9uZXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDgoGYW1vdW50GAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJIrACChFQbGFuTW9uZXlSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhMKC21pbm9yX3VuaXRzGAMgASgFEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJEhUKDWFtb3VudF9taWNyb3MYByABKAMSEwoLd2lyZV9taWNyb3MYCCABKAMSHgoRY3BtX3NpbmdsZV9taWNyb3MYCSABKANIAIgBARIcCg9jcG1fYnVsa19taWNyb3MYCiABKANIAYgBARITCgtleHBsYW5hdGlvbhgLIAEoCUIUChJfY3BtX3NpbmdsZV9taWNyb3NCEgoQX2NwbV9idWxrX21pY3JvcyJkChNQbGFuU2NoZWR1bGVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLc3RhcnRfbG9jYWwYAiABKAkSEQoJZW5kX2xvY2FsGAMgASgJEhEKCWFtYmlndWl0eRgEIAEoCSJPCg5QbGFubmVkSW5zdGFudBINCgVsb2NhbBgBIAEoCRILCgN1dGMYAiABKAkSEwoLd2l0aF9vZmZzZXQYAyABKAkSDAoEbm90ZRgEIAEoCSKrAQoUUGxhblNjaGVkdWxlUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIRCgl0aW1lX3pvbmUYAiABKAkSKQoFc3RhcnQYAyABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EicKA2VuZBgEIAEoCzIaLmNoYW5nZXMudjEuUGxhbm5lZEluc3RhbnQSGAoQZHVyYXRpb25fc2Vjb25kcxgFIAEoAyJxChFQbGFuQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhkKDGN1cnJlbnRfanNvbhgCIAEoCUgAiAEBQg8KDV9jdXJyZW50X2pzb24ipgEKElBsYW5DaGFuZ2VSZXNwb25zZRIPCgdzdW1tYXJ5GAEgASgJEjAKCW9wZXJhdGlvbhgCIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SDgoGZGlnZXN0GAMgASgJEhMKC3RhcmdldF9wYXRoGAQgASgJEhAKCHZlcmlmaWVkGAUgASgIEhYKDmFjY2Vzc19yZWZ1c2FsGAYgASgJIoYBCg9DcmVhdGl2ZVRvQ2hlY2sSDAoEdHlwZRgBIAEoCRINCgV0aXRsZRgCIAEoCRIMCgRib2R5GAMgASgJEhcKCnRhcmdldF91cmwYBCABKAlIAIgBARIUCgdmaWxlX2lkGAUgASgJSAGIAQFCDQoLX3RhcmdldF91cmxCCgoIX2ZpbGVfaWQiXAoXVmFsaWRhdGVDcmVhdGl2ZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRItCghjcmVhdGl2ZRgCIAEoCzIbLmNoYW5nZXMudjEuQ3JlYXRpdmVUb0NoZWNrIkcKE0NyZWF0aXZlSW1hZ2VSZXBvcnQSEAoIcmVxdWlyZWQYASABKAgSDwoHcHJlc2VudBgCIAEoCBINCgVpc3N1ZRgDIAEoCSJuChhWYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2USDQoFdmFsaWQYASABKAgSEwoLY29weV9pc3N1ZXMYAiADKAkSLgoFaW1hZ2UYAyABKAsyHy5jaGFuZ2VzLnYxLkNyZWF0aXZlSW1hZ2VSZXBvcnQikQEKG1JlY29yZEFwcHJvdmVkQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgCIAEoCRITCgthcHByb3ZlZF9ieRgDIAEoCRIYChBhcHByb3Zlcl91c2VyX2lkGAQgASgJIkIKHFJlY29yZEFwcHJvdmVkQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UyjAgKDkNoYW5nZXNTZXJ2aWNlElQKDVByZXBhcmVDaGFuZ2USIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVzcG9uc2USSAoJR2V0Q2hhbmdlEhwuY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXF1ZXN0Gh0uY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXNwb25zZRJOCgtMaXN0Q2hhbmdlcxIeLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXF1ZXN0Gh8uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1Jlc3BvbnNlEl0KEExpc3RDaGFuZ2VFdmVudHMSIy5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0GiQuY2hhbmdlcy52MS5MaXN0Q2hhbmdlRXZlbnRzUmVzcG9uc2USVAoNQXBwcm92ZUNoYW5nZRIgLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXNwb25zZRJRCgxSZWplY3RDaGFuZ2USHy5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlcXVlc3QaIC5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlc3BvbnNlEk4KC0FwcGx5Q2hhbmdlEh4uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlcXVlc3QaHy5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVzcG9uc2USSAoJUGxhbk1vbmV5EhwuY2hhbmdlcy52MS5QbGFuTW9uZXlSZXF1ZXN0Gh0uY2hhbmdlcy52MS5QbGFuTW9uZXlSZXNwb25zZRJRCgxQbGFuU2NoZWR1bGUSHy5jaGFuZ2VzLnYxLlBsYW5TY2hlZHVsZVJlcXVlc3QaIC5jaGFuZ2VzLnYxLlBsYW5TY2hlZHVsZVJlc3BvbnNlEksKClBsYW5DaGFuZ2USHS5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXF1ZXN0Gh4uY2hhbmdlcy52MS5QbGFuQ2hhbmdlUmVzcG9uc2USXQoQVmFsaWRhdGVDcmVhdGl2ZRIjLmNoYW5nZXMudjEuVmFsaWRhdGVDcmVhdGl2ZVJlcXVlc3QaJC5jaGFuZ2VzLnYxLlZhbGlkYXRlQ3JlYXRpdmVSZXNwb25zZRJpChRSZWNvcmRBcHByb3ZlZENoYW5nZRInLmNoYW5nZXMudjEuUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXF1ZXN0GiguY2hhbmdlcy52MS5SZWNvcmRBcHByb3ZlZENoYW5nZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIp4GCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAkSNgoRc3RhbmRhcmRzX2NoZWNrZWQYFyADKAsyGy5jaGFuZ2VzLnYxLkNoZWNrZWRTdGFuZGFyZBIbChNhcHBsaWVkX2RpZmZlcmVuY2VzGBggAygJEikKB3VwbG9hZHMYGSADKAsyGC5jaGFuZ2VzLnYxLkNoYW5nZVVwbG9hZBIYChBhcHBseV9yZXRyaWVkX2J5GBogASgJEhgKEGFwcGx5X3JldHJpZWRfYXQYGyABKAkSFwoPb3V0Y29tZV91bmtub3duGBwgASgIEhIKCnJlc29sdXRpb24YHSABKAkSEwoLcmVzb2x2ZWRfYnkYHiABKAkSEwoLcmVzb2x2ZWRfYXQYHyABKAkSFwoPcmVzb2x1dGlvbl9ub3RlGCAgASgJIpQBCgxDaGFuZ2VVcGxvYWQSEAoIYXNzZXRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSEQoJYnl0ZV9zaXplGAQgASgFEg0KBXdpZHRoGAUgASgFEg4KBmhlaWdodBgGIAEoBRIOCgZzaGEyNTYYByABKAkSDwoHZmlsZV9pZBgIIAEoCSJYCg9DaGVja2VkU3RhbmRhcmQSEwoLc3RhbmRhcmRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBRIQCghndWlkYW5jZRgEIAEoCSLZAQoUUHJlcGFyZUNoYW5nZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEjAKCW9wZXJhdGlvbhgDIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SEwoHc3VtbWFyeRgEIAEoCUICGAESEwoLdGFyZ2V0X3BhdGgYBSABKAkSHgoSdGFyZ2V0X2JlZm9yZV9qc29uGAYgASgJQgIYARITCgtvYmplY3RfdHlwZRgHIAEoCRIOCgZlZmZlY3QYCCABKAkiOwoVUHJlcGFyZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIjkKEEdldENoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEhIKCmNoZWNrX2xpdmUYAiABKAgigQEKCUxpdmVDaGVjaxINCgVzdGFsZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSEwoLdW5hdmFpbGFibGUYAyABKAgSEwoLb2JqZWN0X2pzb24YBCABKAkSFgoOc2hvd3NfcmV2aWV3ZWQYBSABKAgSEwoLZGlmZmVyZW5jZXMYBiADKAkiXAoRR2V0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USIwoEbGl2ZRgCIAEoCzIVLmNoYW5nZXMudjEuTGl2ZUNoZWNrInAKEkxpc3RDaGFuZ2VzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUSFwoPb3V0Y29tZV91bmtub3duGAUgASgIInMKE0xpc3RDaGFuZ2VzUmVzcG9uc2USIwoHY2hhbmdlcxgBIAMoCzISLmNoYW5nZXMudjEuQ2hhbmdlEg0KBXRvdGFsGAIgASgFEhgKC25leHRfb2Zmc2V0GAMgASgFSACIAQFCDgoMX25leHRfb2Zmc2V0InQKF0xpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIRCgliZWZvcmVfYXQYBCABKAkSEgoKYmVmb3JlX2tleRgFIAEoCSJYCgtDaGFuZ2VFdmVudBIMCgRraW5kGAEgASgJEgoKAmF0GAIgASgJEgsKA2tleRgDIAEoCRIiCgZjaGFuZ2UYBCABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJDChhMaXN0Q2hhbmdlRXZlbnRzUmVzcG9uc2USJwoGZXZlbnRzGAEgAygLMhcuY2hhbmdlcy52MS5DaGFuZ2VFdmVudCI5ChRBcHByb3ZlQ2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJIjsKFUFwcHJvdmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI4ChNSZWplY3RDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiOgoUUmVqZWN0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiSwoUUmVzb2x2ZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEhIKCnJlc29sdXRpb24YAiABKAkSDAoEbm90ZRgDIAEoCSI7ChVSZXNvbHZlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiSAoSQXBwbHlDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkSDwoHd2FpdF9tcxgDIAEoBSI5ChNBcHBseUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIoEBChBQbGFuTW9uZXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDgoGYW1vdW50GAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJIrACChFQbGFuTW9uZXlSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhMKC21pbm9yX3VuaXRzGAMgASgFEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJEhUKDWFtb3VudF9taWNyb3MYByABKAMSEwoLd2lyZV9taWNyb3MYCCABKAMSHgoRY3BtX3NpbmdsZV9taWNyb3MYCSABKANIAIgBARIcCg9jcG1fYnVsa19taWNyb3MYCiABKANIAYgBARITCgtleHBsYW5hdGlvbhgLIAEoCUIUChJfY3BtX3NpbmdsZV9taWNyb3NCEgoQX2NwbV9idWxrX21pY3JvcyJkChNQbGFuU2NoZWR1bGVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLc3RhcnRfbG9jYWwYAiABKAkSEQoJZW5kX2xvY2FsGAMgASgJEhEKCWFtYmlndWl0eRgEIAEoCSJPCg5QbGFubmVkSW5zdGFudBINCgVsb2NhbBgBIAEoCRILCgN1dGMYAiABKAkSEwoLd2l0aF9vZmZzZXQYAyABKAkSDAoEbm90ZRgEIAEoCSKrAQoUUGxhblNjaGVkdWxlUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIRCgl0aW1lX3pvbmUYAiABKAkSKQoFc3RhcnQYAyABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EicKA2VuZBgEIAEoCzIaLmNoYW5nZXMudjEuUGxhbm5lZEluc3RhbnQSGAoQZHVyYXRpb25fc2Vjb25kcxgFIAEoAyJxChFQbGFuQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhkKDGN1cnJlbnRfanNvbhgCIAEoCUgAiAEBQg8KDV9jdXJyZW50X2pzb24ipgEKElBsYW5DaGFuZ2VSZXNwb25zZRIPCgdzdW1tYXJ5GAEgASgJEjAKCW9wZXJhdGlvbhgCIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SDgoGZGlnZXN0GAMgASgJEhMKC3RhcmdldF9wYXRoGAQgASgJEhAKCHZlcmlmaWVkGAUgASgIEhYKDmFjY2Vzc19yZWZ1c2FsGAYgASgJIoYBCg9DcmVhdGl2ZVRvQ2hlY2sSDAoEdHlwZRgBIAEoCRINCgV0aXRsZRgCIAEoCRIMCgRib2R5GAMgASgJEhcKCnRhcmdldF91cmwYBCABKAlIAIgBARIUCgdmaWxlX2lkGAUgASgJSAGIAQFCDQoLX3RhcmdldF91cmxCCgoIX2ZpbGVfaWQiXAoXVmFsaWRhdGVDcmVhdGl2ZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRItCghjcmVhdGl2ZRgCIAEoCzIbLmNoYW5nZXMudjEuQ3JlYXRpdmVUb0NoZWNrIkcKE0NyZWF0aXZlSW1hZ2VSZXBvcnQSEAoIcmVxdWlyZWQYASABKAgSDwoHcHJlc2VudBgCIAEoCBINCgVpc3N1ZRgDIAEoCSJuChhWYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2USDQoFdmFsaWQYASABKAgSEwoLY29weV9pc3N1ZXMYAiADKAkSLgoFaW1hZ2UYAyABKAsyHy5jaGFuZ2VzLnYxLkNyZWF0aXZlSW1hZ2VSZXBvcnQikQEKG1JlY29yZEFwcHJvdmVkQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgCIAEoCRITCgthcHByb3ZlZF9ieRgDIAEoCRIYChBhcHByb3Zlcl91c2VyX2lkGAQgASgJIkIKHFJlY29yZEFwcHJvdmVkQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2Uy4ggKDkNoYW5nZXNTZXJ2aWNlElQKDVByZXBhcmVDaGFuZ2USIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVzcG9uc2USSAoJR2V0Q2hhbmdlEhwuY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXF1ZXN0Gh0uY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXNwb25zZRJOCgtMaXN0Q2hhbmdlcxIeLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXF1ZXN0Gh8uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1Jlc3BvbnNlEl0KEExpc3RDaGFuZ2VFdmVudHMSIy5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0GiQuY2hhbmdlcy52MS5MaXN0Q2hhbmdlRXZlbnRzUmVzcG9uc2USVAoNQXBwcm92ZUNoYW5nZRIgLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXNwb25zZRJRCgxSZWplY3RDaGFuZ2USHy5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlcXVlc3QaIC5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlc3BvbnNlEk4KC0FwcGx5Q2hhbmdlEh4uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlcXVlc3QaHy5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVzcG9uc2USVAoNUmVzb2x2ZUNoYW5nZRIgLmNoYW5nZXMudjEuUmVzb2x2ZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLlJlc29sdmVDaGFuZ2VSZXNwb25zZRJICglQbGFuTW9uZXkSHC5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlcXVlc3QaHS5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlc3BvbnNlElEKDFBsYW5TY2hlZHVsZRIfLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVxdWVzdBogLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVzcG9uc2USSwoKUGxhbkNoYW5nZRIdLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlcXVlc3QaHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZRJdChBWYWxpZGF0ZUNyZWF0aXZlEiMuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVxdWVzdBokLmNoYW5nZXMudjEuVmFsaWRhdGVDcmVhdGl2ZVJlc3BvbnNlEmkKFFJlY29yZEFwcHJvdmVkQ2hhbmdlEicuY2hhbmdlcy52MS5SZWNvcmRBcHByb3ZlZENoYW5nZVJlcXVlc3QaKC5jaGFuZ2VzLnYxLlJlY29yZEFwcHJvdmVkQ2hhbmdlUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * The one call to the ad platform a change makes when it is applied.
@@ -218,6 +218,37 @@ export type Change = Message<"changes.v1.Change"> & {
    * @generated from field: string apply_retried_at = 27;
    */
   applyRetriedAt: string;
+
+  /**
+   * Whether the change's apply outcome is unknown: it failed after it was sent and no answer of
+   * the platform was recorded, and no person settled it. It may or may not have been applied.
+   *
+   * @generated from field: bool outcome_unknown = 28;
+   */
+  outcomeUnknown: boolean;
+
+  /**
+   * How a person last settled an unknown outcome (ResolveChange): send_again, applied or
+   * not_applied; empty when nobody did. With who, when, and the note they left.
+   *
+   * @generated from field: string resolution = 29;
+   */
+  resolution: string;
+
+  /**
+   * @generated from field: string resolved_by = 30;
+   */
+  resolvedBy: string;
+
+  /**
+   * @generated from field: string resolved_at = 31;
+   */
+  resolvedAt: string;
+
+  /**
+   * @generated from field: string resolution_note = 32;
+   */
+  resolutionNote: string;
 };
 
 /**
@@ -458,6 +489,30 @@ export type LiveCheck = Message<"changes.v1.LiveCheck"> & {
    * @generated from field: bool unavailable = 3;
    */
   unavailable: boolean;
+
+  /**
+   * For a change whose outcome is unknown: the object as the platform shows it now (JSON text;
+   * empty when it could not be read, or the change creates an object).
+   *
+   * @generated from field: string object_json = 4;
+   */
+  objectJson: string;
+
+  /**
+   * For a change whose outcome is unknown: the object shows every field the change sets, as
+   * reviewed (differences is empty).
+   *
+   * @generated from field: bool shows_reviewed = 5;
+   */
+  showsReviewed: boolean;
+
+  /**
+   * For a change whose outcome is unknown: each reviewed field the object shows otherwise, a line
+   * per field ("name: reviewed \"A\", applied \"B\"").
+   *
+   * @generated from field: repeated string differences = 6;
+   */
+  differences: string[];
 };
 
 /**
@@ -477,7 +532,8 @@ export type GetChangeResponse = Message<"changes.v1.GetChangeResponse"> & {
   change?: Change | undefined;
 
   /**
-   * Present only when check_live was asked and the change is still prepared.
+   * Present only when check_live was asked and the change is still prepared, or its outcome is
+   * unknown (then with the object as the platform shows it now).
    *
    * @generated from field: changes.v1.LiveCheck live = 2;
    */
@@ -516,6 +572,13 @@ export type ListChangesRequest = Message<"changes.v1.ListChangesRequest"> & {
    * @generated from field: int32 offset = 4;
    */
   offset: number;
+
+  /**
+   * Only the changes whose apply outcome is unknown (Change.outcome_unknown); status is then ignored.
+   *
+   * @generated from field: bool outcome_unknown = 5;
+   */
+  outcomeUnknown: boolean;
 };
 
 /**
@@ -555,7 +618,8 @@ export const ListChangesResponseSchema: GenMessage<ListChangesResponse> = /*@__P
   messageDesc(file_changes_v1_changes, 10);
 
 /**
- * The changes' history as events (prepared, approved, rejected, apply_requested, apply_retried, applied, failed),
+ * The changes' history as events (prepared, approved, rejected, apply_requested, apply_retried, applied, failed,
+ * outcome_settled),
  * newest first, for the dashboard's audit log. Paged by keyset: a page holds the events before the
  * cursor (at, key), so every event stays reachable however many there are.
  *
@@ -741,6 +805,60 @@ export const RejectChangeResponseSchema: GenMessage<RejectChangeResponse> = /*@_
   messageDesc(file_changes_v1_changes, 17);
 
 /**
+ * A person settles a change whose apply outcome is unknown (Change.outcome_unknown): refused for
+ * any caller that is not a signed-in person or an operator with the admin or editor role, and
+ * (FailedPrecondition, naming the status) for a change whose outcome is known.
+ *
+ * @generated from message changes.v1.ResolveChangeRequest
+ */
+export type ResolveChangeRequest = Message<"changes.v1.ResolveChangeRequest"> & {
+  /**
+   * @generated from field: string change_id = 1;
+   */
+  changeId: string;
+
+  /**
+   * send_again: sent again with the same idempotency key, as ApplyChange does, within 24 hours of
+   * its first send; applied: the person found it applied on the platform (it becomes applied);
+   * not_applied: the person found it not applied (it stays failed, no longer sent again).
+   *
+   * @generated from field: string resolution = 2;
+   */
+  resolution: string;
+
+  /**
+   * Optional, at most 2000 characters: what the person checked.
+   *
+   * @generated from field: string note = 3;
+   */
+  note: string;
+};
+
+/**
+ * Describes the message changes.v1.ResolveChangeRequest.
+ * Use `create(ResolveChangeRequestSchema)` to create a new message.
+ */
+export const ResolveChangeRequestSchema: GenMessage<ResolveChangeRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 18);
+
+/**
+ * @generated from message changes.v1.ResolveChangeResponse
+ */
+export type ResolveChangeResponse = Message<"changes.v1.ResolveChangeResponse"> & {
+  /**
+   * @generated from field: changes.v1.Change change = 1;
+   */
+  change?: Change | undefined;
+};
+
+/**
+ * Describes the message changes.v1.ResolveChangeResponse.
+ * Use `create(ResolveChangeResponseSchema)` to create a new message.
+ */
+export const ResolveChangeResponseSchema: GenMessage<ResolveChangeResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 19);
+
+/**
  * @generated from message changes.v1.ApplyChangeRequest
  */
 export type ApplyChangeRequest = Message<"changes.v1.ApplyChangeRequest"> & {
@@ -769,7 +887,7 @@ export type ApplyChangeRequest = Message<"changes.v1.ApplyChangeRequest"> & {
  * Use `create(ApplyChangeRequestSchema)` to create a new message.
  */
 export const ApplyChangeRequestSchema: GenMessage<ApplyChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 18);
+  messageDesc(file_changes_v1_changes, 20);
 
 /**
  * @generated from message changes.v1.ApplyChangeResponse
@@ -786,7 +904,7 @@ export type ApplyChangeResponse = Message<"changes.v1.ApplyChangeResponse"> & {
  * Use `create(ApplyChangeResponseSchema)` to create a new message.
  */
 export const ApplyChangeResponseSchema: GenMessage<ApplyChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 19);
+  messageDesc(file_changes_v1_changes, 21);
 
 /**
  * Planning: an amount of money as exact micros of the ad account's currency. Read only.
@@ -842,7 +960,7 @@ export type PlanMoneyRequest = Message<"changes.v1.PlanMoneyRequest"> & {
  * Use `create(PlanMoneyRequestSchema)` to create a new message.
  */
 export const PlanMoneyRequestSchema: GenMessage<PlanMoneyRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 20);
+  messageDesc(file_changes_v1_changes, 22);
 
 /**
  * @generated from message changes.v1.PlanMoneyResponse
@@ -927,7 +1045,7 @@ export type PlanMoneyResponse = Message<"changes.v1.PlanMoneyResponse"> & {
  * Use `create(PlanMoneyResponseSchema)` to create a new message.
  */
 export const PlanMoneyResponseSchema: GenMessage<PlanMoneyResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 21);
+  messageDesc(file_changes_v1_changes, 23);
 
 /**
  * Planning: local times in the ad account's IANA time zone as exact instants. Read only.
@@ -966,7 +1084,7 @@ export type PlanScheduleRequest = Message<"changes.v1.PlanScheduleRequest"> & {
  * Use `create(PlanScheduleRequestSchema)` to create a new message.
  */
 export const PlanScheduleRequestSchema: GenMessage<PlanScheduleRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 22);
+  messageDesc(file_changes_v1_changes, 24);
 
 /**
  * A local time resolved to one instant.
@@ -1008,7 +1126,7 @@ export type PlannedInstant = Message<"changes.v1.PlannedInstant"> & {
  * Use `create(PlannedInstantSchema)` to create a new message.
  */
 export const PlannedInstantSchema: GenMessage<PlannedInstant> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 23);
+  messageDesc(file_changes_v1_changes, 25);
 
 /**
  * @generated from message changes.v1.PlanScheduleResponse
@@ -1049,7 +1167,7 @@ export type PlanScheduleResponse = Message<"changes.v1.PlanScheduleResponse"> & 
  * Use `create(PlanScheduleResponseSchema)` to create a new message.
  */
 export const PlanScheduleResponseSchema: GenMessage<PlanScheduleResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 24);
+  messageDesc(file_changes_v1_changes, 26);
 
 /**
  * Preflight: the change PrepareChange would record for `change`, planned the same way but recorded
@@ -1079,7 +1197,7 @@ export type PlanChangeRequest = Message<"changes.v1.PlanChangeRequest"> & {
  * Use `create(PlanChangeRequestSchema)` to create a new message.
  */
 export const PlanChangeRequestSchema: GenMessage<PlanChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 25);
+  messageDesc(file_changes_v1_changes, 27);
 
 /**
  * @generated from message changes.v1.PlanChangeResponse
@@ -1130,7 +1248,7 @@ export type PlanChangeResponse = Message<"changes.v1.PlanChangeResponse"> & {
  * Use `create(PlanChangeResponseSchema)` to create a new message.
  */
 export const PlanChangeResponseSchema: GenMessage<PlanChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 26);
+  messageDesc(file_changes_v1_changes, 28);
 
 /**
  * A creative checked by the ad creative rules, before any ad has it. Read only.
@@ -1171,7 +1289,7 @@ export type CreativeToCheck = Message<"changes.v1.CreativeToCheck"> & {
  * Use `create(CreativeToCheckSchema)` to create a new message.
  */
 export const CreativeToCheckSchema: GenMessage<CreativeToCheck> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 27);
+  messageDesc(file_changes_v1_changes, 29);
 
 /**
  * @generated from message changes.v1.ValidateCreativeRequest
@@ -1193,7 +1311,7 @@ export type ValidateCreativeRequest = Message<"changes.v1.ValidateCreativeReques
  * Use `create(ValidateCreativeRequestSchema)` to create a new message.
  */
 export const ValidateCreativeRequestSchema: GenMessage<ValidateCreativeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 28);
+  messageDesc(file_changes_v1_changes, 30);
 
 /**
  * The image a creative shows: a chat_card needs one (file_id), a product_ad_template takes none.
@@ -1224,7 +1342,7 @@ export type CreativeImageReport = Message<"changes.v1.CreativeImageReport"> & {
  * Use `create(CreativeImageReportSchema)` to create a new message.
  */
 export const CreativeImageReportSchema: GenMessage<CreativeImageReport> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 29);
+  messageDesc(file_changes_v1_changes, 31);
 
 /**
  * @generated from message changes.v1.ValidateCreativeResponse
@@ -1255,7 +1373,7 @@ export type ValidateCreativeResponse = Message<"changes.v1.ValidateCreativeRespo
  * Use `create(ValidateCreativeResponseSchema)` to create a new message.
  */
 export const ValidateCreativeResponseSchema: GenMessage<ValidateCreativeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 30);
+  messageDesc(file_changes_v1_changes, 32);
 
 /**
  * A change already approved by a person elsewhere: the optimizer's proposal approved in the
@@ -1295,7 +1413,7 @@ export type RecordApprovedChangeRequest = Message<"changes.v1.RecordApprovedChan
  * Use `create(RecordApprovedChangeRequestSchema)` to create a new message.
  */
 export const RecordApprovedChangeRequestSchema: GenMessage<RecordApprovedChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 31);
+  messageDesc(file_changes_v1_changes, 33);
 
 /**
  * @generated from message changes.v1.RecordApprovedChangeResponse
@@ -1312,7 +1430,7 @@ export type RecordApprovedChangeResponse = Message<"changes.v1.RecordApprovedCha
  * Use `create(RecordApprovedChangeResponseSchema)` to create a new message.
  */
 export const RecordApprovedChangeResponseSchema: GenMessage<RecordApprovedChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 32);
+  messageDesc(file_changes_v1_changes, 34);
 
 /**
  * @generated from service changes.v1.ChangesService
@@ -1373,6 +1491,14 @@ export const ChangesService: GenService<{
     methodKind: "unary";
     input: typeof ApplyChangeRequestSchema;
     output: typeof ApplyChangeResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.ChangesService.ResolveChange
+   */
+  resolveChange: {
+    methodKind: "unary";
+    input: typeof ResolveChangeRequestSchema;
+    output: typeof ResolveChangeResponseSchema;
   },
   /**
    * @generated from rpc changes.v1.ChangesService.PlanMoney
