@@ -83,6 +83,11 @@ interface Site {
   schema: JsonSchema;
   /** The JSON types any alternative of the place's schema allows (`integer` within `number`). */
   allowed: string[];
+  /**
+   * The valid arguments the place is in: the example, or the example with an optional object or
+   * array it leaves out filled in with a small valid value, so that the places inside it are reached.
+   */
+  base: Record<string, unknown>;
   /** The example's value there; undefined when the example leaves the property out. */
   value: unknown;
 }
@@ -154,28 +159,108 @@ function allowedTypes(schema: JsonSchema): string[] {
 export type Accepts = (schema: JsonSchema, value: unknown) => boolean;
 
 /** Every place of the arguments the schema describes, from the example's values down. */
-function sites(schema: JsonSchema, value: unknown, accepts: Accepts, segments: Segment[] = []): Site[] {
+function sites(
+  schema: JsonSchema,
+  value: unknown,
+  accepts: Accepts,
+  base: Record<string, unknown>,
+  segments: Segment[] = [],
+): Site[] {
   const alt = alternativeFor(schema, value, accepts);
   const out: Site[] =
-    segments.length > 0 ? [{ segments, schema: alt, allowed: allowedTypes(schema), value }] : [];
+    segments.length > 0 ? [{ segments, schema: alt, allowed: allowedTypes(schema), base, value }] : [];
   if (hasType(alt, 'object') && alt.properties !== undefined) {
     const rec = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
     for (const [k, s] of Object.entries(properties(alt))) {
-      if (rec[k] !== undefined) out.push(...sites(s, rec[k], accepts, [...segments, k]));
-      else
-        out.push({
-          segments: [...segments, k],
-          schema: alternativeFor(s, undefined, accepts),
-          allowed: allowedTypes(s),
-          value: undefined,
-        });
+      const at = [...segments, k];
+      if (rec[k] !== undefined) {
+        out.push(...sites(s, rec[k], accepts, base, at));
+        continue;
+      }
+      const absent = alternativeFor(s, undefined, accepts);
+      out.push({ segments: at, schema: absent, allowed: allowedTypes(s), base, value: undefined });
+      const filled =
+        hasType(absent, 'object') || hasType(absent, 'array') ? smallValid(absent, accepts) : undefined;
+      if (filled !== undefined) out.push(...sites(s, filled, accepts, withValue(base, at, filled), at));
     }
   }
   if (hasType(alt, 'array') && Array.isArray(value) && typeof alt.items === 'object') {
     for (const [i, item] of value.entries())
-      out.push(...sites(alt.items as JsonSchema, item, accepts, [...segments, i]));
+      out.push(...sites(alt.items as JsonSchema, item, accepts, base, [...segments, i]));
   }
   return out;
+}
+
+/** Texts tried, in order, for a string a schema describes only by its pattern and lengths. */
+const PLAIN_TEXTS = [
+  'a',
+  'example',
+  'Example text',
+  'AAA',
+  'EUR',
+  'US',
+  '1',
+  '1.5',
+  'a_1',
+  'example.com',
+  'name:asc',
+];
+
+/**
+ * A small value `schema` accepts, with only its required properties and one item in a list, or
+ * undefined when none is found simply. Strings are plain ASCII (a pattern's own examples from
+ * fast-check only when no plain text fits), so that the value breaks no rule the schema cannot state.
+ */
+function smallValid(schema: JsonSchema, accepts: Accepts, depth = 0): unknown {
+  if (depth > 8) return undefined;
+  const alt = alternatives(schema).find((a) => !hasType(a, 'null')) ?? schema;
+  const fits = (v: unknown) => (v !== undefined && accepts(alt, v) ? v : undefined);
+  if (Array.isArray(alt.enum)) return fits(alt.enum[0]);
+  if (hasType(alt, 'boolean')) return true;
+  if (hasType(alt, 'integer') || hasType(alt, 'number')) {
+    const min = num(alt, 'minimum');
+    const gt = num(alt, 'exclusiveMinimum');
+    return [min, gt === undefined ? undefined : gt + 1, 1, 0, num(alt, 'maximum')]
+      .map(fits)
+      .find((v) => v !== undefined);
+  }
+  if (hasType(alt, 'string')) {
+    const format = alt.format;
+    const formatted =
+      format === 'uuid'
+        ? ['3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90']
+        : format === 'date'
+          ? ['2026-10-01']
+          : format === 'date-time'
+            ? ['2026-10-01T09:00:00Z']
+            : format === 'uri'
+              ? ['https://example.com/']
+              : [];
+    const min = num(alt, 'minLength') ?? 0;
+    const plain = [...formatted, ...PLAIN_TEXTS, 'a'.repeat(Math.max(min, 1))]
+      .map(fits)
+      .find((v) => v !== undefined);
+    if (plain !== undefined || typeof alt.pattern !== 'string') return plain;
+    return fc
+      .sample(fc.stringMatching(new RegExp(alt.pattern)), { seed: 1, numRuns: 50 })
+      .find((v) => hiddenCharacter(v) === undefined && accepts(alt, v));
+  }
+  if (hasType(alt, 'array')) {
+    const item = smallValid((alt.items ?? {}) as JsonSchema, accepts, depth + 1);
+    if (item === undefined) return undefined;
+    return fits(Array.from({ length: Math.max(num(alt, 'minItems') ?? 1, 1) }, () => item));
+  }
+  if (hasType(alt, 'object')) {
+    const props = properties(alt);
+    const out: Record<string, unknown> = {};
+    for (const k of required(alt)) {
+      const v = smallValid(props[k] ?? {}, accepts, depth + 1);
+      if (v === undefined) return undefined;
+      out[k] = v;
+    }
+    return fits(out);
+  }
+  return undefined;
 }
 
 const REMOVE = Symbol('remove');
@@ -524,12 +609,13 @@ export function mutationsOf(
   example: Record<string, unknown>,
   accepts: Accepts,
 ): fc.Arbitrary<Mutation> {
-  const places = sites(schema, example, accepts);
-  const perSite = places.map((s) => fc.oneof(...siteMutations(tool, example, s)));
+  const places = sites(schema, example, accepts, example);
+  const perSite = places.map((s) => fc.oneof(...siteMutations(tool, s.base, s)));
   const root = objectMutations(tool, example, {
     segments: [],
     schema: alternativeFor(schema, example, accepts),
     allowed: ['object'],
+    base: example,
     value: example,
   });
   const all = [...perSite, ...root];
