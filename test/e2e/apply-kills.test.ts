@@ -84,8 +84,18 @@ test('killed during the last delivery of its apply eight times, a change ends ea
     // The call waiting for the outcome loses the service it asked: unavailable, nothing more.
     const during = await asked;
     if (during.isError) {
-      const { code } = (during.data as { error: { code: string } }).error;
+      const { code, message } = (during.data as { error: { code: string; message: string } }).error;
       assert.equal(code, 'unavailable', `round ${round}: ${JSON.stringify(during.data)}`);
+      assert.match(message, /^the changes service this tool needs stopped answering during the call/);
+    }
+    if (round === 1) {
+      // While it is down, a tool that needs it says which service is not answering.
+      const down = await call('ads_get_change', { change_id: prepared.change_id });
+      assert.ok(down.isError);
+      assert.match(
+        (down.data as { error: { message: string } }).error.message,
+        /^the changes service this tool needs is not answering; retry shortly/,
+      );
     }
     await stack.restart('changes');
     const ended = await waitForChange<ChangeView>(prepared.change_id, ['failed', 'applied'], 30_000);

@@ -187,3 +187,26 @@ export function describeCallFailure(err: unknown, service: string): string {
         : e.rawMessage;
   }
 }
+
+/** The metadata key that names the service a failed connection was to (set by the caller, never sent). */
+const FAILED_SERVICE = 'adsmcp-unreachable-service';
+
+/**
+ * nameUnreachable marks `err`, when it is a failed connection to a service (connectionFailure),
+ * with that service's name, so whoever turns it into a message can say which part failed; any
+ * other error is left as it is. It returns `err`, to be thrown on.
+ */
+export function nameUnreachable(err: unknown, service: string): unknown {
+  if (
+    err instanceof ConnectError &&
+    connectionFailure(err) !== undefined &&
+    !err.metadata.has(FAILED_SERVICE)
+  )
+    err.metadata.set(FAILED_SERVICE, service);
+  return err;
+}
+
+/** The service nameUnreachable named in `err`, if any. */
+export function unreachableService(err: ConnectError): string | undefined {
+  return err.metadata.get(FAILED_SERVICE) ?? undefined;
+}

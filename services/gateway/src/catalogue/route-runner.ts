@@ -5,6 +5,7 @@
  */
 import { ChangesService, type PrepareChangeRequestSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { nameUnreachable } from '@adsmcp/runtime/service-client';
 import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { CallOptions } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
@@ -127,13 +128,28 @@ export function runRoute(
   const r = tool.route;
   switch (r.kind) {
     case 'rpc':
-      return runRpc(r, ctx, args);
+      return named(runRpc(r, ctx, args), serviceOf(r.method.parent.typeName));
     case 'upstream-read':
-      return runUpstreamRead(r, ctx, args);
+      return named(runUpstreamRead(r, ctx, args), 'upstream-proxy');
     case 'prepare':
-      return runPrepare(r, ctx, tool.name, args);
+      return named(runPrepare(r, ctx, tool.name, args), 'changes');
     case 'run':
       return r.run(ctx, args);
+  }
+}
+
+/** The process that serves a proto service (`marketing.v1.MarketingService` -> marketing). */
+function serviceOf(typeName: string): string {
+  const pkg = typeName.split('.')[0] ?? typeName;
+  return pkg === 'upstream' ? 'upstream-proxy' : pkg;
+}
+
+/** A route's result, whose failure to reach `service` names it (tool-call.ts says which part failed). */
+async function named<T>(result: Promise<T>, service: string): Promise<T> {
+  try {
+    return await result;
+  } catch (err) {
+    throw nameUnreachable(err, service);
   }
 }
 

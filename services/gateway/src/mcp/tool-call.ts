@@ -5,7 +5,9 @@
  */
 
 import { CURRENT_REVISION_METADATA, RETRY_AFTER_METADATA } from '@adsmcp/runtime/connect-errors';
+import { isDatabaseUnavailable } from '@adsmcp/runtime/db';
 import { type Logger, withRequestId } from '@adsmcp/runtime/log';
+import { connectionFailure, unreachableService } from '@adsmcp/runtime/service-client';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Behavior, Caller, Catalogue, ToolContext } from '../catalogue/catalogue.ts';
@@ -45,23 +47,6 @@ const CODE_NAMES: Partial<Record<Code, string>> = {
   [Code.OutOfRange]: 'invalid_argument',
 };
 
-/** Node's errors for a connection that was never made: nothing was sent. */
-const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-/**
- * How the connection to the service failed, when it did (rather than the service answering with
- * an error). Our client raises such errors itself: a refused connection carries the Node error
- * as its cause, so nothing was sent; a reset connection (which arrives as Aborted, the code a
- * service uses for a stale revision) or a service process that dies mid-call (Canceled: the
- * gateway never cancels its own calls) may have lost a call the service had received.
- */
-function connectionFailure(err: ConnectError): 'not-connected' | 'lost' | undefined {
-  for (let c: unknown = err.cause; c !== undefined && c !== null; c = (c as { cause?: unknown }).cause) {
-    if (NOT_CONNECTED.has(String((c as { code?: unknown }).code))) return 'not-connected';
-  }
-  return err.cause !== undefined || err.code === Code.Canceled ? 'lost' : undefined;
-}
-
 /** Extra fields a service's error carries for programs: seconds to wait, the current revision. */
 function errorFields(err: ConnectError): Record<string, unknown> {
   const extra: Record<string, unknown> = {};
@@ -74,16 +59,18 @@ function errorFields(err: ConnectError): Record<string, unknown> {
 
 function fromServiceError(err: ConnectError, requestId: string, behavior: Behavior): ToolResult {
   const failure = connectionFailure(err);
+  const named = unreachableService(err);
+  const service = named === undefined ? 'a service this tool needs' : `the ${named} service this tool needs`;
   if (failure === 'not-connected' || (failure === 'lost' && behavior === 'read')) {
     return toolError(
       'unavailable',
-      `a service this tool needs is not answering${behavior === 'read' ? '' : ' and nothing was done'}; retry shortly (request ${requestId})`,
+      `${service} is not answering${behavior === 'read' ? '' : ' and nothing was done'}; retry shortly (request ${requestId})`,
     );
   }
   if (failure === 'lost') {
     return toolError(
       'unavailable',
-      `a service this tool needs stopped answering during the call, so its outcome is unknown; check with the read tools before retrying (request ${requestId})`,
+      `${service} stopped answering during the call, so its outcome is unknown; check with the read tools before retrying (request ${requestId})`,
     );
   }
   const code = CODE_NAMES[err.code];
@@ -146,6 +133,13 @@ export async function callTool<D>(
         if (err.code === Code.Internal || err.code === Code.Unknown)
           d.logger.error({ err, tool: name }, 'tool failed');
         return fromServiceError(err, requestId, tool.behavior);
+      }
+      if (isDatabaseUnavailable(err)) {
+        d.logger.warn({ err, tool: name }, 'tool failed: the gateway database is not answering');
+        return toolError(
+          'unavailable',
+          `the database of the gateway is not answering (it may be restarting); retry shortly (request ${requestId})`,
+        );
       }
       d.logger.error({ err, tool: name }, 'tool failed');
       return fromServiceError(new ConnectError('internal', Code.Internal), requestId, tool.behavior);
