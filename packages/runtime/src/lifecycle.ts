@@ -4,6 +4,7 @@ import type { Logger } from './log.ts';
 
 /** runMain runs `main`; a start-up failure prints its reason and exits 1. */
 export function runMain(service: string, main: () => Promise<void>): void {
+  exitWithParent();
   main().catch((err: unknown) => {
     const reason =
       err instanceof ConfigError
@@ -14,6 +15,27 @@ export function runMain(service: string, main: () => Promise<void>): void {
     process.stderr.write(`${service}: failed to start: ${reason}\n`);
     process.exit(1);
   });
+}
+
+/**
+ * exitWithParent stops this process (a SIGTERM to itself, so onShutdown drains it) when the
+ * process that started it with an IPC channel dies, however it died. A supervisor killed with
+ * SIGKILL runs no code of its own, so its children must notice for themselves; the end of the
+ * channel is that notice, at once and without polling. A process started without a channel (a
+ * container, a test's in-process service) is unaffected, and the channel keeps nothing alive.
+ */
+export function exitWithParent(): void {
+  if (typeof process.send !== 'function') return;
+  const parentGone = () => {
+    // stdout and stderr were pipes to the parent, broken now. At exit pino flushes the log with
+    // sonic-boom's flushSync, which retries a broken pipe forever: once the drain is done, the
+    // process ends before that exit handler runs (nobody is left to read its exit code).
+    process.prependListener('exit', () => process.kill(process.pid, 'SIGKILL'));
+    process.kill(process.pid, 'SIGTERM');
+  };
+  process.channel?.unref();
+  if (process.connected) process.once('disconnect', parentGone);
+  else parentGone();
 }
 
 /**

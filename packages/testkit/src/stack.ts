@@ -67,8 +67,14 @@ export interface StackOptions {
    * that kill processes on purpose do not.
    */
   supervise?: RestartPolicy;
-  /** What the supervisor did: a process exited unexpectedly, was restarted, listens again. */
+  /** What the supervisor did: a process exited unexpectedly, was restarted, listens again, stopped. */
   onSupervisor?: (service: ServiceName, message: string) => void;
+  /**
+   * What a supervised restart must wait for: while this returns something (the database is
+   * down), a process that exits is restarted only once `ready` resolves, and not after a blind
+   * wait into a crash loop; the notices say what it waited for.
+   */
+  restartWhen?: () => { waitingFor: string; ready: Promise<void> } | undefined;
   /**
    * Processes of each service but the sandbox (the ad platform stays one), each on its own port,
    * all on the one database (default 1). With more than one, every peer is given the list of a
@@ -177,7 +183,9 @@ function run(
   const child = spawn(process.execPath, nodeArgs(script, opts.nodeArgs), {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // The IPC channel carries no messages: its end tells the process that the stack's owner died,
+    // even by SIGKILL, and it stops itself (exitWithParent in the runtime's lifecycle).
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     // A supervised stack's processes are out of the terminal's process group: Ctrl-C reaches only
     // the supervisor, which stops them in order instead of seeing them all die at once.
     detached: opts.supervise !== undefined,
@@ -231,7 +239,11 @@ function listening(service: ServiceName, r: Running, timeoutMs = 60_000): Promis
   });
 }
 
-async function stopProcess(r: Running, graceMs = 15_000): Promise<number | null> {
+/** A service's drain time on SIGTERM: onShutdown's in packages/runtime/src/lifecycle.ts. */
+const DRAIN_MS = 20_000;
+
+/** Stops a process with SIGTERM, and SIGKILL once it has had its drain time and a little more. */
+async function stopProcess(r: Running, graceMs = DRAIN_MS + 5_000): Promise<number | null> {
   if (r.child.exitCode === null && r.child.signalCode === null) {
     r.child.kill('SIGTERM');
     const timer = setTimeout(() => r.child.kill('SIGKILL'), graceMs);
@@ -339,12 +351,53 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     return r;
   };
 
+  /**
+   * Starts a supervised process again, unless it was stopped or replaced meanwhile; while what it
+   * needs is down (restartWhen), only once that is back, as a first start (no growing wait).
+   */
+  const relaunch = (slot: Slot, r: Running) => {
+    if (stopping || slot.held || slot.running !== r) return;
+    const { service, replica } = slot;
+    const gate = opts.restartWhen?.();
+    if (gate) {
+      notice(service, replica, `${gate.waitingFor} is down; restarting once it is back`);
+      afterGate(slot, r, gate);
+      return;
+    }
+    const next = launch(service, slot.env, replica);
+    void listening(service, next).then(
+      (port) => notice(service, replica, `restarted (pid ${next.child.pid}), listening on port ${port}`),
+      // A run that never listens: stop it, and its exit schedules the next attempt.
+      () => stopProcess(next, 5_000),
+    );
+  };
+
+  /** Restarts the process once `gate` opens (a crash while it was shut does not count toward the backoff). */
+  const afterGate = (slot: Slot, r: Running, gate: { waitingFor: string; ready: Promise<void> }) => {
+    slot.lastDelayMs = undefined;
+    void gate.ready.then(() => {
+      if (stopping || slot.held || slot.running !== r) return;
+      notice(slot.service, slot.replica, `${gate.waitingFor} is back; restarting`);
+      relaunch(slot, r);
+    });
+  };
+
   /** A supervised process exited: unless that was meant, start it again after a growing wait. */
   const onExit = (key: string, r: Running) => {
     const slot = slots.get(key);
     const policy = opts.supervise;
     if (!slot || !policy || stopping || slot.held || slot.running !== r) return;
     const { service, replica } = slot;
+    const gate = opts.restartWhen?.();
+    if (gate) {
+      notice(
+        service,
+        replica,
+        `exited unexpectedly (${describeExit(r.child)}) while ${gate.waitingFor} is down; restarting once it is back`,
+      );
+      afterGate(slot, r, gate);
+      return;
+    }
     const delay = restartDelay(policy, slot.lastDelayMs, Date.now() - r.startedAt);
     slot.lastDelayMs = delay;
     notice(
@@ -354,13 +407,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     );
     slot.timer = setTimeout(() => {
       slot.timer = undefined;
-      if (stopping || slot.held) return;
-      const next = launch(service, slot.env, replica);
-      void listening(service, next).then(
-        (port) => notice(service, replica, `restarted (pid ${next.child.pid}), listening on port ${port}`),
-        // A run that never listens: stop it, and its exit schedules the next attempt.
-        () => stopProcess(next, 5_000),
-      );
+      relaunch(slot, r);
     }, delay);
   };
 
@@ -390,7 +437,20 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const replicas = [...slots.values()].filter((slot) => slot.service === name);
       if (replicas.length === 0) continue;
       for (const slot of replicas) slot.held = true;
-      const exits = await Promise.all(replicas.map((slot) => stopProcess(slot.running)));
+      const exits = await Promise.all(
+        replicas.map(async (slot) => {
+          const began = Date.now();
+          const running = slot.running.child.exitCode === null && slot.running.child.signalCode === null;
+          const code = await stopProcess(slot.running);
+          if (opts.supervise && running)
+            notice(
+              slot.service,
+              slot.replica,
+              `stopped (${describeExit(slot.running.child)}) in ${formatDelay(Date.now() - began)}`,
+            );
+          return code;
+        }),
+      );
       // One code per service: the first replica's, unless another did worse.
       codes[name] = exits.find((code) => code !== 0) ?? exits[0];
     }
