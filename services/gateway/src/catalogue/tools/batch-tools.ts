@@ -6,7 +6,7 @@
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import { AssetService, type SourceImage } from '@adsmcp/proto/marketing/v1/assets_pb';
 import type { MarketingItem } from '@adsmcp/proto/marketing/v1/marketing_pb';
-import { textLength } from '@adsmcp/runtime/text';
+import { showHidden, textLength } from '@adsmcp/runtime/text';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
 import { defineTool, type ToolContext, type ToolRow } from '../catalogue.ts';
@@ -64,7 +64,8 @@ const row: Schema<Record<string, unknown>> = {
       else if (!isCell(v))
         out.push({
           path: `${path}.${k}`,
-          message: `\`${path}.${k}\` must be text (up to 5000 characters), a number, a boolean or a list of text`,
+          // The column name is the caller's: its hidden characters are shown as tokens.
+          message: `\`${path}.${showHidden(k)}\` must be text (up to 5000 characters), a number, a boolean or a list of text`,
         });
     }
   },
