@@ -53,7 +53,7 @@ export const RULE_WORDS: Readonly<Record<MutationKind, RegExp>> = {
   'deep-nesting': /must (be|have|not)\b/,
   'too-long': /must be .*\d+ characters|at most \d+ characters/,
   'too-short': /must (be .*\d+ characters|contain a visible character)/,
-  pattern: /must (be|not contain)\b/,
+  pattern: /must (be|not contain|contain a visible character)\b/,
   // An enum's refusal says the values it takes, which leaves out every hidden character.
   'hidden-character':
     /must not contain the (NUL character \(U\+0000\)|invisible character U\+[0-9A-F]{4,6})|must be one of\b/,
