@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { type Change, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
@@ -59,6 +59,13 @@ const USAGE = `usage: npm run admin -- <command> [options]
       confirmation on the terminal; --yes approves without asking (needed without a terminal).
   reject <change-id> --reason <text> [--workspace <id|name>] [--user <email>]
       Rejects a prepared change as a person. Both need CHANGES_URL.
+  unknown-outcomes [--workspace <id|name>]
+      Lists the changes whose apply outcome is unknown: sent to the ad platform, no answer
+      recorded, so they may or may not have been applied (JSON).
+  resolve <change-id> --send-again|--applied|--not-applied [--note <text>] [--workspace <id|name>] [--user <email>]
+      Settles such a change as a person: sends it again with the same idempotency key (within
+      24 hours of its first send), or records that it is (--applied) or is not (--not-applied) on
+      the ad platform. Both need CHANGES_URL.
   enable-feature <feature> [--workspace <id|name>]
   disable-feature <feature> [--workspace <id|name>]
       Turns a workspace feature on or off (${FEATURES.join(', ')}); its tools work, or are
@@ -203,6 +210,20 @@ async function chosenWorkspace(pool: Pool, given: string | undefined): Promise<W
   return ws;
 }
 
+/** The one resolution `resolve` was given: --send-again, --applied or --not-applied. */
+function resolutionOf(v: { 'send-again': boolean; applied: boolean; 'not-applied': boolean }): string {
+  const given = [
+    v['send-again'] ? 'send_again' : undefined,
+    v.applied ? 'applied' : undefined,
+    v['not-applied'] ? 'not_applied' : undefined,
+  ].filter((r) => r !== undefined);
+  if (given.length !== 1)
+    throw new Error(
+      `resolve needs exactly one of --send-again, --applied or --not-applied (got ${given.length === 0 ? 'none' : given.join(' and ')})`,
+    );
+  return given[0] as string;
+}
+
 /** The id a command names by its first argument, which must be a UUID. */
 function uuidArgument(given: string | undefined, command: string, what: string): string {
   if (given === undefined) throw new Error(`${command} needs a ${what} id (a UUID)`);
@@ -324,6 +345,10 @@ async function main(argv: string[]): Promise<void> {
       role: { type: 'string' },
       reason: { type: 'string' },
       yes: { type: 'boolean', default: false },
+      'send-again': { type: 'boolean', default: false },
+      applied: { type: 'boolean', default: false },
+      'not-applied': { type: 'boolean', default: false },
+      note: { type: 'string' },
     },
   });
   const pool = createPool(databaseUrl(), 'gateway', 2);
@@ -434,6 +459,47 @@ async function main(argv: string[]): Promise<void> {
             : await changes.rejectChange({ changeId: id, reason: values.reason ?? '' }, as);
         process.stdout.write(
           `${JSON.stringify({ change_id: id, status: decided.change?.status, summary: change.summary, digest: change.digest, by: user.email })}\n`,
+        );
+        return;
+      }
+      case 'unknown-outcomes':
+      case 'resolve': {
+        const id = command === 'resolve' ? uuidArgument(positionals[0], command, 'change') : '';
+        const resolution = command === 'resolve' ? resolutionOf(values) : '';
+        const ws = await chosenWorkspace(pool, values.workspace);
+        const user = values.user
+          ? await findUserByEmail(pool, values.user)
+          : await findFirstAdmin(pool, ws.id);
+        if (!user || user.workspace_id !== ws.id) throw new Error('no such user in the workspace');
+        const { signer, as } = await asOperator(user);
+        const changes = createServiceClient(ChangesService, need('CHANGES_URL'), 'changes', signer);
+        if (command === 'unknown-outcomes') {
+          const found: Change[] = [];
+          for (let offset: number | undefined = 0; offset !== undefined; ) {
+            const res = await changes.listChanges(
+              { status: '', accountId: '', outcomeUnknown: true, limit: 100, offset },
+              as,
+            );
+            found.push(...res.changes);
+            offset = res.nextOffset;
+          }
+          const out = found.map((c) => ({
+            change_id: c.changeId,
+            account_id: c.accountId,
+            summary: c.summary,
+            error: c.error,
+            apply_requested_at: c.applyRequestedAt,
+            apply_retried_at: c.applyRetriedAt || null,
+          }));
+          process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+          return;
+        }
+        const { change } = await changes.resolveChange(
+          { changeId: id, resolution, note: values.note ?? '' },
+          as,
+        );
+        process.stdout.write(
+          `${JSON.stringify({ change_id: id, resolution, status: change?.status, summary: change?.summary, note: change?.resolutionNote || null, by: user.email })}\n`,
         );
         return;
       }

@@ -52,6 +52,24 @@ export const CHANGE_OUTPUT: JsonSchema = {
         'platform never answered); it is sent again with the same idempotency key. Null when it never was.',
     },
     apply_retried_at: nullableText,
+    outcome_unknown: {
+      type: 'boolean',
+      description:
+        'True when the apply failed after the change was sent and the platform never answered, and no person ' +
+        'settled it: it may or may not have been applied. ads_apply_change sends it again with the same ' +
+        'idempotency key (within 24 hours of its first send), or a person settles it in the dashboard.',
+    },
+    resolution: {
+      type: ['string', 'null'],
+      enum: ['send_again', 'applied', 'not_applied', null],
+      description:
+        'How a person last settled an unknown outcome: send_again (sent again with the same idempotency key), ' +
+        'applied (found applied on the ad platform) or not_applied (found not applied: it is not sent again). ' +
+        'Null when nobody did.',
+    },
+    resolved_by: nullableText,
+    resolved_at: nullableText,
+    resolution_note: nullableText,
     applied_at: nullableText,
     upstream_status: { type: ['integer', 'null'] },
     upstream_response: {},
@@ -127,6 +145,11 @@ export const CHANGE_OUTPUT: JsonSchema = {
     'apply_requested_at',
     'apply_retried_by',
     'apply_retried_at',
+    'outcome_unknown',
+    'resolution',
+    'resolved_by',
+    'resolved_at',
+    'resolution_note',
     'applied_at',
     'upstream_status',
     'upstream_response',
@@ -168,7 +191,11 @@ export function changeView(c: Change | undefined, publicUrl: string): Record<str
       c.status === 'applied' && c.appliedDifferences.length > 0
         ? "Applied, but the platform's result differs from what was reviewed: see applied_differences, and " +
           'check the object with its get tool.'
-        : (NEXT_STEP[c.status] ?? ''),
+        : c.outcomeUnknown
+          ? 'Failed with its outcome unknown: it may or may not have been applied. Call ads_apply_change to send ' +
+            'it again with the same idempotency key (within 24 hours of its first send), or ask a person to ' +
+            'settle it in the dashboard.'
+          : (NEXT_STEP[c.status] ?? ''),
     prepared_by: c.preparedBy,
     prepared_at: c.preparedAt,
     approved_by: orNull(c.approvedBy),
@@ -180,6 +207,11 @@ export function changeView(c: Change | undefined, publicUrl: string): Record<str
     apply_requested_at: orNull(c.applyRequestedAt),
     apply_retried_by: orNull(c.applyRetriedBy),
     apply_retried_at: orNull(c.applyRetriedAt),
+    outcome_unknown: c.outcomeUnknown,
+    resolution: orNull(c.resolution),
+    resolved_by: orNull(c.resolvedBy),
+    resolved_at: orNull(c.resolvedAt),
+    resolution_note: orNull(c.resolutionNote),
     applied_at: orNull(c.appliedAt),
     upstream_status: c.upstreamStatus === 0 ? null : c.upstreamStatus,
     upstream_response: parse(c.upstreamResponseJson),

@@ -87,7 +87,14 @@ const CHANGE_KINDS: Record<string, (c: Change) => { actor: string; what: string;
   apply_retried: (c) => ({
     actor: c.applyRetriedBy,
     what: 'apply requested again',
-    detail: `${c.summary} (sent again with the same idempotency key: the earlier apply's outcome was unknown)`,
+    detail: `${c.summary} (sent again with the same idempotency key: the earlier apply's outcome was unknown)${
+      c.resolution === 'send_again' && c.resolutionNote ? `; note: ${c.resolutionNote}` : ''
+    }`,
+  }),
+  outcome_settled: (c) => ({
+    actor: c.resolvedBy,
+    what: `outcome settled: ${c.resolution === 'applied' ? 'applied' : 'not applied'}`,
+    detail: `${c.summary}${c.resolutionNote ? `; note: ${c.resolutionNote}` : ''}`,
   }),
   applied: (c) => ({ actor: 'worker:apply', what: 'change applied', detail: platformAnswer(c) }),
   failed: (c) => ({ actor: 'worker:apply', what: 'apply failed', detail: platformAnswer(c) }),
@@ -115,7 +122,8 @@ export function changeEventOf(e: ChangeEventInput, ctx: AuditContext): AuditEven
 /**
  * The events of one change, as the changes service lists them: prepared, approved or rejected,
  * apply requested (and requested again after an unknown outcome), applied or failed (a failure at
- * its latest apply request: it has no time of its own).
+ * its latest apply request: it has no time of its own), and a person's settling of an unknown
+ * outcome.
  */
 export function changeEvents(c: Change, ctx: AuditContext): AuditEvent[] {
   const times: [string, string][] = [
@@ -125,7 +133,13 @@ export function changeEvents(c: Change, ctx: AuditContext): AuditEvent[] {
     ['apply_requested', c.applyRequestedAt],
     ['apply_retried', c.applyRetriedAt],
     ['applied', c.status === 'applied' ? c.appliedAt : ''],
-    ['failed', c.status === 'failed' ? c.applyRetriedAt || c.applyRequestedAt || c.preparedAt : ''],
+    [
+      'failed',
+      c.status === 'failed' || c.resolution === 'applied'
+        ? c.applyRetriedAt || c.applyRequestedAt || c.preparedAt
+        : '',
+    ],
+    ['outcome_settled', c.resolution === 'applied' || c.resolution === 'not_applied' ? c.resolvedAt : ''],
   ];
   return times.flatMap(([kind, at]) =>
     at ? [changeEventOf({ kind, at, key: `c:${c.changeId}:${kind}`, change: c }, ctx)] : [],

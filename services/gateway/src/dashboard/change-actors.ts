@@ -69,7 +69,14 @@ export function actorHtml(text: string, people: People): string {
 export function actorUserIds(changes: readonly Change[]): string[] {
   const ids = new Set<string>();
   for (const c of changes) {
-    for (const text of [c.preparedBy, c.approvedBy, c.rejectedBy, c.applyRequestedBy]) {
+    for (const text of [
+      c.preparedBy,
+      c.approvedBy,
+      c.rejectedBy,
+      c.applyRequestedBy,
+      c.applyRetriedBy,
+      c.resolvedBy,
+    ]) {
       const id = parseActor(text).userId;
       if (id) ids.add(id);
     }

@@ -53,6 +53,13 @@ function marksHtml(c: Change, peers: readonly Change[]): string {
       `<span class="mark conflict" data-mark="conflict">conflicts with ${others} other pending change${others === 1 ? '' : 's'} to the same object</span>`,
     );
   if (c.status === 'approved') marks.push(`<span class="mark waiting" data-mark="waiting">${WAITING}</span>`);
+  if (c.outcomeUnknown)
+    marks.push(
+      `<span class="mark conflict" data-mark="outcome-unknown">outcome unknown: it may or may not have been applied</span>`,
+    );
+  // While an outage lasts an apply waits, and its error says for what.
+  if (c.status === 'applying' && c.error !== '')
+    marks.push(`<span class="mark waiting" data-mark="applying-waits">${esc(c.error)}</span>`);
   return marks.join('');
 }
 
@@ -179,6 +186,43 @@ function previewHtml(
     .join('')}</section>`;
 }
 
+/**
+ * What a person settling an unknown outcome looks at: that the platform may or may not have
+ * applied the change, and the object as the platform shows it now next to what was reviewed.
+ */
+function outcomeUnknownHtml(c: Change, live: LiveCheck | undefined): string {
+  const intro = `<p class="error" role="status"><strong>Outcome unknown:</strong> this change was sent to the ad platform and no answer was recorded, so the platform may or may not have applied it. Check the object below (or on the platform), then send it again with the same idempotency key (the platform applies it at most once), or record what you found.</p>`;
+  let object: string;
+  if (live === undefined || live.objectJson === '') {
+    object = `<p class="muted" id="live-object-unknown">${esc(live?.reason || 'The object could not be read on the ad platform just now.')}</p>`;
+  } else {
+    const rows = changeRows(
+      c.operation?.path ?? '',
+      parse(live.objectJson),
+      parse(c.operation?.bodyJson ?? ''),
+    );
+    const before = parse(c.targetBeforeJson);
+    const was = new Map(
+      changeRows(c.operation?.path ?? '', before, parse(c.operation?.bodyJson ?? '')).map((r) => [
+        r.field,
+        r.before,
+      ]),
+    );
+    const verdict = live.showsReviewed
+      ? '<p class="notice" id="live-verdict" data-shows-reviewed="true">The object on the platform already shows every reviewed field: the change looks applied.</p>'
+      : `<p class="error" id="live-verdict" data-shows-reviewed="false">The object on the platform does not show every reviewed field:</p><ul>${live.differences
+          .map((d) => `<li>${esc(d)}</li>`)
+          .join('')}</ul>`;
+    object = `${verdict}<table id="live-object"><thead><tr><th>Field</th><th>When prepared</th><th>Reviewed</th><th>On the platform now</th></tr></thead><tbody>${rows
+      .map(
+        (r) =>
+          `<tr><td>${esc(r.field)}</td><td>${fmt(was.get(r.field))}</td><td>${fmt(r.after)}</td><td>${fmt(r.before)}</td></tr>`,
+      )
+      .join('')}</tbody></table>`;
+  }
+  return `<section id="outcome-unknown"><h2>Did the platform apply it?</h2>${intro}${object}</section>`;
+}
+
 /** The notices above a change's decision: stale, conflicting, waiting to be applied. */
 function noticesHtml(c: Change, ctx: ReviewContext): string {
   const out: string[] = [];
@@ -210,6 +254,7 @@ function noticesHtml(c: Change, ctx: ReviewContext): string {
       `<p class="notice" id="waiting">Approved: ${WAITING}. Nothing has been sent to the ad account yet.</p>`,
     );
   }
+  if (c.outcomeUnknown) out.push(outcomeUnknownHtml(c, ctx.live));
   return out.join('');
 }
 
@@ -261,6 +306,11 @@ export function changeDetailHtml(
       : rejectable
         ? '<p class="muted">Your role can review changes but not approve or reject them.</p>'
         : '';
+  const settle = !c.outcomeUnknown
+    ? ''
+    : canDecide
+      ? settleFormsHtml(c, csrf)
+      : '<p class="muted">Your role can see this change but not settle its outcome.</p>';
   const zone = review.account?.timeZone;
   // The person's own time (set by the page's script), and the account's.
   const when = (at: string) =>
@@ -295,6 +345,15 @@ export function changeDetailHtml(
     ],
     ['Apply requested', by(c.applyRequestedAt, c.applyRequestedBy), 'apply-requested-by'],
     ['Applied again', by(c.applyRetriedAt, c.applyRetriedBy), 'apply-retried-by'],
+    [
+      'Outcome settled',
+      c.resolvedAt
+        ? `<span data-resolution="${esc(c.resolution)}">${esc(RESOLUTION_WORDS[c.resolution] ?? c.resolution)}</span>, ${by(c.resolvedAt, c.resolvedBy)}${
+            c.resolutionNote ? `: <q id="resolution-note">${esc(c.resolutionNote)}</q>` : ''
+          }`
+        : '',
+      'resolved-by',
+    ],
     ['Applied', when(c.appliedAt)],
     ['Error', esc(c.error)],
     [
@@ -326,7 +385,27 @@ export function changeDetailHtml(
     <p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
     <pre id="payload">${esc(c.operation?.bodyJson)}</pre>
     <p class="muted">Digest <code id="digest">${esc(c.digest)}</code>: approval is recorded for exactly this payload.</p>
-    ${decide}</section>${localTimeScript}`;
+    ${decide}</section>${settle}${localTimeScript}`;
+}
+
+/** How each resolution of an unknown outcome reads on the page. */
+const RESOLUTION_WORDS: Record<string, string> = {
+  send_again: 'sent again with the same idempotency key',
+  applied: 'marked as applied',
+  not_applied: 'marked as not applied',
+};
+
+/** The three ways to settle an unknown outcome, each a CSRF-protected form with an optional note. */
+function settleFormsHtml(c: Change, csrf: string): string {
+  const form = (resolution: string, label: string, hint: string) =>
+    `<form method="post" action="/dashboard/changes/${esc(c.changeId)}/resolve" data-resolution="${resolution}">
+      <input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="resolution" value="${resolution}">
+      <label for="note-${resolution}">Note (optional)</label><input id="note-${resolution}" name="note">
+      <p><button type="submit" id="resolve-${resolution}">${esc(label)}</button> <span class="muted">${esc(hint)}</span></p></form>`;
+  return `<section id="settle"><h2>Settle the outcome</h2>
+    ${form('send_again', 'Send again (same idempotency key)', 'within 24 hours of its first send; the platform applies it at most once')}
+    ${form('applied', 'Mark as applied', 'you found the change on the ad platform')}
+    ${form('not_applied', 'Mark as not applied', 'you found it not there; it is not sent again')}</section>`;
 }
 
 /** The principal for a dashboard session's calls. */

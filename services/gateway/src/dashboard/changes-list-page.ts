@@ -14,12 +14,14 @@ import { localTimeScript } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
 
 const STATUSES = ['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed'] as const;
+/** The filter for failed changes whose outcome is unknown (sent, no answer recorded, not settled). */
+const OUTCOME_UNKNOWN = 'outcome_unknown';
 
 function filtersHtml(status: string, accountId: string, accounts: readonly Account[]): string {
   const option = (value: string, label: string, chosen: string) =>
     `<option value="${esc(value)}"${value === chosen ? ' selected' : ''}>${esc(label)}</option>`;
   return `<form class="filters" method="get" action="/dashboard/changes">
-    <label>Status <select name="status">${option('', 'any status', status)}${STATUSES.map((st) => option(st, st, status)).join('')}</select></label>
+    <label>Status <select name="status">${option('', 'any status', status)}${STATUSES.map((st) => option(st, st, status)).join('')}${option(OUTCOME_UNKNOWN, 'outcome unknown (may or may not have been applied)', status)}</select></label>
     <label>Ad account <select name="account">${option('', 'any account', accountId)}${accounts.map((a) => option(a.accountId, a.name, accountId)).join('')}</select></label>
     <button type="submit">Filter</button></form>`;
 }
@@ -34,13 +36,23 @@ export function registerChangesListPage(
     if (!s) return reply.redirect('/dashboard/login', 303);
     const principal = sessionPrincipal(s);
     const statusText = queryText(req.query, 'status');
-    const status = (STATUSES as readonly string[]).includes(statusText) ? statusText : '';
+    const status =
+      (STATUSES as readonly string[]).includes(statusText) || statusText === OUTCOME_UNKNOWN
+        ? statusText
+        : '';
+    const outcomeUnknown = status === OUTCOME_UNKNOWN;
     const accountText = queryText(req.query, 'account', 36);
     const accountId = isUuid(accountText) ? accountText.toLowerCase() : '';
     const number = pageNumber(req.query);
     const [{ changes, total }, pending, accounts] = await Promise.all([
       deps.changes.listChanges(
-        { status, accountId, limit: PAGE_SIZE, offset: (number - 1) * PAGE_SIZE },
+        {
+          status: outcomeUnknown ? '' : status,
+          outcomeUnknown,
+          accountId,
+          limit: PAGE_SIZE,
+          offset: (number - 1) * PAGE_SIZE,
+        },
         onBehalfOf(principal),
       ),
       pendingChanges(deps, principal),

@@ -378,6 +378,45 @@ export function registerDashboardRoutes(
     });
   }
 
+  // Settling a change whose apply outcome is unknown: the changes service enforces who may, and which.
+  app.post<{ Params: { id: string } }>('/dashboard/changes/:id/resolve', async (req, reply) => {
+    const s = await checkedPost(req, reply);
+    if (!s) return reply;
+    const principal = sessionPrincipal(s);
+    const change = await loadChange(deps, principal, req.params.id);
+    if (!change)
+      return reply
+        .code(404)
+        .type('text/html')
+        .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const text = (v: unknown) => (typeof v === 'string' ? v : '');
+    try {
+      await deps.changes.resolveChange(
+        { changeId: change.changeId, resolution: text(body.resolution), note: text(body.note) },
+        onBehalfOf(principal),
+      );
+    } catch (err) {
+      const refusal = decisionRefusal(
+        ConnectError.from(err),
+        'Your role cannot settle the outcome of changes.',
+      );
+      const fresh = (await loadReview(deps, principal, change.changeId)) ?? { change, conflicts: [] };
+      const people = await loadPeople(deps.pool, s.workspace_id, [fresh.change]);
+      return reply
+        .code(refusal.status)
+        .type('text/html')
+        .send(
+          page(
+            'Review change',
+            changeDetailHtml(fresh.change, people, s.csrf_token, s.role !== 'viewer', fresh, refusal.message),
+            user(s),
+          ),
+        );
+    }
+    return reply.redirect(`/dashboard/changes/${change.changeId}`, 303);
+  });
+
   registerProposalPages(app, deps, { session, checkedPost });
 
   // The overview's Revoke button: the same rule and answers as the connections page's.
