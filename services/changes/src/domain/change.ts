@@ -195,7 +195,11 @@ export function settleRefusal(c: {
 
 /** The error a change found not applied keeps: the earlier failure, and that a person settled it. */
 export function notAppliedError(earlier: string | null): string {
-  const why = (earlier ?? '').split('; the change may or may not have been applied')[0]?.trim() ?? '';
+  // What went wrong, without the advice to send it again that no longer holds.
+  const why =
+    (earlier ?? '')
+      .split(/\. The outcome is unknown|; the change may or may not have been applied/)[0]
+      ?.trim() ?? '';
   return `not applied: a person checked the ad platform and found the change not there, so it is not sent again; prepare a new change if it is still wanted${why === '' ? '' : ` (the earlier attempt: ${why})`}`;
 }
 

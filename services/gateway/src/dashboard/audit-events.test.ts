@@ -90,6 +90,36 @@ describe('audit events', () => {
     assert.equal(failed('invalid budget', 400), 'the platform answered HTTP 400: invalid budget');
   });
 
+  test('a person settling an unknown outcome is an event naming them, what they found and their note', () => {
+    const settled = (resolution: string, status: string) =>
+      changeEvents(
+        create(ChangeSchema, {
+          ...applied,
+          status,
+          appliedAt: '',
+          upstreamStatus: 0,
+          error: status === 'failed' ? 'not applied: a person checked the ad platform' : '',
+          resolution,
+          resolvedBy: `user:${BOB} via dashboard (dashboard:${BOB})`,
+          resolvedAt: '2026-01-01T11:00:00.000Z',
+          resolutionNote: 'checked the console',
+        }),
+        ctx,
+      ).map((e) => [e.what, e.who, e.detail]);
+    const found = settled('applied', 'applied');
+    assert.deepEqual(found.at(-1), [
+      'outcome settled: applied',
+      'bob@x.example, in the dashboard',
+      'Rename ad 7; note: checked the console',
+    ]);
+    // The failed apply before it stays in the change's history.
+    assert.ok(found.some(([what]) => what === 'apply failed'));
+    assert.deepEqual(settled('not_applied', 'failed').at(-1)?.slice(0, 2), [
+      'outcome settled: not applied',
+      'bob@x.example, in the dashboard',
+    ]);
+  });
+
   test('a connection the OAuth sweep revoked says why', () => {
     const row = {
       id: '3',
