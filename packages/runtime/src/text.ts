@@ -93,14 +93,66 @@ export function hiddenCharacter(text: string, multiline = false): string | undef
 }
 
 /**
- * Characters that show nothing: white space, the hidden characters above, and the blank letters
- * (Hangul fillers, the blank Braille pattern) that render as space.
+ * Characters that show nothing of their own: white space, the hidden characters above, the blank
+ * letters (Hangul fillers, the blank Braille pattern) that render as space, and combining marks
+ * (\p{M}), which only decorate the character before them: text made of marks alone shows a dotted
+ * circle or nothing, never a word.
  */
-const BLANK = /^[\s\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0\u2800]*$/u;
+const BLANK =
+  /^[\s\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{M}\p{Default_Ignorable_Code_Point}\u115F\u1160\u3164\uFFA0\u2800]*$/u;
 
 /** Whether `text` has at least one character a reader can see. */
 export function hasVisibleContent(text: string): boolean {
   return !BLANK.test(text);
+}
+
+/**
+ * The refusal of `text` that shows nothing, naming `field` as the caller names it, or undefined
+ * when a reader can see something in it. Marks are named only where there are some, so that blank
+ * text is told it is blank.
+ */
+export function blankRefusal(field: string, text: string): string | undefined {
+  if (hasVisibleContent(text)) return undefined;
+  return /\p{M}/u.test(text)
+    ? `${field} must contain a visible character, not only combining marks and white space`
+    : `${field} must contain a visible character, not only white space`;
+}
+
+/**
+ * The most combining marks accepted stacked on one character. Real text stacks 1 to 3 (Vietnamese
+ * "ệ" decomposed, Thai vowel and tone, Hebrew letter with dagesh, vowel and accent, Arabic shadda
+ * with a haraka, Tibetan stacks) and Burmese reaches 4 ("မြို့"); more is "Zalgo" text, whose
+ * marks draw over the lines around it on a review page.
+ */
+export const MAX_STACKED_MARKS = 4;
+
+/**
+ * More than MAX_STACKED_MARKS marks in a row. Marks are counted in a row rather than per grapheme
+ * cluster (Intl.Segmenter): since Unicode 15.1 a whole Devanagari conjunct is one cluster, and a
+ * Sanskrit one such as "र्त्स्न्य" holds 4 viramas, each after its own consonant, stacked on none.
+ */
+const STACKED = new RegExp(String.raw`\p{M}{${MAX_STACKED_MARKS + 1},}`, 'u');
+
+/**
+ * stackedMarks finds the first character of `text` carrying more than MAX_STACKED_MARKS combining
+ * marks: `position` is that character's place in the text, counted from 1 in characters (code
+ * points, as lengths are counted), and `marks` how many marks it carries. Marks that open the
+ * text stack on nothing; they are placed on position 1.
+ */
+export function stackedMarks(text: string): { position: number; marks: number } | undefined {
+  const m = STACKED.exec(text);
+  if (m === null) return undefined;
+  return { position: Math.max(1, textLength(text.slice(0, m.index))), marks: textLength(m[0]) };
+}
+
+/**
+ * The refusal of `text` for stacked marks, naming `field` as the caller names it
+ * ("`body.creative.title`"), or undefined when no character carries too many.
+ */
+export function stackedMarksRefusal(field: string, text: string): string | undefined {
+  const found = stackedMarks(text);
+  if (found === undefined) return undefined;
+  return `${field} has ${found.marks} combining marks stacked on one character at position ${found.position}; at most ${MAX_STACKED_MARKS} are accepted`;
 }
 
 /** The hidden characters and the token brackets, which showHidden spells out. */
@@ -117,4 +169,54 @@ export function showHidden(text: string, multiline = false): string {
   return text.replace(SHOWN, (ch: string, offset: number) =>
     parts.has(offset) || (multiline && LAYOUT.has(ch)) ? ch : `⟨${codePointName(ch)}⟩`,
   );
+}
+
+/** How showSpaces shows an ordinary space that a page would collapse or drop. */
+export const SHOWN_SPACE = '␣';
+
+/** Space characters: U+0020, the other spaces that look like it (U+00A0, U+2003, U+3000), tabs. */
+const SPACE_RUN = /[\p{Zs}\t]+/gu;
+
+/** Line breaks, which multi-line text keeps as they are. */
+const LINE_BREAK = /(\r\n|\r|\n)/;
+
+/**
+ * The spaces of one line as a reviewer must read them: a single ordinary space between two other
+ * characters stays, since every page shows it; any other run (leading, trailing, repeated, or with
+ * another space character) is spelled out, each ordinary space as `␣` and any other space
+ * character (a tab, U+00A0, U+2003) by its code point, as showHidden names hidden characters.
+ */
+function showLineSpaces(line: string): string {
+  const own = line.replaceAll(SHOWN_SPACE, `⟨${codePointName(SHOWN_SPACE)}⟩`);
+  return own.replace(SPACE_RUN, (run: string, offset: number) =>
+    run === ' ' && offset > 0 && offset + 1 < own.length
+      ? run
+      : run.replace(/./gsu, (ch) => (ch === ' ' ? SHOWN_SPACE : `⟨${codePointName(ch)}⟩`)),
+  );
+}
+
+/**
+ * showSpaces makes visible the spaces a page would hide (HTML collapses "Sale  now " into
+ * "Sale now"): leading, trailing and repeated spaces become `␣` ("Sale␣␣now␣"), and space
+ * characters other than U+0020 (U+00A0, U+2003, tabs) become `⟨U+00A0⟩` wherever they are. A `␣`
+ * in the text itself is shown as `⟨U+2423⟩`, so none can pass for a space. With `multiline`, line
+ * breaks stay and each line's own leading and trailing spaces are shown.
+ *
+ * It leaves hidden characters to showHidden, and so composes with it either way round: a surface
+ * showing raw text uses `showSpaces(showHidden(text))`; text written with its spaces shown (a
+ * change's summary) is later passed through showHidden by the surface that displays it, where `␣`
+ * stays as it is. Like any escaping, it is applied once: applied again it would spell out its own
+ * `␣`.
+ */
+export function showSpaces(text: string, multiline = false): string {
+  if (!multiline) return showLineSpaces(text);
+  return text
+    .split(LINE_BREAK)
+    .map((part, i) => (i % 2 === 1 ? part : showLineSpaces(part)))
+    .join('');
+}
+
+/** `text` followed by what `␣` means, when it shows one: for a reader who has not met the sign. */
+export function withSpaceLegend(text: string): string {
+  return text.includes(SHOWN_SPACE) ? `${text} (${SHOWN_SPACE} is a space)` : text;
 }

@@ -7,7 +7,7 @@
  * row number and column, every one at once.
  */
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
-import { hasVisibleContent, hiddenCharacter, textLength } from '@adsmcp/runtime/text';
+import { blankRefusal, hiddenCharacter, stackedMarksRefusal, textLength } from '@adsmcp/runtime/text';
 import { isWrittenUrl } from '@adsmcp/runtime/written-url';
 import { iso31661 } from 'iso-3166';
 import { Temporal } from 'temporal-polyfill';
@@ -323,15 +323,14 @@ class RowReader {
 
 /**
  * Why `value` cannot be text a person reads, named as `field`: a hidden character (control and
- * format characters change how the text is displayed), or nothing visible unless `mayBeBlank`.
+ * format characters change how the text is displayed), marks stacked high enough to draw over the
+ * text around it, or nothing visible unless `mayBeBlank`.
  */
 function textRefusal(field: string, value: string, mayBeBlank: boolean): string | undefined {
   const hidden = hiddenCharacter(value);
   if (hidden !== undefined)
     return `${field} must not contain the invisible character ${hidden}: control, format and blank characters hide or change what the text shows`;
-  if (!mayBeBlank && !hasVisibleContent(value))
-    return `${field} must contain a visible character, not only white space`;
-  return undefined;
+  return stackedMarksRefusal(field, value) ?? (mayBeBlank ? undefined : blankRefusal(field, value));
 }
 
 /** checkCountries refuses what is not a list of distinct ISO 3166-1 alpha-2 codes; the message names `field`. */

@@ -5,6 +5,7 @@
  */
 import { diffRows } from '@adsmcp/runtime/change-diff';
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { showSpaces, withSpaceLegend } from '@adsmcp/runtime/text';
 import { checkAdGroup } from './ad-group-rules.ts';
 import { checkAd } from './ad-rules.ts';
 import { checkMerge, checkReplace } from './audience-rules.ts';
@@ -121,13 +122,15 @@ export function mergePatch(live: PlatformObject, patch: PlatformObject, mergedFi
   return result;
 }
 
-const show = (v: unknown) => (v === undefined ? '(unset)' : JSON.stringify(v));
+/** A value as the summary quotes it, its spaces shown: a page would collapse "Sale  now " into "Sale now". */
+const show = (v: unknown) =>
+  v === undefined ? '(unset)' : JSON.stringify(typeof v === 'string' ? showSpaces(v) : v);
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** How a person names the object: `ad "Spring Sale — Ad 1" (ad_0123…)`. */
 function nameOf(label: string, live: PlatformObject): string {
   const id = String(live.id ?? '');
-  return typeof live.name === 'string' ? `${label} "${live.name}" (${id})` : `${label} ${id}`;
+  return typeof live.name === 'string' ? `${label} "${showSpaces(live.name)}" (${id})` : `${label} ${id}`;
 }
 
 /**
@@ -157,7 +160,7 @@ function planCreate(
 ): { summary: string } {
   rules.check(body, body);
   if (rules.summarize !== undefined) return { summary: rules.summarize(body, accountName) };
-  const name = typeof body.name === 'string' ? ` "${body.name}"` : '';
+  const name = typeof body.name === 'string' ? ` "${showSpaces(body.name)}"` : '';
   const lines = diffRows({}, body)
     .filter((r) => r.field !== 'name')
     .map((r) => `${r.field} ${show(r.after)}`);
@@ -190,6 +193,10 @@ function planReplace(
  * change that would change nothing or cannot apply to the object's state.
  */
 export function planChange(input: PlanInput): { summary: string } {
+  return { summary: withSpaceLegend(planned(input).summary) };
+}
+
+function planned(input: PlanInput): { summary: string } {
   const rules = rulesFor(input.objectType, input.effect);
   const { live } = input;
   if (!needsTarget(rules.effect)) return planCreate(rules, input.body, input.accountName);

@@ -5,7 +5,7 @@
  */
 import { dateTimeProblem, isDateTime, shapedAsDateTime } from '@adsmcp/runtime/date-time';
 import { isUuid } from '@adsmcp/runtime/ids';
-import { hasVisibleContent, hiddenCharacter, showHidden } from '@adsmcp/runtime/text';
+import { blankRefusal, hiddenCharacter, showHidden, stackedMarksRefusal } from '@adsmcp/runtime/text';
 import { isWrittenUrl } from '@adsmcp/runtime/written-url';
 
 export type JsonSchema = { [key: string]: unknown };
@@ -146,6 +146,11 @@ export function string(rules: StringRules = {}): Schema<string> {
         });
         return;
       }
+      const stacked = stackedMarksRefusal(name(path), value);
+      if (stacked !== undefined) {
+        out.push({ path, message: stacked });
+        return;
+      }
       // Lengths count Unicode code points, as JSON Schema does.
       const length = [...value].length;
       if (
@@ -158,8 +163,9 @@ export function string(rules: StringRules = {}): Schema<string> {
         });
         return;
       }
-      if (rules.nonBlank && !hasVisibleContent(value)) {
-        out.push({ path, message: `${name(path)} must contain a visible character, not only white space` });
+      const blank = rules.nonBlank ? blankRefusal(name(path), value) : undefined;
+      if (blank !== undefined) {
+        out.push({ path, message: blank });
         return;
       }
       if (rules.pattern && !rules.pattern.test(value)) {
