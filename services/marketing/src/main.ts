@@ -12,7 +12,12 @@ import { loadConfig } from './config.ts';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from './server.ts';
 import { createCompetitorChecker } from './work/competitor-checks.ts';
 import { startCompetitorWatch } from './work/competitor-schedule.ts';
-import { createImportHandler, IMPORT_TOPIC, type ImportMessage } from './work/import-worker.ts';
+import {
+  createImportGiveUp,
+  createImportHandler,
+  IMPORT_TOPIC,
+  type ImportMessage,
+} from './work/import-worker.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 /** The changes service's issuer: its worker reads the campaign images a change uploads. */
@@ -59,7 +64,8 @@ runMain(SERVICE_NAME, async () => {
   await bus.consume<ImportMessage>({
     name: 'marketing-performance-import',
     topic: IMPORT_TOPIC,
-    handler: createImportHandler({ pool, logger, maxAttempts: IMPORT_MAX_ATTEMPTS }),
+    handler: createImportHandler({ pool, logger }),
+    giveUp: createImportGiveUp({ pool, logger }),
     maxAttempts: IMPORT_MAX_ATTEMPTS,
     backoff: { baseMs: 500, capMs: 30_000 },
     concurrency: 2,

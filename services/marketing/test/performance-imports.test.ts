@@ -3,6 +3,7 @@
  * puts it on the bus; the worker (a real Postgres-bus consumer here) parses, checks and saves it.
  */
 import assert from 'node:assert/strict';
+import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import {
   type ImportPerformanceRequestSchema,
@@ -12,6 +13,7 @@ import {
 import type { BusTransport } from '@adsmcp/runtime/bus/bus';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
+import { inTransaction } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import {
@@ -23,7 +25,13 @@ import {
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code } from '@connectrpc/connect';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
-import { createImportHandler, IMPORT_TOPIC, type ImportMessage } from '../src/work/import-worker.ts';
+import { insertImport, markRunning } from '../src/store/import-store.ts';
+import {
+  createImportGiveUp,
+  createImportHandler,
+  IMPORT_TOPIC,
+  type ImportMessage,
+} from '../src/work/import-worker.ts';
 
 let svc: ServiceUnderTest<typeof ImportService>;
 let bus: BusTransport;
@@ -41,7 +49,8 @@ before(async () => {
   await bus.consume<ImportMessage>({
     name: 'marketing-performance-import',
     topic: IMPORT_TOPIC,
-    handler: createImportHandler({ pool: svc.pool, logger, maxAttempts: 3 }),
+    handler: createImportHandler({ pool: svc.pool, logger }),
+    giveUp: createImportGiveUp({ pool: svc.pool, logger }),
     maxAttempts: 3,
     backoff: { baseMs: 100, capMs: 1000 },
   });
@@ -490,5 +499,48 @@ describe('reading imports', () => {
     assert.deepEqual([last.total, last.imports.length, last.nextOffset], [100_005, 2, undefined]);
     const before = await svc.client.listPerformanceImports({ offset: 99_998, limit: 2 }, svc.as(who));
     assert.equal(before.nextOffset, 100_000);
+  });
+});
+
+describe('an import whose processing never finished', () => {
+  test('its give-up path marks it failed, saying it stopped and how many attempts were made, instead of leaving it running', async () => {
+    const who = testPrincipal();
+    const importId = randomUUID();
+    await insertImport(svc.pool, {
+      workspaceId: who.workspaceId,
+      importId,
+      meta: { ...META, source: 'vendor_a_ads' },
+      format: 'rows',
+      contentHash: createHash('sha256').update(importId).digest('hex'),
+      inputRows: [],
+      inputCsv: null,
+      columnMapping: {},
+      rowCount: 0,
+      createdBy: 'test',
+    });
+    // As a worker killed mid-import leaves it: running, its message past its last attempt.
+    await markRunning(svc.pool, who.workspaceId, importId);
+    const giveUp = createImportGiveUp({ pool: svc.pool, logger: createLogger('marketing-test', 'silent') });
+    await giveUp(
+      {
+        id: randomUUID(),
+        topic: IMPORT_TOPIC,
+        key: importId,
+        payload: { workspace_id: who.workspaceId, import_id: importId },
+        headers: {},
+        attempt: 4,
+        enqueuedAt: new Date(),
+      },
+      { inTx: (fn) => inTransaction(svc.pool, fn), signal: new AbortController().signal },
+      { kind: 'abandoned', detail: 'lease expired on attempt 3 before the handler finished' },
+    );
+    const { import: imp } = await svc.client.getPerformanceImport({ importId }, svc.as(who));
+    assert.equal(imp?.status, 'failed');
+    assert.deepEqual(
+      imp?.errors.map((e) => e.message),
+      [
+        'the import could not be processed after 4 attempts (its processing stopped before it finished (the worker was stopped or killed)); import it again',
+      ],
+    );
   });
 });

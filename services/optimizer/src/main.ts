@@ -14,7 +14,7 @@ import { startTracing } from '@adsmcp/runtime/telemetry';
 import { loadConfig } from './config.ts';
 import { PUBLISH_TOPIC, type PublishMessage } from './handlers/review-handlers.ts';
 import { buildServer, ISSUER, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from './server.ts';
-import { createPublishHandler } from './work/publish.ts';
+import { createPublishGiveUp, createPublishHandler } from './work/publish.ts';
 import {
   createScheduleHandler,
   SCHEDULE_TOPIC,
@@ -60,6 +60,7 @@ runMain(SERVICE_NAME, async () => {
       name: 'optimizer-publish',
       topic: PUBLISH_TOPIC,
       handler: createPublishHandler({ pool, changes, logger, clock }),
+      giveUp: createPublishGiveUp({ pool, logger }),
       maxAttempts: config.PUBLISH_MAX_ATTEMPTS,
       backoff: { baseMs: 1_000, capMs: 60_000 },
       concurrency: 2,

@@ -5,7 +5,7 @@
  * rest are still being parsed; a refused row rolls them back (to a savepoint). Nothing is partly
  * saved; a repeated delivery finds the import finished and does nothing.
  */
-import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
+import type { Delivery, GiveUpReason, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import { parsePerformanceCsv } from '../domain/performance-csv.ts';
@@ -32,8 +32,6 @@ export interface ImportMessage {
 export interface ImportWorkerDeps {
   pool: Pool;
   logger: Logger;
-  /** Deliveries before the bus parks the message; the last one marks the import failed. */
-  maxAttempts: number;
 }
 
 /**
@@ -62,24 +60,44 @@ export function createImportHandler(d: ImportWorkerDeps) {
       d.logger.info({ import_id: importId, status: input?.status }, 'import skipped: it is not waiting');
       return;
     }
-    try {
-      await run(d, ctx, workspaceId, importId, input);
-    } catch (err) {
-      if (message.attempt < d.maxAttempts) throw err;
-      // The last delivery: say so on the import rather than leave it running for ever.
-      d.logger.error({ err, import_id: importId }, 'performance import gave up');
-      await failImport(d.pool, workspaceId, importId, {
+    await run(d, ctx, workspaceId, importId, input);
+  };
+}
+
+/**
+ * createImportGiveUp returns the give-up path of import messages (past their last attempt, which
+ * failed or never reported back): the import says so, rather than stay running for ever.
+ */
+export function createImportGiveUp(d: Pick<ImportWorkerDeps, 'pool' | 'logger'>) {
+  return async (
+    message: Delivery<ImportMessage>,
+    ctx: HandlerContext,
+    reason: GiveUpReason,
+  ): Promise<void> => {
+    const { workspace_id: workspaceId, import_id: importId } = message.payload;
+    const input = await findInput(d.pool, workspaceId, importId);
+    if (input === undefined || input.status === 'completed' || input.status === 'failed') return;
+    d.logger.error(
+      { err: reason.kind === 'failed' ? reason.error : reason.detail, import_id: importId },
+      'performance import gave up',
+    );
+    const why =
+      reason.kind === 'abandoned'
+        ? 'its processing stopped before it finished (the worker was stopped or killed)'
+        : 'it failed each time';
+    await ctx.inTx((tx) =>
+      failImport(tx, workspaceId, importId, {
         rowCount: 0,
         errorCount: 1,
         errors: [
           {
             row: 0,
-            message: `the import could not be processed after ${message.attempt} attempts; import it again`,
+            message: `the import could not be processed after ${message.attempt} attempts (${why}); import it again`,
           },
         ],
         gaveUp: true,
-      });
-    }
+      }),
+    );
   };
 }
 

@@ -6,15 +6,15 @@
  * so a cancellation or a pause either comes first (nothing is dispatched) or finds it publishing.
  */
 import type { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
-import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
-import { deterministicId } from '@adsmcp/runtime/bus/outbox';
-import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import type { Delivery, GiveUpReason, HandlerContext } from '@adsmcp/runtime/bus/bus';
+import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
+import { inTransaction, type Pool, type PoolClient } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import { type Proposal, publishBody, shownProposalStatus } from '../domain/proposal.ts';
-import type { PublishMessage } from '../handlers/review-handlers.ts';
+import { PUBLISH_TOPIC, type PublishMessage } from '../handlers/review-handlers.ts';
 import { getOptimizer } from '../store/optimizer-store.ts';
 import { getProposal, updateProposal } from '../store/review-store.ts';
 
@@ -31,8 +31,31 @@ export interface PublishDeps {
   changes: Client<typeof ChangesService>;
   logger: Logger;
   clock: () => Date;
-  /** How long one delivery waits for the change's outcome before retrying later. */
+  /** How long one delivery waits for the change's outcome before following it up later. */
   waitMs?: number;
+  /** How long after that the follow-up comes (default FOLLOW_UP_MS). */
+  followUpMs?: number;
+}
+
+/**
+ * How long a publish that waited `waitMs` for its change's outcome (the change keeps being tried
+ * through an outage, for as long as its approval is valid) pauses before its follow-up reads it
+ * again: each delivery already waits, so the follow-ups only space the deliveries out.
+ */
+export const FOLLOW_UP_MS = 1_000;
+
+/**
+ * followUp queues, in `tx`, the next publish message of a proposal after `message`, delivered in
+ * `delayMs`: one successor per message, so a handler or give-up path run twice queues one.
+ */
+function followUp(tx: PoolClient, message: Delivery<PublishMessage>, delayMs: number) {
+  return enqueue(tx, {
+    topic: PUBLISH_TOPIC,
+    key: message.key,
+    payload: message.payload,
+    id: deterministicId('publish', message.payload.proposal_id, 'after', message.id),
+    delayMs,
+  });
 }
 
 /** The change that publishes a proposal has this id, whoever dispatches it and however often. */
@@ -155,10 +178,38 @@ export function createPublishHandler(d: PublishDeps) {
         });
         return;
       }
-      if (Date.now() > deadline || ctx.signal.aborted) {
-        throw new Error(`change ${changeId} is still ${status}; its outcome is read again later`);
+      if (ctx.signal.aborted)
+        throw new Error(`change ${changeId} is still ${status}; stopped waiting for it`);
+      if (Date.now() > deadline) {
+        // Followed up by a message of its own, not by retries: the change may take as long as its
+        // approval is valid (an outage), far beyond what this message's attempts would cover.
+        await ctx.inTx((tx) => followUp(tx, message, d.followUpMs ?? FOLLOW_UP_MS));
+        return;
       }
       await new Promise((r) => setTimeout(r, 250));
     }
+  };
+}
+
+/**
+ * createPublishGiveUp returns the give-up path of publish messages (past their last attempt): a
+ * proposal still approved or publishing is followed up by a new message later, so an outage
+ * never strands it; it ends by itself (published or failed with its change, or expired when its
+ * publish hours run out before it was dispatched).
+ */
+export function createPublishGiveUp(d: Pick<PublishDeps, 'pool' | 'logger' | 'followUpMs'>) {
+  return async (
+    message: Delivery<PublishMessage>,
+    ctx: HandlerContext,
+    reason: GiveUpReason,
+  ): Promise<void> => {
+    const { proposal_id: proposalId, workspace_id: workspaceId } = message.payload;
+    const p = await getProposal(d.pool, workspaceId, proposalId);
+    if (p === undefined || (p.status !== 'approved' && p.status !== 'publishing')) return;
+    d.logger.warn(
+      { proposal_id: proposalId, reason: reason.kind },
+      'publishing ran out of attempts; it is followed up later',
+    );
+    await ctx.inTx((tx) => followUp(tx, message, d.followUpMs ?? FOLLOW_UP_MS));
   };
 }
