@@ -197,7 +197,9 @@ async function readRecord(): Promise<StackRecord | undefined> {
   const text = await readFile(STACK_FILE, 'utf8').catch(() => undefined);
   if (text === undefined) return undefined;
   try {
-    return JSON.parse(text) as StackRecord;
+    const record = JSON.parse(text) as Partial<StackRecord> | null;
+    if (typeof record?.pid !== 'number' || !Array.isArray(record.services)) return undefined;
+    return record as StackRecord;
   } catch {
     return undefined; // not ours to read (a half-written file is never left: it is renamed into place)
   }
