@@ -770,6 +770,43 @@ describe('spend guards', () => {
   });
 });
 
+describe('enforcement at approval', () => {
+  test('a change that breaks a standard saved after it was prepared cannot be approved, and the live check says why', async () => {
+    const ad = ads[3] as { id: string; name: string; revision: number };
+    const { change } = await changes.prepareChange(updateAd(ad, { name: 'Winter' }), as(agent));
+    assert.ok(change);
+    await saveStandard('Naming', { namingPrefix: 'ACME-' });
+    try {
+      const refused = await refusal(
+        changes.approveChange({ changeId: change.changeId, digest: change.digest }, as(reviewer)),
+      );
+      assert.equal(refused.code, Code.FailedPrecondition);
+      assert.equal(
+        refused.message,
+        "the change cannot be approved: it breaks the account's standards or spend guard as they are now: body.name must start with ACME- (standard Naming)",
+      );
+      const { change: still, live } = await changes.getChange(
+        { changeId: change.changeId, checkLive: true },
+        as(agent),
+      );
+      assert.equal(still?.status, 'prepared');
+      assert.equal(live?.stale, true);
+      assert.match(
+        live?.reason ?? '',
+        /^it breaks the account's standards or spend guard as they are now: body\.name must start with ACME-/,
+      );
+    } finally {
+      await archiveAll();
+    }
+    // With the standard gone, the same change is approved.
+    const { change: approved } = await changes.approveChange(
+      { changeId: change.changeId, digest: change.digest },
+      as(reviewer),
+    );
+    assert.equal(approved?.status, 'approved');
+  });
+});
+
 describe('enforcement at apply', () => {
   /** Runs the apply worker once on the change, as the bus would deliver it. */
   async function runWorker(changeId: string): Promise<void> {

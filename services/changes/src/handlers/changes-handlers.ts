@@ -295,7 +295,7 @@ export function changesHandlers({
       const live = !req.checkLive
         ? undefined
         : row.status === 'prepared'
-          ? await checkLive(upstream, row, ctx.signal)
+          ? await checkLive(pool, upstream, row, ctx.signal)
           : outcomeUnknown(row)
             ? await liveOutcome(upstream, row, ctx.signal)
             : undefined;
@@ -357,7 +357,7 @@ export function changesHandlers({
           'the change is not the one that was reviewed (its digest differs); review it again',
         );
       }
-      await requireFresh(upstream, row, ctx.signal);
+      await requireFresh(pool, upstream, row, ctx.signal);
       const approved = await approveChange(pool, {
         workspaceId: p.workspaceId,
         changeId: row.change_id,

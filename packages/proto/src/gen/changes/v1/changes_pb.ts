@@ -470,14 +470,15 @@ export const GetChangeRequestSchema: GenMessage<GetChangeRequest> = /*@__PURE__*
  */
 export type LiveCheck = Message<"changes.v1.LiveCheck"> & {
   /**
-   * The object moved (or is gone) since the change was prepared: the change cannot be approved.
+   * The change cannot be approved: its object moved (or is gone) since it was prepared, or it
+   * breaks the account's standards or spend guard as they are now.
    *
    * @generated from field: bool stale = 1;
    */
   stale: boolean;
 
   /**
-   * Why, for a person: set when stale, and when the object could not be re-read.
+   * Why, for a person: set when stale, and when the object or the account could not be read.
    *
    * @generated from field: string reason = 2;
    */
