@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
-import { appliedDifferences, planChange, reviewedResult } from './plan.ts';
+import { appliedDifferences, liveBehind, planChange, reviewedResult } from './plan.ts';
 
 const liveAd = {
   id: 'ad_1',
@@ -49,6 +49,26 @@ test('an update giving the ad a campaign asset says which image it replaces', ()
     update({ creative: { asset_id: asset } }, { ...liveAd, creative: noImage }).summary,
     /: creative image \(none\) → campaign asset "0b0e4b6a-[^"]+", uploaded when the change is applied$/,
   );
+});
+
+test('a landing page whose host is not plain ASCII is summarised by its ASCII host, with the Unicode form and the warning beside it', () => {
+  const { summary } = update({ creative: { target_url: 'https://shop.ex\u0430mple.com/spring' } });
+  assert.equal(
+    summary,
+    'Update ad "Spring — Ad 1" (ad_1) on Shop: creative.target_url "https://shop.example.com/a" → "https://shop.xn--exmple-4nf.com/spring" (its host shop.xn--exmple-4nf.com is shown as "shop.ex\u0430mple.com": mixed Latin and Cyrillic letters; looks like shop.example.com)',
+  );
+  // Never the Unicode form alone: it appears only as what the host is shown as.
+  assert.equal(summary.split('ex\u0430mple').length, 2);
+  assert.match(
+    update({ creative: { target_url: 'https://bücher.example/' } }).summary,
+    /→ "https:\/\/xn--bcher-kva\.example\/" \(its host xn--bcher-kva\.example is shown as "bücher\.example"\)$/,
+  );
+});
+
+test('the live object behind a reviewed result is known to the checks that are handed the result', () => {
+  const result = reviewedResult('ad', 'update', liveAd, { name: 'B' });
+  assert.equal(liveBehind(result), liveAd);
+  assert.equal(liveBehind(reviewedResult('ad_group', 'create', undefined, { name: 'G' })), undefined);
 });
 
 test('an update that would change nothing is refused, saying what each field already is', () => {

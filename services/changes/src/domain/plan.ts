@@ -6,6 +6,7 @@
 import { diffRows } from '@adsmcp/runtime/change-diff';
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { showSpaces, withSpaceLegend } from '@adsmcp/runtime/text';
+import { asciiHost, asciiUrl, hostWarning } from '@adsmcp/runtime/url-host';
 import { checkAdGroup } from './ad-group-rules.ts';
 import { checkAd } from './ad-rules.ts';
 import { checkMerge, checkReplace } from './audience-rules.ts';
@@ -122,9 +123,25 @@ export function mergePatch(live: PlatformObject, patch: PlatformObject, mergedFi
   return result;
 }
 
-/** A value as the summary quotes it, its spaces shown: a page would collapse "Sale  now " into "Sale now". */
-const show = (v: unknown) =>
-  v === undefined ? '(unset)' : JSON.stringify(typeof v === 'string' ? showSpaces(v) : v);
+/**
+ * A value as the summary quotes it. Its spaces shown: a page would collapse "Sale  now " into
+ * "Sale now". Each URL whose host is not plain ASCII written with its host in ASCII form (the
+ * IDNA A-label), the Unicode form and the warning after it, never the Unicode form alone:
+ * `"https://shop.xn--exmple-4nf.com/spring" (its host shop.xn--exmple-4nf.com is shown as
+ * "shop.exаmple.com": mixed Latin and Cyrillic letters; looks like shop.example.com)`.
+ */
+function show(v: unknown): string {
+  if (v === undefined) return '(unset)';
+  const notes = new Set<string>();
+  const json = JSON.stringify(typeof v === 'string' ? showSpaces(v) : v, (_key, x: unknown) => {
+    const ascii = typeof x === 'string' ? asciiUrl(x) : undefined;
+    const warning = ascii === undefined ? undefined : hostWarning(ascii);
+    if (ascii === undefined || warning === undefined) return x;
+    notes.add(`its host ${asciiHost(ascii) ?? ''} is ${warning}`);
+    return ascii;
+  });
+  return notes.size === 0 ? json : `${json} (${[...notes].join('; ')})`;
+}
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** How a person names the object: `ad "Spring Sale — Ad 1" (ad_0123…)`. */
@@ -263,13 +280,27 @@ export function reviewedResult(
 ): PlatformObject {
   const rules = rulesFor(objectType, effect);
   const status = STATUS_OF[rules.effect];
-  if (status !== undefined) return { status };
-  if (rules.effect === 'update') {
+  let result: PlatformObject = {};
+  if (status !== undefined) result = { status };
+  else if (rules.effect === 'update') {
     const merged = mergePatch(live ?? {}, body, rules.mergedFields);
-    return Object.fromEntries(Object.keys(body).map((k) => [k, merged[k]]));
-  }
-  if (rules.effect === 'create' && rules.summarize === undefined) return body;
-  return {};
+    result = Object.fromEntries(Object.keys(body).map((k) => [k, merged[k]]));
+  } else if (rules.effect === 'create' && rules.summarize === undefined) result = body;
+  if (live !== undefined) LIVE_BEHIND.set(result, live);
+  return result;
+}
+
+/**
+ * The live object each reviewed result was made from. The standards check at prepare is handed
+ * the reviewed result, not the live object, and compares the hosts a change writes with the hosts
+ * the object links to now (a look-alike of the current landing page): it finds them here, by the
+ * very result object, for as long as that object lives.
+ */
+const LIVE_BEHIND = new WeakMap<PlatformObject, PlatformObject>();
+
+/** The live object `result` (from reviewedResult) was made from; undefined for a create. */
+export function liveBehind(result: PlatformObject | undefined): PlatformObject | undefined {
+  return result === undefined ? undefined : LIVE_BEHIND.get(result);
 }
 
 /** `v` as JSON with every object's keys in order, so equal values are equal text. */

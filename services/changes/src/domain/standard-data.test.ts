@@ -96,3 +96,20 @@ describe('template keys are compared whatever their style', () => {
     );
   });
 });
+
+describe('allowed domains', () => {
+  const save = (allowed_domains: unknown[]) => () =>
+    checkStandard({ name: 'Domains', kind: 'standard', data: { allowed_domains } });
+
+  test('a domain in ASCII form or in Unicode is kept, as written', () => {
+    assert.equal(save(['example.com', 'xn--bcher-kva.example', 'bücher.example'])(), 'standard');
+  });
+
+  test('one that is no domain name with an ASCII form is refused, named by its position', () => {
+    assert.throws(save(['example.com', 'xn--zz.com', 'https://shop.example.com/']), {
+      message:
+        '`data.allowed_domains[1]` must be a domain name such as example.com or bücher.example, without scheme, port or path, that has an ASCII form (IDNA) (got "xn--zz.com"); ' +
+        '`data.allowed_domains[2]` must be a domain name such as example.com or bücher.example, without scheme, port or path, that has an ASCII form (IDNA) (got "https://shop.example.com/")',
+    });
+  });
+});

@@ -7,6 +7,7 @@
  */
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { textLength } from '@adsmcp/runtime/text';
+import { asciiHost } from '@adsmcp/runtime/url-host';
 import { Temporal } from 'temporal-polyfill';
 
 export const KINDS = ['standard', 'template'] as const;
@@ -145,6 +146,23 @@ function checkDate(value: unknown, field: string): string | undefined {
   }
 }
 
+/**
+ * The allowed domains that are no domain name, each by its field and why. A domain is kept as it
+ * was written and compared in its ASCII form (each Unicode label its IDNA A-label), so an allowed
+ * domain written in Unicode allows its A-label and the other way round; one with no ASCII form
+ * (a space, a character IDNA disallows, a malformed `xn--` label) could allow nothing.
+ */
+export function invalidAllowedDomains(domains: unknown): string[] {
+  if (!Array.isArray(domains)) return [];
+  return domains.flatMap((d, i) => {
+    const text = String(d);
+    if (asciiHost(text) !== undefined && !/[/:@?#]/.test(text)) return [];
+    return [
+      `\`data.allowed_domains[${i}]\` must be a domain name such as example.com or bücher.example, without scheme, port or path, that has an ASCII form (IDNA) (got ${JSON.stringify(text)})`,
+    ];
+  });
+}
+
 export interface StandardInput {
   name: string;
   kind: string;
@@ -169,6 +187,8 @@ export function checkStandard(input: StandardInput): Kind {
       `\`data.operating_start\` ${start} must not be after \`data.operating_end\` ${end}`,
     );
   }
+  const domains = invalidAllowedDomains(input.data.allowed_domains);
+  if (domains.length > 0) throw new InvalidArgumentError(domains.join('; '));
   const forbidden = forbiddenTemplateFields(input.data.template);
   if (forbidden.length > 0) {
     throw new InvalidArgumentError(

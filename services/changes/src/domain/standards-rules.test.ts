@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   type CheckMoment,
+  lookalikeHostViolations,
   type SpendCaps,
   type Standard,
   standardContradictions,
@@ -223,6 +224,92 @@ describe('target URLs', () => {
     assert.deepEqual(standardViolations(body, [utm], noCaps, at), [
       'body.creative.target_url must carry utm_source=ads in its query (it has utm_source=ads, utm_source=x) (standard Tracking)',
     ]);
+  });
+});
+
+/** `shop.example.com` with a Cyrillic "а" (U+0430): its ASCII form is shop.xn--exmple-4nf.com. */
+const LOOKALIKE_URL = 'https://shop.ex\u0430mple.com/spring';
+const MIXED =
+  'shop.xn--exmple-4nf.com (shown as "shop.ex\u0430mple.com": mixed Latin and Cyrillic letters; looks like shop.example.com)';
+
+describe('look-alike hosts (UTS #39)', () => {
+  const adUrl = (u: string) => ({ creative: { target_url: u } });
+
+  test('a host mixing Latin and Cyrillic letters is refused, named by field, in ASCII form with the warning', () => {
+    assert.deepEqual(lookalikeHostViolations(adUrl(LOOKALIKE_URL), []), [
+      `body.creative.target_url must not link to a look-alike host: ${MIXED} mixes scripts in its label "ex\u0430mple" (UTS #39, highly restrictive); a standard of this account must list shop.xn--exmple-4nf.com in allowed_domains for it to be used`,
+    ]);
+    // Written as its A-label it is the same host.
+    assert.equal(lookalikeHostViolations(adUrl('https://shop.xn--exmple-4nf.com/'), []).length, 1);
+    // Any URL field: a link_url, an image's url.
+    assert.equal(
+      lookalikeHostViolations({ link_url: LOOKALIKE_URL, image: { url: LOOKALIKE_URL } }, []).length,
+      2,
+    );
+  });
+
+  test("a look-alike host listed exactly in allowed_domains, as its A-label or in Unicode, is the account's own", () => {
+    for (const listed of ['shop.xn--exmple-4nf.com', 'shop.ex\u0430mple.com']) {
+      const own = standard('Domains', { allowed_domains: [listed] });
+      assert.deepEqual(lookalikeHostViolations(adUrl(LOOKALIKE_URL), [own]), [], listed);
+      // Listed, it is also within the allowed domains.
+      assert.deepEqual(standardViolations(adUrl(LOOKALIKE_URL), [own], noCaps, at), [], listed);
+    }
+    // Its domain alone vouches for no other host: each look-alike host is listed by name.
+    const parent = standard('Domains', { allowed_domains: ['xn--exmple-4nf.com'] });
+    assert.equal(lookalikeHostViolations(adUrl(LOOKALIKE_URL), [parent]).length, 1);
+  });
+
+  test("a single-script host whose skeleton is an allowed domain's (or within one) is refused", () => {
+    const domains = standard('Domains', { allowed_domains: ['example.com'] });
+    assert.deepEqual(lookalikeHostViolations(adUrl('https://examp1e.com/a'), [domains]), [
+      'body.creative.target_url must not link to a look-alike host: examp1e.com (looks like example.com) is not the allowed domain example.com of standard "Domains" (UTS #39 confusables); a standard of this account must list examp1e.com in allowed_domains for it to be used',
+    ]);
+    assert.equal(lookalikeHostViolations(adUrl('https://shop.exarnple.com/a'), [domains]).length, 1);
+    assert.deepEqual(lookalikeHostViolations(adUrl('https://shop.example.com/a'), [domains]), []);
+    assert.deepEqual(lookalikeHostViolations(adUrl('https://other.test/a'), [domains]), []);
+  });
+
+  test('a host that looks like the one the object links to now, without being it, is refused', () => {
+    const live = { creative: { target_url: 'https://shop.example.com/a' } };
+    assert.deepEqual(lookalikeHostViolations(adUrl('https://shop.examp1e.com/b'), [], live), [
+      'body.creative.target_url must not link to a look-alike host: shop.examp1e.com (looks like shop.example.com) is not shop.example.com, which the creative.target_url links to now (UTS #39 confusables); a standard of this account must list shop.examp1e.com in allowed_domains for it to be used',
+    ]);
+    assert.deepEqual(lookalikeHostViolations(adUrl('https://shop.example.com/b'), [], live), []);
+    const own = standard('Domains', { allowed_domains: ['shop.examp1e.com'] });
+    assert.deepEqual(lookalikeHostViolations(adUrl('https://shop.examp1e.com/b'), [own], live), []);
+  });
+
+  test('a plain or single-script Unicode host that looks like nothing the account has is not refused', () => {
+    for (const u of ['https://shop.example.com/', 'https://bücher.example/', 'https://пример.рф/'])
+      assert.deepEqual(lookalikeHostViolations(adUrl(u), []), [], u);
+  });
+
+  test('in a bulk job each URL is named by its operation and what it creates', () => {
+    const body = bulk({}, { name: 'ACME-Ad', creative: { target_url: LOOKALIKE_URL } });
+    const [message] = lookalikeHostViolations(body, []);
+    assert.match(
+      message ?? '',
+      /^body\.operations\[2\]\.body\.creative\.target_url \(the ad "ACME-Ad"\) must not link to a look-alike host: shop\.xn--exmple-4nf\.com/,
+    );
+  });
+
+  test('allowed domains compare in ASCII form: one written in Unicode allows its A-label and the other way round', () => {
+    const unicode = standard('Domains', { allowed_domains: ['bücher.example'] });
+    const ascii = standard('Domains', { allowed_domains: ['xn--bcher-kva.example'] });
+    for (const s of [unicode, ascii]) {
+      assert.deepEqual(standardViolations(adUrl('https://shop.xn--bcher-kva.example/'), [s], noCaps, at), []);
+      assert.deepEqual(standardViolations(adUrl('https://shop.bücher.example/'), [s], noCaps, at), []);
+    }
+    assert.deepEqual(standardViolations(adUrl('https://bucher.example/'), [unicode], noCaps, at), [
+      'body.creative.target_url must link to an allowed domain (xn--bcher-kva.example), not bucher.example (standard Domains)',
+    ]);
+    assert.deepEqual(
+      standardContradictions({ allowed_domains: ['bücher.example'] }, [
+        { ...ascii, standardId: 'std-1', name: 'House' },
+      ]),
+      [],
+    );
   });
 });
 

@@ -20,6 +20,7 @@
  * And, when a standard is saved, the rules of it that contradict another standard of the account
  * (standardContradictions), judged by the same matching as enforcement.
  */
+import { asciiHost, describeHost, readHost, skeleton } from '@adsmcp/runtime/url-host';
 import { Temporal } from 'temporal-polyfill';
 import type { WireFormat } from './money.ts';
 
@@ -97,6 +98,9 @@ export function fieldsOf(value: unknown, path = 'body', depth = 0): Field[] {
 
 const among = (list: readonly string[], key: string) => list.includes(key);
 const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+const quoted = (v: unknown) => JSON.stringify(v);
+const domainList = (data: StandardData) =>
+  Array.isArray(data.allowed_domains) ? data.allowed_domains.map(String) : [];
 /** Whose rule a message states; the message itself says which rule ("must start with", "must link to"). */
 const by = (s: Standard) => `(standard ${s.name})`;
 
@@ -108,10 +112,18 @@ function namingViolations(fields: Field[], s: Standard): string[] {
     .map((f) => `${f.path} must start with ${prefix} ${by(s)}`);
 }
 
-/** Whether `host` is `domain` or one of its subdomains. */
+/**
+ * A host or an allowed domain in the one form they are compared in: ASCII, each Unicode label its
+ * IDNA A-label (`bücher.example` is `xn--bcher-kva.example`), lowercase; so an allowed domain
+ * written in Unicode allows its A-label and one written as its A-label allows the Unicode host.
+ */
+const asAscii = (host: string) => asciiHost(host) ?? host.toLowerCase();
+
+/** Whether `host` is `domain` or one of its subdomains, both compared in ASCII form. */
 function within(host: string, domain: string): boolean {
-  const d = domain.toLowerCase();
-  return host === d || host.endsWith(`.${d}`);
+  const h = asAscii(host);
+  const d = asAscii(domain);
+  return h === d || h.endsWith(`.${d}`);
 }
 
 function urlViolations(fields: Field[], s: Standard): string[] {
@@ -128,9 +140,12 @@ function urlViolations(fields: Field[], s: Standard): string[] {
       out.push(`${f.path} must be an absolute URL whose domain can be checked ${by(s)}`);
       continue;
     }
+    // The URL parser gives the host in ASCII form already (a Unicode label as its A-label).
     const host = url.hostname.toLowerCase();
     if (domains.length > 0 && !domains.some((d) => within(host, d))) {
-      out.push(`${f.path} must link to an allowed domain (${domains.join(', ')}), not ${host} ${by(s)}`);
+      out.push(
+        `${f.path} must link to an allowed domain (${domains.map(asAscii).join(', ')}), not ${describeHost(host)} ${by(s)}`,
+      );
     }
     for (const [key, want] of required) {
       const got = url.searchParams.getAll(key);
@@ -361,6 +376,105 @@ export function standardViolations(
 }
 
 /**
+ * Whether a field holds a URL whose host is checked for look-alikes: a target URL, and any other
+ * `url` or `*_url` field (a creative's `link_url`, an image's URL), wherever it sits.
+ */
+export const isUrlField = (key: string) => among(URL_FIELDS, key) || key === 'url' || key.endsWith('_url');
+
+/** A host a written host is compared with for look-alikes, and how a person knows it. */
+interface KnownHost {
+  ascii: string;
+  skeleton: string;
+  what: string;
+  /** An allowed domain allows its subdomains, so a host looking like one of those looks like it too. */
+  withSubdomains: boolean;
+}
+
+/** The ASCII host of a URL field's value; undefined for a value that is no URL with a host. */
+function urlHost(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !URL.canParse(value)) return undefined;
+  const host = new URL(value).hostname;
+  return host === '' ? undefined : host;
+}
+
+/** A bulk job's operation a path is in, by the name of what it creates (`the ad "Spring 1"`). */
+function operationOf(body: unknown, path: string): string {
+  const i = /^body\.operations\[(\d+)\]/.exec(path)?.[1];
+  const ops = isObject(body) && Array.isArray(body.operations) ? body.operations : [];
+  const op: unknown = i === undefined ? undefined : ops[Number(i)];
+  if (!isObject(op) || !isObject(op.body) || typeof op.body.name !== 'string') return '';
+  const kind = String(op.type ?? '')
+    .replace(/^create_/, '')
+    .replaceAll('_', ' ');
+  return ` (the ${kind} ${JSON.stringify(op.body.name)})`;
+}
+
+/**
+ * lookalikeHostViolations says every URL the operation writes whose host passes for another
+ * (UTS #39): a label that mixes scripts beyond the highly restrictive level (`exаmple` with a
+ * Cyrillic "а"), or a host whose skeleton is that of one of the account's allowed domains (or a
+ * host within one) or of a host the object links to now (`current`, the live object), without
+ * being that host. A host that an active standard lists exactly in `allowed_domains` (in ASCII
+ * form, whether written as its A-label or in Unicode) is the account's own and is not refused.
+ * Each message names the field, shows the host in ASCII form with its Unicode form and the
+ * warning, and says the rule.
+ */
+export function lookalikeHostViolations(
+  body: unknown,
+  standards: readonly Standard[],
+  current?: unknown,
+): string[] {
+  const allowed: KnownHost[] = standards.flatMap((s) =>
+    domainList(s.data).map((d) => ({
+      ascii: asAscii(d),
+      skeleton: skeleton(d),
+      what: `the allowed domain ${asAscii(d)} of standard ${quoted(s.name)}`,
+      withSubdomains: true,
+    })),
+  );
+  const listed = new Set(allowed.map((a) => a.ascii));
+  const linked: KnownHost[] = fieldsOf(current, 'current').flatMap((f) => {
+    const host = isUrlField(f.key) ? urlHost(f.value) : undefined;
+    if (host === undefined) return [];
+    const field = f.path.slice('current.'.length);
+    return [
+      {
+        ascii: host,
+        skeleton: skeleton(host),
+        what: `${host}, which the ${field} links to now`,
+        withSubdomains: false,
+      },
+    ];
+  });
+  const out: string[] = [];
+  for (const f of fieldsOf(body).filter((x) => isUrlField(x.key))) {
+    const host = urlHost(f.value);
+    const view = host === undefined ? undefined : readHost(host);
+    if (view === undefined || listed.has(view.ascii)) continue;
+    const at = `${f.path}${operationOf(body, f.path)}`;
+    const unless = `a standard of this account must list ${view.ascii} in allowed_domains for it to be used`;
+    if (view.mixedScript !== undefined) {
+      out.push(
+        `${at} must not link to a look-alike host: ${describeHost(view.ascii)} mixes scripts in its label ${JSON.stringify(view.mixedScript.label)} (UTS #39, highly restrictive); ${unless}`,
+      );
+      continue;
+    }
+    const like = [...allowed, ...linked].find(
+      (k) =>
+        k.ascii !== view.ascii &&
+        !within(view.ascii, k.ascii) &&
+        (view.skeleton === k.skeleton || (k.withSubdomains && view.skeleton.endsWith(`.${k.skeleton}`))),
+    );
+    if (like !== undefined) {
+      out.push(
+        `${at} must not link to a look-alike host: ${describeHost(view.ascii, like.ascii)} is not ${like.what} (UTS #39 confusables); ${unless}`,
+      );
+    }
+  }
+  return out;
+}
+
+/**
  * Whether an operation only stops serving: a pause or an archive (`/ad_groups/ag_1/pause`), or an
  * update whose body sets nothing but a status of paused or archived.
  */
@@ -383,12 +497,9 @@ function windowOf(data: StandardData): { start?: string; end?: string } | undefi
 /** Whether some hostname is allowed by both lists, by the rule enforcement uses (a domain or its subdomains). */
 function domainsMeet(mine: readonly string[], theirs: readonly string[]): boolean {
   // A hostname within both is within the longer of two domains, which must then be within the shorter.
-  return mine.some((a) => theirs.some((b) => within(a.toLowerCase(), b) || within(b.toLowerCase(), a)));
+  return mine.some((a) => theirs.some((b) => within(a, b) || within(b, a)));
 }
 
-const quoted = (v: unknown) => JSON.stringify(v);
-const domainList = (data: StandardData) =>
-  Array.isArray(data.allowed_domains) ? data.allowed_domains.map(String) : [];
 const utmOf = (data: StandardData) => (isObject(data.utm) ? data.utm : {});
 
 /** The rules of `data` no change could keep together with those of `other`, each as a contradiction. */

@@ -36,6 +36,7 @@ import {
   readableAccount,
   type Upstream,
 } from './platform-reads.ts';
+import { refuseLookalikeHosts } from './standards-enforcement.ts';
 
 function checkAccountId(accountId: string): void {
   if (!isUuid(accountId)) throw new InvalidArgumentError(`account_id must be a UUID (got "${accountId}")`);
@@ -136,6 +137,8 @@ export function batchHandlers({
         { validateOnly: req.validateOnly, partialFailure: req.partialFailure },
       );
       if (issues.length > 0) throw new InvalidArgumentError(describeIssues(issues));
+      // Its landing pages are held to the look-alike rule a prepared job is held to.
+      await refuseLookalikeHosts(pool, principalOf(ctx).workspaceId, account.accountId, plan.body);
       return {
         accountId: account.accountId,
         currency: account.currency,

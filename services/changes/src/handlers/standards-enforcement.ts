@@ -5,13 +5,19 @@
  */
 import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Queryable } from '@adsmcp/runtime/db';
-import { FailedPreconditionError, UnavailableError } from '@adsmcp/runtime/errors';
+import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from '@adsmcp/runtime/errors';
 import { isRecord } from '@adsmcp/runtime/platform-error';
 import type { CallOptions, Client } from '@connectrpc/connect';
 import { Temporal } from 'temporal-polyfill';
 import { BULK_JOB_PATH } from '../domain/bulk-job-rules.ts';
 import { bodyOf, type Operation } from '../domain/change.ts';
-import { type Standard, standardViolations, stopsServing } from '../domain/standards-rules.ts';
+import { liveBehind } from '../domain/plan.ts';
+import {
+  lookalikeHostViolations,
+  type Standard,
+  standardViolations,
+  stopsServing,
+} from '../domain/standards-rules.ts';
 import { activeStandards, findSpendGuard } from '../store/standards-store.ts';
 
 /** A standard a change was checked against, as recorded on the change. */
@@ -36,6 +42,12 @@ export function localToday(now: Date, timeZone: string): string {
     .toString();
 }
 
+/** The account's active standards, as the rules read them. */
+async function standardsOf(db: Queryable, workspaceId: string, accountId: string): Promise<Standard[]> {
+  const rows = await activeStandards(db, workspaceId, accountId);
+  return rows.map((r) => ({ standardId: r.standard_id, name: r.name, revision: r.revision, data: r.data }));
+}
+
 /** judgeStandards checks `op` against the active standards and spend guard of the account. */
 export async function judgeStandards(
   db: Queryable,
@@ -45,16 +57,10 @@ export async function judgeStandards(
   result?: Record<string, unknown>,
   now: Date = new Date(),
 ): Promise<StandardsVerdict> {
-  const [rows, guard] = await Promise.all([
-    activeStandards(db, workspaceId, account.accountId),
+  const [standards, guard] = await Promise.all([
+    standardsOf(db, workspaceId, account.accountId),
     findSpendGuard(db, workspaceId, account.accountId),
   ]);
-  const standards: Standard[] = rows.map((r) => ({
-    standardId: r.standard_id,
-    name: r.name,
-    revision: r.revision,
-    data: r.data,
-  }));
   const big = (v: string | null | undefined) => (v === null || v === undefined ? null : BigInt(v));
   const body = bodyOf(op);
   const violations = standardViolations(
@@ -78,7 +84,30 @@ export async function judgeStandards(
   return { checked, violations };
 }
 
-/** enforceStandards returns the standards `op` was checked against, or refuses it naming each rule it breaks. */
+/**
+ * refuseLookalikeHosts refuses (invalid_argument) a body that links to a look-alike host: a label
+ * mixing scripts, or the skeleton of one of the account's allowed domains or of a host `current`
+ * (the live object) links to, without being that host; unless an active standard of the account
+ * lists the host exactly in `allowed_domains`. Every such URL is named with its field.
+ */
+export async function refuseLookalikeHosts(
+  db: Queryable,
+  workspaceId: string,
+  accountId: string,
+  body: unknown,
+  current?: unknown,
+): Promise<void> {
+  const standards = await standardsOf(db, workspaceId, accountId);
+  const lookalikes = lookalikeHostViolations(body, standards, current);
+  if (lookalikes.length > 0) throw new InvalidArgumentError(lookalikes.join('; '));
+}
+
+/**
+ * enforceStandards returns the standards `op` was checked against, or refuses it: invalid_argument
+ * for a URL whose host is a look-alike (refuseLookalikeHosts, compared with the live object
+ * `result` was made from), then failed_precondition naming each rule of the standards and the spend
+ * guard it breaks.
+ */
 export async function enforceStandards(
   db: Queryable,
   workspaceId: string,
@@ -86,6 +115,7 @@ export async function enforceStandards(
   op: Operation,
   result?: Record<string, unknown>,
 ): Promise<CheckedStandard[]> {
+  await refuseLookalikeHosts(db, workspaceId, account.accountId, bodyOf(op), liveBehind(result));
   const { checked, violations } = await judgeStandards(db, workspaceId, account, op, result);
   if (violations.length > 0) throw new FailedPreconditionError(violations.join('; '));
   return checked;
