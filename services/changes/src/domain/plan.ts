@@ -286,21 +286,7 @@ export function reviewedResult(
     const merged = mergePatch(live ?? {}, body, rules.mergedFields);
     result = Object.fromEntries(Object.keys(body).map((k) => [k, merged[k]]));
   } else if (rules.effect === 'create' && rules.summarize === undefined) result = body;
-  if (live !== undefined) LIVE_BEHIND.set(result, live);
   return result;
-}
-
-/**
- * The live object each reviewed result was made from. The standards check at prepare is handed
- * the reviewed result, not the live object, and compares the hosts a change writes with the hosts
- * the object links to now (a look-alike of the current landing page): it finds them here, by the
- * very result object, for as long as that object lives.
- */
-const LIVE_BEHIND = new WeakMap<PlatformObject, PlatformObject>();
-
-/** The live object `result` (from reviewedResult) was made from; undefined for a create. */
-export function liveBehind(result: PlatformObject | undefined): PlatformObject | undefined {
-  return result === undefined ? undefined : LIVE_BEHIND.get(result);
 }
 
 /** `v` as JSON with every object's keys in order, so equal values are equal text. */

@@ -12,7 +12,7 @@ import {
   PermissionDeniedError,
 } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
-import type { Principal } from '@adsmcp/runtime/principal';
+import { actorName, type Principal } from '@adsmcp/runtime/principal';
 import { textLength } from '@adsmcp/runtime/text';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
@@ -125,11 +125,6 @@ export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
   };
 }
 
-/** A readable name for who acted: the user when there is one, else the credential. */
-function actor(p: Principal): string {
-  return p.userId ? `user:${p.userId} via ${p.via} (${p.credentialId})` : `${p.via}:${p.credentialId}`;
-}
-
 async function load(pool: Pool, p: Principal, changeId: string): Promise<ChangeRow> {
   if (!isUuid(changeId)) throw new InvalidArgumentError('change_id must be a UUID');
   const row = await findChange(pool, p.workspaceId, changeId);
@@ -222,7 +217,7 @@ export async function planPrepared(
   const result = reviewedResult(req.objectType, req.effect, live, body);
   await requireSquareCrops(upstream, p, account, result, body, uploads, files);
   // The account's standards and spend guard, checked again by the apply worker.
-  const standardsChecked = await enforceStandards(pool, p.workspaceId, account, op, result);
+  const standardsChecked = await enforceStandards(pool, p.workspaceId, account, op, result, live);
   // Empty when access is enforced: a caller who may not prepare was refused above.
   const accessRefusal = prepareRefusal(p) ?? accountRefusal(account) ?? '';
   return { op, live, plan, standardsChecked, accessRefusal, uploads, digest: digestOf(op, uploads) };
@@ -246,7 +241,7 @@ export async function prepareAndRecord(pool: Pool, peers: Peers, p: Principal, r
     digest,
     target_path: req.targetPath,
     target_before_json: JSON.stringify(live ?? {}),
-    prepared_by: actor(p),
+    prepared_by: actorName(p),
     standards_checked: standardsChecked,
     reviewed_result_json: JSON.stringify(reviewed),
     uploads,
@@ -362,7 +357,7 @@ export function changesHandlers({
         workspaceId: p.workspaceId,
         changeId: row.change_id,
         digest: req.digest,
-        by: actor(p),
+        by: actorName(p),
         userId: p.userId,
       });
       if (approved === undefined)
@@ -381,7 +376,7 @@ export function changesHandlers({
       const rejected = await rejectChange(pool, {
         workspaceId: p.workspaceId,
         changeId: row.change_id,
-        by: actor(p),
+        by: actorName(p),
         reason,
       });
       if (rejected === undefined)
@@ -395,7 +390,7 @@ export function changesHandlers({
       const p = principalOf(ctx);
       checkMaySettle(p);
       const row = await load(pool, p, req.changeId);
-      const settled = await resolveChange({ pool, applyTopic: APPLY_TOPIC }, p, actor(p), row, req);
+      const settled = await resolveChange({ pool, applyTopic: APPLY_TOPIC }, p, actorName(p), row, req);
       return { change: toProto(settled) };
     },
 
@@ -430,7 +425,7 @@ export function changesHandlers({
           digest,
           target_path: req.change?.targetPath ?? '',
           target_before_json: JSON.stringify(live ?? {}),
-          prepared_by: actor(p),
+          prepared_by: actorName(p),
           standards_checked: standardsChecked,
           reviewed_result_json: JSON.stringify(reviewed),
           uploads,
@@ -445,7 +440,7 @@ export function changesHandlers({
         const applying = await markApplying(tx, {
           workspaceId: p.workspaceId,
           changeId: req.changeId,
-          by: actor(p),
+          by: actorName(p),
         });
         const message: ApplyMessage = { change_id: req.changeId, workspace_id: p.workspaceId };
         await enqueue(tx, {
@@ -479,7 +474,7 @@ export function changesHandlers({
         // The state change and the work it causes commit together.
         const moved = await inTransaction(pool, async (tx) => {
           const move = retry ? markRetrying : markApplying;
-          const m = await move(tx, { workspaceId: p.workspaceId, changeId: row.change_id, by: actor(p) });
+          const m = await move(tx, { workspaceId: p.workspaceId, changeId: row.change_id, by: actorName(p) });
           if (m === undefined) return undefined;
           const message: ApplyMessage = { change_id: m.change_id, workspace_id: m.workspace_id };
           await enqueue(tx, {

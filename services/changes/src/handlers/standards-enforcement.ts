@@ -11,7 +11,6 @@ import type { CallOptions, Client } from '@connectrpc/connect';
 import { Temporal } from 'temporal-polyfill';
 import { BULK_JOB_PATH } from '../domain/bulk-job-rules.ts';
 import { bodyOf, type Operation } from '../domain/change.ts';
-import { liveBehind } from '../domain/plan.ts';
 import {
   lookalikeHostViolations,
   type Standard,
@@ -104,9 +103,9 @@ export async function refuseLookalikeHosts(
 
 /**
  * enforceStandards returns the standards `op` was checked against, or refuses it: invalid_argument
- * for a URL whose host is a look-alike (refuseLookalikeHosts, compared with the live object
- * `result` was made from), then failed_precondition naming each rule of the standards and the spend
- * guard it breaks.
+ * for a URL whose host is a look-alike (refuseLookalikeHosts, compared with the `live` object the
+ * change is made to, when there is one), then failed_precondition naming each rule of the standards
+ * and the spend guard it breaks (held against the reviewed `result`).
  */
 export async function enforceStandards(
   db: Queryable,
@@ -114,8 +113,9 @@ export async function enforceStandards(
   account: { accountId: string; timeZone: string },
   op: Operation,
   result?: Record<string, unknown>,
+  live?: Record<string, unknown>,
 ): Promise<CheckedStandard[]> {
-  await refuseLookalikeHosts(db, workspaceId, account.accountId, bodyOf(op), liveBehind(result));
+  await refuseLookalikeHosts(db, workspaceId, account.accountId, bodyOf(op), live);
   const { checked, violations } = await judgeStandards(db, workspaceId, account, op, result);
   if (violations.length > 0) throw new FailedPreconditionError(violations.join('; '));
   return checked;
