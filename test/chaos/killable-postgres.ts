@@ -3,8 +3,7 @@
  * out-of-memory killer or an operator's `kill -9` would) and starts again on the same data
  * directory and port, so that every service's configured DATABASE_URL reaches it unchanged.
  */
-import { readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { type RunningPostgres, startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 
 export interface KillablePostgres {
@@ -48,9 +47,11 @@ export async function startKillablePostgres(dataDir: string): Promise<KillablePo
     }
   };
   // fsync stays off as in test runs: a killed process loses nothing that was written, since the
-  // written pages are in the kernel's cache; only a machine crash would need them on disk.
+  // written pages are in the kernel's cache; only a machine crash would need them on disk. Each
+  // server is persistent, so that stopping the instance of a killed one leaves the data; the data
+  // is removed once at the end.
   const start = (port?: number) =>
-    startEmbeddedPostgres({ dataDir, persistent: false, fsync: false, onLog, ...(port ? { port } : {}) });
+    startEmbeddedPostgres({ dataDir, persistent: true, fsync: false, onLog, ...(port ? { port } : {}) });
   let current: RunningPostgres | undefined = await start();
   const { port, adminUrl } = current;
   const actualDir = current.dataDir;
@@ -60,12 +61,14 @@ export async function startKillablePostgres(dataDir: string): Promise<KillablePo
     port,
     running: () => current !== undefined,
     async kill() {
-      // The postmaster's pid is the first line of postmaster.pid: the library does not expose it.
-      const pid = Number((await readFile(join(actualDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-      if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no postmaster pid in ${actualDir}`);
+      const killed = current;
+      if (killed === undefined) throw new Error('PostgreSQL is not running');
       current = undefined;
+      const pid = killed.pid;
       process.kill(pid, 'SIGKILL');
       while (alive(pid)) await sleep(20);
+      // The instance of a dead server only lets go of what it holds (its exit hook).
+      await killed.stop();
       return pid;
     },
     async restart() {
@@ -88,9 +91,8 @@ export async function startKillablePostgres(dataDir: string): Promise<KillablePo
     async stop() {
       const running = current;
       current = undefined;
-      // A server left killed has no instance to stop: its data is removed here instead.
-      if (running === undefined) await rm(actualDir, { recursive: true, force: true });
-      else await running.stop();
+      await running?.stop();
+      await rm(actualDir, { recursive: true, force: true });
     },
     recentLog: () => [...log],
   };
