@@ -69,8 +69,15 @@ const USAGE = `usage: npm run chaos -- [--changes N] [--kills N] [--kill-interva
                     default 180)
   --apply-lease-ms  the changes service's APPLY_LEASE_MS (CHAOS_APPLY_LEASE_MS; default 5000)`;
 
-/** A flag or variable that is not what it should be: names it and the rule. */
-export class ChaosUsageError extends Error {}
+/** A flag or variable that is not what it should be (naming it and the rule), or --help. */
+export class ChaosUsageError extends Error {
+  constructor(
+    message: string,
+    readonly help = false,
+  ) {
+    super(message);
+  }
+}
 
 function wholeNumber(name: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
@@ -104,7 +111,7 @@ export function chaosOptionsFrom(
   } catch (err) {
     throw new ChaosUsageError(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
   }
-  if (values.help) throw new ChaosUsageError(USAGE);
+  if (values.help) throw new ChaosUsageError(USAGE, true);
   const pick = (flag: string, variable: string): [string, string] | undefined => {
     const v = values[flag];
     if (typeof v === 'string') return [`--${flag}`, v];
@@ -143,8 +150,8 @@ export function chaosOptionsFrom(
 
 /**
  * The run's random numbers, all drawn from the seed: SHA-256 of the seed and a counter. Node has
- * no seeded generator, and the harness must not depend on a package the project does not list;
- * a hash of a counter is a generator without an algorithm of our own.
+ * no seeded generator; a hash of a counter is one from node:crypto, with no generator algorithm
+ * of our own and no dependency for it.
  */
 export function seededRandom(seed: number): () => number {
   let counter = 0;
@@ -178,6 +185,8 @@ type CallAnswer =
  */
 class Agent {
   private client: Promise<Client> | undefined;
+  /** Clients replaced after a failure: closed at the end, so that calls still on them finish. */
+  private readonly retired: Promise<Client>[] = [];
   constructor(
     private readonly mcpUrl: string,
     private readonly token: string,
@@ -215,16 +224,16 @@ class Agent {
     } catch (err) {
       if (this.client === pending) {
         this.client = undefined;
-        void pending.then((c) => c.close()).catch(() => undefined);
+        this.retired.push(pending);
       }
       return { kind: 'thrown', message: describe(err) };
     }
   }
 
   async close(): Promise<void> {
-    const pending = this.client;
+    const all = [...this.retired, ...(this.client ? [this.client] : [])];
     this.client = undefined;
-    await pending?.then((c) => c.close()).catch(() => undefined);
+    await Promise.all(all.map((p) => p.then((c) => c.close()).catch(() => undefined)));
   }
 }
 
@@ -1001,8 +1010,8 @@ async function main(): Promise<number> {
     opts = chaosOptionsFrom(process.argv.slice(2), process.env, log);
   } catch (err) {
     if (err instanceof ChaosUsageError) {
-      process.stderr.write(`${err.message}\n`);
-      return 2;
+      (err.help ? process.stdout : process.stderr).write(`${err.message}\n`);
+      return err.help ? 0 : 2;
     }
     throw err;
   }
