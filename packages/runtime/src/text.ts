@@ -220,3 +220,44 @@ export function showSpaces(text: string, multiline = false): string {
 export function withSpaceLegend(text: string): string {
   return text.includes(SHOWN_SPACE) ? `${text} (${SHOWN_SPACE} is a space)` : text;
 }
+
+/**
+ * Marks stacked on one character beyond MAX_STACKED_MARKS. Input is refused with them, but the
+ * platform's own text (the names of live objects) arrives unchecked and is shown anyway.
+ */
+const STACKED_RUN = new RegExp(String.raw`\p{M}{${MAX_STACKED_MARKS + 1},}`, 'gu');
+
+/**
+ * showStackedMarks shows each run of more than MAX_STACKED_MARKS combining marks as a token
+ * (`Sale⟨9 combining marks⟩!`), so that text from the platform cannot draw over the lines around
+ * it on a review page or a terminal. Real text stacks fewer and is left as it is. Applied after
+ * showHidden, whose spelled-out brackets keep a literal "⟨9 combining marks⟩" from passing for one.
+ */
+export function showStackedMarks(text: string): string {
+  return text.replace(STACKED_RUN, (run: string) => `⟨${textLength(run)} combining marks⟩`);
+}
+
+/** The tokens showSpaces writes: a space character other than U+0020 by code point, and a literal ␣. */
+const SPACE_TOKEN = /⟨U\+([0-9A-F]{4,6})⟩/g;
+const isSpaceToken = (hex: string) => {
+  const ch = String.fromCodePoint(Number.parseInt(hex, 16));
+  return ch !== ' ' && (ch === SHOWN_SPACE || /^[\p{Zs}\t]$/u.test(ch));
+};
+
+/**
+ * showHiddenAfterSpaces is showHidden for text whose spaces showSpaces already showed (a change's
+ * summary, written by the changes service): the tokens showSpaces wrote there (`⟨U+00A0⟩`,
+ * `⟨U+2423⟩`) are kept, since spelling their brackets would turn them into
+ * `⟨U+27E8⟩U+00A0⟨U+27E9⟩`; every other bracket and hidden character is spelled out as showHidden
+ * does, so that nothing can pass for a hidden character's token.
+ */
+export function showHiddenAfterSpaces(text: string, multiline = false): string {
+  let out = '';
+  let at = 0;
+  for (const m of text.matchAll(SPACE_TOKEN)) {
+    if (!isSpaceToken(m[1] as string)) continue;
+    out += showHidden(text.slice(at, m.index), multiline) + m[0];
+    at = m.index + m[0].length;
+  }
+  return out + showHidden(text.slice(at), multiline);
+}

@@ -1,11 +1,15 @@
 /**
  * What `npm run admin -- approve` shows before it asks: the change's summary, each field before
- * and after, the exact request and its digest, with every invisible character spelled out so
- * that a terminal shows what will be applied and nothing can hide or reorder it.
+ * and after, the exact request and its digest, with every invisible character spelled out, the
+ * spaces a reader would miss shown as ␣, stacked marks bounded, and each URL whose host is not
+ * plain ASCII shown with its host in ASCII form, the Unicode form and the warning beside it, so
+ * that a terminal shows what will be applied and nothing can hide, reorder or pass for another.
+ * Values are shown as the dashboard's review page shows them (dashboard/shown-values.ts).
  */
 import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
 import { changeRows } from '@adsmcp/runtime/change-diff';
-import { showHidden } from '@adsmcp/runtime/text';
+import { SHOWN_SPACE, showHidden } from '@adsmcp/runtime/text';
+import { partsText, shownJsonParts, shownSummary, shownValueParts } from './dashboard/shown-values.ts';
 
 function parseJson(text: string): unknown {
   try {
@@ -19,17 +23,24 @@ function parseJson(text: string): unknown {
 export function reviewText(c: Change): string {
   const body = parseJson(c.operation?.bodyJson ?? '');
   const before = parseJson(c.targetBeforeJson);
-  const show = (v: unknown) => (v === undefined ? '(unset)' : JSON.stringify(v));
-  const lines = [
-    `Change ${c.changeId} on account ${c.accountId}, prepared ${c.preparedAt} by ${c.preparedBy}`,
-    `Summary: ${c.summary}`,
+  // Each piece is made visible on its own: a summary's and a value's tokens must not be spelled again.
+  const show = (v: unknown) => (v === undefined ? '(unset)' : partsText(shownValueParts(v)));
+  const request =
+    body === undefined ? [] : partsText(shownJsonParts(JSON.stringify(body, null, 2))).split('\n');
+  const values = [
     'What changes (before, as prepared -> after):',
     ...changeRows(c.operation?.path ?? '', before, body).map(
-      (r) => `  ${r.field}: ${show(r.before)} -> ${show(r.after)}`,
+      (r) => `  ${showHidden(r.field)}: ${show(r.before)} -> ${show(r.after)}`,
     ),
-    `Exact request: ${c.operation?.method ?? ''} ${c.operation?.path ?? ''}`,
-    ...(body === undefined ? [] : JSON.stringify(body, null, 2).split('\n')).map((l) => `  ${l}`),
-    `Digest: ${c.digest}`,
+    showHidden(`Exact request: ${c.operation?.method ?? ''} ${c.operation?.path ?? ''}`),
+    ...request.map((l) => `  ${l}`),
   ];
-  return lines.map((line) => showHidden(line)).join('\n');
+  const legend = values.some((l) => l.includes(SHOWN_SPACE)) ? [`(${SHOWN_SPACE} is a space)`] : [];
+  return [
+    showHidden(`Change ${c.changeId} on account ${c.accountId}, prepared ${c.preparedAt} by ${c.preparedBy}`),
+    `Summary: ${shownSummary(c.summary)}`,
+    ...values,
+    ...legend,
+    showHidden(`Digest: ${c.digest}`),
+  ].join('\n');
 }

@@ -11,8 +11,16 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { actorHtml, type People } from './change-actors.ts';
-import { esc } from './html.ts';
+import { esc, htmlText } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
+import {
+  partsHtml,
+  shownJsonParts,
+  shownText,
+  spaceLegendHtml,
+  summaryHtml,
+  valueHtml,
+} from './shown-values.ts';
 
 function parse(text: string): unknown {
   try {
@@ -22,8 +30,7 @@ function parse(text: string): unknown {
   }
 }
 
-const fmt = (v: unknown) =>
-  v === undefined ? '<span class="muted">(unset)</span>' : `<code>${esc(JSON.stringify(v))}</code>`;
+const fmt = valueHtml;
 
 /** Statuses of a change that has not reached the ad account yet, and still may. */
 const PENDING = new Set(['prepared', 'approved', 'applying']);
@@ -91,7 +98,7 @@ export function changeListHtml(
     const zone = account
       ? `<br><span class="muted" title="the account's time zone">${esc(accountTimeText(c.preparedAt, account.timeZone))}</span>`
       : '';
-    return `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}${marksHtml(c, all)}</td><td>${esc(c.summary)}</td>
+    return `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}${marksHtml(c, all)}</td><td class="summary">${summaryHtml(c.summary)}</td>
       <td class="account">${esc(account?.name ?? 'an account not listed')}</td><td>${timeHtml(c.preparedAt)}${zone}</td><td>${actorHtml(c.preparedBy, people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`;
   };
   return `<table id="changes"><thead><tr><th>Status</th><th>Change</th><th>Ad account</th><th>Prepared</th><th>Prepared by</th><th></th></tr></thead><tbody>${changes
@@ -167,7 +174,7 @@ function previewHtml(
     const on = (titles.get(assetId) ?? []).filter((t) => t !== '');
     return on.length === 0
       ? ''
-      : `<br><span data-shown-on>Shown on ${on.length === 1 ? 'the ad' : `${on.length} ads`} titled ${on.map((t) => `“${esc(t)}”`).join(', ')}</span>`;
+      : `<br><span data-shown-on class="v">Shown on ${on.length === 1 ? 'the ad' : `${on.length} ads`} titled ${on.map((t) => `“${htmlText(shownText(t))}”`).join(', ')}</span>`;
   };
   const pinned = (assetId: string) => {
     const u = uploads.find((x) => x.assetId === assetId);
@@ -244,7 +251,7 @@ function noticesHtml(c: Change, ctx: ReviewContext): string {
       } the same object (<code>${esc(c.targetPath)}</code>). Once one of them is applied, the others can no longer be approved or applied.</p><ul>${ctx.conflicts
         .map(
           (o) =>
-            `<li><a href="/dashboard/changes/${esc(o.changeId)}" data-change="${esc(o.changeId)}">${esc(o.summary)}</a> <span class="muted">(${esc(o.status)})</span></li>`,
+            `<li><a href="/dashboard/changes/${esc(o.changeId)}" data-change="${esc(o.changeId)}" class="summary">${summaryHtml(o.summary)}</a> <span class="muted">(${esc(o.status)})</span></li>`,
         )
         .join('')}</ul></div>`,
     );
@@ -326,6 +333,19 @@ export function changeDetailHtml(
     unchanged.length === 0
       ? ''
       : `<p class="muted" id="unchanged">Sent with the value they already had, so not listed: ${esc(unchanged.join(', '))}.</p>`;
+  const changesTable = `<table id="what-changes"><thead><tr><th>Field</th><th>Before (when prepared)</th><th>After</th></tr></thead><tbody>${rows
+    .filter((r) => !same(r))
+    .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)
+    .join('')}</tbody></table>`;
+  // The request's text with what a person could misread spelled out; the bytes sent are as digested.
+  const bodyJson = c.operation?.bodyJson ?? '';
+  const payloadParts = shownJsonParts(bodyJson);
+  const payload = partsHtml(payloadParts);
+  const payloadShownAsIs =
+    payloadParts.every((p) => p.host === undefined) && payloadParts.map((p) => p.text).join('') === bodyJson;
+  const payloadNote = payloadShownAsIs
+    ? ''
+    : '<p class="muted" id="payload-note">Shown with spaces as ␣, hidden characters as ⟨U+…⟩ and each host in its ASCII form, as it must be read; the request sends the text as written, byte for byte as digested.</p>';
   // Each fact as HTML, left out when empty.
   const facts: [string, string, string?][] = [
     ['Status', esc(c.status), 'status'],
@@ -369,21 +389,18 @@ export function changeDetailHtml(
   return `<p><a href="/dashboard/changes">← All changes</a></p>
     ${message ? `<p class="error" role="alert">${esc(message)}</p>` : ''}
     ${noticesHtml(c, review)}
-    <section><h2>${esc(c.summary)}</h2>
+    <section><h2 class="summary">${summaryHtml(c.summary)}</h2>
     <table>${facts
       .filter(([, v]) => v !== '')
       .map(([k, v, id]) => `<tr><th>${esc(k)}</th><td${id ? ` id="${id}"` : ''}>${v}</td></tr>`)
       .join('')}</table></section>
     ${standardsCheckedHtml(c)}
     <section><h2>What changes</h2>
-    <table id="what-changes"><thead><tr><th>Field</th><th>Before (when prepared)</th><th>After</th></tr></thead><tbody>${rows
-      .filter((r) => !same(r))
-      .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)
-      .join('')}</tbody></table>${unchangedNote}</section>
+    ${changesTable}${spaceLegendHtml(changesTable)}${unchangedNote}</section>
     ${previewHtml(review.assets, c.uploads, body, before)}
     <section><h2>Exact request</h2>
     <p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
-    <pre id="payload">${esc(c.operation?.bodyJson)}</pre>
+    <pre id="payload" class="v">${payload}</pre>${spaceLegendHtml(payload)}${payloadNote}
     <p class="muted">Digest <code id="digest">${esc(c.digest)}</code>: approval is recorded for exactly this payload.</p>
     ${decide}</section>${settle}${localTimeScript}`;
 }

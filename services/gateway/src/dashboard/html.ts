@@ -1,5 +1,5 @@
 /** Server-rendered HTML for the dashboard: escaping and the page frame. */
-import { showHidden } from '@adsmcp/runtime/text';
+import { showHidden, showStackedMarks } from '@adsmcp/runtime/text';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -9,13 +9,25 @@ const ESCAPES: Record<string, string> = {
   "'": '&#39;',
 };
 
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+
 /**
  * Escapes text for HTML content and attribute values. Every page is built with it, so nothing
  * from the platform's live state or a stored change reaches a person with its control or format
- * characters acting unseen: each is shown as a token such as ⟨U+202E⟩.
+ * characters acting unseen: each is shown as a token such as ⟨U+202E⟩, and marks stacked past
+ * what real text stacks as `⟨9 combining marks⟩`, which would otherwise draw over the page.
  */
 export function esc(value: unknown): string {
-  return showHidden(String(value ?? ''), true).replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+  return escapeHtml(showStackedMarks(showHidden(String(value ?? ''), true)));
+}
+
+/**
+ * Escapes text that is already shown for a person (its hidden characters, and maybe its spaces,
+ * spelled out as tokens): esc would spell out the tokens' own brackets a second time. Stacked
+ * marks are bounded here too; that is idempotent.
+ */
+export function htmlText(shown: string): string {
+  return escapeHtml(showStackedMarks(shown));
 }
 
 const STYLE = `
@@ -37,7 +49,11 @@ td,th,code,h1,h2{overflow-wrap:anywhere} nav{background:#2b3344;padding:6px 24px
 nav a{color:#dfe4ee;text-decoration:none;font-size:14px} nav a:hover{text-decoration:underline}
 form.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin-bottom:12px} form.filters label{margin:0;font-size:13px;max-width:100%} select{max-width:100%}
 form.filters input,form.filters select{width:auto;max-width:100%;font:inherit;padding:5px} form.filters select{max-width:min(22em,100%)}
-td form{margin:0} td select{font:inherit;padding:4px}`;
+td form{margin:0} td select{font:inherit;padding:4px}
+.v{white-space:pre-wrap;overflow:hidden;overflow-wrap:anywhere} .summary{white-space:pre-wrap;overflow:hidden}
+.host-note{display:block;font-size:13px;color:#6b7385;white-space:normal}
+.host-warning{display:block;margin:4px 0;padding:6px 10px;border:2px solid #c0392b;border-radius:6px;background:#fdecea;color:#922b21;font-weight:600;font-size:14px;white-space:normal}
+.legend{font-size:13px;color:#6b7385}`;
 
 /** The dashboard's pages, in the order the navigation lists them. */
 const NAV: readonly [string, string][] = [

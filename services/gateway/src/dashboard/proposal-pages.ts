@@ -21,6 +21,7 @@ import { decisionRefusal, wholeNumberField } from './form-body.ts';
 import { esc, page } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
+import { spaceLegendHtml, textValueHtml } from './shown-values.ts';
 
 /** What the dashboard's routes share with these pages: the session and the checked form post. */
 export interface ProposalPageHelpers {
@@ -96,7 +97,7 @@ function evidenceHtml(e: AdPerformance | undefined): string {
 function comparisonHtml(p: Proposal, live: LiveAd, imagePath: string | undefined): string {
   const v = p.variant;
   const row = (label: string, now: string | undefined, proposed: string | undefined) =>
-    `<tr><th>${esc(label)}</th><td data-live>${live.problem === undefined ? esc(now) : ''}</td><td data-proposed>${esc(proposed)}</td></tr>`;
+    `<tr><th>${esc(label)}</th><td data-live>${live.problem === undefined ? textValueHtml(now) : ''}</td><td data-proposed>${textValueHtml(proposed)}</td></tr>`;
   // The proposed image through a fresh delivery link (none shows for an unknown or archived asset).
   const image =
     v?.assetId === undefined
@@ -106,9 +107,14 @@ function comparisonHtml(p: Proposal, live: LiveAd, imagePath: string | undefined
             ? ''
             : `<img data-asset="${esc(v.assetId)}" src="${esc(imagePath)}" alt="Campaign asset ${esc(v.assetId)}" style="max-width:100%;max-height:320px"><br>`
         }<span class="muted">Campaign asset <code>${esc(v.assetId)}</code>, uploaded to the ad platform only when the published change is applied; no image above means the asset is unknown or archived, and publishing would fail</span></td></tr>`;
-  return `<table data-comparison><thead><tr><th></th><th>Base ad now (${esc(v?.baseAdId)})</th><th>Proposed</th></tr></thead><tbody>
+  const table = `<table data-comparison><thead><tr><th></th><th>Base ad now (${esc(v?.baseAdId)})</th><th>Proposed</th></tr></thead><tbody>
     ${row('Title', live.title, v?.title)}${row('Body', live.body, v?.body)}${row('Target URL', live.targetUrl, v?.targetUrl)}${image}
-    </tbody></table>${live.problem === undefined ? `<p class="muted">Base ad: ${esc(live.name)} (${esc(live.status)})</p>` : `<p class="error">${esc(live.problem)}</p>`}`;
+    </tbody></table>`;
+  const base =
+    live.problem === undefined
+      ? `<p class="muted">Base ad: ${textValueHtml(live.name)} (${esc(live.status)})</p>`
+      : `<p class="error">${esc(live.problem)}</p>`;
+  return `${table}${base}${spaceLegendHtml(table + base)}`;
 }
 
 function decisionFormsHtml(p: Proposal, csrf: string): string {
@@ -177,7 +183,7 @@ export function proposalDetailHtml(
       : `<p data-change-link>Change <a href="/dashboard/changes/${esc(p.changeId)}">${esc(p.changeId)}</a>: <span data-change-status>${esc(p.changeStatus ?? 'unknown')}</span>${p.changeError ? ` — <span class="error">${esc(p.changeError)}</span>` : ''}</p>`;
   return `<p><a href="/dashboard/proposals">← Proposals</a></p>
     ${message ? `<p class="notice" role="alert">${esc(message)}</p>` : ''}
-    <section><h2>${esc(v?.name)}</h2>
+    <section><h2 data-proposal-name>${textValueHtml(v?.name)}</h2>${spaceLegendHtml(textValueHtml(v?.name))}
     <table><tbody>${facts
       .filter(([, value]) => value !== undefined && value !== '')
       .map(
@@ -276,14 +282,15 @@ export function proposalListHtml(
     const zone = account
       ? `<br><span class="muted" title="the account's time zone">${esc(accountTimeText(p.createdAt, account.timeZone))}</span>`
       : '';
-    return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${esc(p.status)}</td><td class="name">${esc(p.variant?.name)}</td>
+    return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${esc(p.status)}</td><td class="name">${textValueHtml(p.variant?.name)}</td>
       <td class="account">${esc(account?.name ?? 'an account no longer connected')}</td><td class="ad"><code>${esc(p.variant?.baseAdId)}</code></td>
       <td class="run"><a href="/dashboard/proposals?run=${esc(p.runId)}" title="${esc(p.runId)}">this run’s</a></td>
       <td class="created">${timeHtml(p.createdAt)}${zone}</td><td><a href="/dashboard/proposals/${esc(p.proposalId)}">Review</a></td></tr>`;
   };
-  return `<table id="proposals"><thead><tr><th>Status</th><th>Proposal</th><th>Ad account</th><th>Base ad</th><th>Run</th><th>Created</th><th></th></tr></thead><tbody>${proposals
+  const table = `<table id="proposals"><thead><tr><th>Status</th><th>Proposal</th><th>Ad account</th><th>Base ad</th><th>Run</th><th>Created</th><th></th></tr></thead><tbody>${proposals
     .map(row)
     .join('')}</tbody></table>`;
+  return `${table}${spaceLegendHtml(table)}`;
 }
 
 /** The proposal's ad account, by name and zone, when the upstream proxy lists it. */
