@@ -26,12 +26,12 @@ import { validData } from '@adsmcp/testkit/marketing-items';
 import { type PgContainer, startPgContainer } from '@adsmcp/testkit/pg-container';
 import { as, startServiceUnderTest, testPrincipal } from '@adsmcp/testkit/service-harness';
 import type { JsonObject } from '@bufbuild/protobuf';
-import { APPLY_TOPIC, type ApplyMessage } from '../../services/changes/src/handlers/changes-handlers.ts';
 import {
   buildServer as buildChanges,
   SERVICE_NAME as CHANGES,
   OPTIMIZER_ISSUER,
 } from '../../services/changes/src/server.ts';
+import { APPLY_TOPIC, type ApplyMessage } from '../../services/changes/src/work/apply-message.ts';
 import { createApplyHandler } from '../../services/changes/src/work/apply-worker.ts';
 import { startLivePlatform } from '../../services/changes/test/live-platform.ts';
 import {

@@ -12,8 +12,8 @@ import { createPrincipalSigner, createPrincipalVerifier, GATEWAY_ISSUER } from '
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { startTracing } from '@adsmcp/runtime/telemetry';
 import { loadConfig } from './config.ts';
-import { APPLY_TOPIC, type ApplyMessage } from './handlers/changes-handlers.ts';
 import { buildServer, ISSUER, OPTIMIZER_ISSUER, SERVICE_NAME } from './server.ts';
+import { APPLY_TOPIC, type ApplyMessage } from './work/apply-message.ts';
 import { startApplySweeper } from './work/apply-sweeper.ts';
 import { APPLY_CONSUMER, createApplyGiveUp, createApplyHandler } from './work/apply-worker.ts';
 

@@ -5,11 +5,11 @@ import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
-import type { Marketing } from './handlers/asset-reads.ts';
 import { batchHandlers } from './handlers/batch-handlers.ts';
 import { changesHandlers } from './handlers/changes-handlers.ts';
-import type { Upstream } from './handlers/live-check.ts';
 import { standardsHandlers } from './handlers/standards-handlers.ts';
+import type { Marketing } from './planning/campaign-assets.ts';
+import type { Upstream } from './planning/platform-reads.ts';
 
 export const SERVICE_NAME = 'changes';
 /** The issuer the worker signs as; the upstream-proxy trusts it for `worker` calls only. */

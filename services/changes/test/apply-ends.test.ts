@@ -19,8 +19,8 @@ import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { freePort } from '@adsmcp/testkit/free-port';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
 import type { Client } from '@connectrpc/connect';
-import { APPLY_TOPIC, type ApplyMessage } from '../src/handlers/changes-handlers.ts';
 import { buildServer, ISSUER, SERVICE_NAME } from '../src/server.ts';
+import { APPLY_TOPIC, type ApplyMessage } from '../src/work/apply-message.ts';
 import { sweepLostApplies } from '../src/work/apply-sweeper.ts';
 import {
   APPLY_CONSUMER,

@@ -25,8 +25,8 @@ import { createServiceClient, readingFor } from '@adsmcp/runtime/service-client'
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
 import { as } from '@adsmcp/testkit/service-harness';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
-import type { ApplyMessage } from '../src/handlers/changes-handlers.ts';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
+import type { ApplyMessage } from '../src/work/apply-message.ts';
 import { createApplyHandler } from '../src/work/apply-worker.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 

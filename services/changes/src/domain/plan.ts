@@ -35,7 +35,29 @@ interface ObjectRules {
   replace?(live: PlatformObject, body: PlatformObject): string;
   /** For a create whose body is too large to list field by field: the summary a person reads. */
   summarize?(body: PlatformObject, accountName: string): string;
+  /**
+   * What of the ad account the body names, each checked on the platform when the change is planned
+   * (the platform would refuse a missing one only when the approved change is applied).
+   */
+  references?: readonly Reference[];
 }
+
+/**
+ * Something of the ad account an object's body names, resolved when the change is planned:
+ * - `creative-images`: the image each creative names (`creativesOf`): a platform file (`file_id`)
+ *   the account must have, or a saved campaign asset (`asset_id`) pinned for review and uploaded
+ *   on apply; a crop the change gives must be square in that image's pixels.
+ * - `audiences`: the custom audiences the ids at `field` name, which must be the account's and live.
+ * - `pixels`: the pixels the ids at `field` name, which must be the account's.
+ * `effects`, when given, limits the reference to those effects.
+ */
+export type Reference =
+  | { kind: 'creative-images'; effects?: readonly Effect[] }
+  | { kind: 'audiences'; field: string; effects?: readonly Effect[] }
+  | { kind: 'pixels'; field: string; effects?: readonly Effect[] };
+
+/** An object kind's rules for one effect, as `rulesFor` resolves them. */
+export type Rules = ObjectRules & { effect: Effect };
 
 /**
  * What an operation does to its object. `update` merges the body into the live object; the status
@@ -59,7 +81,13 @@ const STATUS_OF: Partial<Record<Effect, string>> = {
 };
 
 const OBJECTS: Record<string, ObjectRules> = {
-  ad: { label: 'ad', mergedFields: ['creative'], check: checkAd, effects: ['update', 'archive'] },
+  ad: {
+    label: 'ad',
+    mergedFields: ['creative'],
+    check: checkAd,
+    effects: ['update', 'archive'],
+    references: [{ kind: 'creative-images' }],
+  },
   ad_group: {
     label: 'ad group',
     mergedFields: ['bidding_config', 'product_set'],
@@ -73,6 +101,7 @@ const OBJECTS: Record<string, ObjectRules> = {
     check: checkMerge,
     effects: ['replace', 'merge', 'archive'],
     replace: checkReplace,
+    references: [{ kind: 'audiences', field: 'custom_audience_ids', effects: ['merge'] }],
   },
   conversion_source: {
     label: 'conversion source',
@@ -85,6 +114,7 @@ const OBJECTS: Record<string, ObjectRules> = {
     mergedFields: [],
     check: checkEventSetting,
     effects: ['create'],
+    references: [{ kind: 'pixels', field: 'source_ids' }],
   },
   bulk_mutation_job: {
     label: 'bulk mutation job',
@@ -92,11 +122,12 @@ const OBJECTS: Record<string, ObjectRules> = {
     check: checkBulkJob,
     effects: ['create'],
     summarize: summarizeBulkJob,
+    references: [{ kind: 'creative-images' }],
   },
 };
 
 /** The rules of `objectType` for `effect`, or an error naming what is supported. */
-export function rulesFor(objectType: string, effect: string): ObjectRules & { effect: Effect } {
+export function rulesFor(objectType: string, effect: string): Rules {
   const rules = OBJECTS[objectType];
   if (rules === undefined) {
     throw new InvalidArgumentError(
@@ -107,6 +138,21 @@ export function rulesFor(objectType: string, effect: string): ObjectRules & { ef
     throw new InvalidArgumentError(`effect for ${rules.label} must be one of ${rules.effects.join(', ')}`);
   }
   return { ...rules, effect: effect as Effect };
+}
+
+/** The references `rules` declare for their effect. */
+export function referencesOf(rules: Rules): readonly Reference[] {
+  return (rules.references ?? []).filter((r) => r.effects === undefined || r.effects.includes(rules.effect));
+}
+
+/** checkTargetPath refuses a target where the effect makes a new object, and its absence elsewhere. */
+export function checkTargetPath(rules: Rules, targetPath: string): void {
+  if (needsTarget(rules.effect) === (targetPath !== '')) return;
+  throw new InvalidArgumentError(
+    needsTarget(rules.effect)
+      ? `target_path is required to ${rules.effect} a ${rules.label}`
+      : `target_path must be empty: a ${rules.effect} makes a new ${rules.label}`,
+  );
 }
 
 function isObject(v: unknown): v is PlatformObject {
@@ -170,11 +216,7 @@ export interface PlanInput {
 }
 
 /** A create (or merge): the new object is the body, checked whole, and summarised field by field. */
-function planCreate(
-  rules: ObjectRules & { effect: Effect },
-  body: PlatformObject,
-  accountName: string,
-): { summary: string } {
+function planCreate(rules: Rules, body: PlatformObject, accountName: string): { summary: string } {
   rules.check(body, body);
   if (rules.summarize !== undefined) return { summary: rules.summarize(body, accountName) };
   const name = typeof body.name === 'string' ? ` "${showSpaces(body.name)}"` : '';
@@ -204,17 +246,32 @@ function planReplace(
   };
 }
 
-/**
- * planChange checks the change against the live object and returns the summary a person reads,
- * or throws: InvalidArgument for an object the platform would refuse, FailedPrecondition for a
- * change that would change nothing or cannot apply to the object's state.
- */
-export function planChange(input: PlanInput): { summary: string } {
-  return { summary: withSpaceLegend(planned(input).summary) };
+/** What planning an operation on an object gives: what a person reads, and what they review. */
+export interface ObjectPlan {
+  summary: string;
+  /** The fields the applied object should have (resultOf). */
+  reviewed: PlatformObject;
 }
 
-function planned(input: PlanInput): { summary: string } {
-  const rules = rulesFor(input.objectType, input.effect);
+/**
+ * planObject checks the operation against the live object by the object's `rules` and returns the
+ * summary a person reads and the result they review, or throws: InvalidArgument for an object the
+ * platform would refuse, FailedPrecondition for a change that would change nothing or cannot apply
+ * to the object's state.
+ */
+export function planObject(rules: Rules, input: Omit<PlanInput, 'objectType' | 'effect'>): ObjectPlan {
+  return {
+    summary: withSpaceLegend(planned(rules, input).summary),
+    reviewed: resultOf(rules, input.live, input.body),
+  };
+}
+
+/** planObject for an object kind and effect named by the caller. */
+export function planChange(input: PlanInput): ObjectPlan {
+  return planObject(rulesFor(input.objectType, input.effect), input);
+}
+
+function planned(rules: Rules, input: Omit<PlanInput, 'objectType' | 'effect'>): { summary: string } {
   const { live } = input;
   if (!needsTarget(rules.effect)) return planCreate(rules, input.body, input.accountName);
   if (live === undefined)
@@ -272,13 +329,7 @@ function planned(input: PlanInput): { summary: string } {
  * for a merge, a replace or a bulk job: the platform answers those with another object (an
  * operation, a job) than the one the body describes.
  */
-export function reviewedResult(
-  objectType: string,
-  effect: string,
-  live: PlatformObject | undefined,
-  body: PlatformObject,
-): PlatformObject {
-  const rules = rulesFor(objectType, effect);
+function resultOf(rules: Rules, live: PlatformObject | undefined, body: PlatformObject): PlatformObject {
   const status = STATUS_OF[rules.effect];
   let result: PlatformObject = {};
   if (status !== undefined) result = { status };
@@ -287,6 +338,16 @@ export function reviewedResult(
     result = Object.fromEntries(Object.keys(body).map((k) => [k, merged[k]]));
   } else if (rules.effect === 'create' && rules.summarize === undefined) result = body;
   return result;
+}
+
+/** The reviewed result (resultOf) of an operation on an object kind named by the caller. */
+export function reviewedResult(
+  objectType: string,
+  effect: string,
+  live: PlatformObject | undefined,
+  body: PlatformObject,
+): PlatformObject {
+  return resultOf(rulesFor(objectType, effect), live, body);
 }
 
 /** `v` as JSON with every object's keys in order, so equal values are equal text. */

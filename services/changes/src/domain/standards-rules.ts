@@ -34,6 +34,24 @@ export interface Standard {
   data: StandardData;
 }
 
+/** A standard a change was checked against, as recorded on the change. */
+export interface CheckedStandard {
+  standard_id: string;
+  name: string;
+  revision: number;
+  guidance: string;
+}
+
+/** How a change records that `s` was checked: the standard at its revision, with its guidance. */
+export function checkedStandard(s: Standard): CheckedStandard {
+  return {
+    standard_id: s.standardId,
+    name: s.name,
+    revision: s.revision,
+    guidance: typeof s.data.guidance === 'string' ? s.data.guidance : '',
+  };
+}
+
 /** A workspace's spend caps for the account, in micros; null for none. */
 export interface SpendCaps {
   maxDailyBudgetMicros: bigint | null;

@@ -9,14 +9,13 @@ import type {
   PrepareAdBatchRequest,
   WorkbookSheets,
 } from '@adsmcp/proto/changes/v1/batches_pb';
-import { PrepareChangeRequestSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import { InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { create, type JsonObject } from '@bufbuild/protobuf';
+import type { JsonObject } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import {
   BULK_JOB_PATH,
@@ -27,16 +26,17 @@ import {
   type Sheets,
 } from '../domain/bulk-job-rules.ts';
 import { checkMayPrepare } from '../domain/change.ts';
-import { planWorkbook } from '../workbook-reader.ts';
-import { type Peers, planPrepared, prepareAndRecord } from './changes-handlers.ts';
+import { type ChangeRequest, planChange, prepareChange } from '../planning/planned-change.ts';
 import {
   type AccessCheck,
   accountToPlan,
   liveObject,
   readableAccount,
   type Upstream,
-} from './platform-reads.ts';
-import { refuseLookalikeHosts } from './standards-enforcement.ts';
+} from '../planning/platform-reads.ts';
+import { refuseLookalikeHosts } from '../planning/standards.ts';
+import { planWorkbook } from '../workbook-reader.ts';
+import { type Peers, planReport, toProto } from './changes-handlers.ts';
 
 function checkAccountId(accountId: string): void {
   if (!isUuid(accountId)) throw new InvalidArgumentError(`account_id must be a UUID (got "${accountId}")`);
@@ -78,14 +78,14 @@ async function requireBulkAccess(upstream: Upstream, p: Principal, account: Acco
 
 /**
  * The change an ad batch is: the batch compiled for the account (which must allow changes and have
- * bulk access), as the PrepareChange request of a bulk job that creates it.
+ * bulk access), as the request of a bulk job that creates it, with the account it was compiled for.
  */
 async function batchChange(
   upstream: Upstream,
   p: Principal,
   req: PrepareAdBatchRequest,
   access: AccessCheck = 'enforce',
-) {
+): Promise<{ change: ChangeRequest; plan: BulkPlan; account: Account }> {
   checkAccountId(req.accountId);
   if (!isUuid(req.itemId)) throw new InvalidArgumentError('item_id must be a UUID');
   if (access === 'enforce') checkMayPrepare(p);
@@ -104,15 +104,15 @@ async function batchChange(
     account,
   );
   await requireBulkAccess(upstream, p, account);
-  const change = create(PrepareChangeRequestSchema, {
+  const change: ChangeRequest = {
     accountId: req.accountId,
     tool: 'ads_prepare_ad_batch',
     objectType: 'bulk_mutation_job',
     effect: 'create',
     operation: { method: 'POST', path: BULK_JOB_PATH, bodyJson: JSON.stringify(plan.body) },
     targetPath: '',
-  });
-  return { change, plan };
+  };
+  return { change, plan, account };
 }
 
 export function batchHandlers({
@@ -120,6 +120,7 @@ export function batchHandlers({
   upstream,
   marketing,
 }: Peers & { pool: Pool }): ServiceImpl<typeof BatchService> {
+  const planning = { db: pool, upstream, marketing };
   return {
     async planWorkbook(req, ctx) {
       checkAccountId(req.accountId);
@@ -150,35 +151,19 @@ export function batchHandlers({
 
     async prepareAdBatch(req, ctx) {
       const p = principalOf(ctx);
-      const { change: request, plan } = await batchChange(upstream, p, req);
-      const change = await prepareAndRecord(pool, { upstream, marketing }, p, request);
-      return { change, countries: plan.adGroups[0]?.countries ?? [] };
+      const { change, plan, account } = await batchChange(upstream, p, req);
+      const row = await prepareChange(planning, p, change, { account });
+      return { change: toProto(row), countries: plan.adGroups[0]?.countries ?? [] };
     },
 
     async planAdBatch(req, ctx) {
       const p = principalOf(ctx);
       if (req.batch === undefined) throw new InvalidArgumentError('batch is required');
-      const { change } = await batchChange(upstream, p, req.batch, 'report');
-      const { op, plan, accessRefusal, digest } = await planPrepared(
-        pool,
-        { upstream, marketing },
-        p,
-        change,
-        undefined,
-        'report',
-      );
-      return {
-        plan: {
-          summary: plan.summary,
-          operation: op,
-          digest,
-          targetPath: '',
-          // A batch creates, so it has no target a `current` could stand for (the gateway refuses
-          // one): it is always planned against the live account.
-          verified: true,
-          accessRefusal,
-        },
-      };
+      const { change, account } = await batchChange(upstream, p, req.batch, 'report');
+      // A batch creates, so it has no target a `current` could stand for (the gateway refuses
+      // one): it is always planned against the live account.
+      const planned = await planChange(planning, p, change, { access: 'report', account });
+      return { plan: planReport(planned) };
     },
   };
 }

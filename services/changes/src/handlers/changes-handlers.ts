@@ -1,8 +1,14 @@
-/** The ChangesService RPCs: proto <-> domain, and the transaction that commits an apply request with its work. */
-
-import { randomUUID } from 'node:crypto';
-import type { ChangeSchema, ChangesService, PrepareChangeRequest } from '@adsmcp/proto/changes/v1/changes_pb';
-import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
+/**
+ * The ChangesService RPCs: proto <-> domain (planning/ plans and records a change), and the
+ * transaction that commits an apply request with its work.
+ */
+import type {
+  ChangeSchema,
+  ChangesService,
+  PlanChangeResponseSchema,
+  PrepareChangeRequest,
+} from '@adsmcp/proto/changes/v1/changes_pb';
+import { deterministicId } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import {
@@ -18,61 +24,46 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import {
   applyRefusal,
-  bodyOf,
   checkMayApply,
   checkMayDecide,
-  checkMayPrepare,
   checkMaySettle,
-  checkPrepare,
   decisionRefusal,
-  digestOf,
   outcomeUnknown,
-  prepareRefusal,
   refuse,
   rejectionRefusal,
   unknownOutcomeResend,
 } from '../domain/change.ts';
-import { needsTarget, type PlatformObject, planChange, reviewedResult, rulesFor } from '../domain/plan.ts';
+import type { PlatformObject } from '../domain/plan.ts';
+import type { Marketing } from '../planning/campaign-assets.ts';
+import { checkLive, requireFresh } from '../planning/live-check.ts';
+import {
+  type ChangeRequest,
+  type PlannedChange,
+  planChange,
+  prepareChange,
+  recordApprovedChange,
+} from '../planning/planned-change.ts';
+import type { Upstream } from '../planning/platform-reads.ts';
 import {
   approveChange,
   type ChangeRow,
   findChange,
-  insertChange,
   listChangeEvents,
   listChanges,
   markApplying,
   markRetrying,
   rejectChange,
 } from '../store/change-store.ts';
-import { type Marketing, pinUploads } from './asset-reads.ts';
-import { checkLive, requireFresh, type Upstream } from './live-check.ts';
+import { enqueueApply } from '../work/apply-message.ts';
 import { planningHandlers } from './planning-handlers.ts';
-import {
-  type AccessCheck,
-  accountRefusal,
-  accountToPlan,
-  liveObject,
-  requireFiles,
-  requireMergeSources,
-  requirePixels,
-  requireSquareCrops,
-} from './platform-reads.ts';
 import { liveOutcome, resolveChange } from './resolve-handlers.ts';
-import { enforceStandards } from './standards-enforcement.ts';
 
-export const APPLY_TOPIC = 'changes.apply';
 const TERMINAL = new Set(['applied', 'failed']);
 
-export interface ApplyMessage {
-  [key: string]: string;
-  change_id: string;
-  workspace_id: string;
-}
-
-/** The change as the API shows it. */
 /** An RFC 3339 instant in UTC, as ListChangeEvents gives them. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
+/** The change as the API shows it. */
 export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
   const iso = (d: Date | null) => d?.toISOString() ?? '';
   return {
@@ -146,14 +137,31 @@ export interface HandlerDeps extends Peers {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** Asks for the target as the caller believes it is, planned against instead of the live one. */
-type Current = { json: string } | undefined;
+type Deps = Required<Pick<HandlerDeps, 'pool' | 'upstream' | 'sleep'>> & Pick<HandlerDeps, 'marketing'>;
+type Rpcs<K extends keyof ServiceImpl<typeof ChangesService>> = Pick<ServiceImpl<typeof ChangesService>, K>;
 
-function parseCurrent(current: Current): PlatformObject | undefined {
-  if (current === undefined) return undefined;
+/** A PrepareChange request as planning takes it. */
+export function changeRequestOf(req: PrepareChangeRequest): ChangeRequest {
+  return {
+    accountId: req.accountId,
+    tool: req.tool,
+    objectType: req.objectType,
+    effect: req.effect,
+    targetPath: req.targetPath,
+    operation: {
+      method: req.operation?.method ?? '',
+      path: req.operation?.path ?? '',
+      bodyJson: req.operation?.bodyJson ?? '',
+    },
+  };
+}
+
+/** The target as the caller believes it is (`current_json`), planned against instead of the live one. */
+function parseCurrent(json: string | undefined): PlatformObject | undefined {
+  if (json === undefined) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(current.json);
+    value = JSON.parse(json);
   } catch {
     throw new InvalidArgumentError('current_json must be a JSON object');
   }
@@ -162,128 +170,62 @@ function parseCurrent(current: Current): PlatformObject | undefined {
   return value as PlatformObject;
 }
 
-/**
- * planPrepared plans the change PrepareChange records, and PlanChange reports without recording:
- * the request checked, the account and the target read (or `current` taken instead), the object
- * the operation would produce checked, the summary written.
- */
-export async function planPrepared(
-  pool: Pool,
-  { upstream, marketing }: Peers,
-  p: Principal,
-  req: PrepareChangeRequest,
-  current?: Current,
-  access: AccessCheck = 'enforce',
-) {
-  if (access === 'enforce') checkMayPrepare(p);
-  const op = {
-    method: req.operation?.method ?? '',
-    path: req.operation?.path ?? '',
-    bodyJson: req.operation?.bodyJson ?? '',
+/** A planned change as the preflight (PlanChange) reports it. */
+export function planReport(planned: PlannedChange): MessageInitShape<typeof PlanChangeResponseSchema> {
+  return {
+    summary: planned.summary,
+    operation: planned.request.operation,
+    digest: planned.digest,
+    targetPath: planned.request.targetPath,
+    verified: planned.verified,
+    accessRefusal: planned.accessRefusal,
   };
-  checkPrepare({ accountId: req.accountId, tool: req.tool, operation: op, targetPath: req.targetPath });
-  const rules = rulesFor(req.objectType, req.effect);
-  if (needsTarget(rules.effect) !== (req.targetPath !== '')) {
-    throw new InvalidArgumentError(
-      needsTarget(rules.effect)
-        ? `target_path is required to ${rules.effect} a ${rules.label}`
-        : `target_path must be empty: a ${rules.effect} makes a new ${rules.label}`,
-    );
-  }
-  const account = await accountToPlan(upstream, p, req.accountId, access);
-  const what = `${rules.label} ${req.targetPath.split('/').pop() ?? ''}`;
-  const given = parseCurrent(current);
-  const live =
-    req.targetPath === ''
-      ? undefined
-      : (given ?? (await liveObject(upstream, p, account, req.targetPath, what)));
-  const body = bodyOf(op);
-  const plan = planChange({
-    objectType: req.objectType,
-    effect: req.effect,
-    body,
-    live,
-    accountName: account.name,
-  });
-  // The platform's image files the creatives name must be the account's.
-  const files = await requireFiles(upstream, p, account, body, live);
-  // The audiences a merge names, and the pixels a conversion event setting counts, likewise.
-  if (req.objectType === 'custom_audience' && rules.effect === 'merge')
-    await requireMergeSources(upstream, p, account, body);
-  if (req.objectType === 'conversion_event_setting') await requirePixels(upstream, p, account, body);
-  // The campaign images the creatives name, pinned for review and uploaded only on apply.
-  const uploads = await pinUploads(marketing, p, req.accountId, body);
-  // A crop is square in pixels of the image it crops, whose size is known only now.
-  const result = reviewedResult(req.objectType, req.effect, live, body);
-  await requireSquareCrops(upstream, p, account, result, body, uploads, files);
-  // The account's standards and spend guard, checked again by the apply worker.
-  const standardsChecked = await enforceStandards(pool, p.workspaceId, account, op, result, live);
-  // Empty when access is enforced: a caller who may not prepare was refused above.
-  const accessRefusal = prepareRefusal(p) ?? accountRefusal(account) ?? '';
-  return { op, live, plan, standardsChecked, accessRefusal, uploads, digest: digestOf(op, uploads) };
 }
 
-/** prepareAndRecord plans a change and records it, prepared: PrepareChange, and the ad batches. */
-export async function prepareAndRecord(pool: Pool, peers: Peers, p: Principal, req: PrepareChangeRequest) {
-  // A worker records only changes a person already approved (recordApprovedChange).
-  if (p.via === 'worker') throw new PermissionDeniedError('a worker cannot prepare a change');
-  const { op, live, plan, standardsChecked, uploads, digest } = await planPrepared(pool, peers, p, req);
-  const reviewed = reviewedResult(req.objectType, req.effect, live, bodyOf(op));
-  const row = await insertChange(pool, {
-    change_id: randomUUID(),
-    workspace_id: p.workspaceId,
-    account_id: req.accountId,
-    tool: req.tool,
-    summary: plan.summary,
-    method: op.method,
-    path: op.path,
-    body_json: op.bodyJson,
-    digest,
-    target_path: req.targetPath,
-    target_before_json: JSON.stringify(live ?? {}),
-    prepared_by: actorName(p),
-    standards_checked: standardsChecked,
-    reviewed_result_json: JSON.stringify(reviewed),
-    uploads,
-  });
-  return toProto(row);
-}
-
-export function changesHandlers({
+/** Planning a change: recorded for review, reported by the preflight, or recorded approved. */
+function planningRpcs({
   pool,
   upstream,
   marketing,
-  sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
-}: HandlerDeps): ServiceImpl<typeof ChangesService> {
+}: Deps): Rpcs<'prepareChange' | 'planChange' | 'recordApprovedChange'> {
+  const planning = { db: pool, upstream, marketing };
   return {
-    ...planningHandlers(upstream),
-
     async prepareChange(req, ctx) {
-      return { change: await prepareAndRecord(pool, { upstream, marketing }, principalOf(ctx), req) };
+      const row = await prepareChange(planning, principalOf(ctx), changeRequestOf(req));
+      return { change: toProto(row) };
     },
 
     async planChange(req, ctx) {
       if (req.change === undefined) throw new InvalidArgumentError('change is required');
-      const current = req.currentJson === undefined ? undefined : { json: req.currentJson };
       const p = principalOf(ctx);
-      const { op, plan, accessRefusal, digest } = await planPrepared(
-        pool,
-        { upstream, marketing },
-        p,
-        req.change,
-        current,
-        'report',
+      const current = parseCurrent(req.currentJson);
+      return planReport(
+        await planChange(planning, p, changeRequestOf(req.change), { current, access: 'report' }),
       );
-      return {
-        summary: plan.summary,
-        operation: op,
-        digest,
-        targetPath: req.change.targetPath,
-        verified: current === undefined,
-        accessRefusal,
-      };
     },
 
+    async recordApprovedChange(req, ctx) {
+      const p = principalOf(ctx);
+      // Worker tokens addressed to this service come only from the optimizer's key (OPTIMIZER_PUBLIC_KEY).
+      if (p.via !== 'worker') {
+        throw new PermissionDeniedError('only the optimizer records changes approved on its proposals');
+      }
+      if (!isUuid(req.changeId)) throw new InvalidArgumentError('change_id must be a UUID');
+      if (req.change === undefined) throw new InvalidArgumentError('change is required');
+      if (req.approvedBy.trim() === '') throw new InvalidArgumentError('approved_by is required');
+      const known = await findChange(pool, p.workspaceId, req.changeId);
+      if (known !== undefined) return { change: toProto(known) };
+      const planned = await planChange(planning, p, changeRequestOf(req.change));
+      const recorded = await recordApprovedChange(pool, planned, p, req);
+      if (recorded === undefined) throw new Error('a change recorded in this transaction was not approved');
+      return { change: toProto(recorded) };
+    },
+  };
+}
+
+/** Reading changes: one (and its object re-read, when asked), a page, the audit events. */
+function readingRpcs({ pool, upstream }: Deps): Rpcs<'getChange' | 'listChanges' | 'listChangeEvents'> {
+  return {
     async getChange(req, ctx) {
       const row = await load(pool, principalOf(ctx), req.changeId);
       // A person settling an unknown outcome looks at the object as the platform shows it now.
@@ -341,7 +283,12 @@ export function changesHandlers({
         events: rows.map((r) => ({ kind: r.kind, at: r.event_at, key: r.event_key, change: toProto(r) })),
       };
     },
+  };
+}
 
+/** A person's decisions: approve, reject, settle an unknown outcome. */
+function decidingRpcs({ pool, upstream }: Deps): Rpcs<'approveChange' | 'rejectChange' | 'resolveChange'> {
+  return {
     async approveChange(req, ctx) {
       const p = principalOf(ctx);
       checkMayDecide(p);
@@ -390,71 +337,15 @@ export function changesHandlers({
       const p = principalOf(ctx);
       checkMaySettle(p);
       const row = await load(pool, p, req.changeId);
-      const settled = await resolveChange({ pool, applyTopic: APPLY_TOPIC }, p, actorName(p), row, req);
+      const settled = await resolveChange({ pool }, p, actorName(p), row, req);
       return { change: toProto(settled) };
     },
+  };
+}
 
-    async recordApprovedChange(req, ctx) {
-      const p = principalOf(ctx);
-      // Worker tokens addressed to this service come only from the optimizer's key (OPTIMIZER_PUBLIC_KEY).
-      if (p.via !== 'worker') {
-        throw new PermissionDeniedError('only the optimizer records changes approved on its proposals');
-      }
-      if (!isUuid(req.changeId)) throw new InvalidArgumentError('change_id must be a UUID');
-      if (req.change === undefined) throw new InvalidArgumentError('change is required');
-      if (req.approvedBy.trim() === '') throw new InvalidArgumentError('approved_by is required');
-      const known = await findChange(pool, p.workspaceId, req.changeId);
-      if (known !== undefined) return { change: toProto(known) };
-      const { op, live, plan, standardsChecked, uploads, digest } = await planPrepared(
-        pool,
-        { upstream, marketing },
-        p,
-        req.change,
-      );
-      const reviewed = reviewedResult(req.change.objectType, req.change.effect, live, bodyOf(op));
-      const recorded = await inTransaction(pool, async (tx) => {
-        await insertChange(tx, {
-          change_id: req.changeId,
-          workspace_id: p.workspaceId,
-          account_id: req.change?.accountId ?? '',
-          tool: req.change?.tool ?? '',
-          summary: plan.summary,
-          method: op.method,
-          path: op.path,
-          body_json: op.bodyJson,
-          digest,
-          target_path: req.change?.targetPath ?? '',
-          target_before_json: JSON.stringify(live ?? {}),
-          prepared_by: actorName(p),
-          standards_checked: standardsChecked,
-          reviewed_result_json: JSON.stringify(reviewed),
-          uploads,
-        });
-        await approveChange(tx, {
-          workspaceId: p.workspaceId,
-          changeId: req.changeId,
-          digest,
-          by: req.approvedBy,
-          userId: isUuid(req.approverUserId) ? req.approverUserId : null,
-        });
-        const applying = await markApplying(tx, {
-          workspaceId: p.workspaceId,
-          changeId: req.changeId,
-          by: actorName(p),
-        });
-        const message: ApplyMessage = { change_id: req.changeId, workspace_id: p.workspaceId };
-        await enqueue(tx, {
-          topic: APPLY_TOPIC,
-          key: req.changeId,
-          payload: message,
-          id: deterministicId('apply', req.changeId),
-        });
-        return applying;
-      });
-      if (recorded === undefined) throw new Error('a change recorded in this transaction was not approved');
-      return { change: toProto(recorded) };
-    },
-
+/** Asking for an approved change to be applied, and waiting a while for its outcome. */
+function applyingRpcs({ pool, sleep }: Deps): Rpcs<'applyChange'> {
+  return {
     async applyChange(req, ctx) {
       const p = principalOf(ctx);
       checkMayApply(p);
@@ -476,15 +367,10 @@ export function changesHandlers({
           const move = retry ? markRetrying : markApplying;
           const m = await move(tx, { workspaceId: p.workspaceId, changeId: row.change_id, by: actorName(p) });
           if (m === undefined) return undefined;
-          const message: ApplyMessage = { change_id: m.change_id, workspace_id: m.workspace_id };
-          await enqueue(tx, {
-            topic: APPLY_TOPIC,
-            key: m.change_id,
-            payload: message,
-            id: retry
-              ? deterministicId('apply', m.change_id, m.apply_retried_at?.toISOString() ?? '')
-              : deterministicId('apply', m.change_id),
-          });
+          const id = retry
+            ? deterministicId('apply', m.change_id, m.apply_retried_at?.toISOString() ?? '')
+            : deterministicId('apply', m.change_id);
+          await enqueueApply(tx, m, id);
           return m;
         });
         row = moved ?? (await load(pool, p, req.changeId));
@@ -505,5 +391,21 @@ export function changesHandlers({
       }
       return { change: toProto(row) };
     },
+  };
+}
+
+export function changesHandlers({
+  pool,
+  upstream,
+  marketing,
+  sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
+}: HandlerDeps): ServiceImpl<typeof ChangesService> {
+  const deps = { pool, upstream, marketing, sleep };
+  return {
+    ...planningHandlers(upstream),
+    ...planningRpcs(deps),
+    ...readingRpcs(deps),
+    ...decidingRpcs(deps),
+    ...applyingRpcs(deps),
   };
 }

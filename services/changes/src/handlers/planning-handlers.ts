@@ -10,7 +10,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { creativeReport } from '../domain/ad-rules.ts';
 import { planMoney } from '../domain/money.ts';
 import { planSchedule } from '../domain/schedule.ts';
-import { readableAccount, type Upstream } from './platform-reads.ts';
+import { readableAccount, type Upstream } from '../planning/platform-reads.ts';
 
 type PlanningHandlers = Pick<
   ServiceImpl<typeof ChangesService>,

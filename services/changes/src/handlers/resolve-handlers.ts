@@ -4,7 +4,7 @@
  * the platform (applied, or not applied). And what they look at first: the object as the platform
  * shows it now, against what was reviewed.
  */
-import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
+import { deterministicId } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { describePlatformRefusal } from '@adsmcp/runtime/platform-error';
@@ -23,8 +23,9 @@ import {
 } from '../domain/change.ts';
 import { appliedDifferences, type PlatformObject } from '../domain/plan.ts';
 import { withFileIds } from '../domain/uploads.ts';
+import type { Upstream } from '../planning/platform-reads.ts';
 import { type ChangeRow, markRetrying, recordSendAgain, settleOutcome } from '../store/change-store.ts';
-import type { Upstream } from './platform-reads.ts';
+import { enqueueApply } from '../work/apply-message.ts';
 
 /** The object of a change whose outcome is unknown, as the platform shows it now. */
 export interface LiveOutcome {
@@ -99,8 +100,6 @@ function parseNote(text: string): string | null {
 
 export interface ResolveDeps {
   pool: Pool;
-  /** The apply message's topic and payload, as ApplyChange queues it. */
-  applyTopic: string;
 }
 
 /**
@@ -126,12 +125,11 @@ export async function resolveChange(
     const moved = await inTransaction(d.pool, async (tx) => {
       const m = await markRetrying(tx, { workspaceId: p.workspaceId, changeId: row.change_id, by });
       if (m === undefined) return undefined;
-      await enqueue(tx, {
-        topic: d.applyTopic,
-        key: m.change_id,
-        payload: { change_id: m.change_id, workspace_id: m.workspace_id },
-        id: deterministicId('apply', m.change_id, m.apply_retried_at?.toISOString() ?? ''),
-      });
+      await enqueueApply(
+        tx,
+        m,
+        deterministicId('apply', m.change_id, m.apply_retried_at?.toISOString() ?? ''),
+      );
       return recordSendAgain(tx, { workspaceId: p.workspaceId, changeId: m.change_id, by, note });
     });
     if (moved === undefined) throw new FailedPreconditionError(meanwhile);

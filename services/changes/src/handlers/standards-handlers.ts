@@ -21,6 +21,7 @@ import { fromJson, type JsonValue, type MessageInitShape, toJson } from '@bufbui
 import type { ServiceImpl } from '@connectrpc/connect';
 import { checkStandard } from '../domain/standard-data.ts';
 import { type Standard, standardContradictions } from '../domain/standards-rules.ts';
+import { readableAccount, type Upstream } from '../planning/platform-reads.ts';
 import {
   activeStandards,
   archiveStandard,
@@ -35,7 +36,6 @@ import {
   updateStandard,
   upsertSpendGuard,
 } from '../store/standards-store.ts';
-import { readableAccount, type Upstream } from './platform-reads.ts';
 
 const describe = (p: Principal) => `role ${p.role} and scopes [${p.scopes.join(', ')}]`;
 

@@ -1,8 +1,8 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
 import type { Queryable } from '@adsmcp/runtime/db';
 import { type ChangeStatus, RESEND_WITHIN_HOURS, type Resolution } from '../domain/change.ts';
+import type { CheckedStandard } from '../domain/standards-rules.ts';
 import type { Upload } from '../domain/uploads.ts';
-import type { CheckedStandard } from '../handlers/standards-enforcement.ts';
 
 /** The SQL of domain/change.ts outcomeUnknown, on the changes table as `c`. */
 const OUTCOME_UNKNOWN = `(c.status = 'failed' AND c.sent_at IS NOT NULL AND c.upstream_status IS NULL

@@ -8,8 +8,8 @@
 import { liveKeys } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction } from '@adsmcp/runtime/db';
 import { repeatEvery } from '@adsmcp/runtime/lifecycle';
-import { APPLY_TOPIC } from '../handlers/changes-handlers.ts';
 import { changesApplyingSince, lockChange } from '../store/change-store.ts';
+import { APPLY_TOPIC } from './apply-message.ts';
 import { APPLY_CONSUMER, type ApplyWorkerDeps, endLostApply } from './apply-worker.ts';
 
 /** At most this many changes are looked at per sweep; the next sweep takes the rest. */

@@ -6,7 +6,7 @@
  */
 import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Delivery, GiveUpReason, HandlerContext } from '@adsmcp/runtime/bus/bus';
-import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
+import { deterministicId } from '@adsmcp/runtime/bus/outbox';
 import { isDatabaseUnavailable, type Pool, type PoolClient } from '@adsmcp/runtime/db';
 import { DomainError } from '@adsmcp/runtime/errors';
 import type { Logger } from '@adsmcp/runtime/log';
@@ -17,9 +17,8 @@ import { type Client, Code, ConnectError, createContextValues } from '@connectrp
 import { RESEND_WITHIN_HOURS, resendRefusal, staleTarget } from '../domain/change.ts';
 import { appliedDifferences } from '../domain/plan.ts';
 import { uploadKeyFor, withFileIds } from '../domain/uploads.ts';
-import { type Marketing, pinnedContent } from '../handlers/asset-reads.ts';
-import { APPLY_TOPIC, type ApplyMessage } from '../handlers/changes-handlers.ts';
-import { standardsRefusalAtApply } from '../handlers/standards-enforcement.ts';
+import { type Marketing, pinnedContent } from '../planning/campaign-assets.ts';
+import { standardsRefusalAtApply } from '../planning/standards.ts';
 import {
   type ChangeRow,
   findChange,
@@ -29,6 +28,7 @@ import {
   recordUploadedFile,
   unsettledChangeTo,
 } from '../store/change-store.ts';
+import { type ApplyMessage, enqueueApply } from './apply-message.ts';
 
 /** The bus consumer that applies changes (its inbox rows and, on Kafka, its consumer group). */
 export const APPLY_CONSUMER = 'changes-apply';
@@ -214,14 +214,7 @@ async function endApply(
   const delayMs = d.requeueDelayMs ?? REQUEUE_DELAY_MS;
   await ctx.inTx(async (tx) => {
     if (change.sent_at === null && !expired) {
-      const message: ApplyMessage = { change_id: change.change_id, workspace_id: change.workspace_id };
-      await enqueue(tx, {
-        topic: APPLY_TOPIC,
-        key: change.change_id,
-        payload: message,
-        id: successorId,
-        delayMs,
-      });
+      await enqueueApply(tx, change, successorId, delayMs);
       await noteApplyDelay(tx, {
         workspaceId: change.workspace_id,
         changeId: change.change_id,

@@ -12,20 +12,14 @@ import { Temporal } from 'temporal-polyfill';
 import { BULK_JOB_PATH } from '../domain/bulk-job-rules.ts';
 import { bodyOf, type Operation } from '../domain/change.ts';
 import {
+  type CheckedStandard,
+  checkedStandard,
   lookalikeHostViolations,
   type Standard,
   standardViolations,
   stopsServing,
 } from '../domain/standards-rules.ts';
 import { activeStandards, findSpendGuard } from '../store/standards-store.ts';
-
-/** A standard a change was checked against, as recorded on the change. */
-export interface CheckedStandard {
-  standard_id: string;
-  name: string;
-  revision: number;
-  guidance: string;
-}
 
 export interface StandardsVerdict {
   checked: CheckedStandard[];
@@ -74,13 +68,7 @@ export async function judgeStandards(
     },
     result,
   );
-  const checked = standards.map((s) => ({
-    standard_id: s.standardId,
-    name: s.name,
-    revision: s.revision,
-    guidance: typeof s.data.guidance === 'string' ? s.data.guidance : '',
-  }));
-  return { checked, violations };
+  return { checked: standards.map(checkedStandard), violations };
 }
 
 /**

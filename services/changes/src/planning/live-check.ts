@@ -14,9 +14,7 @@ import { ConnectError } from '@connectrpc/connect';
 import { staleTarget } from '../domain/change.ts';
 import type { ChangeRow } from '../store/change-store.ts';
 import type { Upstream } from './platform-reads.ts';
-import { judgeStandards } from './standards-enforcement.ts';
-
-export type { Upstream };
+import { judgeStandards } from './standards.ts';
 
 /** What the re-read showed; `reason` is for a person. */
 export interface LiveCheck {
