@@ -5,7 +5,8 @@
  * handler runs. No service trusts a caller because of where it sits on the network.
  *
  * A service that does work of its own (the changes worker applying an approved change) signs
- * with its own key as its own issuer, and may only claim the `worker` channel.
+ * with its own key as its own issuer. Which issuers a service accepts, on which channels and with
+ * which scopes, is the trust table (trust.ts).
  */
 import { createContextKey } from '@connectrpc/connect';
 import {
@@ -18,6 +19,7 @@ import {
   jwtVerify,
   SignJWT,
 } from 'jose';
+import { GATEWAY_ISSUER, trustRules } from './trust.ts';
 
 export type Role = 'admin' | 'editor' | 'viewer';
 export type Scope = 'read' | 'write';
@@ -38,15 +40,29 @@ export interface Principal {
   via: Channel;
 }
 
-/** The gateway's issuer name; other services sign as `adsmcp-<service>`. */
-export const GATEWAY_ISSUER = 'adsmcp-gateway';
-const CHANNELS_BY_ISSUER: Record<string, readonly Channel[]> = {
-  [GATEWAY_ISSUER]: ['mcp', 'dashboard', 'operator'],
-};
-const WORKER_CHANNELS: readonly Channel[] = ['worker'];
+export { GATEWAY_ISSUER };
+
 const ALG = 'EdDSA';
 /** Lifetime of a principal token: long enough for one call, short enough to be useless if leaked. */
 export const PRINCIPAL_TTL_SECONDS = 60;
+
+/**
+ * How records name who acted, by `form`; a caller acting for no user (an operator's command, a
+ * worker) is named by its credential:
+ * - `record` (changes, proposals, runs): `user:<id> via <channel> (<credential>)`, else
+ *   `<channel>:<credential>`; the dashboard reads it back (change-actors.ts);
+ * - `channel` (account standards): `user:<id> via <channel>`, else `<channel>:<credential>`;
+ * - `member` (competitor sources, whose creator may edit them): `<user id>`, else
+ *   `credential:<credential>`.
+ * The forms differ because rows already saved in each form are compared and shown as they are.
+ */
+export function actorName(p: Principal, form: 'record' | 'channel' | 'member' = 'record'): string {
+  if (form === 'member') return p.userId ?? `credential:${p.credentialId}`;
+  if (!p.userId) return `${p.via}:${p.credentialId}`;
+  return form === 'record'
+    ? `user:${p.userId} via ${p.via} (${p.credentialId})`
+    : `user:${p.userId} via ${p.via}`;
+}
 
 /** The verified principal of the call being served, set by the auth interceptor. */
 export const principalKey = createContextKey<Principal | undefined>(undefined, {
@@ -75,7 +91,7 @@ const CACHE_LIMIT = 10_000;
  */
 export async function createPrincipalSigner(
   privateKeyPem: string,
-  issuer = GATEWAY_ISSUER,
+  issuer: string = GATEWAY_ISSUER,
   now = () => Date.now(),
 ): Promise<PrincipalSigner> {
   const key = await importPKCS8(privateKeyPem, ALG);
@@ -126,7 +142,9 @@ const SCOPES: readonly string[] = ['read', 'write'];
 
 /**
  * createPrincipalVerifier trusts the given issuers' public keys (SPKI PEM) for tokens addressed
- * to service `audience`. A plain string is the gateway's key alone.
+ * to service `audience`. A plain string is the gateway's key alone. What a token from each issuer
+ * may claim is the trust table's (trust.ts); a key for an issuer the table does not let `audience`
+ * accept is refused here, before any token is.
  */
 export async function createPrincipalVerifier(
   trusted: string | Readonly<Record<string, string>>,
@@ -134,8 +152,12 @@ export async function createPrincipalVerifier(
   now = () => Date.now(),
 ): Promise<PrincipalVerifier> {
   const pems = typeof trusted === 'string' ? { [GATEWAY_ISSUER]: trusted } : trusted;
+  const rules = trustRules(audience);
   const keys = new Map<string, Awaited<ReturnType<typeof importSPKI>>>();
-  for (const [issuer, pem] of Object.entries(pems)) keys.set(issuer, await importSPKI(pem, ALG));
+  for (const [issuer, pem] of Object.entries(pems)) {
+    if (!rules.has(issuer)) throw new Error(`the trust table does not let ${audience} accept ${issuer}`);
+    keys.set(issuer, await importSPKI(pem, ALG));
+  }
   // Tokens already verified, by their exact text, until they expire: the signature cannot
   // change, so only the expiry is checked again.
   const verified = new Map<string, { principal: Principal; exp: number }>();
@@ -172,10 +194,14 @@ export async function createPrincipalVerifier(
     if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string' && SCOPES.includes(s))) {
       throw new Error('principal token has invalid scopes');
     }
-    const channels = CHANNELS_BY_ISSUER[String(iss)] ?? WORKER_CHANNELS;
-    if (typeof via !== 'string' || !channels.includes(via as Channel)) {
+    // Present: only issuers the table allows have a key.
+    const rule = rules.get(String(iss));
+    if (rule === undefined || typeof via !== 'string' || !rule.via.includes(via as Channel)) {
       throw new Error(`principal token from ${String(iss)} may not claim channel ${String(via)}`);
     }
+    const beyond = scopes.find((s) => !rule.scopes.includes(s as Scope));
+    if (beyond !== undefined)
+      throw new Error(`principal token from ${String(iss)} may not claim scope ${beyond}`);
     return {
       workspaceId: ws,
       credentialId: sub,

@@ -12,10 +12,11 @@ import type { Marketing } from './planning/campaign-assets.ts';
 import type { Upstream } from './planning/platform-reads.ts';
 
 export const SERVICE_NAME = 'changes';
-/** The issuer the worker signs as; the upstream-proxy trusts it for `worker` calls only. */
-export const ISSUER = 'adsmcp-changes';
-/** The issuer the optimizer's worker signs as: it may record approved changes (RecordApprovedChange) and read changes. */
-export const OPTIMIZER_ISSUER = 'adsmcp-optimizer';
+/**
+ * The issuer this service signs as (ISSUER), and the optimizer's, which may record approved
+ * changes: who trusts whom is the trust table (@adsmcp/runtime/trust).
+ */
+export { CHANGES_ISSUER as ISSUER, OPTIMIZER_ISSUER } from '@adsmcp/runtime/trust';
 
 export interface Deps {
   pool: Pool;

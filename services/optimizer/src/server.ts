@@ -13,8 +13,8 @@ import { createReviewHandlers } from './handlers/review-handlers.ts';
 export const SERVICE_NAME = 'optimizer';
 /** The service's Postgres schema. */
 export const SCHEMA = 'optimizer';
-/** The issuer the optimizer's worker signs as, when it publishes through the changes service. */
-export const ISSUER = 'adsmcp-optimizer';
+/** The issuer the optimizer's worker signs as (who trusts it: the trust table, @adsmcp/runtime/trust). */
+export { OPTIMIZER_ISSUER as ISSUER } from '@adsmcp/runtime/trust';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
 
 export interface Deps {

@@ -1,7 +1,7 @@
 import { ConfigError, int, optional, readConfig, serviceConfig, str } from '@adsmcp/runtime/config';
-import { GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
+import { trustedKeys } from '@adsmcp/runtime/trust';
 import { CREDENTIAL_KEY_BYTES } from './domain/credential-cipher.ts';
-import { CHANGES_ISSUER } from './server.ts';
+import { SERVICE_NAME } from './server.ts';
 import { DEFAULT_TIMEOUT_MS } from './upstream/platform-client.ts';
 import { DEFAULT_BURST, DEFAULT_RATE_PER_SECOND } from './upstream/request-budget.ts';
 
@@ -81,12 +81,12 @@ export function loadConfig(env: Env = process.env) {
   );
 }
 
-/** trustedIssuers maps each issuer whose principal tokens this service accepts to its public key. */
+/**
+ * trustedIssuers maps each issuer whose principal tokens this service accepts to its public key,
+ * as the trust table (@adsmcp/runtime/trust) says.
+ */
 export function trustedIssuers(
   config: Pick<Config, 'PRINCIPAL_PUBLIC_KEY' | 'CHANGES_PUBLIC_KEY'>,
 ): Record<string, string> {
-  return {
-    [GATEWAY_ISSUER]: config.PRINCIPAL_PUBLIC_KEY,
-    ...(config.CHANGES_PUBLIC_KEY === undefined ? {} : { [CHANGES_ISSUER]: config.CHANGES_PUBLIC_KEY }),
-  };
+  return trustedKeys(SERVICE_NAME, config);
 }

@@ -14,8 +14,8 @@ export const SERVICE_NAME = 'upstream-proxy';
 /** The service's Postgres schema. */
 export const SCHEMA = 'upstream_proxy';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
-/** The issuer the changes service's worker signs its principal tokens as. */
-export const CHANGES_ISSUER = 'adsmcp-changes';
+/** The issuer the changes service's worker signs as (what it may claim here: @adsmcp/runtime/trust). */
+export { CHANGES_ISSUER } from '@adsmcp/runtime/trust';
 
 export interface Deps {
   pool: Pool;
