@@ -3,12 +3,12 @@
  * a person (a tool error, a failed change's reason) goes through here first.
  */
 
+import { isRecord } from './json.ts';
+
+export { isRecord };
+
 const PLATFORM_CODE = /^[a-z][a-z0-9_]{0,63}$/;
 const MAX_PLATFORM_MESSAGE = 500;
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * The platform's `{"error": {"code", "message", "field"}}`, read as untrusted text: a code only

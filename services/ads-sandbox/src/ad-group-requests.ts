@@ -3,6 +3,7 @@
  * `field` is the dotted path of the offending value and whose message names it and the rule.
  * The rules that need the database are in ad-group-actions.ts.
  */
+import { isRecord } from '@adsmcp/runtime/json';
 import {
   AD_GROUP_STATUSES,
   type AdGroupCreate,
@@ -27,7 +28,6 @@ import {
   type ProductSet,
 } from './ad-groups.ts';
 import {
-  isRecord,
   oneOf,
   parseLandingPageConfiguration,
   refuseUnknownProperties,

@@ -3,6 +3,7 @@
  * `invalid_request` whose `field` is the dotted path of the offending value and whose message
  * names it and the rule it breaks.
  */
+import { isRecord } from '@adsmcp/runtime/json';
 import {
   AD_STATUSES,
   type AdStatus,
@@ -35,10 +36,6 @@ export const ADS_CURSOR_KIND = 'ads';
 
 export const countChars = (s: string): number => [...s].length;
 export const hasContent = (s: string): boolean => /\S/.test(s);
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export const list = (values: readonly string[]): string => values.map((v) => `"${v}"`).join(', ');
 

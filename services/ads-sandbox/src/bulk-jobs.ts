@@ -6,7 +6,8 @@
  * processes one operation per OPERATION_MS, then `succeeded` (at least one operation applied)
  * or `failed` (none was). The progress is a function of the creation time and the clock alone.
  */
-import { isRecord, oneOf, refuseUnknownProperties } from './ad-requests.ts';
+import { isRecord } from '@adsmcp/runtime/json';
+import { oneOf, refuseUnknownProperties } from './ad-requests.ts';
 import { invalidRequest } from './errors.ts';
 
 export const QUEUED_MS = 2000;

@@ -2,7 +2,8 @@
  * Campaigns: the resource, its JSON form, and the rules of a campaign create body (campaigns are
  * created only through bulk mutation jobs). Pure functions; the store persists campaigns.
  */
-import { isRecord, oneOf, refuseUnknownProperties, string } from './ad-requests.ts';
+import { isRecord } from '@adsmcp/runtime/json';
+import { oneOf, refuseUnknownProperties, string } from './ad-requests.ts';
 import { invalidRequest } from './errors.ts';
 
 export const CAMPAIGN_STATUSES = ['active', 'paused', 'archived'] as const;

@@ -13,7 +13,6 @@ import {
   checkArchive,
   type ItemState,
   listQueryOf,
-  nextOffset,
   planSave,
   type SaveRequest,
   type ValidSave,
@@ -181,12 +180,4 @@ describe('listQueryOf', () => {
       },
     );
   });
-});
-
-test('nextOffset points after the page, and nowhere at the end or past the largest offset', () => {
-  assert.equal(nextOffset(0, 20, 45), 20);
-  assert.equal(nextOffset(40, 5, 45), undefined);
-  assert.equal(nextOffset(50, 0, 45), undefined);
-  assert.equal(nextOffset(99_990, 20, 200_000), undefined);
-  assert.equal(nextOffset(99_980, 20, 200_000), 100_000);
 });

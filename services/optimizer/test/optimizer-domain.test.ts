@@ -5,8 +5,6 @@ import { InvalidArgumentError, StaleRevisionError } from '@adsmcp/runtime/errors
 import {
   type CheckedSave,
   newOptimizer,
-  nextOffsetOf,
-  pageOf,
   pausedOptimizer,
   type SaveInput,
   statusOf,
@@ -163,18 +161,5 @@ describe('optimizer lifecycle', () => {
 
   test('pausing a paused optimizer changes nothing', () => {
     assert.equal(pausedOptimizer(created({ enabled: false }), hoursAfter(T0, 1)), undefined);
-  });
-});
-
-describe('list pages', () => {
-  test('limit defaults to 20 and offset to 0', () => {
-    assert.deepEqual(pageOf(undefined, undefined), { limit: 20, offset: 0 });
-  });
-
-  test('the next offset follows the page while more remain', () => {
-    assert.equal(nextOffsetOf({ limit: 2, offset: 0 }, 2, 5), 2);
-    assert.equal(nextOffsetOf({ limit: 2, offset: 4 }, 1, 5), undefined);
-    assert.equal(nextOffsetOf({ limit: 2, offset: 10 }, 0, 5), undefined);
-    assert.equal(nextOffsetOf({ limit: 100, offset: 100_000 }, 100, 200_000), undefined);
   });
 });

@@ -5,12 +5,14 @@
  * other objects (the campaign's objective and status, the feed's status, the audiences, a free
  * name) are the platform's to check at apply.
  */
+
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { isRecord } from '@adsmcp/runtime/json';
 
 type Fields = Record<string, unknown>;
 
 function asObject(v: unknown): Fields | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Fields) : undefined;
+  return isRecord(v) ? v : undefined;
 }
 
 /** Said of a value the ad group keeps from its live state rather than from the body. */

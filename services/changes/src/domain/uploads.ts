@@ -7,8 +7,10 @@
  * is applied; the creative is then sent with the file's id in the asset's place. Nothing else of
  * the body changes between review and apply.
  */
+
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { isRecord } from '@adsmcp/runtime/json';
 
 /** One campaign asset a change uploads, as pinned when it was prepared. */
 export interface Upload {
@@ -25,7 +27,6 @@ export interface Upload {
 }
 
 type Fields = Record<string, unknown>;
-const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The creatives of a change's body, each with how the body names it: an ad's `creative`, and the
@@ -33,10 +34,10 @@ const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== nul
  */
 export function creativesOf(body: Fields): { at: string; creative: Fields }[] {
   const found: { at: string; creative: Fields }[] = [];
-  if (isObject(body.creative)) found.push({ at: 'body.creative', creative: body.creative });
+  if (isRecord(body.creative)) found.push({ at: 'body.creative', creative: body.creative });
   if (Array.isArray(body.operations)) {
     body.operations.forEach((op, i) => {
-      if (isObject(op) && isObject(op.body) && isObject(op.body.creative))
+      if (isRecord(op) && isRecord(op.body) && isRecord(op.body.creative))
         found.push({ at: `body.operations[${i}].body.creative`, creative: op.body.creative });
     });
   }

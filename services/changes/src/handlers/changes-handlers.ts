@@ -18,6 +18,7 @@ import {
   PermissionDeniedError,
 } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import { actorName, type Principal } from '@adsmcp/runtime/principal';
 import { textLength } from '@adsmcp/runtime/text';
 import type { MessageInitShape } from '@bufbuild/protobuf';
@@ -244,17 +245,16 @@ function readingRpcs({ pool, upstream }: Deps): Rpcs<'getChange' | 'listChanges'
       // The status enum and the page bounds are the tool's schema, checked at the gateway.
       if (req.accountId !== '' && !isUuid(req.accountId))
         throw new InvalidArgumentError('account_id must be a UUID');
-      const limit = req.limit === 0 ? 20 : req.limit;
+      // Plain proto3 fields: 0 is "unset", and no valid limit.
+      const page = pageOf({ offset: req.offset, limit: req.limit || undefined });
       const { rows, total } = await listChanges(pool, {
         workspaceId: p.workspaceId,
         status: req.status || undefined,
         accountId: req.accountId || undefined,
         outcomeUnknown: req.outcomeUnknown,
-        limit,
-        offset: req.offset,
+        ...page,
       });
-      const next = req.offset + rows.length;
-      return { changes: rows.map(toProto), total, nextOffset: next < total ? next : undefined };
+      return { changes: rows.map(toProto), total, nextOffset: nextOffset(page, rows.length, total) };
     },
 
     async listChangeEvents(req, ctx) {

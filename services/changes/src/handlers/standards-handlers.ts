@@ -16,7 +16,8 @@ import {
   StaleRevisionError,
 } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
-import type { Principal } from '@adsmcp/runtime/principal';
+import { LIST_OFFSET_MAX, nextOffset, pageOf } from '@adsmcp/runtime/paging';
+import { actorName, type Principal } from '@adsmcp/runtime/principal';
 import { fromJson, type JsonValue, type MessageInitShape, toJson } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { checkStandard } from '../domain/standard-data.ts';
@@ -114,11 +115,6 @@ function cap(value: bigint | undefined, field: string): bigint | null {
   return value;
 }
 
-/** A readable name for who acted: the user when there is one, else the credential. */
-function actor(p: Principal): string {
-  return p.userId ? `user:${p.userId} via ${p.via}` : `${p.via}:${p.credentialId}`;
-}
-
 /**
  * Refuses a standard's `data` that contradicts another active standard of the account (every one
  * applies to every change, so no change setting that field could be prepared). `self` is the
@@ -145,18 +141,20 @@ export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<t
       const p = principalOf(ctx);
       requireReader(p, 'listing account standards');
       requireUuid('account_id', req.accountId);
-      const limit = req.limit ?? 20;
-      const offset = req.offset ?? 0;
-      if (limit < 1 || limit > 100)
+      const page = pageOf(req);
+      if (page.limit < 1 || page.limit > 100)
         throw new InvalidArgumentError('`limit` must be an integer from 1 to 100');
-      if (offset < 0 || offset > 100_000)
-        throw new InvalidArgumentError('`offset` must be an integer from 0 to 100000');
+      if (page.offset < 0 || page.offset > LIST_OFFSET_MAX)
+        throw new InvalidArgumentError(`\`offset\` must be an integer from 0 to ${LIST_OFFSET_MAX}`);
       const [rows, total] = await Promise.all([
-        listStandards(pool, { workspaceId: p.workspaceId, accountId: req.accountId, limit, offset }),
+        listStandards(pool, { workspaceId: p.workspaceId, accountId: req.accountId, ...page }),
         countStandards(pool, p.workspaceId, req.accountId),
       ]);
-      const next = offset + rows.length;
-      return { standards: rows.map(toStandardMessage), total, nextOffset: next < total ? next : undefined };
+      return {
+        standards: rows.map(toStandardMessage),
+        total,
+        nextOffset: nextOffset(page, rows.length, total),
+      };
     },
 
     async saveAccountStandard(req, ctx) {
@@ -266,7 +264,7 @@ export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<t
         accountId: req.accountId,
         maxDailyBudgetMicros,
         maxBidMicros,
-        by: actor(p),
+        by: actorName(p, 'channel'),
       });
       return { guard: toGuardMessage(req.accountId, row) };
     },

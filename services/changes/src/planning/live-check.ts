@@ -8,7 +8,8 @@
  */
 import type { Queryable } from '@adsmcp/runtime/db';
 import { FailedPreconditionError, UnavailableError } from '@adsmcp/runtime/errors';
-import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-error';
+import { isRecord } from '@adsmcp/runtime/json';
+import { describePlatformRefusal } from '@adsmcp/runtime/platform-error';
 import { readingFor } from '@adsmcp/runtime/service-client';
 import { ConnectError } from '@connectrpc/connect';
 import { staleTarget } from '../domain/change.ts';

@@ -12,7 +12,9 @@ import {
   PermissionDeniedError,
   UnavailableError,
 } from '@adsmcp/runtime/errors';
-import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-error';
+import { isRecord } from '@adsmcp/runtime/json';
+import { nextCursor } from '@adsmcp/runtime/paging';
+import { describePlatformRefusal } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { readingFor } from '@adsmcp/runtime/service-client';
 import type { Client } from '@connectrpc/connect';
@@ -128,9 +130,7 @@ function listPage(
   if (!isRecord(body) || !Array.isArray(body.data)) {
     throw new UnavailableError(`the ad platform answered GET ${path} with an unexpected shape`);
   }
-  const paging = isRecord(body.paging) ? body.paging : {};
-  const more = paging.has_more === true && typeof paging.after === 'string';
-  return { data: body.data.filter(isRecord), after: more ? (paging.after as string) : undefined };
+  return { data: body.data.filter(isRecord), after: nextCursor(body.paging) };
 }
 
 /** One page of the platform list `path` (GET with `query`), read for `what`, as the caller. */

@@ -9,8 +9,9 @@ import type { Delivery, GiveUpReason, HandlerContext } from '@adsmcp/runtime/bus
 import { deterministicId } from '@adsmcp/runtime/bus/outbox';
 import { isDatabaseUnavailable, type Pool, type PoolClient } from '@adsmcp/runtime/db';
 import { DomainError } from '@adsmcp/runtime/errors';
+import { isRecord } from '@adsmcp/runtime/json';
 import type { Logger } from '@adsmcp/runtime/log';
-import { describePlatformRefusal, isRecord } from '@adsmcp/runtime/platform-error';
+import { describePlatformRefusal } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey, describeCallFailure, readingFor } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';

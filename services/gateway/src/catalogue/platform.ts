@@ -3,7 +3,8 @@
  * and a read whose answer is mapped to a tool result or error once, here.
  */
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
-import { isRecord, platformError } from '@adsmcp/runtime/platform-error';
+import { isRecord } from '@adsmcp/runtime/json';
+import { platformError } from '@adsmcp/runtime/platform-error';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { ToolFailure } from '../mcp/tool-failure.ts';

@@ -5,7 +5,9 @@
  * gives for it: the same status, headers and single `message` event carrying the same JSON-RPC
  * response. Any other request, however slightly different, goes to the SDK.
  */
+
 import type { ServerResponse } from 'node:http';
+import { isRecord } from '@adsmcp/runtime/json';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import type { RpcId } from './rpc-messages.ts';
 
@@ -16,10 +18,6 @@ export interface PlainToolCall {
   id: RpcId;
   name: string;
   args: Record<string, unknown> | undefined;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): boolean {
@@ -36,13 +34,12 @@ export function plainToolCall(
   versionHeader: string | string[] | undefined,
 ): PlainToolCall | undefined {
   if (typeof versionHeader !== 'string' || !LEGACY_VERSIONS.has(versionHeader)) return undefined;
-  if (!isPlainObject(body) || !onlyKeys(body, MESSAGE_KEYS)) return undefined;
+  if (!isRecord(body) || !onlyKeys(body, MESSAGE_KEYS)) return undefined;
   if (body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
   const { id, params } = body;
   if (typeof id !== 'string' && !(typeof id === 'number' && Number.isSafeInteger(id))) return undefined;
-  if (!isPlainObject(params) || !onlyKeys(params, PARAM_KEYS) || typeof params.name !== 'string')
-    return undefined;
-  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  if (!isRecord(params) || !onlyKeys(params, PARAM_KEYS) || typeof params.name !== 'string') return undefined;
+  if (params.arguments !== undefined && !isRecord(params.arguments)) return undefined;
   return { id, name: params.name, args: params.arguments };
 }
 

@@ -3,6 +3,7 @@
  * names, whether that version still allows batches, and request params (`tools/call`, and a lone
  * `initialize`, `ping` or `tools/list`) the SDK would refuse with a dump of its schema validation.
  */
+import { isRecord } from '@adsmcp/runtime/json';
 import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   PROTOCOL_VERSION_META_KEY,
@@ -33,13 +34,9 @@ interface RpcMessage {
   params?: unknown;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The messages of a body: its elements when it is a batch, else itself. */
 export function messagesOf(body: unknown): RpcMessage[] {
-  return (Array.isArray(body) ? body : [body]).filter(isPlainObject);
+  return (Array.isArray(body) ? body : [body]).filter(isRecord);
 }
 
 /**
@@ -48,9 +45,9 @@ export function messagesOf(body: unknown): RpcMessage[] {
  */
 export function namedVersion(header: string | string[] | undefined, body: unknown): string | undefined {
   if (typeof header === 'string') return header.trim();
-  if (Array.isArray(body) || !isPlainObject(body) || !isPlainObject(body.params)) return undefined;
+  if (Array.isArray(body) || !isRecord(body) || !isRecord(body.params)) return undefined;
   const meta = body.params._meta;
-  const claim = isPlainObject(meta) ? meta[PROTOCOL_VERSION_META_KEY] : undefined;
+  const claim = isRecord(meta) ? meta[PROTOCOL_VERSION_META_KEY] : undefined;
   return typeof claim === 'string' ? claim : undefined;
 }
 
@@ -80,12 +77,12 @@ function kindOf(value: unknown): string {
 
 /** The one-line reason a tools/call's params are malformed, or undefined when they are not. */
 function toolCallParamsProblem(params: unknown): string | undefined {
-  if (!isPlainObject(params))
+  if (!isRecord(params))
     return `Invalid params: \`params\` must be an object with \`name\` and \`arguments\` (got ${kindOf(params)})`;
   if (params.name === undefined) return 'Invalid params: `name` is required: the name of the tool to call';
   if (typeof params.name !== 'string')
     return `Invalid params: \`name\` must be a string naming a tool (got ${kindOf(params.name)})`;
-  if (params.arguments !== undefined && !isPlainObject(params.arguments))
+  if (params.arguments !== undefined && !isRecord(params.arguments))
     return `Invalid params: \`arguments\` must be an object holding the tool's arguments (got ${kindOf(params.arguments)})`;
   return undefined;
 }
@@ -105,9 +102,9 @@ export function takeMalformedRequests(body: unknown): Map<RpcId, string> {
       m.method === 'tools/call' ? toolCallParamsProblem(m.params) : requestParamsProblem(m.method, m.params);
     if (problem === undefined) continue;
     problems.set(m.id, problem);
-    const meta = isPlainObject(m.params) ? m.params._meta : undefined;
+    const meta = isRecord(m.params) ? m.params._meta : undefined;
     m.method = 'tools/call';
-    m.params = { name: '', arguments: {}, ...(isPlainObject(meta) ? { _meta: meta } : {}) };
+    m.params = { name: '', arguments: {}, ...(isRecord(meta) ? { _meta: meta } : {}) };
   }
   return problems;
 }
@@ -152,7 +149,7 @@ function requestParamsProblem(method: string, params: unknown): string | undefin
  * initialize, ping and tools/list are held to the SDK's schemas.
  */
 export function malformedSingleRequest(body: unknown): { id: RpcId; problem: string } | undefined {
-  if (!isPlainObject(body) || typeof body.method !== 'string') return undefined;
+  if (!isRecord(body) || typeof body.method !== 'string') return undefined;
   const { id } = body;
   if (typeof id !== 'string' && typeof id !== 'number') return undefined;
   const problem =
@@ -170,7 +167,7 @@ export function countToolCalls(body: unknown): number {
 /** The tools/call requests naming a tool, for the access check. */
 export function namedToolCalls(body: unknown): { id: unknown; name: string }[] {
   return messagesOf(body).flatMap((m) =>
-    m.method === 'tools/call' && isPlainObject(m.params) && typeof m.params.name === 'string'
+    m.method === 'tools/call' && isRecord(m.params) && typeof m.params.name === 'string'
       ? [{ id: m.id, name: m.params.name }]
       : [],
   );
@@ -184,7 +181,7 @@ export function batchRequestIds(body: unknown, requestId: string): Map<RpcId, st
   const ids = new Map<RpcId, string>();
   if (!Array.isArray(body)) return ids;
   body.forEach((m: unknown, i) => {
-    const id = isPlainObject(m) ? m.id : undefined;
+    const id = isRecord(m) ? m.id : undefined;
     if (typeof id === 'string' || typeof id === 'number') ids.set(id, `${requestId}.${i + 1}`);
   });
   return ids;

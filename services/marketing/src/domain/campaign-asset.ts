@@ -31,9 +31,6 @@ export interface CampaignAsset {
   updatedAt: Date;
 }
 
-export const OFFSET_MAX = 100_000;
-export const LIMIT_DEFAULT = 20;
-
 const quoted = quotedStart;
 
 /** validateAssetId checks an asset_id and returns it in canonical (lower) case. */
@@ -91,18 +88,4 @@ export function checkDeliverable<A extends Pick<CampaignAsset, 'assetId' | 'arch
     );
   }
   return current;
-}
-
-/** A list page with its defaults applied. */
-export function pageOf(req: { offset?: number; limit?: number }): { offset: number; limit: number } {
-  return { offset: req.offset ?? 0, limit: req.limit ?? LIMIT_DEFAULT };
-}
-
-/**
- * nextOffset is where the page after one of `count` assets at `offset` starts, or undefined when
- * that page would be past the last one or past the largest offset a list accepts.
- */
-export function nextOffset(offset: number, count: number, total: number): number | undefined {
-  const next = offset + count;
-  return count > 0 && next < total && next <= OFFSET_MAX ? next : undefined;
 }

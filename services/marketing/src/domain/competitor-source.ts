@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError, PermissionDeniedError, StaleRevisionError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
-import type { Principal } from '@adsmcp/runtime/principal';
+import { actorName, type Principal } from '@adsmcp/runtime/principal';
 import { quotedStart } from './code-points.ts';
 import type { Baseline } from './page-comparison.ts';
 import { normaliseText } from './page-text.ts';
@@ -15,8 +15,6 @@ const HOUR_MS = 3_600_000;
 export const FIRST_CHECK_WITHIN_MS = 60_000;
 /** Jitter added to each scheduled check: up to a tenth of the interval, at most 15 minutes. */
 export const JITTER_MAX_MS = 15 * 60_000;
-export const LIST_LIMIT_DEFAULT = 20;
-export const LIST_OFFSET_MAX = 100_000;
 
 export type Outcome = 'baseline' | 'unchanged' | 'changed' | 'refused' | 'failed';
 
@@ -234,14 +232,6 @@ export function updatedSource(
   };
 }
 
-/**
- * actorOf names who acts: the member, or, for a caller acting for no member (an operator's
- * command), its credential.
- */
-export function actorOf(principal: Principal): string {
-  return principal.userId ?? `credential:${principal.credentialId}`;
-}
-
 const describeCaller = (p: Principal) => `role ${p.role} and scopes [${p.scopes.join(', ')}]`;
 
 /** requireReader allows reading sources and observations to members holding the read scope. */
@@ -269,7 +259,7 @@ export function requireWriter(principal: Principal, what: string): void {
  * that. Another editor saves a source of their own instead. `what` is the verb refused.
  */
 export function requireOwnerOrAdmin(principal: Principal, source: CompetitorSource, what: string): void {
-  if (principal.role === 'admin' || actorOf(principal) === source.createdBy) return;
+  if (principal.role === 'admin' || actorName(principal, 'member') === source.createdBy) return;
   throw new PermissionDeniedError(
     `only the member who created source ${source.sourceId} or a workspace admin may ${what}; this caller has role ${principal.role}`,
   );
@@ -303,19 +293,4 @@ export function pausedSource(current: CompetitorSource, now: Date): CompetitorSo
     revision: current.revision + 1,
     updatedAt: now,
   };
-}
-
-export interface Page {
-  limit: number;
-  offset: number;
-}
-
-export function pageOf(limit: number | undefined, offset: number | undefined): Page {
-  return { limit: limit ?? LIST_LIMIT_DEFAULT, offset: offset ?? 0 };
-}
-
-/** nextOffsetOf is the offset of the page after `page`, or undefined when it is the last. */
-export function nextOffsetOf(page: Page, returned: number, total: number): number | undefined {
-  const next = page.offset + returned;
-  return returned > 0 && next < total && next <= LIST_OFFSET_MAX ? next : undefined;
 }

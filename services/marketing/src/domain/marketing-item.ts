@@ -4,6 +4,7 @@
  * (kind, name, collection, tags, the data's shape, list filters and pages) are the tools' input
  * schemas, checked at the gateway.
  */
+
 import {
   FailedPreconditionError,
   InvalidArgumentError,
@@ -11,6 +12,7 @@ import {
   StaleRevisionError,
 } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { pageOf } from '@adsmcp/runtime/paging';
 import { quotedStart } from './code-points.ts';
 import type { ItemData, Kind } from './item-data.ts';
 
@@ -31,9 +33,6 @@ export interface MarketingItem {
 
 /** The state of a stored item that decides whether a change to it may go ahead. */
 export type ItemState = Pick<MarketingItem, 'itemId' | 'kind' | 'revision' | 'archivedAt'>;
-
-export const OFFSET_MAX = 100_000;
-export const LIMIT_DEFAULT = 20;
 
 const quoted = quotedStart;
 
@@ -209,16 +208,6 @@ export function listQueryOf(req: ListRequest): ListQuery {
     ...(req.query !== undefined && req.query !== '' ? { query: req.query } : {}),
     ...(req.collection === undefined ? {} : { collection: req.collection }),
     ...(req.tag === undefined ? {} : { tag: req.tag }),
-    offset: req.offset ?? 0,
-    limit: req.limit ?? LIMIT_DEFAULT,
+    ...pageOf(req),
   };
-}
-
-/**
- * nextOffset is where the page after one of `count` items at `offset` starts, or undefined when
- * that page would be past the last match or past the largest offset a list accepts.
- */
-export function nextOffset(offset: number, count: number, total: number): number | undefined {
-  const next = offset + count;
-  return count > 0 && next < total && next <= OFFSET_MAX ? next : undefined;
 }

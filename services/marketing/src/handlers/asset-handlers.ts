@@ -9,6 +9,7 @@ import type {
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { DomainError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
@@ -16,8 +17,6 @@ import {
   type CampaignAsset,
   checkArchive,
   checkDeliverable,
-  nextOffset,
-  pageOf,
   validateAssetId,
   validateSource,
 } from '../domain/campaign-asset.ts';
@@ -201,7 +200,7 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
         ...(req.limit === undefined ? {} : { limit: req.limit }),
       });
       const { assets, total } = await listAssets(deps.pool, principal.workspaceId, req.accountId, page);
-      const next = nextOffset(page.offset, assets.length, total);
+      const next = nextOffset(page, assets.length, total);
       return { assets: assets.map(toMessage), total, ...(next === undefined ? {} : { nextOffset: next }) };
     },
 

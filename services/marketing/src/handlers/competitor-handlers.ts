@@ -10,16 +10,15 @@ import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { NotFoundError, StaleRevisionError } from '@adsmcp/runtime/errors';
 import type { Logger } from '@adsmcp/runtime/log';
+import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
+import { actorName } from '@adsmcp/runtime/principal';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { Observation } from '../domain/competitor-observation.ts';
 import {
-  actorOf,
   type CompetitorSource,
   newSource,
-  nextOffsetOf,
-  pageOf,
   pausedSource,
   requirePauser,
   requireReader,
@@ -132,7 +131,7 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
       const principal = principalOf(ctx);
       requireReader(principal, 'listing competitor sources');
       if (req.accountId !== undefined) requireUuid('account_id', req.accountId);
-      const page = pageOf(req.limit, req.offset);
+      const page = pageOf(req);
       const workspaceId = principal.workspaceId;
       const [sources, total] = await Promise.all([
         listSources(deps.pool, { workspaceId, accountId: req.accountId, ...page }),
@@ -141,7 +140,7 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
       return {
         sources: sources.map(toSourceMessage),
         total,
-        nextOffset: nextOffsetOf(page, sources.length, total),
+        nextOffset: nextOffset(page, sources.length, total),
       };
     },
 
@@ -162,7 +161,7 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
       const now = clock();
       const { update } = save;
       if (update === undefined) {
-        const ids = { sourceId: randomUUID(), workspaceId, createdBy: actorOf(principal) };
+        const ids = { sourceId: randomUUID(), workspaceId, createdBy: actorName(principal, 'member') };
         const created = await insertSource(deps.pool, newSource(save, ids, now, random));
         return { source: toSourceMessage(created), created: true };
       }
@@ -203,7 +202,7 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
       const { observation, source } = await checker.checkNow(
         principal.workspaceId,
         req.sourceId,
-        actorOf(principal),
+        actorName(principal, 'member'),
       );
       return { observation: toObservationMessage(observation), source: toSourceMessage(source) };
     },
@@ -214,7 +213,7 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
       requireUuid('source_id', req.sourceId);
       const workspaceId = principal.workspaceId;
       if ((await getSource(deps.pool, workspaceId, req.sourceId)) === undefined) throw notFound(req.sourceId);
-      const page = pageOf(req.limit, req.offset);
+      const page = pageOf(req);
       const [observations, total] = await Promise.all([
         listObservations(deps.pool, { workspaceId, sourceId: req.sourceId, ...page }),
         countObservations(deps.pool, workspaceId, req.sourceId),
@@ -222,7 +221,7 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
       return {
         observations: observations.map(toObservationMessage),
         total,
-        nextOffset: nextOffsetOf(page, observations.length, total),
+        nextOffset: nextOffset(page, observations.length, total),
       };
     },
   };

@@ -1,4 +1,5 @@
 /** ImportService: proto <-> domain for performance imports and business-outcome imports. */
+
 import { randomUUID } from 'node:crypto';
 import type {
   ImportService,
@@ -10,11 +11,11 @@ import { enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { InvalidArgumentError, NotFoundError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import { LIST_OFFSET_MAX, nextOffset, type Page, pageOf } from '@adsmcp/runtime/paging';
 import type { Principal } from '@adsmcp/runtime/principal';
 import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { validateOutcomeImport } from '../domain/business-outcomes.ts';
-import { nextOffset } from '../domain/marketing-item.ts';
 import {
   contentHash,
   type RequestRow,
@@ -114,14 +115,16 @@ function requestRow(r: MessageShape<typeof PerformanceImportRowSchema>): Request
   };
 }
 
-function pageOf(offset: number | undefined, limit: number | undefined): { offset: number; limit: number } {
-  const o = offset ?? 0;
-  const l = limit ?? 20;
-  if (!Number.isInteger(o) || o < 0 || o > 100_000)
-    throw new InvalidArgumentError(`offset must be an integer from 0 to 100000 (got ${o})`);
-  if (!Number.isInteger(l) || l < 1 || l > 100)
-    throw new InvalidArgumentError(`limit must be an integer from 1 to 100 (got ${l})`);
-  return { offset: o, limit: l };
+/** The page asked for, refused naming the field and its bounds when outside them. */
+function checkedPage(req: { offset?: number | undefined; limit?: number | undefined }): Page {
+  const page = pageOf(req);
+  if (!Number.isInteger(page.offset) || page.offset < 0 || page.offset > LIST_OFFSET_MAX)
+    throw new InvalidArgumentError(
+      `offset must be an integer from 0 to ${LIST_OFFSET_MAX} (got ${page.offset})`,
+    );
+  if (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > 100)
+    throw new InvalidArgumentError(`limit must be an integer from 1 to 100 (got ${page.limit})`);
+  return page;
 }
 
 /** createImportHandlers builds the ImportService implementation from its dependencies. */
@@ -188,9 +191,9 @@ export function createImportHandlers(deps: ImportHandlerDeps): ServiceImpl<typeo
     async listPerformanceImports(req, ctx) {
       const p = principalOf(ctx);
       requireReader(p);
-      const page = pageOf(req.offset, req.limit);
+      const page = checkedPage(req);
       const { imports, total } = await listImports(pool, p.workspaceId, page.offset, page.limit);
-      const next = nextOffset(page.offset, imports.length, total);
+      const next = nextOffset(page, imports.length, total);
       return {
         imports: imports.map(toMessage),
         total,

@@ -9,6 +9,7 @@ import type {
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { NotFoundError } from '@adsmcp/runtime/errors';
+import { nextOffset } from '@adsmcp/runtime/paging';
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
@@ -24,7 +25,6 @@ import {
   checkArchive,
   listQueryOf,
   type MarketingItem,
-  nextOffset,
   planSave,
   validateArchive,
   validateItemId,
@@ -125,7 +125,7 @@ export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl
         ...(req.limit === undefined ? {} : { limit: req.limit }),
       });
       const { items, total } = await listItems(deps.pool, principal.workspaceId, query);
-      const next = nextOffset(query.offset, items.length, total);
+      const next = nextOffset(query, items.length, total);
       return {
         items: items.map(toMessage),
         total,
@@ -156,7 +156,7 @@ export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl
       });
       const workspaceId = principal.workspaceId;
       const { items, total } = await listContextItems(deps.pool, workspaceId, query);
-      const next = nextOffset(query.offset, items.length, total);
+      const next = nextOffset(query, items.length, total);
       const page = {
         items: items.map(toMessage),
         total,

@@ -14,11 +14,12 @@ import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import { InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { nextOffset } from '@adsmcp/runtime/paging';
 import { fromJson, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
 import { quotedStart } from '../domain/code-points.ts';
-import { listQueryOf, nextOffset } from '../domain/marketing-item.ts';
+import { listQueryOf } from '../domain/marketing-item.ts';
 import {
   type AdCounts,
   COUNT_NAMES,
@@ -171,7 +172,7 @@ export function createReportHandlers(deps: ReportHandlerDeps): ServiceImpl<typeo
         ...(req.limit === undefined ? {} : { limit: req.limit }),
       });
       const { reports, total } = await listReports(deps.pool, principal.workspaceId, page);
-      const next = nextOffset(page.offset, reports.length, total);
+      const next = nextOffset(page, reports.length, total);
       return {
         reports: reports.map(toSummaryMessage),
         total,

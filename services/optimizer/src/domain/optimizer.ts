@@ -72,9 +72,6 @@ export interface CheckedSave {
   update?: { optimizerId: string; expectedRevision: number };
 }
 
-export const LIST_LIMIT_DEFAULT = 20;
-/** The largest offset a list accepts (the gateway's bound); no next page is offered beyond it. */
-export const LIST_OFFSET_MAX = 100_000;
 const HOUR_MS = 3_600_000;
 
 /** `s` quoted for a message, cut after 40 characters (code points: never half an emoji). */
@@ -194,23 +191,4 @@ export function pausedOptimizer(current: Optimizer, now: Date): Optimizer | unde
     revision: current.revision + 1,
     updatedAt: now,
   };
-}
-
-export interface Page {
-  limit: number;
-  offset: number;
-}
-
-/** pageOf is the page a list asks for, defaulting limit to 20 and offset to 0. */
-export function pageOf(limit: number | undefined, offset: number | undefined): Page {
-  return { limit: limit ?? LIST_LIMIT_DEFAULT, offset: offset ?? 0 };
-}
-
-/**
- * nextOffsetOf is the offset of the page after `page`, or undefined when `page` is the last (or
- * the next would start beyond the largest offset a list accepts).
- */
-export function nextOffsetOf(page: Page, returned: number, total: number): number | undefined {
-  const next = page.offset + returned;
-  return returned > 0 && next < total && next <= LIST_OFFSET_MAX ? next : undefined;
 }

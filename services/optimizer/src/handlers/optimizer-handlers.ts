@@ -10,16 +10,15 @@ import type {
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
 import { NotFoundError, StaleRevisionError } from '@adsmcp/runtime/errors';
+import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireOperator, requireReader, requireWriter } from '../domain/access.ts';
 import {
   canonicalUuid,
   newOptimizer,
-  nextOffsetOf,
   type Optimizer,
   type OptimizerConfig,
-  pageOf,
   pausedOptimizer,
   statusOf,
   type UncheckedConfig,
@@ -169,7 +168,7 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
       const principal = principalOf(ctx);
       requireReader(principal, 'listing optimizers');
       const accountId = req.accountId === undefined ? undefined : canonicalUuid('account_id', req.accountId);
-      const page = pageOf(req.limit, req.offset);
+      const page = pageOf(req);
       const workspaceId = principal.workspaceId;
       const [optimizers, total] = await Promise.all([
         listOptimizers(deps.pool, { workspaceId, accountId, ...page }),
@@ -178,7 +177,7 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
       return {
         optimizers: optimizers.map(toOptimizerMessage),
         total,
-        nextOffset: nextOffsetOf(page, optimizers.length, total),
+        nextOffset: nextOffset(page, optimizers.length, total),
       };
     },
 

@@ -12,11 +12,12 @@ import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
-import type { Principal } from '@adsmcp/runtime/principal';
+import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
+import { actorName, type Principal } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { requireReader, requireWriter } from '../domain/access.ts';
-import { canonicalUuid, nextOffsetOf, type Optimizer, pageOf } from '../domain/optimizer.ts';
+import { canonicalUuid, type Optimizer } from '../domain/optimizer.ts';
 import {
   approvedProposal,
   cancelledProposal,
@@ -83,11 +84,6 @@ export interface ReviewHandlerDeps {
 }
 
 const iso = (d: Date | null) => d?.toISOString();
-
-/** A readable name for who acted: the user when there is one, else the credential. */
-export function actorOf(p: Principal): string {
-  return p.userId ? `user:${p.userId} via ${p.via} (${p.credentialId})` : `${p.via}:${p.credentialId}`;
-}
 
 function toPerformance(a: AdPerformance): MessageInitShape<typeof AdPerformanceSchema> {
   return {
@@ -269,7 +265,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
         if (optimizer === undefined) throw optimizerNotFound(optimizerId);
         const refusal = requestRefusal(optimizer);
         if (refusal !== undefined) throw new FailedPreconditionError(refusal);
-        return requestRun(tx, optimizer, 'request', actorOf(principal), now);
+        return requestRun(tx, optimizer, 'request', actorName(principal), now);
       });
       return { run: await withProposals(principal.workspaceId, result.run, now), created: result.created };
     },
@@ -282,7 +278,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       if (req.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(req.status)) {
         throw new InvalidArgumentError(`status must be one of ${RUN_STATUSES.join(', ')}`);
       }
-      const page = pageOf(req.limit, req.offset);
+      const page = pageOf(req);
       const now = clock();
       const filter = {
         workspaceId: principal.workspaceId,
@@ -302,7 +298,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       return {
         runs: runs.map((r) => toRunMessage(r, now, ids.get(r.runId) ?? [])),
         total,
-        nextOffset: nextOffsetOf(page, runs.length, total),
+        nextOffset: nextOffset(page, runs.length, total),
       };
     },
 
@@ -326,7 +322,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
         const current = await getRun(tx, principal.workspaceId, runId, true);
         if (current === undefined) throw runNotFound(runId);
         const o = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
-        const decided = claimed(current, token, actorOf(principal), now);
+        const decided = claimed(current, token, actorName(principal), now);
         return { run: decided.renewed ? await updateRun(tx, decided.run) : decided.run, optimizer: o };
       });
       const c = optimizer.config;
@@ -479,7 +475,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
         if (value !== undefined && (!RFC3339.test(value) || Number.isNaN(Date.parse(value))))
           throw new InvalidArgumentError(`${field} must be an RFC 3339 date-time, e.g. 2026-01-31T00:00:00Z`);
       }
-      const page = pageOf(req.limit, req.offset);
+      const page = pageOf(req);
       const now = clock();
       const filter = {
         workspaceId: principal.workspaceId,
@@ -498,7 +494,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       return {
         proposals: proposals.map((p) => toProposalMessage(p, now)),
         total,
-        nextOffset: nextOffsetOf(page, proposals.length, total),
+        nextOffset: nextOffset(page, proposals.length, total),
       };
     },
 
@@ -534,7 +530,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       const principal = principalOf(ctx);
       requireWriter(principal, 'reviewing an optimization proposal');
       return changeProposal(principal, req.proposalId, (p, _o, now) =>
-        reviewedProposal(p, req.expectedRevision, req.decision, req.note, actorOf(principal), now),
+        reviewedProposal(p, req.expectedRevision, req.decision, req.note, actorName(principal), now),
       );
     },
 
@@ -542,14 +538,14 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       const principal = principalOf(ctx);
       requireWriter(principal, 'cancelling an optimization proposal');
       return changeProposal(principal, req.proposalId, (p, _o, now) =>
-        cancelledProposal(p, `cancelled by ${actorOf(principal)}`, now),
+        cancelledProposal(p, `cancelled by ${actorName(principal)}`, now),
       );
     },
 
     async approveProposal(req, ctx) {
       const principal = principalOf(ctx);
       checkMayApprove(principal);
-      const approver = { by: actorOf(principal), userId: principal.userId ?? '' };
+      const approver = { by: actorName(principal), userId: principal.userId ?? '' };
       return changeProposal(
         principal,
         req.proposalId,

@@ -3,6 +3,7 @@
  * no redirect (a credential is never sent anywhere but the configured platform), and its
  * response is treated as untrusted input: parsed defensively and checked for shape.
  */
+import { isRecord } from '@adsmcp/runtime/json';
 import { injectTraceContext, inSpan, markFailed, SpanKind } from '@adsmcp/runtime/telemetry';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import type { PlatformAccount } from '../domain/connection.ts';
@@ -138,10 +139,6 @@ async function readBodyCapped(res: Dispatcher.ResponseData, max: number): Promis
 function headerOf(res: Dispatcher.ResponseData, name: string): string | null {
   const v = res.headers[name];
   return v === undefined ? null : Array.isArray(v) ? (v[0] ?? null) : v;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;

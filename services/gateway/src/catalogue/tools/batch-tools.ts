@@ -3,9 +3,11 @@
  * saved ad batch prepared as one change that creates a paused campaign, its ad group and an ad per
  * variant with one bulk job. The changes service compiles both with the same rules.
  */
+
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import { AssetService, type SourceImage } from '@adsmcp/proto/marketing/v1/assets_pb';
 import type { MarketingItem } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import { isRecord } from '@adsmcp/runtime/json';
 import { showHidden, textLength } from '@adsmcp/runtime/text';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
@@ -262,7 +264,7 @@ function batchAt(item: MarketingItem | undefined, itemId: string, expected: numb
     throw new ToolFailure('invalid_argument', `the batch ${itemId} has no variants`);
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
   return variants.map((v) => {
-    const o = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+    const o = isRecord(v) ? v : {};
     return {
       title: text(o.title),
       body: text(o.body),

@@ -5,11 +5,13 @@
  * and renders reports; creating one first reads the platform's insights here, on the caller's
  * behalf, since only the gateway can reach the upstream-proxy as the caller.
  */
+
 import {
   type AdPeriodCountsSchema,
   CreatePerformanceReportResponseSchema,
   ReportService,
 } from '@adsmcp/proto/marketing/v1/reports_pb';
+import { nextCursor } from '@adsmcp/runtime/paging';
 import { localDay } from '@adsmcp/runtime/zoned-format';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
@@ -145,8 +147,7 @@ async function listAdGroups(
         `the ${campaignId === undefined ? 'account' : 'campaign'} has more than ${MAX_AD_GROUPS} ad groups; a report covers at most ${MAX_AD_GROUPS}: give a campaign_id with fewer`,
       );
     }
-    const paging = isRecord(page.paging) ? page.paging : {};
-    after = paging.has_more === true && typeof paging.after === 'string' ? paging.after : undefined;
+    after = nextCursor(page.paging);
   } while (after !== undefined);
   return groups;
 }
@@ -252,8 +253,7 @@ async function readAdCounts(
           }
           addRow(sum, row);
         }
-        const paging = isRecord(answer.rest?.paging) ? answer.rest.paging : {};
-        after = paging.has_more === true && typeof paging.after === 'string' ? paging.after : undefined;
+        after = nextCursor(answer.rest?.paging);
       } while (after !== undefined);
     }
   }

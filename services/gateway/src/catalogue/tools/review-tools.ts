@@ -13,6 +13,7 @@ import {
   ReviewRunSchema,
   ReviewService,
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { nextCursor } from '@adsmcp/runtime/paging';
 import { localDay } from '@adsmcp/runtime/zoned-format';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
@@ -196,9 +197,9 @@ async function campaignAds(
         targetUrl: text(creative.target_url),
       });
     }
-    const paging = isRecord(answer.paging) ? answer.paging : {};
-    if (paging.has_more !== true || typeof paging.after !== 'string') break;
-    after = paging.after;
+    const next = nextCursor(answer.paging);
+    if (next === undefined) break;
+    after = next;
   }
   return ads;
 }
