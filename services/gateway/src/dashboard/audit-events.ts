@@ -6,9 +6,11 @@
  */
 import { type Change, ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { showHidden } from '@adsmcp/runtime/text';
 import { create } from '@bufbuild/protobuf';
 import type { AuditRow } from '../store/dashboard-store.ts';
 import { actorText, type People, parseActor } from './change-actors.ts';
+import { shownSummary } from './shown-values.ts';
 
 export interface AuditEvent {
   /** ISO instant. */
@@ -26,6 +28,11 @@ export interface AuditEvent {
   object: string;
   /** More, in words (a summary, a reason, the platform's answer). */
   detail: string;
+  /**
+   * The detail is already shown for a person (a change's summary, whose spaces the changes service
+   * showed as `␣` and `⟨U+00A0⟩`): a page escapes it without spelling out those tokens again.
+   */
+  detailShown?: boolean;
   /** Where to read more on the dashboard. */
   link?: string;
   /** Breaks ties between events at the same instant, so pages are stable. */
@@ -78,23 +85,54 @@ function platformAnswer(c: Change): string {
   return c.error ? `${status}: ${c.error}` : `${status}${differs}`;
 }
 
+/** A change's summary, then more words about it: shown for a person (AuditEvent.detailShown). */
+const aboutSummary = (c: Change, more = '') => shownSummary(c.summary) + showHidden(more);
+
+/** A change event in words: who did it, what it is called and its detail. */
+interface ChangeWords {
+  actor: string;
+  what: string;
+  detail: string;
+  detailShown?: boolean;
+}
+
 /** Who did each kind of change event, what it is called and its detail. */
-const CHANGE_KINDS: Record<string, (c: Change) => { actor: string; what: string; detail: string }> = {
-  prepared: (c) => ({ actor: c.preparedBy, what: 'change prepared', detail: c.summary }),
-  approved: (c) => ({ actor: c.approvedBy, what: 'change approved', detail: c.summary }),
+const CHANGE_KINDS: Record<string, (c: Change) => ChangeWords> = {
+  prepared: (c) => ({
+    actor: c.preparedBy,
+    what: 'change prepared',
+    detail: aboutSummary(c),
+    detailShown: true,
+  }),
+  approved: (c) => ({
+    actor: c.approvedBy,
+    what: 'change approved',
+    detail: aboutSummary(c),
+    detailShown: true,
+  }),
   rejected: (c) => ({ actor: c.rejectedBy, what: 'change rejected', detail: `reason: ${c.rejectReason}` }),
-  apply_requested: (c) => ({ actor: c.applyRequestedBy, what: 'apply requested', detail: c.summary }),
+  apply_requested: (c) => ({
+    actor: c.applyRequestedBy,
+    what: 'apply requested',
+    detail: aboutSummary(c),
+    detailShown: true,
+  }),
   apply_retried: (c) => ({
     actor: c.applyRetriedBy,
     what: 'apply requested again',
-    detail: `${c.summary} (sent again with the same idempotency key: the earlier apply's outcome was unknown)${
-      c.resolution === 'send_again' && c.resolutionNote ? `; note: ${c.resolutionNote}` : ''
-    }`,
+    detail: aboutSummary(
+      c,
+      ` (sent again with the same idempotency key: the earlier apply's outcome was unknown)${
+        c.resolution === 'send_again' && c.resolutionNote ? `; note: ${c.resolutionNote}` : ''
+      }`,
+    ),
+    detailShown: true,
   }),
   outcome_settled: (c) => ({
     actor: c.resolvedBy,
     what: `outcome settled: ${c.resolution === 'applied' ? 'applied' : 'not applied'}`,
-    detail: `${c.summary}${c.resolutionNote ? `; note: ${c.resolutionNote}` : ''}`,
+    detail: aboutSummary(c, c.resolutionNote ? `; note: ${c.resolutionNote}` : ''),
+    detailShown: true,
   }),
   applied: (c) => ({ actor: 'worker:apply', what: 'change applied', detail: platformAnswer(c) }),
   failed: (c) => ({ actor: 'worker:apply', what: 'apply failed', detail: platformAnswer(c) }),
@@ -103,8 +141,9 @@ const CHANGE_KINDS: Record<string, (c: Change) => { actor: string; what: string;
 /** One change event in words (a kind this gateway does not know is named as it is). */
 export function changeEventOf(e: ChangeEventInput, ctx: AuditContext): AuditEvent {
   const c = e.change ?? create(ChangeSchema, {});
-  const words = CHANGE_KINDS[e.kind] ?? (() => ({ actor: '', what: `change ${e.kind}`, detail: '' }));
-  const { actor, what, detail } = words(c);
+  const words =
+    CHANGE_KINDS[e.kind] ?? ((): ChangeWords => ({ actor: '', what: `change ${e.kind}`, detail: '' }));
+  const { actor, what, detail, detailShown } = words(c);
   return {
     at: e.at,
     what,
@@ -114,6 +153,7 @@ export function changeEventOf(e: ChangeEventInput, ctx: AuditContext): AuditEven
     accountId: c.accountId,
     object: c.targetPath,
     detail,
+    ...(detailShown && { detailShown }),
     link: `/dashboard/changes/${c.changeId}`,
     key: e.key,
   };

@@ -21,7 +21,7 @@ import {
   RECORDED_BY_CHANGES,
 } from './audit-events.ts';
 import { sessionPrincipal } from './change-pages.ts';
-import { esc, page } from './html.ts';
+import { esc, htmlText, page } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import { queryText } from './paging.ts';
 
@@ -78,7 +78,7 @@ function eventRow(e: AuditEvent, accounts: ReadonlyMap<string, Account>): string
   const object = e.link ? `<a href="${esc(e.link)}">${esc(e.object || 'open')}</a>` : esc(e.object);
   return `<tr data-event="${esc(e.key)}"><td>${timeHtml(e.at)}${zone ? `<br>${zone}` : ''}</td><td class="what">${esc(e.what)}</td>
     <td class="who">${esc(e.who)}</td><td class="connection">${esc(e.connection ?? '')}</td><td class="account">${accountCell}</td>
-    <td class="object">${object}</td><td class="detail">${esc(e.detail)}</td></tr>`;
+    <td class="object">${object}</td><td class="detail">${e.detailShown ? htmlText(e.detail) : esc(e.detail)}</td></tr>`;
 }
 
 export function registerAuditPage(app: FastifyInstance, deps: GatewayDeps, h: AccountPageHelpers): void {

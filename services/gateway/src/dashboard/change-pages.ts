@@ -32,6 +32,9 @@ function parse(text: string): unknown {
 
 const fmt = valueHtml;
 
+/** A field's path, which may break after each dot rather than anywhere. */
+const fieldHtml = (field: string) => esc(field).replaceAll('.', '.<wbr>');
+
 /** Statuses of a change that has not reached the ad account yet, and still may. */
 const PENDING = new Set(['prepared', 'approved', 'applying']);
 
@@ -223,9 +226,10 @@ function outcomeUnknownHtml(c: Change, live: LiveCheck | undefined): string {
     object = `${verdict}<table id="live-object"><thead><tr><th>Field</th><th>When prepared</th><th>Reviewed</th><th>On the platform now</th></tr></thead><tbody>${rows
       .map(
         (r) =>
-          `<tr><td>${esc(r.field)}</td><td>${fmt(was.get(r.field))}</td><td>${fmt(r.after)}</td><td>${fmt(r.before)}</td></tr>`,
+          `<tr><td class="field">${fieldHtml(r.field)}</td><td>${fmt(was.get(r.field))}</td><td>${fmt(r.after)}</td><td>${fmt(r.before)}</td></tr>`,
       )
       .join('')}</tbody></table>`;
+    object += spaceLegendHtml(object);
   }
   return `<section id="outcome-unknown"><h2>Did the platform apply it?</h2>${intro}${object}</section>`;
 }
@@ -335,7 +339,10 @@ export function changeDetailHtml(
       : `<p class="muted" id="unchanged">Sent with the value they already had, so not listed: ${esc(unchanged.join(', '))}.</p>`;
   const changesTable = `<table id="what-changes"><thead><tr><th>Field</th><th>Before (when prepared)</th><th>After</th></tr></thead><tbody>${rows
     .filter((r) => !same(r))
-    .map((r) => `<tr><td>${esc(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`)
+    .map(
+      (r) =>
+        `<tr><td class="field">${fieldHtml(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`,
+    )
     .join('')}</tbody></table>`;
   // The request's text with what a person could misread spelled out; the bytes sent are as digested.
   const bodyJson = c.operation?.bodyJson ?? '';

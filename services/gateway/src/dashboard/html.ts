@@ -53,7 +53,7 @@ td form{margin:0} td select{font:inherit;padding:4px}
 .v{white-space:pre-wrap;overflow:hidden;overflow-wrap:anywhere} .summary{white-space:pre-wrap;overflow:hidden}
 .host-note{display:block;font-size:13px;color:#6b7385;white-space:normal}
 .host-warning{display:block;margin:4px 0;padding:6px 10px;border:2px solid #c0392b;border-radius:6px;background:#fdecea;color:#922b21;font-weight:600;font-size:14px;white-space:normal}
-.legend{font-size:13px;color:#6b7385}`;
+.legend{font-size:13px;color:#6b7385} td.field{overflow-wrap:break-word}`;
 
 /** The dashboard's pages, in the order the navigation lists them. */
 const NAV: readonly [string, string][] = [
