@@ -298,8 +298,11 @@ export interface ChaosReport {
   longOutages: Record<string, number>;
   /** Kills made while at least one apply request was waiting for its answer. */
   killsDuringApplyRequests: number;
-  /** Exits the supervisor saw that no kill of ours explains (a process that crashed on its own). */
-  exitsWithoutKill: string[];
+  /**
+   * Exits the supervisor saw that no kill of ours explains, by process, exit and last words, with
+   * how often (such as a service that could not start while PostgreSQL was down).
+   */
+  exitsWithoutKill: Record<string, number>;
   restarts: Record<string, number>;
   /** Errors the agent saw, by kind, with how often. */
   errors: Record<string, number>;
@@ -364,7 +367,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const longOutages: Record<string, number> = {};
   const restarts: Record<string, number> = {};
   const errors: Record<string, number> = {};
-  const exitsWithoutKill: string[] = [];
+  const exitsWithoutKill: Record<string, number> = {};
   /** Kills of each service whose exit the supervisor has not reported yet. */
   const killsUnreported: Record<string, number> = {};
   const violations: string[] = [];
@@ -406,8 +409,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
               ?.recentOutput(service)
               .filter((l) => !l.startsWith('{') && !l.startsWith(' '))
               .at(-1);
-            exitsWithoutKill.push(`${service}: ${message}${why ? ` (${why})` : ''}`);
-            log(`! ${service} ${message} (not one of our kills)`);
+            const exit = message.split(';')[0] ?? message;
+            const kind = `${service} ${exit}${why ? `: ${errorKind(why.replace(`${service}: `, ''))}` : ''}`;
+            // Each kind is told once as it happens; the report counts them.
+            if (exitsWithoutKill[kind] === undefined) log(`! ${kind} (not one of our kills)`);
+            bump(exitsWithoutKill, kind);
           }
         }
       },
@@ -518,8 +524,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     }
     const ledger = await checkLedger(stack, accounts, tracked, violations);
     await checkLiveObjects(agent, accounts, tracked, violations);
-    if (exitsWithoutKill.length > 0)
-      log(`${exitsWithoutKill.length} exits without a kill of ours (see the report)`);
 
     const changes = { 'ad update': 0, 'ad group update': 0, 'ad group create': 0 };
     for (const c of tracked) changes[c.kind]++;
@@ -987,8 +991,13 @@ export function formatReport(r: ChaosReport): string {
       .sort((a, b) => b[1] - a[1])
       .map(([k, v]) => `    ${String(v).padStart(5)} × ${k}`),
   ];
-  if (r.exitsWithoutKill.length > 0)
-    lines.push('  exits no kill explains:', ...r.exitsWithoutKill.map((e) => `    ${e}`));
+  if (Object.keys(r.exitsWithoutKill).length > 0)
+    lines.push(
+      '  exits no kill explains:',
+      ...Object.entries(r.exitsWithoutKill)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `    ${String(v).padStart(5)} × ${k}`),
+    );
   if (r.reapplied.length > 0)
     lines.push(
       '  failed at the end, then applied again:',

@@ -134,7 +134,11 @@ export function startKiller(k: KillerOptions): { done: Promise<void> } {
         .then(() => stack.restart(target))
         .then(
           () => log(`long outage over: ${target} is back`),
-          (err: unknown) => log(`! ${target} did not start again: ${describe(err)}`),
+          // Its exit is its supervisor's again: it is started again like any crashed process.
+          (err: unknown) =>
+            log(
+              `long outage over: ${target} failed its first start (${describe(err).split('\n')[0]}); its supervisor takes over`,
+            ),
         );
     }
     const current = { target, over };
