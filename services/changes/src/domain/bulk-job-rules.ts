@@ -381,43 +381,33 @@ interface CampaignOut {
   ref: string;
 }
 
-function compileCampaign(
-  r: RowReader,
-  account: BulkAccount,
-  index: number,
-  out: BulkPlan,
-): CampaignOut | undefined {
-  const name = r.shown('name', r.length('name', r.required('name'), 3, 200));
-  const rawObjective = r.required('objective');
-  const objective =
-    rawObjective === 'conversions'
-      ? r.issue(
-          'objective',
-          'conversion campaigns are refused: a bulk job cannot set the conversion goal they need; use clicks or impressions',
-        )
-      : r.oneOf('objective', rawObjective, BULK_OBJECTIVES);
-  const budgetType = r.oneOf('budget_type', r.required('budget_type'), BUDGET_TYPES);
+/** A campaign row's budget in micros of the account's currency, at least the smallest budget. */
+function campaignBudget(r: RowReader, account: BulkAccount): bigint | undefined {
   const budget = r.required('budget');
-  const micros =
-    budget === undefined
-      ? undefined
-      : r.rule('budget', () => {
-          const plan = planMoney({
-            amount: budget,
-            currency: account.currency,
-            purpose: 'budget',
-            objective: '',
-            wireFormat: '',
-            accountName: account.name,
-            accountCurrency: account.currency,
-          });
-          if (plan.amountMicros < MIN_BUDGET_MICROS)
-            throw new InvalidArgumentError(
-              `budget ${budget} ${account.currency} is below the smallest budget, 1 ${account.currency}`,
-            );
-          return plan.amountMicros;
-        });
-  r.pausedOnly();
+  if (budget === undefined) return undefined;
+  return r.rule('budget', () => {
+    const plan = planMoney({
+      amount: budget,
+      currency: account.currency,
+      purpose: 'budget',
+      objective: '',
+      wireFormat: '',
+      accountName: account.name,
+      accountCurrency: account.currency,
+    });
+    if (plan.amountMicros < MIN_BUDGET_MICROS)
+      throw new InvalidArgumentError(
+        `budget ${budget} ${account.currency} is below the smallest budget, 1 ${account.currency}`,
+      );
+    return plan.amountMicros;
+  });
+}
+
+/**
+ * A campaign row's run: its launch and end dates, and the instants they start and end at in the
+ * account's time zone (a lifetime budget needs an end date, which is not before the launch).
+ */
+function campaignRun(r: RowReader, account: BulkAccount, budgetType: string | undefined) {
   const launch = parseDate(r, 'launch_date');
   const end = parseDate(r, 'end_date');
   if (budgetType === 'lifetime' && end === undefined && r.text('end_date') === undefined)
@@ -440,6 +430,28 @@ function compileCampaign(
             `${end} (ending at the midnight after it)`,
           ),
         );
+  return { launch, end, startTime, endTime };
+}
+
+function compileCampaign(
+  r: RowReader,
+  account: BulkAccount,
+  index: number,
+  out: BulkPlan,
+): CampaignOut | undefined {
+  const name = r.shown('name', r.length('name', r.required('name'), 3, 200));
+  const rawObjective = r.required('objective');
+  const objective =
+    rawObjective === 'conversions'
+      ? r.issue(
+          'objective',
+          'conversion campaigns are refused: a bulk job cannot set the conversion goal they need; use clicks or impressions',
+        )
+      : r.oneOf('objective', rawObjective, BULK_OBJECTIVES);
+  const budgetType = r.oneOf('budget_type', r.required('budget_type'), BUDGET_TYPES);
+  const micros = campaignBudget(r, account);
+  r.pausedOnly();
+  const { launch, end, startTime, endTime } = campaignRun(r, account, budgetType);
   if (name === undefined || objective === undefined || budgetType === undefined || micros === undefined)
     return undefined;
   const ref = `c${index + 1}`;

@@ -232,6 +232,69 @@ function columnOfRef(ref: string | undefined): number | undefined {
   return n - 1;
 }
 
+/** A `<row>` of a worksheet as scanning reads it: its number, whether hidden, its cells so far. */
+interface ScannedRow {
+  number: number;
+  hidden: boolean;
+  cells: number;
+}
+
+/** A `<c>` of a worksheet as scanning reads it. */
+interface ScannedCell {
+  ref: string;
+  column: number;
+  type: string | undefined;
+  formula: boolean;
+  value?: string;
+  inline: boolean;
+}
+
+/** What scanning has found so far, and the hidden column ranges (from 0) it compares cells with. */
+interface Found {
+  unread: UnreadCell[];
+  hiddenColumnRanges: [number, number][];
+  hiddenRows: Set<number>;
+  hiddenColumns: Set<number>;
+}
+
+/**
+ * noteCell records what one cell shows that its value, as the spreadsheet library reads it, does
+ * not: a value in a hidden row or column, an error value, a formula without a computed value.
+ */
+function noteCell(cell: ScannedCell, row: ScannedRow, found: Found): void {
+  const { column } = cell;
+  if (cell.inline || (cell.value !== undefined && cell.value !== '')) {
+    if (row.hidden) found.hiddenRows.add(row.number);
+    if (found.hiddenColumnRanges.some(([min, max]) => column >= min && column <= max))
+      found.hiddenColumns.add(column);
+  }
+  if (cell.type === 'e') {
+    const code = cell.value?.trim() ?? '';
+    const value = code === '' ? 'an error value' : `the error value ${code}`;
+    found.unread.push({ ref: cell.ref, holds: `${value}: correct its formula, or enter the value itself` });
+  } else if (cell.formula && cell.value === undefined) {
+    found.unread.push({
+      ref: cell.ref,
+      holds:
+        'a formula without a computed value: save the workbook in a spreadsheet app so its values are stored',
+    });
+  }
+}
+
+/** The refusal of a worksheet with more `<row>` or `<c>` elements (`what`) than `max`. */
+function tooManyElements(
+  where: { path: string; tab: string | undefined },
+  what: string,
+  max: number,
+  limits: ZipLimits,
+) {
+  return refused(
+    `the worksheet ${where.path}${where.tab === undefined ? '' : ` (the sheet ${JSON.stringify(where.tab)})`} has more than ${max} ${what} in its file, empty (formatted) ones included; a sheet ` +
+      `may have at most ${MAX_SHEET_ROWS} rows with a value besides its header, and at most ${limits.maxRawRows} ` +
+      `rows and ${limits.maxRawCells} cells in its file in all`,
+  );
+}
+
 /**
  * scanWorksheet reads the worksheet `xml` (the part `where.path`, of the tab `where.tab`) once, before any parsing: it refuses more `<row>` or `<c>`
  * elements than `limits` allow (empty ones included, so the work of reading it is bounded), and
@@ -247,52 +310,24 @@ function scanWorksheet(
 ): WorksheetScan {
   let rows = 0;
   let cells = 0;
-  const unread: UnreadCell[] = [];
-  const hiddenColumnRanges: [number, number][] = [];
-  const hiddenRows = new Set<number>();
-  const hiddenColumns = new Set<number>();
-  let row: { number: number; hidden: boolean; cells: number } = { number: 0, hidden: false, cells: 0 };
-  let cell:
-    | {
-        ref: string;
-        column: number;
-        type: string | undefined;
-        formula: boolean;
-        value?: string;
-        inline: boolean;
-      }
-    | undefined;
-  const tooMany = (what: string, max: number) =>
-    refused(
-      `the worksheet ${where.path}${where.tab === undefined ? '' : ` (the sheet ${JSON.stringify(where.tab)})`} has more than ${max} ${what} in its file, empty (formatted) ones included; a sheet ` +
-        `may have at most ${MAX_SHEET_ROWS} rows with a value besides its header, and at most ${limits.maxRawRows} ` +
-        `rows and ${limits.maxRawCells} cells in its file in all`,
-    );
+  const found: Found = {
+    unread: [],
+    hiddenColumnRanges: [],
+    hiddenRows: new Set(),
+    hiddenColumns: new Set(),
+  };
+  let row: ScannedRow = { number: 0, hidden: false, cells: 0 };
+  let cell: ScannedCell | undefined;
+  const tooMany = (what: string, max: number) => tooManyElements(where, what, max, limits);
   const finish = () => {
-    if (cell === undefined) return;
-    const { column } = cell;
-    if (cell.inline || (cell.value !== undefined && cell.value !== '')) {
-      if (row.hidden) hiddenRows.add(row.number);
-      if (hiddenColumnRanges.some(([min, max]) => column >= min && column <= max)) hiddenColumns.add(column);
-    }
-    if (cell.type === 'e') {
-      const code = cell.value?.trim() ?? '';
-      const value = code === '' ? 'an error value' : `the error value ${code}`;
-      unread.push({ ref: cell.ref, holds: `${value}: correct its formula, or enter the value itself` });
-    } else if (cell.formula && cell.value === undefined) {
-      unread.push({
-        ref: cell.ref,
-        holds:
-          'a formula without a computed value: save the workbook in a spreadsheet app so its values are stored',
-      });
-    }
+    if (cell !== undefined) noteCell(cell, row, found);
     cell = undefined;
   };
   forEachTag(xml, (tag) => {
     if (tag.name === 'col' && !tag.closing) {
       // <col min="3" max="4" hidden="1"/>: columns C and D are hidden (min and max count from 1).
       const { min, max, hidden } = tag.attributes();
-      if (isSet(hidden)) hiddenColumnRanges.push([Number(min) - 1, Number(max ?? min) - 1]);
+      if (isSet(hidden)) found.hiddenColumnRanges.push([Number(min) - 1, Number(max ?? min) - 1]);
     } else if (tag.name === 'row' && !tag.closing) {
       rows += 1;
       if (rows > limits.maxRawRows) throw tooMany('rows', limits.maxRawRows);
@@ -321,7 +356,11 @@ function scanWorksheet(
   });
   finish();
   const sorted = (set: Set<number>) => [...set].sort((a, b) => a - b);
-  return { unread, hiddenRows: sorted(hiddenRows), hiddenColumns: sorted(hiddenColumns) };
+  return {
+    unread: found.unread,
+    hiddenRows: sorted(found.hiddenRows),
+    hiddenColumns: sorted(found.hiddenColumns),
+  };
 }
 
 /**

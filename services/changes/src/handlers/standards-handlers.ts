@@ -1,7 +1,9 @@
 /** StandardsService: a workspace's account standards and templates, and its spend guards. */
+
 import { randomUUID } from 'node:crypto';
 import {
   type AccountStandardSchema,
+  type SaveAccountStandardRequest,
   type SpendGuardSchema,
   StandardDataSchema,
   type StandardsService,
@@ -135,7 +137,79 @@ async function refuseContradictions(
   if (found.length > 0) throw new InvalidArgumentError(found.join('; '));
 }
 
-export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<typeof StandardsService> {
+/**
+ * saveStandard creates an account standard (no `standard_id`) or updates one at the revision the
+ * caller last read, holding the account's standards so that no two saves contradict each other.
+ */
+async function saveStandard(pool: Pool, upstream: Upstream, p: Principal, req: SaveAccountStandardRequest) {
+  requireWriter(p, 'saving an account standard');
+  const accountId = requireUuid('account_id', req.accountId);
+  const data = (
+    req.data === undefined ? {} : toJson(StandardDataSchema, req.data, { useProtoFieldName: true })
+  ) as Record<string, unknown>;
+  const kind = checkStandard({ name: req.name, kind: req.kind, data });
+  // The account must be one of the workspace's (the upstream-proxy answers NotFound otherwise).
+  await readableAccount(upstream, p, accountId);
+  if (req.standardId === undefined) {
+    if (req.expectedRevision !== undefined)
+      throw new InvalidArgumentError('`expected_revision` is only for an update: give `standard_id` too');
+    const created = await inTransaction(pool, async (tx) => {
+      await lockAccountStandards(tx, p.workspaceId, accountId);
+      if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data);
+      return insertStandard(tx, {
+        standard_id: randomUUID(),
+        workspace_id: p.workspaceId,
+        account_id: accountId,
+        name: req.name,
+        kind,
+        data,
+      });
+    });
+    return { standard: toStandardMessage(created), created: true };
+  }
+  const standardId = requireUuid('standard_id', req.standardId);
+  const expected = req.expectedRevision;
+  if (expected === undefined)
+    throw new InvalidArgumentError(
+      '`expected_revision` is required with `standard_id`: the revision you last read',
+    );
+  const saved = await inTransaction(pool, async (tx) => {
+    await lockAccountStandards(tx, p.workspaceId, accountId);
+    const current = await lockStandard(tx, p.workspaceId, standardId);
+    if (current === undefined) throw notFound(standardId);
+    if (current.archived_at !== null)
+      throw new FailedPreconditionError(`account standard ${standardId} is archived and cannot be updated`);
+    if (current.account_id !== accountId)
+      throw new InvalidArgumentError(
+        `account standard ${standardId} belongs to account ${current.account_id}; a standard cannot move to another account`,
+      );
+    if (current.kind !== kind)
+      throw new InvalidArgumentError(
+        `the kind of account standard ${standardId} is ${current.kind}; it cannot change`,
+      );
+    if (current.revision !== expected) throw new StaleRevisionError(current.revision, 'account standard');
+    if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data, standardId);
+    const next = await updateStandard(tx, {
+      workspaceId: p.workspaceId,
+      standardId,
+      revision: expected,
+      name: req.name,
+      data,
+    });
+    if (next === undefined) throw new Error('a locked account standard changed meanwhile');
+    return next;
+  });
+  return { standard: toStandardMessage(saved), created: false };
+}
+
+/** The account standards: list, save, archive. */
+function standardRpcs(
+  pool: Pool,
+  upstream: Upstream,
+): Pick<
+  ServiceImpl<typeof StandardsService>,
+  'listAccountStandards' | 'saveAccountStandard' | 'archiveAccountStandard'
+> {
   return {
     async listAccountStandards(req, ctx) {
       const p = principalOf(ctx);
@@ -158,67 +232,7 @@ export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<t
     },
 
     async saveAccountStandard(req, ctx) {
-      const p = principalOf(ctx);
-      requireWriter(p, 'saving an account standard');
-      const accountId = requireUuid('account_id', req.accountId);
-      const data = (
-        req.data === undefined ? {} : toJson(StandardDataSchema, req.data, { useProtoFieldName: true })
-      ) as Record<string, unknown>;
-      const kind = checkStandard({ name: req.name, kind: req.kind, data });
-      // The account must be one of the workspace's (the upstream-proxy answers NotFound otherwise).
-      await readableAccount(upstream, p, accountId);
-      if (req.standardId === undefined) {
-        if (req.expectedRevision !== undefined)
-          throw new InvalidArgumentError('`expected_revision` is only for an update: give `standard_id` too');
-        const created = await inTransaction(pool, async (tx) => {
-          await lockAccountStandards(tx, p.workspaceId, accountId);
-          if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data);
-          return insertStandard(tx, {
-            standard_id: randomUUID(),
-            workspace_id: p.workspaceId,
-            account_id: accountId,
-            name: req.name,
-            kind,
-            data,
-          });
-        });
-        return { standard: toStandardMessage(created), created: true };
-      }
-      const standardId = requireUuid('standard_id', req.standardId);
-      const expected = req.expectedRevision;
-      if (expected === undefined)
-        throw new InvalidArgumentError(
-          '`expected_revision` is required with `standard_id`: the revision you last read',
-        );
-      const saved = await inTransaction(pool, async (tx) => {
-        await lockAccountStandards(tx, p.workspaceId, accountId);
-        const current = await lockStandard(tx, p.workspaceId, standardId);
-        if (current === undefined) throw notFound(standardId);
-        if (current.archived_at !== null)
-          throw new FailedPreconditionError(
-            `account standard ${standardId} is archived and cannot be updated`,
-          );
-        if (current.account_id !== accountId)
-          throw new InvalidArgumentError(
-            `account standard ${standardId} belongs to account ${current.account_id}; a standard cannot move to another account`,
-          );
-        if (current.kind !== kind)
-          throw new InvalidArgumentError(
-            `the kind of account standard ${standardId} is ${current.kind}; it cannot change`,
-          );
-        if (current.revision !== expected) throw new StaleRevisionError(current.revision, 'account standard');
-        if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data, standardId);
-        const next = await updateStandard(tx, {
-          workspaceId: p.workspaceId,
-          standardId,
-          revision: expected,
-          name: req.name,
-          data,
-        });
-        if (next === undefined) throw new Error('a locked account standard changed meanwhile');
-        return next;
-      });
-      return { standard: toStandardMessage(saved), created: false };
+      return saveStandard(pool, upstream, principalOf(ctx), req);
     },
 
     async archiveAccountStandard(req, ctx) {
@@ -242,7 +256,15 @@ export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<t
       });
       return { standard: toStandardMessage(archived) };
     },
+  };
+}
 
+/** The spend guards: read by anyone who reads, set only by a workspace admin in the dashboard. */
+function spendGuardRpcs(
+  pool: Pool,
+  upstream: Upstream,
+): Pick<ServiceImpl<typeof StandardsService>, 'getSpendGuard' | 'setSpendGuard'> {
+  return {
     async getSpendGuard(req, ctx) {
       const p = principalOf(ctx);
       requireReader(p, 'reading a spend guard');
@@ -269,4 +291,8 @@ export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<t
       return { guard: toGuardMessage(req.accountId, row) };
     },
   };
+}
+
+export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<typeof StandardsService> {
+  return { ...standardRpcs(pool, upstream), ...spendGuardRpcs(pool, upstream) };
 }

@@ -6,7 +6,7 @@
  */
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
-import { isRecord } from '@adsmcp/runtime/platform-error';
+import { isRecord } from '@adsmcp/runtime/json';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { checkCropSquare, type ImageSize } from '../domain/ad-rules.ts';
 import { type PlatformObject, type Reference, type Rules, referencesOf } from '../domain/plan.ts';

@@ -16,7 +16,7 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey, describeCallFailure, readingFor } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import { RESEND_WITHIN_HOURS, resendRefusal, staleTarget } from '../domain/change.ts';
-import { appliedDifferences } from '../domain/plan.ts';
+import { appliedDifferences as appliedDifferencesOf } from '../domain/plan.ts';
 import { uploadKeyFor, withFileIds } from '../domain/uploads.ts';
 import { type Marketing, pinnedContent } from '../planning/campaign-assets.ts';
 import { standardsRefusalAtApply } from '../planning/standards.ts';
@@ -398,26 +398,146 @@ function fileOf(json: string): { fileId: string; sha256: string | undefined } | 
   return { fileId, sha256: typeof sha256 === 'string' ? sha256 : undefined };
 }
 
+/** How an apply attempt ends, as finishApply records it. */
+interface Outcome {
+  status: 'applied' | 'failed';
+  upstreamStatus: number | null;
+  response: string | null;
+  error: string | null;
+  appliedDifferences?: string[];
+  /** For an applied change: how many times the upstream-proxy sent it. */
+  attempts?: number;
+}
+
+/** A change that fails: `error` says why, with the platform's answer when it gave one. */
+const failed = (
+  error: string,
+  upstreamStatus: number | null = null,
+  response: string | null = null,
+): Outcome => ({
+  status: 'failed',
+  upstreamStatus,
+  response,
+  error,
+});
+
+type ApplyOptions = { contextValues: ReturnType<typeof createContextValues>; signal: AbortSignal };
+
+/** The change's object as the platform has it now. */
+function readTarget(d: ApplyWorkerDeps, change: ChangeRow, options: ApplyOptions) {
+  return callOf('upstream-proxy', () =>
+    d.upstream.call(
+      { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
+      options,
+    ),
+  );
+}
+
+/**
+ * Why the change must not be sent now, as the outcome it ends with, or undefined when it may: its
+ * object moved since it was reviewed, the account's standards refuse it, or an image could not be
+ * uploaded. A first send is marked sent once these pass.
+ */
+async function refusalBeforeSend(
+  d: ApplyWorkerDeps,
+  change: ChangeRow,
+  options: ApplyOptions,
+): Promise<Outcome | undefined> {
+  if (change.sent_at === null && change.target_path !== '') {
+    // First send: the object must still be as it was reviewed (a stale plan is refused). A
+    // change that creates an object has none to re-read.
+    const live = await readTarget(d, change, options);
+    if (live.status !== 200)
+      return failed(
+        `the object could not be re-read before applying: ${describePlatformRefusal(live.status, live.bodyJson)}`,
+        live.status,
+        live.bodyJson,
+      );
+    const stale = staleTarget(change.target_before_json, live.bodyJson);
+    if (stale !== undefined) return failed(stale);
+  }
+  if (change.sent_at !== null && change.apply_retried_at !== null && change.target_path !== '') {
+    // Sent again after an unknown outcome, asked for by a caller at any later time: other
+    // changes to the object were free to be applied meanwhile, so it is re-read first.
+    const live = await readTarget(d, change, options);
+    const refusal =
+      live.status === 200
+        ? resendRefusal(
+            change.target_before_json,
+            withFileIds(JSON.parse(change.reviewed_result_json), change.uploads),
+            live.bodyJson,
+          )
+        : `the object could not be re-read before sending the change again: ${describePlatformRefusal(live.status, live.bodyJson)}; nothing was sent again`;
+    // Still unknown whether the earlier attempt was applied: no answer of the platform is recorded.
+    if (refusal !== undefined) return failed(refusal);
+  }
+  if (change.sent_at === null) {
+    // The account's standards and spend guard as they are now, before anything is sent.
+    const refusal = await standardsRefusalAtApply(d.pool, d.upstream, change, options);
+    if (refusal !== undefined) return failed(refusal);
+    // The campaign images the change puts on the platform, each uploaded once (its file id is
+    // kept with the change), before the change itself is sent.
+    const notUploaded = await uploadImages(d, change, options);
+    if (notUploaded !== undefined) return failed(notUploaded);
+    await markSent(d.pool, change.workspace_id, change.change_id);
+  }
+  return undefined;
+}
+
+/** Sends exactly the reviewed operation, each campaign asset as the file it was uploaded as. */
+async function send(d: ApplyWorkerDeps, change: ChangeRow, options: ApplyOptions): Promise<Outcome> {
+  const uploads = change.uploads;
+  const sentBody =
+    uploads.length === 0
+      ? change.body_json
+      : JSON.stringify(withFileIds(JSON.parse(change.body_json), uploads));
+  // Sent before (the outcome was lost): the same key makes the platform replay its first
+  // answer if it applied the change, so nothing is re-checked or doubled.
+  const res = await callOf('upstream-proxy', () =>
+    d.upstream.call(
+      {
+        accountId: change.account_id,
+        method: change.method,
+        path: change.path,
+        query: [],
+        bodyJson: sentBody,
+        idempotencyKey: idempotencyKeyFor(change.change_id),
+      },
+      options,
+    ),
+  );
+  if (res.status < 200 || res.status >= 300)
+    return failed(describePlatformRefusal(res.status, res.bodyJson), res.status, res.bodyJson);
+  // The platform's answer is held against what was reviewed: a field it did not take as
+  // sent is recorded and shown beside the change, never passed over in silence.
+  const appliedDifferences = appliedDifferencesOf(
+    withFileIds(JSON.parse(change.reviewed_result_json), uploads),
+    res.bodyJson,
+  );
+  return {
+    status: 'applied',
+    upstreamStatus: res.status,
+    response: res.bodyJson,
+    error: null,
+    appliedDifferences,
+    attempts: res.attempts,
+  };
+}
+
 /** Applies one change that is `applying` (and, with a target, holds it). */
 function applyOne(d: ApplyWorkerDeps) {
   return async (message: Delivery<ApplyMessage>, ctx: HandlerContext, change: ChangeRow): Promise<void> => {
     const { change_id: changeId, workspace_id: workspaceId } = message.payload;
-    const finish = (
-      status: 'applied' | 'failed',
-      upstreamStatus: number | null,
-      response: string | null,
-      error: string | null,
-      appliedDifferences: string[] = [],
-    ) =>
+    const finish = (o: Outcome) =>
       ctx.inTx((tx) =>
         finishApply(tx, {
           workspaceId,
           changeId,
-          status,
-          upstreamStatus,
-          upstreamResponseJson: response,
-          error,
-          appliedDifferences,
+          status: o.status,
+          upstreamStatus: o.upstreamStatus,
+          upstreamResponseJson: o.response,
+          error: o.error,
+          appliedDifferences: o.appliedDifferences ?? [],
         }),
       );
     const principal: Principal = {
@@ -430,111 +550,21 @@ function applyOne(d: ApplyWorkerDeps) {
     };
     const options = { contextValues: createContextValues().set(callerKey, principal), signal: ctx.signal };
     try {
-      if (change.sent_at === null && change.target_path !== '') {
-        // First send: the object must still be as it was reviewed (a stale plan is refused). A
-        // change that creates an object has none to re-read.
-        const live = await callOf('upstream-proxy', () =>
-          d.upstream.call(
-            { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
-            options,
-          ),
+      const outcome = (await refusalBeforeSend(d, change, options)) ?? (await send(d, change, options));
+      await finish(outcome);
+      if (outcome.status !== 'applied') return;
+      const differences = outcome.appliedDifferences ?? [];
+      if (differences.length > 0) {
+        d.logger.warn(
+          { change_id: changeId, applied_differences: differences },
+          'change applied, but the platform answered with another result than the one reviewed',
         );
-        if (live.status !== 200) {
-          await finish(
-            'failed',
-            live.status,
-            live.bodyJson,
-            `the object could not be re-read before applying: ${describePlatformRefusal(live.status, live.bodyJson)}`,
-          );
-          return;
-        }
-        const stale = staleTarget(change.target_before_json, live.bodyJson);
-        if (stale !== undefined) {
-          await finish('failed', null, null, stale);
-          return;
-        }
       }
-      if (change.sent_at !== null && change.apply_retried_at !== null && change.target_path !== '') {
-        // Sent again after an unknown outcome, asked for by a caller at any later time: other
-        // changes to the object were free to be applied meanwhile, so it is re-read first.
-        const live = await callOf('upstream-proxy', () =>
-          d.upstream.call(
-            { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
-            options,
-          ),
-        );
-        const refusal =
-          live.status === 200
-            ? resendRefusal(
-                change.target_before_json,
-                withFileIds(JSON.parse(change.reviewed_result_json), change.uploads),
-                live.bodyJson,
-              )
-            : `the object could not be re-read before sending the change again: ${describePlatformRefusal(live.status, live.bodyJson)}; nothing was sent again`;
-        if (refusal !== undefined) {
-          // Still unknown whether the earlier attempt was applied: no answer of the platform is recorded.
-          await finish('failed', null, null, refusal);
-          return;
-        }
-      }
-      if (change.sent_at === null) {
-        // The account's standards and spend guard as they are now, before anything is sent.
-        const refusal = await standardsRefusalAtApply(d.pool, d.upstream, change, options);
-        if (refusal !== undefined) {
-          await finish('failed', null, null, refusal);
-          return;
-        }
-        // The campaign images the change puts on the platform, each uploaded once (its file id is
-        // kept with the change), before the change itself is sent.
-        const notUploaded = await uploadImages(d, change, options);
-        if (notUploaded !== undefined) {
-          await finish('failed', null, null, notUploaded);
-          return;
-        }
-        await markSent(d.pool, workspaceId, changeId);
-      }
-      const uploads = change.uploads;
-      const sentBody =
-        uploads.length === 0
-          ? change.body_json
-          : JSON.stringify(withFileIds(JSON.parse(change.body_json), uploads));
-      // Sent before (the outcome was lost): the same key makes the platform replay its first
-      // answer if it applied the change, so nothing is re-checked or doubled.
-      const res = await callOf('upstream-proxy', () =>
-        d.upstream.call(
-          {
-            accountId: change.account_id,
-            method: change.method,
-            path: change.path,
-            query: [],
-            bodyJson: sentBody,
-            idempotencyKey: idempotencyKeyFor(changeId),
-          },
-          options,
-        ),
-      );
-      if (res.status >= 200 && res.status < 300) {
-        // The platform's answer is held against what was reviewed: a field it did not take as
-        // sent is recorded and shown beside the change, never passed over in silence.
-        const differences = appliedDifferences(
-          withFileIds(JSON.parse(change.reviewed_result_json), uploads),
-          res.bodyJson,
-        );
-        await finish('applied', res.status, res.bodyJson, null, differences);
-        if (differences.length > 0) {
-          d.logger.warn(
-            { change_id: changeId, applied_differences: differences },
-            'change applied, but the platform answered with another result than the one reviewed',
-          );
-        }
-        d.logger.info({ change_id: changeId, attempts: res.attempts }, 'change applied');
-      } else {
-        await finish('failed', res.status, res.bodyJson, describePlatformRefusal(res.status, res.bodyJson));
-      }
+      d.logger.info({ change_id: changeId, attempts: outcome.attempts }, 'change applied');
     } catch (err) {
       const refusal = permanentFailure(err);
       if (refusal === undefined) throw err;
-      await finish('failed', null, null, refusal);
+      await finish(failed(refusal));
     }
   };
 }
