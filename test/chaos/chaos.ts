@@ -31,7 +31,7 @@ export interface ChaosOptions {
   changes: number;
   /** The killer waits a random time in [min, max] ms between two kills. */
   killIntervalMs: { min: number; max: number };
-  /** The least number of kills: the killer goes on after the last apply request until it has made them. */
+  /** The least number of kills; while apply requests are still waiting the killer goes on, up to twice as many. */
   kills: number;
   /** How many of the kills are long outages: the process is kept down for a while. */
   longOutages: number;
@@ -58,7 +58,8 @@ const USAGE = `usage: npm run chaos -- [--changes N] [--kills N] [--kill-interva
                        [--long-outage MIN-MAX] [--seed N] [--settle-timeout SECONDS] [--apply-lease-ms MS]
 
   --changes         changes to prepare, approve and apply (1 to 2000; CHAOS_CHANGES; default 300)
-  --kills           the least number of kills (0 to 10000; CHAOS_KILLS; default half the changes)
+  --kills           the least number of kills, up to twice as many while apply requests wait (0 to 10000;
+                    CHAOS_KILLS; default half the changes)
   --kill-interval   milliseconds between two kills, a range such as 500-3000 (CHAOS_KILL_INTERVAL_MS;
                     default 500-3000)
   --long-outages    how many kills keep the sandbox, the upstream-proxy or PostgreSQL down for a long

@@ -177,7 +177,9 @@ export function startKiller(k: KillerOptions): { done: Promise<void> } {
 
   const done = (async () => {
     let made = 0;
-    while (!k.applyRequestsDone() || made < opts.kills) {
+    // At least `kills`; while apply requests are still waiting, up to twice as many: more would
+    // keep a loaded machine's stack down for most of the run without reaching new states.
+    while (made < opts.kills || (!k.applyRequestsDone() && made < 2 * opts.kills)) {
       await sleep(between(opts.killIntervalMs.min, opts.killIntervalMs.max));
       // A short PostgreSQL outage still under way is awaited: another kill would only lengthen it.
       await pgRestart;
