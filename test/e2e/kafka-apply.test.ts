@@ -4,19 +4,20 @@
  * `changes.apply` topic and back to its apply worker, and reaches the ad platform exactly once,
  * with the sandbox's ledger as the witness.
  *
- * The brokers are librdkafka's mock cluster (Debian's kcat): a protocol-level mock, not Kafka.
+ * The broker is a real Apache Kafka (one KRaft node, testkit/kafka-broker.ts) that creates no
+ * topic on first use: `changes.apply` and `changes.apply.dead` are the changes service's own.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
-import { type KafkaMockCluster, startKafkaMock } from '@adsmcp/testkit/kafka-mock';
+import { type KafkaBrokerCluster, startKafkaBroker } from '@adsmcp/testkit/kafka-broker';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 import { Kafka, type KafkaMessage, logLevel } from 'kafkajs';
 import pg from 'pg';
 
-let cluster: KafkaMockCluster;
+let cluster: KafkaBrokerCluster;
 let e2e: SeededStack;
 let stack: Stack;
 let seed: SeedResult;
@@ -64,7 +65,7 @@ async function query<T extends pg.QueryResultRow>(sql: string, params: unknown[]
 }
 
 before(async () => {
-  cluster = await startKafkaMock();
+  cluster = await startKafkaBroker();
   e2e = await startSeededStack({ env: { KAFKA_BROKERS: cluster.brokers, MCP_RATE_BURST: '500' } });
   ({ stack, seed } = e2e);
   account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
@@ -135,6 +136,20 @@ describe('apply through Kafka', () => {
       [messageId],
     );
     assert.deepEqual(inbox, [{ consumer: 'changes-apply' }], 'the inbox recorded the message once');
+
+    // The changes service made its topics with the admin client: the broker makes none itself.
+    const admin = new Kafka({
+      clientId: 'e2e-admin',
+      brokers: cluster.bootstrap,
+      logLevel: logLevel.NOTHING,
+    }).admin();
+    await admin.connect();
+    try {
+      const topics = await admin.listTopics();
+      assert.ok(topics.includes('changes.apply') && topics.includes('changes.apply.dead'), topics.join(', '));
+    } finally {
+      await admin.disconnect();
+    }
 
     const twice = await refused('ads_apply_change', { change_id: prepared.change_id });
     assert.match(twice.message, /already applied/);

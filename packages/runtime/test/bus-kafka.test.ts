@@ -1,15 +1,15 @@
 /**
  * The bus on the Kafka transport: the contract every transport meets (bus-contract.ts), then
- * what only this transport does: the relay's messages on their topics, and dead-letter copies.
+ * what only this transport does: the topics it creates, the relay's messages on their topics,
+ * and dead-letter copies.
  *
- * The brokers are librdkafka's mock cluster (Debian's kcat, see testkit/kafka-mock.ts): a
- * protocol-level mock, not Kafka. Where a Docker engine can pull images, the same suite could
- * run against a real broker through @testcontainers/kafka; not set up here (no registry).
+ * The brokers are a real Apache Kafka (one KRaft node, testkit/kafka-broker.ts) that creates no
+ * topic on first use: every topic here was created by the transport or by the test.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type KafkaMockCluster, startKafkaMock } from '@adsmcp/testkit/kafka-mock';
-import { Kafka, type KafkaMessage, logLevel, Partitioners } from 'kafkajs';
+import { type KafkaBrokerCluster, startKafkaBroker } from '@adsmcp/testkit/kafka-broker';
+import kafkajs, { Kafka, type KafkaMessage, logLevel, Partitioners } from 'kafkajs';
 import {
   createKafkaTransport,
   DEAD_HEADERS,
@@ -23,35 +23,38 @@ import { inTransaction } from '../src/db.ts';
 import { createLogger, withRequestId } from '../src/log.ts';
 import { busContract, waitFor } from './bus-contract.ts';
 
+// Not among the names Node finds in kafkajs's CommonJS exports.
+const { ConfigResourceTypes } = kafkajs;
 const logger = createLogger('bus-test', process.env.BUS_TEST_LOG_LEVEL ?? 'silent');
-let cluster: KafkaMockCluster | undefined;
+let cluster: KafkaBrokerCluster | undefined;
 const brokers = () => {
-  assert.ok(cluster, 'the mock cluster is running');
+  assert.ok(cluster, 'the broker is running');
   return cluster.brokers.split(',');
 };
 
 const suite = busContract({
-  name: 'Kafka (librdkafka mock cluster)',
+  name: 'Kafka (Apache Kafka 4, one KRaft node)',
   async setup() {
-    cluster = await startKafkaMock();
+    cluster = await startKafkaBroker();
   },
   async teardown() {
     await cluster?.stop();
   },
-  // A short session: the mock cluster's coordinator waits most of one on every rebalance.
+  // The shortest session the broker allows by default (group.min.session.timeout.ms): a stopped
+  // member's partitions move within it.
   transport: (pool) =>
     createKafkaTransport({
       pool,
       logger,
       brokers: brokers(),
       clientId: 'bus-test',
-      sessionTimeoutMs: 3000,
-      heartbeatIntervalMs: 300,
+      sessionTimeoutMs: 6000,
+      heartbeatIntervalMs: 500,
       fetchMaxWaitMs: 200,
       relayPollMs: 200,
     }),
   quietMs: 500,
-  // Mostly waiting for the mock coordinator (3 s for a group's first join): run a few at once.
+  // Mostly waiting for group joins and rebalances: run a few at once.
   concurrency: 4,
 });
 
@@ -60,8 +63,8 @@ async function readTopic(topic: string, count: number): Promise<KafkaMessage[]> 
   const kafka = new Kafka({ clientId: 'bus-test-reader', brokers: brokers(), logLevel: logLevel.NOTHING });
   const consumer = kafka.consumer({
     groupId: `reader-${topic}-${Date.now()}`,
-    sessionTimeout: 3000,
-    heartbeatInterval: 300,
+    sessionTimeout: 6000,
+    heartbeatInterval: 500,
     maxWaitTimeInMs: 200,
   });
   const seen: KafkaMessage[] = [];
@@ -83,6 +86,11 @@ describe('the Kafka transport', { concurrency: 3 }, () => {
   test('a message on the topic that the bus did not publish is skipped, and the messages behind it are handled', async (t) => {
     const topic = 'foreign';
     const kafka = new Kafka({ clientId: 'bus-test-foreign', brokers: brokers(), logLevel: logLevel.NOTHING });
+    // An operator's topic, made beforehand with one partition: the transport uses it as it is.
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await admin.disconnect();
     const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();
     // Same key as the bus message below: same partition, ahead of it.
@@ -102,6 +110,48 @@ describe('the Kafka transport', { concurrency: 3 }, () => {
     await waitFor('the bus message', async () => seen.length > 0);
     await transport.stop();
     assert.deepEqual(seen, [id]);
+  });
+
+  test('a consumer creates its topic and <topic>.dead with the partitions and replication it was given, min.insync.replicas set, before anything was published', async (t) => {
+    const kafka = new Kafka({ clientId: 'bus-test-admin', brokers: brokers(), logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    t.after(() => admin.disconnect());
+    const transport = createKafkaTransport({
+      pool: suite.pool,
+      logger,
+      brokers: brokers(),
+      clientId: 'bus-test-topics',
+      partitions: 3,
+      sessionTimeoutMs: 6000,
+      heartbeatIntervalMs: 500,
+    });
+    t.after(() => transport.stop());
+    assert.ok(!(await admin.listTopics()).includes('laid-out'), 'the broker does not have the topic yet');
+    await transport.consume({ name: 'laid-out', topic: 'laid-out', handler: async () => undefined });
+
+    const { topics } = await admin.fetchTopicMetadata({ topics: ['laid-out', 'laid-out.dead'] });
+    assert.deepEqual(
+      topics
+        .map((topic) => ({
+          name: topic.name,
+          partitions: topic.partitions.length,
+          replicas: [...new Set(topic.partitions.map((p) => p.replicas.length))],
+        }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+      [
+        // One broker: the default replication (3) is capped at the brokers the cluster has.
+        { name: 'laid-out', partitions: 3, replicas: [1] },
+        { name: 'laid-out.dead', partitions: 3, replicas: [1] },
+      ],
+    );
+    const configs = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [
+        { type: ConfigResourceTypes.TOPIC, name: 'laid-out', configNames: ['min.insync.replicas'] },
+      ],
+    });
+    assert.equal(configs.resources[0]?.configEntries[0]?.configValue, '1');
   });
 
   test('the relay publishes an outbox row to its topic, keyed by its key, with its id, enqueue time and headers, and marks it done', async (t) => {

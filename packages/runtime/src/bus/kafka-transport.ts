@@ -22,11 +22,19 @@
  * Postgres transport; `requeue` makes the relay publish it again) and a copy is published to
  * `<topic>.dead` for whoever watches dead letters there. Then its offset is committed.
  *
- * Topics are created by the brokers on first use (`auto.create.topics.enable`); neither the admin
- * client nor the idempotent producer is used.
+ * Topics: the transport creates each topic it publishes or consumes, and its `<topic>.dead`, with
+ * the admin client before first use, with the partitions and replication it was given (by
+ * default 6 partitions, replicated on up to 3 brokers as the cluster has them), and never relies
+ * on the brokers creating topics on first use. A topic that already exists is used as it is.
+ *
+ * The relay's producer is idempotent (the brokers drop a retried batch they already appended, so
+ * a retry inside one publish never doubles or reorders a message); what the relay publishes again
+ * after a rolled-back round is a new send, which the consumers' inboxes absorb.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  type Admin,
   type EachMessagePayload,
   Kafka,
   type Consumer as KafkaConsumer,
@@ -35,6 +43,7 @@ import {
   logLevel,
   Partitioners,
   type Producer,
+  type SASLOptions,
 } from 'kafkajs';
 import { inTransaction, type Pool, type PoolClient } from '../db.ts';
 import { type Logger, withRequestId } from '../log.ts';
@@ -82,6 +91,21 @@ export interface KafkaTransportDeps {
   brokers: string[];
   /** Names this process to the brokers (the service's name). */
   clientId: string;
+  /** TLS to the brokers (`KAFKA_SSL`), with the system's trusted certificate authorities. */
+  ssl?: boolean;
+  /** SASL authentication (`KAFKA_SASL_MECHANISM`, `KAFKA_SASL_USERNAME`, `KAFKA_SASL_PASSWORD`). */
+  sasl?: SASLOptions;
+  /**
+   * Partitions of a topic the transport creates (`KAFKA_TOPIC_PARTITIONS`, default 6): the most
+   * members of one consumer group that can work at once.
+   */
+  partitions?: number;
+  /**
+   * Replicas of each partition of a topic the transport creates (`KAFKA_REPLICATION_FACTOR`);
+   * by default 3, or as many brokers as the cluster has when it has fewer. Its
+   * `min.insync.replicas` is 2 from 3 replicas on, else 1.
+   */
+  replicationFactor?: number;
   /**
    * How long the group waits for a member that sends no heartbeat before handing its partitions
    * to others (default 30 s): how long a crashed consumer's messages wait.
@@ -110,6 +134,8 @@ const DEFAULTS = {
   relayPollMs: 1_000,
   joinTimeoutMs: 60_000,
   reconnectDelayMs: 1_000,
+  partitions: 6,
+  replicationFactor: 3,
   concurrency: 1,
   maxAttempts: 10,
   backoff: { baseMs: 1000, capMs: 300_000 },
@@ -130,7 +156,10 @@ export function createKafkaTransport(deps: KafkaTransportDeps): BusTransport {
     logLevel: logLevel.WARN,
     logCreator: kafkaLogTo(log),
     retry: { initialRetryTime: 300, retries: 8 },
+    ...(deps.ssl === true ? { ssl: true } : {}),
+    ...(deps.sasl === undefined ? {} : { sasl: deps.sasl }),
   });
+  const topics = new Topics(kafka, log, deps.partitions ?? DEFAULTS.partitions, deps.replicationFactor);
   const settings: ConsumerSettings = {
     sessionTimeoutMs: deps.sessionTimeoutMs ?? DEFAULTS.sessionTimeoutMs,
     heartbeatIntervalMs: deps.heartbeatIntervalMs ?? DEFAULTS.heartbeatIntervalMs,
@@ -138,7 +167,7 @@ export function createKafkaTransport(deps: KafkaTransportDeps): BusTransport {
     joinTimeoutMs: deps.joinTimeoutMs ?? DEFAULTS.joinTimeoutMs,
   };
   const listener = new Listener(deps.pool, log, deps.reconnectDelayMs ?? DEFAULTS.reconnectDelayMs);
-  const relay = new Relay(deps.pool, kafka, listener, log, deps.relayPollMs ?? DEFAULTS.relayPollMs);
+  const relay = new Relay(deps.pool, kafka, topics, listener, log, deps.relayPollMs ?? DEFAULTS.relayPollMs);
   const consumers = new Set<Consumer>();
   let stopped = false;
   relay.start();
@@ -146,7 +175,7 @@ export function createKafkaTransport(deps: KafkaTransportDeps): BusTransport {
   return {
     async consume<P = Json>(options: ConsumerOptions<P>): Promise<Consumer> {
       if (stopped) throw new Error('bus transport is stopped');
-      const consumer = new KafkaBusConsumer<P>(kafka, deps.pool, log, options, settings);
+      const consumer = new KafkaBusConsumer<P>(kafka, topics, deps.pool, log, options, settings);
       consumers.add(consumer);
       try {
         await consumer.start();
@@ -166,6 +195,7 @@ export function createKafkaTransport(deps: KafkaTransportDeps): BusTransport {
       await Promise.all([...consumers].map((c) => c.stop()));
       consumers.clear();
       await relay.stop();
+      await topics.close();
       listener.stop();
     },
   };
@@ -181,10 +211,137 @@ function kafkaLogTo(logger: Logger) {
     ({ namespace, level, log }: LogEntry): void => {
       const { message, timestamp: _t, logger: _l, ...extra } = log;
       const fields = { kafkajs: namespace, ...extra };
-      if (namespace === 'Connection') logger.debug(fields, message);
+      // The relay limits its producer's retries on purpose (see Relay), which kafkajs warns of.
+      if (namespace === 'Connection' || message.startsWith('Limiting retries for the idempotent'))
+        logger.debug(fields, message);
       else if (level <= logLevel.ERROR) logger.error(fields, message);
       else logger.warn(fields, message);
     };
+}
+
+/**
+ * Topics creates, with the admin client, each topic the transport uses before its first use, and
+ * the `<topic>.dead` beside it. A topic is looked up once per transport; one that exists (made by
+ * an operator, or by another process a moment before) is used as it is.
+ */
+class Topics {
+  private admin: Admin | undefined;
+  private connected: Promise<Admin> | undefined;
+  private readonly ready = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly log: Logger,
+    private readonly partitions: number,
+    private readonly replicationFactor: number | undefined,
+  ) {}
+
+  /** ensure resolves once `names` and their dead-letter topics exist. */
+  async ensure(names: Iterable<string>): Promise<void> {
+    const wanted = new Set<string>();
+    for (const name of names) {
+      wanted.add(name);
+      if (!isDeadLetterTopic(name)) wanted.add(deadLetterTopic(name));
+    }
+    const missing = [...wanted].filter((t) => !this.ready.has(t));
+    if (missing.length > 0) {
+      const made = this.create(missing);
+      for (const t of missing) {
+        // A failed creation is looked up again by the next caller.
+        this.ready.set(
+          t,
+          made.catch((err: unknown) => {
+            this.ready.delete(t);
+            throw err;
+          }),
+        );
+      }
+    }
+    await Promise.all([...wanted].map((t) => this.ready.get(t)));
+  }
+
+  private connect(): Promise<Admin> {
+    this.connected ??= (async () => {
+      const admin = this.kafka.admin();
+      this.admin = admin;
+      await admin.connect();
+      return admin;
+    })().catch((err: unknown) => {
+      this.connected = undefined;
+      throw err;
+    });
+    return this.connected;
+  }
+
+  private async create(names: string[]): Promise<void> {
+    const admin = await this.connect();
+    const existing = new Set(await admin.listTopics());
+    const topics = names.filter((t) => !existing.has(t));
+    if (topics.length === 0) return;
+    const brokers = (await admin.describeCluster()).brokers.length;
+    const replicationFactor =
+      this.replicationFactor ?? Math.min(DEFAULTS.replicationFactor, Math.max(1, brokers));
+    // With 3 replicas or more, a write acknowledged by `acks: -1` is on 2 brokers at least, and
+    // one broker may be down without stopping the writes.
+    const minInsync = Math.max(1, Math.min(2, replicationFactor - 1));
+    await admin.createTopics({
+      // kafkajs's own wait gives up when the broker answering does not know the new topic yet
+      // (its metadata trails the controller's, as on KRaft clusters): waited for below instead.
+      waitForLeaders: false,
+      topics: topics.map((topic) => ({
+        topic,
+        numPartitions: this.partitions,
+        replicationFactor,
+        configEntries: [{ name: 'min.insync.replicas', value: String(minInsync) }],
+      })),
+    });
+    await this.leadersOf(admin, topics);
+    this.log.info(
+      {
+        topics,
+        partitions: this.partitions,
+        replication_factor: replicationFactor,
+        min_insync_replicas: minInsync,
+      },
+      'bus topics created',
+    );
+  }
+
+  /** leadersOf waits until every partition of `topics` has a leader, as the brokers report it. */
+  private async leadersOf(admin: Admin, topics: string[]): Promise<void> {
+    const deadline = Date.now() + TOPIC_READY_TIMEOUT_MS;
+    for (;;) {
+      try {
+        const { topics: found } = await admin.fetchTopicMetadata({ topics });
+        if (found.length === topics.length && found.every((t) => t.partitions.every((p) => p.leader >= 0)))
+          return;
+      } catch (err) {
+        const type = (err as { type?: unknown }).type;
+        if (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE') throw err;
+      }
+      if (Date.now() > deadline)
+        throw new Error(
+          `bus topics ${topics.join(', ')} were created but have no leader after ${TOPIC_READY_TIMEOUT_MS} ms`,
+        );
+      await sleep(100);
+    }
+  }
+
+  async close(): Promise<void> {
+    const admin = this.admin;
+    if (admin === undefined) return;
+    await this.connected?.catch(() => undefined);
+    await admin.disconnect().catch((err: unknown) => {
+      this.log.warn({ err }, 'bus: disconnecting the admin client failed');
+    });
+  }
+}
+
+/** How long new topics may take to have their leaders. */
+const TOPIC_READY_TIMEOUT_MS = 30_000;
+
+function isDeadLetterTopic(topic: string): boolean {
+  return topic.endsWith('.dead');
 }
 
 interface RelayRow {
@@ -206,8 +363,9 @@ const RELAY_RETRY = { baseMs: 500, capMs: 30_000 };
  * (with a growing wait).
  */
 class Relay {
-  private readonly producer: Producer;
-  private connected: Promise<void> | undefined;
+  /** The producer of the current connection; a failed round drops it (see `failed`). */
+  private producer: Producer | undefined;
+  private connected: Promise<Producer> | undefined;
   private running = false;
   private readonly rounds: Rounds = rounds(
     () => this.publishRound(),
@@ -222,17 +380,28 @@ class Relay {
 
   constructor(
     private readonly pool: Pool,
-    kafka: Kafka,
+    private readonly kafka: Kafka,
+    private readonly topics: Topics,
     private readonly listener: Listener,
     private readonly log: Logger,
     private readonly pollMs: number,
-  ) {
-    this.producer = kafka.producer({
-      allowAutoTopicCreation: true,
-      // One request in flight per broker: a retried request cannot overtake a later one, so a
-      // key's messages reach its partition in the order they were enqueued.
+  ) {}
+
+  private newProducer(): Producer {
+    return this.kafka.producer({
+      // The transport creates its topics (Topics); a topic missing here is an error, not a new
+      // topic with the brokers' defaults.
+      allowAutoTopicCreation: false,
+      // The brokers drop a batch they already appended when its send is retried (by producer id
+      // and sequence number): a retry inside one publish neither doubles nor reorders messages.
+      idempotent: true,
+      // Idempotence keeps order with up to 5 requests in flight; the relay awaits each batch
+      // before the next, so 1 costs nothing and keeps a key's messages in order by itself.
       maxInFlightRequests: 1,
       createPartitioner: Partitioners.DefaultPartitioner,
+      // Bounded, unlike kafkajs's default for an idempotent producer (retrying forever): the
+      // relay holds its claim transaction open while it publishes, and a round that fails is
+      // rolled back and published again later by a new producer.
       retry: { retries: 5 },
     });
   }
@@ -251,12 +420,24 @@ class Relay {
     clearInterval(this.pollTimer);
     clearTimeout(this.retryTimer);
     await this.rounds.settled();
-    if (this.connected !== undefined) {
-      await this.connected.catch(() => undefined);
-      await this.producer.disconnect().catch((err: unknown) => {
-        this.log.warn({ err }, 'bus relay: disconnecting the producer failed');
-      });
-    }
+    await this.dropProducer();
+  }
+
+  /**
+   * dropProducer disconnects the current producer; the next round connects a new one, with a
+   * new producer id. After a failed send kafkajs may hold sequence numbers the brokers never
+   * appended, which would refuse every later batch of that producer as out of order.
+   */
+  private async dropProducer(): Promise<void> {
+    const producer = this.producer;
+    const connected = this.connected;
+    this.producer = undefined;
+    this.connected = undefined;
+    if (producer === undefined) return;
+    await connected?.catch(() => undefined);
+    await producer.disconnect().catch((err: unknown) => {
+      this.log.warn({ err }, 'bus relay: disconnecting the producer failed');
+    });
   }
 
   /** One round: publishes due rows, batch after batch, until a batch is not full. */
@@ -273,6 +454,7 @@ class Relay {
     this.failures++;
     const delayMs = backoffDelay(this.failures, RELAY_RETRY, Math.random);
     this.log.error({ err, delay_ms: delayMs }, 'bus relay could not publish; the rows stay pending');
+    void this.dropProducer();
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => this.rounds.wake(), delayMs);
   }
@@ -288,11 +470,21 @@ class Relay {
     }
   }
 
-  private connect(): Promise<void> {
-    this.connected ??= this.producer.connect().catch((err: unknown) => {
-      this.connected = undefined;
-      throw err;
-    });
+  private connect(): Promise<Producer> {
+    if (this.connected === undefined) {
+      const producer = this.newProducer();
+      this.producer = producer;
+      this.connected = producer.connect().then(
+        () => producer,
+        (err: unknown) => {
+          if (this.producer === producer) {
+            this.producer = undefined;
+            this.connected = undefined;
+          }
+          throw err;
+        },
+      );
+    }
     return this.connected;
   }
 
@@ -302,14 +494,15 @@ class Relay {
    * claim back, so the rows are published again later (some perhaps twice).
    */
   private async publishBatch(): Promise<number> {
-    await this.connect();
+    const producer = await this.connect();
     return inTransaction(this.pool, async (tx) => {
       await lockRelay(tx);
       const rows = await claimDue(tx, RELAY_BATCH);
       if (rows.length === 0 || !this.running) return 0;
       const byTopic = new Map<string, RelayRow[]>();
       for (const row of rows) byTopic.set(row.topic, [...(byTopic.get(row.topic) ?? []), row]);
-      await this.producer.sendBatch({
+      await this.topics.ensure(byTopic.keys());
+      await producer.sendBatch({
         acks: -1,
         topicMessages: [...byTopic].map(([topic, list]) => ({
           topic,
@@ -401,6 +594,7 @@ class KafkaBusConsumer<P> implements Consumer {
 
   constructor(
     kafka: Kafka,
+    private readonly topics: Topics,
     private readonly pool: Pool,
     logger: Logger,
     options: ConsumerOptions<P>,
@@ -424,7 +618,7 @@ class KafkaBusConsumer<P> implements Consumer {
       rebalanceTimeout: Math.max(60_000, settings.sessionTimeoutMs),
       heartbeatInterval: settings.heartbeatIntervalMs,
       maxWaitTimeInMs: settings.fetchMaxWaitMs,
-      allowAutoTopicCreation: true,
+      allowAutoTopicCreation: false,
     });
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
       this.log.error({ err: payload.error, restart: payload.restart }, 'bus consumer crashed');
@@ -465,6 +659,9 @@ class KafkaBusConsumer<P> implements Consumer {
 
   /** join connects, subscribes and runs the consumer; kafkajs then joins the group in the background. */
   private async join(): Promise<void> {
+    // Made before the group subscribes, so a consumer that starts before anything was published
+    // finds its topic with the intended partitions.
+    await this.topics.ensure([this.topic]);
     await this.consumer.connect();
     // A new group starts at the oldest message: what was enqueued before it first ran is its work.
     await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
