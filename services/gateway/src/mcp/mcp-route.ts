@@ -17,6 +17,7 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   Server,
+  SUPPORTED_PROTOCOL_VERSIONS,
   UnsupportedProtocolVersionError,
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -33,7 +34,9 @@ import {
   SERVER_NAME,
   SERVER_VERSION,
 } from '../catalogue/catalogue.ts';
+import type { GatewayDeps } from '../deps.ts';
 import { observeToolCall } from '../tool-telemetry.ts';
+import { CACHE, discoverEveryVersion } from './discovery.ts';
 import { handlerErrorResponse, type PlainToolCall, plainToolCall, sendAsEventStream } from './plain-call.ts';
 import {
   batchRefusal,
@@ -52,6 +55,28 @@ const INSTRUCTIONS =
   'Tools read and manage advertising accounts. Read tools change nothing. Tools marked "Prepare change" only ' +
   'record a reviewable proposal and return a change_id: nothing reaches the ad account until a person approves ' +
   "it in the dashboard and it is applied. Write tools change only this workspace's own records.";
+
+/** The revisions served by the SDK's modern (per-request `_meta`) path: all but the 2025-era ones. */
+const MODERN_VERSIONS: ReadonlySet<string> = new Set(
+  SUPPORTED_VERSIONS.filter((v) => !SUPPORTED_PROTOCOL_VERSIONS.includes(v)),
+);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Requests 2026-07-28 removed: on that revision they are unknown methods, not malformed ones. */
+const REMOVED_IN_MODERN_ERA = new Set(['initialize', 'ping', 'logging/setLevel']);
+
+function removedInModernEra(version: string | undefined, body: unknown): boolean {
+  return (
+    version !== undefined &&
+    MODERN_VERSIONS.has(version) &&
+    isRecord(body) &&
+    typeof body.method === 'string' &&
+    REMOVED_IN_MODERN_ERA.has(body.method)
+  );
+}
 
 /** JSON-RPC error codes this edge answers with outside the SDK. */
 const JSONRPC_INVALID_REQUEST = -32600;
@@ -84,8 +109,41 @@ declare module 'fastify' {
   }
 }
 
-function rpcError(reply: FastifyReply, status: number, code: number, message: string, id: unknown = null) {
-  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id });
+/**
+ * The id an error answer carries when the request's own could not be read (the body was never
+ * parsed, or it is a batch): JSON-RPC 2.0's null, except for a 2026-07-28 request, whose schema
+ * leaves the id out instead (it allows no null id).
+ */
+export function unknownRequestId(versionHeader: string | string[] | undefined): { id?: null } {
+  return typeof versionHeader === 'string' && MODERN_VERSIONS.has(versionHeader.trim()) ? {} : { id: null };
+}
+
+/** The request's own id, when the body is one request that has one. */
+function bodyRequestId(body: unknown): RpcId | undefined {
+  if (!isRecord(body)) return undefined;
+  const { id } = body;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined;
+}
+
+function rpcError(
+  reply: FastifyReply,
+  status: number,
+  code: number,
+  message: string,
+  id: RpcId | { id?: null },
+  data?: unknown,
+) {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  const idField = typeof id === 'object' ? id : { id };
+  return reply
+    .code(status)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', error, ...idField });
+}
+
+/** The id of the answer to `req`: its body's, or the stand-in for one that cannot be read. */
+function answerId(req: FastifyRequest): RpcId | { id?: null } {
+  return bodyRequestId(req.body) ?? unknownRequestId(req.headers['mcp-protocol-version']);
 }
 
 /**
@@ -123,16 +181,16 @@ interface ExchangeInfo {
   malformedRequests: Map<RpcId, string>;
 }
 
-/** The SDK's unsupported-version error, listing every version this endpoint serves (both eras). */
-function unsupportedVersion(reply: FastifyReply, requested: string) {
+/**
+ * The SDK's unsupported-version error, listing every version this endpoint serves (both eras, as
+ * server/discover does), answered to the request's own id.
+ */
+function unsupportedVersion(reply: FastifyReply, requested: string, id: RpcId | { id?: null }) {
   const err = new UnsupportedProtocolVersionError(
     { supported: [...SUPPORTED_VERSIONS], requested },
     `Unsupported protocol version: ${requested || 'the MCP-Protocol-Version header is empty'} (supported versions: ${SUPPORTED_VERSIONS.join(', ')})`,
   );
-  return reply
-    .code(400)
-    .type('application/json')
-    .send({ jsonrpc: '2.0', error: { code: err.code, message: err.message, data: err.data }, id: null });
+  return rpcError(reply, 400, err.code, err.message, id, err.data);
 }
 
 /** A `WWW-Authenticate` parameter value as an RFC 9110 quoted-string. */
@@ -140,7 +198,7 @@ function quoted(value: string): string {
   return `"${value.replace(/["\\]/g, '\\$&')}"`;
 }
 
-export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>): void {
+export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<GatewayDeps>): void {
   const origins = createOriginPolicy(o.publicUrl, o.allowedOrigins);
   const resourceMetadata = new URL('/.well-known/oauth-protected-resource', o.publicUrl).toString();
   const now = o.now ?? (() => new Date());
@@ -157,9 +215,13 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
       const info = ctx.authInfo?.extra as ExchangeInfo | undefined;
       const server = new Server(
         { name: SERVER_NAME, version: SERVER_VERSION },
-        { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+        {
+          capabilities: { tools: { listChanged: false } },
+          instructions: INSTRUCTIONS,
+        },
       );
-      server.setRequestHandler('tools/list', () => ({ tools: [...o.catalogue.listing] }));
+      discoverEveryVersion(server, INSTRUCTIONS);
+      server.setRequestHandler('tools/list', () => ({ tools: [...o.catalogue.listing], ...CACHE.toolList }));
       server.setRequestHandler('tools/call', (req, reqCtx) => {
         // The route authenticated every request before the SDK saw it.
         if (info === undefined) throw new Error('tools/call reached the MCP server without a caller');
@@ -205,10 +267,12 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
   };
 
   // Everything that can be decided from headers is decided before the body is read.
+  // Before the body is read the request's id is unknown; an unauthenticated body is never read.
   const guard = async (req: FastifyRequest, reply: FastifyReply) => {
+    const unread = unknownRequestId(req.headers['mcp-protocol-version']);
     const origin = req.headers.origin;
     if (origin !== undefined && !origins.allows(origin)) {
-      return rpcError(reply, 403, JSONRPC_FORBIDDEN, `origin ${origin} is not allowed`);
+      return rpcError(reply, 403, JSONRPC_FORBIDDEN, `origin ${origin} is not allowed`, unread);
     }
     const auth = await authenticate(req.headers.authorization, req.ip, () => req.raw.socket.destroyed);
     if (!auth.ok && 'overBudget' in auth) {
@@ -218,23 +282,14 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
         429,
         JSONRPC_INVALID_REQUEST,
         `too many failed authentications from this address: retry after ${auth.retryAfterSeconds} s`,
+        unread,
       );
     }
     if (!auth.ok) {
       reply.header('www-authenticate', challenge(auth.error, auth.error ? auth.description : undefined));
-      return rpcError(reply, 401, JSONRPC_INVALID_REQUEST, `unauthorized: ${auth.description}`);
+      return rpcError(reply, 401, JSONRPC_INVALID_REQUEST, `unauthorized: ${auth.description}`, unread);
     }
     req.caller = auth.caller;
-    if (!acceptsJsonAndSse(req.headers.accept)) {
-      return rpcError(
-        reply,
-        406,
-        JSONRPC_INVALID_REQUEST,
-        'Not Acceptable: Accept must include both application/json and text/event-stream',
-      );
-    }
-    // Accepted as written; the SDK reads it again, matching the media types by their exact case.
-    req.raw.headers.accept = 'application/json, text/event-stream';
     const codings = unacceptedContentCodings(req.headers['content-encoding']);
     if (codings.length > 0) {
       // RFC 9110 §15.5.16: Accept-Encoding says which codings a request may use.
@@ -244,25 +299,46 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
         415,
         JSONRPC_INVALID_REQUEST,
         `Unsupported Media Type: Content-Encoding ${codings.map((c) => JSON.stringify(c.slice(0, 40))).join(', ')} is not accepted; send the body uncompressed, with no Content-Encoding header or Content-Encoding: identity`,
+        unread,
       );
     }
-    const rate = o.limiter.take(auth.caller.principal.credentialId);
-    if (!rate.allowed) return rateLimited(reply, rate.retryAfterSeconds);
   };
 
-  const rateLimited = (reply: FastifyReply, retryAfterSeconds: number, what = '') => {
+  /**
+   * Accept (406) and the credential's rate (429): decided once the body is parsed, so that the
+   * answer carries the request's id (the body is bounded by the body limit either way).
+   */
+  const refuseAuthenticated = (req: FastifyRequest, reply: FastifyReply, caller: Caller) => {
+    if (!acceptsJsonAndSse(req.headers.accept)) {
+      return rpcError(
+        reply,
+        406,
+        JSONRPC_INVALID_REQUEST,
+        'Not Acceptable: Accept must include both application/json and text/event-stream',
+        answerId(req),
+      );
+    }
+    // Accepted as written; the SDK reads it again, matching the media types by their exact case.
+    req.raw.headers.accept = 'application/json, text/event-stream';
+    const rate = o.limiter.take(caller.principal.credentialId);
+    if (!rate.allowed) return rateLimited(req, reply, rate.retryAfterSeconds);
+    return undefined;
+  };
+
+  const rateLimited = (req: FastifyRequest, reply: FastifyReply, retryAfterSeconds: number, what = '') => {
     reply.header('retry-after', String(retryAfterSeconds));
     return rpcError(
       reply,
       429,
       JSONRPC_INVALID_REQUEST,
       `rate limited${what}: retry after ${retryAfterSeconds} s`,
+      answerId(req),
     );
   };
 
   /** The guard took one request from the credential's rate; each further tool call of a batch takes one more. */
-  const takeBatchRate = (reply: FastifyReply, body: unknown, caller: Caller) => {
-    const calls = countToolCalls(body);
+  const takeBatchRate = (req: FastifyRequest, reply: FastifyReply, caller: Caller) => {
+    const calls = countToolCalls(req.body);
     if (calls <= 1) return undefined;
     if (calls > o.limiter.burst) {
       return rpcError(
@@ -270,11 +346,17 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
         400,
         JSONRPC_INVALID_REQUEST,
         `Invalid Request: a batch may hold at most ${o.limiter.burst} tool calls (this credential's burst)`,
+        answerId(req),
       );
     }
     const rate = o.limiter.take(caller.principal.credentialId, calls - 1);
     if (rate.allowed) return undefined;
-    return rateLimited(reply, rate.retryAfterSeconds, ` (each of the batch's ${calls} tool calls counts)`);
+    return rateLimited(
+      req,
+      reply,
+      rate.retryAfterSeconds,
+      ` (each of the batch's ${calls} tool calls counts)`,
+    );
   };
 
   /** The checks that need the body; an answer when the request is refused. */
@@ -282,12 +364,13 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
     const header = req.headers['mcp-protocol-version'];
     const version = namedVersion(header, req.body);
     if (version !== undefined && !SUPPORTED_VERSIONS.includes(version)) {
-      return unsupportedVersion(reply, version);
+      return unsupportedVersion(reply, version, answerId(req));
     }
     const batch = batchRefusal(req.body, typeof header === 'string' ? header : undefined);
-    if (batch !== undefined) return rpcError(reply, 400, JSONRPC_INVALID_REQUEST, batch);
-    // Bad parameters are a bad request (400); in a batch, the call is answered in its place.
-    const malformed = malformedSingleRequest(req.body);
+    if (batch !== undefined) return rpcError(reply, 400, JSONRPC_INVALID_REQUEST, batch, answerId(req));
+    // Bad parameters are a bad request (400); in a batch, the call is answered in its place. A
+    // method 2026-07-28 removed (initialize, ping) is the SDK's to refuse as not found (404).
+    const malformed = removedInModernEra(version, req.body) ? undefined : malformedSingleRequest(req.body);
     if (malformed !== undefined) {
       return rpcError(reply, 400, JSONRPC_INVALID_PARAMS, malformed.problem, malformed.id);
     }
@@ -303,15 +386,21 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
         const why = `${call.name} needs the ${need} scope; this token has ${caller.principal.scopes.join(' ') || 'none'}`;
         reply.header('www-authenticate', challenge('insufficient_scope', why, scopes));
       }
-      return rpcError(reply, 403, JSONRPC_FORBIDDEN, `forbidden: ${denied}`, call.id ?? null);
+      return rpcError(
+        reply,
+        403,
+        JSONRPC_FORBIDDEN,
+        `forbidden: ${denied}`,
+        bodyRequestId(call) ?? answerId(req),
+      );
     }
-    return takeBatchRate(reply, req.body, caller);
+    return takeBatchRate(req, reply, caller);
   };
 
   app.post('/mcp', { onRequest: guard }, async (req, reply) => {
     const caller = req.caller;
     if (caller === undefined) throw new Error('unauthenticated request passed the guard');
-    const refused = refuseBody(req, reply, caller);
+    const refused = refuseAuthenticated(req, reply, caller) ?? refuseBody(req, reply, caller);
     if (refused !== undefined) return refused;
     // Decided on the body as it came: takeMalformedRequests below gives a malformed call a
     // well-formed stand-in, which must not then pass for the plain exchange.
@@ -324,7 +413,12 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
       caller,
       requestId: req.requestId,
       messageRequestIds,
-      malformedRequests: takeMalformedRequests(req.body),
+      malformedRequests: removedInModernEra(
+        namedVersion(req.headers['mcp-protocol-version'], req.body),
+        req.body,
+      )
+        ? new Map()
+        : takeMalformedRequests(req.body),
     };
     const authInfo: AuthInfo = {
       token: 'verified-by-gateway',
@@ -358,20 +452,21 @@ export function registerMcpRoutes<D>(app: FastifyInstance, o: McpRouteOptions<D>
           plain.args,
         ),
       );
-      return { result, jsonrpc: '2.0', id: plain.id };
+      return { result: result, jsonrpc: '2.0', id: plain.id };
     } catch (err) {
       return handlerErrorResponse(plain.id, err);
     }
   };
 
   // Answered from the headers, before any body is read.
-  const methodNotAllowed = async (_req: FastifyRequest, reply: FastifyReply) => {
+  const methodNotAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', 'POST');
     return rpcError(
       reply,
       405,
       JSONRPC_INVALID_REQUEST,
       'Method Not Allowed: this endpoint is stateless; use POST',
+      unknownRequestId(req.headers['mcp-protocol-version']),
     );
   };
   app.route({
