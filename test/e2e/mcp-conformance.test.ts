@@ -49,13 +49,19 @@ const SCENARIOS: Record<'2025-11-25' | '2026-07-28', readonly string[]> = {
     'ping',
     'tools-list',
     'server-sse-multiple-streams',
+    'resources-list',
+    'prompts-list',
     'dns-rebinding-protection',
   ],
   '2026-07-28': [
     'server-stateless',
     'tools-list',
     'server-sse-multiple-streams',
+    'resources-list',
+    'sep-2164-resource-not-found',
+    'prompts-list',
     'dns-rebinding-protection',
+    'caching',
   ],
 };
 

@@ -36,8 +36,17 @@ import {
 } from '../catalogue/catalogue.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { observeToolCall } from '../tool-telemetry.ts';
+import { complete } from './completion.ts';
 import { CACHE, discoverEveryVersion } from './discovery.ts';
 import { handlerErrorResponse, type PlainToolCall, plainToolCall, sendAsEventStream } from './plain-call.ts';
+import { getPrompt, listPrompts } from './prompts.ts';
+import {
+  listResources,
+  type ResourceContext,
+  readResource,
+  resourceTemplates,
+  withResourceLinks,
+} from './resources.ts';
 import {
   batchRefusal,
   batchRequestIds,
@@ -49,6 +58,7 @@ import {
   SUPPORTED_VERSIONS,
   takeMalformedRequests,
 } from './rpc-messages.ts';
+import { invalidParam } from './surface-access.ts';
 import { callTool } from './tool-call.ts';
 
 const INSTRUCTIONS =
@@ -76,6 +86,12 @@ function removedInModernEra(version: string | undefined, body: unknown): boolean
     typeof body.method === 'string' &&
     REMOVED_IN_MODERN_ERA.has(body.method)
   );
+}
+
+/** Every list this server answers is one page: a cursor can only be one it never gave. */
+function noCursor(cursor: string | undefined): void {
+  if (cursor !== undefined)
+    throw invalidParam('cursor', 'is not a cursor this server gave: its lists are one page');
 }
 
 /** JSON-RPC error codes this edge answers with outside the SDK. */
@@ -216,12 +232,39 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
       const server = new Server(
         { name: SERVER_NAME, version: SERVER_VERSION },
         {
-          capabilities: { tools: { listChanged: false } },
+          capabilities: {
+            tools: { listChanged: false },
+            resources: { subscribe: false, listChanged: false },
+            prompts: { listChanged: false },
+            completions: {},
+          },
           instructions: INSTRUCTIONS,
         },
       );
       discoverEveryVersion(server, INSTRUCTIONS);
       server.setRequestHandler('tools/list', () => ({ tools: [...o.catalogue.listing], ...CACHE.toolList }));
+      // The route authenticated every request before the SDK saw it.
+      const surface = (): ResourceContext => {
+        if (info === undefined) throw new Error('a request reached the MCP server without a caller');
+        return { caller: info.caller, deps: o.deps, catalogue: o.catalogue };
+      };
+      server.setRequestHandler('resources/list', (req) => {
+        noCursor(req.params?.cursor);
+        return listResources(surface());
+      });
+      server.setRequestHandler('resources/templates/list', (req) => {
+        noCursor(req.params?.cursor);
+        return resourceTemplates();
+      });
+      server.setRequestHandler('resources/read', (req) => readResource(surface(), req.params.uri));
+      server.setRequestHandler('prompts/list', (req) => {
+        noCursor(req.params?.cursor);
+        return listPrompts();
+      });
+      server.setRequestHandler('prompts/get', (req) =>
+        getPrompt(surface(), req.params.name, req.params.arguments),
+      );
+      server.setRequestHandler('completion/complete', (req) => complete(surface(), req.params));
       server.setRequestHandler('tools/call', (req, reqCtx) => {
         // The route authenticated every request before the SDK saw it.
         if (info === undefined) throw new Error('tools/call reached the MCP server without a caller');
@@ -247,7 +290,7 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
             req.params.arguments,
             progress,
           ),
-        );
+        ).then((result) => withResourceLinks(result, server.getNegotiatedProtocolVersion()));
       });
       return server;
     },
@@ -432,7 +475,10 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
     reply.hijack();
     reply.raw.setHeader('x-request-id', req.requestId);
     if (plain !== undefined) {
-      sendAsEventStream(reply.raw, await answerPlainCall(plain, caller, req.requestId));
+      sendAsEventStream(
+        reply.raw,
+        await answerPlainCall(plain, caller, req.requestId, String(req.headers['mcp-protocol-version'])),
+      );
       return;
     }
     (req.raw as IncomingMessage & { auth?: AuthInfo }).auth = authInfo;
@@ -440,7 +486,12 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
   });
 
   /** The JSON-RPC response to a plain tools/call, as the per-request server would give it. */
-  const answerPlainCall = async (plain: PlainToolCall, caller: Caller, requestId: string) => {
+  const answerPlainCall = async (
+    plain: PlainToolCall,
+    caller: Caller,
+    requestId: string,
+    version: string,
+  ) => {
     try {
       const known = o.catalogue.byName.has(plain.name);
       const result = await observeToolCall(plain.name, known, undefined, () =>
@@ -452,7 +503,7 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
           plain.args,
         ),
       );
-      return { result: result, jsonrpc: '2.0', id: plain.id };
+      return { result: withResourceLinks(result, version), jsonrpc: '2.0', id: plain.id };
     } catch (err) {
       return handlerErrorResponse(plain.id, err);
     }
