@@ -9,7 +9,7 @@
  * `npm test -- <text>…` runs only the test files whose path contains one of the texts, and
  * skips the static checks.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -158,10 +158,10 @@ async function testFiles(): Promise<string[]> {
 }
 
 /**
- * What some tests drive comes from Debian: Chromium for the browser tests, and kcat, whose
- * librdkafka mock cluster stands in for Kafka brokers in the Kafka tests (a protocol-level mock,
- * not Kafka). On a machine without one, install it when we can (root with apt-get, as on a fresh
- * CI machine) and say so; otherwise the tests that need it explain.
+ * What some tests drive comes from Debian: Chromium for the browser tests, and Maven (with a JRE)
+ * for the Kafka tests, which fetch Apache Kafka's jars with it and run the broker on that JVM. On
+ * a machine without one, install it when we can (root with apt-get, as on a fresh CI machine) and
+ * say so; otherwise the tests that need it explain.
  */
 function ensureDebianPackage(pkg: string, binary: string, purpose: string, override?: string): void {
   if (override || existsSync(binary)) return;
@@ -227,9 +227,9 @@ async function selectFiles(): Promise<Selected> {
 async function checksAndTests(
   files: Selected,
   containers: ContainerPreparation | undefined,
+  kafkaJars: Promise<boolean> | undefined,
 ): Promise<number> {
   ensureDebianPackage('chromium', '/usr/bin/chromium', 'the browser tests', process.env.CHROMIUM_PATH);
-  ensureDebianPackage('kcat', '/usr/bin/kcat', 'the Kafka tests', process.env.KCAT_PATH);
   if (filters.length === 0) {
     step('lint and format (biome)');
     if (sh(join(BIN, 'biome'), ['ci', '.']) !== 0) return 1;
@@ -268,6 +268,12 @@ async function checksAndTests(
   reportBundles(await bundling);
   try {
     let code = 0;
+    if (kafkaJars !== undefined) {
+      step('Kafka broker jars (Maven, test/kafka/pom.xml)');
+      // Fetched while the checks ran; a failure is reported by the Kafka tests too, with the reason.
+      if (!(await kafkaJars))
+        process.stdout.write('\n!! the Kafka broker could not be fetched: the Kafka tests will fail\n');
+    }
     if (files.plain.length > 0) {
       step(`tests (${files.plain.length} files)`);
       code = runTests(files.plain, env);
@@ -289,6 +295,26 @@ async function checksAndTests(
   }
 }
 
+/** A test file that starts Apache Kafka (testkit/kafka-broker.ts) needs its jars. */
+async function usesKafka(file: string): Promise<boolean> {
+  return (await readFile(join(REPO_ROOT, file), 'utf8')).includes('@adsmcp/testkit/kafka-broker');
+}
+
+/**
+ * The Kafka broker's jars, fetched by Maven into their cache (packages/testkit/src/kafka-jars.ts)
+ * in a process of its own from the start of the run, while the static checks run; it prints how
+ * long that took, or that they were cached. Resolves with whether it succeeded.
+ */
+function startKafkaJarsFetch(): Promise<boolean> {
+  ensureDebianPackage('maven', '/usr/bin/mvn', 'the Kafka tests', process.env.MVN_PATH);
+  const script = join(REPO_ROOT, 'packages', 'testkit', 'src', 'kafka-jars.ts');
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
+  return new Promise((resolve) => {
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => resolve(code === 0));
+  });
+}
+
 /**
  * Docker and the images for the container suites (scripts/test-containers.ts) are prepared from
  * the start, in a process of their own, while the static checks and the other tests run; what was
@@ -303,8 +329,11 @@ async function main(): Promise<number> {
     needs.images ||= n.images;
   }
   const containers = files.containers.length > 0 ? startContainerPreparation(needs, REPO_ROOT) : undefined;
+  let kafka = false;
+  for (const f of [...files.plain, ...files.containers]) kafka ||= await usesKafka(f);
+  const kafkaJars = kafka ? startKafkaJarsFetch() : undefined;
   try {
-    return await checksAndTests(files, containers);
+    return await checksAndTests(files, containers, kafkaJars);
   } finally {
     await containers?.stop();
   }
