@@ -1,11 +1,13 @@
 /**
  * `POST /mcp`: the edge's own checks, in order — Origin (403), bearer token (401, or 429 for an
- * address over its failed-authentication budget), Accept (406), Content-Encoding (415), credential
- * rate (429), body (400/413/415, by Fastify; bytes that are not UTF-8 are a 400), protocol version, batches and a lone tools/call's params (400), the
- * tool's scope and role (403), a batch's tool calls against the rate (429) — then the MCP SDK
- * serves the JSON-RPC exchange (2026-07-28, and the 2025-era revisions statelessly) with a
- * per-request server whose tools come from the catalogue; the common exchange, one plain 2025-era
- * tools/call, is answered the same way without it (plain-call.ts).
+ * address over its failed-authentication budget), Content-Encoding (415), body (400/413/415, by
+ * Fastify; bytes that are not UTF-8 are a 400), Accept (406), credential rate (429), protocol
+ * version, batches and a lone request's params (400), the tool's scope and role (403), a batch's
+ * tool calls against the rate (429); every answer after the body is read carries the request's id —
+ * then the MCP SDK serves the JSON-RPC exchange (2026-07-28, and the 2025-era revisions
+ * statelessly) with a per-request server whose tools, resources, prompts and completions come from
+ * the catalogue and the workspace's records; the common exchange, one plain 2025-era tools/call, is
+ * answered the same way without it (plain-call.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Queryable } from '@adsmcp/runtime/db';
