@@ -238,11 +238,12 @@ describe('a host that looks like one the account has', () => {
 describe('bulk jobs', () => {
   test("an ad batch with such a URL is refused the same way, naming the variant's ad; nothing recorded", async () => {
     const before = await changeCount();
+    // One call at a time: a second call's refusal must not arrive before anything awaits it.
     for (const attempt of [
-      batches.prepareAdBatch(adBatch(LOOKALIKE), as(agent)),
-      batches.planAdBatch({ batch: adBatch(LOOKALIKE) }, as(agent)),
+      () => batches.prepareAdBatch(adBatch(LOOKALIKE), as(agent)),
+      () => batches.planAdBatch({ batch: adBatch(LOOKALIKE) }, as(agent)),
     ]) {
-      const refused = await refusal(attempt);
+      const refused = await refusal(attempt());
       assert.equal(refused.code, Code.InvalidArgument);
       assert.match(
         refused.message,
