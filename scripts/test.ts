@@ -120,6 +120,7 @@ async function usesContainers(file: string): Promise<boolean> {
  * unit files, which take a second or two each and so fill the run's end evenly.
  */
 const LONGEST_FIRST = [
+  'test/chaos/chaos.test.ts',
   'test/e2e/replicas.test.ts',
   'test/e2e/robustness.test.ts',
   'test/e2e/npm-start.test.ts',
