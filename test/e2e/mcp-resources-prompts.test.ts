@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
-import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import { connectClient, type McpTestClient, rawPost } from '@adsmcp/testkit/mcp-clients';
 import { toolCalls } from '@adsmcp/testkit/tool-calls';
 import {
   Client as ClientV2,
@@ -425,5 +425,31 @@ describe('caching hints (2026-07-28) and resource links', () => {
     ]);
     const text = (await modern().readResource(reviewUri())).contents[0]?.text ?? '';
     assert.ok(text.includes(changeDigest));
+  });
+});
+
+describe('malformed requests', () => {
+  test('bad params of resources/read, prompts/get and completion/complete are a bad request naming the field', async () => {
+    const cases: [string, unknown, RegExp][] = [
+      ['resources/read', {}, /`params\.uri`: expected string, received undefined/],
+      ['prompts/get', { name: 5 }, /`params\.name`: expected string, received number/],
+      [
+        'completion/complete',
+        { ref: { type: 'ref/prompt' }, argument: { name: 'account_id', value: '' } },
+        /`params\.ref\.name`: expected string, received undefined/,
+      ],
+    ];
+    for (const [method, params, message] of cases) {
+      const res = await rawPost(
+        e2e.stack.mcpUrl,
+        { jsonrpc: '2.0', id: 9, method, params },
+        { authorization: `Bearer ${e2e.seed.token}`, 'mcp-protocol-version': '2025-11-25' },
+      );
+      assert.equal(res.status, 400, res.text);
+      const body = res.json as { id: number; error: { code: number; message: string } };
+      assert.equal(body.id, 9);
+      assert.equal(body.error.code, -32602);
+      assert.match(body.error.message, message);
+    }
   });
 });

@@ -1,7 +1,7 @@
 /**
  * What the edge reads from a JSON-RPC body before the MCP SDK serves it: the protocol version it
- * names, whether that version still allows batches, and request params (`tools/call`, and a lone
- * `initialize`, `ping` or `tools/list`) the SDK would refuse with a dump of its schema validation.
+ * names, whether that version still allows batches, and request params (`tools/call`, and those
+ * of the other methods served) the SDK would refuse with a dump of its schema validation.
  */
 import { isRecord } from '@adsmcp/runtime/json';
 import {
@@ -114,20 +114,41 @@ export function takeMalformedRequests(body: unknown): Map<RpcId, string> {
  * specification's types): their params are checked here as the SDK would check them, so a bad one
  * is a bad request naming the field, not an internal error carrying a dump of the validation.
  */
+type IssuePath = readonly (PropertyKey | { key: PropertyKey })[];
+interface SchemaIssue {
+  message: string;
+  path?: IssuePath;
+  /** A union's issues, one list per alternative (zod's `invalid_union`). */
+  errors?: readonly (readonly SchemaIssue[])[];
+}
 interface RequestSchema {
   '~standard': {
-    validate(value: unknown):
-      | {
-          issues?: readonly { message: string; path?: readonly (PropertyKey | { key: PropertyKey })[] }[];
-        }
-      | Promise<unknown>;
+    validate(value: unknown): { issues?: readonly SchemaIssue[] } | Promise<unknown>;
   };
 }
 const REQUEST_SCHEMAS = new Map<string, RequestSchema>([
   ['initialize', specTypeSchemas.InitializeRequest],
   ['ping', specTypeSchemas.PingRequest],
   ['tools/list', specTypeSchemas.ListToolsRequest],
+  ['resources/list', specTypeSchemas.ListResourcesRequest],
+  ['resources/templates/list', specTypeSchemas.ListResourceTemplatesRequest],
+  ['resources/read', specTypeSchemas.ReadResourceRequest],
+  ['prompts/list', specTypeSchemas.ListPromptsRequest],
+  ['prompts/get', specTypeSchemas.GetPromptRequest],
+  ['completion/complete', specTypeSchemas.CompleteRequest],
 ]);
+
+/**
+ * The issue to name: a union's own message says only that no alternative fits, so the first
+ * alternative's first issue is named instead, its path under the union's.
+ */
+function namedIssue(issue: SchemaIssue | undefined): { path: IssuePath; message: string } | undefined {
+  if (issue === undefined) return undefined;
+  const inner = issue.errors?.[0]?.[0];
+  if (inner === undefined) return { path: issue.path ?? [], message: issue.message };
+  const named = namedIssue(inner);
+  return named && { path: [...(issue.path ?? []), ...named.path], message: named.message };
+}
 
 /** The one-line reason a request's params do not fit its method's schema, or undefined. */
 function requestParamsProblem(method: string, params: unknown): string | undefined {
@@ -136,7 +157,7 @@ function requestParamsProblem(method: string, params: unknown): string | undefin
   const result = schema['~standard'].validate(params === undefined ? { method } : { method, params });
   if (result instanceof Promise || result.issues === undefined || result.issues.length === 0)
     return undefined;
-  const [first] = result.issues;
+  const first = namedIssue(result.issues[0]);
   const path = (first?.path ?? []).map((p) => (typeof p === 'object' ? String(p.key) : String(p)));
   const where = path.length === 0 ? 'the request' : `\`${path.join('.')}\``;
   const more = result.issues.length > 1 ? ` (and ${result.issues.length - 1} more)` : '';
@@ -146,7 +167,7 @@ function requestParamsProblem(method: string, params: unknown): string | undefin
 /**
  * A body that is one request (not a batch) with malformed params: its id and the one-line reason,
  * answered as a bad request (HTTP 400) before the SDK sees it. tools/call has reasons of its own;
- * initialize, ping and tools/list are held to the SDK's schemas.
+ * the other methods this server answers are held to the SDK's schemas.
  */
 export function malformedSingleRequest(body: unknown): { id: RpcId; problem: string } | undefined {
   if (!isRecord(body) || typeof body.method !== 'string') return undefined;
