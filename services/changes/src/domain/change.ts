@@ -256,6 +256,83 @@ export function applyRefusal(
   }
 }
 
+/** How long changes stay usable when a workspace set nothing. */
+export const DEFAULT_EXPIRY: ExpiryHours = { preparedValidHours: 72, approvalValidHours: 24 };
+
+/** The bounds of both settings: an hour at least, thirty days at most. */
+export const EXPIRY_HOURS_RANGE = { min: 1, max: 720 } as const;
+
+/** A workspace's expiry settings (ExpirySettings): hours after prepare, and after approval. */
+export interface ExpiryHours {
+  preparedValidHours: number;
+  approvalValidHours: number;
+}
+
+/** Refuses a setting out of range, naming the field and the rule. */
+export function checkExpiryHours(h: ExpiryHours): void {
+  for (const [field, value] of [
+    ['prepared_valid_hours', h.preparedValidHours],
+    ['approval_valid_hours', h.approvalValidHours],
+  ] as const) {
+    if (!Number.isInteger(value) || value < EXPIRY_HOURS_RANGE.min || value > EXPIRY_HOURS_RANGE.max)
+      throw new InvalidArgumentError(
+        `${field} must be a whole number of hours from ${EXPIRY_HOURS_RANGE.min} to ${EXPIRY_HOURS_RANGE.max} (got ${value})`,
+      );
+  }
+}
+
+/** Setting how long changes stay usable belongs to a workspace admin, in person (as approval does). */
+export function checkMaySetExpiry(p: Principal): void {
+  if (p.via !== 'dashboard' && p.via !== 'operator') {
+    throw new PermissionDeniedError(
+      'how long changes stay usable is set by a workspace admin in the dashboard, not through an MCP client',
+    );
+  }
+  if (p.role !== 'admin') {
+    throw new PermissionDeniedError(
+      `the role "${p.role}" may not set how long changes stay usable; an admin may`,
+    );
+  }
+}
+
+/**
+ * When a change stops being usable if nobody acts: a prepared change its hours after it was
+ * prepared, an approved one (no apply asked for) its hours after approval. Undefined for every
+ * other status: an apply request uses the approval, and the apply worker's own bound takes over.
+ */
+export function expiresAt(
+  c: { status: ChangeStatus; prepared_at: Date; approved_at: Date | null },
+  h: ExpiryHours,
+): Date | undefined {
+  if (c.status === 'prepared') return new Date(c.prepared_at.getTime() + h.preparedValidHours * 3_600_000);
+  if (c.status === 'approved' && c.approved_at !== null)
+    return new Date(c.approved_at.getTime() + h.approvalValidHours * 3_600_000);
+  return undefined;
+}
+
+/** The status a reader sees: `expired` for a prepared or approved change past its expiry. */
+export function shownStatus(
+  c: { status: ChangeStatus; prepared_at: Date; approved_at: Date | null },
+  h: ExpiryHours,
+  now: Date,
+): ChangeStatus | 'expired' {
+  const at = expiresAt(c, h);
+  return at !== undefined && now.getTime() >= at.getTime() ? 'expired' : c.status;
+}
+
+/** Why a change cannot be approved or applied because it expired, or undefined when it has not. */
+export function expiryRefusal(
+  c: { status: ChangeStatus; prepared_at: Date; approved_at: Date | null },
+  h: ExpiryHours,
+  now: Date,
+): string | undefined {
+  const at = expiresAt(c, h);
+  if (at === undefined || now.getTime() < at.getTime()) return undefined;
+  return c.status === 'prepared'
+    ? `the change expired at ${at.toISOString()}: nobody approved it within ${h.preparedValidHours} hours of its preparation (the workspace's setting); it can no longer be approved or applied: prepare it again if it is still wanted`
+    : `the change expired at ${at.toISOString()}: its approval was not followed by an apply request within ${h.approvalValidHours} hours (the workspace's setting); it can no longer be applied: prepare it again if it is still wanted`;
+}
+
 export function refuse(message: string | undefined): void {
   if (message !== undefined) throw new FailedPreconditionError(message);
 }

@@ -35,6 +35,7 @@ import {
   type Upstream,
 } from '../planning/platform-reads.ts';
 import { refuseLookalikeHosts } from '../planning/standards.ts';
+import { expiryHours } from '../store/expiry-store.ts';
 import { planWorkbook } from '../workbook-reader.ts';
 import { type Peers, planReport, toProto } from './changes-handlers.ts';
 
@@ -153,7 +154,11 @@ export function batchHandlers({
       const p = principalOf(ctx);
       const { change, plan, account } = await batchChange(upstream, p, req);
       const row = await prepareChange(planning, p, change, { account });
-      return { change: toProto(row), countries: plan.adGroups[0]?.countries ?? [] };
+      const expiry = await expiryHours(pool, p.workspaceId);
+      return {
+        change: toProto(row, { expiry, now: new Date() }),
+        countries: plan.adGroups[0]?.countries ?? [],
+      };
     },
 
     async planAdBatch(req, ctx) {

@@ -25,13 +25,19 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import {
   applyRefusal,
+  checkExpiryHours,
   checkMayApply,
   checkMayDecide,
+  checkMaySetExpiry,
   checkMaySettle,
   decisionRefusal,
+  type ExpiryHours,
+  expiresAt,
+  expiryRefusal,
   outcomeUnknown,
   refuse,
   rejectionRefusal,
+  shownStatus,
   unknownOutcomeResend,
 } from '../domain/change.ts';
 import type { PlatformObject } from '../domain/plan.ts';
@@ -55,6 +61,14 @@ import {
   markRetrying,
   rejectChange,
 } from '../store/change-store.ts';
+import {
+  currentExpirySetting,
+  type ExpirySettingRow,
+  expiryHours,
+  hoursOf,
+  insertExpirySetting,
+  listExpirySettingEvents,
+} from '../store/expiry-store.ts';
 import { enqueueApply } from '../work/apply-message.ts';
 import { planningHandlers } from './planning-handlers.ts';
 import { liveOutcome, resolveChange } from './resolve-handlers.ts';
@@ -64,14 +78,21 @@ const TERMINAL = new Set(['applied', 'failed']);
 /** An RFC 3339 instant in UTC, as ListChangeEvents gives them. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
-/** The change as the API shows it. */
-export function toProto(r: ChangeRow): MessageInitShape<typeof ChangeSchema> {
-  const iso = (d: Date | null) => d?.toISOString() ?? '';
+/** The workspace's expiry settings, and the instant a change is read at. */
+export interface ReadAt {
+  expiry: ExpiryHours;
+  now: Date;
+}
+
+/** The change as the API shows it at `at`: past its expiry, a prepared or approved change is expired. */
+export function toProto(r: ChangeRow, at: ReadAt): MessageInitShape<typeof ChangeSchema> {
+  const iso = (d: Date | null | undefined) => d?.toISOString() ?? '';
   return {
     changeId: r.change_id,
     accountId: r.account_id,
     tool: r.tool,
-    status: r.status,
+    status: shownStatus(r, at.expiry, at.now),
+    expiresAt: iso(expiresAt(r, at.expiry)),
     summary: r.summary,
     operation: { method: r.method, path: r.path, bodyJson: r.body_json },
     digest: r.digest,
@@ -136,9 +157,22 @@ export interface HandlerDeps extends Peers {
   pool: Pool;
   /** Waits between reads while ApplyChange waits for an outcome. */
   sleep?: (ms: number) => Promise<void>;
+  /** The clock expiry is read by (tests pass a fixed one). */
+  now?: () => Date;
 }
 
-type Deps = Required<Pick<HandlerDeps, 'pool' | 'upstream' | 'sleep'>> & Pick<HandlerDeps, 'marketing'>;
+type Deps = Required<Pick<HandlerDeps, 'pool' | 'upstream' | 'sleep' | 'now'>> &
+  Pick<HandlerDeps, 'marketing'>;
+
+/** The workspace's settings as the API shows them (the defaults while none was set). */
+function settingsProto(row: ExpirySettingRow | undefined, hours: ExpiryHours) {
+  return {
+    preparedValidHours: hours.preparedValidHours,
+    approvalValidHours: hours.approvalValidHours,
+    setBy: row?.set_by ?? '',
+    setAt: row?.set_at.toISOString() ?? '',
+  };
+}
 type Rpcs<K extends keyof ServiceImpl<typeof ChangesService>> = Pick<ServiceImpl<typeof ChangesService>, K>;
 
 /** A PrepareChange request as planning takes it. */
@@ -188,12 +222,18 @@ function planningRpcs({
   pool,
   upstream,
   marketing,
+  now,
 }: Deps): Rpcs<'prepareChange' | 'planChange' | 'recordApprovedChange'> {
   const planning = { db: pool, upstream, marketing };
+  const readAt = async (workspaceId: string): Promise<ReadAt> => ({
+    expiry: await expiryHours(pool, workspaceId),
+    now: now(),
+  });
   return {
     async prepareChange(req, ctx) {
-      const row = await prepareChange(planning, principalOf(ctx), changeRequestOf(req));
-      return { change: toProto(row) };
+      const p = principalOf(ctx);
+      const row = await prepareChange(planning, p, changeRequestOf(req));
+      return { change: toProto(row, await readAt(p.workspaceId)) };
     },
 
     async planChange(req, ctx) {
@@ -215,29 +255,31 @@ function planningRpcs({
       if (req.change === undefined) throw new InvalidArgumentError('change is required');
       if (req.approvedBy.trim() === '') throw new InvalidArgumentError('approved_by is required');
       const known = await findChange(pool, p.workspaceId, req.changeId);
-      if (known !== undefined) return { change: toProto(known) };
+      if (known !== undefined) return { change: toProto(known, await readAt(p.workspaceId)) };
       const planned = await planChange(planning, p, changeRequestOf(req.change));
       const recorded = await recordApprovedChange(pool, planned, p, req);
       if (recorded === undefined) throw new Error('a change recorded in this transaction was not approved');
-      return { change: toProto(recorded) };
+      return { change: toProto(recorded, await readAt(p.workspaceId)) };
     },
   };
 }
 
 /** Reading changes: one (and its object re-read, when asked), a page, the audit events. */
-function readingRpcs({ pool, upstream }: Deps): Rpcs<'getChange' | 'listChanges' | 'listChangeEvents'> {
+function readingRpcs({ pool, upstream, now }: Deps): Rpcs<'getChange' | 'listChanges' | 'listChangeEvents'> {
   return {
     async getChange(req, ctx) {
-      const row = await load(pool, principalOf(ctx), req.changeId);
+      const p = principalOf(ctx);
+      const row = await load(pool, p, req.changeId);
+      const at = { expiry: await expiryHours(pool, p.workspaceId), now: now() };
       // A person settling an unknown outcome looks at the object as the platform shows it now.
       const live = !req.checkLive
         ? undefined
-        : row.status === 'prepared'
+        : shownStatus(row, at.expiry, at.now) === 'prepared'
           ? await checkLive(pool, upstream, row, ctx.signal)
           : outcomeUnknown(row)
             ? await liveOutcome(upstream, row, ctx.signal)
             : undefined;
-      return { change: toProto(row), live };
+      return { change: toProto(row, at), live };
     },
 
     async listChanges(req, ctx) {
@@ -247,14 +289,20 @@ function readingRpcs({ pool, upstream }: Deps): Rpcs<'getChange' | 'listChanges'
         throw new InvalidArgumentError('account_id must be a UUID');
       // Plain proto3 fields: 0 is "unset", and no valid limit.
       const page = pageOf({ offset: req.offset, limit: req.limit || undefined });
+      const at = { expiry: await expiryHours(pool, p.workspaceId), now: now() };
       const { rows, total } = await listChanges(pool, {
         workspaceId: p.workspaceId,
         status: req.status || undefined,
         accountId: req.accountId || undefined,
         outcomeUnknown: req.outcomeUnknown,
+        ...at,
         ...page,
       });
-      return { changes: rows.map(toProto), total, nextOffset: nextOffset(page, rows.length, total) };
+      return {
+        changes: rows.map((r) => toProto(r, at)),
+        total,
+        nextOffset: nextOffset(page, rows.length, total),
+      };
     },
 
     async listChangeEvents(req, ctx) {
@@ -271,28 +319,57 @@ function readingRpcs({ pool, upstream }: Deps): Rpcs<'getChange' | 'listChanges'
           'before_at must be an RFC 3339 time and before_key an event key (a letter, a colon, then at most 80 of a-z, 0-9, _, : and -), both or neither',
         );
       }
-      const rows = await listChangeEvents(pool, {
+      const filter = {
         workspaceId: p.workspaceId,
         accountId: req.accountId || undefined,
         userId: req.userId.toLowerCase() || undefined,
         beforeAt: cursorGiven ? req.beforeAt : undefined,
         beforeKey: cursorGiven ? req.beforeKey : undefined,
         limit: req.limit === 0 ? 100 : req.limit,
-      });
-      return {
-        events: rows.map((r) => ({ kind: r.kind, at: r.event_at, key: r.event_key, change: toProto(r) })),
       };
+      const at = { expiry: await expiryHours(pool, p.workspaceId), now: now() };
+      const [rows, settings] = await Promise.all([
+        listChangeEvents(pool, filter),
+        // Settings are the workspace's, no account's.
+        filter.accountId === undefined ? listExpirySettingEvents(pool, filter) : Promise.resolve([]),
+      ]);
+      const events = [
+        ...rows.map((r) => ({
+          kind: r.kind,
+          at: r.event_at,
+          key: r.event_key,
+          change: toProto(r, at),
+        })),
+        ...settings.map((s) => ({
+          kind: 'expiry_settings_changed',
+          at: s.event_at,
+          key: s.event_key,
+          settings: settingsProto(s, hoursOf(s)),
+        })),
+      ];
+      // Both lists are newest first in the same order (time, then key byte-wise): merged, the page
+      // is the first `limit`.
+      events.sort((a, b) =>
+        a.at !== b.at ? (a.at < b.at ? 1 : -1) : a.key < b.key ? 1 : a.key > b.key ? -1 : 0,
+      );
+      return { events: events.slice(0, filter.limit) };
     },
   };
 }
 
 /** A person's decisions: approve, reject, settle an unknown outcome. */
-function decidingRpcs({ pool, upstream }: Deps): Rpcs<'approveChange' | 'rejectChange' | 'resolveChange'> {
+function decidingRpcs({
+  pool,
+  upstream,
+  now,
+}: Deps): Rpcs<'approveChange' | 'rejectChange' | 'resolveChange'> {
   return {
     async approveChange(req, ctx) {
       const p = principalOf(ctx);
       checkMayDecide(p);
       const row = await load(pool, p, req.changeId);
+      const at = { expiry: await expiryHours(pool, p.workspaceId), now: now() };
+      refuse(expiryRefusal(row, at.expiry, at.now));
       refuse(decisionRefusal(row.status));
       if (req.digest !== row.digest) {
         throw new FailedPreconditionError(
@@ -306,10 +383,15 @@ function decidingRpcs({ pool, upstream }: Deps): Rpcs<'approveChange' | 'rejectC
         digest: req.digest,
         by: actorName(p),
         userId: p.userId,
+        expiresAt: expiresAt(row, at.expiry),
       });
-      if (approved === undefined)
+      if (approved === undefined) {
+        // Checked again as it is now: the re-read of the object may have taken it past its expiry.
+        const latest = await load(pool, p, req.changeId);
+        refuse(expiryRefusal(latest, at.expiry, now()));
         throw new FailedPreconditionError('the change was decided by someone else meanwhile; reload it');
-      return { change: toProto(approved) };
+      }
+      return { change: toProto(approved, { expiry: at.expiry, now: now() }) };
     },
 
     async rejectChange(req, ctx) {
@@ -330,7 +412,7 @@ function decidingRpcs({ pool, upstream }: Deps): Rpcs<'approveChange' | 'rejectC
         throw new FailedPreconditionError(
           'the change was decided or asked to be applied meanwhile; reload it',
         );
-      return { change: toProto(rejected) };
+      return { change: toProto(rejected, { expiry: await expiryHours(pool, p.workspaceId), now: now() }) };
     },
 
     async resolveChange(req, ctx) {
@@ -338,13 +420,13 @@ function decidingRpcs({ pool, upstream }: Deps): Rpcs<'approveChange' | 'rejectC
       checkMaySettle(p);
       const row = await load(pool, p, req.changeId);
       const settled = await resolveChange({ pool }, p, actorName(p), row, req);
-      return { change: toProto(settled) };
+      return { change: toProto(settled, { expiry: await expiryHours(pool, p.workspaceId), now: now() }) };
     },
   };
 }
 
 /** Asking for an approved change to be applied, and waiting a while for its outcome. */
-function applyingRpcs({ pool, sleep }: Deps): Rpcs<'applyChange'> {
+function applyingRpcs({ pool, sleep, now }: Deps): Rpcs<'applyChange'> {
   return {
     async applyChange(req, ctx) {
       const p = principalOf(ctx);
@@ -357,6 +439,8 @@ function applyingRpcs({ pool, sleep }: Deps): Rpcs<'applyChange'> {
           "the digest given is not this change's; the change is not the one you reviewed",
         );
       }
+      const expiry = await expiryHours(pool, p.workspaceId);
+      refuse(expiryRefusal(row, expiry, now()));
       const resend = unknownOutcomeResend(row, new Date());
       refuse(applyRefusal(row.status, row.applied_at?.toISOString() ?? null, resend));
       // An approved change is sent; one whose outcome was unknown is sent again, with the same key.
@@ -364,8 +448,10 @@ function applyingRpcs({ pool, sleep }: Deps): Rpcs<'applyChange'> {
       if (row.status === 'approved' || retry) {
         // The state change and the work it causes commit together.
         const moved = await inTransaction(pool, async (tx) => {
-          const move = retry ? markRetrying : markApplying;
-          const m = await move(tx, { workspaceId: p.workspaceId, changeId: row.change_id, by: actorName(p) });
+          const target = { workspaceId: p.workspaceId, changeId: row.change_id, by: actorName(p) };
+          const m = retry
+            ? await markRetrying(tx, target)
+            : await markApplying(tx, { ...target, approvalValidHours: expiry.approvalValidHours });
           if (m === undefined) return undefined;
           const id = retry
             ? deterministicId('apply', m.change_id, m.apply_retried_at?.toISOString() ?? '')
@@ -374,6 +460,7 @@ function applyingRpcs({ pool, sleep }: Deps): Rpcs<'applyChange'> {
           return m;
         });
         row = moved ?? (await load(pool, p, req.changeId));
+        refuse(expiryRefusal(row, expiry, now()));
         refuse(
           row.status === 'approved'
             ? undefined
@@ -389,7 +476,30 @@ function applyingRpcs({ pool, sleep }: Deps): Rpcs<'applyChange'> {
         await sleep(100);
         row = await load(pool, p, req.changeId);
       }
-      return { change: toProto(row) };
+      return { change: toProto(row, { expiry, now: now() }) };
+    },
+  };
+}
+
+/** How long changes stay usable in the workspace: read by anyone, set by an admin in person. */
+function settingsRpcs({ pool }: Deps): Rpcs<'getExpirySettings' | 'setExpirySettings'> {
+  return {
+    async getExpirySettings(_req, ctx) {
+      const p = principalOf(ctx);
+      const row = await currentExpirySetting(pool, p.workspaceId);
+      return { settings: settingsProto(row, await expiryHours(pool, p.workspaceId)) };
+    },
+
+    async setExpirySettings(req, ctx) {
+      const p = principalOf(ctx);
+      checkMaySetExpiry(p);
+      const hours = {
+        preparedValidHours: req.preparedValidHours,
+        approvalValidHours: req.approvalValidHours,
+      };
+      checkExpiryHours(hours);
+      const row = await insertExpirySetting(pool, { workspaceId: p.workspaceId, by: actorName(p), hours });
+      return { settings: settingsProto(row, hoursOf(row)) };
     },
   };
 }
@@ -399,13 +509,15 @@ export function changesHandlers({
   upstream,
   marketing,
   sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
+  now = () => new Date(),
 }: HandlerDeps): ServiceImpl<typeof ChangesService> {
-  const deps = { pool, upstream, marketing, sleep };
+  const deps = { pool, upstream, marketing, sleep, now };
   return {
     ...planningHandlers(upstream),
     ...planningRpcs(deps),
     ...readingRpcs(deps),
     ...decidingRpcs(deps),
     ...applyingRpcs(deps),
+    ...settingsRpcs(deps),
   };
 }

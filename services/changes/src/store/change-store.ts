@@ -1,6 +1,11 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
 import type { Queryable } from '@adsmcp/runtime/db';
-import { type ChangeStatus, RESEND_WITHIN_HOURS, type Resolution } from '../domain/change.ts';
+import {
+  type ChangeStatus,
+  type ExpiryHours,
+  RESEND_WITHIN_HOURS,
+  type Resolution,
+} from '../domain/change.ts';
 import type { CheckedStandard } from '../domain/standards-rules.ts';
 import type { Upload } from '../domain/uploads.ts';
 
@@ -110,25 +115,50 @@ export async function findChange(
   return rows[0];
 }
 
+/**
+ * The filter of a status as a reader sees it (domain/change.ts shownStatus), on the changes table
+ * as `c`: $2 the status, $4 and $5 the workspace's hours after prepare and after approval, $6 now.
+ * A prepared or approved change past its expiry is `expired`, and only that.
+ */
+const SHOWN_STATUS = `(
+  ($2::text IS NULL)
+  OR ($2 = 'prepared' AND c.status = 'prepared' AND c.prepared_at > $6::timestamptz - make_interval(hours => $4::int))
+  OR ($2 = 'approved' AND c.status = 'approved' AND c.approved_at > $6::timestamptz - make_interval(hours => $5::int))
+  OR ($2 = 'expired' AND ((c.status = 'prepared' AND c.prepared_at <= $6::timestamptz - make_interval(hours => $4::int))
+                       OR (c.status = 'approved' AND c.approved_at <= $6::timestamptz - make_interval(hours => $5::int))))
+  OR ($2 NOT IN ('prepared', 'approved', 'expired') AND c.status = $2))`;
+
 export async function listChanges(
   db: Queryable,
   f: {
     workspaceId: string;
+    /** A status as readers see it: prepared and approved leave out the expired, expired lists them. */
     status?: string;
     accountId?: string;
     /** Only the changes whose outcome is unknown (status is then not looked at). */
     outcomeUnknown?: boolean;
+    /** The workspace's expiry settings, and the time they are evaluated at. */
+    expiry: ExpiryHours;
+    now: Date;
     limit: number;
     offset: number;
   },
 ): Promise<{ rows: ChangeRow[]; total: number }> {
   const where = f.outcomeUnknown
-    ? `c.workspace_id = $1 AND ${OUTCOME_UNKNOWN} AND ($3::uuid IS NULL OR c.account_id = $3::uuid) AND $2::text IS NULL`
-    : `c.workspace_id = $1 AND ($2::text IS NULL OR c.status = $2) AND ($3::uuid IS NULL OR c.account_id = $3::uuid)`;
-  const params = [f.workspaceId, f.outcomeUnknown ? null : (f.status ?? null), f.accountId ?? null];
+    ? `c.workspace_id = $1 AND ${OUTCOME_UNKNOWN} AND ($3::uuid IS NULL OR c.account_id = $3::uuid)
+       AND $2::text IS NULL AND $4::int IS NOT NULL AND $5::int IS NOT NULL AND $6::timestamptz IS NOT NULL`
+    : `c.workspace_id = $1 AND ${SHOWN_STATUS} AND ($3::uuid IS NULL OR c.account_id = $3::uuid)`;
+  const params = [
+    f.workspaceId,
+    f.outcomeUnknown ? null : (f.status ?? null),
+    f.accountId ?? null,
+    f.expiry.preparedValidHours,
+    f.expiry.approvalValidHours,
+    f.now,
+  ];
   const [{ rows }, count] = await Promise.all([
     db.query<ChangeRow>(
-      `SELECT * FROM changes c WHERE ${where} ORDER BY c.prepared_at DESC, c.change_id LIMIT $4 OFFSET $5`,
+      `SELECT * FROM changes c WHERE ${where} ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 OFFSET $8`,
       [...params, f.limit, f.offset],
     ),
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM changes c WHERE ${where}`, params),
@@ -194,12 +224,22 @@ export async function listChangeEvents(
 /** Approves a prepared change whose digest is still `digest`; undefined when it was not in that state. */
 export async function approveChange(
   db: Queryable,
-  a: { workspaceId: string; changeId: string; digest: string; by: string; userId: string | null },
+  a: {
+    workspaceId: string;
+    changeId: string;
+    digest: string;
+    by: string;
+    userId: string | null;
+    /** The first instant it is expired at (domain/change.ts expiresAt): from then on it is not approved. */
+    expiresAt?: Date;
+  },
 ): Promise<ChangeRow | undefined> {
   const { rows } = await db.query<ChangeRow>(
     `UPDATE changes SET status = 'approved', approved_by = $4, approved_at = now(), approver_user_id = $5
-      WHERE workspace_id = $1 AND change_id = $2 AND digest = $3 AND status = 'prepared' RETURNING *`,
-    [a.workspaceId, a.changeId, a.digest, a.by, a.userId],
+      WHERE workspace_id = $1 AND change_id = $2 AND digest = $3 AND status = 'prepared'
+        AND ($6::timestamptz IS NULL OR now() < $6::timestamptz)
+      RETURNING *`,
+    [a.workspaceId, a.changeId, a.digest, a.by, a.userId, a.expiresAt ?? null],
   );
   return rows[0];
 }
@@ -220,15 +260,19 @@ export async function rejectChange(
   return rows[0];
 }
 
-/** Moves an approved change to applying; undefined when it was not approved. */
+/**
+ * Moves an approved change to applying; undefined when it was not approved, or its approval had
+ * expired (`approvalValidHours` after it was given, when set).
+ */
 export async function markApplying(
   db: Queryable,
-  m: { workspaceId: string; changeId: string; by: string },
+  m: { workspaceId: string; changeId: string; by: string; approvalValidHours?: number },
 ): Promise<ChangeRow | undefined> {
   const { rows } = await db.query<ChangeRow>(
     `UPDATE changes SET status = 'applying', apply_requested_by = $3, apply_requested_at = now(), error = NULL
-      WHERE workspace_id = $1 AND change_id = $2 AND status = 'approved' RETURNING *`,
-    [m.workspaceId, m.changeId, m.by],
+      WHERE workspace_id = $1 AND change_id = $2 AND status = 'approved'
+        AND ($4::int IS NULL OR approved_at > now() - make_interval(hours => $4::int)) RETURNING *`,
+    [m.workspaceId, m.changeId, m.by, m.approvalValidHours ?? null],
   );
   return rows[0];
 }

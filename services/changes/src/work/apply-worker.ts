@@ -29,6 +29,7 @@ import {
   recordUploadedFile,
   unsettledChangeTo,
 } from '../store/change-store.ts';
+import { currentExpirySetting } from '../store/expiry-store.ts';
 import { type ApplyMessage, enqueueApply } from './apply-message.ts';
 
 /** The bus consumer that applies changes (its inbox rows and, on Kafka, its consumer group). */
@@ -55,7 +56,8 @@ export interface ApplyWorkerDeps {
   logger: Logger;
   /**
    * How long after a person approved a change it may still be sent: an apply that meets an outage
-   * (the platform's, or one of ours) is tried again, with backoff, until then.
+   * (the platform's, or one of ours) is tried again, with backoff, until then. A workspace that set
+   * its approval expiry (ExpirySettings.approval_valid_hours) is held to that instead.
    */
   approvalValidMs: number;
   /** The clock (tests pass a fixed one). */
@@ -190,6 +192,15 @@ function tryUntil(change: ChangeRow, approvalValidMs: number): Date {
   return new Date(approvedAt.getTime() + approvalValidMs);
 }
 
+/**
+ * How long an approval is valid in the change's workspace: its expiry setting when an admin set
+ * one, so that an approval means one thing to the reader and to this worker; else approvalValidMs.
+ */
+async function approvalValidMsFor(d: ApplyWorkerDeps, workspaceId: string): Promise<number> {
+  const setting = await currentExpirySetting(d.pool, workspaceId);
+  return setting === undefined ? d.approvalValidMs : setting.approval_valid_hours * 3_600_000;
+}
+
 /** A validity in words: hours, or minutes or seconds when shorter. */
 function validity(ms: number): string {
   if (ms >= 3_600_000) return `${Math.round(ms / 3_600_000)} hours`;
@@ -211,7 +222,8 @@ async function endApply(
   successorId: string,
 ): Promise<void> {
   const now = (d.now ?? (() => new Date()))();
-  const expired = now >= tryUntil(change, d.approvalValidMs);
+  const approvalValidMs = await approvalValidMsFor(d, change.workspace_id);
+  const expired = now >= tryUntil(change, approvalValidMs);
   const delayMs = d.requeueDelayMs ?? REQUEUE_DELAY_MS;
   await ctx.inTx(async (tx) => {
     if (change.sent_at === null && !expired) {
@@ -232,7 +244,7 @@ async function endApply(
       error:
         change.sent_at !== null
           ? `${why}; the change may or may not have been applied: apply it again (ads_apply_change) within ${RESEND_WITHIN_HOURS} hours of its first send to send it with the same idempotency key, which the platform applies at most once`
-          : `${why}; nothing was sent to the ad account, and its approval (valid ${validity(d.approvalValidMs)}) has expired: prepare the change again if it is still wanted`,
+          : `${why}; nothing was sent to the ad account, and its approval (valid ${validity(approvalValidMs)}) has expired: prepare the change again if it is still wanted`,
     });
   });
 }
@@ -272,7 +284,7 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
       const latest = (await findChange(d.pool, workspaceId, changeId)) ?? change;
       if (latest.status !== 'applying') throw err;
       const now = (d.now ?? (() => new Date()))();
-      if (now >= tryUntil(latest, d.approvalValidMs)) {
+      if (now >= tryUntil(latest, await approvalValidMsFor(d, workspaceId))) {
         await endApply(
           d,
           ctx,

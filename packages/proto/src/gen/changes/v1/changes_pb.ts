@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/changes.proto.
  */
 export const file_changes_v1_changes: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIp4GCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAkSNgoRc3RhbmRhcmRzX2NoZWNrZWQYFyADKAsyGy5jaGFuZ2VzLnYxLkNoZWNrZWRTdGFuZGFyZBIbChNhcHBsaWVkX2RpZmZlcmVuY2VzGBggAygJEikKB3VwbG9hZHMYGSADKAsyGC5jaGFuZ2VzLnYxLkNoYW5nZVVwbG9hZBIYChBhcHBseV9yZXRyaWVkX2J5GBogASgJEhgKEGFwcGx5X3JldHJpZWRfYXQYGyABKAkSFwoPb3V0Y29tZV91bmtub3duGBwgASgIEhIKCnJlc29sdXRpb24YHSABKAkSEwoLcmVzb2x2ZWRfYnkYHiABKAkSEwoLcmVzb2x2ZWRfYXQYHyABKAkSFwoPcmVzb2x1dGlvbl9ub3RlGCAgASgJIpQBCgxDaGFuZ2VVcGxvYWQSEAoIYXNzZXRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSEQoJYnl0ZV9zaXplGAQgASgFEg0KBXdpZHRoGAUgASgFEg4KBmhlaWdodBgGIAEoBRIOCgZzaGEyNTYYByABKAkSDwoHZmlsZV9pZBgIIAEoCSJYCg9DaGVja2VkU3RhbmRhcmQSEwoLc3RhbmRhcmRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBRIQCghndWlkYW5jZRgEIAEoCSLZAQoUUHJlcGFyZUNoYW5nZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEjAKCW9wZXJhdGlvbhgDIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SEwoHc3VtbWFyeRgEIAEoCUICGAESEwoLdGFyZ2V0X3BhdGgYBSABKAkSHgoSdGFyZ2V0X2JlZm9yZV9qc29uGAYgASgJQgIYARITCgtvYmplY3RfdHlwZRgHIAEoCRIOCgZlZmZlY3QYCCABKAkiOwoVUHJlcGFyZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIjkKEEdldENoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEhIKCmNoZWNrX2xpdmUYAiABKAgigQEKCUxpdmVDaGVjaxINCgVzdGFsZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSEwoLdW5hdmFpbGFibGUYAyABKAgSEwoLb2JqZWN0X2pzb24YBCABKAkSFgoOc2hvd3NfcmV2aWV3ZWQYBSABKAgSEwoLZGlmZmVyZW5jZXMYBiADKAkiXAoRR2V0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USIwoEbGl2ZRgCIAEoCzIVLmNoYW5nZXMudjEuTGl2ZUNoZWNrInAKEkxpc3RDaGFuZ2VzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUSFwoPb3V0Y29tZV91bmtub3duGAUgASgIInMKE0xpc3RDaGFuZ2VzUmVzcG9uc2USIwoHY2hhbmdlcxgBIAMoCzISLmNoYW5nZXMudjEuQ2hhbmdlEg0KBXRvdGFsGAIgASgFEhgKC25leHRfb2Zmc2V0GAMgASgFSACIAQFCDgoMX25leHRfb2Zmc2V0InQKF0xpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIRCgliZWZvcmVfYXQYBCABKAkSEgoKYmVmb3JlX2tleRgFIAEoCSJYCgtDaGFuZ2VFdmVudBIMCgRraW5kGAEgASgJEgoKAmF0GAIgASgJEgsKA2tleRgDIAEoCRIiCgZjaGFuZ2UYBCABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJDChhMaXN0Q2hhbmdlRXZlbnRzUmVzcG9uc2USJwoGZXZlbnRzGAEgAygLMhcuY2hhbmdlcy52MS5DaGFuZ2VFdmVudCI5ChRBcHByb3ZlQ2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJIjsKFUFwcHJvdmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSI4ChNSZWplY3RDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiOgoUUmVqZWN0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiSwoUUmVzb2x2ZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEhIKCnJlc29sdXRpb24YAiABKAkSDAoEbm90ZRgDIAEoCSI7ChVSZXNvbHZlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiSAoSQXBwbHlDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkSDwoHd2FpdF9tcxgDIAEoBSI5ChNBcHBseUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIoEBChBQbGFuTW9uZXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDgoGYW1vdW50GAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJIrACChFQbGFuTW9uZXlSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhMKC21pbm9yX3VuaXRzGAMgASgFEg8KB3B1cnBvc2UYBCABKAkSEQoJb2JqZWN0aXZlGAUgASgJEhMKC3dpcmVfZm9ybWF0GAYgASgJEhUKDWFtb3VudF9taWNyb3MYByABKAMSEwoLd2lyZV9taWNyb3MYCCABKAMSHgoRY3BtX3NpbmdsZV9taWNyb3MYCSABKANIAIgBARIcCg9jcG1fYnVsa19taWNyb3MYCiABKANIAYgBARITCgtleHBsYW5hdGlvbhgLIAEoCUIUChJfY3BtX3NpbmdsZV9taWNyb3NCEgoQX2NwbV9idWxrX21pY3JvcyJkChNQbGFuU2NoZWR1bGVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLc3RhcnRfbG9jYWwYAiABKAkSEQoJZW5kX2xvY2FsGAMgASgJEhEKCWFtYmlndWl0eRgEIAEoCSJPCg5QbGFubmVkSW5zdGFudBINCgVsb2NhbBgBIAEoCRILCgN1dGMYAiABKAkSEwoLd2l0aF9vZmZzZXQYAyABKAkSDAoEbm90ZRgEIAEoCSKrAQoUUGxhblNjaGVkdWxlUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIRCgl0aW1lX3pvbmUYAiABKAkSKQoFc3RhcnQYAyABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EicKA2VuZBgEIAEoCzIaLmNoYW5nZXMudjEuUGxhbm5lZEluc3RhbnQSGAoQZHVyYXRpb25fc2Vjb25kcxgFIAEoAyJxChFQbGFuQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhkKDGN1cnJlbnRfanNvbhgCIAEoCUgAiAEBQg8KDV9jdXJyZW50X2pzb24ipgEKElBsYW5DaGFuZ2VSZXNwb25zZRIPCgdzdW1tYXJ5GAEgASgJEjAKCW9wZXJhdGlvbhgCIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SDgoGZGlnZXN0GAMgASgJEhMKC3RhcmdldF9wYXRoGAQgASgJEhAKCHZlcmlmaWVkGAUgASgIEhYKDmFjY2Vzc19yZWZ1c2FsGAYgASgJIoYBCg9DcmVhdGl2ZVRvQ2hlY2sSDAoEdHlwZRgBIAEoCRINCgV0aXRsZRgCIAEoCRIMCgRib2R5GAMgASgJEhcKCnRhcmdldF91cmwYBCABKAlIAIgBARIUCgdmaWxlX2lkGAUgASgJSAGIAQFCDQoLX3RhcmdldF91cmxCCgoIX2ZpbGVfaWQiXAoXVmFsaWRhdGVDcmVhdGl2ZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRItCghjcmVhdGl2ZRgCIAEoCzIbLmNoYW5nZXMudjEuQ3JlYXRpdmVUb0NoZWNrIkcKE0NyZWF0aXZlSW1hZ2VSZXBvcnQSEAoIcmVxdWlyZWQYASABKAgSDwoHcHJlc2VudBgCIAEoCBINCgVpc3N1ZRgDIAEoCSJuChhWYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2USDQoFdmFsaWQYASABKAgSEwoLY29weV9pc3N1ZXMYAiADKAkSLgoFaW1hZ2UYAyABKAsyHy5jaGFuZ2VzLnYxLkNyZWF0aXZlSW1hZ2VSZXBvcnQikQEKG1JlY29yZEFwcHJvdmVkQ2hhbmdlUmVxdWVzdBIwCgZjaGFuZ2UYASABKAsyIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgCIAEoCRITCgthcHByb3ZlZF9ieRgDIAEoCRIYChBhcHByb3Zlcl91c2VyX2lkGAQgASgJIkIKHFJlY29yZEFwcHJvdmVkQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2Uy4ggKDkNoYW5nZXNTZXJ2aWNlElQKDVByZXBhcmVDaGFuZ2USIC5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVzcG9uc2USSAoJR2V0Q2hhbmdlEhwuY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXF1ZXN0Gh0uY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXNwb25zZRJOCgtMaXN0Q2hhbmdlcxIeLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXF1ZXN0Gh8uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1Jlc3BvbnNlEl0KEExpc3RDaGFuZ2VFdmVudHMSIy5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0GiQuY2hhbmdlcy52MS5MaXN0Q2hhbmdlRXZlbnRzUmVzcG9uc2USVAoNQXBwcm92ZUNoYW5nZRIgLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXNwb25zZRJRCgxSZWplY3RDaGFuZ2USHy5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlcXVlc3QaIC5jaGFuZ2VzLnYxLlJlamVjdENoYW5nZVJlc3BvbnNlEk4KC0FwcGx5Q2hhbmdlEh4uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlcXVlc3QaHy5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVzcG9uc2USVAoNUmVzb2x2ZUNoYW5nZRIgLmNoYW5nZXMudjEuUmVzb2x2ZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLlJlc29sdmVDaGFuZ2VSZXNwb25zZRJICglQbGFuTW9uZXkSHC5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlcXVlc3QaHS5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlc3BvbnNlElEKDFBsYW5TY2hlZHVsZRIfLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVxdWVzdBogLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVzcG9uc2USSwoKUGxhbkNoYW5nZRIdLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlcXVlc3QaHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZRJdChBWYWxpZGF0ZUNyZWF0aXZlEiMuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVxdWVzdBokLmNoYW5nZXMudjEuVmFsaWRhdGVDcmVhdGl2ZVJlc3BvbnNlEmkKFFJlY29yZEFwcHJvdmVkQ2hhbmdlEicuY2hhbmdlcy52MS5SZWNvcmRBcHByb3ZlZENoYW5nZVJlcXVlc3QaKC5jaGFuZ2VzLnYxLlJlY29yZEFwcHJvdmVkQ2hhbmdlUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIrIGCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAkSNgoRc3RhbmRhcmRzX2NoZWNrZWQYFyADKAsyGy5jaGFuZ2VzLnYxLkNoZWNrZWRTdGFuZGFyZBIbChNhcHBsaWVkX2RpZmZlcmVuY2VzGBggAygJEikKB3VwbG9hZHMYGSADKAsyGC5jaGFuZ2VzLnYxLkNoYW5nZVVwbG9hZBIYChBhcHBseV9yZXRyaWVkX2J5GBogASgJEhgKEGFwcGx5X3JldHJpZWRfYXQYGyABKAkSFwoPb3V0Y29tZV91bmtub3duGBwgASgIEhIKCnJlc29sdXRpb24YHSABKAkSEwoLcmVzb2x2ZWRfYnkYHiABKAkSEwoLcmVzb2x2ZWRfYXQYHyABKAkSFwoPcmVzb2x1dGlvbl9ub3RlGCAgASgJEhIKCmV4cGlyZXNfYXQYISABKAkibAoORXhwaXJ5U2V0dGluZ3MSHAoUcHJlcGFyZWRfdmFsaWRfaG91cnMYASABKAUSHAoUYXBwcm92YWxfdmFsaWRfaG91cnMYAiABKAUSDgoGc2V0X2J5GAMgASgJEg4KBnNldF9hdBgEIAEoCSIaChhHZXRFeHBpcnlTZXR0aW5nc1JlcXVlc3QiSQoZR2V0RXhwaXJ5U2V0dGluZ3NSZXNwb25zZRIsCghzZXR0aW5ncxgBIAEoCzIaLmNoYW5nZXMudjEuRXhwaXJ5U2V0dGluZ3MiVgoYU2V0RXhwaXJ5U2V0dGluZ3NSZXF1ZXN0EhwKFHByZXBhcmVkX3ZhbGlkX2hvdXJzGAEgASgFEhwKFGFwcHJvdmFsX3ZhbGlkX2hvdXJzGAIgASgFIkkKGVNldEV4cGlyeVNldHRpbmdzUmVzcG9uc2USLAoIc2V0dGluZ3MYASABKAsyGi5jaGFuZ2VzLnYxLkV4cGlyeVNldHRpbmdzIpQBCgxDaGFuZ2VVcGxvYWQSEAoIYXNzZXRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSEQoJYnl0ZV9zaXplGAQgASgFEg0KBXdpZHRoGAUgASgFEg4KBmhlaWdodBgGIAEoBRIOCgZzaGEyNTYYByABKAkSDwoHZmlsZV9pZBgIIAEoCSJYCg9DaGVja2VkU3RhbmRhcmQSEwoLc3RhbmRhcmRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBRIQCghndWlkYW5jZRgEIAEoCSLZAQoUUHJlcGFyZUNoYW5nZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEjAKCW9wZXJhdGlvbhgDIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SEwoHc3VtbWFyeRgEIAEoCUICGAESEwoLdGFyZ2V0X3BhdGgYBSABKAkSHgoSdGFyZ2V0X2JlZm9yZV9qc29uGAYgASgJQgIYARITCgtvYmplY3RfdHlwZRgHIAEoCRIOCgZlZmZlY3QYCCABKAkiOwoVUHJlcGFyZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIjkKEEdldENoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEhIKCmNoZWNrX2xpdmUYAiABKAgigQEKCUxpdmVDaGVjaxINCgVzdGFsZRgBIAEoCBIOCgZyZWFzb24YAiABKAkSEwoLdW5hdmFpbGFibGUYAyABKAgSEwoLb2JqZWN0X2pzb24YBCABKAkSFgoOc2hvd3NfcmV2aWV3ZWQYBSABKAgSEwoLZGlmZmVyZW5jZXMYBiADKAkiXAoRR2V0Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USIwoEbGl2ZRgCIAEoCzIVLmNoYW5nZXMudjEuTGl2ZUNoZWNrInAKEkxpc3RDaGFuZ2VzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUSFwoPb3V0Y29tZV91bmtub3duGAUgASgIInMKE0xpc3RDaGFuZ2VzUmVzcG9uc2USIwoHY2hhbmdlcxgBIAMoCzISLmNoYW5nZXMudjEuQ2hhbmdlEg0KBXRvdGFsGAIgASgFEhgKC25leHRfb2Zmc2V0GAMgASgFSACIAQFCDgoMX25leHRfb2Zmc2V0InQKF0xpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIRCgliZWZvcmVfYXQYBCABKAkSEgoKYmVmb3JlX2tleRgFIAEoCSKGAQoLQ2hhbmdlRXZlbnQSDAoEa2luZBgBIAEoCRIKCgJhdBgCIAEoCRILCgNrZXkYAyABKAkSIgoGY2hhbmdlGAQgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USLAoIc2V0dGluZ3MYBSABKAsyGi5jaGFuZ2VzLnYxLkV4cGlyeVNldHRpbmdzIkMKGExpc3RDaGFuZ2VFdmVudHNSZXNwb25zZRInCgZldmVudHMYASADKAsyFy5jaGFuZ2VzLnYxLkNoYW5nZUV2ZW50IjkKFEFwcHJvdmVDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkiOwoVQXBwcm92ZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIjgKE1JlamVjdENoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI6ChRSZWplY3RDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJLChRSZXNvbHZlQ2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSEgoKcmVzb2x1dGlvbhgCIAEoCRIMCgRub3RlGAMgASgJIjsKFVJlc29sdmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJIChJBcHBseUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCRIPCgd3YWl0X21zGAMgASgFIjkKE0FwcGx5Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UigQEKEFBsYW5Nb25leVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIOCgZhbW91bnQYAiABKAkSEAoIY3VycmVuY3kYAyABKAkSDwoHcHVycG9zZRgEIAEoCRIRCglvYmplY3RpdmUYBSABKAkSEwoLd2lyZV9mb3JtYXQYBiABKAkisAIKEVBsYW5Nb25leVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSEwoLbWlub3JfdW5pdHMYAyABKAUSDwoHcHVycG9zZRgEIAEoCRIRCglvYmplY3RpdmUYBSABKAkSEwoLd2lyZV9mb3JtYXQYBiABKAkSFQoNYW1vdW50X21pY3JvcxgHIAEoAxITCgt3aXJlX21pY3JvcxgIIAEoAxIeChFjcG1fc2luZ2xlX21pY3JvcxgJIAEoA0gAiAEBEhwKD2NwbV9idWxrX21pY3JvcxgKIAEoA0gBiAEBEhMKC2V4cGxhbmF0aW9uGAsgASgJQhQKEl9jcG1fc2luZ2xlX21pY3Jvc0ISChBfY3BtX2J1bGtfbWljcm9zImQKE1BsYW5TY2hlZHVsZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtzdGFydF9sb2NhbBgCIAEoCRIRCgllbmRfbG9jYWwYAyABKAkSEQoJYW1iaWd1aXR5GAQgASgJIk8KDlBsYW5uZWRJbnN0YW50Eg0KBWxvY2FsGAEgASgJEgsKA3V0YxgCIAEoCRITCgt3aXRoX29mZnNldBgDIAEoCRIMCgRub3RlGAQgASgJIqsBChRQbGFuU2NoZWR1bGVSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhEKCXRpbWVfem9uZRgCIAEoCRIpCgVzdGFydBgDIAEoCzIaLmNoYW5nZXMudjEuUGxhbm5lZEluc3RhbnQSJwoDZW5kGAQgASgLMhouY2hhbmdlcy52MS5QbGFubmVkSW5zdGFudBIYChBkdXJhdGlvbl9zZWNvbmRzGAUgASgDInEKEVBsYW5DaGFuZ2VSZXF1ZXN0EjAKBmNoYW5nZRgBIAEoCzIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QSGQoMY3VycmVudF9qc29uGAIgASgJSACIAQFCDwoNX2N1cnJlbnRfanNvbiKmAQoSUGxhbkNoYW5nZVJlc3BvbnNlEg8KB3N1bW1hcnkYASABKAkSMAoJb3BlcmF0aW9uGAIgASgLMh0uY2hhbmdlcy52MS5VcHN0cmVhbU9wZXJhdGlvbhIOCgZkaWdlc3QYAyABKAkSEwoLdGFyZ2V0X3BhdGgYBCABKAkSEAoIdmVyaWZpZWQYBSABKAgSFgoOYWNjZXNzX3JlZnVzYWwYBiABKAkihgEKD0NyZWF0aXZlVG9DaGVjaxIMCgR0eXBlGAEgASgJEg0KBXRpdGxlGAIgASgJEgwKBGJvZHkYAyABKAkSFwoKdGFyZ2V0X3VybBgEIAEoCUgAiAEBEhQKB2ZpbGVfaWQYBSABKAlIAYgBAUINCgtfdGFyZ2V0X3VybEIKCghfZmlsZV9pZCJcChdWYWxpZGF0ZUNyZWF0aXZlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEi0KCGNyZWF0aXZlGAIgASgLMhsuY2hhbmdlcy52MS5DcmVhdGl2ZVRvQ2hlY2siRwoTQ3JlYXRpdmVJbWFnZVJlcG9ydBIQCghyZXF1aXJlZBgBIAEoCBIPCgdwcmVzZW50GAIgASgIEg0KBWlzc3VlGAMgASgJIm4KGFZhbGlkYXRlQ3JlYXRpdmVSZXNwb25zZRINCgV2YWxpZBgBIAEoCBITCgtjb3B5X2lzc3VlcxgCIAMoCRIuCgVpbWFnZRgDIAEoCzIfLmNoYW5nZXMudjEuQ3JlYXRpdmVJbWFnZVJlcG9ydCKRAQobUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXF1ZXN0EjAKBmNoYW5nZRgBIAEoCzIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAIgASgJEhMKC2FwcHJvdmVkX2J5GAMgASgJEhgKEGFwcHJvdmVyX3VzZXJfaWQYBCABKAkiQgocUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZTKmCgoOQ2hhbmdlc1NlcnZpY2USVAoNUHJlcGFyZUNoYW5nZRIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXNwb25zZRJICglHZXRDaGFuZ2USHC5jaGFuZ2VzLnYxLkdldENoYW5nZVJlcXVlc3QaHS5jaGFuZ2VzLnYxLkdldENoYW5nZVJlc3BvbnNlEk4KC0xpc3RDaGFuZ2VzEh4uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1JlcXVlc3QaHy5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VzUmVzcG9uc2USXQoQTGlzdENoYW5nZUV2ZW50cxIjLmNoYW5nZXMudjEuTGlzdENoYW5nZUV2ZW50c1JlcXVlc3QaJC5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VFdmVudHNSZXNwb25zZRJUCg1BcHByb3ZlQ2hhbmdlEiAuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVxdWVzdBohLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlc3BvbnNlElEKDFJlamVjdENoYW5nZRIfLmNoYW5nZXMudjEuUmVqZWN0Q2hhbmdlUmVxdWVzdBogLmNoYW5nZXMudjEuUmVqZWN0Q2hhbmdlUmVzcG9uc2USTgoLQXBwbHlDaGFuZ2USHi5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVxdWVzdBofLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXNwb25zZRJUCg1SZXNvbHZlQ2hhbmdlEiAuY2hhbmdlcy52MS5SZXNvbHZlQ2hhbmdlUmVxdWVzdBohLmNoYW5nZXMudjEuUmVzb2x2ZUNoYW5nZVJlc3BvbnNlEkgKCVBsYW5Nb25leRIcLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVxdWVzdBodLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVzcG9uc2USUQoMUGxhblNjaGVkdWxlEh8uY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXF1ZXN0GiAuY2hhbmdlcy52MS5QbGFuU2NoZWR1bGVSZXNwb25zZRJLCgpQbGFuQ2hhbmdlEh0uY2hhbmdlcy52MS5QbGFuQ2hhbmdlUmVxdWVzdBoeLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlc3BvbnNlEl0KEFZhbGlkYXRlQ3JlYXRpdmUSIy5jaGFuZ2VzLnYxLlZhbGlkYXRlQ3JlYXRpdmVSZXF1ZXN0GiQuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2USaQoUUmVjb3JkQXBwcm92ZWRDaGFuZ2USJy5jaGFuZ2VzLnYxLlJlY29yZEFwcHJvdmVkQ2hhbmdlUmVxdWVzdBooLmNoYW5nZXMudjEuUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXNwb25zZRJgChFHZXRFeHBpcnlTZXR0aW5ncxIkLmNoYW5nZXMudjEuR2V0RXhwaXJ5U2V0dGluZ3NSZXF1ZXN0GiUuY2hhbmdlcy52MS5HZXRFeHBpcnlTZXR0aW5nc1Jlc3BvbnNlEmAKEVNldEV4cGlyeVNldHRpbmdzEiQuY2hhbmdlcy52MS5TZXRFeHBpcnlTZXR0aW5nc1JlcXVlc3QaJS5jaGFuZ2VzLnYxLlNldEV4cGlyeVNldHRpbmdzUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * The one call to the ad platform a change makes when it is applied.
@@ -72,7 +72,10 @@ export type Change = Message<"changes.v1.Change"> & {
   tool: string;
 
   /**
-   * prepared, approved, rejected, applying, applied or failed.
+   * prepared, approved, expired, rejected, applying, applied or failed. expired: a prepared change
+   * nobody approved, or an approved one nobody asked to apply, past its expires_at; it can no
+   * longer be approved or applied (prepare it again). Read from the stored times and the
+   * workspace's expiry settings when the change is read.
    *
    * @generated from field: string status = 4;
    */
@@ -249,6 +252,15 @@ export type Change = Message<"changes.v1.Change"> & {
    * @generated from field: string resolution_note = 32;
    */
   resolutionNote: string;
+
+  /**
+   * When a prepared change stops being approvable, or an approved one stops being appliable if no
+   * apply was asked for (RFC 3339); past it the status is expired. Empty for every other status:
+   * once an apply was asked for, the approval is used and no longer expires.
+   *
+   * @generated from field: string expires_at = 33;
+   */
+  expiresAt: string;
 };
 
 /**
@@ -257,6 +269,120 @@ export type Change = Message<"changes.v1.Change"> & {
  */
 export const ChangeSchema: GenMessage<Change> = /*@__PURE__*/
   messageDesc(file_changes_v1_changes, 1);
+
+/**
+ * How long changes stay usable in a workspace, and who last set it.
+ *
+ * @generated from message changes.v1.ExpirySettings
+ */
+export type ExpirySettings = Message<"changes.v1.ExpirySettings"> & {
+  /**
+   * Hours after it was prepared that a change nobody approved expires (1 to 720; default 72).
+   *
+   * @generated from field: int32 prepared_valid_hours = 1;
+   */
+  preparedValidHours: number;
+
+  /**
+   * Hours after it was approved that a change nobody asked to apply expires (1 to 720; default
+   * 24). Also how long the apply worker goes on trying a change that meets an outage.
+   *
+   * @generated from field: int32 approval_valid_hours = 2;
+   */
+  approvalValidHours: number;
+
+  /**
+   * Who set them and when (RFC 3339); both empty while the defaults are in force.
+   *
+   * @generated from field: string set_by = 3;
+   */
+  setBy: string;
+
+  /**
+   * @generated from field: string set_at = 4;
+   */
+  setAt: string;
+};
+
+/**
+ * Describes the message changes.v1.ExpirySettings.
+ * Use `create(ExpirySettingsSchema)` to create a new message.
+ */
+export const ExpirySettingsSchema: GenMessage<ExpirySettings> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 2);
+
+/**
+ * @generated from message changes.v1.GetExpirySettingsRequest
+ */
+export type GetExpirySettingsRequest = Message<"changes.v1.GetExpirySettingsRequest"> & {
+};
+
+/**
+ * Describes the message changes.v1.GetExpirySettingsRequest.
+ * Use `create(GetExpirySettingsRequestSchema)` to create a new message.
+ */
+export const GetExpirySettingsRequestSchema: GenMessage<GetExpirySettingsRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 3);
+
+/**
+ * @generated from message changes.v1.GetExpirySettingsResponse
+ */
+export type GetExpirySettingsResponse = Message<"changes.v1.GetExpirySettingsResponse"> & {
+  /**
+   * @generated from field: changes.v1.ExpirySettings settings = 1;
+   */
+  settings?: ExpirySettings | undefined;
+};
+
+/**
+ * Describes the message changes.v1.GetExpirySettingsResponse.
+ * Use `create(GetExpirySettingsResponseSchema)` to create a new message.
+ */
+export const GetExpirySettingsResponseSchema: GenMessage<GetExpirySettingsResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 4);
+
+/**
+ * A workspace admin, in the dashboard or by an operator command, sets how long changes stay
+ * usable. Refused (PermissionDenied) for an MCP client or any role but admin; each setting is an
+ * event of ListChangeEvents (expiry_settings_changed).
+ *
+ * @generated from message changes.v1.SetExpirySettingsRequest
+ */
+export type SetExpirySettingsRequest = Message<"changes.v1.SetExpirySettingsRequest"> & {
+  /**
+   * @generated from field: int32 prepared_valid_hours = 1;
+   */
+  preparedValidHours: number;
+
+  /**
+   * @generated from field: int32 approval_valid_hours = 2;
+   */
+  approvalValidHours: number;
+};
+
+/**
+ * Describes the message changes.v1.SetExpirySettingsRequest.
+ * Use `create(SetExpirySettingsRequestSchema)` to create a new message.
+ */
+export const SetExpirySettingsRequestSchema: GenMessage<SetExpirySettingsRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 5);
+
+/**
+ * @generated from message changes.v1.SetExpirySettingsResponse
+ */
+export type SetExpirySettingsResponse = Message<"changes.v1.SetExpirySettingsResponse"> & {
+  /**
+   * @generated from field: changes.v1.ExpirySettings settings = 1;
+   */
+  settings?: ExpirySettings | undefined;
+};
+
+/**
+ * Describes the message changes.v1.SetExpirySettingsResponse.
+ * Use `create(SetExpirySettingsResponseSchema)` to create a new message.
+ */
+export const SetExpirySettingsResponseSchema: GenMessage<SetExpirySettingsResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_changes, 6);
 
 /**
  * One campaign asset a change uploads, as pinned when it was prepared.
@@ -316,7 +442,7 @@ export type ChangeUpload = Message<"changes.v1.ChangeUpload"> & {
  * Use `create(ChangeUploadSchema)` to create a new message.
  */
 export const ChangeUploadSchema: GenMessage<ChangeUpload> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 2);
+  messageDesc(file_changes_v1_changes, 7);
 
 /**
  * One account standard a change was checked against, at the revision it had then.
@@ -350,7 +476,7 @@ export type CheckedStandard = Message<"changes.v1.CheckedStandard"> & {
  * Use `create(CheckedStandardSchema)` to create a new message.
  */
 export const CheckedStandardSchema: GenMessage<CheckedStandard> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 3);
+  messageDesc(file_changes_v1_changes, 8);
 
 /**
  * A change to plan and record: the service reads the live target through the upstream-proxy,
@@ -419,7 +545,7 @@ export type PrepareChangeRequest = Message<"changes.v1.PrepareChangeRequest"> & 
  * Use `create(PrepareChangeRequestSchema)` to create a new message.
  */
 export const PrepareChangeRequestSchema: GenMessage<PrepareChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 4);
+  messageDesc(file_changes_v1_changes, 9);
 
 /**
  * @generated from message changes.v1.PrepareChangeResponse
@@ -436,7 +562,7 @@ export type PrepareChangeResponse = Message<"changes.v1.PrepareChangeResponse"> 
  * Use `create(PrepareChangeResponseSchema)` to create a new message.
  */
 export const PrepareChangeResponseSchema: GenMessage<PrepareChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 5);
+  messageDesc(file_changes_v1_changes, 10);
 
 /**
  * @generated from message changes.v1.GetChangeRequest
@@ -461,7 +587,7 @@ export type GetChangeRequest = Message<"changes.v1.GetChangeRequest"> & {
  * Use `create(GetChangeRequestSchema)` to create a new message.
  */
 export const GetChangeRequestSchema: GenMessage<GetChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 6);
+  messageDesc(file_changes_v1_changes, 11);
 
 /**
  * The object of a prepared change as it is now on the ad platform, against the change's plan.
@@ -521,7 +647,7 @@ export type LiveCheck = Message<"changes.v1.LiveCheck"> & {
  * Use `create(LiveCheckSchema)` to create a new message.
  */
 export const LiveCheckSchema: GenMessage<LiveCheck> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 7);
+  messageDesc(file_changes_v1_changes, 12);
 
 /**
  * @generated from message changes.v1.GetChangeResponse
@@ -546,14 +672,14 @@ export type GetChangeResponse = Message<"changes.v1.GetChangeResponse"> & {
  * Use `create(GetChangeResponseSchema)` to create a new message.
  */
 export const GetChangeResponseSchema: GenMessage<GetChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 8);
+  messageDesc(file_changes_v1_changes, 13);
 
 /**
  * @generated from message changes.v1.ListChangesRequest
  */
 export type ListChangesRequest = Message<"changes.v1.ListChangesRequest"> & {
   /**
-   * Empty for every status.
+   * Empty for every status. prepared and approved leave out the expired ones; expired lists them.
    *
    * @generated from field: string status = 1;
    */
@@ -587,7 +713,7 @@ export type ListChangesRequest = Message<"changes.v1.ListChangesRequest"> & {
  * Use `create(ListChangesRequestSchema)` to create a new message.
  */
 export const ListChangesRequestSchema: GenMessage<ListChangesRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 9);
+  messageDesc(file_changes_v1_changes, 14);
 
 /**
  * @generated from message changes.v1.ListChangesResponse
@@ -616,11 +742,12 @@ export type ListChangesResponse = Message<"changes.v1.ListChangesResponse"> & {
  * Use `create(ListChangesResponseSchema)` to create a new message.
  */
 export const ListChangesResponseSchema: GenMessage<ListChangesResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 10);
+  messageDesc(file_changes_v1_changes, 15);
 
 /**
  * The changes' history as events (prepared, approved, rejected, apply_requested, apply_retried, applied, failed,
- * outcome_settled),
+ * outcome_settled), and the workspace's expiry settings changes (expiry_settings_changed, left out
+ * when account_id is given),
  * newest first, for the dashboard's audit log. Paged by keyset: a page holds the events before the
  * cursor (at, key), so every event stays reachable however many there are.
  *
@@ -667,7 +794,7 @@ export type ListChangeEventsRequest = Message<"changes.v1.ListChangeEventsReques
  * Use `create(ListChangeEventsRequestSchema)` to create a new message.
  */
 export const ListChangeEventsRequestSchema: GenMessage<ListChangeEventsRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 11);
+  messageDesc(file_changes_v1_changes, 16);
 
 /**
  * @generated from message changes.v1.ChangeEvent
@@ -686,16 +813,26 @@ export type ChangeEvent = Message<"changes.v1.ChangeEvent"> & {
   at: string;
 
   /**
-   * `c:<change_id>:<kind>`: orders events at the same instant (byte order).
+   * `c:<change_id>:<kind>`, or `s:<time>` for a settings change: orders events at the same
+   * instant (byte order).
    *
    * @generated from field: string key = 3;
    */
   key: string;
 
   /**
+   * The change, for every kind but expiry_settings_changed.
+   *
    * @generated from field: changes.v1.Change change = 4;
    */
   change?: Change | undefined;
+
+  /**
+   * For expiry_settings_changed: the settings as they were set then (set_by, set_at).
+   *
+   * @generated from field: changes.v1.ExpirySettings settings = 5;
+   */
+  settings?: ExpirySettings | undefined;
 };
 
 /**
@@ -703,7 +840,7 @@ export type ChangeEvent = Message<"changes.v1.ChangeEvent"> & {
  * Use `create(ChangeEventSchema)` to create a new message.
  */
 export const ChangeEventSchema: GenMessage<ChangeEvent> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 12);
+  messageDesc(file_changes_v1_changes, 17);
 
 /**
  * @generated from message changes.v1.ListChangeEventsResponse
@@ -720,7 +857,7 @@ export type ListChangeEventsResponse = Message<"changes.v1.ListChangeEventsRespo
  * Use `create(ListChangeEventsResponseSchema)` to create a new message.
  */
 export const ListChangeEventsResponseSchema: GenMessage<ListChangeEventsResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 13);
+  messageDesc(file_changes_v1_changes, 18);
 
 /**
  * Approval by a person: refused for any caller that is not a signed-in person or an operator,
@@ -747,7 +884,7 @@ export type ApproveChangeRequest = Message<"changes.v1.ApproveChangeRequest"> & 
  * Use `create(ApproveChangeRequestSchema)` to create a new message.
  */
 export const ApproveChangeRequestSchema: GenMessage<ApproveChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 14);
+  messageDesc(file_changes_v1_changes, 19);
 
 /**
  * @generated from message changes.v1.ApproveChangeResponse
@@ -764,7 +901,7 @@ export type ApproveChangeResponse = Message<"changes.v1.ApproveChangeResponse"> 
  * Use `create(ApproveChangeResponseSchema)` to create a new message.
  */
 export const ApproveChangeResponseSchema: GenMessage<ApproveChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 15);
+  messageDesc(file_changes_v1_changes, 20);
 
 /**
  * @generated from message changes.v1.RejectChangeRequest
@@ -786,7 +923,7 @@ export type RejectChangeRequest = Message<"changes.v1.RejectChangeRequest"> & {
  * Use `create(RejectChangeRequestSchema)` to create a new message.
  */
 export const RejectChangeRequestSchema: GenMessage<RejectChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 16);
+  messageDesc(file_changes_v1_changes, 21);
 
 /**
  * @generated from message changes.v1.RejectChangeResponse
@@ -803,7 +940,7 @@ export type RejectChangeResponse = Message<"changes.v1.RejectChangeResponse"> & 
  * Use `create(RejectChangeResponseSchema)` to create a new message.
  */
 export const RejectChangeResponseSchema: GenMessage<RejectChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 17);
+  messageDesc(file_changes_v1_changes, 22);
 
 /**
  * A person settles a change whose apply outcome is unknown (Change.outcome_unknown): refused for
@@ -840,7 +977,7 @@ export type ResolveChangeRequest = Message<"changes.v1.ResolveChangeRequest"> & 
  * Use `create(ResolveChangeRequestSchema)` to create a new message.
  */
 export const ResolveChangeRequestSchema: GenMessage<ResolveChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 18);
+  messageDesc(file_changes_v1_changes, 23);
 
 /**
  * @generated from message changes.v1.ResolveChangeResponse
@@ -857,7 +994,7 @@ export type ResolveChangeResponse = Message<"changes.v1.ResolveChangeResponse"> 
  * Use `create(ResolveChangeResponseSchema)` to create a new message.
  */
 export const ResolveChangeResponseSchema: GenMessage<ResolveChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 19);
+  messageDesc(file_changes_v1_changes, 24);
 
 /**
  * @generated from message changes.v1.ApplyChangeRequest
@@ -888,7 +1025,7 @@ export type ApplyChangeRequest = Message<"changes.v1.ApplyChangeRequest"> & {
  * Use `create(ApplyChangeRequestSchema)` to create a new message.
  */
 export const ApplyChangeRequestSchema: GenMessage<ApplyChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 20);
+  messageDesc(file_changes_v1_changes, 25);
 
 /**
  * @generated from message changes.v1.ApplyChangeResponse
@@ -905,7 +1042,7 @@ export type ApplyChangeResponse = Message<"changes.v1.ApplyChangeResponse"> & {
  * Use `create(ApplyChangeResponseSchema)` to create a new message.
  */
 export const ApplyChangeResponseSchema: GenMessage<ApplyChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 21);
+  messageDesc(file_changes_v1_changes, 26);
 
 /**
  * Planning: an amount of money as exact micros of the ad account's currency. Read only.
@@ -961,7 +1098,7 @@ export type PlanMoneyRequest = Message<"changes.v1.PlanMoneyRequest"> & {
  * Use `create(PlanMoneyRequestSchema)` to create a new message.
  */
 export const PlanMoneyRequestSchema: GenMessage<PlanMoneyRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 22);
+  messageDesc(file_changes_v1_changes, 27);
 
 /**
  * @generated from message changes.v1.PlanMoneyResponse
@@ -1046,7 +1183,7 @@ export type PlanMoneyResponse = Message<"changes.v1.PlanMoneyResponse"> & {
  * Use `create(PlanMoneyResponseSchema)` to create a new message.
  */
 export const PlanMoneyResponseSchema: GenMessage<PlanMoneyResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 23);
+  messageDesc(file_changes_v1_changes, 28);
 
 /**
  * Planning: local times in the ad account's IANA time zone as exact instants. Read only.
@@ -1085,7 +1222,7 @@ export type PlanScheduleRequest = Message<"changes.v1.PlanScheduleRequest"> & {
  * Use `create(PlanScheduleRequestSchema)` to create a new message.
  */
 export const PlanScheduleRequestSchema: GenMessage<PlanScheduleRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 24);
+  messageDesc(file_changes_v1_changes, 29);
 
 /**
  * A local time resolved to one instant.
@@ -1127,7 +1264,7 @@ export type PlannedInstant = Message<"changes.v1.PlannedInstant"> & {
  * Use `create(PlannedInstantSchema)` to create a new message.
  */
 export const PlannedInstantSchema: GenMessage<PlannedInstant> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 25);
+  messageDesc(file_changes_v1_changes, 30);
 
 /**
  * @generated from message changes.v1.PlanScheduleResponse
@@ -1168,7 +1305,7 @@ export type PlanScheduleResponse = Message<"changes.v1.PlanScheduleResponse"> & 
  * Use `create(PlanScheduleResponseSchema)` to create a new message.
  */
 export const PlanScheduleResponseSchema: GenMessage<PlanScheduleResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 26);
+  messageDesc(file_changes_v1_changes, 31);
 
 /**
  * Preflight: the change PrepareChange would record for `change`, planned the same way but recorded
@@ -1198,7 +1335,7 @@ export type PlanChangeRequest = Message<"changes.v1.PlanChangeRequest"> & {
  * Use `create(PlanChangeRequestSchema)` to create a new message.
  */
 export const PlanChangeRequestSchema: GenMessage<PlanChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 27);
+  messageDesc(file_changes_v1_changes, 32);
 
 /**
  * @generated from message changes.v1.PlanChangeResponse
@@ -1249,7 +1386,7 @@ export type PlanChangeResponse = Message<"changes.v1.PlanChangeResponse"> & {
  * Use `create(PlanChangeResponseSchema)` to create a new message.
  */
 export const PlanChangeResponseSchema: GenMessage<PlanChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 28);
+  messageDesc(file_changes_v1_changes, 33);
 
 /**
  * A creative checked by the ad creative rules, before any ad has it. Read only.
@@ -1290,7 +1427,7 @@ export type CreativeToCheck = Message<"changes.v1.CreativeToCheck"> & {
  * Use `create(CreativeToCheckSchema)` to create a new message.
  */
 export const CreativeToCheckSchema: GenMessage<CreativeToCheck> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 29);
+  messageDesc(file_changes_v1_changes, 34);
 
 /**
  * @generated from message changes.v1.ValidateCreativeRequest
@@ -1312,7 +1449,7 @@ export type ValidateCreativeRequest = Message<"changes.v1.ValidateCreativeReques
  * Use `create(ValidateCreativeRequestSchema)` to create a new message.
  */
 export const ValidateCreativeRequestSchema: GenMessage<ValidateCreativeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 30);
+  messageDesc(file_changes_v1_changes, 35);
 
 /**
  * The image a creative shows: a chat_card needs one (file_id), a product_ad_template takes none.
@@ -1343,7 +1480,7 @@ export type CreativeImageReport = Message<"changes.v1.CreativeImageReport"> & {
  * Use `create(CreativeImageReportSchema)` to create a new message.
  */
 export const CreativeImageReportSchema: GenMessage<CreativeImageReport> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 31);
+  messageDesc(file_changes_v1_changes, 36);
 
 /**
  * @generated from message changes.v1.ValidateCreativeResponse
@@ -1374,7 +1511,7 @@ export type ValidateCreativeResponse = Message<"changes.v1.ValidateCreativeRespo
  * Use `create(ValidateCreativeResponseSchema)` to create a new message.
  */
 export const ValidateCreativeResponseSchema: GenMessage<ValidateCreativeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 32);
+  messageDesc(file_changes_v1_changes, 37);
 
 /**
  * A change already approved by a person elsewhere: the optimizer's proposal approved in the
@@ -1414,7 +1551,7 @@ export type RecordApprovedChangeRequest = Message<"changes.v1.RecordApprovedChan
  * Use `create(RecordApprovedChangeRequestSchema)` to create a new message.
  */
 export const RecordApprovedChangeRequestSchema: GenMessage<RecordApprovedChangeRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 33);
+  messageDesc(file_changes_v1_changes, 38);
 
 /**
  * @generated from message changes.v1.RecordApprovedChangeResponse
@@ -1431,7 +1568,7 @@ export type RecordApprovedChangeResponse = Message<"changes.v1.RecordApprovedCha
  * Use `create(RecordApprovedChangeResponseSchema)` to create a new message.
  */
 export const RecordApprovedChangeResponseSchema: GenMessage<RecordApprovedChangeResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_changes, 34);
+  messageDesc(file_changes_v1_changes, 39);
 
 /**
  * @generated from service changes.v1.ChangesService
@@ -1540,6 +1677,22 @@ export const ChangesService: GenService<{
     methodKind: "unary";
     input: typeof RecordApprovedChangeRequestSchema;
     output: typeof RecordApprovedChangeResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.ChangesService.GetExpirySettings
+   */
+  getExpirySettings: {
+    methodKind: "unary";
+    input: typeof GetExpirySettingsRequestSchema;
+    output: typeof GetExpirySettingsResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.ChangesService.SetExpirySettings
+   */
+  setExpirySettings: {
+    methodKind: "unary";
+    input: typeof SetExpirySettingsRequestSchema;
+    output: typeof SetExpirySettingsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_changes_v1_changes, 0);
