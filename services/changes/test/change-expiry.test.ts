@@ -309,7 +309,7 @@ describe("the apply worker's bound", () => {
       inTx: (fn) => inTransaction(pool, fn),
       signal: new AbortController().signal,
     } as HandlerContext;
-    await run(message, ctx, { kind: 'abandoned' });
+    await run(message, ctx, { kind: 'abandoned', detail: 'the worker applying it was stopped' });
     const { rows } = await pool.query<{ status: string; error: string | null }>(
       'SELECT status, error FROM changes WHERE change_id = $1',
       [changeId],
