@@ -334,7 +334,7 @@ for (const kind of KINDS) {
       assert.match(unknown.message, /`name` must name a prompt/);
     });
 
-    test('completion offers the workspace’s accounts, marketing items and changes by name or id prefix', async () => {
+    test('completion offers the workspace’s accounts, campaigns, marketing items and changes by name or id prefix', async () => {
       const accounts = await client().complete(
         { type: 'ref/prompt', name: 'weekly_account_review' },
         { name: 'account_id', value: account.name.slice(0, 3) },
@@ -350,6 +350,21 @@ for (const kind of KINDS) {
         { name: 'change_id', value: changeId.slice(0, 6) },
       );
       assert.deepEqual(changes.completion.values, [changeId]);
+      const campaigns = await ok<{ campaigns: { id: string; name: string }[] }>('ads_list_campaigns', {
+        account_id: account.account_id,
+      });
+      const campaign = campaigns.campaigns[0] as { id: string; name: string };
+      const offered = await client().complete(
+        { type: 'ref/prompt', name: 'triage_serving_issues' },
+        { name: 'campaign_id', value: campaign.name.slice(0, 4) },
+        { account_id: account.account_id },
+      );
+      assert.ok(offered.completion.values.includes(campaign.id), JSON.stringify(offered));
+      const withoutAccount = await client().complete(
+        { type: 'ref/prompt', name: 'triage_serving_issues' },
+        { name: 'campaign_id', value: '' },
+      );
+      assert.deepEqual(withoutAccount.completion.values, []);
       const formats = await client().complete(
         { type: 'ref/resource', uri: 'adsmcp://reports/{report_id}/{format}' },
         { name: 'format', value: 'm' },
