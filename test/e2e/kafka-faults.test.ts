@@ -20,6 +20,8 @@ import { toolCalls } from '@adsmcp/testkit/tool-calls';
 import pg from 'pg';
 
 const CHANGES = 200;
+const BROKER_DOWN_MS = 15_000;
+const APPLY_EVERY_MS = 150;
 
 let broker: KafkaBrokerCluster;
 let e2e: SeededStack;
@@ -141,24 +143,28 @@ describe('the Kafka broker restarted under load', () => {
     await approveInDashboard(prepared);
     const ids = prepared.map((c) => c.change_id);
 
-    // Apply requests go on, paced, while the broker is stopped and started again once a part of
-    // the changes reached the platform.
+    // Apply requests go on at a steady pace (each waits up to 5 s for its outcome), while the
+    // broker is stopped and started again once a part of the changes reached the platform.
     let requested = 0;
     let requestedDuringRestart = 0;
     let restarting = false;
-    const applying = eachLimited(prepared, 2, async (c) => {
-      await ok('ads_apply_change', { change_id: c.change_id, digest: c.digest });
-      requested++;
-      if (restarting) requestedDuringRestart++;
-      await sleep(40);
-    });
+    const applying = Promise.all(
+      prepared.map(async (c, i) => {
+        await sleep(i * APPLY_EVERY_MS);
+        if (restarting) requestedDuringRestart++;
+        await ok('ads_apply_change', { change_id: c.change_id, digest: c.digest });
+        requested++;
+      }),
+    );
     const mutations = async () => (await ledger(account.upstream_account_id)).length;
     const deadline = Date.now() + 120_000;
     while ((await mutations()) < 30 && Date.now() < deadline) await sleep(100);
     const appliedBeforeRestart = await mutations();
     restarting = true;
     const restartAt = Date.now();
-    await broker.restart();
+    // Down for longer than the relay's producer retries a send: its publishes fail and are
+    // rolled back, and the consumer's connection is lost, not just slowed.
+    await broker.restart({ downMs: BROKER_DOWN_MS });
     const restartMs = Date.now() - restartAt;
     restarting = false;
     await applying;
@@ -196,7 +202,7 @@ describe('the Kafka broker restarted under load', () => {
       'one mutation for each change, and none of any other key',
     );
     process.stdout.write(
-      `# broker restarted in ${(restartMs / 1000).toFixed(1)} s after ${appliedBeforeRestart} of ${CHANGES} changes were applied; ${requestedDuringRestart} apply requests were made while it was down\n`,
+      `# broker restarted (down ${BROKER_DOWN_MS / 1000} s) in ${(restartMs / 1000).toFixed(1)} s after ${appliedBeforeRestart} of ${CHANGES} changes were applied; ${requestedDuringRestart} apply requests were made while it was down\n`,
     );
   });
 });

@@ -40,8 +40,11 @@ export interface KafkaBrokerCluster {
   dir: string;
   /** Stops every node (controlled shutdown, SIGKILL after 30 s) and removes the data. */
   stop(): Promise<void>;
-  /** Stops every node and starts it again on the same ports and data; resolves once all are ready. */
-  restart(): Promise<void>;
+  /**
+   * Stops every node (controlled shutdown) and starts it again on the same ports and data after
+   * `downMs` (default 0); resolves once all are ready.
+   */
+  restart(opts?: { downMs?: number }): Promise<void>;
   /** Kills node `i` (0-based) with SIGKILL: no controlled shutdown, as when its machine dies. */
   kill(i: number): Promise<void>;
   /** Starts node `i` again after a kill, on the same port and data; resolves once it is ready. */
@@ -258,8 +261,9 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
       for (const n of nodes) n.log.end();
       await rm(dir, { recursive: true, force: true });
     },
-    async restart() {
+    async restart({ downMs = 0 } = {}) {
       await Promise.all(nodes.map((n) => stopNode(n, 'SIGTERM')));
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       await Promise.all(nodes.map(startNode));
     },
     async kill(i) {

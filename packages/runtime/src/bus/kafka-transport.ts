@@ -121,6 +121,12 @@ export interface KafkaTransportDeps {
   fetchMaxWaitMs?: number;
   /** How often the relay looks for due outbox rows when no notification arrives (default 1 s). */
   relayPollMs?: number;
+  /**
+   * How long one relay batch may take to be acknowledged before the relay gives it up, rolls its
+   * claim back and tries again later with a new producer (default 10 s). kafkajs's own retries
+   * would wait minutes for brokers that are down, holding the claim's transaction open.
+   */
+  relayPublishTimeoutMs?: number;
   /** How long `consume` waits to join its group before giving up (default 60 s). */
   joinTimeoutMs?: number;
   /** Wait before re-establishing a LISTEN connection that broke (default 1 s). */
@@ -132,6 +138,7 @@ const DEFAULTS = {
   heartbeatIntervalMs: 3_000,
   fetchMaxWaitMs: 500,
   relayPollMs: 1_000,
+  relayPublishTimeoutMs: 10_000,
   joinTimeoutMs: 60_000,
   reconnectDelayMs: 1_000,
   partitions: 6,
@@ -167,7 +174,10 @@ export function createKafkaTransport(deps: KafkaTransportDeps): BusTransport {
     joinTimeoutMs: deps.joinTimeoutMs ?? DEFAULTS.joinTimeoutMs,
   };
   const listener = new Listener(deps.pool, log, deps.reconnectDelayMs ?? DEFAULTS.reconnectDelayMs);
-  const relay = new Relay(deps.pool, kafka, topics, listener, log, deps.relayPollMs ?? DEFAULTS.relayPollMs);
+  const relay = new Relay(deps.pool, kafka, topics, listener, log, {
+    pollMs: deps.relayPollMs ?? DEFAULTS.relayPollMs,
+    publishTimeoutMs: deps.relayPublishTimeoutMs ?? DEFAULTS.relayPublishTimeoutMs,
+  });
   const consumers = new Set<Consumer>();
   let stopped = false;
   relay.start();
@@ -384,7 +394,7 @@ class Relay {
     private readonly topics: Topics,
     private readonly listener: Listener,
     private readonly log: Logger,
-    private readonly pollMs: number,
+    private readonly timing: { pollMs: number; publishTimeoutMs: number },
   ) {}
 
   private newProducer(): Producer {
@@ -409,7 +419,7 @@ class Relay {
   start(): void {
     this.running = true;
     this.unsubscribe = this.listener.subscribeAll(() => this.rounds.wake());
-    this.pollTimer = setInterval(() => this.rounds.wake(), this.pollMs);
+    this.pollTimer = setInterval(() => this.rounds.wake(), this.timing.pollMs);
     this.pollTimer.unref();
     this.rounds.wake();
   }
@@ -502,7 +512,7 @@ class Relay {
       const byTopic = new Map<string, RelayRow[]>();
       for (const row of rows) byTopic.set(row.topic, [...(byTopic.get(row.topic) ?? []), row]);
       await this.topics.ensure(byTopic.keys());
-      await producer.sendBatch({
+      const sent = producer.sendBatch({
         acks: -1,
         topicMessages: [...byTopic].map(([topic, list]) => ({
           topic,
@@ -517,12 +527,35 @@ class Relay {
           })),
         })),
       });
+      await withTimeout(
+        sent,
+        this.timing.publishTimeoutMs,
+        `the brokers did not acknowledge ${rows.length} messages within ${this.timing.publishTimeoutMs} ms`,
+      );
       await markPublished(
         tx,
         rows.map((r) => r.id),
       );
       return rows.length;
     });
+  }
+}
+
+/**
+ * withTimeout settles as `work` does, or rejects with `message` after `ms`. A send given up this
+ * way is not cancelled: it ends when the relay drops its producer, or lands later, a duplicate
+ * the consumers' inboxes absorb.
+ */
+async function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
