@@ -468,3 +468,26 @@ describe('malformed requests', () => {
     }
   });
 });
+
+describe('prompt texts', () => {
+  test('every tool a prompt tells the agent to use is one the server lists', async () => {
+    const served = new Set((await agent.listTools()).tools.map((t) => t.name));
+    const client = clients.get('v2-2026') as SurfaceClient;
+    const someUuid = '0d4b6c1e-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
+    const args: Record<string, Record<string, string>> = {
+      weekly_account_review: { account_id: account.account_id },
+      launch_from_brief: { account_id: account.account_id, item_id: itemId },
+      triage_serving_issues: { account_id: account.account_id },
+      answer_optimizer_run: { optimizer_id: someUuid },
+      import_and_report: { account_id: account.account_id, since: '2026-11-01', until: '2026-11-07' },
+    };
+    const { prompts } = await client.listPrompts();
+    for (const prompt of prompts) {
+      const got = await client.getPrompt(prompt.name, args[prompt.name] ?? {});
+      const named = (got.messages[0]?.content.text ?? '').match(/\bads_[a-z_]+/g) ?? [];
+      assert.ok(named.length > 0, `${prompt.name} names no tool`);
+      for (const tool of named)
+        assert.ok(served.has(tool), `${prompt.name} names ${tool}, which is not served`);
+    }
+  });
+});

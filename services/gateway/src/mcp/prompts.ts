@@ -124,9 +124,10 @@ export const PROMPTS: readonly PromptDefinition[] = [
     text: (a) =>
       `Answer the queued review run of optimizer ${a.optimizer_id}.\n` +
       '1. ads_get_optimizer: its account, goal, target and brand instructions.\n' +
-      '2. Claim its queued run and read the performance snapshot it records.\n' +
-      '3. Complete the run with proposals that follow the optimizer’s instructions and the account’s standards; ' +
-      'say why for each. A person reviews and approves each proposal in the dashboard.',
+      '2. ads_list_optimization_runs: its queued run; ads_claim_optimization_run claims it and records the ' +
+      'performance snapshot the proposals are judged against (ads_get_optimization_run shows it).\n' +
+      '3. ads_complete_optimization_run with proposals that follow the optimizer’s instructions and the account’s ' +
+      'standards, saying why for each. A person reviews and approves each proposal in the dashboard.',
   },
   {
     name: 'import_and_report',
