@@ -1,0 +1,131 @@
+/**
+ * A three-broker Kafka cluster (KRaft, every node a broker and a controller) losing one broker,
+ * killed with SIGKILL, while the bus publishes and consumes: the transport's topics are
+ * replicated on all three with `min.insync.replicas` 2, so every message acknowledged before or
+ * after the loss is still there, and each has its effect exactly once.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createKafkaTransport, enqueue, migrateBus } from '@adsmcp/runtime/bus/index';
+import { createPool, inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { createLogger } from '@adsmcp/runtime/log';
+import { type KafkaBrokerCluster, startKafkaBroker } from '@adsmcp/testkit/kafka-broker';
+import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import kafkajs, { Kafka, logLevel } from 'kafkajs';
+
+// Not among the names Node finds in kafkajs's CommonJS exports.
+const { ConfigResourceTypes } = kafkajs;
+const SCHEMA = 'cluster_test';
+const BATCHES = 10;
+const PER_BATCH = 30;
+
+let cluster: KafkaBrokerCluster;
+let db: TestDatabase;
+let pool: Pool;
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+before(async () => {
+  cluster = await startKafkaBroker({ brokers: 3 });
+  db = await testDatabase();
+  pool = createPool(db.url, SCHEMA);
+  await migrateBus(pool, SCHEMA);
+  // No key: an effect made twice would show as two rows.
+  await pool.query('CREATE TABLE effects (message_id uuid NOT NULL)');
+});
+
+after(async () => {
+  await pool?.end();
+  await db?.drop();
+  await stopTestServer();
+  await cluster?.stop();
+});
+
+test('one of three brokers killed mid-load: the topics are replicated 3 times with min.insync.replicas 2, and every message has its effect exactly once', async (t) => {
+  const transport = createKafkaTransport({
+    pool,
+    logger: createLogger('cluster-test', process.env.BUS_TEST_LOG_LEVEL ?? 'silent'),
+    brokers: cluster.bootstrap,
+    clientId: 'cluster-test',
+    sessionTimeoutMs: 6000,
+    heartbeatIntervalMs: 500,
+    fetchMaxWaitMs: 200,
+    relayPollMs: 200,
+  });
+  t.after(() => transport.stop());
+  await transport.consume({
+    name: 'cluster',
+    topic: 'replicated3',
+    concurrency: 3,
+    handler: async (m, ctx) => {
+      await ctx.inTx((c) => c.query('INSERT INTO effects (message_id) VALUES ($1)', [m.id]));
+    },
+  });
+
+  const admin = new Kafka({
+    clientId: 'cluster-admin',
+    brokers: cluster.bootstrap,
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  t.after(() => admin.disconnect());
+  const { topics } = await admin.fetchTopicMetadata({ topics: ['replicated3'] });
+  assert.deepEqual(
+    [...new Set(topics[0]?.partitions.map((p) => p.replicas.length))],
+    [3],
+    'each partition on 3 brokers',
+  );
+  const configs = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [
+      { type: ConfigResourceTypes.TOPIC, name: 'replicated3', configNames: ['min.insync.replicas'] },
+    ],
+  });
+  assert.equal(configs.resources[0]?.configEntries[0]?.configValue, '2');
+
+  const ids: string[] = [];
+  const handled = async () =>
+    (await pool.query<{ n: number }>('SELECT count(DISTINCT message_id)::int AS n FROM effects')).rows[0]
+      ?.n ?? 0;
+  let killedAfter = 0;
+  for (let b = 0; b < BATCHES; b++) {
+    ids.push(
+      ...(await inTransaction(pool, async (c) => {
+        const out: string[] = [];
+        for (let i = 0; i < PER_BATCH; i++)
+          out.push(await enqueue(c, { topic: 'replicated3', key: `k${b}-${i}`, payload: { b, i } }));
+        return out;
+      })),
+    );
+    if (b === 2) {
+      await waitFor('the first batches to be handled', async () => (await handled()) >= PER_BATCH, 60_000);
+      killedAfter = await handled();
+      await cluster.kill(1);
+    }
+    await sleep(300);
+  }
+  await waitFor(
+    `all ${ids.length} messages to have their effect`,
+    async () => (await handled()) === ids.length,
+    120_000,
+  );
+  await sleep(1000);
+
+  const { rows } = await pool.query<{ message_id: string; n: number }>(
+    'SELECT message_id, count(*)::int AS n FROM effects GROUP BY message_id',
+  );
+  assert.equal(rows.length, ids.length);
+  assert.deepEqual(
+    rows.filter((r) => r.n !== 1),
+    [],
+    'each message had its effect exactly once',
+  );
+  assert.ok(killedAfter < ids.length, `a broker was killed mid-load (after ${killedAfter} of ${ids.length})`);
+});
