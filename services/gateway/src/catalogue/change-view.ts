@@ -6,7 +6,10 @@ import type { JsonSchema } from './schema.ts';
 const NEXT_STEP: Record<string, string> = {
   prepared:
     'A person must approve this change in the dashboard; then call ads_apply_change with this change_id.',
-  approved: 'Approved: call ads_apply_change with this change_id to apply it.',
+  approved: 'Approved: call ads_apply_change with this change_id to apply it (before expires_at).',
+  expired:
+    'Expired: nobody approved it, or nobody asked to apply it after its approval, in time (see expires_at); it ' +
+    'can no longer be approved or applied. Prepare it again if it is still wanted.',
   rejected: 'Rejected: it will not be applied.',
   applying: 'Being applied: call ads_get_change to see the outcome.',
   applied: 'Applied to the ad account.',
@@ -34,6 +37,14 @@ export const CHANGE_OUTPUT: JsonSchema = {
       additionalProperties: false,
     },
     digest: text,
+    expires_at: {
+      type: ['string', 'null'],
+      description:
+        'When a prepared change stops being approvable, or an approved one stops being appliable if nobody asked ' +
+        "to apply it (the workspace's settings: by default 72 hours after it was prepared, 24 hours after it was " +
+        'approved); past it the status is expired. Null for every other status: once an apply was requested, ' +
+        'the approval is used.',
+    },
     review_url: text,
     next_step: text,
     prepared_by: text,
@@ -132,6 +143,7 @@ export const CHANGE_OUTPUT: JsonSchema = {
     'summary',
     'operation',
     'digest',
+    'expires_at',
     'review_url',
     'next_step',
     'prepared_by',
@@ -186,6 +198,7 @@ export function changeView(c: Change | undefined, publicUrl: string): Record<str
       body: parse(c.operation?.bodyJson ?? ''),
     },
     digest: c.digest,
+    expires_at: orNull(c.expiresAt),
     review_url: `${publicUrl}/dashboard/changes/${c.changeId}`,
     next_step:
       c.status === 'applied' && c.appliedDifferences.length > 0

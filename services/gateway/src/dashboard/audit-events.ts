@@ -4,7 +4,7 @@
  * decisions and sign-ins from the gateway's own audit table. Both become one list, newest first.
  * An event names the person and the connection by name, never a credential or its id.
  */
-import { type Change, ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import { type Change, ChangeSchema, type ExpirySettings } from '@adsmcp/proto/changes/v1/changes_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { showHidden } from '@adsmcp/runtime/text';
 import { create } from '@bufbuild/protobuf';
@@ -62,6 +62,23 @@ export interface ChangeEventInput {
   at: string;
   key: string;
   change?: Change;
+  /** For expiry_settings_changed: the workspace's expiry settings as they were set. */
+  settings?: ExpirySettings;
+}
+
+/** A change of the workspace's expiry settings (the changes service records it) in words. */
+function settingsEventOf(e: ChangeEventInput, s: ExpirySettings, ctx: AuditContext): AuditEvent {
+  return {
+    at: e.at,
+    what: 'change expiry set',
+    who: s.setBy === '' ? 'someone not recorded' : actorText(s.setBy, ctx.people),
+    personId: parseActor(s.setBy).userId,
+    connection: connectionOf(s.setBy, ctx),
+    object: 'workspace settings',
+    detail: `a prepared change expires ${s.preparedValidHours} hours after it was prepared; an approval, ${s.approvalValidHours} hours after it was given unless an apply was requested`,
+    link: '/dashboard/settings',
+    key: e.key,
+  };
 }
 
 /** The apply worker's refusals before sending anything (changes service: apply-worker.ts). */
@@ -140,6 +157,8 @@ const CHANGE_KINDS: Record<string, (c: Change) => ChangeWords> = {
 
 /** One change event in words (a kind this gateway does not know is named as it is). */
 export function changeEventOf(e: ChangeEventInput, ctx: AuditContext): AuditEvent {
+  if (e.kind === 'expiry_settings_changed' && e.settings !== undefined)
+    return settingsEventOf(e, e.settings, ctx);
   const c = e.change ?? create(ChangeSchema, {});
   const words =
     CHANGE_KINDS[e.kind] ?? ((): ChangeWords => ({ actor: '', what: `change ${e.kind}`, detail: '' }));

@@ -265,6 +265,14 @@ function noticesHtml(c: Change, ctx: ReviewContext): string {
       `<p class="notice" id="waiting">Approved: ${WAITING}. Nothing has been sent to the ad account yet.</p>`,
     );
   }
+  if (c.status === 'expired') {
+    const what = c.approvedAt
+      ? 'Its approval was not followed by a request to apply it in time'
+      : 'Nobody approved it in time';
+    out.push(
+      `<p class="error" id="expired" role="status">Expired at ${timeHtml(c.expiresAt)}. ${what}, so it can no longer be approved or applied, and nothing was sent to the ad account. Prepare it again if it is still wanted.</p>`,
+    );
+  }
   if (c.outcomeUnknown) out.push(outcomeUnknownHtml(c, ctx.live));
   return out.join('');
 }
@@ -356,6 +364,7 @@ export function changeDetailHtml(
   // Each fact as HTML, left out when empty.
   const facts: [string, string, string?][] = [
     ['Status', esc(c.status), 'status'],
+    [c.status === 'expired' ? 'Expired' : 'Expires', when(c.expiresAt), 'expires-at'],
     [
       'Account',
       review.account

@@ -13,7 +13,7 @@ import { esc, page } from './html.ts';
 import { localTimeScript } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
 
-const STATUSES = ['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed'] as const;
+const STATUSES = ['prepared', 'approved', 'expired', 'rejected', 'applying', 'applied', 'failed'] as const;
 /** The filter for failed changes whose outcome is unknown (sent, no answer recorded, not settled). */
 const OUTCOME_UNKNOWN = 'outcome_unknown';
 

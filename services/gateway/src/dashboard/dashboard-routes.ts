@@ -32,6 +32,7 @@ import { esc, page } from './html.ts';
 import { LOCAL_TIME_SCRIPT_SRC, localTimeScript, timeHtml } from './local-time.ts';
 import { registerMembersPage } from './members-page.ts';
 import { registerProposalPages } from './proposal-pages.ts';
+import { registerSettingsPage } from './settings-page.ts';
 
 export const SESSION_COOKIE = 'adsmcp_session';
 const COOKIE = SESSION_COOKIE;
@@ -444,5 +445,6 @@ export function registerDashboardRoutes(
   registerConnectionsPage(app, deps, { session, checkedPost, user });
   registerMembersPage(app, deps, { session, checkedPost, user });
   registerFeaturesPage(app, deps, { session, checkedPost, user });
+  registerSettingsPage(app, deps, { session, checkedPost, user });
   registerAuditPage(app, deps, { session, checkedPost, user });
 }

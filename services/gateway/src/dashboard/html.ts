@@ -64,6 +64,7 @@ const NAV: readonly [string, string][] = [
   ['/dashboard/connections', 'Connections'],
   ['/dashboard/members', 'Members'],
   ['/dashboard/features', 'Features'],
+  ['/dashboard/settings', 'Settings'],
   ['/dashboard/audit', 'Audit log'],
 ];
 const NAV_HTML = `<nav aria-label="Dashboard">${NAV.map(([href, label]) => `<a href="${href}">${label}</a>`).join('')}</nav>`;

@@ -155,6 +155,7 @@ export const applyChange: ToolRow<GatewayDeps> = {
   description:
     'Applies a change that a person approved, exactly as it was reviewed, once. Give the digest you reviewed to make ' +
     'sure it is that change. Refuses a change that is not approved, was rejected, failed or was already applied, ' +
+    "or expired (nobody asked to apply it within the workspace's approval expiry, 24 hours by default: prepare it again), " +
     'but for a failed change whose outcome is unknown (it was sent and the platform never answered): within 24 hours ' +
     'of its first send, that one is sent again with the same idempotency key, so the platform applies it at most once (and not over an object ' +
     'that something else changed meanwhile). ' +
@@ -183,7 +184,8 @@ export const getChange: ToolRow<GatewayDeps> = {
   behavior: 'read',
   features: [],
   description:
-    "Returns a change with its exact operation, digest and lifecycle: prepared, approved, rejected, applying, applied or failed (with the ad platform's error).",
+    'Returns a change with its exact operation, digest and lifecycle: prepared, approved, expired (not approved, or not ' +
+    "asked to apply, before expires_at), rejected, applying, applied or failed (with the ad platform's error).",
   input: getInput,
   output: CHANGE_OUTPUT,
   example: { change_id: EXAMPLE_CHANGE },
@@ -195,7 +197,8 @@ export const getChange: ToolRow<GatewayDeps> = {
 };
 
 const listInput = object({
-  status: enumOf(['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed']),
+  // prepared and approved leave out the expired changes; expired lists them.
+  status: enumOf(['prepared', 'approved', 'expired', 'rejected', 'applying', 'applied', 'failed']),
   account_id: accountId,
   limit: integer({ min: 1, max: 100 }),
   offset: integer({ min: 0, max: 100_000 }),
@@ -208,7 +211,9 @@ export const listChanges: ToolRow<GatewayDeps> = {
   behavior: 'read',
   features: [],
   description:
-    "Lists the workspace's changes, newest first, optionally by status and account; offset pagination (limit 1 to 100, default 20).",
+    "Lists the workspace's changes, newest first, optionally by status and account; offset pagination (limit 1 to 100, default 20). " +
+    'A change nobody approved, or nobody asked to apply after its approval, in time is expired: status prepared ' +
+    'and approved leave it out, status expired lists it.',
   input: listInput,
   output: {
     type: 'object',
