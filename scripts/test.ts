@@ -124,6 +124,9 @@ const LONGEST_FIRST = [
   'test/e2e/replicas.test.ts',
   'test/e2e/robustness.test.ts',
   'test/e2e/npm-start.test.ts',
+  // A Kafka broker restarted under 200 applies, and a three-broker cluster losing one: 60 to 80 s.
+  'test/e2e/kafka-faults.test.ts',
+  'test/kafka/cluster-broker-loss.test.ts',
 ];
 
 const runOrder = (a: string, b: string): number => {
