@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ChangeSchema, ExpirySettingsSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import { create } from '@bufbuild/protobuf';
 import {
   type AuditCursor,
   type AuditEvent,
   type AuditSource,
   auditPage,
+  changeEventOf,
   changeEvents,
   gatewayEvents,
   matches,
@@ -268,5 +269,31 @@ describe('the audit log’s pages', () => {
       ['the old one'],
     );
     assert.equal(page.next, undefined);
+  });
+});
+
+describe('a change of the expiry settings', () => {
+  test('names the admin who set it, both durations, and links to the settings page', () => {
+    const e = changeEventOf(
+      {
+        kind: 'expiry_settings_changed',
+        at: '2026-01-02T09:00:00.000000Z',
+        key: 's:20260102090000000000',
+        settings: create(ExpirySettingsSchema, {
+          preparedValidHours: 48,
+          approvalValidHours: 6,
+          setBy: `user:${BOB} via dashboard (dashboard:${BOB})`,
+          setAt: '2026-01-02T09:00:00.000Z',
+        }),
+      },
+      ctx,
+    );
+    assert.equal(e.what, 'change expiry set');
+    assert.match(e.who, /bob@x\.example/);
+    assert.equal(e.personId, BOB);
+    assert.equal(e.object, 'workspace settings');
+    assert.match(e.detail, /expires 48 hours after it was prepared; an approval, 6 hours after/);
+    assert.equal(e.link, '/dashboard/settings');
+    assert.equal(e.accountId, undefined, 'no ad account: an account filter leaves it out');
   });
 });
