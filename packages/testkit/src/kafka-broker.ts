@@ -15,7 +15,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -184,11 +184,28 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
     ),
   );
 
-  // Should the test process die without stopping them, the nodes go with it.
+  // Should the test process exit without stopping them, the nodes go with it; should it be
+  // killed (a test runner's timeout), a watchdog kills the nodes whose pids it finds in `pids`
+  // once this process is gone: JVMs left behind would hold memory on a shared machine.
   const killAll = () => {
     for (const n of nodes) n.child?.kill('SIGKILL');
   };
   process.once('exit', killAll);
+  const pidsFile = join(dir, 'pids');
+  const writePids = () => writeFileSync(pidsFile, `${nodes.map((n) => n.child?.pid ?? '').join(' ')}\n`);
+  writePids();
+  const watchdog = spawn(
+    'sh',
+    [
+      '-c',
+      'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -9 $(cat "$2") 2>/dev/null',
+      'watchdog',
+      String(process.pid),
+      pidsFile,
+    ],
+    { stdio: 'ignore', detached: true },
+  );
+  watchdog.unref();
 
   const startNode = (n: Node): Promise<void> =>
     new Promise((resolve, reject) => {
@@ -196,6 +213,7 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       n.child = child;
+      writePids();
       n.exited = new Promise((done) => child.once('exit', () => done()));
       let seen = '';
       let ready = false;
@@ -247,6 +265,7 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
   } catch (err) {
     await Promise.all(nodes.map((n) => stopNode(n, 'SIGKILL')));
     process.off('exit', killAll);
+    watchdog.kill('SIGKILL');
     throw err;
   }
 
@@ -258,6 +277,7 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
     async stop() {
       process.off('exit', killAll);
       await Promise.all(nodes.map((n) => stopNode(n, 'SIGTERM')));
+      watchdog.kill('SIGKILL');
       for (const n of nodes) n.log.end();
       await rm(dir, { recursive: true, force: true });
     },
