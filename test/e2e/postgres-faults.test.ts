@@ -166,7 +166,7 @@ describe('PostgreSQL paused while the changes service applies a change', () => {
     };
     const logger = createLogger(CHANGES, 'silent');
     const bus = createPgTransport({ pool: svc.pool, logger });
-    const apply = createApplyHandler({ pool: svc.pool, upstream, logger, approvalValidMs: 24 * 3_600_000 });
+    const apply = createApplyHandler({ pool: svc.pool, upstream, logger });
     let runs = 0;
     stops.push(async () => {
       await unpaused;

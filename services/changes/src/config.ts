@@ -27,12 +27,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /**
        * Deliveries of one apply message before it is given up (the change is then brought to an
        * end: tried again with a new message while its approval is valid, or failed with its outcome
-       * unknown if it was sent). Outages are bounded by APPROVAL_VALID_HOURS, not by this: the
+       * unknown if it was sent). Outages are bounded by the workspace's approval expiry, not by this: the
        * default covers a day of retries at the longest backoff (60 s).
        */
       APPLY_MAX_ATTEMPTS: int(5000, 1, 100_000),
-      /** How long after a person approved a change it may still be sent; an apply meeting an outage is tried again until then. */
-      APPROVAL_VALID_HOURS: int(24, 1, 720),
       /** How often the sweep for changes left applying without an apply message runs. */
       APPLY_SWEEP_EVERY_MS: int(60_000, 100, 3_600_000),
       /** How long a change may be applying with no sign of its apply message before the sweep ends it. */

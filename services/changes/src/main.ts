@@ -12,8 +12,6 @@ import { APPLY_TOPIC, type ApplyMessage } from './work/apply-message.ts';
 import { startApplySweeper } from './work/apply-sweeper.ts';
 import { APPLY_CONSUMER, createApplyGiveUp, createApplyHandler } from './work/apply-worker.ts';
 
-const HOUR_MS = 60 * 60 * 1000;
-
 type Peers = Awaited<ReturnType<typeof peersOf>>;
 
 /** The services it calls, signed for with its own key (CHANGES_PRIVATE_KEY). */
@@ -29,11 +27,10 @@ async function peersOf(config: Config) {
 }
 
 /** What the apply worker and its sweeper share. */
-const applying = ({ pool, logger, config, peers }: ServiceDepsWith<Config, true, Peers>) => ({
+const applying = ({ pool, logger, peers }: ServiceDepsWith<Config, true, Peers>) => ({
   pool,
   logger,
   ...peers,
-  approvalValidMs: config.APPROVAL_VALID_HOURS * HOUR_MS,
 });
 
 startService({

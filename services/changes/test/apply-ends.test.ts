@@ -162,7 +162,7 @@ describe('an outage is not a refusal', () => {
   test('an approved change meeting an upstream-proxy outage longer than its attempts waits, naming the upstream-proxy, and is applied once when it is back', async (t) => {
     const ad = ads.shift() as { id: string; revision: number };
     let down = true;
-    await runApplyConsumer(t, { upstream: switchableUpstream(() => down), approvalValidMs: 3_600_000 }, 3);
+    await runApplyConsumer(t, { upstream: switchableUpstream(() => down) }, 3);
     const changeId = await approvedAndApplying(ad, 'Through the outage');
     // Several rounds of three attempts, each given up and tried again: the approval is not spent.
     const deadline = Date.now() + 20_000;
@@ -187,13 +187,17 @@ describe('an outage is not a refusal', () => {
 
   test('a change whose approval runs out during the outage fails, saying nothing was sent and the approval expired', async (t) => {
     const ad = ads.shift() as { id: string; revision: number };
-    await runApplyConsumer(t, { upstream: switchableUpstream(() => true), approvalValidMs: 1500 }, 1000);
+    await runApplyConsumer(t, { upstream: switchableUpstream(() => true) }, 1000);
     const changeId = await approvedAndApplying(ad, 'Never sent');
+    // Approved a day ago: the workspace's approval expiry (24 hours by default) has just run out.
+    await pool.query(`UPDATE changes SET approved_at = now() - interval '24 hours' WHERE change_id = $1`, [
+      changeId,
+    ]);
     const failed = await waitForStatus(changeId, 'failed');
     assert.match(failed.error, /before its time ran out: the upstream-proxy could not be reached/);
     assert.match(
       failed.error,
-      /nothing was sent to the ad account, and its approval \(valid 2 seconds\) has expired/,
+      /nothing was sent to the ad account, and its approval \(valid 24 hours\) has expired/,
     );
     assert.deepEqual(await platform.ledger(`/ads/${ad.id}`), []);
   });
@@ -217,7 +221,7 @@ describe('the give-up path', () => {
         return res;
       },
     } as Client<typeof UpstreamService>;
-    const d: ApplyWorkerDeps = { pool, logger, upstream: hanging, approvalValidMs: 3_600_000 };
+    const d: ApplyWorkerDeps = { pool, logger, upstream: hanging };
     const first = createPgTransport({ pool, logger });
     t.after(() => first.stop());
     const consumer = {
@@ -282,7 +286,6 @@ describe('the sweep for lost apply messages', () => {
       pool,
       logger,
       upstream: platform.upstream,
-      approvalValidMs: 3_600_000,
       requeueDelayMs: 0,
     };
     // Not yet quiet for long enough: nothing is touched.
@@ -298,7 +301,7 @@ describe('the sweep for lost apply messages', () => {
       /its apply message was lost .*may or may not have been applied: apply it again/,
     );
 
-    await runApplyConsumer(t, { upstream: platform.upstream, approvalValidMs: 3_600_000 }, 3);
+    await runApplyConsumer(t, { upstream: platform.upstream }, 3);
     await waitForStatus(unsent, 'applied');
     assert.equal((await platform.ledger(`/ads/${unsentAd.id}`)).length, 1);
   });

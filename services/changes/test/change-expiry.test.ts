@@ -294,7 +294,6 @@ describe("the apply worker's bound", () => {
       pool,
       upstream: platform.upstream,
       logger: createLogger(SERVICE_NAME, 'silent'),
-      approvalValidMs: 24 * 3_600_000,
     });
     const message: Delivery<ApplyMessage> = {
       id: randomUUID(),
@@ -317,7 +316,7 @@ describe("the apply worker's bound", () => {
     return rows[0] as { status: string; error: string | null };
   }
 
-  test("is the workspace's approval expiry when an admin set one, else APPROVAL_VALID_HOURS", async () => {
+  test("is the workspace's approval expiry when an admin set one, else the default 24 hours", async () => {
     const unset = randomUUID();
     const kept = await giveUp(unset, await applyingChange(unset, 3));
     assert.equal(kept.status, 'applying', 'within 24 hours of approval it is tried again');

@@ -349,7 +349,6 @@ describe('an apply whose outcome is unknown', () => {
       pool,
       upstream: platform.upstream,
       logger: createLogger(SERVICE_NAME, 'silent'),
-      approvalValidMs: 24 * 3_600_000,
     };
     const handle = createApplyHandler(deps);
     const giveUp = createApplyGiveUp(deps);

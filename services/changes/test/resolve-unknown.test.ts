@@ -76,7 +76,6 @@ async function lastDelivery(changeId: string): Promise<void> {
     pool,
     upstream: platform.upstream,
     logger: createLogger(SERVICE_NAME, 'silent'),
-    approvalValidMs: 24 * 3_600_000,
   };
   const message: Delivery<ApplyMessage> = {
     id: randomUUID(),

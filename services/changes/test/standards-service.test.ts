@@ -814,7 +814,6 @@ describe('enforcement at apply', () => {
       pool,
       upstream: platform.upstream,
       logger: createLogger(SERVICE_NAME, 'silent'),
-      approvalValidMs: 24 * 3_600_000,
     });
     const message: Delivery<ApplyMessage> = {
       id: randomUUID(),

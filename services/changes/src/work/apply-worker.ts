@@ -29,7 +29,7 @@ import {
   recordUploadedFile,
   unsettledChangeTo,
 } from '../store/change-store.ts';
-import { currentExpirySetting } from '../store/expiry-store.ts';
+import { expiryHours } from '../store/expiry-store.ts';
 import { type ApplyMessage, enqueueApply } from './apply-message.ts';
 
 /** The bus consumer that applies changes (its inbox rows and, on Kafka, its consumer group). */
@@ -54,12 +54,6 @@ export interface ApplyWorkerDeps {
   /** Where the campaign images a change uploads are read (unset: a change that has one fails unsent). */
   marketing?: Marketing;
   logger: Logger;
-  /**
-   * How long after a person approved a change it may still be sent: an apply that meets an outage
-   * (the platform's, or one of ours) is tried again, with backoff, until then. A workspace that set
-   * its approval expiry (ExpirySettings.approval_valid_hours) is held to that instead.
-   */
-  approvalValidMs: number;
   /** The clock (tests pass a fixed one). */
   now?: () => Date;
   /** How long a change whose apply message was given up or lost waits to be tried again (default REQUEUE_DELAY_MS). */
@@ -193,12 +187,12 @@ function tryUntil(change: ChangeRow, approvalValidMs: number): Date {
 }
 
 /**
- * How long an approval is valid in the change's workspace: its expiry setting when an admin set
- * one, so that an approval means one thing to the reader and to this worker; else approvalValidMs.
+ * How long an approval is valid in the change's workspace (its expiry setting, or the default):
+ * an apply that meets an outage, the platform's or one of ours, is tried again until then, and an
+ * approval means one thing to the reader and to this worker.
  */
 async function approvalValidMsFor(d: ApplyWorkerDeps, workspaceId: string): Promise<number> {
-  const setting = await currentExpirySetting(d.pool, workspaceId);
-  return setting === undefined ? d.approvalValidMs : setting.approval_valid_hours * 3_600_000;
+  return (await expiryHours(d.pool, workspaceId)).approvalValidHours * 3_600_000;
 }
 
 /** A validity in words: hours, or minutes or seconds when shorter. */
