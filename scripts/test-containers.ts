@@ -73,7 +73,7 @@ function aptGetOnce(args: string[]): Promise<boolean> {
 }
 
 /**
- * apt-get, tried again a few times: `npm test` installs Chromium and kcat with apt-get at the same
+ * apt-get, tried again a few times: `npm test` installs Chromium and Maven with apt-get at the same
  * time on a new machine, and whichever comes second finds apt's locks taken.
  */
 async function aptGet(args: string[]): Promise<boolean> {
