@@ -394,6 +394,41 @@ describe('origins and form checks', () => {
   });
 });
 
+describe('sign-in attempts', () => {
+  const signInWith = (email: string, password: string) =>
+    fetch(`${stack.gatewayUrl}/dashboard/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        origin: new URL(stack.gatewayUrl).origin,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ email, password }).toString(),
+    });
+
+  test('a person who signs in eight times in a minute is signed in every time: only failed attempts are limited', async () => {
+    const who = await person('editor');
+    for (let i = 0; i < 8; i++) {
+      const res = await signInWith(who.email, who.password);
+      assert.equal(res.status, 303, `sign-in ${i + 1}`);
+      await res.text();
+    }
+  });
+
+  test('the sixth wrong password in a minute is refused with 429 and Retry-After, before the password is checked', async () => {
+    const who = await person('viewer');
+    for (let i = 0; i < 5; i++) {
+      const res = await signInWith(who.email, 'not-the-password');
+      assert.equal(res.status, 401, `attempt ${i + 1}`);
+      await res.text();
+    }
+    const sixth = await signInWith(who.email, 'not-the-password');
+    assert.equal(sixth.status, 429);
+    assert.ok(Number(sixth.headers.get('retry-after')) >= 1);
+    assert.match(await sixth.text(), /Too many attempts/);
+  });
+});
+
 describe('bad form input is named, never a server error', () => {
   test('a malformed connection id on the overview’s revoke route gets 404 "no such connection", like an unknown one', async () => {
     const { context, page } = await signIn(await person('admin'));

@@ -80,7 +80,9 @@ export function registerDashboardRoutes(
 ): void {
   const origins = createOriginPolicy(opts.publicUrl, opts.allowedOrigins);
   const secure = opts.publicUrl.startsWith('https://');
-  // Five sign-in attempts a minute per email and address.
+  // Five failed sign-ins a minute per email and address. Each attempt is charged before its
+  // password is hashed (that work is what a guesser would make us do) and given back when it
+  // succeeds, so a person who signs in often is never locked out by their own sessions.
   const attempts = new RateLimiter(5 / 60, 5);
   // An unknown email is checked against this hash, so that answering takes as long as for a
   // member (the time must not tell which emails have an account).
@@ -183,7 +185,8 @@ export function registerDashboardRoutes(
       .trim()
       .toLowerCase();
     const password = String(body.password ?? '');
-    const limit = attempts.take(`${email}|${req.ip}`);
+    const attemptKey = `${email}|${req.ip}`;
+    const limit = attempts.take(attemptKey);
     if (!limit.allowed) {
       reply.header('retry-after', String(limit.retryAfterSeconds));
       return reply
@@ -205,6 +208,7 @@ export function registerDashboardRoutes(
         .type('text/html')
         .send(loginPage('The email or password is not right.', email, afterSignIn(body.next)));
     }
+    attempts.give(attemptKey);
     const token = randomBytes(32).toString('base64url');
     await insertSession(deps.pool, {
       tokenHash: hashToken(token),
