@@ -9,6 +9,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
 
@@ -86,12 +87,31 @@ export async function testDatabase(): Promise<TestDatabase> {
   return {
     url: url.toString(),
     async drop() {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
+      // Bounded: a test file's database goes with the run's server anyway, and a drop that waits
+      // (for a lock, or a server too busy to answer) must not hold the file's process open.
+      const c = new pg.Client({
+        connectionString: adminUrl,
+        connectionTimeoutMillis: 10_000,
+        statement_timeout: 30_000,
+        lock_timeout: 20_000,
+      });
+      c.on('error', () => undefined);
       try {
+        await c.connect();
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } catch (err) {
+        console.warn(
+          `test database ${name} was not dropped: ${err instanceof Error ? err.message : String(err)}`,
+        );
       } finally {
-        await c.end();
+        const ended = c.end().then(
+          () => true,
+          () => true,
+        );
+        const settled = await Promise.race([ended, sleep(5000).then(() => false)]);
+        // A connection whose server never answered the goodbye is closed from this side.
+        if (!settled)
+          (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
       }
     },
   };
