@@ -8,7 +8,7 @@ import { listChanges } from './change-tools.ts';
 test('a change list refuses an unknown status and a page out of bounds, naming each', () => {
   const messages = (args: unknown) => validate(listChanges.input, args).map((i) => i.message);
   assert.deepEqual(messages({ status: 'done' }), [
-    '`status` must be one of prepared, approved, rejected, applying, applied, failed (got "done")',
+    '`status` must be one of prepared, approved, expired, rejected, applying, applied, failed (got "done")',
   ]);
   assert.deepEqual(messages({ limit: 0 }), ['`limit` must be an integer from 1 to 100 (got 0)']);
   assert.deepEqual(messages({ limit: 101 }), ['`limit` must be an integer from 1 to 100 (got 101)']);
