@@ -14,7 +14,7 @@ import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
 import type { Pool } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
-import { createPrincipalSigner, generatePrincipalKeys, type Principal } from '@adsmcp/runtime/principal';
+import { createPrincipalSigner, generatePrincipalKeys } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { freePort } from '@adsmcp/testkit/free-port';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
@@ -29,6 +29,7 @@ import {
   createApplyHandler,
 } from '../src/work/apply-worker.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
+import { personIn } from './people.ts';
 
 let svc: ServiceUnderTest<typeof ChangesService>;
 let pool: Pool;
@@ -39,15 +40,7 @@ let ads: { id: string; revision: number }[];
 let downUpstream: Client<typeof UpstreamService>;
 
 const workspace = randomUUID();
-const person = (over: Partial<Principal> = {}): Principal => ({
-  workspaceId: workspace,
-  credentialId: 'cred',
-  userId: randomUUID(),
-  role: 'editor',
-  scopes: ['read', 'write'],
-  via: 'mcp',
-  ...over,
-});
+const person = personIn(workspace);
 const agent = person();
 const reviewer = person({ via: 'dashboard', credentialId: 'dashboard:x' });
 const logger = createLogger(SERVICE_NAME, 'silent');

@@ -11,9 +11,8 @@ import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
-import type { Principal } from '@adsmcp/runtime/principal';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
-import { type Client, Code, ConnectError } from '@connectrpc/connect';
+import { type Client, Code } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { insertChange } from '../src/store/change-store.ts';
@@ -21,6 +20,7 @@ import { insertExpirySetting } from '../src/store/expiry-store.ts';
 import type { ApplyMessage } from '../src/work/apply-message.ts';
 import { createApplyGiveUp } from '../src/work/apply-worker.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
+import { personIn, refusal } from './people.ts';
 
 let svc: ServiceUnderTest<typeof ChangesService>;
 let pool: Pool;
@@ -30,28 +30,10 @@ let account: string;
 let ad: string;
 
 const workspace = randomUUID();
-const person = (over: Partial<Principal> = {}): Principal => ({
-  workspaceId: workspace,
-  credentialId: 'cred',
-  userId: randomUUID(),
-  role: 'editor',
-  scopes: ['read', 'write'],
-  via: 'mcp',
-  ...over,
-});
+const person = personIn(workspace);
 const agent = person();
 const reviewer = person({ via: 'dashboard', credentialId: 'dashboard:x' });
 const admin = person({ via: 'dashboard', credentialId: 'dashboard:y', role: 'admin' });
-
-async function refusal(p: Promise<unknown>): Promise<{ code: Code; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: e.code, message: e.rawMessage };
-  }
-  assert.fail('the call was expected to be refused');
-}
 
 async function prepare() {
   const res = await client.prepareChange(

@@ -17,6 +17,7 @@ import { insertChange } from '../src/store/change-store.ts';
 import type { ApplyMessage } from '../src/work/apply-message.ts';
 import { createApplyGiveUp, createApplyHandler } from '../src/work/apply-worker.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
+import { personIn } from './people.ts';
 
 let svc: ServiceUnderTest<typeof ChangesService>;
 let pool: Pool;
@@ -29,15 +30,7 @@ let steady: { id: string; revision: number };
 let movable: { id: string; revision: number }[];
 
 const workspace = randomUUID();
-const person = (over: Partial<Principal> = {}): Principal => ({
-  workspaceId: workspace,
-  credentialId: 'cred',
-  userId: randomUUID(),
-  role: 'editor',
-  scopes: ['read', 'write'],
-  via: 'mcp',
-  ...over,
-});
+const person = personIn(workspace);
 const agent = person();
 const reviewer = person({ via: 'dashboard', credentialId: 'dashboard:x' });
 

@@ -25,9 +25,10 @@ import {
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
 import { as } from '@adsmcp/testkit/service-harness';
-import { type Client, Code, ConnectError } from '@connectrpc/connect';
+import { type Client, Code } from '@connectrpc/connect';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
+import { refusal } from './people.ts';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -52,16 +53,6 @@ const agent: Principal = {
 /** `shop.example.com` with a Cyrillic "а" (U+0430) for the Latin "a". */
 const LOOKALIKE = 'https://shop.ex\u0430mple.com/spring';
 const A_LABEL = 'shop.xn--exmple-4nf.com';
-
-async function refusal(p: Promise<unknown>): Promise<{ code: Code; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: e.code, message: e.rawMessage };
-  }
-  assert.fail('the call was expected to be refused');
-}
 
 async function changeCount(): Promise<number> {
   const { total } = await changes.listChanges(

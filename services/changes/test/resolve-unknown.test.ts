@@ -12,13 +12,13 @@ import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
-import type { Principal } from '@adsmcp/runtime/principal';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import type { ApplyMessage } from '../src/work/apply-message.ts';
 import { createApplyGiveUp, createApplyHandler } from '../src/work/apply-worker.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
+import { personIn } from './people.ts';
 
 let svc: ServiceUnderTest<typeof ChangesService>;
 let pool: Pool;
@@ -27,15 +27,7 @@ let platform: LivePlatform;
 let ads: { id: string; name: string; revision: number }[];
 
 const workspace = randomUUID();
-const person = (over: Partial<Principal> = {}): Principal => ({
-  workspaceId: workspace,
-  credentialId: 'cred',
-  userId: randomUUID(),
-  role: 'editor',
-  scopes: ['read', 'write'],
-  via: 'mcp',
-  ...over,
-});
+const person = personIn(workspace);
 const agent = person({ role: 'admin' });
 const reviewer = person({ via: 'dashboard', credentialId: 'dashboard:x' });
 const operator = person({ via: 'operator', credentialId: 'operator:ops@example.test', role: 'admin' });

@@ -19,7 +19,6 @@ import {
   createPrincipalSigner,
   createPrincipalVerifier,
   generatePrincipalKeys,
-  type Principal,
 } from '@adsmcp/runtime/principal';
 import { createServiceClient, readingFor } from '@adsmcp/runtime/service-client';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
@@ -29,6 +28,7 @@ import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import type { ApplyMessage } from '../src/work/apply-message.ts';
 import { createApplyHandler } from '../src/work/apply-worker.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
+import { personIn, refusal } from './people.ts';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -42,28 +42,10 @@ let ads: { id: string; name: string; revision: number }[];
 let adGroup: { id: string; status: string };
 
 const workspace = randomUUID();
-const person = (over: Partial<Principal> = {}): Principal => ({
-  workspaceId: workspace,
-  credentialId: 'cred',
-  userId: randomUUID(),
-  role: 'editor',
-  scopes: ['read', 'write'],
-  via: 'mcp',
-  ...over,
-});
+const person = personIn(workspace);
 const agent = person();
 const reviewer = person({ via: 'dashboard', credentialId: 'dashboard:x' });
 const dashboardAdmin = person({ role: 'admin', via: 'dashboard', credentialId: 'dashboard:admin' });
-
-async function refusal(p: Promise<unknown>): Promise<{ code: Code; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: e.code, message: e.rawMessage };
-  }
-  assert.fail('the call was expected to be refused');
-}
 
 type Data = Parameters<typeof standards.saveAccountStandard>[0]['data'];
 
