@@ -197,10 +197,15 @@ function reportBundles(bundles: Bundles | Error): void {
   );
 }
 
-/** node's test runner on `files`, two at a time, against the run's PostgreSQL (`env`). */
-function runTests(files: string[], env: NodeJS.ProcessEnv): number {
+/**
+ * node's test runner on `files`, two at a time, against the run's PostgreSQL (`env`). Run without
+ * blocking this process: the embedded PostgreSQL writes its log to a pipe that this process
+ * drains, and a server whose log pipe fills up stops at its next log line (a checkpoint's, say,
+ * in the middle of a DROP DATABASE), which would hang every test waiting on it.
+ */
+function runTests(files: string[], env: NodeJS.ProcessEnv): Promise<number> {
   process.stdout.write(`${files.map((f) => `  ${relative('.', f)}`).join('\n')}\n`);
-  return sh(
+  const child = spawn(
     process.execPath,
     [
       '--import',
@@ -211,8 +216,12 @@ function runTests(files: string[], env: NodeJS.ProcessEnv): number {
       '--test-reporter=spec',
       ...files,
     ],
-    env,
+    { cwd: REPO_ROOT, stdio: 'inherit', env },
   );
+  return new Promise((resolve) => {
+    child.once('error', () => resolve(1));
+    child.once('exit', (code) => resolve(code ?? 1));
+  });
 }
 
 interface Selected {
@@ -280,7 +289,7 @@ async function checksAndTests(
     }
     if (files.plain.length > 0) {
       step(`tests (${files.plain.length} files)`);
-      code = runTests(files.plain, env);
+      code = await runTests(files.plain, env);
     }
     if (containers) {
       step(`container tests (${files.containers.length} files): waiting for Docker and the images`);
@@ -291,7 +300,7 @@ async function checksAndTests(
         );
         return 1;
       }
-      code = runTests(files.containers, env) || code;
+      code = (await runTests(files.containers, env)) || code;
     }
     return code;
   } finally {
