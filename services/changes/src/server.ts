@@ -1,3 +1,4 @@
+import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
@@ -5,6 +6,7 @@ import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { auditHandlers } from './handlers/audit-handlers.ts';
 import { batchHandlers } from './handlers/batch-handlers.ts';
 import { changesHandlers } from './handlers/changes-handlers.ts';
 import { standardsHandlers } from './handlers/standards-handlers.ts';
@@ -42,6 +44,7 @@ export function buildServer(deps: Deps): ConnectServer {
       router.service(ChangesService, changesHandlers({ pool: deps.pool, ...peers }));
       router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
       router.service(BatchService, batchHandlers({ pool: deps.pool, ...peers }));
+      router.service(AuditService, auditHandlers(deps.pool));
     },
   });
 }

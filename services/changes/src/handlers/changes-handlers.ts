@@ -69,6 +69,7 @@ import {
   insertExpirySetting,
   listExpirySettingEvents,
 } from '../store/expiry-store.ts';
+import { revertLinksOf } from '../store/revert-store.ts';
 import { enqueueApply } from '../work/apply-message.ts';
 import { planningHandlers } from './planning-handlers.ts';
 import { liveOutcome, resolveChange } from './resolve-handlers.ts';
@@ -135,6 +136,8 @@ export function toProto(r: ChangeRow, at: ReadAt): MessageInitShape<typeof Chang
       sha256: u.sha256,
       fileId: u.file_id,
     })),
+    revertsChangeId: revertLinksOf(r).reverts_change_id ?? '',
+    revertedBy: revertLinksOf(r).reverted_by,
   };
 }
 

@@ -25,6 +25,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { checkStandard } from '../domain/standard-data.ts';
 import { type Standard, standardContradictions } from '../domain/standards-rules.ts';
 import { readableAccount, type Upstream } from '../planning/platform-reads.ts';
+import { auditStandard } from '../store/audit-store.ts';
 import {
   activeStandards,
   archiveStandard,
@@ -156,7 +157,7 @@ async function saveStandard(pool: Pool, upstream: Upstream, p: Principal, req: S
     const created = await inTransaction(pool, async (tx) => {
       await lockAccountStandards(tx, p.workspaceId, accountId);
       if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data);
-      return insertStandard(tx, {
+      const row = await insertStandard(tx, {
         standard_id: randomUUID(),
         workspace_id: p.workspaceId,
         account_id: accountId,
@@ -164,6 +165,7 @@ async function saveStandard(pool: Pool, upstream: Upstream, p: Principal, req: S
         kind,
         data,
       });
+      return auditStandard(tx, 'created', actorName(p), row);
     });
     return { standard: toStandardMessage(created), created: true };
   }
@@ -197,7 +199,7 @@ async function saveStandard(pool: Pool, upstream: Upstream, p: Principal, req: S
       data,
     });
     if (next === undefined) throw new Error('a locked account standard changed meanwhile');
-    return next;
+    return auditStandard(tx, 'updated', actorName(p), next);
   });
   return { standard: toStandardMessage(saved), created: false };
 }
@@ -252,7 +254,7 @@ function standardRpcs(
           revision: current.revision,
         });
         if (next === undefined) throw new Error('a locked account standard changed meanwhile');
-        return next;
+        return auditStandard(tx, 'archived', actorName(p), next);
       });
       return { standard: toStandardMessage(archived) };
     },

@@ -8,6 +8,7 @@ import {
 } from '../domain/change.ts';
 import type { CheckedStandard } from '../domain/standards-rules.ts';
 import type { Upload } from '../domain/uploads.ts';
+import { atomically, auditChange } from './audit-store.ts';
 
 /** The SQL of domain/change.ts outcomeUnknown, on the changes table as `c`. */
 const OUTCOME_UNKNOWN = `(c.status = 'failed' AND c.sent_at IS NOT NULL AND c.upstream_status IS NULL
@@ -78,29 +79,31 @@ export async function insertChange(
     | 'reviewed_result_json'
   > & { standards_checked?: CheckedStandard[]; uploads?: Upload[] },
 ): Promise<ChangeRow> {
-  const { rows } = await db.query<ChangeRow>(
-    `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json, digest,
-                          target_path, target_before_json, prepared_by, standards_checked, reviewed_result_json, uploads)
-     VALUES ($1, $2, $3, $4, 'prepared', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
-    [
-      c.change_id,
-      c.workspace_id,
-      c.account_id,
-      c.tool,
-      c.summary,
-      c.method,
-      c.path,
-      c.body_json,
-      c.digest,
-      c.target_path,
-      c.target_before_json,
-      c.prepared_by,
-      JSON.stringify(c.standards_checked ?? []),
-      c.reviewed_result_json,
-      JSON.stringify(c.uploads ?? []),
-    ],
-  );
-  return rows[0] as ChangeRow;
+  return atomically(db, async (tx) => {
+    const { rows } = await tx.query<ChangeRow>(
+      `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json, digest,
+                            target_path, target_before_json, prepared_by, standards_checked, reviewed_result_json, uploads)
+       VALUES ($1, $2, $3, $4, 'prepared', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
+      [
+        c.change_id,
+        c.workspace_id,
+        c.account_id,
+        c.tool,
+        c.summary,
+        c.method,
+        c.path,
+        c.body_json,
+        c.digest,
+        c.target_path,
+        c.target_before_json,
+        c.prepared_by,
+        JSON.stringify(c.standards_checked ?? []),
+        c.reviewed_result_json,
+        JSON.stringify(c.uploads ?? []),
+      ],
+    );
+    return auditChange(tx, 'prepared', rows[0] as ChangeRow, c.prepared_by);
+  });
 }
 
 export async function findChange(
@@ -234,14 +237,16 @@ export async function approveChange(
     expiresAt?: Date;
   },
 ): Promise<ChangeRow | undefined> {
-  const { rows } = await db.query<ChangeRow>(
-    `UPDATE changes SET status = 'approved', approved_by = $4, approved_at = now(), approver_user_id = $5
-      WHERE workspace_id = $1 AND change_id = $2 AND digest = $3 AND status = 'prepared'
-        AND ($6::timestamptz IS NULL OR now() < $6::timestamptz)
-      RETURNING *`,
-    [a.workspaceId, a.changeId, a.digest, a.by, a.userId, a.expiresAt ?? null],
-  );
-  return rows[0];
+  return atomically(db, async (tx) => {
+    const { rows } = await tx.query<ChangeRow>(
+      `UPDATE changes SET status = 'approved', approved_by = $4, approved_at = now(), approver_user_id = $5
+        WHERE workspace_id = $1 AND change_id = $2 AND digest = $3 AND status = 'prepared'
+          AND ($6::timestamptz IS NULL OR now() < $6::timestamptz)
+        RETURNING *`,
+      [a.workspaceId, a.changeId, a.digest, a.by, a.userId, a.expiresAt ?? null],
+    );
+    return auditChange(tx, 'approved', rows[0], a.by);
+  });
 }
 
 /**
@@ -252,12 +257,14 @@ export async function rejectChange(
   db: Queryable,
   r: { workspaceId: string; changeId: string; by: string; reason: string },
 ): Promise<ChangeRow | undefined> {
-  const { rows } = await db.query<ChangeRow>(
-    `UPDATE changes SET status = 'rejected', rejected_by = $3, rejected_at = now(), reject_reason = $4
-      WHERE workspace_id = $1 AND change_id = $2 AND status IN ('prepared', 'approved') RETURNING *`,
-    [r.workspaceId, r.changeId, r.by, r.reason],
-  );
-  return rows[0];
+  return atomically(db, async (tx) => {
+    const { rows } = await tx.query<ChangeRow>(
+      `UPDATE changes SET status = 'rejected', rejected_by = $3, rejected_at = now(), reject_reason = $4
+        WHERE workspace_id = $1 AND change_id = $2 AND status IN ('prepared', 'approved') RETURNING *`,
+      [r.workspaceId, r.changeId, r.by, r.reason],
+    );
+    return auditChange(tx, 'rejected', rows[0], r.by);
+  });
 }
 
 /**
@@ -268,13 +275,15 @@ export async function markApplying(
   db: Queryable,
   m: { workspaceId: string; changeId: string; by: string; approvalValidHours?: number },
 ): Promise<ChangeRow | undefined> {
-  const { rows } = await db.query<ChangeRow>(
-    `UPDATE changes SET status = 'applying', apply_requested_by = $3, apply_requested_at = now(), error = NULL
-      WHERE workspace_id = $1 AND change_id = $2 AND status = 'approved'
-        AND ($4::int IS NULL OR approved_at > now() - make_interval(hours => $4::int)) RETURNING *`,
-    [m.workspaceId, m.changeId, m.by, m.approvalValidHours ?? null],
-  );
-  return rows[0];
+  return atomically(db, async (tx) => {
+    const { rows } = await tx.query<ChangeRow>(
+      `UPDATE changes SET status = 'applying', apply_requested_by = $3, apply_requested_at = now(), error = NULL
+        WHERE workspace_id = $1 AND change_id = $2 AND status = 'approved'
+          AND ($4::int IS NULL OR approved_at > now() - make_interval(hours => $4::int)) RETURNING *`,
+      [m.workspaceId, m.changeId, m.by, m.approvalValidHours ?? null],
+    );
+    return auditChange(tx, 'apply_requested', rows[0], m.by);
+  });
 }
 
 /**
@@ -286,14 +295,16 @@ export async function markRetrying(
   db: Queryable,
   m: { workspaceId: string; changeId: string; by: string },
 ): Promise<ChangeRow | undefined> {
-  const { rows } = await db.query<ChangeRow>(
-    `UPDATE changes SET status = 'applying', apply_retried_by = $3, apply_retried_at = now(), error = NULL
-      WHERE workspace_id = $1 AND change_id = $2 AND status = 'failed'
-        AND sent_at > now() - make_interval(hours => $4) AND upstream_status IS NULL
-        AND resolution IS DISTINCT FROM 'not_applied' RETURNING *`,
-    [m.workspaceId, m.changeId, m.by, RESEND_WITHIN_HOURS],
-  );
-  return rows[0];
+  return atomically(db, async (tx) => {
+    const { rows } = await tx.query<ChangeRow>(
+      `UPDATE changes SET status = 'applying', apply_retried_by = $3, apply_retried_at = now(), error = NULL
+        WHERE workspace_id = $1 AND change_id = $2 AND status = 'failed'
+          AND sent_at > now() - make_interval(hours => $4) AND upstream_status IS NULL
+          AND resolution IS DISTINCT FROM 'not_applied' RETURNING *`,
+      [m.workspaceId, m.changeId, m.by, RESEND_WITHIN_HOURS],
+    );
+    return auditChange(tx, 'apply_retried', rows[0], m.by);
+  });
 }
 
 /**
@@ -313,13 +324,15 @@ export async function settleOutcome(
     error: string | null;
   },
 ): Promise<ChangeRow | undefined> {
-  const { rows } = await db.query<ChangeRow>(
-    `UPDATE changes c SET status = CASE WHEN $3 = 'applied' THEN 'applied' ELSE 'failed' END,
-            resolution = $3, resolved_by = $4, resolved_at = now(), resolution_note = $5, error = $6
-      WHERE c.workspace_id = $1 AND c.change_id = $2 AND ${OUTCOME_UNKNOWN} RETURNING *`,
-    [s.workspaceId, s.changeId, s.resolution, s.by, s.note, s.error],
-  );
-  return rows[0];
+  return atomically(db, async (tx) => {
+    const { rows } = await tx.query<ChangeRow>(
+      `UPDATE changes c SET status = CASE WHEN $3 = 'applied' THEN 'applied' ELSE 'failed' END,
+              resolution = $3, resolved_by = $4, resolved_at = now(), resolution_note = $5, error = $6
+        WHERE c.workspace_id = $1 AND c.change_id = $2 AND ${OUTCOME_UNKNOWN} RETURNING *`,
+      [s.workspaceId, s.changeId, s.resolution, s.by, s.note, s.error],
+    );
+    return auditChange(tx, 'outcome_settled', rows[0], s.by);
+  });
 }
 
 /** Records that a person asked to send a change again (markRetrying moved it), with their note. */
@@ -327,12 +340,14 @@ export async function recordSendAgain(
   db: Queryable,
   s: { workspaceId: string; changeId: string; by: string; note: string | null },
 ): Promise<ChangeRow | undefined> {
-  const { rows } = await db.query<ChangeRow>(
-    `UPDATE changes SET resolution = 'send_again', resolved_by = $3, resolved_at = now(), resolution_note = $4
-      WHERE workspace_id = $1 AND change_id = $2 RETURNING *`,
-    [s.workspaceId, s.changeId, s.by, s.note],
-  );
-  return rows[0];
+  return atomically(db, async (tx) => {
+    const { rows } = await tx.query<ChangeRow>(
+      `UPDATE changes SET resolution = 'send_again', resolved_by = $3, resolved_at = now(), resolution_note = $4
+        WHERE workspace_id = $1 AND change_id = $2 RETURNING *`,
+      [s.workspaceId, s.changeId, s.by, s.note],
+    );
+    return auditChange(tx, 'outcome_settled', rows[0], s.by);
+  });
 }
 
 /** Records the outcome of an apply; only a change still applying moves. */
@@ -349,22 +364,24 @@ export async function finishApply(
     appliedDifferences?: string[];
   },
 ): Promise<ChangeRow | undefined> {
-  const { rows } = await db.query<ChangeRow>(
-    `UPDATE changes SET status = $3, upstream_status = $4, upstream_response_json = $5, error = $6,
-            applied_at = CASE WHEN $3 = 'applied' THEN now() ELSE applied_at END,
-            applied_differences = $7
-      WHERE workspace_id = $1 AND change_id = $2 AND status = 'applying' RETURNING *`,
-    [
-      f.workspaceId,
-      f.changeId,
-      f.status,
-      f.upstreamStatus,
-      f.upstreamResponseJson,
-      f.error,
-      JSON.stringify(f.appliedDifferences ?? []),
-    ],
-  );
-  return rows[0];
+  return atomically(db, async (tx) => {
+    const { rows } = await tx.query<ChangeRow>(
+      `UPDATE changes SET status = $3, upstream_status = $4, upstream_response_json = $5, error = $6,
+              applied_at = CASE WHEN $3 = 'applied' THEN now() ELSE applied_at END,
+              applied_differences = $7
+        WHERE workspace_id = $1 AND change_id = $2 AND status = 'applying' RETURNING *`,
+      [
+        f.workspaceId,
+        f.changeId,
+        f.status,
+        f.upstreamStatus,
+        f.upstreamResponseJson,
+        f.error,
+        JSON.stringify(f.appliedDifferences ?? []),
+      ],
+    );
+    return auditChange(tx, f.status, rows[0], 'worker:apply');
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 /** The workspaces' expiry settings: each setting a person made, the newest in force. */
 import type { Queryable } from '@adsmcp/runtime/db';
 import { DEFAULT_EXPIRY, type ExpiryHours } from '../domain/change.ts';
+import { appendAuditEvent, atomically } from './audit-store.ts';
 
 export interface ExpirySettingRow {
   workspace_id: string;
@@ -36,12 +37,24 @@ export async function insertExpirySetting(
   db: Queryable,
   s: { workspaceId: string; by: string; hours: ExpiryHours },
 ): Promise<ExpirySettingRow> {
-  const { rows } = await db.query<ExpirySettingRow>(
-    `INSERT INTO change_expiry_settings (workspace_id, set_by, prepared_valid_hours, approval_valid_hours)
-     VALUES ($1, $2, $3, $4) RETURNING *`,
-    [s.workspaceId, s.by, s.hours.preparedValidHours, s.hours.approvalValidHours],
-  );
-  return rows[0] as ExpirySettingRow;
+  return atomically(db, async (tx) => {
+    const { rows } = await tx.query<ExpirySettingRow>(
+      `INSERT INTO change_expiry_settings (workspace_id, set_by, prepared_valid_hours, approval_valid_hours)
+       VALUES ($1, $2, $3, $4) RETURNING *`,
+      [s.workspaceId, s.by, s.hours.preparedValidHours, s.hours.approvalValidHours],
+    );
+    await appendAuditEvent(tx, {
+      workspaceId: s.workspaceId,
+      actor: s.by,
+      kind: 'expiry.set',
+      subject: '',
+      details: {
+        prepared_valid_hours: s.hours.preparedValidHours,
+        approval_valid_hours: s.hours.approvalValidHours,
+      },
+    });
+    return rows[0] as ExpirySettingRow;
+  });
 }
 
 export interface ExpirySettingEventRow extends ExpirySettingRow {

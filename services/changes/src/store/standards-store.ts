@@ -1,5 +1,6 @@
 /** Queries on account standards and spend guards. Every query names the workspace. */
 import type { Queryable } from '@adsmcp/runtime/db';
+import { appendAuditEvent, atomically } from './audit-store.ts';
 
 /** A standard's data as stored: the proto JSON form of StandardData (snake_case names). */
 export type StandardDataJson = Record<string, unknown>;
@@ -153,19 +154,33 @@ export async function upsertSpendGuard(
     by: string;
   },
 ): Promise<SpendGuardRow> {
-  const { rows } = await db.query<SpendGuardRow>(
-    `INSERT INTO account_spend_guards (workspace_id, account_id, max_daily_budget_micros, max_bid_micros, updated_by)
-     VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (workspace_id, account_id) DO UPDATE
-       SET max_daily_budget_micros = $3, max_bid_micros = $4, updated_by = $5, updated_at = now()
-     RETURNING account_id, max_daily_budget_micros::text, max_bid_micros::text, updated_by, updated_at`,
-    [
-      g.workspaceId,
-      g.accountId,
-      g.maxDailyBudgetMicros?.toString() ?? null,
-      g.maxBidMicros?.toString() ?? null,
-      g.by,
-    ],
-  );
-  return rows[0] as SpendGuardRow;
+  return atomically(db, async (tx) => {
+    const { rows } = await tx.query<SpendGuardRow>(
+      `INSERT INTO account_spend_guards (workspace_id, account_id, max_daily_budget_micros, max_bid_micros, updated_by)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (workspace_id, account_id) DO UPDATE
+         SET max_daily_budget_micros = $3, max_bid_micros = $4, updated_by = $5, updated_at = now()
+       RETURNING account_id, max_daily_budget_micros::text, max_bid_micros::text, updated_by, updated_at`,
+      [
+        g.workspaceId,
+        g.accountId,
+        g.maxDailyBudgetMicros?.toString() ?? null,
+        g.maxBidMicros?.toString() ?? null,
+        g.by,
+      ],
+    );
+    const row = rows[0] as SpendGuardRow;
+    await appendAuditEvent(tx, {
+      workspaceId: g.workspaceId,
+      actor: g.by,
+      kind: 'spend_guard.set',
+      subject: g.accountId,
+      details: {
+        account_id: g.accountId,
+        max_daily_budget_micros: row.max_daily_budget_micros,
+        max_bid_micros: row.max_bid_micros,
+      },
+    });
+    return row;
+  });
 }

@@ -116,6 +116,15 @@ export const CHANGE_OUTPUT: JsonSchema = {
         additionalProperties: false,
       },
     },
+    reverts_change_id: {
+      type: ['string', 'null'],
+      description: 'The change this one reverts (ads_prepare_revert), or null.',
+    },
+    reverted_by: {
+      type: 'array',
+      items: text,
+      description: 'The changes prepared to revert this one, oldest first; empty when none was.',
+    },
     standards_checked: {
       type: 'array',
       description:
@@ -168,6 +177,8 @@ export const CHANGE_OUTPUT: JsonSchema = {
     'error',
     'applied_differences',
     'uploads',
+    'reverts_change_id',
+    'reverted_by',
     'standards_checked',
   ],
   additionalProperties: false,
@@ -240,6 +251,8 @@ export function changeView(c: Change | undefined, publicUrl: string): Record<str
       sha256: u.sha256,
       file_id: orNull(u.fileId),
     })),
+    reverts_change_id: orNull(c.revertsChangeId),
+    reverted_by: [...c.revertedBy],
     standards_checked: c.standardsChecked.map((s) => ({
       standard_id: s.standardId,
       name: s.name,

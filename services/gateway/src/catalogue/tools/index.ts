@@ -19,6 +19,7 @@ import { marketingTools } from './marketing-tools.ts';
 import { optimizerTools } from './optimizer-tools.ts';
 import { planningTools } from './planning-tools.ts';
 import { reportTools } from './report-tools.ts';
+import { revertTools } from './revert-tools.ts';
 import { reviewTools } from './review-tools.ts';
 import { standardTools } from './standard-tools.ts';
 
@@ -34,6 +35,7 @@ export const allTools: readonly ToolRow<GatewayDeps>[] = [
   ...conversionTools,
   ...audienceTools,
   ...changeTools,
+  ...revertTools,
   ...marketingTools,
   ...marketingContextTools,
   ...reportTools,

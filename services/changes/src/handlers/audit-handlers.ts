@@ -1,0 +1,160 @@
+/** The workspace's audit log: append (the gateway's own events), list by keyset, verify the chain. */
+import type { AuditEventSchema, AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
+import { principalOf } from '@adsmcp/runtime/connect-server';
+import type { Pool } from '@adsmcp/runtime/db';
+import { inTransaction } from '@adsmcp/runtime/db';
+import { InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import { isRecord } from '@adsmcp/runtime/json';
+import type { Principal } from '@adsmcp/runtime/principal';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
+import {
+  type AuditDetails,
+  type AuditRow,
+  appendAuditEvent,
+  listAuditEvents,
+  verifyAuditChain,
+} from '../store/audit-store.ts';
+
+const MAX_DETAILS_BYTES = 16 * 1024;
+const KIND = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
+// NUL cannot be stored in text; other control characters would hide what a row says.
+const CONTROL = /\p{Cc}/u;
+
+const describe = (p: Principal) => `role ${p.role}, scopes [${p.scopes.join(', ')}] via ${p.via}`;
+
+/**
+ * Only the gateway appends, for records of its own (as an operator or for a person in the
+ * dashboard): an agent's call or a service's worker never writes the log directly.
+ */
+function requireAppender(p: Principal): void {
+  if (!p.scopes.includes('write') || (p.via !== 'operator' && p.via !== 'dashboard'))
+    throw new PermissionDeniedError(
+      `appending to the audit log needs the write scope from the dashboard or an operator; this caller has ${describe(p)}`,
+    );
+}
+
+function requireReader(p: Principal, what: string): void {
+  if (!p.scopes.includes('read'))
+    throw new PermissionDeniedError(`${what} needs the read scope; this caller has ${describe(p)}`);
+}
+
+function boundedText(field: string, value: string, max: number, required = false): string {
+  if (required && value === '') throw new InvalidArgumentError(`\`${field}\` is required`);
+  if ([...value].length > max)
+    throw new InvalidArgumentError(
+      `\`${field}\` must be at most ${max} characters (got ${[...value].length})`,
+    );
+  if (CONTROL.test(value)) throw new InvalidArgumentError(`\`${field}\` must not contain control characters`);
+  return value;
+}
+
+function detailsOf(text: string): AuditDetails {
+  if (text === '') return {};
+  if (Buffer.byteLength(text, 'utf8') > MAX_DETAILS_BYTES)
+    throw new InvalidArgumentError(`\`details_json\` must be at most ${MAX_DETAILS_BYTES} bytes`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new InvalidArgumentError('`details_json` must be JSON text');
+  }
+  if (!isRecord(value)) throw new InvalidArgumentError('`details_json` must be a JSON object');
+  // jsonb refuses NUL in a string: say so by name instead of failing in the database.
+  if (text.includes('\\u0000'))
+    throw new InvalidArgumentError('`details_json` must not contain NUL characters');
+  return value;
+}
+
+function atOf(text: string): Date | undefined {
+  if (text === '') return undefined;
+  const at = new Date(text);
+  if (
+    !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/.test(text) ||
+    Number.isNaN(at.getTime())
+  )
+    throw new InvalidArgumentError(
+      `\`at\` must be an RFC 3339 time such as 2026-01-31T09:30:00Z (got ${JSON.stringify(text)})`,
+    );
+  return at;
+}
+
+export function auditEventProto(r: AuditRow): MessageInitShape<typeof AuditEventSchema> {
+  return {
+    seq: BigInt(r.seq),
+    at: r.at.toISOString(),
+    actor: r.actor,
+    kind: r.kind,
+    subject: r.subject,
+    detailsJson: JSON.stringify(r.details),
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  };
+}
+
+export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
+  return {
+    async appendAuditEvent(req, ctx) {
+      const p = principalOf(ctx);
+      requireAppender(p);
+      const kind = boundedText('kind', req.kind, 80, true);
+      if (!KIND.test(kind))
+        throw new InvalidArgumentError(
+          `\`kind\` must be \`<area>.<verb>\` in lower-case letters, digits and \`_\` (got ${JSON.stringify(kind)})`,
+        );
+      const event = {
+        workspaceId: p.workspaceId,
+        actor: boundedText('actor', req.actor, 300, true),
+        kind,
+        subject: boundedText('subject', req.subject, 200),
+        details: detailsOf(req.detailsJson),
+        at: atOf(req.at),
+        sourceKey: boundedText('source_key', req.sourceKey, 100) || undefined,
+      };
+      const row = await inTransaction(pool, (tx) => appendAuditEvent(tx, event));
+      return { event: auditEventProto(row) };
+    },
+
+    async listAuditEvents(req, ctx) {
+      const p = principalOf(ctx);
+      requireReader(p, 'reading the audit log');
+      if (req.limit < 1 || req.limit > 500)
+        throw new InvalidArgumentError(`\`limit\` must be an integer from 1 to 500 (got ${req.limit})`);
+      if (req.beforeSeq < 0n) throw new InvalidArgumentError('`before_seq` must be 0 or more');
+      if (req.afterSeq !== undefined && (req.afterSeq < 0n || req.beforeSeq !== 0n))
+        throw new InvalidArgumentError('`after_seq` must be 0 or more, and is not given with `before_seq`');
+      if (req.actorPrefixes.length > 100)
+        throw new InvalidArgumentError('`actor_prefixes` must have at most 100 items');
+      for (const [i, a] of req.actorPrefixes.entries()) boundedText(`actor_prefixes[${i}]`, a, 300, true);
+      const rows = await listAuditEvents(pool, {
+        workspaceId: p.workspaceId,
+        beforeSeq: req.beforeSeq === 0n ? undefined : req.beforeSeq,
+        afterSeq: req.afterSeq,
+        accountId: boundedText('account_id', req.accountId, 36),
+        actorPrefixes: req.actorPrefixes,
+        text: boundedText('text', req.text, 200),
+        limit: req.limit,
+      });
+      const last = rows.at(-1);
+      return {
+        events: rows.map(auditEventProto),
+        nextSeq: rows.length === req.limit && last ? BigInt(last.seq) : 0n,
+      };
+    },
+
+    async verifyAuditChain(_req, ctx) {
+      const p = principalOf(ctx);
+      requireReader(p, 'verifying the audit log');
+      const report = await verifyAuditChain(pool, p.workspaceId);
+      const b = report.broken;
+      return {
+        ok: b === undefined,
+        rows: BigInt(report.rows),
+        brokenSeq: b?.seq ?? 0n,
+        brokenAt: b?.at?.toISOString() ?? '',
+        brokenKind: b?.kind ?? '',
+        reason: b?.reason ?? '',
+      };
+    },
+  };
+}

@@ -1,0 +1,311 @@
+/**
+ * The workspace's audit log: one hash-chained list of events per workspace. Each row's hash is
+ * SHA-256 over the canonical JSON (RFC 8785, the `canonicalize` package) of the row's fields and
+ * the previous row's hash, so a row edited, removed or put in another order in the database no
+ * longer verifies, and verification names the first row that does not.
+ *
+ * Events of this service are appended in the transaction of the state change they record
+ * (`atomically`), so a change is never recorded without its event, nor an event without its
+ * change. Appends to one workspace are serialised on its head row (`audit_heads`, locked until the
+ * transaction ends), so two appends at once never both follow the same row.
+ */
+import { createHash } from 'node:crypto';
+import { inTransaction, type Queryable } from '@adsmcp/runtime/db';
+import canonicalize from 'canonicalize';
+import pg from 'pg';
+import type { ChangeRow } from './change-store.ts';
+import type { StandardRow } from './standards-store.ts';
+
+/** The previous hash of a workspace's first row. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+export type AuditDetails = { [key: string]: unknown };
+
+/** An event to append. */
+export interface AuditEventInput {
+  workspaceId: string;
+  /** Who acted, as records name them (`actorName`, or the gateway's `user:<id>`, `credential:<id>`). */
+  actor: string;
+  /** What happened, `<area>.<verb>` (`change.approved`, `credential.revoked`). */
+  kind: string;
+  /** What it was done to (a change id, an account id, a credential id); empty when nothing in particular. */
+  subject: string;
+  details: AuditDetails;
+  /** When it happened, if not now (an event another service recorded first). */
+  at?: Date;
+  /** Another service's key for the event: appending it again returns the row already there. */
+  sourceKey?: string;
+}
+
+export interface AuditRow {
+  workspace_id: string;
+  seq: string;
+  at: Date;
+  actor: string;
+  kind: string;
+  subject: string;
+  details: AuditDetails;
+  source_key: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+/** A row's columns, seq as text (a bigint can pass 2^53). */
+const COLUMNS =
+  'workspace_id, seq::text AS seq, at, actor, kind, subject, details, source_key, prev_hash, hash';
+
+/** The fields a row's hash covers, in the form they are hashed. */
+function hashedFields(r: Omit<AuditRow, 'hash'>): Record<string, unknown> {
+  return {
+    workspace_id: r.workspace_id.toLowerCase(),
+    seq: String(r.seq),
+    at: r.at.toISOString(),
+    actor: r.actor,
+    kind: r.kind,
+    subject: r.subject,
+    details: r.details,
+    source_key: r.source_key,
+    prev_hash: r.prev_hash,
+  };
+}
+
+export function rowHash(r: Omit<AuditRow, 'hash'>): string {
+  const text = canonicalize(hashedFields(r));
+  if (text === undefined) throw new Error('an audit row has no canonical JSON');
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/**
+ * Runs `fn` in one transaction: `db` itself when it is a client (its caller's transaction), a new
+ * one on the pool otherwise, so a store function that appends an event is atomic whoever calls it.
+ */
+export function atomically<T>(db: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  return db instanceof pg.Pool ? inTransaction(db, fn) : fn(db);
+}
+
+/**
+ * Appends an event to its workspace's log, in `db`'s transaction (call it inside one: the head
+ * stays locked until it ends). Returns the row, or the row already appended with its `sourceKey`.
+ */
+export async function appendAuditEvent(db: Queryable, e: AuditEventInput): Promise<AuditRow> {
+  await db.query(
+    `INSERT INTO audit_heads (workspace_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT (workspace_id) DO NOTHING`,
+    [e.workspaceId, GENESIS_HASH],
+  );
+  const { rows: heads } = await db.query<{ seq: string; hash: string; now: Date }>(
+    `SELECT seq::text, hash, date_trunc('milliseconds', clock_timestamp()) AS now
+       FROM audit_heads WHERE workspace_id = $1 FOR UPDATE`,
+    [e.workspaceId],
+  );
+  const head = heads[0];
+  if (!head) throw new Error('the audit head of the workspace is missing');
+  if (e.sourceKey !== undefined) {
+    const { rows } = await db.query<AuditRow>(
+      `SELECT ${COLUMNS} FROM audit_log WHERE workspace_id = $1 AND source_key = $2`,
+      [e.workspaceId, e.sourceKey],
+    );
+    if (rows[0]) return rows[0];
+  }
+  // What is hashed is what jsonb gives back: the details as JSON text would read them.
+  const details = JSON.parse(JSON.stringify(e.details)) as AuditDetails;
+  const row: Omit<AuditRow, 'hash'> = {
+    workspace_id: e.workspaceId.toLowerCase(),
+    seq: String(BigInt(head.seq) + 1n),
+    // Milliseconds, as a JavaScript Date holds it, so the time read back hashes the same.
+    at: e.at ? new Date(e.at.getTime()) : head.now,
+    actor: e.actor,
+    kind: e.kind,
+    subject: e.subject,
+    details,
+    source_key: e.sourceKey ?? null,
+    prev_hash: head.hash,
+  };
+  const hash = rowHash(row);
+  await db.query(
+    `INSERT INTO audit_log (workspace_id, seq, at, actor, kind, subject, details, source_key, prev_hash, hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [
+      row.workspace_id,
+      row.seq,
+      row.at,
+      row.actor,
+      row.kind,
+      row.subject,
+      JSON.stringify(details),
+      row.source_key,
+      row.prev_hash,
+      hash,
+    ],
+  );
+  await db.query('UPDATE audit_heads SET seq = $2, hash = $3 WHERE workspace_id = $1', [
+    e.workspaceId,
+    row.seq,
+    hash,
+  ]);
+  return { ...row, hash };
+}
+
+export interface AuditFilter {
+  workspaceId: string;
+  /** Newest first, rows before this seq (all when undefined). */
+  beforeSeq?: bigint;
+  /** Oldest first, rows after this seq (an export's order), instead of newest first. */
+  afterSeq?: bigint;
+  /** Only events about this ad account (`details.account_id`). */
+  accountId?: string;
+  /** Only events whose actor starts with one of these (a person's `user:<id>`, their connections). */
+  actorPrefixes?: readonly string[];
+  /** Only events whose subject or details contain this text, case-insensitive. */
+  text?: string;
+  limit: number;
+}
+
+/** A page of the workspace's log by keyset on seq: newest first, or oldest first after `afterSeq`. */
+export async function listAuditEvents(db: Queryable, f: AuditFilter): Promise<AuditRow[]> {
+  const ascending = f.afterSeq !== undefined;
+  const { rows } = await db.query<AuditRow>(
+    `SELECT ${COLUMNS} FROM audit_log
+      WHERE workspace_id = $1
+        AND ($2::bigint IS NULL OR seq < $2) AND ($3::bigint IS NULL OR seq > $3)
+        AND ($4::text IS NULL OR lower(details->>'account_id') = lower($4))
+        AND ($5::text[] IS NULL OR EXISTS (SELECT 1 FROM unnest($5::text[]) p WHERE starts_with(actor, p)))
+        AND ($6::text IS NULL OR strpos(lower(subject || ' ' || details::text), lower($6)) > 0)
+      ORDER BY audit_log.seq ${ascending ? 'ASC' : 'DESC'} LIMIT $7`,
+    [
+      f.workspaceId,
+      f.beforeSeq?.toString() ?? null,
+      f.afterSeq?.toString() ?? null,
+      f.accountId || null,
+      f.actorPrefixes && f.actorPrefixes.length > 0 ? [...f.actorPrefixes] : null,
+      f.text || null,
+      f.limit,
+    ],
+  );
+  return rows;
+}
+
+/** Where the chain first breaks, and why. */
+export interface ChainBreak {
+  seq: bigint;
+  /** The broken row's time and kind, when the row exists. */
+  at?: Date;
+  kind?: string;
+  reason: string;
+}
+
+export interface ChainReport {
+  /** Rows checked (up to the break). */
+  rows: number;
+  broken?: ChainBreak;
+}
+
+/**
+ * Checks the workspace's chain from its first row: seqs from 1 without a gap, each row's
+ * prev_hash the previous row's hash, each hash its fields' hash, and the head naming the last row.
+ */
+export async function verifyAuditChain(
+  db: Queryable,
+  workspaceId: string,
+  batch = 1000,
+): Promise<ChainReport> {
+  let prevHash = GENESIS_HASH;
+  let expected = 1n;
+  let checked = 0;
+  for (;;) {
+    const rows = await listAuditEvents(db, { workspaceId, afterSeq: expected - 1n, limit: batch });
+    for (const r of rows) {
+      const at = { seq: BigInt(r.seq), at: r.at, kind: r.kind };
+      if (at.seq !== expected)
+        return { rows: checked, broken: { seq: expected, reason: 'the row is missing' } };
+      if (r.prev_hash !== prevHash)
+        return { rows: checked, broken: { ...at, reason: "its prev_hash is not the previous row's hash" } };
+      const { hash, ...fields } = r;
+      if (rowHash(fields) !== hash)
+        return { rows: checked, broken: { ...at, reason: 'its hash does not match its contents' } };
+      prevHash = hash;
+      expected += 1n;
+      checked += 1;
+    }
+    if (rows.length < batch) break;
+  }
+  const { rows: heads } = await db.query<{ seq: string; hash: string }>(
+    'SELECT seq::text, hash FROM audit_heads WHERE workspace_id = $1',
+    [workspaceId],
+  );
+  const head = heads[0];
+  const last = expected - 1n;
+  if (head && BigInt(head.seq) > last)
+    return { rows: checked, broken: { seq: last + 1n, reason: 'the row is missing' } };
+  if (head && BigInt(head.seq) < last)
+    return {
+      rows: checked,
+      broken: { seq: BigInt(head.seq) + 1n, reason: "the row is past the chain's head" },
+    };
+  if (head && BigInt(head.seq) === last && head.hash !== prevHash)
+    return { rows: checked, broken: { seq: last, reason: "the chain's head does not name this row's hash" } };
+  return { rows: checked };
+}
+
+/** What a change event records of the change, beside its kind and actor. */
+function changeDetails(c: ChangeRow): AuditDetails {
+  return {
+    change_id: c.change_id,
+    account_id: c.account_id,
+    tool: c.tool,
+    target_path: c.target_path,
+    summary: c.summary,
+    digest: c.digest,
+    status: c.status,
+    ...(c.reject_reason !== null && { reason: c.reject_reason }),
+    ...(c.upstream_status !== null && { upstream_status: c.upstream_status }),
+    ...(c.error !== null && { error: c.error }),
+    ...(c.applied_differences.length > 0 && { applied_differences: c.applied_differences }),
+    ...(c.resolution !== null && { resolution: c.resolution }),
+    ...(c.resolution_note !== null && { note: c.resolution_note }),
+  };
+}
+
+/**
+ * Appends the event of a change's move (`change.<kind>`) when it moved (`c` is the row it returned)
+ * and gives the row back: `return auditChange(tx, 'approved', rows[0], by)` in a store function.
+ */
+export async function auditChange<R extends ChangeRow | undefined>(
+  db: Queryable,
+  kind: string,
+  c: R,
+  actor: string,
+): Promise<R> {
+  if (c)
+    await appendAuditEvent(db, {
+      workspaceId: c.workspace_id,
+      actor,
+      kind: `change.${kind}`,
+      subject: c.change_id,
+      details: changeDetails(c),
+    });
+  return c;
+}
+
+/** Appends a standard's save or archive (`standard.<kind>`) and gives the row back. */
+export async function auditStandard(
+  db: Queryable,
+  kind: 'created' | 'updated' | 'archived',
+  actor: string,
+  s: StandardRow,
+): Promise<StandardRow> {
+  await appendAuditEvent(db, {
+    workspaceId: s.workspace_id,
+    actor,
+    kind: `standard.${kind}`,
+    subject: s.standard_id,
+    details: {
+      standard_id: s.standard_id,
+      account_id: s.account_id,
+      name: s.name,
+      standard_kind: s.kind,
+      revision: s.revision,
+      data: s.data,
+    },
+  });
+  return s;
+}

@@ -1,0 +1,171 @@
+/**
+ * The workspace's hash-chained audit log over real gRPC and PostgreSQL: rows chain, concurrent
+ * appends do not fork the chain, a row edited in the database is named by verification, and the
+ * changes service's own records append their event in the same transaction.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
+import { buildConnectServer } from '@adsmcp/runtime/connect-server';
+import type { Pool } from '@adsmcp/runtime/db';
+import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
+import { type Client, Code } from '@connectrpc/connect';
+import { auditHandlers } from '../src/handlers/audit-handlers.ts';
+import { SERVICE_NAME } from '../src/server.ts';
+import { insertExpirySetting } from '../src/store/expiry-store.ts';
+import { personIn, refusal } from './people.ts';
+
+let svc: ServiceUnderTest<typeof AuditService>;
+let pool: Pool;
+let client: Client<typeof AuditService>;
+
+before(async () => {
+  svc = await startServiceUnderTest({
+    service: AuditService,
+    name: SERVICE_NAME,
+    migrations: fileURLToPath(new URL('../migrations', import.meta.url)),
+    build: (deps) =>
+      buildConnectServer({
+        serviceName: SERVICE_NAME,
+        verifier: deps.verifier,
+        logger: deps.logger,
+        routes: (router) => router.service(AuditService, auditHandlers(deps.pool)),
+      }),
+  });
+  pool = svc.pool;
+  client = svc.client;
+});
+
+after(async () => {
+  await svc?.stop();
+});
+
+/** An operator of a new workspace (as the gateway appends), and a reader of it. */
+function workspace() {
+  const person = personIn(randomUUID());
+  return {
+    operator: person({ via: 'operator', role: 'admin' }),
+    reader: person({ role: 'viewer', scopes: ['read'] }),
+  };
+}
+
+const append = (who: ReturnType<typeof workspace>, n: number) =>
+  client.appendAuditEvent(
+    {
+      actor: 'credential:c1',
+      kind: 'credential.created',
+      subject: `c${n}`,
+      detailsJson: JSON.stringify({ n }),
+    },
+    as(who.operator),
+  );
+
+describe('the audit log', () => {
+  test('chains each row to the one before and lists them newest first, paged by seq', async () => {
+    const w = workspace();
+    for (let n = 1; n <= 3; n++) await append(w, n);
+    const first = await client.listAuditEvents({ limit: 2 }, as(w.reader));
+    assert.deepEqual(
+      first.events.map((e) => [e.seq, e.subject]),
+      [
+        [3n, 'c3'],
+        [2n, 'c2'],
+      ],
+    );
+    assert.equal(first.nextSeq, 2n);
+    const rest = await client.listAuditEvents({ limit: 2, beforeSeq: first.nextSeq }, as(w.reader));
+    assert.deepEqual(
+      rest.events.map((e) => [e.seq, e.subject]),
+      [[1n, 'c1']],
+    );
+    assert.equal(rest.nextSeq, 0n);
+    const [e3, e2] = first.events;
+    const [e1] = rest.events;
+    assert.equal(e1?.prevHash, '0'.repeat(64));
+    assert.equal(e2?.prevHash, e1?.hash);
+    assert.equal(e3?.prevHash, e2?.hash);
+    const verified = await client.verifyAuditChain({}, as(w.reader));
+    assert.deepEqual([verified.ok, verified.rows], [true, 3n]);
+  });
+
+  test('concurrent appends to one workspace never fork the chain', async () => {
+    const w = workspace();
+    await Promise.all(Array.from({ length: 40 }, (_, i) => append(w, i)));
+    const { events } = await client.listAuditEvents({ limit: 100, afterSeq: 0n }, as(w.reader));
+    assert.deepEqual(
+      events.map((e) => e.seq),
+      Array.from({ length: 40 }, (_, i) => BigInt(i + 1)),
+    );
+    assert.equal(new Set(events.map((e) => e.prevHash)).size, 40, 'no two rows follow the same row');
+    const verified = await client.verifyAuditChain({}, as(w.reader));
+    assert.deepEqual([verified.ok, verified.rows], [true, 40n]);
+  });
+
+  test("a row's details edited in the database make verification name that row", async () => {
+    const w = workspace();
+    for (let n = 1; n <= 5; n++) await append(w, n);
+    await pool.query(`UPDATE audit_log SET details = '{"n": 99}' WHERE workspace_id = $1 AND seq = 3`, [
+      w.operator.workspaceId,
+    ]);
+    const verified = await client.verifyAuditChain({}, as(w.reader));
+    assert.equal(verified.ok, false);
+    assert.equal(verified.brokenSeq, 3n);
+    assert.equal(verified.brokenKind, 'credential.created');
+    assert.match(verified.reason, /hash does not match/);
+    assert.equal(verified.rows, 2n);
+  });
+
+  test('a deleted last row is named too', async () => {
+    const w = workspace();
+    for (let n = 1; n <= 2; n++) await append(w, n);
+    await pool.query('DELETE FROM audit_log WHERE workspace_id = $1 AND seq = 2', [w.operator.workspaceId]);
+    const verified = await client.verifyAuditChain({}, as(w.reader));
+    assert.deepEqual([verified.ok, verified.brokenSeq, verified.reason], [false, 2n, 'the row is missing']);
+  });
+
+  test('an event appended again with its source key is the row already there', async () => {
+    const w = workspace();
+    const once = { actor: 'operator', kind: 'workspace.created', sourceKey: 'g:1', detailsJson: '{}' };
+    const a = await client.appendAuditEvent(once, as(w.operator));
+    const b = await client.appendAuditEvent(once, as(w.operator));
+    assert.equal(b.event?.seq, a.event?.seq);
+    assert.equal((await client.verifyAuditChain({}, as(w.reader))).rows, 1n);
+  });
+
+  test("the service's own record appends its event in the same call", async () => {
+    const w = workspace();
+    await insertExpirySetting(pool, {
+      workspaceId: w.operator.workspaceId,
+      by: 'user:x via dashboard (d)',
+      hours: { preparedValidHours: 10, approvalValidHours: 5 },
+    });
+    const { events } = await client.listAuditEvents({ limit: 10 }, as(w.reader));
+    assert.deepEqual(
+      events.map((e) => [e.kind, e.actor, JSON.parse(e.detailsJson)]),
+      [['expiry.set', 'user:x via dashboard (d)', { prepared_valid_hours: 10, approval_valid_hours: 5 }]],
+    );
+  });
+
+  test('bad input is refused naming the field and the rule; an agent cannot append', async () => {
+    const w = workspace();
+    const bad = async (over: object, field: string) => {
+      const r = await refusal(client.appendAuditEvent({ actor: 'a', kind: 'x.y', ...over }, as(w.operator)));
+      assert.equal(r.code, Code.InvalidArgument);
+      assert.match(r.message, new RegExp(`\`${field}\``));
+    };
+    await bad({ detailsJson: '[1]' }, 'details_json');
+    await bad({ detailsJson: '{"a": "\\u0000"}' }, 'details_json');
+    await bad({ kind: 'Created' }, 'kind');
+    await bad({ actor: '' }, 'actor');
+    await bad({ subject: 'x'.repeat(201) }, 'subject');
+    await bad({ at: 'yesterday' }, 'at');
+    const limit = await refusal(client.listAuditEvents({ limit: 501 }, as(w.reader)));
+    assert.match(limit.message, /`limit` must be an integer from 1 to 500/);
+    const agent = await refusal(
+      client.appendAuditEvent({ actor: 'a', kind: 'x.y' }, as({ ...w.operator, via: 'mcp' })),
+    );
+    assert.equal(agent.code, Code.PermissionDenied);
+  });
+});

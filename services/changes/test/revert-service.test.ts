@@ -1,0 +1,134 @@
+/**
+ * PrepareRevert over real gRPC, PostgreSQL, the real upstream-proxy and the ads sandbox: a revert
+ * planned back to the recorded before-state and linked both ways, a second revert refused while the
+ * first is pending, and a revert refused, naming the object and the field, when the object moved
+ * since the change was applied.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { RevertService } from '@adsmcp/proto/changes/v1/revert_pb';
+import { migrateBus } from '@adsmcp/runtime/bus/outbox';
+import type { Pool } from '@adsmcp/runtime/db';
+import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
+import { Code } from '@connectrpc/connect';
+import { digestOf } from '../src/domain/change.ts';
+import { buildServer, SERVICE_NAME } from '../src/server.ts';
+import { findChange, insertChange } from '../src/store/change-store.ts';
+import { revertLinksOf } from '../src/store/revert-store.ts';
+import { type LivePlatform, startLivePlatform } from './live-platform.ts';
+import { personIn, refusal } from './people.ts';
+
+let svc: ServiceUnderTest<typeof RevertService>;
+let pool: Pool;
+let platform: LivePlatform;
+let ads: { id: string; name: string; revision: number }[];
+
+const workspace = randomUUID();
+const agent = personIn(workspace)();
+
+/**
+ * An update of the ad's name that was applied: the platform's ad renamed (its revision moves, as an
+ * applied update's does) and the change recorded as applied, with the ad as it was before and the
+ * platform's answer.
+ */
+async function appliedRename(ad: { id: string; name: string; revision: number }, name: string) {
+  await platform.editAd(ad.id, name);
+  const operation = { method: 'POST', path: `/ads/${ad.id}`, bodyJson: JSON.stringify({ name }) };
+  const changeId = randomUUID();
+  await insertChange(pool, {
+    change_id: changeId,
+    workspace_id: workspace,
+    account_id: platform.accountId,
+    tool: 'ads_update_ad',
+    summary: `Update ad ${ad.id}`,
+    method: operation.method,
+    path: operation.path,
+    body_json: operation.bodyJson,
+    digest: digestOf(operation),
+    target_path: `/ads/${ad.id}`,
+    target_before_json: JSON.stringify(ad),
+    prepared_by: 'user:x via mcp',
+    reviewed_result_json: JSON.stringify({ name }),
+  });
+  await pool.query(
+    `UPDATE changes SET status = 'applied', applied_at = now(), upstream_status = 200, upstream_response_json = $2
+      WHERE change_id = $1`,
+    [changeId, JSON.stringify({ ...ad, name, revision: ad.revision + 1 })],
+  );
+  return changeId;
+}
+
+before(async () => {
+  platform = await startLivePlatform(workspace);
+  ads = await platform.ads();
+  svc = await startServiceUnderTest({
+    service: RevertService,
+    name: SERVICE_NAME,
+    migrations: fileURLToPath(new URL('../migrations', import.meta.url)),
+    prepare: (p) => migrateBus(p, SERVICE_NAME),
+    build: (deps) => buildServer({ ...deps, upstream: platform.upstream }),
+  });
+  pool = svc.pool;
+});
+
+after(async () => {
+  await platform?.stop();
+  await svc?.stop();
+});
+
+describe('PrepareRevert', () => {
+  test('plans the update back to the recorded name, links both ways, and refuses a second while the first is pending', async () => {
+    const ad = ads[0] as (typeof ads)[number];
+    const applied = await appliedRename(ad, 'Renamed for winter');
+    const res = await svc.client.prepareRevert({ changeId: applied, reason: 'winter is over' }, as(agent));
+    const revert = res.change;
+    assert.equal(revert?.status, 'prepared');
+    assert.equal(revert?.tool, 'ads_prepare_revert');
+    assert.equal(revert?.revertsChangeId, applied);
+    assert.deepEqual(JSON.parse(revert?.operation?.bodyJson ?? ''), { name: ad.name });
+    assert.equal(revert?.operation?.path, `/ads/${ad.id}`);
+    assert.match(
+      revert?.summary ?? '',
+      new RegExp(`^Revert of change ${applied} \\(ads_update_ad\\), because "winter is over": Update ad `),
+    );
+    assert.match(revert?.summary ?? '', /name "Renamed for winter" → /);
+    const reverted = await findChange(pool, workspace, applied);
+    assert.deepEqual(reverted && revertLinksOf(reverted).reverted_by, [revert?.changeId]);
+
+    const again = await refusal(svc.client.prepareRevert({ changeId: applied, reason: '' }, as(agent)));
+    assert.equal(again.code, Code.FailedPrecondition);
+    assert.match(again.message, new RegExp(`already has a revert prepared: change ${revert?.changeId}`));
+  });
+
+  test('refuses when the object moved since the change was applied, naming the object and the field', async () => {
+    const ad = ads[1] as (typeof ads)[number];
+    const applied = await appliedRename(ad, 'Renamed once');
+    await platform.editAd(ad.id, 'Renamed by someone else');
+    const moved = await refusal(svc.client.prepareRevert({ changeId: applied, reason: '' }, as(agent)));
+    assert.equal(moved.code, Code.FailedPrecondition);
+    assert.match(
+      moved.message,
+      new RegExp(
+        `^ad "Renamed by someone else" \\(${ad.id}\\) moved since change ${applied} was applied: name is now "Renamed by someone else" \\(the change left "Renamed once"\\)`,
+      ),
+    );
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM changes WHERE reverts_change_id = $1', [
+      applied,
+    ]);
+    assert.deepEqual(rows, [{ n: 0 }], 'nothing was recorded');
+  });
+
+  test('refuses a change that is not applied, and a reason with a hidden character, naming the field', async () => {
+    const bad = await refusal(
+      svc.client.prepareRevert({ changeId: randomUUID(), reason: 'oops\u202e' }, as(agent)),
+    );
+    assert.equal(bad.code, Code.InvalidArgument);
+    assert.match(bad.message, /^reason contains the hidden character U\+202E/);
+    const missing = await refusal(
+      svc.client.prepareRevert({ changeId: randomUUID(), reason: '' }, as(agent)),
+    );
+    assert.equal(missing.code, Code.NotFound);
+  });
+});
