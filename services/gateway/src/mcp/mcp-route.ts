@@ -62,6 +62,7 @@ import {
 } from './rpc-messages.ts';
 import { invalidParam } from './surface-access.ts';
 import { callTool } from './tool-call.ts';
+import { requireSelected, selectedTools, type ToolSelection, toolSelection } from './tool-groups.ts';
 
 const INSTRUCTIONS =
   'Tools read and manage advertising accounts. Read tools change nothing. Tools marked "Prepare change" only ' +
@@ -197,6 +198,8 @@ interface ExchangeInfo {
   messageRequestIds: Map<RpcId, string>;
   /** Malformed requests (made tools/call stand-ins) and the one-line reason each is refused. */
   malformedRequests: Map<RpcId, string>;
+  /** The tool groups the connection selected in the MCP URL (tool-groups.ts). */
+  selection: ToolSelection;
 }
 
 /**
@@ -244,16 +247,16 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
         },
       );
       discoverEveryVersion(server, INSTRUCTIONS);
-      server.setRequestHandler('tools/list', () => ({ tools: [...o.catalogue.listing], ...CACHE.toolList }));
+      server.setRequestHandler('tools/list', () => ({
+        tools: selectedTools(o.catalogue, info?.selection),
+        ...CACHE.toolList,
+      }));
       // The route authenticated every request before the SDK saw it.
       const surface = (): ResourceContext => {
         if (info === undefined) throw new Error('a request reached the MCP server without a caller');
         return { caller: info.caller, deps: o.deps, catalogue: o.catalogue };
       };
-      server.setRequestHandler('resources/list', (req) => {
-        noCursor(req.params?.cursor);
-        return listResources(surface());
-      });
+      server.setRequestHandler('resources/list', (req) => listResources(surface(), req.params?.cursor));
       server.setRequestHandler('resources/templates/list', (req) => {
         noCursor(req.params?.cursor);
         return resourceTemplates();
@@ -273,6 +276,7 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
         const id = reqCtx.mcpReq.id;
         const malformed = info.malformedRequests.get(id);
         if (malformed !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, malformed);
+        requireSelected(o.catalogue, info.selection, req.params.name);
         // The client asked for progress with a token: the tool may report it on this request's stream.
         const token = reqCtx.mcpReq._meta?.progressToken;
         const progress =
@@ -447,6 +451,8 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
     if (caller === undefined) throw new Error('unauthenticated request passed the guard');
     const refused = refuseAuthenticated(req, reply, caller) ?? refuseBody(req, reply, caller);
     if (refused !== undefined) return refused;
+    const selection = toolSelection(req.url);
+    if (!selection.ok) return rpcError(reply, 400, JSONRPC_INVALID_PARAMS, selection.problem, answerId(req));
     // Decided on the body as it came: takeMalformedRequests below gives a malformed call a
     // well-formed stand-in, which must not then pass for the plain exchange.
     const plain = plainToolCall(req.body, req.headers['mcp-protocol-version']);
@@ -458,6 +464,7 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
       caller,
       requestId: req.requestId,
       messageRequestIds,
+      selection: selection.groups,
       malformedRequests: removedInModernEra(
         namedVersion(req.headers['mcp-protocol-version'], req.body),
         req.body,
@@ -479,7 +486,13 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
     if (plain !== undefined) {
       sendAsEventStream(
         reply.raw,
-        await answerPlainCall(plain, caller, req.requestId, String(req.headers['mcp-protocol-version'])),
+        await answerPlainCall(
+          plain,
+          caller,
+          req.requestId,
+          String(req.headers['mcp-protocol-version']),
+          selection.groups,
+        ),
       );
       return;
     }
@@ -493,8 +506,10 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
     caller: Caller,
     requestId: string,
     version: string,
+    selection: ToolSelection,
   ) => {
     try {
+      requireSelected(o.catalogue, selection, plain.name);
       const known = o.catalogue.byName.has(plain.name);
       const result = await observeToolCall(plain.name, known, undefined, () =>
         callTool(

@@ -34,8 +34,8 @@ const REPORT_MEDIA: Record<(typeof REPORT_FORMATS)[number], string> = {
   markdown: 'text/markdown',
 };
 
-/** How many records of each kind `resources/list` shows: the newest; the templates read any. */
-export const LISTED_PER_KIND = 100;
+/** How many records one page of `resources/list` holds at most (the services' largest page). */
+export const RECORDS_PER_PAGE = 100;
 
 export function reportUri(reportId: string, format: (typeof REPORT_FORMATS)[number]): string {
   return REPORT.expand({ report_id: reportId, format });
@@ -94,82 +94,201 @@ export function resourceTemplates(): ListResourceTemplatesResult {
 
 type Listed = ListResourcesResult['resources'][number];
 
-/** The catalogue, and the newest records of each kind the caller may read. */
-export async function listResources(ctx: ResourceContext): Promise<ListResourcesResult> {
-  const { caller, deps, catalogue } = ctx;
+/** The lists `resources/list` pages through, in this order, after the catalogue and the standards. */
+const STREAMS = ['reports', 'assets', 'changes'] as const;
+type StreamKind = (typeof STREAMS)[number];
+
+/** One list: the workspace's reports, one ad account's assets, or the changes awaiting approval. */
+interface Stream {
+  kind: StreamKind;
+  account?: { accountId: string; name: string };
+}
+
+/** Where a page starts: a stream and the offset in it. The cursor is this, as base64url JSON. */
+interface Position {
+  kind: StreamKind;
+  accountId?: string;
+  offset: number;
+}
+
+/** The largest offset the services' lists accept (packages/runtime/src/paging.ts). */
+const OFFSET_MAX = 100_000;
+
+/** A stream's place in the order: by kind, then by account id (accounts are paged in id order). */
+function streamKey(p: { kind: StreamKind; accountId?: string | undefined }): string {
+  return `${STREAMS.indexOf(p.kind)}:${p.accountId ?? ''}`;
+}
+
+function writeCursor(p: Position): string {
+  return Buffer.from(JSON.stringify(p)).toString('base64url');
+}
+
+/**
+ * The position a cursor names. The cursor is opaque to the client; one this server did not give is
+ * refused naming the field rather than read as the first page, which would list records twice.
+ * It needs no signature: it only says where to continue, and every page is read on the caller's
+ * own principal.
+ */
+function readCursor(cursor: string): Position {
+  const refused = invalidParam(
+    'cursor',
+    'is not a cursor this server gave: pass the nextCursor of the previous resources/list page unchanged',
+  );
+  let parsed: unknown;
+  try {
+    parsed = cursor.length <= 200 ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
+  } catch {
+    throw refused;
+  }
+  const p = parsed as Partial<Record<keyof Position, unknown>> | null;
+  if (
+    typeof p !== 'object' ||
+    p === null ||
+    !(STREAMS as readonly unknown[]).includes(p.kind) ||
+    !Number.isSafeInteger(p.offset) ||
+    (p.offset as number) < 0 ||
+    (p.offset as number) > OFFSET_MAX ||
+    (p.accountId !== undefined && (p.kind !== 'assets' || typeof p.accountId !== 'string')) ||
+    (p.kind === 'assets' && p.accountId === undefined) ||
+    Object.keys(p).some((k) => !['kind', 'accountId', 'offset'].includes(k))
+  ) {
+    throw refused;
+  }
+  const kind = p.kind as StreamKind;
+  const offset = p.offset as number;
+  return p.accountId === undefined
+    ? { kind, offset }
+    : { kind, offset, accountId: uuidParam('cursor', p.accountId) };
+}
+
+/** One stream's records from `offset`, at most `limit`, and the offset after them (none at the end). */
+async function readStream(
+  ctx: ResourceContext,
+  stream: Stream,
+  offset: number,
+  limit: number,
+): Promise<{ listed: Listed[]; records: number; nextOffset: number | undefined }> {
+  const { deps, caller } = ctx;
   const as = onBehalfOf(caller.principal);
-  const resources: Listed[] = [
-    {
+  if (stream.kind === 'reports') {
+    const res = await deps.clientOf(ReportService).listPerformanceReports({ offset, limit }, as);
+    return {
+      listed: res.reports.flatMap((r) =>
+        REPORT_FORMATS.map((format) => ({
+          uri: reportUri(r.reportId, format),
+          name: `${r.name} (${format})`,
+          title: `Performance report ${r.name}, ${r.since} to ${r.until} (${format})`,
+          mimeType: REPORT_MEDIA[format],
+        })),
+      ),
+      records: res.reports.length,
+      nextOffset: res.nextOffset,
+    };
+  }
+  if (stream.kind === 'assets') {
+    const account = stream.account as { accountId: string; name: string };
+    const res = await deps
+      .clientOf(AssetService)
+      .listCampaignAssets({ accountId: account.accountId, offset, limit }, as);
+    return {
+      // Delivery links are not made here: a listing carries no token to the image.
+      listed: res.assets.map((a) => ({
+        uri: ASSET.expand({ asset_id: a.assetId }),
+        name: a.name,
+        title: `${a.name} (${a.width}×${a.height}, ${account.name})`,
+        mimeType: a.mimeType,
+        size: a.byteSize,
+      })),
+      records: res.assets.length,
+      nextOffset: res.nextOffset,
+    };
+  }
+  const res = await deps.changes.listChanges({ status: 'prepared', offset, limit }, as);
+  return {
+    listed: res.changes.map((c) => ({
+      uri: changeReviewUri(c.changeId),
+      name: `review of change ${c.changeId}`,
+      title: c.summary.slice(0, 200),
+      mimeType: 'text/markdown',
+    })),
+    records: res.changes.length,
+    nextOffset: res.nextOffset,
+  };
+}
+
+/**
+ * One page of `resources/list`: the first page starts with the catalogue and each account's
+ * standards; then every page holds up to RECORDS_PER_PAGE records (a report once, in its three
+ * formats) of the caller's reports, each account's assets and the changes awaiting approval, in
+ * that order, newest first, and a `nextCursor` while any are left. Only the lists the caller may
+ * read (as their tools) are paged.
+ */
+export async function listResources(ctx: ResourceContext, cursor?: string): Promise<ListResourcesResult> {
+  const { caller, deps, catalogue } = ctx;
+  let at: Position | undefined = cursor === undefined ? undefined : readCursor(cursor);
+  const as = onBehalfOf(caller.principal);
+  const accounts = [...(await deps.upstream.listAccounts({}, as)).accounts].sort((a, b) =>
+    a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0,
+  );
+  const resources: Listed[] = [];
+  if (at === undefined) {
+    resources.push({
       uri: CATALOGUE_URI,
       name: 'catalogue',
       title: 'Tool catalogue',
       description:
         'Every tool with its input and output schema and an example (the content of /catalogue.json).',
       mimeType: 'application/json',
-    },
+    });
+    if (mayUse(catalogue, caller, 'ads_list_account_standards')) {
+      for (const account of accounts) {
+        resources.push({
+          uri: STANDARDS.expand({ account_id: account.accountId }),
+          name: `standards of ${account.name}`,
+          title: `Account standards of ${account.name}`,
+          mimeType: 'application/json',
+        });
+      }
+    }
+  }
+  const streams: Stream[] = [
+    ...(mayUse(catalogue, caller, 'ads_list_performance_reports') ? [{ kind: 'reports' as const }] : []),
+    ...(mayUse(catalogue, caller, 'ads_list_campaign_assets')
+      ? accounts.map((account) => ({ kind: 'assets' as const, account }))
+      : []),
+    ...(mayUse(catalogue, caller, 'ads_list_changes') ? [{ kind: 'changes' as const }] : []),
   ];
-  const kinds: Promise<Listed[]>[] = [];
-  if (mayUse(catalogue, caller, 'ads_list_performance_reports')) {
-    kinds.push(
-      deps
-        .clientOf(ReportService)
-        .listPerformanceReports({ limit: LISTED_PER_KIND }, as)
-        .then((res) =>
-          res.reports.flatMap((r) =>
-            REPORT_FORMATS.map((format) => ({
-              uri: reportUri(r.reportId, format),
-              name: `${r.name} (${format})`,
-              title: `Performance report ${r.name}, ${r.since} to ${r.until} (${format})`,
-              mimeType: REPORT_MEDIA[format],
-            })),
-          ),
-        ),
-    );
+  const keyOf = (s: Stream) => streamKey({ kind: s.kind, accountId: s.account?.accountId });
+  let index = 0;
+  let offset = 0;
+  if (at !== undefined) {
+    // A cursor's stream that is gone (an account no longer connected) continues with the next one.
+    const key = streamKey(at);
+    index = streams.findIndex((s) => keyOf(s) >= key);
+    if (index === -1) index = streams.length;
+    else if (keyOf(streams[index] as Stream) === key) offset = at.offset;
   }
-  const accounts = await deps.upstream.listAccounts({}, as);
-  if (mayUse(catalogue, caller, 'ads_list_campaign_assets')) {
-    for (const account of accounts.accounts) {
-      kinds.push(
-        deps
-          .clientOf(AssetService)
-          .listCampaignAssets({ accountId: account.accountId, limit: LISTED_PER_KIND }, as)
-          // Delivery links are not made here: a listing carries no token to the image.
-          .then((res) =>
-            res.assets.map((a) => ({
-              uri: ASSET.expand({ asset_id: a.assetId }),
-              name: a.name,
-              title: `${a.name} (${a.width}×${a.height}, ${account.name})`,
-              mimeType: a.mimeType,
-              size: a.byteSize,
-            })),
-          ),
-      );
+  let records = 0;
+  while (index < streams.length && records < RECORDS_PER_PAGE) {
+    const stream = streams[index] as Stream;
+    const page = await readStream(ctx, stream, offset, RECORDS_PER_PAGE - records);
+    resources.push(...page.listed);
+    records += page.records;
+    if (page.nextOffset === undefined) {
+      index += 1;
+      offset = 0;
+    } else {
+      offset = page.nextOffset;
     }
   }
-  if (mayUse(catalogue, caller, 'ads_list_account_standards')) {
-    for (const account of accounts.accounts) {
-      resources.push({
-        uri: STANDARDS.expand({ account_id: account.accountId }),
-        name: `standards of ${account.name}`,
-        title: `Account standards of ${account.name}`,
-        mimeType: 'application/json',
-      });
-    }
-  }
-  if (mayUse(catalogue, caller, 'ads_list_changes')) {
-    kinds.push(
-      deps.changes.listChanges({ status: 'prepared', limit: LISTED_PER_KIND }, as).then((res) =>
-        res.changes.map((c) => ({
-          uri: changeReviewUri(c.changeId),
-          name: `review of change ${c.changeId}`,
-          title: c.summary.slice(0, 200),
-          mimeType: 'text/markdown',
-        })),
-      ),
-    );
-  }
-  for (const listed of await Promise.all(kinds)) resources.push(...listed);
-  return { resources, ...CACHE.workspaceList };
+  const next = streams[index];
+  at =
+    next === undefined
+      ? undefined
+      : next.account === undefined
+        ? { kind: next.kind, offset }
+        : { kind: next.kind, accountId: next.account.accountId, offset };
+  return { resources, ...(at === undefined ? {} : { nextCursor: writeCursor(at) }), ...CACHE.workspaceList };
 }
 
 /** Reads one resource; a URI of no resource is not found, a template's variable out of its rules is invalid params. */
