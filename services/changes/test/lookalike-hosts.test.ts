@@ -149,7 +149,7 @@ afterEach(async () => {
   for (const s of list)
     await standards.archiveAccountStandard(
       { standardId: s.standardId, expectedRevision: s.revision },
-      as(agent),
+      as({ ...agent, role: 'admin', via: 'dashboard' }),
     );
 });
 

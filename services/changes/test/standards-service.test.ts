@@ -67,7 +67,7 @@ async function archiveAll(): Promise<void> {
   for (const s of list) {
     await standards.archiveAccountStandard(
       { standardId: s.standardId, expectedRevision: s.revision },
-      as(agent),
+      as(dashboardAdmin),
     );
   }
 }
@@ -255,7 +255,7 @@ describe('saving standards', () => {
     assert.match(staleArchive.message, /at revision 2/);
     const { standard: archived } = await standards.archiveAccountStandard(
       { standardId: created.standardId, expectedRevision: 2 },
-      as(agent),
+      as(dashboardAdmin),
     );
     assert.equal(archived?.archived, true);
     assert.equal(archived?.revision, 3);
@@ -423,7 +423,7 @@ describe('standards that contradict each other', () => {
       );
       await standards.archiveAccountStandard(
         { standardId: house.standardId, expectedRevision: 1 },
-        as(agent),
+        as(dashboardAdmin),
       );
       const beta = await saveStandard('Beta', { namingPrefix: 'BETA-' });
       assert.equal(beta.revision, 1);
@@ -447,7 +447,7 @@ describe('standards that contradict each other', () => {
             standardId: s.standardId,
             expectedRevision: s.revision,
           },
-          as(agent),
+          as(dashboardAdmin),
         );
       // BETA- contradicts the ACME- it replaces, which no longer applies once replaced.
       const { standard: renamed } = await update(house, 'House style', { namingPrefix: 'BETA-' });

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type AccountStandardSchema,
+  type PendingStandardChangeSchema,
   type SaveAccountStandardRequest,
   type SpendGuardSchema,
   StandardDataSchema,
@@ -23,20 +24,29 @@ import { actorName, type Principal } from '@adsmcp/runtime/principal';
 import { fromJson, type JsonValue, type MessageInitShape, toJson } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { checkStandard } from '../domain/standard-data.ts';
+import { archiveLoosenings, standardLoosenings } from '../domain/standard-loosening.ts';
 import { type Standard, standardContradictions } from '../domain/standards-rules.ts';
 import { readableAccount, type Upstream } from '../planning/platform-reads.ts';
-import { auditStandard } from '../store/audit-store.ts';
+import { appendAuditEvent, auditStandard } from '../store/audit-store.ts';
 import {
   activeStandards,
   archiveStandard,
+  changeStandardsChecked,
   countStandards,
+  decidePendingStandardChange,
+  findPendingStandardChange,
   findSpendGuard,
+  insertPendingStandardChange,
   insertStandard,
+  listPendingStandardChanges,
   listStandards,
   lockAccountStandards,
   lockStandard,
+  type PendingStandardChangeRow,
   type SpendGuardRow,
   type StandardRow,
+  standardsByIds,
+  standardsCreatedSince,
   updateStandard,
   upsertSpendGuard,
 } from '../store/standards-store.ts';
@@ -69,6 +79,24 @@ function requireGuardSetter(p: Principal): void {
 }
 
 /**
+ * Who may loosen an account standard: a workspace admin signed in to the dashboard (or the
+ * operator), never an MCP client whatever its role. An agent's credential is often an editor's or
+ * an admin's, so the role alone would let the agent loosen the guardrails it works within; and
+ * editors do not confirm, since loosening a standard is a workspace decision like a spend cap.
+ */
+function mayLoosen(p: Principal): boolean {
+  return p.role === 'admin' && p.scopes.includes('write') && (p.via === 'dashboard' || p.via === 'operator');
+}
+
+function requireConfirmer(p: Principal, what: string): void {
+  if (!mayLoosen(p)) {
+    throw new PermissionDeniedError(
+      `${what} needs a workspace admin signed in to the dashboard; this caller has ${describe(p)} via ${p.via}`,
+    );
+  }
+}
+
+/**
  * `value` in the form PostgreSQL's uuid type gives back (lower case), or refused naming `field`.
  * UUIDs are case-insensitive: an id sent in upper case must compare equal to the stored one.
  */
@@ -94,6 +122,51 @@ function toStandardMessage(r: StandardRow): MessageInitShape<typeof AccountStand
     updatedAt: r.updated_at.toISOString(),
     archivedAt: r.archived_at?.toISOString(),
   };
+}
+
+function toPendingMessage(r: PendingStandardChangeRow): MessageInitShape<typeof PendingStandardChangeSchema> {
+  return {
+    pendingId: r.pending_id,
+    accountId: r.account_id,
+    standardId: r.standard_id,
+    standardName: r.standard_name,
+    action: r.action,
+    baseRevision: r.base_revision,
+    proposedName: r.proposed_name ?? undefined,
+    proposedData:
+      r.proposed_data === null ? undefined : fromJson(StandardDataSchema, r.proposed_data as JsonValue),
+    loosenings: r.loosenings,
+    requestedBy: r.requested_by,
+    requestedAt: r.requested_at.toISOString(),
+    status: r.status,
+    decidedBy: r.decided_by ?? '',
+    decidedAt: r.decided_at?.toISOString() ?? '',
+  };
+}
+
+/** Appends a pending standard change's event (`standard.change_<kind>`) to the audit log. */
+async function auditPending(
+  tx: Queryable,
+  kind: 'pending' | 'confirmed' | 'rejected',
+  actor: string,
+  r: PendingStandardChangeRow,
+): Promise<void> {
+  await appendAuditEvent(tx, {
+    workspaceId: r.workspace_id,
+    actor,
+    kind: `standard.change_${kind}`,
+    subject: r.standard_id,
+    details: {
+      pending_id: r.pending_id,
+      standard_id: r.standard_id,
+      account_id: r.account_id,
+      name: r.standard_name,
+      action: r.action,
+      base_revision: r.base_revision,
+      loosenings: r.loosenings,
+      requested_by: r.requested_by,
+    },
+  });
 }
 
 function toGuardMessage(
@@ -191,6 +264,23 @@ async function saveStandard(pool: Pool, upstream: Upstream, p: Principal, req: S
       );
     if (current.revision !== expected) throw new StaleRevisionError(current.revision, 'account standard');
     if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data, standardId);
+    const loosenings = standardLoosenings(kind, current.data, data);
+    if (loosenings.length > 0 && !mayLoosen(p)) {
+      const pending = await insertPendingStandardChange(tx, {
+        pending_id: randomUUID(),
+        workspace_id: p.workspaceId,
+        account_id: accountId,
+        standard_id: standardId,
+        action: 'save',
+        base_revision: current.revision,
+        proposed_name: req.name,
+        proposed_data: data,
+        loosenings,
+        requested_by: actorName(p),
+      });
+      await auditPending(tx, 'pending', actorName(p), pending);
+      return { row: current, pending };
+    }
     const next = await updateStandard(tx, {
       workspaceId: p.workspaceId,
       standardId,
@@ -199,9 +289,87 @@ async function saveStandard(pool: Pool, upstream: Upstream, p: Principal, req: S
       data,
     });
     if (next === undefined) throw new Error('a locked account standard changed meanwhile');
-    return auditStandard(tx, 'updated', actorName(p), next);
+    return { row: await auditStandard(tx, 'updated', actorName(p), next), pending: undefined };
   });
-  return { standard: toStandardMessage(saved), created: false };
+  return {
+    standard: toStandardMessage(saved.row),
+    created: false,
+    pending: saved.pending && toPendingMessage(saved.pending),
+  };
+}
+
+/**
+ * Applies a confirmed pending change to the standard it was computed against, in `tx`: refused
+ * when the standard moved since (saved again or archived), since the loosenings the person read
+ * were computed against the revision it had then.
+ */
+async function applyPending(tx: Queryable, r: PendingStandardChangeRow, by: string): Promise<StandardRow> {
+  await lockAccountStandards(tx, r.workspace_id, r.account_id);
+  const current = await lockStandard(tx, r.workspace_id, r.standard_id);
+  if (current === undefined) throw notFound(r.standard_id);
+  if (current.archived_at !== null || current.revision !== r.base_revision) {
+    const now =
+      current.archived_at !== null
+        ? `was archived at revision ${current.revision}`
+        : `is at revision ${current.revision}`;
+    throw new FailedPreconditionError(
+      `account standard "${current.name}" (${r.standard_id}) ${now} since this change was asked for at revision ${r.base_revision}; what it would loosen was judged against that revision, so it cannot be confirmed: reject it, and ask for the change again if it is still wanted`,
+    );
+  }
+  if (r.action === 'archive') {
+    const archived = await archiveStandard(tx, {
+      workspaceId: r.workspace_id,
+      standardId: r.standard_id,
+      revision: current.revision,
+    });
+    if (archived === undefined) throw new Error('a locked account standard changed meanwhile');
+    return auditStandard(tx, 'archived', by, archived);
+  }
+  const data = r.proposed_data ?? {};
+  if (current.kind === 'standard')
+    await refuseContradictions(tx, r.workspace_id, r.account_id, data, r.standard_id);
+  const next = await updateStandard(tx, {
+    workspaceId: r.workspace_id,
+    standardId: r.standard_id,
+    revision: current.revision,
+    name: r.proposed_name ?? current.name,
+    data,
+  });
+  if (next === undefined) throw new Error('a locked account standard changed meanwhile');
+  return auditStandard(tx, 'updated', by, next);
+}
+
+/** Confirms (applies) or rejects a pending standard change, as a workspace admin in the dashboard. */
+async function decidePending(
+  pool: Pool,
+  p: Principal,
+  pendingIdText: string,
+  decision: 'confirmed' | 'rejected',
+) {
+  requireConfirmer(
+    p,
+    decision === 'confirmed' ? 'confirming a standard change' : 'rejecting a standard change',
+  );
+  const pendingId = requireUuid('pending_id', pendingIdText);
+  const by = actorName(p);
+  return inTransaction(pool, async (tx) => {
+    const found = await findPendingStandardChange(tx, p.workspaceId, pendingId, true);
+    if (found === undefined)
+      throw new NotFoundError(`no pending standard change ${pendingId} in this workspace`);
+    if (found.status !== 'pending')
+      throw new FailedPreconditionError(
+        `standard change ${pendingId} was already ${found.status} by ${found.decided_by} at ${found.decided_at?.toISOString()}`,
+      );
+    const standard =
+      decision === 'confirmed'
+        ? await applyPending(tx, found, by)
+        : await lockStandard(tx, p.workspaceId, found.standard_id);
+    await decidePendingStandardChange(tx, { workspaceId: p.workspaceId, pendingId, status: decision, by });
+    const decided = await findPendingStandardChange(tx, p.workspaceId, pendingId);
+    if (decided === undefined) throw new Error('a decided pending standard change is missing');
+    await auditPending(tx, decision, by, decided);
+    return { change: toPendingMessage(decided), standard: standard && toStandardMessage(standard) };
+  });
 }
 
 /** The account standards: list, save, archive. */
@@ -248,15 +416,35 @@ function standardRpcs(
           throw new FailedPreconditionError(`account standard ${req.standardId} is already archived`);
         if (current.revision !== req.expectedRevision)
           throw new StaleRevisionError(current.revision, 'account standard');
+        const loosenings = archiveLoosenings(current.kind, current.name, current.data);
+        if (loosenings.length > 0 && !mayLoosen(p)) {
+          const pending = await insertPendingStandardChange(tx, {
+            pending_id: randomUUID(),
+            workspace_id: p.workspaceId,
+            account_id: current.account_id,
+            standard_id: current.standard_id,
+            action: 'archive',
+            base_revision: current.revision,
+            proposed_name: null,
+            proposed_data: null,
+            loosenings,
+            requested_by: actorName(p),
+          });
+          await auditPending(tx, 'pending', actorName(p), pending);
+          return { row: current, pending };
+        }
         const next = await archiveStandard(tx, {
           workspaceId: p.workspaceId,
           standardId: req.standardId,
           revision: current.revision,
         });
         if (next === undefined) throw new Error('a locked account standard changed meanwhile');
-        return auditStandard(tx, 'archived', actorName(p), next);
+        return { row: await auditStandard(tx, 'archived', actorName(p), next), pending: undefined };
       });
-      return { standard: toStandardMessage(archived) };
+      return {
+        standard: toStandardMessage(archived.row),
+        pending: archived.pending && toPendingMessage(archived.pending),
+      };
     },
   };
 }
@@ -295,6 +483,65 @@ function spendGuardRpcs(
   };
 }
 
+/** Loosening saves and archives waiting for a person, and what a change's standards are now. */
+function pendingRpcs(
+  pool: Pool,
+): Pick<
+  ServiceImpl<typeof StandardsService>,
+  | 'listPendingStandardChanges'
+  | 'confirmPendingStandardChange'
+  | 'rejectPendingStandardChange'
+  | 'getCheckedStandardsNow'
+> {
+  return {
+    async listPendingStandardChanges(req, ctx) {
+      const p = principalOf(ctx);
+      requireReader(p, 'listing pending standard changes');
+      const accountId = req.accountId === '' ? undefined : requireUuid('account_id', req.accountId);
+      const rows = await listPendingStandardChanges(pool, p.workspaceId, accountId);
+      return { changes: rows.map(toPendingMessage) };
+    },
+
+    async confirmPendingStandardChange(req, ctx) {
+      return decidePending(pool, principalOf(ctx), req.pendingId, 'confirmed');
+    },
+
+    async rejectPendingStandardChange(req, ctx) {
+      return decidePending(pool, principalOf(ctx), req.pendingId, 'rejected');
+    },
+
+    async getCheckedStandardsNow(req, ctx) {
+      const p = principalOf(ctx);
+      requireReader(p, 'reading the standards a change was checked against');
+      const changeId = requireUuid('change_id', req.changeId);
+      const change = await changeStandardsChecked(pool, p.workspaceId, changeId);
+      if (change === undefined) throw new NotFoundError(`no change ${changeId} in this workspace`);
+      const ids = change.standards_checked.map((s) => s.standard_id);
+      const [now, added, pending] = await Promise.all([
+        standardsByIds(pool, p.workspaceId, ids),
+        standardsCreatedSince(pool, p.workspaceId, change.account_id, change.prepared_at),
+        listPendingStandardChanges(pool, p.workspaceId, change.account_id),
+      ]);
+      const byId = new Map(now.map((r) => [r.standard_id, r]));
+      return {
+        checked: change.standards_checked.map((s) => {
+          const r = byId.get(s.standard_id);
+          return {
+            standardId: s.standard_id,
+            name: r?.name ?? s.name,
+            checkedRevision: s.revision,
+            revision: r?.revision ?? s.revision,
+            savedAt: r?.updated_at.toISOString() ?? '',
+            archivedAt: r?.archived_at?.toISOString(),
+          };
+        }),
+        added: added.map(toStandardMessage),
+        pending: pending.map(toPendingMessage),
+      };
+    },
+  };
+}
+
 export function standardsHandlers(pool: Pool, upstream: Upstream): ServiceImpl<typeof StandardsService> {
-  return { ...standardRpcs(pool, upstream), ...spendGuardRpcs(pool, upstream) };
+  return { ...standardRpcs(pool, upstream), ...spendGuardRpcs(pool, upstream), ...pendingRpcs(pool) };
 }

@@ -184,3 +184,156 @@ export async function upsertSpendGuard(
     return row;
   });
 }
+
+export interface PendingStandardChangeRow {
+  pending_id: string;
+  workspace_id: string;
+  account_id: string;
+  standard_id: string;
+  action: 'save' | 'archive';
+  base_revision: number;
+  proposed_name: string | null;
+  proposed_data: StandardDataJson | null;
+  loosenings: string[];
+  requested_by: string;
+  requested_at: Date;
+  status: 'pending' | 'confirmed' | 'rejected';
+  decided_by: string | null;
+  decided_at: Date | null;
+  /** The standard's name as it is in force (joined). */
+  standard_name: string;
+}
+
+const PENDING_SELECT = `SELECT p.*, s.name AS standard_name FROM pending_standard_changes p
+  JOIN account_standards s ON s.standard_id = p.standard_id AND s.workspace_id = p.workspace_id`;
+
+export async function insertPendingStandardChange(
+  db: Queryable,
+  p: Pick<
+    PendingStandardChangeRow,
+    | 'pending_id'
+    | 'workspace_id'
+    | 'account_id'
+    | 'standard_id'
+    | 'action'
+    | 'base_revision'
+    | 'proposed_name'
+    | 'proposed_data'
+    | 'loosenings'
+    | 'requested_by'
+  >,
+): Promise<PendingStandardChangeRow> {
+  await db.query(
+    `INSERT INTO pending_standard_changes (pending_id, workspace_id, account_id, standard_id, action,
+       base_revision, proposed_name, proposed_data, loosenings, requested_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [
+      p.pending_id,
+      p.workspace_id,
+      p.account_id,
+      p.standard_id,
+      p.action,
+      p.base_revision,
+      p.proposed_name,
+      p.proposed_data === null ? null : JSON.stringify(p.proposed_data),
+      JSON.stringify(p.loosenings),
+      p.requested_by,
+    ],
+  );
+  const row = await findPendingStandardChange(db, p.workspace_id, p.pending_id);
+  if (row === undefined) throw new Error('a pending standard change just stored is missing');
+  return row;
+}
+
+/** The pending standard change, locked for the rest of the transaction when `lock`. */
+export async function findPendingStandardChange(
+  db: Queryable,
+  workspaceId: string,
+  pendingId: string,
+  lock = false,
+): Promise<PendingStandardChangeRow | undefined> {
+  const { rows } = await db.query<PendingStandardChangeRow>(
+    `${PENDING_SELECT} WHERE p.workspace_id = $1 AND p.pending_id = $2${lock ? ' FOR UPDATE OF p' : ''}`,
+    [workspaceId, pendingId],
+  );
+  return rows[0];
+}
+
+/** The pending standard changes waiting for a person, of one account or (no account) all, oldest first. */
+export async function listPendingStandardChanges(
+  db: Queryable,
+  workspaceId: string,
+  accountId?: string,
+): Promise<PendingStandardChangeRow[]> {
+  const { rows } = await db.query<PendingStandardChangeRow>(
+    `${PENDING_SELECT} WHERE p.workspace_id = $1 AND p.status = 'pending' AND ($2::uuid IS NULL OR p.account_id = $2)
+      ORDER BY p.requested_at, p.pending_id LIMIT 200`,
+    [workspaceId, accountId ?? null],
+  );
+  return rows;
+}
+
+/** Records a person's decision on a pending standard change that is still pending. */
+export async function decidePendingStandardChange(
+  db: Queryable,
+  d: { workspaceId: string; pendingId: string; status: 'confirmed' | 'rejected'; by: string },
+): Promise<void> {
+  const { rowCount } = await db.query(
+    `UPDATE pending_standard_changes SET status = $3, decided_by = $4, decided_at = now()
+      WHERE workspace_id = $1 AND pending_id = $2 AND status = 'pending'`,
+    [d.workspaceId, d.pendingId, d.status, d.by],
+  );
+  if (rowCount !== 1) throw new Error('a locked pending standard change was decided meanwhile');
+}
+
+/** The standards (any kind, archived too) of the workspace with these ids. */
+export async function standardsByIds(
+  db: Queryable,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<StandardRow[]> {
+  const { rows } = await db.query<StandardRow>(
+    'SELECT * FROM account_standards WHERE workspace_id = $1 AND standard_id = ANY($2::uuid[])',
+    [workspaceId, ids],
+  );
+  return rows;
+}
+
+/** The account's active standards (kind standard) created after `since`, oldest first. */
+export async function standardsCreatedSince(
+  db: Queryable,
+  workspaceId: string,
+  accountId: string,
+  since: Date,
+): Promise<StandardRow[]> {
+  const { rows } = await db.query<StandardRow>(
+    `SELECT * FROM account_standards WHERE workspace_id = $1 AND account_id = $2 AND kind = 'standard'
+       AND archived_at IS NULL AND created_at > $3 ORDER BY created_at, standard_id`,
+    [workspaceId, accountId, since],
+  );
+  return rows;
+}
+
+/** What a change recorded of the standards it was checked against, and when it was prepared. */
+export async function changeStandardsChecked(
+  db: Queryable,
+  workspaceId: string,
+  changeId: string,
+): Promise<
+  | {
+      account_id: string;
+      prepared_at: Date;
+      standards_checked: { standard_id: string; name: string; revision: number }[];
+    }
+  | undefined
+> {
+  const { rows } = await db.query<{
+    account_id: string;
+    prepared_at: Date;
+    standards_checked: { standard_id: string; name: string; revision: number }[];
+  }>(
+    'SELECT account_id, prepared_at, standards_checked FROM changes WHERE workspace_id = $1 AND change_id = $2',
+    [workspaceId, changeId],
+  );
+  return rows[0];
+}

@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/standards.proto.
  */
 export const file_changes_v1_standards: GenFile = /*@__PURE__*/
-  fileDesc("ChpjaGFuZ2VzL3YxL3N0YW5kYXJkcy5wcm90bxIKY2hhbmdlcy52MSLXAQoLU3RhbmRhcmRVdG0SFwoKdXRtX3NvdXJjZRgBIAEoCUgAiAEBEhcKCnV0bV9tZWRpdW0YAiABKAlIAYgBARIZCgx1dG1fY2FtcGFpZ24YAyABKAlIAogBARIYCgt1dG1fY29udGVudBgEIAEoCUgDiAEBEhUKCHV0bV90ZXJtGAUgASgJSASIAQFCDQoLX3V0bV9zb3VyY2VCDQoLX3V0bV9tZWRpdW1CDwoNX3V0bV9jYW1wYWlnbkIOCgxfdXRtX2NvbnRlbnRCCwoJX3V0bV90ZXJtIqoCCgxTdGFuZGFyZERhdGESGgoNbmFtaW5nX3ByZWZpeBgBIAEoCUgAiAEBEhcKD2FsbG93ZWRfZG9tYWlucxgCIAMoCRIkCgN1dG0YAyABKAsyFy5jaGFuZ2VzLnYxLlN0YW5kYXJkVXRtEhwKD29wZXJhdGluZ19zdGFydBgEIAEoCUgBiAEBEhoKDW9wZXJhdGluZ19lbmQYBSABKAlIAogBARIVCghndWlkYW5jZRgGIAEoCUgDiAEBEikKCHRlbXBsYXRlGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIQCg5fbmFtaW5nX3ByZWZpeEISChBfb3BlcmF0aW5nX3N0YXJ0QhAKDl9vcGVyYXRpbmdfZW5kQgsKCV9ndWlkYW5jZSL0AQoPQWNjb3VudFN0YW5kYXJkEhMKC3N0YW5kYXJkX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIMCgRraW5kGAQgASgJEiYKBGRhdGEYBSABKAsyGC5jaGFuZ2VzLnYxLlN0YW5kYXJkRGF0YRIQCghyZXZpc2lvbhgGIAEoBRIQCghhcmNoaXZlZBgHIAEoCBISCgpjcmVhdGVkX2F0GAggASgJEhIKCnVwZGF0ZWRfYXQYCSABKAkSGAoLYXJjaGl2ZWRfYXQYCiABKAlIAIgBAUIOCgxfYXJjaGl2ZWRfYXQibwobTGlzdEFjY291bnRTdGFuZGFyZHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCKHAQocTGlzdEFjY291bnRTdGFuZGFyZHNSZXNwb25zZRIuCglzdGFuZGFyZHMYASADKAsyGy5jaGFuZ2VzLnYxLkFjY291bnRTdGFuZGFyZBINCgV0b3RhbBgCIAEoBRIYCgtuZXh0X29mZnNldBgDIAEoBUgAiAEBQg4KDF9uZXh0X29mZnNldCLUAQoaU2F2ZUFjY291bnRTdGFuZGFyZFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBGtpbmQYAyABKAkSJgoEZGF0YRgEIAEoCzIYLmNoYW5nZXMudjEuU3RhbmRhcmREYXRhEhgKC3N0YW5kYXJkX2lkGAUgASgJSACIAQESHgoRZXhwZWN0ZWRfcmV2aXNpb24YBiABKAVIAYgBAUIOCgxfc3RhbmRhcmRfaWRCFAoSX2V4cGVjdGVkX3JldmlzaW9uIl0KG1NhdmVBY2NvdW50U3RhbmRhcmRSZXNwb25zZRItCghzdGFuZGFyZBgBIAEoCzIbLmNoYW5nZXMudjEuQWNjb3VudFN0YW5kYXJkEg8KB2NyZWF0ZWQYAiABKAgiTwodQXJjaGl2ZUFjY291bnRTdGFuZGFyZFJlcXVlc3QSEwoLc3RhbmRhcmRfaWQYASABKAkSGQoRZXhwZWN0ZWRfcmV2aXNpb24YAiABKAUiTwoeQXJjaGl2ZUFjY291bnRTdGFuZGFyZFJlc3BvbnNlEi0KCHN0YW5kYXJkGAEgASgLMhsuY2hhbmdlcy52MS5BY2NvdW50U3RhbmRhcmQiugEKClNwZW5kR3VhcmQSEgoKYWNjb3VudF9pZBgBIAEoCRIkChdtYXhfZGFpbHlfYnVkZ2V0X21pY3JvcxgCIAEoA0gAiAEBEhsKDm1heF9iaWRfbWljcm9zGAMgASgDSAGIAQESEgoKdXBkYXRlZF9ieRgEIAEoCRISCgp1cGRhdGVkX2F0GAUgASgJQhoKGF9tYXhfZGFpbHlfYnVkZ2V0X21pY3Jvc0IRCg9fbWF4X2JpZF9taWNyb3MiKgoUR2V0U3BlbmRHdWFyZFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSI+ChVHZXRTcGVuZEd1YXJkUmVzcG9uc2USJQoFZ3VhcmQYASABKAsyFi5jaGFuZ2VzLnYxLlNwZW5kR3VhcmQinAEKFFNldFNwZW5kR3VhcmRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSJAoXbWF4X2RhaWx5X2J1ZGdldF9taWNyb3MYAiABKANIAIgBARIbCg5tYXhfYmlkX21pY3JvcxgDIAEoA0gBiAEBQhoKGF9tYXhfZGFpbHlfYnVkZ2V0X21pY3Jvc0IRCg9fbWF4X2JpZF9taWNyb3MiPgoVU2V0U3BlbmRHdWFyZFJlc3BvbnNlEiUKBWd1YXJkGAEgASgLMhYuY2hhbmdlcy52MS5TcGVuZEd1YXJkMoIEChBTdGFuZGFyZHNTZXJ2aWNlEmkKFExpc3RBY2NvdW50U3RhbmRhcmRzEicuY2hhbmdlcy52MS5MaXN0QWNjb3VudFN0YW5kYXJkc1JlcXVlc3QaKC5jaGFuZ2VzLnYxLkxpc3RBY2NvdW50U3RhbmRhcmRzUmVzcG9uc2USZgoTU2F2ZUFjY291bnRTdGFuZGFyZBImLmNoYW5nZXMudjEuU2F2ZUFjY291bnRTdGFuZGFyZFJlcXVlc3QaJy5jaGFuZ2VzLnYxLlNhdmVBY2NvdW50U3RhbmRhcmRSZXNwb25zZRJvChZBcmNoaXZlQWNjb3VudFN0YW5kYXJkEikuY2hhbmdlcy52MS5BcmNoaXZlQWNjb3VudFN0YW5kYXJkUmVxdWVzdBoqLmNoYW5nZXMudjEuQXJjaGl2ZUFjY291bnRTdGFuZGFyZFJlc3BvbnNlElQKDUdldFNwZW5kR3VhcmQSIC5jaGFuZ2VzLnYxLkdldFNwZW5kR3VhcmRSZXF1ZXN0GiEuY2hhbmdlcy52MS5HZXRTcGVuZEd1YXJkUmVzcG9uc2USVAoNU2V0U3BlbmRHdWFyZBIgLmNoYW5nZXMudjEuU2V0U3BlbmRHdWFyZFJlcXVlc3QaIS5jaGFuZ2VzLnYxLlNldFNwZW5kR3VhcmRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("ChpjaGFuZ2VzL3YxL3N0YW5kYXJkcy5wcm90bxIKY2hhbmdlcy52MSLXAQoLU3RhbmRhcmRVdG0SFwoKdXRtX3NvdXJjZRgBIAEoCUgAiAEBEhcKCnV0bV9tZWRpdW0YAiABKAlIAYgBARIZCgx1dG1fY2FtcGFpZ24YAyABKAlIAogBARIYCgt1dG1fY29udGVudBgEIAEoCUgDiAEBEhUKCHV0bV90ZXJtGAUgASgJSASIAQFCDQoLX3V0bV9zb3VyY2VCDQoLX3V0bV9tZWRpdW1CDwoNX3V0bV9jYW1wYWlnbkIOCgxfdXRtX2NvbnRlbnRCCwoJX3V0bV90ZXJtIqoCCgxTdGFuZGFyZERhdGESGgoNbmFtaW5nX3ByZWZpeBgBIAEoCUgAiAEBEhcKD2FsbG93ZWRfZG9tYWlucxgCIAMoCRIkCgN1dG0YAyABKAsyFy5jaGFuZ2VzLnYxLlN0YW5kYXJkVXRtEhwKD29wZXJhdGluZ19zdGFydBgEIAEoCUgBiAEBEhoKDW9wZXJhdGluZ19lbmQYBSABKAlIAogBARIVCghndWlkYW5jZRgGIAEoCUgDiAEBEikKCHRlbXBsYXRlGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIQCg5fbmFtaW5nX3ByZWZpeEISChBfb3BlcmF0aW5nX3N0YXJ0QhAKDl9vcGVyYXRpbmdfZW5kQgsKCV9ndWlkYW5jZSL0AQoPQWNjb3VudFN0YW5kYXJkEhMKC3N0YW5kYXJkX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIMCgRraW5kGAQgASgJEiYKBGRhdGEYBSABKAsyGC5jaGFuZ2VzLnYxLlN0YW5kYXJkRGF0YRIQCghyZXZpc2lvbhgGIAEoBRIQCghhcmNoaXZlZBgHIAEoCBISCgpjcmVhdGVkX2F0GAggASgJEhIKCnVwZGF0ZWRfYXQYCSABKAkSGAoLYXJjaGl2ZWRfYXQYCiABKAlIAIgBAUIOCgxfYXJjaGl2ZWRfYXQibwobTGlzdEFjY291bnRTdGFuZGFyZHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZvZmZzZXQYAyABKAVIAYgBAUIICgZfbGltaXRCCQoHX29mZnNldCKHAQocTGlzdEFjY291bnRTdGFuZGFyZHNSZXNwb25zZRIuCglzdGFuZGFyZHMYASADKAsyGy5jaGFuZ2VzLnYxLkFjY291bnRTdGFuZGFyZBINCgV0b3RhbBgCIAEoBRIYCgtuZXh0X29mZnNldBgDIAEoBUgAiAEBQg4KDF9uZXh0X29mZnNldCLUAQoaU2F2ZUFjY291bnRTdGFuZGFyZFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBGtpbmQYAyABKAkSJgoEZGF0YRgEIAEoCzIYLmNoYW5nZXMudjEuU3RhbmRhcmREYXRhEhgKC3N0YW5kYXJkX2lkGAUgASgJSACIAQESHgoRZXhwZWN0ZWRfcmV2aXNpb24YBiABKAVIAYgBAUIOCgxfc3RhbmRhcmRfaWRCFAoSX2V4cGVjdGVkX3JldmlzaW9uIpEBChtTYXZlQWNjb3VudFN0YW5kYXJkUmVzcG9uc2USLQoIc3RhbmRhcmQYASABKAsyGy5jaGFuZ2VzLnYxLkFjY291bnRTdGFuZGFyZBIPCgdjcmVhdGVkGAIgASgIEjIKB3BlbmRpbmcYAyABKAsyIS5jaGFuZ2VzLnYxLlBlbmRpbmdTdGFuZGFyZENoYW5nZSJPCh1BcmNoaXZlQWNjb3VudFN0YW5kYXJkUmVxdWVzdBITCgtzdGFuZGFyZF9pZBgBIAEoCRIZChFleHBlY3RlZF9yZXZpc2lvbhgCIAEoBSKDAQoeQXJjaGl2ZUFjY291bnRTdGFuZGFyZFJlc3BvbnNlEi0KCHN0YW5kYXJkGAEgASgLMhsuY2hhbmdlcy52MS5BY2NvdW50U3RhbmRhcmQSMgoHcGVuZGluZxgCIAEoCzIhLmNoYW5nZXMudjEuUGVuZGluZ1N0YW5kYXJkQ2hhbmdlIukCChVQZW5kaW5nU3RhbmRhcmRDaGFuZ2USEgoKcGVuZGluZ19pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhMKC3N0YW5kYXJkX2lkGAMgASgJEhUKDXN0YW5kYXJkX25hbWUYBCABKAkSDgoGYWN0aW9uGAUgASgJEhUKDWJhc2VfcmV2aXNpb24YBiABKAUSGgoNcHJvcG9zZWRfbmFtZRgHIAEoCUgAiAEBEi8KDXByb3Bvc2VkX2RhdGEYCCABKAsyGC5jaGFuZ2VzLnYxLlN0YW5kYXJkRGF0YRISCgpsb29zZW5pbmdzGAkgAygJEhQKDHJlcXVlc3RlZF9ieRgKIAEoCRIUCgxyZXF1ZXN0ZWRfYXQYCyABKAkSDgoGc3RhdHVzGAwgASgJEhIKCmRlY2lkZWRfYnkYDSABKAkSEgoKZGVjaWRlZF9hdBgOIAEoCUIQCg5fcHJvcG9zZWRfbmFtZSI3CiFMaXN0UGVuZGluZ1N0YW5kYXJkQ2hhbmdlc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSJYCiJMaXN0UGVuZGluZ1N0YW5kYXJkQ2hhbmdlc1Jlc3BvbnNlEjIKB2NoYW5nZXMYASADKAsyIS5jaGFuZ2VzLnYxLlBlbmRpbmdTdGFuZGFyZENoYW5nZSI4CiJEZWNpZGVQZW5kaW5nU3RhbmRhcmRDaGFuZ2VSZXF1ZXN0EhIKCnBlbmRpbmdfaWQYASABKAkihwEKI0RlY2lkZVBlbmRpbmdTdGFuZGFyZENoYW5nZVJlc3BvbnNlEjEKBmNoYW5nZRgBIAEoCzIhLmNoYW5nZXMudjEuUGVuZGluZ1N0YW5kYXJkQ2hhbmdlEi0KCHN0YW5kYXJkGAIgASgLMhsuY2hhbmdlcy52MS5BY2NvdW50U3RhbmRhcmQiMgodR2V0Q2hlY2tlZFN0YW5kYXJkc05vd1JlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJIp8BChJDaGVja2VkU3RhbmRhcmROb3cSEwoLc3RhbmRhcmRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIYChBjaGVja2VkX3JldmlzaW9uGAMgASgFEhAKCHJldmlzaW9uGAQgASgFEhAKCHNhdmVkX2F0GAUgASgJEhgKC2FyY2hpdmVkX2F0GAYgASgJSACIAQFCDgoMX2FyY2hpdmVkX2F0IrEBCh5HZXRDaGVja2VkU3RhbmRhcmRzTm93UmVzcG9uc2USLwoHY2hlY2tlZBgBIAMoCzIeLmNoYW5nZXMudjEuQ2hlY2tlZFN0YW5kYXJkTm93EioKBWFkZGVkGAIgAygLMhsuY2hhbmdlcy52MS5BY2NvdW50U3RhbmRhcmQSMgoHcGVuZGluZxgDIAMoCzIhLmNoYW5nZXMudjEuUGVuZGluZ1N0YW5kYXJkQ2hhbmdlIroBCgpTcGVuZEd1YXJkEhIKCmFjY291bnRfaWQYASABKAkSJAoXbWF4X2RhaWx5X2J1ZGdldF9taWNyb3MYAiABKANIAIgBARIbCg5tYXhfYmlkX21pY3JvcxgDIAEoA0gBiAEBEhIKCnVwZGF0ZWRfYnkYBCABKAkSEgoKdXBkYXRlZF9hdBgFIAEoCUIaChhfbWF4X2RhaWx5X2J1ZGdldF9taWNyb3NCEQoPX21heF9iaWRfbWljcm9zIioKFEdldFNwZW5kR3VhcmRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkiPgoVR2V0U3BlbmRHdWFyZFJlc3BvbnNlEiUKBWd1YXJkGAEgASgLMhYuY2hhbmdlcy52MS5TcGVuZEd1YXJkIpwBChRTZXRTcGVuZEd1YXJkUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEiQKF21heF9kYWlseV9idWRnZXRfbWljcm9zGAIgASgDSACIAQESGwoObWF4X2JpZF9taWNyb3MYAyABKANIAYgBAUIaChhfbWF4X2RhaWx5X2J1ZGdldF9taWNyb3NCEQoPX21heF9iaWRfbWljcm9zIj4KFVNldFNwZW5kR3VhcmRSZXNwb25zZRIlCgVndWFyZBgBIAEoCzIWLmNoYW5nZXMudjEuU3BlbmRHdWFyZDLxBwoQU3RhbmRhcmRzU2VydmljZRJpChRMaXN0QWNjb3VudFN0YW5kYXJkcxInLmNoYW5nZXMudjEuTGlzdEFjY291bnRTdGFuZGFyZHNSZXF1ZXN0GiguY2hhbmdlcy52MS5MaXN0QWNjb3VudFN0YW5kYXJkc1Jlc3BvbnNlEmYKE1NhdmVBY2NvdW50U3RhbmRhcmQSJi5jaGFuZ2VzLnYxLlNhdmVBY2NvdW50U3RhbmRhcmRSZXF1ZXN0GicuY2hhbmdlcy52MS5TYXZlQWNjb3VudFN0YW5kYXJkUmVzcG9uc2USbwoWQXJjaGl2ZUFjY291bnRTdGFuZGFyZBIpLmNoYW5nZXMudjEuQXJjaGl2ZUFjY291bnRTdGFuZGFyZFJlcXVlc3QaKi5jaGFuZ2VzLnYxLkFyY2hpdmVBY2NvdW50U3RhbmRhcmRSZXNwb25zZRJUCg1HZXRTcGVuZEd1YXJkEiAuY2hhbmdlcy52MS5HZXRTcGVuZEd1YXJkUmVxdWVzdBohLmNoYW5nZXMudjEuR2V0U3BlbmRHdWFyZFJlc3BvbnNlElQKDVNldFNwZW5kR3VhcmQSIC5jaGFuZ2VzLnYxLlNldFNwZW5kR3VhcmRSZXF1ZXN0GiEuY2hhbmdlcy52MS5TZXRTcGVuZEd1YXJkUmVzcG9uc2USewoaTGlzdFBlbmRpbmdTdGFuZGFyZENoYW5nZXMSLS5jaGFuZ2VzLnYxLkxpc3RQZW5kaW5nU3RhbmRhcmRDaGFuZ2VzUmVxdWVzdBouLmNoYW5nZXMudjEuTGlzdFBlbmRpbmdTdGFuZGFyZENoYW5nZXNSZXNwb25zZRJ/ChxDb25maXJtUGVuZGluZ1N0YW5kYXJkQ2hhbmdlEi4uY2hhbmdlcy52MS5EZWNpZGVQZW5kaW5nU3RhbmRhcmRDaGFuZ2VSZXF1ZXN0Gi8uY2hhbmdlcy52MS5EZWNpZGVQZW5kaW5nU3RhbmRhcmRDaGFuZ2VSZXNwb25zZRJ+ChtSZWplY3RQZW5kaW5nU3RhbmRhcmRDaGFuZ2USLi5jaGFuZ2VzLnYxLkRlY2lkZVBlbmRpbmdTdGFuZGFyZENoYW5nZVJlcXVlc3QaLy5jaGFuZ2VzLnYxLkRlY2lkZVBlbmRpbmdTdGFuZGFyZENoYW5nZVJlc3BvbnNlEm8KFkdldENoZWNrZWRTdGFuZGFyZHNOb3cSKS5jaGFuZ2VzLnYxLkdldENoZWNrZWRTdGFuZGFyZHNOb3dSZXF1ZXN0GiouY2hhbmdlcy52MS5HZXRDaGVja2VkU3RhbmRhcmRzTm93UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct]);
 
 /**
  * The UTM parameters every target URL of a change must carry, each with exactly this value.
@@ -296,6 +296,8 @@ export const SaveAccountStandardRequestSchema: GenMessage<SaveAccountStandardReq
  */
 export type SaveAccountStandardResponse = Message<"changes.v1.SaveAccountStandardResponse"> & {
   /**
+   * The standard in force: unchanged when the save is pending a person's confirmation.
+   *
    * @generated from field: changes.v1.AccountStandard standard = 1;
    */
   standard?: AccountStandard | undefined;
@@ -304,6 +306,13 @@ export type SaveAccountStandardResponse = Message<"changes.v1.SaveAccountStandar
    * @generated from field: bool created = 2;
    */
   created: boolean;
+
+  /**
+   * Set when the save would loosen the standard and waits for a person's confirmation.
+   *
+   * @generated from field: changes.v1.PendingStandardChange pending = 3;
+   */
+  pending?: PendingStandardChange | undefined;
 };
 
 /**
@@ -340,9 +349,18 @@ export const ArchiveAccountStandardRequestSchema: GenMessage<ArchiveAccountStand
  */
 export type ArchiveAccountStandardResponse = Message<"changes.v1.ArchiveAccountStandardResponse"> & {
   /**
+   * The standard in force: not archived when the archive is pending a person's confirmation.
+   *
    * @generated from field: changes.v1.AccountStandard standard = 1;
    */
   standard?: AccountStandard | undefined;
+
+  /**
+   * Set when archiving a standard was asked for over MCP: it waits for a person's confirmation.
+   *
+   * @generated from field: changes.v1.PendingStandardChange pending = 2;
+   */
+  pending?: PendingStandardChange | undefined;
 };
 
 /**
@@ -351,6 +369,283 @@ export type ArchiveAccountStandardResponse = Message<"changes.v1.ArchiveAccountS
  */
 export const ArchiveAccountStandardResponseSchema: GenMessage<ArchiveAccountStandardResponse> = /*@__PURE__*/
   messageDesc(file_changes_v1_standards, 8);
+
+/**
+ * A save or an archive of an account standard that would loosen it, asked for by an MCP client:
+ * the standard in force stays as it is until a workspace admin confirms it in the dashboard.
+ *
+ * @generated from message changes.v1.PendingStandardChange
+ */
+export type PendingStandardChange = Message<"changes.v1.PendingStandardChange"> & {
+  /**
+   * @generated from field: string pending_id = 1;
+   */
+  pendingId: string;
+
+  /**
+   * @generated from field: string account_id = 2;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string standard_id = 3;
+   */
+  standardId: string;
+
+  /**
+   * The standard's name as it is in force.
+   *
+   * @generated from field: string standard_name = 4;
+   */
+  standardName: string;
+
+  /**
+   * save or archive.
+   *
+   * @generated from field: string action = 5;
+   */
+  action: string;
+
+  /**
+   * The revision the loosenings were computed against; confirming refuses once the standard moved.
+   *
+   * @generated from field: int32 base_revision = 6;
+   */
+  baseRevision: number;
+
+  /**
+   * For a save: the name and data it would store.
+   *
+   * @generated from field: optional string proposed_name = 7;
+   */
+  proposedName?: string | undefined;
+
+  /**
+   * @generated from field: changes.v1.StandardData proposed_data = 8;
+   */
+  proposedData?: StandardData | undefined;
+
+  /**
+   * Each way the change would let through what the standard in force refuses, in words.
+   *
+   * @generated from field: repeated string loosenings = 9;
+   */
+  loosenings: string[];
+
+  /**
+   * @generated from field: string requested_by = 10;
+   */
+  requestedBy: string;
+
+  /**
+   * RFC 3339 timestamps.
+   *
+   * @generated from field: string requested_at = 11;
+   */
+  requestedAt: string;
+
+  /**
+   * pending, confirmed or rejected.
+   *
+   * @generated from field: string status = 12;
+   */
+  status: string;
+
+  /**
+   * @generated from field: string decided_by = 13;
+   */
+  decidedBy: string;
+
+  /**
+   * @generated from field: string decided_at = 14;
+   */
+  decidedAt: string;
+};
+
+/**
+ * Describes the message changes.v1.PendingStandardChange.
+ * Use `create(PendingStandardChangeSchema)` to create a new message.
+ */
+export const PendingStandardChangeSchema: GenMessage<PendingStandardChange> = /*@__PURE__*/
+  messageDesc(file_changes_v1_standards, 9);
+
+/**
+ * @generated from message changes.v1.ListPendingStandardChangesRequest
+ */
+export type ListPendingStandardChangesRequest = Message<"changes.v1.ListPendingStandardChangesRequest"> & {
+  /**
+   * The account's pending changes; every account of the workspace when empty.
+   *
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+};
+
+/**
+ * Describes the message changes.v1.ListPendingStandardChangesRequest.
+ * Use `create(ListPendingStandardChangesRequestSchema)` to create a new message.
+ */
+export const ListPendingStandardChangesRequestSchema: GenMessage<ListPendingStandardChangesRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_standards, 10);
+
+/**
+ * @generated from message changes.v1.ListPendingStandardChangesResponse
+ */
+export type ListPendingStandardChangesResponse = Message<"changes.v1.ListPendingStandardChangesResponse"> & {
+  /**
+   * Oldest first.
+   *
+   * @generated from field: repeated changes.v1.PendingStandardChange changes = 1;
+   */
+  changes: PendingStandardChange[];
+};
+
+/**
+ * Describes the message changes.v1.ListPendingStandardChangesResponse.
+ * Use `create(ListPendingStandardChangesResponseSchema)` to create a new message.
+ */
+export const ListPendingStandardChangesResponseSchema: GenMessage<ListPendingStandardChangesResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_standards, 11);
+
+/**
+ * Confirms or rejects a pending standard change. Only a workspace admin signed in to the dashboard
+ * (or the operator) may.
+ *
+ * @generated from message changes.v1.DecidePendingStandardChangeRequest
+ */
+export type DecidePendingStandardChangeRequest = Message<"changes.v1.DecidePendingStandardChangeRequest"> & {
+  /**
+   * @generated from field: string pending_id = 1;
+   */
+  pendingId: string;
+};
+
+/**
+ * Describes the message changes.v1.DecidePendingStandardChangeRequest.
+ * Use `create(DecidePendingStandardChangeRequestSchema)` to create a new message.
+ */
+export const DecidePendingStandardChangeRequestSchema: GenMessage<DecidePendingStandardChangeRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_standards, 12);
+
+/**
+ * @generated from message changes.v1.DecidePendingStandardChangeResponse
+ */
+export type DecidePendingStandardChangeResponse = Message<"changes.v1.DecidePendingStandardChangeResponse"> & {
+  /**
+   * @generated from field: changes.v1.PendingStandardChange change = 1;
+   */
+  change?: PendingStandardChange | undefined;
+
+  /**
+   * The standard as it is in force after the decision.
+   *
+   * @generated from field: changes.v1.AccountStandard standard = 2;
+   */
+  standard?: AccountStandard | undefined;
+};
+
+/**
+ * Describes the message changes.v1.DecidePendingStandardChangeResponse.
+ * Use `create(DecidePendingStandardChangeResponseSchema)` to create a new message.
+ */
+export const DecidePendingStandardChangeResponseSchema: GenMessage<DecidePendingStandardChangeResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_standards, 13);
+
+/**
+ * The standards a change was checked against when it was prepared, as they are now.
+ *
+ * @generated from message changes.v1.GetCheckedStandardsNowRequest
+ */
+export type GetCheckedStandardsNowRequest = Message<"changes.v1.GetCheckedStandardsNowRequest"> & {
+  /**
+   * @generated from field: string change_id = 1;
+   */
+  changeId: string;
+};
+
+/**
+ * Describes the message changes.v1.GetCheckedStandardsNowRequest.
+ * Use `create(GetCheckedStandardsNowRequestSchema)` to create a new message.
+ */
+export const GetCheckedStandardsNowRequestSchema: GenMessage<GetCheckedStandardsNowRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_standards, 14);
+
+/**
+ * @generated from message changes.v1.CheckedStandardNow
+ */
+export type CheckedStandardNow = Message<"changes.v1.CheckedStandardNow"> & {
+  /**
+   * @generated from field: string standard_id = 1;
+   */
+  standardId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The revision the change was checked against, and the revision now.
+   *
+   * @generated from field: int32 checked_revision = 3;
+   */
+  checkedRevision: number;
+
+  /**
+   * @generated from field: int32 revision = 4;
+   */
+  revision: number;
+
+  /**
+   * When the revision now was saved (RFC 3339).
+   *
+   * @generated from field: string saved_at = 5;
+   */
+  savedAt: string;
+
+  /**
+   * @generated from field: optional string archived_at = 6;
+   */
+  archivedAt?: string | undefined;
+};
+
+/**
+ * Describes the message changes.v1.CheckedStandardNow.
+ * Use `create(CheckedStandardNowSchema)` to create a new message.
+ */
+export const CheckedStandardNowSchema: GenMessage<CheckedStandardNow> = /*@__PURE__*/
+  messageDesc(file_changes_v1_standards, 15);
+
+/**
+ * @generated from message changes.v1.GetCheckedStandardsNowResponse
+ */
+export type GetCheckedStandardsNowResponse = Message<"changes.v1.GetCheckedStandardsNowResponse"> & {
+  /**
+   * @generated from field: repeated changes.v1.CheckedStandardNow checked = 1;
+   */
+  checked: CheckedStandardNow[];
+
+  /**
+   * Standards of the account (kind standard, not archived) created after the change was prepared.
+   *
+   * @generated from field: repeated changes.v1.AccountStandard added = 2;
+   */
+  added: AccountStandard[];
+
+  /**
+   * Loosening saves or archives of the account's standards waiting for a person.
+   *
+   * @generated from field: repeated changes.v1.PendingStandardChange pending = 3;
+   */
+  pending: PendingStandardChange[];
+};
+
+/**
+ * Describes the message changes.v1.GetCheckedStandardsNowResponse.
+ * Use `create(GetCheckedStandardsNowResponseSchema)` to create a new message.
+ */
+export const GetCheckedStandardsNowResponseSchema: GenMessage<GetCheckedStandardsNowResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_standards, 16);
 
 /**
  * The spend caps a workspace admin set for an ad account, in micros of the account currency.
@@ -396,7 +691,7 @@ export type SpendGuard = Message<"changes.v1.SpendGuard"> & {
  * Use `create(SpendGuardSchema)` to create a new message.
  */
 export const SpendGuardSchema: GenMessage<SpendGuard> = /*@__PURE__*/
-  messageDesc(file_changes_v1_standards, 9);
+  messageDesc(file_changes_v1_standards, 17);
 
 /**
  * @generated from message changes.v1.GetSpendGuardRequest
@@ -413,7 +708,7 @@ export type GetSpendGuardRequest = Message<"changes.v1.GetSpendGuardRequest"> & 
  * Use `create(GetSpendGuardRequestSchema)` to create a new message.
  */
 export const GetSpendGuardRequestSchema: GenMessage<GetSpendGuardRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_standards, 10);
+  messageDesc(file_changes_v1_standards, 18);
 
 /**
  * @generated from message changes.v1.GetSpendGuardResponse
@@ -430,7 +725,7 @@ export type GetSpendGuardResponse = Message<"changes.v1.GetSpendGuardResponse"> 
  * Use `create(GetSpendGuardResponseSchema)` to create a new message.
  */
 export const GetSpendGuardResponseSchema: GenMessage<GetSpendGuardResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_standards, 11);
+  messageDesc(file_changes_v1_standards, 19);
 
 /**
  * Sets both caps of an account at once; an unset cap removes it. Only a workspace admin signed in
@@ -460,7 +755,7 @@ export type SetSpendGuardRequest = Message<"changes.v1.SetSpendGuardRequest"> & 
  * Use `create(SetSpendGuardRequestSchema)` to create a new message.
  */
 export const SetSpendGuardRequestSchema: GenMessage<SetSpendGuardRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_standards, 12);
+  messageDesc(file_changes_v1_standards, 20);
 
 /**
  * @generated from message changes.v1.SetSpendGuardResponse
@@ -477,7 +772,7 @@ export type SetSpendGuardResponse = Message<"changes.v1.SetSpendGuardResponse"> 
  * Use `create(SetSpendGuardResponseSchema)` to create a new message.
  */
 export const SetSpendGuardResponseSchema: GenMessage<SetSpendGuardResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_standards, 13);
+  messageDesc(file_changes_v1_standards, 21);
 
 /**
  * @generated from service changes.v1.StandardsService
@@ -522,6 +817,38 @@ export const StandardsService: GenService<{
     methodKind: "unary";
     input: typeof SetSpendGuardRequestSchema;
     output: typeof SetSpendGuardResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.StandardsService.ListPendingStandardChanges
+   */
+  listPendingStandardChanges: {
+    methodKind: "unary";
+    input: typeof ListPendingStandardChangesRequestSchema;
+    output: typeof ListPendingStandardChangesResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.StandardsService.ConfirmPendingStandardChange
+   */
+  confirmPendingStandardChange: {
+    methodKind: "unary";
+    input: typeof DecidePendingStandardChangeRequestSchema;
+    output: typeof DecidePendingStandardChangeResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.StandardsService.RejectPendingStandardChange
+   */
+  rejectPendingStandardChange: {
+    methodKind: "unary";
+    input: typeof DecidePendingStandardChangeRequestSchema;
+    output: typeof DecidePendingStandardChangeResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.StandardsService.GetCheckedStandardsNow
+   */
+  getCheckedStandardsNow: {
+    methodKind: "unary";
+    input: typeof GetCheckedStandardsNowRequestSchema;
+    output: typeof GetCheckedStandardsNowResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_changes_v1_standards, 0);
