@@ -1,6 +1,7 @@
 import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ControlsService } from '@adsmcp/proto/changes/v1/controls_pb';
 import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
@@ -9,6 +10,7 @@ import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
 import { auditHandlers } from './handlers/audit-handlers.ts';
 import { batchHandlers } from './handlers/batch-handlers.ts';
 import { changesHandlers } from './handlers/changes-handlers.ts';
+import { controlsHandlers } from './handlers/controls-handlers.ts';
 import { standardsHandlers } from './handlers/standards-handlers.ts';
 import type { Marketing } from './planning/campaign-assets.ts';
 import type { Upstream } from './planning/platform-reads.ts';
@@ -44,6 +46,7 @@ export function buildServer(deps: Deps): ConnectServer {
       router.service(ChangesService, changesHandlers({ pool: deps.pool, ...peers }));
       router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
       router.service(BatchService, batchHandlers({ pool: deps.pool, ...peers }));
+      router.service(ControlsService, controlsHandlers(deps.pool, deps.upstream));
       router.service(AuditService, auditHandlers(deps.pool));
     },
   });

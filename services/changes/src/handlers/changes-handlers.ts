@@ -41,6 +41,7 @@ import {
   unknownOutcomeResend,
 } from '../domain/change.ts';
 import type { PlatformObject } from '../domain/plan.ts';
+import { refuseFrozen } from '../planning/account-controls.ts';
 import type { Marketing } from '../planning/campaign-assets.ts';
 import { checkLive, requireFresh } from '../planning/live-check.ts';
 import {
@@ -437,6 +438,8 @@ function applyingRpcs({ pool, sleep, now }: Deps): Rpcs<'applyChange'> {
       if (req.waitMs < 0 || req.waitMs > 30_000)
         throw new InvalidArgumentError('wait_ms must be from 0 to 30000');
       let row = await load(pool, p, req.changeId);
+      // A frozen account's approved changes wait, approved, until it is unfrozen.
+      await refuseFrozen(pool, p.workspaceId, row.account_id);
       if (req.digest !== '' && req.digest !== row.digest) {
         throw new FailedPreconditionError(
           "the digest given is not this change's; the change is not the one you reviewed",

@@ -2,7 +2,7 @@
  * The live check before a decision: the object a prepared change is about, re-read on the ad
  * platform (through the upstream-proxy, as the changes service's worker) and compared with the
  * object as it was when the change was prepared, and the change held to the account's standards
- * and spend guard as they are now. A change whose object moved, or that breaks the current rules,
+ * and spend guard (and spend envelope) as they are now. A change whose object moved, or that breaks the current rules,
  * cannot be approved: applying it would fail the apply worker's same checks, and what the person
  * reviewed would no longer describe what is sent or what the platform holds.
  */
@@ -14,6 +14,7 @@ import { readingFor } from '@adsmcp/runtime/service-client';
 import { ConnectError } from '@connectrpc/connect';
 import { staleTarget } from '../domain/change.ts';
 import type { ChangeRow } from '../store/change-store.ts';
+import { envelopeRefusalNow, useOf } from './account-controls.ts';
 import type { Upstream } from './platform-reads.ts';
 import { judgeStandards } from './standards.ts';
 
@@ -56,7 +57,7 @@ async function checkRules(
   row: ChangeRow,
   signal?: AbortSignal,
 ): Promise<LiveCheck> {
-  let account: { accountId: string; timeZone: string } | undefined;
+  let account: { accountId: string; timeZone: string; currency: string } | undefined;
   try {
     account = (await upstream.getAccount({ accountId: row.account_id }, readingForChange(row, signal)))
       .account;
@@ -77,6 +78,19 @@ async function checkRules(
     { method: row.method, path: row.path, bodyJson: row.body_json },
     isRecord(reviewed) ? reviewed : undefined,
   );
+  // The spend envelope as the last 24 hours left it: approval is refused for a change that no
+  // longer fits, as its apply would be.
+  const envelope = await envelopeRefusalNow(
+    db,
+    {
+      workspaceId: row.workspace_id,
+      accountId: row.account_id,
+      currency: account.currency,
+      exceptChangeId: row.change_id,
+    },
+    useOf(row),
+  );
+  if (envelope !== undefined) violations.push(envelope);
   return violations.length === 0
     ? { stale: false, unavailable: false, reason: '' }
     : {

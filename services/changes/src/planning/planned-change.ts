@@ -25,6 +25,7 @@ import type { CheckedStandard } from '../domain/standards-rules.ts';
 import type { Upload } from '../domain/uploads.ts';
 import { approveChange, type ChangeRow, insertChange, markApplying } from '../store/change-store.ts';
 import { enqueueApply } from '../work/apply-message.ts';
+import { enforceControls } from './account-controls.ts';
 import type { Marketing } from './campaign-assets.ts';
 import {
   type AccessCheck,
@@ -132,6 +133,8 @@ export async function planChange(
     reviewed,
     live,
   );
+  // A freeze and the spend envelope, held again at approval and at apply.
+  await enforceControls(d.db, p, account, body, live);
   return {
     request,
     live,

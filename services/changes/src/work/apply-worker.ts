@@ -18,6 +18,7 @@ import { type Client, Code, ConnectError, createContextValues } from '@connectrp
 import { RESEND_WITHIN_HOURS, resendRefusal, staleTarget } from '../domain/change.ts';
 import { appliedDifferences as appliedDifferencesOf } from '../domain/plan.ts';
 import { uploadKeyFor, withFileIds } from '../domain/uploads.ts';
+import { freezeText, reserveEnvelope } from '../planning/account-controls.ts';
 import { type Marketing, pinnedContent } from '../planning/campaign-assets.ts';
 import { standardsRefusalAtApply } from '../planning/standards.ts';
 import {
@@ -29,6 +30,7 @@ import {
   recordUploadedFile,
   unsettledChangeTo,
 } from '../store/change-store.ts';
+import { type FreezeRow, freezeInForce, settleUse } from '../store/controls-store.ts';
 import { expiryHours } from '../store/expiry-store.ts';
 import { type ApplyMessage, enqueueApply } from './apply-message.ts';
 
@@ -58,7 +60,15 @@ export interface ApplyWorkerDeps {
   now?: () => Date;
   /** How long a change whose apply message was given up or lost waits to be tried again (default REQUEUE_DELAY_MS). */
   requeueDelayMs?: number;
+  /** How often a change held by a freeze looks again whether it may be sent (default HOLD_DELAY_MS). */
+  holdDelayMs?: number;
 }
+
+/**
+ * How often a change held by a freeze looks again: unfreezing queues the held changes at once, so
+ * this only bounds how long one waits should that message be delayed behind the held one.
+ */
+export const HOLD_DELAY_MS = 15_000;
 
 /** How long a change whose apply message was given up or lost waits before it is tried again. */
 export const REQUEUE_DELAY_MS = 30_000;
@@ -229,6 +239,14 @@ async function endApply(
       });
       return;
     }
+    // Never sent: what it reserved of the spend envelope is given back. Sent, its outcome unknown,
+    // it may have been applied, so its reservation stays.
+    if (change.sent_at === null)
+      await settleUse(tx, {
+        workspaceId: change.workspace_id,
+        changeId: change.change_id,
+        state: 'released',
+      });
     await finishApply(tx, {
       workspaceId: change.workspace_id,
       changeId: change.change_id,
@@ -260,6 +278,8 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
       );
       return;
     }
+    const frozen = await freezeInForce(d.pool, workspaceId, change.account_id);
+    if (frozen !== undefined) return hold(d, message, ctx, change, frozen);
     try {
       // A change that creates has no object yet: nothing else can be applying to it.
       if (change.target_path === '') return await apply(message, ctx, change);
@@ -297,6 +317,42 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
       throw new AttemptFailed(why, { cause: err });
     }
   };
+}
+
+/**
+ * hold leaves a change of a frozen account `applying`, unsent, and looks again later (unfreezing
+ * queues it at once): a freeze stops writes, it does not fail them. The change's approval keeps
+ * running meanwhile: once it has expired, the change fails with nothing sent, as after an outage.
+ */
+async function hold(
+  d: ApplyWorkerDeps,
+  message: Delivery<ApplyMessage>,
+  ctx: HandlerContext,
+  change: ChangeRow,
+  frozen: FreezeRow,
+): Promise<void> {
+  const now = (d.now ?? (() => new Date()))();
+  const until = tryUntil(change, await approvalValidMsFor(d, change.workspace_id));
+  const successor = deterministicId('apply', change.change_id, 'after', message.id);
+  if (now >= until) {
+    await endApply(
+      d,
+      ctx,
+      change,
+      `it was held while ${freezeText(frozen)}, until its time ran out`,
+      successor,
+    );
+    return;
+  }
+  await ctx.inTx(async (tx) => {
+    await enqueueApply(tx, change, successor, d.holdDelayMs ?? HOLD_DELAY_MS);
+    await noteApplyDelay(tx, {
+      workspaceId: change.workspace_id,
+      changeId: change.change_id,
+      error: `held: ${freezeText(frozen)}; nothing was sent to the ad account, and it is sent once it is unfrozen if that is before ${until.toISOString()}, when its approval expires`,
+    });
+  });
+  d.logger.info({ change_id: change.change_id, freeze_id: frozen.freeze_id }, 'apply held by a freeze');
 }
 
 /**
@@ -485,6 +541,15 @@ async function refusalBeforeSend(
     // kept with the change), before the change itself is sent.
     const notUploaded = await uploadImages(d, change, options);
     if (notUploaded !== undefined) return failed(notUploaded);
+    // Last before the send: what the change raises daily budgets by is reserved in the spend
+    // envelope's ledger, one apply at a time per account, or the change is refused unsent.
+    const { account } = await callOf('upstream-proxy', () =>
+      d.upstream.getAccount({ accountId: change.account_id }, options),
+    );
+    const now = (d.now ?? (() => new Date()))();
+    const overEnvelope = await reserveEnvelope(d.pool, change, account?.currency ?? '', now);
+    if (overEnvelope !== undefined)
+      return failed(`refused before applying, nothing was sent to the ad account: ${overEnvelope}`);
     await markSent(d.pool, change.workspace_id, change.change_id);
   }
   return undefined;
@@ -535,8 +600,14 @@ function applyOne(d: ApplyWorkerDeps) {
   return async (message: Delivery<ApplyMessage>, ctx: HandlerContext, change: ChangeRow): Promise<void> => {
     const { change_id: changeId, workspace_id: workspaceId } = message.payload;
     const finish = (o: Outcome) =>
-      ctx.inTx((tx) =>
-        finishApply(tx, {
+      ctx.inTx(async (tx) => {
+        // Applied, its use of the spend envelope counts for 24 hours; refused, it is given back.
+        await settleUse(tx, {
+          workspaceId,
+          changeId,
+          state: o.status === 'applied' ? 'applied' : 'released',
+        });
+        await finishApply(tx, {
           workspaceId,
           changeId,
           status: o.status,
@@ -544,8 +615,8 @@ function applyOne(d: ApplyWorkerDeps) {
           upstreamResponseJson: o.response,
           error: o.error,
           appliedDifferences: o.appliedDifferences ?? [],
-        }),
-      );
+        });
+      });
     const principal: Principal = {
       workspaceId,
       credentialId: `change:${changeId}`,
