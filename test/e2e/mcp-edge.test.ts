@@ -197,6 +197,8 @@ describe('ad accounts', () => {
           'account_id',
           'can_write',
           'connection_can_write',
+          'credential_expires_at',
+          'credential_status',
           'currency',
           'name',
           'time_zone',

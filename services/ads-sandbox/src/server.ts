@@ -161,7 +161,7 @@ export function buildServer(deps: Deps): FastifyInstance {
   app.addHook('preHandler', ignoreFieldHook);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
-  registerAccountRoutes(app, { guard });
+  registerAccountRoutes(app, { pool: deps.pool, guard });
   registerAdRoutes(app, { pool: deps.pool, guard });
   registerAdGroupRoutes(app, { pool: deps.pool, guard });
   registerCampaignRoutes(app, { pool: deps.pool, guard });

@@ -36,13 +36,17 @@ describe('ads sandbox accounts', () => {
 
     const me = await call('GET', '/me', { token: credential });
     assert.equal(me.status, 200);
-    assert.deepEqual(me.body, {
+    const { credential_expires_at, ...rest } = me.body as { credential_expires_at: string };
+    assert.deepEqual(rest, {
       id: account_id,
       name: 'Acme',
       currency: 'EUR',
       time_zone: 'Europe/Berlin',
       bulk_access: true,
     });
+    // The credential's expiry, as a platform reports its long-lived tokens': 60 days after it was issued.
+    const days = (Date.parse(credential_expires_at) - Date.now()) / 86_400_000;
+    assert.ok(days > 59.9 && days <= 60, `expires in ${days} days`);
   });
 
   it('stores only the SHA-256 of a credential', async () => {

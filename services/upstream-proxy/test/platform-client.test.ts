@@ -60,6 +60,18 @@ describe('platform client GET /me', () => {
     assert.deepEqual(seen, { path: '/me', authorization: 'Bearer sbx_secret' });
   });
 
+  it('reads the expiry of the credential when the platform reports one, and ignores one that is not an instant', async () => {
+    const at = '2027-01-27T10:00:00.000Z';
+    const reported = await platform(json({ ...ME, credential_expires_at: at }));
+    const account = await createPlatformClient({ baseUrl: reported }).getMe('sbx_secret');
+    assert.equal(account.credentialExpiresAt?.toISOString(), at);
+    const garbled = await platform(json({ ...ME, credential_expires_at: 'next month' }));
+    assert.equal(
+      (await createPlatformClient({ baseUrl: garbled }).getMe('sbx_secret')).credentialExpiresAt,
+      undefined,
+    );
+  });
+
   it('resolves /me beneath a base URL with a path', async () => {
     let path: string | undefined;
     const base = await platform((req, res) => {

@@ -1,11 +1,16 @@
 /** The platform's account endpoints, authenticated by an account's API credential. */
+import type { Queryable } from '@adsmcp/runtime/db';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { credentialExpiresAt } from '../auth.ts';
 import { requestAccount } from '../platform.ts';
 
-/** registerAccountRoutes adds `GET /me` (the account the credential belongs to) to `app`. */
+/**
+ * registerAccountRoutes adds `GET /me` (the account the credential belongs to, and when that
+ * credential expires) to `app`.
+ */
 export function registerAccountRoutes(
   app: FastifyInstance,
-  deps: { guard: (req: FastifyRequest) => Promise<void> },
+  deps: { pool: Queryable; guard: (req: FastifyRequest) => Promise<void> },
 ): void {
   app.get('/me', { onRequest: deps.guard }, async (req) => {
     const account = requestAccount(req);
@@ -15,6 +20,7 @@ export function registerAccountRoutes(
       currency: account.currency,
       time_zone: account.timeZone,
       bulk_access: account.bulkAccess,
+      credential_expires_at: (await credentialExpiresAt(deps.pool, req)) ?? null,
     };
   });
 }

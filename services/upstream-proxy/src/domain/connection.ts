@@ -13,6 +13,8 @@ export interface Connection {
   canWrite: boolean;
   upstreamAccountId: string;
   createdAt: Date;
+  /** When the platform credential expires, as the platform reported it; null when it did not say. */
+  credentialExpiresAt: Date | null;
 }
 
 export interface NewConnection {
@@ -30,6 +32,8 @@ export interface PlatformAccount {
   name: string;
   currency: string;
   timeZone: string;
+  /** When the credential the platform was asked with expires, when the platform says. */
+  credentialExpiresAt?: Date;
 }
 
 const CURRENCY = /^[A-Z]{3}$/;
@@ -116,4 +120,20 @@ export function checkPlatformAccount(input: NewConnection, platform: PlatformAcc
       `time_zone ${input.timeZone} does not match the ad account's time zone on the platform, ${platform.timeZone}`,
     );
   }
+}
+
+/** How close to its expiry a credential is said to be expiring soon. */
+export const CREDENTIAL_WARNING_DAYS = 14;
+
+export type CredentialStatus = 'ok' | 'expiring_soon' | 'expired' | 'unknown';
+
+/**
+ * The health of a connection's platform credential at `now`: expired from its expiry on,
+ * expiring_soon within CREDENTIAL_WARNING_DAYS of it, unknown when the platform did not say.
+ */
+export function credentialStatus(expiresAt: Date | null, now: Date): CredentialStatus {
+  if (expiresAt === null) return 'unknown';
+  const left = expiresAt.getTime() - now.getTime();
+  if (left <= 0) return 'expired';
+  return left <= CREDENTIAL_WARNING_DAYS * 86_400_000 ? 'expiring_soon' : 'ok';
 }

@@ -15,6 +15,7 @@ import {
   type Connection,
   ConnectionExistsError,
   checkPlatformAccount,
+  credentialStatus,
   type PlatformAccount,
   validateNewConnection,
 } from '../domain/connection.ts';
@@ -48,6 +49,8 @@ function toAccount(c: Connection): MessageInitShape<typeof AccountSchema> {
     canWrite: c.canWrite,
     upstreamAccountId: c.upstreamAccountId,
     createdAt: c.createdAt.toISOString(),
+    credentialExpiresAt: c.credentialExpiresAt?.toISOString() ?? '',
+    credentialStatus: credentialStatus(c.credentialExpiresAt, new Date()),
   };
 }
 
@@ -132,10 +135,8 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
         upstreamAccountId: req.upstreamAccountId,
         upstreamCredential: req.upstreamCredential,
       });
-      checkPlatformAccount(
-        input,
-        await platformAccountOf(deps.platform, input.upstreamCredential, ctx.signal),
-      );
+      const platformAccount = await platformAccountOf(deps.platform, input.upstreamCredential, ctx.signal);
+      checkPlatformAccount(input, platformAccount);
       const accountId = randomUUID();
       const workspaceId = principal.workspaceId;
       const created = await insertConnection(deps.pool, {
@@ -147,6 +148,7 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
         canWrite: input.canWrite,
         upstreamAccountId: input.upstreamAccountId,
         credentialCiphertext: deps.cipher.seal(input.upstreamCredential, { workspaceId, accountId }),
+        credentialExpiresAt: platformAccount.credentialExpiresAt ?? null,
       });
       if (created === undefined) throw new ConnectionExistsError(input.upstreamAccountId);
       return { account: toAccount(created) };

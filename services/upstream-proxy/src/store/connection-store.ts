@@ -11,11 +11,12 @@ interface ConnectionRow {
   can_write: boolean;
   upstream_account_id: string;
   created_at: Date;
+  credential_expires_at: Date | null;
 }
 
 /** The columns a connection is read with: never the credential. */
 const COLUMNS =
-  'account_id, workspace_id, name, currency, time_zone, can_write, upstream_account_id, created_at';
+  'account_id, workspace_id, name, currency, time_zone, can_write, upstream_account_id, created_at, credential_expires_at';
 
 const toConnection = (r: ConnectionRow): Connection => ({
   accountId: r.account_id,
@@ -26,6 +27,7 @@ const toConnection = (r: ConnectionRow): Connection => ({
   canWrite: r.can_write,
   upstreamAccountId: r.upstream_account_id,
   createdAt: r.created_at,
+  credentialExpiresAt: r.credential_expires_at,
 });
 
 /**
@@ -34,12 +36,16 @@ const toConnection = (r: ConnectionRow): Connection => ({
  */
 export async function insertConnection(
   db: Queryable,
-  c: Omit<Connection, 'createdAt'> & { credentialCiphertext: Buffer },
+  c: Omit<Connection, 'createdAt' | 'credentialExpiresAt'> & {
+    credentialCiphertext: Buffer;
+    credentialExpiresAt?: Date | null;
+  },
 ): Promise<Connection | undefined> {
   const { rows } = await db.query<ConnectionRow>(
     `INSERT INTO connections
-       (account_id, workspace_id, name, currency, time_zone, can_write, upstream_account_id, credential_ciphertext)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       (account_id, workspace_id, name, currency, time_zone, can_write, upstream_account_id, credential_ciphertext,
+        credential_expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      ON CONFLICT (workspace_id, upstream_account_id) DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -51,6 +57,7 @@ export async function insertConnection(
       c.canWrite,
       c.upstreamAccountId,
       c.credentialCiphertext,
+      c.credentialExpiresAt ?? null,
     ],
   );
   const row = rows[0];

@@ -196,7 +196,20 @@ function parseAccount(body: unknown): PlatformAccount {
   ) {
     throw new PlatformError('bad_response', 'the platform answered GET /me with an unexpected shape');
   }
-  return { id: body.id, name: body.name, currency: body.currency, timeZone: body.time_zone };
+  const account = { id: body.id, name: body.name, currency: body.currency, timeZone: body.time_zone };
+  const credentialExpiresAt = expiryOf(body.credential_expires_at);
+  return credentialExpiresAt === undefined ? account : { ...account, credentialExpiresAt };
+}
+
+/**
+ * The credential's expiry the platform reported: an RFC 3339 instant, or undefined when it gave
+ * none or something else. Not knowing it must not stop a connection: it is then shown as unknown.
+ */
+function expiryOf(v: unknown): Date | undefined {
+  if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v))
+    return undefined;
+  const at = new Date(v);
+  return Number.isNaN(at.getTime()) ? undefined : at;
 }
 
 /**

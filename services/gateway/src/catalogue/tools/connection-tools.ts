@@ -141,7 +141,10 @@ export const listAccounts: ToolRow<GatewayDeps> = {
   features: [],
   description:
     'Lists the ad-account connections of the workspace: the account_id to pass to other tools, name, currency, ' +
-    'time zone and whether this credential may prepare changes for it. Never returns credentials.',
+    'time zone, whether this credential may prepare changes for it, and the health of the platform credential ' +
+    'behind the connection: credential_expires_at as the platform reported it when the account was connected (null ' +
+    'when it did not say) and credential_status ok, expiring_soon (within 14 days), expired or unknown. Never ' +
+    'returns credentials.',
   input: noArguments,
   example: {},
   output: exactly({
@@ -154,6 +157,8 @@ export const listAccounts: ToolRow<GatewayDeps> = {
         time_zone: text,
         can_write: flag,
         connection_can_write: flag,
+        credential_expires_at: nullableText,
+        credential_status: { type: 'string', enum: ['ok', 'expiring_soon', 'expired', 'unknown'] },
       }),
     },
   }),
@@ -169,6 +174,8 @@ export const listAccounts: ToolRow<GatewayDeps> = {
         time_zone: a.timeZone,
         can_write: a.canWrite && canWrite(caller.principal),
         connection_can_write: a.canWrite,
+        credential_expires_at: a.credentialExpiresAt === '' ? null : a.credentialExpiresAt,
+        credential_status: a.credentialStatus,
       })),
     }),
   },
