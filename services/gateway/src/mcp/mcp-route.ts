@@ -15,6 +15,7 @@ import type { Logger } from '@adsmcp/runtime/log';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
   type AuthInfo,
+  type CallToolResult,
   createMcpHandler,
   ProtocolError,
   ProtocolErrorCode,
@@ -38,8 +39,10 @@ import {
 } from '../catalogue/catalogue.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { observeToolCall } from '../tool-telemetry.ts';
+import { initializeDeclaration, recordDeclaration } from './client-declarations.ts';
 import { complete } from './completion.ts';
 import { CACHE, discoverEveryVersion } from './discovery.ts';
+import { modernAnswer } from './person-in-the-loop.ts';
 import { handlerErrorResponse, type PlainToolCall, plainToolCall, sendAsEventStream } from './plain-call.ts';
 import { getPrompt, listPrompts } from './prompts.ts';
 import {
@@ -61,6 +64,8 @@ import {
   takeMalformedRequests,
 } from './rpc-messages.ts';
 import { invalidParam } from './surface-access.ts';
+import { answerTasksRequest, legacyAnswer, taskRequestMethod } from './task-route.ts';
+import { createTask, runsAsTask, TASKS_EXTENSION, type TaskDeps } from './tasks.ts';
 import { callTool } from './tool-call.ts';
 import { requireSelected, selectedTools, type ToolSelection, toolSelection } from './tool-groups.ts';
 
@@ -231,6 +236,8 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
     oauth: o.oauth,
   });
 
+  const taskDeps: TaskDeps = { db: o.db, catalogue: o.catalogue, deps: o.deps, logger: o.logger };
+
   const handler = createMcpHandler(
     (ctx) => {
       const info = ctx.authInfo?.extra as ExchangeInfo | undefined;
@@ -242,6 +249,7 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
             resources: { subscribe: false, listChanged: false },
             prompts: { listChanged: false },
             completions: {},
+            extensions: { [TASKS_EXTENSION]: {} },
           },
           instructions: INSTRUCTIONS,
         },
@@ -287,16 +295,36 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
                   .notify({ method: 'notifications/progress', params: { progressToken: token, ...update } })
                   .catch((err: unknown) => o.logger.info({ err }, 'progress notification not sent'));
         const known = o.catalogue.byName.has(req.params.name);
+        const requestId = info.messageRequestIds.get(id) ?? info.requestId;
+        // On 2026-07-28 the client's capabilities come with each request, in its envelope.
+        const envelope = reqCtx.mcpReq.envelope;
+        const modern = MODERN_VERSIONS.has(server.getNegotiatedProtocolVersion() ?? '');
+        if (modern && runsAsTask(taskDeps, info.caller, req.params.name, req.params.arguments, envelope)) {
+          // The extension's CreateTaskResult answers a tools/call; the SDK's result types do not name it.
+          return createTask(
+            taskDeps,
+            info.caller,
+            requestId,
+            req.params.name,
+            req.params.arguments ?? {},
+          ) as unknown as Promise<CallToolResult>;
+        }
         return observeToolCall(req.params.name, known, reqCtx.mcpReq._meta, () =>
           callTool(
             { catalogue: o.catalogue, deps: o.deps, logger: o.logger },
             info.caller,
-            info.messageRequestIds.get(id) ?? info.requestId,
+            requestId,
             req.params.name,
             req.params.arguments,
             progress,
           ),
-        ).then((result) => withResourceLinks(result, server.getNegotiatedProtocolVersion()));
+        )
+          .then((result) => withResourceLinks(result, server.getNegotiatedProtocolVersion()))
+          .then((result) =>
+            modern
+              ? modernAnswer(req.params.name, result, envelope, reqCtx.mcpReq.inputResponses)
+              : legacyAnswer(o.db, info.caller, req.params.name, result),
+          );
       });
       return server;
     },
@@ -451,6 +479,20 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
     if (caller === undefined) throw new Error('unauthenticated request passed the guard');
     const refused = refuseAuthenticated(req, reply, caller) ?? refuseBody(req, reply, caller);
     if (refused !== undefined) return refused;
+    const version = namedVersion(req.headers['mcp-protocol-version'], req.body);
+    const modern = version !== undefined && MODERN_VERSIONS.has(version);
+    if (modern && taskRequestMethod(req.body) !== undefined) {
+      const answer = await answerTasksRequest(taskDeps, caller, req.requestId, req.headers, req.body);
+      reply.header('x-request-id', req.requestId);
+      return reply.code(answer.status).type('application/json').send(answer.body);
+    }
+    // A 2025-era exchange is stateless: what its client declared is kept for its later calls.
+    const declared = modern ? undefined : initializeDeclaration(req.body);
+    if (declared !== undefined) {
+      await recordDeclaration(o.db, caller.principal.credentialId, declared).catch((err: unknown) =>
+        o.logger.warn({ err }, 'the client capabilities an initialize declared were not recorded'),
+      );
+    }
     const selection = toolSelection(req.url);
     if (!selection.ok) return rpcError(reply, 400, JSONRPC_INVALID_PARAMS, selection.problem, answerId(req));
     // Decided on the body as it came: takeMalformedRequests below gives a malformed call a
@@ -520,7 +562,8 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
           plain.args,
         ),
       );
-      return { result: withResourceLinks(result, version), jsonrpc: '2.0', id: plain.id };
+      const answer = await legacyAnswer(o.db, caller, plain.name, withResourceLinks(result, version));
+      return { result: answer, jsonrpc: '2.0', id: plain.id };
     } catch (err) {
       return handlerErrorResponse(plain.id, err);
     }

@@ -21,7 +21,8 @@ export interface ToolResult {
   isError?: boolean;
 }
 
-function success(data: Record<string, unknown>): ToolResult {
+/** A tool's successful result: its data as structured content and as text. */
+export function toolSuccess(data: Record<string, unknown>): ToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
 }
 
@@ -126,7 +127,7 @@ export async function callTool<D>(
   return withRequestId(requestId, async () => {
     try {
       const ctx: ToolContext<D> = { caller, deps: d.deps, ...(progress === undefined ? {} : { progress }) };
-      return success(await d.catalogue.run(tool, ctx, args as Record<string, unknown>));
+      return toolSuccess(await d.catalogue.run(tool, ctx, args as Record<string, unknown>));
     } catch (err) {
       if (err instanceof ToolFailure) return toolError(err.code, err.message, err.extra);
       if (err instanceof ConnectError) {

@@ -5,13 +5,14 @@
  * dashboard and ads_apply_change applies it, once, with exactly that payload.
  */
 import {
-  type ApplyChangeResponse,
   ChangesService,
   type GetChangeResponse,
   type ListChangesResponse,
 } from '@adsmcp/proto/changes/v1/changes_pb';
-import type { GatewayDeps } from '../../deps.ts';
-import type { ToolRow } from '../catalogue.ts';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
+import { ToolFailure } from '../../mcp/tool-failure.ts';
+import type { ToolContext, ToolRow } from '../catalogue.ts';
 import { appliedOrFailure, CHANGE_OUTPUT, changeView } from '../change-view.ts';
 import { enumOf, integer, nullable, number, object, string } from '../schema.ts';
 import { accountId, platformId } from './platform-arguments.ts';
@@ -146,6 +147,61 @@ const applyInput = object({ change_id: string(UUID_RULE), digest: DIGEST }, ['ch
 
 const EXAMPLE_CHANGE = '5b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e';
 
+/**
+ * The dashboard page where a person reviews a change and approves or rejects it (as changeView's
+ * review_url): it opens for the person signed in to the dashboard; it carries no credential and
+ * grants nothing by itself.
+ */
+export function reviewUrl(publicUrl: string, changeId: string): string {
+  return `${publicUrl}/dashboard/changes/${changeId}`;
+}
+
+/** How long ads_apply_change waits for the outcome of an apply it started. */
+const APPLY_WAIT_MS = 5000;
+
+/**
+ * Applies a change for `ctx`'s caller; a refusal of a change that exists names its status and its
+ * review page (review_url), so an agent whose change still awaits a person can send them there.
+ */
+export async function applyChangeNow(
+  ctx: ToolContext<GatewayDeps>,
+  args: { change_id: string; digest?: string },
+  waitMs = APPLY_WAIT_MS,
+): Promise<Record<string, unknown>> {
+  const options = onBehalfOf(ctx.caller.principal);
+  const digest = args.digest ?? '';
+  try {
+    const res = await ctx.deps.changes.applyChange({ changeId: args.change_id, digest, waitMs }, options);
+    return appliedOrFailure(res.change, ctx.deps.publicUrl);
+  } catch (err) {
+    if (!(err instanceof ConnectError) || err.code !== Code.FailedPrecondition) throw err;
+    const change = (await ctx.deps.changes.getChange({ changeId: args.change_id }, options)).change;
+    // A digest that is not the change's is refused as that, whatever the change's status.
+    if (change === undefined || (digest !== '' && digest !== change.digest)) throw err;
+    throw new ToolFailure('failed_precondition', err.rawMessage, {
+      status: change.status,
+      change_id: change.changeId,
+      review_url: reviewUrl(ctx.deps.publicUrl, change.changeId),
+    });
+  }
+}
+
+/**
+ * The change an ads_apply_change error result is about when it awaits a person's decision (it
+ * is prepared, not yet approved), with its review page; undefined for every other result.
+ */
+export function awaitingPerson(result: {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+}): { changeId: string; reviewUrl: string } | undefined {
+  const error = result.isError ? result.structuredContent?.error : undefined;
+  if (typeof error !== 'object' || error === null) return undefined;
+  const e = error as Record<string, unknown>;
+  return e.status === 'prepared' && typeof e.change_id === 'string' && typeof e.review_url === 'string'
+    ? { changeId: e.change_id, reviewUrl: e.review_url }
+    : undefined;
+}
+
 export const applyChange: ToolRow<GatewayDeps> = {
   name: 'ads_apply_change',
   title: 'Apply an approved change',
@@ -158,7 +214,9 @@ export const applyChange: ToolRow<GatewayDeps> = {
     "or expired (nobody asked to apply it within the workspace's approval expiry, 24 hours by default: prepare it again), " +
     'but for a failed change whose outcome is unknown (it was sent and the platform never answered): within 24 hours ' +
     'of its first send, that one is sent again with the same idempotency key, so the platform applies it at most once (and not over an object ' +
-    'that something else changed meanwhile). ' +
+    "that something else changed meanwhile). A refusal names the change's status and its review_url, the " +
+    'dashboard page where a person approves or rejects it; a client that declared URL elicitation is asked to ' +
+    'open that page instead, and its retry applies the change once the person approved it. ' +
     'Waits up to 5 seconds for the outcome; if it is still applying, ads_get_change shows it later. A change whose ' +
     'apply failed (a stale plan, the platform refused it) is an error result (code apply_failed) with the reason ' +
     'and the change.',
@@ -168,10 +226,11 @@ export const applyChange: ToolRow<GatewayDeps> = {
   openWorld: true,
   example: { change_id: EXAMPLE_CHANGE, digest: 'a'.repeat(64) },
   route: {
-    kind: 'rpc',
-    method: ChangesService.method.applyChange,
-    fixed: { wait_ms: 5000 },
-    view: (res, { deps }) => appliedOrFailure((res as ApplyChangeResponse).change, deps.publicUrl),
+    kind: 'run',
+    why: 'a refusal of a change that exists is answered with its status and review page, read after the refusal',
+    routesTo:
+      'changes.v1.ChangesService/ApplyChange, and changes.v1.ChangesService/GetChange after a refusal',
+    run: (ctx, args) => applyChangeNow(ctx, args as { change_id: string; digest?: string }),
   },
 };
 

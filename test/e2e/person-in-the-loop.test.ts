@@ -1,0 +1,312 @@
+/**
+ * The person in the loop, reached from where the agent works: an agent's apply of a change that
+ * awaits a person brings the change's review page to the client — a URL elicitation on 2026-07-28,
+ * the URL elicitation required error (-32042) on 2025-11-25 — for a client that declared URL
+ * elicitation; the person opens it in Chromium, signs in and approves, and the client's retry
+ * applies the change exactly once (the sandbox's ledger is the witness). A client without the
+ * capability gets the tool error naming the review page; a client that asked for a task follows it
+ * to the change's outcome after the person approved.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { launchBrowser } from '@adsmcp/testkit/browser';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
+import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
+import {
+  Client,
+  type ElicitRequestURLParams,
+  ProtocolError,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import type { Browser } from 'playwright-core';
+
+let e2e: SeededStack;
+let stack: Stack;
+let seed: SeedResult;
+let browser: Browser;
+let agent: McpTestClient;
+let account: SeedResult['accounts'][number];
+let ads: { id: string; status: string }[];
+/** A second credential of the same workspace, for the clients that declare nothing. */
+let otherToken: string;
+
+const { ok, refused } = toolCalls(() => agent);
+
+interface ChangeView {
+  change_id: string;
+  status: string;
+  digest: string;
+  review_url: string;
+}
+
+const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const TASKS = 'io.modelcontextprotocol/tasks';
+
+/** A change of its own for each test: an ad renamed, prepared by the agent. */
+async function prepareRename(name: string): Promise<{ change: ChangeView; path: string }> {
+  const ad = ads.shift();
+  assert.ok(ad, 'an ad is left to rename');
+  const change = await ok<ChangeView>('ads_update_ad', {
+    account_id: account.account_id,
+    ad_id: ad.id,
+    body: { name },
+  });
+  assert.equal(change.status, 'prepared');
+  return { change, path: `/ads/${ad.id}` };
+}
+
+const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
+
+/**
+ * What the person does with the URL the client shows them: opens it in a browser of their own,
+ * signs in to the dashboard, opens it again and approves. Returns the status the page then shows.
+ */
+async function approveAt(url: string): Promise<string> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(url);
+    assert.match(page.url(), /\/dashboard\/login/, 'the review URL grants nothing without signing in');
+    await page.fill('#email', seed.dashboardUser);
+    await page.fill('#password', seed.dashboardPassword as string);
+    await Promise.all([page.waitForURL(/\/dashboard/), page.click('button[type=submit]')]);
+    await page.goto(url);
+    await Promise.all([page.waitForURL(url), page.click('#approve')]);
+    return (await page.locator('#status').innerText()).trim();
+  } finally {
+    await context.close();
+  }
+}
+
+/** A v2 client with URL elicitation declared, on `era`; the person approves every page it is shown. */
+async function elicitingClient(era: '2025' | '2026', token: string) {
+  const shown: ElicitRequestURLParams[] = [];
+  const client = new Client(
+    { name: `e2e-url-elicitation-${era}`, version: '1.0.0' },
+    {
+      capabilities: { elicitation: { url: {} } },
+      ...(era === '2026' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}),
+    },
+  );
+  client.setRequestHandler('elicitation/create', async (request) => {
+    const params = request.params as ElicitRequestURLParams;
+    shown.push(params);
+    assert.equal(await approveAt(params.url), 'approved');
+    return { action: 'accept' };
+  });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(stack.mcpUrl), { authProvider: { token: async () => token } }),
+  );
+  return { client, shown };
+}
+
+type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
+
+/** The change a successful apply result shows, after it left applying. */
+async function appliedChange(result: Result, changeId: string): Promise<ChangeView> {
+  assert.notEqual(result.isError, true, JSON.stringify(result.structuredContent));
+  const view = result.structuredContent as unknown as ChangeView;
+  if (view.status !== 'applying') return view;
+  for (let i = 0; i < 100; i++) {
+    const c = await ok<ChangeView>('ads_get_change', { change_id: changeId });
+    if (c.status !== 'applying') return c;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.fail('the change stayed applying');
+}
+
+/**
+ * A raw 2026-07-28 request: the SDK's client has no tasks runtime (its types leave the tasks
+ * methods out), so the extension is spoken on the wire as the conformance package speaks it.
+ */
+async function modern(
+  token: string,
+  method: string,
+  params: Record<string, unknown>,
+  opts: { name?: string; extensions?: Record<string, unknown> } = {},
+): Promise<{
+  status: number;
+  body: { result?: Record<string, unknown>; error?: { code: number; message: string } };
+}> {
+  const res = await fetch(stack.mcpUrl, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(opts.name === undefined ? {} : { 'mcp-name': opts.name }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          [CLIENT_CAPABILITIES]: { extensions: opts.extensions ?? { [TASKS]: {} } },
+          'io.modelcontextprotocol/clientInfo': { name: 'e2e-tasks', version: '1.0.0' },
+        },
+      },
+    }),
+  });
+  const text = await res.text();
+  // A result may come as JSON or as one server-sent event.
+  const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? 'null');
+  return { status: res.status, body: JSON.parse(json) };
+}
+
+before(async () => {
+  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' } });
+  ({ stack, seed } = e2e);
+  account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
+  agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
+  browser = await launchBrowser();
+  ({ token: otherToken } = JSON.parse(
+    await stack.admin(['create-token', '--workspace', seed.workspaceId]),
+  ) as {
+    token: string;
+  });
+  const list = await ok<{ ads: typeof ads }>('ads_list_ads', { account_id: account.account_id, limit: 20 });
+  ads = list.ads.filter((a) => a.status !== 'archived');
+  assert.ok(ads.length >= 5, 'the seeded account has ads to rename');
+});
+
+after(async () => {
+  await agent?.close();
+  await browser?.close();
+  await e2e?.stop();
+});
+
+describe('a client that declared URL elicitation', () => {
+  test('2026-07-28: apply brings the review page as a URL elicitation; after the person approves it, the retry applies the change once', async () => {
+    const { change, path } = await prepareRename('Person in the loop — 2026');
+    const { client, shown } = await elicitingClient('2026', seed.token);
+    try {
+      const result = (await client.callTool({
+        name: 'ads_apply_change',
+        arguments: { change_id: change.change_id, digest: change.digest },
+      })) as Result;
+      assert.equal(shown.length, 1, 'the page was shown once');
+      assert.equal(shown[0]?.url, change.review_url);
+      assert.equal(shown[0]?.mode, 'url');
+      assert.match(shown[0]?.message ?? '', /awaits a person's decision/);
+      assert.equal((await appliedChange(result, change.change_id)).status, 'applied');
+      const rows = await ledger(path);
+      assert.equal(rows.length, 1, 'applied exactly once');
+      assert.deepEqual(rows[0]?.request_body, { name: 'Person in the loop — 2026' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('2025-11-25: apply is refused with the URL elicitation required error (-32042) naming the review page; after the person approves it, the retry applies the change once', async () => {
+    const { change, path } = await prepareRename('Person in the loop — 2025');
+    const { client, shown } = await elicitingClient('2025', seed.token);
+    try {
+      const args = {
+        name: 'ads_apply_change',
+        arguments: { change_id: change.change_id, digest: change.digest },
+      };
+      const err = await client.callTool(args).then(
+        (r) => assert.fail(`expected -32042, got ${JSON.stringify(r)}`),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof ProtocolError, String(err));
+      assert.equal(err.code, -32042);
+      const elicitations = (err.data as { elicitations: ElicitRequestURLParams[] }).elicitations;
+      assert.equal(elicitations.length, 1);
+      assert.equal(elicitations[0]?.mode, 'url');
+      assert.equal(elicitations[0]?.url, change.review_url);
+      assert.deepEqual(await ledger(path), [], 'nothing was applied before the person decided');
+      assert.equal(shown.length, 0, 'the client asks the person itself, not through its request handler');
+
+      assert.equal(await approveAt(change.review_url), 'approved');
+      const result = (await client.callTool(args)) as Result;
+      assert.equal((await appliedChange(result, change.change_id)).status, 'applied');
+      assert.equal((await ledger(path)).length, 1, 'applied exactly once');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('a client that declared nothing', () => {
+  test('on both eras, apply is the tool error naming the change’s status and its review page, and nothing is applied', async () => {
+    const { change, path } = await prepareRename('Person in the loop — no capability');
+    for (const kind of ['v2-2026', 'v2-2025', 'v1'] as const) {
+      const client = await connectClient(kind, stack.mcpUrl, otherToken);
+      try {
+        const error = (await refused('ads_apply_change', { change_id: change.change_id }, client)) as {
+          code: string;
+          message: string;
+          status?: string;
+          review_url?: string;
+        };
+        assert.equal(error.code, 'failed_precondition', kind);
+        assert.match(error.message, /not approved yet/, kind);
+        assert.equal(error.status, 'prepared', kind);
+        assert.equal(error.review_url, change.review_url, kind);
+      } finally {
+        await client.close();
+      }
+    }
+    assert.deepEqual(await ledger(path), []);
+  });
+});
+
+describe('a task-based apply', () => {
+  test('the task waits for the person, says so with the review page, and completes with the applied change after they approve', async () => {
+    const { change, path } = await prepareRename('Person in the loop — task');
+    const created = await modern(
+      seed.token,
+      'tools/call',
+      { name: 'ads_apply_change', arguments: { change_id: change.change_id, digest: change.digest } },
+      { name: 'ads_apply_change' },
+    );
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.ok(created.body.result, JSON.stringify(created.body));
+    const task = created.body.result as { resultType: string; taskId: string; status: string; ttlMs: number };
+    assert.equal(task.resultType, 'task');
+    assert.equal(task.status, 'working');
+    assert.ok(task.ttlMs > 0);
+
+    const get = (token = seed.token) =>
+      modern(token, 'tasks/get', { taskId: task.taskId }, { name: task.taskId });
+    const waiting = (await get()).body.result as { status: string; statusMessage: string };
+    assert.equal(waiting.status, 'working');
+    assert.match(waiting.statusMessage, /Waiting for a person/);
+    assert.ok(waiting.statusMessage.includes(change.review_url), waiting.statusMessage);
+    assert.deepEqual(await ledger(path), [], 'nothing was applied while the person had not decided');
+
+    const stranger = await get(otherToken);
+    assert.equal(stranger.body.error?.code, -32602, 'another credential is told the task does not exist');
+    assert.match(stranger.body.error?.message ?? '', /task not found/);
+    const undeclared = await modern(
+      seed.token,
+      'tasks/get',
+      { taskId: task.taskId },
+      { name: task.taskId, extensions: {} },
+    );
+    assert.equal(undeclared.status, 400);
+    assert.equal(undeclared.body.error?.code, -32021);
+
+    assert.equal(await approveAt(change.review_url), 'approved');
+    let done: { status: string; result?: Result } = waiting;
+    for (let i = 0; i < 100 && done.status === 'working'; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      done = (await get()).body.result as typeof done;
+    }
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    const applied = done.result?.structuredContent as unknown as ChangeView | undefined;
+    assert.equal(applied?.status, 'applied', JSON.stringify(done));
+    assert.equal((await ledger(path)).length, 1, 'applied exactly once');
+    const again = (await get()).body.result as { status: string };
+    assert.equal(again.status, 'completed', 'a completed task keeps its result');
+    assert.equal((await ledger(path)).length, 1, 'asking again applies nothing more');
+  });
+});
