@@ -28,7 +28,8 @@ import { registerChangesListPage } from './changes-list-page.ts';
 import { mayRevoke, registerConnectionsPage, revokeConnection } from './connections-page.ts';
 import { registerFeaturesPage } from './features-page.ts';
 import { decisionRefusal, FORM_TYPE, formTypeRefusal } from './form-body.ts';
-import { esc, page } from './html.ts';
+import { esc, NAV_COUNT_MARK, page } from './html.ts';
+import { inboxCount, registerInboxPage } from './inbox-page.ts';
 import { LOCAL_TIME_SCRIPT_SRC, localTimeScript, timeHtml } from './local-time.ts';
 import { registerMembersPage } from './members-page.ts';
 import { registerProposalPages } from './proposal-pages.ts';
@@ -117,6 +118,38 @@ export function registerDashboardRoutes(
     // same-origin, not no-referrer: with no-referrer, browsers send "Origin: null" on our own form posts.
     reply.header('referrer-policy', 'same-origin');
     reply.header('cache-control', 'no-store');
+  });
+
+  // A dashboard address that ends in a slash is the page without it (before any route, since
+  // `/dashboard/changes/` would otherwise be read as a change with an empty id).
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.method !== 'GET' || !req.url.startsWith('/dashboard/')) return;
+    const [path = '', query] = req.url.split(/\?(.*)/s, 2);
+    const trimmed = path.replace(/\/+$/, '');
+    if (trimmed === path || !/^\/dashboard(\/[^/]+)*$/.test(trimmed)) return;
+    return reply.redirect(`${trimmed}${query ? `?${query}` : ''}`, 301);
+  });
+
+  // The navigation is the same on every page; what differs per person and page is filled in
+  // here: the inbox's count, and which link is the page being read (aria-current).
+  app.addHook('onSend', async (req, _reply, payload) => {
+    if (typeof payload !== 'string' || !payload.includes(NAV_COUNT_MARK)) return payload;
+    const s = await session(req).catch(() => undefined);
+    const count = s === undefined ? undefined : await inboxCount(deps, s);
+    const badge =
+      count === undefined || count === 0
+        ? ''
+        : ` <span class="count">${count}<span class="sr-only"> awaiting you</span></span>`;
+    const path = req.url.split('?')[0] ?? '';
+    const current = [...payload.matchAll(/<li><a href="(\/dashboard[^"]*)">/g)]
+      .map((m) => m[1] ?? '')
+      .filter((href) => path === href || path.startsWith(`${href}/`))
+      .sort((a, b) => b.length - a.length)[0];
+    const marked =
+      current === undefined
+        ? payload
+        : payload.replace(`<li><a href="${current}">`, `<li><a href="${current}" aria-current="page">`);
+    return marked.replace(NAV_COUNT_MARK, badge);
   });
 
   const session = async (req: FastifyRequest): Promise<SessionView | undefined> => {
@@ -451,4 +484,25 @@ export function registerDashboardRoutes(
   registerFeaturesPage(app, deps, { session, checkedPost, user });
   registerSettingsPage(app, deps, { session, checkedPost, user });
   registerAuditPage(app, deps, { session, checkedPost, user });
+  registerInboxPage(app, deps, { session, checkedPost, user });
+
+  // Any other dashboard address is a 404 page a person can read (not the MCP endpoint's JSON-RPC error), with the way back.
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/dashboard/*',
+    handler: async (req, reply) => {
+      const path = req.url.split('?')[0] ?? '';
+      const s = await session(req).catch(() => undefined);
+      return reply
+        .code(404)
+        .type('text/html')
+        .send(
+          page(
+            'Not found',
+            `<section><h2>Not found</h2><p>There is no dashboard page at <code>${esc(path.slice(0, 200))}</code>.</p><p><a href="/dashboard">Go to the overview</a></p></section>`,
+            s ? user(s) : undefined,
+          ),
+        );
+    },
+  });
 }

@@ -7,8 +7,11 @@ import { createHash } from 'node:crypto';
 import { localMinute } from '@adsmcp/runtime/zoned-format';
 import { esc } from './html.ts';
 
-/** Rewrites every `time[datetime]` in the browser's zone, with the zone's short name. */
-export const LOCAL_TIME_SCRIPT = `for(const t of document.querySelectorAll('time[datetime]')){const d=new Date(t.getAttribute('datetime'));if(!isNaN(d)){t.textContent=d.toLocaleString(undefined,{year:'numeric',month:'short',day:'numeric',hour:'2-digit',minute:'2-digit',timeZoneName:'short'});t.dataset.local='1';}}`;
+/**
+ * Rewrites every `time[datetime]` in the browser's zone, with the zone's short name, and every
+ * amount (`data[data-currency]`, its value in micros) in the viewer's locale.
+ */
+export const LOCAL_TIME_SCRIPT = `for(const t of document.querySelectorAll('time[datetime]')){const d=new Date(t.getAttribute('datetime'));if(!isNaN(d)){t.textContent=d.toLocaleString(undefined,{year:'numeric',month:'short',day:'numeric',hour:'2-digit',minute:'2-digit',timeZoneName:'short'});t.dataset.local='1';}}for(const m of document.querySelectorAll('data[data-currency]')){try{m.textContent=new Intl.NumberFormat(undefined,{style:'currency',currency:m.dataset.currency}).format(Number(m.value)/1e6);m.dataset.local='1';}catch{}}`;
 
 /** The CSP source that allows exactly LOCAL_TIME_SCRIPT. */
 export const LOCAL_TIME_SCRIPT_SRC = `'sha256-${createHash('sha256').update(LOCAL_TIME_SCRIPT).digest('base64')}'`;
@@ -37,4 +40,18 @@ export function accountTimeText(at: Date | string, timeZone: string): string {
     // An account zone the runtime does not know: say so rather than guess.
     return `(time zone ${timeZone} unknown)`;
   }
+}
+
+/** "in 5 h", "in 40 min" or "3 h ago": how far `at` is from `now`, for marks beside a time. */
+export function relativeText(at: Date | string, now = new Date()): string {
+  const d = typeof at === 'string' ? new Date(at) : at;
+  const minutes = Math.round((d.getTime() - now.getTime()) / 60_000);
+  const size = Math.abs(minutes);
+  const text =
+    size < 90
+      ? `${size} min`
+      : size < 48 * 60
+        ? `${Math.round(size / 60)} h`
+        : `${Math.round(size / 1440)} days`;
+  return minutes >= 0 ? `in ${text}` : `${text} ago`;
 }

@@ -143,3 +143,40 @@ export function summaryHtml(summary: string): string {
 export function spaceLegendHtml(html: string): string {
   return html.includes('␣') ? '<p class="legend" data-legend>␣ is a space</p>' : '';
 }
+
+/** Micros of a currency as a decimal amount, exactly (bigint arithmetic: no float rounding). */
+export function microsToDecimal(micros: bigint | number | string): string {
+  const value = BigInt(micros);
+  const negative = value < 0n;
+  const size = negative ? -value : value;
+  const whole = size / 1_000_000n;
+  const fraction = (size % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '').padEnd(2, '0');
+  return `${negative ? '-' : ''}${whole}.${fraction}`;
+}
+
+/**
+ * An amount for a person: in the account's currency, as the viewer's locale writes it (the
+ * page's script formats `<data>`; without script it reads `EUR 12.50`), and, where the exact
+ * figure matters (a cap, a bid), the micros beside it.
+ */
+export function moneyHtml(
+  micros: bigint | number | string | undefined,
+  currency: string | undefined,
+  opts: { exact?: boolean } = {},
+): string {
+  if (micros === undefined || micros === '') return '';
+  let decimal: string;
+  try {
+    decimal = microsToDecimal(micros);
+  } catch {
+    return esc(String(micros));
+  }
+  const code = /^[A-Z]{3}$/.test(currency ?? '') ? (currency as string) : undefined;
+  const shown =
+    code === undefined
+      ? `${esc(decimal)} <span class="muted">(currency unknown)</span>`
+      : `<data value="${esc(BigInt(micros).toString())}" data-currency="${code}">${esc(`${code} ${decimal}`)}</data>`;
+  return opts.exact
+    ? `${shown} <span class="muted nowrap">(${esc(BigInt(micros).toString())} micros)</span>`
+    : shown;
+}
