@@ -1,0 +1,258 @@
+/**
+ * Undo, end to end through the official MCP client and the real processes: an applied ad update and
+ * an applied ad batch are each reverted by a change prepared with ads_prepare_revert, approved by a
+ * person and applied exactly once (the sandbox's ledger is the witness), leaving the ad as it was
+ * before and the batch's ad group archived with its campaign and ads paused; the two changes name
+ * each other. And the platform credential's health, as ads_list_accounts shows it.
+ *
+ * The batch's source images are served by a local HTTPS site, so the marketing service (which
+ * fetches them) runs in the test's own process with a fetcher that reaches that site, as in
+ * ad-batch.test.ts; every other service runs as a process.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { openServiceDatabase } from '@adsmcp/runtime/db';
+import { createLogger } from '@adsmcp/runtime/log';
+import { createPrincipalVerifier, GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
+import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
+import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { type HttpsSite, startHttpsSite } from '@adsmcp/testkit/https-site';
+import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import type { InProcessService, SeedResult, Stack } from '@adsmcp/testkit/stack';
+import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
+import sharp from 'sharp';
+import {
+  buildServer as buildMarketing,
+  SERVICE_NAME as MARKETING,
+  MIGRATIONS_DIR as MARKETING_MIGRATIONS,
+} from '../../services/marketing/src/server.ts';
+
+let e2e: SeededStack;
+let stack: Stack;
+let seed: SeedResult;
+let agent: McpTestClient;
+let account: SeedResult['accounts'][number];
+let acct: string;
+let site: HttpsSite;
+
+interface ChangeView {
+  change_id: string;
+  status: string;
+  digest: string;
+  summary: string;
+  operation: { method: string; path: string; body: unknown };
+  upstream_response: { id: string } | null;
+  reverts_change_id: string | null;
+  reverted_by: string[];
+}
+
+const { ok, refused } = toolCalls(() => agent);
+const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
+
+const IMAGE_HOST = 'img.example.com';
+
+async function marketingInProcess(env: Record<string, string>): Promise<InProcessService> {
+  const logger = createLogger(MARKETING, 'silent');
+  const pool = await openServiceDatabase({
+    url: env.DATABASE_URL as string,
+    schema: MARKETING,
+    migrationsDir: MARKETING_MIGRATIONS,
+    logger,
+  });
+  const verifier = await createPrincipalVerifier(
+    {
+      [GATEWAY_ISSUER]: env.PRINCIPAL_PUBLIC_KEY as string,
+      'adsmcp-changes': env.CHANGES_PUBLIC_KEY as string,
+    },
+    MARKETING,
+  );
+  const server = buildMarketing({ pool, verifier, logger, fetch: createSafeFetcher(site.fetcherOptions()) });
+  const port = await server.listen(0, '127.0.0.1');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      await server.close();
+      await pool.end();
+    },
+  };
+}
+
+before(async () => {
+  site = await startHttpsSite(
+    (req, res) => {
+      const n = Number(/\/(\d+)\.png$/.exec(req.url ?? '')?.[1] ?? 0);
+      void sharp({
+        create: { width: 120, height: 100, channels: 3, background: { r: (n * 71) % 256, g: 40, b: 90 } },
+      })
+        .png()
+        .toBuffer()
+        .then((png) => res.writeHead(200, { 'content-type': 'image/png' }).end(png));
+    },
+    [IMAGE_HOST],
+  );
+  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' }, inProcessMarketing: marketingInProcess });
+  ({ stack, seed } = e2e);
+  account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
+  acct = account.account_id;
+  agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
+});
+
+after(async () => {
+  await agent?.close();
+  await e2e?.stop();
+  await site?.close();
+});
+
+/** Approves `change` as a person would (the admin command), applies it, and waits for its outcome. */
+async function approveAndApply(change: ChangeView): Promise<ChangeView> {
+  const out = JSON.parse(
+    await stack.admin(['approve', change.change_id, '--workspace', seed.workspaceId, '--yes']),
+  ) as { status: string };
+  assert.equal(out.status, 'approved');
+  let applied = await ok<ChangeView>('ads_apply_change', {
+    change_id: change.change_id,
+    digest: change.digest,
+  });
+  for (const until = Date.now() + 30_000; applied.status === 'applying' && Date.now() < until; ) {
+    await new Promise((r) => setTimeout(r, 250));
+    applied = await ok<ChangeView>('ads_get_change', { change_id: change.change_id });
+  }
+  assert.equal(applied.status, 'applied', JSON.stringify(applied));
+  return applied;
+}
+
+describe('ads_prepare_revert', () => {
+  test('an applied ad update is reverted to its before-state, each request applied once, the two changes linked', async () => {
+    const { ads } = await ok<{ ads: { id: string; name: string; status: string }[] }>('ads_list_ads', {
+      account_id: acct,
+      limit: 5,
+    });
+    const ad = ads.find((a) => a.status !== 'archived') as (typeof ads)[number];
+    const path = `/ads/${ad.id}`;
+    const update = await ok<ChangeView>('ads_update_ad', {
+      account_id: acct,
+      ad_id: ad.id,
+      body: { name: 'Reverted soon — winter copy' },
+    });
+    await approveAndApply(update);
+
+    const revert = await ok<ChangeView>('ads_prepare_revert', {
+      change_id: update.change_id,
+      reason: 'The winter copy underperforms',
+    });
+    assert.equal(revert.status, 'prepared');
+    assert.equal(revert.reverts_change_id, update.change_id);
+    assert.deepEqual(revert.operation, { method: 'POST', path, body: { name: ad.name } });
+    assert.match(revert.summary, new RegExp(`^Revert of change ${update.change_id} \\(ads_update_ad\\)`));
+    const reverted = await ok<ChangeView>('ads_get_change', { change_id: update.change_id });
+    assert.deepEqual(reverted.reverted_by, [revert.change_id]);
+    const twice = await refused('ads_prepare_revert', { change_id: update.change_id });
+    assert.equal(twice.code, 'failed_precondition');
+    assert.match(twice.message, new RegExp(`already has a revert prepared: change ${revert.change_id}`));
+
+    await approveAndApply(revert);
+    const rows = await ledger(path);
+    assert.deepEqual(
+      rows.map((r) => [r.idempotency_key, r.request_body]),
+      [
+        [`change-${update.change_id}`, { name: 'Reverted soon — winter copy' }],
+        [`change-${revert.change_id}`, { name: ad.name }],
+      ],
+      'the update and its revert, each applied exactly once',
+    );
+    const live = await ok<{ ad: { name: string } }>('ads_get_ad', { account_id: acct, ad_id: ad.id });
+    assert.equal(live.ad.name, ad.name, 'the ad is back at its before-state');
+  });
+
+  test('an applied ad batch is reverted by archiving its ad group, its campaign and ads staying paused', async () => {
+    const { item } = await ok<{ item: { item_id: string; revision: number } }>('ads_save_marketing_item', {
+      kind: 'batch',
+      name: 'Batch to revert',
+      data: {
+        variants: [1, 2].map((i) => ({
+          title: `Revert pick ${i}`,
+          body: 'Greens that love the cold',
+          target_url: `https://shop.example.com/revert/${i}`,
+          source_image_url: `${site.origin(IMAGE_HOST)}/revert/${i}.png`,
+        })),
+      },
+    });
+    const batch = await ok<ChangeView>('ads_prepare_ad_batch', {
+      item_id: item.item_id,
+      expected_revision: item.revision,
+      account_id: acct,
+      campaign_name: 'Revert batch',
+      budget_amount: 20,
+      budget_type: 'daily',
+      objective: 'clicks',
+      bid_micros: 500000,
+      countries: ['US'],
+    });
+    const applied = await approveAndApply(batch);
+    const jobId = applied.upstream_response?.id ?? '';
+    interface Job {
+      status: string;
+      results: { type: string; status: string; id?: string }[];
+    }
+    let job: Job | undefined;
+    for (const until = Date.now() + 20_000; Date.now() < until; ) {
+      job = (await ok<{ job: Job }>('ads_get_bulk_job', { account_id: acct, job_id: jobId })).job;
+      if (job.status === 'succeeded' || job.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.equal(job?.status, 'succeeded', JSON.stringify(job));
+    const idOf = (type: string) => (job?.results ?? []).filter((r) => r.type === type).map((r) => r.id ?? '');
+    const [campaignId] = idOf('create_campaign');
+    const [groupId] = idOf('create_ad_group');
+    const adIds = idOf('create_ad');
+    assert.equal(adIds.length, 2);
+
+    const revert = await ok<ChangeView>('ads_prepare_revert', { change_id: batch.change_id });
+    assert.equal(revert.reverts_change_id, batch.change_id);
+    assert.deepEqual(revert.operation, { method: 'POST', path: `/ad_groups/${groupId}/archive`, body: {} });
+    assert.match(revert.summary, /Archive ad group .* stay paused, as the job created them/);
+    await approveAndApply(revert);
+
+    const archives = await ledger(`/ad_groups/${groupId}/archive`);
+    assert.deepEqual(
+      archives.map((r) => r.idempotency_key),
+      [`change-${revert.change_id}`],
+      'the revert applied exactly once',
+    );
+    assert.equal(
+      (await ledger('/bulk_mutation_jobs')).filter((r) => r.idempotency_key === `change-${batch.change_id}`)
+        .length,
+      1,
+    );
+    const group = await ok<{ ad_group: { status: string } }>('ads_get_ad_group', {
+      account_id: acct,
+      ad_group_id: groupId,
+    });
+    assert.equal(group.ad_group.status, 'archived');
+    const campaign = await ok<{ campaign: { status: string } }>('ads_get_campaign', {
+      account_id: acct,
+      campaign_id: campaignId,
+    });
+    assert.equal(campaign.campaign.status, 'paused');
+    for (const id of adIds) {
+      const { ad } = await ok<{ ad: { status: string } }>('ads_get_ad', { account_id: acct, ad_id: id });
+      assert.equal(ad.status, 'paused');
+    }
+    assert.deepEqual((await ok<ChangeView>('ads_get_change', { change_id: batch.change_id })).reverted_by, [
+      revert.change_id,
+    ]);
+  });
+});
+
+describe('ads_list_accounts', () => {
+  test('shows when each connection’s platform credential expires, and that it is ok', async () => {
+    const { accounts } = await ok<{
+      accounts: { account_id: string; credential_expires_at: string | null; credential_status: string }[];
+    }>('ads_list_accounts', {});
+    const listed = accounts.find((a) => a.account_id === acct);
+    // The sandbox issues credentials valid for 60 days; the seed connected this one just now.
+    const days = (Date.parse(listed?.credential_expires_at ?? '') - Date.now()) / 86_400_000;
+    assert.ok(days > 59 && days <= 60, `expires in ${days} days`);
+    assert.equal(listed?.credential_status, 'ok');
+  });
+});
