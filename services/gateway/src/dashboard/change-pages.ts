@@ -325,6 +325,15 @@ export function changeDetailHtml(
       : rejectable
         ? '<p class="muted">Your role can review changes but not approve or reject them.</p>'
         : '';
+  // An applied change can be reverted by a change of its own, prepared here and reviewed like any other.
+  const revert =
+    c.status === 'applied' && canDecide
+      ? `<section><h2>Undo</h2><form method="post" action="/dashboard/changes/${esc(c.changeId)}/revert">
+           <input type="hidden" name="csrf" value="${esc(csrf)}">
+           <label for="revert-reason">Why (optional, shown to the reviewer)</label><input id="revert-reason" name="reason" maxlength="500">
+           <p><button type="submit" id="prepare-revert">Prepare revert</button></p></form>
+           <p class="muted">Prepares the change that puts this one back; it is reviewed, approved and applied like any change, and refused if the object moved since.</p></section>`
+      : '';
   const settle = !c.outcomeUnknown
     ? ''
     : canDecide
@@ -391,6 +400,18 @@ export function changeDetailHtml(
       'resolved-by',
     ],
     ['Applied', when(c.appliedAt)],
+    [
+      'Reverts',
+      c.revertsChangeId
+        ? `<a href="/dashboard/changes/${esc(c.revertsChangeId)}">change ${esc(c.revertsChangeId)}</a>`
+        : '',
+      'reverts',
+    ],
+    [
+      'Reverted by',
+      c.revertedBy.map((id) => `<a href="/dashboard/changes/${esc(id)}">change ${esc(id)}</a>`).join(', '),
+      'reverted-by',
+    ],
     ['Error', esc(c.error)],
     [
       'Differs from review',
@@ -418,7 +439,7 @@ export function changeDetailHtml(
     <p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
     <pre id="payload" class="v">${payload}</pre>${spaceLegendHtml(payload)}${payloadNote}
     <p class="muted">Digest <code id="digest">${esc(c.digest)}</code>: approval is recorded for exactly this payload.</p>
-    ${decide}</section>${settle}${localTimeScript}`;
+    ${decide}</section>${settle}${revert}${localTimeScript}`;
 }
 
 /** How each resolution of an unknown outcome reads on the page. */

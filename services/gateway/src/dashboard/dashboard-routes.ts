@@ -14,6 +14,7 @@ import { findUserByEmail, insertAudit, listCredentials } from '../store/identity
 import { deleteSession, findSession, insertSession, type SessionView } from '../store/session-store.ts';
 import { registerAccountPages } from './account-pages.ts';
 import { registerAccountsListPage } from './accounts-list-page.ts';
+import { registerRevertRoute } from './revert-route.ts';
 import { registerAuditPage } from './audit-page.ts';
 import { loadPeople } from './change-actors.ts';
 import {
@@ -478,6 +479,7 @@ export function registerDashboardRoutes(
 
   registerAccountPages(app, deps, { session, checkedPost, user });
   registerAccountsListPage(app, deps, { session, checkedPost, user });
+  registerRevertRoute(app, deps, { session, checkedPost, user });
   registerChangesListPage(app, deps, { session, checkedPost, user });
   registerConnectionsPage(app, deps, { session, checkedPost, user });
   registerMembersPage(app, deps, { session, checkedPost, user });
