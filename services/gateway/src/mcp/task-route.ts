@@ -7,7 +7,7 @@
  * Also here: the 2025-era answer to an ads_apply_change that awaits a person.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Queryable } from '@adsmcp/runtime/db';
+import { isDatabaseUnavailable, type Queryable } from '@adsmcp/runtime/db';
 import { isRecord } from '@adsmcp/runtime/json';
 import type { Caller } from '../catalogue/catalogue.ts';
 import { awaitingPerson } from '../catalogue/tools/change-tools.ts';
@@ -35,6 +35,7 @@ export function taskRequestMethod(body: unknown): string | undefined {
 const HEADER_MISMATCH = -32020;
 const METHOD_NOT_FOUND = -32601;
 const MISSING_CAPABILITY = -32021;
+const INTERNAL_ERROR = -32603;
 
 /** A header's one value, as the SDK reads it (optional whitespace around it dropped). */
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -54,7 +55,11 @@ function decodedName(value: string): string | undefined {
 }
 
 /** Why the routing headers do not match the body, or undefined when they do. */
-function headerProblem(headers: IncomingHttpHeaders, method: string, params: unknown): string | undefined {
+export function headerProblem(
+  headers: IncomingHttpHeaders,
+  method: string,
+  params: unknown,
+): string | undefined {
   const named = header(headers, 'mcp-method');
   if (named === undefined)
     return `the body names method ${method} but the required Mcp-Method header is absent`;
@@ -117,7 +122,16 @@ export async function answerTasksRequest(
     return { status: 200, body: { jsonrpc: '2.0', id, result } };
   } catch (err) {
     if (err instanceof TaskRequestError) return errorAnswer(200, id, err.code, err.message, err.data);
-    throw err;
+    d.logger.warn({ err, method }, 'tasks request failed');
+    const what = isDatabaseUnavailable(err)
+      ? 'the gateway database is not answering'
+      : 'it failed unexpectedly';
+    return errorAnswer(
+      200,
+      id,
+      INTERNAL_ERROR,
+      `${method} could not be answered: ${what}; retry shortly (request ${requestId})`,
+    );
   }
 }
 

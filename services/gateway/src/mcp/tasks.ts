@@ -164,6 +164,24 @@ export async function createTask(
   name: string,
   args: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
+  try {
+    return await insertTask(d, caller, requestId, name, args);
+  } catch (err) {
+    d.logger.warn({ err, tool: name }, 'task not created');
+    throw new ProtocolError(
+      INTERNAL_ERROR,
+      `the task could not be created, so nothing was started: the gateway database did not answer; retry shortly (request ${requestId})`,
+    );
+  }
+}
+
+async function insertTask(
+  d: TaskDeps,
+  caller: Caller,
+  requestId: string,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   // Expired tasks of this credential go as it creates new ones: nothing else needs to sweep them.
   await d.db.query('DELETE FROM mcp_tasks WHERE credential_id = $1 AND expires_at <= now()', [
     caller.principal.credentialId,
@@ -171,7 +189,7 @@ export async function createTask(
   const held = name === 'ads_apply_change' ? null : new Date(Date.now() + HOLD_MS);
   const { rows } = await d.db.query<TaskRow>(
     `INSERT INTO mcp_tasks (task_id, workspace_id, credential_id, tool, arguments, status, status_message, held_until, ttl_ms, expires_at)
-     VALUES ($1, $2, $3, $4, $5, 'working', $6, $7, $8, now() + $8 * interval '1 millisecond')
+     VALUES ($1, $2, $3, $4, $5, 'working', $6, $7, $8::integer, now() + $8::integer * interval '1 millisecond')
      RETURNING ${COLUMNS}`,
     [
       randomUUID(),
@@ -254,7 +272,7 @@ async function runHeld(d: TaskDeps, caller: Caller, requestId: string, task: Tas
   const renew = setInterval(() => {
     d.db
       .query(
-        `UPDATE mcp_tasks SET held_until = now() + $2 * interval '1 millisecond' WHERE task_id = $1 AND status = 'working'`,
+        `UPDATE mcp_tasks SET held_until = now() + $2::integer * interval '1 millisecond' WHERE task_id = $1 AND status = 'working'`,
         [task.task_id, HOLD_MS],
       )
       .catch((err: unknown) => d.logger.warn({ err, task_id: task.task_id }, 'task hold not renewed'));
@@ -295,7 +313,7 @@ function ended(result: ToolResult): string {
 async function takeUpLost(d: TaskDeps, caller: Caller, requestId: string, task: TaskRow): Promise<void> {
   const tool = d.catalogue.byName.get(task.tool);
   const { rowCount } = await d.db.query(
-    `UPDATE mcp_tasks SET held_until = now() + $2 * interval '1 millisecond', last_updated_at = now()
+    `UPDATE mcp_tasks SET held_until = now() + $2::integer * interval '1 millisecond', last_updated_at = now()
       WHERE task_id = $1 AND status = 'working' AND held_until < now()`,
     [task.task_id, HOLD_MS],
   );
