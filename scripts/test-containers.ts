@@ -22,12 +22,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ensureNodeBaseImage, ensureServiceImages, NODE_BASE_IMAGE } from '@adsmcp/testkit/images';
+import { ensureLocalKafkaImage, localKafkaImage } from '@adsmcp/testkit/kafka-container';
 import { ensureLocalPgImage, LOCAL_PG_IMAGE, pgImage } from '@adsmcp/testkit/pg-container';
 
-/** What the selected container suites use: PostgreSQL in a container, the services' images. */
+/** What the selected container suites use: PostgreSQL in a container, the services' images, Kafka. */
 export interface ContainerNeeds {
   pg: boolean;
   images: boolean;
+  kafka: boolean;
 }
 
 const SOCKET = '/var/run/docker.sock';
@@ -162,6 +164,13 @@ async function buildPgImage(): Promise<void> {
   say(built ? `built ${LOCAL_PG_IMAGE} in ${seconds(started)}` : `${LOCAL_PG_IMAGE} is built already`);
 }
 
+async function buildKafkaImage(): Promise<void> {
+  const started = Date.now();
+  const built = await ensureLocalKafkaImage(say);
+  const image = await localKafkaImage();
+  say(built ? `built ${image} in ${seconds(started)}` : `${image} is built already`);
+}
+
 /** The engine started here, stopped at the end. */
 let engine: ChildProcess | undefined;
 
@@ -181,8 +190,10 @@ async function prepare(needs: ContainerNeeds): Promise<void> {
     const base = needs.images ? buildNodeBase() : Promise.resolve();
     const images = needs.images ? base.then(buildServiceImages) : Promise.resolve();
     const pg = needs.pg ? base.catch(() => undefined).then(buildPgImage) : Promise.resolve();
-    const [a, b] = await Promise.allSettled([images, pg]);
-    for (const r of [a, b]) if (r?.status === 'rejected') throw r.reason;
+    // After PostgreSQL's: one debootstrap at a time fills the shared download cache.
+    const kafka = needs.kafka ? pg.catch(() => undefined).then(buildKafkaImage) : Promise.resolve();
+    for (const r of await Promise.allSettled([images, pg, kafka]))
+      if (r.status === 'rejected') throw r.reason;
   } catch (err) {
     if (engine) await stopEngine(engine);
     engine = undefined;
@@ -208,7 +219,11 @@ export interface ContainerPreparation {
 
 /** Starts preparing what `needs` names in a child process (this file as a script). */
 export function startContainerPreparation(needs: ContainerNeeds, root: string): ContainerPreparation {
-  const args = [...(needs.pg ? ['--pg'] : []), ...(needs.images ? ['--images'] : [])];
+  const args = [
+    ...(needs.pg ? ['--pg'] : []),
+    ...(needs.images ? ['--images'] : []),
+    ...(needs.kafka ? ['--kafka'] : []),
+  ];
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
     cwd: root,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -234,7 +249,11 @@ export function startContainerPreparation(needs: ContainerNeeds, root: string): 
 // The child's side.
 
 async function child(): Promise<void> {
-  const needs = { pg: process.argv.includes('--pg'), images: process.argv.includes('--images') };
+  const needs = {
+    pg: process.argv.includes('--pg'),
+    images: process.argv.includes('--images'),
+    kafka: process.argv.includes('--kafka'),
+  };
   const send = (m: Message) => process.send?.(m);
   // Told to stop, or the parent went away, even before the preparation is done: stop the engine
   // started here (a build still running ends by itself), then exit.

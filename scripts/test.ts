@@ -98,18 +98,19 @@ function protosNotBroken(): boolean {
  */
 const CONTAINER_SUITES = process.env.ADSMCP_CONTAINER_TESTS !== '0';
 
-/** What a test file runs in containers: PostgreSQL (pg-container), the services' images (images). */
+/** What a test file runs in containers: PostgreSQL (pg-container), the services' images (images), Kafka (kafka-container). */
 async function containerNeeds(file: string): Promise<ContainerNeeds> {
   const text = await readFile(join(REPO_ROOT, file), 'utf8');
   return {
     pg: text.includes('@adsmcp/testkit/pg-container'),
     images: text.includes('@adsmcp/testkit/images'),
+    kafka: text.includes('@adsmcp/testkit/kafka-container'),
   };
 }
 
 async function usesContainers(file: string): Promise<boolean> {
   const needs = await containerNeeds(file);
-  return needs.pg || needs.images;
+  return needs.pg || needs.images || needs.kafka;
 }
 
 /**
@@ -308,9 +309,9 @@ async function checksAndTests(
   }
 }
 
-/** A test file that starts Apache Kafka (testkit/kafka-broker.ts) needs its jars. */
+/** A test file that starts Apache Kafka (testkit/kafka-broker.ts, or its image: kafka-container.ts) needs its jars. */
 async function usesKafka(file: string): Promise<boolean> {
-  return (await readFile(join(REPO_ROOT, file), 'utf8')).includes('@adsmcp/testkit/kafka-broker');
+  return /@adsmcp\/testkit\/kafka-(broker|container)/.test(await readFile(join(REPO_ROOT, file), 'utf8'));
 }
 
 /**
@@ -335,11 +336,12 @@ function startKafkaJarsFetch(): Promise<boolean> {
  */
 async function main(): Promise<number> {
   const files = await selectFiles();
-  const needs = { pg: false, images: false };
+  const needs = { pg: false, images: false, kafka: false };
   for (const f of files.containers) {
     const n = await containerNeeds(f);
     needs.pg ||= n.pg;
     needs.images ||= n.images;
+    needs.kafka ||= n.kafka;
   }
   const containers = files.containers.length > 0 ? startContainerPreparation(needs, REPO_ROOT) : undefined;
   let kafka = false;

@@ -14,7 +14,10 @@
  *
  * There is no environment variable or configuration that turns the guard off. The options
  * `resolve`, `ca` and `allowAddress` exist so that tests can reach a local HTTPS server; the
- * product creates its fetcher with `createSafeFetcher()` and never passes `allowAddress`.
+ * product creates its fetcher with `createSafeFetcher()` and never passes `allowAddress`. The one
+ * exception an operator may make is `allowHosts`: exact `host:port` pairs (the webhook sender's
+ * WEBHOOK_ALLOW_HOSTS) reached over plain http at whatever address they are, for a receiver on the
+ * developer's own machine; every other URL keeps every rule.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
@@ -76,6 +79,11 @@ export interface SafeFetchOptions {
   totalTimeoutMs?: number;
   /** Default maximum body size, overridable per call. */
   maxBytes?: number;
+  /**
+   * Exact `host:port` pairs (as URL.host spells them, port included) an operator allowed for local
+   * development: these may use plain http and any address. Nothing else is relaxed.
+   */
+  allowHosts?: readonly string[];
 }
 
 export interface SafeFetchCallOptions {
@@ -86,6 +94,11 @@ export interface SafeFetchCallOptions {
    * is aborted the fetch stops, its connection closed, and fails as `cancelled`.
    */
   signal?: AbortSignal;
+  /** GET by default; a POST sends `body` and is never redirected (a 3xx is its answer). */
+  method?: 'GET' | 'POST';
+  body?: string;
+  /** Extra request headers (a webhook's content type and signature). */
+  headers?: Record<string, string>;
 }
 
 export type SafeFetch = (url: string, opts?: SafeFetchCallOptions) => Promise<SafeFetchResponse>;
@@ -165,7 +178,7 @@ async function systemResolve(hostname: string): Promise<string[]> {
   return found.map((f) => f.address);
 }
 
-function parseHttpsUrl(raw: string): URL {
+function parseHttpsUrl(raw: string, allowedHost: (url: URL) => boolean = () => false): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -175,7 +188,10 @@ function parseHttpsUrl(raw: string): URL {
       `url is not a valid absolute URL: ${JSON.stringify(raw.slice(0, 200))}`,
     );
   }
-  if (url.protocol !== 'https:') throw new SafeFetchError('scheme_not_allowed', 'url must use https');
+  const plainAllowed = url.protocol === 'http:' && allowedHost(url);
+  if (url.protocol !== 'https:' && !plainAllowed) {
+    throw new SafeFetchError('scheme_not_allowed', 'url must use https');
+  }
   if (url.username || url.password) {
     throw new SafeFetchError('invalid_url', 'url must not contain a user name or password');
   }
@@ -185,6 +201,7 @@ function parseHttpsUrl(raw: string): URL {
 interface Policy {
   resolve: (hostname: string) => Promise<string[]>;
   allowAddress: (address: string) => boolean;
+  allowedHost: (url: URL) => boolean;
 }
 
 /**
@@ -194,7 +211,8 @@ interface Policy {
  */
 async function checkedAddress(url: URL, policy: Policy): Promise<string> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host) === 0 && isLocalhostName(host)) {
+  const operatorAllowed = policy.allowedHost(url);
+  if (isIP(host) === 0 && isLocalhostName(host) && !operatorAllowed) {
     throw new SafeFetchError('host_refused', `the host ${host} is a loopback name`);
   }
   let addresses: string[];
@@ -210,7 +228,7 @@ async function checkedAddress(url: URL, policy: Policy): Promise<string> {
   }
   for (const address of addresses) {
     const range = refusedRange(address);
-    if (range !== undefined && !policy.allowAddress(address)) {
+    if (range !== undefined && !policy.allowAddress(address) && !operatorAllowed) {
       throw new SafeFetchError(
         'address_refused',
         `the host resolves to ${describeRange(range)} address (${address})`,
@@ -218,6 +236,25 @@ async function checkedAddress(url: URL, policy: Policy): Promise<string> {
     }
   }
   return addresses[0] as string;
+}
+
+/**
+ * checkUrl applies the fetcher's rules to a URL without fetching it (a webhook's URL when it is
+ * registered): it throws the SafeFetchError a fetch would, or returns the parsed URL.
+ */
+export async function checkUrl(
+  raw: string,
+  options: Pick<SafeFetchOptions, 'resolve' | 'allowHosts'> = {},
+): Promise<URL> {
+  const allowHosts = new Set((options.allowHosts ?? []).map((h) => h.toLowerCase()));
+  const allowedHost = (url: URL) => allowHosts.has(url.host.toLowerCase());
+  const url = parseHttpsUrl(raw, allowedHost);
+  await checkedAddress(url, {
+    resolve: options.resolve ?? systemResolve,
+    allowAddress: () => false,
+    allowedHost,
+  });
+  return url;
 }
 
 /** A lookup that answers only for the checked host, with the checked address. */
@@ -277,14 +314,22 @@ interface Hop {
  * the status as evidence); refusals and failures throw SafeFetchError.
  */
 export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetch {
+  const allowHosts = new Set((options.allowHosts ?? []).map((h) => h.toLowerCase()));
   const policy: Policy = {
     resolve: options.resolve ?? systemResolve,
     allowAddress: options.allowAddress ?? (() => false),
+    allowedHost: (url) => allowHosts.has(url.host.toLowerCase()),
   };
   const connectTimeout = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const totalTimeout = options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS;
 
-  async function hop(url: URL, accept: string, maxBytes: number, signal: AbortSignal): Promise<Hop> {
+  async function hop(
+    url: URL,
+    accept: string,
+    maxBytes: number,
+    signal: AbortSignal,
+    opts: SafeFetchCallOptions,
+  ): Promise<Hop> {
     const address = await checkedAddress(url, policy);
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const agent = new Agent({
@@ -298,13 +343,14 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetch {
     });
     try {
       const res = await request(url, {
-        method: 'GET',
+        method: opts.method ?? 'GET',
         dispatcher: agent,
         signal,
-        headers: { accept, 'accept-encoding': 'identity', 'user-agent': USER_AGENT },
+        ...(opts.body === undefined ? {} : { body: opts.body }),
+        headers: { ...opts.headers, accept, 'accept-encoding': 'identity', 'user-agent': USER_AGENT },
       });
       const headers = flatHeaders(res.headers);
-      if (REDIRECT_STATUSES.has(res.statusCode)) {
+      if (REDIRECT_STATUSES.has(res.statusCode) && (opts.method ?? 'GET') === 'GET') {
         discard(res.body);
         return { status: res.statusCode, headers, body: undefined };
       }
@@ -326,9 +372,9 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetch {
   ): Promise<SafeFetchResponse> {
     const maxBytes = opts.maxBytes ?? options.maxBytes ?? DEFAULT_MAX_BYTES;
     const accept = opts.accept ?? '*/*';
-    let url = parseHttpsUrl(start);
+    let url = parseHttpsUrl(start, policy.allowedHost);
     for (let redirects = 0; ; redirects++) {
-      const res = await hop(url, accept, maxBytes, signal);
+      const res = await hop(url, accept, maxBytes, signal, opts);
       if (res.body !== undefined) {
         return {
           status: res.status,
@@ -353,7 +399,7 @@ export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetch {
           `redirect to an invalid URL: ${JSON.stringify(location.slice(0, 200))}`,
         );
       }
-      url = parseHttpsUrl(next);
+      url = parseHttpsUrl(next, policy.allowedHost);
     }
   }
 

@@ -19,6 +19,7 @@ import { createWriteStream, type WriteStream, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { freePort } from './free-port.ts';
 import { ensureKafkaJars } from './kafka-jars.ts';
 
@@ -76,7 +77,7 @@ function properties(values: Record<string, string>): string {
 }
 
 /** The JVM: small heap and quick start; these brokers carry test traffic on a shared 2-core machine. */
-const JVM_OPTIONS = [
+export const JVM_OPTIONS = [
   '-Xms64m',
   '-Xmx384m',
   '-XX:+UseSerialGC',
@@ -296,4 +297,27 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
       await startNode(n);
     },
   };
+}
+
+/**
+ * Run as a script (`node --import tsx packages/testkit/src/kafka-broker.ts [3]`), it starts a broker
+ * (or a cluster of three) for trying the stack on Kafka by hand, prints its `KAFKA_BROKERS`, and
+ * stops it and removes its data on Ctrl-C or SIGTERM.
+ */
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const brokers = process.argv[2] === '3' ? 3 : 1;
+  startKafkaBroker({ brokers }).then(
+    (cluster) => {
+      process.stdout.write(
+        `KAFKA_BROKERS=${cluster.brokers}\n(data and logs in ${cluster.dir}; Ctrl-C stops)\n`,
+      );
+      const stop = () => void cluster.stop().then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    },
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
 }

@@ -1,6 +1,22 @@
-import { int, optional, readConfig, serviceConfig, str } from '@adsmcp/runtime/config';
+import { ConfigError, int, optional, readConfig, serviceConfig, str } from '@adsmcp/runtime/config';
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/** A comma-separated list of host:port (WEBHOOK_ALLOW_HOSTS); empty when unset. */
+const hostPorts = {
+  read(env: Record<string, string | undefined>, name: string): string[] {
+    const raw = env[name] ?? '';
+    if (raw.trim() === '') return [];
+    return raw.split(',').map((part) => {
+      const item = part.trim();
+      const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(item);
+      if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
+        throw new ConfigError(`${name} must be a comma-separated list of host:port (got "${item}")`);
+      }
+      return item.toLowerCase();
+    });
+  },
+};
 
 /** loadConfig reads the changes service's environment once; it throws naming anything missing. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
@@ -35,6 +51,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       APPLY_SWEEP_EVERY_MS: int(60_000, 100, 3_600_000),
       /** How long a change may be applying with no sign of its apply message before the sweep ends it. */
       APPLY_SWEEP_QUIET_MS: int(600_000, 100, 86_400_000),
+      /**
+       * Webhook receivers an operator allows for local development, as host:port (comma-separated):
+       * these may be plain http on a loopback or private address. Every other webhook URL must be
+       * https to a public address (docs/webhooks.md).
+       */
+      WEBHOOK_ALLOW_HOSTS: hostPorts,
+      /** The key webhook secrets are sealed with (base64, 32 bytes); unset, one derived from CHANGES_PRIVATE_KEY. */
+      WEBHOOK_SECRET_KEY: optional(),
+      /** Attempts of one webhook delivery before it is given up (retried with backoff from WEBHOOK_RETRY_BASE_MS, doubling up to 10 minutes). */
+      WEBHOOK_MAX_ATTEMPTS: int(10, 1, 100),
+      WEBHOOK_RETRY_BASE_MS: int(5_000, 10, 600_000),
+      /** How often recorded events are fanned out into deliveries, and expiries looked for. */
+      WEBHOOK_FAN_OUT_EVERY_MS: int(1_000, 50, 600_000),
       /** Comma-separated Kafka brokers (host:port): apply work goes through Kafka; unset, through PostgreSQL. */
       KAFKA_BROKERS: optional(),
     },

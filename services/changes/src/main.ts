@@ -3,11 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
+import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { consume, type ServiceDepsWith, startService } from '@adsmcp/runtime/service-kit';
 import { CHANGES_ISSUER } from '@adsmcp/runtime/trust';
 import { type Config, loadConfig } from './config.ts';
 import { buildServer, SERVICE_NAME } from './server.ts';
+import { createDeliveryGiveUp, createDeliveryHandler, WEBHOOK_CONSUMER } from './webhooks/delivery.ts';
+import { type DeliveryMessage, startWebhookFanOut, WEBHOOK_TOPIC } from './webhooks/fan-out.ts';
+import { createSecretCipher, webhookKey } from './webhooks/secret-cipher.ts';
 import { APPLY_TOPIC, type ApplyMessage } from './work/apply-message.ts';
 import { startApplySweeper } from './work/apply-sweeper.ts';
 import { APPLY_CONSUMER, createApplyGiveUp, createApplyHandler } from './work/apply-worker.ts';
@@ -19,6 +23,7 @@ async function peersOf(config: Config) {
   const signer = await createPrincipalSigner(config.CHANGES_PRIVATE_KEY, CHANGES_ISSUER);
   return {
     upstream: createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer),
+    webhookCipher: createSecretCipher(webhookKey(config.WEBHOOK_SECRET_KEY, config.CHANGES_PRIVATE_KEY)),
     marketing:
       config.MARKETING_URL === undefined
         ? undefined
@@ -31,6 +36,14 @@ const applying = ({ pool, logger, peers }: ServiceDepsWith<Config, true, Peers>)
   pool,
   logger,
   ...peers,
+});
+
+/** What the webhook delivery worker uses: the fetcher allows only the hosts an operator listed beyond its rules. */
+const webhookSending = ({ pool, logger, peers, config }: ServiceDepsWith<Config, true, Peers>) => ({
+  pool,
+  logger,
+  cipher: peers.webhookCipher,
+  fetch: createSafeFetcher({ allowHosts: config.WEBHOOK_ALLOW_HOSTS, totalTimeoutMs: 10_000 }),
 });
 
 startService({
@@ -52,8 +65,27 @@ startService({
         backoff: { baseMs: 500, capMs: 60_000 },
         concurrency: 4,
       }),
+      consume<DeliveryMessage>({
+        name: WEBHOOK_CONSUMER,
+        topic: WEBHOOK_TOPIC,
+        handler: createDeliveryHandler(webhookSending(d)),
+        giveUp: createDeliveryGiveUp(webhookSending(d)),
+        maxAttempts: d.config.WEBHOOK_MAX_ATTEMPTS,
+        backoff: { baseMs: d.config.WEBHOOK_RETRY_BASE_MS, capMs: 600_000 },
+        concurrency: 4,
+      }),
     ];
   },
-  jobs: (d) => [startApplySweeper(applying(d), d.config.APPLY_SWEEP_EVERY_MS, d.config.APPLY_SWEEP_QUIET_MS)],
-  server: ({ pool, verifier, logger, peers }) => buildServer({ pool, verifier, logger, ...peers }),
+  jobs: (d) => [
+    startApplySweeper(applying(d), d.config.APPLY_SWEEP_EVERY_MS, d.config.APPLY_SWEEP_QUIET_MS),
+    startWebhookFanOut(d, d.config.WEBHOOK_FAN_OUT_EVERY_MS),
+  ],
+  server: ({ pool, verifier, logger, peers, config }) =>
+    buildServer({
+      pool,
+      verifier,
+      logger,
+      ...peers,
+      webhooks: { cipher: peers.webhookCipher, allowHosts: config.WEBHOOK_ALLOW_HOSTS },
+    }),
 });

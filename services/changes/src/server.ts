@@ -3,6 +3,7 @@ import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ControlsService } from '@adsmcp/proto/changes/v1/controls_pb';
 import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
+import { WebhooksService } from '@adsmcp/proto/changes/v1/webhooks_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
@@ -12,6 +13,7 @@ import { batchHandlers } from './handlers/batch-handlers.ts';
 import { changesHandlers } from './handlers/changes-handlers.ts';
 import { controlsHandlers } from './handlers/controls-handlers.ts';
 import { standardsHandlers } from './handlers/standards-handlers.ts';
+import { type WebhookHandlerDeps, webhookHandlers } from './handlers/webhook-handlers.ts';
 import type { Marketing } from './planning/campaign-assets.ts';
 import type { Upstream } from './planning/platform-reads.ts';
 
@@ -33,6 +35,8 @@ export interface Deps {
    * change's creatives name, pinned at prepare and uploaded on apply. Unset, none can be used.
    */
   marketing?: Marketing;
+  /** Webhooks' secrets and allowed hosts; unset, WebhooksService is not served. */
+  webhooks?: Omit<WebhookHandlerDeps, 'pool'>;
 }
 
 /** buildServer returns the changes service's Connect server, not yet listening. */
@@ -46,6 +50,8 @@ export function buildServer(deps: Deps): ConnectServer {
       router.service(ChangesService, changesHandlers({ pool: deps.pool, ...peers }));
       router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
       router.service(BatchService, batchHandlers({ pool: deps.pool, ...peers }));
+      if (deps.webhooks)
+        router.service(WebhooksService, webhookHandlers({ pool: deps.pool, ...deps.webhooks }));
       router.service(ControlsService, controlsHandlers(deps.pool, deps.upstream));
       router.service(AuditService, auditHandlers(deps.pool));
     },

@@ -14,7 +14,6 @@ import { findUserByEmail, insertAudit, listCredentials } from '../store/identity
 import { deleteSession, findSession, insertSession, type SessionView } from '../store/session-store.ts';
 import { registerAccountPages } from './account-pages.ts';
 import { registerAccountsListPage } from './accounts-list-page.ts';
-import { registerRevertRoute } from './revert-route.ts';
 import { registerAuditPage } from './audit-page.ts';
 import { loadPeople } from './change-actors.ts';
 import {
@@ -35,6 +34,7 @@ import { LOCAL_TIME_SCRIPT_SRC, localTimeScript, timeHtml } from './local-time.t
 import { registerMembersPage } from './members-page.ts';
 import { registerProposalPages } from './proposal-pages.ts';
 import { registerSettingsPage } from './settings-page.ts';
+import { registerWebhooksPage } from './webhooks-page.ts';
 
 export const SESSION_COOKIE = 'adsmcp_session';
 const COOKIE = SESSION_COOKIE;
@@ -479,7 +479,6 @@ export function registerDashboardRoutes(
 
   registerAccountPages(app, deps, { session, checkedPost, user });
   registerAccountsListPage(app, deps, { session, checkedPost, user });
-  registerRevertRoute(app, deps, { session, checkedPost, user });
   registerChangesListPage(app, deps, { session, checkedPost, user });
   registerConnectionsPage(app, deps, { session, checkedPost, user });
   registerMembersPage(app, deps, { session, checkedPost, user });
@@ -487,6 +486,7 @@ export function registerDashboardRoutes(
   registerSettingsPage(app, deps, { session, checkedPost, user });
   registerAuditPage(app, deps, { session, checkedPost, user });
   registerInboxPage(app, deps, { session, checkedPost, user });
+  registerWebhooksPage(app, deps, { session, checkedPost, user });
 
   // Any other dashboard address is a 404 page a person can read (not the MCP endpoint's JSON-RPC error), with the way back.
   app.route({

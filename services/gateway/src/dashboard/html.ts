@@ -63,9 +63,9 @@ form.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin-bottom:1
 form.filters input,form.filters select{width:auto;max-width:100%;font:inherit;padding:5px} form.filters select{max-width:min(22em,100%)}
 td form{margin:0} td select{font:inherit;padding:4px}
 .v{white-space:pre-wrap;overflow:hidden;overflow-wrap:anywhere} .summary{white-space:pre-wrap;overflow:hidden}
-td.summary,td.name,td.object,td.detail,td.connection,td.account,td.long{overflow-wrap:anywhere;min-width:9em} td.summary,td.name,td.long{min-width:12em} td.object{min-width:16em}
+td.summary,td.name,td.object,td.detail,td.connection,td.account,td.long,#accounts td:first-child{overflow-wrap:anywhere;min-width:9em} td.summary,td.name,td.long{min-width:12em} td.object{min-width:16em}
 .clamp{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:3;overflow:hidden}
-.nowrap,td.state,td.status,td.when,td.created,td.num{white-space:nowrap} td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+.nowrap,td.num{white-space:nowrap} td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .host-note{display:block;font-size:var(--t-sm);color:var(--muted);white-space:normal}
 .host-warning{display:block;margin:4px 0;padding:6px 10px;border:2px solid var(--danger);border-radius:6px;background:#fdecea;color:#8c2418;font-weight:600;font-size:14px;white-space:normal}
 .legend{font-size:var(--t-sm);color:var(--muted)} td.field{overflow-wrap:break-word}
@@ -105,6 +105,7 @@ const NAV: readonly [string, string][] = [
   ['/dashboard/members', 'Members'],
   ['/dashboard/features', 'Features'],
   ['/dashboard/settings', 'Settings'],
+  ['/dashboard/webhooks', 'Webhooks'],
   ['/dashboard/audit', 'Audit log'],
 ];
 /**

@@ -1,0 +1,183 @@
+/** The WebhooksService RPCs: a workspace admin registers, lists and deletes webhooks and reads their delivery log. */
+import { randomUUID } from 'node:crypto';
+import type { WebhooksService } from '@adsmcp/proto/changes/v1/webhooks_pb';
+import { principalOf } from '@adsmcp/runtime/connect-server';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import {
+  FailedPreconditionError,
+  InvalidArgumentError,
+  NotFoundError,
+  PermissionDeniedError,
+} from '@adsmcp/runtime/errors';
+import { isUuid } from '@adsmcp/runtime/ids';
+import { actorName, type Principal } from '@adsmcp/runtime/principal';
+import { checkUrl, SafeFetchError } from '@adsmcp/runtime/safe-fetch';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { appendAuditEvent } from '../store/audit-store.ts';
+import {
+  countLiveWebhooks,
+  deleteWebhook,
+  insertWebhook,
+  listDeliveries,
+  listWebhooks,
+  type WebhookRow,
+} from '../store/webhook-store.ts';
+import type { SecretCipher } from '../webhooks/secret-cipher.ts';
+import {
+  checkEvents,
+  checkFormat,
+  checkUrlLength,
+  MAX_WEBHOOKS,
+  newSecret,
+} from '../webhooks/webhook-rules.ts';
+
+export interface WebhookHandlerDeps {
+  pool: Pool;
+  cipher: SecretCipher;
+  /** WEBHOOK_ALLOW_HOSTS: `host:port` pairs an operator allowed over plain http, for local development. */
+  allowHosts: readonly string[];
+  /** The fetcher's resolver (tests pass one); the system resolver by default. */
+  resolve?: (hostname: string) => Promise<string[]>;
+}
+
+function checkMayManage(p: Principal): void {
+  if (p.via !== 'dashboard' && p.via !== 'operator') {
+    throw new PermissionDeniedError(
+      'webhooks are managed by a workspace admin in the dashboard, not through an MCP client',
+    );
+  }
+  if (p.role !== 'admin') {
+    throw new PermissionDeniedError(`the role "${p.role}" may not manage webhooks; an admin may`);
+  }
+}
+
+function webhookProto(w: WebhookRow) {
+  return {
+    webhookId: w.webhook_id,
+    url: w.url,
+    events: w.events,
+    format: w.format,
+    createdBy: w.created_by,
+    createdAt: w.created_at.toISOString(),
+  };
+}
+
+/** The URL by the safe fetcher's rules, or an invalid-argument error naming `url` and the rule it breaks. */
+async function checkedUrl(raw: string, d: WebhookHandlerDeps): Promise<string> {
+  checkUrlLength(raw);
+  try {
+    const url = await checkUrl(raw, {
+      allowHosts: d.allowHosts,
+      ...(d.resolve ? { resolve: d.resolve } : {}),
+    });
+    return url.toString();
+  } catch (err) {
+    if (!(err instanceof SafeFetchError)) throw err;
+    const rule = err.message.startsWith('url ') ? err.message : `url is refused: ${err.message}`;
+    throw new InvalidArgumentError(
+      `${rule}; a webhook URL must be https to a public address (an operator may allow a host:port for local development with WEBHOOK_ALLOW_HOSTS)`,
+    );
+  }
+}
+
+function checkBaseUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.protocol === 'https:' || u.protocol === 'http:') return u.origin;
+  } catch {}
+  throw new InvalidArgumentError("review_base_url must be the dashboard's absolute http(s) URL");
+}
+
+export function webhookHandlers(d: WebhookHandlerDeps): ServiceImpl<typeof WebhooksService> {
+  return {
+    async createWebhook(req, ctx) {
+      const p = principalOf(ctx);
+      checkMayManage(p);
+      const events = checkEvents(req.events);
+      const format = checkFormat(req.format);
+      const reviewBase = checkBaseUrl(req.reviewBaseUrl);
+      const url = await checkedUrl(req.url, d);
+      const webhookId = randomUUID();
+      const secret = newSecret();
+      const by = actorName(p);
+      const row = await inTransaction(d.pool, async (tx) => {
+        // Serialised per workspace, so two registrations at once cannot both pass the bound.
+        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`webhooks:${p.workspaceId}`]);
+        if ((await countLiveWebhooks(tx, p.workspaceId)) >= MAX_WEBHOOKS) {
+          throw new FailedPreconditionError(
+            `a workspace keeps at most ${MAX_WEBHOOKS} webhooks; delete one first`,
+          );
+        }
+        const w = await insertWebhook(tx, {
+          webhook_id: webhookId,
+          workspace_id: p.workspaceId,
+          url,
+          events,
+          format,
+          secret_sealed: d.cipher.seal(secret, { workspaceId: p.workspaceId, webhookId }),
+          review_base_url: reviewBase,
+          created_by: by,
+        });
+        await appendAuditEvent(tx, {
+          workspaceId: p.workspaceId,
+          actor: by,
+          kind: 'webhook.registered',
+          subject: webhookId,
+          details: { webhook_id: webhookId, url, events, format },
+        });
+        return w;
+      });
+      return { webhook: webhookProto(row), secret };
+    },
+
+    async listWebhooks(_req, ctx) {
+      const p = principalOf(ctx);
+      checkMayManage(p);
+      return { webhooks: (await listWebhooks(d.pool, p.workspaceId)).map(webhookProto) };
+    },
+
+    async deleteWebhook(req, ctx) {
+      const p = principalOf(ctx);
+      checkMayManage(p);
+      if (!isUuid(req.webhookId)) throw new InvalidArgumentError('webhook_id must be a UUID');
+      const by = actorName(p);
+      await inTransaction(d.pool, async (tx) => {
+        const gone = await deleteWebhook(tx, { workspaceId: p.workspaceId, webhookId: req.webhookId, by });
+        if (gone === undefined)
+          throw new NotFoundError(`webhook ${req.webhookId} not found in this workspace`);
+        await appendAuditEvent(tx, {
+          workspaceId: p.workspaceId,
+          actor: by,
+          kind: 'webhook.deleted',
+          subject: gone.webhook_id,
+          details: { webhook_id: gone.webhook_id, url: gone.url, events: gone.events, format: gone.format },
+        });
+      });
+      return {};
+    },
+
+    async listWebhookDeliveries(req, ctx) {
+      const p = principalOf(ctx);
+      checkMayManage(p);
+      const limit = req.limit === 0 ? 50 : req.limit;
+      if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+        throw new InvalidArgumentError(`limit must be from 1 to 200 (got ${req.limit})`);
+      }
+      const rows = await listDeliveries(d.pool, p.workspaceId, limit);
+      return {
+        deliveries: rows.map((r) => ({
+          deliveryId: r.delivery_id,
+          webhookId: r.webhook_id,
+          url: r.url,
+          event: r.event,
+          subjectId: r.subject_id,
+          attempt: r.attempt,
+          outcome: r.outcome,
+          responseStatus: r.response_status ?? 0,
+          error: r.error ?? '',
+          at: r.at.toISOString(),
+        })),
+      };
+    },
+  };
+}
