@@ -3,7 +3,9 @@
  * an applied ad batch are each reverted by a change prepared with ads_prepare_revert, approved by a
  * person and applied exactly once (the sandbox's ledger is the witness), leaving the ad as it was
  * before and the batch's ad group archived with its campaign and ads paused; the two changes name
- * each other. And the platform credential's health, as ads_list_accounts shows it.
+ * each other; the dashboard offers Prepare revert on an applied change's page. And the platform
+ * credential's health, as ads_list_accounts and the dashboard show it: the sandbox here issues
+ * credentials valid for 10 days, inside the 14 days the product warns ahead.
  *
  * The batch's source images are served by a local HTTPS site, so the marketing service (which
  * fetches them) runs in the test's own process with a fetcher that reaches that site, as in
@@ -15,11 +17,14 @@ import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalVerifier, GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
+import { launchBrowser } from '@adsmcp/testkit/browser';
+import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { type HttpsSite, startHttpsSite } from '@adsmcp/testkit/https-site';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { InProcessService, SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
+import type { Browser, BrowserContext } from 'playwright-core';
 import sharp from 'sharp';
 import {
   buildServer as buildMarketing,
@@ -34,6 +39,8 @@ let agent: McpTestClient;
 let account: SeedResult['accounts'][number];
 let acct: string;
 let site: HttpsSite;
+let browser: Browser;
+let context: BrowserContext | undefined;
 
 interface ChangeView {
   change_id: string;
@@ -90,14 +97,20 @@ before(async () => {
     },
     [IMAGE_HOST],
   );
-  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' }, inProcessMarketing: marketingInProcess });
+  e2e = await startSeededStack({
+    env: { MCP_RATE_BURST: '500', SANDBOX_CREDENTIAL_VALID_DAYS: '10' },
+    inProcessMarketing: marketingInProcess,
+  });
   ({ stack, seed } = e2e);
   account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
   acct = account.account_id;
   agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
+  browser = await launchBrowser();
 });
 
 after(async () => {
+  await context?.close();
+  await browser?.close();
   await agent?.close();
   await e2e?.stop();
   await site?.close();
@@ -244,15 +257,78 @@ describe('ads_prepare_revert', () => {
   });
 });
 
+describe('the dashboard', () => {
+  test('an applied change’s page prepares its revert and opens the revert’s review page; both pages link each other', async () => {
+    const { ads } = await ok<{ ads: { id: string; status: string }[] }>('ads_list_ads', {
+      account_id: acct,
+      limit: 10,
+    });
+    const ad = ads.filter((a) => a.status !== 'archived')[3] as (typeof ads)[number];
+    const update = await ok<ChangeView>('ads_update_ad', {
+      account_id: acct,
+      ad_id: ad.id,
+      body: { name: 'Dashboard revert copy' },
+    });
+    await approveAndApply(update);
+    const signedIn = await signInToDashboard(browser, stack.gatewayUrl, {
+      email: seed.dashboardUser,
+      password: seed.dashboardPassword ?? '',
+    });
+    context = signedIn.context;
+    const { page } = signedIn;
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${update.change_id}`);
+    await page.fill('#revert-reason', 'Back to the old name');
+    await Promise.all([
+      page.waitForURL((url) => !url.pathname.endsWith(update.change_id)),
+      page.click('#prepare-revert'),
+    ]);
+    const revertId = new URL(page.url()).pathname.split('/').pop() ?? '';
+    const revert = await ok<ChangeView>('ads_get_change', { change_id: revertId });
+    assert.equal(revert.status, 'prepared');
+    assert.equal(revert.reverts_change_id, update.change_id);
+    assert.match(revert.summary, /because "Back to the old name"/);
+    assert.equal(await page.textContent('#reverts'), `change ${update.change_id}`);
+    assert.ok(await page.isVisible('#approve'), 'the revert is reviewed like any change');
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${update.change_id}`);
+    assert.equal(await page.textContent('#reverted-by'), `change ${revertId}`);
+    // A second revert while this one is pending is refused, and the page says why.
+    await Promise.all([page.waitForLoadState(), page.click('#prepare-revert')]);
+    assert.match(
+      (await page.textContent('#revert-refusal')) ?? '',
+      new RegExp(`already has a revert prepared: change ${revertId}`),
+    );
+  });
+
+  test('the accounts page shows each platform credential’s expiry and warns 14 days ahead', async () => {
+    const signedIn =
+      context === undefined
+        ? await signInToDashboard(browser, stack.gatewayUrl, {
+            email: seed.dashboardUser,
+            password: seed.dashboardPassword ?? '',
+          })
+        : { context, page: await context.newPage() };
+    context = signedIn.context;
+    const { page } = signedIn;
+    await page.goto(`${stack.gatewayUrl}/dashboard/accounts`);
+    const warning = (await page.textContent('#credential-warning')) ?? '';
+    assert.match(warning, /Renew the platform credential/);
+    assert.ok(warning.includes(`${account.name}: expires within 14 days`), warning);
+    assert.match(
+      (await page.textContent(`tr[data-account="${acct}"] td.credential`)) ?? '',
+      /\(expires soon\)/,
+    );
+  });
+});
+
 describe('ads_list_accounts', () => {
-  test('shows when each connection’s platform credential expires, and that it is ok', async () => {
+  test('shows when each connection’s platform credential expires, and that it expires soon', async () => {
     const { accounts } = await ok<{
       accounts: { account_id: string; credential_expires_at: string | null; credential_status: string }[];
     }>('ads_list_accounts', {});
     const listed = accounts.find((a) => a.account_id === acct);
-    // The sandbox issues credentials valid for 60 days; the seed connected this one just now.
+    // The sandbox here issues credentials valid for 10 days; the seed connected this one just now.
     const days = (Date.parse(listed?.credential_expires_at ?? '') - Date.now()) / 86_400_000;
-    assert.ok(days > 59 && days <= 60, `expires in ${days} days`);
-    assert.equal(listed?.credential_status, 'ok');
+    assert.ok(days > 9.9 && days <= 10, `expires in ${days} days`);
+    assert.equal(listed?.credential_status, 'expiring_soon');
   });
 });

@@ -53,19 +53,24 @@ export async function requireAccount(db: Queryable, req: FastifyRequest): Promis
 }
 
 /**
- * How long an API credential the sandbox issues is valid: 60 days after it was issued, as the
- * long-lived tokens of real ad platforms are. The sandbox reports it (`GET /me`'s
- * `credential_expires_at`) and does not enforce it: tests run the sandbox's clock anywhere.
+ * How long an API credential the sandbox issues is valid by default: 60 days after it was issued,
+ * as the long-lived tokens of real ad platforms are (`SANDBOX_CREDENTIAL_VALID_DAYS` sets another).
+ * The sandbox reports it (`GET /me`'s `credential_expires_at`) and does not enforce it: tests run
+ * the sandbox's clock anywhere.
  */
 export const CREDENTIAL_VALID_DAYS = 60;
 
 /** When the credential the request bears expires (RFC 3339), or undefined for an unknown one. */
-export async function credentialExpiresAt(db: Queryable, req: FastifyRequest): Promise<string | undefined> {
+export async function credentialExpiresAt(
+  db: Queryable,
+  req: FastifyRequest,
+  validDays = CREDENTIAL_VALID_DAYS,
+): Promise<string | undefined> {
   const token = bearerToken(req);
   if (token === undefined) return undefined;
   const { rows } = await db.query<{ expires_at: Date }>(
     `SELECT created_at + make_interval(days => $2) AS expires_at FROM credentials WHERE token_sha256 = $1`,
-    [sha256(token), CREDENTIAL_VALID_DAYS],
+    [sha256(token), validDays],
   );
   return rows[0]?.expires_at.toISOString();
 }

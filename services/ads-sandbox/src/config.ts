@@ -26,6 +26,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       SANDBOX_ADMIN_TOKEN: adminToken,
       /** Each account's sustained request rate on the platform endpoints (burst: twice it). */
       SANDBOX_RATE_PER_SECOND: int(50, 1, 1_000_000),
+      /** Days an account's API credential is valid after it is issued, as `GET /me` reports it. */
+      SANDBOX_CREDENTIAL_VALID_DAYS: int(60, 1, 3650),
     },
     env,
   );

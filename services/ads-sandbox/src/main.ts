@@ -16,6 +16,7 @@ startService({
         adminToken: config.SANDBOX_ADMIN_TOKEN,
         logger,
         ratePerSecond: config.SANDBOX_RATE_PER_SECOND,
+        credentialValidDays: config.SANDBOX_CREDENTIAL_VALID_DAYS,
       }),
     ),
 });

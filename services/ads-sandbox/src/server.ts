@@ -44,6 +44,8 @@ export interface Deps {
    * tests pass a fake one.
    */
   now?: () => number;
+  /** Days an account's API credential is valid after it is issued (CREDENTIAL_VALID_DAYS unless set). */
+  credentialValidDays?: number;
 }
 
 export const DEFAULT_RATE_PER_SECOND = 50;
@@ -161,7 +163,7 @@ export function buildServer(deps: Deps): FastifyInstance {
   app.addHook('preHandler', ignoreFieldHook);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
-  registerAccountRoutes(app, { pool: deps.pool, guard });
+  registerAccountRoutes(app, { pool: deps.pool, guard, validDays: deps.credentialValidDays });
   registerAdRoutes(app, { pool: deps.pool, guard });
   registerAdGroupRoutes(app, { pool: deps.pool, guard });
   registerCampaignRoutes(app, { pool: deps.pool, guard });

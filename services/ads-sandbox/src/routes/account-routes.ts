@@ -10,7 +10,7 @@ import { requestAccount } from '../platform.ts';
  */
 export function registerAccountRoutes(
   app: FastifyInstance,
-  deps: { pool: Queryable; guard: (req: FastifyRequest) => Promise<void> },
+  deps: { pool: Queryable; guard: (req: FastifyRequest) => Promise<void>; validDays?: number },
 ): void {
   app.get('/me', { onRequest: deps.guard }, async (req) => {
     const account = requestAccount(req);
@@ -20,7 +20,7 @@ export function registerAccountRoutes(
       currency: account.currency,
       time_zone: account.timeZone,
       bulk_access: account.bulkAccess,
-      credential_expires_at: (await credentialExpiresAt(deps.pool, req)) ?? null,
+      credential_expires_at: (await credentialExpiresAt(deps.pool, req, deps.validDays)) ?? null,
     };
   });
 }
