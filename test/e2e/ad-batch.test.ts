@@ -16,6 +16,7 @@ import { openServiceDatabase } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
 import { createPrincipalVerifier, GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
+import { archiveAccountStandards } from '@adsmcp/testkit/account-standards';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { type HttpsSite, startHttpsSite } from '@adsmcp/testkit/https-site';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
@@ -651,10 +652,12 @@ describe('ads_prepare_ad_batch', () => {
 
   test("the account's standards hold for a batch: a campaign name without the prefix is refused", async () => {
     const item = await saveBatch(1);
-    const { standard } = await ok<{ standard: { standard_id: string; revision: number } }>(
-      'ads_save_account_standard',
-      { account_id: acct, name: 'Naming', kind: 'standard', data: { naming_prefix: 'ACME-' } },
-    );
+    await ok('ads_save_account_standard', {
+      account_id: acct,
+      name: 'Naming',
+      kind: 'standard',
+      data: { naming_prefix: 'ACME-' },
+    });
     try {
       const named = await refused('ads_prepare_ad_batch', batchArgs(item));
       assert.match(named.message, /must start with ACME- \(standard Naming\)/);
@@ -664,10 +667,7 @@ describe('ads_prepare_ad_batch', () => {
       });
       assert.equal(ok2.status, 'prepared');
     } finally {
-      await ok('ads_archive_account_standard', {
-        standard_id: standard.standard_id,
-        expected_revision: standard.revision,
-      });
+      await archiveAccountStandards(e2e.db.url, acct);
     }
   });
 

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { archiveAccountStandards } from '@adsmcp/testkit/account-standards';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult } from '@adsmcp/testkit/stack';
@@ -88,15 +89,12 @@ describe('a landing page on a look-alike host', () => {
   });
 
   test('listed exactly in the allowed domains it is prepared, and the summary shows the A-label first with the warning', async () => {
-    const { standard } = await ok<{ standard: { standard_id: string; revision: number } }>(
-      'ads_save_account_standard',
-      {
-        account_id: account.account_id,
-        name: 'Our domains',
-        kind: 'standard',
-        data: { allowed_domains: [A_LABEL, 'example.com'] },
-      },
-    );
+    await ok('ads_save_account_standard', {
+      account_id: account.account_id,
+      name: 'Our domains',
+      kind: 'standard',
+      data: { allowed_domains: [A_LABEL, 'example.com'] },
+    });
     try {
       const prepared = await ok<{ change_id: string; summary: string }>(
         'ads_update_ad',
@@ -112,10 +110,7 @@ describe('a landing page on a look-alike host', () => {
       assert.equal(got.status, 'prepared');
       assert.equal(got.summary, prepared.summary);
     } finally {
-      await ok('ads_archive_account_standard', {
-        standard_id: standard.standard_id,
-        expected_revision: standard.revision,
-      });
+      await archiveAccountStandards(e2e.db.url, account.account_id);
     }
   });
 });

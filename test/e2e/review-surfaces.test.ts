@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { archiveAccountStandards } from '@adsmcp/testkit/account-standards';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
@@ -292,10 +293,12 @@ describe('a change that breaks the account’s standards as they are now', () =>
     await review(prepared.change_id);
     assert.equal(await page.locator('#approve').count(), 1, 'approvable before the standard is saved');
 
-    const { standard } = await ok<{ standard: { standard_id: string; revision: number } }>(
-      'ads_save_account_standard',
-      { account_id: account.account_id, name: 'Naming', kind: 'standard', data: { naming_prefix: 'ACME-' } },
-    );
+    await ok('ads_save_account_standard', {
+      account_id: account.account_id,
+      name: 'Naming',
+      kind: 'standard',
+      data: { naming_prefix: 'ACME-' },
+    });
     try {
       await review(prepared.change_id);
       assert.match(
@@ -306,14 +309,7 @@ describe('a change that breaks the account’s standards as they are now', () =>
       assert.equal(await page.getByRole('button', { name: 'Approve' }).count(), 0);
       assert.equal(await page.locator('#reject').count(), 1, 'it can still be rejected');
     } finally {
-      await ok('ads_archive_account_standard', {
-        standard_id: standard.standard_id,
-        expected_revision: standard.revision,
-      });
-      await ok('ads_archive_account_standard', {
-        standard_id: domains.standard_id,
-        expected_revision: domains.revision,
-      });
+      await archiveAccountStandards(e2e.db.url, account.account_id);
     }
   });
 });

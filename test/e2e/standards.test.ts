@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { archiveAccountStandards } from '@adsmcp/testkit/account-standards';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
@@ -53,13 +54,7 @@ async function saveStandard(name: string, data: Record<string, unknown>, kind = 
 
 /** Archives every standard of the account, so each test starts with none. */
 async function archiveAll(): Promise<void> {
-  const { standards } = await ok<{ standards: StandardView[] }>('ads_list_account_standards', {
-    account_id: account.account_id,
-    limit: 100,
-  });
-  for (const s of standards) {
-    await ok('ads_archive_account_standard', { standard_id: s.standard_id, expected_revision: s.revision });
-  }
+  await archiveAccountStandards(e2e.db.url, account.account_id);
 }
 
 /** A signed-in browser page of the demo workspace's admin, or of another person. */
@@ -152,11 +147,14 @@ describe('saving standards through MCP', () => {
     });
     assert.equal(stale.code, 'stale_revision');
     assert.match(stale.message, /at revision 2/);
-    const archived = await ok<{ standard: StandardView }>('ads_archive_account_standard', {
-      standard_id: created.standard_id,
-      expected_revision: 2,
-    });
-    assert.equal(archived.standard.archived, true);
+    // Archiving a standard over MCP loosens it: it waits for a person's confirmation.
+    const archived = await ok<{ standard: StandardView; pending: { action: string } | null }>(
+      'ads_archive_account_standard',
+      { standard_id: created.standard_id, expected_revision: 2 },
+    );
+    assert.equal(archived.standard.archived, false);
+    assert.equal(archived.pending?.action, 'archive');
+    await archiveAll();
     const after = await ok<{ total: number }>('ads_list_account_standards', {
       account_id: account.account_id,
     });

@@ -17,6 +17,7 @@ import type { SessionView } from '../store/session-store.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { performanceHtml } from './charts.ts';
 import { esc, page } from './html.ts';
+import { pendingStandardChangesHtml, registerPendingStandardChanges } from './pending-standard-changes.ts';
 
 /** What the dashboard's routes share with this page: the session and the checked form post. */
 export interface AccountPageHelpers {
@@ -99,6 +100,7 @@ async function accountPage(
     The bid cap is per click for click bids and per thousand impressions (a CPM) for impression bids: an ad group's bid
     per impression counts as its CPM, 1000 times the bid, while an ad batch's or a workbook's impression bid already is one.</p>
     ${guardHtml(account.accountId, guard, s.csrf_token, s.role === 'admin')}</section>
+    ${await pendingStandardChangesHtml(deps, s, p, account.accountId)}
     <section><h2>Standards</h2>${standardsHtml(list)}</section>`;
 }
 
@@ -115,6 +117,17 @@ export function registerAccountPages(app: FastifyInstance, deps: GatewayDeps, h:
     const account = await workspaceAccount(deps, sessionPrincipal(s), req.params.id);
     if (!account) return notFound(reply, s);
     return reply.type('text/html').send(page('Ad account', await accountPage(deps, s, account), h.user(s)));
+  });
+
+  registerPendingStandardChanges(app, deps, h, {
+    find: (p, id) => workspaceAccount(deps, p, id),
+    refuse: async (reply, s, account, status, message) =>
+      account === undefined
+        ? notFound(reply, s)
+        : reply
+            .code(status)
+            .type('text/html')
+            .send(page('Ad account', await accountPage(deps, s, account, message), h.user(s))),
   });
 
   app.post<{ Params: { id: string } }>('/dashboard/accounts/:id/spend-guard', async (req, reply) => {

@@ -5,12 +5,14 @@
  */
 
 import type { Change, LiveCheck } from '@adsmcp/proto/changes/v1/changes_pb';
+import { type GetCheckedStandardsNowResponse, StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import { changeRows } from '@adsmcp/runtime/change-diff';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { actorHtml, type People } from './change-actors.ts';
+import { envelopeUseHtml, envelopeUseOf } from './controls-page.ts';
 import { esc, htmlText } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import {
@@ -119,6 +121,10 @@ export interface ReviewContext {
   assets?: readonly { assetId: string; path: string }[];
   /** The change's ad account, as the upstream proxy lists it, when it could be read. */
   account?: { name: string; timeZone: string };
+  /** What the change uses of its account's spend envelope, and what is left (controls-page.ts). */
+  envelope?: Awaited<ReturnType<typeof envelopeUseOf>>;
+  /** The standards the change was checked against as they are now, and those added since. */
+  standardsNow?: GetCheckedStandardsNowResponse;
 }
 
 /** The asset ids a change's body names in `asset_id` properties, at any depth, each once. */
@@ -277,19 +283,48 @@ function noticesHtml(c: Change, ctx: ReviewContext): string {
   return out.join('');
 }
 
-/** The account standards the change was checked against when prepared, with their guidance. */
-function standardsCheckedHtml(c: Change): string {
+/** What became of a checked standard since the change was prepared, in words, or '' when nothing. */
+function sinceHtml(now: GetCheckedStandardsNowResponse['checked'][number] | undefined): string {
+  if (now === undefined) return '';
+  if (now.archivedAt !== undefined)
+    return ` <span class="error standard-since">archived since, at ${timeHtml(now.archivedAt)}: no longer enforced</span>`;
+  if (now.revision !== now.checkedRevision)
+    return ` <span class="notice standard-since">saved since: now revision ${esc(now.revision)}, saved ${timeHtml(now.savedAt)}; approval and apply check the change against it</span>`;
+  return ` <span class="muted standard-since">unchanged since, saved ${timeHtml(now.savedAt)}</span>`;
+}
+
+/**
+ * The account standards the change was checked against when prepared (their revision, with what
+ * became of each since), the standards added since, and loosenings of them waiting for a person.
+ */
+function standardsCheckedHtml(c: Change, now?: GetCheckedStandardsNowResponse): string {
   const list = c.standardsChecked;
   const rows = list
     .map(
       (s) =>
-        `<li data-standard="${esc(s.standardId)}"><strong>${esc(s.name)}</strong> <span class="muted">(revision ${esc(s.revision)})</span>${s.guidance ? `<pre class="guidance">${esc(s.guidance)}</pre>` : ''}</li>`,
+        `<li data-standard="${esc(s.standardId)}"><strong>${esc(s.name)}</strong> <span class="muted">(revision ${esc(s.revision)})</span>${sinceHtml(now?.checked.find((n) => n.standardId === s.standardId))}${s.guidance ? `<pre class="guidance">${esc(s.guidance)}</pre>` : ''}</li>`,
+    )
+    .join('');
+  const added = (now?.added ?? [])
+    .map(
+      (s) =>
+        `<li data-standard="${esc(s.standardId)}"><strong>${esc(s.name)}</strong> <span class="muted">(revision ${esc(s.revision)}, saved ${timeHtml(s.updatedAt)})</span></li>`,
+    )
+    .join('');
+  const pending = (now?.pending ?? [])
+    .map(
+      (p) =>
+        `<li data-pending="${esc(p.pendingId)}">${esc(p.action)} <strong>${esc(p.standardName)}</strong>: ${esc(p.loosenings.join('; '))}</li>`,
     )
     .join('');
   return `<section id="standards-checked"><h2>Account standards checked</h2>${
     list.length === 0
       ? '<p class="muted">The account had no standards when this change was prepared.</p>'
-      : `<p class="muted">The change kept these standards when it was prepared; they are checked again before it is applied.</p><ul>${rows}</ul>`
+      : `<p class="muted">The change kept these standards when it was prepared; they are checked again before it is approved and applied.</p><ul>${rows}</ul>`
+  }${added ? `<p id="standards-added">Standards added since the change was prepared (it is held to them at approval and apply):</p><ul>${added}</ul>` : ''}${
+    pending
+      ? `<p id="standards-pending">Loosenings of this account's standards waiting for a person (<a href="/dashboard/accounts/${esc(c.accountId)}#pending-standard-changes">confirm or reject</a>); until then the standards above apply:</p><ul>${pending}</ul>`
+      : ''
   }</section>`;
 }
 
@@ -431,7 +466,8 @@ export function changeDetailHtml(
       .filter(([, v]) => v !== '')
       .map(([k, v, id]) => `<tr><th>${esc(k)}</th><td${id ? ` id="${id}"` : ''}>${v}</td></tr>`)
       .join('')}</table></section>
-    ${standardsCheckedHtml(c)}
+    ${standardsCheckedHtml(c, review.standardsNow)}
+    ${envelopeUseHtml(review.envelope)}
     <section><h2>What changes</h2>
     ${changesTable}${spaceLegendHtml(changesTable)}${unchangedNote}</section>
     ${previewHtml(review.assets, c.uploads, body, before)}
@@ -515,13 +551,28 @@ export async function loadReview(
     (r) => r.accounts.find((a) => a.accountId === change.accountId),
     () => undefined,
   );
+  const envelope = await envelopeUseOf(deps, p, change.changeId, account?.currency ?? '');
+  const standardsNow = checkLive
+    ? await deps
+        .clientOf(StandardsService)
+        .getCheckedStandardsNow({ changeId: change.changeId }, onBehalfOf(p))
+        .catch(() => undefined)
+    : undefined;
   if (!checkLive || !PENDING.has(change.status))
-    return { change, live: res.live, conflicts: [], assets, account };
+    return { change, live: res.live, conflicts: [], assets, account, envelope, standardsNow };
   const { changes } = await deps.changes.listChanges(
     { status: '', accountId: change.accountId, limit: 100, offset: 0 },
     onBehalfOf(p),
   );
-  return { change, live: res.live, conflicts: conflictsOf(change, changes), assets, account };
+  return {
+    change,
+    live: res.live,
+    conflicts: conflictsOf(change, changes),
+    assets,
+    account,
+    envelope,
+    standardsNow,
+  };
 }
 
 /** Pending changes of the workspace (prepared and approved), to find conflicts among. */

@@ -284,14 +284,19 @@ async function runHeld(d: TaskDeps, caller: Caller, requestId: string, task: Tas
       );
   };
   try {
-    const result = await callTool(
-      { catalogue: d.catalogue, deps: d.deps, logger: d.logger },
-      caller,
-      requestId,
-      task.tool,
-      task.arguments,
-      progress,
-    );
+    const run = () =>
+      callTool(
+        { catalogue: d.catalogue, deps: d.deps, logger: d.logger },
+        caller,
+        requestId,
+        task.tool,
+        task.arguments,
+        progress,
+      );
+    let result = await run();
+    // The tool answers after a bounded wait; the task's result is the job's end, so an unfinished
+    // job is asked for again (the same import again answers the first one), while the task is working.
+    while (unfinishedJob(result) && (await stillWorking(d, task.task_id))) result = await run();
     await settle(d, task.task_id, { status: 'completed', message: ended(result), result });
   } catch (err) {
     d.logger.warn({ err, task_id: task.task_id }, 'task tool could not run');
@@ -303,6 +308,20 @@ async function runHeld(d: TaskDeps, caller: Caller, requestId: string, task: Tas
   } finally {
     clearInterval(renew);
   }
+}
+
+/** Whether a tool's result is of a job still queued or running (a performance import's). */
+function unfinishedJob(result: ToolResult): boolean {
+  if (result.isError) return false;
+  const job = result.structuredContent.import;
+  return isRecord(job) && (job.status === 'queued' || job.status === 'running');
+}
+
+async function stillWorking(d: TaskDeps, taskId: string): Promise<boolean> {
+  const { rows } = await d.db.query<{ status: Status }>('SELECT status FROM mcp_tasks WHERE task_id = $1', [
+    taskId,
+  ]);
+  return rows[0]?.status === 'working';
 }
 
 function ended(result: ToolResult): string {

@@ -2,10 +2,18 @@
  * Account standards and templates, kept by the changes service: a standard's rules are checked
  * when a change to the account is prepared and again before it is applied.
  */
-import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
+import {
+  type ArchiveAccountStandardResponse,
+  type PendingStandardChange,
+  type SaveAccountStandardResponse,
+  StandardsService,
+} from '@adsmcp/proto/changes/v1/standards_pb';
 import { HOSTNAME, HOSTNAME_HINT } from '@adsmcp/runtime/ids';
+import type { DescMessage } from '@bufbuild/protobuf';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
+import { messageSchema } from '../output-schema.ts';
+import { resultOf } from '../rpc-mapping.ts';
 import { array, enumOf, integer, object, type Schema, string } from '../schema.ts';
 import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
@@ -112,6 +120,52 @@ const standardData = object(
   'The rules of a standard, or the content of a template.',
 );
 
+const PENDING_DESCRIBED =
+  'A save or archive that would loosen a standard (kind standard) is not applied: removing or changing the ' +
+  'naming prefix (a longer prefix that starts with the one in force tightens), emptying allowed_domains or adding ' +
+  'a domain to them, dropping or changing a required utm value, an earlier or removed operating_start or a later ' +
+  'or removed operating_end, and any archive of a standard. It is recorded as a pending standard change that a ' +
+  'workspace admin confirms or rejects in the dashboard, whatever the role of this connection; until then the ' +
+  'standard in force keeps applying to every change prepared, approved or applied. The result then has pending ' +
+  '(its loosenings, each in words), the standard as it is in force, confirm_url (the dashboard page where a person ' +
+  'decides) and next_step saying so. Tightening (a new rule, a narrower window, fewer domains) applies at once.';
+
+/** The result's shape: the response message, with where a person confirms a pending change and what comes next. */
+function pendingAwareOutput(desc: DescMessage): Record<string, unknown> {
+  const base = messageSchema(desc) as { properties: Record<string, unknown>; required: string[] };
+  return {
+    ...base,
+    properties: {
+      ...base.properties,
+      confirm_url: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      next_step: { type: 'string' },
+    },
+    required: [...base.required, 'confirm_url', 'next_step'],
+  };
+}
+
+/** What the agent is told about a save or archive: applied, or pending a person's confirmation and where. */
+function pendingAwareResult(
+  desc: DescMessage,
+  res: SaveAccountStandardResponse | ArchiveAccountStandardResponse,
+  publicUrl: string,
+  done: string,
+): Record<string, unknown> {
+  const result = resultOf(desc, res);
+  const pending: PendingStandardChange | undefined = res.pending;
+  if (pending === undefined) return { ...result, confirm_url: null, next_step: done };
+  const url = `${publicUrl}/dashboard/accounts/${pending.accountId}#pending-standard-changes`;
+  return {
+    ...result,
+    confirm_url: url,
+    next_step:
+      `Not applied yet: this ${pending.action} would loosen standard "${pending.standardName}" ` +
+      `(${pending.loosenings.join('; ')}). It is pending a person's confirmation: a workspace admin confirms or ` +
+      `rejects it in the dashboard at ${url}. Until then revision ${pending.baseRevision} of the standard stays in ` +
+      'force and every change is checked against it.',
+  };
+}
+
 const RULES_DESCRIBED =
   'A standard (kind standard) is enforced on every change prepared for the account, and again just before the ' +
   'change is applied (a change that breaks a standard saved after it was prepared fails at apply, and nothing is ' +
@@ -185,7 +239,7 @@ export const saveAccountStandard: ToolRow<GatewayDeps> = {
     'ACME-EU- may be kept together, ACME- and BETA- may not), allowed_domains with no domain allowed by both ' +
     '(a subdomain is within its domain), different values of the same utm parameter, operating windows sharing ' +
     'no day. An update is compared with the other standards, not with itself; archive or change one of the two.' +
-    `\n${RULES_DESCRIBED}`,
+    `\n${PENDING_DESCRIBED}\n${RULES_DESCRIBED}`,
   input: saveInput,
   example: {
     account_id: EXAMPLE_ACCOUNT,
@@ -202,7 +256,19 @@ export const saveAccountStandard: ToolRow<GatewayDeps> = {
     standard_id: '5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e',
     expected_revision: 2,
   },
-  route: { kind: 'rpc', method: StandardsService.method.saveAccountStandard, account: 'account_id' },
+  output: pendingAwareOutput(StandardsService.method.saveAccountStandard.output),
+  route: {
+    kind: 'rpc',
+    method: StandardsService.method.saveAccountStandard,
+    account: 'account_id',
+    view: (res, { deps }) =>
+      pendingAwareResult(
+        StandardsService.method.saveAccountStandard.output,
+        res as SaveAccountStandardResponse,
+        deps.publicUrl,
+        'Saved: changes prepared from now on are checked against it.',
+      ),
+  },
 };
 
 const archiveInput = object(
@@ -219,11 +285,25 @@ export const archiveAccountStandard: ToolRow<GatewayDeps> = {
   description:
     'Archives a standard or template of the workspace: it is no longer listed nor enforced (changes prepared ' +
     'under it are no longer held to it at apply). expected_revision must be the revision it is at now; a stale ' +
-    'one is refused with the current revision (error code stale_revision). Live advertising is not changed.',
+    'one is refused with the current revision (error code stale_revision). Live advertising is not changed. ' +
+    'Archiving a template applies at once; archiving a standard (kind standard) loosens it, so it is recorded as a ' +
+    'pending standard change that a workspace admin confirms or rejects in the dashboard: the result has pending, ' +
+    'the standard still in force (archived false), confirm_url and next_step, and the standard keeps applying until then.',
   input: archiveInput,
   destructive: true,
   example: { standard_id: '5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e', expected_revision: 3 },
-  route: { kind: 'rpc', method: StandardsService.method.archiveAccountStandard },
+  output: pendingAwareOutput(StandardsService.method.archiveAccountStandard.output),
+  route: {
+    kind: 'rpc',
+    method: StandardsService.method.archiveAccountStandard,
+    view: (res, { deps }) =>
+      pendingAwareResult(
+        StandardsService.method.archiveAccountStandard.output,
+        res as ArchiveAccountStandardResponse,
+        deps.publicUrl,
+        'Archived: it is no longer enforced.',
+      ),
+  },
 };
 
 export const standardTools: readonly ToolRow<GatewayDeps>[] = [
