@@ -310,3 +310,61 @@ describe('a task-based apply', () => {
     assert.equal((await ledger(path)).length, 1, 'asking again applies nothing more');
   });
 });
+
+describe('tasks of the other long tools, and cancelling', () => {
+  /** Asks tasks/get until the task ended. */
+  async function ended(taskId: string): Promise<{ status: string; result?: Result; statusMessage?: string }> {
+    for (let i = 0; i < 150; i++) {
+      const task = (await modern(seed.token, 'tasks/get', { taskId }, { name: taskId })).body.result as {
+        status: string;
+      };
+      if (task.status !== 'working') return task;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.fail(`task ${taskId} did not end`);
+  }
+
+  test('a report created as a task ends with the tool’s result: the saved report', async () => {
+    const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+    const args = { account_id: account.account_id, name: 'Weekly, as a task', since: day(9), until: day(3) };
+    const created = await modern(
+      seed.token,
+      'tools/call',
+      { name: 'ads_create_performance_report', arguments: args },
+      { name: 'ads_create_performance_report' },
+    );
+    const { taskId, resultType } = created.body.result as { taskId: string; resultType: string };
+    assert.equal(resultType, 'task', JSON.stringify(created.body));
+    const done = await ended(taskId);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.notEqual(done.result?.isError, true, JSON.stringify(done.result));
+    const report = (done.result?.structuredContent as { report: { report_id: string; name: string } }).report;
+    assert.equal(report.name, 'Weekly, as a task');
+    const saved = await ok<{ report: { name: string } }>('ads_get_performance_report', {
+      report_id: report.report_id,
+    });
+    assert.equal(saved.report.name, 'Weekly, as a task', 'the report the task made is saved');
+  });
+
+  test('a cancelled apply task ends cancelled and requests nothing: after the person approves, nothing is applied', async () => {
+    const { change, path } = await prepareRename('Person in the loop — cancelled task');
+    const created = await modern(
+      seed.token,
+      'tools/call',
+      { name: 'ads_apply_change', arguments: { change_id: change.change_id } },
+      { name: 'ads_apply_change' },
+    );
+    const { taskId } = created.body.result as { taskId: string };
+    const ack = await modern(seed.token, 'tasks/cancel', { taskId }, { name: taskId });
+    assert.deepEqual(ack.body.result, { resultType: 'complete' });
+    assert.equal(await approveAt(change.review_url), 'approved');
+    const task = await ended(taskId);
+    assert.equal(task.status, 'cancelled');
+    assert.equal(task.result, undefined);
+    assert.equal(
+      (await ok<ChangeView>('ads_get_change', { change_id: change.change_id })).status,
+      'approved',
+    );
+    assert.deepEqual(await ledger(path), [], 'nothing was applied');
+  });
+});
