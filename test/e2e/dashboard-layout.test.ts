@@ -17,6 +17,7 @@ import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import { optimizerConfig, QUICK_REVIEW } from '@adsmcp/testkit/optimizer-config';
 import { type ToolCalls, toolCalls } from '@adsmcp/testkit/tool-calls';
+import pg from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 let e2e: SeededStack;
@@ -25,6 +26,7 @@ let calls: ToolCalls;
 let browser: Browser;
 let context: BrowserContext;
 let axeSource: string;
+let staleChangeId: string;
 const shots = process.env.DASHBOARD_SCREENSHOTS;
 
 /** The pages checked, by name; a page being added elsewhere is one more line. */
@@ -55,13 +57,27 @@ before(async () => {
     account_id: account.account_id,
     limit: 20,
   });
-  const [ad, other] = ads.filter((a) => a.status === 'active');
-  assert.ok(ad && other, 'the demo account has two active ads');
+  const [ad, other, third] = ads.filter((a) => a.status !== 'archived' && a.status !== 'deleted');
+  assert.ok(ad && other && third, 'the demo account has three ads to change');
   const change = await calls.ok<{ change_id: string }>('ads_update_ad', {
     account_id: account.account_id,
     ad_id: other.id,
     body: { name: 'Spring sale — reviewed by a person before it goes live' },
   });
+  // A change whose ad is then renamed on the platform: it can no longer be approved.
+  const stale = await calls.ok<{ change_id: string }>('ads_update_ad', {
+    account_id: account.account_id,
+    ad_id: third.id,
+    body: { name: 'Autumn sale' },
+  });
+  staleChangeId = stale.change_id;
+  const db = new pg.Client({ connectionString: e2e.db.url });
+  await db.connect();
+  await db.query(
+    'UPDATE ads_sandbox.ads SET name = $1, revision = revision + 1, updated_at = now() WHERE id = $2 AND account_id = $3',
+    ['Renamed in the platform console', third.id, account.upstream_account_id],
+  );
+  await db.end();
   const { optimizer } = await calls.ok<{ optimizer: { optimizer_id: string } }>('ads_save_optimizer', {
     account_id: account.account_id,
     name: 'Weekly creative review',
@@ -197,6 +213,69 @@ describe('every dashboard page at 1280 and 390 pixels', () => {
     }
     assert.ok(checked >= 26, `all 13 pages were checked at both widths (${checked} page views)`);
     assert.deepEqual(problems, []);
+  });
+
+  test('the inbox groups what awaits by ad account, marks the stale change, and the navigation counts it', async () => {
+    const page = await context.newPage();
+    await page.goto(`${e2e.stack.gatewayUrl}/dashboard/inbox`);
+    const account = e2e.seed.accounts[0];
+    assert.ok(account);
+    const section = page.locator(`section[data-inbox-account="${account.account_id.toLowerCase()}"]`);
+    const heading = await section.locator('h3').innerText();
+    assert.ok(heading.startsWith(account.name), `the section is headed by the account's name: ${heading}`);
+    const changes = await section.locator('tr[data-change]').count();
+    const proposals = await section.locator('tr[data-proposal]').count();
+    assert.ok(changes >= 2 && proposals >= 1, `changes ${changes}, proposals ${proposals}`);
+    assert.match(
+      await section.locator(`tr[data-change="${staleChangeId}"] .mark.stale`).innerText(),
+      /^Stale: can no longer be approved/,
+    );
+    assert.equal(await section.locator('tr[data-stale]').count(), 1, 'only the renamed ad’s change is stale');
+    assert.match(await section.locator('tr[data-proposal]').first().innerText(), /Weekly creative review/);
+    const badge = (await page.locator('nav a[href="/dashboard/inbox"] .count').innerText()).trim();
+    const total = await page.locator('tr[data-change], tr[data-proposal]').count();
+    assert.equal(
+      badge.replace(/\s+/g, ' '),
+      `${total} awaiting you`,
+      'the navigation counts every item the inbox lists',
+    );
+    assert.equal(await page.locator('nav a[aria-current="page"]').getAttribute('href'), '/dashboard/inbox');
+
+    await page.goto(`${e2e.stack.gatewayUrl}/dashboard/changes`);
+    assert.match(
+      await page.locator(`tr[data-change="${staleChangeId}"] td.state`).innerText(),
+      /Stale: can no longer be approved/,
+    );
+  });
+
+  test('an empty filtered list names its filters, and a proposal names its optimizer and shows money in the currency', async () => {
+    const page = await context.newPage();
+    const account = e2e.seed.accounts[0];
+    assert.ok(account);
+    await page.goto(
+      `${e2e.stack.gatewayUrl}/dashboard/changes?status=rejected&account=${account.account_id}`,
+    );
+    assert.equal(
+      (await page.locator('p.empty').innerText()).trim(),
+      `No changes match these filters: status rejected, ad account ${account.name}. Clear the filters`,
+    );
+    await page.goto(`${e2e.stack.gatewayUrl}/dashboard/proposals?status=expired`);
+    assert.match(
+      await page.locator('p.empty').innerText(),
+      /^No proposals match these filters: status expired\./,
+    );
+    await page.goto(`${e2e.stack.gatewayUrl}/dashboard/proposals`);
+    await page.locator('#proposals a', { hasText: 'Review' }).first().click();
+    const facts = await page.locator('section').first().innerText();
+    assert.match(facts, /Optimizer\s+Weekly creative review/);
+    assert.doesNotMatch(facts, /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/, 'no raw ISO time');
+    const spend = await page.locator('[data-evidence] tr', { hasText: 'Spend' }).locator('td').innerText();
+    assert.match(spend, /\(\d+ micros\)/);
+    assert.ok(
+      (await page.locator('[data-evidence] data[data-currency]').first().getAttribute('data-currency')) ===
+        account.currency,
+      'the spend is in the account currency',
+    );
   });
 
   test('the account page charts the sandbox insights, with the numbers in a table', async () => {

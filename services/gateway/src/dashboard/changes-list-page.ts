@@ -9,7 +9,8 @@ import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
 import { loadPeople } from './change-actors.ts';
 import { accountNames, changeListHtml, pendingChanges, sessionPrincipal } from './change-pages.ts';
-import { esc, page } from './html.ts';
+import { emptyStateHtml, esc, page } from './html.ts';
+import { staleReasons } from './inbox-page.ts';
 import { localTimeScript } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
 
@@ -24,6 +25,21 @@ function filtersHtml(status: string, accountId: string, accounts: readonly Accou
     <label>Status <select name="status">${option('', 'any status', status)}${STATUSES.map((st) => option(st, st, status)).join('')}${option(OUTCOME_UNKNOWN, 'outcome unknown (may or may not have been applied)', status)}</select></label>
     <label>Ad account <select name="account">${option('', 'any account', accountId)}${accounts.map((a) => option(a.accountId, a.name, accountId)).join('')}</select></label>
     <button type="submit">Filter</button></form>`;
+}
+
+/**
+ * Marks each prepared change whose object moved on the platform since it was prepared: it can no
+ * longer be approved, and the list says so beside its status rather than leave it looking ready.
+ */
+function markStale(html: string, stale: ReadonlyMap<string, string>): string {
+  let marked = html;
+  for (const [id, reason] of stale) {
+    marked = marked.replace(
+      `<tr data-change="${esc(id)}"><td class="state">prepared`,
+      `<tr data-change="${esc(id)}" data-stale><td class="state">prepared<span class="mark stale">Stale: can no longer be approved — ${esc(reason)}</span>`,
+    );
+  }
+  return marked;
 }
 
 export function registerChangesListPage(
@@ -61,12 +77,31 @@ export function registerChangesListPage(
         () => [] as Account[],
       ),
     ]);
-    const people = await loadPeople(deps.pool, s.workspace_id, changes);
+    const [people, stale] = await Promise.all([
+      loadPeople(deps.pool, s.workspace_id, changes),
+      staleReasons(
+        deps,
+        principal,
+        changes.filter((c) => c.status === 'prepared'),
+      ),
+    ]);
+    const accountName = accounts.find((a) => a.accountId.toLowerCase() === accountId)?.name ?? accountId;
+    const list =
+      changes.length === 0
+        ? emptyStateHtml(
+            'changes',
+            [
+              ['status', status === OUTCOME_UNKNOWN ? 'outcome unknown' : status],
+              ['ad account', accountId ? accountName : ''],
+            ],
+            '/dashboard/changes',
+          )
+        : markStale(changeListHtml(changes, people, pending, accountNames(accounts)), stale);
     return reply.type('text/html').send(
       page(
         'Changes',
         `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${filtersHtml(status, accountId, accounts)}
-        ${changeListHtml(changes, people, pending, accountNames(accounts))}${pagerHtml('/dashboard/changes', { status, account: accountId }, number, total)}</section>${localTimeScript}`,
+        ${list}${pagerHtml('/dashboard/changes', { status, account: accountId }, number, total)}</section>${localTimeScript}`,
         h.user(s),
       ),
     );

@@ -174,7 +174,14 @@ async function chartSvg(
         title: null,
         axis: { labelAngle: -45, labelExpr: 'slice(datum.value, 5)' },
       },
-      y: { field: 'value', type: 'quantitative', title: valueTitle, axis: { tickCount: 4, format: '~s' } },
+      // A series of zeros (no change applied in the period) still gets an axis from 0 to 1.
+      y: {
+        field: 'value',
+        type: 'quantitative',
+        title: valueTitle,
+        scale: { domainMin: 0, ...(values.every((v) => v.value === 0) && { domainMax: 1 }) },
+        axis: { tickCount: 4, format: '~s', ...(mark === 'bar' && { tickMinStep: 1 }) },
+      },
     },
   };
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });

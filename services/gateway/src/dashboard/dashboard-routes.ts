@@ -305,7 +305,7 @@ export function registerDashboardRoutes(
           : `<table><thead><tr><th>Name</th><th>Account id</th><th>Currency</th><th>Time zone</th><th>Writes</th></tr></thead><tbody>${accounts
               .map(
                 (a) =>
-                  `<tr><td><a href="/dashboard/accounts/${esc(a.accountId)}">${esc(a.name)}</a></td><td><code>${esc(a.accountId)}</code></td><td>${esc(a.currency)}</td><td>${esc(a.timeZone)}</td><td>${a.canWrite ? 'allowed' : 'read only'}</td></tr>`,
+                  `<tr><td class="name"><a href="/dashboard/accounts/${esc(a.accountId)}">${esc(a.name)}</a></td><td><code>${esc(a.accountId)}</code></td><td>${esc(a.currency)}</td><td>${esc(a.timeZone)}</td><td>${a.canWrite ? 'allowed' : 'read only'}</td></tr>`,
               )
               .join('')}</tbody></table>`;
     const pendingHtml =
@@ -320,7 +320,7 @@ export function registerDashboardRoutes(
           active && mayRevoke(s, c)
             ? `<form method="post" action="/dashboard/credentials/${esc(c.credential_id)}/revoke"><input type="hidden" name="csrf" value="${esc(s.csrf_token)}"><button class="danger" type="submit">Revoke</button></form>`
             : '';
-        return `<tr data-credential="${esc(c.credential_id)}"${active ? '' : ' class="inactive"'}><td>${esc(c.credential_name)}</td><td>${esc(c.user_email)}</td><td>${esc(c.scopes.join(', '))}</td><td>${timeHtml(c.expires_at)}</td><td>${timeHtml(c.last_used_at)}</td><td class="state">${state}</td><td>${action}</td></tr>`;
+        return `<tr data-credential="${esc(c.credential_id)}"${active ? '' : ' class="inactive"'}><td class="name">${esc(c.credential_name)}</td><td>${esc(c.user_email)}</td><td>${esc(c.scopes.join(', '))}</td><td>${timeHtml(c.expires_at)}</td><td>${timeHtml(c.last_used_at)}</td><td class="state">${state}</td><td>${action}</td></tr>`;
       })
       .join('');
     return reply.type('text/html').send(

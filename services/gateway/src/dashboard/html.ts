@@ -30,6 +30,22 @@ export function htmlText(shown: string): string {
   return escapeHtml(showStackedMarks(shown));
 }
 
+/**
+ * A table with a header row becomes a list of cards, each cell under its column's name, when
+ * the box it is in is narrower than `width`: the more columns, the sooner, so that no table is
+ * made wider than its box or squeezes a column below its longest word.
+ */
+function cardRules(table: string, width: number): string {
+  const t = table;
+  return `@container (max-width:${width}px){
+ ${t},${t}>tbody,${t}>tbody>tr,${t}>tbody>tr>td,${t}>tbody>tr>th{display:block;width:100%}
+ ${t}>thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0,0,0,0)}
+ ${t}>tbody>tr{border:1px solid var(--line);border-radius:8px;margin-bottom:var(--s3);padding:var(--s2)}
+ ${t}>tbody>tr>td{border:0;padding:3px 4px;white-space:normal;overflow-wrap:anywhere;min-width:0}
+ ${t}>tbody>tr>td[data-label]::before{content:attr(data-label);display:block;font-size:12px;color:var(--muted);font-weight:600}
+ ${t}>tbody>tr>td:empty{display:none}}`;
+}
+
 const STYLE = `
 :root{--ink:#1d2330;--muted:#4f586b;--line:#d5dae2;--soft:#eef1f5;--bg:#f6f7f9;--accent:#1f5fbf;--danger:#b03022;--warn-bg:#fef6dc;--warn-line:#e0b43c;
 --s1:4px;--s2:8px;--s3:12px;--s4:16px;--s5:24px;--t-sm:13px;--t-md:15px;--t-lg:17px;--t-xl:20px}
@@ -80,16 +96,14 @@ details.data summary{cursor:pointer;color:var(--accent);font-size:var(--t-sm)}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
 @media (max-width:640px){
  header,nav{padding-left:var(--s3);padding-right:var(--s3)} main{padding:0 var(--s2);margin-top:var(--s3)} section{padding:var(--s3)}
- table[data-cards],table[data-cards]>tbody,table[data-cards]>tbody>tr,table[data-cards]>tbody>tr>td,table[data-cards]>tbody>tr>th{display:block;width:100%}
- table[data-cards]>thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0,0,0,0)}
- table[data-cards]>tbody>tr{border:1px solid var(--line);border-radius:8px;margin-bottom:var(--s3);padding:var(--s2)}
- table[data-cards]>tbody>tr>td{border:0;padding:3px 4px;white-space:normal;overflow-wrap:anywhere;min-width:0}
- table[data-cards]>tbody>tr>td[data-label]::before{content:attr(data-label);display:block;font-size:12px;color:var(--muted);font-weight:600}
- table[data-cards]>tbody>tr>td:empty{display:none}
  table:not([data-cards]),table:not([data-cards])>tbody,table:not([data-cards])>tbody>tr,table:not([data-cards])>tbody>tr>th,table:not([data-cards])>tbody>tr>td,table:not([data-cards])>tr,table:not([data-cards])>tr>th,table:not([data-cards])>tr>td{display:block;width:100%}
  table:not([data-cards]) tr{padding:6px 0;border-bottom:1px solid var(--soft)} table:not([data-cards]) th,table:not([data-cards]) td{border:0;padding:2px 0}
  td,th{overflow-wrap:anywhere}
-}`;
+}
+main,section{container-type:inline-size}
+${cardRules('table[data-cards]:has(>thead th:nth-child(7))', 1000)}
+${cardRules('table[data-cards]:has(>thead th:nth-child(5))', 760)}
+${cardRules('table[data-cards]', 560)}`;
 
 /** Where the inbox's count goes in the navigation (replaced per request, or removed). */
 export const NAV_COUNT_MARK = '<!--inbox-count-->';

@@ -59,8 +59,8 @@ export async function inboxCount(deps: GatewayDeps, s: SessionView): Promise<num
   }
 }
 
-/** Why a prepared change can no longer be approved, as the changes service's live check says. */
-async function staleReasons(
+/** Why each prepared change can no longer be approved, as the changes service's live check says. */
+export async function staleReasons(
   deps: GatewayDeps,
   p: Principal,
   changes: readonly Change[],

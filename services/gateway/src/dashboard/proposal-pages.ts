@@ -14,14 +14,15 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
-import { insertAudit } from '../store/identity-store.ts';
+import { insertAudit, listUsersByIds } from '../store/identity-store.ts';
 import type { SessionView } from '../store/session-store.ts';
+import { actorHtml, type People, parseActor } from './change-actors.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { decisionRefusal, wholeNumberField } from './form-body.ts';
-import { esc, page } from './html.ts';
+import { emptyStateHtml, esc, page, statusBadge } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
-import { spaceLegendHtml, textValueHtml } from './shown-values.ts';
+import { moneyHtml, spaceLegendHtml, textValueHtml } from './shown-values.ts';
 
 /** What the dashboard's routes share with these pages: the session and the checked form post. */
 export interface ProposalPageHelpers {
@@ -79,19 +80,23 @@ async function liveAd(deps: GatewayDeps, principal: Principal, p: Proposal): Pro
   }
 }
 
-function evidenceHtml(e: AdPerformance | undefined): string {
+function evidenceHtml(e: AdPerformance | undefined, currency?: string): string {
   if (e === undefined) return '<p class="muted">No evidence was recorded for the base ad.</p>';
-  const rows: [string, unknown][] = [
-    ['Impressions', e.impressions],
-    ['Clicks', e.clicks],
-    ['Conversions', e.conversions],
-    ['Spend (micros)', e.spendMicros],
-    ['CTR', e.ctr === undefined ? '—' : `${(e.ctr * 100).toFixed(2)}%`],
-    ['CPC (micros)', e.cpcMicros ?? '—'],
-    ['CPA (micros)', e.cpaMicros ?? '—'],
-    ['Enough evidence', e.meetsThresholds ? 'yes' : `no: ${e.belowThresholds.join('; ')}`],
+  // Amounts in the account's currency, the micros beside them: the evidence is what a decision rests on.
+  const money = (micros: bigint | number | undefined) =>
+    micros === undefined ? '—' : moneyHtml(micros, currency, { exact: true });
+  const count = (n: bigint | number) => esc(Number(n).toLocaleString('en-US'));
+  const rows: [string, string][] = [
+    ['Impressions', count(e.impressions)],
+    ['Clicks', count(e.clicks)],
+    ['Conversions', count(e.conversions)],
+    ['Spend', money(e.spendMicros)],
+    ['CTR', e.ctr === undefined ? '—' : esc(`${(e.ctr * 100).toFixed(2)}%`)],
+    ['CPC', money(e.cpcMicros)],
+    ['CPA', money(e.cpaMicros)],
+    ['Enough evidence', esc(e.meetsThresholds ? 'yes' : `no: ${e.belowThresholds.join('; ')}`)],
   ];
-  return `<table data-evidence><tbody>${rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join('')}</tbody></table>`;
+  return `<table data-evidence><tbody>${rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${v}</td></tr>`).join('')}</tbody></table>`;
 }
 
 function comparisonHtml(p: Proposal, live: LiveAd, imagePath: string | undefined): string {
@@ -117,10 +122,10 @@ function comparisonHtml(p: Proposal, live: LiveAd, imagePath: string | undefined
   return `${table}${base}${spaceLegendHtml(table + base)}`;
 }
 
-function decisionFormsHtml(p: Proposal, csrf: string): string {
+function decisionFormsHtml(p: Proposal, csrf: string, when: (at: string | undefined) => string): string {
   const hidden = `<input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="expected_revision" value="${esc(p.revision)}">`;
   return `<section><h2>Decision</h2>
-    <p>Approving publishes this variant to the base ad as a change, within publish_hours${p.reviewExpiresAt ? `; approve before ${esc(p.reviewExpiresAt)}` : ''}.</p>
+    <p>Approving publishes this variant to the base ad as a change, within publish_hours${p.reviewExpiresAt ? `; approve before ${when(p.reviewExpiresAt)}` : ''}.</p>
     <form method="post" action="/dashboard/proposals/${esc(p.proposalId)}/approve">${hidden}<button id="approve" type="submit">Approve</button></form>
     <form method="post" action="/dashboard/proposals/${esc(p.proposalId)}/reject">${hidden}
       <label for="note">Why reject</label><input id="note" name="note" required>
@@ -130,27 +135,41 @@ function decisionFormsHtml(p: Proposal, csrf: string): string {
 /** What a proposal's page shows beside the proposal: the base ad now, its account, the image. */
 interface ProposalContext {
   live: LiveAd;
-  account?: { name: string; timeZone: string };
+  account?: { name: string; timeZone: string; currency?: string };
+  /** The optimizer's name, when the optimizer service lists it. */
+  optimizerName?: string;
+  /** Emails of the people who reviewed or approved it, by user id. */
+  people?: People;
   /** The path of a fresh delivery link to the variant's image, when it names one. */
   imagePath?: string;
 }
 
 async function contextOf(deps: GatewayDeps, principal: Principal, p: Proposal): Promise<ProposalContext> {
-  const [live, account] = await Promise.all([
+  const ids = [p.reviewedBy, p.approvedBy].flatMap((by) => parseActor(by ?? '').userId ?? []);
+  const [live, account, optimizerName, users] = await Promise.all([
     liveAd(deps, principal, p),
     accountOf(deps, principal, p.accountId),
+    deps
+      .clientOf(OptimizerService)
+      .getOptimizer({ optimizerId: p.optimizerId }, onBehalfOf(principal))
+      .then(
+        (r) => r.optimizer?.name,
+        () => undefined,
+      ),
+    listUsersByIds(deps.pool, principal.workspaceId, ids),
   ]);
   const assetId = p.variant?.assetId;
   const imagePath =
     assetId === undefined || deps.assetLinks === undefined
       ? undefined
       : deps.assetLinks.link(principal.workspaceId, assetId).path;
-  return { live, account, imagePath };
+  const people: People = new Map(users.map((u) => [u.id.toLowerCase(), u.email]));
+  return { live, account, imagePath, optimizerName, people };
 }
 
 export function proposalDetailHtml(
   p: Proposal,
-  { live, account, imagePath }: ProposalContext,
+  { live, account, imagePath, optimizerName, people = new Map() }: ProposalContext,
   csrf: string,
   canDecide: boolean,
   message?: string,
@@ -162,16 +181,16 @@ export function proposalDetailHtml(
       ? `${timeHtml(at)}${account ? ` <span class="muted">(${esc(accountTimeText(at, account.timeZone))})</span>` : ''}`
       : '';
   const facts: [string, string | undefined][] = [
-    ['Status', esc(p.status)],
+    ['Status', statusBadge(p.status, p.status)],
     ['Ad account', esc(account?.name ?? 'an account not listed')],
     ['Revision', esc(String(p.revision))],
-    ['Optimizer', esc(p.optimizerId)],
+    ['Optimizer', esc(optimizerName ?? 'an optimizer no longer listed')],
     ['Run', p.runId ? `<a href="/dashboard/proposals?run=${esc(p.runId)}">${esc(p.runId)}</a>` : ''],
     ['Created', when(p.createdAt)],
     ['Review until', when(p.reviewExpiresAt)],
     ['Review note', esc(p.reviewNote)],
-    ['Reviewed by', esc(p.reviewedBy)],
-    ['Approved by', esc(p.approvedBy)],
+    ['Reviewed by', actorHtml(p.reviewedBy ?? '', people)],
+    ['Approved by', actorHtml(p.approvedBy ?? '', people)],
     ['Approved at', when(p.approvedAt)],
     ['Publish by', when(p.publishBy)],
     ['Published at', when(p.publishedAt)],
@@ -192,9 +211,9 @@ export function proposalDetailHtml(
       .join('')}</tbody></table></section>
     <section><h2>Variant beside its base ad</h2>${comparisonHtml(p, live, imagePath)}</section>
     <section><h2>Rationale</h2><pre>${esc(v?.rationale)}</pre><h2>Hypothesis</h2><pre>${esc(v?.hypothesis)}</pre></section>
-    <section><h2>Evidence (the run's snapshot)</h2>${evidenceHtml(p.evidence)}</section>
+    <section><h2>Evidence (the run's snapshot)</h2>${evidenceHtml(p.evidence, account?.currency)}</section>
     <section><h2>Changes it produced</h2>${change}</section>
-    ${canDecide && p.status === 'pending_review' ? decisionFormsHtml(p, csrf) : ''}`;
+    ${canDecide && p.status === 'pending_review' ? decisionFormsHtml(p, csrf, when) : ''}`;
 }
 
 const PROPOSAL_STATUSES = [
@@ -275,14 +294,15 @@ interface OptimizerChoice {
 export function proposalListHtml(
   proposals: readonly Proposal[],
   accounts: ReadonlyMap<string, Account> = new Map(),
+  empty = '<p class="empty" role="status">No proposals match.</p>',
 ): string {
-  if (proposals.length === 0) return '<p class="muted">No proposals match.</p>';
+  if (proposals.length === 0) return empty;
   const row = (p: Proposal) => {
     const account = accounts.get(p.accountId.toLowerCase());
     const zone = account
       ? `<br><span class="muted" title="the account's time zone">${esc(accountTimeText(p.createdAt, account.timeZone))}</span>`
       : '';
-    return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${esc(p.status)}</td><td class="name">${textValueHtml(p.variant?.name)}</td>
+    return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${statusBadge(p.status, p.status)}</td><td class="name">${textValueHtml(p.variant?.name)}</td>
       <td class="account">${esc(account?.name ?? 'an account no longer connected')}</td><td class="ad"><code>${esc(p.variant?.baseAdId)}</code></td>
       <td class="run"><a href="/dashboard/proposals?run=${esc(p.runId)}" title="${esc(p.runId)}">this run’s</a></td>
       <td class="created">${timeHtml(p.createdAt)}${zone}</td><td><a href="/dashboard/proposals/${esc(p.proposalId)}">Review</a></td></tr>`;
@@ -291,6 +311,26 @@ export function proposalListHtml(
     .map(row)
     .join('')}</tbody></table>`;
   return `${table}${spaceLegendHtml(table)}`;
+}
+
+/** What an empty proposals list says: which filters are set, in words, and how to clear them. */
+function proposalsEmptyHtml(
+  f: ProposalFilters,
+  optimizers: readonly OptimizerChoice[],
+  accounts: ReadonlyMap<string, Account>,
+): string {
+  return emptyStateHtml(
+    'proposals',
+    [
+      ['status', f.status.replace('_', ' ')],
+      ['ad account', f.account ? (accounts.get(f.account)?.name ?? f.account) : ''],
+      ['optimizer', f.optimizer ? (optimizers.find((o) => o.id === f.optimizer)?.label ?? f.optimizer) : ''],
+      ['run', f.run],
+      ['created from', f.from],
+      ['created to', f.to],
+    ],
+    '/dashboard/proposals',
+  );
 }
 
 /** The proposal's ad account, by name and zone, when the upstream proxy lists it. */
@@ -370,7 +410,7 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
     const body =
       listed === undefined
         ? '<p class="error">Proposals could not be loaded just now.</p>'
-        : `${proposalListHtml(listed.proposals, accounts)}${pagerHtml('/dashboard/proposals', { ...f }, number, listed.total)}`;
+        : `${proposalListHtml(listed.proposals, accounts, proposalsEmptyHtml(f, choices, accounts))}${pagerHtml('/dashboard/proposals', { ...f }, number, listed.total)}`;
     return reply.type('text/html').send(
       page(
         'Optimization proposals',
