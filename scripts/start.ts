@@ -73,20 +73,34 @@ const COLORS: Record<Tag, string> = {
 const WIDTH = Math.max(...Object.keys(COLORS).map((s) => s.length));
 const tty = process.stdout.isTTY;
 
+/**
+ * The time a line is stamped with (UTC, to the millisecond, `10:42:01.123Z`): the service's own
+ * `time` when its JSON line has one (when it logged, not when we read it), else now.
+ */
+function stampOf(time: unknown): string {
+  const at = typeof time === 'number' || typeof time === 'string' ? new Date(time) : new Date();
+  return (Number.isNaN(at.getTime()) ? new Date() : at).toISOString().slice(11);
+}
+
 function printLine(service: Tag, line: string): void {
   const tag = service.padEnd(WIDTH);
   let text = line;
+  let time: unknown;
   if (line.startsWith('{')) {
     try {
       const j = JSON.parse(line) as Record<string, unknown>;
-      const { level, msg, time: _t, service: _s, ...rest } = j;
+      const { level, msg, time: t, service: _s, ...rest } = j;
+      time = t;
       const extra = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : '';
       text = `${String(level ?? '').padEnd(5)} ${String(msg ?? '')}${extra}`;
     } catch {
       // print as is
     }
   }
-  process.stdout.write(tty ? `\x1b[${COLORS[service]}m${tag}\x1b[0m | ${text}\n` : `${tag} | ${text}\n`);
+  const stamp = stampOf(time);
+  process.stdout.write(
+    tty ? `${stamp} \x1b[${COLORS[service]}m${tag}\x1b[0m | ${text}\n` : `${stamp} ${tag} | ${text}\n`,
+  );
 }
 
 /** What the supervisor did to a service, set apart from the service's own lines. */

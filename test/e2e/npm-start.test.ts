@@ -109,7 +109,8 @@ function npmStart(
   const take = (carry: { rest: string }) => (chunk: Buffer) => {
     const parts = (carry.rest + chunk.toString('utf8')).split('\n');
     carry.rest = parts.pop() ?? '';
-    for (const line of parts) {
+    // Each service line starts with its time (`10:42:01.123Z `); the patterns below read what follows.
+    for (const line of parts.map((p) => p.replace(/^\d{2}:\d{2}:\d{2}\.\d{3}Z /, ''))) {
       lines.push(line);
       for (const w of waiters) w(line);
     }
