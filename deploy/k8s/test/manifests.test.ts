@@ -1326,6 +1326,70 @@ describe('the configuration', () => {
     }
   });
 
+  it("names Kafka's TLS and SASL settings for the processes whose bus reads them, the SASL credentials from the optional Secret adsmcp-kafka, and the README's example reaches them alone", () => {
+    const settings = ['KAFKA_SSL', 'KAFKA_SASL_MECHANISM', 'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD'];
+    for (const overlay of Object.values(OVERLAYS)) {
+      const objects = render(overlay);
+      for (const d of ofKind<IDeployment>(objects, 'Deployment')) {
+        const name = d.metadata.name;
+        const env = containerEnv(mainContainer(d), objects).env;
+        if (!KAFKA_READERS.includes(name)) {
+          assert.deepEqual(
+            settings.filter((v) => env.has(v)),
+            [],
+            `${overlay.namespace} ${name}: no bus, no Kafka settings`,
+          );
+          continue;
+        }
+        assert.equal(envValue(env.get('KAFKA_SSL')), '', `${overlay.namespace} ${name}: KAFKA_SSL`);
+        assert.equal(envValue(env.get('KAFKA_SASL_MECHANISM')), '', `${overlay.namespace} ${name}`);
+        for (const [variable, key] of [
+          ['KAFKA_SASL_USERNAME', 'sasl-username'],
+          ['KAFKA_SASL_PASSWORD', 'sasl-password'],
+        ] as const) {
+          assert.deepEqual(env.get(variable), { from: 'secret', name: 'adsmcp-kafka', key }, variable);
+          const ref = mainContainer(d).env?.find((e) => e.name === variable)?.valueFrom?.secretKeyRef;
+          assert.equal(ref?.optional, true, `${name}: ${variable} must not need the Secret without SASL`);
+        }
+      }
+    }
+    const example = [...README.matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => m[1] ?? '')
+      .find((block) => block.includes('KAFKA_SASL_MECHANISM='));
+    assert.ok(example !== undefined, 'the README shows how to set TLS and SASL in an overlay');
+    const snippet = fields(parseAllDocuments(example, { version: '1.1' })[0]?.toJS(), 'the README example');
+    const production = OVERLAYS.production as Overlay;
+    const overlay = fields(readYaml(join(production.dir, 'kustomization.yaml'))[0], 'production');
+    const dir = mkdtempSync(join(tmpdir(), 'kustomize-'));
+    try {
+      writeFileSync(
+        join(dir, 'kustomization.yaml'),
+        stringify({
+          ...overlay,
+          resources: list(overlay.resources, 'resources').map((r) => resolve(production.dir, String(r))),
+          configMapGenerator: [
+            ...list(overlay.configMapGenerator, 'configMapGenerator'),
+            ...list(snippet.configMapGenerator, 'the README example'),
+          ],
+        }),
+      );
+      const objects = kustomize(dir);
+      const mechanism = /KAFKA_SASL_MECHANISM=(\S+)/.exec(example)?.[1];
+      for (const d of ofKind<IDeployment>(objects, 'Deployment')) {
+        const env = containerEnv(mainContainer(d), objects).env;
+        const reads = KAFKA_READERS.includes(d.metadata.name);
+        assert.equal(envValue(env.get('KAFKA_SSL')), reads ? 'true' : undefined, d.metadata.name);
+        assert.equal(
+          envValue(env.get('KAFKA_SASL_MECHANISM')),
+          reads ? mechanism : undefined,
+          d.metadata.name,
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('gives each process every variable its image runs with in the images end-to-end test, and only variables it reads', () => {
     const runtimeDir = join(ROOT, 'packages/runtime/src');
     const runtimeSources = readdirSync(runtimeDir, { recursive: true, encoding: 'utf8' })
