@@ -8,6 +8,12 @@ import { createInterface } from 'node:readline/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Change, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import {
+  ControlsService,
+  type Freeze,
+  FreezeSchema,
+  SpendEnvelopeSchema,
+} from '@adsmcp/proto/changes/v1/controls_pb';
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
@@ -15,7 +21,8 @@ import { isUuid } from '@adsmcp/runtime/ids';
 import { createPrincipalSigner, type PrincipalSigner, type Scope } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { hiddenCharacter } from '@adsmcp/runtime/text';
-import type { CallOptions } from '@connectrpc/connect';
+import { toJson } from '@bufbuild/protobuf';
+import type { CallOptions, Client } from '@connectrpc/connect';
 import { reviewText } from './admin-review.ts';
 import { onBehalfOf } from './deps.ts';
 import { hashToken, parseLifetime } from './domain/credentials.ts';
@@ -66,6 +73,15 @@ const USAGE = `usage: npm run admin -- <command> [options]
       Settles such a change as a person: sends it again with the same idempotency key (within
       24 hours of its first send), or records that it is (--applied) or is not (--not-applied) on
       the ad platform. Both need CHANGES_URL.
+  freeze (--account <id> | --workspace <id|name>) --reason <text> [--user <email>]
+      Stops writes to one ad account, or with --workspace alone to the whole workspace: prepares
+      and apply requests are refused naming the reason, queued applies wait unsent.
+  unfreeze (--account <id> | --workspace <id|name>) [--user <email>]
+      Lifts that freeze; the applies it held are queued again at once (JSON: how many).
+  set-envelope --account <id> (--micros <n> | --none) [--fail-closed] [--user <email>]
+      Sets the account's spend envelope: the most its daily budgets may rise in any rolling 24
+      hours, in micros of the account currency; --none removes it, and --fail-closed then
+      refuses every change that raises a daily budget. All three need CHANGES_URL.
   enable-feature <feature> [--workspace <id|name>]
   disable-feature <feature> [--workspace <id|name>]
       Turns a workspace feature on or off (${FEATURES.join(', ')}); its tools work, or are
@@ -321,6 +337,40 @@ async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<
   };
 }
 
+/** set-envelope's options as the request: --micros a whole number of micros, or --none. */
+async function setEnvelope(
+  controls: Client<typeof ControlsService>,
+  as: CallOptions,
+  accountId: string,
+  values: { micros?: string; none?: boolean; 'fail-closed'?: boolean },
+) {
+  if ((values.micros === undefined) === (values.none !== true))
+    throw new Error('set-envelope needs either --micros <n> (the envelope) or --none (no envelope)');
+  if (values.micros !== undefined && !/^\d{1,18}$/.test(values.micros))
+    throw new Error(`--micros must be a whole number of micros, 0 or more (got "${values.micros}")`);
+  const { controls: set } = await controls.setSpendEnvelope(
+    {
+      accountId,
+      envelopeMicros: values.micros === undefined ? undefined : BigInt(values.micros),
+      failClosed: values['fail-closed'] === true,
+    },
+    as,
+  );
+  const envelope = set?.envelope;
+  return {
+    account_id: accountId,
+    envelope:
+      envelope === undefined ? null : toJson(SpendEnvelopeSchema, envelope, { useProtoFieldName: true }),
+  };
+}
+
+/** A freeze as the command prints it (snake_case, as the proto names its fields). */
+function freezeJson(f: Freeze | undefined) {
+  return f === undefined
+    ? {}
+    : (toJson(FreezeSchema, f, { useProtoFieldName: true }) as Record<string, unknown>);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help') {
@@ -349,6 +399,10 @@ async function main(argv: string[]): Promise<void> {
       applied: { type: 'boolean', default: false },
       'not-applied': { type: 'boolean', default: false },
       note: { type: 'string' },
+      account: { type: 'string' },
+      micros: { type: 'string' },
+      none: { type: 'boolean', default: false },
+      'fail-closed': { type: 'boolean', default: false },
     },
   });
   const pool = createPool(databaseUrl(), 'gateway', 2);
@@ -501,6 +555,36 @@ async function main(argv: string[]): Promise<void> {
         process.stdout.write(
           `${JSON.stringify({ change_id: id, resolution, status: change?.status, summary: change?.summary, note: change?.resolutionNote || null, by: user.email })}\n`,
         );
+        return;
+      }
+      case 'freeze':
+      case 'unfreeze':
+      case 'set-envelope': {
+        const account = values.account === undefined ? '' : uuidArgument(values.account, command, 'account');
+        if (account === '' && (command === 'set-envelope' || values.workspace === undefined))
+          throw new Error(
+            command === 'set-envelope'
+              ? 'set-envelope needs --account <id>'
+              : `${command} needs --account <id> (one ad account) or --workspace <id|name> (the whole workspace)`,
+          );
+        const ws = await chosenWorkspace(pool, values.workspace);
+        const user = values.user
+          ? await findUserByEmail(pool, values.user)
+          : await findFirstAdmin(pool, ws.id);
+        if (!user || user.workspace_id !== ws.id) throw new Error('no such user in the workspace');
+        const { signer, as } = await asOperator(user);
+        const controls = createServiceClient(ControlsService, need('CHANGES_URL'), 'changes', signer);
+        let out: Record<string, unknown>;
+        if (command === 'freeze') {
+          const { freeze } = await controls.freeze({ accountId: account, reason: values.reason ?? '' }, as);
+          out = { frozen: true, ...freezeJson(freeze), by: user.email };
+        } else if (command === 'unfreeze') {
+          const { freeze, resumed } = await controls.unfreeze({ accountId: account }, as);
+          out = { frozen: false, ...freezeJson(freeze), resumed, by: user.email };
+        } else {
+          out = { ...(await setEnvelope(controls, as, account, values)), by: user.email };
+        }
+        process.stdout.write(`${JSON.stringify(out)}\n`);
         return;
       }
       case 'enable-feature':

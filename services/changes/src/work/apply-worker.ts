@@ -278,8 +278,6 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
       );
       return;
     }
-    const frozen = await freezeInForce(d.pool, workspaceId, change.account_id);
-    if (frozen !== undefined) return hold(d, message, ctx, change, frozen);
     try {
       // A change that creates has no object yet: nothing else can be applying to it.
       if (change.target_path === '') return await apply(message, ctx, change);
@@ -599,6 +597,10 @@ async function send(d: ApplyWorkerDeps, change: ChangeRow, options: ApplyOptions
 function applyOne(d: ApplyWorkerDeps) {
   return async (message: Delivery<ApplyMessage>, ctx: HandlerContext, change: ChangeRow): Promise<void> => {
     const { change_id: changeId, workspace_id: workspaceId } = message.payload;
+    // Looked at last before anything is read or sent, holding the object: a freeze set while this
+    // apply waited for another change to the same object holds it too.
+    const frozen = await freezeInForce(d.pool, workspaceId, change.account_id);
+    if (frozen !== undefined) return hold(d, message, ctx, change, frozen);
     const finish = (o: Outcome) =>
       ctx.inTx(async (tx) => {
         // Applied, its use of the spend envelope counts for 24 hours; refused, it is given back.

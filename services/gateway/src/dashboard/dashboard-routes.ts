@@ -26,6 +26,7 @@ import {
 } from './change-pages.ts';
 import { registerChangesListPage } from './changes-list-page.ts';
 import { mayRevoke, registerConnectionsPage, revokeConnection } from './connections-page.ts';
+import { registerControlsPages } from './controls-page.ts';
 import { registerFeaturesPage } from './features-page.ts';
 import { decisionRefusal, FORM_TYPE, formTypeRefusal } from './form-body.ts';
 import { esc, NAV_COUNT_MARK, page } from './html.ts';
@@ -484,6 +485,7 @@ export function registerDashboardRoutes(
   registerMembersPage(app, deps, { session, checkedPost, user });
   registerFeaturesPage(app, deps, { session, checkedPost, user });
   registerSettingsPage(app, deps, { session, checkedPost, user });
+  registerControlsPages(app, deps, { session, checkedPost, user });
   registerAuditPage(app, deps, { session, checkedPost, user });
   registerInboxPage(app, deps, { session, checkedPost, user });
   registerWebhooksPage(app, deps, { session, checkedPost, user });

@@ -139,7 +139,7 @@ export function page(
        <button type="submit">Sign out</button></form></div></header>${NAV_HTML}`
     : '';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(title)}</title><style>${STYLE}</style></head><body><a class="skip" href="#main">Skip to content</a>${head}<main id="main">${labelCells(body)}</main></body></html>`;
+<title>${esc(title)}</title><style>${STYLE}</style></head><body><a class="skip" href="#main">Skip to content</a>${head}<main id="main">${user ? '<!--freeze-banner-->' : ''}${labelCells(body)}</main></body></html>`;
 }
 
 /**

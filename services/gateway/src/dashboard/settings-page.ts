@@ -12,6 +12,7 @@ import type { SessionView } from '../store/session-store.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
 import { actorHtml, parseActor } from './change-actors.ts';
 import { sessionPrincipal } from './change-pages.ts';
+import { workspaceControlsHtml } from './controls-page.ts';
 import { decisionRefusal } from './form-body.ts';
 import { esc, page } from './html.ts';
 import { localTimeScript, timeHtml } from './local-time.ts';
@@ -65,7 +66,7 @@ export async function settingsHtml(
     (<code>ads_apply_change</code>) in time, expires: it can no longer be approved or applied, and leaves the
     list of changes awaiting approval. Once an apply was requested, the approval is used and does not expire.
     From 1 to 720 hours each; a new setting applies at once to the changes already prepared, and is recorded in
-    the audit log.</p>${form}${who}</section>${localTimeScript}`;
+    the audit log.</p>${form}${who}</section>${await workspaceControlsHtml(deps, s)}${localTimeScript}`;
 }
 
 export function registerSettingsPage(app: FastifyInstance, deps: GatewayDeps, h: AccountPageHelpers): void {

@@ -1,6 +1,6 @@
 /** Tools about the connection itself: who is calling, which ad accounts it reaches, revoking it. */
-import { type ListAccountsResponse, UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
-import type { GatewayDeps } from '../../deps.ts';
+import { ControlsService, type Freeze } from '@adsmcp/proto/changes/v1/controls_pb';
+import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { credentialRevokedAt, insertAudit, revokeCredential } from '../../store/identity-store.ts';
 import { canWrite, defineTool, type ToolRow } from '../catalogue.ts';
 import { type JsonSchema, object } from '../schema.ts';
@@ -18,6 +18,44 @@ const exactly = (properties: Record<string, JsonSchema>): JsonSchema => ({
 });
 const nullableText: JsonSchema = { type: ['string', 'null'] };
 
+/** A freeze a person set on writes: to the whole workspace, or to one ad account. */
+const freezeSchema = exactly({
+  scope: { type: 'string', enum: ['workspace', 'account'] },
+  account_id: nullableText,
+  reason: text,
+  frozen_by: text,
+  frozen_at: text,
+});
+
+function freezeView(f: Freeze) {
+  return {
+    scope: f.accountId === '' ? 'workspace' : 'account',
+    account_id: f.accountId === '' ? null : f.accountId,
+    reason: f.reason,
+    frozen_by: f.frozenBy,
+    frozen_at: f.frozenAt,
+  };
+}
+
+/** The freeze in force for an account: its own, else the workspace's; null when writes are open. */
+function freezeFor(freezes: Freeze[], accountId: string) {
+  const found =
+    freezes.find((f) => f.accountId.toLowerCase() === accountId.toLowerCase()) ??
+    freezes.find((f) => f.accountId === '');
+  return found === undefined ? null : freezeView(found);
+}
+
+/** The freezes in force in the caller's workspace (the changes service keeps them). */
+async function freezesOf(ctx: {
+  caller: { principal: Parameters<typeof onBehalfOf>[0] };
+  deps: GatewayDeps;
+}) {
+  const { freezes } = await ctx.deps
+    .clientOf(ControlsService)
+    .listFreezes({}, onBehalfOf(ctx.caller.principal));
+  return freezes;
+}
+
 export const getConnectionContext = defineTool<GatewayDeps, typeof noArguments>({
   name: 'ads_get_connection_context',
   title: 'Get connection context',
@@ -26,7 +64,9 @@ export const getConnectionContext = defineTool<GatewayDeps, typeof noArguments>(
   features: [],
   description:
     'Returns the workspace this connection acts in, its effective access (role and scopes, and what they allow), ' +
-    'the features enabled for the workspace and when the credential expires. Never returns a secret.',
+    'the features enabled for the workspace and when the credential expires, and the freezes in force (writes to the ' +
+    'whole workspace or to an ad account stopped by a person: who, when and why; nothing can be prepared or applied ' +
+    'for a frozen account until a person unfreezes it). Never returns a secret.',
   input: noArguments,
   example: {},
   output: exactly({
@@ -46,13 +86,15 @@ export const getConnectionContext = defineTool<GatewayDeps, typeof noArguments>(
       can_prepare_changes: flag,
       changes_need_human_approval: flag,
     }),
+    freezes: { type: 'array', items: freezeSchema },
   }),
   route: {
     kind: 'run',
     why: 'the answer is the authenticated caller itself, which only the gateway holds',
     routesTo: 'gateway',
-    async run({ caller }) {
+    async run({ caller, deps }) {
       const { principal } = caller;
+      const freezes = await freezesOf({ caller, deps });
       return {
         workspace: {
           workspace_id: principal.workspaceId,
@@ -75,6 +117,7 @@ export const getConnectionContext = defineTool<GatewayDeps, typeof noArguments>(
           // Applying a prepared change always needs a person's approval in the dashboard.
           changes_need_human_approval: true,
         },
+        freezes: freezes.map(freezeView),
       };
     },
   },
@@ -140,7 +183,9 @@ export const listAccounts: ToolRow<GatewayDeps> = {
   behavior: 'read',
   features: [],
   description:
-    'Lists the ad-account connections of the workspace: the account_id to pass to other tools, name, currency, ' +
+    'Lists the ad-account connections of the workspace, each with its freeze (null, or who stopped writes to it or ' +
+    'to the whole workspace, when and why: nothing can be prepared or applied for a frozen account, and can_write is ' +
+    'false): the account_id to pass to other tools, name, currency, ' +
     'time zone, whether this credential may prepare changes for it, and the health of the platform credential ' +
     'behind the connection: credential_expires_at as the platform reported it when the account was connected (null ' +
     'when it did not say) and credential_status ok, expiring_soon (within 14 days), expired or unknown. Never ' +
@@ -157,26 +202,36 @@ export const listAccounts: ToolRow<GatewayDeps> = {
         time_zone: text,
         can_write: flag,
         connection_can_write: flag,
+        freeze: { anyOf: [freezeSchema, { type: 'null' }] },
         credential_expires_at: nullableText,
         credential_status: { type: 'string', enum: ['ok', 'expiring_soon', 'expired', 'unknown'] },
       }),
     },
   }),
   route: {
-    kind: 'rpc',
-    method: UpstreamService.method.listAccounts,
-    // The connection's write permission comes from the proxy; this credential's is the gateway's to say.
-    view: (res, { caller }) => ({
-      accounts: (res as ListAccountsResponse).accounts.map((a) => ({
-        account_id: a.accountId,
-        name: a.name,
-        currency: a.currency,
-        time_zone: a.timeZone,
-        can_write: a.canWrite && canWrite(caller.principal),
-        connection_can_write: a.canWrite,
-        credential_expires_at: a.credentialExpiresAt === '' ? null : a.credentialExpiresAt,
-        credential_status: a.credentialStatus,
-      })),
-    }),
+    kind: 'run',
+    why: "the accounts are the upstream-proxy's and their freezes the changes service's",
+    routesTo: 'upstream.v1.UpstreamService/ListAccounts, changes.v1.ControlsService/ListFreezes',
+    async run({ caller, deps }) {
+      const [res, freezes] = await Promise.all([
+        deps.upstream.listAccounts({}, onBehalfOf(caller.principal)),
+        freezesOf({ caller, deps }),
+      ]);
+      // The connection's write permission comes from the proxy; this credential's is the gateway's
+      // to say, and a freeze stops both.
+      return {
+        accounts: res.accounts.map((a) => ({
+          account_id: a.accountId,
+          name: a.name,
+          currency: a.currency,
+          time_zone: a.timeZone,
+          can_write: a.canWrite && canWrite(caller.principal) && freezeFor(freezes, a.accountId) === null,
+          connection_can_write: a.canWrite,
+          freeze: freezeFor(freezes, a.accountId),
+          credential_expires_at: a.credentialExpiresAt === '' ? null : a.credentialExpiresAt,
+          credential_status: a.credentialStatus,
+        })),
+      };
+    },
   },
 };
