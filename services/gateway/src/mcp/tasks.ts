@@ -377,7 +377,7 @@ async function advanceApply(d: TaskDeps, caller: Caller, requestId: string, task
       if (!(err instanceof ToolFailure)) throw err;
       result = toolError(err.code, err.message, err.extra);
     }
-    await settle(d, task.task_id, { status: 'completed', message: ended(result), result });
+    await endApply(d, caller, requestId, task, result);
     return;
   }
   const change = (await d.deps.changes.getChange({ changeId }, options)).change;
@@ -417,7 +417,51 @@ async function advanceApply(d: TaskDeps, caller: Caller, requestId: string, task
     );
     return;
   }
+  await endApply(d, caller, requestId, task, result);
+}
+
+/**
+ * Ends an apply task with the apply's result, unless the change started a bulk job on the ad
+ * platform (an ad batch) that is still queued or running: then the task waits for the job, and
+ * says how far it is (ads_get_bulk_job shows each operation's outcome once it ended).
+ */
+async function endApply(
+  d: TaskDeps,
+  caller: Caller,
+  requestId: string,
+  task: TaskRow,
+  result: ToolResult,
+): Promise<void> {
+  const running = await runningBulkJob(d, caller, requestId, result);
+  if (running !== undefined) {
+    await say(d, task.task_id, running);
+    return;
+  }
   await settle(d, task.task_id, { status: 'completed', message: ended(result), result });
+}
+
+/** What the platform's bulk job an applied change started is doing, while it is queued or running. */
+async function runningBulkJob(
+  d: TaskDeps,
+  caller: Caller,
+  requestId: string,
+  result: ToolResult,
+): Promise<string | undefined> {
+  if (result.isError) return undefined;
+  const { operation, upstream_response: job, account_id } = result.structuredContent;
+  if (!isRecord(operation) || operation.path !== '/bulk_mutation_jobs') return undefined;
+  if (!isRecord(job) || typeof job.id !== 'string') return undefined;
+  const read = await callTool(
+    { catalogue: d.catalogue, deps: d.deps, logger: d.logger },
+    caller,
+    requestId,
+    'ads_get_bulk_job',
+    { account_id, job_id: job.id },
+  );
+  // A job that cannot be read now is not waited for: the apply's result says how to follow it.
+  const now = read.isError ? undefined : read.structuredContent.job;
+  if (!isRecord(now) || (now.status !== 'queued' && now.status !== 'running')) return undefined;
+  return `Applied; the ad platform runs bulk job ${job.id} (${String(now.status)}): ${String(now.processed_count ?? 0)} of ${String(now.operation_count ?? '?')} operations processed`;
 }
 
 /** Moves a working task on, as far as can be known now. */
