@@ -1,8 +1,8 @@
 /**
  * PrepareRevert over real gRPC, PostgreSQL, the real upstream-proxy and the ads sandbox: a revert
  * planned back to the recorded before-state and linked both ways, a second revert refused while the
- * first is pending, and a revert refused, naming the object and the field, when the object moved
- * since the change was applied.
+ * first is pending, an ad group create reverted by archiving it and a pause by an activation, and a
+ * revert refused, naming the object and the field, when the object moved since the change was applied.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -11,8 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { RevertService } from '@adsmcp/proto/changes/v1/revert_pb';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import type { Pool } from '@adsmcp/runtime/db';
+import { callerKey, readingFor } from '@adsmcp/runtime/service-client';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
-import { Code } from '@connectrpc/connect';
+import { Code, createContextValues } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { findChange, insertChange } from '../src/store/change-store.ts';
@@ -58,6 +59,57 @@ async function appliedRename(ad: { id: string; name: string; revision: number },
     [changeId, JSON.stringify({ ...ad, name, revision: ad.revision + 1 })],
   );
   return changeId;
+}
+
+/** A change recorded as applied: `operation` sent, `before` the object then, `answer` the platform's. */
+async function applied(
+  tool: string,
+  operation: { path: string; body: Record<string, unknown> },
+  targetPath: string,
+  before: Record<string, unknown>,
+  answer: Record<string, unknown>,
+) {
+  const op = { method: 'POST', path: operation.path, bodyJson: JSON.stringify(operation.body) };
+  const changeId = randomUUID();
+  await insertChange(pool, {
+    change_id: changeId,
+    workspace_id: workspace,
+    account_id: platform.accountId,
+    tool,
+    summary: `${tool} ${operation.path}`,
+    method: op.method,
+    path: op.path,
+    body_json: op.bodyJson,
+    digest: digestOf(op),
+    target_path: targetPath,
+    target_before_json: JSON.stringify(before),
+    prepared_by: 'user:x via mcp',
+    reviewed_result_json: '{}',
+  });
+  await pool.query(
+    `UPDATE changes SET status = 'applied', applied_at = now(), upstream_status = 200, upstream_response_json = $2
+      WHERE change_id = $1`,
+    [changeId, JSON.stringify(answer)],
+  );
+  return changeId;
+}
+
+/** The account's ad groups as the platform shows them now. */
+async function adGroups(): Promise<{ id: string; name: string; status: string; revision: number }[]> {
+  const res = await platform.upstream.call(
+    {
+      accountId: platform.accountId,
+      method: 'GET',
+      path: '/ad_groups',
+      query: [],
+      bodyJson: '',
+      idempotencyKey: '',
+    },
+    readingFor({ workspaceId: workspace, credentialId: 'revert-test', userId: null }),
+  );
+  return (
+    JSON.parse(res.bodyJson) as { data: { id: string; name: string; status: string; revision: number }[] }
+  ).data;
 }
 
 before(async () => {
@@ -118,6 +170,76 @@ describe('PrepareRevert', () => {
       applied,
     ]);
     assert.deepEqual(rows, [{ n: 0 }], 'nothing was recorded');
+  });
+
+  test('an ad group create is reverted by archiving the ad group, a pause by activating it again, and a created ad group that moved is refused', async () => {
+    const [created, paused] = (await adGroups()).filter((g) => g.status === 'active');
+    assert.ok(created && paused, 'the sandbox account has active ad groups');
+    const create = await applied(
+      'ads_create_ad_group',
+      { path: '/ad_groups', body: { name: created.name } },
+      '',
+      {},
+      created,
+    );
+    const archive = (await svc.client.prepareRevert({ changeId: create, reason: '' }, as(agent))).change;
+    assert.equal(archive?.operation?.path, `/ad_groups/${created.id}/archive`);
+    assert.equal(archive?.targetPath, `/ad_groups/${created.id}`);
+    assert.match(archive?.summary ?? '', /: Archive ad group .* \(status "active" → "archived"\)/);
+
+    // A pause that was applied: sent to the platform, its answer recorded.
+    const writer = {
+      contextValues: createContextValues().set(callerKey, {
+        workspaceId: workspace,
+        credentialId: 'revert-test',
+        userId: null,
+        role: 'editor',
+        scopes: ['read', 'write'],
+        via: 'worker',
+      }),
+    };
+    const res = await platform.upstream.call(
+      {
+        accountId: platform.accountId,
+        method: 'POST',
+        path: `/ad_groups/${paused.id}/pause`,
+        query: [],
+        bodyJson: '{}',
+        idempotencyKey: randomUUID(),
+      },
+      writer,
+    );
+    assert.equal(res.status, 200, res.bodyJson);
+    const pause = await applied(
+      'ads_pause_ad_group',
+      { path: `/ad_groups/${paused.id}/pause`, body: {} },
+      `/ad_groups/${paused.id}`,
+      paused,
+      JSON.parse(res.bodyJson) as Record<string, unknown>,
+    );
+    const activate = (await svc.client.prepareRevert({ changeId: pause, reason: '' }, as(agent))).change;
+    assert.equal(activate?.operation?.path, `/ad_groups/${paused.id}/activate`);
+    assert.match(activate?.summary ?? '', /: Activate ad group .* \(status "paused" → "active"\)/);
+
+    // A create whose ad group was archived on the platform since: it moved, and the revert says how.
+    const [other] = (await adGroups()).filter((g) => g.status === 'active' && g.id !== created.id);
+    assert.ok(other);
+    const stale = await applied(
+      'ads_create_ad_group',
+      { path: '/ad_groups', body: {} },
+      '',
+      {},
+      {
+        ...other,
+        status: 'paused',
+      },
+    );
+    const moved = await refusal(svc.client.prepareRevert({ changeId: stale, reason: '' }, as(agent)));
+    assert.equal(moved.code, Code.FailedPrecondition);
+    assert.match(
+      moved.message,
+      /^ad group .* moved since change .* was applied: status is now "active" \(the change left "paused"\)/,
+    );
   });
 
   test('refuses a change that is not applied, and a reason with a hidden character, naming the field', async () => {
