@@ -5,6 +5,7 @@
 
 import type { Principal, Role, Scope } from '@adsmcp/runtime/principal';
 import type { DescMessage, DescMethodUnary, MessageShape } from '@bufbuild/protobuf';
+import { PREPARE_TOOL_META } from '../mcp/app-view-meta.ts';
 import { messageSchema, publishedOutput } from './output-schema.ts';
 import type { Infer, JsonSchema, Schema } from './schema.ts';
 
@@ -216,6 +217,7 @@ export interface McpToolListing {
     idempotentHint: boolean;
     openWorldHint: boolean;
   };
+  _meta?: { ui: { resourceUri: string } };
 }
 
 /** Runs a tool's route: the one interpreter of every route kind (route-runner.ts). */
@@ -334,6 +336,8 @@ export function buildCatalogue<D>(
         idempotentHint: t.idempotent ?? t.behavior === 'read',
         openWorldHint: t.openWorld,
       },
+      // An MCP Apps host shows a prepared change in its review view (mcp/app-views.ts).
+      ...(t.behavior === 'prepare' ? { _meta: PREPARE_TOOL_META } : {}),
     }),
   );
   const document = {

@@ -18,6 +18,7 @@ import type { Caller, Catalogue } from '../catalogue/catalogue.ts';
 import { workspaceAccount } from '../catalogue/platform.ts';
 import { resultOf } from '../catalogue/rpc-mapping.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import { readAppView } from './app-views.ts';
 import { CACHE } from './discovery.ts';
 import { invalidParam, mayUse, requireTool, resourceError, uuidParam } from './surface-access.ts';
 
@@ -302,6 +303,8 @@ export async function readResource(ctx: ResourceContext, uri: string): Promise<R
 
 async function read(ctx: ResourceContext, uri: string): Promise<ReadResourceResult> {
   const { caller, deps, catalogue } = ctx;
+  const view = await readAppView(ctx, uri);
+  if (view !== undefined) return view;
   const as = onBehalfOf(caller.principal);
   if (uri === CATALOGUE_URI) {
     return {
