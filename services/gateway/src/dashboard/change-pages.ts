@@ -103,7 +103,7 @@ export function changeListHtml(
     const zone = account
       ? `<br><span class="muted" title="the account's time zone">${esc(accountTimeText(c.preparedAt, account.timeZone))}</span>`
       : '';
-    return `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}${marksHtml(c, all)}</td><td class="summary">${summaryHtml(c.summary)}</td>
+    return `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}${marksHtml(c, all)}</td><td class="summary"><div class="clamp" title="The whole summary is on the change's page">${summaryHtml(c.summary)}</div></td>
       <td class="account">${esc(account?.name ?? 'an account not listed')}</td><td>${timeHtml(c.preparedAt)}${zone}</td><td>${actorHtml(c.preparedBy, people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`;
   };
   return `<table id="changes"><thead><tr><th>Status</th><th>Change</th><th>Ad account</th><th>Prepared</th><th>Prepared by</th><th></th></tr></thead><tbody>${changes

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { esc } from './html.ts';
+import { emptyStateHtml, esc, labelCells } from './html.ts';
 
 describe('esc: what a person reads is what the text holds', () => {
   test('a bidi override, an isolate, zero-width characters, BEL and ESC are shown as ⟨U+XXXX⟩, never raw', () => {
@@ -20,5 +20,44 @@ describe('esc: what a person reads is what the text holds', () => {
 
   test('newlines and tabs lay text out and are kept; letters of any script are left alone', () => {
     assert.equal(esc('a\n\tb שלום 🎉 <&>'), 'a\n\tb שלום 🎉 &lt;&amp;&gt;');
+  });
+});
+
+describe('labelCells: a table with a header row can be read as cards', () => {
+  test('each body cell is given its column name, and the table is marked for cards', () => {
+    const html = labelCells(
+      '<table id="t"><thead><tr><th>Status</th><th>Ad <span>account</span></th><th></th></tr></thead><tbody><tr><td>prepared</td><td>Demo</td><td><a href="/x">Review</a></td></tr></tbody></table>',
+    );
+    assert.equal(
+      html,
+      '<table data-cards id="t"><thead><tr><th>Status</th><th>Ad <span>account</span></th><th></th></tr></thead><tbody><tr><td data-label="Status">prepared</td><td data-label="Ad account">Demo</td><td><a href="/x">Review</a></td></tr></tbody></table>',
+    );
+  });
+
+  test('a table without a header row, and one holding another table, are left as they are', () => {
+    const facts = '<table><tr><th>Currency</th><td>EUR</td></tr></table>';
+    assert.equal(labelCells(facts), facts);
+    const nested = `<table><thead><tr><th>A</th></tr></thead><tbody><tr><td>${facts}</td></tr></tbody></table>`;
+    assert.equal(labelCells(nested), nested);
+  });
+});
+
+describe('emptyStateHtml: an empty list says what is filtered', () => {
+  test('the filters that are set are named, with a link that clears them', () => {
+    assert.equal(
+      emptyStateHtml(
+        'changes',
+        [
+          ['status', 'rejected'],
+          ['ad account', ''],
+        ],
+        '/dashboard/changes',
+      ),
+      '<p class="empty" role="status">No changes match these filters: status <strong>rejected</strong>. <a href="/dashboard/changes">Clear the filters</a></p>',
+    );
+    assert.equal(
+      emptyStateHtml('changes', [['status', '']], '/x'),
+      '<p class="empty" role="status">No changes yet.</p>',
+    );
   });
 });

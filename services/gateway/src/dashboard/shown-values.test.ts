@@ -6,7 +6,7 @@ import { create } from '@bufbuild/protobuf';
 import { reviewText } from '../admin-review.ts';
 import { changeDetailHtml, changeListHtml } from './change-pages.ts';
 import { proposalDetailHtml } from './proposal-pages.ts';
-import { shownJsonParts, summaryHtml, valueHtml } from './shown-values.ts';
+import { microsToDecimal, moneyHtml, shownJsonParts, summaryHtml, valueHtml } from './shown-values.ts';
 
 /** `shop.example.com` with a Cyrillic "а" (U+0430). */
 const LOOKALIKE = 'https://shop.ex\u0430mple.com/spring';
@@ -159,7 +159,7 @@ describe('spaces and summaries', () => {
       'Update ad &quot;Sale⟨U+202E⟩&quot; (ad_1): creative.title &quot;10⟨U+00A0⟩€␣off⟨U+2423⟩&quot; → &quot;⟨U+27E8⟩U+202E⟨U+27E9⟩x&quot; (␣ is a space)',
     );
     const list = changeListHtml([change({ name: 'x' }, {}, summary)], new Map());
-    assert.ok(list.includes('<td class="summary">Update ad &quot;Sale⟨U+202E⟩&quot;'), list);
+    assert.ok(list.includes('<td class="summary"><div class="clamp" title="The whole summary is on the change\'s page">Update ad &quot;Sale⟨U+202E⟩&quot;'), list);
     const terminal = reviewText(change({ name: 'x' }, {}, summary));
     assert.ok(terminal.includes('"10⟨U+00A0⟩€␣off⟨U+2423⟩" → "⟨U+27E8⟩U+202E⟨U+27E9⟩x"'), terminal);
   });
@@ -189,5 +189,23 @@ describe('stacked combining marks from the platform', () => {
     const vietnamese = 'Tiếng Việt'.normalize('NFD');
     assert.ok(valueHtml(burmese).includes(burmese));
     assert.ok(valueHtml(vietnamese).includes(vietnamese));
+  });
+});
+
+describe('money in the account currency', () => {
+  test('micros become an exact decimal amount, whatever their size', () => {
+    assert.equal(microsToDecimal(12_500_000), '12.50');
+    assert.equal(microsToDecimal(1), '0.000001');
+    assert.equal(microsToDecimal(-2_000_000n), '-2.00');
+    assert.equal(microsToDecimal('9223372036854775807'), '9223372036854.775807');
+  });
+
+  test('an amount names its currency for the page to format in the viewer’s locale, and shows the micros where exactness matters', () => {
+    assert.equal(
+      moneyHtml(12_500_000, 'EUR', { exact: true }),
+      '<data value="12500000" data-currency="EUR">EUR 12.50</data> <span class="muted nowrap">(12500000 micros)</span>',
+    );
+    assert.equal(moneyHtml(5, 'euro'), '0.000005 <span class="muted">(currency unknown)</span>');
+    assert.equal(moneyHtml(undefined, 'EUR'), '');
   });
 });
