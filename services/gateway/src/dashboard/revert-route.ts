@@ -27,7 +27,9 @@ export function registerRevertRoute(app: FastifyInstance, deps: GatewayDeps, h: 
       );
     } catch (err) {
       // Why no revert was prepared (an object that moved, a revert already pending), and the way back.
-      const refusal = decisionRefusal(ConnectError.from(err), 'Your role cannot prepare changes.');
+      const e = ConnectError.from(err);
+      // A refusal of access says why (the role, or a read-only connection to the account).
+      const refusal = decisionRefusal(e, e.rawMessage);
       return reply
         .code(refusal.status)
         .type('text/html')
