@@ -121,6 +121,38 @@ test('a loosening save is pending until a person confirms it in the dashboard; t
         '',
       /Naming \(revision 1\) saved since: now revision 2/,
     );
+
+    // An archive asked for at revision 2 goes stale once the agent tightens the standard: the
+    // person's Confirm is refused saying why, and Reject clears it.
+    const archive = await ok<SaveResult>('ads_archive_account_standard', {
+      standard_id: created.standard.standard_id,
+      expected_revision: 2,
+    });
+    assert.equal(archive.pending?.status, 'pending');
+    await ok<SaveResult>('ads_save_account_standard', {
+      account_id: account.account_id,
+      name: 'Naming',
+      kind: 'standard',
+      data: { naming_prefix: 'BETA-EU-' },
+      standard_id: created.standard.standard_id,
+      expected_revision: 2,
+    });
+    await page.goto(archive.confirm_url ?? '');
+    const [refusal] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      page.click(`#confirm-${archive.pending?.pending_id}`),
+    ]);
+    assert.equal(refusal.status(), 409);
+    assert.match(
+      (await page.textContent('[role=alert]')) ?? '',
+      /is at revision 3 since this change was asked for at revision 2; .* cannot be confirmed: reject it/,
+    );
+    await Promise.all([
+      page.waitForURL(/\/dashboard\/accounts\/[^/]+$/),
+      page.click(`#reject-${archive.pending?.pending_id}`),
+    ]);
+    assert.equal(await page.locator('#no-pending-standard-changes').count(), 1);
+    assert.match((await page.textContent('#standards')) ?? '', /Naming\s*standard\s*3/);
   } finally {
     await context.close();
   }
