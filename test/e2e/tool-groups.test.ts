@@ -150,9 +150,14 @@ describe('resources/list pages', () => {
           assert.ok(uris.includes(`adsmcp://changes/${id}/review`), `${kind}: change ${id} is not listed`);
         }
         assert.equal(uris.filter((u) => u === 'adsmcp://catalogue.json').length, 1);
-        const bad = await refusal(client.listResources('not-a-cursor'));
-        assert.equal(bad.code, -32602);
-        assert.match(bad.message, /`cursor` is not a cursor this server gave/);
+        const forged = Buffer.from(JSON.stringify({ kind: 'assets', accountId: 'x', offset: 0 })).toString(
+          'base64url',
+        );
+        for (const cursor of ['not-a-cursor', forged]) {
+          const bad = await refusal(client.listResources(cursor));
+          assert.equal(bad.code, -32602);
+          assert.match(bad.message, /`cursor` is not a cursor this server gave/);
+        }
       } finally {
         await client.close();
       }

@@ -157,9 +157,12 @@ function readCursor(cursor: string): Position {
   }
   const kind = p.kind as StreamKind;
   const offset = p.offset as number;
-  return p.accountId === undefined
-    ? { kind, offset }
-    : { kind, offset, accountId: uuidParam('cursor', p.accountId) };
+  if (p.accountId === undefined) return { kind, offset };
+  try {
+    return { kind, offset, accountId: uuidParam('cursor', p.accountId) };
+  } catch {
+    throw refused;
+  }
 }
 
 /** One stream's records from `offset`, at most `limit`, and the offset after them (none at the end). */
