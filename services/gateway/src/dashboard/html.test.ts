@@ -34,6 +34,15 @@ describe('labelCells: a table with a header row can be read as cards', () => {
     );
   });
 
+  test('a row that starts with its own header cell keeps each data cell under its own column', () => {
+    assert.equal(
+      labelCells(
+        '<table><thead><tr><th></th><th>Now</th><th>Proposed</th></tr></thead><tbody><tr><th>Title</th><td>Sale</td><td>Sale 20%</td></tr></tbody></table>',
+      ),
+      '<table data-cards><thead><tr><th></th><th>Now</th><th>Proposed</th></tr></thead><tbody><tr><th>Title</th><td data-label="Now">Sale</td><td data-label="Proposed">Sale 20%</td></tr></tbody></table>',
+    );
+  });
+
   test('a table without a header row, and one holding another table, are left as they are', () => {
     const facts = '<table><tr><th>Currency</th><td>EUR</td></tr></table>';
     assert.equal(labelCells(facts), facts);

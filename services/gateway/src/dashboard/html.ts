@@ -159,9 +159,10 @@ export function labelCells(html: string): string {
     const start = (head.index ?? 0) + head[0].length;
     const rows = table.slice(start).replace(/<tr\b[^>]*>[\s\S]*?<\/tr>/g, (row) => {
       let column = 0;
-      return row.replace(/<td\b(?![^>]*data-label)/g, (td) => {
+      // A row's own header cell (<th>) takes its column too; only data cells are labelled.
+      return row.replace(/<t([hd])\b(?![^>]*data-label)/g, (cell, kind: string) => {
         const label = labels[column++] ?? '';
-        return label === '' ? td : `${td} data-label="${label}"`;
+        return kind === 'h' || label === '' ? cell : `${cell} data-label="${label}"`;
       });
     });
     return table.slice(0, start).replace(/^<table\b/, '<table data-cards') + rows;
