@@ -2,6 +2,7 @@ import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ControlsService } from '@adsmcp/proto/changes/v1/controls_pb';
+import { RevertService } from '@adsmcp/proto/changes/v1/revert_pb';
 import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import { WebhooksService } from '@adsmcp/proto/changes/v1/webhooks_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
@@ -12,6 +13,7 @@ import { auditHandlers } from './handlers/audit-handlers.ts';
 import { batchHandlers } from './handlers/batch-handlers.ts';
 import { changesHandlers } from './handlers/changes-handlers.ts';
 import { controlsHandlers } from './handlers/controls-handlers.ts';
+import { revertHandlers } from './handlers/revert-handlers.ts';
 import { standardsHandlers } from './handlers/standards-handlers.ts';
 import { type WebhookHandlerDeps, webhookHandlers } from './handlers/webhook-handlers.ts';
 import type { Marketing } from './planning/campaign-assets.ts';
@@ -50,6 +52,7 @@ export function buildServer(deps: Deps): ConnectServer {
       router.service(ChangesService, changesHandlers({ pool: deps.pool, ...peers }));
       router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
       router.service(BatchService, batchHandlers({ pool: deps.pool, ...peers }));
+      router.service(RevertService, revertHandlers({ pool: deps.pool, ...peers }));
       if (deps.webhooks)
         router.service(WebhooksService, webhookHandlers({ pool: deps.pool, ...deps.webhooks }));
       router.service(ControlsService, controlsHandlers(deps.pool, deps.upstream));

@@ -34,6 +34,7 @@ import { inboxCount, registerInboxPage } from './inbox-page.ts';
 import { LOCAL_TIME_SCRIPT_SRC, localTimeScript, timeHtml } from './local-time.ts';
 import { registerMembersPage } from './members-page.ts';
 import { registerProposalPages } from './proposal-pages.ts';
+import { registerRevertRoute } from './revert-route.ts';
 import { registerSettingsPage } from './settings-page.ts';
 import { registerWebhooksPage } from './webhooks-page.ts';
 
@@ -480,6 +481,7 @@ export function registerDashboardRoutes(
 
   registerAccountPages(app, deps, { session, checkedPost, user });
   registerAccountsListPage(app, deps, { session, checkedPost, user });
+  registerRevertRoute(app, deps, { session, checkedPost, user });
   registerChangesListPage(app, deps, { session, checkedPost, user });
   registerConnectionsPage(app, deps, { session, checkedPost, user });
   registerMembersPage(app, deps, { session, checkedPost, user });
