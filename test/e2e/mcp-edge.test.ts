@@ -200,6 +200,7 @@ describe('ad accounts', () => {
           'credential_expires_at',
           'credential_status',
           'currency',
+          'freeze',
           'name',
           'time_zone',
         ]);
