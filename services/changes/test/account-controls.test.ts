@@ -18,13 +18,14 @@ import { createLogger } from '@adsmcp/runtime/log';
 import {
   createPrincipalSigner,
   createPrincipalVerifier,
+  GATEWAY_ISSUER,
   generatePrincipalKeys,
 } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
 import { as } from '@adsmcp/testkit/service-harness';
 import { type Client, Code } from '@connectrpc/connect';
-import { buildServer, SERVICE_NAME } from '../src/server.ts';
+import { buildServer, OPTIMIZER_ISSUER, SERVICE_NAME } from '../src/server.ts';
 import { APPLY_TOPIC, type ApplyMessage } from '../src/work/apply-message.ts';
 import { createApplyHandler } from '../src/work/apply-worker.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
@@ -34,6 +35,8 @@ let db: TestDatabase;
 let pool: Pool;
 let server: ConnectServer;
 let changes: Client<typeof ChangesService>;
+/** Signs as the optimizer's worker, which records the changes its proposals publish. */
+let optimizer: Client<typeof ChangesService>;
 let controls: Client<typeof ControlsService>;
 let platform: LivePlatform;
 let account: string;
@@ -130,9 +133,13 @@ before(async () => {
   await migrate(pool, SERVICE_NAME, fileURLToPath(new URL('../migrations', import.meta.url)));
   await migrateBus(pool, SERVICE_NAME);
   const keys = await generatePrincipalKeys();
+  const optimizerKeys = await generatePrincipalKeys();
   server = buildServer({
     pool,
-    verifier: await createPrincipalVerifier(keys.publicKeyPem, SERVICE_NAME),
+    verifier: await createPrincipalVerifier(
+      { [GATEWAY_ISSUER]: keys.publicKeyPem, [OPTIMIZER_ISSUER]: optimizerKeys.publicKeyPem },
+      SERVICE_NAME,
+    ),
     logger: createLogger(SERVICE_NAME, 'silent'),
     upstream: platform.upstream,
   });
@@ -140,6 +147,12 @@ before(async () => {
   const signer = await createPrincipalSigner(keys.privateKeyPem);
   changes = createServiceClient(ChangesService, url, SERVICE_NAME, signer);
   controls = createServiceClient(ControlsService, url, SERVICE_NAME, signer);
+  optimizer = createServiceClient(
+    ChangesService,
+    url,
+    SERVICE_NAME,
+    await createPrincipalSigner(optimizerKeys.privateKeyPem, OPTIMIZER_ISSUER),
+  );
 });
 
 after(async () => {
@@ -331,5 +344,44 @@ describe('a freeze', () => {
     const { change: applied } = await changes.getChange({ changeId: change.changeId }, as(agent));
     assert.equal(applied?.status, 'applied');
     assert.equal((await platform.ledger('/bulk_mutation_jobs')).length, jobsBefore + 1);
+  });
+
+  test('an optimizer proposal a person approved is recorded while frozen, and its publishing waits until unfrozen', async () => {
+    const ad = (await platform.ads())[1];
+    assert.ok(ad);
+    await controls.freeze({ accountId: account, reason: 'Hold the optimizer' }, as(dashboardAdmin));
+    const changeId = randomUUID();
+    const { change } = await optimizer.recordApprovedChange(
+      {
+        change: {
+          accountId: account,
+          tool: 'ads_update_ad',
+          objectType: 'ad',
+          effect: 'update',
+          operation: {
+            method: 'POST',
+            path: `/ads/${ad.id}`,
+            bodyJson: JSON.stringify({ name: `${ad.name} v2` }),
+          },
+          targetPath: `/ads/${ad.id}`,
+        },
+        changeId,
+        approvedBy: 'a person (optimization proposal p1)',
+        approverUserId: randomUUID(),
+      },
+      as(person({ via: 'worker', credentialId: 'optimizer-proposal:p1' })),
+    );
+    assert.equal(change?.status, 'applying');
+    await runWorker(changeId);
+    const { change: held } = await changes.getChange({ changeId }, as(agent));
+    assert.equal(held?.status, 'applying');
+    assert.match(held?.error ?? '', /^held: ad account .* is frozen since .*: Hold the optimizer/);
+    assert.deepEqual(await platform.ledger(`/ads/${ad.id}`), []);
+
+    await controls.unfreeze({ accountId: account }, as(dashboardAdmin));
+    await runWorker(changeId);
+    const { change: published } = await changes.getChange({ changeId }, as(agent));
+    assert.equal(published?.status, 'applied');
+    assert.equal((await platform.ledger(`/ads/${ad.id}`)).length, 1);
   });
 });
