@@ -20,6 +20,7 @@ import {
   ProtocolError,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
+import pg from 'pg';
 import type { Browser } from 'playwright-core';
 
 let e2e: SeededStack;
@@ -260,7 +261,7 @@ describe('a client that declared nothing', () => {
 });
 
 describe('a task-based apply', () => {
-  test('the task waits for the person, says so with the review page, and completes with the applied change after they approve', async () => {
+  test('the task waits for the person, says so with the review page, survives a gateway restart, and completes with the applied change after they approve', async () => {
     const { change, path } = await prepareRename('Person in the loop — task');
     const created = await modern(
       seed.token,
@@ -295,6 +296,13 @@ describe('a task-based apply', () => {
     assert.equal(undeclared.status, 400);
     assert.equal(undeclared.body.error?.code, -32021);
 
+    // The task is the gateway's database's, not a process's: a restarted gateway answers for it.
+    await stack.kill('gateway', 'SIGTERM');
+    await stack.restart('gateway');
+    const afterRestart = (await get()).body.result as { status: string; statusMessage: string };
+    assert.equal(afterRestart.status, 'working');
+    assert.match(afterRestart.statusMessage, /Waiting for a person/);
+
     assert.equal(await approveAt(change.review_url), 'approved');
     let done: { status: string; result?: Result } = waiting;
     for (let i = 0; i < 100 && done.status === 'working'; i++) {
@@ -324,7 +332,7 @@ describe('tasks of the other long tools, and cancelling', () => {
     assert.fail(`task ${taskId} did not end`);
   }
 
-  test('a report created as a task ends with the tool’s result: the saved report', async () => {
+  test('a report created as a task ends with the tool’s result, the saved report, and is gone once its ttlMs passed', async () => {
     const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
     const args = { account_id: account.account_id, name: 'Weekly, as a task', since: day(9), until: day(3) };
     const created = await modern(
@@ -344,6 +352,21 @@ describe('tasks of the other long tools, and cancelling', () => {
       report_id: report.report_id,
     });
     assert.equal(saved.report.name, 'Weekly, as a task', 'the report the task made is saved');
+
+    // Its ttlMs passed (the database's clock moved on, as far as this task is concerned): it is gone.
+    const db = new pg.Client({ connectionString: e2e.db.url });
+    await db.connect();
+    try {
+      await db.query(
+        "UPDATE gateway.mcp_tasks SET expires_at = now() - interval '1 second' WHERE task_id = $1",
+        [taskId],
+      );
+    } finally {
+      await db.end();
+    }
+    const gone = await modern(seed.token, 'tasks/get', { taskId }, { name: taskId });
+    assert.equal(gone.body.error?.code, -32602);
+    assert.match(gone.body.error?.message ?? '', /task not found/);
   });
 
   test('a cancelled apply task ends cancelled and requests nothing: after the person approves, nothing is applied', async () => {
