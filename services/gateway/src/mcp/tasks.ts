@@ -363,10 +363,13 @@ async function advanceApply(d: TaskDeps, caller: Caller, requestId: string, task
   if (task.apply_requested) {
     const change = (await d.deps.changes.getChange({ changeId }, options)).change;
     if (change?.status === 'applying') {
+      // While an outage holds the apply, the change's error names the part it waits for.
       await say(
         d,
         task.task_id,
-        'Approved; being applied on the ad platform (queued for the apply worker, then sent)',
+        change.error === ''
+          ? 'Approved; being applied on the ad platform (queued for the apply worker, then sent)'
+          : `Approved; the apply waits and is tried again: ${change.error}`,
       );
       return;
     }
