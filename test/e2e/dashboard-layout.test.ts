@@ -124,6 +124,8 @@ before(async () => {
     { name: 'webhooks', path: '/dashboard/webhooks', optional: true },
     { name: 'controls', path: `/dashboard/accounts/${account.account_id}/controls`, optional: true },
   );
+  // A spend envelope of 50.00 in the account currency, for its use to be charted.
+  await stack.admin(['set-envelope', '--account', account.account_id, '--micros', '50000000']);
   const admin = await addPerson(
     stack,
     seed.workspaceId,
@@ -283,7 +285,14 @@ describe('every dashboard page at 1280 and 390 pixels', () => {
     const account = e2e.seed.accounts[0];
     assert.ok(account);
     await page.goto(`${e2e.stack.gatewayUrl}/dashboard/accounts/${account.account_id}`);
-    for (const chart of [account.currency, 'impressions', 'clicks', 'conversions', 'changes-applied']) {
+    for (const chart of [
+      account.currency,
+      'impressions',
+      'clicks',
+      'conversions',
+      'changes-applied',
+      'envelope',
+    ]) {
       assert.equal(
         await page.locator(`figure[data-chart="${chart}"] svg[role="img"]`).count(),
         1,
@@ -297,6 +306,10 @@ describe('every dashboard page at 1280 and 390 pixels', () => {
     assert.ok(
       impressions.every((n) => n > 0),
       `the sandbox delivered on every day: ${impressions.join(' ')}`,
+    );
+    assert.match(
+      await page.locator('[data-envelope]').innerText(),
+      /^Used .+ \(0 micros\) of .+ \(50000000 micros\) in the last 24 hours \(0%\)\.$/,
     );
     const label =
       (await page.locator('figure[data-chart="impressions"] svg').getAttribute('aria-label')) ?? '';

@@ -6,6 +6,7 @@
  * fetched from another host), each with its numbers in a table for screen readers and for
  * anyone who would rather read them.
  */
+import { ControlsService, type SpendEnvelope } from '@adsmcp/proto/changes/v1/controls_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { localDay } from '@adsmcp/runtime/zoned-format';
@@ -14,7 +15,8 @@ import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { esc } from './html.ts';
-import { microsToDecimal } from './shown-values.ts';
+import { localTimeScript } from './local-time.ts';
+import { microsToDecimal, moneyHtml } from './shown-values.ts';
 
 /** Days the charts cover, today (account-local, still preliminary) included. */
 export const CHART_DAYS = 14;
@@ -199,6 +201,69 @@ async function chartSvg(
   return bare.replace(/^<svg\b/, `<svg role="img" aria-label="${esc(description)}" focusable="false"`);
 }
 
+/**
+ * How much of the account's spend envelope the last 24 hours used: a bar of what was used beside
+ * what is left, and the same in words (the exact amounts, with their micros).
+ */
+export async function envelopeHtml(deps: GatewayDeps, p: Principal, account: Account): Promise<string> {
+  let envelope: SpendEnvelope | undefined;
+  try {
+    ({ envelope } =
+      (
+        await deps
+          .clientOf(ControlsService)
+          .getAccountControls({ accountId: account.accountId }, onBehalfOf(p))
+      ).controls ?? {});
+  } catch {
+    return '<p class="muted" data-envelope>The spend envelope could not be read just now.</p>';
+  }
+  if (envelope?.envelopeMicros === undefined)
+    return `<p class="muted" data-envelope>No spend envelope is set for this account${envelope?.failClosed ? ': changes that raise a daily budget are refused (no envelope, no write)' : ''}.</p>`;
+  const total = Number(envelope.envelopeMicros);
+  const used = Number(envelope.usedMicros);
+  const left = Math.max(0, total - used);
+  const share = total > 0 ? Math.round((used / total) * 1000) / 10 : 0;
+  const words = `Used ${moneyHtml(envelope.usedMicros, account.currency, { exact: true })} of ${moneyHtml(envelope.envelopeMicros, account.currency, { exact: true })} in the last 24 hours (${share}%).`;
+  const spec: TopLevelSpec = {
+    width: 420,
+    height: 28,
+    background: 'white',
+    config: {
+      aria: false,
+      font: 'system-ui, sans-serif',
+      axis: { labelColor: '#4f586b', titleColor: '#4f586b' },
+    },
+    data: {
+      values: [
+        { part: 'used', value: used / 1e6, order: 0 },
+        { part: 'left', value: left / 1e6, order: 1 },
+      ],
+    },
+    mark: 'bar',
+    encoding: {
+      x: {
+        field: 'value',
+        type: 'quantitative',
+        stack: 'zero',
+        title: account.currency,
+        axis: { tickCount: 4 },
+      },
+      order: { field: 'order' },
+      color: {
+        field: 'part',
+        type: 'nominal',
+        scale: { domain: ['used', 'left'], range: ['#1f5fbf', '#d5dae2'] },
+        legend: { orient: 'right', title: null },
+      },
+    },
+  };
+  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
+  const svg = (await view.toSVG()).replace(/ (?:role|aria-[a-z]+)="[^"]*"/g, '');
+  view.finalize();
+  const label = `Spend envelope: ${share}% used in the last 24 hours.`;
+  return `<figure class="chart" data-chart="envelope"><figcaption>Spend envelope, last 24 hours</figcaption>${svg.replace(/^<svg\b/, `<svg role="img" aria-label="${esc(label)}" focusable="false"`)}<p data-envelope>${words}</p></figure>`;
+}
+
 /** The account's performance section: four charts, changes applied per day, and the numbers. */
 export async function performanceHtml(
   deps: GatewayDeps,
@@ -247,5 +312,6 @@ export async function performanceHtml(
   const scope = perf.problem
     ? ''
     : `<p class="muted">The last ${CHART_DAYS} days on the account's calendar (${esc(account.timeZone)}), summed over its ${perf.adGroups} ad group${perf.adGroups === 1 ? '' : 's'}${perf.adGroupsLeftOut ? ` (the first ${MAX_AD_GROUPS}; the rest are left out)` : ''}; today's numbers are not final.</p>`;
-  return `<section aria-labelledby="performance"><h2 id="performance">Performance</h2>${scope}<div class="charts">${charts.join('')}${appliedChart}</div>${table}</section>`;
+  const envelope = await envelopeHtml(deps, p, account);
+  return `<section aria-labelledby="performance"><h2 id="performance">Performance</h2>${scope}<div class="charts">${charts.join('')}${appliedChart}${envelope}</div>${table}</section>${localTimeScript}`;
 }
