@@ -203,7 +203,7 @@ async function insertTask(
     ],
   );
   const task = rows[0] as TaskRow;
-  if (name !== 'ads_apply_change') void runHeld(d, caller, requestId, task);
+  if (name !== 'ads_apply_change') startHeld(d, caller, requestId, task);
   return { resultType: 'task', ...taskFields(task) };
 }
 
@@ -265,6 +265,16 @@ function protocolError(err: unknown): NonNullable<TaskRow['error']> {
     code: INTERNAL_ERROR,
     message: 'the tool failed unexpectedly; nothing more is known to the caller',
   };
+}
+
+/**
+ * Starts running a held task in the background. A failure to record its end (the database gone)
+ * is logged, never thrown: the hold runs out and the next tasks/get takes the task up.
+ */
+function startHeld(d: TaskDeps, caller: Caller, requestId: string, task: TaskRow): void {
+  runHeld(d, caller, requestId, task).catch((err: unknown) =>
+    d.logger.warn({ err, task_id: task.task_id }, 'task end not recorded'),
+  );
 }
 
 /** Runs a held task's tool in this process, renewing the hold, and settles the task with its result. */
@@ -339,7 +349,7 @@ async function takeUpLost(d: TaskDeps, caller: Caller, requestId: string, task: 
   if (rowCount !== 1) return;
   if (tool?.idempotent === true) {
     await say(d, task.task_id, 'Running again: the gateway process that ran it stopped');
-    void runHeld(d, caller, requestId, task);
+    startHeld(d, caller, requestId, task);
     return;
   }
   await settle(d, task.task_id, {
