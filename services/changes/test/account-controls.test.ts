@@ -90,16 +90,17 @@ async function applying(request: ReturnType<typeof campaignJob>) {
   return change;
 }
 
-const handle = () =>
+const handle = (now?: () => Date) =>
   createApplyHandler({
     pool,
     upstream: platform.upstream,
     logger: createLogger(SERVICE_NAME, 'silent'),
     holdDelayMs: 60_000,
+    now,
   });
 
-/** Runs the apply worker once on the change, as the bus would deliver it. */
-async function runWorker(changeId: string): Promise<void> {
+/** Runs the apply worker once on the change, as the bus would deliver it (at `now`, when given). */
+async function runWorker(changeId: string, now?: () => Date): Promise<void> {
   const message: Delivery<ApplyMessage> = {
     id: randomUUID(),
     topic: APPLY_TOPIC,
@@ -113,7 +114,7 @@ async function runWorker(changeId: string): Promise<void> {
     inTx: (fn) => inTransaction(pool, fn),
     signal: new AbortController().signal,
   } as HandlerContext;
-  await handle()(message, ctx);
+  await handle(now)(message, ctx);
 }
 
 /** The apply messages queued for a change (the outbox), oldest first. */
@@ -344,6 +345,21 @@ describe('a freeze', () => {
     const { change: applied } = await changes.getChange({ changeId: change.changeId }, as(agent));
     assert.equal(applied?.status, 'applied');
     assert.equal((await platform.ledger('/bulk_mutation_jobs')).length, jobsBefore + 1);
+  });
+
+  test('a held apply whose approval expires while frozen fails with nothing sent', async () => {
+    const change = await applying(campaignJob(3_000_000));
+    await controls.freeze({ accountId: account, reason: 'Long review' }, as(dashboardAdmin));
+    const jobsBefore = (await platform.ledger('/bulk_mutation_jobs')).length;
+    // 25 hours later: past the approval's 24 hours (the workspace's default approval expiry).
+    await runWorker(change.changeId, () => new Date(Date.now() + 25 * 3_600_000));
+    const { change: ended } = await changes.getChange({ changeId: change.changeId }, as(agent));
+    assert.equal(ended?.status, 'failed');
+    assert.match(
+      ended?.error ?? '',
+      /^it was held while ad account .* is frozen since .*: Long review, until its time ran out; nothing was sent to the ad account, and its approval \(valid 24 hours\) has expired/,
+    );
+    assert.equal((await platform.ledger('/bulk_mutation_jobs')).length, jobsBefore);
   });
 
   test('an optimizer proposal a person approved is recorded while frozen, and its publishing waits until unfrozen', async () => {
