@@ -261,6 +261,11 @@ describe('every dashboard page at 1280 and 390 pixels', () => {
       (await page.locator('p.empty').innerText()).trim(),
       `No changes match these filters: status rejected, ad account ${account.name}. Clear the filters`,
     );
+    await page.goto(`${e2e.stack.gatewayUrl}/dashboard/connections?q=nobody-by-this-name&state=revoked`);
+    assert.equal(
+      (await page.locator('p.empty').innerText()).trim(),
+      'No connections match these filters: name or person nobody-by-this-name, state revoked. Clear the filters',
+    );
     await page.goto(`${e2e.stack.gatewayUrl}/dashboard/proposals?status=expired`);
     assert.match(
       await page.locator('p.empty').innerText(),

@@ -17,7 +17,7 @@ import {
 import { insertAudit, revokeCredential } from '../store/identity-store.ts';
 import type { SessionView } from '../store/session-store.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
-import { esc, page } from './html.ts';
+import { emptyStateHtml, esc, page } from './html.ts';
 import { localTimeScript, timeHtml } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
 
@@ -107,7 +107,14 @@ export function registerConnectionsPage(
     const { rows, total } = await listConnectionsPage(deps.pool, s.workspace_id, filter);
     const table =
       rows.length === 0
-        ? '<p class="muted">No connections match.</p>'
+        ? emptyStateHtml(
+            'connections',
+            [
+              ['name or person', filter.search],
+              ['state', filter.state === 'any' ? '' : filter.state],
+            ],
+            '/dashboard/connections',
+          )
         : `<table id="connections"><thead><tr><th>Name</th><th>Kind</th><th>Person</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Expires</th><th>State</th><th></th></tr></thead><tbody>${rows
             .map((c) => rowHtml(s, c))
             .join('')}</tbody></table>`;
