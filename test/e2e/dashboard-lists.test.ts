@@ -247,69 +247,71 @@ describe('the proposals list', () => {
 });
 
 describe('the audit log beyond its first thousands of events', () => {
-  test('every event of both sources is reachable page by page, an old one behind 2,325 newer ones included, each once', async () => {
+  test('every event is reachable page by page, an old one behind 2,100 newer ones included, each once', async () => {
     const member = await person('viewer');
+    let lastAt = '';
     const c = new pg.Client({ connectionString: e2e.db.url });
     await c.connect();
     try {
-      // 2,100 newer events by the member, and a role change a year older than all of them.
-      await c.query(
-        `INSERT INTO gateway.audit_log (workspace_id, actor, action, at)
-         SELECT $1, 'user:' || $2, 'user.signed_in', now() - make_interval(secs => g) FROM generate_series(1, 2100) g`,
-        [seed.workspaceId, member.id],
-      );
+      // A role change a year ago, then 2,100 sign-ins of the member, oldest first: the gateway's
+      // records, relayed into the workspace's chained log in the order they were written.
       await c.query(
         `INSERT INTO gateway.audit_log (workspace_id, actor, action, target, detail, at)
          VALUES ($1, 'user:' || $2, 'member.role_changed', $2, '{"from":"editor","to":"viewer"}', now() - interval '1 year')`,
         [seed.workspaceId, member.id],
       );
-      // 150 changes the member prepared through MCP, every other one approved in the dashboard:
-      // their events interleave with the gateway's rows and come from the changes service.
       await c.query(
-        `INSERT INTO changes.changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json,
-           digest, target_path, target_before_json, prepared_by, prepared_at, approved_by, approved_at)
-         SELECT gen_random_uuid(), $1, $2, 'ads_update_ad', CASE WHEN g % 2 = 0 THEN 'approved' ELSE 'prepared' END,
-                'Rename ad ' || g, 'POST', '/ads/a' || g, '{}', encode(sha256(g::text::bytea), 'hex'), '/ads/a' || g, '{}',
-                'user:' || $3 || ' via mcp (00000000-0000-4000-8000-000000000000)', now() - make_interval(secs => g * 7),
-                CASE WHEN g % 2 = 0 THEN 'user:' || $3 || ' via dashboard (dashboard:' || $3 || ')' END,
-                CASE WHEN g % 2 = 0 THEN now() - make_interval(secs => g * 7 - 3) END
-           FROM generate_series(1, 150) g`,
-        [seed.workspaceId, seed.accounts[0]?.account_id, member.id],
+        `INSERT INTO gateway.audit_log (workspace_id, actor, action, at)
+         SELECT $1, 'user:' || $2, 'user.signed_in', now() - make_interval(secs => g)
+           FROM generate_series(1, 2100) g ORDER BY g DESC`,
+        [seed.workspaceId, member.id],
       );
+      const last = await c.query<{ at: Date }>(
+        `SELECT max(at) AS at FROM gateway.audit_log WHERE actor = 'user:' || $1`,
+        [member.id],
+      );
+      lastAt = last.rows[0]?.at.toISOString() ?? '';
     } finally {
       await c.end();
     }
     const { context, page } = await signIn(await person('admin'));
     const cookie = await sessionCookie(context, stack.gatewayUrl);
-    // Found by a filter that only the old event matches: the log reads on past 2,000 rows.
+    // Found by a filter that only the old event matches, once the relay has carried every row
+    // (the last one written is the newest on the first page).
+    const newest = `/dashboard/audit?person=${member.id}`;
+    for (const until = Date.now() + 60_000; ; ) {
+      const html = await (await fetch(`${stack.gatewayUrl}${newest}`, { headers: { cookie } })).text();
+      if (/<time datetime="([^"]+)"/.exec(html)?.[1] === lastAt) break;
+      assert.ok(Date.now() < until, 'the sign-ins reached the audit log within a minute');
+      await new Promise((r) => setTimeout(r, 500));
+    }
     await page.goto(`${stack.gatewayUrl}/dashboard/audit?person=${member.id}&object=editor`);
     const found = await page.locator('#audit tbody td.what').allInnerTexts();
     assert.deepEqual(found, ['role changed']);
 
-    // And by paging: 47 pages of the member's 2,326 events, each once, newest first.
-    let path: string | undefined = `/dashboard/audit?person=${member.id}`;
-    const keys: string[] = [];
+    // And by paging: 43 pages of the member's 2,101 events, each once, newest first.
+    let path: string | undefined = newest;
+    const keys: number[] = [];
     const times: string[] = [];
     let pages = 0;
     while (path && pages < 60) {
       const res = await fetch(`${stack.gatewayUrl}${path}`, { headers: { cookie } });
       assert.equal(res.status, 200);
       const html = await res.text();
-      keys.push(...[...html.matchAll(/data-event="([^"]+)"/g)].map((m) => m[1] ?? ''));
+      keys.push(...[...html.matchAll(/data-event="([^"]+)"/g)].map((m) => Number(m[1])));
       times.push(...[...html.matchAll(/<time datetime="([^"]+)"/g)].map((m) => m[1] ?? ''));
       path = /<a rel="next" href="([^"]+)"/.exec(html)?.[1]?.replaceAll('&amp;', '&');
       pages += 1;
     }
-    assert.equal(keys.length, 2326);
-    assert.equal(new Set(keys).size, 2326, 'no event twice');
-    assert.equal(pages, 47);
-    assert.equal(
-      keys.filter((k) => k.endsWith(':approved')).length,
-      75,
-      'the approvals, from the changes service',
+    assert.equal(keys.length, 2101);
+    assert.equal(new Set(keys).size, 2101, 'no event twice');
+    assert.equal(pages, 43);
+    assert.deepEqual(
+      keys,
+      [...keys].sort((a, b) => b - a),
+      'newest first',
     );
-    assert.equal(keys.filter((k) => k.endsWith(':prepared')).length, 150);
-    assert.deepEqual(times, [...times].sort().reverse(), 'newest first');
+    assert.deepEqual(times, [...times].sort().reverse(), 'in the order they happened');
   });
 });
 

@@ -134,6 +134,29 @@ describe('the audit log', () => {
     assert.equal((await client.verifyAuditChain({}, as(w.reader))).rows, 1n);
   });
 
+  test('a batch is appended in order, all or none: one bad event appends nothing and is named', async () => {
+    const w = workspace();
+    const event = (n: number) => ({ actor: 'operator', kind: 'user.signed_in', sourceKey: `g:${n}` });
+    const bad = await refusal(
+      client.appendAuditEvents({ events: [event(1), { ...event(2), detailsJson: '"x"' }] }, as(w.operator)),
+    );
+    assert.equal(bad.code, Code.InvalidArgument);
+    assert.match(bad.message, /`events\[1\]\.details_json` must be a JSON object/);
+    assert.equal((await client.verifyAuditChain({}, as(w.reader))).rows, 0n);
+    const { events } = await client.appendAuditEvents(
+      { events: [event(1), event(2), event(1)] },
+      as(w.operator),
+    );
+    assert.deepEqual(
+      events.map((e) => [e.seq, e.sourceKey]),
+      [
+        [1n, 'g:1'],
+        [2n, 'g:2'],
+        [1n, 'g:1'],
+      ],
+    );
+  });
+
   test("the service's own record appends its event in the same call", async () => {
     const w = workspace();
     await insertExpirySetting(pool, {

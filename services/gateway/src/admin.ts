@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
 import { type Change, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import {
   ControlsService,
@@ -87,6 +88,10 @@ const USAGE = `usage: npm run admin -- <command> [options]
       Turns a workspace feature on or off (${FEATURES.join(', ')}); its tools work, or are
       refused, from the next call. Without the optimizer feature no optimizer review is
       scheduled (the optimizer service hears of it first: it needs OPTIMIZER_URL).
+  verify-audit [--workspace <id|name>]
+      Checks the hash chain of the workspace's audit log (every workspace's without --workspace):
+      prints "audit chain verifies: N rows", or names the first broken row (its number, time and
+      kind) and exits with status 1. Needs CHANGES_URL.
   seed-demo [--token <existing dev token>]
       Creates (once) the demo workspace, its admin and two sandbox ad accounts, and prints JSON with
       a dev token (the given one when it is still valid). Needs UPSTREAM_PROXY_URL, OPTIMIZER_URL,
@@ -371,6 +376,46 @@ function freezeJson(f: Freeze | undefined) {
     : (toJson(FreezeSchema, f, { useProtoFieldName: true }) as Record<string, unknown>);
 }
 
+/**
+ * Verifies the audit chain of one workspace (or each): a line per workspace; throws (exit status
+ * 1) when any is broken, after printing them all.
+ */
+async function verifyAudit(pool: Pool, given: string | undefined): Promise<void> {
+  const workspaces =
+    given === undefined
+      ? (await pool.query<{ id: string; name: string }>('SELECT id, name FROM workspaces ORDER BY name, id'))
+          .rows
+      : [await chosenWorkspace(pool, given)];
+  const signer = await createPrincipalSigner(need('PRINCIPAL_PRIVATE_KEY'));
+  const audit = createServiceClient(AuditService, need('CHANGES_URL'), 'changes', signer);
+  const broken: string[] = [];
+  for (const ws of workspaces) {
+    const v = await audit.verifyAuditChain(
+      {},
+      onBehalfOf({
+        workspaceId: ws.id,
+        credentialId: 'operator:verify-audit',
+        userId: null,
+        role: 'admin',
+        scopes: ['read'],
+        via: 'operator',
+      }),
+    );
+    const where = `workspace ${JSON.stringify(ws.name)} (${ws.id})`;
+    if (v.ok) {
+      process.stdout.write(`audit chain verifies: ${v.rows} rows, ${where}\n`);
+      continue;
+    }
+    const row = [v.brokenAt, v.brokenKind].filter(Boolean).join(', ');
+    process.stdout.write(
+      `audit chain broken at row ${v.brokenSeq}${row ? ` (${row})` : ''}, ${where}: ${v.reason}; the ${v.rows} rows before it verify\n`,
+    );
+    broken.push(ws.name);
+  }
+  if (broken.length > 0)
+    throw new Error(`the audit chain of ${broken.map((n) => JSON.stringify(n)).join(', ')} does not verify`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help') {
@@ -619,6 +664,8 @@ async function main(argv: string[]): Promise<void> {
         );
         return;
       }
+      case 'verify-audit':
+        return await verifyAudit(pool, values.workspace);
       case 'seed-demo': {
         process.stdout.write(`${JSON.stringify(await seedDemo(pool, values.token))}\n`);
         return;

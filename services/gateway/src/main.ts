@@ -1,5 +1,6 @@
 /** The gateway: its service clients, the OAuth sweep and its HTTP server (MCP, OAuth, dashboard); the wiring is startService's. */
 import { fileURLToPath } from 'node:url';
+import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
@@ -7,6 +8,7 @@ import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
 import { serviceDirectory } from '@adsmcp/runtime/service-client';
 import { httpServer, startService } from '@adsmcp/runtime/service-kit';
+import { startAuditRelay } from './audit-relay.ts';
 import { loadConfig } from './config.ts';
 import { startOAuthSweep } from './oauth/sweep.ts';
 import { buildServer } from './server.ts';
@@ -31,7 +33,11 @@ startService({
     );
   },
   // Expired OAuth rows, old consent decisions and connections never redeemed (docs/oauth.md).
-  jobs: ({ pool, logger }) => [startOAuthSweep({ pool, logger })],
+  // The gateway's audit rows are relayed into the workspace's chained log (docs/audit.md).
+  jobs: ({ pool, logger, peers: clientOf }) => [
+    startOAuthSweep({ pool, logger }),
+    startAuditRelay({ pool, logger, audit: clientOf(AuditService) }),
+  ],
   server: ({ pool, logger, config, peers: clientOf }) => {
     const { app, drain } = buildServer(
       {

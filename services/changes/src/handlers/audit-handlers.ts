@@ -1,5 +1,9 @@
 /** The workspace's audit log: append (the gateway's own events), list by keyset, verify the chain. */
-import type { AuditEventSchema, AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
+import type {
+  AppendAuditEventRequest,
+  AuditEventSchema,
+  AuditService,
+} from '@adsmcp/proto/changes/v1/audit_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import { inTransaction } from '@adsmcp/runtime/db';
@@ -10,13 +14,16 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import {
   type AuditDetails,
+  type AuditEventInput,
   type AuditRow,
   appendAuditEvent,
+  appendAuditEvents,
   listAuditEvents,
   verifyAuditChain,
 } from '../store/audit-store.ts';
 
 const MAX_DETAILS_BYTES = 16 * 1024;
+const MAX_BATCH = 500;
 const KIND = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 // NUL cannot be stored in text; other control characters would hide what a row says.
 const CONTROL = /\p{Cc}/u;
@@ -49,24 +56,27 @@ function boundedText(field: string, value: string, max: number, required = false
   return value;
 }
 
-function detailsOf(text: string): AuditDetails {
+function detailsOf(text: string, field: string): AuditDetails {
   if (text === '') return {};
   if (Buffer.byteLength(text, 'utf8') > MAX_DETAILS_BYTES)
-    throw new InvalidArgumentError(`\`details_json\` must be at most ${MAX_DETAILS_BYTES} bytes`);
+    throw new InvalidArgumentError(`\`${field}\` must be at most ${MAX_DETAILS_BYTES} bytes`);
   let value: unknown;
+  let nul = false;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(text, (key, v: unknown) => {
+      if (key.includes('\0') || (typeof v === 'string' && v.includes('\0'))) nul = true;
+      return v;
+    });
   } catch {
-    throw new InvalidArgumentError('`details_json` must be JSON text');
+    throw new InvalidArgumentError(`\`${field}\` must be JSON text`);
   }
-  if (!isRecord(value)) throw new InvalidArgumentError('`details_json` must be a JSON object');
+  if (!isRecord(value)) throw new InvalidArgumentError(`\`${field}\` must be a JSON object`);
   // jsonb refuses NUL in a string: say so by name instead of failing in the database.
-  if (text.includes('\\u0000'))
-    throw new InvalidArgumentError('`details_json` must not contain NUL characters');
+  if (nul) throw new InvalidArgumentError(`\`${field}\` must not contain NUL characters`);
   return value;
 }
 
-function atOf(text: string): Date | undefined {
+function atOf(text: string, field: string): Date | undefined {
   if (text === '') return undefined;
   const at = new Date(text);
   if (
@@ -74,9 +84,27 @@ function atOf(text: string): Date | undefined {
     Number.isNaN(at.getTime())
   )
     throw new InvalidArgumentError(
-      `\`at\` must be an RFC 3339 time such as 2026-01-31T09:30:00Z (got ${JSON.stringify(text)})`,
+      `\`${field}\` must be an RFC 3339 time such as 2026-01-31T09:30:00Z (got ${JSON.stringify(text)})`,
     );
   return at;
+}
+
+/** An event to append, checked field by field (`prefix` places the fields in a batch). */
+function eventOf(workspaceId: string, req: AppendAuditEventRequest, prefix: string): AuditEventInput {
+  const kind = boundedText(`${prefix}kind`, req.kind, 80, true);
+  if (!KIND.test(kind))
+    throw new InvalidArgumentError(
+      `\`${prefix}kind\` must be \`<area>.<verb>\` in lower-case letters, digits and \`_\` (got ${JSON.stringify(kind)})`,
+    );
+  return {
+    workspaceId,
+    actor: boundedText(`${prefix}actor`, req.actor, 300, true),
+    kind,
+    subject: boundedText(`${prefix}subject`, req.subject, 200),
+    details: detailsOf(req.detailsJson, `${prefix}details_json`),
+    at: atOf(req.at, `${prefix}at`),
+    sourceKey: boundedText(`${prefix}source_key`, req.sourceKey, 100) || undefined,
+  };
 }
 
 export function auditEventProto(r: AuditRow): MessageInitShape<typeof AuditEventSchema> {
@@ -89,6 +117,7 @@ export function auditEventProto(r: AuditRow): MessageInitShape<typeof AuditEvent
     detailsJson: JSON.stringify(r.details),
     prevHash: r.prev_hash,
     hash: r.hash,
+    sourceKey: r.source_key ?? '',
   };
 }
 
@@ -97,22 +126,21 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
     async appendAuditEvent(req, ctx) {
       const p = principalOf(ctx);
       requireAppender(p);
-      const kind = boundedText('kind', req.kind, 80, true);
-      if (!KIND.test(kind))
-        throw new InvalidArgumentError(
-          `\`kind\` must be \`<area>.<verb>\` in lower-case letters, digits and \`_\` (got ${JSON.stringify(kind)})`,
-        );
-      const event = {
-        workspaceId: p.workspaceId,
-        actor: boundedText('actor', req.actor, 300, true),
-        kind,
-        subject: boundedText('subject', req.subject, 200),
-        details: detailsOf(req.detailsJson),
-        at: atOf(req.at),
-        sourceKey: boundedText('source_key', req.sourceKey, 100) || undefined,
-      };
+      const event = eventOf(p.workspaceId, req, '');
       const row = await inTransaction(pool, (tx) => appendAuditEvent(tx, event));
       return { event: auditEventProto(row) };
+    },
+
+    async appendAuditEvents(req, ctx) {
+      const p = principalOf(ctx);
+      requireAppender(p);
+      if (req.events.length < 1 || req.events.length > MAX_BATCH)
+        throw new InvalidArgumentError(
+          `\`events\` must have 1 to ${MAX_BATCH} items (got ${req.events.length})`,
+        );
+      const events = req.events.map((e, i) => eventOf(p.workspaceId, e, `events[${i}].`));
+      const rows = await inTransaction(pool, (tx) => appendAuditEvents(tx, p.workspaceId, events));
+      return { events: rows.map(auditEventProto) };
     },
 
     async listAuditEvents(req, ctx) {
@@ -133,6 +161,7 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
         accountId: boundedText('account_id', req.accountId, 36),
         actorPrefixes: req.actorPrefixes,
         text: boundedText('text', req.text, 200),
+        sourcePrefix: boundedText('source_prefix', req.sourcePrefix, 20),
         limit: req.limit,
       });
       const last = rows.at(-1);

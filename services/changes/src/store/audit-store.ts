@@ -88,61 +88,91 @@ export function atomically<T>(db: Queryable, fn: (tx: Queryable) => Promise<T>):
  * stays locked until it ends). Returns the row, or the row already appended with its `sourceKey`.
  */
 export async function appendAuditEvent(db: Queryable, e: AuditEventInput): Promise<AuditRow> {
-  await db.query(
-    `INSERT INTO audit_heads (workspace_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT (workspace_id) DO NOTHING`,
-    [e.workspaceId, GENESIS_HASH],
-  );
+  const [row] = await appendAuditEvents(db, e.workspaceId, [e]);
+  if (!row) throw new Error('an audit event was not appended');
+  return row;
+}
+
+/**
+ * Appends events to one workspace's log in their order, in `db`'s transaction, with one lock of
+ * the head and one insert. Returns each event's row (for an event whose `sourceKey` is already in
+ * the log, or earlier in `events`, that row).
+ */
+export async function appendAuditEvents(
+  db: Queryable,
+  workspaceId: string,
+  events: readonly Omit<AuditEventInput, 'workspaceId'>[],
+): Promise<AuditRow[]> {
+  // Creates the head at the first append and locks it either way (ON CONFLICT DO UPDATE locks the row).
   const { rows: heads } = await db.query<{ seq: string; hash: string; now: Date }>(
-    `SELECT seq::text, hash, date_trunc('milliseconds', clock_timestamp()) AS now
-       FROM audit_heads WHERE workspace_id = $1 FOR UPDATE`,
-    [e.workspaceId],
+    `INSERT INTO audit_heads (workspace_id, seq, hash) VALUES ($1, 0, $2)
+     ON CONFLICT (workspace_id) DO UPDATE SET seq = audit_heads.seq
+     RETURNING seq::text, hash, date_trunc('milliseconds', clock_timestamp()) AS now`,
+    [workspaceId, GENESIS_HASH],
   );
   const head = heads[0];
   if (!head) throw new Error('the audit head of the workspace is missing');
-  if (e.sourceKey !== undefined) {
+  const keys = events.flatMap((e) => (e.sourceKey === undefined ? [] : [e.sourceKey]));
+  const byKey = new Map<string, AuditRow>();
+  if (keys.length > 0) {
     const { rows } = await db.query<AuditRow>(
-      `SELECT ${COLUMNS} FROM audit_log WHERE workspace_id = $1 AND source_key = $2`,
-      [e.workspaceId, e.sourceKey],
+      `SELECT ${COLUMNS} FROM audit_log WHERE workspace_id = $1 AND source_key = ANY ($2::text[])`,
+      [workspaceId, keys],
     );
-    if (rows[0]) return rows[0];
+    for (const r of rows) if (r.source_key !== null) byKey.set(r.source_key, r);
   }
-  // What is hashed is what jsonb gives back: the details as JSON text would read them.
-  const details = JSON.parse(JSON.stringify(e.details)) as AuditDetails;
-  const row: Omit<AuditRow, 'hash'> = {
-    workspace_id: e.workspaceId.toLowerCase(),
-    seq: String(BigInt(head.seq) + 1n),
-    // Milliseconds, as a JavaScript Date holds it, so the time read back hashes the same.
-    at: e.at ? new Date(e.at.getTime()) : head.now,
-    actor: e.actor,
-    kind: e.kind,
-    subject: e.subject,
-    details,
-    source_key: e.sourceKey ?? null,
-    prev_hash: head.hash,
-  };
-  const hash = rowHash(row);
+  let seq = BigInt(head.seq);
+  let prevHash = head.hash;
+  const fresh: AuditRow[] = [];
+  const result = events.map((e) => {
+    const known = e.sourceKey === undefined ? undefined : byKey.get(e.sourceKey);
+    if (known) return known;
+    seq += 1n;
+    const row: Omit<AuditRow, 'hash'> = {
+      workspace_id: workspaceId.toLowerCase(),
+      seq: seq.toString(),
+      // Milliseconds, as a JavaScript Date holds it, so the time read back hashes the same.
+      at: e.at ? new Date(e.at.getTime()) : head.now,
+      actor: e.actor,
+      kind: e.kind,
+      subject: e.subject,
+      // What is hashed is what jsonb gives back: the details as JSON text would read them.
+      details: JSON.parse(JSON.stringify(e.details)) as AuditDetails,
+      source_key: e.sourceKey ?? null,
+      prev_hash: prevHash,
+    };
+    const appended = { ...row, hash: rowHash(row) };
+    prevHash = appended.hash;
+    fresh.push(appended);
+    if (appended.source_key !== null) byKey.set(appended.source_key, appended);
+    return appended;
+  });
+  if (fresh.length === 0) return result;
+  const column = <K extends keyof AuditRow>(k: K) => fresh.map((r) => r[k]);
   await db.query(
     `INSERT INTO audit_log (workspace_id, seq, at, actor, kind, subject, details, source_key, prev_hash, hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+     SELECT $1, seq, at, actor, kind, subject, details::jsonb, source_key, prev_hash, hash
+       FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                   $9::text[], $10::text[]) AS r(seq, at, actor, kind, subject, details, source_key, prev_hash, hash)`,
     [
-      row.workspace_id,
-      row.seq,
-      row.at,
-      row.actor,
-      row.kind,
-      row.subject,
-      JSON.stringify(details),
-      row.source_key,
-      row.prev_hash,
-      hash,
+      workspaceId,
+      column('seq'),
+      fresh.map((r) => r.at.toISOString()),
+      column('actor'),
+      column('kind'),
+      column('subject'),
+      fresh.map((r) => JSON.stringify(r.details)),
+      column('source_key'),
+      column('prev_hash'),
+      column('hash'),
     ],
   );
   await db.query('UPDATE audit_heads SET seq = $2, hash = $3 WHERE workspace_id = $1', [
-    e.workspaceId,
-    row.seq,
-    hash,
+    workspaceId,
+    seq.toString(),
+    prevHash,
   ]);
-  return { ...row, hash };
+  return result;
 }
 
 export interface AuditFilter {
@@ -157,6 +187,8 @@ export interface AuditFilter {
   actorPrefixes?: readonly string[];
   /** Only events whose subject or details contain this text, case-insensitive. */
   text?: string;
+  /** Only events whose source key starts with this. */
+  sourcePrefix?: string;
   limit: number;
 }
 
@@ -170,6 +202,7 @@ export async function listAuditEvents(db: Queryable, f: AuditFilter): Promise<Au
         AND ($4::text IS NULL OR lower(details->>'account_id') = lower($4))
         AND ($5::text[] IS NULL OR EXISTS (SELECT 1 FROM unnest($5::text[]) p WHERE starts_with(actor, p)))
         AND ($6::text IS NULL OR strpos(lower(subject || ' ' || details::text), lower($6)) > 0)
+        AND ($8::text IS NULL OR starts_with(source_key, $8))
       ORDER BY audit_log.seq ${ascending ? 'ASC' : 'DESC'} LIMIT $7`,
     [
       f.workspaceId,
@@ -179,6 +212,7 @@ export async function listAuditEvents(db: Queryable, f: AuditFilter): Promise<Au
       f.actorPrefixes && f.actorPrefixes.length > 0 ? [...f.actorPrefixes] : null,
       f.text || null,
       f.limit,
+      f.sourcePrefix || null,
     ],
   );
   return rows;

@@ -1,62 +1,59 @@
 /**
- * The audit log: every prepare, approval, rejection and apply (with the platform's answer),
- * every token created and connection revoked, role and feature change, newest first, with who,
- * when and through which connection. Filterable by ad account, object and person; paged.
+ * The audit log: the workspace's hash-chained log in the changes service (docs/audit.md), newest
+ * first, with who, when and through which connection; whether the chain verifies; filterable by
+ * ad account, object and person; paged by keyset on the row's seq. An admin exports the whole log
+ * as JSON Lines.
  */
+import { Readable } from 'node:stream';
+import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { FastifyInstance } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
-import { connectionsById, listAuditRowsBefore, listMembers } from '../store/dashboard-store.ts';
+import { connectionsById, listMembers } from '../store/dashboard-store.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
-import {
-  type AuditCursor,
-  type AuditEvent,
-  type AuditFilter,
-  type AuditSource,
-  auditPage,
-  changeEventOf,
-  gatewayEvents,
-  matches,
-  RECORDED_BY_CHANGES,
-} from './audit-events.ts';
+import { type AuditEvent, actorsOf, auditEventOf, exportLine } from './audit-events.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { esc, htmlText, page } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import { queryText } from './paging.ts';
 
 const EVENTS_PER_PAGE = 50;
+/** Rows per call while exporting. */
+const EXPORT_BATCH = 500;
 
-/** The `before` query value: an event's time (microseconds, UTC) and key, `~` between. */
-const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)~([cg]:[0-9a-z:_-]{1,80})$/;
-
-export function parseCursor(text: string): AuditCursor | undefined {
-  const m = CURSOR.exec(text);
-  return m?.[1] && m[2] ? { at: m[1], key: m[2] } : undefined;
+interface Filter {
+  accountId: string;
+  /** Part of the event's subject or details (a change id, a connection's name); case-insensitive. */
+  object: string;
+  personId: string;
 }
 
-const cursorText = (c: AuditCursor) => `${c.at}~${c.key}`;
+/** The `before` query value: the seq of the last event of the page before, a positive integer. */
+export function parseBefore(text: string): bigint | undefined {
+  return /^[1-9]\d{0,18}$/.test(text) ? BigInt(text) : undefined;
+}
 
 /** Links to the newest events and to older ones, keeping the filters. */
-function pager(f: AuditFilter, cursor: AuditCursor | undefined, next: AuditCursor | undefined): string {
-  const href = (before?: AuditCursor) => {
+function pager(f: Filter, before: bigint | undefined, next: bigint): string {
+  const href = (seq?: bigint) => {
     const q = new URLSearchParams(
       Object.entries({ account: f.accountId, object: f.object, person: f.personId }).filter(
         ([, v]) => v !== '',
       ),
     );
-    if (before) q.set('before', cursorText(before));
+    if (seq !== undefined) q.set('before', seq.toString());
     const text = q.toString();
     return `/dashboard/audit${text ? `?${text}` : ''}`;
   };
-  const newest = cursor ? `<a rel="first" href="${esc(href())}">← Newest</a>` : '';
-  const older = next ? `<a rel="next" href="${esc(href(next))}">Older →</a>` : '';
-  const where = cursor ? 'Older events' : 'The newest events';
+  const newest = before ? `<a rel="first" href="${esc(href())}">← Newest</a>` : '';
+  const older = next > 0n ? `<a rel="next" href="${esc(href(next))}">Older →</a>` : '';
+  const where = before ? 'Older events' : 'The newest events';
   return `<p class="pager muted">${where}, ${EVENTS_PER_PAGE} a page. ${newest} ${older}</p>`;
 }
 
 function filtersHtml(
-  f: AuditFilter,
+  f: Filter,
   accounts: readonly Account[],
   members: readonly { id: string; email: string }[],
 ): string {
@@ -76,97 +73,127 @@ function eventRow(e: AuditEvent, accounts: ReadonlyMap<string, Account>): string
     ? `<span class="muted" title="the account's time zone">${esc(accountTimeText(e.at, account.timeZone))}</span>`
     : '';
   const object = e.link ? `<a href="${esc(e.link)}">${esc(e.object || 'open')}</a>` : esc(e.object);
-  return `<tr data-event="${esc(e.key)}"><td>${timeHtml(e.at)}${zone ? `<br>${zone}` : ''}</td><td class="what">${esc(e.what)}</td>
+  return `<tr data-event="${esc(e.seq.toString())}"><td>${timeHtml(e.at)}${zone ? `<br>${zone}` : ''}<br><span class="muted" title="the row's number in the log">row ${esc(e.seq.toString())}</span></td><td class="what">${esc(e.what)}</td>
     <td class="who">${esc(e.who)}</td><td class="connection">${esc(e.connection ?? '')}</td><td class="account">${accountCell}</td>
     <td class="object">${object}</td><td class="detail">${e.detailShown ? htmlText(e.detail) : esc(e.detail)}</td></tr>`;
 }
 
+/** Whether the chain verifies, in words: the first broken row by its number, time and kind. */
+function chainHtml(
+  v:
+    | { ok: boolean; rows: bigint; brokenSeq: bigint; brokenAt: string; brokenKind: string; reason: string }
+    | undefined,
+): string {
+  if (v === undefined)
+    return '<p class="error" role="status" id="chain">The chain could not be checked just now.</p>';
+  if (v.ok)
+    return `<p class="muted" role="status" id="chain" data-chain="ok">Chain verifies: ${esc(v.rows.toString())} rows, each row’s hash covering the row and the one before.</p>`;
+  const when = v.brokenAt ? `, ${v.brokenAt}` : '';
+  const kind = v.brokenKind ? ` (${v.brokenKind})` : '';
+  return `<p class="error" role="alert" id="chain" data-chain="broken" data-broken-seq="${esc(v.brokenSeq.toString())}">Chain broken at row ${esc(v.brokenSeq.toString())}${esc(when)}${esc(kind)}: ${esc(v.reason)}. The rows before it verify; this row or the ones after it were changed outside this service.</p>`;
+}
+
 export function registerAuditPage(app: FastifyInstance, deps: GatewayDeps, h: AccountPageHelpers): void {
+  const audit = deps.clientOf(AuditService);
+
   app.get('/dashboard/audit', async (req, reply) => {
     const s = await h.session(req);
     if (!s) return reply.redirect('/dashboard/login', 303);
+    const as = onBehalfOf(sessionPrincipal(s));
     const accountId = queryText(req.query, 'account', 36);
     const personId = queryText(req.query, 'person', 36);
-    const filter: AuditFilter = {
-      accountId: isUuid(accountId) ? accountId : '',
+    const filter: Filter = {
+      accountId: isUuid(accountId) ? accountId.toLowerCase() : '',
       object: queryText(req.query, 'object'),
-      personId: isUuid(personId) ? personId : '',
+      personId: isUuid(personId) ? personId.toLowerCase() : '',
     };
-    const cursor = parseCursor(queryText(req.query, 'before', 140));
+    const before = parseBefore(queryText(req.query, 'before', 20));
     const [members, connections, accountList] = await Promise.all([
       listMembers(deps.pool, s.workspace_id),
       connectionsById(deps.pool, s.workspace_id),
-      deps.upstream.listAccounts({}, onBehalfOf(sessionPrincipal(s))).then(
+      deps.upstream.listAccounts({}, as).then(
         (r) => r.accounts,
         () => [] as Account[],
       ),
     ]);
     const ctx = { people: new Map(members.map((m) => [m.id.toLowerCase(), m.email])), connections };
-    const person = filter.personId.toLowerCase();
-    // A person acts in the dashboard as themself, or through one of their connections.
-    const actors = person
-      ? [
-          `user:${person}`,
-          ...[...connections]
-            .filter(([, c]) => c.userId.toLowerCase() === person)
-            .map(([id]) => `credential:${id}`),
-        ]
-      : undefined;
-    let changesFailed = false;
-    const fromChanges: AuditSource = (after, limit) =>
-      deps.changes
-        .listChangeEvents(
+    const [listed, verified] = await Promise.all([
+      audit
+        .listAuditEvents(
           {
+            beforeSeq: before ?? 0n,
+            limit: EVENTS_PER_PAGE,
             accountId: filter.accountId,
-            userId: person,
-            limit,
-            beforeAt: after?.at ?? '',
-            beforeKey: after?.key ?? '',
+            actorPrefixes: filter.personId ? actorsOf(filter.personId, connections) : [],
+            text: filter.object,
           },
-          onBehalfOf(sessionPrincipal(s)),
+          as,
         )
-        .then(
-          (r) => r.events.map((e) => changeEventOf(e, ctx)),
-          () => {
-            changesFailed = true;
-            return [];
-          },
-        );
-    const fromGateway: AuditSource = async (after, limit) =>
-      gatewayEvents(
-        await listAuditRowsBefore(deps.pool, s.workspace_id, {
-          beforeAt: after?.at,
-          beforeKey: after?.key,
-          skip: RECORDED_BY_CHANGES,
-          actors,
-          limit,
-        }),
-        ctx,
-      );
-    const { events: shown, next } = await auditPage(
-      [fromChanges, fromGateway],
-      cursor,
-      EVENTS_PER_PAGE,
-      (e) => matches(e, filter),
-    );
+        .catch(() => undefined),
+      audit.verifyAuditChain({}, as).catch(() => undefined),
+    ]);
+    const shown = (listed?.events ?? []).map((r) => auditEventOf(r, ctx));
     const accounts = new Map(accountList.map((a) => [a.accountId.toLowerCase(), a]));
     const table =
-      shown.length === 0
-        ? '<p class="muted">No events match.</p>'
-        : `<table id="audit"><thead><tr><th>When</th><th>What</th><th>Who</th><th>Connection</th><th>Ad account</th><th>Object</th><th>Detail</th></tr></thead><tbody>${shown
-            .map((e) => eventRow(e, accounts))
-            .join('')}</tbody></table>`;
-    const unavailable = changesFailed
-      ? '<p class="error" role="status">The changes could not be loaded just now: prepares, approvals and applies are missing below.</p>'
-      : '';
+      listed === undefined
+        ? '<p class="error" role="status">The audit log could not be loaded just now; try again in a moment.</p>'
+        : shown.length === 0
+          ? '<p class="muted">No events match.</p>'
+          : `<table id="audit"><thead><tr><th>When</th><th>What</th><th>Who</th><th>Connection</th><th>Ad account</th><th>Object</th><th>Detail</th></tr></thead><tbody>${shown
+              .map((e) => eventRow(e, accounts))
+              .join('')}</tbody></table>`;
+    const exportLink =
+      s.role === 'admin' ? ' <a href="/dashboard/audit/export.jsonl" download>Export (JSON Lines)</a>' : '';
     return reply.type('text/html').send(
       page(
         'Audit log',
-        `<section><h2>Audit log</h2><p class="muted">Times are in your time zone, with the ad account’s below. Connections are named; no credential is ever shown.</p>
-        ${filtersHtml(filter, accountList, members)}${unavailable}${table}
-        ${pager(filter, cursor, next)}</section>${localTimeScript}`,
+        `<section><h2>Audit log</h2><p class="muted">Times are in your time zone, with the ad account’s below. Connections are named; no credential is ever shown.${exportLink}</p>
+        ${chainHtml(verified)}
+        ${filtersHtml(filter, accountList, members)}${table}
+        ${pager(filter, before, listed?.nextSeq ?? 0n)}</section>${localTimeScript}`,
         h.user(s),
       ),
     );
+  });
+
+  // The whole log, oldest first, a row a line with its hashes, so anyone can check the chain.
+  app.get('/dashboard/audit/export.jsonl', async (req, reply) => {
+    const s = await h.session(req);
+    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (s.role !== 'admin')
+      return reply
+        .code(403)
+        .type('text/html')
+        .send(
+          page(
+            'Forbidden',
+            '<p class="error" role="alert">Only a workspace admin can export the audit log.</p>',
+            h.user(s),
+          ),
+        );
+    const as = onBehalfOf(sessionPrincipal(s));
+    // The first page is read before answering, so an unreachable log is a 503, not a cut-off file.
+    let page1: Awaited<ReturnType<typeof audit.listAuditEvents>>;
+    try {
+      page1 = await audit.listAuditEvents({ afterSeq: 0n, limit: EXPORT_BATCH }, as);
+    } catch {
+      return reply
+        .code(503)
+        .type('text/plain')
+        .send('The audit log could not be read just now; try again in a moment.\n');
+    }
+    async function* lines() {
+      let res = page1;
+      for (;;) {
+        for (const r of res.events) yield exportLine(r);
+        if (res.nextSeq === 0n) return;
+        res = await audit.listAuditEvents({ afterSeq: res.nextSeq, limit: EXPORT_BATCH }, as);
+      }
+    }
+    return reply
+      .type('application/jsonl; charset=utf-8')
+      .header('content-disposition', 'attachment; filename="audit-log.jsonl"')
+      .header('cache-control', 'no-store')
+      .send(Readable.from(lines()));
   });
 }

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/audit.proto.
  */
 export const file_changes_v1_audit: GenFile = /*@__PURE__*/
-  fileDesc("ChZjaGFuZ2VzL3YxL2F1ZGl0LnByb3RvEgpjaGFuZ2VzLnYxIooBCgpBdWRpdEV2ZW50EgsKA3NlcRgBIAEoAxIKCgJhdBgCIAEoCRINCgVhY3RvchgDIAEoCRIMCgRraW5kGAQgASgJEg8KB3N1YmplY3QYBSABKAkSFAoMZGV0YWlsc19qc29uGAYgASgJEhEKCXByZXZfaGFzaBgHIAEoCRIMCgRoYXNoGAggASgJIn0KF0FwcGVuZEF1ZGl0RXZlbnRSZXF1ZXN0Eg0KBWFjdG9yGAEgASgJEgwKBGtpbmQYAiABKAkSDwoHc3ViamVjdBgDIAEoCRIUCgxkZXRhaWxzX2pzb24YBCABKAkSCgoCYXQYBSABKAkSEgoKc291cmNlX2tleRgGIAEoCSJBChhBcHBlbmRBdWRpdEV2ZW50UmVzcG9uc2USJQoFZXZlbnQYASABKAsyFi5jaGFuZ2VzLnYxLkF1ZGl0RXZlbnQimwEKFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSEgoKYmVmb3JlX3NlcRgBIAEoAxIWCglhZnRlcl9zZXEYAiABKANIAIgBARINCgVsaW1pdBgDIAEoBRISCgphY2NvdW50X2lkGAQgASgJEhYKDmFjdG9yX3ByZWZpeGVzGAUgAygJEgwKBHRleHQYBiABKAlCDAoKX2FmdGVyX3NlcSJTChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRImCgZldmVudHMYASADKAsyFi5jaGFuZ2VzLnYxLkF1ZGl0RXZlbnQSEAoIbmV4dF9zZXEYAiABKAMiGQoXVmVyaWZ5QXVkaXRDaGFpblJlcXVlc3QigAEKGFZlcmlmeUF1ZGl0Q2hhaW5SZXNwb25zZRIKCgJvaxgBIAEoCBIMCgRyb3dzGAIgASgDEhIKCmJyb2tlbl9zZXEYAyABKAMSEQoJYnJva2VuX2F0GAQgASgJEhMKC2Jyb2tlbl9raW5kGAUgASgJEg4KBnJlYXNvbhgGIAEoCTKoAgoMQXVkaXRTZXJ2aWNlEl0KEEFwcGVuZEF1ZGl0RXZlbnQSIy5jaGFuZ2VzLnYxLkFwcGVuZEF1ZGl0RXZlbnRSZXF1ZXN0GiQuY2hhbmdlcy52MS5BcHBlbmRBdWRpdEV2ZW50UmVzcG9uc2USWgoPTGlzdEF1ZGl0RXZlbnRzEiIuY2hhbmdlcy52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0GiMuY2hhbmdlcy52MS5MaXN0QXVkaXRFdmVudHNSZXNwb25zZRJdChBWZXJpZnlBdWRpdENoYWluEiMuY2hhbmdlcy52MS5WZXJpZnlBdWRpdENoYWluUmVxdWVzdBokLmNoYW5nZXMudjEuVmVyaWZ5QXVkaXRDaGFpblJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChZjaGFuZ2VzL3YxL2F1ZGl0LnByb3RvEgpjaGFuZ2VzLnYxIp4BCgpBdWRpdEV2ZW50EgsKA3NlcRgBIAEoAxIKCgJhdBgCIAEoCRINCgVhY3RvchgDIAEoCRIMCgRraW5kGAQgASgJEg8KB3N1YmplY3QYBSABKAkSFAoMZGV0YWlsc19qc29uGAYgASgJEhEKCXByZXZfaGFzaBgHIAEoCRIMCgRoYXNoGAggASgJEhIKCnNvdXJjZV9rZXkYCSABKAkifQoXQXBwZW5kQXVkaXRFdmVudFJlcXVlc3QSDQoFYWN0b3IYASABKAkSDAoEa2luZBgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEhQKDGRldGFpbHNfanNvbhgEIAEoCRIKCgJhdBgFIAEoCRISCgpzb3VyY2Vfa2V5GAYgASgJIkEKGEFwcGVuZEF1ZGl0RXZlbnRSZXNwb25zZRIlCgVldmVudBgBIAEoCzIWLmNoYW5nZXMudjEuQXVkaXRFdmVudCJPChhBcHBlbmRBdWRpdEV2ZW50c1JlcXVlc3QSMwoGZXZlbnRzGAEgAygLMiMuY2hhbmdlcy52MS5BcHBlbmRBdWRpdEV2ZW50UmVxdWVzdCJDChlBcHBlbmRBdWRpdEV2ZW50c1Jlc3BvbnNlEiYKBmV2ZW50cxgBIAMoCzIWLmNoYW5nZXMudjEuQXVkaXRFdmVudCKyAQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBISCgpiZWZvcmVfc2VxGAEgASgDEhYKCWFmdGVyX3NlcRgCIAEoA0gAiAEBEg0KBWxpbWl0GAMgASgFEhIKCmFjY291bnRfaWQYBCABKAkSFgoOYWN0b3JfcHJlZml4ZXMYBSADKAkSDAoEdGV4dBgGIAEoCRIVCg1zb3VyY2VfcHJlZml4GAcgASgJQgwKCl9hZnRlcl9zZXEiUwoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USJgoGZXZlbnRzGAEgAygLMhYuY2hhbmdlcy52MS5BdWRpdEV2ZW50EhAKCG5leHRfc2VxGAIgASgDIhkKF1ZlcmlmeUF1ZGl0Q2hhaW5SZXF1ZXN0IoABChhWZXJpZnlBdWRpdENoYWluUmVzcG9uc2USCgoCb2sYASABKAgSDAoEcm93cxgCIAEoAxISCgpicm9rZW5fc2VxGAMgASgDEhEKCWJyb2tlbl9hdBgEIAEoCRITCgticm9rZW5fa2luZBgFIAEoCRIOCgZyZWFzb24YBiABKAkyigMKDEF1ZGl0U2VydmljZRJdChBBcHBlbmRBdWRpdEV2ZW50EiMuY2hhbmdlcy52MS5BcHBlbmRBdWRpdEV2ZW50UmVxdWVzdBokLmNoYW5nZXMudjEuQXBwZW5kQXVkaXRFdmVudFJlc3BvbnNlEmAKEUFwcGVuZEF1ZGl0RXZlbnRzEiQuY2hhbmdlcy52MS5BcHBlbmRBdWRpdEV2ZW50c1JlcXVlc3QaJS5jaGFuZ2VzLnYxLkFwcGVuZEF1ZGl0RXZlbnRzUmVzcG9uc2USWgoPTGlzdEF1ZGl0RXZlbnRzEiIuY2hhbmdlcy52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0GiMuY2hhbmdlcy52MS5MaXN0QXVkaXRFdmVudHNSZXNwb25zZRJdChBWZXJpZnlBdWRpdENoYWluEiMuY2hhbmdlcy52MS5WZXJpZnlBdWRpdENoYWluUmVxdWVzdBokLmNoYW5nZXMudjEuVmVyaWZ5QXVkaXRDaGFpblJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * One row of the log.
@@ -76,6 +76,13 @@ export type AuditEvent = Message<"changes.v1.AuditEvent"> & {
    * @generated from field: string hash = 8;
    */
   hash: string;
+
+  /**
+   * The appending service's key for the event (the gateway's `g:<its row id, 20 digits>`), or empty.
+   *
+   * @generated from field: string source_key = 9;
+   */
+  sourceKey: string;
 };
 
 /**
@@ -157,6 +164,44 @@ export const AppendAuditEventResponseSchema: GenMessage<AppendAuditEventResponse
   messageDesc(file_changes_v1_audit, 2);
 
 /**
+ * @generated from message changes.v1.AppendAuditEventsRequest
+ */
+export type AppendAuditEventsRequest = Message<"changes.v1.AppendAuditEventsRequest"> & {
+  /**
+   * 1 to 500 events, appended in this order in one transaction: all or none.
+   *
+   * @generated from field: repeated changes.v1.AppendAuditEventRequest events = 1;
+   */
+  events: AppendAuditEventRequest[];
+};
+
+/**
+ * Describes the message changes.v1.AppendAuditEventsRequest.
+ * Use `create(AppendAuditEventsRequestSchema)` to create a new message.
+ */
+export const AppendAuditEventsRequestSchema: GenMessage<AppendAuditEventsRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_audit, 3);
+
+/**
+ * @generated from message changes.v1.AppendAuditEventsResponse
+ */
+export type AppendAuditEventsResponse = Message<"changes.v1.AppendAuditEventsResponse"> & {
+  /**
+   * Each event's row (for an event appended before with its source_key, that row).
+   *
+   * @generated from field: repeated changes.v1.AuditEvent events = 1;
+   */
+  events: AuditEvent[];
+};
+
+/**
+ * Describes the message changes.v1.AppendAuditEventsResponse.
+ * Use `create(AppendAuditEventsResponseSchema)` to create a new message.
+ */
+export const AppendAuditEventsResponseSchema: GenMessage<AppendAuditEventsResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_audit, 4);
+
+/**
  * @generated from message changes.v1.ListAuditEventsRequest
  */
 export type ListAuditEventsRequest = Message<"changes.v1.ListAuditEventsRequest"> & {
@@ -201,6 +246,13 @@ export type ListAuditEventsRequest = Message<"changes.v1.ListAuditEventsRequest"
    * @generated from field: string text = 6;
    */
   text: string;
+
+  /**
+   * Only events whose source_key starts with this (`g:`: the gateway's), at most 20 characters.
+   *
+   * @generated from field: string source_prefix = 7;
+   */
+  sourcePrefix: string;
 };
 
 /**
@@ -208,7 +260,7 @@ export type ListAuditEventsRequest = Message<"changes.v1.ListAuditEventsRequest"
  * Use `create(ListAuditEventsRequestSchema)` to create a new message.
  */
 export const ListAuditEventsRequestSchema: GenMessage<ListAuditEventsRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_audit, 3);
+  messageDesc(file_changes_v1_audit, 5);
 
 /**
  * @generated from message changes.v1.ListAuditEventsResponse
@@ -232,7 +284,7 @@ export type ListAuditEventsResponse = Message<"changes.v1.ListAuditEventsRespons
  * Use `create(ListAuditEventsResponseSchema)` to create a new message.
  */
 export const ListAuditEventsResponseSchema: GenMessage<ListAuditEventsResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_audit, 4);
+  messageDesc(file_changes_v1_audit, 6);
 
 /**
  * @generated from message changes.v1.VerifyAuditChainRequest
@@ -245,7 +297,7 @@ export type VerifyAuditChainRequest = Message<"changes.v1.VerifyAuditChainReques
  * Use `create(VerifyAuditChainRequestSchema)` to create a new message.
  */
 export const VerifyAuditChainRequestSchema: GenMessage<VerifyAuditChainRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_audit, 5);
+  messageDesc(file_changes_v1_audit, 7);
 
 /**
  * @generated from message changes.v1.VerifyAuditChainResponse
@@ -295,7 +347,7 @@ export type VerifyAuditChainResponse = Message<"changes.v1.VerifyAuditChainRespo
  * Use `create(VerifyAuditChainResponseSchema)` to create a new message.
  */
 export const VerifyAuditChainResponseSchema: GenMessage<VerifyAuditChainResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_audit, 6);
+  messageDesc(file_changes_v1_audit, 8);
 
 /**
  * @generated from service changes.v1.AuditService
@@ -310,6 +362,16 @@ export const AuditService: GenService<{
     methodKind: "unary";
     input: typeof AppendAuditEventRequestSchema;
     output: typeof AppendAuditEventResponseSchema;
+  },
+  /**
+   * Appends events in one transaction (the gateway's relay catching up).
+   *
+   * @generated from rpc changes.v1.AuditService.AppendAuditEvents
+   */
+  appendAuditEvents: {
+    methodKind: "unary";
+    input: typeof AppendAuditEventsRequestSchema;
+    output: typeof AppendAuditEventsResponseSchema;
   },
   /**
    * A page of the workspace's log by keyset on seq (admins and editors: viewers see it too).

@@ -1,0 +1,177 @@
+/**
+ * Carries the gateway's audit rows (tokens, connections, roles, features, sign-ins, proposal
+ * decisions: every `insertAudit`, from the dashboard, the MCP tools, the OAuth server and the
+ * admin command alike) into the workspace's hash-chained log in the changes service.
+ *
+ * The gateway's own `audit_log` table is the outbox: each row is written in the transaction of the
+ * record it describes, and this relay appends it to the chained log with the key `g:<row id, 20
+ * digits>`, which the changes service keeps once. So an event is not lost while the changes
+ * service is down (it is appended when it is back) nor appended twice (by a retry or by another
+ * replica). Rows are read by id; since ids are taken before their transactions commit, rows of the
+ * last minute are looked at again, so a row committed after a higher id was relayed is not skipped.
+ */
+import type { AuditService, ListAuditEventsResponse } from '@adsmcp/proto/changes/v1/audit_pb';
+import type { Queryable } from '@adsmcp/runtime/db';
+import { repeatEvery } from '@adsmcp/runtime/lifecycle';
+import type { Logger } from '@adsmcp/runtime/log';
+import type { Principal } from '@adsmcp/runtime/principal';
+import type { Client } from '@connectrpc/connect';
+import { onBehalfOf } from './deps.ts';
+
+/**
+ * Actions the changes service records itself, with more detail, in the same transaction as the
+ * record: a dashboard approval or rejection, and a spend guard set.
+ */
+export const RECORDED_BY_CHANGES: readonly string[] = [
+  'change.approved',
+  'change.rejected',
+  'account.spend_guard_set',
+];
+
+/** How often each replica relays. */
+export const RELAY_EVERY_MS = 500;
+/** Rows read per query. */
+const BATCH = 500;
+/** Rows this recent are read again (see the module's comment), at most so many. */
+const RECENT_SECONDS = 60;
+const RECENT_LIMIT = 5000;
+
+interface GatewayAuditRow {
+  id: string;
+  workspace_id: string;
+  at: Date;
+  actor: string;
+  action: string;
+  target: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** The source key of a gateway row: its id, zero-padded so keys order as ids do. */
+export const sourceKeyOf = (id: string | bigint) => `g:${String(id).padStart(20, '0')}`;
+
+/** The gateway relays as an operator of the row's workspace: the changes service takes appends only so. */
+function relayPrincipal(workspaceId: string): Principal {
+  return {
+    workspaceId,
+    credentialId: 'audit-relay',
+    userId: null,
+    role: 'admin',
+    scopes: ['read', 'write'],
+    via: 'operator',
+  };
+}
+
+export interface AuditRelayOptions {
+  pool: Queryable;
+  audit: Client<typeof AuditService>;
+  logger: Pick<Logger, 'info' | 'warn'>;
+}
+
+/** One relay: `run` relays every row not yet relayed (call it again after a failure). */
+export function createAuditRelay({ pool, audit, logger }: AuditRelayOptions) {
+  /** Per workspace, the highest row id known to be in its log (read from the log at first sight). */
+  const relayed = new Map<string, bigint>();
+  /** Rows of the last minute relayed by this replica, so the second look sends none again. */
+  const recent = new Set<string>();
+  let after = -1n;
+
+  async function positionOf(workspaceId: string): Promise<bigint> {
+    const known = relayed.get(workspaceId);
+    if (known !== undefined) return known;
+    const res: ListAuditEventsResponse = await audit.listAuditEvents(
+      { limit: 1, sourcePrefix: 'g:' },
+      onBehalfOf(relayPrincipal(workspaceId)),
+    );
+    const key = res.events[0]?.sourceKey ?? '';
+    const position = /^g:\d{1,20}$/.test(key) ? BigInt(key.slice(2)) : 0n;
+    relayed.set(workspaceId, position);
+    return position;
+  }
+
+  /** Appends rows in one call per workspace, in id order within each. */
+  async function relay(rows: readonly GatewayAuditRow[]): Promise<number> {
+    const byWorkspace = new Map<string, GatewayAuditRow[]>();
+    for (const r of rows) byWorkspace.set(r.workspace_id, [...(byWorkspace.get(r.workspace_id) ?? []), r]);
+    const groups = [...byWorkspace].flatMap(([workspaceId, all]) =>
+      Array.from(
+        { length: Math.ceil(all.length / BATCH) },
+        (_, i) => [workspaceId, all.slice(i * BATCH, (i + 1) * BATCH)] as const,
+      ),
+    );
+    for (const [workspaceId, group] of groups) {
+      await audit.appendAuditEvents(
+        {
+          events: group.map((r) => ({
+            actor: r.actor,
+            kind: r.action,
+            subject: r.target ?? '',
+            detailsJson: JSON.stringify(r.detail ?? {}),
+            at: r.at.toISOString(),
+            sourceKey: sourceKeyOf(r.id),
+          })),
+        },
+        onBehalfOf(relayPrincipal(workspaceId)),
+      );
+      for (const r of group) {
+        const id = BigInt(r.id);
+        if (id > (relayed.get(workspaceId) ?? 0n)) relayed.set(workspaceId, id);
+        recent.add(r.id);
+      }
+    }
+    return rows.length;
+  }
+
+  const read = (where: string, params: unknown[], limit = BATCH) =>
+    pool
+      .query<GatewayAuditRow>(
+        `SELECT id::text AS id, workspace_id, at, actor, action, target, detail FROM audit_log
+          WHERE ${where} AND action <> ALL ($1::text[]) ORDER BY audit_log.id LIMIT ${limit}`,
+        [[...RECORDED_BY_CHANGES], ...params],
+      )
+      .then((r) => r.rows);
+
+  return {
+    /** Relays what is new, then looks again at the last minute's rows. Throws when a call fails. */
+    async run(): Promise<number> {
+      let sent = 0;
+      for (;;) {
+        const rows = await read('id > $2', [after.toString()]);
+        const fresh: GatewayAuditRow[] = [];
+        for (const r of rows) if (BigInt(r.id) > (await positionOf(r.workspace_id))) fresh.push(r);
+        sent += await relay(fresh);
+        const last = rows.at(-1);
+        if (last) after = BigInt(last.id);
+        if (rows.length < BATCH) break;
+      }
+      const again = await read(
+        `at > now() - make_interval(secs => ${RECENT_SECONDS}) AND id <= $2`,
+        [after.toString()],
+        RECENT_LIMIT,
+      );
+      const seen = new Set(again.map((r) => r.id));
+      for (const id of recent) if (!seen.has(id)) recent.delete(id);
+      sent += await relay(again.filter((r) => !recent.has(r.id)));
+      if (sent > 0) logger.info({ rows: sent }, 'audit rows relayed to the audit log');
+      return sent;
+    },
+  };
+}
+
+/**
+ * startAuditRelay relays now and then every `everyMs` until the returned function is called. A
+ * failure (the changes service unreachable) is logged and the next run starts where it stopped.
+ */
+export function startAuditRelay(o: AuditRelayOptions & { everyMs?: number }): () => Promise<void> {
+  const relay = createAuditRelay(o);
+  let failing = false;
+  return repeatEvery(o.everyMs ?? RELAY_EVERY_MS, async () => {
+    try {
+      await relay.run();
+      if (failing) o.logger.info({}, 'audit relay resumed');
+      failing = false;
+    } catch (err) {
+      if (!failing) o.logger.warn({ err }, 'audit rows could not be relayed to the audit log; retrying');
+      failing = true;
+    }
+  });
+}
