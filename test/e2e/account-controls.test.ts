@@ -275,4 +275,37 @@ describe('a freeze', () => {
     assert.equal((await ledger(`/ads/${ad.id}`)).length, 1);
     assert.equal(await person.locator('#freeze-banner').count(), 0, 'the banner is gone');
   });
+
+  test('the operator freezes the whole workspace with npm run admin, shown on the settings page, and unfreezes it', async () => {
+    const frozen = JSON.parse(
+      await stack.admin(['freeze', '--workspace', seed.workspaceId, '--reason', 'Incident 42']),
+    ) as { frozen: boolean; account_id: string; reason: string };
+    assert.deepEqual([frozen.frozen, frozen.account_id, frozen.reason], [true, '', 'Incident 42']);
+    const context = await ok<{ freezes: Freeze[] }>('ads_get_connection_context');
+    assert.deepEqual(
+      context.freezes.map((f) => [f.scope, f.account_id, f.reason]),
+      [['workspace', null, 'Incident 42']],
+    );
+    const { accounts } = await ok<{ accounts: { freeze: Freeze | null }[] }>('ads_list_accounts');
+    assert.ok(
+      accounts.every((a) => a.freeze?.scope === 'workspace'),
+      'every account is frozen by it',
+    );
+    await person.goto(`${stack.gatewayUrl}/dashboard/settings`);
+    assert.match(
+      (await person.textContent('#workspace-freeze-state')) ?? '',
+      /whole workspace is frozen.*Incident 42/s,
+    );
+    const again = await stack
+      .admin(['freeze', '--workspace', seed.workspaceId, '--reason', 'x'])
+      .catch((e: Error) => e);
+    assert.ok(again instanceof Error && /already/.test(again.message), 'a second freeze is refused');
+
+    const lifted = JSON.parse(await stack.admin(['unfreeze', '--workspace', seed.workspaceId])) as {
+      frozen: boolean;
+      resumed: number;
+    };
+    assert.deepEqual([lifted.frozen, lifted.resumed], [false, 0]);
+    assert.deepEqual((await ok<{ freezes: Freeze[] }>('ads_get_connection_context')).freezes, []);
+  });
 });

@@ -365,7 +365,9 @@ async function setEnvelope(
   return {
     account_id: accountId,
     envelope:
-      envelope === undefined ? null : toJson(SpendEnvelopeSchema, envelope, { useProtoFieldName: true }),
+      envelope === undefined
+        ? null
+        : toJson(SpendEnvelopeSchema, envelope, { useProtoFieldName: true, alwaysEmitImplicit: true }),
   };
 }
 
@@ -373,7 +375,10 @@ async function setEnvelope(
 function freezeJson(f: Freeze | undefined) {
   return f === undefined
     ? {}
-    : (toJson(FreezeSchema, f, { useProtoFieldName: true }) as Record<string, unknown>);
+    : (toJson(FreezeSchema, f, { useProtoFieldName: true, alwaysEmitImplicit: true }) as Record<
+        string,
+        unknown
+      >);
 }
 
 /**
