@@ -346,10 +346,13 @@ describe('tasks of the other long tools, and cancelling', () => {
     const done = await ended(taskId);
     assert.equal(done.status, 'completed', JSON.stringify(done));
     assert.notEqual(done.result?.isError, true, JSON.stringify(done.result));
-    const report = (done.result?.structuredContent as { report: { report_id: string; name: string } }).report;
-    assert.equal(report.name, 'Weekly, as a task');
+    const content = done.result?.structuredContent as
+      | { report?: { report_id: string; name: string } }
+      | undefined;
+    const report = content?.report;
+    assert.equal(report?.name, 'Weekly, as a task', JSON.stringify(done.result));
     const saved = await ok<{ report: { name: string } }>('ads_get_performance_report', {
-      report_id: report.report_id,
+      report_id: report?.report_id,
     });
     assert.equal(saved.report.name, 'Weekly, as a task', 'the report the task made is saved');
 
