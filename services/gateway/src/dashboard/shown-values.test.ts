@@ -159,7 +159,12 @@ describe('spaces and summaries', () => {
       'Update ad &quot;Sale⟨U+202E⟩&quot; (ad_1): creative.title &quot;10⟨U+00A0⟩€␣off⟨U+2423⟩&quot; → &quot;⟨U+27E8⟩U+202E⟨U+27E9⟩x&quot; (␣ is a space)',
     );
     const list = changeListHtml([change({ name: 'x' }, {}, summary)], new Map());
-    assert.ok(list.includes('<td class="summary"><div class="clamp" title="The whole summary is on the change\'s page">Update ad &quot;Sale⟨U+202E⟩&quot;'), list);
+    assert.ok(
+      list.includes(
+        '<td class="summary"><div class="clamp" title="The whole summary is on the change\'s page">Update ad &quot;Sale⟨U+202E⟩&quot;',
+      ),
+      list,
+    );
     const terminal = reviewText(change({ name: 'x' }, {}, summary));
     assert.ok(terminal.includes('"10⟨U+00A0⟩€␣off⟨U+2423⟩" → "⟨U+27E8⟩U+202E⟨U+27E9⟩x"'), terminal);
   });
