@@ -14,6 +14,7 @@ import { launchBrowser } from '@adsmcp/testkit/browser';
 import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
+import { optimizerConfig, QUICK_REVIEW } from '@adsmcp/testkit/optimizer-config';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { toolCalls } from '@adsmcp/testkit/tool-calls';
 import pg from 'pg';
@@ -42,7 +43,7 @@ let receiver: Server;
 let receiverUrl: string;
 const received: Received[] = [];
 let account: SeedResult['accounts'][number];
-let ads: { id: string; status: string }[];
+let ads: { id: string; status: string; campaign_id: string }[];
 
 const { ok, call } = toolCalls(() => agent);
 
@@ -279,5 +280,50 @@ describe('webhooks', () => {
       'the log shows the failed attempt with its status',
     );
     assert.match(log, /delivered/);
+  });
+
+  test('a proposal awaiting approval reaches a Slack-format webhook, signed, linking its review page', async () => {
+    await register(`${receiverUrl}?format=slack`, ['proposal.awaiting_approval'], 'slack');
+    const secret = ((await page.textContent('#secret')) ?? '').trim();
+    assert.match(secret, /^whsec_/);
+    const ad = ads.find((a, i) => i >= 3 && a.status === 'active');
+    assert.ok(ad, 'an active ad no other test changed');
+    const { optimizer } = await ok<{ optimizer: { optimizer_id: string } }>('ads_save_optimizer', {
+      account_id: account.account_id,
+      name: 'Webhook review',
+      config: optimizerConfig([ad.campaign_id], QUICK_REVIEW),
+      enabled: true,
+    });
+    const { run } = await ok<{ run: { run_id: string } }>('ads_request_optimization_review', {
+      optimizer_id: optimizer.optimizer_id,
+    });
+    const claim = await ok<{ claim_token: string }>('ads_claim_optimization_run', { run_id: run.run_id });
+    const done = await ok<{ proposals: { proposal_id: string }[] }>('ads_complete_optimization_run', {
+      run_id: run.run_id,
+      claim_token: claim.claim_token,
+      outcome: 'proposals',
+      summary: 'One ad can name its offer.',
+      variants: [
+        {
+          base_ad_id: ad.id,
+          name: `Proposal for ${ad.id}`,
+          title: 'Spring plants, 20% off',
+          body: 'Healthy plants delivered in two days.',
+          target_url: 'https://example.com/spring',
+          rationale: 'The title names no offer.',
+          hypothesis: 'Naming the offer raises CTR.',
+        },
+      ],
+    });
+    const proposalId = done.proposals[0]?.proposal_id as string;
+    const got = await waitFor('the proposal event', () =>
+      received.find(
+        (r) => r.headers['x-adsmcp-event'] === 'proposal.awaiting_approval' && r.answered === 200,
+      ),
+    );
+    assert.ok(verify(secret, String(got.headers['x-adsmcp-signature']), got.body), 'the signature verifies');
+    assert.deepEqual(JSON.parse(got.body), {
+      text: `*A proposal awaits approval*: Spring plants, 20% off (One ad can name its offer.)\n<${stack.gatewayUrl}/dashboard/proposals/${proposalId}|Review it in the dashboard>`,
+    });
   });
 });

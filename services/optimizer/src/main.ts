@@ -1,5 +1,6 @@
 /** The optimizer service: its peers, the scheduler and the publish worker, and its Connect server (the wiring is startService's). */
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { WebhooksService } from '@adsmcp/proto/changes/v1/webhooks_pb';
 import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
@@ -15,6 +16,11 @@ import {
   type ScheduleMessage,
   startScheduler,
 } from './work/schedule.ts';
+import {
+  createWebhookEventHandler,
+  WEBHOOK_EVENTS_TOPIC,
+  type WebhookEventMessage,
+} from './work/webhook-events.ts';
 
 const clock = () => new Date();
 
@@ -36,6 +42,11 @@ startService({
         signer !== undefined && config.CHANGES_URL !== undefined
           ? createServiceClient(ChangesService, config.CHANGES_URL, 'changes', signer)
           : undefined,
+      // Proposal events go to the changes service, which keeps and delivers the workspace's webhooks.
+      webhooks:
+        signer !== undefined && config.CHANGES_URL !== undefined
+          ? createServiceClient(WebhooksService, config.CHANGES_URL, 'changes', signer)
+          : undefined,
       // The assets variants name are checked as they are submitted, when the marketing service is known.
       assets:
         signer !== undefined && config.MARKETING_URL !== undefined
@@ -43,7 +54,7 @@ startService({
           : undefined,
     };
   },
-  consumers: ({ pool, logger, config, peers: { changes } }) => [
+  consumers: ({ pool, logger, config, peers: { changes, webhooks } }) => [
     consume<ScheduleMessage>({
       name: 'optimizer-schedule',
       topic: SCHEDULE_TOPIC,
@@ -62,6 +73,17 @@ startService({
             maxAttempts: config.PUBLISH_MAX_ATTEMPTS,
             backoff: { baseMs: 1_000, capMs: 60_000 },
             concurrency: 2,
+          }),
+        ]),
+    ...(webhooks === undefined
+      ? []
+      : [
+          consume<WebhookEventMessage>({
+            name: 'optimizer-webhook-events',
+            topic: WEBHOOK_EVENTS_TOPIC,
+            handler: createWebhookEventHandler({ webhooks }),
+            maxAttempts: 100,
+            backoff: { baseMs: 1_000, capMs: 300_000 },
           }),
         ]),
   ],

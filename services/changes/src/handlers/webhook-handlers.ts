@@ -1,6 +1,7 @@
 /** The WebhooksService RPCs: a workspace admin registers, lists and deletes webhooks and reads their delivery log. */
 import { randomUUID } from 'node:crypto';
 import type { WebhooksService } from '@adsmcp/proto/changes/v1/webhooks_pb';
+import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import {
@@ -20,15 +21,19 @@ import {
   insertWebhook,
   listDeliveries,
   listWebhooks,
+  liveWebhooksFor,
   type WebhookRow,
 } from '../store/webhook-store.ts';
+import { type DeliveryMessage, WEBHOOK_TOPIC } from '../webhooks/fan-out.ts';
 import type { SecretCipher } from '../webhooks/secret-cipher.ts';
 import {
   checkEvents,
   checkFormat,
   checkUrlLength,
+  isProposalEvent,
   MAX_WEBHOOKS,
   newSecret,
+  proposalBodyFor,
 } from '../webhooks/webhook-rules.ts';
 
 export interface WebhookHandlerDeps {
@@ -154,6 +159,65 @@ export function webhookHandlers(d: WebhookHandlerDeps): ServiceImpl<typeof Webho
         });
       });
       return {};
+    },
+
+    /**
+     * An event of another service (the optimizer's worker, through its own outbox, so a proposal's
+     * event is sent even if this service was away when it was made): one delivery per webhook
+     * that asked for it, queued in one transaction; the same event_id queues nothing twice.
+     */
+    async recordWebhookEvent(req, ctx) {
+      const p = principalOf(ctx);
+      if (p.via !== 'worker') {
+        throw new PermissionDeniedError('only the optimizer records proposal events for webhooks');
+      }
+      if (!isProposalEvent(req.event)) {
+        throw new InvalidArgumentError(
+          `event must be proposal.awaiting_approval (got ${JSON.stringify(req.event.slice(0, 80))})`,
+        );
+      }
+      if (!isUuid(req.eventId)) throw new InvalidArgumentError('event_id must be a UUID');
+      if (!isUuid(req.subjectId)) throw new InvalidArgumentError('subject_id must be a UUID');
+      if (!/^\/dashboard\/[A-Za-z0-9/_-]{1,200}$/.test(req.reviewPath)) {
+        throw new InvalidArgumentError(
+          'review_path must be a dashboard path such as /dashboard/proposals/<id>',
+        );
+      }
+      const occurredAt = new Date(req.occurredAt);
+      if (Number.isNaN(occurredAt.getTime()))
+        throw new InvalidArgumentError('occurred_at must be an RFC 3339 time');
+      const event = req.event;
+      const queued = await inTransaction(d.pool, async (tx) => {
+        const hooks = await liveWebhooksFor(tx, p.workspaceId, event);
+        for (const hook of hooks) {
+          const deliveryId = deterministicId('webhook-delivery', req.eventId, hook.webhook_id);
+          const message: DeliveryMessage = {
+            delivery_id: deliveryId,
+            webhook_id: hook.webhook_id,
+            workspace_id: p.workspaceId,
+            event,
+            subject_id: req.subjectId,
+            body: proposalBodyFor(hook.format, {
+              deliveryId,
+              event,
+              occurredAt,
+              workspaceId: p.workspaceId,
+              proposalId: req.subjectId,
+              accountId: req.accountId,
+              summary: req.summary,
+              reviewUrl: new URL(req.reviewPath, hook.review_base_url).toString(),
+            }),
+          };
+          await enqueue(tx, {
+            topic: WEBHOOK_TOPIC,
+            key: hook.webhook_id,
+            id: deliveryId,
+            payload: { ...message },
+          });
+        }
+        return hooks.length;
+      });
+      return { queued };
     },
 
     async listWebhookDeliveries(req, ctx) {

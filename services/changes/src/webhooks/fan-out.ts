@@ -17,7 +17,7 @@ import {
   pruneFannedOut,
   recordExpiries,
 } from '../store/webhook-store.ts';
-import { bodyFor, isWebhookEvent, reviewUrl } from './webhook-rules.ts';
+import { bodyFor, isChangeEvent, reviewUrl } from './webhook-rules.ts';
 
 export const WEBHOOK_TOPIC = 'webhooks.deliver';
 
@@ -38,7 +38,7 @@ export async function fanOut(pool: Pool): Promise<number> {
   return inTransaction(pool, async (tx) => {
     const events = await claimPendingEvents(tx, BATCH);
     for (const ev of events) {
-      if (!isWebhookEvent(ev.event)) continue;
+      if (!isChangeEvent(ev.event)) continue;
       const change = await findChange(tx, ev.workspace_id, ev.subject_id);
       if (change === undefined) continue;
       for (const hook of await liveWebhooksFor(tx, ev.workspace_id, ev.event)) {

@@ -5,8 +5,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 
-/** Every event a webhook may ask for, and the status of the change each one reports. */
-export const WEBHOOK_EVENTS = {
+/** The events of a change a webhook may ask for, and the status of the change each one reports. */
+export const CHANGE_EVENTS = {
   'change.awaiting_approval': 'prepared',
   'change.approved': 'approved',
   'change.rejected': 'rejected',
@@ -15,7 +15,12 @@ export const WEBHOOK_EVENTS = {
   'change.expired': 'expired',
 } as const;
 
-export type WebhookEvent = keyof typeof WEBHOOK_EVENTS;
+export type ChangeEvent = keyof typeof CHANGE_EVENTS;
+/** Events other services record (RecordWebhookEvent): the optimizer's proposals. */
+export const PROPOSAL_EVENTS = ['proposal.awaiting_approval'] as const;
+export type ProposalEvent = (typeof PROPOSAL_EVENTS)[number];
+export type WebhookEvent = ChangeEvent | ProposalEvent;
+const ALL_EVENTS: readonly string[] = [...Object.keys(CHANGE_EVENTS), ...PROPOSAL_EVENTS];
 export const WEBHOOK_FORMATS = ['json', 'slack'] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
@@ -28,22 +33,24 @@ export const EVENT_HEADER = 'x-adsmcp-event';
 export const MAX_WEBHOOKS = 20;
 const MAX_URL_LENGTH = 2048;
 
-export function isWebhookEvent(name: string): name is WebhookEvent {
-  return Object.hasOwn(WEBHOOK_EVENTS, name);
+export function isChangeEvent(name: string): name is ChangeEvent {
+  return Object.hasOwn(CHANGE_EVENTS, name);
+}
+
+export function isProposalEvent(name: string): name is ProposalEvent {
+  return (PROPOSAL_EVENTS as readonly string[]).includes(name);
 }
 
 /** The events of a registration, checked: at least one, each known, none twice. */
 export function checkEvents(events: readonly string[]): WebhookEvent[] {
   if (events.length === 0) {
-    throw new InvalidArgumentError(
-      `events must name at least one of ${Object.keys(WEBHOOK_EVENTS).join(', ')}`,
-    );
+    throw new InvalidArgumentError(`events must name at least one of ${ALL_EVENTS.join(', ')}`);
   }
   const seen = new Set<string>();
   events.forEach((e, i) => {
-    if (!isWebhookEvent(e)) {
+    if (!ALL_EVENTS.includes(e)) {
       throw new InvalidArgumentError(
-        `events[${i}] must be one of ${Object.keys(WEBHOOK_EVENTS).join(', ')} (got ${JSON.stringify(e.slice(0, 80))})`,
+        `events[${i}] must be one of ${ALL_EVENTS.join(', ')} (got ${JSON.stringify(e.slice(0, 80))})`,
       );
     }
     if (seen.has(e)) throw new InvalidArgumentError(`events[${i}] names ${e} a second time`);
@@ -93,7 +100,7 @@ export interface ChangeFacts {
 
 export interface EventFacts {
   deliveryId: string;
-  event: WebhookEvent;
+  event: ChangeEvent;
   occurredAt: Date;
   workspaceId: string;
   change: ChangeFacts;
@@ -109,7 +116,7 @@ export function jsonBody(e: EventFacts): string {
     workspace_id: e.workspaceId,
     change: {
       id: e.change.change_id,
-      status: WEBHOOK_EVENTS[e.event],
+      status: CHANGE_EVENTS[e.event],
       summary: e.change.summary,
       account_id: e.change.account_id,
       tool: e.change.tool,
@@ -122,7 +129,7 @@ export function jsonBody(e: EventFacts): string {
   });
 }
 
-const HEADLINES: Record<WebhookEvent, string> = {
+const HEADLINES: Record<ChangeEvent, string> = {
   'change.awaiting_approval': 'A change awaits approval',
   'change.approved': 'A change was approved',
   'change.rejected': 'A change was rejected',
@@ -149,4 +156,37 @@ export function bodyFor(format: WebhookFormat, e: EventFacts): string {
 /** The dashboard's review page of a change, under the base URL the webhook was registered with. */
 export function reviewUrl(baseUrl: string, changeId: string): string {
   return new URL(`/dashboard/changes/${encodeURIComponent(changeId)}`, baseUrl).toString();
+}
+
+/** What a proposal event says: the proposal, its account, what a person reads, its review page. */
+export interface ProposalFacts {
+  deliveryId: string;
+  event: ProposalEvent;
+  occurredAt: Date;
+  workspaceId: string;
+  proposalId: string;
+  accountId: string;
+  summary: string;
+  reviewUrl: string;
+}
+
+export function proposalBodyFor(format: WebhookFormat, e: ProposalFacts): string {
+  if (format === 'slack') {
+    return JSON.stringify({
+      text: `*A proposal awaits approval*: ${slackText(e.summary)}\n<${e.reviewUrl}|Review it in the dashboard>`,
+    });
+  }
+  return JSON.stringify({
+    id: e.deliveryId,
+    event: e.event,
+    occurred_at: e.occurredAt.toISOString(),
+    workspace_id: e.workspaceId,
+    proposal: {
+      id: e.proposalId,
+      status: 'pending_review',
+      summary: e.summary,
+      account_id: e.accountId,
+      review_url: e.reviewUrl,
+    },
+  });
 }

@@ -22,6 +22,7 @@ const EVENTS = [
   ['change.applied', 'A change was applied'],
   ['change.failed', 'A change failed'],
   ['change.expired', 'A change expired'],
+  ['proposal.awaiting_approval', "An optimizer's proposal awaits approval"],
 ] as const;
 
 const ADMIN_ONLY = 'Only a workspace admin can manage webhooks.';
@@ -76,7 +77,7 @@ async function webhooksHtml(deps: GatewayDeps, s: SessionView, shown: Shown): Pr
     .map(
       (
         d,
-      ) => `<tr class="delivery"><td>${timeHtml(d.at)}</td><td>${esc(d.event)}</td><td><a href="/dashboard/changes/${esc(d.subjectId)}">${esc(d.subjectId)}</a></td>
+      ) => `<tr class="delivery"><td>${timeHtml(d.at)}</td><td>${esc(d.event)}</td><td><a href="/dashboard/${d.event.startsWith('proposal.') ? 'proposals' : 'changes'}/${esc(d.subjectId)}">${esc(d.subjectId)}</a></td>
       <td class="v">${esc(d.url)}</td><td>${esc(d.attempt)}</td><td class="outcome">${esc(d.outcome)}</td>
       <td>${d.responseStatus === 0 ? '' : esc(d.responseStatus)}</td><td class="v">${esc(d.error)}</td></tr>`,
     )
@@ -84,7 +85,7 @@ async function webhooksHtml(deps: GatewayDeps, s: SessionView, shown: Shown): Pr
   const logTable =
     deliveries.length === 0
       ? '<p class="muted">Nothing delivered yet.</p>'
-      : `<table id="delivery-log"><thead><tr><th>At</th><th>Event</th><th>Change</th><th>URL</th><th>Attempt</th><th>Outcome</th><th>HTTP</th><th>Error</th></tr></thead><tbody>${log}</tbody></table>`;
+      : `<table id="delivery-log"><thead><tr><th>At</th><th>Event</th><th>Subject</th><th>URL</th><th>Attempt</th><th>Outcome</th><th>HTTP</th><th>Error</th></tr></thead><tbody>${log}</tbody></table>`;
   return `${shown.message ? `<p class="error" role="alert">${esc(shown.message)}</p>` : ''}${secret}
     <section id="webhooks"><h2>Webhooks</h2>
     <p>Each event is POSTed to the URL as JSON, signed with the webhook's secret (HMAC-SHA256 over the time and the body),

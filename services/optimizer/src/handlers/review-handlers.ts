@@ -62,6 +62,7 @@ import {
   updateProposal,
   updateRun,
 } from '../store/review-store.ts';
+import { enqueueProposalAwaiting } from '../work/webhook-events.ts';
 import { type Assets, checkVariantAssets } from './asset-checks.ts';
 
 /** An RFC 3339 date-time with its offset. */
@@ -441,6 +442,7 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
             ),
           );
         }
+        for (const p of proposals) await enqueueProposalAwaiting(tx, p, run.summary ?? '', now);
         return { run, proposals, repeated: false };
       });
       return {

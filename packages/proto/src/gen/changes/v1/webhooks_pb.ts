@@ -1,5 +1,6 @@
 // Webhooks of a workspace, kept and delivered by the changes service: a workspace admin registers
-// a URL for some events (a change awaiting approval, approved, rejected, applied, failed, expired),
+// a URL for some events (a change awaiting approval, approved, rejected, applied, failed, expired;
+// a proposal awaiting approval),
 // and each event is POSTed to it, signed with the webhook's secret, retried with backoff, and
 // recorded with its outcome. Only a workspace admin on the dashboard channel may register, delete
 // or read them.
@@ -16,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/webhooks.proto.
  */
 export const file_changes_v1_webhooks: GenFile = /*@__PURE__*/
-  fileDesc("ChljaGFuZ2VzL3YxL3dlYmhvb2tzLnByb3RvEgpjaGFuZ2VzLnYxInIKB1dlYmhvb2sSEgoKd2ViaG9va19pZBgBIAEoCRILCgN1cmwYAiABKAkSDgoGZXZlbnRzGAMgAygJEg4KBmZvcm1hdBgEIAEoCRISCgpjcmVhdGVkX2J5GAUgASgJEhIKCmNyZWF0ZWRfYXQYBiABKAkiXAoUQ3JlYXRlV2ViaG9va1JlcXVlc3QSCwoDdXJsGAEgASgJEg4KBmV2ZW50cxgCIAMoCRIOCgZmb3JtYXQYAyABKAkSFwoPcmV2aWV3X2Jhc2VfdXJsGAQgASgJIk0KFUNyZWF0ZVdlYmhvb2tSZXNwb25zZRIkCgd3ZWJob29rGAEgASgLMhMuY2hhbmdlcy52MS5XZWJob29rEg4KBnNlY3JldBgCIAEoCSIVChNMaXN0V2ViaG9va3NSZXF1ZXN0Ij0KFExpc3RXZWJob29rc1Jlc3BvbnNlEiUKCHdlYmhvb2tzGAEgAygLMhMuY2hhbmdlcy52MS5XZWJob29rIioKFERlbGV0ZVdlYmhvb2tSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkiFwoVRGVsZXRlV2ViaG9va1Jlc3BvbnNlIsABCg9XZWJob29rRGVsaXZlcnkSEwoLZGVsaXZlcnlfaWQYASABKAkSEgoKd2ViaG9va19pZBgCIAEoCRILCgN1cmwYAyABKAkSDQoFZXZlbnQYBCABKAkSEgoKc3ViamVjdF9pZBgFIAEoCRIPCgdhdHRlbXB0GAYgASgFEg8KB291dGNvbWUYByABKAkSFwoPcmVzcG9uc2Vfc3RhdHVzGAggASgFEg0KBWVycm9yGAkgASgJEgoKAmF0GAogASgJIi0KHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSDQoFbGltaXQYASABKAUiUAodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USLwoKZGVsaXZlcmllcxgBIAMoCzIbLmNoYW5nZXMudjEuV2ViaG9va0RlbGl2ZXJ5Mv4CCg9XZWJob29rc1NlcnZpY2USVAoNQ3JlYXRlV2ViaG9vaxIgLmNoYW5nZXMudjEuQ3JlYXRlV2ViaG9va1JlcXVlc3QaIS5jaGFuZ2VzLnYxLkNyZWF0ZVdlYmhvb2tSZXNwb25zZRJRCgxMaXN0V2ViaG9va3MSHy5jaGFuZ2VzLnYxLkxpc3RXZWJob29rc1JlcXVlc3QaIC5jaGFuZ2VzLnYxLkxpc3RXZWJob29rc1Jlc3BvbnNlElQKDURlbGV0ZVdlYmhvb2sSIC5jaGFuZ2VzLnYxLkRlbGV0ZVdlYmhvb2tSZXF1ZXN0GiEuY2hhbmdlcy52MS5EZWxldGVXZWJob29rUmVzcG9uc2USbAoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEiguY2hhbmdlcy52MS5MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0GikuY2hhbmdlcy52MS5MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChljaGFuZ2VzL3YxL3dlYmhvb2tzLnByb3RvEgpjaGFuZ2VzLnYxInIKB1dlYmhvb2sSEgoKd2ViaG9va19pZBgBIAEoCRILCgN1cmwYAiABKAkSDgoGZXZlbnRzGAMgAygJEg4KBmZvcm1hdBgEIAEoCRISCgpjcmVhdGVkX2J5GAUgASgJEhIKCmNyZWF0ZWRfYXQYBiABKAkiXAoUQ3JlYXRlV2ViaG9va1JlcXVlc3QSCwoDdXJsGAEgASgJEg4KBmV2ZW50cxgCIAMoCRIOCgZmb3JtYXQYAyABKAkSFwoPcmV2aWV3X2Jhc2VfdXJsGAQgASgJIk0KFUNyZWF0ZVdlYmhvb2tSZXNwb25zZRIkCgd3ZWJob29rGAEgASgLMhMuY2hhbmdlcy52MS5XZWJob29rEg4KBnNlY3JldBgCIAEoCSIVChNMaXN0V2ViaG9va3NSZXF1ZXN0Ij0KFExpc3RXZWJob29rc1Jlc3BvbnNlEiUKCHdlYmhvb2tzGAEgAygLMhMuY2hhbmdlcy52MS5XZWJob29rIioKFERlbGV0ZVdlYmhvb2tSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkiFwoVRGVsZXRlV2ViaG9va1Jlc3BvbnNlIsABCg9XZWJob29rRGVsaXZlcnkSEwoLZGVsaXZlcnlfaWQYASABKAkSEgoKd2ViaG9va19pZBgCIAEoCRILCgN1cmwYAyABKAkSDQoFZXZlbnQYBCABKAkSEgoKc3ViamVjdF9pZBgFIAEoCRIPCgdhdHRlbXB0GAYgASgFEg8KB291dGNvbWUYByABKAkSFwoPcmVzcG9uc2Vfc3RhdHVzGAggASgFEg0KBWVycm9yGAkgASgJEgoKAmF0GAogASgJIp8BChlSZWNvcmRXZWJob29rRXZlbnRSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEg0KBWV2ZW50GAIgASgJEhIKCnN1YmplY3RfaWQYAyABKAkSEgoKYWNjb3VudF9pZBgEIAEoCRIPCgdzdW1tYXJ5GAUgASgJEhMKC3Jldmlld19wYXRoGAYgASgJEhMKC29jY3VycmVkX2F0GAcgASgJIiwKGlJlY29yZFdlYmhvb2tFdmVudFJlc3BvbnNlEg4KBnF1ZXVlZBgBIAEoBSItChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFIlAKHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEi8KCmRlbGl2ZXJpZXMYASADKAsyGy5jaGFuZ2VzLnYxLldlYmhvb2tEZWxpdmVyeTLjAwoPV2ViaG9va3NTZXJ2aWNlElQKDUNyZWF0ZVdlYmhvb2sSIC5jaGFuZ2VzLnYxLkNyZWF0ZVdlYmhvb2tSZXF1ZXN0GiEuY2hhbmdlcy52MS5DcmVhdGVXZWJob29rUmVzcG9uc2USUQoMTGlzdFdlYmhvb2tzEh8uY2hhbmdlcy52MS5MaXN0V2ViaG9va3NSZXF1ZXN0GiAuY2hhbmdlcy52MS5MaXN0V2ViaG9va3NSZXNwb25zZRJUCg1EZWxldGVXZWJob29rEiAuY2hhbmdlcy52MS5EZWxldGVXZWJob29rUmVxdWVzdBohLmNoYW5nZXMudjEuRGVsZXRlV2ViaG9va1Jlc3BvbnNlEmwKFUxpc3RXZWJob29rRGVsaXZlcmllcxIoLmNoYW5nZXMudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBopLmNoYW5nZXMudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USYwoSUmVjb3JkV2ViaG9va0V2ZW50EiUuY2hhbmdlcy52MS5SZWNvcmRXZWJob29rRXZlbnRSZXF1ZXN0GiYuY2hhbmdlcy52MS5SZWNvcmRXZWJob29rRXZlbnRSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message changes.v1.Webhook
@@ -257,6 +258,87 @@ export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
   messageDesc(file_changes_v1_webhooks, 7);
 
 /**
+ * An event another service tells the webhooks of (the optimizer: a proposal awaits a person's
+ * review). Only that service's worker may record one; the same event_id records it once.
+ *
+ * @generated from message changes.v1.RecordWebhookEventRequest
+ */
+export type RecordWebhookEventRequest = Message<"changes.v1.RecordWebhookEventRequest"> & {
+  /**
+   * The producer's id of the event (a UUID): each webhook gets one delivery per event_id.
+   *
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * "proposal.awaiting_approval".
+   *
+   * @generated from field: string event = 2;
+   */
+  event: string;
+
+  /**
+   * The proposal (or other subject) the event is about.
+   *
+   * @generated from field: string subject_id = 3;
+   */
+  subjectId: string;
+
+  /**
+   * @generated from field: string account_id = 4;
+   */
+  accountId: string;
+
+  /**
+   * What a person reads: the proposal's title and the run's summary.
+   *
+   * @generated from field: string summary = 5;
+   */
+  summary: string;
+
+  /**
+   * The dashboard path of its review page, e.g. "/dashboard/proposals/<id>".
+   *
+   * @generated from field: string review_path = 6;
+   */
+  reviewPath: string;
+
+  /**
+   * RFC 3339.
+   *
+   * @generated from field: string occurred_at = 7;
+   */
+  occurredAt: string;
+};
+
+/**
+ * Describes the message changes.v1.RecordWebhookEventRequest.
+ * Use `create(RecordWebhookEventRequestSchema)` to create a new message.
+ */
+export const RecordWebhookEventRequestSchema: GenMessage<RecordWebhookEventRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_webhooks, 8);
+
+/**
+ * @generated from message changes.v1.RecordWebhookEventResponse
+ */
+export type RecordWebhookEventResponse = Message<"changes.v1.RecordWebhookEventResponse"> & {
+  /**
+   * How many webhooks the event was queued for.
+   *
+   * @generated from field: int32 queued = 1;
+   */
+  queued: number;
+};
+
+/**
+ * Describes the message changes.v1.RecordWebhookEventResponse.
+ * Use `create(RecordWebhookEventResponseSchema)` to create a new message.
+ */
+export const RecordWebhookEventResponseSchema: GenMessage<RecordWebhookEventResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_webhooks, 9);
+
+/**
  * @generated from message changes.v1.ListWebhookDeliveriesRequest
  */
 export type ListWebhookDeliveriesRequest = Message<"changes.v1.ListWebhookDeliveriesRequest"> & {
@@ -273,7 +355,7 @@ export type ListWebhookDeliveriesRequest = Message<"changes.v1.ListWebhookDelive
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_changes_v1_webhooks, 8);
+  messageDesc(file_changes_v1_webhooks, 10);
 
 /**
  * @generated from message changes.v1.ListWebhookDeliveriesResponse
@@ -290,7 +372,7 @@ export type ListWebhookDeliveriesResponse = Message<"changes.v1.ListWebhookDeliv
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_changes_v1_webhooks, 9);
+  messageDesc(file_changes_v1_webhooks, 11);
 
 /**
  * @generated from service changes.v1.WebhooksService
@@ -327,6 +409,14 @@ export const WebhooksService: GenService<{
     methodKind: "unary";
     input: typeof ListWebhookDeliveriesRequestSchema;
     output: typeof ListWebhookDeliveriesResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.WebhooksService.RecordWebhookEvent
+   */
+  recordWebhookEvent: {
+    methodKind: "unary";
+    input: typeof RecordWebhookEventRequestSchema;
+    output: typeof RecordWebhookEventResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_changes_v1_webhooks, 0);
