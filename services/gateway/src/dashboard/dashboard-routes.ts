@@ -313,7 +313,9 @@ export function registerDashboardRoutes(
     const pendingHtml =
       pending === undefined
         ? '<p class="error">Changes could not be loaded just now.</p>'
-        : changeListHtml(pending.changes, pending.people, [], accountNames(accounts ?? []));
+        : pending.changes.length === 0
+          ? '<p class="empty" role="status">No change awaits approval.</p>'
+          : changeListHtml(pending.changes, pending.people, [], accountNames(accounts ?? []));
     const credentialRows = credentials
       .map((c) => {
         const active = !c.revoked_at && !(c.expires_at && c.expires_at <= new Date());
@@ -328,7 +330,7 @@ export function registerDashboardRoutes(
     return reply.type('text/html').send(
       page(
         'Dashboard',
-        `<section><h2>Changes awaiting approval</h2>${pendingHtml}<p><a href="/dashboard/changes">All changes</a> · <a href="/dashboard/proposals">Optimization proposals</a></p></section>
+        `<section><h2>Changes awaiting approval</h2>${pendingHtml}<p><a href="/dashboard/inbox">Your inbox</a> · <a href="/dashboard/changes">All changes</a> · <a href="/dashboard/proposals">Optimization proposals</a></p></section>
          <section><h2>Ad accounts</h2>${accountRows}</section>
          <section><h2>MCP connections</h2>
          <table><thead><tr><th>Name</th><th>User</th><th>Scopes</th><th>Expires</th><th>Last used</th><th>State</th><th></th></tr></thead><tbody>${credentialRows}</tbody></table></section>${localTimeScript}`,
