@@ -143,6 +143,24 @@ describe('the audit trail', () => {
     assert.ok(exported.some((r) => r.kind === 'change.approved' && r.subject === approved));
   });
 
+  test('a token created while the changes service is down reaches the log once it is back', async () => {
+    await stack.kill('changes', 'SIGKILL');
+    try {
+      await stack.admin([
+        'create-token',
+        '--workspace',
+        seed.workspaceId,
+        '--name',
+        'Made while the log was down',
+      ]);
+    } finally {
+      await stack.restart('changes');
+    }
+    const html = await auditPageUntil((h) => h.includes('Made while the log was down'));
+    assert.equal(html.match(/Made while the log was down/g)?.length, 1, 'appended once');
+    assert.match(html, /Chain verifies/);
+  });
+
   test('a row edited in the database makes verify-audit fail naming it, and the page says where the chain breaks', async () => {
     const before = await verifyAudit(seed.workspaceId);
     assert.equal(before.code, 0, before.stderr);

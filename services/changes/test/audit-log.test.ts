@@ -88,6 +88,15 @@ describe('the audit log', () => {
     assert.equal(e3?.prevHash, e2?.hash);
     const verified = await client.verifyAuditChain({}, as(w.reader));
     assert.deepEqual([verified.ok, verified.rows], [true, 3n]);
+    // The text filter reads the subject and the details, and the subjects a name stands for.
+    const found = await client.listAuditEvents(
+      { limit: 10, text: '"N": 1', textSubjects: ['c3'] },
+      as(w.reader),
+    );
+    assert.deepEqual(
+      found.events.map((e) => e.subject),
+      ['c3', 'c1'],
+    );
   });
 
   test('concurrent appends to one workspace never fork the chain', async () => {
@@ -171,7 +180,7 @@ describe('the audit log', () => {
     );
   });
 
-  test('bad input is refused naming the field and the rule; an agent cannot append', async () => {
+  test('bad input is refused naming the field and the rule; only an operator appends', async () => {
     const w = workspace();
     const bad = async (over: object, field: string) => {
       const r = await refusal(client.appendAuditEvent({ actor: 'a', kind: 'x.y', ...over }, as(w.operator)));
@@ -186,9 +195,11 @@ describe('the audit log', () => {
     await bad({ at: 'yesterday' }, 'at');
     const limit = await refusal(client.listAuditEvents({ limit: 501 }, as(w.reader)));
     assert.match(limit.message, /`limit` must be an integer from 1 to 500/);
-    const agent = await refusal(
-      client.appendAuditEvent({ actor: 'a', kind: 'x.y' }, as({ ...w.operator, via: 'mcp' })),
-    );
-    assert.equal(agent.code, Code.PermissionDenied);
+    for (const via of ['mcp', 'dashboard'] as const) {
+      const refused = await refusal(
+        client.appendAuditEvent({ actor: 'a', kind: 'x.y' }, as({ ...w.operator, via })),
+      );
+      assert.equal(refused.code, Code.PermissionDenied, via);
+    }
   });
 });

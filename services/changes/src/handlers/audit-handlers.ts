@@ -31,13 +31,13 @@ const CONTROL = /\p{Cc}/u;
 const describe = (p: Principal) => `role ${p.role}, scopes [${p.scopes.join(', ')}] via ${p.via}`;
 
 /**
- * Only the gateway appends, for records of its own (as an operator or for a person in the
- * dashboard): an agent's call or a service's worker never writes the log directly.
+ * Only the gateway's relay appends, as an operator: an agent's call, a person's dashboard session
+ * or a service's worker never writes the log directly (their records append their own events).
  */
 function requireAppender(p: Principal): void {
-  if (!p.scopes.includes('write') || (p.via !== 'operator' && p.via !== 'dashboard'))
+  if (!p.scopes.includes('write') || p.via !== 'operator')
     throw new PermissionDeniedError(
-      `appending to the audit log needs the write scope from the dashboard or an operator; this caller has ${describe(p)}`,
+      `appending to the audit log needs the write scope from an operator; this caller has ${describe(p)}`,
     );
 }
 
@@ -154,6 +154,9 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
       if (req.actorPrefixes.length > 100)
         throw new InvalidArgumentError('`actor_prefixes` must have at most 100 items');
       for (const [i, a] of req.actorPrefixes.entries()) boundedText(`actor_prefixes[${i}]`, a, 300, true);
+      if (req.textSubjects.length > 100)
+        throw new InvalidArgumentError('`text_subjects` must have at most 100 items');
+      for (const [i, t] of req.textSubjects.entries()) boundedText(`text_subjects[${i}]`, t, 200, true);
       const rows = await listAuditEvents(pool, {
         workspaceId: p.workspaceId,
         beforeSeq: req.beforeSeq === 0n ? undefined : req.beforeSeq,
@@ -162,6 +165,7 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
         actorPrefixes: req.actorPrefixes,
         text: boundedText('text', req.text, 200),
         sourcePrefix: boundedText('source_prefix', req.sourcePrefix, 20),
+        textSubjects: req.textSubjects,
         limit: req.limit,
       });
       const last = rows.at(-1);

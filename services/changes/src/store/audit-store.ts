@@ -187,6 +187,8 @@ export interface AuditFilter {
   actorPrefixes?: readonly string[];
   /** Only events whose subject or details contain this text, case-insensitive. */
   text?: string;
+  /** With `text`: events whose subject is one of these match it too. */
+  textSubjects?: readonly string[];
   /** Only events whose source key starts with this. */
   sourcePrefix?: string;
   limit: number;
@@ -201,7 +203,8 @@ export async function listAuditEvents(db: Queryable, f: AuditFilter): Promise<Au
         AND ($2::bigint IS NULL OR seq < $2) AND ($3::bigint IS NULL OR seq > $3)
         AND ($4::text IS NULL OR lower(details->>'account_id') = lower($4))
         AND ($5::text[] IS NULL OR EXISTS (SELECT 1 FROM unnest($5::text[]) p WHERE starts_with(actor, p)))
-        AND ($6::text IS NULL OR strpos(lower(subject || ' ' || details::text), lower($6)) > 0)
+        AND ($6::text IS NULL OR strpos(lower(subject || ' ' || details::text), lower($6)) > 0
+             OR subject = ANY ($9::text[]))
         AND ($8::text IS NULL OR starts_with(source_key, $8))
       ORDER BY audit_log.seq ${ascending ? 'ASC' : 'DESC'} LIMIT $7`,
     [
@@ -213,6 +216,7 @@ export async function listAuditEvents(db: Queryable, f: AuditFilter): Promise<Au
       f.text || null,
       f.limit,
       f.sourcePrefix || null,
+      [...(f.textSubjects ?? [])],
     ],
   );
   return rows;

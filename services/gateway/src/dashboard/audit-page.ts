@@ -126,6 +126,13 @@ export function registerAuditPage(app: FastifyInstance, deps: GatewayDeps, h: Ac
             accountId: filter.accountId,
             actorPrefixes: filter.personId ? actorsOf(filter.personId, connections) : [],
             text: filter.object,
+            // A connection is found by its name, which its events name only by id.
+            textSubjects: filter.object
+              ? [...connections]
+                  .filter(([, c]) => c.name.toLowerCase().includes(filter.object.toLowerCase()))
+                  .map(([id]) => id)
+                  .slice(0, 100)
+              : [],
           },
           as,
         )
