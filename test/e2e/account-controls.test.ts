@@ -167,9 +167,30 @@ describe('the spend envelope', () => {
     for (const c of [first, second]) await approve(c.change_id);
     const jobsBefore = (await ledger('/bulk_mutation_jobs')).length;
 
-    await Promise.all(
-      [first, second].map((c) => call('ads_apply_change', { change_id: c.change_id, digest: c.digest })),
-    );
+    // The ledger takes no reservation while both are asked to be applied (it can still be read),
+    // until both applies wait: each has read what is left, or waits for the other's turn, as two
+    // workers (or replicas) at the same moment would.
+    const blocker = new pg.Client({ connectionString: e2e.db.url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE changes.envelope_uses IN SHARE MODE');
+      const asked = Promise.all(
+        [first, second].map((c) => call('ads_apply_change', { change_id: c.change_id, digest: c.digest })),
+      );
+      for (const until = Date.now() + 20_000; Date.now() < until; ) {
+        const { rows } = await blocker.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+        );
+        if ((rows[0]?.n ?? 0) >= 2) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await blocker.query('COMMIT');
+      await asked;
+    } finally {
+      await blocker.end();
+    }
     const ends = await Promise.all(
       [first, second].map((c) => waitForChange<ChangeView>(c.change_id, ['applied', 'failed'])),
     );
