@@ -535,12 +535,9 @@ async function refusalBeforeSend(
     // The account's standards and spend guard as they are now, before anything is sent.
     const refusal = await standardsRefusalAtApply(d.pool, d.upstream, change, options);
     if (refusal !== undefined) return failed(refusal);
-    // The campaign images the change puts on the platform, each uploaded once (its file id is
-    // kept with the change), before the change itself is sent.
-    const notUploaded = await uploadImages(d, change, options);
-    if (notUploaded !== undefined) return failed(notUploaded);
-    // Last before the send: what the change raises daily budgets by is reserved in the spend
-    // envelope's ledger, one apply at a time per account, or the change is refused unsent.
+    // What the change raises daily budgets by is reserved in the spend envelope's ledger, one
+    // apply at a time per account, or the change is refused before anything (an image too) is
+    // sent; a change that fails from here on gives its reservation back (finish).
     const { account } = await callOf('upstream-proxy', () =>
       d.upstream.getAccount({ accountId: change.account_id }, options),
     );
@@ -548,6 +545,10 @@ async function refusalBeforeSend(
     const overEnvelope = await reserveEnvelope(d.pool, change, account?.currency ?? '', now);
     if (overEnvelope !== undefined)
       return failed(`refused before applying, nothing was sent to the ad account: ${overEnvelope}`);
+    // The campaign images the change puts on the platform, each uploaded once (its file id is
+    // kept with the change), before the change itself is sent.
+    const notUploaded = await uploadImages(d, change, options);
+    if (notUploaded !== undefined) return failed(notUploaded);
     await markSent(d.pool, change.workspace_id, change.change_id);
   }
   return undefined;
