@@ -73,6 +73,18 @@ async function checkout(parent: string, ownPostgres = false): Promise<string> {
     const target = await readlink(join(REPO_ROOT, 'node_modules', '@adsmcp', entry));
     await symlink(target, join(modules, '@adsmcp', entry));
   }
+  // A workspace's own node_modules holds what npm could not hoist (another version than the
+  // root's, or a package only it uses): `npm ci` installs it there, so the copy links it there.
+  for (const group of ['packages', 'services']) {
+    for (const ws of await readdir(join(REPO_ROOT, group))) {
+      const own = join(REPO_ROOT, group, ws, 'node_modules');
+      const entries = await readdir(own).catch(() => [] as string[]);
+      if (entries.length === 0) continue;
+      await mkdir(join(dir, group, ws, 'node_modules'), { recursive: true });
+      for (const entry of entries)
+        await symlink(join(own, entry), join(dir, group, ws, 'node_modules', entry));
+    }
+  }
   return dir;
 }
 
