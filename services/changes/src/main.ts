@@ -15,6 +15,7 @@ import { createSecretCipher, webhookKey } from './webhooks/secret-cipher.ts';
 import { APPLY_TOPIC, type ApplyMessage } from './work/apply-message.ts';
 import { startApplySweeper } from './work/apply-sweeper.ts';
 import { APPLY_CONSUMER, createApplyGiveUp, createApplyHandler } from './work/apply-worker.ts';
+import { startAuditBackfill } from './work/audit-backfill.ts';
 
 type Peers = Awaited<ReturnType<typeof peersOf>>;
 
@@ -79,6 +80,7 @@ startService({
   jobs: (d) => [
     startApplySweeper(applying(d), d.config.APPLY_SWEEP_EVERY_MS, d.config.APPLY_SWEEP_QUIET_MS),
     startWebhookFanOut(d, d.config.WEBHOOK_FAN_OUT_EVERY_MS),
+    startAuditBackfill(d.pool, d.logger),
   ],
   server: ({ pool, verifier, logger, peers, config }) =>
     buildServer({

@@ -9,11 +9,12 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
 import { buildConnectServer } from '@adsmcp/runtime/connect-server';
-import type { Pool } from '@adsmcp/runtime/db';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
 import { type Client, Code } from '@connectrpc/connect';
 import { auditHandlers } from '../src/handlers/audit-handlers.ts';
 import { SERVICE_NAME } from '../src/server.ts';
+import { backfillWorkspace } from '../src/store/audit-store.ts';
 import { insertExpirySetting } from '../src/store/expiry-store.ts';
 import { personIn, refusal } from './people.ts';
 
@@ -178,6 +179,43 @@ describe('the audit log', () => {
       events.map((e) => [e.kind, e.actor, JSON.parse(e.detailsJson)]),
       [['expiry.set', 'user:x via dashboard (d)', { prepared_valid_hours: 10, approval_valid_hours: 5 }]],
     );
+  });
+
+  test('the records from before the log are appended once, in the order they happened, up to its first own row', async () => {
+    const w = workspace();
+    const ws = w.operator.workspaceId;
+    const change = randomUUID();
+    // A change prepared and approved, and an expiry setting, before the log began.
+    await pool.query(
+      `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json, digest,
+         target_path, target_before_json, prepared_by, prepared_at, approved_by, approved_at)
+       VALUES ($1, $2, gen_random_uuid(), 'ads_update_ad', 'approved', 'Rename ad 7', 'POST', '/ads/7', '{}', repeat('d', 64),
+         '/ads/7', '{}', 'user:p via mcp (c)', now() - interval '3 days', 'user:r via dashboard (d)', now() - interval '2 days')`,
+      [change, ws],
+    );
+    await pool.query(
+      `INSERT INTO change_expiry_settings (workspace_id, set_at, set_by, prepared_valid_hours, approval_valid_hours)
+       VALUES ($1, now() - interval '1 day', 'user:a via dashboard (d)', 48, 6)`,
+      [ws],
+    );
+    const once = await inTransaction(pool, (tx) => backfillWorkspace(tx, ws));
+    const again = await inTransaction(pool, (tx) => backfillWorkspace(tx, ws));
+    assert.deepEqual([once, again], [3, 0]);
+    const { events } = await client.listAuditEvents({ limit: 10, afterSeq: 0n }, as(w.reader));
+    assert.deepEqual(
+      events.map((e) => [e.kind, e.actor]),
+      [
+        ['change.prepared', 'user:p via mcp (c)'],
+        ['change.approved', 'user:r via dashboard (d)'],
+        ['expiry.set', 'user:a via dashboard (d)'],
+        ['audit.backfilled', 'worker:audit'],
+      ],
+    );
+    assert.equal((await client.verifyAuditChain({}, as(w.reader))).ok, true);
+    const empty = workspace().operator.workspaceId;
+    assert.equal(await inTransaction(pool, (tx) => backfillWorkspace(tx, empty)), 0);
+    const { rows } = await pool.query('SELECT 1 FROM audit_log WHERE workspace_id = $1', [empty]);
+    assert.equal(rows.length, 0, 'nothing to add, nothing appended');
   });
 
   test('bad input is refused naming the field and the rule; only an operator appends', async () => {

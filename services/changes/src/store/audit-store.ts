@@ -347,3 +347,99 @@ export async function auditStandard(
   });
   return s;
 }
+
+/** The kind of the row that closes a workspace's backfill: it is done once. */
+export const BACKFILLED = 'audit.backfilled';
+
+/** The workspaces with records of this service and no backfill in their log yet. */
+export async function workspacesToBackfill(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ workspace_id: string }>(
+    `SELECT workspace_id FROM (SELECT workspace_id FROM changes UNION SELECT workspace_id FROM change_expiry_settings) w
+      WHERE NOT EXISTS (SELECT 1 FROM audit_log l WHERE l.workspace_id = w.workspace_id AND l.kind = $1)`,
+    [BACKFILLED],
+  );
+  return rows.map((r) => r.workspace_id);
+}
+
+/**
+ * Appends, once, the events a workspace's records hold from before its log began: each change's
+ * prepare, approval, rejection, apply request, outcome and settling, and each expiry setting, in
+ * the order they happened, up to the first event this service appended itself (those after it are
+ * in the log already). Each is keyed (`c:<change id>:<kind>`, `s:<time>`) and the details are the
+ * change as it is now, marked `backfilled`; a closing `audit.backfilled` row says how many. Returns
+ * how many events were appended (0 when there were none, or another replica did it first).
+ */
+export async function backfillWorkspace(db: Queryable, workspaceId: string): Promise<number> {
+  // The head is locked first, so the cut-off cannot move while the events are read.
+  await appendAuditEvents(db, workspaceId, []);
+  const { rows: done } = await db.query('SELECT 1 FROM audit_log WHERE workspace_id = $1 AND kind = $2', [
+    workspaceId,
+    BACKFILLED,
+  ]);
+  if (done.length > 0) return 0;
+  const { rows: cut } = await db.query<{ before: Date }>(
+    `SELECT coalesce(min(at), date_trunc('milliseconds', clock_timestamp())) AS before
+       FROM audit_log WHERE workspace_id = $1 AND source_key IS NULL`,
+    [workspaceId],
+  );
+  const before = cut[0]?.before ?? new Date();
+  const { rows: changeEvents } = await db.query<ChangeRow & { kind: string; event_at: Date; actor: string }>(
+    `SELECT c.*, e.kind, e.at AS event_at, e.actor
+       FROM changes c
+      CROSS JOIN LATERAL (VALUES
+        ('prepared', c.prepared_at, c.prepared_by),
+        ('approved', c.approved_at, c.approved_by),
+        ('rejected', c.rejected_at, c.rejected_by),
+        ('apply_requested', c.apply_requested_at, c.apply_requested_by),
+        ('apply_retried', c.apply_retried_at, c.apply_retried_by),
+        ('applied', CASE WHEN c.status = 'applied' THEN c.applied_at END, 'worker:apply'),
+        ('failed', CASE WHEN c.status = 'failed' OR c.resolution = 'applied'
+                        THEN coalesce(c.apply_retried_at, c.apply_requested_at, c.prepared_at) END, 'worker:apply'),
+        ('outcome_settled', CASE WHEN c.resolution IN ('applied', 'not_applied') THEN c.resolved_at END, c.resolved_by)
+      ) AS e(kind, at, actor)
+      WHERE c.workspace_id = $1 AND e.at IS NOT NULL AND e.at < $2
+        AND NOT EXISTS (SELECT 1 FROM audit_log l
+                         WHERE l.workspace_id = $1 AND l.subject = c.change_id::text AND l.kind = 'change.' || e.kind)`,
+    [workspaceId, before],
+  );
+  const { rows: settings } = await db.query<{
+    set_at: Date;
+    set_by: string;
+    prepared_valid_hours: number;
+    approval_valid_hours: number;
+  }>('SELECT * FROM change_expiry_settings WHERE workspace_id = $1 AND set_at < $2', [workspaceId, before]);
+  const events: (Omit<AuditEventInput, 'workspaceId'> & { at: Date })[] = [
+    ...changeEvents.map((c) => ({
+      actor: c.actor ?? '',
+      kind: `change.${c.kind}`,
+      subject: c.change_id,
+      details: { ...changeDetails(c), backfilled: true },
+      at: c.event_at,
+      sourceKey: `c:${c.change_id}:${c.kind}`,
+    })),
+    ...settings.map((s) => ({
+      actor: s.set_by,
+      kind: 'expiry.set',
+      subject: '',
+      details: {
+        prepared_valid_hours: s.prepared_valid_hours,
+        approval_valid_hours: s.approval_valid_hours,
+        backfilled: true,
+      },
+      at: s.set_at,
+      sourceKey: `s:${s.set_at.toISOString()}`,
+    })),
+  ].sort((a, b) => a.at.getTime() - b.at.getTime() || (a.sourceKey < b.sourceKey ? -1 : 1));
+  // Nothing from before the log: no closing row either (the next start looks again, at little cost).
+  if (events.length === 0) return 0;
+  await appendAuditEvents(db, workspaceId, [
+    ...events,
+    {
+      actor: 'worker:audit',
+      kind: BACKFILLED,
+      subject: '',
+      details: { events: events.length, before: before.toISOString() },
+    },
+  ]);
+  return events.length;
+}

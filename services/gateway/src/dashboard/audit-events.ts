@@ -185,6 +185,12 @@ function described(
         detail: `a prepared change expires ${text(d.prepared_valid_hours)} hours after it was prepared; an approval, ${text(d.approval_valid_hours)} hours after it was given unless an apply was requested`,
         link: '/dashboard/settings',
       };
+    case 'audit.backfilled':
+      return {
+        what: 'earlier records added to the log',
+        object: 'audit log',
+        detail: `${text(d.events)} events recorded before ${text(d.before)}, added from the changes and settings as they are now`,
+      };
     case 'spend_guard.set':
       return {
         what: 'spend guard set',
