@@ -181,6 +181,26 @@ describe('the audit log', () => {
     );
   });
 
+  test('a record whose event cannot be appended is not recorded either', async () => {
+    const w = workspace();
+    const ws = w.operator.workspaceId;
+    // A row in the place the next event would take: its append fails on the primary key.
+    await pool.query(
+      `INSERT INTO audit_log (workspace_id, seq, at, actor, kind, subject, details, prev_hash, hash)
+       VALUES ($1, 1, now(), 'x', 'x.y', '', '{}', '', '')`,
+      [ws],
+    );
+    await assert.rejects(
+      insertExpirySetting(pool, {
+        workspaceId: ws,
+        by: 'user:x via dashboard (d)',
+        hours: { preparedValidHours: 10, approvalValidHours: 5 },
+      }),
+    );
+    const { rows } = await pool.query('SELECT 1 FROM change_expiry_settings WHERE workspace_id = $1', [ws]);
+    assert.equal(rows.length, 0, 'the setting was rolled back with its event');
+  });
+
   test('the records from before the log are appended once, in the order they happened, up to its first own row', async () => {
     const w = workspace();
     const ws = w.operator.workspaceId;

@@ -10,9 +10,8 @@
  * transaction ends), so two appends at once never both follow the same row.
  */
 import { createHash } from 'node:crypto';
-import { inTransaction, type Queryable } from '@adsmcp/runtime/db';
+import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
 import canonicalize from 'canonicalize';
-import pg from 'pg';
 import type { ChangeRow } from './change-store.ts';
 import type { StandardRow } from './standards-store.ts';
 
@@ -80,7 +79,11 @@ export function rowHash(r: Omit<AuditRow, 'hash'>): string {
  * one on the pool otherwise, so a store function that appends an event is atomic whoever calls it.
  */
 export function atomically<T>(db: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  return db instanceof pg.Pool ? inTransaction(db, fn) : fn(db);
+  // A pool counts its clients; a client does not. (Not `instanceof`: two copies of pg would differ.)
+  const pool = db as Partial<Pool>;
+  return typeof pool.totalCount === 'number' && typeof pool.connect === 'function'
+    ? inTransaction(db as Pool, fn)
+    : fn(db);
 }
 
 /**
