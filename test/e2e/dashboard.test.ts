@@ -137,6 +137,33 @@ describe('signing in and out', () => {
     assert.match(page.url(), /\/dashboard\/login$/);
   });
 
+  test('a page opened while signed out (a review link from an MCP client or a webhook) is where sign-in lands', async () => {
+    const signedOut = await fetch(`${stack.gatewayUrl}/dashboard/changes?status=prepared`, {
+      redirect: 'manual',
+    });
+    assert.equal(signedOut.status, 303);
+    assert.equal(
+      signedOut.headers.get('location'),
+      `/dashboard/login?next=${encodeURIComponent('/dashboard/changes?status=prepared')}`,
+    );
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${stack.gatewayUrl}/dashboard/changes?status=prepared`);
+    assert.match(page.url(), /\/dashboard\/login\?next=/);
+    await page.fill('#email', seed.dashboardUser);
+    await page.fill('#password', seed.dashboardPassword as string);
+    await Promise.all([
+      page.waitForURL(/\/dashboard\/changes\?status=prepared$/),
+      page.click('button[type=submit]'),
+    ]);
+    // A link that would leave the dashboard after sign-in is not followed: the overview is.
+    const crafted = await fetch(
+      `${stack.gatewayUrl}/dashboard/login?next=${encodeURIComponent('//evil.test/x')}`,
+    );
+    assert.doesNotMatch(await crafted.text(), /evil\.test/);
+  });
+
   test('Sign out ends the session: the next visit to /dashboard goes to the sign-in page', async () => {
     const { context, page } = await signIn(await person('editor'));
     const cookie = await sessionCookie(context);

@@ -18,6 +18,7 @@ import { sessionPrincipal } from './change-pages.ts';
 import { performanceHtml } from './charts.ts';
 import { esc, page } from './html.ts';
 import { pendingStandardChangesHtml, registerPendingStandardChanges } from './pending-standard-changes.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 /** What the dashboard's routes share with this page: the session and the checked form post. */
 export interface AccountPageHelpers {
@@ -113,7 +114,7 @@ export function registerAccountPages(app: FastifyInstance, deps: GatewayDeps, h:
 
   app.get<{ Params: { id: string } }>('/dashboard/accounts/:id', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const account = await workspaceAccount(deps, sessionPrincipal(s), req.params.id);
     if (!account) return notFound(reply, s);
     return reply.type('text/html').send(page('Ad account', await accountPage(deps, s, account), h.user(s)));

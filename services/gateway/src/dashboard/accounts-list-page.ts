@@ -9,6 +9,7 @@ import type { AccountPageHelpers } from './account-pages.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { esc, page } from './html.ts';
 import { accountTimeText, timeHtml } from './local-time.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 /** The cell of a connection's platform credential: when it expires, and how it stands. */
 function credentialCell(a: { credentialExpiresAt: string; credentialStatus: string }): string {
@@ -47,7 +48,7 @@ export function registerAccountsListPage(
 ): void {
   app.get('/dashboard/accounts', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const accounts = await deps.upstream.listAccounts({}, onBehalfOf(sessionPrincipal(s))).then(
       (r) => r.accounts,
       () => undefined,

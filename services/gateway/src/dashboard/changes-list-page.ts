@@ -13,6 +13,7 @@ import { emptyStateHtml, esc, page } from './html.ts';
 import { staleReasons } from './inbox-page.ts';
 import { localTimeScript } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 const STATUSES = ['prepared', 'approved', 'expired', 'rejected', 'applying', 'applied', 'failed'] as const;
 /** The filter for failed changes whose outcome is unknown (sent, no answer recorded, not settled). */
@@ -49,7 +50,7 @@ export function registerChangesListPage(
 ): void {
   app.get('/dashboard/changes', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const principal = sessionPrincipal(s);
     const statusText = queryText(req.query, 'status');
     const status =

@@ -20,6 +20,7 @@ import type { AccountPageHelpers } from './account-pages.ts';
 import { emptyStateHtml, esc, page } from './html.ts';
 import { localTimeScript, timeHtml } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 const STATES = ['any', 'active', 'revoked', 'expired'] as const;
 
@@ -93,7 +94,7 @@ export function registerConnectionsPage(
 ): void {
   app.get('/dashboard/connections', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const stateText = queryText(req.query, 'state');
     const number = pageNumber(req.query);
     const filter: ConnectionFilter = {

@@ -25,6 +25,7 @@ import { sessionPrincipal } from './change-pages.ts';
 import { decisionRefusal } from './form-body.ts';
 import { esc, page } from './html.ts';
 import { localTimeScript, timeHtml } from './local-time.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 /** Where the page frame (html.ts) leaves room for the freeze banner, filled per request. */
 export const FREEZE_BANNER_MARK = '<!--freeze-banner-->';
@@ -273,7 +274,7 @@ export function registerControlsPages(app: FastifyInstance, deps: GatewayDeps, h
 
   app.get<{ Params: { id: string } }>('/dashboard/accounts/:id/controls', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const account = await workspaceAccount(deps, sessionPrincipal(s), req.params.id);
     if (!account) return notFound(reply, s);
     return show(reply, s, account);

@@ -36,6 +36,7 @@ import { registerMembersPage } from './members-page.ts';
 import { registerProposalPages } from './proposal-pages.ts';
 import { registerRevertRoute } from './revert-route.ts';
 import { registerSettingsPage } from './settings-page.ts';
+import { dashboardNext, signInFirst } from './sign-in-next.ts';
 import { registerWebhooksPage } from './webhooks-page.ts';
 
 export const SESSION_COOKIE = 'adsmcp_session';
@@ -59,11 +60,9 @@ export function readCookie(req: FastifyRequest, name: string): string | undefine
   return undefined;
 }
 
-/** Where sign-in may continue besides the overview: an OAuth consent page (nothing off-site). */
+/** Where sign-in may continue besides the overview: the dashboard page that asked for it, or an OAuth consent page (nothing off-site). */
 function afterSignIn(next: unknown): string | undefined {
-  return typeof next === 'string' && /^\/dashboard\/oauth\/[A-Za-z0-9_-]{1,64}$/.test(next)
-    ? next
-    : undefined;
+  return dashboardNext(next);
 }
 
 export interface DashboardOptions {
@@ -281,7 +280,7 @@ export function registerDashboardRoutes(
 
   app.get('/dashboard', async (req, reply) => {
     const s = await session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const principal = sessionPrincipal(s);
     const [credentials, pending, accounts] = await Promise.all([
       listCredentials(deps.pool, s.workspace_id),
@@ -343,7 +342,7 @@ export function registerDashboardRoutes(
 
   app.get<{ Params: { id: string } }>('/dashboard/changes/:id', async (req, reply) => {
     const s = await session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const review = await loadReview(deps, sessionPrincipal(s), req.params.id);
     if (!review)
       return reply

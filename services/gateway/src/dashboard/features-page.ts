@@ -9,6 +9,7 @@ import type { GatewayDeps } from '../deps.ts';
 import { workspaceFeatures } from '../store/dashboard-store.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
 import { esc, page } from './html.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 /** The features an operator can turn on (as the admin command knows them), in words. */
 export const KNOWN_FEATURES: Record<string, string> = {
@@ -30,7 +31,7 @@ export function featuresHtml(features: readonly string[]): string {
 export function registerFeaturesPage(app: FastifyInstance, deps: GatewayDeps, h: AccountPageHelpers): void {
   app.get('/dashboard/features', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     if (s.role !== 'admin')
       return reply
         .code(403)

@@ -20,6 +20,7 @@ import { sessionPrincipal } from './change-pages.ts';
 import { emptyStateHtml, esc, page, statusBadge } from './html.ts';
 import { accountTimeText, localTimeScript, relativeText, timeHtml } from './local-time.ts';
 import { summaryHtml, textValueHtml } from './shown-values.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 /** The most items of each kind the inbox reads; past it the page says how many more there are. */
 const INBOX_LIMIT = 100;
@@ -260,7 +261,7 @@ export function inboxHtml(d: InboxData, now = new Date()): string {
 export function registerInboxPage(app: FastifyInstance, deps: GatewayDeps, h: AccountPageHelpers): void {
   app.get('/dashboard/inbox', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const intro = decides(s)
       ? '<p class="muted">What awaits your decision, by ad account. Times are in your time zone, with the account’s below.</p>'
       : '<p class="notice">Your role (viewer) reads changes and proposals but does not decide on them, so nothing awaits you here. <a href="/dashboard/changes">All changes</a> · <a href="/dashboard/proposals">All proposals</a></p>';

@@ -14,6 +14,7 @@ import type { SessionView } from '../store/session-store.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
 import { esc, page } from './html.ts';
 import { localTimeScript, timeHtml } from './local-time.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 const ROLES: readonly Role[] = ['admin', 'editor', 'viewer'];
 
@@ -54,7 +55,7 @@ async function membersBody(deps: GatewayDeps, s: SessionView, message?: string):
 export function registerMembersPage(app: FastifyInstance, deps: GatewayDeps, h: AccountPageHelpers): void {
   app.get('/dashboard/members', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     return reply.type('text/html').send(page('Members', await membersBody(deps, s), h.user(s)));
   });
 

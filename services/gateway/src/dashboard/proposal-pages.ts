@@ -23,6 +23,7 @@ import { emptyStateHtml, esc, page, statusBadge } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
 import { moneyHtml, spaceLegendHtml, textValueHtml } from './shown-values.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 /** What the dashboard's routes share with these pages: the session and the checked form post. */
 export interface ProposalPageHelpers {
@@ -370,7 +371,7 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
 
   app.get('/dashboard/proposals', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const principal = sessionPrincipal(s);
     const f = readProposalFilters(req.query);
     const number = pageNumber(req.query);
@@ -423,7 +424,7 @@ export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h
 
   app.get<{ Params: { id: string } }>('/dashboard/proposals/:id', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const principal = sessionPrincipal(s);
     const p = await loadProposal(deps, principal, req.params.id);
     if (!p) return notFound(reply, s);

@@ -16,6 +16,7 @@ import { workspaceControlsHtml } from './controls-page.ts';
 import { decisionRefusal } from './form-body.ts';
 import { esc, page } from './html.ts';
 import { localTimeScript, timeHtml } from './local-time.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 /** The form's fields, as the changes service names them, and how the page labels them. */
 const FIELDS = [
@@ -80,7 +81,7 @@ export function registerSettingsPage(app: FastifyInstance, deps: GatewayDeps, h:
 
   app.get('/dashboard/settings', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     return show(reply, s);
   });
 

@@ -13,6 +13,7 @@ import { sessionPrincipal } from './change-pages.ts';
 import { decisionRefusal } from './form-body.ts';
 import { esc, page } from './html.ts';
 import { localTimeScript, timeHtml } from './local-time.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 /** The events a webhook may ask for, as the changes service names them, and how the page labels them. */
 const EVENTS = [
@@ -122,7 +123,7 @@ export function registerWebhooksPage(app: FastifyInstance, deps: GatewayDeps, h:
 
   app.get('/dashboard/webhooks', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     return show(reply, s);
   });
 
