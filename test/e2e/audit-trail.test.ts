@@ -161,6 +161,29 @@ describe('the audit trail', () => {
     assert.match(html, /Chain verifies/);
   });
 
+  test('a gateway row the log refuses is recorded as refused, and the rows after it still arrive', async () => {
+    const c = new pg.Client({ connectionString: e2e.db.url });
+    await c.connect();
+    try {
+      await c.query(
+        `INSERT INTO gateway.audit_log (workspace_id, actor, action) VALUES ($1, 'operator', 'Not A Kind')`,
+        [seed.workspaceId],
+      );
+    } finally {
+      await c.end();
+    }
+    await stack.admin([
+      'create-token',
+      '--workspace',
+      seed.workspaceId,
+      '--name',
+      'Made after a refused row',
+    ]);
+    const html = await auditPageUntil((h) => h.includes('Made after a refused row'));
+    assert.match(html, /class="what">a gateway record the log refused<\/td>/);
+    assert.match(html, /`kind` must be `&lt;area&gt;\.&lt;verb&gt;`/);
+  });
+
   test('a row edited in the database makes verify-audit fail naming it, and the page says where the chain breaks', async () => {
     const before = await verifyAudit(seed.workspaceId);
     assert.equal(before.code, 0, before.stderr);

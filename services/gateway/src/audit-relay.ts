@@ -15,7 +15,7 @@ import type { Queryable } from '@adsmcp/runtime/db';
 import { repeatEvery } from '@adsmcp/runtime/lifecycle';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
-import type { Client } from '@connectrpc/connect';
+import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { onBehalfOf } from './deps.ts';
 
 /**
@@ -88,36 +88,75 @@ export function createAuditRelay({ pool, audit, logger }: AuditRelayOptions) {
     return position;
   }
 
-  /** Appends rows in one call per workspace, in id order within each. */
-  async function relay(rows: readonly GatewayAuditRow[]): Promise<number> {
-    const byWorkspace = new Map<string, GatewayAuditRow[]>();
-    for (const r of rows) byWorkspace.set(r.workspace_id, [...(byWorkspace.get(r.workspace_id) ?? []), r]);
-    const groups = [...byWorkspace].flatMap(([workspaceId, all]) =>
-      Array.from(
-        { length: Math.ceil(all.length / BATCH) },
-        (_, i) => [workspaceId, all.slice(i * BATCH, (i + 1) * BATCH)] as const,
-      ),
-    );
-    for (const [workspaceId, group] of groups) {
-      await audit.appendAuditEvents(
-        {
-          events: group.map((r) => ({
-            actor: r.actor,
-            kind: r.action,
-            subject: r.target ?? '',
-            detailsJson: JSON.stringify(r.detail ?? {}),
+  const eventOf = (r: GatewayAuditRow) => ({
+    actor: r.actor,
+    kind: r.action,
+    subject: r.target ?? '',
+    detailsJson: JSON.stringify(r.detail ?? {}),
+    at: r.at.toISOString(),
+    sourceKey: sourceKeyOf(r.id),
+  });
+
+  /**
+   * Appends one workspace's rows in one call. A row the log refuses (a field past its rule) must
+   * not hold back the others for ever: the rows are then sent one by one, and a refused one is
+   * recorded in its place, under its key, as `audit.relay_refused` with the action and the reason.
+   */
+  async function append(workspaceId: string, group: readonly GatewayAuditRow[]): Promise<void> {
+    const as = onBehalfOf(relayPrincipal(workspaceId));
+    try {
+      await audit.appendAuditEvents({ events: group.map(eventOf) }, as);
+      return;
+    } catch (err) {
+      if (ConnectError.from(err).code !== Code.InvalidArgument) throw err;
+    }
+    for (const r of group) {
+      try {
+        await audit.appendAuditEvent(eventOf(r), as);
+      } catch (err) {
+        const refused = ConnectError.from(err);
+        if (refused.code !== Code.InvalidArgument) throw err;
+        logger.warn(
+          { row: r.id, action: r.action, reason: refused.rawMessage },
+          'the audit log refused a gateway row',
+        );
+        await audit.appendAuditEvent(
+          {
+            actor: 'gateway:audit-relay',
+            kind: 'audit.relay_refused',
+            subject: '',
+            detailsJson: JSON.stringify({
+              action: r.action.slice(0, 200),
+              row: r.id,
+              reason: refused.rawMessage,
+            }),
             at: r.at.toISOString(),
             sourceKey: sourceKeyOf(r.id),
-          })),
-        },
-        onBehalfOf(relayPrincipal(workspaceId)),
-      );
-      for (const r of group) {
-        const id = BigInt(r.id);
-        if (id > (relayed.get(workspaceId) ?? 0n)) relayed.set(workspaceId, id);
-        recent.add(r.id);
+          },
+          as,
+        );
       }
     }
+  }
+
+  /** Appends rows in one call per workspace and batch, in id order within each. */
+  async function relay(rows: readonly GatewayAuditRow[]): Promise<number> {
+    const byWorkspace = new Map<string, GatewayAuditRow[]>();
+    for (const r of rows) {
+      const list = byWorkspace.get(r.workspace_id);
+      if (list) list.push(r);
+      else byWorkspace.set(r.workspace_id, [r]);
+    }
+    for (const [workspaceId, all] of byWorkspace)
+      for (let i = 0; i < all.length; i += BATCH) {
+        const group = all.slice(i, i + BATCH);
+        await append(workspaceId, group);
+        for (const r of group) {
+          const id = BigInt(r.id);
+          if (id > (relayed.get(workspaceId) ?? 0n)) relayed.set(workspaceId, id);
+          recent.add(r.id);
+        }
+      }
     return rows.length;
   }
 

@@ -191,6 +191,12 @@ function described(
         object: 'audit log',
         detail: `${text(d.events)} events recorded before ${text(d.before)}, added from the changes and settings as they are now`,
       };
+    case 'audit.relay_refused':
+      return {
+        what: 'a gateway record the log refused',
+        object: text(d.action),
+        detail: text(d.reason),
+      };
     case 'spend_guard.set':
       return {
         what: 'spend guard set',
