@@ -198,6 +198,7 @@ after(async () => {
 const reportUri = (format: string) => `adsmcp://reports/${reportId}/${format}`;
 const assetUri = () => `adsmcp://assets/${assetId}`;
 const reviewUri = () => `adsmcp://changes/${changeId}/review`;
+const viewFragmentUri = () => `ui://adsmcp/change-review/${changeId}`;
 const standardsUri = () => `adsmcp://accounts/${account.account_id}/standards`;
 
 for (const kind of KINDS) {
@@ -214,6 +215,8 @@ for (const kind of KINDS) {
       assert.equal(byUri.get(assetUri())?.mimeType, 'image/png');
       assert.ok(byUri.has(standardsUri()), 'the account’s standards are listed');
       assert.equal(byUri.get(reviewUri())?.mimeType, 'text/markdown');
+      // The MCP Apps view prepare tools link is listed, so a host can fetch and vet it ahead of a call.
+      assert.equal(byUri.get('ui://adsmcp/change-review')?.mimeType, 'text/html;profile=mcp-app');
       // An image is listed without any delivery link or token to it.
       assert.doesNotMatch(JSON.stringify(resources), /token=|\/assets\/[^"]*\?/);
     });
@@ -271,12 +274,16 @@ for (const kind of KINDS) {
         'adsmcp://assets/{asset_id}',
         'adsmcp://changes/{change_id}/review',
         'adsmcp://reports/{report_id}/{format}',
+        'ui://adsmcp/change-review/{change_id}',
       ]);
       const template = resourceTemplates.find((t) => t.uriTemplate.startsWith('adsmcp://reports/'));
       const uri = (template?.uriTemplate ?? '')
         .replace('{report_id}', reportId)
         .replace('{format}', 'markdown');
       assert.match((await client().readResource(uri)).contents[0]?.text ?? '', /\|/);
+      const fragment = (await client().readResource(viewFragmentUri())).contents[0];
+      assert.equal(fragment?.mimeType, 'text/html');
+      assert.ok(fragment?.text?.includes(changeDigest), 'the view’s fragment shows the change’s digest');
     });
 
     test('a template variable out of its rule, and a URI of nothing, are refused naming what is wrong', async () => {
@@ -285,6 +292,8 @@ for (const kind of KINDS) {
       assert.match(badFormat.message, /`format` must be one of json, csv, markdown/);
       const badId = await refusal(client().readResource('adsmcp://changes/not-a-uuid/review'));
       assert.match(badId.message, /`change_id` must be a UUID/);
+      const badView = await refusal(client().readResource('ui://adsmcp/change-review/not-a-uuid'));
+      assert.match(badView.message, /`change_id` must be a UUID/);
       const nothing = await refusal(client().readResource('adsmcp://nothing/here'));
       assert.equal(nothing.code, -32602);
       assert.deepEqual(nothing.data, { uri: 'adsmcp://nothing/here' });
@@ -381,7 +390,14 @@ describe('workspace isolation', () => {
     for (const uri of [reportUri('csv'), assetUri(), reviewUri(), standardsUri()]) {
       assert.ok(!listed.includes(uri), `${uri} is listed to another workspace`);
     }
-    for (const uri of [reportUri('csv'), reportUri('json'), assetUri(), reviewUri(), standardsUri()]) {
+    for (const uri of [
+      reportUri('csv'),
+      reportUri('json'),
+      assetUri(),
+      reviewUri(),
+      standardsUri(),
+      viewFragmentUri(),
+    ]) {
       const refused = await refusal(other.readResource(uri), uri);
       assert.equal(refused.code, -32602, `${uri}: ${refused.message}`);
       assert.deepEqual(refused.data, { uri });

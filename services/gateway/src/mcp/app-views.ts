@@ -15,10 +15,36 @@ import { UriTemplate } from '@modelcontextprotocol/server';
 import { changeDetailHtml, loadReview } from '../dashboard/change-pages.ts';
 import { CHANGE_REVIEW_VIEW_URI } from './app-view-meta.ts';
 import type { ResourceContext } from './resources.ts';
+import { requireTool, uuidParam } from './surface-access.ts';
 
 /** The MIME type ext-apps gives an app's HTML (RESOURCE_MIME_TYPE). */
 export const APP_VIEW_MIME_TYPE = 'text/html;profile=mcp-app';
 const CHANGE_FRAGMENT = new UriTemplate(`${CHANGE_REVIEW_VIEW_URI}/{change_id}`);
+
+/**
+ * The view as `resources/list` lists it (the first page, to a caller who may read changes): a host
+ * may fetch and vet the HTML ahead of any tool call, as ext-apps suggests for UI resources.
+ */
+export const CHANGE_REVIEW_VIEW_LISTED = {
+  uri: CHANGE_REVIEW_VIEW_URI,
+  name: 'change-review-view',
+  title: 'Prepared change (MCP Apps view)',
+  description:
+    'The MCP Apps view prepare tools link (_meta.ui.resourceUri): it shows the prepared change of the tool result ' +
+    'and offers to open its review page in the dashboard. It never approves.',
+  mimeType: APP_VIEW_MIME_TYPE,
+} as const;
+
+/** The view's per-change fragment, for `resources/templates/list`. */
+export const CHANGE_REVIEW_FRAGMENT_TEMPLATE = {
+  uriTemplate: CHANGE_FRAGMENT.toString(),
+  name: 'change-review-view-fragment',
+  title: 'Prepared change, as the MCP Apps view shows it',
+  description:
+    'The HTML the change-review view reads for one change of the workspace: the review page without any form ' +
+    '(summary, before/after, exact request and digest). Deciding stays the dashboard’s.',
+  mimeType: 'text/html',
+} as const;
 
 let shell: string | undefined;
 
@@ -95,8 +121,11 @@ export async function readAppView(
     return { contents: [{ uri, mimeType: APP_VIEW_MIME_TYPE, text: changeReviewViewHtml() }] };
   }
   const m = CHANGE_FRAGMENT.match(uri);
-  if (m === null || typeof m.change_id !== 'string') return undefined;
-  const review = await loadReview(ctx.deps, ctx.caller.principal, m.change_id);
+  if (m === null) return undefined;
+  const changeId = uuidParam('change_id', m.change_id);
+  // As the review text resource: a change is read as ads_get_change reads it.
+  requireTool(ctx.catalogue, ctx.caller, 'ads_get_change', 'a change');
+  const review = await loadReview(ctx.deps, ctx.caller.principal, changeId);
   if (review === undefined) return undefined;
   // No CSRF token and canDecide false: the fragment has no form; deciding is the dashboard's.
   const html = changeDetailHtml(review.change, new Map(), '', false, review);

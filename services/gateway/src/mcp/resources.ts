@@ -18,7 +18,7 @@ import type { Caller, Catalogue } from '../catalogue/catalogue.ts';
 import { workspaceAccount } from '../catalogue/platform.ts';
 import { resultOf } from '../catalogue/rpc-mapping.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
-import { readAppView } from './app-views.ts';
+import { CHANGE_REVIEW_FRAGMENT_TEMPLATE, CHANGE_REVIEW_VIEW_LISTED, readAppView } from './app-views.ts';
 import { CACHE } from './discovery.ts';
 import { invalidParam, mayUse, requireTool, resourceError, uuidParam } from './surface-access.ts';
 
@@ -88,6 +88,7 @@ export function resourceTemplates(): ListResourceTemplatesResult {
           'when it is applied, and its SHA-256 digest. None of these change once the change is prepared.',
         mimeType: 'text/markdown',
       },
+      CHANGE_REVIEW_FRAGMENT_TEMPLATE,
     ],
     ...CACHE.release,
   };
@@ -244,6 +245,7 @@ export async function listResources(ctx: ResourceContext, cursor?: string): Prom
         'Every tool with its input and output schema and an example (the content of /catalogue.json).',
       mimeType: 'application/json',
     });
+    if (mayUse(catalogue, caller, 'ads_get_change')) resources.push({ ...CHANGE_REVIEW_VIEW_LISTED });
     if (mayUse(catalogue, caller, 'ads_list_account_standards')) {
       for (const account of accounts) {
         resources.push({
