@@ -126,6 +126,16 @@ export interface ConsumerOptions<P = Json> {
    * each one message at a time, so one key's messages never run side by side.
    */
   concurrency?: number;
+  /**
+   * No two messages of one key run at once, across every process of this consumer (default
+   * false), as graphile-worker's named queues: a key whose message is running waits, the other
+   * keys go on. PostgreSQL: a claim skips a key with a running message whose lease holds (a lapsed
+   * lease frees its key with its message), claims of the topic taking turns under a lock held for
+   * the claim's transaction only. Kafka: always so (one key, one partition, one message of a
+   * partition at a time); only a rebalance while a handler runs on after its member was dropped
+   * can overlap it, as a lapsed lease can on PostgreSQL.
+   */
+  serialByKey?: boolean;
   /** Deliveries before a message is given up and parked as dead (default 10). */
   maxAttempts?: number;
   /** Runs when a message is past its last attempt, before it is parked as dead (see GiveUp). */

@@ -700,6 +700,8 @@ class KafkaBusConsumer<P> implements Consumer {
     await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
     await this.consumer.run({
       autoCommit: false,
+      // One message of a partition at a time, and one key is on one partition: this is what
+      // ConsumerOptions.serialByKey asks for, so that option needs nothing more here.
       partitionsConsumedConcurrently: this.opts.concurrency,
       eachMessage: (payload) => this.onMessage(payload),
     });

@@ -22,7 +22,7 @@
  * and retries scheduled by other processes.
  */
 import { randomUUID } from 'node:crypto';
-import type { Pool } from '../db.ts';
+import { inTransaction, type Pool } from '../db.ts';
 import { type Logger, withRequestId } from '../log.ts';
 import { consumeInSpan } from '../telemetry.ts';
 import {
@@ -106,7 +106,46 @@ const DEFAULTS = {
   leaseMs: 60_000,
   pollIntervalMs: 5000,
   stopTimeoutMs: 10_000,
+  serialByKey: false,
 };
+
+/** The due rows of topic $1, oldest first, at most $2, skipping those another claim holds. */
+const DUE = `SELECT id FROM bus_outbox
+   WHERE topic = $1
+     AND ((status = 'pending' AND run_at <= now()) OR (status = 'running' AND locked_until <= now()))
+   ORDER BY seq
+   LIMIT $2
+   FOR UPDATE SKIP LOCKED`;
+
+/**
+ * DUE for `serialByKey`: the oldest due row of each key that has no message running under a live
+ * lease, at most $2 of them. A row whose lease lapsed is due again and no longer holds its key.
+ */
+const DUE_ONE_PER_FREE_KEY = `SELECT id FROM bus_outbox
+   WHERE id IN (
+     SELECT id FROM (
+       SELECT DISTINCT ON (o.key) o.id, o.seq FROM bus_outbox o
+        WHERE o.topic = $1
+          AND ((o.status = 'pending' AND o.run_at <= now()) OR (o.status = 'running' AND o.locked_until <= now()))
+          AND NOT EXISTS (
+            SELECT 1 FROM bus_outbox r
+             WHERE r.topic = o.topic AND r.key = o.key AND r.status = 'running' AND r.locked_until > now())
+        ORDER BY o.key, o.seq
+     ) first_of_key
+     ORDER BY seq
+     LIMIT $2)
+   FOR UPDATE SKIP LOCKED`;
+
+/** Claims the rows `due` selects for one consumer: running, under a lease of $4 ms, token $3. */
+function claimSql(due: string): string {
+  return `WITH due AS (${due})
+       UPDATE bus_outbox o
+          SET status = 'running', attempts = o.attempts + 1, locked_by = $3,
+              locked_until = now() + $4 * interval '1 millisecond', updated_at = now()
+         FROM due
+        WHERE o.id = due.id
+       RETURNING o.id, o.seq, o.topic, o.key, o.payload, o.headers, o.attempts, o.created_at, o.locked_by`;
+}
 
 class PgConsumer<P> implements Consumer {
   private readonly name: string;
@@ -147,6 +186,7 @@ class PgConsumer<P> implements Consumer {
       leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
       pollIntervalMs: options.pollIntervalMs ?? DEFAULTS.pollIntervalMs,
       stopTimeoutMs: options.stopTimeoutMs ?? DEFAULTS.stopTimeoutMs,
+      serialByKey: options.serialByKey ?? DEFAULTS.serialByKey,
       random: options.random ?? Math.random,
     };
     this.log = logger.child({ consumer: this.name, topic: this.topic });
@@ -201,24 +241,19 @@ class PgConsumer<P> implements Consumer {
   }
 
   private async claim(limit: number): Promise<OutboxRow[]> {
-    const { rows } = await this.pool.query<OutboxRow>(
-      `WITH due AS (
-         SELECT id FROM bus_outbox
-          WHERE topic = $1
-            AND ((status = 'pending' AND run_at <= now()) OR (status = 'running' AND locked_until <= now()))
-          ORDER BY seq
-          LIMIT $2
-          FOR UPDATE SKIP LOCKED
-       )
-       UPDATE bus_outbox o
-          SET status = 'running', attempts = o.attempts + 1, locked_by = $3,
-              locked_until = now() + $4 * interval '1 millisecond', updated_at = now()
-         FROM due
-        WHERE o.id = due.id
-       RETURNING o.id, o.seq, o.topic, o.key, o.payload, o.headers, o.attempts, o.created_at, o.locked_by`,
-      [this.topic, limit, randomUUID(), this.opts.leaseMs],
-    );
-    return rows.sort((a, b) => a.seq - b.seq);
+    const params = [this.topic, limit, randomUUID(), this.opts.leaseMs];
+    if (!this.opts.serialByKey) {
+      const { rows } = await this.pool.query<OutboxRow>(claimSql(DUE), params);
+      return rows.sort((a, b) => a.seq - b.seq);
+    }
+    return inTransaction(this.pool, async (tx) => {
+      // The claims of one topic take turns: each statement then sees, in its own snapshot, every
+      // key the claim before it set running (read committed), so two consumers never both take
+      // one key. Held for this short transaction only, never while a handler runs.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`bus-claim ${this.topic}`]);
+      const { rows } = await tx.query<OutboxRow>(claimSql(DUE_ONE_PER_FREE_KEY), params);
+      return rows.sort((a, b) => a.seq - b.seq);
+    });
   }
 
   private begin(row: OutboxRow, claimedAt: number): void {
