@@ -127,6 +127,36 @@ describe('the audit log', () => {
     assert.equal(verified.rows, 2n);
   });
 
+  test('a check verifies the rows since the last one; a whole check finds an older edit, which every check then reports until the row is put back', async () => {
+    const w = workspace();
+    for (let n = 1; n <= 4; n++) await append(w, n);
+    const first = await client.verifyAuditChain({}, as(w.reader));
+    assert.deepEqual([first.ok, first.rows, first.wholeRows], [true, 4n, 4n], 'the first check is whole');
+    assert.notEqual(first.wholeCheckedAt, '');
+    const { rows } = await pool.query<{ details: unknown }>(
+      'SELECT details FROM audit_log WHERE workspace_id = $1 AND seq = 2',
+      [w.operator.workspaceId],
+    );
+    await pool.query(`UPDATE audit_log SET details = '{"n": 99}' WHERE workspace_id = $1 AND seq = 2`, [
+      w.operator.workspaceId,
+    ]);
+    for (let n = 5; n <= 6; n++) await append(w, n);
+    // The page's check reads rows 5 and 6 only; it says so by dating the whole check (rows 1-4).
+    const since = await client.verifyAuditChain({}, as(w.reader));
+    assert.deepEqual([since.ok, since.rows, since.wholeRows], [true, 6n, 4n]);
+    const whole = await client.verifyAuditChain({ whole: true }, as(w.reader));
+    assert.deepEqual([whole.ok, whole.brokenSeq], [false, 2n]);
+    const after = await client.verifyAuditChain({}, as(w.reader));
+    assert.deepEqual([after.ok, after.brokenSeq, after.reason], [false, 2n, whole.reason]);
+    await pool.query('UPDATE audit_log SET details = $2 WHERE workspace_id = $1 AND seq = 2', [
+      w.operator.workspaceId,
+      JSON.stringify(rows[0]?.details),
+    ]);
+    const restored = await client.verifyAuditChain({ whole: true }, as(w.reader));
+    assert.deepEqual([restored.ok, restored.rows, restored.wholeRows], [true, 6n, 6n]);
+    assert.equal((await client.verifyAuditChain({}, as(w.reader))).ok, true);
+  });
+
   test('a deleted last row is named too', async () => {
     const w = workspace();
     for (let n = 1; n <= 2; n++) await append(w, n);

@@ -28,6 +28,7 @@ import { reviewText } from './admin-review.ts';
 import { onBehalfOf } from './deps.ts';
 import { hashToken, parseLifetime } from './domain/credentials.ts';
 import { addUser, createWorkspace, issueToken } from './domain/identity.ts';
+import { issuedToolGroups, TOOL_GROUP_IDS } from './mcp/tool-groups.ts';
 import {
   disableWorkspaceFeature,
   enableWorkspaceFeature,
@@ -51,10 +52,12 @@ const FEATURES = ['optimizer', 'performance_imports'] as const;
 
 const USAGE = `usage: npm run admin -- <command> [options]
 
-  create-token [--workspace <id|name>] [--user <email>] [--scopes read,write] [--expires-in 30d|12h|45m|never] [--name <text>]
+  create-token [--workspace <id|name>] [--user <email>] [--scopes read,write] [--expires-in 30d|12h|45m|never] [--name <text>] [--tools <groups>]
       Creates an MCP access token and prints it (the only time it is shown). --name (1 to 200
       characters) is how the dashboard's connections list shows it; --expires-in (default 90d)
-      must be positive.
+      must be positive. --tools (tool groups, comma-separated: ${TOOL_GROUP_IDS.join(', ')})
+      is what its connections are served; an MCP URL's ?tools= narrows within them, never past
+      them. Without it, every group.
   revoke-token <credential-id>
       Revokes one MCP credential; requests with it get HTTP 401 from then on.
   list-tokens [--workspace <id|name>]
@@ -396,7 +399,7 @@ async function verifyAudit(pool: Pool, given: string | undefined): Promise<void>
   const broken: string[] = [];
   for (const ws of workspaces) {
     const v = await audit.verifyAuditChain(
-      {},
+      { whole: true },
       onBehalfOf({
         workspaceId: ws.id,
         credentialId: 'operator:verify-audit',
@@ -436,6 +439,7 @@ async function main(argv: string[]): Promise<void> {
       scopes: { type: 'string', default: 'read,write' },
       'expires-in': { type: 'string', default: '90d' },
       name: { type: 'string' },
+      tools: { type: 'string' },
       'admin-email': { type: 'string' },
       'admin-password': { type: 'string' },
       features: { type: 'string', default: '' },
@@ -460,7 +464,10 @@ async function main(argv: string[]): Promise<void> {
     await migrate(pool, 'gateway', fileURLToPath(new URL('../migrations', import.meta.url)));
     switch (command) {
       case 'create-token': {
+        const groups = issuedToolGroups(values.tools, '--tools');
+        if (!groups.ok) throw new Error(groups.problem);
         const issued = await issueToken(pool, {
+          ...(groups.ids === undefined ? {} : { toolGroups: groups.ids }),
           workspace: (await chosenWorkspace(pool, values.workspace)).id,
           userEmail: values.user,
           scopes: parseScopes(values.scopes),
@@ -469,7 +476,7 @@ async function main(argv: string[]): Promise<void> {
           now: new Date(),
         });
         process.stdout.write(
-          `${JSON.stringify({ credential_id: issued.credentialId, token: issued.token, workspace_id: issued.workspaceId, user: issued.userEmail, scopes: issued.scopes, expires_at: issued.expiresAt?.toISOString() ?? null }, null, 2)}\n`,
+          `${JSON.stringify({ credential_id: issued.credentialId, token: issued.token, workspace_id: issued.workspaceId, user: issued.userEmail, scopes: issued.scopes, tool_groups: issued.toolGroups ?? null, expires_at: issued.expiresAt?.toISOString() ?? null }, null, 2)}\n`,
         );
         return;
       }
@@ -487,6 +494,7 @@ async function main(argv: string[]): Promise<void> {
           name: r.credential_name,
           user: r.user_email,
           scopes: r.scopes,
+          tool_groups: r.tool_groups,
           created_at: r.created_at,
           expires_at: r.expires_at,
           revoked_at: r.revoked_at,

@@ -18,8 +18,8 @@ import {
   type AuditRow,
   appendAuditEvent,
   appendAuditEvents,
+  checkAuditChain,
   listAuditEvents,
-  verifyAuditChain,
 } from '../store/audit-store.ts';
 
 const MAX_DETAILS_BYTES = 16 * 1024;
@@ -175,10 +175,10 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
       };
     },
 
-    async verifyAuditChain(_req, ctx) {
+    async verifyAuditChain(req, ctx) {
       const p = principalOf(ctx);
       requireReader(p, 'verifying the audit log');
-      const report = await verifyAuditChain(pool, p.workspaceId);
+      const report = await checkAuditChain(pool, p.workspaceId, req.whole);
       const b = report.broken;
       return {
         ok: b === undefined,
@@ -187,6 +187,8 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
         brokenAt: b?.at?.toISOString() ?? '',
         brokenKind: b?.kind ?? '',
         reason: b?.reason ?? '',
+        wholeCheckedAt: report.wholeCheckedAt?.toISOString() ?? '',
+        wholeRows: BigInt(report.wholeRows ?? 0),
       };
     },
   };

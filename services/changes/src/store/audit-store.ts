@@ -238,6 +238,8 @@ export interface ChainReport {
   /** Rows checked (up to the break). */
   rows: number;
   broken?: ChainBreak;
+  /** The hash of the last row that verified (GENESIS_HASH when none). */
+  lastHash?: string;
 }
 
 /**
@@ -248,10 +250,11 @@ export async function verifyAuditChain(
   db: Queryable,
   workspaceId: string,
   batch = 1000,
+  from?: { seq: bigint; hash: string },
 ): Promise<ChainReport> {
-  let prevHash = GENESIS_HASH;
-  let expected = 1n;
-  let checked = 0;
+  let prevHash = from?.hash ?? GENESIS_HASH;
+  let expected = (from?.seq ?? 0n) + 1n;
+  let checked = Number(from?.seq ?? 0n);
   for (;;) {
     const rows = await listAuditEvents(db, { workspaceId, afterSeq: expected - 1n, limit: batch });
     for (const r of rows) {
@@ -284,7 +287,96 @@ export async function verifyAuditChain(
     };
   if (head && BigInt(head.seq) === last && head.hash !== prevHash)
     return { rows: checked, broken: { seq: last, reason: "the chain's head does not name this row's hash" } };
-  return { rows: checked };
+  return { rows: checked, lastHash: prevHash };
+}
+
+export interface CheckedChain extends ChainReport {
+  /** When the whole chain was last verified from its first row, and how many rows it had. */
+  wholeCheckedAt?: Date;
+  wholeRows?: number;
+}
+
+interface CheckpointRow {
+  seq: string;
+  hash: string;
+  whole_checked_at: Date | null;
+  whole_rows: string | null;
+  broken: { seq: string; at?: string; kind?: string; reason: string } | null;
+}
+
+/**
+ * Verifies the chain from where the last check ended (the rows appended since), or from its first
+ * row when `whole` (or when the row a check ended at is no longer what it was). Checking every row
+ * on every audit page would cost more with each event; an edit to an older row is found by the
+ * next whole check, which `npm run admin -- verify-audit` and the page's "verify the whole chain"
+ * run, and which the page dates. A break once found is reported until a whole check passes.
+ */
+export async function checkAuditChain(
+  db: Queryable,
+  workspaceId: string,
+  whole: boolean,
+): Promise<CheckedChain> {
+  const { rows: cps } = await db.query<CheckpointRow>(
+    `SELECT seq::text, hash, whole_checked_at, whole_rows::text, broken FROM audit_checkpoints
+     WHERE workspace_id = $1`,
+    [workspaceId],
+  );
+  const cp = cps[0];
+  const earlier = {
+    ...(cp?.whole_checked_at && { wholeCheckedAt: cp.whole_checked_at }),
+    ...(cp?.whole_rows != null && { wholeRows: Number(cp.whole_rows) }),
+  };
+  if (!whole && cp?.broken) {
+    const b = cp.broken;
+    return {
+      rows: Number(BigInt(b.seq) - 1n),
+      broken: {
+        seq: BigInt(b.seq),
+        ...(b.at && { at: new Date(b.at) }),
+        ...(b.kind && { kind: b.kind }),
+        reason: b.reason,
+      },
+      ...earlier,
+    };
+  }
+  let from: { seq: bigint; hash: string } | undefined;
+  if (!whole && cp) {
+    const { rows } = await db.query<{ hash: string }>(
+      'SELECT hash FROM audit_log WHERE workspace_id = $1 AND seq = $2',
+      [workspaceId, cp.seq],
+    );
+    if (rows[0]?.hash === cp.hash) from = { seq: BigInt(cp.seq), hash: cp.hash };
+  }
+  const report = await verifyAuditChain(db, workspaceId, 1000, from);
+  const wasWhole = from === undefined;
+  const b = report.broken;
+  const broken =
+    b === undefined
+      ? null
+      : {
+          seq: b.seq.toString(),
+          ...(b.at && { at: b.at.toISOString() }),
+          ...(b.kind && { kind: b.kind }),
+          reason: b.reason,
+        };
+  const endSeq = b === undefined ? BigInt(report.rows) : BigInt(cp?.seq ?? 0);
+  const endHash = b === undefined ? (report.lastHash ?? GENESIS_HASH) : (cp?.hash ?? GENESIS_HASH);
+  const { rows: saved } = await db.query<{ whole_checked_at: Date | null; whole_rows: string | null }>(
+    `INSERT INTO audit_checkpoints (workspace_id, seq, hash, checked_at, whole_checked_at, whole_rows, broken)
+     VALUES ($1, $2, $3, now(), CASE WHEN $4 THEN now() END, CASE WHEN $4 THEN $5::bigint END, $6)
+     ON CONFLICT (workspace_id) DO UPDATE SET
+       seq = EXCLUDED.seq, hash = EXCLUDED.hash, checked_at = now(), broken = EXCLUDED.broken,
+       whole_checked_at = CASE WHEN $4 THEN now() ELSE audit_checkpoints.whole_checked_at END,
+       whole_rows = CASE WHEN $4 THEN $5::bigint ELSE audit_checkpoints.whole_rows END
+     RETURNING whole_checked_at, whole_rows::text`,
+    [workspaceId, endSeq.toString(), endHash, wasWhole, String(report.rows), broken],
+  );
+  const after = saved[0];
+  return {
+    ...report,
+    ...(after?.whole_checked_at && { wholeCheckedAt: after.whole_checked_at }),
+    ...(after?.whole_rows != null && { wholeRows: Number(after.whole_rows) }),
+  };
 }
 
 /** What a change event records of the change, beside its kind and actor. */

@@ -17,6 +17,7 @@ import { sessionPrincipal } from './change-pages.ts';
 import { esc, htmlText, page } from './html.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import { queryText } from './paging.ts';
+import { signInFirst } from './sign-in-next.ts';
 
 const EVENTS_PER_PAGE = 50;
 /** Rows per call while exporting. */
@@ -81,13 +82,31 @@ function eventRow(e: AuditEvent, accounts: ReadonlyMap<string, Account>): string
 /** Whether the chain verifies, in words: the first broken row by its number, time and kind. */
 function chainHtml(
   v:
-    | { ok: boolean; rows: bigint; brokenSeq: bigint; brokenAt: string; brokenKind: string; reason: string }
+    | {
+        ok: boolean;
+        rows: bigint;
+        brokenSeq: bigint;
+        brokenAt: string;
+        brokenKind: string;
+        reason: string;
+        wholeCheckedAt: string;
+        wholeRows: bigint;
+      }
     | undefined,
+  admin: boolean,
 ): string {
   if (v === undefined)
     return '<p class="error" role="status" id="chain">The chain could not be checked just now.</p>';
+  // The page checks the rows appended since the last check; an older row is checked again by a
+  // whole check, whose date is shown so nobody reads "verifies" as more than it is.
+  const whole = v.wholeCheckedAt
+    ? ` Rows 1–${esc(v.wholeRows.toString())} were last verified from the first row ${timeHtml(new Date(v.wholeCheckedAt))}; the rows after them now.`
+    : ' The whole chain has not been verified from its first row yet.';
+  const again = admin
+    ? ' <a href="/dashboard/audit?verify=whole" id="verify-whole">Verify the whole chain now</a>'
+    : '';
   if (v.ok)
-    return `<p class="muted" role="status" id="chain" data-chain="ok">Chain verifies: ${esc(v.rows.toString())} rows, each row’s hash covering the row and the one before.</p>`;
+    return `<p class="muted" role="status" id="chain" data-chain="ok">Chain verifies: ${esc(v.rows.toString())} rows, each row’s hash covering the row and the one before.${whole}${again}</p>`;
   const when = v.brokenAt ? `, ${v.brokenAt}` : '';
   const kind = v.brokenKind ? ` (${v.brokenKind})` : '';
   return `<p class="error" role="alert" id="chain" data-chain="broken" data-broken-seq="${esc(v.brokenSeq.toString())}">Chain broken at row ${esc(v.brokenSeq.toString())}${esc(when)}${esc(kind)}: ${esc(v.reason)}. The rows before it verify; this row or the ones after it were changed outside this service.</p>`;
@@ -98,7 +117,7 @@ export function registerAuditPage(app: FastifyInstance, deps: GatewayDeps, h: Ac
 
   app.get('/dashboard/audit', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     const as = onBehalfOf(sessionPrincipal(s));
     const accountId = queryText(req.query, 'account', 36);
     const personId = queryText(req.query, 'person', 36);
@@ -137,7 +156,9 @@ export function registerAuditPage(app: FastifyInstance, deps: GatewayDeps, h: Ac
           as,
         )
         .catch(() => undefined),
-      audit.verifyAuditChain({}, as).catch(() => undefined),
+      audit
+        .verifyAuditChain({ whole: s.role === 'admin' && queryText(req.query, 'verify', 10) === 'whole' }, as)
+        .catch(() => undefined),
     ]);
     const shown = (listed?.events ?? []).map((r) => auditEventOf(r, ctx));
     const accounts = new Map(accountList.map((a) => [a.accountId.toLowerCase(), a]));
@@ -155,7 +176,7 @@ export function registerAuditPage(app: FastifyInstance, deps: GatewayDeps, h: Ac
       page(
         'Audit log',
         `<section><h2>Audit log</h2><p class="muted">Times are in your time zone, with the ad account’s below. Connections are named; no credential is ever shown.${exportLink}</p>
-        ${chainHtml(verified)}
+        ${chainHtml(verified, s.role === 'admin')}
         ${filtersHtml(filter, accountList, members)}${table}
         ${pager(filter, before, listed?.nextSeq ?? 0n)}</section>${localTimeScript}`,
         h.user(s),
@@ -166,7 +187,7 @@ export function registerAuditPage(app: FastifyInstance, deps: GatewayDeps, h: Ac
   // The whole log, oldest first, a row a line with its hashes, so anyone can check the chain.
   app.get('/dashboard/audit/export.jsonl', async (req, reply) => {
     const s = await h.session(req);
-    if (!s) return reply.redirect('/dashboard/login', 303);
+    if (!s) return reply.redirect(signInFirst(req), 303);
     if (s.role !== 'admin')
       return reply
         .code(403)
