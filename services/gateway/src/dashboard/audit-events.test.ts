@@ -200,4 +200,66 @@ describe('audit events in words', () => {
     assert.deepEqual(parsed.details, change);
     assert.equal(parsed.hash, 'b'.repeat(64));
   });
+
+  test('the controls, pending standard changes and webhooks say what happened in words, not by their kind', () => {
+    const admin = `user:${BOB} via dashboard (dashboard:${BOB})`;
+    const envelope = auditEventOf(
+      row(
+        'account.spend_envelope_set',
+        admin,
+        {
+          account_id: ACCOUNT,
+          envelope_micros: '50000000',
+          fail_closed: true,
+          previous_envelope_micros: null,
+        },
+        ACCOUNT,
+      ),
+      ctx,
+    );
+    assert.equal(envelope.what, 'spend envelope set');
+    assert.match(envelope.detail, /50000000 micros; no envelope, no write \(was none\)/);
+    assert.equal(envelope.link, `/dashboard/accounts/${ACCOUNT}/controls`);
+    const frozen = auditEventOf(
+      row('account.frozen', admin, { account_id: null, scope: 'workspace', reason: 'quarter close' }),
+      ctx,
+    );
+    assert.deepEqual(
+      [frozen.what, frozen.object, frozen.detail],
+      ['workspace frozen', 'the whole workspace', 'quarter close'],
+    );
+    const pending = auditEventOf(
+      row(
+        'standard.change_pending',
+        `credential:${CRED}`,
+        {
+          account_id: ACCOUNT,
+          name: 'Landing pages',
+          action: 'save',
+          base_revision: 2,
+          loosenings: ['adds allowed domain elsewhere.test'],
+          requested_by: 'an agent',
+        },
+        'std-1',
+      ),
+      ctx,
+    );
+    assert.equal(pending.what, 'loosening of a standard waits for a person');
+    assert.match(
+      pending.detail,
+      /save of revision 2 — adds allowed domain elsewhere\.test — asked by an agent/,
+    );
+    const delivery = auditEventOf(
+      row('webhook.failed', 'worker:webhooks', {
+        webhook_id: 'wh-1',
+        event: 'change.approved',
+        subject_id: CHANGE,
+        attempt: 1,
+        response_status: 500,
+      }),
+      ctx,
+    );
+    assert.equal(delivery.what, 'webhook delivery failed (to be retried)');
+    assert.match(delivery.detail, /change\.approved; .*; attempt 1; answered 500/);
+  });
 });

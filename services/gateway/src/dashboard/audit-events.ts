@@ -235,6 +235,28 @@ function described(
         link: `/dashboard/proposals/${subject}`,
       };
   }
+  if (area === 'account' || r.kind === 'workspace.frozen' || r.kind === 'workspace.unfrozen')
+    return controlEvent(r, d);
+  if (area === 'webhook') return webhookEvent(verb, d);
+  if (r.kind.startsWith('standard.change_')) {
+    const loosenings = Array.isArray(d.loosenings) ? d.loosenings.map(text).filter(Boolean) : [];
+    const step = r.kind.slice('standard.change_'.length);
+    return {
+      what: `loosening of a standard ${STANDARD_CHANGE_STEPS[step] ?? step.replace(/_/g, ' ')}`,
+      object: `standard “${text(d.name) || r.subject}”`,
+      accountId: text(d.account_id),
+      detail: [
+        text(d.action) ? `${text(d.action)} of revision ${text(d.base_revision)}` : '',
+        loosenings.join('; '),
+        text(d.requested_by) ? `asked by ${text(d.requested_by)}` : '',
+      ]
+        .filter(Boolean)
+        .join(' — '),
+      link: text(d.account_id)
+        ? `/dashboard/accounts/${text(d.account_id)}#pending-standard-changes`
+        : undefined,
+    };
+  }
   if (area === 'standard') {
     const name = text(d.name);
     return {
@@ -246,6 +268,80 @@ function described(
   }
   // A kind this gateway does not know yet is shown by its name, so no event is hidden.
   return { what: GATEWAY_KINDS[r.kind] ?? r.kind.replace(/[._]/g, ' '), object: r.subject, detail: '' };
+}
+
+/** What a pending standard change's steps are called. */
+const STANDARD_CHANGE_STEPS: Record<string, string> = {
+  pending: 'waits for a person',
+  confirmed: 'confirmed',
+  rejected: 'rejected',
+};
+
+const micros = (v: unknown) => (text(v) ? `${text(v)} micros` : 'none');
+
+/** A spend envelope set, or a freeze and its lift (of an account, or of the whole workspace). */
+function controlEvent(
+  r: Pick<LogRow, 'kind' | 'subject'>,
+  d: Record<string, unknown>,
+): Pick<AuditEvent, 'what' | 'object' | 'detail' | 'accountId' | 'link'> {
+  const accountId = text(d.account_id);
+  const where = accountId
+    ? { object: 'ad account controls', accountId, link: `/dashboard/accounts/${accountId}/controls` }
+    : { object: 'the whole workspace', link: '/dashboard/settings' };
+  if (r.kind === 'account.spend_envelope_set') {
+    const closed = d.fail_closed === true ? '; no envelope, no write' : '';
+    return {
+      what: 'spend envelope set',
+      ...where,
+      detail: `most the daily budgets may rise in 24 hours: ${micros(d.envelope_micros)}${closed} (was ${micros(d.previous_envelope_micros)}${d.previous_fail_closed === true ? ', no envelope, no write' : ''})`,
+    };
+  }
+  const frozen = r.kind.endsWith('.frozen');
+  return {
+    what: `${d.scope === 'workspace' ? 'workspace' : 'ad account'} ${frozen ? 'frozen' : 'unfrozen'}`,
+    ...where,
+    detail: [text(d.reason), frozen ? '' : `frozen since ${text(d.frozen_at)} by ${text(d.frozen_by)}`]
+      .filter(Boolean)
+      .join(' — '),
+  };
+}
+
+/** A webhook registered or deleted, or one delivery's outcome. */
+function webhookEvent(
+  verb: string,
+  d: Record<string, unknown>,
+): Pick<AuditEvent, 'what' | 'object' | 'detail' | 'link'> {
+  const object = `webhook ${text(d.webhook_id)}`;
+  if (verb === 'registered' || verb === 'deleted') {
+    const events = Array.isArray(d.events) ? d.events.map(text).join(', ') : '';
+    return {
+      what: `webhook ${verb}`,
+      object,
+      detail: [text(d.url), events && `events ${events}`, text(d.format) && `format ${text(d.format)}`]
+        .filter(Boolean)
+        .join('; '),
+      link: '/dashboard/webhooks',
+    };
+  }
+  const outcome: Record<string, string> = {
+    delivered: 'webhook delivered',
+    failed: 'webhook delivery failed (to be retried)',
+    gave_up: 'webhook delivery given up',
+  };
+  return {
+    what: outcome[verb] ?? `webhook ${verb.replace(/_/g, ' ')}`,
+    object,
+    detail: [
+      text(d.event),
+      text(d.subject_id),
+      `attempt ${text(d.attempt)}`,
+      text(d.response_status) ? `answered ${text(d.response_status)}` : '',
+      text(d.error),
+    ]
+      .filter(Boolean)
+      .join('; '),
+    link: '/dashboard/webhooks',
+  };
 }
 
 /** One row of the log in words. */
