@@ -247,7 +247,8 @@ describe('spaces in reviewed text', () => {
     const row = await text(`tr[data-change="${prepared.change_id}"]`);
     assert.ok(row.includes('"10⟨U+00A0⟩€ off"') && !row.includes('U+27E8'), row);
     await page.goto(`${stack.gatewayUrl}/dashboard/audit?object=${prepared.change_id}`);
-    const event = await text(`tr[data-event="c:${prepared.change_id}:prepared"] td.detail`);
+    // The log's rows are keyed by their number; the change's prepare is the row that says so.
+    const event = await text('tr[data-event]:has(td.what:text-is("change prepared")) td.detail');
     assert.ok(event.includes('"10⟨U+00A0⟩€ off"') && !event.includes('U+27E8'), event);
     const terminal = await adminApproveShows(prepared.change_id);
     assert.match(terminal, /^Summary: .*"10⟨U\+00A0⟩€ off"/m);
