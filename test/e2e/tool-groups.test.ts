@@ -2,11 +2,14 @@
  * Progressive discovery and paging, through the official clients (the v1 SDK client at 2025-11-25
  * and the v2 client in both eras): a connection whose MCP URL selects tool groups (`?tools=...`)
  * lists only their tools, calls them, and is told which group holds a tool it did not select; a
- * selection naming no group is refused naming the parameter; and `resources/list` pages through
- * more records than one page holds, with nothing left out.
+ * selection naming no group is refused naming the parameter; a token issued with tool groups
+ * (`npm run admin -- create-token --tools ...`) is served those by default, its URL narrows within
+ * them and is refused past them, and the connections page shows them; and `resources/list` pages
+ * through more records than one page holds, with nothing left out.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { dashboardFormPost } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { CLIENT_KINDS, connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import { toolCalls } from '@adsmcp/testkit/tool-calls';
@@ -109,6 +112,98 @@ test('a connection whose tools parameter names a group that does not exist is re
       /the MCP URL's `tools` query parameter must name tool groups separated by commas: accounts-and-reporting, campaign-creation, marketing, .* \(got \\?"marketting\\?"\)/,
     );
   }
+});
+
+describe('tool groups stored with a credential', () => {
+  let token: string;
+  let credentialId: string;
+  before(async () => {
+    const issued = JSON.parse(
+      await e2e.stack.admin([
+        'create-token',
+        '--name',
+        'reporting and marketing only',
+        '--tools',
+        'marketing, Accounts-and-Reporting',
+      ]),
+    ) as { token: string; credential_id: string; tool_groups: string[] };
+    assert.deepEqual(issued.tool_groups, ['accounts-and-reporting', 'marketing']);
+    ({ token, credential_id: credentialId } = issued);
+  });
+
+  test('a token issued with tool groups is served only theirs, without any tools parameter', async () => {
+    const client = await connectClient('v2-2026', e2e.stack.mcpUrl, token);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(
+        names.includes('ads_list_accounts') && names.includes('ads_save_marketing_item'),
+        names.join(),
+      );
+      assert.ok(
+        !names.includes('ads_list_optimizers'),
+        'a group the token was not issued with is not listed',
+      );
+      const refused = await refusal(client.callTool('ads_list_optimizers', {}));
+      assert.equal(refused.code, -32602);
+      assert.match(
+        refused.message,
+        /ads_list_optimizers is in the tool group automation-and-optimization, which this credential was not issued with \(it was issued with accounts-and-reporting, marketing\)/,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('its URL narrows within the issued groups, and naming a group past them is refused naming the parameter', async () => {
+    const narrowed = await connectClient('v1', `${e2e.stack.mcpUrl}?tools=accounts-and-reporting`, token);
+    try {
+      assert.deepEqual((await narrowed.listTools()).tools.map((t) => t.name).sort(), ACCOUNTS_AND_REPORTING);
+    } finally {
+      await narrowed.close();
+    }
+    const v2 = new ClientV2({ name: 'groups-v2', version: '1.0.0' });
+    const widened = await refusal(
+      v2.connect(
+        new TransportV2(new URL(`${e2e.stack.mcpUrl}?tools=marketing,campaign-creation`), {
+          authProvider: { token: async () => token },
+        }),
+      ),
+    );
+    assert.match(
+      widened.message,
+      /the MCP URL's `tools` query parameter names campaign-creation, which this credential was not issued with: it may select among accounts-and-reporting, marketing/,
+    );
+  });
+
+  test('an unknown group at issuance is refused naming --tools, and no token is issued', async () => {
+    const before = JSON.parse(await e2e.stack.admin(['list-tokens'])) as unknown[];
+    await assert.rejects(
+      e2e.stack.admin(['create-token', '--tools', 'marketing,reportng']),
+      /--tools must name tool groups separated by commas: accounts-and-reporting, .* \(got "reportng"\)/,
+    );
+    await assert.rejects(e2e.stack.admin(['create-token', '--tools', ' , ']), /--tools .* \(got none\)/);
+    const after = JSON.parse(await e2e.stack.admin(['list-tokens'])) as unknown[];
+    assert.equal(after.length, before.length, 'no token was issued');
+  });
+
+  test('the connections page shows each connection’s tool groups', async () => {
+    const signIn = await dashboardFormPost(e2e.stack.gatewayUrl, '/dashboard/login', '', {
+      email: e2e.seed.dashboardUser,
+      password: e2e.seed.dashboardPassword ?? '',
+    });
+    assert.equal(signIn.status, 303, 'signed in');
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const html = await (
+      await fetch(
+        `${e2e.stack.gatewayUrl}/dashboard/connections?q=${encodeURIComponent('reporting and marketing')}`,
+        {
+          headers: { cookie },
+        },
+      )
+    ).text();
+    const row = new RegExp(`<tr data-connection="${credentialId}"[\\s\\S]*?</tr>`).exec(html)?.[0] ?? '';
+    assert.match(row, /class="tool-groups">accounts-and-reporting, marketing<\/td>/, row);
+  });
 });
 
 describe('resources/list pages', () => {

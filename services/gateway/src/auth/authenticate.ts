@@ -96,6 +96,7 @@ export async function verifyToken(db: Queryable, tokenHash: Buffer, now: Date): 
       userEmail: row.user_email,
       workspaceName: row.workspace_name,
       features: row.features,
+      ...(row.tool_groups === null ? {} : { toolGroups: row.tool_groups }),
     },
   };
 }

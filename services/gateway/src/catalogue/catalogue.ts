@@ -33,6 +33,8 @@ export interface Caller {
   userEmail: string;
   workspaceName: string;
   features: string[];
+  /** The tool groups the credential was issued with (mcp/tool-groups.ts ids); absent for every group. */
+  toolGroups?: readonly string[];
 }
 
 /** One MCP progress notification's content: `progress` grows with each one. */

@@ -72,7 +72,7 @@ function rowHtml(s: SessionView, c: ConnectionRow): string {
       : '';
   return `<tr data-connection="${esc(c.id)}"${state === 'active' ? '' : ' class="inactive"'}>
     <td class="name">${esc(c.name)}</td><td>${c.kind === 'oauth' ? 'OAuth' : 'token'}</td><td>${esc(c.user_email)}</td>
-    <td>${esc(c.scopes.join(', '))}</td><td>${timeHtml(c.created_at)}</td><td>${timeHtml(c.last_used_at)}</td>
+    <td>${esc(c.scopes.join(', '))}</td><td class="tool-groups">${c.tool_groups === null ? '<span class="muted">all</span>' : esc(c.tool_groups.join(', '))}</td><td>${timeHtml(c.created_at)}</td><td>${timeHtml(c.last_used_at)}</td>
     <td>${timeHtml(c.expires_at)}</td><td class="state">${stateText}</td><td>${action}</td></tr>`;
 }
 
@@ -116,7 +116,7 @@ export function registerConnectionsPage(
             ],
             '/dashboard/connections',
           )
-        : `<table id="connections"><thead><tr><th>Name</th><th>Kind</th><th>Person</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Expires</th><th>State</th><th></th></tr></thead><tbody>${rows
+        : `<table id="connections"><thead><tr><th>Name</th><th>Kind</th><th>Person</th><th>Scopes</th><th>Tool groups</th><th>Created</th><th>Last used</th><th>Expires</th><th>State</th><th></th></tr></thead><tbody>${rows
             .map((c) => rowHtml(s, c))
             .join('')}</tbody></table>`;
     const who =
@@ -126,7 +126,7 @@ export function registerConnectionsPage(
     return reply.type('text/html').send(
       page(
         'Connections',
-        `<section><h2>MCP connections</h2><p class="muted">${esc(who)} A revoked connection gets HTTP 401 from its next request.</p>
+        `<section><h2>MCP connections</h2><p class="muted">${esc(who)} A revoked connection gets HTTP 401 from its next request. Tool groups are those a token was issued with; its MCP URL’s <code>?tools=</code> narrows within them.</p>
         ${filtersHtml(filter)}${table}${pagerHtml('/dashboard/connections', { q: filter.search, state: filter.state === 'any' ? '' : filter.state }, number, total)}</section>${localTimeScript}`,
         h.user(s),
       ),

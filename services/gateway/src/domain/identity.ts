@@ -67,12 +67,23 @@ export interface IssuedToken {
   userEmail: string;
   scopes: Scope[];
   expiresAt: Date | null;
+  /** The tool groups its connections are served; undefined for every group. */
+  toolGroups?: readonly string[];
 }
 
 /** issueToken creates an MCP credential for a user (default: the workspace's first admin). */
 export async function issueToken(
   db: Queryable,
-  t: { workspace: string; userEmail?: string; scopes: Scope[]; lifetimeMs?: number; name: string; now: Date },
+  t: {
+    workspace: string;
+    userEmail?: string;
+    scopes: Scope[];
+    lifetimeMs?: number;
+    name: string;
+    now: Date;
+    /** Ids of tool groups, already checked (issuedToolGroups); undefined for every group. */
+    toolGroups?: readonly string[];
+  },
 ): Promise<IssuedToken> {
   const ws = await findWorkspace(db, t.workspace);
   if (ws === undefined) throw new Error(`no workspace "${t.workspace}"`);
@@ -95,13 +106,26 @@ export async function issueToken(
     tokenHash: hash,
     scopes: t.scopes,
     expiresAt,
+    ...(t.toolGroups === undefined ? {} : { toolGroups: t.toolGroups }),
   });
   await insertAudit(db, {
     workspaceId: ws.id,
     actor: 'operator',
     action: 'credential.created',
     target: credentialId,
-    detail: { scopes: t.scopes, user: user.email },
+    detail: {
+      scopes: t.scopes,
+      user: user.email,
+      ...(t.toolGroups === undefined ? {} : { tool_groups: t.toolGroups }),
+    },
   });
-  return { credentialId, token, workspaceId: ws.id, userEmail: user.email, scopes: t.scopes, expiresAt };
+  return {
+    credentialId,
+    token,
+    workspaceId: ws.id,
+    userEmail: user.email,
+    scopes: t.scopes,
+    expiresAt,
+    ...(t.toolGroups === undefined ? {} : { toolGroups: t.toolGroups }),
+  };
 }

@@ -284,7 +284,7 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
         const id = reqCtx.mcpReq.id;
         const malformed = info.malformedRequests.get(id);
         if (malformed !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, malformed);
-        requireSelected(o.catalogue, info.selection, req.params.name);
+        requireSelected(o.catalogue, info.selection, req.params.name, info.caller.toolGroups);
         // The client asked for progress with a token: the tool may report it on this request's stream.
         const token = reqCtx.mcpReq._meta?.progressToken;
         const progress =
@@ -493,7 +493,7 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
         o.logger.warn({ err }, 'the client capabilities an initialize declared were not recorded'),
       );
     }
-    const selection = toolSelection(req.url);
+    const selection = toolSelection(req.url, caller.toolGroups);
     if (!selection.ok) return rpcError(reply, 400, JSONRPC_INVALID_PARAMS, selection.problem, answerId(req));
     // Decided on the body as it came: takeMalformedRequests below gives a malformed call a
     // well-formed stand-in, which must not then pass for the plain exchange.
@@ -551,7 +551,7 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
     selection: ToolSelection,
   ) => {
     try {
-      requireSelected(o.catalogue, selection, plain.name);
+      requireSelected(o.catalogue, selection, plain.name, caller.toolGroups);
       const known = o.catalogue.byName.has(plain.name);
       const result = await observeToolCall(plain.name, known, undefined, () =>
         callTool(

@@ -17,6 +17,8 @@ export interface ConnectionRow {
   last_used_at: Date | null;
   expires_at: Date | null;
   revoked_at: Date | null;
+  /** The tool groups it was issued with; null for every group. */
+  tool_groups: string[] | null;
 }
 
 export interface ConnectionFilter {
@@ -44,7 +46,7 @@ export async function listConnectionsPage(
 ): Promise<{ rows: ConnectionRow[]; total: number }> {
   const { rows } = await db.query<ConnectionRow & { total: string }>(
     `SELECT c.id, c.name, c.kind, c.scopes, c.user_id, u.email AS user_email, c.created_at,
-            c.last_used_at, c.expires_at, c.revoked_at, count(*) OVER () AS total
+            c.last_used_at, c.expires_at, c.revoked_at, c.tool_groups, count(*) OVER () AS total
        FROM credentials c JOIN users u ON u.id = c.user_id
       WHERE c.workspace_id = $1
         AND ($2 = '' OR c.name ILIKE $4 OR u.email ILIKE $4)
@@ -75,7 +77,7 @@ export async function findConnection(
 ): Promise<ConnectionRow | undefined> {
   const { rows } = await db.query<ConnectionRow>(
     `SELECT c.id, c.name, c.kind, c.scopes, c.user_id, u.email AS user_email, c.created_at,
-            c.last_used_at, c.expires_at, c.revoked_at
+            c.last_used_at, c.expires_at, c.revoked_at, c.tool_groups
        FROM credentials c JOIN users u ON u.id = c.user_id
       WHERE c.workspace_id = $1 AND c.id = $2`,
     [workspaceId, credentialId],

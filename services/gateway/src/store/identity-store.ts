@@ -34,6 +34,8 @@ export interface CredentialIdentity {
   workspace_id: string;
   workspace_name: string;
   features: string[];
+  /** The tool groups the credential was issued with; null for every group. */
+  tool_groups: string[] | null;
 }
 
 export async function insertWorkspace(
@@ -117,18 +119,20 @@ export async function insertCredential(
     tokenHash: Buffer;
     scopes: Scope[];
     expiresAt: Date | null;
+    /** The tool groups its connections are served; undefined for every group. */
+    toolGroups?: readonly string[];
   },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO credentials (id, workspace_id, user_id, name, kind, token_hash, scopes, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [c.id, c.workspaceId, c.userId, c.name, c.kind, c.tokenHash, c.scopes, c.expiresAt],
+    `INSERT INTO credentials (id, workspace_id, user_id, name, kind, token_hash, scopes, expires_at, tool_groups)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [c.id, c.workspaceId, c.userId, c.name, c.kind, c.tokenHash, c.scopes, c.expiresAt, c.toolGroups ?? null],
   );
 }
 
 const IDENTITY_COLUMNS = `
   c.id AS credential_id, c.name AS credential_name, c.kind, c.scopes, c.expires_at, c.revoked_at,
-  c.created_at, c.last_used_at, u.id AS user_id, u.email AS user_email, u.role,
+  c.created_at, c.last_used_at, c.tool_groups, u.id AS user_id, u.email AS user_email, u.role,
   w.id AS workspace_id, w.name AS workspace_name, w.features`;
 
 /** Resolves a token hash to its credential, whatever its state (the caller judges validity). */
