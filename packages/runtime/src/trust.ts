@@ -96,6 +96,14 @@ export const TRUST_GRAPH = {
       key: 'optional',
       why: 'plans and re-reads changes, and applies the approved ones',
     },
+    {
+      issuer: 'optimizer',
+      via: ['worker'],
+      scopes: ['read'],
+      keyEnv: 'OPTIMIZER_PUBLIC_KEY',
+      key: 'optional',
+      why: 'reads the ads and insights of a claimed review run’s snapshot (TakeSnapshot)',
+    },
   ],
 } as const satisfies Record<string, readonly Trust[]>;
 

@@ -508,6 +508,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         {
           ...grpc,
           CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
+          // The optimizer reads review runs' snapshots as its worker.
+          OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
           UPSTREAM_URL: at(sandbox),
           UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
         },

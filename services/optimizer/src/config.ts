@@ -20,6 +20,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
        * the key through OPTIMIZER_PUBLIC_KEY). Without it they are checked only at publishing.
        */
       MARKETING_URL: optional(),
+      /**
+       * The upstream-proxy: with OPTIMIZER_PRIVATE_KEY, a claimed run's performance snapshot is read
+       * there, as this service's worker with the read scope (the upstream-proxy trusts the key
+       * through OPTIMIZER_PUBLIC_KEY). Without it, claiming a run cannot return a snapshot.
+       */
+      UPSTREAM_PROXY_URL: optional(),
       /** How often the scheduler looks for optimizers whose review is due. */
       SCHEDULE_EVERY_MS: int(60_000, 100, 3_600_000),
       PUBLISH_MAX_ATTEMPTS: int(20, 1, 100),

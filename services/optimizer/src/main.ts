@@ -2,6 +2,7 @@
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { WebhooksService } from '@adsmcp/proto/changes/v1/webhooks_pb';
 import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
+import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { consume, startService } from '@adsmcp/runtime/service-kit';
@@ -52,6 +53,11 @@ startService({
         signer !== undefined && config.MARKETING_URL !== undefined
           ? createServiceClient(AssetService, config.MARKETING_URL, 'marketing', signer)
           : undefined,
+      // Review runs' snapshots are read from the ad platform there, as this service's worker.
+      upstream:
+        signer !== undefined && config.UPSTREAM_PROXY_URL !== undefined
+          ? createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer)
+          : undefined,
     };
   },
   consumers: ({ pool, logger, config, peers: { changes, webhooks } }) => [
@@ -90,6 +96,13 @@ startService({
   jobs: ({ pool, logger, config }) => [
     startScheduler({ pool, logger, everyMs: config.SCHEDULE_EVERY_MS, clock }),
   ],
-  server: ({ pool, verifier, logger, peers: { assets } }) =>
-    buildServer({ pool, verifier, logger, clock, ...(assets === undefined ? {} : { assets }) }),
+  server: ({ pool, verifier, logger, peers: { assets, upstream } }) =>
+    buildServer({
+      pool,
+      verifier,
+      logger,
+      clock,
+      ...(assets === undefined ? {} : { assets }),
+      ...(upstream === undefined ? {} : { upstream }),
+    }),
 });

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { SnapshotService } from '@adsmcp/proto/optimizer/v1/snapshot_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
@@ -8,6 +9,8 @@ import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
 import type { Assets } from './handlers/asset-checks.ts';
 import { createOptimizerHandlers } from './handlers/optimizer-handlers.ts';
 import { createReviewHandlers } from './handlers/review-handlers.ts';
+import { createSnapshotHandlers } from './handlers/snapshot-handlers.ts';
+import type { Upstream } from './work/snapshot-read.ts';
 
 /** The service name: health reports it and principal tokens for this service are addressed to it. */
 export const SERVICE_NAME = 'optimizer';
@@ -25,6 +28,8 @@ export interface Deps {
   clock?: () => Date;
   /** The marketing service's campaign assets (MARKETING_URL), to check the assets variants name. */
   assets?: Assets;
+  /** The upstream-proxy (UPSTREAM_PROXY_URL), where snapshots are read as the optimizer's worker. */
+  upstream?: Upstream;
 }
 
 /** buildServer returns the optimizer service's Connect server, not yet listening. */
@@ -42,6 +47,14 @@ export function buildServer(deps: Deps): ConnectServer {
           pool: deps.pool,
           clock,
           ...(deps.assets === undefined ? {} : { assets: deps.assets }),
+        }),
+      );
+      router.service(
+        SnapshotService,
+        createSnapshotHandlers({
+          pool: deps.pool,
+          clock,
+          ...(deps.upstream === undefined ? {} : { upstream: deps.upstream }),
         }),
       );
     },

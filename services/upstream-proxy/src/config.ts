@@ -76,6 +76,11 @@ export function loadConfig(env: Env = process.env) {
        * tokens (issuer adsmcp-changes, channel worker) are accepted, so it can apply approved changes.
        */
       CHANGES_PUBLIC_KEY: optional(),
+      /**
+       * The optimizer's Ed25519 public key (SPKI PEM): when set, its worker's read-only principal
+       * tokens (issuer adsmcp-optimizer) are accepted, so it can read review runs' snapshots.
+       */
+      OPTIMIZER_PUBLIC_KEY: optional(),
     },
     env,
   );
@@ -86,7 +91,7 @@ export function loadConfig(env: Env = process.env) {
  * as the trust table (@adsmcp/runtime/trust) says.
  */
 export function trustedIssuers(
-  config: Pick<Config, 'PRINCIPAL_PUBLIC_KEY' | 'CHANGES_PUBLIC_KEY'>,
+  config: Pick<Config, 'PRINCIPAL_PUBLIC_KEY' | 'CHANGES_PUBLIC_KEY' | 'OPTIMIZER_PUBLIC_KEY'>,
 ): Record<string, string> {
   return trustedKeys(SERVICE_NAME, config);
 }

@@ -9,7 +9,7 @@ startService({
   name: SERVICE_NAME,
   config: loadConfig,
   database: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
-  trusts: ['gateway', 'changes'],
+  trusts: ['gateway', 'changes', 'optimizer'],
   server: ({ pool, verifier, logger, config }) =>
     buildServer({
       pool,

@@ -41,6 +41,7 @@ import {
   type RunStatus,
   requestRefusal,
   requireClaim,
+  type SnapshotInput,
   shownStatus,
   snapshotOf,
   type Trigger,
@@ -191,6 +192,42 @@ async function loadOptimizer(db: Queryable, workspaceId: string, id: string): Pr
   const o = await getOptimizer(db, workspaceId, id);
   if (o === undefined) throw optimizerNotFound(id);
   return o;
+}
+
+/** The run claimed with `token`, or why it is not: the one check before a snapshot is read or recorded. */
+export async function claimedRun(
+  db: Queryable,
+  workspaceId: string,
+  runId: string,
+  token: string,
+  now: Date,
+) {
+  const run = await getRun(db, workspaceId, runId);
+  if (run === undefined) throw runNotFound(runId);
+  requireClaim(run, token, now);
+  return { run, optimizer: await loadOptimizer(db, workspaceId, run.optimizerId) };
+}
+
+/**
+ * recordSnapshot judges `input` by the optimizer's thresholds and stores it as the snapshot of the
+ * run claimed with `token`, checking the claim again under the run's lock.
+ */
+export async function recordSnapshot(
+  pool: Pool,
+  workspaceId: string,
+  runId: string,
+  token: string,
+  input: SnapshotInput,
+  now: Date,
+): Promise<Run> {
+  return inTransaction(pool, async (tx) => {
+    const current = await getRun(tx, workspaceId, runId, true);
+    if (current === undefined) throw runNotFound(runId);
+    requireClaim(current, token, now);
+    const optimizer = await loadOptimizer(tx, workspaceId, current.optimizerId);
+    const snapshot = snapshotOf(input, optimizer.config, now);
+    return updateRun(tx, { ...current, snapshot, updatedAt: now });
+  });
 }
 
 /**
@@ -347,38 +384,34 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
       const runId = canonicalUuid('run_id', req.runId);
       const token = canonicalUuid('claim_token', req.claimToken);
       const now = clock();
-      const run = await inTransaction(pool, async (tx) => {
-        const current = await getRun(tx, principal.workspaceId, runId, true);
-        if (current === undefined) throw runNotFound(runId);
-        requireClaim(current, token, now);
-        const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
-        const snapshot = snapshotOf(
-          {
-            timeRange: req.timeRange,
-            windowStart: req.windowStart,
-            windowEnd: req.windowEnd,
-            currency: req.currency,
-            timeZone: req.timeZone,
-            ads: req.ads.map((a) => ({
-              adId: a.adId,
-              adName: a.adName,
-              campaignId: a.campaignId,
-              adGroupId: a.adGroupId,
-              status: a.status,
-              title: a.title,
-              body: a.body,
-              targetUrl: a.targetUrl,
-              impressions: Number(a.impressions),
-              clicks: Number(a.clicks),
-              conversions: a.conversions,
-              spendMicros: Number(a.spendMicros),
-            })),
-          },
-          optimizer.config,
-          now,
-        );
-        return updateRun(tx, { ...current, snapshot, updatedAt: now });
-      });
+      const run = await recordSnapshot(
+        pool,
+        principal.workspaceId,
+        runId,
+        token,
+        {
+          timeRange: req.timeRange,
+          windowStart: req.windowStart,
+          windowEnd: req.windowEnd,
+          currency: req.currency,
+          timeZone: req.timeZone,
+          ads: req.ads.map((a) => ({
+            adId: a.adId,
+            adName: a.adName,
+            campaignId: a.campaignId,
+            adGroupId: a.adGroupId,
+            status: a.status,
+            title: a.title,
+            body: a.body,
+            targetUrl: a.targetUrl,
+            impressions: Number(a.impressions),
+            clicks: Number(a.clicks),
+            conversions: a.conversions,
+            spendMicros: Number(a.spendMicros),
+          })),
+        },
+        now,
+      );
       const message = toRunMessage(run, now);
       return { run: message, snapshot: message.snapshot };
     },

@@ -7,26 +7,22 @@
 
 import { randomUUID } from 'node:crypto';
 import {
-  type ClaimRunResponse,
   PerformanceSnapshotSchema,
   type ReviewRun,
   ReviewRunSchema,
   ReviewService,
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
-import { nextCursor } from '@adsmcp/runtime/paging';
-import { localDay } from '@adsmcp/runtime/zoned-format';
+import { SnapshotService, type TakeSnapshotResponse } from '@adsmcp/proto/optimizer/v1/snapshot_pb';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
-import { type Caller, defineTool, type ToolRow } from '../catalogue.ts';
+import { defineTool, type ToolRow } from '../catalogue.ts';
 import { messageSchema } from '../output-schema.ts';
-import { isRecord, readPlatform, segment, workspaceAccount } from '../platform.ts';
 import { resultOf } from '../rpc-mapping.ts';
 import { array, enumOf, integer, object, string } from '../schema.ts';
 
 const GROUP = 'Automation and optimization';
 const FEATURES = ['optimizer'] as const;
-const HOUR_MS = 3_600_000;
 
 const uuid = (description: string) => string({ format: 'uuid', description });
 const page = {
@@ -140,143 +136,6 @@ export const getRun: ToolRow<GatewayDeps> = {
   route: { kind: 'rpc', method: ReviewService.method.getRun },
 };
 
-const DAY = new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit' });
-
-/** The account-local date of `at` (YYYY-MM-DD) in `timeZone`. */
-function localDate(at: Date, timeZone: string): string {
-  try {
-    return localDay(at, timeZone);
-  } catch {
-    return DAY.format(at);
-  }
-}
-
-const text = (v: unknown) => (typeof v === 'string' ? v : '');
-const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-
-interface AdOfCampaign {
-  adId: string;
-  adName: string;
-  campaignId: string;
-  adGroupId: string;
-  status: string;
-  title: string;
-  body: string;
-  targetUrl: string;
-}
-
-/** Every ad of the account in one of `campaignIds`, following the list's pages. */
-async function campaignAds(
-  caller: Caller,
-  deps: GatewayDeps,
-  accountId: string,
-  campaignIds: readonly string[],
-): Promise<AdOfCampaign[]> {
-  const wanted = new Set(campaignIds);
-  const ads: AdOfCampaign[] = [];
-  let after: string | undefined;
-  for (let pages = 0; pages < 100; pages++) {
-    const answer = await readPlatform(caller, deps, {
-      accountId,
-      path: '/ads',
-      query: { limit: 500, ...(after === undefined ? {} : { after }) },
-      notFound: 'the ad account’s ads could not be listed',
-      shape: 'list',
-    });
-    for (const ad of answer.data as unknown[]) {
-      if (!isRecord(ad) || !wanted.has(text(ad.campaign_id))) continue;
-      const creative = isRecord(ad.creative) ? ad.creative : {};
-      ads.push({
-        adId: text(ad.id),
-        adName: text(ad.name),
-        campaignId: text(ad.campaign_id),
-        adGroupId: text(ad.ad_group_id),
-        status: text(ad.status),
-        title: text(creative.title),
-        body: text(creative.body),
-        targetUrl: text(creative.target_url),
-      });
-    }
-    const next = nextCursor(answer.paging);
-    if (next === undefined) break;
-    after = next;
-  }
-  return ads;
-}
-
-/** Each ad's delivery over `timeRange`, read per ad group at the ad level. */
-async function deliveryByAd(
-  caller: Caller,
-  deps: GatewayDeps,
-  accountId: string,
-  adGroupIds: readonly string[],
-  timeRange: string,
-): Promise<Map<string, { impressions: number; clicks: number; conversions: number; spendMicros: number }>> {
-  const byAd = new Map<
-    string,
-    { impressions: number; clicks: number; conversions: number; spendMicros: number }
-  >();
-  for (const adGroupId of adGroupIds) {
-    const answer = await readPlatform(caller, deps, {
-      accountId,
-      path: `/ad_groups/${segment('ad_group_id', adGroupId)}/insights`,
-      query: {
-        aggregation_level: 'ad',
-        time_ranges: [timeRange],
-        fields: ['impressions', 'clicks', 'conversions', 'spend_micros'],
-        limit: 2000,
-      },
-      notFound: `ad group ${adGroupId} of the optimizer’s campaigns is gone from the ad account`,
-      shape: 'report',
-    });
-    for (const row of answer.data as unknown[]) {
-      if (!isRecord(row)) continue;
-      const id = text(row.ad_id);
-      const sum = byAd.get(id) ?? { impressions: 0, clicks: 0, conversions: 0, spendMicros: 0 };
-      sum.impressions += count(row.impressions);
-      sum.clicks += count(row.clicks);
-      sum.conversions += count(row.conversions);
-      sum.spendMicros += count(row.spend_micros);
-      byAd.set(id, sum);
-    }
-  }
-  return byAd;
-}
-
-/** Reads the snapshot of a claimed run from the platform and records it with the optimizer. */
-async function takeSnapshot(caller: Caller, deps: GatewayDeps, claim: ClaimRunResponse, run: ReviewRun) {
-  const account = await workspaceAccount(deps, caller.principal, run.accountId);
-  const claimedAt = new Date(claim.claimedAt);
-  const end = new Date(claimedAt.getTime() - claim.reportingDelayHours * HOUR_MS);
-  const start = new Date(end.getTime() - claim.windowHours * HOUR_MS);
-  const timeRange = `${localDate(start, account.timeZone)}..${localDate(end, account.timeZone)}`;
-  const ads = await campaignAds(caller, deps, run.accountId, claim.campaignIds);
-  const groups = [...new Set(ads.map((a) => a.adGroupId))];
-  const delivery = await deliveryByAd(caller, deps, run.accountId, groups, timeRange);
-  return deps.clientOf(ReviewService).recordSnapshot(
-    {
-      runId: run.runId,
-      claimToken: claim.claimToken,
-      timeRange,
-      windowStart: start.toISOString(),
-      windowEnd: end.toISOString(),
-      currency: account.currency,
-      timeZone: account.timeZone,
-      ads: ads.map((a) => {
-        const d = delivery.get(a.adId) ?? { impressions: 0, clicks: 0, conversions: 0, spendMicros: 0 };
-        return {
-          ...a,
-          impressions: BigInt(Math.round(d.impressions)),
-          clicks: BigInt(Math.round(d.clicks)),
-          conversions: d.conversions,
-          spendMicros: BigInt(Math.round(d.spendMicros)),
-        };
-      }),
-    },
-    onBehalfOf(caller.principal),
-  );
-}
-
 const CODE_WORDS: Partial<Record<Code, string>> = {
   [Code.NotFound]: 'not_found',
   [Code.PermissionDenied]: 'permission_denied',
@@ -342,8 +201,8 @@ export const claimRun = defineTool<GatewayDeps, typeof claimInput>({
   openWorld: true,
   route: {
     kind: 'run',
-    why: 'the claim is the optimizer’s, but the snapshot is read from the ad platform with the caller’s own access, so the gateway claims, reads the insights through the upstream-proxy and hands them back to the optimizer, which applies the thresholds',
-    routesTo: 'optimizer.v1.ReviewService/ClaimRun, RecordSnapshot',
+    why: 'two calls, so that a snapshot that cannot be read leaves the run claimed and the error can name the claim_token to retry with: the optimizer claims the run, then reads the snapshot from the ad platform itself and records it',
+    routesTo: 'optimizer.v1.ReviewService/ClaimRun, optimizer.v1.SnapshotService/TakeSnapshot',
     async run({ caller, deps }, args) {
       const reviews = deps.clientOf(ReviewService);
       const as = onBehalfOf(caller.principal);
@@ -352,9 +211,11 @@ export const claimRun = defineTool<GatewayDeps, typeof claimInput>({
       const token = (args.claim_token ?? randomUUID()).toLowerCase();
       const claim = await reviews.claimRun({ runId: args.run_id, claimToken: token }, as);
       const run = claim.run as ReviewRun;
-      let recorded: Awaited<ReturnType<typeof reviews.recordSnapshot>>;
+      let recorded: TakeSnapshotResponse;
       try {
-        recorded = await takeSnapshot(caller, deps, claim, run);
+        recorded = await deps
+          .clientOf(SnapshotService)
+          .takeSnapshot({ runId: run.runId, claimToken: claim.claimToken }, as);
       } catch (err) {
         throw claimedWithoutSnapshot(err, run, token);
       }
