@@ -317,8 +317,11 @@ describe('spend guard set by an admin in the dashboard', () => {
         ),
         page.click('#save-guard'),
       ]);
-      assert.equal((await page.textContent('#cap-bid'))?.trim(), '2000000 micros');
-      assert.equal((await page.textContent('#cap-budget'))?.trim(), '500000000 micros');
+      assert.match((await page.textContent('#cap-bid'))?.trim() ?? '', /^[A-Z]{3} 2\.00 \(2000000 micros\)$/);
+      assert.match(
+        (await page.textContent('#cap-budget'))?.trim() ?? '',
+        /^[A-Z]{3} 500\.00 \(500000000 micros\)$/,
+      );
     } finally {
       await page.context().close();
     }

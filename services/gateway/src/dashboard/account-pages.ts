@@ -18,6 +18,7 @@ import { sessionPrincipal } from './change-pages.ts';
 import { performanceHtml } from './charts.ts';
 import { esc, page } from './html.ts';
 import { pendingStandardChangesHtml, registerPendingStandardChanges } from './pending-standard-changes.ts';
+import { moneyHtml } from './shown-values.ts';
 import { signInFirst } from './sign-in-next.ts';
 
 /** What the dashboard's routes share with this page: the session and the checked form post. */
@@ -52,11 +53,19 @@ function standardsHtml(standards: readonly AccountStandard[]): string {
     .join('')}</tbody></table>`;
 }
 
-const capText = (v: bigint | undefined) => (v === undefined ? 'no cap' : `${v} micros`);
+/** A cap in the account's currency with its exact micros beside it (a cap is where exactness matters). */
+const capHtml = (v: bigint | undefined, currency: string) =>
+  v === undefined ? 'no cap' : moneyHtml(v, currency, { exact: true });
 
-function guardHtml(accountId: string, guard: SpendGuard | undefined, csrf: string, isAdmin: boolean): string {
-  const facts = `<table><tr><th>Daily budget cap</th><td id="cap-budget">${esc(capText(guard?.maxDailyBudgetMicros))}</td></tr>
-    <tr><th>Bid cap (per click, or per thousand impressions)</th><td id="cap-bid">${esc(capText(guard?.maxBidMicros))}</td></tr>
+function guardHtml(
+  accountId: string,
+  currency: string,
+  guard: SpendGuard | undefined,
+  csrf: string,
+  isAdmin: boolean,
+): string {
+  const facts = `<table><tr><th>Daily budget cap</th><td id="cap-budget">${capHtml(guard?.maxDailyBudgetMicros, currency)}</td></tr>
+    <tr><th>Bid cap (per click, or per thousand impressions)</th><td id="cap-bid">${capHtml(guard?.maxBidMicros, currency)}</td></tr>
     ${guard?.updatedAt ? `<tr><th>Set</th><td>${esc(guard.updatedAt)} by ${esc(guard.updatedBy)}</td></tr>` : ''}</table>`;
   if (!isAdmin) return `${facts}<p class="muted">Only a workspace admin can change the spend guard.</p>`;
   const value = (v: bigint | undefined) => (v === undefined ? '' : esc(v));
@@ -100,7 +109,7 @@ async function accountPage(
     <p class="muted">A change whose daily budget or bid is above a cap is refused when it is prepared and when it is applied.
     The bid cap is per click for click bids and per thousand impressions (a CPM) for impression bids: an ad group's bid
     per impression counts as its CPM, 1000 times the bid, while an ad batch's or a workbook's impression bid already is one.</p>
-    ${guardHtml(account.accountId, guard, s.csrf_token, s.role === 'admin')}</section>
+    ${guardHtml(account.accountId, account.currency, guard, s.csrf_token, s.role === 'admin')}</section>
     ${await pendingStandardChangesHtml(deps, s, p, account.accountId)}
     <section><h2>Standards</h2>${standardsHtml(list)}</section>`;
 }
