@@ -110,7 +110,13 @@ const SERVICES: Record<string, ServiceExpectation> = {
   'upstream-proxy': {
     port: GRPC_PORT,
     probes: { kind: 'grpc' },
-    env: [...GRPC_ENV, 'UPSTREAM_URL', 'UPSTREAM_CREDENTIAL_KEY', 'CHANGES_PUBLIC_KEY'],
+    env: [
+      ...GRPC_ENV,
+      'UPSTREAM_URL',
+      'UPSTREAM_CREDENTIAL_KEY',
+      'CHANGES_PUBLIC_KEY',
+      'OPTIMIZER_PUBLIC_KEY',
+    ],
   },
   'ads-sandbox': {
     port: 8080,

@@ -34,6 +34,7 @@ export function serviceEnv(
       return {
         ...grpc,
         CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
+        OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
         UPSTREAM_URL: urls['ads-sandbox'] ?? '',
         UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
       };
