@@ -114,11 +114,14 @@ describe('apply through Kafka', () => {
     assert.equal(rows[0]?.idempotency_key, `change-${prepared.change_id}`);
     assert.deepEqual(rows[0]?.request_body, body, 'the reviewed payload is the applied payload');
 
-    // The work went through Kafka: the apply message is on its topic, keyed by the change, and
-    // the changes service's Kafka consumer counted its delivery (the PostgreSQL queue never does).
+    // The work went through Kafka: the apply message is on its topic, keyed by the object it
+    // changes, and the changes service's Kafka consumer counted its delivery (the PostgreSQL
+    // queue never does).
     const onTopic = (await readTopic('changes.apply', (seen) => seen.length > 0)).filter(
-      (m) => m.key?.toString() === prepared.change_id,
+      (m) => m.value?.toString().includes(prepared.change_id) === true,
     );
+    const key = onTopic[0]?.key?.toString() ?? '';
+    assert.ok(key.endsWith(` ${path}`), `keyed by the account and the ad's path, got "${key}"`);
     assert.equal(onTopic.length, 1, 'one apply message for the change on changes.apply');
     const messageId = onTopic[0]?.headers?.['bus-message-id']?.toString();
     assert.ok(messageId, 'the message carries its outbox id');

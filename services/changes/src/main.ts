@@ -61,6 +61,7 @@ startService({
         topic: APPLY_TOPIC,
         handler: createApplyHandler(work),
         giveUp: createApplyGiveUp(work),
+        serialByKey: true,
         maxAttempts: d.config.APPLY_MAX_ATTEMPTS,
         leaseMs: d.config.APPLY_LEASE_MS,
         backoff: { baseMs: 500, capMs: 60_000 },

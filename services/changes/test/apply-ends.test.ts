@@ -265,7 +265,10 @@ describe('the sweep for lost apply messages', () => {
   /** A change applying whose apply message is gone, as if a broker had lost it. */
   async function lost(ad: { id: string; revision: number }, name: string): Promise<string> {
     const changeId = await approvedAndApplying(ad, name);
-    await pool.query(`UPDATE bus_outbox SET status = 'dead', locked_until = NULL WHERE key = $1`, [changeId]);
+    await pool.query(
+      `UPDATE bus_outbox SET status = 'dead', locked_until = NULL WHERE payload->>'change_id' = $1`,
+      [changeId],
+    );
     return changeId;
   }
 

@@ -120,7 +120,9 @@ describe('a change approved on an optimizer proposal', () => {
     assert.match(change?.summary ?? '', /title/);
     const again = await optimizer.recordApprovedChange(request(changeId), as(worker));
     assert.equal(again.change?.digest, change?.digest);
-    const { rows } = await svc.pool.query('SELECT topic FROM bus_outbox WHERE key = $1', [changeId]);
+    const { rows } = await svc.pool.query(`SELECT topic FROM bus_outbox WHERE payload->>'change_id' = $1`, [
+      changeId,
+    ]);
     assert.deepEqual(rows, [{ topic: 'changes.apply' }]);
     // The gateway's callers read it as any change.
     const read = await gateway.getChange({ changeId }, as(principal({ via: 'mcp' })));

@@ -151,9 +151,10 @@ describe('an approval no apply request followed', () => {
       apply.message,
       /expired at .*its approval was not followed by an apply request within 24 hours.*prepare it again/,
     );
-    const { rows } = await pool.query('SELECT count(*)::int AS n FROM bus_outbox WHERE key = $1', [
-      c.changeId,
-    ]);
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS n FROM bus_outbox WHERE payload->>'change_id' = $1`,
+      [c.changeId],
+    );
     assert.deepEqual(rows, [{ n: 0 }]);
   });
 

@@ -184,9 +184,10 @@ describe('approval belongs to people', () => {
     const apply = await code(client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(agent)));
     assert.equal(apply?.code, Code.FailedPrecondition);
     assert.match(apply?.message ?? '', /rejected/);
-    const { rows } = await pool.query('SELECT count(*)::int AS n FROM bus_outbox WHERE key = $1', [
-      c.changeId,
-    ]);
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS n FROM bus_outbox WHERE payload->>'change_id' = $1`,
+      [c.changeId],
+    );
     assert.deepEqual(rows, [{ n: 0 }]);
     // Once asked to apply, it can no longer be rejected.
     const next = await prepare();
@@ -327,7 +328,10 @@ describe('apply', () => {
     // Asking again while it applies returns it as it stands, and queues nothing more.
     const again = await client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(agent));
     assert.equal(again.change?.status, 'applying');
-    const { rows } = await pool.query('SELECT topic, payload FROM bus_outbox WHERE key = $1', [c.changeId]);
+    const { rows } = await pool.query(
+      `SELECT topic, payload FROM bus_outbox WHERE payload->>'change_id' = $1`,
+      [c.changeId],
+    );
     assert.deepEqual(rows, [
       { topic: 'changes.apply', payload: { change_id: c.changeId, workspace_id: workspace } },
     ]);

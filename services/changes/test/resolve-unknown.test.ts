@@ -156,7 +156,7 @@ describe('settling an unknown outcome', () => {
     assert.equal(change?.resolution, 'send_again');
     assert.equal(change?.resolutionNote, 'the platform shows the old name');
     const { rows } = await pool.query(
-      `SELECT count(*)::int AS n FROM bus_outbox WHERE key = $1 AND topic = 'changes.apply'`,
+      `SELECT count(*)::int AS n FROM bus_outbox WHERE payload->>'change_id' = $1 AND topic = 'changes.apply'`,
       [changeId],
     );
     assert.equal(rows[0]?.n, 2, 'a second apply message was queued with the move');

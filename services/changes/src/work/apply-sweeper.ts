@@ -9,8 +9,18 @@ import { liveKeys } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction } from '@adsmcp/runtime/db';
 import { repeatEvery } from '@adsmcp/runtime/lifecycle';
 import { changesApplyingSince, lockChange } from '../store/change-store.ts';
-import { APPLY_TOPIC } from './apply-message.ts';
+import { APPLY_TOPIC, type ApplyTarget, applyKeyOf } from './apply-message.ts';
 import { APPLY_CONSUMER, type ApplyWorkerDeps, endLostApply } from './apply-worker.ts';
+
+/**
+ * The keys a change's apply message may have: its object's (applyKeyOf), or its own id (the key of
+ * messages queued before applies were keyed by object). A live message of another change to the
+ * same object counts too: the sweep leaves the change to a later sweep, never ends it early.
+ */
+function keysOf(change: ApplyTarget): string[] {
+  const key = applyKeyOf(change);
+  return key === change.change_id ? [key] : [key, change.change_id];
+}
 
 /** At most this many changes are looked at per sweep; the next sweep takes the rest. */
 const SWEEP_BATCH = 100;
@@ -25,13 +35,13 @@ export async function sweepLostApplies(d: ApplyWorkerDeps, quietMs: number): Pro
   const live = await liveKeys(d.pool, {
     topic: APPLY_TOPIC,
     consumer: APPLY_CONSUMER,
-    keys: candidates.map((c) => c.change_id),
+    keys: candidates.flatMap(keysOf),
     quietMs,
   });
   const sweep = new Date().toISOString();
   let ended = 0;
   for (const candidate of candidates) {
-    if (live.has(candidate.change_id)) continue;
+    if (keysOf(candidate).some((k) => live.has(k))) continue;
     // Under the change's row lock, looked at again: another replica's sweep, or an apply request,
     // may have moved it or queued a message meanwhile.
     const done = await inTransaction(d.pool, async (tx) => {
@@ -40,7 +50,7 @@ export async function sweepLostApplies(d: ApplyWorkerDeps, quietMs: number): Pro
       const still = await liveKeys(tx, {
         topic: APPLY_TOPIC,
         consumer: APPLY_CONSUMER,
-        keys: [change.change_id],
+        keys: keysOf(change),
         quietMs,
       });
       if (still.size > 0) return false;

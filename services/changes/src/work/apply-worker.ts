@@ -73,19 +73,6 @@ export const HOLD_DELAY_MS = 15_000;
 /** How long a change whose apply message was given up or lost waits before it is tried again. */
 export const REQUEUE_DELAY_MS = 30_000;
 
-/** How often a change waits for another change to the same object to finish, and for how long. */
-const TARGET_WAIT_STEP_MS = 100;
-const TARGET_WAIT_MAX_MS = 60_000;
-
-/** Another change to the same object was still applying after the longest wait: nothing was sent. */
-class TargetBusyError extends Error {
-  constructor(key: string) {
-    super(
-      `another change to ${key} was still applying after ${TARGET_WAIT_MAX_MS / 1000} s; nothing was sent`,
-    );
-  }
-}
-
 /**
  * Another change to the same object was sent and its outcome is not known yet (the platform did
  * not answer, or a worker stopped after sending): this one waits for it, unsent, and is delivered
@@ -98,46 +85,6 @@ class TargetUnsettledError extends Error {
     super(
       `change ${otherChangeId} to ${key} was sent and its outcome is not known yet; this change waits for it and nothing was sent`,
     );
-  }
-}
-
-/**
- * withTarget runs `fn` while holding the object `key` names, across every worker of every replica
- * (a PostgreSQL advisory lock on a connection of its own, so a worker that dies lets go with its
- * connection). Two approved changes to one object are applied one after the other, and the second
- * then finds the object changed and fails as stale: at once, both could pass the re-read before
- * either was sent, and the second would overwrite the first. The lock ends with an attempt; a
- * change whose attempt ended after it was sent, outcome unknown, keeps the object until it is
- * settled (TargetUnsettledError). A waiting worker holds no connection
- * (it tries again every 100 ms), so waiters cannot starve the holder of the pool.
- */
-async function withTarget<T>(pool: Pool, key: string, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + TARGET_WAIT_MAX_MS;
-  for (;;) {
-    const client = await pool.connect();
-    let held = false;
-    try {
-      const { rows } = await client.query<{ held: boolean }>(
-        'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS held',
-        [key],
-      );
-      held = rows[0]?.held === true;
-    } catch (err) {
-      client.release(true);
-      throw err;
-    }
-    if (held) {
-      try {
-        return await fn();
-      } finally {
-        // Closing the connection lets go of the lock whatever happened to it meanwhile.
-        client.release(true);
-      }
-    }
-    client.release();
-    if (signal.aborted) throw new Error('stopped while waiting for another change to the same object');
-    if (Date.now() > deadline) throw new TargetBusyError(key);
-    await new Promise((r) => setTimeout(r, TARGET_WAIT_STEP_MS));
   }
 }
 
@@ -279,18 +226,13 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
       return;
     }
     try {
-      // A change that creates has no object yet: nothing else can be applying to it.
-      if (change.target_path === '') return await apply(message, ctx, change);
-      return await withTarget(d.pool, `${change.account_id} ${change.target_path}`, ctx.signal, async () => {
-        // Read again under the lock: a replay of this message may find it finished meanwhile.
-        const current = await findChange(d.pool, workspaceId, changeId);
-        if (current?.status !== 'applying') return;
-        if (current.sent_at === null) {
-          const unsettled = await unsettledChangeTo(d.pool, current);
-          if (unsettled !== undefined) throw new TargetUnsettledError(unsettled, current.target_path);
-        }
-        return apply(message, ctx, current);
-      });
+      // The bus runs one apply message of an object at a time (applyKeyOf): an attempt ended
+      // after a send whose outcome is not known yet keeps the object until it is settled.
+      if (change.sent_at === null && change.target_path !== '') {
+        const unsettled = await unsettledChangeTo(d.pool, change);
+        if (unsettled !== undefined) throw new TargetUnsettledError(unsettled, change.target_path);
+      }
+      return await apply(message, ctx, change);
     } catch (err) {
       const why = failureText(err);
       const latest = (await findChange(d.pool, workspaceId, changeId)) ?? change;
@@ -493,69 +435,121 @@ function readTarget(d: ApplyWorkerDeps, change: ChangeRow, options: ApplyOptions
   );
 }
 
+/** One apply attempt: what its steps read and share. */
+interface Attempt {
+  d: ApplyWorkerDeps;
+  message: Delivery<ApplyMessage>;
+  ctx: HandlerContext;
+  change: ChangeRow;
+  options: ApplyOptions;
+}
+
 /**
- * Why the change must not be sent now, as the outcome it ends with, or undefined when it may: its
- * object moved since it was reviewed, the account's standards refuse it, or an image could not be
- * uploaded. A first send is marked sent once these pass.
+ * What a step decides: go on to the next step, end the attempt with the change's outcome
+ * (recorded by finishAttempt), or end it with the change left `applying` (held by a freeze,
+ * recorded by the step itself).
  */
-async function refusalBeforeSend(
-  d: ApplyWorkerDeps,
-  change: ChangeRow,
-  options: ApplyOptions,
-): Promise<Outcome | undefined> {
-  if (change.sent_at === null && change.target_path !== '') {
-    // First send: the object must still be as it was reviewed (a stale plan is refused). A
-    // change that creates an object has none to re-read.
-    const live = await readTarget(d, change, options);
-    if (live.status !== 200)
-      return failed(
-        `the object could not be re-read before applying: ${describePlatformRefusal(live.status, live.bodyJson)}`,
-        live.status,
-        live.bodyJson,
-      );
-    const stale = staleTarget(change.target_before_json, live.bodyJson);
-    if (stale !== undefined) return failed(stale);
-  }
-  if (change.sent_at !== null && change.apply_retried_at !== null && change.target_path !== '') {
-    // Sent again after an unknown outcome, asked for by a caller at any later time: other
-    // changes to the object were free to be applied meanwhile, so it is re-read first.
-    const live = await readTarget(d, change, options);
-    const refusal =
-      live.status === 200
-        ? resendRefusal(
-            change.target_before_json,
-            withFileIds(JSON.parse(change.reviewed_result_json), change.uploads),
-            live.bodyJson,
-          )
-        : `the object could not be re-read before sending the change again: ${describePlatformRefusal(live.status, live.bodyJson)}; nothing was sent again`;
-    // Still unknown whether the earlier attempt was applied: no answer of the platform is recorded.
-    if (refusal !== undefined) return failed(refusal);
-  }
-  if (change.sent_at === null) {
-    // The account's standards and spend guard as they are now, before anything is sent.
-    const refusal = await standardsRefusalAtApply(d.pool, d.upstream, change, options);
-    if (refusal !== undefined) return failed(refusal);
-    // What the change raises daily budgets by is reserved in the spend envelope's ledger, one
-    // apply at a time per account, or the change is refused before anything (an image too) is
-    // sent; a change that fails from here on gives its reservation back (finish).
-    const { account } = await callOf('upstream-proxy', () =>
-      d.upstream.getAccount({ accountId: change.account_id }, options),
+type StepResult = { next: true } | { finish: Outcome } | { held: true };
+
+const NEXT: StepResult = { next: true };
+const refuse = (error: string, upstreamStatus: number | null = null, response: string | null = null) => ({
+  finish: failed(error, upstreamStatus, response),
+});
+
+/** Whether the change was never sent: the checks before a first send apply to it. */
+const firstSend = (a: Attempt) => a.change.sent_at === null;
+
+/**
+ * A freeze in force holds the change, unsent. Looked at first, before anything is read or sent: a
+ * freeze set while this apply waited for another change to the same object holds it too.
+ */
+async function checkFreeze(a: Attempt): Promise<StepResult> {
+  const frozen = await freezeInForce(a.d.pool, a.change.workspace_id, a.change.account_id);
+  if (frozen === undefined) return NEXT;
+  await hold(a.d, a.message, a.ctx, a.change, frozen);
+  return { held: true };
+}
+
+/**
+ * First send: the object must still be as it was reviewed (a stale plan is refused). A change
+ * that creates an object has none to re-read.
+ */
+async function rereadTarget(a: Attempt): Promise<StepResult> {
+  if (!firstSend(a) || a.change.target_path === '') return NEXT;
+  const live = await readTarget(a.d, a.change, a.options);
+  if (live.status !== 200)
+    return refuse(
+      `the object could not be re-read before applying: ${describePlatformRefusal(live.status, live.bodyJson)}`,
+      live.status,
+      live.bodyJson,
     );
-    const now = (d.now ?? (() => new Date()))();
-    const overEnvelope = await reserveEnvelope(d.pool, change, account?.currency ?? '', now);
-    if (overEnvelope !== undefined)
-      return failed(`refused before applying, nothing was sent to the ad account: ${overEnvelope}`);
-    // The campaign images the change puts on the platform, each uploaded once (its file id is
-    // kept with the change), before the change itself is sent.
-    const notUploaded = await uploadImages(d, change, options);
-    if (notUploaded !== undefined) return failed(notUploaded);
-    await markSent(d.pool, change.workspace_id, change.change_id);
-  }
-  return undefined;
+  const stale = staleTarget(a.change.target_before_json, live.bodyJson);
+  return stale === undefined ? NEXT : refuse(stale);
+}
+
+/**
+ * Sent again after an unknown outcome, asked for by a caller at any later time: other changes to
+ * the object were free to be applied meanwhile, so it is re-read first. Still unknown whether the
+ * earlier attempt was applied: a refusal records no answer of the platform.
+ */
+async function rereadBeforeResend(a: Attempt): Promise<StepResult> {
+  const { change } = a;
+  if (change.sent_at === null || change.apply_retried_at === null || change.target_path === '') return NEXT;
+  const live = await readTarget(a.d, change, a.options);
+  const refusal =
+    live.status === 200
+      ? resendRefusal(
+          change.target_before_json,
+          withFileIds(JSON.parse(change.reviewed_result_json), change.uploads),
+          live.bodyJson,
+        )
+      : `the object could not be re-read before sending the change again: ${describePlatformRefusal(live.status, live.bodyJson)}; nothing was sent again`;
+  return refusal === undefined ? NEXT : refuse(refusal);
+}
+
+/** First send: the account's standards and spend guard as they are now, before anything is sent. */
+async function checkStandards(a: Attempt): Promise<StepResult> {
+  if (!firstSend(a)) return NEXT;
+  const refusal = await standardsRefusalAtApply(a.d.pool, a.d.upstream, a.change, a.options);
+  return refusal === undefined ? NEXT : refuse(refusal);
+}
+
+/**
+ * First send: what the change raises daily budgets by is reserved in the spend envelope's ledger,
+ * one apply at a time per account, or the change is refused before anything (an image too) is
+ * sent; a change that fails from here on gives its reservation back (finishAttempt).
+ */
+async function reserveSpend(a: Attempt): Promise<StepResult> {
+  if (!firstSend(a)) return NEXT;
+  const { account } = await callOf('upstream-proxy', () =>
+    a.d.upstream.getAccount({ accountId: a.change.account_id }, a.options),
+  );
+  const now = (a.d.now ?? (() => new Date()))();
+  const overEnvelope = await reserveEnvelope(a.d.pool, a.change, account?.currency ?? '', now);
+  return overEnvelope === undefined
+    ? NEXT
+    : refuse(`refused before applying, nothing was sent to the ad account: ${overEnvelope}`);
+}
+
+/**
+ * First send: the campaign images the change puts on the platform, each uploaded once (its file id
+ * is kept with the change), before the change itself is sent.
+ */
+async function uploadCampaignImages(a: Attempt): Promise<StepResult> {
+  if (!firstSend(a)) return NEXT;
+  const notUploaded = await uploadImages(a.d, a.change, a.options);
+  return notUploaded === undefined ? NEXT : refuse(notUploaded);
+}
+
+/** First send, every check passed: the change is marked sent before it goes. */
+async function markFirstSend(a: Attempt): Promise<StepResult> {
+  if (firstSend(a)) await markSent(a.d.pool, a.change.workspace_id, a.change.change_id);
+  return NEXT;
 }
 
 /** Sends exactly the reviewed operation, each campaign asset as the file it was uploaded as. */
-async function send(d: ApplyWorkerDeps, change: ChangeRow, options: ApplyOptions): Promise<Outcome> {
+async function sendChange(a: Attempt): Promise<StepResult> {
+  const { d, change } = a;
   const uploads = change.uploads;
   const sentBody =
     uploads.length === 0
@@ -573,11 +567,11 @@ async function send(d: ApplyWorkerDeps, change: ChangeRow, options: ApplyOptions
         bodyJson: sentBody,
         idempotencyKey: idempotencyKeyFor(change.change_id),
       },
-      options,
+      a.options,
     ),
   );
   if (res.status < 200 || res.status >= 300)
-    return failed(describePlatformRefusal(res.status, res.bodyJson), res.status, res.bodyJson);
+    return refuse(describePlatformRefusal(res.status, res.bodyJson), res.status, res.bodyJson);
   // The platform's answer is held against what was reviewed: a field it did not take as
   // sent is recorded and shown beside the change, never passed over in silence.
   const appliedDifferences = appliedDifferencesOf(
@@ -585,66 +579,104 @@ async function send(d: ApplyWorkerDeps, change: ChangeRow, options: ApplyOptions
     res.bodyJson,
   );
   return {
-    status: 'applied',
-    upstreamStatus: res.status,
-    response: res.bodyJson,
-    error: null,
-    appliedDifferences,
-    attempts: res.attempts,
+    finish: {
+      status: 'applied',
+      upstreamStatus: res.status,
+      response: res.bodyJson,
+      error: null,
+      appliedDifferences,
+      attempts: res.attempts,
+    },
   };
 }
 
-/** Applies one change that is `applying` (and, with a target, holds it). */
+/**
+ * The steps of an apply attempt, in order. Each goes on, or ends the attempt; the last one sends.
+ * A step that throws ends the attempt with its error: a permanent one fails the change, any other
+ * is tried again by the bus. Its name is in the log line of a step that threw.
+ */
+const APPLY_STEPS: readonly { name: string; run: (a: Attempt) => Promise<StepResult> }[] = [
+  { name: 'freeze', run: checkFreeze },
+  { name: 're-read the object', run: rereadTarget },
+  { name: 're-read before sending again', run: rereadBeforeResend },
+  { name: 'standards', run: checkStandards },
+  { name: 'spend envelope', run: reserveSpend },
+  { name: 'upload campaign images', run: uploadCampaignImages },
+  { name: 'mark sent', run: markFirstSend },
+  { name: 'send', run: sendChange },
+];
+
+/** Records how the attempt ended, with the change's use of the spend envelope, in its inbox transaction. */
+function finishAttempt(a: Attempt, o: Outcome): Promise<void> {
+  const { workspace_id: workspaceId, change_id: changeId } = a.change;
+  return a.ctx.inTx(async (tx) => {
+    // Applied, its use of the spend envelope counts for 24 hours; refused, it is given back.
+    await settleUse(tx, { workspaceId, changeId, state: o.status === 'applied' ? 'applied' : 'released' });
+    await finishApply(tx, {
+      workspaceId,
+      changeId,
+      status: o.status,
+      upstreamStatus: o.upstreamStatus,
+      upstreamResponseJson: o.response,
+      error: o.error,
+      appliedDifferences: o.appliedDifferences ?? [],
+    });
+  });
+}
+
+/** Runs the steps until one ends the attempt; undefined when a freeze holds the change. */
+async function runSteps(a: Attempt): Promise<Outcome | undefined> {
+  for (const step of APPLY_STEPS) {
+    let result: StepResult;
+    try {
+      result = await step.run(a);
+    } catch (err) {
+      a.d.logger.info({ change_id: a.change.change_id, step: step.name, err }, 'apply step threw');
+      throw err;
+    }
+    if ('held' in result) return undefined;
+    if ('finish' in result) return result.finish;
+  }
+  throw new Error('the apply steps ended without sending');
+}
+
+/** The principal an apply acts as: the change's approver, through this worker. */
+function principalOf(change: ChangeRow): Principal {
+  return {
+    workspaceId: change.workspace_id,
+    credentialId: `change:${change.change_id}`,
+    userId: change.approver_user_id,
+    role: 'editor',
+    scopes: ['read', 'write'],
+    via: 'worker',
+  };
+}
+
+/** Applies one change that is `applying` (the bus runs no other apply of its object meanwhile). */
 function applyOne(d: ApplyWorkerDeps) {
   return async (message: Delivery<ApplyMessage>, ctx: HandlerContext, change: ChangeRow): Promise<void> => {
-    const { change_id: changeId, workspace_id: workspaceId } = message.payload;
-    // Looked at last before anything is read or sent, holding the object: a freeze set while this
-    // apply waited for another change to the same object holds it too.
-    const frozen = await freezeInForce(d.pool, workspaceId, change.account_id);
-    if (frozen !== undefined) return hold(d, message, ctx, change, frozen);
-    const finish = (o: Outcome) =>
-      ctx.inTx(async (tx) => {
-        // Applied, its use of the spend envelope counts for 24 hours; refused, it is given back.
-        await settleUse(tx, {
-          workspaceId,
-          changeId,
-          state: o.status === 'applied' ? 'applied' : 'released',
-        });
-        await finishApply(tx, {
-          workspaceId,
-          changeId,
-          status: o.status,
-          upstreamStatus: o.upstreamStatus,
-          upstreamResponseJson: o.response,
-          error: o.error,
-          appliedDifferences: o.appliedDifferences ?? [],
-        });
-      });
-    const principal: Principal = {
-      workspaceId,
-      credentialId: `change:${changeId}`,
-      userId: change.approver_user_id,
-      role: 'editor',
-      scopes: ['read', 'write'],
-      via: 'worker',
+    const options = {
+      contextValues: createContextValues().set(callerKey, principalOf(change)),
+      signal: ctx.signal,
     };
-    const options = { contextValues: createContextValues().set(callerKey, principal), signal: ctx.signal };
+    const a: Attempt = { d, message, ctx, change, options };
     try {
-      const outcome = (await refusalBeforeSend(d, change, options)) ?? (await send(d, change, options));
-      await finish(outcome);
+      const outcome = await runSteps(a);
+      if (outcome === undefined) return;
+      await finishAttempt(a, outcome);
       if (outcome.status !== 'applied') return;
       const differences = outcome.appliedDifferences ?? [];
       if (differences.length > 0) {
         d.logger.warn(
-          { change_id: changeId, applied_differences: differences },
+          { change_id: change.change_id, applied_differences: differences },
           'change applied, but the platform answered with another result than the one reviewed',
         );
       }
-      d.logger.info({ change_id: changeId, attempts: outcome.attempts }, 'change applied');
+      d.logger.info({ change_id: change.change_id, attempts: outcome.attempts }, 'change applied');
     } catch (err) {
       const refusal = permanentFailure(err);
       if (refusal === undefined) throw err;
-      await finish(failed(refusal));
+      await finishAttempt(a, failed(refusal));
     }
   };
 }
