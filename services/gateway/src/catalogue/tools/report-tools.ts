@@ -11,14 +11,15 @@ import {
   CreatePerformanceReportResponseSchema,
   ReportService,
 } from '@adsmcp/proto/marketing/v1/reports_pb';
-import { nextCursor } from '@adsmcp/runtime/paging';
+import { exactCount } from '@adsmcp/runtime/platform-read/insights';
+import { PagingLimitError, type PlatformPage, pages } from '@adsmcp/runtime/platform-read/pages';
 import { localDay } from '@adsmcp/runtime/zoned-format';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
 import { type Caller, defineTool, type ToolRow } from '../catalogue.ts';
 import { messageSchema } from '../output-schema.ts';
-import { isRecord, readPlatform, segment, workspaceAccount } from '../platform.ts';
+import { readPlatform, segment, workspaceAccount } from '../platform.ts';
 import { resultOf } from '../rpc-mapping.ts';
 import { enumOf, integer, object, string } from '../schema.ts';
 import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
@@ -116,6 +117,19 @@ function readBudget() {
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
 
+/**
+ * The pages of one platform read, each read spending the report's budget; a read past the pages
+ * it may take is refused as too large a report, as the budget refuses it.
+ */
+async function* reportPages(read: (after: string | undefined) => Promise<PlatformPage>, what: string) {
+  try {
+    yield* pages(read, { maxPages: MAX_READS, what });
+  } catch (err) {
+    if (err instanceof PagingLimitError) throw new ToolFailure('report_too_large', err.message);
+    throw err;
+  }
+}
+
 async function listAdGroups(
   caller: Caller,
   deps: GatewayDeps,
@@ -124,8 +138,7 @@ async function listAdGroups(
   spend: () => void,
 ): Promise<AdGroupRef[]> {
   const groups: AdGroupRef[] = [];
-  let after: string | undefined;
-  do {
+  const read = async (after: string | undefined): Promise<PlatformPage> => {
     spend();
     const page = await readPlatform(caller, deps, {
       accountId: account,
@@ -138,17 +151,18 @@ async function listAdGroups(
       notFound: `the ad platform found no ad groups listing for ad account ${account}`,
       shape: 'list',
     });
-    for (const g of page.data as unknown[]) {
-      if (isRecord(g)) groups.push({ id: text(g.id), name: text(g.name), campaignId: text(g.campaign_id) });
-    }
+    return { data: page.data as unknown[], paging: page.paging };
+  };
+  for await (const page of reportPages(read, `the ad groups of ad account ${account}`)) {
+    for (const g of page)
+      groups.push({ id: text(g.id), name: text(g.name), campaignId: text(g.campaign_id) });
     if (groups.length > MAX_AD_GROUPS) {
       throw new ToolFailure(
         'report_too_large',
         `the ${campaignId === undefined ? 'account' : 'campaign'} has more than ${MAX_AD_GROUPS} ad groups; a report covers at most ${MAX_AD_GROUPS}: give a campaign_id with fewer`,
       );
     }
-    after = nextCursor(page.paging);
-  } while (after !== undefined);
+  }
   return groups;
 }
 
@@ -164,10 +178,9 @@ interface Sum {
 function addRow(sum: Sum, row: Record<string, unknown>): void {
   sum.ranges++;
   for (const name of COUNTS) {
-    const v = row[name];
-    const known = typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+    const v = exactCount(row[name]);
     const total = sum.counts[name];
-    sum.counts[name] = known && total !== null ? total + BigInt(v) : null;
+    sum.counts[name] = v !== undefined && total !== null ? total + v : null;
   }
 }
 
@@ -205,8 +218,7 @@ async function readAdCounts(
   const ads = new Set<string>();
   for (const group of groups) {
     for (let i = 0; i < all.length; i += RANGES_PER_READ) {
-      let after: string | undefined;
-      do {
+      const read = async (after: string | undefined): Promise<PlatformPage> => {
         spend();
         const answer = await readPlatform(caller, deps, {
           accountId: account,
@@ -223,8 +235,10 @@ async function readAdCounts(
           notFound: `ad group ${group.id} of ad account ${account} disappeared while the report was read; try again`,
           shape: 'report',
         });
-        for (const row of answer.data as unknown[]) {
-          if (!isRecord(row)) continue;
+        return { data: answer.data as unknown[], paging: answer.rest?.paging };
+      };
+      for await (const page of reportPages(read, `the insights of ad group ${group.id}`)) {
+        for (const row of page) {
           const period = periodOf.get(text(row.time_range));
           const adId = text(row.ad_id);
           if (period === undefined || adId === '') continue;
@@ -253,8 +267,7 @@ async function readAdCounts(
           }
           addRow(sum, row);
         }
-        after = nextCursor(answer.rest?.paging);
-      } while (after !== undefined);
+      }
     }
   }
   return {
