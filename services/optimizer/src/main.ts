@@ -93,8 +93,8 @@ startService({
           }),
         ]),
   ],
-  jobs: ({ pool, logger, config }) => [
-    startScheduler({ pool, logger, everyMs: config.SCHEDULE_EVERY_MS, clock }),
+  jobs: ({ pool, logger, config, bus }) => [
+    startScheduler({ pool, logger, bus, everyMs: config.SCHEDULE_EVERY_MS, clock }),
   ],
   server: ({ pool, verifier, logger, peers: { assets, upstream } }) =>
     buildServer({

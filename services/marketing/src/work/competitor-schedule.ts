@@ -1,19 +1,21 @@
 /**
- * The competitor-check schedule: a timer enqueues a check for every enabled source that is due
+ * The competitor-check schedule: a recurring job on the bus (startRecurring) enqueues a check for every enabled source that is due
  * (the outbox row and the source's next check move in one transaction), and a bus consumer on
  * the competitor-check topic runs them. Pausing a source clears its next check, so nothing more
  * is enqueued, and a check already enqueued finds it paused and does nothing.
  */
 import type { BusTransport, Consumer } from '@adsmcp/runtime/bus/bus';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
+import { startRecurring } from '@adsmcp/runtime/bus/recurring';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import { repeatEvery } from '@adsmcp/runtime/lifecycle';
 import type { Logger } from '@adsmcp/runtime/log';
 import { nextCheckAt } from '../domain/competitor-source.ts';
 import { lockDueSources, setNextCheck } from '../store/competitor-store.ts';
 import type { CheckMessage, CompetitorChecker } from './competitor-checks.ts';
 
 export const COMPETITOR_CHECK_TOPIC = 'competitor-check';
+/** The scheduler's ticks: once a period, one process of the service looks for due sources. */
+export const COMPETITOR_DUE_TOPIC = 'competitor-check.due';
 /** How often the scheduler looks for due sources. */
 export const SCHEDULE_EVERY_MS = 30_000;
 /** Sources enqueued per look; the rest wait for the next one. */
@@ -65,7 +67,7 @@ export interface CompetitorWatch {
 
 /**
  * startCompetitorWatch starts the consumer of the competitor-check topic and the scheduler that
- * feeds it. A failed look for due sources is logged and the next one tries again.
+ * feeds it (once a period for the service, whichever of its processes runs it). A failed look for due sources is logged and the next one tries again.
  */
 export async function startCompetitorWatch(o: CompetitorWatchOptions): Promise<CompetitorWatch> {
   const clock = o.clock ?? (() => new Date());
@@ -80,17 +82,24 @@ export async function startCompetitorWatch(o: CompetitorWatchOptions): Promise<C
     maxAttempts: 5,
     backoff: { baseMs: 30_000, capMs: 15 * 60_000 },
   });
-  const stopLooking = repeatEvery(everyMs, async () => {
-    try {
-      const enqueued = await enqueueDueChecks(o.pool, { now: clock(), random });
-      if (enqueued > 0) o.logger.info({ enqueued }, 'competitor checks enqueued');
-    } catch (err) {
-      o.logger.error({ err }, 'looking for due competitor checks failed; the next look tries again');
-    }
+  const looking = await startRecurring({
+    bus: o.bus,
+    pool: o.pool,
+    logger: o.logger,
+    topic: COMPETITOR_DUE_TOPIC,
+    everyMs,
+    run: async () => {
+      try {
+        const enqueued = await enqueueDueChecks(o.pool, { now: clock(), random });
+        if (enqueued > 0) o.logger.info({ enqueued }, 'competitor checks enqueued');
+      } catch (err) {
+        o.logger.error({ err }, 'looking for due competitor checks failed; the next look tries again');
+      }
+    },
   });
   return {
     async stop() {
-      await stopLooking();
+      await looking.stop();
       await consumer.stop();
     },
   };

@@ -1,12 +1,13 @@
 /**
- * The cadence: every enabled optimizer gets a review run every cadence_hours. A scheduler tick
- * finds the optimizers whose review is due, moves each one's next review on and puts a message on
+ * The cadence: every enabled optimizer gets a review run every cadence_hours. A scheduler tick (a
+ * recurring job on the bus) finds the optimizers whose review is due, moves each one's next review on and puts a message on
  * the bus in the same transaction; the consumer queues the run (reusing open work). A paused
  * optimizer has no next review, so it is never due.
  */
 
-import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
+import type { BusTransport, Consumer, Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
+import { startRecurring } from '@adsmcp/runtime/bus/recurring';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import { requestRun } from '../handlers/review-handlers.ts';
@@ -52,28 +53,36 @@ export async function scheduleDue(pool: Pool, now: Date, limit = 100): Promise<n
   });
 }
 
-/** startScheduler runs scheduleDue every `everyMs` until the returned stop is called. */
+/** The ticks of the scheduler: once a period, one process of the service looks for due reviews. */
+export const SCHEDULE_DUE_TOPIC = 'optimizer.schedule-due';
+
+/**
+ * startScheduler runs scheduleDue every `everyMs`, as a recurring job on the bus (startRecurring):
+ * once a period for the service, not once per process. The consumer it returns stops this
+ * process's share.
+ */
 export function startScheduler(o: {
   pool: Pool;
   logger: Logger;
+  bus: BusTransport;
   everyMs: number;
   clock: () => Date;
-}): () => Promise<void> {
-  let running: Promise<void> = Promise.resolve();
-  const tick = () => {
-    running = scheduleDue(o.pool, o.clock()).then(
-      (n) => {
+}): Promise<Consumer> {
+  return startRecurring({
+    bus: o.bus,
+    pool: o.pool,
+    logger: o.logger,
+    topic: SCHEDULE_DUE_TOPIC,
+    everyMs: o.everyMs,
+    run: async () => {
+      try {
+        const n = await scheduleDue(o.pool, o.clock());
         if (n > 0) o.logger.info({ optimizers: n }, 'reviews scheduled');
-      },
-      (err: unknown) => o.logger.error({ err }, 'scheduling reviews failed; retrying on the next tick'),
-    );
-  };
-  const timer = setInterval(tick, o.everyMs);
-  tick();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+      } catch (err) {
+        o.logger.error({ err }, 'scheduling reviews failed; retrying on the next tick');
+      }
+    },
+  });
 }
 
 /**
