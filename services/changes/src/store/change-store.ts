@@ -159,9 +159,15 @@ export async function listChanges(
     f.expiry.approvalValidHours,
     f.now,
   ];
+  // The page's ids are found first, in the list indexes alone (migration 0015), and only the
+  // page's rows are read: an offset deep into the history then skips index entries, not rows.
   const [{ rows }, count] = await Promise.all([
     db.query<ChangeRow>(
-      `SELECT * FROM changes c WHERE ${where} ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 OFFSET $8`,
+      `SELECT c.* FROM (
+         SELECT c.change_id, c.prepared_at FROM changes c WHERE ${where}
+          ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 OFFSET $8
+       ) page JOIN changes c ON c.change_id = page.change_id
+       ORDER BY page.prepared_at DESC, page.change_id`,
       [...params, f.limit, f.offset],
     ),
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM changes c WHERE ${where}`, params),
