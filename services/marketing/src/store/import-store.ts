@@ -131,17 +131,22 @@ export async function listImports(
   offset: number,
   limit: number,
 ): Promise<{ imports: ImportRecord[]; total: number }> {
-  const { rows } = await db.query<ImportRecord & { total: string }>(
-    `SELECT ${COLUMNS}, count(*) OVER () AS total FROM performance_imports
-      WHERE workspace_id = $1 ORDER BY created_at DESC, import_id DESC OFFSET $2 LIMIT $3`,
+  // One statement, one snapshot: the count and the page agree. Both read the newest-first index
+  // alone (a count over the window of every row read each row); only the page's rows are read.
+  const { rows } = await db.query<Partial<ImportRecord> & { total: string }>(
+    `SELECT counted.total, page.*
+       FROM (SELECT count(*) AS total FROM performance_imports WHERE workspace_id = $1) AS counted
+       LEFT JOIN LATERAL (
+         SELECT ${COLUMNS}
+           FROM (SELECT import_id AS page_id, created_at AS page_at FROM performance_imports
+                  WHERE workspace_id = $1 ORDER BY created_at DESC, import_id DESC OFFSET $2 LIMIT $3) AS ids
+           JOIN performance_imports ON performance_imports.workspace_id = $1 AND performance_imports.import_id = ids.page_id
+          ORDER BY ids.page_at DESC, ids.page_id DESC
+       ) AS page ON true`,
     [workspaceId, offset, limit],
   );
-  if (rows.length > 0) return { imports: rows, total: Number(rows[0]?.total) };
-  const { rows: count } = await db.query<{ total: string }>(
-    'SELECT count(*) AS total FROM performance_imports WHERE workspace_id = $1',
-    [workspaceId],
-  );
-  return { imports: [], total: Number(count[0]?.total ?? 0) };
+  const imports = rows.filter((r): r is ImportRecord & { total: string } => r.import_id != null);
+  return { imports, total: Number(rows[0]?.total ?? 0) };
 }
 
 /** findInput returns an import's status and input (the worker reads it before its transaction). */
