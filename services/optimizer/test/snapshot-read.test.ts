@@ -86,7 +86,8 @@ after(async () => {
 
 test('the snapshot of a campaign with more ad-days than one insights page is exact: each ad as the sandbox totals it', async () => {
   const snapshot = await readSnapshotAds(stack.client, stack.as(admin), accountId, [campaignId], RANGE);
-  const inGroup = snapshot.filter((a) => a.adGroupId === adGroupId);
+  assert.deepEqual(snapshot.daysWithoutRows, [], 'every day of the range has rows');
+  const inGroup = snapshot.ads.filter((a) => a.adGroupId === adGroupId);
   assert.ok(
     inGroup.length > ADS,
     `the ad group holds its seeded ads and the ${ADS} new ones (got ${inGroup.length})`,
@@ -127,4 +128,12 @@ test('the snapshot of a campaign with more ad-days than one insights page is exa
       `ad ${ad.adId}`,
     );
   }
+});
+
+test('the days of the window the platform has no rows for yet are named, and the sums cover the others', async () => {
+  const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+  const range = `${day(-2)}..${day(2)}`;
+  const snapshot = await readSnapshotAds(stack.client, stack.as(admin), accountId, [campaignId], range);
+  assert.deepEqual(snapshot.daysWithoutRows, [day(1), day(2)]);
+  assert.ok(snapshot.ads.some((a) => a.impressions > 0));
 });

@@ -58,6 +58,8 @@ export interface Snapshot {
   ads: AdPerformance[];
   adsMeetingThresholds: number;
   takenAt: string;
+  /** The days of timeRange no ad had a delivery row for; absent in snapshots recorded without it. */
+  daysWithoutRows?: string[];
 }
 
 export interface Run {
@@ -210,6 +212,7 @@ export interface SnapshotInput {
   currency: string;
   timeZone: string;
   ads: AdDelivery[];
+  daysWithoutRows?: string[];
 }
 
 /** snapshotOf is the delivery read for a run, judged by the configuration's thresholds. */
@@ -229,6 +232,7 @@ export function snapshotOf(input: SnapshotInput, config: OptimizerConfig, now: D
     ads,
     adsMeetingThresholds: ads.filter((a) => a.meetsThresholds).length,
     takenAt: now.toISOString(),
+    ...(input.daysWithoutRows === undefined ? {} : { daysWithoutRows: input.daysWithoutRows }),
   };
 }
 

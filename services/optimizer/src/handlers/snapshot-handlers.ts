@@ -61,7 +61,13 @@ export function createSnapshotHandlers(deps: SnapshotHandlerDeps): ServiceImpl<t
         c.reportingDelayHours,
         account.timeZone,
       );
-      const ads = await readSnapshotAds(upstream, as, run.accountId, c.campaignIds, window.timeRange);
+      const { ads, daysWithoutRows } = await readSnapshotAds(
+        upstream,
+        as,
+        run.accountId,
+        c.campaignIds,
+        window.timeRange,
+      );
       const now = deps.clock();
       const recorded = await recordSnapshot(
         deps.pool,
@@ -75,6 +81,7 @@ export function createSnapshotHandlers(deps: SnapshotHandlerDeps): ServiceImpl<t
           currency: account.currency,
           timeZone: account.timeZone,
           ads,
+          daysWithoutRows,
         },
         now,
       );

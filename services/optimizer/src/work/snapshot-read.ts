@@ -95,7 +95,7 @@ export async function readSnapshotAds(
   accountId: string,
   campaignIds: readonly string[],
   timeRange: string,
-): Promise<AdDelivery[]> {
+): Promise<{ ads: AdDelivery[]; daysWithoutRows: string[] }> {
   const wanted = new Set(campaignIds);
   const ads: Omit<AdDelivery, (typeof METRICS)[number] | 'spendMicros'>[] = [];
   await capped(async () => {
@@ -148,7 +148,7 @@ export async function readSnapshotAds(
     });
   }
   const sums = sumInsights(rows, { metrics: METRICS, range: timeRange, entityKey: 'ad_id' });
-  return ads.map((a) => {
+  const delivered = ads.map((a) => {
     const s = sums.byEntity.get(a.adId);
     // An ad without rows delivered nothing in the window.
     if (s === undefined) return { ...a, impressions: 0, clicks: 0, conversions: 0, spendMicros: 0 };
@@ -160,4 +160,5 @@ export async function readSnapshotAds(
       spendMicros: whole(a.adId, 'spend_micros', s.counts.spend_micros),
     };
   });
+  return { ads: delivered, daysWithoutRows: ads.length === 0 ? [] : sums.missingDays };
 }
