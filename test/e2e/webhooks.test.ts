@@ -3,7 +3,8 @@
  * receiver on 127.0.0.1 (allowed by WEBHOOK_ALLOW_HOSTS) gets one signed delivery for each change
  * event (awaiting approval, approved, rejected, applied, failed, expired), the first one answered
  * 500 is delivered again and then accepted, and the delivery log shows both attempts. A loopback
- * or private URL the operator did not allow is refused, naming the field and the rule.
+ * or private URL the operator did not allow is refused, naming the field and the rule. An
+ * optimizer's proposal and a performance import's end (completed or failed) are delivered too.
  */
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -325,5 +326,70 @@ describe('webhooks', () => {
     assert.deepEqual(JSON.parse(got.body), {
       text: `*A proposal awaits approval*: Spring plants, 20% off (One ad can name its offer.)\n<${stack.gatewayUrl}/dashboard/proposals/${proposalId}|Review it in the dashboard>`,
     });
+  });
+  test('a performance import that completes, and one that fails, each reach an import.finished webhook, signed', async () => {
+    await register(`${receiverUrl}?for=imports`, ['import.finished']);
+    const secret = ((await page.textContent('#secret')) ?? '').trim();
+    assert.match(secret, /^whsec_/);
+    const meta = {
+      source: 'vendor_b_ads',
+      currency: 'EUR',
+      timezone: 'Europe/Berlin',
+      attribution: '7-day click, 1-day view',
+      since: '2026-10-01',
+      until: '2026-10-31',
+    };
+    const done = await ok<{ import: { import_id: string; status: string } }>('ads_import_performance', {
+      ...meta,
+      name: 'Webhook week',
+      rows: [
+        { ad_id: 'ad_w1', impressions: 100, clicks: 3, spend: 1.5 },
+        { ad_id: 'ad_w2', impressions: 50, clicks: 1, spend: 0.5 },
+      ],
+    });
+    assert.equal(done.import.status, 'completed');
+    const bad = await call('ads_import_performance', {
+      ...meta,
+      name: 'Webhook bad CSV',
+      csv: 'ad_id,impressions,clicks,spend\nad_w3,lots,1,1.00',
+    });
+    assert.equal(bad.isError, true);
+    const failedId = (bad.data.error as { import: { import_id: string } }).import.import_id;
+    const importEvent = (id: string) =>
+      waitFor(`import.finished of ${id}`, () =>
+        received.find(
+          (r) =>
+            r.answered === 200 &&
+            r.headers['x-adsmcp-event'] === 'import.finished' &&
+            (JSON.parse(r.body) as { import?: { id: string } }).import?.id === id,
+        ),
+      );
+    const completed = await importEvent(done.import.import_id);
+    const failed = await importEvent(failedId);
+    for (const got of [completed, failed]) {
+      assert.ok(
+        verify(secret, String(got.headers['x-adsmcp-signature']), got.body),
+        'the signature verifies',
+      );
+      assert.equal(got.headers['x-adsmcp-delivery'], (JSON.parse(got.body) as { id: string }).id);
+    }
+    const completedBody = JSON.parse(completed.body) as Record<string, unknown>;
+    assert.equal(completedBody.event, 'import.finished');
+    assert.equal(completedBody.workspace_id, seed.workspaceId);
+    assert.deepEqual(completedBody.import, {
+      id: done.import.import_id,
+      status: 'completed',
+      summary: 'Webhook week: 2 rows of 2 ads saved',
+    });
+    const failedImport = (JSON.parse(failed.body) as { import: { status: string; summary: string } }).import;
+    assert.equal(failedImport.status, 'failed');
+    assert.match(failedImport.summary, /^Webhook bad CSV: failed with 1 error \(.*must be a whole number/);
+    // The delivery log names the import, with no link to a page the dashboard does not have.
+    await page.goto(`${stack.gatewayUrl}/dashboard/webhooks`);
+    const logged = await page
+      .locator('#delivery-log tr.delivery', { hasText: failedId })
+      .first()
+      .textContent();
+    assert.match(logged ?? '', /import\.finished.*performance import/s);
   });
 });

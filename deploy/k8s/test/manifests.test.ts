@@ -94,6 +94,7 @@ const SERVICES: Record<string, ServiceExpectation> = {
       'UPSTREAM_PROXY_URL',
       'MARKETING_URL',
       'OPTIMIZER_PUBLIC_KEY',
+      'MARKETING_PUBLIC_KEY',
       'KAFKA_BROKERS',
     ],
   },
@@ -105,7 +106,7 @@ const SERVICES: Record<string, ServiceExpectation> = {
   marketing: {
     port: GRPC_PORT,
     probes: { kind: 'grpc' },
-    env: [...GRPC_ENV, 'CHANGES_PUBLIC_KEY', 'OPTIMIZER_PUBLIC_KEY'],
+    env: [...GRPC_ENV, 'CHANGES_PUBLIC_KEY', 'OPTIMIZER_PUBLIC_KEY', 'MARKETING_PRIVATE_KEY', 'CHANGES_URL'],
   },
   'upstream-proxy': {
     port: GRPC_PORT,
@@ -131,6 +132,7 @@ const SECRET_ENV = new Set([
   'PRINCIPAL_PRIVATE_KEY',
   'CHANGES_PRIVATE_KEY',
   'OPTIMIZER_PRIVATE_KEY',
+  'MARKETING_PRIVATE_KEY',
   'UPSTREAM_CREDENTIAL_KEY',
   'SANDBOX_ADMIN_TOKEN',
 ]);
@@ -149,6 +151,7 @@ const FLOWS = [
   'optimizer->upstream-proxy:50051',
   'marketing->upstream-proxy:50051',
   'optimizer->changes:50051',
+  'marketing->changes:50051',
 ];
 
 /** The pods that may open connections to public addresses (on 443 only): the ad platform, and the web pages marketing reads. */

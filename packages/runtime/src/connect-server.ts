@@ -128,7 +128,7 @@ function guardCall<T>(
         const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
         if (token === '') throw new ConnectError('missing principal token', Code.Unauthenticated);
         try {
-          values.set(principalKey, await verifier.verify(token));
+          values.set(principalKey, await verifier.verify(token, method));
         } catch {
           throw new ConnectError('invalid principal token', Code.Unauthenticated);
         }

@@ -133,8 +133,12 @@ export async function createPrincipalSigner(
 }
 
 export interface PrincipalVerifier {
-  /** Verifies a token addressed to this service; throws when it is invalid, expired or misaddressed. */
-  verify(token: string): Promise<Principal>;
+  /**
+   * Verifies a token addressed to this service; throws when it is invalid, expired or misaddressed,
+   * or when its issuer may not make `method` here (`<package>.<Service>/<Method>`, the trust
+   * table's `methods`; a token of an issuer limited to some calls is refused without one).
+   */
+  verify(token: string, method?: string): Promise<Principal>;
 }
 
 const ROLES: readonly string[] = ['admin', 'editor', 'viewer'];
@@ -160,18 +164,28 @@ export async function createPrincipalVerifier(
   }
   // Tokens already verified, by their exact text, until they expire: the signature cannot
   // change, so only the expiry is checked again.
-  const verified = new Map<string, { principal: Principal; exp: number }>();
+  const verified = new Map<string, { principal: Principal; exp: number; methods?: readonly string[] }>();
+  // Checked on every call, cached or not: one token may be sent to several of the service's calls.
+  const mayCall = (entry: { methods?: readonly string[] }, iss: string, method: string | undefined) => {
+    if (entry.methods !== undefined && (method === undefined || !entry.methods.includes(method)))
+      throw new Error(`principal token from ${iss} may not call ${method ?? '(no call named)'}`);
+  };
   return {
-    async verify(token) {
+    async verify(token, method) {
       const hit = verified.get(token);
       if (hit !== undefined) {
-        if (hit.exp * 1000 > now()) return hit.principal;
+        if (hit.exp * 1000 > now()) {
+          mayCall(hit, String(decodeJwt(token).iss), method);
+          return hit.principal;
+        }
         verified.delete(token);
       }
       const principal = await verifyToken(token);
-      const exp = decodeJwt(token).exp ?? 0;
+      const { exp = 0, iss } = decodeJwt(token);
+      const methods = rules.get(String(iss))?.methods;
       if (verified.size >= CACHE_LIMIT) verified.clear();
-      verified.set(token, { principal, exp });
+      verified.set(token, { principal, exp, ...(methods === undefined ? {} : { methods }) });
+      mayCall({ ...(methods === undefined ? {} : { methods }) }, String(iss), method);
       return principal;
     },
   };

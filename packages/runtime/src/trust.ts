@@ -16,6 +16,8 @@ export const ISSUERS = {
   changes: 'adsmcp-changes',
   /** The optimizer's own worker and checks (its key is OPTIMIZER_PRIVATE_KEY). */
   optimizer: 'adsmcp-optimizer',
+  /** The marketing service's worker (its key is MARKETING_PRIVATE_KEY). */
+  marketing: 'adsmcp-marketing',
 } as const;
 
 export type IssuerName = keyof typeof ISSUERS;
@@ -23,6 +25,7 @@ export type IssuerName = keyof typeof ISSUERS;
 export const GATEWAY_ISSUER = ISSUERS.gateway;
 export const CHANGES_ISSUER = ISSUERS.changes;
 export const OPTIMIZER_ISSUER = ISSUERS.optimizer;
+export const MARKETING_ISSUER = ISSUERS.marketing;
 
 /** One edge of the trust graph: a service accepts `issuer`'s tokens as far as this says. */
 export interface Trust {
@@ -32,7 +35,12 @@ export interface Trust {
   /** The scopes a token from this issuer may carry; a token claiming another is refused. */
   scopes: readonly Scope[];
   /** The configuration variable holding the issuer's Ed25519 public key (SPKI PEM). */
-  keyEnv: 'PRINCIPAL_PUBLIC_KEY' | 'CHANGES_PUBLIC_KEY' | 'OPTIMIZER_PUBLIC_KEY';
+  keyEnv: 'PRINCIPAL_PUBLIC_KEY' | 'CHANGES_PUBLIC_KEY' | 'OPTIMIZER_PUBLIC_KEY' | 'MARKETING_PUBLIC_KEY';
+  /**
+   * The only calls (`<package>.<Service>/<Method>`) a token from this issuer may make here; absent
+   * for every call. For a peer that needs one call of a service whose other calls it must not make.
+   */
+  methods?: readonly string[];
   /** Without the key the service does not start (required), or does not accept this issuer (optional). */
   key: 'required' | 'optional';
   /** What the issuer does here, for the docs and for whoever reads the table. */
@@ -64,6 +72,15 @@ export const TRUST_GRAPH = {
       keyEnv: 'OPTIMIZER_PUBLIC_KEY',
       key: 'optional',
       why: 'records the changes that publish proposals a person approved (RecordApprovedChange)',
+    },
+    {
+      issuer: 'marketing',
+      via: ['worker'],
+      scopes: ['write'],
+      keyEnv: 'MARKETING_PUBLIC_KEY',
+      key: 'optional',
+      methods: ['changes.v1.WebhooksService/RecordWebhookEvent'],
+      why: 'tells the workspace’s webhooks a performance import finished (RecordWebhookEvent, and no other call)',
     },
   ],
   marketing: [

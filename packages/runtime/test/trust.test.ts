@@ -7,7 +7,7 @@ import {
   generatePrincipalKeys,
   type Principal,
 } from '../src/principal.ts';
-import { ISSUERS, type ServiceName, TRUST_GRAPH, trustedKeys } from '../src/trust.ts';
+import { ISSUERS, type ServiceName, TRUST_GRAPH, type Trust, trustedKeys } from '../src/trust.ts';
 import { EDITOR } from './fixtures.ts';
 
 const SERVICES = Object.keys(TRUST_GRAPH) as ServiceName[];
@@ -23,7 +23,7 @@ describe('the trust table', () => {
         for (const via of edge.via) {
           const principal: Principal = { ...EDITOR, scopes: [...edge.scopes], via };
           assert.deepEqual(
-            await verifier.verify(await signer.sign(principal, service)),
+            await verifier.verify(await signer.sign(principal, service), (edge as Trust).methods?.[0]),
             principal,
             `${service} ← ${issuer} via ${via}`,
           );
@@ -53,6 +53,24 @@ describe('the trust table', () => {
         message: 'principal token from adsmcp-gateway may not claim channel worker',
       },
     );
+  });
+
+  test('a worker trusted for one call is refused any other call of the service, naming it', async () => {
+    const marketing = await generatePrincipalKeys();
+    const verifier = await createPrincipalVerifier(
+      { [ISSUERS.marketing]: marketing.publicKeyPem },
+      'changes',
+    );
+    const signer = await createPrincipalSigner(marketing.privateKeyPem, ISSUERS.marketing);
+    const worker: Principal = { ...EDITOR, scopes: ['write'], via: 'worker' };
+    const token = await signer.sign(worker, 'changes');
+    assert.deepEqual(await verifier.verify(token, 'changes.v1.WebhooksService/RecordWebhookEvent'), worker);
+    // The same token again (now cached) is refused for another call, and for none named.
+    await assert.rejects(verifier.verify(token, 'changes.v1.ChangesService/RecordApprovedChange'), {
+      message:
+        'principal token from adsmcp-marketing may not call changes.v1.ChangesService/RecordApprovedChange',
+    });
+    await assert.rejects(verifier.verify(token), { message: /may not call \(no call named\)/ });
   });
 
   test('a worker that may only read here is refused a token claiming write, naming the scope', async () => {

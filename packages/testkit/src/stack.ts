@@ -36,6 +36,9 @@ export interface StackSecrets {
   /** The optimizer's own key: its worker signs the calls that publish approved proposals. */
   optimizerPrivateKey: string;
   optimizerPublicKey: string;
+  /** The marketing service's own key: its worker signs the calls that tell webhooks an import finished. */
+  marketingPrivateKey: string;
+  marketingPublicKey: string;
   upstreamCredentialKey: string;
   sandboxAdminToken: string;
 }
@@ -149,6 +152,11 @@ export async function loadSecrets(dataDir: string): Promise<StackSecrets> {
     const keys = await generatePrincipalKeys();
     secrets.optimizerPrivateKey = keys.privateKeyPem;
     secrets.optimizerPublicKey = keys.publicKeyPem;
+  }
+  if (!secrets.marketingPrivateKey || !secrets.marketingPublicKey) {
+    const keys = await generatePrincipalKeys();
+    secrets.marketingPrivateKey = keys.privateKeyPem;
+    secrets.marketingPublicKey = keys.publicKeyPem;
   }
   secrets.upstreamCredentialKey ??= randomBytes(32).toString('base64');
   secrets.sandboxAdminToken ??= randomBytes(24).toString('base64url');
@@ -494,6 +502,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       ...peers,
       CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
       OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+      // An import's end is told to the changes service, for the workspace's webhooks.
+      MARKETING_PRIVATE_KEY: secrets.marketingPrivateKey,
+      CHANGES_URL: list(changes),
     };
     if (opts.inProcessMarketing !== undefined) {
       inProcess = await opts.inProcessMarketing({ ...base, ...marketingEnv });
@@ -522,6 +533,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           ...peers,
           CHANGES_PRIVATE_KEY: secrets.changesPrivateKey,
           OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+          MARKETING_PUBLIC_KEY: secrets.marketingPublicKey,
           // Campaign images a change uploads are read there.
           MARKETING_URL: marketingUrls,
         },

@@ -38,6 +38,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
        * proposals a person approved in the dashboard (RecordApprovedChange).
        */
       OPTIMIZER_PUBLIC_KEY: optional(),
+      /**
+       * The marketing service's Ed25519 public key (SPKI PEM): when set, its worker's principal
+       * tokens (issuer adsmcp-marketing, channel worker) are accepted for one call only, to tell the
+       * workspace's webhooks a performance import finished (RecordWebhookEvent).
+       */
+      MARKETING_PUBLIC_KEY: optional(),
       /** How long a worker that stopped renewing its claim (it died) keeps its message before another worker takes it over. */
       APPLY_LEASE_MS: int(60_000, 1_000, 600_000),
       /**

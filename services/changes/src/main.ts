@@ -51,7 +51,7 @@ startService({
   name: SERVICE_NAME,
   config: loadConfig,
   database: { migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)), bus: true },
-  trusts: ['gateway', 'optimizer'],
+  trusts: ['gateway', 'optimizer', 'marketing'],
   peers: ({ config }) => peersOf(config),
   consumers: (d) => {
     const work = applying(d);

@@ -21,6 +21,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
        * optimization variant names (GetCampaignAssets; it asks with the read scope only).
        */
       OPTIMIZER_PUBLIC_KEY: optional(),
+      /**
+       * This service's own Ed25519 key (PKCS#8 PEM): its worker signs, as issuer adsmcp-marketing,
+       * the calls that tell the changes service a performance import finished, for the workspace's
+       * webhooks (RecordWebhookEvent; the changes service trusts the key through
+       * MARKETING_PUBLIC_KEY). With CHANGES_URL; without both, no import.finished is delivered.
+       */
+      MARKETING_PRIVATE_KEY: optional(),
+      CHANGES_URL: optional(),
     },
     env,
   );

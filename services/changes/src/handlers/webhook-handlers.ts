@@ -30,9 +30,14 @@ import {
   checkEvents,
   checkFormat,
   checkUrlLength,
+  IMPORT_STATUSES,
+  type ImportStatus,
+  importBodyFor,
+  isImportEvent,
   isProposalEvent,
   MAX_WEBHOOKS,
   newSecret,
+  type ProposalEvent,
   proposalBodyFor,
 } from '../webhooks/webhook-rules.ts';
 
@@ -162,23 +167,39 @@ export function webhookHandlers(d: WebhookHandlerDeps): ServiceImpl<typeof Webho
     },
 
     /**
-     * An event of another service (the optimizer's worker, through its own outbox, so a proposal's
-     * event is sent even if this service was away when it was made): one delivery per webhook
-     * that asked for it, queued in one transaction; the same event_id queues nothing twice.
+     * An event of another service (the optimizer's worker, a proposal awaiting review; the
+     * marketing service's, an import finished), each through its own outbox, so the event is sent
+     * even if this service was away when it was made: one delivery per webhook that asked for it,
+     * queued in one transaction; the same event_id queues nothing twice. Only worker tokens reach
+     * this call, and the trust table lets the marketing service's make no other call here.
      */
     async recordWebhookEvent(req, ctx) {
       const p = principalOf(ctx);
       if (p.via !== 'worker') {
-        throw new PermissionDeniedError('only the optimizer records proposal events for webhooks');
+        throw new PermissionDeniedError(
+          'only the optimizer and the marketing service record events for webhooks',
+        );
       }
-      if (!isProposalEvent(req.event)) {
+      if (!isProposalEvent(req.event) && !isImportEvent(req.event)) {
         throw new InvalidArgumentError(
-          `event must be proposal.awaiting_approval (got ${JSON.stringify(req.event.slice(0, 80))})`,
+          `event must be proposal.awaiting_approval or import.finished (got ${JSON.stringify(req.event.slice(0, 80))})`,
         );
       }
       if (!isUuid(req.eventId)) throw new InvalidArgumentError('event_id must be a UUID');
       if (!isUuid(req.subjectId)) throw new InvalidArgumentError('subject_id must be a UUID');
-      if (!/^\/dashboard\/[A-Za-z0-9/_-]{1,200}$/.test(req.reviewPath)) {
+      if (req.summary.length > 2000) {
+        throw new InvalidArgumentError(`summary must be at most 2000 characters (got ${req.summary.length})`);
+      }
+      const event = req.event;
+      let status: ImportStatus | undefined;
+      if (isImportEvent(event)) {
+        if (!(IMPORT_STATUSES as readonly string[]).includes(req.status)) {
+          throw new InvalidArgumentError(
+            `status must be completed or failed for import.finished (got ${JSON.stringify(req.status.slice(0, 40))})`,
+          );
+        }
+        status = req.status as ImportStatus;
+      } else if (!/^\/dashboard\/[A-Za-z0-9/_-]{1,200}$/.test(req.reviewPath)) {
         throw new InvalidArgumentError(
           'review_path must be a dashboard path such as /dashboard/proposals/<id>',
         );
@@ -186,27 +207,28 @@ export function webhookHandlers(d: WebhookHandlerDeps): ServiceImpl<typeof Webho
       const occurredAt = new Date(req.occurredAt);
       if (Number.isNaN(occurredAt.getTime()))
         throw new InvalidArgumentError('occurred_at must be an RFC 3339 time');
-      const event = req.event;
       const queued = await inTransaction(d.pool, async (tx) => {
         const hooks = await liveWebhooksFor(tx, p.workspaceId, event);
         for (const hook of hooks) {
           const deliveryId = deterministicId('webhook-delivery', req.eventId, hook.webhook_id);
+          const facts = { deliveryId, occurredAt, workspaceId: p.workspaceId, summary: req.summary };
+          const body =
+            status !== undefined && isImportEvent(event)
+              ? importBodyFor(hook.format, { ...facts, event, importId: req.subjectId, status })
+              : proposalBodyFor(hook.format, {
+                  ...facts,
+                  event: event as ProposalEvent,
+                  proposalId: req.subjectId,
+                  accountId: req.accountId,
+                  reviewUrl: new URL(req.reviewPath, hook.review_base_url).toString(),
+                });
           const message: DeliveryMessage = {
             delivery_id: deliveryId,
             webhook_id: hook.webhook_id,
             workspace_id: p.workspaceId,
             event,
             subject_id: req.subjectId,
-            body: proposalBodyFor(hook.format, {
-              deliveryId,
-              event,
-              occurredAt,
-              workspaceId: p.workspaceId,
-              proposalId: req.subjectId,
-              accountId: req.accountId,
-              summary: req.summary,
-              reviewUrl: new URL(req.reviewPath, hook.review_base_url).toString(),
-            }),
+            body,
           };
           await enqueue(tx, {
             topic: WEBHOOK_TOPIC,

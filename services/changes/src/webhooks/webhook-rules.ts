@@ -19,8 +19,13 @@ export type ChangeEvent = keyof typeof CHANGE_EVENTS;
 /** Events other services record (RecordWebhookEvent): the optimizer's proposals. */
 export const PROPOSAL_EVENTS = ['proposal.awaiting_approval'] as const;
 export type ProposalEvent = (typeof PROPOSAL_EVENTS)[number];
-export type WebhookEvent = ChangeEvent | ProposalEvent;
-const ALL_EVENTS: readonly string[] = [...Object.keys(CHANGE_EVENTS), ...PROPOSAL_EVENTS];
+/** The marketing service's: a performance import ended, completed or failed. */
+export const IMPORT_EVENTS = ['import.finished'] as const;
+export type ImportEvent = (typeof IMPORT_EVENTS)[number];
+export const IMPORT_STATUSES = ['completed', 'failed'] as const;
+export type ImportStatus = (typeof IMPORT_STATUSES)[number];
+export type WebhookEvent = ChangeEvent | ProposalEvent | ImportEvent;
+const ALL_EVENTS: readonly string[] = [...Object.keys(CHANGE_EVENTS), ...PROPOSAL_EVENTS, ...IMPORT_EVENTS];
 export const WEBHOOK_FORMATS = ['json', 'slack'] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
@@ -39,6 +44,10 @@ export function isChangeEvent(name: string): name is ChangeEvent {
 
 export function isProposalEvent(name: string): name is ProposalEvent {
   return (PROPOSAL_EVENTS as readonly string[]).includes(name);
+}
+
+export function isImportEvent(name: string): name is ImportEvent {
+  return (IMPORT_EVENTS as readonly string[]).includes(name);
 }
 
 /** The events of a registration, checked: at least one, each known, none twice. */
@@ -188,5 +197,31 @@ export function proposalBodyFor(format: WebhookFormat, e: ProposalFacts): string
       account_id: e.accountId,
       review_url: e.reviewUrl,
     },
+  });
+}
+
+/** What an import event says: the import, how it ended and what a person reads. No review page: the dashboard has none. */
+export interface ImportFacts {
+  deliveryId: string;
+  event: ImportEvent;
+  occurredAt: Date;
+  workspaceId: string;
+  importId: string;
+  status: ImportStatus;
+  summary: string;
+}
+
+export function importBodyFor(format: WebhookFormat, e: ImportFacts): string {
+  if (format === 'slack') {
+    const headline =
+      e.status === 'completed' ? 'A performance import finished' : 'A performance import failed';
+    return JSON.stringify({ text: `*${headline}*: ${slackText(e.summary)}` });
+  }
+  return JSON.stringify({
+    id: e.deliveryId,
+    event: e.event,
+    occurred_at: e.occurredAt.toISOString(),
+    workspace_id: e.workspaceId,
+    import: { id: e.importId, status: e.status, summary: e.summary },
   });
 }

@@ -24,7 +24,15 @@ const EVENTS = [
   ['change.failed', 'A change failed'],
   ['change.expired', 'A change expired'],
   ['proposal.awaiting_approval', "An optimizer's proposal awaits approval"],
+  ['import.finished', 'A performance import finished (completed or failed)'],
 ] as const;
+
+/** The subject of a delivery, linked to its page where the dashboard has one (an import has none). */
+function subjectHtml(event: string, subjectId: string): string {
+  if (event.startsWith('import.')) return `performance import ${esc(subjectId)}`;
+  const pages = event.startsWith('proposal.') ? 'proposals' : 'changes';
+  return `<a href="/dashboard/${pages}/${esc(subjectId)}">${esc(subjectId)}</a>`;
+}
 
 const ADMIN_ONLY = 'Only a workspace admin can manage webhooks.';
 
@@ -78,7 +86,7 @@ async function webhooksHtml(deps: GatewayDeps, s: SessionView, shown: Shown): Pr
     .map(
       (
         d,
-      ) => `<tr class="delivery"><td>${timeHtml(d.at)}</td><td>${esc(d.event)}</td><td><a href="/dashboard/${d.event.startsWith('proposal.') ? 'proposals' : 'changes'}/${esc(d.subjectId)}">${esc(d.subjectId)}</a></td>
+      ) => `<tr class="delivery"><td>${timeHtml(d.at)}</td><td>${esc(d.event)}</td><td>${subjectHtml(d.event, d.subjectId)}</td>
       <td class="v">${esc(d.url)}</td><td>${esc(d.attempt)}</td><td class="outcome">${esc(d.outcome)}</td>
       <td>${d.responseStatus === 0 ? '' : esc(d.responseStatus)}</td><td class="v">${esc(d.error)}</td></tr>`,
     )

@@ -20,6 +20,7 @@ import {
   openRowCopy,
   totalsOf,
 } from '../store/import-store.ts';
+import { enqueueImportFinished } from './webhook-events.ts';
 
 /** The bus topic of performance imports. */
 export const IMPORT_TOPIC = 'marketing.performance-import';
@@ -32,6 +33,11 @@ export interface ImportMessage {
 export interface ImportWorkerDeps {
   pool: Pool;
   logger: Logger;
+  /**
+   * Whether an import's end is announced to the workspace's webhooks (import.finished): only when
+   * this service can hand the event to the changes service, so the outbox holds nothing no one reads.
+   */
+  announce?: boolean;
 }
 
 /**
@@ -68,7 +74,7 @@ export function createImportHandler(d: ImportWorkerDeps) {
  * createImportGiveUp returns the give-up path of import messages (past their last attempt, which
  * failed or never reported back): the import says so, rather than stay running for ever.
  */
-export function createImportGiveUp(d: Pick<ImportWorkerDeps, 'pool' | 'logger'>) {
+export function createImportGiveUp(d: Pick<ImportWorkerDeps, 'pool' | 'logger' | 'announce'>) {
   return async (
     message: Delivery<ImportMessage>,
     ctx: HandlerContext,
@@ -85,8 +91,8 @@ export function createImportGiveUp(d: Pick<ImportWorkerDeps, 'pool' | 'logger'>)
       reason.kind === 'abandoned'
         ? 'its processing stopped before it finished (the worker was stopped or killed)'
         : 'it failed each time';
-    await ctx.inTx((tx) =>
-      failImport(tx, workspaceId, importId, {
+    await ctx.inTx(async (tx) => {
+      await failImport(tx, workspaceId, importId, {
         rowCount: 0,
         errorCount: 1,
         errors: [
@@ -96,8 +102,9 @@ export function createImportGiveUp(d: Pick<ImportWorkerDeps, 'pool' | 'logger'>)
           },
         ],
         gaveUp: true,
-      }),
-    );
+      });
+      if (d.announce === true) await enqueueImportFinished(tx, workspaceId, importId);
+    });
   };
 }
 
@@ -131,9 +138,11 @@ async function run(
         errorCount: errors.count,
         errors: errors.listed,
       });
+      if (d.announce === true) await enqueueImportFinished(tx, workspaceId, importId);
       return read;
     }
     await completeImport(tx, workspaceId, importId, read, await totalsOf(tx, workspaceId, importId));
+    if (d.announce === true) await enqueueImportFinished(tx, workspaceId, importId);
     return read;
   });
   d.logger.info(

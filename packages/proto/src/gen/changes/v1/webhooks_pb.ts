@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/webhooks.proto.
  */
 export const file_changes_v1_webhooks: GenFile = /*@__PURE__*/
-  fileDesc("ChljaGFuZ2VzL3YxL3dlYmhvb2tzLnByb3RvEgpjaGFuZ2VzLnYxInIKB1dlYmhvb2sSEgoKd2ViaG9va19pZBgBIAEoCRILCgN1cmwYAiABKAkSDgoGZXZlbnRzGAMgAygJEg4KBmZvcm1hdBgEIAEoCRISCgpjcmVhdGVkX2J5GAUgASgJEhIKCmNyZWF0ZWRfYXQYBiABKAkiXAoUQ3JlYXRlV2ViaG9va1JlcXVlc3QSCwoDdXJsGAEgASgJEg4KBmV2ZW50cxgCIAMoCRIOCgZmb3JtYXQYAyABKAkSFwoPcmV2aWV3X2Jhc2VfdXJsGAQgASgJIk0KFUNyZWF0ZVdlYmhvb2tSZXNwb25zZRIkCgd3ZWJob29rGAEgASgLMhMuY2hhbmdlcy52MS5XZWJob29rEg4KBnNlY3JldBgCIAEoCSIVChNMaXN0V2ViaG9va3NSZXF1ZXN0Ij0KFExpc3RXZWJob29rc1Jlc3BvbnNlEiUKCHdlYmhvb2tzGAEgAygLMhMuY2hhbmdlcy52MS5XZWJob29rIioKFERlbGV0ZVdlYmhvb2tSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkiFwoVRGVsZXRlV2ViaG9va1Jlc3BvbnNlIsABCg9XZWJob29rRGVsaXZlcnkSEwoLZGVsaXZlcnlfaWQYASABKAkSEgoKd2ViaG9va19pZBgCIAEoCRILCgN1cmwYAyABKAkSDQoFZXZlbnQYBCABKAkSEgoKc3ViamVjdF9pZBgFIAEoCRIPCgdhdHRlbXB0GAYgASgFEg8KB291dGNvbWUYByABKAkSFwoPcmVzcG9uc2Vfc3RhdHVzGAggASgFEg0KBWVycm9yGAkgASgJEgoKAmF0GAogASgJIp8BChlSZWNvcmRXZWJob29rRXZlbnRSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEg0KBWV2ZW50GAIgASgJEhIKCnN1YmplY3RfaWQYAyABKAkSEgoKYWNjb3VudF9pZBgEIAEoCRIPCgdzdW1tYXJ5GAUgASgJEhMKC3Jldmlld19wYXRoGAYgASgJEhMKC29jY3VycmVkX2F0GAcgASgJIiwKGlJlY29yZFdlYmhvb2tFdmVudFJlc3BvbnNlEg4KBnF1ZXVlZBgBIAEoBSItChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFIlAKHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEi8KCmRlbGl2ZXJpZXMYASADKAsyGy5jaGFuZ2VzLnYxLldlYmhvb2tEZWxpdmVyeTLjAwoPV2ViaG9va3NTZXJ2aWNlElQKDUNyZWF0ZVdlYmhvb2sSIC5jaGFuZ2VzLnYxLkNyZWF0ZVdlYmhvb2tSZXF1ZXN0GiEuY2hhbmdlcy52MS5DcmVhdGVXZWJob29rUmVzcG9uc2USUQoMTGlzdFdlYmhvb2tzEh8uY2hhbmdlcy52MS5MaXN0V2ViaG9va3NSZXF1ZXN0GiAuY2hhbmdlcy52MS5MaXN0V2ViaG9va3NSZXNwb25zZRJUCg1EZWxldGVXZWJob29rEiAuY2hhbmdlcy52MS5EZWxldGVXZWJob29rUmVxdWVzdBohLmNoYW5nZXMudjEuRGVsZXRlV2ViaG9va1Jlc3BvbnNlEmwKFUxpc3RXZWJob29rRGVsaXZlcmllcxIoLmNoYW5nZXMudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBopLmNoYW5nZXMudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USYwoSUmVjb3JkV2ViaG9va0V2ZW50EiUuY2hhbmdlcy52MS5SZWNvcmRXZWJob29rRXZlbnRSZXF1ZXN0GiYuY2hhbmdlcy52MS5SZWNvcmRXZWJob29rRXZlbnRSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChljaGFuZ2VzL3YxL3dlYmhvb2tzLnByb3RvEgpjaGFuZ2VzLnYxInIKB1dlYmhvb2sSEgoKd2ViaG9va19pZBgBIAEoCRILCgN1cmwYAiABKAkSDgoGZXZlbnRzGAMgAygJEg4KBmZvcm1hdBgEIAEoCRISCgpjcmVhdGVkX2J5GAUgASgJEhIKCmNyZWF0ZWRfYXQYBiABKAkiXAoUQ3JlYXRlV2ViaG9va1JlcXVlc3QSCwoDdXJsGAEgASgJEg4KBmV2ZW50cxgCIAMoCRIOCgZmb3JtYXQYAyABKAkSFwoPcmV2aWV3X2Jhc2VfdXJsGAQgASgJIk0KFUNyZWF0ZVdlYmhvb2tSZXNwb25zZRIkCgd3ZWJob29rGAEgASgLMhMuY2hhbmdlcy52MS5XZWJob29rEg4KBnNlY3JldBgCIAEoCSIVChNMaXN0V2ViaG9va3NSZXF1ZXN0Ij0KFExpc3RXZWJob29rc1Jlc3BvbnNlEiUKCHdlYmhvb2tzGAEgAygLMhMuY2hhbmdlcy52MS5XZWJob29rIioKFERlbGV0ZVdlYmhvb2tSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkiFwoVRGVsZXRlV2ViaG9va1Jlc3BvbnNlIsABCg9XZWJob29rRGVsaXZlcnkSEwoLZGVsaXZlcnlfaWQYASABKAkSEgoKd2ViaG9va19pZBgCIAEoCRILCgN1cmwYAyABKAkSDQoFZXZlbnQYBCABKAkSEgoKc3ViamVjdF9pZBgFIAEoCRIPCgdhdHRlbXB0GAYgASgFEg8KB291dGNvbWUYByABKAkSFwoPcmVzcG9uc2Vfc3RhdHVzGAggASgFEg0KBWVycm9yGAkgASgJEgoKAmF0GAogASgJIq8BChlSZWNvcmRXZWJob29rRXZlbnRSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEg0KBWV2ZW50GAIgASgJEhIKCnN1YmplY3RfaWQYAyABKAkSEgoKYWNjb3VudF9pZBgEIAEoCRIPCgdzdW1tYXJ5GAUgASgJEhMKC3Jldmlld19wYXRoGAYgASgJEhMKC29jY3VycmVkX2F0GAcgASgJEg4KBnN0YXR1cxgIIAEoCSIsChpSZWNvcmRXZWJob29rRXZlbnRSZXNwb25zZRIOCgZxdWV1ZWQYASABKAUiLQocTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBINCgVsaW1pdBgBIAEoBSJQCh1MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRIvCgpkZWxpdmVyaWVzGAEgAygLMhsuY2hhbmdlcy52MS5XZWJob29rRGVsaXZlcnky4wMKD1dlYmhvb2tzU2VydmljZRJUCg1DcmVhdGVXZWJob29rEiAuY2hhbmdlcy52MS5DcmVhdGVXZWJob29rUmVxdWVzdBohLmNoYW5nZXMudjEuQ3JlYXRlV2ViaG9va1Jlc3BvbnNlElEKDExpc3RXZWJob29rcxIfLmNoYW5nZXMudjEuTGlzdFdlYmhvb2tzUmVxdWVzdBogLmNoYW5nZXMudjEuTGlzdFdlYmhvb2tzUmVzcG9uc2USVAoNRGVsZXRlV2ViaG9vaxIgLmNoYW5nZXMudjEuRGVsZXRlV2ViaG9va1JlcXVlc3QaIS5jaGFuZ2VzLnYxLkRlbGV0ZVdlYmhvb2tSZXNwb25zZRJsChVMaXN0V2ViaG9va0RlbGl2ZXJpZXMSKC5jaGFuZ2VzLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaKS5jaGFuZ2VzLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEmMKElJlY29yZFdlYmhvb2tFdmVudBIlLmNoYW5nZXMudjEuUmVjb3JkV2ViaG9va0V2ZW50UmVxdWVzdBomLmNoYW5nZXMudjEuUmVjb3JkV2ViaG9va0V2ZW50UmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * @generated from message changes.v1.Webhook
@@ -259,7 +259,8 @@ export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
 
 /**
  * An event another service tells the webhooks of (the optimizer: a proposal awaits a person's
- * review). Only that service's worker may record one; the same event_id records it once.
+ * review; the marketing service: a performance import finished). Only those services' workers may
+ * record one; the same event_id records it once.
  *
  * @generated from message changes.v1.RecordWebhookEventRequest
  */
@@ -272,14 +273,14 @@ export type RecordWebhookEventRequest = Message<"changes.v1.RecordWebhookEventRe
   eventId: string;
 
   /**
-   * "proposal.awaiting_approval".
+   * "proposal.awaiting_approval" or "import.finished".
    *
    * @generated from field: string event = 2;
    */
   event: string;
 
   /**
-   * The proposal (or other subject) the event is about.
+   * The proposal or import the event is about.
    *
    * @generated from field: string subject_id = 3;
    */
@@ -298,7 +299,8 @@ export type RecordWebhookEventRequest = Message<"changes.v1.RecordWebhookEventRe
   summary: string;
 
   /**
-   * The dashboard path of its review page, e.g. "/dashboard/proposals/<id>".
+   * The dashboard path of its review page, e.g. "/dashboard/proposals/<id>"; empty for an import
+   * (the dashboard has no page of one: an agent reads it with ads_get_performance_import).
    *
    * @generated from field: string review_path = 6;
    */
@@ -310,6 +312,13 @@ export type RecordWebhookEventRequest = Message<"changes.v1.RecordWebhookEventRe
    * @generated from field: string occurred_at = 7;
    */
   occurredAt: string;
+
+  /**
+   * How an import ended: "completed" or "failed"; empty for a proposal's event.
+   *
+   * @generated from field: string status = 8;
+   */
+  status: string;
 };
 
 /**
