@@ -187,8 +187,11 @@ export function webhookHandlers(d: WebhookHandlerDeps): ServiceImpl<typeof Webho
       }
       if (!isUuid(req.eventId)) throw new InvalidArgumentError('event_id must be a UUID');
       if (!isUuid(req.subjectId)) throw new InvalidArgumentError('subject_id must be a UUID');
-      if (req.summary.length > 2000) {
-        throw new InvalidArgumentError(`summary must be at most 2000 characters (got ${req.summary.length})`);
+      // Above the longest a producer makes (a variant title and an 8000-character run summary).
+      if (req.summary.length > 10_000) {
+        throw new InvalidArgumentError(
+          `summary must be at most 10000 characters (got ${req.summary.length})`,
+        );
       }
       const event = req.event;
       let status: ImportStatus | undefined;
