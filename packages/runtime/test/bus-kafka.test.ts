@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type KafkaBrokerCluster, startKafkaBroker } from '@adsmcp/testkit/kafka-broker';
 import kafkajs, { Kafka, type KafkaMessage, logLevel, Partitioners } from 'kafkajs';
 import {
@@ -19,6 +20,7 @@ import {
   listDead,
   MESSAGE_ID_HEADER,
 } from '../src/bus/index.ts';
+import { startRecurring } from '../src/bus/recurring.ts';
 import { inTransaction } from '../src/db.ts';
 import { createLogger, withRequestId } from '../src/log.ts';
 import { busContract, waitFor } from './bus-contract.ts';
@@ -249,5 +251,34 @@ describe('the Kafka transport', { concurrency: 3 }, () => {
     assert.equal(headers[DEAD_HEADERS.attempts], '2');
     assert.equal(headers[DEAD_HEADERS.error], 'upstream refused: 422 invalid budget');
     assert.notEqual(headers[MESSAGE_ID_HEADER], id, 'the copy is a message of its own');
+  });
+
+  test('a recurring job on two processes runs once a period between them, never two at once (ticks delivered at their time by the relay)', async (t) => {
+    const everyMs = 1000;
+    const runs: number[] = [];
+    let running = 0;
+    let overlapped = false;
+    const started = Date.now();
+    for (const p of [suite.pool, suite.pool2])
+      await startRecurring({
+        bus: suite.transportFor(t, p),
+        pool: p,
+        logger,
+        topic: 'recurring',
+        everyMs,
+        run: async () => {
+          running++;
+          overlapped ||= running > 1;
+          runs.push(Date.now() - started);
+          await sleep(50);
+          running--;
+        },
+      });
+    const from = runs.length;
+    await sleep(everyMs * 4);
+    const inFour = runs.length - from;
+    // A timer in each process would have run about eight times; the bus runs it about four.
+    assert.ok(inFour >= 3 && inFour <= 5, `runs in four periods: ${JSON.stringify(runs)}`);
+    assert.equal(overlapped, false, 'never two runs at once');
   });
 });
