@@ -149,10 +149,25 @@ describe('ads_prepare_revert', () => {
     });
     await approveAndApply(update);
 
-    const revert = await ok<ChangeView>('ads_prepare_revert', {
-      change_id: update.change_id,
-      reason: 'The winter copy underperforms',
-    });
+    // The preflight plans the revert the prepare records, recording nothing.
+    const args = { change_id: update.change_id, reason: 'The winter copy underperforms' };
+    const preflight = await ok<{
+      would_prepare: boolean;
+      change: { summary: string; digest: string } | null;
+    }>('ads_preflight_change', { account_id: acct, operation: 'ads_prepare_revert', args });
+    assert.equal(preflight.would_prepare, true);
+    const before = await ok<ChangeView>('ads_get_change', { change_id: update.change_id });
+    assert.deepEqual(before.reverted_by, [], 'a preflight records no revert');
+    const elsewhere = await ok<{ would_prepare: boolean; refusal: { code: string; message: string } | null }>(
+      'ads_preflight_change',
+      { account_id: '00000000-0000-4000-8000-000000000000', operation: 'ads_prepare_revert', args },
+    );
+    assert.equal(elsewhere.refusal?.code, 'invalid_argument');
+    assert.match(elsewhere.refusal?.message ?? '', /not of account_id/);
+
+    const revert = await ok<ChangeView>('ads_prepare_revert', args);
+    assert.equal(preflight.change?.digest, revert.digest);
+    assert.equal(preflight.change?.summary, revert.summary);
     assert.equal(revert.status, 'prepared');
     assert.equal(revert.reverts_change_id, update.change_id);
     assert.deepEqual(revert.operation, { method: 'POST', path, body: { name: ad.name } });

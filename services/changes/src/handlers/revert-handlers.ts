@@ -3,9 +3,9 @@ import type { RevertService } from '@adsmcp/proto/changes/v1/revert_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { PermissionDeniedError } from '@adsmcp/runtime/errors';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { prepareRevert } from '../planning/revert.ts';
+import { planRevert, prepareRevert } from '../planning/revert.ts';
 import { expiryHours } from '../store/expiry-store.ts';
-import { type HandlerDeps, toProto } from './changes-handlers.ts';
+import { type HandlerDeps, planReport, toProto } from './changes-handlers.ts';
 
 export function revertHandlers({
   pool,
@@ -26,6 +26,18 @@ export function revertHandlers({
         now,
       });
       return { change: toProto(row, { expiry, now: now() }) };
+    },
+
+    async planRevert(req, ctx) {
+      const p = principalOf(ctx);
+      const { planned } = await planRevert({ db: pool, upstream, marketing }, p, {
+        changeId: req.changeId,
+        reason: req.reason,
+        expiry: await expiryHours(pool, p.workspaceId),
+        now,
+        report: { accountId: req.accountId },
+      });
+      return planReport(planned);
     },
   };
 }

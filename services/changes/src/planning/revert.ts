@@ -28,7 +28,7 @@ import { type PlatformObject, rulesFor } from '../domain/plan.ts';
 import { type ChangeRow, findChange, lockChange } from '../store/change-store.ts';
 import { linkRevert, revertsOf } from '../store/revert-store.ts';
 import { type ChangeRequest, type PlanningDeps, planChange, recordPlannedChange } from './planned-change.ts';
-import { liveObject, platformGet, writableAccount } from './platform-reads.ts';
+import { liveObject, platformGet, readableAccount, writableAccount } from './platform-reads.ts';
 
 const LEGEND = withSpaceLegend('␣').slice(1);
 
@@ -392,23 +392,43 @@ export function revertRefusal(
  * its link to the reverted change both ways; it throws what stops it (not applied, a revert already
  * pending, an object that moved, what planning refuses).
  */
-export async function prepareRevert(
-  deps: PlanningDeps & { db: Pool },
-  p: Principal,
-  input: { changeId: string; reason: string; expiry: ExpiryHours; now: () => Date },
-): Promise<ChangeRow> {
+interface RevertInput {
+  changeId: string;
+  reason: string;
+  expiry: ExpiryHours;
+  now: () => Date;
+  /** For a preflight: the account planned on (a change of another is refused), and nothing recorded. */
+  report?: { accountId: string };
+}
+
+/**
+ * The revert of `changeId` planned (its summary naming the reverted change and the reason), and
+ * what to check again when recording it; throws what stops it.
+ */
+export async function planRevert(deps: PlanningDeps & { db: Pool }, p: Principal, input: RevertInput) {
   if (!isUuid(input.changeId)) throw new InvalidArgumentError('change_id must be a UUID');
   const reason = checkReason(input.reason);
   const row = await findChange(deps.db, p.workspaceId, input.changeId);
   if (row === undefined) throw new NotFoundError(`no change ${input.changeId} in this workspace`);
+  if (input.report !== undefined && row.account_id.toLowerCase() !== input.report.accountId.toLowerCase())
+    throw new InvalidArgumentError(
+      `change ${row.change_id} is a change of ad account ${row.account_id}, not of account_id ${input.report.accountId}`,
+    );
   const refuse = async (db: Queryable, r: ChangeRow) => {
     const why = revertRefusal(r, await revertsOf(db, p.workspaceId, r.change_id), input.expiry, input.now());
     if (why !== undefined) throw new FailedPreconditionError(why);
   };
   await refuse(deps.db, row);
-  const account = await writableAccount(deps.upstream, p, row.account_id);
+  // A preflight is a read: it plans on an account the caller may not change, and says why.
+  const account =
+    input.report === undefined
+      ? await writableAccount(deps.upstream, p, row.account_id)
+      : await readableAccount(deps.upstream, p, row.account_id);
   const { request: req, note } = await revertRequest(deps, p, row, account);
-  const planned = await planChange(deps, p, req, { account });
+  const planned = await planChange(deps, p, req, {
+    account,
+    ...(input.report !== undefined && { access: 'report' as const }),
+  });
   const because = reason === '' ? '' : `, because "${showSpaces(reason)}"`;
   // The legend goes once, at the end of the whole summary.
   const plannedSummary = planned.summary.endsWith(LEGEND)
@@ -417,13 +437,22 @@ export async function prepareRevert(
   const summary = withSpaceLegend(
     `Revert of change ${row.change_id} (${row.tool})${because}: ${plannedSummary}${note}`,
   );
+  return { row, planned: { ...planned, summary }, refuse };
+}
+
+export async function prepareRevert(
+  deps: PlanningDeps & { db: Pool },
+  p: Principal,
+  input: RevertInput,
+): Promise<ChangeRow> {
+  const { row, planned, refuse } = await planRevert(deps, p, input);
   return inTransaction(deps.db, async (tx) => {
     // Held until commit, so two reverts of one change prepared at once cannot both pass the check.
     const locked = await lockChange(tx, p.workspaceId, row.change_id);
     if (locked === undefined) throw new NotFoundError(`no change ${row.change_id} in this workspace`);
     await refuse(tx, locked);
     const revertId = randomUUID();
-    await recordPlannedChange(tx, { ...planned, summary }, p, revertId);
+    await recordPlannedChange(tx, planned, p, revertId);
     return linkRevert(tx, { workspaceId: p.workspaceId, revertId, revertedId: row.change_id });
   });
 }

@@ -17,6 +17,7 @@ import { campaignTools } from './campaign-tools.ts';
 import { changeTools, creativeFields } from './change-tools.ts';
 import { conversionTools } from './conversion-tools.ts';
 import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
+import { revertPreflight } from './revert-tools.ts';
 
 const planMoneyInput = object(
   {
@@ -174,6 +175,7 @@ export const PREPARE_TOOLS = new Map(
     ...changeTools,
     ...conversionTools,
     batchPreflight.tool,
+    revertPreflight.tool,
   ]
     .filter((t) => t.behavior === 'prepare')
     .map((t) => [t.name, t]),
@@ -184,14 +186,20 @@ interface OwnPlanner {
   tool: ToolRow<GatewayDeps>;
   /** Why `current` does not apply to this tool (it has no target to stand for), or none when it does. */
   noCurrent?: string;
+  /** False for a tool whose arguments name no account (the planner checks `account_id` itself). */
+  accountFromArgs?: boolean;
   /** The plan, and what it cannot show yet (see the preflight's `notes`). */
   plan(
     ctx: ToolContext<GatewayDeps>,
     args: Record<string, unknown>,
+    accountId: string,
   ): Promise<{ plan: PlanChangeResponse; notes: string[] }>;
 }
 
-const OWN_PLANNERS = new Map<string, OwnPlanner>([[batchPreflight.tool.name, batchPreflight]]);
+const OWN_PLANNERS = new Map<string, OwnPlanner>([
+  [batchPreflight.tool.name, batchPreflight],
+  [revertPreflight.tool.name, revertPreflight],
+]);
 
 /** Any JSON object: its rules are those of the tool it is for, checked by the run. */
 function anyObject(description: string): Schema<Record<string, unknown>> {
@@ -278,7 +286,8 @@ const preflightInput = object(
     args: anyObject('The arguments of that tool, as its own input schema gives them.'),
     current: anyObject(
       'The target as you believe it is, planned against instead of the live object (the result then says ' +
-        'verified: false). Refused for ads_prepare_ad_batch, which creates new objects and has no target.',
+        'verified: false). Refused for ads_prepare_ad_batch, which creates new objects and has no target, and ' +
+        'for ads_prepare_revert, which must read the objects to refuse reverting one that moved.',
     ),
   },
   ['account_id', 'operation', 'args'],
@@ -311,12 +320,14 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
     'args is checked against the input schema of the tool named by operation (issues lists each problem with ' +
     'its path); valid args are planned by the changes service exactly as the prepare tool would plan them: ' +
     'the target is read live (verified: true), or, with current given, current is taken as the target and ' +
-    'not read (verified: false); ads_prepare_ad_batch has no target, so current is refused for it. The ' +
+    'not read (verified: false); ads_prepare_ad_batch has no target and ads_prepare_revert reads the objects it ' +
+    'reverts, so current is refused for both. The ' +
     'result has would_prepare and either change (the summary, the upstream ' +
     'operation and the digest the prepare tool would record) or refusal (the code and message the prepare ' +
     'tool would give). A connection that may not prepare changes (read scope, viewer role, a read-only ' +
     'connection to the account) still gets the change, with would_prepare false and the permission_denied ' +
-    'refusal prepare would give. account_id must be the account of args. An operation that is not a prepare tool is ' +
+    'refusal prepare would give. account_id must be the account of args (for ads_prepare_revert, of the change ' +
+    'named by args.change_id). An operation that is not a prepare tool is ' +
     'refused, naming the prepare tools. Writes nothing and fetches nothing: for ads_prepare_ad_batch, a ' +
     'variant whose source image is not saved as a campaign asset yet is planned without its image, and notes ' +
     'says which (the prepare tool saves it first, so its change shows the image and has another digest).',
@@ -336,7 +347,8 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
     kind: 'run',
     why: 'it runs on another tool’s row: it looks the prepare tool up in the catalogue, validates args by that tool’s input schema, and plans with its route',
     routesTo:
-      'changes.v1.ChangesService/PlanChange; for ads_prepare_ad_batch, changes.v1.BatchService/PlanAdBatch',
+      'changes.v1.ChangesService/PlanChange; for ads_prepare_ad_batch, changes.v1.BatchService/PlanAdBatch; for ' +
+      'ads_prepare_revert, changes.v1.RevertService/PlanRevert',
     async run(ctx, input) {
       const { caller, deps } = ctx;
       const own = OWN_PLANNERS.get(input.operation);
@@ -359,7 +371,10 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
         return refusedResult(tool.name, verified, issues, 'invalid_argument', message);
       }
       // Both are uuids (checked above): the same account in either case is the same account.
-      if (String(input.args.account_id).toLowerCase() !== input.account_id.toLowerCase()) {
+      if (
+        own?.accountFromArgs !== false &&
+        String(input.args.account_id).toLowerCase() !== input.account_id.toLowerCase()
+      ) {
         throw new ToolFailure(
           'invalid_argument',
           '`args.account_id` must be `account_id`, the account planned on',
@@ -368,7 +383,7 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
       try {
         const { plan: res, notes } =
           route === undefined
-            ? await (own as OwnPlanner).plan(ctx, input.args)
+            ? await (own as OwnPlanner).plan(ctx, input.args, input.account_id)
             : {
                 plan: await deps.changes.planChange(
                   {

@@ -1,7 +1,8 @@
 /** Undo: a prepared change that reverts an applied one, reviewed, approved and applied like any change. */
 import { type PrepareRevertResponse, RevertService } from '@adsmcp/proto/changes/v1/revert_pb';
 import type { GatewayDeps } from '../../deps.ts';
-import type { ToolRow } from '../catalogue.ts';
+import { onBehalfOf } from '../../deps.ts';
+import type { ToolContext, ToolRow } from '../catalogue.ts';
 import { CHANGE_OUTPUT, changeView } from '../change-view.ts';
 import { object, string } from '../schema.ts';
 import { PREPARE_TEXT } from './platform-arguments.ts';
@@ -45,6 +46,30 @@ export const prepareRevert: ToolRow<GatewayDeps> = {
     kind: 'rpc',
     method: RevertService.method.prepareRevert,
     view: (res, { deps }) => changeView((res as PrepareRevertResponse).change, deps.publicUrl),
+  },
+};
+
+/**
+ * ads_preflight_change for ads_prepare_revert: the revert planned as the prepare would (the same
+ * reads and refusals), recorded nowhere. Its arguments name no account: the change they name must
+ * be of the account planned on.
+ */
+export const revertPreflight = {
+  tool: prepareRevert,
+  noCurrent:
+    'does not apply to ads_prepare_revert: a revert is planned from the change it reverts and the objects as the ' +
+    'platform shows them now, which it must read to refuse a revert of an object that moved; leave current out',
+  accountFromArgs: false,
+  async plan(ctx: ToolContext<GatewayDeps>, args: Record<string, unknown>, accountId: string) {
+    const plan = await ctx.deps.clientOf(RevertService).planRevert(
+      {
+        changeId: String(args.change_id),
+        accountId,
+        reason: typeof args.reason === 'string' ? args.reason : '',
+      },
+      onBehalfOf(ctx.caller.principal),
+    );
+    return { plan, notes: [] };
   },
 };
 

@@ -7,7 +7,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Change } from "./changes_pb.ts";
+import type { Change, PlanChangeResponseSchema } from "./changes_pb.ts";
 import { file_changes_v1_changes } from "./changes_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/revert.proto.
  */
 export const file_changes_v1_revert: GenFile = /*@__PURE__*/
-  fileDesc("ChdjaGFuZ2VzL3YxL3JldmVydC5wcm90bxIKY2hhbmdlcy52MSI5ChRQcmVwYXJlUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjsKFVByZXBhcmVSZXZlcnRSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZTJlCg1SZXZlcnRTZXJ2aWNlElQKDVByZXBhcmVSZXZlcnQSIC5jaGFuZ2VzLnYxLlByZXBhcmVSZXZlcnRSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlUmV2ZXJ0UmVzcG9uc2ViBnByb3RvMw", [file_changes_v1_changes]);
+  fileDesc("ChdjaGFuZ2VzL3YxL3JldmVydC5wcm90bxIKY2hhbmdlcy52MSI5ChRQcmVwYXJlUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjsKFVByZXBhcmVSZXZlcnRSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJKChFQbGFuUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkysgEKDVJldmVydFNlcnZpY2USVAoNUHJlcGFyZVJldmVydBIgLmNoYW5nZXMudjEuUHJlcGFyZVJldmVydFJlcXVlc3QaIS5jaGFuZ2VzLnYxLlByZXBhcmVSZXZlcnRSZXNwb25zZRJLCgpQbGFuUmV2ZXJ0Eh0uY2hhbmdlcy52MS5QbGFuUmV2ZXJ0UmVxdWVzdBoeLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlc3BvbnNlYgZwcm90bzM", [file_changes_v1_changes]);
 
 /**
  * Prepares the change that reverts the applied change `change_id`: an update or a status change
@@ -64,6 +64,37 @@ export const PrepareRevertResponseSchema: GenMessage<PrepareRevertResponse> = /*
   messageDesc(file_changes_v1_revert, 1);
 
 /**
+ * Plans the revert of `change_id` as PrepareRevert would, recording nothing (the preflight of
+ * ads_prepare_revert). `account_id` is the account the caller plans on: a change of another
+ * account is refused.
+ *
+ * @generated from message changes.v1.PlanRevertRequest
+ */
+export type PlanRevertRequest = Message<"changes.v1.PlanRevertRequest"> & {
+  /**
+   * @generated from field: string change_id = 1;
+   */
+  changeId: string;
+
+  /**
+   * @generated from field: string account_id = 2;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message changes.v1.PlanRevertRequest.
+ * Use `create(PlanRevertRequestSchema)` to create a new message.
+ */
+export const PlanRevertRequestSchema: GenMessage<PlanRevertRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_revert, 2);
+
+/**
  * @generated from service changes.v1.RevertService
  */
 export const RevertService: GenService<{
@@ -74,6 +105,14 @@ export const RevertService: GenService<{
     methodKind: "unary";
     input: typeof PrepareRevertRequestSchema;
     output: typeof PrepareRevertResponseSchema;
+  },
+  /**
+   * @generated from rpc changes.v1.RevertService.PlanRevert
+   */
+  planRevert: {
+    methodKind: "unary";
+    input: typeof PlanRevertRequestSchema;
+    output: typeof PlanChangeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_changes_v1_revert, 0);
