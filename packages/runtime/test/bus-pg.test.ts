@@ -339,3 +339,36 @@ test('a consumer whose claim was taken by another sees its signal aborted within
   letGo.resolve();
   await transport.stop();
 });
+
+test('with serialByKey, the message that waited for its key is claimed by another process as soon as the key is free, not at its next poll', async (t) => {
+  const topic = 'serial-handover';
+  const release = deferred();
+  const handledBy: Record<string, string> = {};
+  const consumeAs = async (who: string, p: typeof suite.pool) => {
+    const transport = transportFor(t, p);
+    await transport.consume<number>({
+      name: 'serial-handover',
+      topic,
+      serialByKey: true,
+      pollIntervalMs: 60_000,
+      handler: async (m) => {
+        handledBy[String(m.payload)] = who;
+        if (m.payload === 1) await release.promise;
+      },
+    });
+    return transport;
+  };
+  const a = await consumeAs('a', suite.pool);
+  await enqueue(suite.pool, { topic, key: 'ad-1', payload: 1 });
+  await waitFor('the first message under way in a', async () => handledBy['1'] === 'a');
+  await consumeAs('b', suite.pool2);
+  const second = await enqueue(suite.pool, { topic, key: 'ad-1', payload: 2 });
+  await sleep(200);
+  assert.equal(handledBy['2'], undefined, 'the second waits while its key is busy');
+  // a takes nothing more once stopping; only b can take the second, and b does not poll.
+  const stopping = a.stop();
+  release.resolve();
+  await stopping;
+  await waitFor('the second message done by b', isDone(second), 2000);
+  assert.equal(handledBy['2'], 'b');
+});

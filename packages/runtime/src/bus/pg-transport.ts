@@ -264,8 +264,28 @@ class PgConsumer<P> implements Consumer {
       lease.release();
       this.inFlight.delete(entry);
       this.rounds.wake();
+      if (this.opts.serialByKey) void this.announceKeyFree(row, log);
     });
     this.inFlight.add(entry);
+  }
+
+  /**
+   * Under serialByKey, a message of this key that waited while this one ran is due now: the
+   * consumers of every process are told (as the trigger tells them of a new message), so one that
+   * has a free slot claims it at once, not at its next poll. Best effort: the poll still finds it.
+   */
+  private async announceKeyFree(row: OutboxRow, log: Logger): Promise<void> {
+    try {
+      await this.pool.query(
+        `SELECT pg_notify('bus_outbox', json_build_object('schema', current_schema(), 'topic', $1::text)::text)
+          WHERE EXISTS (
+            SELECT 1 FROM bus_outbox
+             WHERE topic = $1 AND key = $2 AND status = 'pending' AND run_at <= now())`,
+        [row.topic, row.key],
+      );
+    } catch (err) {
+      log.warn({ err }, 'bus could not announce a free key; its next message waits for the poll');
+    }
   }
 
   /** handle runs the handler for one claimed row and records the outcome; it never rejects. */
