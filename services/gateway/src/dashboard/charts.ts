@@ -8,6 +8,8 @@
  */
 import { ControlsService, type SpendEnvelope } from '@adsmcp/proto/changes/v1/controls_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { exactCount } from '@adsmcp/runtime/platform-read/insights';
+import { items, type PlatformPage } from '@adsmcp/runtime/platform-read/pages';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { localDay } from '@adsmcp/runtime/zoned-format';
 import pLimit from 'p-limit';
@@ -52,7 +54,9 @@ export function lastDays(now: Date, timeZone: string, count = CHART_DAYS): strin
   );
 }
 
-const numberOf = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : Number(v) || 0);
+// A whole count as the platform writes it (a JSON integer or digits), summed as a number for drawing:
+// a chart's scale needs no more than 2^53.
+const numberOf = (v: unknown) => Number(exactCount(v) ?? 0n);
 
 async function platformGet(
   deps: GatewayDeps,
@@ -112,12 +116,9 @@ export async function loadAccountPerformance(
     const rows = await Promise.all(
       groups.map((g) =>
         limit(async () => {
-          const insights = await platformGet(
-            deps,
-            p,
-            account.accountId,
-            `/ad_groups/${encodeURIComponent(String(g.id))}/insights`,
-            [
+          const path = `/ad_groups/${encodeURIComponent(String(g.id))}/insights`;
+          const read = async (after: string | undefined): Promise<PlatformPage> => {
+            const page = await platformGet(deps, p, account.accountId, path, [
               ['time_ranges', range],
               ['time_granularity', 'daily'],
               ['fields', 'impressions'],
@@ -125,9 +126,17 @@ export async function loadAccountPerformance(
               ['fields', 'spend_micros'],
               ['fields', 'conversions'],
               ['limit', String(CHART_DAYS * 2)],
-            ],
-          );
-          return Array.isArray(insights.data) ? (insights.data as Record<string, unknown>[]) : [];
+              ...(after === undefined ? [] : ([['after', after]] as [string, string][])),
+            ]);
+            return { data: Array.isArray(page.data) ? page.data : [], paging: page.paging };
+          };
+          const rows: Record<string, unknown>[] = [];
+          for await (const row of items(read, {
+            maxPages: 10,
+            what: `the insights of ad group ${String(g.id)}`,
+          }))
+            rows.push(row);
+          return rows;
         }),
       ),
     );
