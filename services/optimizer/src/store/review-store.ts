@@ -413,9 +413,15 @@ function proposalWhereParams(f: Omit<ProposalFilter, 'limit' | 'offset'>): unkno
 
 /** listProposals returns one page of the workspace's proposals, newest first. */
 export async function listProposals(db: Queryable, f: ProposalFilter): Promise<Proposal[]> {
+  // The page's ids first, from proposals_by_workspace (in the list's order), then only the page's
+  // rows: an offset deep into the history skips index entries rather than rows.
   const { rows } = await db.query<ProposalRow>(
-    `SELECT ${PROPOSAL_COLUMNS} FROM proposals WHERE ${PROPOSAL_WHERE}
-      ORDER BY created_at DESC, position, proposal_id LIMIT $9 OFFSET $10`,
+    `SELECT ${PROPOSAL_COLUMNS}
+       FROM (SELECT proposal_id AS page_id, created_at AS page_at, position AS page_position FROM proposals
+              WHERE ${PROPOSAL_WHERE}
+              ORDER BY created_at DESC, position, proposal_id LIMIT $9 OFFSET $10) AS ids
+       JOIN proposals ON proposals.proposal_id = ids.page_id
+      ORDER BY ids.page_at DESC, ids.page_position, ids.page_id`,
     [...proposalWhereParams(f), f.limit, f.offset],
   );
   return rows.map(toProposal);
