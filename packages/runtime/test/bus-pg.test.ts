@@ -372,3 +372,20 @@ test('with serialByKey, the message that waited for its key is claimed by anothe
   await waitFor('the second message done by b', isDone(second), 2000);
   assert.equal(handledBy['2'], 'b');
 });
+
+test('a message enqueued for later is taken at its time by a consumer that knows of it, not at its next poll', async (t) => {
+  const topic = 'later';
+  const id = await enqueue(suite.pool, { topic, key: 'k', payload: {}, delayMs: 400 });
+  const enqueuedAt = Date.now();
+  let handledAfter: number | undefined;
+  await transportFor(t, suite.pool).consume({
+    name: 'later',
+    topic,
+    pollIntervalMs: 60_000,
+    handler: async () => {
+      handledAfter = Date.now() - enqueuedAt;
+    },
+  });
+  await waitFor('the message handled', isDone(id), 3000);
+  assert.ok(handledAfter !== undefined && handledAfter >= 400, `not before its time: ${handledAfter} ms`);
+});

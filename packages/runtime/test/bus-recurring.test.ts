@@ -32,7 +32,7 @@ after(async () => {
 });
 
 test('two processes run a recurring job once a period between them, one at a time, and the one left keeps the schedule', async (t) => {
-  const everyMs = 250;
+  const everyMs = 400;
   const runs: { at: number; by: string }[] = [];
   let running = 0;
   let overlapped = false;

@@ -164,6 +164,7 @@ class PgConsumer<P> implements Consumer {
     },
   );
   private pollTimer: NodeJS.Timeout | undefined;
+  private nextDueTimer: NodeJS.Timeout | undefined;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private readonly inFlight = new Set<InFlight>();
   private unsubscribe: (() => void) | undefined;
@@ -208,6 +209,7 @@ class PgConsumer<P> implements Consumer {
     this.running = false;
     this.unsubscribe?.();
     clearInterval(this.pollTimer);
+    clearTimeout(this.nextDueTimer);
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
     // A claim in progress may still hand us rows; they join inFlight and are waited for below.
@@ -236,8 +238,29 @@ class PgConsumer<P> implements Consumer {
       const claimedAt = Date.now();
       const rows = await this.claim(this.opts.concurrency - this.inFlight.size);
       for (const row of rows) this.begin(row, claimedAt);
-      if (rows.length === 0) break;
+      if (rows.length === 0) {
+        await this.wakeAtNextDue();
+        break;
+      }
     }
+  }
+
+  /**
+   * A message enqueued for later (`delayMs`) sends no notification when it comes due: the
+   * consumer wakes at the time of the first one, when that is before its next poll.
+   */
+  private async wakeAtNextDue(): Promise<void> {
+    // Measured on the database's clock, as the retry timers are (scheduleRetry).
+    const { rows } = await this.pool.query<{ wait_ms: number | null }>(
+      `SELECT ceil(extract(epoch FROM min(run_at) - clock_timestamp()) * 1000)::int AS wait_ms
+         FROM bus_outbox WHERE topic = $1 AND status = 'pending' AND run_at > now()`,
+      [this.topic],
+    );
+    const waitMs = rows[0]?.wait_ms;
+    if (waitMs === null || waitMs === undefined || waitMs >= this.opts.pollIntervalMs || !this.running)
+      return;
+    clearTimeout(this.nextDueTimer);
+    this.nextDueTimer = setTimeout(() => this.rounds.wake(), Math.max(0, waitMs) + 1);
   }
 
   private async claim(limit: number): Promise<OutboxRow[]> {

@@ -58,7 +58,7 @@ export async function startRecurring(o: RecurringOptions): Promise<Consumer> {
     name: o.topic,
     topic: o.topic,
     serialByKey: true,
-    // A tick is delivered at its time by the poll (a delayed message sends no notification).
+    // The consumer that enqueued a tick wakes at its time; the others find it by their poll.
     pollIntervalMs: Math.min(o.everyMs, POLL_MS),
     maxAttempts: 5,
     backoff: { baseMs: Math.min(o.everyMs, 1000), capMs: Math.max(o.everyMs, 1000) },
