@@ -11,25 +11,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { openServiceDatabase } from '@adsmcp/runtime/db';
-import { createLogger } from '@adsmcp/runtime/log';
-import { createPrincipalVerifier, GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
-import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
-import { type HttpsSite, startHttpsSite } from '@adsmcp/testkit/https-site';
+import type { HttpsSite } from '@adsmcp/testkit/https-site';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
-import type { InProcessService, SeedResult, Stack } from '@adsmcp/testkit/stack';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
-import sharp from 'sharp';
-import {
-  buildServer as buildMarketing,
-  SERVICE_NAME as MARKETING,
-  MIGRATIONS_DIR as MARKETING_MIGRATIONS,
-} from '../../services/marketing/src/server.ts';
+import { marketingFetchingFrom, startPngSite } from './in-process-marketing.ts';
 
 let e2e: SeededStack;
 let stack: Stack;
@@ -59,44 +50,12 @@ const { ok, call, refused, waitForChange } = toolCalls(() => agent);
 const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_id, path);
 const IMAGE_HOST = 'img.example.com';
 
-/** The marketing service on the stack's database and keys, fetching source images from `site`. */
-async function marketingInProcess(env: Record<string, string>): Promise<InProcessService> {
-  const logger = createLogger(MARKETING, 'silent');
-  const pool = await openServiceDatabase({
-    url: env.DATABASE_URL as string,
-    schema: MARKETING,
-    migrationsDir: MARKETING_MIGRATIONS,
-    logger,
-  });
-  const verifier = await createPrincipalVerifier(
-    {
-      [GATEWAY_ISSUER]: env.PRINCIPAL_PUBLIC_KEY as string,
-      'adsmcp-changes': env.CHANGES_PUBLIC_KEY as string,
-    },
-    MARKETING,
-  );
-  const server = buildMarketing({ pool, verifier, logger, fetch: createSafeFetcher(site.fetcherOptions()) });
-  const port = await server.listen(0, '127.0.0.1');
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async stop() {
-      await server.close();
-      await pool.end();
-    },
-  };
-}
-
 before(async () => {
-  site = await startHttpsSite(
-    (_req, res) => {
-      void sharp({ create: { width: 120, height: 100, channels: 3, background: { r: 40, g: 90, b: 60 } } })
-        .png()
-        .toBuffer()
-        .then((png) => res.writeHead(200, { 'content-type': 'image/png' }).end(png));
-    },
-    [IMAGE_HOST],
-  );
-  e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' }, inProcessMarketing: marketingInProcess });
+  site = await startPngSite(IMAGE_HOST);
+  e2e = await startSeededStack({
+    env: { MCP_RATE_BURST: '500' },
+    inProcessMarketing: marketingFetchingFrom(site),
+  });
   ({ stack, seed } = e2e);
   account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
   acct = account.account_id;

@@ -13,24 +13,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { openServiceDatabase } from '@adsmcp/runtime/db';
-import { createLogger } from '@adsmcp/runtime/log';
-import { createPrincipalVerifier, GATEWAY_ISSUER } from '@adsmcp/runtime/principal';
-import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
-import { type HttpsSite, startHttpsSite } from '@adsmcp/testkit/https-site';
+import type { HttpsSite } from '@adsmcp/testkit/https-site';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
-import type { InProcessService, SeedResult, Stack } from '@adsmcp/testkit/stack';
+import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { sandboxLedger, toolCalls } from '@adsmcp/testkit/tool-calls';
 import type { Browser, BrowserContext } from 'playwright-core';
-import sharp from 'sharp';
-import {
-  buildServer as buildMarketing,
-  SERVICE_NAME as MARKETING,
-  MIGRATIONS_DIR as MARKETING_MIGRATIONS,
-} from '../../services/marketing/src/server.ts';
+import { marketingFetchingFrom, startPngSite } from './in-process-marketing.ts';
 
 let e2e: SeededStack;
 let stack: Stack;
@@ -58,48 +49,11 @@ const ledger = (path: string) => sandboxLedger(stack, account.upstream_account_i
 
 const IMAGE_HOST = 'img.example.com';
 
-async function marketingInProcess(env: Record<string, string>): Promise<InProcessService> {
-  const logger = createLogger(MARKETING, 'silent');
-  const pool = await openServiceDatabase({
-    url: env.DATABASE_URL as string,
-    schema: MARKETING,
-    migrationsDir: MARKETING_MIGRATIONS,
-    logger,
-  });
-  const verifier = await createPrincipalVerifier(
-    {
-      [GATEWAY_ISSUER]: env.PRINCIPAL_PUBLIC_KEY as string,
-      'adsmcp-changes': env.CHANGES_PUBLIC_KEY as string,
-    },
-    MARKETING,
-  );
-  const server = buildMarketing({ pool, verifier, logger, fetch: createSafeFetcher(site.fetcherOptions()) });
-  const port = await server.listen(0, '127.0.0.1');
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async stop() {
-      await server.close();
-      await pool.end();
-    },
-  };
-}
-
 before(async () => {
-  site = await startHttpsSite(
-    (req, res) => {
-      const n = Number(/\/(\d+)\.png$/.exec(req.url ?? '')?.[1] ?? 0);
-      void sharp({
-        create: { width: 120, height: 100, channels: 3, background: { r: (n * 71) % 256, g: 40, b: 90 } },
-      })
-        .png()
-        .toBuffer()
-        .then((png) => res.writeHead(200, { 'content-type': 'image/png' }).end(png));
-    },
-    [IMAGE_HOST],
-  );
+  site = await startPngSite(IMAGE_HOST);
   e2e = await startSeededStack({
     env: { MCP_RATE_BURST: '500', SANDBOX_CREDENTIAL_VALID_DAYS: '10' },
-    inProcessMarketing: marketingInProcess,
+    inProcessMarketing: marketingFetchingFrom(site),
   });
   ({ stack, seed } = e2e);
   account = seed.accounts.find((a) => a.currency === 'USD') as SeedResult['accounts'][number];
