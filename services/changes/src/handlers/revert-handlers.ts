@@ -37,7 +37,7 @@ export function revertHandlers({
         now,
         report: { accountId: req.accountId },
       });
-      return planReport(planned);
+      return { plan: planReport(planned) };
     },
   };
 }

@@ -61,7 +61,7 @@ export const revertPreflight = {
     'platform shows them now, which it must read to refuse a revert of an object that moved; leave current out',
   accountFromArgs: false,
   async plan(ctx: ToolContext<GatewayDeps>, args: Record<string, unknown>, accountId: string) {
-    const plan = await ctx.deps.clientOf(RevertService).planRevert(
+    const { plan } = await ctx.deps.clientOf(RevertService).planRevert(
       {
         changeId: String(args.change_id),
         accountId,
@@ -69,6 +69,7 @@ export const revertPreflight = {
       },
       onBehalfOf(ctx.caller.principal),
     );
+    if (plan === undefined) throw new Error('the changes service planned the revert without a plan');
     return { plan, notes: [] };
   },
 };

@@ -7,7 +7,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Change, PlanChangeResponseSchema } from "./changes_pb.ts";
+import type { Change, PlanChangeResponse } from "./changes_pb.ts";
 import { file_changes_v1_changes } from "./changes_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/revert.proto.
  */
 export const file_changes_v1_revert: GenFile = /*@__PURE__*/
-  fileDesc("ChdjaGFuZ2VzL3YxL3JldmVydC5wcm90bxIKY2hhbmdlcy52MSI5ChRQcmVwYXJlUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjsKFVByZXBhcmVSZXZlcnRSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJKChFQbGFuUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkysgEKDVJldmVydFNlcnZpY2USVAoNUHJlcGFyZVJldmVydBIgLmNoYW5nZXMudjEuUHJlcGFyZVJldmVydFJlcXVlc3QaIS5jaGFuZ2VzLnYxLlByZXBhcmVSZXZlcnRSZXNwb25zZRJLCgpQbGFuUmV2ZXJ0Eh0uY2hhbmdlcy52MS5QbGFuUmV2ZXJ0UmVxdWVzdBoeLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlc3BvbnNlYgZwcm90bzM", [file_changes_v1_changes]);
+  fileDesc("ChdjaGFuZ2VzL3YxL3JldmVydC5wcm90bxIKY2hhbmdlcy52MSI5ChRQcmVwYXJlUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjsKFVByZXBhcmVSZXZlcnRSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJKChFQbGFuUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiQgoSUGxhblJldmVydFJlc3BvbnNlEiwKBHBsYW4YASABKAsyHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZTKyAQoNUmV2ZXJ0U2VydmljZRJUCg1QcmVwYXJlUmV2ZXJ0EiAuY2hhbmdlcy52MS5QcmVwYXJlUmV2ZXJ0UmVxdWVzdBohLmNoYW5nZXMudjEuUHJlcGFyZVJldmVydFJlc3BvbnNlEksKClBsYW5SZXZlcnQSHS5jaGFuZ2VzLnYxLlBsYW5SZXZlcnRSZXF1ZXN0Gh4uY2hhbmdlcy52MS5QbGFuUmV2ZXJ0UmVzcG9uc2ViBnByb3RvMw", [file_changes_v1_changes]);
 
 /**
  * Prepares the change that reverts the applied change `change_id`: an update or a status change
@@ -95,6 +95,25 @@ export const PlanRevertRequestSchema: GenMessage<PlanRevertRequest> = /*@__PURE_
   messageDesc(file_changes_v1_revert, 2);
 
 /**
+ * @generated from message changes.v1.PlanRevertResponse
+ */
+export type PlanRevertResponse = Message<"changes.v1.PlanRevertResponse"> & {
+  /**
+   * The revert as PrepareRevert would record it.
+   *
+   * @generated from field: changes.v1.PlanChangeResponse plan = 1;
+   */
+  plan?: PlanChangeResponse | undefined;
+};
+
+/**
+ * Describes the message changes.v1.PlanRevertResponse.
+ * Use `create(PlanRevertResponseSchema)` to create a new message.
+ */
+export const PlanRevertResponseSchema: GenMessage<PlanRevertResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_revert, 3);
+
+/**
  * @generated from service changes.v1.RevertService
  */
 export const RevertService: GenService<{
@@ -112,7 +131,7 @@ export const RevertService: GenService<{
   planRevert: {
     methodKind: "unary";
     input: typeof PlanRevertRequestSchema;
-    output: typeof PlanChangeResponseSchema;
+    output: typeof PlanRevertResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_changes_v1_revert, 0);
