@@ -45,11 +45,14 @@ async function decideInBrowser(
   try {
     const page = await context.newPage();
     await page.goto(`${stack.gatewayUrl}/dashboard/changes/${changeId}`);
-    assert.match(page.url(), /\/dashboard\/login$/);
+    // Signed out, the review link asks for sign-in and then lands on the review page itself.
+    assert.match(page.url(), /\/dashboard\/login\?next=%2Fdashboard%2Fchanges%2F/);
     await page.fill('#email', seed.dashboardUser);
     await page.fill('#password', seed.dashboardPassword as string);
-    await Promise.all([page.waitForURL(/\/dashboard$/), page.click('button[type=submit]')]);
-    await page.goto(`${stack.gatewayUrl}/dashboard/changes/${changeId}`);
+    await Promise.all([
+      page.waitForURL(new RegExp(`/dashboard/changes/${changeId}$`)),
+      page.click('button[type=submit]'),
+    ]);
     const shownDigest = (await page.textContent('#digest'))?.trim();
     const payload = JSON.parse((await page.textContent('#payload')) ?? 'null') as unknown;
     if (decision === 'approve') {
