@@ -9,6 +9,7 @@ import {
   type GetChangeResponse,
   type ListChangesResponse,
 } from '@adsmcp/proto/changes/v1/changes_pb';
+import { nameUnreachable } from '@adsmcp/runtime/service-client';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
@@ -174,8 +175,14 @@ export async function applyChangeNow(
     const res = await ctx.deps.changes.applyChange({ changeId: args.change_id, digest, waitMs }, options);
     return appliedOrFailure(res.change, ctx.deps.publicUrl);
   } catch (err) {
-    if (!(err instanceof ConnectError) || err.code !== Code.FailedPrecondition) throw err;
-    const change = (await ctx.deps.changes.getChange({ changeId: args.change_id }, options)).change;
+    // A changes service that cannot be reached is named, as every route's failure is (route-runner.ts).
+    if (!(err instanceof ConnectError) || err.code !== Code.FailedPrecondition)
+      throw nameUnreachable(err, 'changes');
+    const change = (
+      await ctx.deps.changes.getChange({ changeId: args.change_id }, options).catch((e: unknown) => {
+        throw nameUnreachable(e, 'changes');
+      })
+    ).change;
     // A digest that is not the change's is refused as that, whatever the change's status.
     if (change === undefined || (digest !== '' && digest !== change.digest)) throw err;
     throw new ToolFailure('failed_precondition', err.rawMessage, {
