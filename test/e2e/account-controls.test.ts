@@ -9,7 +9,9 @@
  * The batches' source images are served by a local HTTPS site, so this file runs the marketing
  * service (which fetches them) in the test's process, as test/e2e/ad-batch.test.ts does.
  */
+
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { signInToDashboard } from '@adsmcp/testkit/dashboard';
@@ -181,12 +183,18 @@ describe('a freeze', () => {
     });
     await approve(rename.change_id);
 
-    // Another change to the ad holds it (the apply worker's lock on the object), so this apply
-    // waits, unsent, while a person freezes the account.
+    // Another apply of the ad is running (an apply message of the ad's key under a live lease: the
+    // bus runs one apply of an object at a time), so this apply waits, unsent, while a person
+    // freezes the account.
     const holder = new pg.Client({ connectionString: e2e.db.url });
     await holder.connect();
+    const running = randomUUID();
     try {
-      await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`${acct} /ads/${ad.id}`]);
+      await holder.query(
+        `INSERT INTO changes.bus_outbox (id, topic, key, payload, status, attempts, locked_by, locked_until)
+         VALUES ($1, 'changes.apply', $2, '{}', 'running', 1, gen_random_uuid(), now() + interval '10 minutes')`,
+        [running, `${acct} /ads/${ad.id}`],
+      );
       const asked = await ok<ChangeView>('ads_apply_change', { change_id: rename.change_id });
       assert.equal(asked.status, 'applying');
       await person.goto(`${stack.gatewayUrl}/dashboard/accounts/${acct}/controls`);
@@ -197,6 +205,10 @@ describe('a freeze', () => {
         /is frozen since .*Quarterly budget review/,
       );
     } finally {
+      await holder.query(
+        `UPDATE changes.bus_outbox SET status = 'done', locked_until = NULL, locked_by = NULL WHERE id = $1`,
+        [running],
+      );
       await holder.end();
     }
 
