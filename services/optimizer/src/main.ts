@@ -8,9 +8,13 @@ import { createServiceClient } from '@adsmcp/runtime/service-client';
 import { consume, startService } from '@adsmcp/runtime/service-kit';
 import { OPTIMIZER_ISSUER } from '@adsmcp/runtime/trust';
 import { loadConfig } from './config.ts';
-import { PUBLISH_TOPIC, type PublishMessage } from './handlers/review-handlers.ts';
 import { buildServer, MIGRATIONS_DIR, SCHEMA, SERVICE_NAME } from './server.ts';
-import { createPublishGiveUp, createPublishHandler } from './work/publish.ts';
+import {
+  createPublishGiveUp,
+  createPublishHandler,
+  PUBLISH_TOPIC,
+  type PublishMessage,
+} from './work/publish.ts';
 import {
   createScheduleHandler,
   SCHEDULE_TOPIC,

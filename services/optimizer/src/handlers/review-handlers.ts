@@ -35,7 +35,6 @@ import {
   claimed,
   completedRun,
   completionDigest,
-  newRun,
   RUN_STATUSES,
   type Run,
   type RunStatus,
@@ -44,7 +43,6 @@ import {
   type SnapshotInput,
   shownStatus,
   snapshotOf,
-  type Trigger,
   type Variant,
 } from '../domain/review.ts';
 import { getOptimizer, lockOptimizer } from '../store/optimizer-store.ts';
@@ -54,29 +52,20 @@ import {
   getProposal,
   getRun,
   insertProposal,
-  insertRun,
   listProposals,
   listRuns,
-  openRun,
   proposalIdsOf,
+  requestRun,
   runProposals,
   updateProposal,
   updateRun,
 } from '../store/review-store.ts';
+import { PUBLISH_TOPIC, type PublishMessage } from '../work/publish.ts';
 import { enqueueProposalAwaiting } from '../work/webhook-events.ts';
 import { type Assets, checkVariantAssets } from './asset-checks.ts';
 
 /** An RFC 3339 date-time with its offset. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-
-/** The bus topic of approved proposals waiting to be published. */
-export const PUBLISH_TOPIC = 'optimizer.publish';
-
-export interface PublishMessage {
-  [key: string]: string;
-  proposal_id: string;
-  workspace_id: string;
-}
 
 export interface ReviewHandlerDeps {
   pool: Pool;
@@ -228,38 +217,6 @@ export async function recordSnapshot(
     const snapshot = snapshotOf(input, optimizer.config, now);
     return updateRun(tx, { ...current, snapshot, updatedAt: now });
   });
-}
-
-/**
- * requestRun returns the optimizer's open run, or queues a new one: the one place a run is made,
- * for an agent's request and for the cadence alike.
- */
-export async function requestRun(
-  tx: Queryable,
-  optimizer: Optimizer,
-  trigger: Trigger,
-  by: string,
-  now: Date,
-): Promise<{ run: Run; created: boolean }> {
-  const open = await openRun(tx, optimizer.workspaceId, optimizer.optimizerId);
-  if (open !== undefined) return { run: open, created: false };
-  const made = newRun(
-    {
-      runId: randomUUID(),
-      workspaceId: optimizer.workspaceId,
-      optimizerId: optimizer.optimizerId,
-      accountId: optimizer.accountId,
-    },
-    trigger,
-    by,
-    now,
-  );
-  const inserted = await insertRun(tx, made);
-  if (inserted !== undefined) return { run: inserted, created: true };
-  // Another request queued one meanwhile.
-  const other = await openRun(tx, optimizer.workspaceId, optimizer.optimizerId);
-  if (other === undefined) throw new Error('an open run was neither inserted nor found');
-  return { run: other, created: false };
 }
 
 /** createReviewHandlers builds the ReviewService implementation from its dependencies. */

@@ -2,9 +2,20 @@
  * The review_runs and proposals tables. Every query names the workspace, except the workers' own
  * loads by id. The snapshot, variant and evidence are kept as JSON in the domain's shapes.
  */
+import { randomUUID } from 'node:crypto';
 import type { Queryable } from '@adsmcp/runtime/db';
+import type { Optimizer } from '../domain/optimizer.ts';
 import type { Proposal, ProposalStatus } from '../domain/proposal.ts';
-import type { AdPerformance, Outcome, Run, RunStatus, Snapshot, Trigger, Variant } from '../domain/review.ts';
+import {
+  type AdPerformance,
+  newRun,
+  type Outcome,
+  type Run,
+  type RunStatus,
+  type Snapshot,
+  type Trigger,
+  type Variant,
+} from '../domain/review.ts';
 
 interface RunRow {
   run_id: string;
@@ -510,4 +521,36 @@ export async function setNextReview(db: Queryable, optimizerId: string, next: Da
     optimizerId,
     next,
   ]);
+}
+
+/**
+ * requestRun returns the optimizer's open run, or queues a new one: the one place a run is made,
+ * for an agent's request and for the cadence alike.
+ */
+export async function requestRun(
+  tx: Queryable,
+  optimizer: Optimizer,
+  trigger: Trigger,
+  by: string,
+  now: Date,
+): Promise<{ run: Run; created: boolean }> {
+  const open = await openRun(tx, optimizer.workspaceId, optimizer.optimizerId);
+  if (open !== undefined) return { run: open, created: false };
+  const made = newRun(
+    {
+      runId: randomUUID(),
+      workspaceId: optimizer.workspaceId,
+      optimizerId: optimizer.optimizerId,
+      accountId: optimizer.accountId,
+    },
+    trigger,
+    by,
+    now,
+  );
+  const inserted = await insertRun(tx, made);
+  if (inserted !== undefined) return { run: inserted, created: true };
+  // Another request queued one meanwhile.
+  const other = await openRun(tx, optimizer.workspaceId, optimizer.optimizerId);
+  if (other === undefined) throw new Error('an open run was neither inserted nor found');
+  return { run: other, created: false };
 }

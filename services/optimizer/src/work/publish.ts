@@ -14,9 +14,17 @@ import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey } from '@adsmcp/runtime/service-client';
 import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import { type Proposal, publishBody, shownProposalStatus } from '../domain/proposal.ts';
-import { PUBLISH_TOPIC, type PublishMessage } from '../handlers/review-handlers.ts';
 import { getOptimizer } from '../store/optimizer-store.ts';
 import { getProposal, updateProposal } from '../store/review-store.ts';
+
+/** The bus topic of approved proposals waiting to be published. */
+export const PUBLISH_TOPIC = 'optimizer.publish';
+
+export interface PublishMessage {
+  [key: string]: string;
+  proposal_id: string;
+  workspace_id: string;
+}
 
 /** Refusals after which dispatching again cannot help: the proposal fails with the reason. */
 const PERMANENT = new Set([

@@ -10,9 +10,8 @@ import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { startRecurring } from '@adsmcp/runtime/bus/recurring';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
-import { requestRun } from '../handlers/review-handlers.ts';
 import { lockOptimizer } from '../store/optimizer-store.ts';
-import { featureSuspended, lockDueOptimizers, setNextReview } from '../store/review-store.ts';
+import { featureSuspended, lockDueOptimizers, requestRun, setNextReview } from '../store/review-store.ts';
 
 export const SCHEDULE_TOPIC = 'optimizer.schedule';
 const HOUR_MS = 3_600_000;
