@@ -103,6 +103,8 @@ describe('upstream-proxy over @grpc/grpc-js', () => {
       'account_id',
       'can_write',
       'created_at',
+      'credential_expires_at',
+      'credential_status',
       'currency',
       'name',
       'time_zone',
