@@ -607,14 +607,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Heartbeat errors after which this member no longer holds its partitions. */
 const LEFT_GROUP = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTANCE_ID']);
 
-/** A message in hand: the offset past it, its log, its group's heartbeat, and how to hold its partition. */
-interface InHand {
-  next: { topic: string; partition: number; offset: string };
-  log: Logger;
-  heartbeat: () => Promise<void>;
-  retryLater: (delayMs: number) => void;
-}
-
 class KafkaBusConsumer<P> implements Consumer {
   private readonly name: string;
   private readonly topic: string;
@@ -779,108 +771,59 @@ class KafkaBusConsumer<P> implements Consumer {
     await disconnected;
   }
 
-  private async onMessage(payload: EachMessagePayload): Promise<void> {
-    const { topic, partition, message } = payload;
-    const hand: InHand = {
-      next: { topic, partition, offset: (BigInt(message.offset) + 1n).toString() },
-      log: this.log.child({ partition, offset: message.offset }),
-      heartbeat: payload.heartbeat,
-      retryLater: (delayMs) => this.retryLater(payload, delayMs),
+  private async onMessage({
+    topic,
+    partition,
+    message,
+    heartbeat,
+    pause,
+  }: EachMessagePayload): Promise<void> {
+    const next = { topic, partition, offset: (BigInt(message.offset) + 1n).toString() };
+    let log = this.log.child({ partition, offset: message.offset });
+    // Holds the partition: it is fetched again from this message once `delayMs` is over.
+    const retryLater = (delayMs: number) => {
+      const resume = pause();
+      this.consumer.seek({ topic, partition, offset: message.offset });
+      const timer = setTimeout(() => {
+        this.resumeTimers.delete(timer);
+        resume();
+      }, delayMs);
+      this.resumeTimers.add(timer);
     };
     const delivery = decode<P>(topic, message);
     if (delivery === undefined) {
-      hand.log.error(
+      log.error(
         'bus consumer skipped a message that the bus did not publish (no message id or no JSON value)',
       );
-      await this.commitPast(hand);
+      try {
+        await this.consumer.commitOffsets([next]);
+      } catch (err) {
+        this.bookkeepingFailed(err, retryLater, log);
+      }
       return;
     }
-    hand.log = hand.log.child({ message_id: delivery.id });
+    log = log.child({ message_id: delivery.id });
 
     let attempt: number;
     try {
       if (await isProcessed(this.pool, this.name, delivery.id)) {
-        await this.consumer.commitOffsets([hand.next]);
+        await this.consumer.commitOffsets([next]);
         return;
       }
       attempt = await countAttempt(this.pool, this.name, delivery.id);
     } catch (err) {
-      this.bookkeepingFailed(err, hand.retryLater, hand.log);
+      this.bookkeepingFailed(err, retryLater, log);
       return;
     }
     const counted = { ...delivery, attempt };
-
-    if (attempt > this.opts.maxAttempts) {
-      // Its last attempt never reported back (the consumer died or was stopped mid-handler).
-      const detail = `attempt ${attempt - 1} never reported back: its consumer stopped or left the group before the handler finished`;
-      await this.giveUpOrRetry(counted, hand, { kind: 'abandoned', detail }, detail);
-      return;
-    }
-
-    const outcome = await this.run(counted, hand.heartbeat, hand.log, this.opts.handler);
-    if (outcome.kind === 'abandoned') return;
-    if (outcome.kind === 'failed' && attempt >= this.opts.maxAttempts) {
-      await this.giveUpOrRetry(
-        counted,
-        hand,
-        { kind: 'failed', error: outcome.error },
-        errorText(outcome.error),
-      );
-      return;
-    }
-    try {
-      if (outcome.kind === 'handled') {
-        await this.consumer.commitOffsets([hand.next]);
-      } else {
-        const delayMs = backoffDelay(attempt, this.opts.backoff, this.opts.random);
-        await recordFailure(this.pool, this.name, delivery.id, errorText(outcome.error));
-        hand.log.warn({ err: outcome.error, delay_ms: delayMs }, 'bus handler failed; retrying later');
-        hand.retryLater(delayMs);
-      }
-    } catch (err) {
-      this.bookkeepingFailed(err, hand.retryLater, hand.log);
-    }
-  }
-
-  /** Holds the message's partition: it is fetched again from this message once `delayMs` is over. */
-  private retryLater({ topic, partition, message, pause }: EachMessagePayload, delayMs: number): void {
-    const resume = pause();
-    this.consumer.seek({ topic, partition, offset: message.offset });
-    const timer = setTimeout(() => {
-      this.resumeTimers.delete(timer);
-      resume();
-    }, delayMs);
-    this.resumeTimers.add(timer);
-  }
-
-  /** Commits past the message in hand, handing a failure to bookkeepingFailed. */
-  private async commitPast(hand: InHand): Promise<void> {
-    try {
-      await this.consumer.commitOffsets([hand.next]);
-    } catch (err) {
-      this.bookkeepingFailed(err, hand.retryLater, hand.log);
-    }
-  }
-
-  /**
-   * giveUpOrRetry runs the consumer's give-up path for a message past its last attempt, then parks
-   * it and commits past it. A give-up path that fails keeps the message: it is delivered again
-   * after the backoff, past its last attempt, so given up again.
-   */
-  private async giveUpOrRetry(
-    counted: Delivery<P>,
-    hand: InHand,
-    reason: GiveUpReason,
-    error: string,
-  ): Promise<void> {
-    const { log } = hand;
-    try {
+    const giveUp = async (reason: GiveUpReason, error: string): Promise<void> => {
       const given = this.opts.giveUp;
       if (given !== undefined) {
-        const outcome = await this.run(counted, hand.heartbeat, log, (m, ctx) => given(m, ctx, reason));
+        const outcome = await this.run(counted, heartbeat, log, (m, ctx) => given(m, ctx, reason));
         if (outcome.kind === 'abandoned') return;
         if (outcome.kind === 'failed') {
-          const delayMs = backoffDelay(counted.attempt, this.opts.backoff, this.opts.random);
+          // Kept: delivered again after the backoff, past its last attempt, so given up again.
+          const delayMs = backoffDelay(attempt, this.opts.backoff, this.opts.random);
           log.error(
             { err: outcome.error, delay_ms: delayMs },
             'bus give-up path failed; trying it again later',
@@ -888,18 +831,44 @@ class KafkaBusConsumer<P> implements Consumer {
           await recordFailure(
             this.pool,
             this.name,
-            counted.id,
+            delivery.id,
             `${error} (its give-up path failed: ${errorText(outcome.error)})`,
           );
-          hand.retryLater(delayMs);
+          retryLater(delayMs);
           return;
         }
       }
-      await this.park(counted, counted.attempt, error);
+      await this.park(counted, attempt, error);
       log.error({ reason: error }, 'bus message given up and parked as dead');
-      await this.consumer.commitOffsets([hand.next]);
+      await this.consumer.commitOffsets([next]);
+    };
+
+    if (attempt > this.opts.maxAttempts) {
+      // Its last attempt never reported back (the consumer died or was stopped mid-handler).
+      const detail = `attempt ${attempt - 1} never reported back: its consumer stopped or left the group before the handler finished`;
+      try {
+        await giveUp({ kind: 'abandoned', detail }, detail);
+      } catch (err) {
+        this.bookkeepingFailed(err, retryLater, log);
+      }
+      return;
+    }
+
+    const outcome = await this.run(counted, heartbeat, log, this.opts.handler);
+    if (outcome.kind === 'abandoned') return;
+    try {
+      if (outcome.kind === 'handled') {
+        await this.consumer.commitOffsets([next]);
+      } else if (attempt >= this.opts.maxAttempts) {
+        await giveUp({ kind: 'failed', error: outcome.error }, errorText(outcome.error));
+      } else {
+        const delayMs = backoffDelay(attempt, this.opts.backoff, this.opts.random);
+        await recordFailure(this.pool, this.name, delivery.id, errorText(outcome.error));
+        log.warn({ err: outcome.error, delay_ms: delayMs }, 'bus handler failed; retrying later');
+        retryLater(delayMs);
+      }
     } catch (err) {
-      this.bookkeepingFailed(err, hand.retryLater, log);
+      this.bookkeepingFailed(err, retryLater, log);
     }
   }
 
