@@ -53,7 +53,7 @@ after(async () => {
 // code of the last landing and with a later one alike: not every message has its effect within two
 // minutes of the broker's loss. Under investigation; docs/bus.md says so.
 test('one of three brokers killed mid-load: the topics are replicated 3 times with min.insync.replicas 2, and every message has its effect exactly once', {
-  todo: "failed 6 of 8 runs here since 2026-11-28; under investigation (docs/bus.md)",
+  todo: 'failed 6 of 8 runs here since 2026-11-28; under investigation (docs/bus.md)',
 }, async (t) => {
   const transport = createKafkaTransport({
     pool,
