@@ -164,11 +164,12 @@ after(async () => {
 describe('a landing page on a host that mixes scripts', () => {
   test('is refused at prepare and in the plan, naming the field, the rule and the ASCII form, with nothing recorded', async () => {
     const before = await changeCount();
+    // Each call is made when it is awaited: a refusal made before its turn would be unhandled.
     for (const attempt of [
-      changes.prepareChange(updateAd(LOOKALIKE), as(agent)),
-      changes.planChange({ change: updateAd(LOOKALIKE) }, as(agent)),
+      () => changes.prepareChange(updateAd(LOOKALIKE), as(agent)),
+      () => changes.planChange({ change: updateAd(LOOKALIKE) }, as(agent)),
     ]) {
-      const refused = await refusal(attempt);
+      const refused = await refusal(attempt());
       assert.equal(refused.code, Code.InvalidArgument);
       assert.equal(
         refused.message,
