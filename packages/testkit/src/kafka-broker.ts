@@ -65,9 +65,16 @@ interface Node {
   exited: Promise<void> | undefined;
 }
 
-/** A Kafka cluster id: 16 random bytes in URL-safe base64, as `kafka-storage.sh random-uuid` prints. */
+/**
+ * A Kafka cluster id: 16 random bytes in URL-safe base64, as `kafka-storage.sh random-uuid` prints,
+ * and, as Kafka's own ids, never starting with '-': the storage tool would read one as an option
+ * ("argument --cluster-id/-t: expected one argument"), which failed one run in 64.
+ */
 function clusterId(): string {
-  return randomBytes(16).toString('base64url');
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 function properties(values: Record<string, string>): string {
