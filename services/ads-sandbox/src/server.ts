@@ -153,9 +153,10 @@ export function buildServer(deps: Deps): FastifyInstance {
   // One clock for every reader of time, so a test's fake clock moves them all together.
   const now = deps.now ?? Date.now;
   const faults = createFaultQueue();
+  const limiter = createRateLimiter(ratePerSecond, now);
   const guard = createPlatformGuard({
     pool: deps.pool,
-    limiter: createRateLimiter(ratePerSecond, now),
+    limiter,
     faults,
     ratePerSecond,
   });
@@ -174,6 +175,6 @@ export function buildServer(deps: Deps): FastifyInstance {
   registerConversionRoutes(app, { pool: deps.pool, guard, now });
   registerAudienceRoutes(app, { pool: deps.pool, guard, now });
   registerFileRoutes(app, { pool: deps.pool, guard, now });
-  registerOperatorRoutes(app, { pool: deps.pool, adminToken: deps.adminToken, faults });
+  registerOperatorRoutes(app, { pool: deps.pool, adminToken: deps.adminToken, faults, limiter });
   return app;
 }

@@ -71,6 +71,43 @@ describe('rate limit', () => {
     for (let i = 0; i < 3 * RATE; i++) await sb.ledger(accountId);
   });
 
+  it('reports to the operator what each account sent: requests let through, 429s, first and last', async () => {
+    const { accountId, credential } = await sb.newAccount();
+    const other = await sb.newAccount();
+    const none = await sb.admin('GET', `/_sandbox/rate_limit?account_id=${accountId}`);
+    assert.deepEqual(none.body, {
+      account_id: accountId,
+      rate_per_second: RATE,
+      burst: 2 * RATE,
+      allowed: 0,
+      refused: 0,
+      first_allowed_at: null,
+      last_allowed_at: null,
+    });
+    const first = clock;
+    await statuses(credential, 2 * RATE + 2);
+    clock += 1000;
+    const last = clock;
+    await statuses(credential, 1);
+    await statuses(other.credential, 1);
+    const seen = await sb.admin('GET', `/_sandbox/rate_limit?account_id=${accountId}`);
+    assert.equal(seen.status, 200);
+    assert.deepEqual(seen.body, {
+      account_id: accountId,
+      rate_per_second: RATE,
+      burst: 2 * RATE,
+      allowed: 2 * RATE + 1,
+      refused: 2,
+      first_allowed_at: new Date(first).toISOString(),
+      last_allowed_at: new Date(last).toISOString(),
+    });
+    const unnamed = await sb.admin<ErrorJson>('GET', '/_sandbox/rate_limit');
+    assert.equal(unnamed.status, 400);
+    assert.match(unnamed.body.error.message, /account_id/);
+    const anonymous = await sb.call('GET', `/_sandbox/rate_limit?account_id=${accountId}`);
+    assert.equal(anonymous.status, 401);
+  });
+
   it('reads SANDBOX_RATE_PER_SECOND, 50 by default, and refuses one below 1', () => {
     const env = { DATABASE_URL: 'postgres://x/y', SANDBOX_ADMIN_TOKEN: 'a'.repeat(16) };
     assert.equal(loadConfig(env).SANDBOX_RATE_PER_SECOND, 50);

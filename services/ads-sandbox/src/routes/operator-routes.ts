@@ -10,6 +10,7 @@ import { createAdminGuard, newCredential } from '../auth.ts';
 import { invalidRequest, notFound } from '../errors.ts';
 import { FAULT_KINDS, type Fault, type FaultKind, type FaultQueue } from '../faults.ts';
 import { newId } from '../ids.ts';
+import type { RateLimiter } from '../rate-limit.ts';
 import { seedAccount } from '../seed.ts';
 import { accountExists, insertAccount, insertCredential } from '../store/account-store.ts';
 import { listLedgerEntries } from '../store/ledger-store.ts';
@@ -18,6 +19,7 @@ export interface OperatorRouteDeps {
   pool: Pool;
   adminToken: string;
   faults: FaultQueue;
+  limiter: RateLimiter;
 }
 
 interface CreateAccountBody {
@@ -39,6 +41,15 @@ const createAccountSchema = {
       time_zone: { type: 'string', minLength: 1, maxLength: 100 },
       bulk_access: { type: 'boolean' },
     },
+  },
+} as const;
+
+const rateLimitSchema = {
+  querystring: {
+    type: 'object',
+    required: ['account_id'],
+    additionalProperties: false,
+    properties: { account_id: { type: 'string', minLength: 1, maxLength: 100 } },
   },
 } as const;
 
@@ -146,6 +157,24 @@ export function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRoute
           response_body: e.responseBody,
           created_at: e.createdAt.toISOString(),
         })),
+      };
+    },
+  );
+
+  app.get<{ Querystring: { account_id: string } }>(
+    '/_sandbox/rate_limit',
+    { onRequest, schema: rateLimitSchema },
+    async (req) => {
+      const u = deps.limiter.usage(req.query.account_id);
+      const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+      return {
+        account_id: req.query.account_id,
+        rate_per_second: deps.limiter.ratePerSecond,
+        burst: deps.limiter.burst,
+        allowed: u.allowed,
+        refused: u.refused,
+        first_allowed_at: iso(u.firstAllowedAt),
+        last_allowed_at: iso(u.lastAllowedAt),
       };
     },
   );
