@@ -160,8 +160,8 @@ export async function listChanges(
     f.now,
   ];
   // The page's ids are found first, in the list indexes alone (migration 0015), and only the
-  // page's rows are read: an offset deep into the history then skips index entries, not rows.
-  const [{ rows }, count] = await Promise.all([
+  // page's rows are read: an offset deep into the history skips index entries, not rows.
+  const [{ rows }, total] = await Promise.all([
     db.query<ChangeRow>(
       `SELECT c.* FROM (
          SELECT c.change_id, c.prepared_at FROM changes c WHERE ${where}
@@ -170,9 +170,63 @@ export async function listChanges(
        ORDER BY page.prepared_at DESC, page.change_id`,
       [...params, f.limit, f.offset],
     ),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM changes c WHERE ${where}`, params),
+    countChanges(db, f),
   ]);
-  return { rows, total: count.rows[0]?.n ?? 0 };
+  return { rows, total };
+}
+
+/**
+ * The exact number of changes listChanges matches, from the counts the store keeps
+ * (`change_counts`, migration 0017) rather than a count of every match, which grows with the
+ * history. Prepared and approved changes still within their expiry window are counted in the
+ * window's partial index (bounded by how many were made in the window); the expired ones are the
+ * kept count of those two statuses less the ones in their window.
+ */
+export async function countChanges(
+  db: Queryable,
+  f: {
+    workspaceId: string;
+    status?: string;
+    accountId?: string;
+    outcomeUnknown?: boolean;
+    expiry: ExpiryHours;
+    now: Date;
+  },
+): Promise<number> {
+  // $1 the workspace, $2 the account or null, $3 now, $4 and $5 the hours after prepare and after
+  // approval. The statuses are literals so that the planner can use the partial window indexes.
+  const kept = (statuses: string, outcomeUnknown = false) =>
+    `(SELECT coalesce(sum(k.n), 0) FROM change_counts k
+       WHERE k.workspace_id = $1 AND ($2::uuid IS NULL OR k.account_id = $2::uuid)
+         AND k.status IN (${statuses})${outcomeUnknown ? ' AND k.outcome_unknown' : ''})`;
+  const live = {
+    prepared: `(SELECT count(*) FROM changes c
+                 WHERE c.workspace_id = $1 AND c.status = 'prepared' AND ($2::uuid IS NULL OR c.account_id = $2::uuid)
+                   AND c.prepared_at > $3::timestamptz - make_interval(hours => $4::int))`,
+    approved: `(SELECT count(*) FROM changes c
+                 WHERE c.workspace_id = $1 AND c.status = 'approved' AND ($2::uuid IS NULL OR c.account_id = $2::uuid)
+                   AND c.approved_at > $3::timestamptz - make_interval(hours => $5::int))`,
+  };
+  const status = f.outcomeUnknown ? undefined : f.status;
+  const stored = ['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed'];
+  const counted = f.outcomeUnknown
+    ? kept(`'failed'`, true)
+    : status === undefined
+      ? kept(stored.map((s) => `'${s}'`).join(', '))
+      : status === 'prepared' || status === 'approved'
+        ? live[status]
+        : status === 'expired'
+          ? `${kept(`'prepared', 'approved'`)} - ${live.prepared} - ${live.approved}`
+          : stored.includes(status)
+            ? kept(`'${status}'`)
+            : '0';
+  // One statement, so that the kept counts and the windows are read in one snapshot. The VALUES
+  // only types the parameters a case does not read.
+  const { rows } = await db.query<{ n: string }>(
+    `SELECT (${counted})::bigint::text AS n FROM (VALUES ($1::uuid, $2::uuid, $3::timestamptz, $4::int, $5::int)) p`,
+    [f.workspaceId, f.accountId ?? null, f.now, f.expiry.preparedValidHours, f.expiry.approvalValidHours],
+  );
+  return Number(rows[0]?.n ?? 0);
 }
 
 export interface ChangeEventRow extends ChangeRow {
