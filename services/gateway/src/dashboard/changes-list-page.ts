@@ -4,6 +4,7 @@
  */
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { LIST_OFFSET_MAX } from '@adsmcp/runtime/paging';
 import type { FastifyInstance } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
@@ -18,6 +19,11 @@ import { signInFirst } from './sign-in-next.ts';
 const STATUSES = ['prepared', 'approved', 'expired', 'rejected', 'applying', 'applied', 'failed'] as const;
 /** The filter for failed changes whose outcome is unknown (sent, no answer recorded, not settled). */
 const OUTCOME_UNKNOWN = 'outcome_unknown';
+/**
+ * The last page the list shows: the one starting at the changes service's offset bound, as the
+ * tools stop there. Past it the service would skip that many index entries on every view.
+ */
+export const LAST_PAGE = Math.floor(LIST_OFFSET_MAX / PAGE_SIZE) + 1;
 
 function filtersHtml(status: string, accountId: string, accounts: readonly Account[]): string {
   const option = (value: string, label: string, chosen: string) =>
@@ -61,6 +67,25 @@ export function registerChangesListPage(
     const accountText = queryText(req.query, 'account', 36);
     const accountId = isUuid(accountText) ? accountText.toLowerCase() : '';
     const number = pageNumber(req.query);
+    if (number > LAST_PAGE) {
+      const accounts = await deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
+        (r) => r.accounts,
+        () => [] as Account[],
+      );
+      return reply
+        .code(400)
+        .type('text/html')
+        .send(
+          page(
+            'Changes',
+            `<p><a href="/dashboard/changes">← Changes</a></p><section><h2>Changes</h2>${filtersHtml(status, accountId, accounts)}
+            <p class="error" role="alert">page must be at most ${esc(LAST_PAGE)}: the list pages through its newest ${esc(
+              LIST_OFFSET_MAX + PAGE_SIZE,
+            )} changes; filter by status or ad account to reach older ones.</p></section>`,
+            h.user(s),
+          ),
+        );
+    }
     const [{ changes, total }, pending, accounts] = await Promise.all([
       deps.changes.listChanges(
         {
