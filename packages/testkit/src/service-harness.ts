@@ -13,8 +13,10 @@ import { createLogger, type Logger } from '@adsmcp/runtime/log';
 import {
   createPrincipalSigner,
   createPrincipalVerifier,
+  GATEWAY_ISSUER,
   generatePrincipalKeys,
   type Principal,
+  type PrincipalSigner,
   type PrincipalVerifier,
 } from '@adsmcp/runtime/principal';
 import { callerKey, createServiceClient } from '@adsmcp/runtime/service-client';
@@ -57,6 +59,11 @@ export interface ServiceUnderTest<S extends DescService> {
   client: Client<S>;
   /** Sends no principal token at all. */
   anonymous: Client<S>;
+  /**
+   * A client of another service the same server serves, signing as the gateway or as one of the
+   * `peers` the harness was started with.
+   */
+  clientOf<T extends DescService>(service: T, issuer?: string): Client<T>;
   as(principal: Principal): CallOptions;
   stop(): Promise<void>;
 }
@@ -68,6 +75,8 @@ export interface ServiceHarnessOptions<S extends DescService> {
   migrations: string | readonly Migration[];
   /** More set-up on the migrated pool (the bus's tables, for one). */
   prepare?: (pool: Pool) => Promise<unknown>;
+  /** Issuers besides the gateway whose tokens the service accepts (each gets a key pair here). */
+  peers?: readonly string[];
   build: (deps: { pool: Pool; verifier: PrincipalVerifier; logger: Logger }) => ConnectServer;
 }
 
@@ -78,17 +87,41 @@ export async function startServiceUnderTest<S extends DescService>(
   const pool = createPool(db.url, o.name);
   await migrate(pool, o.name, o.migrations);
   await o.prepare?.(pool);
-  const keys = await generatePrincipalKeys();
+  const keys = new Map<string, string>();
+  const publicKeys: Record<string, string> = {};
+  for (const issuer of [GATEWAY_ISSUER, ...(o.peers ?? [])]) {
+    const pair = await generatePrincipalKeys();
+    keys.set(issuer, pair.privateKeyPem);
+    publicKeys[issuer] = pair.publicKeyPem;
+  }
+  const signers = new Map<string, PrincipalSigner>();
+  const signerOf = async (issuer: string): Promise<PrincipalSigner> => {
+    const pem = keys.get(issuer);
+    if (pem === undefined) throw new Error(`the harness was not started with peer ${issuer}`);
+    let signer = signers.get(issuer);
+    if (signer === undefined) {
+      signer = await createPrincipalSigner(pem, issuer);
+      signers.set(issuer, signer);
+    }
+    return signer;
+  };
+  for (const issuer of keys.keys()) await signerOf(issuer);
   const server = o.build({
     pool,
-    verifier: await createPrincipalVerifier(keys.publicKeyPem, o.name),
+    verifier: await createPrincipalVerifier(publicKeys, o.name),
     logger: createLogger(o.name, 'silent'),
   });
   const url = `http://127.0.0.1:${await server.listen(0)}`;
+  const clientOf = <T extends DescService>(service: T, issuer: string = GATEWAY_ISSUER): Client<T> => {
+    const signer = signers.get(issuer);
+    if (signer === undefined) throw new Error(`the harness was not started with peer ${issuer}`);
+    return createServiceClient(service, url, o.name, signer);
+  };
   return {
     url,
     pool,
-    client: createServiceClient(o.service, url, o.name, await createPrincipalSigner(keys.privateKeyPem)),
+    client: clientOf(o.service),
+    clientOf,
     anonymous: createClient(o.service, createGrpcTransport({ baseUrl: url })),
     as,
     async stop() {

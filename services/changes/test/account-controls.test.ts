@@ -7,33 +7,22 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ControlsService } from '@adsmcp/proto/changes/v1/controls_pb';
 import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
-import { migrateBus } from '@adsmcp/runtime/bus/outbox';
-import type { ConnectServer } from '@adsmcp/runtime/connect-server';
-import { createPool, inTransaction, migrate, type Pool } from '@adsmcp/runtime/db';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
-import {
-  createPrincipalSigner,
-  createPrincipalVerifier,
-  GATEWAY_ISSUER,
-  generatePrincipalKeys,
-} from '@adsmcp/runtime/principal';
-import { createServiceClient } from '@adsmcp/runtime/service-client';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
 import { as } from '@adsmcp/testkit/service-harness';
 import { type Client, Code } from '@connectrpc/connect';
-import { buildServer, OPTIMIZER_ISSUER, SERVICE_NAME } from '../src/server.ts';
+import { OPTIMIZER_ISSUER, SERVICE_NAME } from '../src/server.ts';
 import { APPLY_TOPIC, type ApplyMessage } from '../src/work/apply-message.ts';
 import { createApplyHandler } from '../src/work/apply-worker.ts';
+import { type ChangesUnderTest, startChangesService } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
 
-let db: TestDatabase;
+let svc: ChangesUnderTest;
 let pool: Pool;
-let server: ConnectServer;
 let changes: Client<typeof ChangesService>;
 /** Signs as the optimizer's worker, which records the changes its proposals publish. */
 let optimizer: Client<typeof ChangesService>;
@@ -129,39 +118,16 @@ async function queuedApplies(changeId: string): Promise<number> {
 before(async () => {
   platform = await startLivePlatform(workspace);
   account = platform.accountId;
-  db = await testDatabase();
-  pool = createPool(db.url, SERVICE_NAME);
-  await migrate(pool, SERVICE_NAME, fileURLToPath(new URL('../migrations', import.meta.url)));
-  await migrateBus(pool, SERVICE_NAME);
-  const keys = await generatePrincipalKeys();
-  const optimizerKeys = await generatePrincipalKeys();
-  server = buildServer({
-    pool,
-    verifier: await createPrincipalVerifier(
-      { [GATEWAY_ISSUER]: keys.publicKeyPem, [OPTIMIZER_ISSUER]: optimizerKeys.publicKeyPem },
-      SERVICE_NAME,
-    ),
-    logger: createLogger(SERVICE_NAME, 'silent'),
-    upstream: platform.upstream,
-  });
-  const url = `http://127.0.0.1:${await server.listen(0)}`;
-  const signer = await createPrincipalSigner(keys.privateKeyPem);
-  changes = createServiceClient(ChangesService, url, SERVICE_NAME, signer);
-  controls = createServiceClient(ControlsService, url, SERVICE_NAME, signer);
-  optimizer = createServiceClient(
-    ChangesService,
-    url,
-    SERVICE_NAME,
-    await createPrincipalSigner(optimizerKeys.privateKeyPem, OPTIMIZER_ISSUER),
-  );
+  svc = await startChangesService(platform, { peers: [OPTIMIZER_ISSUER] });
+  pool = svc.pool;
+  changes = svc.client;
+  controls = svc.clientOf(ControlsService);
+  optimizer = svc.clientOf(ChangesService, OPTIMIZER_ISSUER);
 });
 
 after(async () => {
   await platform?.stop();
-  await server?.close(1000);
-  await pool?.end();
-  await db?.drop();
-  await stopTestServer();
+  await svc?.stop();
 });
 
 beforeEach(async () => {

@@ -7,29 +7,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
-import { migrateBus } from '@adsmcp/runtime/bus/outbox';
-import type { ConnectServer } from '@adsmcp/runtime/connect-server';
-import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
-import { createLogger } from '@adsmcp/runtime/log';
-import {
-  createPrincipalSigner,
-  createPrincipalVerifier,
-  generatePrincipalKeys,
-} from '@adsmcp/runtime/principal';
-import { createServiceClient } from '@adsmcp/runtime/service-client';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import type { Pool } from '@adsmcp/runtime/db';
 import { as } from '@adsmcp/testkit/service-harness';
 import { type Client, Code } from '@connectrpc/connect';
-import { buildServer, SERVICE_NAME } from '../src/server.ts';
+import { type ChangesUnderTest, startChangesService } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
 
-let db: TestDatabase;
+let svc: ChangesUnderTest;
 let pool: Pool;
-let server: ConnectServer;
 let changes: Client<typeof ChangesService>;
 let standards: Client<typeof StandardsService>;
 let platform: LivePlatform;
@@ -66,29 +54,15 @@ before(async () => {
   platform = await startLivePlatform(workspace);
   account = platform.accountId;
   ads = await platform.ads();
-  db = await testDatabase();
-  pool = createPool(db.url, SERVICE_NAME);
-  await migrate(pool, SERVICE_NAME, fileURLToPath(new URL('../migrations', import.meta.url)));
-  await migrateBus(pool, SERVICE_NAME);
-  const keys = await generatePrincipalKeys();
-  server = buildServer({
-    pool,
-    verifier: await createPrincipalVerifier(keys.publicKeyPem, SERVICE_NAME),
-    logger: createLogger(SERVICE_NAME, 'silent'),
-    upstream: platform.upstream,
-  });
-  const url = `http://127.0.0.1:${await server.listen(0)}`;
-  const signer = await createPrincipalSigner(keys.privateKeyPem);
-  changes = createServiceClient(ChangesService, url, SERVICE_NAME, signer);
-  standards = createServiceClient(StandardsService, url, SERVICE_NAME, signer);
+  svc = await startChangesService(platform);
+  pool = svc.pool;
+  changes = svc.client;
+  standards = svc.clientOf(StandardsService);
 });
 
 after(async () => {
   await platform?.stop();
-  await server?.close(1000);
-  await pool?.end();
-  await db?.drop();
-  await stopTestServer();
+  await svc?.stop();
 });
 
 describe('a loosening save waits for a person', () => {

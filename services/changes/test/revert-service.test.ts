@@ -7,21 +7,20 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { RevertService } from '@adsmcp/proto/changes/v1/revert_pb';
-import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import type { Pool } from '@adsmcp/runtime/db';
 import { callerKey, readingFor } from '@adsmcp/runtime/service-client';
-import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
-import { Code, createContextValues } from '@connectrpc/connect';
+import { as } from '@adsmcp/testkit/service-harness';
+import { type Client, Code, createContextValues } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
-import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { findChange, insertChange } from '../src/store/change-store.ts';
 import { revertLinksOf } from '../src/store/revert-store.ts';
+import { type ChangesUnderTest, startChangesService } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
 
-let svc: ServiceUnderTest<typeof RevertService>;
+let svc: ChangesUnderTest;
+let reverts: Client<typeof RevertService>;
 let pool: Pool;
 let platform: LivePlatform;
 let ads: { id: string; name: string; revision: number }[];
@@ -115,13 +114,8 @@ async function adGroups(): Promise<{ id: string; name: string; status: string; r
 before(async () => {
   platform = await startLivePlatform(workspace);
   ads = await platform.ads();
-  svc = await startServiceUnderTest({
-    service: RevertService,
-    name: SERVICE_NAME,
-    migrations: fileURLToPath(new URL('../migrations', import.meta.url)),
-    prepare: (p) => migrateBus(p, SERVICE_NAME),
-    build: (deps) => buildServer({ ...deps, upstream: platform.upstream }),
-  });
+  svc = await startChangesService(platform);
+  reverts = svc.clientOf(RevertService);
   pool = svc.pool;
 });
 
@@ -134,7 +128,7 @@ describe('PrepareRevert', () => {
   test('plans the update back to the recorded name, links both ways, and refuses a second while the first is pending', async () => {
     const ad = ads[0] as (typeof ads)[number];
     const applied = await appliedRename(ad, 'Renamed for winter');
-    const res = await svc.client.prepareRevert({ changeId: applied, reason: 'winter is over' }, as(agent));
+    const res = await reverts.prepareRevert({ changeId: applied, reason: 'winter is over' }, as(agent));
     const revert = res.change;
     assert.equal(revert?.status, 'prepared');
     assert.equal(revert?.tool, 'ads_prepare_revert');
@@ -149,7 +143,7 @@ describe('PrepareRevert', () => {
     const reverted = await findChange(pool, workspace, applied);
     assert.deepEqual(reverted && revertLinksOf(reverted).reverted_by, [revert?.changeId]);
 
-    const again = await refusal(svc.client.prepareRevert({ changeId: applied, reason: '' }, as(agent)));
+    const again = await refusal(reverts.prepareRevert({ changeId: applied, reason: '' }, as(agent)));
     assert.equal(again.code, Code.FailedPrecondition);
     assert.match(again.message, new RegExp(`already has a revert prepared: change ${revert?.changeId}`));
   });
@@ -158,7 +152,7 @@ describe('PrepareRevert', () => {
     const ad = ads[1] as (typeof ads)[number];
     const applied = await appliedRename(ad, 'Renamed once');
     await platform.editAd(ad.id, 'Renamed by someone else');
-    const moved = await refusal(svc.client.prepareRevert({ changeId: applied, reason: '' }, as(agent)));
+    const moved = await refusal(reverts.prepareRevert({ changeId: applied, reason: '' }, as(agent)));
     assert.equal(moved.code, Code.FailedPrecondition);
     assert.match(
       moved.message,
@@ -182,7 +176,7 @@ describe('PrepareRevert', () => {
       {},
       created,
     );
-    const archive = (await svc.client.prepareRevert({ changeId: create, reason: '' }, as(agent))).change;
+    const archive = (await reverts.prepareRevert({ changeId: create, reason: '' }, as(agent))).change;
     assert.equal(archive?.operation?.path, `/ad_groups/${created.id}/archive`);
     assert.equal(archive?.targetPath, `/ad_groups/${created.id}`);
     assert.match(archive?.summary ?? '', /: Archive ad group .* \(status "active" → "archived"\)/);
@@ -217,7 +211,7 @@ describe('PrepareRevert', () => {
       paused,
       JSON.parse(res.bodyJson) as Record<string, unknown>,
     );
-    const activate = (await svc.client.prepareRevert({ changeId: pause, reason: '' }, as(agent))).change;
+    const activate = (await reverts.prepareRevert({ changeId: pause, reason: '' }, as(agent))).change;
     assert.equal(activate?.operation?.path, `/ad_groups/${paused.id}/activate`);
     assert.match(activate?.summary ?? '', /: Activate ad group .* \(status "paused" → "active"\)/);
 
@@ -234,7 +228,7 @@ describe('PrepareRevert', () => {
         status: 'paused',
       },
     );
-    const moved = await refusal(svc.client.prepareRevert({ changeId: stale, reason: '' }, as(agent)));
+    const moved = await refusal(reverts.prepareRevert({ changeId: stale, reason: '' }, as(agent)));
     assert.equal(moved.code, Code.FailedPrecondition);
     assert.match(
       moved.message,
@@ -244,13 +238,11 @@ describe('PrepareRevert', () => {
 
   test('refuses a change that is not applied, and a reason with a hidden character, naming the field', async () => {
     const bad = await refusal(
-      svc.client.prepareRevert({ changeId: randomUUID(), reason: 'oops\u202e' }, as(agent)),
+      reverts.prepareRevert({ changeId: randomUUID(), reason: 'oops\u202e' }, as(agent)),
     );
     assert.equal(bad.code, Code.InvalidArgument);
     assert.match(bad.message, /^reason contains the hidden character U\+202E/);
-    const missing = await refusal(
-      svc.client.prepareRevert({ changeId: randomUUID(), reason: '' }, as(agent)),
-    );
+    const missing = await refusal(reverts.prepareRevert({ changeId: randomUUID(), reason: '' }, as(agent)));
     assert.equal(missing.code, Code.NotFound);
   });
 });

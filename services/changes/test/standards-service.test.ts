@@ -6,33 +6,24 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
-import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import type { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
-import { migrateBus } from '@adsmcp/runtime/bus/outbox';
-import type { ConnectServer } from '@adsmcp/runtime/connect-server';
-import { createPool, inTransaction, migrate, type Pool } from '@adsmcp/runtime/db';
+import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
-import {
-  createPrincipalSigner,
-  createPrincipalVerifier,
-  generatePrincipalKeys,
-} from '@adsmcp/runtime/principal';
-import { createServiceClient, readingFor } from '@adsmcp/runtime/service-client';
-import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { readingFor } from '@adsmcp/runtime/service-client';
 import { as } from '@adsmcp/testkit/service-harness';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
-import { buildServer, SERVICE_NAME } from '../src/server.ts';
+import { SERVICE_NAME } from '../src/server.ts';
 import type { ApplyMessage } from '../src/work/apply-message.ts';
 import { createApplyHandler } from '../src/work/apply-worker.ts';
+import { type ChangesUnderTest, startChangesService } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
 
-let db: TestDatabase;
+let svc: ChangesUnderTest;
 let pool: Pool;
-let server: ConnectServer;
 let changes: Client<typeof ChangesService>;
 let standards: Client<typeof StandardsService>;
 let batches: Client<typeof BatchService>;
@@ -184,30 +175,16 @@ before(async () => {
   assert.ok(first, 'the sandbox account has an ad group');
   adGroup = first;
 
-  db = await testDatabase();
-  pool = createPool(db.url, SERVICE_NAME);
-  await migrate(pool, SERVICE_NAME, fileURLToPath(new URL('../migrations', import.meta.url)));
-  await migrateBus(pool, SERVICE_NAME);
-  const keys = await generatePrincipalKeys();
-  server = buildServer({
-    pool,
-    verifier: await createPrincipalVerifier(keys.publicKeyPem, SERVICE_NAME),
-    logger: createLogger(SERVICE_NAME, 'silent'),
-    upstream: platform.upstream,
-  });
-  const url = `http://127.0.0.1:${await server.listen(0)}`;
-  const signer = await createPrincipalSigner(keys.privateKeyPem);
-  changes = createServiceClient(ChangesService, url, SERVICE_NAME, signer);
-  standards = createServiceClient(StandardsService, url, SERVICE_NAME, signer);
-  batches = createServiceClient(BatchService, url, SERVICE_NAME, signer);
+  svc = await startChangesService(platform);
+  pool = svc.pool;
+  changes = svc.client;
+  standards = svc.clientOf(StandardsService);
+  batches = svc.clientOf(BatchService);
 });
 
 after(async () => {
   await platform?.stop();
-  await server?.close(1000);
-  await pool?.end();
-  await db?.drop();
-  await stopTestServer();
+  await svc?.stop();
 });
 
 describe('saving standards', () => {
