@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { Health, HealthCheckResponse_ServingStatus } from '@adsmcp/proto/grpc/health/v1/health_pb';
+import type { DescService } from '@bufbuild/protobuf';
 import {
   Code,
   ConnectError,
@@ -15,6 +16,7 @@ import {
   type Interceptor,
 } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { accessTable, checkAccess, type MethodAccess } from './access-policy.ts';
 import { toConnectError } from './connect-errors.ts';
 import { isUuid } from './ids.ts';
 import { type Logger, withRequestId } from './log.ts';
@@ -102,14 +104,33 @@ interface CallHeaders {
   get(name: string): string | null | undefined;
 }
 
+/** The declared access of every method served, by service type name and method name. */
+type AccessTables = Map<string, Map<string, MethodAccess>>;
+
+/**
+ * withDeclaredAccess wraps `router` so that every service registered through it has its methods'
+ * access read from the proto (access-policy.ts), and refuses to register one that leaves a method
+ * without: the server is then never built, and the service does not start.
+ */
+function withDeclaredAccess(router: ConnectRouter, tables: AccessTables): ConnectRouter {
+  const checked = Object.create(router) as ConnectRouter;
+  checked.service = ((service: DescService, impl: unknown, options?: unknown) => {
+    tables.set(service.typeName, accessTable(service));
+    return router.service(service, impl as never, options as never);
+  }) as ConnectRouter['service'];
+  return checked;
+}
+
 /**
  * guardCall is what runs around every handler, on both paths a call can take (connect-node's
  * adapter and the unary path below): it adopts the caller's request id for the logs, verifies the
- * principal token (health checks excepted, so probes need no credential) into `values`, logs the
- * call, and turns domain errors into Connect codes, hiding everything else as Internal.
+ * principal token (health checks excepted, so probes need no credential) into `values`, applies
+ * the method's declared access to it, logs the call, and turns domain errors into Connect codes,
+ * hiding everything else as Internal.
  */
 function guardCall<T>(
   verifier: PrincipalVerifier,
+  access: AccessTables,
   logger: Logger,
   serviceName: string,
   typeName: string,
@@ -127,11 +148,17 @@ function guardCall<T>(
         const auth = header.get('authorization') ?? '';
         const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
         if (token === '') throw new ConnectError('missing principal token', Code.Unauthenticated);
+        let principal: Principal;
         try {
-          values.set(principalKey, await verifier.verify(token, method));
+          principal = await verifier.verify(token, method);
         } catch {
           throw new ConnectError('invalid principal token', Code.Unauthenticated);
         }
+        values.set(principalKey, principal);
+        const declared = access.get(typeName)?.get(methodName);
+        // Unreachable for a method registered through withDeclaredAccess; refused, never open.
+        if (declared === undefined) throw new ConnectError(`${method} declares no access`, Code.Internal);
+        checkAccess(declared, principal);
       }
       const res = await next();
       logger.info({ method, ms: Math.round(performance.now() - started) }, 'rpc');
@@ -155,22 +182,22 @@ function guardCall<T>(
  * serviceGuard is everything around a handler, outermost first: the server span continuing the
  * caller's trace, the call's timing (so it records the code the caller sees), then guardCall.
  */
-function serviceGuard(verifier: PrincipalVerifier, logger: Logger, serviceName: string): CallGuard {
+function serviceGuard(
+  verifier: PrincipalVerifier,
+  access: AccessTables,
+  logger: Logger,
+  serviceName: string,
+): CallGuard {
   return (typeName, methodName, header, carrier, values, next) =>
     serveInSpan(typeName, methodName, carrier, () =>
       timeRpc(`${typeName}/${methodName}`, () =>
-        guardCall(verifier, logger, serviceName, typeName, methodName, header, values, next),
+        guardCall(verifier, access, logger, serviceName, typeName, methodName, header, values, next),
       ),
     );
 }
 
 /** The interceptor form of serviceGuard, for calls served by connect-node's adapter. */
-export function serviceInterceptor(
-  verifier: PrincipalVerifier,
-  logger: Logger,
-  serviceName: string,
-): Interceptor {
-  const guard = serviceGuard(verifier, logger, serviceName);
+function serviceInterceptor(guard: CallGuard): Interceptor {
   return (next) => (req) =>
     guard(req.service.typeName, req.method.name, req.header, req.header as never, req.contextValues, () =>
       next(req),
@@ -198,15 +225,16 @@ export interface ConnectServer {
 export function buildConnectServer(opts: ConnectServerOptions): ConnectServer {
   const health = new HealthState();
   const unary = new Map<string, Parameters<typeof serveUnary>[0]>();
+  const access: AccessTables = new Map();
+  const guard = serviceGuard(opts.verifier, access, opts.logger, opts.serviceName);
   const handler = connectNodeAdapter({
     routes: (router) => {
       healthRoutes(router, opts.serviceName, health);
-      opts.routes(recordUnaryRoutes(router, unary));
+      opts.routes(recordUnaryRoutes(withDeclaredAccess(router, access), unary));
     },
-    interceptors: [serviceInterceptor(opts.verifier, opts.logger, opts.serviceName)],
+    interceptors: [serviceInterceptor(guard)],
     readMaxBytes: MAX_REQUEST_BYTES,
   });
-  const guard = serviceGuard(opts.verifier, opts.logger, opts.serviceName);
   // Our own clients' unary calls take the short path (unary-server.ts); everything else, and any
   // path no unary method has, goes to connect-node's adapter.
   const server = http2.createServer((req, res) => {

@@ -16,9 +16,9 @@ import {
   principalKey,
 } from '../src/principal.ts';
 import { callerKey, createServiceClient } from '../src/service-client.ts';
-import { EDITOR } from './fixtures.ts';
+import { ADMIN } from './fixtures.ts';
 
-const principal: Principal = EDITOR;
+const principal: Principal = ADMIN;
 const logger = createLogger('test', 'silent');
 let keys: { privateKeyPem: string; publicKeyPem: string };
 let server: ConnectServer;

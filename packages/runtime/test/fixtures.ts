@@ -9,3 +9,6 @@ export const EDITOR: Principal = {
   scopes: ['read', 'write'],
   via: 'mcp',
 };
+
+/** An admin with read and write, calling through MCP: for the calls that need the admin role. */
+export const ADMIN: Principal = { ...EDITOR, role: 'admin' };

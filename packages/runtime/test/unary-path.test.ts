@@ -22,7 +22,7 @@ import {
 } from '../src/principal.ts';
 import { callerKey, createServiceClient } from '../src/service-client.ts';
 import { MAX_REQUEST_BYTES } from '../src/unary-server.ts';
-import { EDITOR } from './fixtures.ts';
+import { ADMIN } from './fixtures.ts';
 
 let server: ConnectServer;
 let url: string;
@@ -65,8 +65,8 @@ after(async () => {
   await server.close(100);
 });
 
-const as = { contextValues: createContextValues().set(callerKey, EDITOR) };
-const token = async () => `Bearer ${await signer.sign(EDITOR, 'upstream-proxy')}`;
+const as = { contextValues: createContextValues().set(callerKey, ADMIN) };
+const token = async () => `Bearer ${await signer.sign(ADMIN, 'upstream-proxy')}`;
 
 /** The three ways a call can arrive: our client, connect-node's Connect (JSON) client, gRPC. */
 async function clients() {
@@ -89,7 +89,7 @@ test('the same call answers the same by our client, a Connect JSON client and a 
   assert.deepEqual(json.account, ours.account);
   assert.deepEqual(grpc.account, ours.account);
   assert.equal(seen.length, 3);
-  for (const p of seen) assert.deepEqual(p, EDITOR);
+  for (const p of seen) assert.deepEqual(p, ADMIN);
 });
 
 test('an error keeps its code, message and metadata on every path', async () => {

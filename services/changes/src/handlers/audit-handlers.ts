@@ -7,9 +7,8 @@ import type {
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import { inTransaction } from '@adsmcp/runtime/db';
-import { InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import { InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isRecord } from '@adsmcp/runtime/json';
-import type { Principal } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import {
@@ -27,24 +26,6 @@ const MAX_BATCH = 500;
 const KIND = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 // NUL cannot be stored in text; other control characters would hide what a row says.
 const CONTROL = /\p{Cc}/u;
-
-const describe = (p: Principal) => `role ${p.role}, scopes [${p.scopes.join(', ')}] via ${p.via}`;
-
-/**
- * Only the gateway's relay appends, as an operator: an agent's call, a person's dashboard session
- * or a service's worker never writes the log directly (their records append their own events).
- */
-function requireAppender(p: Principal): void {
-  if (!p.scopes.includes('write') || p.via !== 'operator')
-    throw new PermissionDeniedError(
-      `appending to the audit log needs the write scope from an operator; this caller has ${describe(p)}`,
-    );
-}
-
-function requireReader(p: Principal, what: string): void {
-  if (!p.scopes.includes('read'))
-    throw new PermissionDeniedError(`${what} needs the read scope; this caller has ${describe(p)}`);
-}
 
 function boundedText(field: string, value: string, max: number, required = false): string {
   if (required && value === '') throw new InvalidArgumentError(`\`${field}\` is required`);
@@ -125,7 +106,6 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
   return {
     async appendAuditEvent(req, ctx) {
       const p = principalOf(ctx);
-      requireAppender(p);
       const event = eventOf(p.workspaceId, req, '');
       const row = await inTransaction(pool, (tx) => appendAuditEvent(tx, event));
       return { event: auditEventProto(row) };
@@ -133,7 +113,6 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
 
     async appendAuditEvents(req, ctx) {
       const p = principalOf(ctx);
-      requireAppender(p);
       if (req.events.length < 1 || req.events.length > MAX_BATCH)
         throw new InvalidArgumentError(
           `\`events\` must have 1 to ${MAX_BATCH} items (got ${req.events.length})`,
@@ -145,7 +124,6 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
 
     async listAuditEvents(req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p, 'reading the audit log');
       if (req.limit < 1 || req.limit > 500)
         throw new InvalidArgumentError(`\`limit\` must be an integer from 1 to 500 (got ${req.limit})`);
       if (req.beforeSeq < 0n) throw new InvalidArgumentError('`before_seq` must be 0 or more');
@@ -177,7 +155,6 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
 
     async verifyAuditChain(req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p, 'verifying the audit log');
       const report = await checkAuditChain(pool, p.workspaceId, req.whole);
       const b = report.broken;
       return {

@@ -11,12 +11,7 @@ import type {
 import { deterministicId } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import {
-  FailedPreconditionError,
-  InvalidArgumentError,
-  NotFoundError,
-  PermissionDeniedError,
-} from '@adsmcp/runtime/errors';
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import { actorName, type Principal } from '@adsmcp/runtime/principal';
@@ -250,11 +245,9 @@ function planningRpcs({
     },
 
     async recordApprovedChange(req, ctx) {
+      // Its access is the worker's alone (the proto), and worker tokens addressed to this service
+      // come only from the optimizer's key (OPTIMIZER_PUBLIC_KEY).
       const p = principalOf(ctx);
-      // Worker tokens addressed to this service come only from the optimizer's key (OPTIMIZER_PUBLIC_KEY).
-      if (p.via !== 'worker') {
-        throw new PermissionDeniedError('only the optimizer records changes approved on its proposals');
-      }
       if (!isUuid(req.changeId)) throw new InvalidArgumentError('change_id must be a UUID');
       if (req.change === undefined) throw new InvalidArgumentError('change is required');
       if (req.approvedBy.trim() === '') throw new InvalidArgumentError('approved_by is required');

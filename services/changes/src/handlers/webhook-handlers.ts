@@ -4,14 +4,9 @@ import type { WebhooksService } from '@adsmcp/proto/changes/v1/webhooks_pb';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import {
-  FailedPreconditionError,
-  InvalidArgumentError,
-  NotFoundError,
-  PermissionDeniedError,
-} from '@adsmcp/runtime/errors';
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
-import { actorName, type Principal } from '@adsmcp/runtime/principal';
+import { actorName } from '@adsmcp/runtime/principal';
 import { checkUrl, SafeFetchError } from '@adsmcp/runtime/safe-fetch';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { appendAuditEvent } from '../store/audit-store.ts';
@@ -48,17 +43,6 @@ export interface WebhookHandlerDeps {
   allowHosts: readonly string[];
   /** The fetcher's resolver (tests pass one); the system resolver by default. */
   resolve?: (hostname: string) => Promise<string[]>;
-}
-
-function checkMayManage(p: Principal): void {
-  if (p.via !== 'dashboard' && p.via !== 'operator') {
-    throw new PermissionDeniedError(
-      'webhooks are managed by a workspace admin in the dashboard, not through an MCP client',
-    );
-  }
-  if (p.role !== 'admin') {
-    throw new PermissionDeniedError(`the role "${p.role}" may not manage webhooks; an admin may`);
-  }
 }
 
 function webhookProto(w: WebhookRow) {
@@ -102,7 +86,6 @@ export function webhookHandlers(d: WebhookHandlerDeps): ServiceImpl<typeof Webho
   return {
     async createWebhook(req, ctx) {
       const p = principalOf(ctx);
-      checkMayManage(p);
       const events = checkEvents(req.events);
       const format = checkFormat(req.format);
       const reviewBase = checkBaseUrl(req.reviewBaseUrl);
@@ -142,13 +125,11 @@ export function webhookHandlers(d: WebhookHandlerDeps): ServiceImpl<typeof Webho
 
     async listWebhooks(_req, ctx) {
       const p = principalOf(ctx);
-      checkMayManage(p);
       return { webhooks: (await listWebhooks(d.pool, p.workspaceId)).map(webhookProto) };
     },
 
     async deleteWebhook(req, ctx) {
       const p = principalOf(ctx);
-      checkMayManage(p);
       if (!isUuid(req.webhookId)) throw new InvalidArgumentError('webhook_id must be a UUID');
       const by = actorName(p);
       await inTransaction(d.pool, async (tx) => {
@@ -175,11 +156,6 @@ export function webhookHandlers(d: WebhookHandlerDeps): ServiceImpl<typeof Webho
      */
     async recordWebhookEvent(req, ctx) {
       const p = principalOf(ctx);
-      if (p.via !== 'worker') {
-        throw new PermissionDeniedError(
-          'only the optimizer and the marketing service record events for webhooks',
-        );
-      }
       if (!isProposalEvent(req.event) && !isImportEvent(req.event)) {
         throw new InvalidArgumentError(
           `event must be proposal.awaiting_approval or import.finished (got ${JSON.stringify(req.event.slice(0, 80))})`,
@@ -247,7 +223,6 @@ export function webhookHandlers(d: WebhookHandlerDeps): ServiceImpl<typeof Webho
 
     async listWebhookDeliveries(req, ctx) {
       const p = principalOf(ctx);
-      checkMayManage(p);
       const limit = req.limit === 0 ? 50 : req.limit;
       if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
         throw new InvalidArgumentError(`limit must be from 1 to 200 (got ${req.limit})`);

@@ -232,26 +232,6 @@ export function updatedSource(
   };
 }
 
-const describeCaller = (p: Principal) => `role ${p.role} and scopes [${p.scopes.join(', ')}]`;
-
-/** requireReader allows reading sources and observations to members holding the read scope. */
-export function requireReader(principal: Principal, what: string): void {
-  if (!principal.scopes.includes('read')) {
-    throw new PermissionDeniedError(
-      `${what} needs the read scope; this caller has ${describeCaller(principal)}`,
-    );
-  }
-}
-
-/** requireWriter allows saving, checking and pausing sources to admins and editors holding the write scope. */
-export function requireWriter(principal: Principal, what: string): void {
-  if (!principal.scopes.includes('write') || (principal.role !== 'admin' && principal.role !== 'editor')) {
-    throw new PermissionDeniedError(
-      `${what} needs the admin or editor role and the write scope; this caller has ${describeCaller(principal)}`,
-    );
-  }
-}
-
 /**
  * requireOwnerOrAdmin allows changing a saved source (pausing it, or saving it anew: its url,
  * literals, schedule or enabled flag) to the member who created it and to workspace admins:

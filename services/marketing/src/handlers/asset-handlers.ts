@@ -12,7 +12,6 @@ import { DomainError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { requireReader, requireWriter } from '../domain/access.ts';
 import {
   type CampaignAsset,
   checkArchive,
@@ -163,7 +162,6 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
   return {
     async saveCampaignAsset(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal);
       const source = validateSource({
         ...(req.contentBase64 === undefined ? {} : { content: req.contentBase64 }),
         ...(req.sourceUrl === undefined ? {} : { sourceUrl: req.sourceUrl }),
@@ -194,7 +192,6 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
 
     async listCampaignAssets(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal);
       const page = pageOf({
         ...(req.offset === undefined ? {} : { offset: req.offset }),
         ...(req.limit === undefined ? {} : { limit: req.limit }),
@@ -206,7 +203,6 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
 
     async archiveCampaignAsset(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal);
       const assetId = validateAssetId(req.assetId);
       const workspaceId = principal.workspaceId;
       return inTransaction(deps.pool, async (tx) => {
@@ -222,7 +218,6 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
 
     async getCampaignAssetContent(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal);
       const assetId = validateAssetId(req.assetId);
       // Asked on every delivery: an archived asset is refused from the moment it is archived.
       const asset = checkDeliverable(
@@ -234,7 +229,6 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
 
     async saveSourceImages(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal);
       const { accountId, urls } = validateSourceImages(req);
       const workspaceId = principal.workspaceId;
       // What was saved before is found in one statement; only the rest is fetched.
@@ -251,7 +245,6 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
 
     async getCampaignAssets(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal);
       const count = req.assetIds.length;
       if (count < 1 || count > MAX_ASSET_IDS)
         throw new InvalidArgumentError(`asset_ids must have 1 to ${MAX_ASSET_IDS} ids (got ${count})`);
@@ -269,7 +262,6 @@ export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof 
 
     async findSourceImages(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal);
       const { accountId, urls } = validateSourceImages(req);
       const saved = await findLiveBySource(deps.pool, principal.workspaceId, accountId, urls);
       return {

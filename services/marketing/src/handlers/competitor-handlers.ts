@@ -21,10 +21,8 @@ import {
   newSource,
   pausedSource,
   requirePauser,
-  requireReader,
   requireUpdater,
   requireUuid,
-  requireWriter,
   updatedSource,
   validateSave,
 } from '../domain/competitor-source.ts';
@@ -129,7 +127,6 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
   return {
     async listCompetitorSources(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal, 'listing competitor sources');
       if (req.accountId !== undefined) requireUuid('account_id', req.accountId);
       const page = pageOf(req);
       const workspaceId = principal.workspaceId;
@@ -146,7 +143,6 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
 
     async saveCompetitorSource(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'saving a competitor source');
       const save = validateSave({
         accountId: req.accountId,
         name: req.name,
@@ -179,7 +175,6 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
 
     async pauseCompetitorSource(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'pausing a competitor source');
       requireUuid('source_id', req.sourceId);
       const now = clock();
       const result = await inTransaction(deps.pool, async (tx) => {
@@ -197,7 +192,6 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
 
     async checkCompetitorSource(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'checking a competitor source');
       requireUuid('source_id', req.sourceId);
       const { observation, source } = await checker.checkNow(
         principal.workspaceId,
@@ -209,7 +203,6 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
 
     async getCompetitorObservations(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal, 'reading competitor observations');
       requireUuid('source_id', req.sourceId);
       const workspaceId = principal.workspaceId;
       if ((await getSource(deps.pool, workspaceId, req.sourceId)) === undefined) throw notFound(req.sourceId);

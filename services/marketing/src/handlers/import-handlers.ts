@@ -10,9 +10,8 @@ import type {
 import { enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import { InvalidArgumentError, NotFoundError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import { InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { LIST_OFFSET_MAX, nextOffset, type Page, pageOf } from '@adsmcp/runtime/paging';
-import type { Principal } from '@adsmcp/runtime/principal';
 import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { validateOutcomeImport } from '../domain/business-outcomes.ts';
@@ -36,20 +35,6 @@ import { IMPORT_TOPIC, type ImportMessage } from '../work/import-worker.ts';
 
 export interface ImportHandlerDeps {
   pool: Pool;
-}
-
-const WRITER_ROLES = ['admin', 'editor'];
-
-function requireReader(p: Principal): void {
-  if (!p.scopes.includes('read'))
-    throw new PermissionDeniedError(`reading imports needs the read scope; this caller has role ${p.role}`);
-}
-
-function requireWriter(p: Principal): void {
-  if (!p.scopes.includes('write') || !WRITER_ROLES.includes(p.role))
-    throw new PermissionDeniedError(
-      `importing needs the write scope and the admin or editor role; this caller has role ${p.role}`,
-    );
 }
 
 function metric(m: MetricSum | undefined): MessageInitShape<typeof MetricTotalSchema> {
@@ -133,7 +118,6 @@ export function createImportHandlers(deps: ImportHandlerDeps): ServiceImpl<typeo
   return {
     async importPerformance(req, ctx) {
       const p = principalOf(ctx);
-      requireWriter(p);
       const request = validateImport({
         source: req.source,
         name: req.name,
@@ -181,7 +165,6 @@ export function createImportHandlers(deps: ImportHandlerDeps): ServiceImpl<typeo
 
     async getPerformanceImport(req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p);
       const importId = validateImportId(req.importId);
       const row = await findImport(pool, p.workspaceId, importId);
       if (row === undefined) throw new NotFoundError(`no performance import ${importId} in this workspace`);
@@ -190,7 +173,6 @@ export function createImportHandlers(deps: ImportHandlerDeps): ServiceImpl<typeo
 
     async listPerformanceImports(req, ctx) {
       const p = principalOf(ctx);
-      requireReader(p);
       const page = checkedPage(req);
       const { imports, total } = await listImports(pool, p.workspaceId, page.offset, page.limit);
       const next = nextOffset(page, imports.length, total);
@@ -203,7 +185,6 @@ export function createImportHandlers(deps: ImportHandlerDeps): ServiceImpl<typeo
 
     async importBusinessOutcomes(req, ctx) {
       const p = principalOf(ctx);
-      requireWriter(p);
       const request = validateOutcomeImport({
         accountId: req.accountId,
         source: req.source,

@@ -12,7 +12,6 @@ import { NotFoundError } from '@adsmcp/runtime/errors';
 import { nextOffset } from '@adsmcp/runtime/paging';
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { requireReader, requireWriter } from '../domain/access.ts';
 import {
   checkBrief,
   lookupIds,
@@ -75,7 +74,6 @@ export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl
   return {
     async saveMarketingItem(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal);
       const save = validateSave({
         ...(req.itemId === undefined ? {} : { itemId: req.itemId }),
         ...(req.expectedRevision === undefined ? {} : { expectedRevision: req.expectedRevision }),
@@ -106,7 +104,6 @@ export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl
 
     async getMarketingItem(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal);
       const itemId = validateItemId(req.itemId);
       const item = await findItem(deps.pool, principal.workspaceId, itemId);
       if (item === undefined) throw new NotFoundError(`marketing item ${itemId} does not exist`);
@@ -115,7 +112,6 @@ export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl
 
     async listMarketingItems(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal);
       const query = listQueryOf({
         ...(req.kind === undefined ? {} : { kind: req.kind }),
         ...(req.query === undefined ? {} : { query: req.query }),
@@ -135,7 +131,6 @@ export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl
 
     async archiveMarketingItem(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal);
       const archive = validateArchive({ itemId: req.itemId, expectedRevision: req.expectedRevision });
       const workspaceId = principal.workspaceId;
       return inTransaction(deps.pool, async (tx) => {
@@ -148,7 +143,6 @@ export function createMarketingHandlers(deps: MarketingHandlerDeps): ServiceImpl
 
     async getMarketingContext(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal);
       const query = validateContext({
         ...(req.briefId === undefined ? {} : { briefId: req.briefId }),
         ...(req.offset === undefined ? {} : { offset: req.offset }),

@@ -17,7 +17,6 @@ import { isUuid } from '@adsmcp/runtime/ids';
 import { nextOffset } from '@adsmcp/runtime/paging';
 import { fromJson, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { requireReader, requireWriter } from '../domain/access.ts';
 import { quotedStart } from '../domain/code-points.ts';
 import { listQueryOf } from '../domain/marketing-item.ts';
 import {
@@ -126,7 +125,6 @@ export function createReportHandlers(deps: ReportHandlerDeps): ServiceImpl<typeo
   return {
     async createPerformanceReport(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal);
       if (!isUuid(req.accountId)) throw new InvalidArgumentError('account_id must be a UUID');
       const period = reportPeriod(req.since, req.until, todayIn(req.timeZone, now()));
       const current = req.current.map(toCounts);
@@ -166,7 +164,6 @@ export function createReportHandlers(deps: ReportHandlerDeps): ServiceImpl<typeo
 
     async listPerformanceReports(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal);
       const page = listQueryOf({
         ...(req.offset === undefined ? {} : { offset: req.offset }),
         ...(req.limit === undefined ? {} : { limit: req.limit }),
@@ -182,7 +179,6 @@ export function createReportHandlers(deps: ReportHandlerDeps): ServiceImpl<typeo
 
     async getPerformanceReport(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal);
       if (!isUuid(req.reportId)) {
         throw new InvalidArgumentError(`report_id must be a UUID (got ${quotedStart(req.reportId)})`);
       }

@@ -13,7 +13,6 @@ import { NotFoundError, StaleRevisionError } from '@adsmcp/runtime/errors';
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { requireOperator, requireReader, requireWriter } from '../domain/access.ts';
 import {
   canonicalUuid,
   newOptimizer,
@@ -123,7 +122,6 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
   return {
     async saveOptimizer(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'saving an optimizer');
       const save = validateSave({
         accountId: req.accountId,
         name: req.name,
@@ -157,7 +155,6 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
 
     async getOptimizer(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal, 'reading an optimizer');
       const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
       const found = await getOptimizer(deps.pool, principal.workspaceId, optimizerId);
       if (found === undefined) throw notFound(optimizerId);
@@ -166,7 +163,6 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
 
     async listOptimizers(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal, 'listing optimizers');
       const accountId = req.accountId === undefined ? undefined : canonicalUuid('account_id', req.accountId);
       const page = pageOf(req);
       const workspaceId = principal.workspaceId;
@@ -183,7 +179,6 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
 
     async pauseOptimizer(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'pausing an optimizer');
       const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
       const now = deps.clock();
       const result = await inTransaction(deps.pool, async (tx) => {
@@ -201,7 +196,6 @@ export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl
 
     async setWorkspaceFeature(req, ctx) {
       const principal = principalOf(ctx);
-      requireOperator(principal, 'switching the optimizer feature');
       const changed = await setFeatureSuspended(deps.pool, principal.workspaceId, !req.enabled, deps.clock());
       return { changed };
     },

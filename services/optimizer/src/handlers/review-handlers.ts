@@ -16,7 +16,6 @@ import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import { actorName, type Principal } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { requireReader, requireWriter } from '../domain/access.ts';
 import { canonicalUuid, type Optimizer } from '../domain/optimizer.ts';
 import {
   approvedProposal,
@@ -252,7 +251,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
   return {
     async requestReview(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'requesting an optimization review');
       const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
       const now = clock();
       const result = await inTransaction(pool, async (tx) => {
@@ -267,7 +265,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
 
     async listRuns(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal, 'listing optimization runs');
       const optimizerId =
         req.optimizerId === undefined ? undefined : canonicalUuid('optimizer_id', req.optimizerId);
       if (req.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(req.status)) {
@@ -299,7 +296,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
 
     async getRun(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal, 'reading an optimization run');
       const runId = canonicalUuid('run_id', req.runId);
       const run = await getRun(pool, principal.workspaceId, runId);
       if (run === undefined) throw runNotFound(runId);
@@ -308,7 +304,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
 
     async claimRun(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'claiming an optimization run');
       const runId = canonicalUuid('run_id', req.runId);
       const token =
         req.claimToken === undefined ? randomUUID() : canonicalUuid('claim_token', req.claimToken);
@@ -337,7 +332,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
 
     async recordSnapshot(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'recording a performance snapshot');
       const runId = canonicalUuid('run_id', req.runId);
       const token = canonicalUuid('claim_token', req.claimToken);
       const now = clock();
@@ -375,7 +369,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
 
     async completeRun(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'completing an optimization run');
       const runId = canonicalUuid('run_id', req.runId);
       const token = canonicalUuid('claim_token', req.claimToken);
       const completion = {
@@ -448,7 +441,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
 
     async listProposals(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal, 'listing optimization proposals');
       const optional = (field: string, value: string | undefined) =>
         value === undefined ? undefined : canonicalUuid(field, value);
       const optimizerId = optional('optimizer_id', req.optimizerId);
@@ -492,7 +484,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
 
     async getProposal(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal, 'reading an optimization proposal');
       const proposalId = canonicalUuid('proposal_id', req.proposalId);
       const p = await getProposal(pool, principal.workspaceId, proposalId);
       if (p === undefined) throw proposalNotFound(proposalId);
@@ -501,7 +492,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
 
     async editProposal(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'editing an optimization proposal');
       if (req.variant === undefined) throw new InvalidArgumentError('variant is required');
       const variant = fromVariant(req.variant, 'variant');
       if (variant.assetId !== undefined) {
@@ -520,7 +510,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
 
     async reviewProposal(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'reviewing an optimization proposal');
       return changeProposal(principal, req.proposalId, (p, _o, now) =>
         reviewedProposal(p, req.expectedRevision, req.decision, req.note, actorName(principal), now),
       );
@@ -528,7 +517,6 @@ export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeo
 
     async cancelProposal(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'cancelling an optimization proposal');
       return changeProposal(principal, req.proposalId, (p, _o, now) =>
         cancelledProposal(p, `cancelled by ${actorName(principal)}`, now),
       );

@@ -9,7 +9,6 @@ import { UnavailableError } from '@adsmcp/runtime/errors';
 import { readingFor } from '@adsmcp/runtime/service-client';
 import { localDay } from '@adsmcp/runtime/zoned-format';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { requireWriter } from '../domain/access.ts';
 import { canonicalUuid } from '../domain/optimizer.ts';
 import { readSnapshotAds, type Upstream } from '../work/snapshot-read.ts';
 import { claimedRun, recordSnapshot, toRunMessage } from './review-handlers.ts';
@@ -34,7 +33,6 @@ export function createSnapshotHandlers(deps: SnapshotHandlerDeps): ServiceImpl<t
   return {
     async takeSnapshot(req, ctx) {
       const principal = principalOf(ctx);
-      requireWriter(principal, 'taking a performance snapshot');
       const runId = canonicalUuid('run_id', req.runId);
       const token = canonicalUuid('claim_token', req.claimToken);
       const { upstream } = deps;

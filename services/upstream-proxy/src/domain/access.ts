@@ -1,26 +1,13 @@
-/** Who may do what with a workspace's connections. */
+/**
+ * What a platform call needs beyond its method's declared access (CALLER, proto/upstream/v1):
+ * the read or the write scope by the call's own method, and a connection that allows changes.
+ */
 import { PermissionDeniedError } from '@adsmcp/runtime/errors';
 import type { Principal } from '@adsmcp/runtime/principal';
 import type { Connection } from './connection.ts';
 import type { PlatformCall } from './platform-call.ts';
 
 const describe = (p: Principal) => `role ${p.role} and scopes [${p.scopes.join(', ')}]`;
-
-/** requireConnectionAdmin allows creating connections only to a workspace admin holding the write scope. */
-export function requireConnectionAdmin(principal: Principal): void {
-  if (principal.role !== 'admin' || !principal.scopes.includes('write')) {
-    throw new PermissionDeniedError(
-      `connecting an ad account needs the admin role and the write scope; this caller has ${describe(principal)}`,
-    );
-  }
-}
-
-/** requireReader allows reading connections to any member of the workspace holding the read scope. */
-export function requireReader(principal: Principal, doing = 'listing accounts'): void {
-  if (!principal.scopes.includes('read')) {
-    throw new PermissionDeniedError(`${doing} needs the read scope; this caller has ${describe(principal)}`);
-  }
-}
 
 /**
  * requirePlatformAccess allows a read from the platform (a GET or a read-only POST) to a holder of
@@ -33,7 +20,10 @@ export function requirePlatformAccess(
   connection: Connection,
 ): void {
   if (call.readOnly) {
-    requireReader(principal, 'reading from the ad platform');
+    if (!principal.scopes.includes('read'))
+      throw new PermissionDeniedError(
+        `reading from the ad platform needs the read scope; this caller has ${describe(principal)}`,
+      );
     return;
   }
   if (!principal.scopes.includes('write')) {

@@ -7,6 +7,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_adsmcp_v1_access } from "../../adsmcp/v1/access_pb.ts";
 import type { Change, PlanChangeResponse } from "./changes_pb.ts";
 import { file_changes_v1_changes } from "./changes_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -15,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/revert.proto.
  */
 export const file_changes_v1_revert: GenFile = /*@__PURE__*/
-  fileDesc("ChdjaGFuZ2VzL3YxL3JldmVydC5wcm90bxIKY2hhbmdlcy52MSI5ChRQcmVwYXJlUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjsKFVByZXBhcmVSZXZlcnRSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJKChFQbGFuUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiQgoSUGxhblJldmVydFJlc3BvbnNlEiwKBHBsYW4YASABKAsyHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZTKyAQoNUmV2ZXJ0U2VydmljZRJUCg1QcmVwYXJlUmV2ZXJ0EiAuY2hhbmdlcy52MS5QcmVwYXJlUmV2ZXJ0UmVxdWVzdBohLmNoYW5nZXMudjEuUHJlcGFyZVJldmVydFJlc3BvbnNlEksKClBsYW5SZXZlcnQSHS5jaGFuZ2VzLnYxLlBsYW5SZXZlcnRSZXF1ZXN0Gh4uY2hhbmdlcy52MS5QbGFuUmV2ZXJ0UmVzcG9uc2ViBnByb3RvMw", [file_changes_v1_changes]);
+  fileDesc("ChdjaGFuZ2VzL3YxL3JldmVydC5wcm90bxIKY2hhbmdlcy52MSI5ChRQcmVwYXJlUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjsKFVByZXBhcmVSZXZlcnRSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJKChFQbGFuUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiQgoSUGxhblJldmVydFJlc3BvbnNlEiwKBHBsYW4YASABKAsyHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZTLpAQoNUmV2ZXJ0U2VydmljZRJwCg1QcmVwYXJlUmV2ZXJ0EiAuY2hhbmdlcy52MS5QcmVwYXJlUmV2ZXJ0UmVxdWVzdBohLmNoYW5nZXMudjEuUHJlcGFyZVJldmVydFJlc3BvbnNlIhqaoRkWCAgSEnByZXBhcmluZyBhIHJldmVydBJmCgpQbGFuUmV2ZXJ0Eh0uY2hhbmdlcy52MS5QbGFuUmV2ZXJ0UmVxdWVzdBoeLmNoYW5nZXMudjEuUGxhblJldmVydFJlc3BvbnNlIhmaoRkVCAgSEXBsYW5uaW5nIGEgcmV2ZXJ0YgZwcm90bzM", [file_adsmcp_v1_access, file_changes_v1_changes]);
 
 /**
  * Prepares the change that reverts the applied change `change_id`: an update or a status change

@@ -9,6 +9,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_adsmcp_v1_access } from "../../adsmcp/v1/access_pb.ts";
 import type { PerformanceSnapshot, ReviewRun } from "./reviews_pb.ts";
 import { file_optimizer_v1_reviews } from "./reviews_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -17,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file optimizer/v1/snapshot.proto.
  */
 export const file_optimizer_v1_snapshot: GenFile = /*@__PURE__*/
-  fileDesc("ChtvcHRpbWl6ZXIvdjEvc25hcHNob3QucHJvdG8SDG9wdGltaXplci52MSI6ChNUYWtlU25hcHNob3RSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoCSJxChRUYWtlU25hcHNob3RSZXNwb25zZRIkCgNydW4YASABKAsyFy5vcHRpbWl6ZXIudjEuUmV2aWV3UnVuEjMKCHNuYXBzaG90GAIgASgLMiEub3B0aW1pemVyLnYxLlBlcmZvcm1hbmNlU25hcHNob3QyaAoPU25hcHNob3RTZXJ2aWNlElUKDFRha2VTbmFwc2hvdBIhLm9wdGltaXplci52MS5UYWtlU25hcHNob3RSZXF1ZXN0GiIub3B0aW1pemVyLnYxLlRha2VTbmFwc2hvdFJlc3BvbnNlYgZwcm90bzM", [file_optimizer_v1_reviews]);
+  fileDesc("ChtvcHRpbWl6ZXIvdjEvc25hcHNob3QucHJvdG8SDG9wdGltaXplci52MSI6ChNUYWtlU25hcHNob3RSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoCSJxChRUYWtlU25hcHNob3RSZXNwb25zZRIkCgNydW4YASABKAsyFy5vcHRpbWl6ZXIudjEuUmV2aWV3UnVuEjMKCHNuYXBzaG90GAIgASgLMiEub3B0aW1pemVyLnYxLlBlcmZvcm1hbmNlU25hcHNob3QyjwEKD1NuYXBzaG90U2VydmljZRJ8CgxUYWtlU25hcHNob3QSIS5vcHRpbWl6ZXIudjEuVGFrZVNuYXBzaG90UmVxdWVzdBoiLm9wdGltaXplci52MS5UYWtlU25hcHNob3RSZXNwb25zZSIlmqEZIQgCEh10YWtpbmcgYSBwZXJmb3JtYW5jZSBzbmFwc2hvdGIGcHJvdG8z", [file_adsmcp_v1_access, file_optimizer_v1_reviews]);
 
 /**
  * @generated from message optimizer.v1.TakeSnapshotRequest
