@@ -9,7 +9,7 @@ import { isUuid } from '@adsmcp/runtime/ids';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { requirePlatformAccess } from '../domain/access.ts';
+import { requireConnectionAdmin, requirePlatformAccess, requireReader } from '../domain/access.ts';
 import {
   AccountNotFoundError,
   type Connection,
@@ -21,12 +21,8 @@ import {
 } from '../domain/connection.ts';
 import type { CredentialCipher } from '../domain/credential-cipher.ts';
 import { validateCall } from '../domain/platform-call.ts';
-import {
-  getConnection,
-  getConnectionWithCredential,
-  insertConnection,
-  listConnections,
-} from '../store/connection-store.ts';
+import { createConnectionCache } from '../store/connection-cache.ts';
+import { getConnection, insertConnection, listConnections } from '../store/connection-store.ts';
 import { createPlatformCaller } from '../upstream/platform-caller.ts';
 import { type PlatformClient, PlatformError } from '../upstream/platform-client.ts';
 import { createRequestBudget, type RequestBudgetOptions } from '../upstream/request-budget.ts';
@@ -82,10 +78,12 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
     budget: createRequestBudget(deps.pool, deps.budget),
     logger: deps.logger,
   });
+  const connections = createConnectionCache({ pool: deps.pool, cipher: deps.cipher });
 
   return {
     async getAccount(req, ctx) {
       const principal = principalOf(ctx);
+      requireReader(principal, 'reading an account');
       const connection = isUuid(req.accountId)
         ? await getConnection(deps.pool, principal.workspaceId, req.accountId)
         : undefined;
@@ -105,25 +103,23 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
         contentType: req.contentType,
       });
       const { workspaceId } = principal;
-      const found = isUuid(req.accountId)
-        ? await getConnectionWithCredential(deps.pool, workspaceId, req.accountId)
-        : undefined;
+      const found = isUuid(req.accountId) ? await connections.get(workspaceId, req.accountId) : undefined;
       if (found === undefined) throw new AccountNotFoundError(req.accountId);
       requirePlatformAccess(principal, call, found.connection);
-      const accountId = found.connection.accountId;
-      const credential = deps.cipher.open(found.credentialCiphertext, { workspaceId, accountId });
       // A refusal for the rate carries its seconds to wait (connect-errors.ts maps it).
-      return await caller.call(accountId, credential, call, ctx.signal);
+      return await caller.call(found.connection.accountId, found.credential, call, ctx.signal);
     },
 
     async listAccounts(_req, ctx) {
       const principal = principalOf(ctx);
+      requireReader(principal);
       const connections = await listConnections(deps.pool, principal.workspaceId);
       return { accounts: connections.map(toAccount) };
     },
 
     async createConnection(req, ctx) {
       const principal = principalOf(ctx);
+      requireConnectionAdmin(principal);
       const input = validateNewConnection({
         name: req.name,
         currency: req.currency,
