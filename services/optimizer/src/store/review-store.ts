@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { Optimizer } from '../domain/optimizer.ts';
-import type { Proposal, ProposalStatus } from '../domain/proposal.ts';
+import { PROPOSAL_STATUSES, type Proposal, type ProposalStatus } from '../domain/proposal.ts';
 import {
   type AdPerformance,
   newRun,
@@ -438,15 +438,55 @@ export async function listProposals(db: Queryable, f: ProposalFilter): Promise<P
   return rows.map(toProposal);
 }
 
+/**
+ * The number of proposals listProposals matches. Without a run or a creation time in the filter it
+ * comes from the counts the store keeps (`proposal_counts`, migration 0004) rather than a count of
+ * every match, which grows with the history: pending and approved proposals still within their
+ * deadline are counted in their deadline's partial index, and the expired ones are the kept count
+ * less those. A run's proposals (a few) and a time range are counted in the indexes.
+ */
 export async function countProposals(
   db: Queryable,
   f: Omit<ProposalFilter, 'limit' | 'offset'>,
 ): Promise<number> {
-  const { rows } = await db.query<{ total: number }>(
-    `SELECT count(*)::int AS total FROM proposals WHERE ${PROPOSAL_WHERE}`,
-    proposalWhereParams(f),
+  if (f.runId !== undefined || f.createdAfter !== undefined || f.createdBefore !== undefined) {
+    const { rows } = await db.query<{ total: number }>(
+      `SELECT count(*)::int AS total FROM proposals WHERE ${PROPOSAL_WHERE}`,
+      proposalWhereParams(f),
+    );
+    return rows[0]?.total ?? 0;
+  }
+  // $1 the workspace, $2 the optimizer or null, $3 the account or null, $4 now. The statuses are
+  // literals (checked against PROPOSAL_STATUSES) so that the planner can use the partial indexes.
+  const kept = (statuses: readonly string[]) =>
+    `(SELECT coalesce(sum(k.n), 0) FROM proposal_counts k
+       WHERE k.workspace_id = $1 AND ($2::uuid IS NULL OR k.optimizer_id = $2::uuid)
+         AND ($3::uuid IS NULL OR k.account_id = $3::uuid) AND k.status IN (${statuses.map((st) => `'${st}'`).join(', ')}))`;
+  const live = (status: 'pending_review' | 'approved') => {
+    const deadline = status === 'pending_review' ? 'review_expires_at' : 'publish_by';
+    return `(SELECT count(*) FROM proposals p
+              WHERE p.workspace_id = $1 AND p.status = '${status}' AND ($2::uuid IS NULL OR p.optimizer_id = $2::uuid)
+                AND ($3::uuid IS NULL OR p.account_id = $3::uuid) AND (p.${deadline} > $4 OR p.${deadline} IS NULL))`;
+  };
+  const status = f.status;
+  const counted =
+    status === undefined
+      ? kept(PROPOSAL_STATUSES)
+      : status === 'pending_review' || status === 'approved'
+        ? live(status)
+        : status === 'expired'
+          ? `${kept(['expired', 'pending_review', 'approved'])} - ${live('pending_review')} - ${live('approved')}`
+          : (PROPOSAL_STATUSES as readonly string[]).includes(status)
+            ? kept([status])
+            : '0';
+  // One statement, so that the kept counts and the deadlines are read in one snapshot. The VALUES
+  // only types the parameters a case does not read.
+  const { rows } = await db.query<{ total: string }>(
+    `SELECT (${counted})::bigint::text AS total
+       FROM (VALUES ($1::uuid, $2::uuid, $3::uuid, $4::timestamptz)) p`,
+    [f.workspaceId, f.optimizerId ?? null, f.accountId ?? null, f.now],
   );
-  return rows[0]?.total ?? 0;
+  return Number(rows[0]?.total ?? 0);
 }
 
 /** cancelUndispatched cancels the optimizer's approved proposals not yet dispatched (it was paused). */
