@@ -2,6 +2,10 @@
  * Reads a performance CSV with csv-parse's streaming parser: the first line is the header; each
  * field is read from the header column_mapping names for it, or from the header of its own name.
  * Columns nobody asked for are ignored. An empty cell is unknown (null), never 0.
+ *
+ * A CSV is read once without asking the parser where each record ends (the record information it
+ * builds for every record took a quarter of the reading); only a CSV with a problem is read a
+ * second time, with it, to name each problem's row, column and line.
  */
 import { Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
@@ -13,7 +17,7 @@ import {
   REQUIRED_FIELDS,
   ROW_FIELDS,
   type RowCells,
-  type RowErrors,
+  RowErrors,
 } from './performance-import.ts';
 
 /** The parser reads the text in pieces of this many characters, as a stream. */
@@ -75,6 +79,15 @@ export type RowSink = (rows: NormalRow[]) => Promise<void>;
 /** Rows handed to a sink at once. */
 const BATCH = 500;
 
+/** The parser's settings for both readings (the exact one adds the record information). */
+const PARSER_OPTIONS = {
+  record_delimiter: '\n',
+  skip_empty_lines: true,
+  relax_column_count: false,
+  max_record_size: 64 * 1024,
+  skip_records_with_error: true,
+} as const;
+
 /**
  * Parser errors after which the parser no longer knows where records begin: what follows is not
  * read (and not reported as rows of its own).
@@ -111,22 +124,93 @@ export async function parsePerformanceCsv(
   errors: RowErrors,
   sink: RowSink,
 ): Promise<{ rowCount: number }> {
+  const text = csvRecordText(csv);
+  const rowCount = await readWithoutProblems(text, mapping, sink);
+  if (rowCount !== undefined) return { rowCount };
+  const exact = await readNamingProblems(text, mapping, errors, async () => undefined);
+  // Both readings parse alike and check each row alike: only the record information differs.
+  if (errors.count === 0) throw new Error('the CSV was read with a problem once and without one again');
+  return exact;
+}
+
+/** A field and the column index it is read from. */
+type FieldColumn = readonly [field: string, index: number];
+
+/**
+ * readWithoutProblems reads and checks every row, handing them to `sink` in batches, and returns
+ * how many there are; undefined at the first problem of any kind (whatever it handed on is to be
+ * discarded), without saying which: the exact reading names it.
+ */
+async function readWithoutProblems(
+  text: string,
+  mapping: Record<string, string>,
+  sink: RowSink,
+): Promise<number | undefined> {
+  let problem = false;
+  const parser = pieces(text).pipe(
+    parse({
+      ...PARSER_OPTIONS,
+      on_skip: (err) => {
+        if (err !== undefined) problem = true;
+      },
+    }),
+  );
+  const errors = new RowErrors();
+  let fields: FieldColumn[] | undefined;
+  let batch: NormalRow[] = [];
+  let rowCount = 0;
+  try {
+    for await (const record of parser as AsyncIterable<string[]>) {
+      if (problem) return undefined;
+      if (fields === undefined) {
+        const columns = columnsOf(record, mapping, errors);
+        if (columns === undefined) return undefined;
+        fields = [...columns];
+        continue;
+      }
+      if (++rowCount > MAX_ROWS) return undefined;
+      const cells: RowCells = {};
+      for (const [field, index] of fields) cells[field] = record[index] ?? '';
+      const row = normaliseRow(cells, { row: rowCount }, errors, false);
+      if (row === undefined) return undefined;
+      batch.push(row);
+      if (batch.length >= BATCH) {
+        await sink(batch);
+        batch = [];
+      }
+    }
+  } catch (err) {
+    if (err instanceof CsvError) return undefined;
+    throw err;
+  } finally {
+    parser.destroy();
+  }
+  if (problem || fields === undefined || rowCount === 0) return undefined;
+  await sink(batch);
+  return rowCount;
+}
+
+/**
+ * readNamingProblems is parsePerformanceCsv's reading of `text` (csvRecordText's output) that
+ * names every problem by row, column and line.
+ */
+async function readNamingProblems(
+  text: string,
+  mapping: Record<string, string>,
+  errors: RowErrors,
+  sink: RowSink,
+): Promise<{ rowCount: number }> {
   // Records the parser skips are reported, in order, when the for-await loop reaches their place:
   // the parser runs ahead of the loop by up to a chunk.
   const unreadable: Unreadable[] = [];
   let lastReported: Unreadable | undefined;
   let stopAfter: number | undefined;
   let unreadableRows = 0;
-  const text = csvRecordText(csv);
   const lineOf = editorLines(text);
   const parser = pieces(text).pipe(
     parse({
-      record_delimiter: '\n',
-      skip_empty_lines: true,
+      ...PARSER_OPTIONS,
       info: true,
-      relax_column_count: false,
-      max_record_size: 64 * 1024,
-      skip_records_with_error: true,
       on_skip: (err) => {
         if (err === undefined || stopAfter !== undefined) return;
         const afterRecords = typeof err.records === 'number' ? err.records : 0;

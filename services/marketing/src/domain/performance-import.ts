@@ -281,6 +281,8 @@ function textField(
   return text;
 }
 
+const TEXT_FIELD_LIMITS = Object.entries(TEXT_FIELDS) as [TextField, number][];
+
 /** The cells of one row by field name; a field absent from the row is undefined. */
 export type RowCells = Partial<Record<string, Cell>>;
 
@@ -305,8 +307,7 @@ export function normaliseRow(
       if (cells[f] === undefined) problem(errors, at, f, 'is required (null when unknown)');
   }
   const row = { ad_id: adIdText } as NormalRow;
-  for (const [f, max] of Object.entries(TEXT_FIELDS))
-    row[f as TextField] = textField(cells[f], f, max, at, errors);
+  for (const [f, max] of TEXT_FIELD_LIMITS) row[f] = textField(cells[f], f, max, at, errors);
   for (const f of INTEGER_METRICS) row[f] = integerMetric(cells[f] ?? null, f, at, errors);
   for (const f of DECIMAL_METRICS) row[f] = decimalMetric(cells[f] ?? null, f, at, errors);
   return errors.count === before ? row : undefined;

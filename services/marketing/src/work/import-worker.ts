@@ -11,14 +11,14 @@ import type { Logger } from '@adsmcp/runtime/log';
 import { parsePerformanceCsv } from '../domain/performance-csv.ts';
 import { type NormalRow, normaliseStoredRows, RowErrors } from '../domain/performance-import.ts';
 import {
+  claimInput,
   completeImport,
   failImport,
   findInput,
   type ImportInputRecord,
+  importStatus,
   lockStatus,
-  markRunning,
   openRowCopy,
-  totalsOf,
 } from '../store/import-store.ts';
 import { enqueueImportFinished } from './webhook-events.ts';
 
@@ -61,12 +61,14 @@ async function readRows(
 export function createImportHandler(d: ImportWorkerDeps) {
   return async (message: Delivery<ImportMessage>, ctx: HandlerContext): Promise<void> => {
     const { workspace_id: workspaceId, import_id: importId } = message.payload;
-    const input = await findInput(d.pool, workspaceId, importId);
-    if (input === undefined || input.status === 'completed' || input.status === 'failed') {
-      d.logger.info({ import_id: importId, status: input?.status }, 'import skipped: it is not waiting');
+    const started = performance.now();
+    const input = await claimInput(d.pool, workspaceId, importId);
+    if (input === undefined) {
+      const status = await importStatus(d.pool, workspaceId, importId);
+      d.logger.info({ import_id: importId, status }, 'import skipped: it is not waiting');
       return;
     }
-    await run(d, ctx, workspaceId, importId, input);
+    await run(d, ctx, workspaceId, importId, input, started);
   };
 }
 
@@ -114,10 +116,9 @@ async function run(
   workspaceId: string,
   importId: string,
   input: ImportInputRecord,
+  started: number,
 ): Promise<void> {
-  await markRunning(d.pool, workspaceId, importId);
   const errors = new RowErrors();
-  const started = performance.now();
   // Rows are saved while the rest are read (one COPY); a refused row rolls the saved ones back.
   const rowCount = await ctx.inTx(async (tx) => {
     if ((await lockStatus(tx, workspaceId, importId)) !== 'running') return 0;
@@ -141,7 +142,7 @@ async function run(
       if (d.announce === true) await enqueueImportFinished(tx, workspaceId, importId);
       return read;
     }
-    await completeImport(tx, workspaceId, importId, read, await totalsOf(tx, workspaceId, importId));
+    await completeImport(tx, workspaceId, importId, read);
     if (d.announce === true) await enqueueImportFinished(tx, workspaceId, importId);
     return read;
   });
