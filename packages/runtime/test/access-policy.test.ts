@@ -87,7 +87,7 @@ async function onEveryPath(
 test('an editor is refused an admin-only method on every path, by the words of the policy, before its handler runs', async () => {
   reached = 0;
   const outcomes = await onEveryPath(EDITOR, (c, o) =>
-    c.createConnection({ name: 'Shop', accountId: 'acc', canWrite: true }, o),
+    c.createConnection({ name: 'Shop', canWrite: true }, o),
   );
   for (const err of outcomes) {
     assert.equal(err?.code, Code.PermissionDenied);
@@ -98,9 +98,7 @@ test('an editor is refused an admin-only method on every path, by the words of t
   }
   assert.equal(reached, 0);
   assert.deepEqual(
-    await onEveryPath(ADMIN, (c, o) =>
-      c.createConnection({ name: 'Shop', accountId: 'acc', canWrite: true }, o),
-    ),
+    await onEveryPath(ADMIN, (c, o) => c.createConnection({ name: 'Shop', canWrite: true }, o)),
     [undefined, undefined, undefined],
   );
   assert.equal(reached, 3);
