@@ -121,6 +121,15 @@ export const TRUST_GRAPH = {
       key: 'optional',
       why: 'reads the ads and insights of a claimed review run’s snapshot (TakeSnapshot)',
     },
+    {
+      issuer: 'marketing',
+      via: ['worker'],
+      scopes: ['read'],
+      keyEnv: 'MARKETING_PUBLIC_KEY',
+      key: 'optional',
+      methods: ['upstream.v1.UpstreamService/GetAccount', 'upstream.v1.UpstreamService/Call'],
+      why: 'reads the account, ad groups and insights a performance report compares (GetAccount and Call, and no other call)',
+    },
   ],
 } as const satisfies Record<string, readonly Trust[]>;
 

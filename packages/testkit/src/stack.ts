@@ -521,6 +521,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
           // The optimizer reads review runs' snapshots as its worker.
           OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+          // The marketing service reads what a performance report compares.
+          MARKETING_PUBLIC_KEY: secrets.marketingPublicKey,
           UPSTREAM_URL: at(sandbox),
           UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
         },

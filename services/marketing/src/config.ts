@@ -29,6 +29,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
        */
       MARKETING_PRIVATE_KEY: optional(),
       CHANGES_URL: optional(),
+      /**
+       * The upstream-proxy: with MARKETING_PRIVATE_KEY, a performance report reads the account's
+       * ad groups and insights there, as this service with the read scope (the upstream-proxy
+       * trusts the key through MARKETING_PUBLIC_KEY). Without both, no report can be created.
+       */
+      UPSTREAM_PROXY_URL: optional(),
     },
     env,
   );

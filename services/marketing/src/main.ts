@@ -1,5 +1,6 @@
 /** The marketing service: the competitor watch, the performance-import worker and its Connect server (the wiring is startService's). */
 import { WebhooksService } from '@adsmcp/proto/changes/v1/webhooks_pb';
+import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import { createServiceClient } from '@adsmcp/runtime/service-client';
@@ -31,14 +32,29 @@ startService({
   database: { migrationsDir: MIGRATIONS_DIR, bus: true },
   // The changes worker reads the campaign images a change uploads; the optimizer checks the assets its variants name.
   trusts: ['gateway', 'changes', 'optimizer'],
-  // Import events go to the changes service, which keeps and delivers the workspace's webhooks.
+  // Its own key signs the import events sent to the changes service (which keeps and delivers the
+  // workspace's webhooks) and the platform reads of performance reports.
   peers: async ({ config, logger }) => {
-    if (config.MARKETING_PRIVATE_KEY === undefined || config.CHANGES_URL === undefined) {
+    const signer =
+      config.MARKETING_PRIVATE_KEY === undefined
+        ? undefined
+        : await createPrincipalSigner(config.MARKETING_PRIVATE_KEY, MARKETING_ISSUER);
+    if (signer === undefined || config.CHANGES_URL === undefined)
       logger.warn('MARKETING_PRIVATE_KEY or CHANGES_URL is not set: import.finished is not sent to webhooks');
-      return { webhooks: undefined };
-    }
-    const signer = await createPrincipalSigner(config.MARKETING_PRIVATE_KEY, MARKETING_ISSUER);
-    return { webhooks: createServiceClient(WebhooksService, config.CHANGES_URL, 'changes', signer) };
+    if (signer === undefined || config.UPSTREAM_PROXY_URL === undefined)
+      logger.warn(
+        'MARKETING_PRIVATE_KEY or UPSTREAM_PROXY_URL is not set: performance reports cannot be created',
+      );
+    return {
+      webhooks:
+        signer !== undefined && config.CHANGES_URL !== undefined
+          ? createServiceClient(WebhooksService, config.CHANGES_URL, 'changes', signer)
+          : undefined,
+      upstream:
+        signer !== undefined && config.UPSTREAM_PROXY_URL !== undefined
+          ? createServiceClient(UpstreamService, config.UPSTREAM_PROXY_URL, 'upstream-proxy', signer)
+          : undefined,
+    };
   },
   consumers: ({ pool, logger, peers: { webhooks } }) => [
     // Performance imports are parsed, checked and saved off the request.
@@ -72,5 +88,6 @@ startService({
       checker: createCompetitorChecker({ pool, fetchPage: createSafeFetcher(), logger }),
     }),
   ],
-  server: ({ pool, verifier, logger }) => buildServer({ pool, verifier, logger }),
+  server: ({ pool, verifier, logger, peers: { upstream } }) =>
+    buildServer({ pool, verifier, logger, ...(upstream === undefined ? {} : { upstream }) }),
 });

@@ -14,6 +14,7 @@ import { createImportHandlers } from './handlers/import-handlers.ts';
 import { createMarketingHandlers } from './handlers/marketing-handlers.ts';
 import { createReportHandlers } from './handlers/report-handlers.ts';
 import type { ImageFetch } from './images/remote-image.ts';
+import type { Upstream } from './platform/report-reads.ts';
 
 /** The service name: health reports it, principal tokens for this service are addressed to it, and it names the schema. */
 export const SERVICE_NAME = 'marketing';
@@ -25,6 +26,8 @@ export interface Deps {
   logger: Logger;
   /** How campaign images are fetched from a URL: the product's safe fetcher unless a test gives one. */
   fetch?: ImageFetch;
+  /** The upstream-proxy (UPSTREAM_PROXY_URL), where performance reports read the ad platform as this service. */
+  upstream?: Upstream;
 }
 
 /** buildServer returns the marketing service's Connect server, not yet listening. */

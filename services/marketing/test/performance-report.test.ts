@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import {
-  type AdPeriodCounts,
-  type AdPeriodCountsSchema,
-  ReportService,
-} from '@adsmcp/proto/marketing/v1/reports_pb';
+import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
 import {
   assertRefused,
@@ -13,11 +9,11 @@ import {
   startServiceUnderTest,
   testPrincipal,
 } from '@adsmcp/testkit/service-harness';
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code } from '@connectrpc/connect';
 import { parse } from 'csv-parse/sync';
-import { compareMetrics, decimalText, metricsOf } from '../src/domain/performance-report.ts';
-import { reportPeriod } from '../src/domain/report-period.ts';
+import { type AdCounts, compareMetrics, decimalText, metricsOf } from '../src/domain/performance-report.ts';
+import { reportPeriod, todayIn } from '../src/domain/report-period.ts';
+import { type ReportInput, saveReport } from '../src/handlers/report-handlers.ts';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
 import { insertItem } from '../src/store/item-store.ts';
 
@@ -37,45 +33,58 @@ after(async () => {
 });
 
 const ACCOUNT = '5b1f1c7e-4f7e-4c0e-9a55-0d3e6f1b2c3d';
-/** A create request as the tests vary it. */
+/** A report's input as the tests vary it: the platform's counts as the service read them. */
 interface CreateRequest {
-  accountId: string;
   name: string;
   since: string;
   until: string;
-  currency: string;
-  timeZone: string;
-  current: Counts[];
-  previous: Counts[];
+  current: AdCounts[];
+  previous: AdCounts[];
 }
-type Counts = Omit<MessageInitShape<typeof AdPeriodCountsSchema>, '$typeName'>;
 
-function ad(
-  adId: string,
-  counts: Partial<Pick<AdPeriodCounts, 'impressions' | 'clicks' | 'spendMicros' | 'conversions'>>,
-): Counts {
+function ad(adId: string, counts: Partial<AdCounts['counts']>): AdCounts {
   return {
     adId,
     adName: `Ad ${adId}`,
     adGroupId: 'adg_1',
     adGroupName: 'Group A',
     campaignId: 'cmp_1',
-    ...counts,
+    counts: {
+      impressions: undefined,
+      clicks: undefined,
+      spend_micros: undefined,
+      conversions: undefined,
+      ...counts,
+    },
   };
 }
 
-function createRequest(overrides: Partial<CreateRequest> = {}): CreateRequest {
-  return {
-    accountId: ACCOUNT,
+function createRequest(overrides: Partial<CreateRequest> = {}): ReportInput {
+  const r: CreateRequest = {
     name: 'First week of March',
     since: '2025-03-01',
     until: '2025-03-07',
-    currency: 'USD',
-    timeZone: 'America/Los_Angeles',
-    current: [ad('ad_1', { impressions: 1000n, clicks: 50n, spendMicros: 25_000_000n, conversions: 5n })],
-    previous: [ad('ad_1', { impressions: 800n, clicks: 40n, spendMicros: 30_000_000n, conversions: 0n })],
+    current: [ad('ad_1', { impressions: 1000n, clicks: 50n, spend_micros: 25_000_000n, conversions: 5n })],
+    previous: [ad('ad_1', { impressions: 800n, clicks: 40n, spend_micros: 30_000_000n, conversions: 0n })],
     ...overrides,
   };
+  const timeZone = 'America/Los_Angeles';
+  return {
+    name: r.name,
+    accountId: ACCOUNT,
+    currency: 'USD',
+    timeZone,
+    period: reportPeriod(r.since, r.until, todayIn(timeZone, new Date())),
+    current: r.current,
+    previous: r.previous,
+  };
+}
+
+/** A report saved from `input` as CreatePerformanceReport saves it, read back through the service. */
+async function created(who: Principal, input: ReportInput) {
+  const saved = await saveReport(svc.pool, who, input);
+  const { report } = await svc.client.getPerformanceReport({ reportId: saved.reportId }, svc.as(who));
+  return { report };
 }
 
 async function saveCreative(
@@ -202,7 +211,7 @@ describe('CreatePerformanceReport', () => {
     const labelId = await saveCreative(who, '=Spring hero', 'ad_1');
     await saveCreative(who, 'Other account', 'ad_1', randomUUID());
     await saveCreative(testPrincipal(), 'Other workspace', 'ad_1');
-    const { report } = await svc.client.createPerformanceReport(createRequest(), svc.as(who));
+    const { report } = await created(who, createRequest());
     assert.ok(report);
     assert.equal(report.revision, 1);
     assert.equal(report.previousSince, '2025-02-22');
@@ -228,15 +237,15 @@ describe('CreatePerformanceReport', () => {
 
   test('an ad missing from one period has unknown figures there, never 0', async () => {
     const who = testPrincipal();
-    const { report } = await svc.client.createPerformanceReport(
+    const { report } = await created(
+      who,
       createRequest({
         current: [
-          ad('ad_1', { impressions: 10n, clicks: 1n, spendMicros: 1n, conversions: 0n }),
+          ad('ad_1', { impressions: 10n, clicks: 1n, spend_micros: 1n, conversions: 0n }),
           ad('ad_2', { impressions: 5n }),
         ],
-        previous: [ad('ad_1', { impressions: 10n, clicks: 1n, spendMicros: 1n, conversions: 0n })],
+        previous: [ad('ad_1', { impressions: 10n, clicks: 1n, spend_micros: 1n, conversions: 0n })],
       }),
-      svc.as(who),
     );
     const second = report?.rows.find((r) => r.adId === 'ad_2');
     assert.equal(second?.platform?.current?.impressions, 5n);
@@ -255,10 +264,7 @@ describe('CreatePerformanceReport', () => {
       adName: 'Spring\u0000hero',
       adGroupName: 'Group\u0000A',
     };
-    const { report } = await svc.client.createPerformanceReport(
-      createRequest({ current: [named], previous: [] }),
-      svc.as(who),
-    );
+    const { report } = await created(who, createRequest({ current: [named], previous: [] }));
     assert.deepEqual(
       [report?.rows[0]?.adName, report?.rows[0]?.adGroupName],
       ['Spring\uFFFDhero', 'Group\uFFFDA'],
@@ -270,28 +276,13 @@ describe('CreatePerformanceReport', () => {
     assert.match(content, /Spring\uFFFDhero/);
   });
 
-  test('bad periods are refused naming the rule', async () => {
-    const who = testPrincipal();
-    const refuse = (o: Partial<CreateRequest>, message: RegExp) =>
-      assertRefused(
-        svc.client.createPerformanceReport(createRequest(o), svc.as(who)),
-        Code.InvalidArgument,
-        message,
-      );
-    await refuse({ since: '2025-03-08' }, /since \(2025-03-08\) must not be after until/);
-    await refuse({ since: '2025-02-30' }, /since must be a date/);
-    await refuse({ since: '2024-01-01', until: '2025-03-01' }, /spans 426 days; a report covers at most 366/);
-    await refuse({ since: '2999-01-01', until: '2999-01-02' }, /after the account's current local day/);
-    await refuse({ since: '2000-01-05', until: '2000-01-10' }, /would start before 2000-01-01/);
-    await refuse({ timeZone: 'Mars/Olympus' }, /time_zone must be an IANA time zone/);
-    const twice = [ad('ad_1', {}), ad('ad_1', {})];
-    await refuse({ current: twice }, /current\.1\.ad_id ad_1 is listed twice/);
-  });
-
   test('a viewer may not create a report', async () => {
     const viewer = testPrincipal({ role: 'viewer', scopes: ['read'] });
     await assertRefused(
-      svc.client.createPerformanceReport(createRequest(), svc.as(viewer)),
+      svc.client.createPerformanceReport(
+        { accountId: ACCOUNT, name: 'Viewed', since: '2025-03-01', until: '2025-03-07' },
+        svc.as(viewer),
+      ),
       Code.PermissionDenied,
       /write scope/,
     );
@@ -336,7 +327,7 @@ describe('imported metrics joined by ad', () => {
       rows: [full('ad_1', '99', '99')],
     });
 
-    const { report } = await svc.client.createPerformanceReport(createRequest(), svc.as(who));
+    const { report } = await created(who, createRequest());
     const imported = report?.rows[0]?.imported?.accountCurrency;
     assert.equal(imported?.currency, 'USD');
     assert.deepEqual(imported?.current?.importIds, [a, b].sort());
@@ -363,11 +354,11 @@ describe('imported metrics joined by ad', () => {
       until: '2025-03-07',
       rows: [full('ad_1', '1', '2'), { ad_id: 'ad_1', impressions: '5', clicks: null, spend: '2' }],
     });
-    const { report } = await svc.client.createPerformanceReport(
+    const { report } = await created(
+      who,
       createRequest({
         current: [ad('ad_1', { impressions: 1n }), ad('ad_2', { impressions: 1n })],
       }),
-      svc.as(who),
     );
     const first = report?.rows.find((r) => r.adId === 'ad_1')?.imported?.accountCurrency?.current;
     assert.equal(first?.impressions, '105');
@@ -397,7 +388,7 @@ describe('imported metrics joined by ad', () => {
       currency: 'EUR',
       rows: [full('ad_1', '8.25', '20')],
     });
-    const { report } = await svc.client.createPerformanceReport(createRequest(), svc.as(who));
+    const { report } = await created(who, createRequest());
     const imported = report?.rows[0]?.imported;
     const usd = imported?.accountCurrency;
     assert.equal(usd?.current?.rowCount, 0);
@@ -434,7 +425,7 @@ describe('listing and reading reports', () => {
   test('lists the workspace’s reports, most recent first, with pages', async () => {
     const who = testPrincipal();
     for (const name of ['One', 'Two', 'Three']) {
-      await svc.client.createPerformanceReport(createRequest({ name }), svc.as(who));
+      await created(who, createRequest({ name }));
     }
     const first = await svc.client.listPerformanceReports({ limit: 2 }, svc.as(who));
     assert.deepEqual(
@@ -457,7 +448,7 @@ describe('listing and reading reports', () => {
   test('csv and markdown are rendered from the stored report; another workspace’s report is not found', async () => {
     const who = testPrincipal();
     await saveCreative(who, '=Spring hero', 'ad_1');
-    const { report } = await svc.client.createPerformanceReport(createRequest(), svc.as(who));
+    const { report } = await created(who, createRequest());
     const reportId = report?.reportId ?? '';
     const csv = await svc.client.getPerformanceReport({ reportId, format: 'csv' }, svc.as(who));
     assert.equal(csv.mediaType, 'text/csv');

@@ -81,6 +81,12 @@ export function loadConfig(env: Env = process.env) {
        * tokens (issuer adsmcp-optimizer) are accepted, so it can read review runs' snapshots.
        */
       OPTIMIZER_PUBLIC_KEY: optional(),
+      /**
+       * The marketing service's Ed25519 public key (SPKI PEM): when set, its read-only principal
+       * tokens (issuer adsmcp-marketing) are accepted for GetAccount and Call, so it can read
+       * what a performance report compares.
+       */
+      MARKETING_PUBLIC_KEY: optional(),
     },
     env,
   );
@@ -91,7 +97,10 @@ export function loadConfig(env: Env = process.env) {
  * as the trust table (@adsmcp/runtime/trust) says.
  */
 export function trustedIssuers(
-  config: Pick<Config, 'PRINCIPAL_PUBLIC_KEY' | 'CHANGES_PUBLIC_KEY' | 'OPTIMIZER_PUBLIC_KEY'>,
+  config: Pick<
+    Config,
+    'PRINCIPAL_PUBLIC_KEY' | 'CHANGES_PUBLIC_KEY' | 'OPTIMIZER_PUBLIC_KEY' | 'MARKETING_PUBLIC_KEY'
+  >,
 ): Record<string, string> {
   return trustedKeys(SERVICE_NAME, config);
 }

@@ -9,7 +9,7 @@ startService({
   name: SERVICE_NAME,
   config: loadConfig,
   database: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
-  trusts: ['gateway', 'changes', 'optimizer'],
+  trusts: ['gateway', 'changes', 'optimizer', 'marketing'],
   server: ({ pool, verifier, logger, config }) =>
     buildServer({
       pool,

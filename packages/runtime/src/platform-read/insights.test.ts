@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { daysOf, exactCount, sumInsights } from './insights.ts';
+import { daysOf, exactCount, sumInsights, sumRanges } from './insights.ts';
 
 const METRICS = ['impressions', 'spend_micros'] as const;
 
@@ -99,4 +99,22 @@ test('property: each ad sums to the exact total of its rows, in any order and an
       assert.equal(whole.missingDays.length + covered.size, 28);
     }),
   );
+});
+
+test('range rows are summed exactly per entity; a range that gave an entity no row leaves its sums unknown', () => {
+  const ranges = ['2026-01-01..2026-03-31', '2026-04-01..2026-04-30'];
+  const rows = [
+    { ad_id: 'a', time_range: ranges[0], impressions: Number.MAX_SAFE_INTEGER, spend_micros: 1 },
+    { ad_id: 'a', time_range: ranges[1], impressions: 2, spend_micros: '9007199254740993' },
+    { ad_id: 'b', time_range: ranges[1], impressions: 5, spend_micros: 5 },
+    { ad_id: 'a', time_range: '2025-01-01..2025-01-31', impressions: 100, spend_micros: 100 },
+  ];
+  const sums = sumRanges(rows, { metrics: METRICS, ranges, entityKey: 'ad_id' });
+  assert.deepEqual(sums.get('a')?.counts, {
+    impressions: BigInt(Number.MAX_SAFE_INTEGER) + 2n,
+    spend_micros: 9007199254740994n,
+  });
+  assert.equal(sums.get('a')?.ranges, 2);
+  assert.deepEqual(sums.get('b')?.counts, { impressions: undefined, spend_micros: undefined });
+  assert.equal(sums.get('b')?.first.impressions, 5);
 });

@@ -92,3 +92,50 @@ export function sumInsights<M extends string>(
     skippedRows,
   };
 }
+
+/** One entity's sums over a period read as range rows (sumRanges). */
+export interface RangeSum<M extends string> {
+  /** Each metric's exact total; undefined when unknown (see sumRanges). */
+  counts: Record<M, bigint | undefined>;
+  /** The period's ranges that gave the entity a row. */
+  ranges: number;
+  /** The entity's first row, for the fields beside the metrics (its name). */
+  first: Record<string, unknown>;
+}
+
+/**
+ * sumRanges sums rows of `time_granularity: none` (one row per entity and time range, its
+ * `time_range` naming the range) over a period cut into `ranges`. A metric is known only when every
+ * range gave the entity a row with an exact count for it: a range without a row leaves the sum
+ * unknown rather than short. Rows of other ranges, or naming no entity, are not summed.
+ */
+export function sumRanges<M extends string>(
+  rows: Iterable<Record<string, unknown>>,
+  options: { metrics: readonly M[]; ranges: readonly string[]; entityKey: string },
+): Map<string, RangeSum<M>> {
+  const wanted = new Set(options.ranges);
+  const sums = new Map<string, RangeSum<M>>();
+  for (const row of rows) {
+    const key = row[options.entityKey];
+    const range = row.time_range;
+    if (typeof key !== 'string' || key === '' || typeof range !== 'string' || !wanted.has(range)) continue;
+    let sum = sums.get(key);
+    if (sum === undefined) {
+      const counts = {} as Record<M, bigint | undefined>;
+      for (const m of options.metrics) counts[m] = 0n;
+      sum = { counts, ranges: 0, first: row };
+      sums.set(key, sum);
+    }
+    sum.ranges++;
+    for (const m of options.metrics) {
+      const v = exactCount(row[m]);
+      const total = sum.counts[m];
+      sum.counts[m] = v === undefined || total === undefined ? undefined : total + v;
+    }
+  }
+  for (const sum of sums.values()) {
+    if (sum.ranges === wanted.size) continue;
+    for (const m of options.metrics) sum.counts[m] = undefined;
+  }
+  return sums;
+}

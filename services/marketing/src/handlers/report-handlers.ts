@@ -2,7 +2,7 @@
 
 import { randomUUID } from 'node:crypto';
 import {
-  type AdPeriodCounts,
+  type CreatePerformanceReportRequest,
   ImportedMetricsSchema,
   PerformanceReportRowSchema,
   type PerformanceReportSchema,
@@ -12,22 +12,19 @@ import {
 } from '@adsmcp/proto/marketing/v1/reports_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
-import { InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
+import { InvalidArgumentError, NotFoundError, UnavailableError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { nextOffset } from '@adsmcp/runtime/paging';
+import type { Principal } from '@adsmcp/runtime/principal';
+import { readingFor } from '@adsmcp/runtime/service-client';
 import { fromJson, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { quotedStart } from '../domain/code-points.ts';
 import { listQueryOf } from '../domain/marketing-item.ts';
-import {
-  type AdCounts,
-  COUNT_NAMES,
-  importedByAd,
-  importedTotals,
-  reportFigures,
-} from '../domain/performance-report.ts';
-import { reportPeriod, todayIn } from '../domain/report-period.ts';
+import { type AdCounts, importedByAd, importedTotals, reportFigures } from '../domain/performance-report.ts';
+import { type ReportPeriod, reportPeriod, todayIn } from '../domain/report-period.ts';
 import { renderCsv, renderMarkdown } from '../domain/report-render.ts';
+import { readReportCounts, reportAccount, type Upstream } from '../platform/report-reads.ts';
 import { importedSums } from '../store/import-store.ts';
 import {
   creativeLabels,
@@ -42,6 +39,11 @@ export interface ReportHandlerDeps {
   pool: Pool;
   /** The clock that decides the account's current local day (a test may fix it). */
   now?: () => Date;
+  /**
+   * The upstream-proxy, called with this service's own key (MARKETING_PRIVATE_KEY) for the
+   * caller's workspace; none without UPSTREAM_PROXY_URL, and then no report can be created.
+   */
+  upstream?: Upstream;
 }
 
 const FORMATS = { json: 'application/json', csv: 'text/csv', markdown: 'text/markdown' } as const;
@@ -54,23 +56,90 @@ type Format = keyof typeof FORMATS;
  */
 const storable = (text: string): string => text.replaceAll('\u0000', '\uFFFD');
 
-function toCounts(a: AdPeriodCounts): AdCounts {
-  const counts = {} as AdCounts['counts'];
-  const given = {
-    impressions: a.impressions,
-    clicks: a.clicks,
-    spend_micros: a.spendMicros,
-    conversions: a.conversions,
-  };
-  for (const name of COUNT_NAMES) counts[name] = given[name];
+function storableCounts(a: AdCounts): AdCounts {
   return {
+    ...a,
     adId: storable(a.adId),
     adName: storable(a.adName),
     adGroupId: storable(a.adGroupId),
     adGroupName: storable(a.adGroupName),
     campaignId: storable(a.campaignId),
-    counts,
   };
+}
+
+/** What a report is saved from: the account as the platform has it, the period, the ads' counts. */
+export interface ReportInput {
+  name: string;
+  accountId: string;
+  campaignId?: string;
+  currency: string;
+  timeZone: string;
+  period: ReportPeriod;
+  current: readonly AdCounts[];
+  previous: readonly AdCounts[];
+}
+
+/**
+ * saveReport joins the workspace's creative labels and performance imports to the ads' counts,
+ * computes the comparison and stores the report (revision 1).
+ */
+export async function saveReport(
+  pool: Pool,
+  principal: Principal,
+  input: ReportInput,
+): Promise<StoredReport> {
+  const { period } = input;
+  const current = input.current.map(storableCounts);
+  const previous = input.previous.map(storableCounts);
+  const adIds = [...new Set([...current, ...previous].map((a) => a.adId))];
+  const workspaceId = principal.workspaceId;
+  const labels = await creativeLabels(pool, workspaceId, input.accountId, adIds);
+  const sums = await importedSums(pool, workspaceId, adIds, {
+    current: { since: period.since, until: period.until },
+    previous: { since: period.previousSince, until: period.previousUntil },
+  });
+  const figures = reportFigures(
+    current,
+    previous,
+    (adId) => labels.get(adId) ?? [],
+    importedByAd(sums, input.currency),
+  );
+  return insertReport(pool, {
+    workspaceId,
+    reportId: randomUUID(),
+    name: input.name,
+    accountId: input.accountId.toLowerCase(),
+    campaignId: input.campaignId ?? null,
+    since: period.since,
+    until: period.until,
+    previousSince: period.previousSince,
+    previousUntil: period.previousUntil,
+    currency: input.currency,
+    timeZone: input.timeZone,
+    preliminary: period.preliminary,
+    rows: figures.rows,
+    totals: figures.totals,
+    createdBy: principal.userId,
+  });
+}
+
+/**
+ * The fields a report was once created from, when the gateway read the platform: the service
+ * reads the platform itself now, so a request that still gives them is refused rather than
+ * silently not used.
+ */
+function refuseGivenCounts(req: CreatePerformanceReportRequest): void {
+  const given = [
+    req.currency === '' ? undefined : 'currency',
+    req.timeZone === '' ? undefined : 'time_zone',
+    req.current.length === 0 ? undefined : 'current',
+    req.previous.length === 0 ? undefined : 'previous',
+  ].filter((f) => f !== undefined);
+  if (given.length > 0) {
+    throw new InvalidArgumentError(
+      `${given.join(', ')} must not be given: the service reads the account and its insights from the ad platform itself`,
+    );
+  }
 }
 
 /** The fields a summary and a whole report share. */
@@ -126,38 +195,30 @@ export function createReportHandlers(deps: ReportHandlerDeps): ServiceImpl<typeo
     async createPerformanceReport(req, ctx) {
       const principal = principalOf(ctx);
       if (!isUuid(req.accountId)) throw new InvalidArgumentError('account_id must be a UUID');
-      const period = reportPeriod(req.since, req.until, todayIn(req.timeZone, now()));
-      const current = req.current.map(toCounts);
-      const previous = req.previous.map(toCounts);
-      const adIds = [...new Set([...current, ...previous].map((a) => a.adId))];
-      const workspaceId = principal.workspaceId;
-      const labels = await creativeLabels(deps.pool, workspaceId, req.accountId, adIds);
-      const sums = await importedSums(deps.pool, workspaceId, adIds, {
-        current: { since: period.since, until: period.until },
-        previous: { since: period.previousSince, until: period.previousUntil },
-      });
-      const figures = reportFigures(
-        current,
-        previous,
-        (adId) => labels.get(adId) ?? [],
-        importedByAd(sums, req.currency),
+      refuseGivenCounts(req);
+      const { upstream } = deps;
+      if (upstream === undefined) {
+        throw new UnavailableError(
+          'the marketing service cannot read the ad platform: it runs without UPSTREAM_PROXY_URL or MARKETING_PRIVATE_KEY',
+        );
+      }
+      const as = readingFor(principal, ctx.signal);
+      const account = await reportAccount(upstream, as, req.accountId);
+      const period = reportPeriod(req.since, req.until, todayIn(account.timeZone, now()));
+      const read = { accountId: req.accountId, period };
+      const counts = await readReportCounts(
+        upstream,
+        as,
+        req.campaignId === undefined ? read : { ...read, campaignId: req.campaignId },
       );
-      const stored = await insertReport(deps.pool, {
-        workspaceId,
-        reportId: randomUUID(),
+      const stored = await saveReport(deps.pool, principal, {
         name: req.name,
-        accountId: req.accountId.toLowerCase(),
-        campaignId: req.campaignId ?? null,
-        since: period.since,
-        until: period.until,
-        previousSince: period.previousSince,
-        previousUntil: period.previousUntil,
-        currency: req.currency,
-        timeZone: req.timeZone,
-        preliminary: period.preliminary,
-        rows: figures.rows,
-        totals: figures.totals,
-        createdBy: principal.userId,
+        accountId: req.accountId,
+        ...(req.campaignId === undefined ? {} : { campaignId: req.campaignId }),
+        currency: account.currency,
+        timeZone: account.timeZone,
+        period,
+        ...counts,
       });
       return { report: toReportMessage(stored) };
     },
