@@ -276,6 +276,35 @@ describe('CreatePerformanceReport', () => {
     assert.match(content, /Spring\uFFFDhero/);
   });
 
+  test('counts given with the request are refused, naming the fields: the service reads the platform itself', async () => {
+    await assertRefused(
+      svc.client.createPerformanceReport(
+        {
+          accountId: ACCOUNT,
+          name: 'Given counts',
+          since: '2025-03-01',
+          until: '2025-03-07',
+          currency: 'USD',
+          current: [{ adId: 'ad_1', impressions: 1n }],
+        },
+        svc.as(testPrincipal()),
+      ),
+      Code.InvalidArgument,
+      /^currency, current must not be given: the service reads the account and its insights from the ad platform itself$/,
+    );
+  });
+
+  test('without the upstream-proxy a report is refused as unavailable, naming what the service lacks', async () => {
+    await assertRefused(
+      svc.client.createPerformanceReport(
+        { accountId: ACCOUNT, name: 'No platform', since: '2025-03-01', until: '2025-03-07' },
+        svc.as(testPrincipal()),
+      ),
+      Code.Unavailable,
+      /cannot read the ad platform: it runs without UPSTREAM_PROXY_URL or MARKETING_PRIVATE_KEY/,
+    );
+  });
+
   test('a viewer may not create a report', async () => {
     const viewer = testPrincipal({ role: 'viewer', scopes: ['read'] });
     await assertRefused(
