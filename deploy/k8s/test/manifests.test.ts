@@ -106,7 +106,14 @@ const SERVICES: Record<string, ServiceExpectation> = {
   marketing: {
     port: GRPC_PORT,
     probes: { kind: 'grpc' },
-    env: [...GRPC_ENV, 'CHANGES_PUBLIC_KEY', 'OPTIMIZER_PUBLIC_KEY', 'MARKETING_PRIVATE_KEY', 'CHANGES_URL'],
+    env: [
+      ...GRPC_ENV,
+      'CHANGES_PUBLIC_KEY',
+      'OPTIMIZER_PUBLIC_KEY',
+      'MARKETING_PRIVATE_KEY',
+      'CHANGES_URL',
+      'UPSTREAM_PROXY_URL',
+    ],
   },
   'upstream-proxy': {
     port: GRPC_PORT,
@@ -117,6 +124,7 @@ const SERVICES: Record<string, ServiceExpectation> = {
       'UPSTREAM_CREDENTIAL_KEY',
       'CHANGES_PUBLIC_KEY',
       'OPTIMIZER_PUBLIC_KEY',
+      'MARKETING_PUBLIC_KEY',
     ],
   },
   'ads-sandbox': {
