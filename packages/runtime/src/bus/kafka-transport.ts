@@ -875,14 +875,22 @@ class KafkaBusConsumer<P> implements Consumer {
   /**
    * bookkeepingFailed handles a failure around the handler (the database, an offset commit). A
    * commit refused by a rebalance is thrown on, so kafkajs rejoins the group; the partition's next
-   * owner gets the message again and skips it if the inbox holds it. Anything else: the message
-   * is tried again after a while.
+   * owner gets the message again and skips it if the inbox holds it. Any other failure of a call
+   * to Kafka (the offset commit) is thrown on too, so kafkajs restarts this member, which looks up
+   * the group's coordinator again: kafkajs's offset commits keep asking the broker that was the
+   * coordinator when the member joined, and after that broker is lost every commit fails ("Broker
+   * 2 not found in the cached metadata") until the member joins again. Anything else (the
+   * database): the message is tried again after a while.
    */
   private bookkeepingFailed(err: unknown, retryLater: (delayMs: number) => void, log: Logger): void {
     const rebalance = rebalanceError(err);
     if (rebalance !== undefined) {
       log.info({ reason: rebalance.message }, 'bus consumer: the group is rebalancing; rejoining');
       throw rebalance;
+    }
+    if (isKafkaError(err)) {
+      log.warn({ err }, 'bus consumer: a call to Kafka failed; joining the group again');
+      throw err;
     }
     const delayMs = backoffDelay(1, this.opts.backoff, this.opts.random);
     log.error({ err, delay_ms: delayMs }, 'bus bookkeeping failed; the message is tried again later');
@@ -1047,6 +1055,11 @@ function rebalanceError(err: unknown): Error | undefined {
       return e;
   }
   return undefined;
+}
+
+/** isKafkaError tells a failure of a call to Kafka (kafkajs names its errors KafkaJS…) from others. */
+function isKafkaError(err: unknown): boolean {
+  return err instanceof Error && err.name.startsWith('KafkaJS');
 }
 
 function errorText(err: unknown): string {
