@@ -231,8 +231,8 @@ function integerMetric(value: Cell, column: string, at: Where, errors: RowErrors
   const text = value.trim();
   if (!INTEGER_TEXT.test(text) || (text.length > 15 && BigInt(text) > MAX_SAFE))
     return problem(errors, at, column, `${rule} (got ${JSON.stringify(firstCodePoints(value, 40))})`);
-  // Leading zeros dropped; up to 15 digits a double holds the value exactly.
-  return text.length > 15 ? BigInt(text).toString() : String(Number(text));
+  // Leading zeros dropped (BigInt reads any length exactly); digits without one are the number.
+  return text.length > 1 && text.charCodeAt(0) === 0x30 ? BigInt(text).toString() : text;
 }
 
 /**
