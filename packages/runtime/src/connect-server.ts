@@ -18,6 +18,7 @@ import {
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { accessTable, checkAccess, type MethodAccess } from './access-policy.ts';
 import { toConnectError } from './connect-errors.ts';
+import { checkRulesCompile, validateRequest } from './field-rules.ts';
 import { isUuid } from './ids.ts';
 import { type Logger, withRequestId } from './log.ts';
 import { timeRpc } from './metrics.ts';
@@ -110,12 +111,14 @@ type AccessTables = Map<string, Map<string, MethodAccess>>;
 /**
  * withDeclaredAccess wraps `router` so that every service registered through it has its methods'
  * access read from the proto (access-policy.ts), and refuses to register one that leaves a method
- * without: the server is then never built, and the service does not start.
+ * without, or whose request's field rules do not compile (field-rules.ts): the server is then
+ * never built, and the service does not start.
  */
 function withDeclaredAccess(router: ConnectRouter, tables: AccessTables): ConnectRouter {
   const checked = Object.create(router) as ConnectRouter;
   checked.service = ((service: DescService, impl: unknown, options?: unknown) => {
     tables.set(service.typeName, accessTable(service));
+    for (const method of service.methods) checkRulesCompile(method.input);
     return router.service(service, impl as never, options as never);
   }) as ConnectRouter['service'];
   return checked;
@@ -199,9 +202,11 @@ function serviceGuard(
 /** The interceptor form of serviceGuard, for calls served by connect-node's adapter. */
 function serviceInterceptor(guard: CallGuard): Interceptor {
   return (next) => (req) =>
-    guard(req.service.typeName, req.method.name, req.header, req.header as never, req.contextValues, () =>
-      next(req),
-    );
+    guard(req.service.typeName, req.method.name, req.header, req.header as never, req.contextValues, () => {
+      // A streamed request's messages are not checked: no service method takes a stream.
+      if (!req.stream) validateRequest(req.method.input, req.message);
+      return next(req);
+    });
 }
 
 export interface ConnectServerOptions {

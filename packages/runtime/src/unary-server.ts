@@ -21,6 +21,7 @@ import {
   type DescMethod,
   type DescService,
   fromBinary,
+  type Message,
   toBinary,
 } from '@bufbuild/protobuf';
 import {
@@ -32,6 +33,7 @@ import {
   type HandlerContext,
 } from '@connectrpc/connect';
 import { codeToHttpStatus, errorToJsonBytes, parseTimeout } from '@connectrpc/connect/protocol-connect';
+import { validateRequest } from './field-rules.ts';
 
 type UnaryImpl = (input: unknown, ctx: HandlerContext) => unknown;
 
@@ -230,6 +232,7 @@ export function serveUnary(
         );
       }
       if (abortedWith !== undefined) throw abortedWith;
+      validateRequest(route.method.input, input as Message);
       const output = await route.impl(input, ctx);
       return toBinary(
         route.method.output as DescMessage,

@@ -207,14 +207,18 @@ describe('saving and reading an optimizer', () => {
 
   test('a save without a configuration is refused, and nothing is stored', async () => {
     const admin = principal();
-    await refused(save(admin, { config: undefined }), Code.InvalidArgument, /config is required/);
+    await refused(save(admin, { config: undefined }), Code.InvalidArgument, /^`config` is required$/);
     const list = await svc.client.listOptimizers({}, svc.as(admin));
     assert.equal(list.total, 0);
   });
 
   test('a name longer than the table holds is an invalid argument, not an internal error', async () => {
-    // The gateway refuses it first; this is a caller that skipped the gateway.
-    await refused(save(principal(), { name: 'n'.repeat(201) }), Code.InvalidArgument, /could not be stored/);
+    // The gateway refuses it first; this is a caller that skipped the gateway, held to the proto's rule.
+    await refused(
+      save(principal(), { name: 'n'.repeat(201) }),
+      Code.InvalidArgument,
+      /^`name` must be 1 to 200 characters \(got 201\)$/,
+    );
   });
 
   test('UUIDs are case-insensitive: an update naming its optimizer and account in upper case updates the same optimizer', async () => {
@@ -247,7 +251,7 @@ describe('saving and reading an optimizer', () => {
     await refused(
       svc.client.getOptimizer({ optimizerId: 'nope' }, svc.as(principal())),
       Code.InvalidArgument,
-      /optimizer_id must be a UUID/,
+      /`optimizer_id` must be a UUID/,
     );
   });
 });
@@ -388,7 +392,7 @@ describe('workspaces and access', () => {
     const admin = principal();
     const o = await save(admin);
     const viewer = principal({ workspaceId: admin.workspaceId, role: 'viewer' });
-    await refused(save(viewer), Code.PermissionDenied, /admin or editor role and the write scope/);
+    await refused(save(viewer), Code.PermissionDenied, /needs the write scope and the admin or editor role/);
     await refused(
       svc.client.pauseOptimizer({ optimizerId: o.optimizerId }, svc.as(viewer)),
       Code.PermissionDenied,
