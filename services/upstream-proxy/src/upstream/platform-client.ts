@@ -3,9 +3,12 @@
  * no redirect (a credential is never sent anywhere but the configured platform), and its
  * response is treated as untrusted input: parsed defensively and checked for shape.
  */
+
+import { isUtf8 } from 'node:buffer';
+import type { IncomingHttpHeaders } from 'node:http';
 import { isRecord } from '@adsmcp/runtime/json';
 import { injectTraceContext, inSpan, markFailed, SpanKind } from '@adsmcp/runtime/telemetry';
-import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { PlatformAccount } from '../domain/connection.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -115,29 +118,9 @@ async function readCapped(res: Response, max: number): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Reads an undici response body, refusing it as soon as it exceeds `max` bytes. */
-async function readBodyCapped(res: Dispatcher.ResponseData, max: number): Promise<Buffer> {
-  const declared = Number(headerOf(res, 'content-length') ?? Number.NaN);
-  if (declared > max) {
-    res.body.destroy();
-    throw new PlatformError('too_large', `the platform's response (${declared} bytes) exceeds ${max} bytes`);
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of res.body as AsyncIterable<Buffer>) {
-    total += chunk.byteLength;
-    if (total > max) {
-      res.body.destroy();
-      throw new PlatformError('too_large', `the platform's response exceeds ${max} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-}
-
 /** One response header as a string (the first, when it was sent more than once), or null. */
-function headerOf(res: Dispatcher.ResponseData, name: string): string | null {
-  const v = res.headers[name];
+function headerOf(headers: IncomingHttpHeaders, name: string): string | null {
+  const v = headers[name];
   return v === undefined ? null : Array.isArray(v) ? (v[0] ?? null) : v;
 }
 
@@ -152,10 +135,11 @@ const bodyIsPassedOn = (status: number) =>
 function jsonText(raw: Buffer, contentType: string | null): string {
   if (raw.length === 0) return '';
   if (!JSON_TYPE.test(contentType ?? '')) throw new PlatformError('bad_response', `${UNREADABLE} (not JSON)`);
-  let text: string;
+  // Checked, then decoded: Buffer's decoding would replace invalid bytes instead of refusing them.
+  if (!isUtf8(raw)) throw new PlatformError('bad_response', `${UNREADABLE} (malformed JSON)`);
+  const text = raw.toString('utf8');
   let parsed: unknown;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
     parsed = JSON.parse(text);
   } catch {
     throw new PlatformError('bad_response', `${UNREADABLE} (malformed JSON)`);
@@ -216,7 +200,7 @@ function expiryOf(v: unknown): Date | undefined {
  * tracedFetch sends one request to the platform in a client span, with the current trace's
  * `traceparent` among its headers (so a platform that traces joins the trace).
  */
-function tracedFetch<R extends { status: number } | { statusCode: number }>(
+function tracedFetch<R extends { status: number }>(
   method: string,
   path: string,
   headers: Record<string, string>,
@@ -228,12 +212,148 @@ function tracedFetch<R extends { status: number } | { statusCode: number }>(
     async (span) => {
       injectTraceContext(headers);
       const res = await send();
-      const status = 'status' in res ? res.status : res.statusCode;
-      span.setAttribute('http.response.status_code', status);
-      if (status >= 500) markFailed(span, `HTTP ${status}`);
+      span.setAttribute('http.response.status_code', res.status);
+      if (res.status >= 500) markFailed(span, `HTTP ${res.status}`);
       return res;
     },
   );
+}
+
+/** An answer as it came: its status, headers and the body when it is passed on (else empty). */
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  raw: Buffer;
+}
+
+/** How much of a body that is not passed on is read and dropped before its connection is closed instead. */
+const DISCARD_BYTES = 128 * 1024;
+
+/** The parts of one request to the platform that `exchange` sends. */
+interface Exchange {
+  agent: Dispatcher;
+  url: URL;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body: string | Uint8Array | undefined;
+  /** `METHOD /path`, for the messages. */
+  what: string;
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+/**
+ * exchange sends one request on undici's dispatcher and collects its answer: the body of an
+ * answer passed on up to `maxBytes`, any other read and dropped. It ends early, with a
+ * PlatformError, when `outer` aborts (cancelled), after `timeoutMs` (timeout), when the body is too
+ * large, or when the connection fails (unreachable).
+ *
+ * On the dispatcher's handler interface rather than undici's `request`: `request` gives every
+ * answer a readable stream and an async iterator over it, and links an abort signal, which
+ * together cost more CPU than the rest of a platform read in this service; a handler gets the
+ * same headers and chunks directly. One timer and one listener on the caller's signal per call.
+ */
+function exchange(x: Exchange, outer: AbortSignal | undefined): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    /** Why the request was stopped on this side, once it was. */
+    let stoppedWith: PlatformError | undefined;
+    let settled = false;
+    let status = 0;
+    let headers: IncomingHttpHeaders = {};
+    let passedOn = false;
+    const chunks: Buffer[] = [];
+    let received = 0;
+
+    const settle = (outcome: Answer | PlatformError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onAbort);
+      if (outcome instanceof PlatformError) reject(outcome);
+      else resolve(outcome);
+    };
+    /** Stops the request (now, or as soon as it is on a connection) and settles with `err`. */
+    const stop = (err: PlatformError) => {
+      stoppedWith ??= err;
+      // Settled first: the abort may report the broken connection at once, as unreachable.
+      settle(err);
+      if (controller !== undefined && !controller.aborted) controller.abort(err);
+    };
+    const timer = setTimeout(
+      () =>
+        stop(new PlatformError('timeout', `the platform did not answer ${x.what} within ${x.timeoutMs} ms`)),
+      x.timeoutMs,
+    );
+    const onAbort = () => stop(new PlatformError('cancelled', `the caller gave up on ${x.what}`));
+    if (outer?.aborted === true) {
+      onAbort();
+      return;
+    }
+    outer?.addEventListener('abort', onAbort, { once: true });
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (stoppedWith !== undefined) c.abort(stoppedWith);
+      },
+      onResponseStart(_c, statusCode, responseHeaders) {
+        // An informational answer (1xx) comes before the real one.
+        if (statusCode < 200) return;
+        status = statusCode;
+        headers = responseHeaders;
+        passedOn = bodyIsPassedOn(statusCode);
+        const declared = Number(headerOf(responseHeaders, 'content-length') ?? Number.NaN);
+        if (passedOn && declared > x.maxBytes) {
+          stop(
+            new PlatformError(
+              'too_large',
+              `the platform's response (${declared} bytes) exceeds ${x.maxBytes} bytes`,
+            ),
+          );
+        }
+      },
+      onResponseData(c, chunk) {
+        if (settled) return;
+        received += chunk.byteLength;
+        if (!passedOn) {
+          // Its status says what happened; a long body is not worth reading to keep the connection.
+          if (received > DISCARD_BYTES) {
+            settle({ status, headers, raw: Buffer.alloc(0) });
+            c.abort(new Error('discarded the rest of an answer whose body is not passed on'));
+          }
+          return;
+        }
+        if (received > x.maxBytes) {
+          stop(new PlatformError('too_large', `the platform's response exceeds ${x.maxBytes} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        const raw = !passedOn
+          ? Buffer.alloc(0)
+          : chunks.length === 1
+            ? (chunks[0] as Buffer)
+            : Buffer.concat(chunks, received);
+        settle({ status, headers, raw });
+      },
+      onResponseError() {
+        settle(new PlatformError('unreachable', `the platform could not be reached for ${x.what}`));
+      },
+    };
+    x.agent.dispatch(
+      {
+        origin: x.url.origin,
+        path: `${x.url.pathname}${x.url.search}`,
+        method: x.method,
+        headers: x.headers,
+        // No redirect is followed: the dispatcher answers a redirect as it is.
+        ...(x.body === undefined ? {} : { body: x.body }),
+      },
+      handler,
+    );
+  });
 }
 
 /**
@@ -353,41 +473,14 @@ export function createPlatformClient(opts: PlatformClientOptions): PlatformClien
       const body = request.file?.bytes ?? request.body;
       if (request.idempotencyKey !== undefined) headers['idempotency-key'] = request.idempotencyKey;
       if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
-      const call = callSignal(signal, timeoutMs);
-      let res: Dispatcher.ResponseData;
-      let raw: Buffer;
-      try {
-        res = await tracedFetch(request.method, request.path, headers, () =>
-          undiciRequest(url, {
-            dispatcher: agent,
-            method: request.method,
-            headers,
-            ...(body === undefined ? {} : { body }),
-            // No redirect is followed: undici's request answers a redirect as it is.
-            signal: call.signal,
-          }),
-        );
-        if (bodyIsPassedOn(res.statusCode)) {
-          raw = await readBodyCapped(res, maxBytes);
-        } else {
-          await res.body.dump();
-          raw = Buffer.alloc(0);
-        }
-      } catch (err) {
-        if (err instanceof PlatformError) throw err;
-        if (signal?.aborted) throw new PlatformError('cancelled', `the caller gave up on ${what}`);
-        if (call.timedOut()) {
-          throw new PlatformError('timeout', `the platform did not answer ${what} within ${timeoutMs} ms`);
-        }
-        throw new PlatformError('unreachable', `the platform could not be reached for ${what}`);
-      } finally {
-        call.done();
-      }
+      const answer = await tracedFetch(request.method, request.path, headers, () =>
+        exchange({ agent, url, method: request.method, headers, body, what, timeoutMs, maxBytes }, signal),
+      );
       return {
-        status: res.statusCode,
-        retryAfter: headerOf(res, 'retry-after'),
-        bodyJson: bodyIsPassedOn(res.statusCode)
-          ? answerText(res.statusCode, raw, headerOf(res, 'content-type'))
+        status: answer.status,
+        retryAfter: headerOf(answer.headers, 'retry-after'),
+        bodyJson: bodyIsPassedOn(answer.status)
+          ? answerText(answer.status, answer.raw, headerOf(answer.headers, 'content-type'))
           : '',
       };
     },
