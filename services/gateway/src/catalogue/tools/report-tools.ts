@@ -24,6 +24,12 @@ import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 const MAX_AD_GROUPS = 100;
 const MAX_ADS = 2000;
 const MAX_READS = 300;
+/**
+ * How long the service may take to read and store a report: up to MAX_READS platform reads, one
+ * after the other, each of which may itself take many seconds, far beyond an internal call's
+ * default 30 s.
+ */
+const REPORT_TIMEOUT_MS = 600_000;
 
 /**
  * The service's refusal as the tool error: a platform read's own code (`report_too_large`, the
@@ -103,18 +109,19 @@ const createPerformanceReport = defineTool<GatewayDeps, typeof createInput>({
   route: {
     kind: 'run',
     why:
-      'the marketing service reads the platform and computes the report; the tool keeps the codes its refusals ' +
-      'carry (report_too_large, the platform’s own codes), which the RPC route’s mapping of Connect codes ' +
-      'would fold into failed_precondition or unavailable',
+      'the marketing service reads the platform and computes the report; the tool gives the call the time of up ' +
+      'to 300 platform reads rather than an internal call’s 30 s, and keeps the codes its refusals carry ' +
+      '(report_too_large, the platform’s own codes), which the RPC route’s mapping of Connect codes would fold ' +
+      'into failed_precondition or unavailable',
     routesTo: rpcName(ReportService.method.createPerformanceReport),
     async run({ caller, deps }, args) {
       try {
         const res = await deps
           .clientOf(ReportService)
-          .createPerformanceReport(
-            requestFrom(CreatePerformanceReportRequestSchema, args),
-            onBehalfOf(caller.principal),
-          );
+          .createPerformanceReport(requestFrom(CreatePerformanceReportRequestSchema, args), {
+            ...onBehalfOf(caller.principal),
+            timeoutMs: REPORT_TIMEOUT_MS,
+          });
         return resultOf(CreatePerformanceReportResponseSchema, res);
       } catch (err) {
         throw reportFailure(err);
