@@ -40,6 +40,8 @@ const SANDBOX_ADMIN_TOKEN = 'platform-stack-admin-token-0123';
 
 export interface PlatformStack {
   reports: ServiceUnderTest<typeof ReportService>;
+  /** The upstream-proxy's base URL, for a marketing service that signs with another key. */
+  proxyUrl: string;
   /** The upstream-proxy, called as the gateway (connections, and reads a test compares with). */
   upstream: Client<typeof UpstreamService>;
   /**
@@ -115,6 +117,7 @@ export async function startPlatformStack(): Promise<PlatformStack> {
 
   return {
     reports,
+    proxyUrl,
     upstream,
     async connectAccount(who, options = {}) {
       const res = await fetch(`${sandboxUrl}/_sandbox/accounts`, {

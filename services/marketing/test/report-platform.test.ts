@@ -6,12 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { PerformanceReport } from '@adsmcp/proto/marketing/v1/reports_pb';
+import { type PerformanceReport, ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
+import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { REFUSAL_CODE_METADATA } from '@adsmcp/runtime/platform-read/refusal';
-import type { Principal } from '@adsmcp/runtime/principal';
-import { assertRefused, testPrincipal } from '@adsmcp/testkit/service-harness';
+import { createPrincipalSigner, generatePrincipalKeys, type Principal } from '@adsmcp/runtime/principal';
+import { createServiceClient } from '@adsmcp/runtime/service-client';
+import { MARKETING_ISSUER } from '@adsmcp/runtime/trust';
+import { assertRefused, startServiceUnderTest, testPrincipal } from '@adsmcp/testkit/service-harness';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { timeRanges } from '../src/platform/report-reads.ts';
+import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
 import { type PlatformStack, startPlatformStack } from './platform-stack.ts';
 
 let stack: PlatformStack;
@@ -199,4 +203,32 @@ describe('CreatePerformanceReport reads the platform', () => {
     const { total } = await stack.reports.client.listPerformanceReports({}, stack.reports.as(p));
     assert.equal(total, 0);
   });
+});
+
+test('an upstream-proxy that does not trust the marketing service’s key is named as the cause, nothing saved', async () => {
+  const untrusted = await generatePrincipalKeys();
+  const upstream = createServiceClient(
+    UpstreamService,
+    stack.proxyUrl,
+    'upstream-proxy',
+    await createPrincipalSigner(untrusted.privateKeyPem, MARKETING_ISSUER),
+  );
+  const reports = await startServiceUnderTest({
+    service: ReportService,
+    name: SERVICE_NAME,
+    migrations: MIGRATIONS_DIR,
+    build: (deps) => buildServer({ ...deps, upstream }),
+  });
+  try {
+    await assertRefused(
+      reports.client.createPerformanceReport(
+        { accountId: account, name: 'Untrusted', since: daysAgo(9), until: daysAgo(3) },
+        reports.as(who),
+      ),
+      Code.Unavailable,
+      /the upstream-proxy refused the marketing service's token .*MARKETING_PUBLIC_KEY; nothing was saved$/,
+    );
+  } finally {
+    await reports.stop();
+  }
 });

@@ -59,6 +59,13 @@ function passedOn(err: unknown): unknown {
       `${describeCallFailure(err, 'upstream-proxy')}; nothing was saved, retry shortly`,
     );
   }
+  if (err.code === Code.Unauthenticated) {
+    // The caller's token was good here; the proxy refusing this service's own means a deployment
+    // whose upstream-proxy does not trust the marketing key.
+    return new UnavailableError(
+      `the upstream-proxy refused the marketing service's token (${err.rawMessage}): it needs the marketing service's public key as MARKETING_PUBLIC_KEY; nothing was saved`,
+    );
+  }
   const retry = err.metadata.get(RETRY_AFTER_METADATA);
   return new ConnectError(
     err.rawMessage,
