@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { principal, startService, type TestService } from './service.ts';
 
@@ -80,4 +81,17 @@ test('a page beyond the list bounds is refused, not cut down', async () => {
   assert.equal(err.rawMessage, '`limit` must be an integer from 1 to 100 (got 500)');
   const offset = await refusal(svc.client.listOptimizers({ offset: 100_001 }, svc.as(principal())));
   assert.equal(offset.rawMessage, '`offset` must be an integer from 0 to 100000 (got 100001)');
+});
+
+test('a review run or proposal named by an id that is not a UUID, or a run status that does not exist, is refused', async () => {
+  const reviews = svc.clientOf(ReviewService);
+  const runs = await refusal(
+    reviews.listRuns({ status: 'running', optimizerId: 'opt-1' }, svc.as(principal())),
+  );
+  assert.equal(
+    runs.rawMessage,
+    '`optimizer_id` must be a UUID (got "opt-1"); `status` must be one of queued, claimed, completed, failed, cancelled (got "running")',
+  );
+  const proposal = await refusal(reviews.getProposal({ proposalId: 'p-1' }, svc.as(principal())));
+  assert.equal(proposal.rawMessage, '`proposal_id` must be a UUID (got "p-1")');
 });
