@@ -281,7 +281,7 @@ function readingRpcs({ pool, upstream, now }: Deps): Rpcs<'getChange' | 'listCha
 
     async listChanges(req, ctx) {
       const p = principalOf(ctx);
-      // The status enum and the page bounds are the tool's schema, checked at the gateway.
+      // The status enum and the page bounds are the proto's rules, checked before any handler runs.
       if (req.accountId !== '' && !isUuid(req.accountId))
         throw new InvalidArgumentError('account_id must be a UUID');
       // Plain proto3 fields: 0 is "unset", and no valid limit.

@@ -1,7 +1,8 @@
 /**
  * An optimizer: which campaigns of an ad account to review, how often, on what evidence, and
- * within which limits to propose new ads. The configuration's field bounds are the tool's input
- * schema, checked at the gateway; the rules here are the save, revision, pause and list rules.
+ * within which limits to propose new ads. The configuration's field bounds are its proto's rules
+ * (proto/optimizer/v1/optimizer.proto), which the server checks for every caller before a handler
+ * runs; the rules here are the save, revision, pause and list rules.
  * They import no generated code and no pg.
  */
 
@@ -94,14 +95,14 @@ export function canonicalUuid(field: string, value: string): string {
 /**
  * validateSave checks the rules of a save that no argument schema can state: the ids it names,
  * that it carries a configuration, and that an update names the revision it was made from (and
- * a create names none). The gateway has already checked every field against the tool's bounds.
+ * a create names none). The server has already checked every field against the proto's rules.
  */
 export function validateSave(input: SaveInput): CheckedSave {
   const accountId = canonicalUuid('account_id', input.accountId);
   if (input.config === undefined) {
     throw new InvalidArgumentError('config is required: the optimizer configuration');
   }
-  // The gateway refused any goal but cpc, cpa or ctr; the type cannot say so.
+  // The proto's rules refused any goal but cpc, cpa or ctr; the type cannot say so.
   const config = { ...input.config, goal: input.config.goal as Goal };
   const saved = { accountId, name: input.name, config, enabled: input.enabled };
   const { expectedRevision } = input;
