@@ -5,7 +5,9 @@
  * on this run's PostgreSQL, every process on 127.0.0.1. An agent works through the official MCP
  * client: it lists, saves a marketing item, and takes one change from prepare to apply with the
  * approval given in the dashboard in a real browser; the sandbox's ledger (the sandbox runs from
- * its image too) is the witness that it was applied once.
+ * its image too) is the witness that it was applied once. The bus is Apache Kafka, run from its own
+ * image (testkit/kafka-container.ts), as a production deployment's would be: the apply travels
+ * through the broker's `changes.apply` topic.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -23,11 +25,13 @@ import {
   type ServiceImages,
   startImageStack,
 } from '@adsmcp/testkit/images';
+import { type KafkaContainer, startKafkaContainer } from '@adsmcp/testkit/kafka-container';
 import { validData } from '@adsmcp/testkit/marketing-items';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import { type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
 import type { SeedResult } from '@adsmcp/testkit/stack';
 import { type LedgerEntry, toolCalls } from '@adsmcp/testkit/tool-calls';
+import { Kafka, logLevel } from 'kafkajs';
 import type { Browser } from 'playwright-core';
 
 let images: ServiceImages;
@@ -37,6 +41,7 @@ let stack: ImageStack;
 let seed: SeedResult;
 let agent: McpTestClient;
 let browser: Browser;
+let kafka: KafkaContainer;
 
 const { ok, waitForChange } = toolCalls(() => agent);
 
@@ -44,7 +49,13 @@ before(async () => {
   images = await ensureServiceImages();
   db = await testDatabase();
   dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-images-e2e-'));
-  stack = await startImageStack({ images, databaseUrl: db.url, dataDir });
+  kafka = await startKafkaContainer();
+  stack = await startImageStack({
+    images,
+    databaseUrl: db.url,
+    dataDir,
+    env: { KAFKA_BROKERS: kafka.brokers },
+  });
   seed = await stack.seedDemo();
   agent = await connectClient('v2-2026', stack.mcpUrl, seed.token);
   browser = await launchBrowser();
@@ -54,9 +65,27 @@ after(async () => {
   await agent?.close();
   await browser?.close();
   await stack?.stop();
+  await kafka?.stop();
   await db?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
+
+/** How many messages the broker holds in `topic` (0 when it has no such topic). */
+async function messagesIn(topic: string): Promise<number> {
+  const admin = new Kafka({
+    clientId: 'images-test',
+    brokers: [kafka.brokers],
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  try {
+    if (!(await admin.listTopics()).includes(topic)) return 0;
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
 
 /** The sandbox's ledger of mutations applied to an account (its platform id), for one path. */
 async function ledger(upstreamAccountId: string, path: string): Promise<LedgerEntry[]> {
@@ -127,7 +156,7 @@ describe('the stack run from its images', () => {
     assert.ok(items.items.some((i) => i.item_id === saved.item.item_id));
   });
 
-  test('a change prepared by the agent, approved in the dashboard, is applied once', async () => {
+  test('a change prepared by the agent, approved in the dashboard, is applied once, through Kafka', async () => {
     const account =
       seed.accounts.find((a) => a.currency === 'USD') ?? (seed.accounts[0] as SeedResult['accounts'][number]);
     const { ads } = await ok<{ ads: { id: string; status: string }[] }>('ads_list_ads', {
@@ -176,5 +205,6 @@ describe('the stack run from its images', () => {
     assert.equal(rows.length, 1, 'applied exactly once');
     assert.equal(rows[0]?.idempotency_key, `change-${prepared.change_id}`);
     assert.deepEqual(rows[0]?.request_body, body);
+    assert.ok((await messagesIn('changes.apply')) >= 1, 'the apply went through the Kafka broker');
   });
 });
