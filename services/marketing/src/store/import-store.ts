@@ -298,7 +298,9 @@ const METRIC_NAMES = ['impressions', 'clicks', 'spend', 'conversions', 'revenue'
 
 /**
  * completeImport records the outcome of a run that saved every row — its totals and ad count,
- * summed from the saved rows in the same statement — and clears the input.
+ * summed from the saved rows in the same statement — and clears the input. finished_at is the
+ * moment of this statement (clock_timestamp), not the start of the worker's transaction (now()),
+ * which came before every row was read.
  */
 export async function completeImport(
   db: Queryable,
@@ -316,7 +318,7 @@ export async function completeImport(
          FROM performance_import_rows WHERE workspace_id = $1 AND import_id = $2
      )
      UPDATE performance_imports
-        SET status = 'completed', finished_at = now(), row_count = $3, rows_saved = $3, error_count = 0,
+        SET status = 'completed', finished_at = clock_timestamp(), row_count = $3, rows_saved = $3, error_count = 0,
             errors = '[]', input_rows = NULL, input_csv = NULL, totals = saved.totals, ad_count = saved.ad_count
        FROM saved
       WHERE workspace_id = $1 AND import_id = $2`,
@@ -333,7 +335,7 @@ export async function failImport(
 ): Promise<void> {
   await db.query(
     `UPDATE performance_imports
-        SET status = 'failed', finished_at = now(), row_count = $3, rows_saved = 0, ad_count = 0,
+        SET status = 'failed', finished_at = clock_timestamp(), row_count = $3, rows_saved = 0, ad_count = 0,
             error_count = $4, errors = $5::jsonb, input_rows = NULL, input_csv = NULL, gave_up = $6
       WHERE workspace_id = $1 AND import_id = $2`,
     [
