@@ -607,6 +607,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Heartbeat errors after which this member no longer holds its partitions. */
 const LEFT_GROUP = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTANCE_ID']);
 
+/** A message in hand: the offset past it, its log, its group's heartbeat, and how to hold its partition. */
+interface InHand {
+  next: { topic: string; partition: number; offset: string };
+  log: Logger;
+  heartbeat: () => Promise<void>;
+  retryLater: (delayMs: number) => void;
+}
+
 class KafkaBusConsumer<P> implements Consumer {
   private readonly name: string;
   private readonly topic: string;
@@ -696,8 +704,7 @@ class KafkaBusConsumer<P> implements Consumer {
     // finds its topic with the intended partitions.
     await this.topics.ensure([this.topic]);
     await this.consumer.connect();
-    // A new group starts at the oldest message: what was enqueued before it first ran is its work.
-    await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
+    await this.subscribe();
     await this.consumer.run({
       autoCommit: false,
       // One message of a partition at a time, and one key is on one partition: this is what
@@ -705,6 +712,27 @@ class KafkaBusConsumer<P> implements Consumer {
       partitionsConsumedConcurrently: this.opts.concurrency,
       eachMessage: (payload) => this.onMessage(payload),
     });
+  }
+
+  /**
+   * subscribe subscribes to the topic, from its oldest message for a new group (what was enqueued
+   * before it first ran is its work). A topic made a moment ago may still be unknown to the broker
+   * this client asks (a broker's metadata trails the controller's, more so on a busy machine), so
+   * that answer is waited out, as long as joining may take.
+   */
+  private async subscribe(): Promise<void> {
+    const deadline = Date.now() + this.settings.joinTimeoutMs;
+    for (;;) {
+      try {
+        await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
+        return;
+      } catch (err) {
+        const type = (err as { type?: unknown }).type;
+        const notYet = type === 'UNKNOWN_TOPIC_OR_PARTITION' || type === 'LEADER_NOT_AVAILABLE';
+        if (!notYet || Date.now() > deadline) throw err;
+        await sleep(200);
+      }
+    }
   }
 
   /** start joins the group; it resolves once this member has its partitions. */
@@ -771,59 +799,108 @@ class KafkaBusConsumer<P> implements Consumer {
     await disconnected;
   }
 
-  private async onMessage({
-    topic,
-    partition,
-    message,
-    heartbeat,
-    pause,
-  }: EachMessagePayload): Promise<void> {
-    const next = { topic, partition, offset: (BigInt(message.offset) + 1n).toString() };
-    let log = this.log.child({ partition, offset: message.offset });
-    // Holds the partition: it is fetched again from this message once `delayMs` is over.
-    const retryLater = (delayMs: number) => {
-      const resume = pause();
-      this.consumer.seek({ topic, partition, offset: message.offset });
-      const timer = setTimeout(() => {
-        this.resumeTimers.delete(timer);
-        resume();
-      }, delayMs);
-      this.resumeTimers.add(timer);
+  private async onMessage(payload: EachMessagePayload): Promise<void> {
+    const { topic, partition, message } = payload;
+    const hand: InHand = {
+      next: { topic, partition, offset: (BigInt(message.offset) + 1n).toString() },
+      log: this.log.child({ partition, offset: message.offset }),
+      heartbeat: payload.heartbeat,
+      retryLater: (delayMs) => this.retryLater(payload, delayMs),
     };
     const delivery = decode<P>(topic, message);
     if (delivery === undefined) {
-      log.error(
+      hand.log.error(
         'bus consumer skipped a message that the bus did not publish (no message id or no JSON value)',
       );
-      try {
-        await this.consumer.commitOffsets([next]);
-      } catch (err) {
-        this.bookkeepingFailed(err, retryLater, log);
-      }
+      await this.commitPast(hand);
       return;
     }
-    log = log.child({ message_id: delivery.id });
+    hand.log = hand.log.child({ message_id: delivery.id });
 
     let attempt: number;
     try {
       if (await isProcessed(this.pool, this.name, delivery.id)) {
-        await this.consumer.commitOffsets([next]);
+        await this.consumer.commitOffsets([hand.next]);
         return;
       }
       attempt = await countAttempt(this.pool, this.name, delivery.id);
     } catch (err) {
-      this.bookkeepingFailed(err, retryLater, log);
+      this.bookkeepingFailed(err, hand.retryLater, hand.log);
       return;
     }
     const counted = { ...delivery, attempt };
-    const giveUp = async (reason: GiveUpReason, error: string): Promise<void> => {
+
+    if (attempt > this.opts.maxAttempts) {
+      // Its last attempt never reported back (the consumer died or was stopped mid-handler).
+      const detail = `attempt ${attempt - 1} never reported back: its consumer stopped or left the group before the handler finished`;
+      await this.giveUpOrRetry(counted, hand, { kind: 'abandoned', detail }, detail);
+      return;
+    }
+
+    const outcome = await this.run(counted, hand.heartbeat, hand.log, this.opts.handler);
+    if (outcome.kind === 'abandoned') return;
+    if (outcome.kind === 'failed' && attempt >= this.opts.maxAttempts) {
+      await this.giveUpOrRetry(
+        counted,
+        hand,
+        { kind: 'failed', error: outcome.error },
+        errorText(outcome.error),
+      );
+      return;
+    }
+    try {
+      if (outcome.kind === 'handled') {
+        await this.consumer.commitOffsets([hand.next]);
+      } else {
+        const delayMs = backoffDelay(attempt, this.opts.backoff, this.opts.random);
+        await recordFailure(this.pool, this.name, delivery.id, errorText(outcome.error));
+        hand.log.warn({ err: outcome.error, delay_ms: delayMs }, 'bus handler failed; retrying later');
+        hand.retryLater(delayMs);
+      }
+    } catch (err) {
+      this.bookkeepingFailed(err, hand.retryLater, hand.log);
+    }
+  }
+
+  /** Holds the message's partition: it is fetched again from this message once `delayMs` is over. */
+  private retryLater({ topic, partition, message, pause }: EachMessagePayload, delayMs: number): void {
+    const resume = pause();
+    this.consumer.seek({ topic, partition, offset: message.offset });
+    const timer = setTimeout(() => {
+      this.resumeTimers.delete(timer);
+      resume();
+    }, delayMs);
+    this.resumeTimers.add(timer);
+  }
+
+  /** Commits past the message in hand, handing a failure to bookkeepingFailed. */
+  private async commitPast(hand: InHand): Promise<void> {
+    try {
+      await this.consumer.commitOffsets([hand.next]);
+    } catch (err) {
+      this.bookkeepingFailed(err, hand.retryLater, hand.log);
+    }
+  }
+
+  /**
+   * giveUpOrRetry runs the consumer's give-up path for a message past its last attempt, then parks
+   * it and commits past it. A give-up path that fails keeps the message: it is delivered again
+   * after the backoff, past its last attempt, so given up again.
+   */
+  private async giveUpOrRetry(
+    counted: Delivery<P>,
+    hand: InHand,
+    reason: GiveUpReason,
+    error: string,
+  ): Promise<void> {
+    const { log } = hand;
+    try {
       const given = this.opts.giveUp;
       if (given !== undefined) {
-        const outcome = await this.run(counted, heartbeat, log, (m, ctx) => given(m, ctx, reason));
+        const outcome = await this.run(counted, hand.heartbeat, log, (m, ctx) => given(m, ctx, reason));
         if (outcome.kind === 'abandoned') return;
         if (outcome.kind === 'failed') {
-          // Kept: delivered again after the backoff, past its last attempt, so given up again.
-          const delayMs = backoffDelay(attempt, this.opts.backoff, this.opts.random);
+          const delayMs = backoffDelay(counted.attempt, this.opts.backoff, this.opts.random);
           log.error(
             { err: outcome.error, delay_ms: delayMs },
             'bus give-up path failed; trying it again later',
@@ -831,44 +908,18 @@ class KafkaBusConsumer<P> implements Consumer {
           await recordFailure(
             this.pool,
             this.name,
-            delivery.id,
+            counted.id,
             `${error} (its give-up path failed: ${errorText(outcome.error)})`,
           );
-          retryLater(delayMs);
+          hand.retryLater(delayMs);
           return;
         }
       }
-      await this.park(counted, attempt, error);
+      await this.park(counted, counted.attempt, error);
       log.error({ reason: error }, 'bus message given up and parked as dead');
-      await this.consumer.commitOffsets([next]);
-    };
-
-    if (attempt > this.opts.maxAttempts) {
-      // Its last attempt never reported back (the consumer died or was stopped mid-handler).
-      const detail = `attempt ${attempt - 1} never reported back: its consumer stopped or left the group before the handler finished`;
-      try {
-        await giveUp({ kind: 'abandoned', detail }, detail);
-      } catch (err) {
-        this.bookkeepingFailed(err, retryLater, log);
-      }
-      return;
-    }
-
-    const outcome = await this.run(counted, heartbeat, log, this.opts.handler);
-    if (outcome.kind === 'abandoned') return;
-    try {
-      if (outcome.kind === 'handled') {
-        await this.consumer.commitOffsets([next]);
-      } else if (attempt >= this.opts.maxAttempts) {
-        await giveUp({ kind: 'failed', error: outcome.error }, errorText(outcome.error));
-      } else {
-        const delayMs = backoffDelay(attempt, this.opts.backoff, this.opts.random);
-        await recordFailure(this.pool, this.name, delivery.id, errorText(outcome.error));
-        log.warn({ err: outcome.error, delay_ms: delayMs }, 'bus handler failed; retrying later');
-        retryLater(delayMs);
-      }
+      await this.consumer.commitOffsets([hand.next]);
     } catch (err) {
-      this.bookkeepingFailed(err, retryLater, log);
+      this.bookkeepingFailed(err, hand.retryLater, log);
     }
   }
 
