@@ -389,3 +389,32 @@ test('a message enqueued for later is taken at its time by a consumer that knows
   await waitFor('the message handled', isDone(id), 3000);
   assert.ok(handledAfter !== undefined && handledAfter >= 400, `not before its time: ${handledAfter} ms`);
 });
+
+test("with serialByKey, one key group's backlog does not hold every handler slot: another group's message is taken in its turn", async (t) => {
+  const topic = 'groups';
+  const order: string[] = [];
+  // Five messages of the group "acct-a" (the part of the key before its space), then one of
+  // "acct-b", all enqueued before the consumer starts.
+  const ids: string[] = [];
+  for (let i = 1; i <= 5; i++)
+    ids.push(await enqueue(suite.pool, { topic, key: `acct-a ad-${i}`, payload: `a${i}` }));
+  ids.push(await enqueue(suite.pool, { topic, key: 'acct-b ad-1', payload: 'b1' }));
+  await transportFor(t, suite.pool).consume<string>({
+    name: 'groups',
+    topic,
+    serialByKey: true,
+    concurrency: 2,
+    pollIntervalMs: 60_000,
+    handler: async (m) => {
+      order.push(m.payload);
+      await sleep(30);
+    },
+  });
+  for (const id of ids) await waitFor('every message handled', isDone(id), 5000);
+  assert.deepEqual(order.slice(0, 2).sort(), ['a1', 'b1'], `taken in the order ${order.join(', ')}`);
+  assert.deepEqual(
+    order.filter((p) => p.startsWith('a')),
+    ['a1', 'a2', 'a3', 'a4', 'a5'],
+    'one group in the order enqueued',
+  );
+});

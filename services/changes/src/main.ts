@@ -14,7 +14,12 @@ import { type DeliveryMessage, startWebhookFanOut, WEBHOOK_TOPIC } from './webho
 import { createSecretCipher, webhookKey } from './webhooks/secret-cipher.ts';
 import { APPLY_TOPIC, type ApplyMessage } from './work/apply-message.ts';
 import { startApplySweeper } from './work/apply-sweeper.ts';
-import { APPLY_CONSUMER, createApplyGiveUp, createApplyHandler } from './work/apply-worker.ts';
+import {
+  APPLY_CONCURRENCY,
+  APPLY_CONSUMER,
+  createApplyGiveUp,
+  createApplyHandler,
+} from './work/apply-worker.ts';
 import { startAuditBackfill } from './work/audit-backfill.ts';
 
 type Peers = Awaited<ReturnType<typeof peersOf>>;
@@ -65,7 +70,7 @@ startService({
         maxAttempts: d.config.APPLY_MAX_ATTEMPTS,
         leaseMs: d.config.APPLY_LEASE_MS,
         backoff: { baseMs: 500, capMs: 60_000 },
-        concurrency: 4,
+        concurrency: APPLY_CONCURRENCY,
       }),
       consume<DeliveryMessage>({
         name: WEBHOOK_CONSUMER,

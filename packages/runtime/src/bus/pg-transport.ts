@@ -120,19 +120,41 @@ const DUE = `SELECT id FROM bus_outbox
 /**
  * DUE for `serialByKey`: the oldest due row of each key that has no message running under a live
  * lease, at most $2 of them. A row whose lease lapsed is due again and no longer holds its key.
+ *
+ * Taken in turns by key group (the part of the key before its first space; a key without one is
+ * its own group): the group with the fewest messages running goes first, then the oldest message.
+ * So a group with a long backlog (one ad account's thousand applies) cannot fill every handler
+ * slot while another group's messages wait behind it: each group's work goes on at once, at its
+ * own pace. Keys without a space keep insertion order.
+ *
+ * The statement every claim of the topic waits its turn for, so it is kept cheap on a backlog of
+ * thousands: keys are compared in the "C" collation (bytes; only their equality matters here), as
+ * sorting them in the database's linguistic collation took ten times as long; and the keys running
+ * are read once and looked up by hash (NOT IN a small materialized set), where the planner, with
+ * statistics from before a burst of messages, chose to scan the topic's index again for every
+ * due row: 4 s for 3,000 messages instead of 14 ms.
  */
-const DUE_ONE_PER_FREE_KEY = `SELECT id FROM bus_outbox
+const DUE_ONE_PER_FREE_KEY = `WITH running AS MATERIALIZED (
+       SELECT key COLLATE "C" AS key FROM bus_outbox
+        WHERE topic = $1 AND status = 'running' AND locked_until > now()
+     )
+   SELECT id FROM bus_outbox
    WHERE id IN (
      SELECT id FROM (
-       SELECT DISTINCT ON (o.key) o.id, o.seq FROM bus_outbox o
-        WHERE o.topic = $1
-          AND ((o.status = 'pending' AND o.run_at <= now()) OR (o.status = 'running' AND o.locked_until <= now()))
-          AND NOT EXISTS (
-            SELECT 1 FROM bus_outbox r
-             WHERE r.topic = o.topic AND r.key = o.key AND r.status = 'running' AND r.locked_until > now())
-        ORDER BY o.key, o.seq
+       SELECT f.id, f.seq,
+              row_number() OVER (PARTITION BY f.grp ORDER BY f.seq) + coalesce(busy.n, 0) AS turn
+         FROM (
+           SELECT DISTINCT ON (o.key COLLATE "C") o.id, o.seq, split_part(o.key, ' ', 1) COLLATE "C" AS grp
+             FROM bus_outbox o
+            WHERE o.topic = $1
+              AND ((o.status = 'pending' AND o.run_at <= now()) OR (o.status = 'running' AND o.locked_until <= now()))
+              AND o.key COLLATE "C" NOT IN (SELECT key FROM running)
+            ORDER BY o.key COLLATE "C", o.seq
+         ) f
+         LEFT JOIN (SELECT split_part(key, ' ', 1) AS grp, count(*) AS n FROM running GROUP BY 1) busy
+           ON busy.grp = f.grp
      ) first_of_key
-     ORDER BY seq
+     ORDER BY turn, seq
      LIMIT $2)
    FOR UPDATE SKIP LOCKED`;
 

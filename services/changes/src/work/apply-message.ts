@@ -27,10 +27,14 @@ export interface ApplyTarget {
  * partition in order. Two approved changes to one object then run one after the other, and the
  * second finds the object changed and fails as stale: at once, both could pass the re-read before
  * either was sent, and the second would overwrite the first. A change that creates has no object
- * yet: it is keyed by itself.
+ * yet: it is keyed by itself, within its account.
+ *
+ * Every key starts with the account and a space: the PostgreSQL transport takes turns between
+ * such key groups, so one account's backlog of applies never holds every worker slot while another
+ * account's changes wait behind it (each account's pace is its own platform budget).
  */
 export function applyKeyOf(change: ApplyTarget): string {
-  return change.target_path === '' ? change.change_id : `${change.account_id} ${change.target_path}`;
+  return `${change.account_id} ${change.target_path === '' ? change.change_id : change.target_path}`;
 }
 
 /**

@@ -13,13 +13,13 @@ import { APPLY_TOPIC, type ApplyTarget, applyKeyOf } from './apply-message.ts';
 import { APPLY_CONSUMER, type ApplyWorkerDeps, endLostApply } from './apply-worker.ts';
 
 /**
- * The keys a change's apply message may have: its object's (applyKeyOf), or its own id (the key of
- * messages queued before applies were keyed by object). A live message of another change to the
- * same object counts too: the sweep leaves the change to a later sweep, never ends it early.
+ * The keys a change's apply message may have: its own (applyKeyOf), or its id alone (the key of
+ * messages queued before applies were keyed by object, and of a create's before its key named the
+ * account). A live message of another change to the same object counts too: the sweep leaves the
+ * change to a later sweep, never ends it early.
  */
 function keysOf(change: ApplyTarget): string[] {
-  const key = applyKeyOf(change);
-  return key === change.change_id ? [key] : [key, change.change_id];
+  return [applyKeyOf(change), change.change_id];
 }
 
 /** At most this many changes are looked at per sweep; the next sweep takes the rest. */

@@ -4,9 +4,12 @@
  * upstream-proxy, with an Idempotency-Key derived from the change. A retry after a crash or a
  * lost answer sends the same key, so the platform replays instead of applying twice.
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Delivery, GiveUpReason, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { deterministicId } from '@adsmcp/runtime/bus/outbox';
+import { RETRY_AFTER_METADATA } from '@adsmcp/runtime/connect-errors';
 import { isDatabaseUnavailable, type Pool, type PoolClient } from '@adsmcp/runtime/db';
 import { DomainError } from '@adsmcp/runtime/errors';
 import { isRecord } from '@adsmcp/runtime/json';
@@ -36,6 +39,14 @@ import { type ApplyMessage, enqueueApply } from './apply-message.ts';
 
 /** The bus consumer that applies changes (its inbox rows and, on Kafka, its consumer group). */
 export const APPLY_CONSUMER = 'changes-apply';
+
+/**
+ * How many applies one process runs at once. An apply spends most of its time waiting for its
+ * account's request budget and for the platform, so one account at 20 requests/s with half a
+ * second per apply needs ten at once, and the bus takes turns between accounts (apply-message.ts),
+ * so every account with work has its share.
+ */
+export const APPLY_CONCURRENCY = 32;
 
 /** The key the platform deduplicates this change's application by. */
 export function idempotencyKeyFor(changeId: string): string {
@@ -102,13 +113,43 @@ class PartFailure extends Error {
   }
 }
 
-/** Runs a call to `part`, so that its failure says which process failed. */
-async function callOf<T>(part: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (err instanceof DomainError) throw err;
-    throw new PartFailure(part, err);
+/** The longest one apply attempt waits, in all, for its account's request budget. */
+export const BUDGET_WAIT_MS = 120_000;
+
+/**
+ * The seconds a refusal for the account's request rate asks to wait: a ResourceExhausted with
+ * `retry-after` is the upstream-proxy's budget (or the platform's 429s it waited out already),
+ * and the platform did not process the request. Undefined for any other failure (a message too
+ * large is also ResourceExhausted, without the seconds).
+ */
+function budgetWaitSeconds(err: unknown): number | undefined {
+  if (!(err instanceof ConnectError) || err.code !== Code.ResourceExhausted) return undefined;
+  const seconds = Number(err.metadata.get(RETRY_AFTER_METADATA));
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+}
+
+/**
+ * Runs a call to `part`, so that its failure says which process failed. A call refused for the
+ * account's request rate is made again after the seconds it names, within this attempt: an apply
+ * meeting its account's budget is not an outage, and giving it back to the bus would spend an
+ * attempt and wait out the bus's growing backoff (up to a minute), leaving the budget unused
+ * meanwhile. Nothing was sent, so sending again is safe (and the idempotency key holds anyway).
+ */
+async function callOf<T>(part: string, call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  const waitUntil = Date.now() + BUDGET_WAIT_MS;
+  for (;;) {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      const seconds = budgetWaitSeconds(err);
+      if (seconds === undefined || Date.now() + seconds * 1000 > waitUntil) throw new PartFailure(part, err);
+      try {
+        await sleep(seconds * 1000, undefined, { signal });
+      } catch {
+        throw new PartFailure(part, err);
+      }
+    }
   }
 }
 
@@ -353,20 +394,23 @@ async function uploadImages(
     if (upload.file_id !== '') continue;
     const what = `campaign asset "${upload.name}" (${upload.asset_id})`;
     const content = await pinnedContent(d.marketing, upload, readingFor(principal, options.signal));
-    const res = await callOf('upstream-proxy', () =>
-      d.upstream.call(
-        {
-          accountId: change.account_id,
-          method: 'POST',
-          path: '/files',
-          query: [],
-          bodyJson: '',
-          body: content,
-          contentType: upload.mime_type,
-          idempotencyKey: uploadKeyFor(change.change_id, upload.asset_id),
-        },
-        options,
-      ),
+    const res = await callOf(
+      'upstream-proxy',
+      () =>
+        d.upstream.call(
+          {
+            accountId: change.account_id,
+            method: 'POST',
+            path: '/files',
+            query: [],
+            bodyJson: '',
+            body: content,
+            contentType: upload.mime_type,
+            idempotencyKey: uploadKeyFor(change.change_id, upload.asset_id),
+          },
+          options,
+        ),
+      options.signal,
     );
     if (res.status < 200 || res.status >= 300)
       return `${what} could not be uploaded: ${describePlatformRefusal(res.status, res.bodyJson)}; the change was not sent`;
@@ -427,11 +471,14 @@ type ApplyOptions = { contextValues: ReturnType<typeof createContextValues>; sig
 
 /** The change's object as the platform has it now. */
 function readTarget(d: ApplyWorkerDeps, change: ChangeRow, options: ApplyOptions) {
-  return callOf('upstream-proxy', () =>
-    d.upstream.call(
-      { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
-      options,
-    ),
+  return callOf(
+    'upstream-proxy',
+    () =>
+      d.upstream.call(
+        { accountId: change.account_id, method: 'GET', path: change.target_path, query: [] },
+        options,
+      ),
+    options.signal,
   );
 }
 
@@ -557,18 +604,21 @@ async function sendChange(a: Attempt): Promise<StepResult> {
       : JSON.stringify(withFileIds(JSON.parse(change.body_json), uploads));
   // Sent before (the outcome was lost): the same key makes the platform replay its first
   // answer if it applied the change, so nothing is re-checked or doubled.
-  const res = await callOf('upstream-proxy', () =>
-    d.upstream.call(
-      {
-        accountId: change.account_id,
-        method: change.method,
-        path: change.path,
-        query: [],
-        bodyJson: sentBody,
-        idempotencyKey: idempotencyKeyFor(change.change_id),
-      },
-      a.options,
-    ),
+  const res = await callOf(
+    'upstream-proxy',
+    () =>
+      d.upstream.call(
+        {
+          accountId: change.account_id,
+          method: change.method,
+          path: change.path,
+          query: [],
+          bodyJson: sentBody,
+          idempotencyKey: idempotencyKeyFor(change.change_id),
+        },
+        a.options,
+      ),
+    a.options.signal,
   );
   if (res.status < 200 || res.status >= 300)
     return refuse(describePlatformRefusal(res.status, res.bodyJson), res.status, res.bodyJson);

@@ -1,0 +1,418 @@
+/**
+ * Benchmark: how much of the platform's per-account request rate the apply of approved changes
+ * uses. The whole stack runs from its bundles (as `npm start` runs it) with the sandbox's limit and
+ * the upstream-proxy's budget at the same rate, APPLY_BENCH_RATE requests per second per account
+ * (default 20; the proxy's burst is that rate, the sandbox's twice it, as the platform's limit
+ * allows).
+ *
+ * Each ad account gets APPLY_BENCH_CHANGES (default 1,000) approved changes that create an ad group
+ * each: one is prepared through the MCP tool and approved by the admin command, the rest are copies
+ * of it written in the changes table (distinct names, approved as it was), since preparing a
+ * thousand through the tools spends the very budget this measures. Then all of them are asked to
+ * be applied in one transaction (moved to `applying` and each one's apply message queued with
+ * `enqueueApply`, as `ads_apply_change` does), account after account, and the clock runs from its
+ * commit until the platform let the last request of the account through.
+ *
+ * The witness is the sandbox, not our counters: its rate limit's record of each account
+ * (`GET /_sandbox/rate_limit`: requests let through and 429s) and its ledger (one mutation per
+ * change, under the change's idempotency key).
+ *
+ * Two scenarios: one account alone, then APPLY_BENCH_ACCOUNTS (default 10) other accounts at once.
+ * Each figure is printed beside its ideal: N requests at the configured rate take N / rate
+ * seconds; the ten accounts together should take about as long as one alone (ten times the
+ * throughput), so their wall time is also printed as a multiple of the single account's, measured
+ * in the same run.
+ *
+ * `npm run bench:apply`. Env: APPLY_BENCH_RATE, APPLY_BENCH_CHANGES, APPLY_BENCH_ACCOUNTS.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { deterministicId } from '@adsmcp/runtime/bus/outbox';
+import { createPool, inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
+import { type Stack, startStack } from '@adsmcp/testkit/stack';
+import { enqueueApply } from '../services/changes/src/work/apply-message.ts';
+import { createCredentialCipher } from '../services/upstream-proxy/src/domain/credential-cipher.ts';
+import { insertConnection } from '../services/upstream-proxy/src/store/connection-store.ts';
+
+/** A whole number from the environment, within bounds; anything else stops the run, naming it. */
+function envInt(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+  return n;
+}
+
+const RATE = envInt('APPLY_BENCH_RATE', 20, 1, 1000);
+const CHANGES = envInt('APPLY_BENCH_CHANGES', 1000, 10, 100_000);
+const ACCOUNTS = envInt('APPLY_BENCH_ACCOUNTS', 10, 2, 100);
+
+interface Workspace {
+  workspaceId: string;
+  /** An MCP token of the workspace's admin. */
+  token: string;
+}
+
+interface Account extends Workspace {
+  accountId: string;
+  upstreamAccountId: string;
+}
+
+interface RateUsage {
+  allowed: number;
+  refused: number;
+  last_allowed_at: string | null;
+}
+
+/** What one account's run came to. */
+interface AccountRun {
+  account: Account;
+  requests: number;
+  rateLimited: number;
+  /** From the apply request's commit to the platform's last request let through. */
+  wallMs: number;
+  applied: number;
+  failed: number;
+  /** Ledger entries, and how many idempotency keys were recorded more than once. */
+  mutations: number;
+  doubled: number;
+}
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+async function main(): Promise<void> {
+  const db = await testDatabase();
+  const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-bench-apply-'));
+  const stack = await startStack({
+    databaseUrl: db.url,
+    dataDir,
+    env: {
+      LOG_LEVEL: 'warn',
+      MCP_RATE_PER_SECOND: '100000',
+      MCP_RATE_BURST: '100000',
+      SANDBOX_RATE_PER_SECOND: String(RATE),
+      UPSTREAM_RATE_PER_SECOND: String(RATE),
+      // The platform lets an account burst to twice its rate; the proxy keeps to one second's
+      // worth, so its bursts never press on the platform's edge.
+      UPSTREAM_BURST: String(RATE),
+    },
+  });
+  const changesDb = createPool(db.url, 'changes');
+  const upstreamDb = createPool(db.url, 'upstream_proxy');
+  let failed = false;
+  try {
+    const seed = await stack.seedDemo();
+    const demo: Workspace = { workspaceId: seed.workspaceId, token: seed.token };
+    const cipher = createCredentialCipher(Buffer.from(stack.secrets.upstreamCredentialKey, 'base64'));
+
+    /** A new workspace of its own, with an MCP token of its admin. */
+    const newWorkspace = async (n: number): Promise<Workspace> => {
+      const created = await stack.admin([
+        'create-workspace',
+        '--name',
+        `Apply bench ${n}`,
+        '--admin-email',
+        `admin-${n}@apply-bench.example`,
+        '--admin-password',
+        'apply-bench-password-1',
+      ]);
+      const { workspace_id: workspaceId } = JSON.parse(created) as { workspace_id: string };
+      const issued = await stack.admin(['create-token', '--workspace', workspaceId]);
+      return { workspaceId, token: (JSON.parse(issued) as { token: string }).token };
+    };
+
+    /** A new sandbox account, connected to `ws`. */
+    const newAccount = async (n: number, ws: Workspace): Promise<Account> => {
+      const { workspaceId } = ws;
+      const res = await sandbox(stack, 'POST', '/_sandbox/accounts', {
+        name: `Apply bench ${n}`,
+        currency: 'USD',
+        time_zone: 'UTC',
+      });
+      const created = res as { account_id: string; credential: string };
+      const accountId = crypto.randomUUID();
+      await insertConnection(upstreamDb, {
+        accountId,
+        workspaceId,
+        name: `Apply bench ${n}`,
+        currency: 'USD',
+        timeZone: 'UTC',
+        canWrite: true,
+        upstreamAccountId: created.account_id,
+        credentialCiphertext: cipher.seal(created.credential, { workspaceId, accountId }),
+      });
+      return { ...ws, accountId, upstreamAccountId: created.account_id };
+    };
+
+    /** CHANGES approved changes of `account`, each creating an ad group; returns their ids. */
+    const approvedChanges = async (account: Account): Promise<string[]> => {
+      const tool = toolCaller(stack, account.token);
+      const { campaigns } = (await tool('ads_list_campaigns', { account_id: account.accountId })) as {
+        campaigns: { id: string; status: string }[];
+      };
+      const campaign = campaigns.find((c) => c.status !== 'archived');
+      if (campaign === undefined) throw new Error('the sandbox account has no campaign');
+      const prepared = (await tool('ads_create_ad_group', {
+        account_id: account.accountId,
+        body: {
+          campaign_id: campaign.id,
+          name: 'Apply bench 1',
+          status: 'paused',
+          bidding_config: { billing_event_type: 'click' },
+        },
+      })) as { change_id: string };
+      await stack.admin(['approve', prepared.change_id, '--yes', '--workspace', account.workspaceId]);
+      return copiesOf(changesDb, prepared.change_id, CHANGES - 1);
+    };
+
+    process.stdout.write(
+      `apply rate: ${CHANGES} approved changes per account, platform limit ${RATE} requests/s per account (burst ${2 * RATE}), proxy budget ${RATE}/s (burst ${RATE})\n`,
+    );
+    const single = await newAccount(0, demo);
+    const shared: Account[] = [];
+    for (let i = 1; i <= ACCOUNTS; i++) shared.push(await newAccount(i, demo));
+    const separate: Account[] = [];
+    for (let i = 1; i <= ACCOUNTS; i++) separate.push(await newAccount(ACCOUNTS + i, await newWorkspace(i)));
+    const work = new Map<string, string[]>();
+    for (const account of [single, ...shared, ...separate])
+      work.set(account.accountId, await approvedChanges(account));
+    process.stdout.write('seeded\n');
+
+    const ideal = CHANGES / RATE;
+    const one = await run(stack, changesDb, [single], work);
+    printRuns('one account', one, ideal);
+    const oneWall = Math.max(...one.map((r) => r.wallMs)) / 1000;
+    const oneThroughput = sum(one.map((r) => r.requests)) / oneWall;
+    const scenarios: [string, Account[]][] = [
+      [`${ACCOUNTS} accounts of one workspace at once`, shared],
+      [`${ACCOUNTS} accounts of ${ACCOUNTS} workspaces at once`, separate],
+    ];
+    const runs = [...one];
+    for (const [label, accounts] of scenarios) {
+      const all = await run(stack, changesDb, accounts, work);
+      printRuns(label, all, ideal);
+      runs.push(...all);
+      const allWall = Math.max(...all.map((r) => r.wallMs)) / 1000;
+      const allThroughput = sum(all.map((r) => r.requests)) / allWall;
+      process.stdout.write(
+        `  ${label}: ${fmt(allWall)} s against one account's ${fmt(oneWall)} s in the same run: ${fmt(allWall / oneWall, 2)}x the time (ideal 1.00x); throughput ${fmt(allThroughput)} requests/s against ${fmt(oneThroughput)}: ${fmt(allThroughput / oneThroughput, 2)}x (ideal ${ACCOUNTS}x)\n`,
+      );
+    }
+    for (const r of runs) {
+      if (r.rateLimited > 0 || r.doubled > 0 || r.applied !== CHANGES) failed = true;
+    }
+    if (failed)
+      process.stdout.write('FAILED: a platform 429, a change applied twice, or a change not applied\n');
+  } finally {
+    await changesDb.end();
+    await upstreamDb.end();
+    await stack.stop();
+    await db.drop();
+    await stopTestServer();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  if (failed) process.exitCode = 1;
+}
+
+/** Applies every change of `accounts` at once and measures each account's run on the sandbox. */
+async function run(
+  stack: Stack,
+  changesDb: Pool,
+  accounts: Account[],
+  work: Map<string, string[]>,
+): Promise<AccountRun[]> {
+  // Every budget full again: the proxy's refills in one second, the platform's in two.
+  await sleep(2500);
+  const before = new Map<string, RateUsage>();
+  for (const a of accounts) before.set(a.accountId, await usage(stack, a));
+  const ids = accounts.flatMap((a) => work.get(a.accountId) ?? []);
+  const asked = performance.now();
+  await inTransaction(changesDb, async (tx) => {
+    // One statement for the status (markApplying's update, without its audit event per change,
+    // which is not what this measures and took most of a minute for ten thousand), then each
+    // change's apply message as the tool queues it.
+    const { rows } = await tx.query<{
+      change_id: string;
+      workspace_id: string;
+      account_id: string;
+      target_path: string;
+    }>(
+      `UPDATE changes SET status = 'applying', apply_requested_by = 'apply bench', apply_requested_at = now(), error = NULL
+        WHERE change_id = ANY($1) AND status = 'approved'
+        RETURNING change_id, workspace_id, account_id, target_path`,
+      [ids],
+    );
+    if (rows.length !== ids.length)
+      throw new Error(`${ids.length - rows.length} changes could not be moved to applying`);
+    const byId = new Map(rows.map((r) => [r.change_id, r]));
+    // In the order asked, account after account: the bus must not serve them in that order.
+    for (const changeId of ids)
+      await enqueueApply(tx, byId.get(changeId) as (typeof rows)[number], deterministicId('apply', changeId));
+  });
+  const t0 = Date.now();
+  process.stdout.write(
+    `\n${ids.length} applies requested in ${fmt((performance.now() - asked) / 1000)} s (one transaction)\n`,
+  );
+  // Six times the ideal, and two minutes more: a run that slow has its figure either way.
+  const deadline = t0 + (6 * CHANGES * 1000) / RATE + 120_000;
+  for (;;) {
+    const { rows } = await changesDb.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM changes WHERE change_id = ANY($1) AND status = 'applying'`,
+      [ids],
+    );
+    if ((rows[0]?.n ?? 0) === 0) break;
+    if (Date.now() > deadline) {
+      process.stdout.write(`gave up waiting: ${rows[0]?.n} changes still applying\n`);
+      break;
+    }
+    await sleep(250);
+  }
+  const out: AccountRun[] = [];
+  for (const a of accounts) {
+    const u0 = before.get(a.accountId) as RateUsage;
+    const u1 = await usage(stack, a);
+    const mine = work.get(a.accountId) ?? [];
+    const { rows } = await changesDb.query<{ status: string; n: number }>(
+      'SELECT status, count(*)::int AS n FROM changes WHERE change_id = ANY($1) GROUP BY status',
+      [mine],
+    );
+    const count = (s: string) => rows.find((r) => r.status === s)?.n ?? 0;
+    const entries = (await sandbox(
+      stack,
+      'GET',
+      `/_sandbox/ledger?account_id=${encodeURIComponent(a.upstreamAccountId)}`,
+    )) as { entries: { idempotency_key: string | null }[] };
+    const keys = new Map<string, number>();
+    for (const e of entries.entries)
+      keys.set(e.idempotency_key ?? '', (keys.get(e.idempotency_key ?? '') ?? 0) + 1);
+    out.push({
+      account: a,
+      requests: u1.allowed - u0.allowed,
+      rateLimited: u1.refused - u0.refused,
+      wallMs: (u1.last_allowed_at === null ? Date.now() : Date.parse(u1.last_allowed_at)) - t0,
+      applied: count('applied'),
+      failed: count('failed'),
+      mutations: entries.entries.length,
+      doubled: [...keys.values()].filter((n) => n > 1).length,
+    });
+  }
+  return out;
+}
+
+function printRuns(label: string, runs: AccountRun[], idealSeconds: number): void {
+  process.stdout.write(`${label}:\n`);
+  for (const r of runs) {
+    const seconds = r.wallMs / 1000;
+    const rate = r.requests / seconds;
+    process.stdout.write(
+      `  ${r.account.upstreamAccountId}: ${r.requests} platform requests in ${fmt(seconds)} s (ideal ${fmt(idealSeconds)} s for ${CHANGES}: ${fmt(idealSeconds / seconds, 2)}x); ${fmt(rate)} requests/s of ${RATE} allowed: ${fmt((100 * rate) / RATE)}%; platform 429s ${r.rateLimited}; applied ${r.applied}, failed ${r.failed}; ledger ${r.mutations} mutations, ${r.doubled} keys twice\n`,
+    );
+  }
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/**
+ * Writes `count` copies of the approved change `templateId` (each its own id and ad group name,
+ * approved as the template was) and returns their ids with the template's, oldest first.
+ */
+async function copiesOf(db: Pool, templateId: string, count: number): Promise<string[]> {
+  const { rows: columns } = await db.query<{ column_name: string }>(
+    `SELECT column_name FROM information_schema.columns
+      WHERE table_schema = 'changes' AND table_name = 'changes' AND is_generated = 'NEVER'
+      ORDER BY ordinal_position`,
+  );
+  const names = columns.map((c) => c.column_name);
+  const renamed = (col: string) =>
+    `CASE WHEN ${col}::jsonb ? 'name' THEN jsonb_set(${col}::jsonb, '{name}', to_jsonb('Apply bench ' || (i + 1)))::text ELSE ${col} END`;
+  const value = (col: string): string => {
+    switch (col) {
+      case 'change_id':
+        return 'gen_random_uuid()';
+      case 'body_json':
+      case 'reviewed_result_json':
+        return renamed(col);
+      case 'summary':
+        return `replace(summary, 'Apply bench 1', 'Apply bench ' || (i + 1))`;
+      case 'digest':
+        return `encode(sha256((change_id::text || ' ' || i)::bytea), 'hex')`;
+      case 'prepared_at':
+      case 'approved_at':
+        return `${col} + i * interval '1 microsecond'`;
+      default:
+        return col;
+    }
+  };
+  const { rows } = await db.query<{ change_id: string }>(
+    `INSERT INTO changes (${names.join(', ')})
+     SELECT ${names.map(value).join(', ')}
+       FROM changes, generate_series(1, $2::int) AS i
+      WHERE change_id = $1
+     RETURNING change_id`,
+    [templateId, count],
+  );
+  return [templateId, ...rows.map((r) => r.change_id)];
+}
+
+/** What the sandbox's rate limit saw of the account. */
+async function usage(stack: Stack, a: Account): Promise<RateUsage> {
+  return (await sandbox(
+    stack,
+    'GET',
+    `/_sandbox/rate_limit?account_id=${encodeURIComponent(a.upstreamAccountId)}`,
+  )) as RateUsage;
+}
+
+/** Calls an operator endpoint of the sandbox. */
+async function sandbox(stack: Stack, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${stack.urls['ads-sandbox']}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${stack.secrets.sandboxAdminToken}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`sandbox ${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+/** A tool call through the gateway, as an MCP client posts it; its structured result. */
+function toolCaller(stack: Stack, token: string) {
+  let rpcId = 0;
+  return async (name: string, args: object): Promise<Record<string, unknown>> => {
+    const res = await fetch(stack.mcpUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++rpcId,
+        method: 'tools/call',
+        params: { name, arguments: args },
+      }),
+    });
+    const text = await res.text();
+    const line = text.split('\n').find((l) => l.startsWith('data: '));
+    const msg = JSON.parse(line ? line.slice(6) : text) as {
+      result?: { structuredContent?: Record<string, unknown>; isError?: boolean };
+    };
+    if (!msg.result?.structuredContent || msg.result.isError)
+      throw new Error(`${name} failed: ${text.slice(0, 300)}`);
+    return msg.result.structuredContent;
+  };
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
