@@ -71,10 +71,10 @@ function show(value: unknown): string {
   return JSON.stringify(chars.length > 40 ? `${chars.slice(0, 40).join('')}…` : value);
 }
 
-function lengthRule(min: bigint | undefined, max: bigint | undefined, unit: string): string {
-  if (min !== undefined && max !== undefined)
-    return min === max ? `exactly ${min} ${unit}` : `${min} to ${max} ${unit}`;
-  if (min !== undefined) return `at least ${min} ${unit}`;
+/** A length bound in words; an unset bound reads as 0 (proto2 defaults), which bounds nothing. */
+function lengthRule(min: bigint, max: bigint, unit: string): string {
+  if (min > 0n && max > 0n) return min === max ? `exactly ${min} ${unit}` : `${min} to ${max} ${unit}`;
+  if (min > 0n) return `at least ${min} ${unit}`;
   return `at most ${max} ${unit}`;
 }
 

@@ -1,0 +1,47 @@
+/**
+ * The marketing item lists' field rules are their proto's, checked by the service itself: a caller
+ * that is not the gateway gets the same refusal, naming the field and the rule, not a page cut
+ * down or a filter that silently matches nothing.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { principal, type RunningService, startService } from './service.ts';
+
+let svc: RunningService;
+
+before(async () => {
+  svc = await startService();
+});
+
+after(async () => {
+  await svc?.stop();
+});
+
+async function refusal(call: Promise<unknown>): Promise<string> {
+  const err = await call.then(
+    () => assert.fail('the call was not refused'),
+    (e: unknown) => ConnectError.from(e),
+  );
+  assert.equal(Code[err.code], Code[Code.InvalidArgument], err.rawMessage);
+  return err.rawMessage;
+}
+
+test('a list of marketing items out of its bounds is refused naming each field and its rule', async () => {
+  assert.equal(
+    await refusal(
+      svc.client.listMarketingItems(
+        { kind: 'poster', tag: 't'.repeat(101), limit: 1000 },
+        svc.as(principal()),
+      ),
+    ),
+    '`kind` must be one of brand, brief, playbook, inspiration, batch, creative (got "poster"); ' +
+      '`tag` must be at most 100 characters (got 101); `limit` must be an integer from 1 to 100 (got 1000)',
+  );
+  assert.equal(
+    await refusal(svc.client.getMarketingContext({ offset: -1 }, svc.as(principal()))),
+    '`offset` must be an integer from 0 to 100000 (got -1)',
+  );
+  const page = await svc.client.listMarketingItems({ kind: 'brief', limit: 100 }, svc.as(principal()));
+  assert.equal(page.total, 0);
+});
