@@ -462,11 +462,14 @@ export async function countProposals(
     `(SELECT coalesce(sum(k.n), 0) FROM proposal_counts k
        WHERE k.workspace_id = $1 AND ($2::uuid IS NULL OR k.optimizer_id = $2::uuid)
          AND ($3::uuid IS NULL OR k.account_id = $3::uuid) AND k.status IN (${statuses.map((st) => `'${st}'`).join(', ')}))`;
+  // A deadline not set never passes (shownProposalStatus): those are counted apart, so that each
+  // count is an index-only range of the partial index rather than a bitmap of both.
   const live = (status: 'pending_review' | 'approved') => {
     const deadline = status === 'pending_review' ? 'review_expires_at' : 'publish_by';
-    return `(SELECT count(*) FROM proposals p
-              WHERE p.workspace_id = $1 AND p.status = '${status}' AND ($2::uuid IS NULL OR p.optimizer_id = $2::uuid)
-                AND ($3::uuid IS NULL OR p.account_id = $3::uuid) AND (p.${deadline} > $4 OR p.${deadline} IS NULL))`;
+    const among = `p.workspace_id = $1 AND p.status = '${status}' AND ($2::uuid IS NULL OR p.optimizer_id = $2::uuid)
+                   AND ($3::uuid IS NULL OR p.account_id = $3::uuid)`;
+    return `((SELECT count(*) FROM proposals p WHERE ${among} AND p.${deadline} > $4)
+             + (SELECT count(*) FROM proposals p WHERE ${among} AND p.${deadline} IS NULL))`;
   };
   const status = f.status;
   const counted =
