@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
+import { CompetitorService } from '@adsmcp/proto/marketing/v1/competitors_pb';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { principal, type RunningService, startService } from './service.ts';
 
@@ -44,4 +46,22 @@ test('a list of marketing items out of its bounds is refused naming each field a
   );
   const page = await svc.client.listMarketingItems({ kind: 'brief', limit: 100 }, svc.as(principal()));
   assert.equal(page.total, 0);
+});
+
+test('competitor and campaign asset pages beyond their bounds are refused, not cut down', async () => {
+  assert.equal(
+    await refusal(svc.clientOf(CompetitorService).listCompetitorSources({ limit: 101 }, svc.as(principal()))),
+    '`limit` must be an integer from 1 to 100 (got 101)',
+  );
+  assert.equal(
+    await refusal(
+      svc
+        .clientOf(AssetService)
+        .listCampaignAssets(
+          { accountId: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90', offset: 100_001 },
+          svc.as(principal()),
+        ),
+    ),
+    '`offset` must be an integer from 0 to 100000 (got 100001)',
+  );
 });
