@@ -6,10 +6,9 @@
  * changes made to connections (`connection_changes`, moved by a trigger in the transaction of every
  * update or delete). That read is sent after the call arrived, so a change committed before a call
  * reached any replica is always seen by it: the replaced or removed credential is not used. The
- * calls that arrive together share one such read (it is sent once the current turn of the event
- * loop has taken in every request that came with it), so under load it costs a fraction of a
- * read per call, where reading the row and opening its credential cost one read and one AES-GCM
- * decryption per call.
+ * calls that arrive together share one such read, and one is on its way at a time, so under load
+ * it costs a fraction of a read per call, where reading the row and opening its credential cost
+ * one read of the row and one AES-GCM decryption per call.
  *
  * Written here rather than with a cache library: what decides whether an entry may be used is the
  * change count read for the call, which no cache's own expiry knows; the bound on entries and on
@@ -78,18 +77,36 @@ export function createConnectionCache(opts: ConnectionCacheOptions): ConnectionC
   let latest = -1n;
   /** The change count read not yet sent, which a call arriving now may join. */
   let unsent: Promise<bigint> | undefined;
+  /** Settles when the read on its way does; undefined when none is. */
+  let onItsWay: Promise<void> | undefined;
 
-  /** A change count read sent after this call: a read already on its way may predate a change the caller saw. */
+  /**
+   * A change count read sent after this call arrived: a read already on its way may predate a
+   * change the caller saw. One read is on its way at a time, and the calls that arrive meanwhile
+   * share the next one, sent when it returns: under load a read serves every call of a round trip.
+   */
   function changeCount(): Promise<bigint> {
-    if (unsent === undefined) {
-      unsent = new Promise<bigint>((resolve, reject) => {
-        setImmediate(() => {
-          unsent = undefined;
-          readChangeCount(pool).then(resolve, reject);
+    if (unsent !== undefined) return unsent;
+    const previous = onItsWay ?? Promise.resolve();
+    const next = new Promise<bigint>((resolve, reject) => {
+      const send = () => {
+        unsent = undefined;
+        const read = readChangeCount(pool);
+        const settled = read.then(
+          () => undefined,
+          () => undefined,
+        );
+        onItsWay = settled;
+        void settled.then(() => {
+          if (onItsWay === settled) onItsWay = undefined;
         });
-      });
-    }
-    return unsent;
+        read.then(resolve, reject);
+      };
+      // Sent once this turn of the event loop has taken in every request that came with this one.
+      void previous.then(() => setImmediate(send));
+    });
+    unsent = next;
+    return next;
   }
 
   function keep(accountId: string, entry: Entry): void {
