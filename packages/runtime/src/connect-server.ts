@@ -1,7 +1,8 @@
 /**
  * The Connect server every service runs: HTTP/2 cleartext serving the gRPC, gRPC-Web and Connect
  * protocols, the standard `grpc.health.v1.Health` service, an interceptor that verifies the
- * caller's principal token, and a graceful drain on shutdown.
+ * caller's principal token and then applies the method's access and its request's field rules as
+ * the proto declares them (access-policy.ts, field-rules.ts), and a graceful drain on shutdown.
  */
 import { randomUUID } from 'node:crypto';
 import http2 from 'node:http2';
