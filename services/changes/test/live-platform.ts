@@ -59,8 +59,14 @@ export interface LivePlatform {
   stop(): Promise<void>;
 }
 
-/** startLivePlatform starts the sandbox and the proxy and connects one account for `workspaceId`. */
-export async function startLivePlatform(workspaceId: string): Promise<LivePlatform> {
+/**
+ * startLivePlatform starts the sandbox and the proxy and connects one account for `workspaceId`;
+ * the proxy's request budget is `budget` (default: high enough that no test meets it).
+ */
+export async function startLivePlatform(
+  workspaceId: string,
+  budget: { ratePerSecond: number; burst: number } = { ratePerSecond: 1000, burst: 1000 },
+): Promise<LivePlatform> {
   const db = await testDatabase();
   const silent = createLogger(SERVICE_NAME, 'silent');
   const sandboxPool = createPool(db.url, SANDBOX_SCHEMA);
@@ -82,7 +88,7 @@ export async function startLivePlatform(workspaceId: string): Promise<LivePlatfo
     logger: silent,
     cipher: createCredentialCipher(randomBytes(32)),
     platform: createPlatformClient({ baseUrl: sandboxUrl }),
-    budget: { ratePerSecond: 1000, burst: 1000 },
+    budget,
   });
   const proxyUrl = `http://127.0.0.1:${await proxy.listen(0)}`;
 
