@@ -28,12 +28,42 @@ import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 import { freePort } from '@adsmcp/testkit/free-port';
+import { type KafkaBrokerCluster, startKafkaBroker } from '@adsmcp/testkit/kafka-broker';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import { REPO_ROOT } from '@adsmcp/testkit/stack';
+import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { describeFailure } from '../../scripts/start.ts';
 
 const cleanup: string[] = [];
+
+/**
+ * onTheBroker resolves once the broker holds `topic` and a consumer group of `topic`'s service
+ * has members (its consumers joined), or fails after a minute.
+ */
+async function onTheBroker(bootstrap: string[], topic: string): Promise<void> {
+  const admin = new Kafka({
+    clientId: 'npm-start-test',
+    brokers: bootstrap,
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  try {
+    const until = Date.now() + 60_000;
+    for (;;) {
+      const topics = await admin.listTopics();
+      const { groups } = await admin.describeGroups((await admin.listGroups()).groups.map((g) => g.groupId));
+      if (topics.includes(topic) && groups.some((g) => g.state === 'Stable' && g.members.length > 0)) return;
+      assert.ok(
+        Date.now() < until,
+        `topics ${topics.join(', ')}; groups ${JSON.stringify(groups.map((g) => [g.groupId, g.state]))}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
 
 after(async () => {
   for (const dir of cleanup) await rm(dir, { recursive: true, force: true });
@@ -456,6 +486,7 @@ describe('npm start from a checkout', { timeout: 600_000 }, () => {
     const first = npmStart(dir, port);
     let replaced: Started | undefined;
     let last: Started | undefined;
+    let broker: KafkaBrokerCluster | undefined;
     try {
       await first.waitFor(/^Ready\.$/);
       const pids = startedPids(first.lines);
@@ -499,14 +530,23 @@ describe('npm start from a checkout', { timeout: 600_000 }, () => {
       assert.ok(took < 10_000);
       await assert.rejects(readFile(join(dir, '.data', 'npm-start.json')), 'the watchdog removed the record');
 
-      // And the next start starts, with nothing to say about the one before.
-      last = npmStart(dir, port);
+      // And the next start starts, with nothing to say about the one before; this one on Apache
+      // Kafka, as `KAFKA_BROKERS=… npm start` runs: the services make their topics on the broker
+      // and their consumers join their groups there.
+      broker = await startKafkaBroker();
+      last = npmStart(dir, port, { KAFKA_BROKERS: broker.brokers });
       await last.waitFor(/^Ready\.$/);
+      assert.ok(
+        last.lines.some((l) => l.trim() === `Bus:             Kafka at ${broker?.brokers}`),
+        last.lines.join('\n'),
+      );
+      await onTheBroker(broker.bootstrap, 'changes.apply');
       last.child.kill('SIGTERM');
       assert.equal(await last.exited, 0, last.lines.slice(-30).join('\n'));
     } finally {
       for (const run of [first, replaced, last])
         if (run && run.child.exitCode === null) run.child.kill('SIGKILL');
+      await broker?.stop();
     }
   });
 
