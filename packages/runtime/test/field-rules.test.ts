@@ -48,22 +48,26 @@ after(async () => {
 
 test('a request out of its bounds is refused alike by our client, Connect JSON and gRPC, before its handler', async () => {
   const headers = { authorization: `Bearer ${await signer.sign(EDITOR, 'optimizer')}` };
+  // Each call is made when it is awaited: made at once, a later refusal would be unhandled meanwhile.
   const calls = [
-    createServiceClient(OptimizerService, url, 'optimizer', signer).listOptimizers(
-      { limit: 500, accountId: 'a' },
-      { contextValues: createContextValues().set(callerKey, EDITOR) },
-    ),
-    createClient(OptimizerService, createConnectTransport({ baseUrl: url, httpVersion: '2' })).listOptimizers(
-      { limit: 500, accountId: 'a' },
-      { headers },
-    ),
-    createClient(OptimizerService, createGrpcTransport({ baseUrl: url })).listOptimizers(
-      { limit: 500, accountId: 'a' },
-      { headers },
-    ),
+    () =>
+      createServiceClient(OptimizerService, url, 'optimizer', signer).listOptimizers(
+        { limit: 500, accountId: 'a' },
+        { contextValues: createContextValues().set(callerKey, EDITOR) },
+      ),
+    () =>
+      createClient(
+        OptimizerService,
+        createConnectTransport({ baseUrl: url, httpVersion: '2' }),
+      ).listOptimizers({ limit: 500, accountId: 'a' }, { headers }),
+    () =>
+      createClient(OptimizerService, createGrpcTransport({ baseUrl: url })).listOptimizers(
+        { limit: 500, accountId: 'a' },
+        { headers },
+      ),
   ];
   for (const call of calls) {
-    const err = await call.then(
+    const err = await call().then(
       () => assert.fail('not refused'),
       (e: unknown) => ConnectError.from(e),
     );
