@@ -33,30 +33,36 @@ $$;
 
 -- Adds one statement's delta (per key: workspace_id, account_id, status, outcome_unknown, n) to
 -- the kept counts, folding in the key's rows that no other transaction holds.
-CREATE FUNCTION change_counts_add(delta jsonb) RETURNS void LANGUAGE sql
+-- PL/pgSQL rather than SQL so that a session plans the statement once, not on every call.
+CREATE FUNCTION change_counts_add(delta jsonb) RETURNS void LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
+BEGIN
   WITH d AS (
-         SELECT * FROM jsonb_to_recordset(delta)
-                    AS x(workspace_id uuid, account_id uuid, status text, outcome_unknown boolean, n bigint)
-          WHERE n <> 0
+         SELECT workspace_id, account_id, status, outcome_unknown, sum(n) AS n
+           FROM jsonb_to_recordset(delta)
+                  AS x(workspace_id uuid, account_id uuid, status text, outcome_unknown boolean, n bigint)
+          GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
        ),
        folded AS (
          DELETE FROM change_counts k
           WHERE k.ctid = ANY (ARRAY(
-                  SELECT h.ctid FROM change_counts h
-                    JOIN d USING (workspace_id, account_id, status, outcome_unknown)
-                     FOR UPDATE OF h SKIP LOCKED))
+                  -- Per key, so that each is an index lookup whatever the planner guesses of d.
+                  SELECT h.ctid FROM d CROSS JOIN LATERAL (
+                    SELECT h.ctid FROM change_counts h
+                     WHERE h.workspace_id = d.workspace_id AND h.status = d.status
+                       AND h.account_id = d.account_id AND h.outcome_unknown = d.outcome_unknown
+                       FOR UPDATE SKIP LOCKED) h))
          RETURNING k.workspace_id, k.account_id, k.status, k.outcome_unknown, k.n
        )
   INSERT INTO change_counts (workspace_id, account_id, status, outcome_unknown, n)
   SELECT workspace_id, account_id, status, outcome_unknown, sum(n)
     FROM (SELECT workspace_id, account_id, status, outcome_unknown, n FROM d
           UNION ALL SELECT workspace_id, account_id, status, outcome_unknown, n FROM folded) s
-   GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
-$$;
+   GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0;
+END $$;
 
--- Statement triggers with transition tables: a statement moving many changes (a bulk insert, an
--- expiry sweep) adds one delta per key, not one per row.
+-- Inserts and deletes are counted per statement, with transition tables: a statement writing many
+-- changes (a bulk insert) adds one delta per key, not one per row.
 CREATE FUNCTION change_counts_on_insert() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
@@ -68,18 +74,18 @@ BEGIN
   RETURN NULL;
 END $$;
 
+-- An update moves a count only when it changes a row's key (the trigger's WHEN), which most
+-- updates (an apply's progress, a note) do not: per row, so that the others cost nothing.
 CREATE FUNCTION change_counts_on_update() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
-  PERFORM change_counts_add(coalesce(jsonb_agg(d), '[]'))
-     FROM (SELECT workspace_id, account_id, status, outcome_unknown, sum(n) AS n
-             FROM (SELECT workspace_id, account_id, status,
-                          change_outcome_unknown(status, sent_at, upstream_status, resolution) AS outcome_unknown,
-                          -1 AS n FROM old_rows
-                   UNION ALL
-                   SELECT workspace_id, account_id, status,
-                          change_outcome_unknown(status, sent_at, upstream_status, resolution), 1 FROM new_rows) r
-            GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0) d;
+  PERFORM change_counts_add(jsonb_build_array(
+    jsonb_build_object('workspace_id', OLD.workspace_id, 'account_id', OLD.account_id, 'status', OLD.status,
+                       'outcome_unknown', change_outcome_unknown(OLD.status, OLD.sent_at, OLD.upstream_status, OLD.resolution),
+                       'n', -1),
+    jsonb_build_object('workspace_id', NEW.workspace_id, 'account_id', NEW.account_id, 'status', NEW.status,
+                       'outcome_unknown', change_outcome_unknown(NEW.status, NEW.sent_at, NEW.upstream_status, NEW.resolution),
+                       'n', 1)));
   RETURN NULL;
 END $$;
 
@@ -103,8 +109,12 @@ END $$;
 
 CREATE TRIGGER change_counts_insert AFTER INSERT ON changes REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION change_counts_on_insert();
-CREATE TRIGGER change_counts_update AFTER UPDATE ON changes REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION change_counts_on_update();
+CREATE TRIGGER change_counts_update AFTER UPDATE ON changes FOR EACH ROW
+  WHEN (OLD.workspace_id IS DISTINCT FROM NEW.workspace_id OR OLD.account_id IS DISTINCT FROM NEW.account_id
+        OR OLD.status IS DISTINCT FROM NEW.status
+        OR change_outcome_unknown(OLD.status, OLD.sent_at, OLD.upstream_status, OLD.resolution)
+           IS DISTINCT FROM change_outcome_unknown(NEW.status, NEW.sent_at, NEW.upstream_status, NEW.resolution))
+  EXECUTE FUNCTION change_counts_on_update();
 CREATE TRIGGER change_counts_delete AFTER DELETE ON changes REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION change_counts_on_delete();
 CREATE TRIGGER change_counts_truncate AFTER TRUNCATE ON changes

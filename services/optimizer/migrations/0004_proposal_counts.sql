@@ -20,27 +20,33 @@ CREATE INDEX proposal_counts_key ON proposal_counts (workspace_id, status, optim
 
 -- Adds one statement's delta (per key: workspace_id, optimizer_id, account_id, status, n),
 -- folding in the key's rows that no other transaction holds.
-CREATE FUNCTION proposal_counts_add(delta jsonb) RETURNS void LANGUAGE sql
+-- PL/pgSQL rather than SQL so that a session plans the statement once, not on every call.
+CREATE FUNCTION proposal_counts_add(delta jsonb) RETURNS void LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
+BEGIN
   WITH d AS (
-         SELECT * FROM jsonb_to_recordset(delta)
-                    AS x(workspace_id uuid, optimizer_id uuid, account_id uuid, status text, n bigint)
-          WHERE n <> 0
+         SELECT workspace_id, optimizer_id, account_id, status, sum(n) AS n
+           FROM jsonb_to_recordset(delta)
+                  AS x(workspace_id uuid, optimizer_id uuid, account_id uuid, status text, n bigint)
+          GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
        ),
        folded AS (
          DELETE FROM proposal_counts k
           WHERE k.ctid = ANY (ARRAY(
-                  SELECT h.ctid FROM proposal_counts h
-                    JOIN d USING (workspace_id, optimizer_id, account_id, status)
-                     FOR UPDATE OF h SKIP LOCKED))
+                  -- Per key, so that each is an index lookup whatever the planner guesses of d.
+                  SELECT h.ctid FROM d CROSS JOIN LATERAL (
+                    SELECT h.ctid FROM proposal_counts h
+                     WHERE h.workspace_id = d.workspace_id AND h.status = d.status
+                       AND h.optimizer_id = d.optimizer_id AND h.account_id = d.account_id
+                       FOR UPDATE SKIP LOCKED) h))
          RETURNING k.workspace_id, k.optimizer_id, k.account_id, k.status, k.n
        )
   INSERT INTO proposal_counts (workspace_id, optimizer_id, account_id, status, n)
   SELECT workspace_id, optimizer_id, account_id, status, sum(n)
     FROM (SELECT workspace_id, optimizer_id, account_id, status, n FROM d
           UNION ALL SELECT workspace_id, optimizer_id, account_id, status, n FROM folded) s
-   GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
-$$;
+   GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0;
+END $$;
 
 CREATE FUNCTION proposal_counts_on_insert() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
@@ -50,14 +56,16 @@ BEGIN
   RETURN NULL;
 END $$;
 
+-- An update moves a count only when it changes a row's key (the trigger's WHEN), which most
+-- updates (a revision, a note) do not: per row, so that the others cost nothing.
 CREATE FUNCTION proposal_counts_on_update() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
-  PERFORM proposal_counts_add(coalesce(jsonb_agg(d), '[]'))
-     FROM (SELECT workspace_id, optimizer_id, account_id, status, sum(n) AS n
-             FROM (SELECT workspace_id, optimizer_id, account_id, status, -1 AS n FROM old_rows
-                   UNION ALL SELECT workspace_id, optimizer_id, account_id, status, 1 FROM new_rows) r
-            GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0) d;
+  PERFORM proposal_counts_add(jsonb_build_array(
+    jsonb_build_object('workspace_id', OLD.workspace_id, 'optimizer_id', OLD.optimizer_id,
+                       'account_id', OLD.account_id, 'status', OLD.status, 'n', -1),
+    jsonb_build_object('workspace_id', NEW.workspace_id, 'optimizer_id', NEW.optimizer_id,
+                       'account_id', NEW.account_id, 'status', NEW.status, 'n', 1)));
   RETURN NULL;
 END $$;
 
@@ -78,8 +86,10 @@ END $$;
 
 CREATE TRIGGER proposal_counts_insert AFTER INSERT ON proposals REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION proposal_counts_on_insert();
-CREATE TRIGGER proposal_counts_update AFTER UPDATE ON proposals REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION proposal_counts_on_update();
+CREATE TRIGGER proposal_counts_update AFTER UPDATE ON proposals FOR EACH ROW
+  WHEN ((OLD.workspace_id, OLD.optimizer_id, OLD.account_id, OLD.status)
+        IS DISTINCT FROM (NEW.workspace_id, NEW.optimizer_id, NEW.account_id, NEW.status))
+  EXECUTE FUNCTION proposal_counts_on_update();
 CREATE TRIGGER proposal_counts_delete AFTER DELETE ON proposals REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION proposal_counts_on_delete();
 CREATE TRIGGER proposal_counts_truncate AFTER TRUNCATE ON proposals
