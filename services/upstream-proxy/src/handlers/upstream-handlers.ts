@@ -9,7 +9,7 @@ import { isUuid } from '@adsmcp/runtime/ids';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { requireConnectionAdmin, requirePlatformAccess, requireReader } from '../domain/access.ts';
+import { requirePlatformAccess } from '../domain/access.ts';
 import {
   AccountNotFoundError,
   type Connection,
@@ -83,7 +83,6 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
   return {
     async getAccount(req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal, 'reading an account');
       const connection = isUuid(req.accountId)
         ? await getConnection(deps.pool, principal.workspaceId, req.accountId)
         : undefined;
@@ -112,14 +111,12 @@ export function createUpstreamHandlers(deps: UpstreamHandlerDeps): ServiceImpl<t
 
     async listAccounts(_req, ctx) {
       const principal = principalOf(ctx);
-      requireReader(principal);
       const connections = await listConnections(deps.pool, principal.workspaceId);
       return { accounts: connections.map(toAccount) };
     },
 
     async createConnection(req, ctx) {
       const principal = principalOf(ctx);
-      requireConnectionAdmin(principal);
       const input = validateNewConnection({
         name: req.name,
         currency: req.currency,
