@@ -1,6 +1,6 @@
 -- The changes list's exact `total` without counting every match on each call: counts kept per
 -- workspace, ad account, stored status and whether the outcome is unknown (the list's filters),
--- moved by statement triggers on `changes` in the transaction that moves a change.
+-- moved by triggers on `changes` in the transaction that moves a change.
 --
 -- A key's count is a sum of rows, not one row updated in place. Every transaction that moves a
 -- change also appends to the workspace's audit log, locking its head row; one row per key updated

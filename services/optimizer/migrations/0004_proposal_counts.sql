@@ -1,5 +1,5 @@
 -- The proposals list's `total` without counting every match on each call: counts kept per
--- workspace, optimizer, ad account and stored status, moved by statement triggers on `proposals`
+-- workspace, optimizer, ad account and stored status, moved by triggers on `proposals`
 -- in the transaction that moves a proposal. As the changes service's `change_counts`: a key's
 -- count is a sum of rows, each writer inserting its delta and folding in only the key's rows no one
 -- else holds (`FOR UPDATE SKIP LOCKED`), so a writer never waits on another for a count and adds no
