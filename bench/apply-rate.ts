@@ -17,11 +17,11 @@
  * (`GET /_sandbox/rate_limit`: requests let through and 429s) and its ledger (one mutation per
  * change, under the change's idempotency key).
  *
- * Two scenarios: one account alone, then APPLY_BENCH_ACCOUNTS (default 10) other accounts at once.
- * Each figure is printed beside its ideal: N requests at the configured rate take N / rate
- * seconds; the ten accounts together should take about as long as one alone (ten times the
- * throughput), so their wall time is also printed as a multiple of the single account's, measured
- * in the same run.
+ * Three scenarios: one account alone; APPLY_BENCH_ACCOUNTS (default 10) other accounts of the same
+ * workspace at once; as many accounts each in a workspace of its own, at once. Each figure is
+ * printed beside its ideal: N requests at the configured rate take N / rate seconds; many accounts
+ * together should take about as long as one alone (that many times the throughput), so their wall
+ * time is also printed as a multiple of the single account's, measured in the same run.
  *
  * `npm run bench:apply`. Env: APPLY_BENCH_RATE, APPLY_BENCH_CHANGES, APPLY_BENCH_ACCOUNTS.
  */
