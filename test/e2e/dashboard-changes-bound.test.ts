@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import pg from 'pg';
 
 let e2e: SeededStack;
 let cookie: string;
@@ -25,6 +26,23 @@ before(async () => {
   const set = login.headers.get('set-cookie')?.split(';')[0];
   assert.ok(set, `signing in answered ${login.status} with a session`);
   cookie = set;
+  // More changes than the bound reaches, written as the store keeps them (the tools would take minutes).
+  const sql = new pg.Client({ connectionString: e2e.db.url });
+  await sql.connect();
+  try {
+    await sql.query(
+      `INSERT INTO changes.changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json,
+                                    digest, target_path, target_before_json, prepared_by, prepared_at, rejected_by,
+                                    rejected_at, reject_reason)
+       SELECT gen_random_uuid(), $1, $2, 'ads_update_ad', 'rejected', 'Old change ' || i, 'POST', '/v1/ads/' || i, '{}',
+              repeat('a', 64), '/v1/ads/' || i, '{}', 'agent', now() - i * interval '1 minute', 'user:x via dashboard',
+              now() - i * interval '1 minute', 'Not now'
+         FROM generate_series(1, 100100) AS i`,
+      [e2e.seed.workspaceId, e2e.seed.accounts[0]?.account_id],
+    );
+  } finally {
+    await sql.end();
+  }
 });
 
 after(async () => {
@@ -36,10 +54,13 @@ const view = async (query: string) => {
   return { status: res.status, text: await res.text() };
 };
 
-test('the changes page at the offset bound is listed, and a page past it is refused naming page and the last page', async () => {
+test('the changes page at the offset bound is listed without a link further, and a page past it is refused naming page and the last page', async () => {
   const last = await view('?page=4001');
   assert.equal(last.status, 200);
-  assert.match(last.text, /Page 4001 of/);
+  assert.match(last.text, /Page 4001 of \d+ \(100\d{3} in all\)/);
+  assert.match(last.text, /Old change 1000\d\d/, 'the page lists the changes at offset 100,000');
+  assert.doesNotMatch(last.text, /rel="next"/, 'no link to a page that would be refused');
+  assert.match((await view('?page=4000')).text, /rel="next"/);
   for (const query of ['?page=4002', '?status=applied&page=999999']) {
     const past = await view(query);
     assert.equal(past.status, 400, `${query} is refused`);

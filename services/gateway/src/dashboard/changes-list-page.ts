@@ -49,6 +49,12 @@ function markStale(html: string, stale: ReadonlyMap<string, string>): string {
   return marked;
 }
 
+/** The pager, with no link to a page past the last one the list shows. */
+function pager(number: number, total: number, filters: Record<string, string>): string {
+  const html = pagerHtml('/dashboard/changes', filters, number, total);
+  return number >= LAST_PAGE ? html.replace(/<a rel="next"[^>]*>[^<]*<\/a>/, '') : html;
+}
+
 export function registerChangesListPage(
   app: FastifyInstance,
   deps: GatewayDeps,
@@ -127,7 +133,7 @@ export function registerChangesListPage(
       page(
         'Changes',
         `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${filtersHtml(status, accountId, accounts)}
-        ${list}${pagerHtml('/dashboard/changes', { status, account: accountId }, number, total)}</section>${localTimeScript}`,
+        ${list}${pager(number, total, { status, account: accountId })}</section>${localTimeScript}`,
         h.user(s),
       ),
     );
