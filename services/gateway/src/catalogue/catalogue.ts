@@ -71,6 +71,11 @@ export interface RpcRoute<D> {
   /** Request fields the tool sets itself, whatever the arguments (e.g. how long to wait). */
   fixed?: Record<string, unknown>;
   /**
+   * The call's deadline, for a service that may rightly take longer than an internal call's
+   * default (a report of hundreds of platform reads); absent for the default.
+   */
+  timeoutMs?: number;
+  /**
    * The result, when it is not the response message as it is (then the row declares `output`).
    * It may throw a ToolFailure for a response that is an error to the agent.
    */
@@ -281,6 +286,13 @@ function resolve<D>(row: ToolRow<D>, shapes: RouteShapes): ToolDefinition<D> {
   const r = row.route;
   if (r.kind === 'rpc' && r.view !== undefined && row.output === undefined) {
     throw new Error(`tool ${row.name}: a route with a view must declare its output`);
+  }
+  if (
+    r.kind === 'rpc' &&
+    r.timeoutMs !== undefined &&
+    !(Number.isSafeInteger(r.timeoutMs) && r.timeoutMs > 0)
+  ) {
+    throw new Error(`tool ${row.name}: its timeoutMs must be a positive whole number of milliseconds`);
   }
   const output =
     row.output ??

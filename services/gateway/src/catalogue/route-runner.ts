@@ -41,7 +41,11 @@ async function runRpc(
   ];
   if (call === undefined) throw new Error(`no client method for ${rpcName(route.method)}`);
   const request = requestFrom(route.method.input, { ...args, ...route.fixed });
-  const response = await call(request, onBehalfOf(caller.principal));
+  const options = onBehalfOf(caller.principal);
+  const response = await call(
+    request,
+    route.timeoutMs === undefined ? options : { ...options, timeoutMs: route.timeoutMs },
+  );
   return route.view ? route.view(response, ctx) : resultOf(route.method.output, response);
 }
 

@@ -7,6 +7,7 @@
 import { CURRENT_REVISION_METADATA, RETRY_AFTER_METADATA } from '@adsmcp/runtime/connect-errors';
 import { isDatabaseUnavailable } from '@adsmcp/runtime/db';
 import { type Logger, withRequestId } from '@adsmcp/runtime/log';
+import { refusalOf } from '@adsmcp/runtime/platform-read/refusal';
 import { connectionFailure, unreachableService } from '@adsmcp/runtime/service-client';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
@@ -74,6 +75,10 @@ function fromServiceError(err: ConnectError, requestId: string, behavior: Behavi
       `${service} stopped answering during the call, so its outcome is unknown; check with the read tools before retrying (request ${requestId})`,
     );
   }
+  // A service that reads the ad platform for a tool names the refusal's own code (report_too_large,
+  // the platform's rate_limit_exceeded), which the Connect code alone would fold into a generic one.
+  const refusal = refusalOf(err);
+  if (refusal !== undefined) return toolError(refusal.code, refusal.message);
   const code = CODE_NAMES[err.code];
   if (code !== undefined) return toolError(code, err.rawMessage, errorFields(err));
   if (err.code === Code.Unavailable) {

@@ -1,25 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { codedRefusal } from '@adsmcp/runtime/platform-read/refusal';
-import { Code, ConnectError } from '@connectrpc/connect';
-import { ToolFailure } from '../../mcp/tool-failure.ts';
-import { reportFailure } from './report-tools.ts';
+import { reportTools } from './report-tools.ts';
 
-test('a report the marketing service refuses as too large is the tool error report_too_large, in its words', () => {
-  const message =
-    'the account has more than 100 ad groups; a report covers at most 100: give a campaign_id with fewer';
-  const failure = reportFailure(codedRefusal('report_too_large', Code.FailedPrecondition, message));
-  assert.ok(failure instanceof ToolFailure);
-  assert.equal(failure.code, 'report_too_large');
-  assert.equal(failure.message, message);
-  const platform = reportFailure(
-    codedRefusal('rate_limit_exceeded', Code.Unavailable, 'the ad platform refused the request (HTTP 429)'),
-  );
-  assert.ok(platform instanceof ToolFailure);
-  assert.equal(platform.code, 'rate_limit_exceeded');
-});
-
-test('a refusal without its own code is left to the generic mapping of Connect codes', () => {
-  const notFound = new ConnectError('no campaign cmp_1 in ad account A', Code.NotFound);
-  assert.equal(reportFailure(notFound), notFound);
+test('a report is given the time of its up to 300 platform reads, not an internal call’s 30 s', () => {
+  const create = reportTools.find((t) => t.name === 'ads_create_performance_report');
+  assert.equal(create?.route.kind, 'rpc');
+  assert.equal(create.route.kind === 'rpc' ? create.route.timeoutMs : undefined, 600_000);
+  // The listing and reading of saved reports are quick reads under the default deadline.
+  for (const t of reportTools.filter((t) => t !== create)) {
+    assert.equal(t.route.kind === 'rpc' ? t.route.timeoutMs : 'not rpc', undefined, t.name);
+  }
 });

@@ -5,18 +5,9 @@
  * platform through the upstream-proxy, computes, stores and renders reports.
  */
 
-import {
-  CreatePerformanceReportRequestSchema,
-  CreatePerformanceReportResponseSchema,
-  ReportService,
-} from '@adsmcp/proto/marketing/v1/reports_pb';
-import { refusalOf } from '@adsmcp/runtime/platform-read/refusal';
-import { nameUnreachable } from '@adsmcp/runtime/service-client';
-import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
-import { ToolFailure } from '../../mcp/tool-failure.ts';
-import { defineTool, rpcName, type ToolRow } from '../catalogue.ts';
-import { messageSchema } from '../output-schema.ts';
-import { requestFrom, resultOf } from '../rpc-mapping.ts';
+import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
+import type { GatewayDeps } from '../../deps.ts';
+import type { ToolRow } from '../catalogue.ts';
 import { enumOf, integer, object, string } from '../schema.ts';
 import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
@@ -30,16 +21,6 @@ const MAX_READS = 300;
  * default 30 s.
  */
 const REPORT_TIMEOUT_MS = 600_000;
-
-/**
- * The service's refusal as the tool error: a platform read's own code (`report_too_large`, the
- * platform's code, `upstream_error`) when it carries one, else the error as it is.
- */
-export function reportFailure(err: unknown): unknown {
-  const refusal = refusalOf(err);
-  if (refusal !== undefined) return new ToolFailure(refusal.code, refusal.message);
-  return nameUnreachable(err, 'marketing');
-}
 
 const date = (what: string) =>
   string({
@@ -78,7 +59,7 @@ const FIGURES_TEXT =
   'that only partly overlaps a period is not summed but named in partial_import_ids. account_currency holds the ' +
   'imports in the account’s currency; imports in another currency are in other_currencies, never converted.';
 
-const createPerformanceReport = defineTool<GatewayDeps, typeof createInput>({
+const createPerformanceReport: ToolRow<GatewayDeps> = {
   name: 'ads_create_performance_report',
   title: 'Create a performance report',
   group: 'Marketing',
@@ -104,31 +85,13 @@ const createPerformanceReport = defineTool<GatewayDeps, typeof createInput>({
     until: '2026-11-07',
     campaign_id: 'cmp_0123456789abcdef',
   },
-  output: messageSchema(CreatePerformanceReportResponseSchema),
   openWorld: true,
   route: {
-    kind: 'run',
-    why:
-      'the marketing service reads the platform and computes the report; the tool gives the call the time of up ' +
-      'to 300 platform reads rather than an internal call’s 30 s, and keeps the codes its refusals carry ' +
-      '(report_too_large, the platform’s own codes), which the RPC route’s mapping of Connect codes would fold ' +
-      'into failed_precondition or unavailable',
-    routesTo: rpcName(ReportService.method.createPerformanceReport),
-    async run({ caller, deps }, args) {
-      try {
-        const res = await deps
-          .clientOf(ReportService)
-          .createPerformanceReport(requestFrom(CreatePerformanceReportRequestSchema, args), {
-            ...onBehalfOf(caller.principal),
-            timeoutMs: REPORT_TIMEOUT_MS,
-          });
-        return resultOf(CreatePerformanceReportResponseSchema, res);
-      } catch (err) {
-        throw reportFailure(err);
-      }
-    },
+    kind: 'rpc',
+    method: ReportService.method.createPerformanceReport,
+    timeoutMs: REPORT_TIMEOUT_MS,
   },
-});
+};
 
 const listPerformanceReports: ToolRow<GatewayDeps> = {
   name: 'ads_list_performance_reports',
