@@ -36,6 +36,7 @@ import { type Stack, startStack } from '@adsmcp/testkit/stack';
 import { enqueueApply } from '../services/changes/src/work/apply-message.ts';
 import { createCredentialCipher } from '../services/upstream-proxy/src/domain/credential-cipher.ts';
 import { insertConnection } from '../services/upstream-proxy/src/store/connection-store.ts';
+import { toolCaller as postTool } from './bench-kit.ts';
 
 /** A whole number from the environment, within bounds; anything else stops the run, naming it. */
 function envInt(name: string, fallback: number, min: number, max: number): number {
@@ -384,32 +385,8 @@ async function sandbox(stack: Stack, method: string, path: string, body?: unknow
 
 /** A tool call through the gateway, as an MCP client posts it; its structured result. */
 function toolCaller(stack: Stack, token: string) {
-  let rpcId = 0;
-  return async (name: string, args: object): Promise<Record<string, unknown>> => {
-    const res = await fetch(stack.mcpUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: ++rpcId,
-        method: 'tools/call',
-        params: { name, arguments: args },
-      }),
-    });
-    const text = await res.text();
-    const line = text.split('\n').find((l) => l.startsWith('data: '));
-    const msg = JSON.parse(line ? line.slice(6) : text) as {
-      result?: { structuredContent?: Record<string, unknown>; isError?: boolean };
-    };
-    if (!msg.result?.structuredContent || msg.result.isError)
-      throw new Error(`${name} failed: ${text.slice(0, 300)}`);
-    return msg.result.structuredContent;
-  };
+  const call = postTool(stack.mcpUrl);
+  return (name: string, args: object) => call(token, name, args);
 }
 
 main().catch((err: unknown) => {

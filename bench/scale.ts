@@ -25,7 +25,7 @@
  * each workspace's imports get their rows, default all).
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -39,6 +39,7 @@ import { listChanges } from '../services/changes/src/store/change-store.ts';
 import { listImports } from '../services/marketing/src/store/import-store.ts';
 import { listItems } from '../services/marketing/src/store/item-store.ts';
 import { countProposals, listProposals } from '../services/optimizer/src/store/review-store.ts';
+import { processTree, toolCaller } from './bench-kit.ts';
 
 const SMALL = Number(process.env.SCALE_SMALL ?? 1000);
 const LARGE = Number(process.env.SCALE_LARGE ?? 1_000_000);
@@ -304,23 +305,6 @@ function summarise(plan: PlanNode): { text: string; seqScans: string[] } {
   return { text: `${parts.join(' ')}; cost ${plan['Total Cost']}`, seqScans };
 }
 
-/** Every process descended from `root`, itself included, from /proc. */
-async function processTree(root: number): Promise<number[]> {
-  const parentOf = new Map<number, number>();
-  for (const entry of await readdir('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    // The command name may hold spaces; the parent id follows its closing parenthesis.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (Number.isInteger(ppid)) parentOf.set(pid, ppid);
-  }
-  const tree = [root];
-  for (let i = 0; i < tree.length; i++)
-    for (const [pid, ppid] of parentOf) if (ppid === tree[i]) tree.push(pid);
-  return tree;
-}
-
 const SERVICES: ServiceName[] = [
   'gateway',
   'changes',
@@ -433,32 +417,8 @@ async function main(): Promise<void> {
       importId: '',
     };
 
-    let rpcId = 0;
-    const tool = async (w: Workspace, name: string, args: object): Promise<Record<string, unknown>> => {
-      const res = await fetch(stack.mcpUrl, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-11-25',
-          authorization: `Bearer ${w.token}`,
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: ++rpcId,
-          method: 'tools/call',
-          params: { name, arguments: args },
-        }),
-      });
-      const text = await res.text();
-      const line = text.split('\n').find((l) => l.startsWith('data: '));
-      const msg = JSON.parse(line ? line.slice(6) : text) as {
-        result?: { structuredContent?: Record<string, unknown>; isError?: boolean };
-      };
-      if (!msg.result?.structuredContent || msg.result.isError)
-        throw new Error(`${name} failed: ${text.slice(0, 300)}`);
-      return msg.result.structuredContent;
-    };
+    const post = toolCaller(stack.mcpUrl);
+    const tool = (w: Workspace, name: string, args: object) => post(w.token, name, args);
     const dashboard = async (w: Workspace, path: string): Promise<string> => {
       const res = await fetch(`${gateway}${path}`, { headers: { cookie: w.cookie }, redirect: 'manual' });
       const text = await res.text();

@@ -15,6 +15,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '@adsmcp/testkit/stack';
+import { processTree } from './bench-kit.ts';
 
 const idleSeconds = Number(process.env.STARTUP_IDLE_SECONDS ?? 5);
 
@@ -96,24 +97,6 @@ function npmStart(dir: string, port: number): Started {
     void exited.then(() => reject(new Error(`npm start exited before it was ready:\n${tail.join('\n')}`)));
   });
   return { child, ready, exited, bundledSeconds: () => bundled, pgDataDir: () => pgData };
-}
-
-/** Every process descended from `root`, itself included, from /proc. */
-async function processTree(root: number): Promise<number[]> {
-  const parentOf = new Map<number, number>();
-  for (const entry of await readdir('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    // The command name may hold spaces; the parent id follows its closing parenthesis.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (Number.isInteger(ppid)) parentOf.set(pid, ppid);
-  }
-  const tree = [root];
-  for (let i = 0; i < tree.length; i++) {
-    for (const [pid, ppid] of parentOf) if (ppid === tree[i]) tree.push(pid);
-  }
-  return tree;
 }
 
 /** The kB of a field (VmRSS, Pss) of a process's status or smaps_rollup, 0 when it is gone. */

@@ -1,0 +1,53 @@
+/** What the benchmarks share: a tool call as an MCP client posts it, and a process's descendants. */
+import { readdir, readFile } from 'node:fs/promises';
+
+/**
+ * toolCaller returns a function calling a tool through the gateway at `mcpUrl` with `token`, as a
+ * stateless MCP client posts it (JSON or one server-sent event); it resolves with the structured
+ * result and throws on a tool error.
+ */
+export function toolCaller(mcpUrl: string) {
+  let rpcId = 0;
+  return async (token: string, name: string, args: object): Promise<Record<string, unknown>> => {
+    const res = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++rpcId,
+        method: 'tools/call',
+        params: { name, arguments: args },
+      }),
+    });
+    const text = await res.text();
+    const line = text.split('\n').find((l) => l.startsWith('data: '));
+    const msg = JSON.parse(line ? line.slice(6) : text) as {
+      result?: { structuredContent?: Record<string, unknown>; isError?: boolean };
+    };
+    if (!msg.result?.structuredContent || msg.result.isError)
+      throw new Error(`${name} failed: ${text.slice(0, 300)}`);
+    return msg.result.structuredContent;
+  };
+}
+
+/** Every process descended from `root`, itself included, from /proc. */
+export async function processTree(root: number): Promise<number[]> {
+  const parentOf = new Map<number, number>();
+  for (const entry of await readdir('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    // The command name may hold spaces; the parent id follows its closing parenthesis.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (Number.isInteger(ppid)) parentOf.set(pid, ppid);
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++)
+    for (const [pid, ppid] of parentOf) if (ppid === tree[i]) tree.push(pid);
+  return tree;
+}
