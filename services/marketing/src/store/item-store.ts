@@ -135,6 +135,28 @@ function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+/** What the list matches, in its statement's parameters (see countOf). */
+const MATCHES = `workspace_id = $1
+          AND archived_at IS NULL
+          AND ($2::text IS NULL OR kind = $2)
+          AND ($3::text IS NULL OR search_text ILIKE '%' || $3 || '%')
+          AND ($4::text IS NULL OR collection = $4)
+          AND ($5::text IS NULL OR tags @> ARRAY[$5::text])`;
+
+/**
+ * The total of a list's filters, in the statement's parameters ($1 workspace, $2 kind, $3 query,
+ * $4 collection, $5 tag). Without free text it is the kept counts of migration 0012, a sum over a
+ * few rows per (kind, collection) whatever the number of items; a query's matches are counted,
+ * which its trigram index bounds to the items holding the text's trigrams.
+ */
+function countOf(q: ListQuery): string {
+  if (q.query !== undefined) return `SELECT count(*) AS total FROM marketing_items WHERE ${MATCHES}`;
+  const table = q.tag === undefined ? 'marketing_item_counts' : 'marketing_item_tag_counts';
+  return `SELECT coalesce(sum(n), 0)::bigint AS total FROM ${table}
+           WHERE workspace_id = $1${q.tag === undefined ? '' : ' AND tag = $5'}
+             AND ($2::text IS NULL OR kind = $2) AND ($4::text IS NULL OR collection = $4)`;
+}
+
 /**
  * listItems returns one page of the workspace's live items that match every filter given, most
  * recently updated first, and how many match in all.
@@ -144,23 +166,17 @@ export async function listItems(
   workspaceId: string,
   q: ListQuery,
 ): Promise<{ items: MarketingItem[]; total: number }> {
-  // One statement, one snapshot: the count and the page always agree. The count row is joined
-  // with the page, so the total is there even when the page is past the end. The count and the
-  // page's ids come from the listing indexes when the filters are ones they hold (none, kind,
-  // collection), and only the page's rows are read: a set of every match, as a CTE made it, read
-  // every matching row on every call.
-  const matches = `workspace_id = $1
-          AND archived_at IS NULL
-          AND ($2::text IS NULL OR kind = $2)
-          AND ($3::text IS NULL OR search_text ILIKE '%' || $3 || '%')
-          AND ($4::text IS NULL OR collection = $4)
-          AND ($5::text IS NULL OR tags @> ARRAY[$5::text])`;
+  // One statement, one snapshot: the total and the page always agree. The total row is joined
+  // with the page, so the total is there even when the page is past the end. The page's ids come
+  // from the listing indexes when the filters are ones they hold (none, kind, collection), and
+  // only the page's rows are read: a set of every match, as a CTE made it, read every matching
+  // row on every call.
   const { rows } = await db.query<Partial<ItemRow> & { total: number }>(
     `SELECT counted.total, page.*
-       FROM (SELECT count(*) AS total FROM marketing_items WHERE ${matches}) AS counted
+       FROM (${countOf(q)}) AS counted
        LEFT JOIN LATERAL (
          SELECT ${COLUMNS}
-           FROM (SELECT item_id AS page_id, updated_at AS page_at FROM marketing_items WHERE ${matches}
+           FROM (SELECT item_id AS page_id, updated_at AS page_at FROM marketing_items WHERE ${MATCHES}
                   ORDER BY updated_at DESC, item_id DESC LIMIT $6 OFFSET $7) AS ids
            JOIN marketing_items ON marketing_items.workspace_id = $1 AND marketing_items.item_id = ids.page_id
           ORDER BY ids.page_at DESC, ids.page_id DESC
