@@ -1,0 +1,158 @@
+/** A change's review page, and the decisions taken on it: approve, reject, or settle its outcome. */
+import { ConnectError } from '@connectrpc/connect';
+import type { FastifyInstance } from 'fastify';
+import { type GatewayDeps, onBehalfOf } from '../deps.ts';
+import { insertAudit } from '../store/identity-store.ts';
+import { loadPeople } from './change-actors.ts';
+import { changeDetailHtml, loadChange, loadReview, sessionPrincipal } from './change-pages.ts';
+import type { DashboardContext } from './dashboard-context.ts';
+import { decisionRefusal } from './form-body.ts';
+import { page } from './html.ts';
+import { signInFirst } from './sign-in-next.ts';
+
+export function registerChangeReviewRoutes(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  ctx: DashboardContext,
+): void {
+  registerChangeReviewPage(app, deps, ctx);
+  registerChangeDecisions(app, deps, ctx);
+  registerChangeResolution(app, deps, ctx);
+}
+
+function registerChangeReviewPage(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  { session, user }: DashboardContext,
+): void {
+  app.get<{ Params: { id: string } }>('/dashboard/changes/:id', async (req, reply) => {
+    const s = await session(req);
+    if (!s) return reply.redirect(signInFirst(req), 303);
+    const review = await loadReview(deps, sessionPrincipal(s), req.params.id);
+    if (!review)
+      return reply
+        .code(404)
+        .type('text/html')
+        .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
+    const people = await loadPeople(deps.pool, s.workspace_id, [review.change]);
+    return reply
+      .type('text/html')
+      .send(
+        page(
+          'Review change',
+          changeDetailHtml(review.change, people, s.csrf_token, s.role !== 'viewer', review),
+          user(s),
+        ),
+      );
+  });
+}
+
+function registerChangeDecisions(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  { checkedPost, user }: DashboardContext,
+): void {
+  for (const decision of ['approve', 'reject'] as const) {
+    app.post<{ Params: { id: string } }>(`/dashboard/changes/:id/${decision}`, async (req, reply) => {
+      const s = await checkedPost(req, reply);
+      if (!s) return reply;
+      const principal = sessionPrincipal(s);
+      const change = await loadChange(deps, principal, req.params.id);
+      if (!change)
+        return reply
+          .code(404)
+          .type('text/html')
+          .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
+      const body = (req.body ?? {}) as Record<string, string>;
+      try {
+        if (decision === 'approve') {
+          await deps.changes.approveChange(
+            { changeId: change.changeId, digest: String(body.digest ?? '') },
+            onBehalfOf(principal),
+          );
+        } else {
+          await deps.changes.rejectChange(
+            { changeId: change.changeId, reason: String(body.reason ?? '') },
+            onBehalfOf(principal),
+          );
+        }
+      } catch (err) {
+        const refusal = decisionRefusal(ConnectError.from(err), `Your role cannot ${decision} changes.`);
+        // The page shown again says why (a stale object, a decision made meanwhile) and offers
+        // only what can still be done.
+        const fresh = (await loadReview(deps, principal, change.changeId)) ?? { change, conflicts: [] };
+        const people = await loadPeople(deps.pool, s.workspace_id, [fresh.change]);
+        return reply
+          .code(refusal.status)
+          .type('text/html')
+          .send(
+            page(
+              'Review change',
+              changeDetailHtml(
+                fresh.change,
+                people,
+                s.csrf_token,
+                s.role !== 'viewer',
+                fresh,
+                refusal.message,
+              ),
+              user(s),
+            ),
+          );
+      }
+      await insertAudit(deps.pool, {
+        workspaceId: s.workspace_id,
+        actor: `user:${s.user_id}`,
+        action: decision === 'approve' ? 'change.approved' : 'change.rejected',
+        target: change.changeId,
+        detail: { digest: change.digest },
+      });
+      return reply.redirect(`/dashboard/changes/${change.changeId}`, 303);
+    });
+  }
+}
+
+function registerChangeResolution(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  { checkedPost, user }: DashboardContext,
+): void {
+  // Settling a change whose apply outcome is unknown: the changes service enforces who may, and which.
+  app.post<{ Params: { id: string } }>('/dashboard/changes/:id/resolve', async (req, reply) => {
+    const s = await checkedPost(req, reply);
+    if (!s) return reply;
+    const principal = sessionPrincipal(s);
+    const change = await loadChange(deps, principal, req.params.id);
+    if (!change)
+      return reply
+        .code(404)
+        .type('text/html')
+        .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const text = (v: unknown) => (typeof v === 'string' ? v : '');
+    try {
+      await deps.changes.resolveChange(
+        { changeId: change.changeId, resolution: text(body.resolution), note: text(body.note) },
+        onBehalfOf(principal),
+      );
+    } catch (err) {
+      const refusal = decisionRefusal(
+        ConnectError.from(err),
+        'Your role cannot settle the outcome of changes.',
+      );
+      const fresh = (await loadReview(deps, principal, change.changeId)) ?? { change, conflicts: [] };
+      const people = await loadPeople(deps.pool, s.workspace_id, [fresh.change]);
+      return reply
+        .code(refusal.status)
+        .type('text/html')
+        .send(
+          page(
+            'Review change',
+            changeDetailHtml(fresh.change, people, s.csrf_token, s.role !== 'viewer', fresh, refusal.message),
+            user(s),
+          ),
+        );
+    }
+    return reply.redirect(`/dashboard/changes/${change.changeId}`, 303);
+  });
+}
