@@ -13,7 +13,6 @@ import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import { InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
-import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
@@ -38,10 +37,6 @@ import { refuseLookalikeHosts } from '../planning/standards.ts';
 import { expiryHours } from '../store/expiry-store.ts';
 import { planWorkbook } from '../workbook-reader.ts';
 import { type Peers, planReport, toProto } from './changes-handlers.ts';
-
-function checkAccountId(accountId: string): void {
-  if (!isUuid(accountId)) throw new InvalidArgumentError(`account_id must be a UUID (got "${accountId}")`);
-}
 
 function sheetsOf(sheets: WorkbookSheets): Sheets {
   return {
@@ -87,8 +82,6 @@ async function batchChange(
   req: PrepareAdBatchRequest,
   access: AccessCheck = 'enforce',
 ): Promise<{ change: ChangeRequest; plan: BulkPlan; account: Account }> {
-  checkAccountId(req.accountId);
-  if (!isUuid(req.itemId)) throw new InvalidArgumentError('item_id must be a UUID');
   if (access === 'enforce') checkMayPrepare(p);
   const account = await accountToPlan(upstream, p, req.accountId, access);
   const plan = compileAdBatch(
@@ -124,7 +117,6 @@ export function batchHandlers({
   const planning = { db: pool, upstream, marketing };
   return {
     async planWorkbook(req, ctx) {
-      checkAccountId(req.accountId);
       const hasWorkbook = req.workbookBase64 !== undefined;
       if (hasWorkbook === (req.sheets !== undefined))
         throw new InvalidArgumentError(

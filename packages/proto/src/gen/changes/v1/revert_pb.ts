@@ -8,6 +8,7 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_adsmcp_v1_access } from "../../adsmcp/v1/access_pb.ts";
+import { file_buf_validate_validate } from "../../buf/validate/validate_pb.ts";
 import type { Change, PlanChangeResponse } from "./changes_pb.ts";
 import { file_changes_v1_changes } from "./changes_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -16,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/revert.proto.
  */
 export const file_changes_v1_revert: GenFile = /*@__PURE__*/
-  fileDesc("ChdjaGFuZ2VzL3YxL3JldmVydC5wcm90bxIKY2hhbmdlcy52MSI5ChRQcmVwYXJlUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjsKFVByZXBhcmVSZXZlcnRSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJKChFQbGFuUmV2ZXJ0UmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiQgoSUGxhblJldmVydFJlc3BvbnNlEiwKBHBsYW4YASABKAsyHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZTLpAQoNUmV2ZXJ0U2VydmljZRJwCg1QcmVwYXJlUmV2ZXJ0EiAuY2hhbmdlcy52MS5QcmVwYXJlUmV2ZXJ0UmVxdWVzdBohLmNoYW5nZXMudjEuUHJlcGFyZVJldmVydFJlc3BvbnNlIhqaoRkWCAgSEnByZXBhcmluZyBhIHJldmVydBJmCgpQbGFuUmV2ZXJ0Eh0uY2hhbmdlcy52MS5QbGFuUmV2ZXJ0UmVxdWVzdBoeLmNoYW5nZXMudjEuUGxhblJldmVydFJlc3BvbnNlIhmaoRkVCAgSEXBsYW5uaW5nIGEgcmV2ZXJ0YgZwcm90bzM", [file_adsmcp_v1_access, file_changes_v1_changes]);
+  fileDesc("ChdjaGFuZ2VzL3YxL3JldmVydC5wcm90bxIKY2hhbmdlcy52MSJNChRQcmVwYXJlUmV2ZXJ0UmVxdWVzdBIbCgljaGFuZ2VfaWQYASABKAlCCLpIBXIDsAEBEhgKBnJlYXNvbhgCIAEoCUIIukgFcgMY9AMiOwoVUHJlcGFyZVJldmVydFJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlImsKEVBsYW5SZXZlcnRSZXF1ZXN0EhsKCWNoYW5nZV9pZBgBIAEoCUIIukgFcgOwAQESHwoKYWNjb3VudF9pZBgCIAEoCUILukgI2AEBcgOwAQESGAoGcmVhc29uGAMgASgJQgi6SAVyAxj0AyJCChJQbGFuUmV2ZXJ0UmVzcG9uc2USLAoEcGxhbhgBIAEoCzIeLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlc3BvbnNlMukBCg1SZXZlcnRTZXJ2aWNlEnAKDVByZXBhcmVSZXZlcnQSIC5jaGFuZ2VzLnYxLlByZXBhcmVSZXZlcnRSZXF1ZXN0GiEuY2hhbmdlcy52MS5QcmVwYXJlUmV2ZXJ0UmVzcG9uc2UiGpqhGRYICBIScHJlcGFyaW5nIGEgcmV2ZXJ0EmYKClBsYW5SZXZlcnQSHS5jaGFuZ2VzLnYxLlBsYW5SZXZlcnRSZXF1ZXN0Gh4uY2hhbmdlcy52MS5QbGFuUmV2ZXJ0UmVzcG9uc2UiGZqhGRUICBIRcGxhbm5pbmcgYSByZXZlcnRiBnByb3RvMw", [file_adsmcp_v1_access, file_buf_validate_validate, file_changes_v1_changes]);
 
 /**
  * Prepares the change that reverts the applied change `change_id`: an update or a status change
