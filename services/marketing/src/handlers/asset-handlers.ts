@@ -11,7 +11,7 @@ import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { DomainError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import {
   type CampaignAsset,
   checkArchive,
@@ -157,116 +157,153 @@ async function saveFromSource(
   });
 }
 
+// Each RPC's function takes its request and answer types from the generated service, so a moved
+// function is checked exactly as its table entry was.
+type Impl = ServiceImpl<typeof AssetService>;
+type Req<K extends keyof Impl> = Parameters<Impl[K]>[0];
+type Res<K extends keyof Impl> = Promise<Awaited<ReturnType<Impl[K]>>>;
+
 /** createAssetHandlers builds the AssetService implementation from its dependencies. */
 export function createAssetHandlers(deps: AssetHandlerDeps): ServiceImpl<typeof AssetService> {
   return {
-    async saveCampaignAsset(req, ctx) {
-      const principal = principalOf(ctx);
-      const source = validateSource({
-        ...(req.contentBase64 === undefined ? {} : { content: req.contentBase64 }),
-        ...(req.sourceUrl === undefined ? {} : { sourceUrl: req.sourceUrl }),
-      });
-      // The image is read, checked and re-encoded before the database is touched.
-      const image =
-        source.kind === 'content'
-          ? await checkImage(source.bytes, 'content_base64', req.mimeType)
-          : await checkImage(
-              await fetchImage(deps.fetch, source.url, ctx.signal),
-              'the image at source_url',
-              req.mimeType,
-            );
-      const asset = await insertAsset(deps.pool, {
-        workspaceId: principal.workspaceId,
-        assetId: randomUUID(),
-        accountId: req.accountId,
-        name: req.name,
-        mimeType: image.mimeType,
-        width: image.width,
-        height: image.height,
-        content: image.content,
-        sha256: image.sha256,
-        sourceUrl: source.kind === 'url' ? source.url : null,
-      });
-      return { asset: toMessage(asset), warnings: image.warnings };
-    },
+    saveCampaignAsset: (req, ctx) => saveCampaignAsset(deps, req, ctx),
+    listCampaignAssets: (req, ctx) => listCampaignAssets(deps, req, ctx),
+    archiveCampaignAsset: (req, ctx) => archiveCampaignAsset(deps, req, ctx),
+    getCampaignAssetContent: (req, ctx) => getCampaignAssetContent(deps, req, ctx),
+    saveSourceImages: (req, ctx) => saveSourceImages(deps, req, ctx),
+    getCampaignAssets: (req, ctx) => getCampaignAssets(deps, req, ctx),
+    findSourceImages: (req, ctx) => findSourceImages(deps, req, ctx),
+  };
+}
 
-    async listCampaignAssets(req, ctx) {
-      const principal = principalOf(ctx);
-      const page = pageOf({
-        ...(req.offset === undefined ? {} : { offset: req.offset }),
-        ...(req.limit === undefined ? {} : { limit: req.limit }),
-      });
-      const { assets, total } = await listAssets(deps.pool, principal.workspaceId, req.accountId, page);
-      const next = nextOffset(page, assets.length, total);
-      return { assets: assets.map(toMessage), total, ...(next === undefined ? {} : { nextOffset: next }) };
-    },
-
-    async archiveCampaignAsset(req, ctx) {
-      const principal = principalOf(ctx);
-      const assetId = validateAssetId(req.assetId);
-      const workspaceId = principal.workspaceId;
-      return inTransaction(deps.pool, async (tx) => {
-        checkArchive(
-          { assetId, expectedRevision: req.expectedRevision },
-          await lockAsset(tx, workspaceId, assetId),
+async function saveCampaignAsset(
+  deps: AssetHandlerDeps,
+  req: Req<'saveCampaignAsset'>,
+  ctx: HandlerContext,
+): Res<'saveCampaignAsset'> {
+  const principal = principalOf(ctx);
+  const source = validateSource({
+    ...(req.contentBase64 === undefined ? {} : { content: req.contentBase64 }),
+    ...(req.sourceUrl === undefined ? {} : { sourceUrl: req.sourceUrl }),
+  });
+  // The image is read, checked and re-encoded before the database is touched.
+  const image =
+    source.kind === 'content'
+      ? await checkImage(source.bytes, 'content_base64', req.mimeType)
+      : await checkImage(
+          await fetchImage(deps.fetch, source.url, ctx.signal),
+          'the image at source_url',
+          req.mimeType,
         );
-        const archived = await archiveAsset(tx, workspaceId, assetId, req.expectedRevision);
-        if (archived === undefined) throw new Error(`campaign asset ${assetId} changed while locked`);
-        return { asset: toMessage(archived) };
-      });
-    },
+  const asset = await insertAsset(deps.pool, {
+    workspaceId: principal.workspaceId,
+    assetId: randomUUID(),
+    accountId: req.accountId,
+    name: req.name,
+    mimeType: image.mimeType,
+    width: image.width,
+    height: image.height,
+    content: image.content,
+    sha256: image.sha256,
+    sourceUrl: source.kind === 'url' ? source.url : null,
+  });
+  return { asset: toMessage(asset), warnings: image.warnings };
+}
 
-    async getCampaignAssetContent(req, ctx) {
-      const principal = principalOf(ctx);
-      const assetId = validateAssetId(req.assetId);
-      // Asked on every delivery: an archived asset is refused from the moment it is archived.
-      const asset = checkDeliverable(
-        assetId,
-        await findAssetContent(deps.pool, principal.workspaceId, assetId),
-      );
-      return { asset: toMessage(asset), content: asset.content };
-    },
+async function listCampaignAssets(
+  deps: AssetHandlerDeps,
+  req: Req<'listCampaignAssets'>,
+  ctx: HandlerContext,
+): Res<'listCampaignAssets'> {
+  const principal = principalOf(ctx);
+  const page = pageOf({
+    ...(req.offset === undefined ? {} : { offset: req.offset }),
+    ...(req.limit === undefined ? {} : { limit: req.limit }),
+  });
+  const { assets, total } = await listAssets(deps.pool, principal.workspaceId, req.accountId, page);
+  const next = nextOffset(page, assets.length, total);
+  return { assets: assets.map(toMessage), total, ...(next === undefined ? {} : { nextOffset: next }) };
+}
 
-    async saveSourceImages(req, ctx) {
-      const principal = principalOf(ctx);
-      const { accountId, urls } = validateSourceImages(req);
-      const workspaceId = principal.workspaceId;
-      // What was saved before is found in one statement; only the rest is fetched.
-      const saved = await findLiveBySource(deps.pool, workspaceId, accountId, urls);
-      const outcomes = new Map<string, SourceOutcome>(
-        [...saved].map(([url, asset]) => [url, { asset, savedNow: false, error: '' }]),
-      );
-      const missing = urls.filter((url) => !saved.has(url));
-      await eachAtMost(missing, FETCHES_AT_ONCE, ctx.signal, async (url) => {
-        outcomes.set(url, await saveFromSource(deps, workspaceId, accountId, url, ctx.signal));
-      });
-      return { images: urls.map((url) => toSourceImage(url, outcomes.get(url) ?? NOT_FETCHED_OUTCOME)) };
-    },
+async function archiveCampaignAsset(
+  deps: AssetHandlerDeps,
+  req: Req<'archiveCampaignAsset'>,
+  ctx: HandlerContext,
+): Res<'archiveCampaignAsset'> {
+  const principal = principalOf(ctx);
+  const assetId = validateAssetId(req.assetId);
+  const workspaceId = principal.workspaceId;
+  return inTransaction(deps.pool, async (tx) => {
+    checkArchive(
+      { assetId, expectedRevision: req.expectedRevision },
+      await lockAsset(tx, workspaceId, assetId),
+    );
+    const archived = await archiveAsset(tx, workspaceId, assetId, req.expectedRevision);
+    if (archived === undefined) throw new Error(`campaign asset ${assetId} changed while locked`);
+    return { asset: toMessage(archived) };
+  });
+}
 
-    async getCampaignAssets(req, ctx) {
-      const principal = principalOf(ctx);
-      const count = req.assetIds.length;
-      if (count < 1 || count > MAX_ASSET_IDS)
-        throw new InvalidArgumentError(`asset_ids must have 1 to ${MAX_ASSET_IDS} ids (got ${count})`);
-      const ids = req.assetIds.map(validateAssetId);
-      const found = new Map(
-        (await findAssets(deps.pool, principal.workspaceId, ids)).map((a) => [a.assetId, a]),
-      );
-      return {
-        assets: ids.flatMap((id) => {
-          const asset = found.get(id);
-          return asset === undefined ? [] : [toMessage(asset)];
-        }),
-      };
-    },
+async function getCampaignAssetContent(
+  deps: AssetHandlerDeps,
+  req: Req<'getCampaignAssetContent'>,
+  ctx: HandlerContext,
+): Res<'getCampaignAssetContent'> {
+  const principal = principalOf(ctx);
+  const assetId = validateAssetId(req.assetId);
+  // Asked on every delivery: an archived asset is refused from the moment it is archived.
+  const asset = checkDeliverable(assetId, await findAssetContent(deps.pool, principal.workspaceId, assetId));
+  return { asset: toMessage(asset), content: asset.content };
+}
 
-    async findSourceImages(req, ctx) {
-      const principal = principalOf(ctx);
-      const { accountId, urls } = validateSourceImages(req);
-      const saved = await findLiveBySource(deps.pool, principal.workspaceId, accountId, urls);
-      return {
-        images: urls.map((url) => toSourceImage(url, { asset: saved.get(url), savedNow: false, error: '' })),
-      };
-    },
+async function saveSourceImages(
+  deps: AssetHandlerDeps,
+  req: Req<'saveSourceImages'>,
+  ctx: HandlerContext,
+): Res<'saveSourceImages'> {
+  const principal = principalOf(ctx);
+  const { accountId, urls } = validateSourceImages(req);
+  const workspaceId = principal.workspaceId;
+  // What was saved before is found in one statement; only the rest is fetched.
+  const saved = await findLiveBySource(deps.pool, workspaceId, accountId, urls);
+  const outcomes = new Map<string, SourceOutcome>(
+    [...saved].map(([url, asset]) => [url, { asset, savedNow: false, error: '' }]),
+  );
+  const missing = urls.filter((url) => !saved.has(url));
+  await eachAtMost(missing, FETCHES_AT_ONCE, ctx.signal, async (url) => {
+    outcomes.set(url, await saveFromSource(deps, workspaceId, accountId, url, ctx.signal));
+  });
+  return { images: urls.map((url) => toSourceImage(url, outcomes.get(url) ?? NOT_FETCHED_OUTCOME)) };
+}
+
+async function getCampaignAssets(
+  deps: AssetHandlerDeps,
+  req: Req<'getCampaignAssets'>,
+  ctx: HandlerContext,
+): Res<'getCampaignAssets'> {
+  const principal = principalOf(ctx);
+  const count = req.assetIds.length;
+  if (count < 1 || count > MAX_ASSET_IDS)
+    throw new InvalidArgumentError(`asset_ids must have 1 to ${MAX_ASSET_IDS} ids (got ${count})`);
+  const ids = req.assetIds.map(validateAssetId);
+  const found = new Map((await findAssets(deps.pool, principal.workspaceId, ids)).map((a) => [a.assetId, a]));
+  return {
+    assets: ids.flatMap((id) => {
+      const asset = found.get(id);
+      return asset === undefined ? [] : [toMessage(asset)];
+    }),
+  };
+}
+
+async function findSourceImages(
+  deps: AssetHandlerDeps,
+  req: Req<'findSourceImages'>,
+  ctx: HandlerContext,
+): Res<'findSourceImages'> {
+  const principal = principalOf(ctx);
+  const { accountId, urls } = validateSourceImages(req);
+  const saved = await findLiveBySource(deps.pool, principal.workspaceId, accountId, urls);
+  return {
+    images: urls.map((url) => toSourceImage(url, { asset: saved.get(url), savedNow: false, error: '' })),
   };
 }

@@ -14,7 +14,7 @@ import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import { actorName } from '@adsmcp/runtime/principal';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { Observation } from '../domain/competitor-observation.ts';
 import {
   type CompetitorSource,
@@ -110,6 +110,20 @@ function toObservationMessage(o: Observation): MessageInitShape<typeof Competito
   };
 }
 
+// Each RPC's function takes its request and answer types from the generated service, so a moved
+// function is checked exactly as its table entry was.
+type Impl = ServiceImpl<typeof CompetitorService>;
+type Req<K extends keyof Impl> = Parameters<Impl[K]>[0];
+type Res<K extends keyof Impl> = Promise<Awaited<ReturnType<Impl[K]>>>;
+
+/** The factory's dependencies with its defaults filled in, handed whole to each RPC's function. */
+interface Deps {
+  pool: Pool;
+  clock: () => Date;
+  random: () => number;
+  checker: CompetitorChecker;
+}
+
 /** createCompetitorHandlers builds the CompetitorService implementation from its dependencies. */
 export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceImpl<typeof CompetitorService> {
   const clock = deps.clock ?? (() => new Date());
@@ -123,99 +137,125 @@ export function createCompetitorHandlers(deps: CompetitorHandlerDeps): ServiceIm
       clock,
       ...(deps.logger ? { logger: deps.logger } : {}),
     });
-
+  const d: Deps = { pool: deps.pool, clock, random, checker };
   return {
-    async listCompetitorSources(req, ctx) {
-      const principal = principalOf(ctx);
-      if (req.accountId !== undefined) requireUuid('account_id', req.accountId);
-      const page = pageOf(req);
-      const workspaceId = principal.workspaceId;
-      const [sources, total] = await Promise.all([
-        listSources(deps.pool, { workspaceId, accountId: req.accountId, ...page }),
-        countSources(deps.pool, workspaceId, req.accountId),
-      ]);
-      return {
-        sources: sources.map(toSourceMessage),
-        total,
-        nextOffset: nextOffset(page, sources.length, total),
-      };
-    },
+    listCompetitorSources: (req, ctx) => listCompetitorSources(d, req, ctx),
+    saveCompetitorSource: (req, ctx) => saveCompetitorSource(d, req, ctx),
+    pauseCompetitorSource: (req, ctx) => pauseCompetitorSource(d, req, ctx),
+    checkCompetitorSource: (req, ctx) => checkCompetitorSource(d, req, ctx),
+    getCompetitorObservations: (req, ctx) => getCompetitorObservations(d, req, ctx),
+  };
+}
 
-    async saveCompetitorSource(req, ctx) {
-      const principal = principalOf(ctx);
-      const save = validateSave({
-        accountId: req.accountId,
-        name: req.name,
-        url: req.url,
-        intervalHours: req.intervalHours,
-        enabled: req.enabled,
-        literals: [...req.literals],
-        sourceId: req.sourceId,
-        expectedRevision: req.expectedRevision,
-      });
-      const workspaceId = principal.workspaceId;
-      const now = clock();
-      const { update } = save;
-      if (update === undefined) {
-        const ids = { sourceId: randomUUID(), workspaceId, createdBy: actorName(principal, 'member') };
-        const created = await insertSource(deps.pool, newSource(save, ids, now, random));
-        return { source: toSourceMessage(created), created: true };
-      }
-      const saved = await inTransaction(deps.pool, async (tx) => {
-        const current = await lockSource(tx, workspaceId, update.sourceId);
-        if (current === undefined) throw notFound(update.sourceId);
-        requireUpdater(principal, current);
-        const written = await updateSource(tx, updatedSource(current, save, now, random), current.revision);
-        // The row is locked, so its revision cannot have moved since it was read.
-        if (written === undefined) throw new StaleRevisionError(current.revision, 'source');
-        return written;
-      });
-      return { source: toSourceMessage(saved), created: false };
-    },
+async function listCompetitorSources(
+  deps: Deps,
+  req: Req<'listCompetitorSources'>,
+  ctx: HandlerContext,
+): Res<'listCompetitorSources'> {
+  const principal = principalOf(ctx);
+  if (req.accountId !== undefined) requireUuid('account_id', req.accountId);
+  const page = pageOf(req);
+  const workspaceId = principal.workspaceId;
+  const [sources, total] = await Promise.all([
+    listSources(deps.pool, { workspaceId, accountId: req.accountId, ...page }),
+    countSources(deps.pool, workspaceId, req.accountId),
+  ]);
+  return {
+    sources: sources.map(toSourceMessage),
+    total,
+    nextOffset: nextOffset(page, sources.length, total),
+  };
+}
 
-    async pauseCompetitorSource(req, ctx) {
-      const principal = principalOf(ctx);
-      requireUuid('source_id', req.sourceId);
-      const now = clock();
-      const result = await inTransaction(deps.pool, async (tx) => {
-        const current = await lockSource(tx, principal.workspaceId, req.sourceId);
-        if (current === undefined) throw notFound(req.sourceId);
-        requirePauser(principal, current);
-        const paused = pausedSource(current, now);
-        if (paused === undefined) return current;
-        const written = await updateSource(tx, paused, current.revision);
-        if (written === undefined) throw new Error('a locked competitor source changed its revision');
-        return written;
-      });
-      return { source: toSourceMessage(result) };
-    },
+async function saveCompetitorSource(
+  deps: Deps,
+  req: Req<'saveCompetitorSource'>,
+  ctx: HandlerContext,
+): Res<'saveCompetitorSource'> {
+  const principal = principalOf(ctx);
+  const save = validateSave({
+    accountId: req.accountId,
+    name: req.name,
+    url: req.url,
+    intervalHours: req.intervalHours,
+    enabled: req.enabled,
+    literals: [...req.literals],
+    sourceId: req.sourceId,
+    expectedRevision: req.expectedRevision,
+  });
+  const workspaceId = principal.workspaceId;
+  const now = deps.clock();
+  const { update } = save;
+  if (update === undefined) {
+    const ids = { sourceId: randomUUID(), workspaceId, createdBy: actorName(principal, 'member') };
+    const created = await insertSource(deps.pool, newSource(save, ids, now, deps.random));
+    return { source: toSourceMessage(created), created: true };
+  }
+  const saved = await inTransaction(deps.pool, async (tx) => {
+    const current = await lockSource(tx, workspaceId, update.sourceId);
+    if (current === undefined) throw notFound(update.sourceId);
+    requireUpdater(principal, current);
+    const written = await updateSource(tx, updatedSource(current, save, now, deps.random), current.revision);
+    // The row is locked, so its revision cannot have moved since it was read.
+    if (written === undefined) throw new StaleRevisionError(current.revision, 'source');
+    return written;
+  });
+  return { source: toSourceMessage(saved), created: false };
+}
 
-    async checkCompetitorSource(req, ctx) {
-      const principal = principalOf(ctx);
-      requireUuid('source_id', req.sourceId);
-      const { observation, source } = await checker.checkNow(
-        principal.workspaceId,
-        req.sourceId,
-        actorName(principal, 'member'),
-      );
-      return { observation: toObservationMessage(observation), source: toSourceMessage(source) };
-    },
+async function pauseCompetitorSource(
+  deps: Deps,
+  req: Req<'pauseCompetitorSource'>,
+  ctx: HandlerContext,
+): Res<'pauseCompetitorSource'> {
+  const principal = principalOf(ctx);
+  requireUuid('source_id', req.sourceId);
+  const now = deps.clock();
+  const result = await inTransaction(deps.pool, async (tx) => {
+    const current = await lockSource(tx, principal.workspaceId, req.sourceId);
+    if (current === undefined) throw notFound(req.sourceId);
+    requirePauser(principal, current);
+    const paused = pausedSource(current, now);
+    if (paused === undefined) return current;
+    const written = await updateSource(tx, paused, current.revision);
+    if (written === undefined) throw new Error('a locked competitor source changed its revision');
+    return written;
+  });
+  return { source: toSourceMessage(result) };
+}
 
-    async getCompetitorObservations(req, ctx) {
-      const principal = principalOf(ctx);
-      requireUuid('source_id', req.sourceId);
-      const workspaceId = principal.workspaceId;
-      if ((await getSource(deps.pool, workspaceId, req.sourceId)) === undefined) throw notFound(req.sourceId);
-      const page = pageOf(req);
-      const [observations, total] = await Promise.all([
-        listObservations(deps.pool, { workspaceId, sourceId: req.sourceId, ...page }),
-        countObservations(deps.pool, workspaceId, req.sourceId),
-      ]);
-      return {
-        observations: observations.map(toObservationMessage),
-        total,
-        nextOffset: nextOffset(page, observations.length, total),
-      };
-    },
+async function checkCompetitorSource(
+  deps: Deps,
+  req: Req<'checkCompetitorSource'>,
+  ctx: HandlerContext,
+): Res<'checkCompetitorSource'> {
+  const principal = principalOf(ctx);
+  requireUuid('source_id', req.sourceId);
+  const { observation, source } = await deps.checker.checkNow(
+    principal.workspaceId,
+    req.sourceId,
+    actorName(principal, 'member'),
+  );
+  return { observation: toObservationMessage(observation), source: toSourceMessage(source) };
+}
+
+async function getCompetitorObservations(
+  deps: Deps,
+  req: Req<'getCompetitorObservations'>,
+  ctx: HandlerContext,
+): Res<'getCompetitorObservations'> {
+  const principal = principalOf(ctx);
+  requireUuid('source_id', req.sourceId);
+  const workspaceId = principal.workspaceId;
+  if ((await getSource(deps.pool, workspaceId, req.sourceId)) === undefined) throw notFound(req.sourceId);
+  const page = pageOf(req);
+  const [observations, total] = await Promise.all([
+    listObservations(deps.pool, { workspaceId, sourceId: req.sourceId, ...page }),
+    countObservations(deps.pool, workspaceId, req.sourceId),
+  ]);
+  return {
+    observations: observations.map(toObservationMessage),
+    total,
+    nextOffset: nextOffset(page, observations.length, total),
   };
 }
