@@ -85,7 +85,60 @@ export function buildServer(
   opts: ServerOptions,
 ): { app: FastifyInstance; catalogue: Catalogue<GatewayDeps>; drain: Drain } {
   const catalogue = gatewayCatalogue();
-  const app = Fastify({
+  const app = createApp(opts);
+  // On SIGTERM: serve a while longer with `Connection: close` (drain.ts), then close.
+  const drain = drainable(app, opts.shutdownDelayMs ?? 0);
+  refuseWhileClosing(app);
+  answerUnsupportedExpect(app);
+  const knownCredentials = new KnownCredentials(opts.authCacheMs);
+  listenForIdentityWhileRunning(app, deps, knownCredentials);
+  // A revocation through this replica (the dashboard, ads_disconnect_client) takes effect at once.
+  const assetLinks = createAssetLinks({ ...opts.assetLinks, publicUrl: opts.publicUrl });
+  const routeDeps: GatewayDeps = {
+    ...deps,
+    forgetCredential: (credentialId) => knownCredentials.forgetCredential(credentialId),
+    assetLinks,
+  };
+  const { logger } = deps;
+
+  parseJsonAsBytes(app);
+  tagAndLogRequests(app, logger);
+  answerErrorsInEdgeShape(app, opts.maxBodyBytes, logger);
+
+  const oauth = registerOAuth(app, routeDeps, {
+    publicUrl: opts.publicUrl,
+    allowedOrigins: opts.allowedOrigins,
+    // The authorization server's keys are derived from the same secret, under their own label.
+    keyMaterial: opts.assetLinks.keyMaterial,
+    trustProxy: opts.trustProxy,
+  });
+  registerMcpRoutes(app, {
+    catalogue,
+    deps: routeDeps,
+    db: deps.pool,
+    logger,
+    limiter: new RateLimiter(opts.ratePerSecond, opts.rateBurst),
+    authFailures: new RateLimiter(opts.authFailuresPerSecond, opts.authFailuresBurst),
+    knownCredentials,
+    publicUrl: opts.publicUrl,
+    allowedOrigins: opts.allowedOrigins,
+    maxBodyBytes: opts.maxBodyBytes,
+    now: opts.now,
+    oauth: oauth.accessTokens,
+  });
+
+  registerDashboardRoutes(app, routeDeps, {
+    publicUrl: opts.publicUrl,
+    allowedOrigins: opts.allowedOrigins,
+    endOAuthSignIn: oauth.endSignIn,
+  });
+  registerAssetRoute(app, routeDeps, assetLinks);
+  registerMetadataRoutes(app, deps, { catalogue, drain, publicUrl: opts.publicUrl });
+  return { app, catalogue, drain };
+}
+
+function createApp(opts: ServerOptions): FastifyInstance {
+  return Fastify({
     bodyLimit: opts.maxBodyBytes,
     // Node answers 408 to a request whose headers and body have not all arrived in time; it checks
     // every second so that a short limit is kept to within a second.
@@ -113,8 +166,9 @@ export function buildServer(
         .send(edgeErrorBody(INVALID_REQUEST, `${STATUS_CODES[status] ?? 'Bad Request'}: ${err.message}`));
     },
   });
-  // On SIGTERM: serve a while longer with `Connection: close` (drain.ts), then close.
-  const drain = drainable(app, opts.shutdownDelayMs ?? 0);
+}
+
+function refuseWhileClosing(app: FastifyInstance): void {
   // Once the app is closing, what still arrives on an open connection is turned away (the
   // balancer sends it elsewhere) before any work is done for it.
   let closing = false;
@@ -131,6 +185,9 @@ export function buildServer(
         edgeErrorBody(INTERNAL_ERROR, 'Service Unavailable: this gateway is stopping; retry the request'),
       );
   });
+}
+
+function answerUnsupportedExpect(app: FastifyInstance): void {
   // Expect values other than 100-continue: Node would answer 417 with an empty body.
   app.server.on('checkExpectation', (req, res) => {
     const body = JSON.stringify(
@@ -146,7 +203,13 @@ export function buildServer(
     });
     res.end(body);
   });
-  const knownCredentials = new KnownCredentials(opts.authCacheMs);
+}
+
+function listenForIdentityWhileRunning(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  knownCredentials: KnownCredentials,
+): void {
   // Changes made by any process (the admin command, another replica) are heard while the app runs.
   let identity: IdentityListener | undefined;
   app.addHook('onReady', async () => {
@@ -155,15 +218,9 @@ export function buildServer(
   app.addHook('onClose', async () => {
     await identity?.stop();
   });
-  // A revocation through this replica (the dashboard, ads_disconnect_client) takes effect at once.
-  const assetLinks = createAssetLinks({ ...opts.assetLinks, publicUrl: opts.publicUrl });
-  const routeDeps: GatewayDeps = {
-    ...deps,
-    forgetCredential: (credentialId) => knownCredentials.forgetCredential(credentialId),
-    assetLinks,
-  };
-  const { logger } = deps;
+}
 
+function parseJsonAsBytes(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   // Read as bytes: decoding them as a string would replace bytes that are not UTF-8 with U+FFFD.
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
@@ -173,7 +230,9 @@ export function buildServer(
       done(err as BodyError);
     }
   });
+}
 
+function tagAndLogRequests(app: FastifyInstance, logger: GatewayDeps['logger']): void {
   app.decorateRequest('requestId', '');
   app.addHook('onRequest', async (req) => {
     const given = req.headers['x-request-id'];
@@ -194,15 +253,19 @@ export function buildServer(
       'http',
     );
   });
+}
 
+function answerErrorsInEdgeShape(
+  app: FastifyInstance,
+  maxBodyBytes: number,
+  logger: GatewayDeps['logger'],
+): void {
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
     const status = err.statusCode ?? 500;
     if (status === 413) {
       return reply
         .code(413)
-        .send(
-          edgeErrorBody(INVALID_REQUEST, `Payload Too Large: the body exceeds ${opts.maxBodyBytes} bytes`),
-        );
+        .send(edgeErrorBody(INVALID_REQUEST, `Payload Too Large: the body exceeds ${maxBodyBytes} bytes`));
     }
     if (status === 415) {
       return reply
@@ -242,43 +305,20 @@ export function buildServer(
         ),
       ),
   );
+}
 
-  const oauth = registerOAuth(app, routeDeps, {
-    publicUrl: opts.publicUrl,
-    allowedOrigins: opts.allowedOrigins,
-    // The authorization server's keys are derived from the same secret, under their own label.
-    keyMaterial: opts.assetLinks.keyMaterial,
-    trustProxy: opts.trustProxy,
-  });
-  registerMcpRoutes(app, {
-    catalogue,
-    deps: routeDeps,
-    db: deps.pool,
-    logger,
-    limiter: new RateLimiter(opts.ratePerSecond, opts.rateBurst),
-    authFailures: new RateLimiter(opts.authFailuresPerSecond, opts.authFailuresBurst),
-    knownCredentials,
-    publicUrl: opts.publicUrl,
-    allowedOrigins: opts.allowedOrigins,
-    maxBodyBytes: opts.maxBodyBytes,
-    now: opts.now,
-    oauth: oauth.accessTokens,
-  });
-
-  registerDashboardRoutes(app, routeDeps, {
-    publicUrl: opts.publicUrl,
-    allowedOrigins: opts.allowedOrigins,
-    endOAuthSignIn: oauth.endSignIn,
-  });
-  registerAssetRoute(app, routeDeps, assetLinks);
-
+function registerMetadataRoutes(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  { catalogue, drain, publicUrl }: { catalogue: Catalogue<GatewayDeps>; drain: Drain; publicUrl: string },
+): void {
   const resourceMetadata = {
-    resource: `${opts.publicUrl}/mcp`,
+    resource: `${publicUrl}/mcp`,
     resource_name: 'Ad account management (MCP)',
-    authorization_servers: [opts.publicUrl],
+    authorization_servers: [publicUrl],
     bearer_methods_supported: ['header'],
     scopes_supported: ['read', 'write'],
-    resource_documentation: `${opts.publicUrl}/catalogue.json`,
+    resource_documentation: `${publicUrl}/catalogue.json`,
   };
   app.get('/.well-known/oauth-protected-resource', async () => resourceMetadata);
   app.get('/.well-known/oauth-protected-resource/mcp', async () => resourceMetadata);
@@ -295,5 +335,4 @@ export function buildServer(
       return reply.code(503).send({ status: 'database unavailable' });
     }
   });
-  return { app, catalogue, drain };
 }
