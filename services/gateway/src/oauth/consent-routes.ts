@@ -58,6 +58,14 @@ export interface ConsentOptions {
   resource: string;
 }
 
+/** What the consent routes share: the services, the authorization server, and the origins allowed to post. */
+interface ConsentContext {
+  deps: GatewayDeps;
+  provider: Provider;
+  resource: string;
+  origins: ReturnType<typeof createOriginPolicy>;
+}
+
 export function registerConsentRoutes(
   app: FastifyInstance,
   deps: GatewayDeps,
@@ -65,34 +73,42 @@ export function registerConsentRoutes(
   o: ConsentOptions,
 ): void {
   const origins = createOriginPolicy(o.publicUrl, o.allowedOrigins);
+  const c: ConsentContext = { deps, provider, resource: o.resource, origins };
+  registerConsentPage(app, c);
+  registerApprove(app, c);
+  registerDecline(app, c);
+}
 
-  const session = async (req: FastifyRequest): Promise<SessionView | undefined> => {
-    const token = readCookie(req, SESSION_COOKIE);
-    return token ? findSession(deps.pool, hashToken(token)) : undefined;
-  };
+async function session(c: ConsentContext, req: FastifyRequest): Promise<SessionView | undefined> {
+  const token = readCookie(req, SESSION_COOKIE);
+  return token ? findSession(c.deps.pool, hashToken(token)) : undefined;
+}
 
-  const problem = (reply: FastifyReply, status: number, message: string) =>
-    reply
-      .code(status)
-      .type('text/html')
-      .send(page('Sign-in request', `<section><p class="error" role="alert">${esc(message)}</p></section>`));
+function problem(reply: FastifyReply, status: number, message: string) {
+  return reply
+    .code(status)
+    .type('text/html')
+    .send(page('Sign-in request', `<section><p class="error" role="alert">${esc(message)}</p></section>`));
+}
 
-  /** The pending authorization request behind `uid`, or undefined when it is gone or not this browser's. */
-  const pending = async (req: FastifyRequest, reply: FastifyReply, uid: string) => {
-    try {
-      const details = await provider.interactionDetails(req.raw, reply.raw);
-      return details.uid === uid ? details : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const EXPIRED =
-    'This sign-in request has expired or was opened in another browser. Start the connection again from your MCP client.';
+/** The pending authorization request behind `uid`, or undefined when it is gone or not this browser's. */
+async function pending(c: ConsentContext, req: FastifyRequest, reply: FastifyReply, uid: string) {
+  try {
+    const details = await c.provider.interactionDetails(req.raw, reply.raw);
+    return details.uid === uid ? details : undefined;
+  } catch {
+    return undefined;
+  }
+}
+const EXPIRED =
+  'This sign-in request has expired or was opened in another browser. Start the connection again from your MCP client.';
 
+function registerConsentPage(app: FastifyInstance, c: ConsentContext): void {
+  const { deps, provider } = c;
   app.get<{ Params: { uid: string } }>(`${CONSENT_PATH}/:uid`, async (req, reply) => {
-    const details = await pending(req, reply, req.params.uid);
+    const details = await pending(c, req, reply, req.params.uid);
     if (details === undefined) return problem(reply, 400, EXPIRED);
-    const s = await session(req);
+    const s = await session(c, req);
     if (!s)
       return reply.redirect(
         `/dashboard/login?next=${encodeURIComponent(`${CONSENT_PATH}/${details.uid}`)}`,
@@ -137,74 +153,81 @@ export function registerConsentRoutes(
       ),
     );
   });
+}
 
-  /** A consent form post from a signed-in person on our own page, or undefined after answering 403. */
-  const checkedPost = async (req: FastifyRequest, reply: FastifyReply) => {
-    const sent = req.headers.origin;
-    if (sent !== undefined && !origins.allows(sent)) {
-      await problem(
-        reply,
-        403,
-        `This form was refused by the origin check: it was sent from ${sent}, not from this dashboard's own pages.`,
-      );
-      return undefined;
-    }
-    const s = await session(req);
-    if (!s) {
-      await problem(reply, 403, 'You are not signed in, or your session has ended. Sign in again and retry.');
-      return undefined;
-    }
-    if ((req.body as Record<string, string> | undefined)?.csrf !== s.csrf_token) {
-      await problem(
-        reply,
-        403,
-        'This form has expired: its CSRF token is not your session’s. Reload the page and try again.',
-      );
-      return undefined;
-    }
-    return s;
-  };
+/** A consent form post from a signed-in person on our own page, or undefined after answering 403. */
+async function checkedPost(c: ConsentContext, req: FastifyRequest, reply: FastifyReply) {
+  const { origins } = c;
+  const sent = req.headers.origin;
+  if (sent !== undefined && !origins.allows(sent)) {
+    await problem(
+      reply,
+      403,
+      `This form was refused by the origin check: it was sent from ${sent}, not from this dashboard's own pages.`,
+    );
+    return undefined;
+  }
+  const s = await session(c, req);
+  if (!s) {
+    await problem(reply, 403, 'You are not signed in, or your session has ended. Sign in again and retry.');
+    return undefined;
+  }
+  if ((req.body as Record<string, string> | undefined)?.csrf !== s.csrf_token) {
+    await problem(
+      reply,
+      403,
+      'This form has expired: its CSRF token is not your session’s. Reload the page and try again.',
+    );
+    return undefined;
+  }
+  return s;
+}
 
-  /**
-   * The answer to a post for a request that was decided already: while the request is pending
-   * and the post asks for the same, where the first decision sent the browser (waiting briefly
-   * for a concurrent first post to finish); otherwise a refusal that says so.
-   */
-  const alreadyDecided = async (
-    req: FastifyRequest<{ Params: { uid: string } }>,
-    reply: FastifyReply,
-    asked: ConsentDecision['decision'],
-  ) => {
-    const uid = req.params.uid;
-    let first = await findConsentDecision(deps.pool, uid);
-    for (
-      let waited = 0;
-      first?.decision === 'approved' && first.grant_id === null && waited < 5000;
-      waited += 100
-    ) {
-      await delay(100);
-      first = await findConsentDecision(deps.pool, uid);
-    }
-    if (first === undefined)
-      return problem(
-        reply,
-        409,
-        'This sign-in request could not be decided just now. Reload the page and try again.',
-      );
-    const details = first.decision === asked ? await pending(req, reply, uid) : undefined;
-    if (details?.result !== undefined) return reply.redirect(details.returnTo, 303);
+/**
+ * The answer to a post for a request that was decided already: while the request is pending
+ * and the post asks for the same, where the first decision sent the browser (waiting briefly
+ * for a concurrent first post to finish); otherwise a refusal that says so.
+ */
+async function alreadyDecided(
+  c: ConsentContext,
+  req: FastifyRequest<{ Params: { uid: string } }>,
+  reply: FastifyReply,
+  asked: ConsentDecision['decision'],
+) {
+  const { deps } = c;
+  const uid = req.params.uid;
+  let first = await findConsentDecision(deps.pool, uid);
+  for (
+    let waited = 0;
+    first?.decision === 'approved' && first.grant_id === null && waited < 5000;
+    waited += 100
+  ) {
+    await delay(100);
+    first = await findConsentDecision(deps.pool, uid);
+  }
+  if (first === undefined)
     return problem(
       reply,
       409,
-      `This sign-in request was already ${first.decision}; a request is decided once. ${first.decision === 'approved' ? 'Return to your MCP client.' : 'Start the connection again from your MCP client.'}`,
+      'This sign-in request could not be decided just now. Reload the page and try again.',
     );
-  };
+  const details = first.decision === asked ? await pending(c, req, reply, uid) : undefined;
+  if (details?.result !== undefined) return reply.redirect(details.returnTo, 303);
+  return problem(
+    reply,
+    409,
+    `This sign-in request was already ${first.decision}; a request is decided once. ${first.decision === 'approved' ? 'Return to your MCP client.' : 'Start the connection again from your MCP client.'}`,
+  );
+}
 
+function registerApprove(app: FastifyInstance, c: ConsentContext): void {
+  const { deps, provider, resource } = c;
   app.post<{ Params: { uid: string } }>(`${CONSENT_PATH}/:uid/approve`, async (req, reply) => {
-    const s = await checkedPost(req, reply);
+    const s = await checkedPost(c, req, reply);
     if (!s) return reply;
-    if (await findConsentDecision(deps.pool, req.params.uid)) return alreadyDecided(req, reply, 'approved');
-    const details = await pending(req, reply, req.params.uid);
+    if (await findConsentDecision(deps.pool, req.params.uid))
+      return alreadyDecided(c, req, reply, 'approved');
+    const details = await pending(c, req, reply, req.params.uid);
     if (details === undefined) return problem(reply, 400, EXPIRED);
     const clientId = String(details.params.client_id);
     const client = await provider.Client.find(clientId);
@@ -213,12 +236,12 @@ export function registerConsentRoutes(
     // One grant per request: the first post claims the decision; a repeated or concurrent one
     // finds it and makes nothing.
     if (!(await claimConsentDecision(deps.pool, details.uid, 'approved')))
-      return alreadyDecided(req, reply, 'approved');
+      return alreadyDecided(c, req, reply, 'approved');
     let to: string;
     try {
       const grant = new provider.Grant({ accountId: s.user_id, clientId });
       grant.addOIDCScope(scopes.join(' '));
-      grant.addResourceScope(o.resource, scopes.join(' '));
+      grant.addResourceScope(resource, scopes.join(' '));
       const grantId = await grant.save();
       await recordConnection(deps.pool, {
         session: s,
@@ -240,15 +263,19 @@ export function registerConsentRoutes(
     }
     return reply.redirect(to, 303);
   });
+}
 
+function registerDecline(app: FastifyInstance, c: ConsentContext): void {
+  const { deps, provider } = c;
   app.post<{ Params: { uid: string } }>(`${CONSENT_PATH}/:uid/decline`, async (req, reply) => {
-    const s = await checkedPost(req, reply);
+    const s = await checkedPost(c, req, reply);
     if (!s) return reply;
-    if (await findConsentDecision(deps.pool, req.params.uid)) return alreadyDecided(req, reply, 'declined');
-    const details = await pending(req, reply, req.params.uid);
+    if (await findConsentDecision(deps.pool, req.params.uid))
+      return alreadyDecided(c, req, reply, 'declined');
+    const details = await pending(c, req, reply, req.params.uid);
     if (details === undefined) return problem(reply, 400, EXPIRED);
     if (!(await claimConsentDecision(deps.pool, details.uid, 'declined')))
-      return alreadyDecided(req, reply, 'declined');
+      return alreadyDecided(c, req, reply, 'declined');
     const to = await provider.interactionResult(
       req.raw,
       reply.raw,
