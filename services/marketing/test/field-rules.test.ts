@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
 import { CompetitorService } from '@adsmcp/proto/marketing/v1/competitors_pb';
+import { ImportService } from '@adsmcp/proto/marketing/v1/imports_pb';
+import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { principal, type RunningService, startService } from './service.ts';
 
@@ -63,5 +65,110 @@ test('competitor and campaign asset pages beyond their bounds are refused, not c
         ),
     ),
     '`offset` must be an integer from 0 to 100000 (got 100001)',
+  );
+});
+
+const ACCOUNT = '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90';
+
+test('a marketing item saved straight to the service is held to the bounds of the tool', async () => {
+  assert.equal(
+    await refusal(
+      svc.client.saveMarketingItem(
+        {
+          itemId: 'item-1',
+          kind: 'poster',
+          name: 'Spring',
+          tags: Array.from({ length: 31 }, (_, i) => `t${i}`),
+        },
+        svc.as(principal()),
+      ),
+    ),
+    '`item_id` must be a UUID (got "item-1"); `kind` must be one of brand, brief, playbook, inspiration, batch, creative (got "poster"); ' +
+      '`tags` must have at most 30 items (got 31)',
+  );
+});
+
+test('a campaign asset saved for an account that is not a UUID is refused naming the field', async () => {
+  assert.equal(
+    await refusal(
+      svc
+        .clientOf(AssetService)
+        .saveCampaignAsset({ accountId: 'acct-1', name: 'n'.repeat(201) }, svc.as(principal())),
+    ),
+    '`account_id` must be a UUID (got "acct-1"); `name` must be at most 200 characters (got 201)',
+  );
+});
+
+test('a competitor source saved out of its bounds is refused naming each field and its rule', async () => {
+  assert.equal(
+    await refusal(
+      svc.clientOf(CompetitorService).saveCompetitorSource(
+        {
+          accountId: ACCOUNT,
+          name: 'Rival',
+          url: 'https://rival.example.com/',
+          intervalHours: 745,
+          literals: ['x'.repeat(201)],
+        },
+        svc.as(principal()),
+      ),
+    ),
+    '`interval_hours` must be an integer from 1 to 744 (got 745); `literals[0]` must be at most 200 characters (got 201)',
+  );
+});
+
+test('imports out of their bounds are refused before anything is queued', async () => {
+  const imports = svc.clientOf(ImportService);
+  assert.equal(
+    await refusal(
+      imports.importPerformance(
+        {
+          source: 'vendor_c_ads',
+          name: 'October',
+          currency: 'EUR',
+          timezone: 'Europe/Berlin',
+          attribution: '7-day click',
+          since: '2026-10-01',
+          until: '2026-10-31',
+          csv: '',
+        },
+        svc.as(principal()),
+      ),
+    ),
+    '`source` must be one of vendor_a_ads, vendor_b_ads, other (got "vendor_c_ads"); `csv` must be 1 to 1500000 characters (got 0)',
+  );
+  assert.equal(
+    await refusal(
+      imports.importBusinessOutcomes(
+        { accountId: ACCOUNT, source: 'crm eu', name: 'Q4', currency: 'EUR', attribution: 'last click' },
+        svc.as(principal()),
+      ),
+    ),
+    '`source` must match ^[A-Za-z0-9_-]+$ (got "crm eu"); `rows` must have 1 to 5000 items (got 0)',
+  );
+  assert.equal(
+    await refusal(imports.getPerformanceImport({ importId: 'imp-1' }, svc.as(principal()))),
+    '`import_id` must be a UUID (got "imp-1")',
+  );
+});
+
+test('a report asked for with an id or page out of its rules is refused naming the field', async () => {
+  const reports = svc.clientOf(ReportService);
+  assert.equal(
+    await refusal(reports.getPerformanceReport({ reportId: 'rep-1' }, svc.as(principal()))),
+    '`report_id` must be a UUID (got "rep-1")',
+  );
+  assert.equal(
+    await refusal(reports.listPerformanceReports({ limit: 101 }, svc.as(principal()))),
+    '`limit` must be an integer from 1 to 100 (got 101)',
+  );
+  assert.equal(
+    await refusal(
+      reports.createPerformanceReport(
+        { accountId: ACCOUNT, name: 'Week', since: '2026-10-01', until: '2026-10-07', campaignId: 'cmp 1' },
+        svc.as(principal()),
+      ),
+    ),
+    '`campaign_id` must match ^[A-Za-z0-9_-]+$ (got "cmp 1")',
   );
 });

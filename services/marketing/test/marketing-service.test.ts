@@ -194,7 +194,7 @@ describe('saving and reading items', () => {
       await assertRefused(
         svc.client.saveMarketingItem({ ...saveRequest('brand'), ...patch }, svc.as(admin)),
         Code.InvalidArgument,
-        /^a value could not be stored/,
+        /^`(name|kind|collection)` must be /,
       );
     }
     const { total } = await svc.client.listMarketingItems({}, svc.as(admin));

@@ -13,13 +13,11 @@ import {
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import { InvalidArgumentError, NotFoundError, UnavailableError } from '@adsmcp/runtime/errors';
-import { isUuid } from '@adsmcp/runtime/ids';
 import { nextOffset } from '@adsmcp/runtime/paging';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { readingFor } from '@adsmcp/runtime/service-client';
 import { fromJson, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { quotedStart } from '../domain/code-points.ts';
 import { listQueryOf } from '../domain/marketing-item.ts';
 import { type AdCounts, importedByAd, importedTotals, reportFigures } from '../domain/performance-report.ts';
 import { type ReportPeriod, reportPeriod, todayIn } from '../domain/report-period.ts';
@@ -194,7 +192,6 @@ export function createReportHandlers(deps: ReportHandlerDeps): ServiceImpl<typeo
   return {
     async createPerformanceReport(req, ctx) {
       const principal = principalOf(ctx);
-      if (!isUuid(req.accountId)) throw new InvalidArgumentError('account_id must be a UUID');
       refuseGivenCounts(req);
       const { upstream } = deps;
       if (upstream === undefined) {
@@ -240,9 +237,6 @@ export function createReportHandlers(deps: ReportHandlerDeps): ServiceImpl<typeo
 
     async getPerformanceReport(req, ctx) {
       const principal = principalOf(ctx);
-      if (!isUuid(req.reportId)) {
-        throw new InvalidArgumentError(`report_id must be a UUID (got ${quotedStart(req.reportId)})`);
-      }
       const format = formatOf(req.format);
       const report = await findReport(deps.pool, principal.workspaceId, req.reportId.toLowerCase());
       if (report === undefined) throw new NotFoundError(`performance report ${req.reportId} does not exist`);
