@@ -81,9 +81,9 @@ describe('Call: what a request must be', () => {
     [
       'a method other than GET or POST',
       get('/ads', { method: 'PUT' }),
-      /^method must be GET or POST \(got "PUT"\)/,
+      /^`method` must be one of GET, POST \(got "PUT"\)/,
     ],
-    ['a lower-case method', get('/ads', { method: 'get' }), /^method must be GET or POST/],
+    ['a lower-case method', get('/ads', { method: 'get' }), /^`method` must be one of GET, POST/],
     ['a path without a leading slash', get('ads'), /^path must start with "\/"/],
     ['a full URL', get('https://evil.example/ads'), /^path must start with "\/".*never a URL/],
     ['a path naming a host', get('//evil.example/ads'), /^path must not name a host/],
@@ -104,7 +104,7 @@ describe('Call: what a request must be', () => {
     [
       'a path over 2048 characters',
       get(`/${'a'.repeat(2048)}`),
-      /^path must be at most 2048 characters \(got 2049\)/,
+      /^`path` must be at most 2048 characters \(got 2049\)/,
     ],
     ['a body on a GET', get('/ads', { bodyJson: '{}' }), /^body_json must be empty for GET/],
     [
@@ -135,7 +135,7 @@ describe('Call: what a request must be', () => {
     [
       'an idempotency key over 255 characters',
       post('/ads/1', { idempotencyKey: 'k'.repeat(256) }),
-      /^idempotency_key must be at most 255 characters/,
+      /^`idempotency_key` must be at most 255 characters/,
     ],
     [
       'a file body on another path',
@@ -185,7 +185,7 @@ describe('Call: what a request must be', () => {
     [
       'a query parameter without a name',
       get('/ads', { query: [{ name: '', value: 'x' }] }),
-      /^query\[0\]\.name must be 1 to 256 characters/,
+      /^`query\[0\]\.name` must be 1 to 256 characters/,
     ],
   ];
   for (const [what, request, message] of cases) {

@@ -7,13 +7,14 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_adsmcp_v1_access } from "../../adsmcp/v1/access_pb.ts";
+import { file_buf_validate_validate } from "../../buf/validate/validate_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file upstream/v1/upstream.proto.
  */
 export const file_upstream_v1_upstream: GenFile = /*@__PURE__*/
-  fileDesc("Chp1cHN0cmVhbS92MS91cHN0cmVhbS5wcm90bxILdXBzdHJlYW0udjEizgEKB0FjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEhEKCXRpbWVfem9uZRgEIAEoCRIRCgljYW5fd3JpdGUYBSABKAgSGwoTdXBzdHJlYW1fYWNjb3VudF9pZBgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJEh0KFWNyZWRlbnRpYWxfZXhwaXJlc19hdBgUIAEoCRIZChFjcmVkZW50aWFsX3N0YXR1cxgVIAEoCSIVChNMaXN0QWNjb3VudHNSZXF1ZXN0Ij4KFExpc3RBY2NvdW50c1Jlc3BvbnNlEiYKCGFjY291bnRzGAEgAygLMhQudXBzdHJlYW0udjEuQWNjb3VudCKZAQoXQ3JlYXRlQ29ubmVjdGlvblJlcXVlc3QSDAoEbmFtZRgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIRCgl0aW1lX3pvbmUYAyABKAkSEQoJY2FuX3dyaXRlGAQgASgIEhsKE3Vwc3RyZWFtX2FjY291bnRfaWQYBSABKAkSGwoTdXBzdHJlYW1fY3JlZGVudGlhbBgGIAEoCSJBChhDcmVhdGVDb25uZWN0aW9uUmVzcG9uc2USJQoHYWNjb3VudBgBIAEoCzIULnVwc3RyZWFtLnYxLkFjY291bnQiJwoRR2V0QWNjb3VudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoHYWNjb3VudBgBIAEoCzIULnVwc3RyZWFtLnYxLkFjY291bnQiKQoKUXVlcnlQYXJhbRIMCgRuYW1lGAEgASgJEg0KBXZhbHVlGAIgASgJIrcBCgtDYWxsUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg4KBm1ldGhvZBgCIAEoCRIMCgRwYXRoGAMgASgJEiYKBXF1ZXJ5GAQgAygLMhcudXBzdHJlYW0udjEuUXVlcnlQYXJhbRIRCglib2R5X2pzb24YBSABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAYgASgJEgwKBGJvZHkYByABKAwSFAoMY29udGVudF90eXBlGAggASgJIkMKDENhbGxSZXNwb25zZRIOCgZzdGF0dXMYASABKAUSEQoJYm9keV9qc29uGAIgASgJEhAKCGF0dGVtcHRzGAMgASgFMs0DCg9VcHN0cmVhbVNlcnZpY2USaQoKR2V0QWNjb3VudBIeLnVwc3RyZWFtLnYxLkdldEFjY291bnRSZXF1ZXN0Gh8udXBzdHJlYW0udjEuR2V0QWNjb3VudFJlc3BvbnNlIhqaoRkWCAESEnJlYWRpbmcgYW4gYWNjb3VudBJcCgRDYWxsEhgudXBzdHJlYW0udjEuQ2FsbFJlcXVlc3QaGS51cHN0cmVhbS52MS5DYWxsUmVzcG9uc2UiH5qhGRsICBIXY2FsbGluZyB0aGUgYWQgcGxhdGZvcm0SbQoMTGlzdEFjY291bnRzEiAudXBzdHJlYW0udjEuTGlzdEFjY291bnRzUmVxdWVzdBohLnVwc3RyZWFtLnYxLkxpc3RBY2NvdW50c1Jlc3BvbnNlIhiaoRkUCAESEGxpc3RpbmcgYWNjb3VudHMSgQEKEENyZWF0ZUNvbm5lY3Rpb24SJC51cHN0cmVhbS52MS5DcmVhdGVDb25uZWN0aW9uUmVxdWVzdBolLnVwc3RyZWFtLnYxLkNyZWF0ZUNvbm5lY3Rpb25SZXNwb25zZSIgmqEZHAgDEhhjb25uZWN0aW5nIGFuIGFkIGFjY291bnRiBnByb3RvMw", [file_adsmcp_v1_access]);
+  fileDesc("Chp1cHN0cmVhbS92MS91cHN0cmVhbS5wcm90bxILdXBzdHJlYW0udjEizgEKB0FjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEhEKCXRpbWVfem9uZRgEIAEoCRIRCgljYW5fd3JpdGUYBSABKAgSGwoTdXBzdHJlYW1fYWNjb3VudF9pZBgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJEh0KFWNyZWRlbnRpYWxfZXhwaXJlc19hdBgUIAEoCRIZChFjcmVkZW50aWFsX3N0YXR1cxgVIAEoCSIVChNMaXN0QWNjb3VudHNSZXF1ZXN0Ij4KFExpc3RBY2NvdW50c1Jlc3BvbnNlEiYKCGFjY291bnRzGAEgAygLMhQudXBzdHJlYW0udjEuQWNjb3VudCKZAQoXQ3JlYXRlQ29ubmVjdGlvblJlcXVlc3QSDAoEbmFtZRgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIRCgl0aW1lX3pvbmUYAyABKAkSEQoJY2FuX3dyaXRlGAQgASgIEhsKE3Vwc3RyZWFtX2FjY291bnRfaWQYBSABKAkSGwoTdXBzdHJlYW1fY3JlZGVudGlhbBgGIAEoCSJBChhDcmVhdGVDb25uZWN0aW9uUmVzcG9uc2USJQoHYWNjb3VudBgBIAEoCzIULnVwc3RyZWFtLnYxLkFjY291bnQiJwoRR2V0QWNjb3VudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSI7ChJHZXRBY2NvdW50UmVzcG9uc2USJQoHYWNjb3VudBgBIAEoCzIULnVwc3RyZWFtLnYxLkFjY291bnQiPwoKUXVlcnlQYXJhbRIYCgRuYW1lGAEgASgJQgq6SAdyBRABGIACEhcKBXZhbHVlGAIgASgJQgi6SAVyAxiAECLoAQoLQ2FsbFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIgCgZtZXRob2QYAiABKAlCELpIDXILUgNHRVRSBFBPU1QSFgoEcGF0aBgDIAEoCUIIukgFcgMYgBASMQoFcXVlcnkYBCADKAsyFy51cHN0cmVhbS52MS5RdWVyeVBhcmFtQgm6SAaSAQMQ6AcSEQoJYm9keV9qc29uGAUgASgJEiEKD2lkZW1wb3RlbmN5X2tleRgGIAEoCUIIukgFcgMY/wESDAoEYm9keRgHIAEoDBIUCgxjb250ZW50X3R5cGUYCCABKAkiQwoMQ2FsbFJlc3BvbnNlEg4KBnN0YXR1cxgBIAEoBRIRCglib2R5X2pzb24YAiABKAkSEAoIYXR0ZW1wdHMYAyABKAUyzQMKD1Vwc3RyZWFtU2VydmljZRJpCgpHZXRBY2NvdW50Eh4udXBzdHJlYW0udjEuR2V0QWNjb3VudFJlcXVlc3QaHy51cHN0cmVhbS52MS5HZXRBY2NvdW50UmVzcG9uc2UiGpqhGRYIARIScmVhZGluZyBhbiBhY2NvdW50ElwKBENhbGwSGC51cHN0cmVhbS52MS5DYWxsUmVxdWVzdBoZLnVwc3RyZWFtLnYxLkNhbGxSZXNwb25zZSIfmqEZGwgIEhdjYWxsaW5nIHRoZSBhZCBwbGF0Zm9ybRJtCgxMaXN0QWNjb3VudHMSIC51cHN0cmVhbS52MS5MaXN0QWNjb3VudHNSZXF1ZXN0GiEudXBzdHJlYW0udjEuTGlzdEFjY291bnRzUmVzcG9uc2UiGJqhGRQIARIQbGlzdGluZyBhY2NvdW50cxKBAQoQQ3JlYXRlQ29ubmVjdGlvbhIkLnVwc3RyZWFtLnYxLkNyZWF0ZUNvbm5lY3Rpb25SZXF1ZXN0GiUudXBzdHJlYW0udjEuQ3JlYXRlQ29ubmVjdGlvblJlc3BvbnNlIiCaoRkcCAMSGGNvbm5lY3RpbmcgYW4gYWQgYWNjb3VudGIGcHJvdG8z", [file_adsmcp_v1_access, file_buf_validate_validate]);
 
 /**
  * An ad-account connection as the rest of the product sees it: never its credential.
@@ -214,11 +215,15 @@ export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PUR
  */
 export type QueryParam = Message<"upstream.v1.QueryParam"> & {
   /**
+   * 1 to 256 characters.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * At most 2048 characters.
+   *
    * @generated from field: string value = 2;
    */
   value: string;
@@ -240,6 +245,9 @@ export const QueryParamSchema: GenMessage<QueryParam> = /*@__PURE__*/
  */
 export type CallRequest = Message<"upstream.v1.CallRequest"> & {
   /**
+   * Not held to a UUID rule: an id that is not one is answered NotFound, exactly as an account
+   * that does not exist or is another workspace's.
+   *
    * @generated from field: string account_id = 1;
    */
   accountId: string;
@@ -252,13 +260,16 @@ export type CallRequest = Message<"upstream.v1.CallRequest"> & {
   method: string;
 
   /**
-   * The platform path, starting with a slash (/ads/123); never a full URL.
+   * The platform path, starting with a slash (/ads/123); never a full URL; at most 2048 characters
+   * (the handler checks its shape).
    *
    * @generated from field: string path = 3;
    */
   path: string;
 
   /**
+   * At most 1000 parameters: a list filter may name 500 ids beside the paging.
+   *
    * @generated from field: repeated upstream.v1.QueryParam query = 4;
    */
   query: QueryParam[];
@@ -271,6 +282,8 @@ export type CallRequest = Message<"upstream.v1.CallRequest"> & {
   bodyJson: string;
 
   /**
+   * At most 255 characters.
+   *
    * @generated from field: string idempotency_key = 6;
    */
   idempotencyKey: string;
