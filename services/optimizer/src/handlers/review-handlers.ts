@@ -15,7 +15,7 @@ import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@a
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import { actorName, type Principal } from '@adsmcp/runtime/principal';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { canonicalUuid, type Optimizer } from '../domain/optimizer.ts';
 import {
   approvedProposal,
@@ -48,12 +48,12 @@ import { getOptimizer, lockOptimizer } from '../store/optimizer-store.ts';
 import {
   countProposals,
   countRuns,
-  getProposal,
-  getRun,
   insertProposal,
-  listProposals,
-  listRuns,
   proposalIdsOf,
+  getProposal as readProposal,
+  listProposals as readProposals,
+  getRun as readRun,
+  listRuns as readRuns,
   requestRun,
   runProposals,
   updateProposal,
@@ -190,7 +190,7 @@ export async function claimedRun(
   token: string,
   now: Date,
 ) {
-  const run = await getRun(db, workspaceId, runId);
+  const run = await readRun(db, workspaceId, runId);
   if (run === undefined) throw runNotFound(runId);
   requireClaim(run, token, now);
   return { run, optimizer: await loadOptimizer(db, workspaceId, run.optimizerId) };
@@ -209,7 +209,7 @@ export async function recordSnapshot(
   now: Date,
 ): Promise<Run> {
   return inTransaction(pool, async (tx) => {
-    const current = await getRun(tx, workspaceId, runId, true);
+    const current = await readRun(tx, workspaceId, runId, true);
     if (current === undefined) throw runNotFound(runId);
     requireClaim(current, token, now);
     const optimizer = await loadOptimizer(tx, workspaceId, current.optimizerId);
@@ -218,329 +218,388 @@ export async function recordSnapshot(
   });
 }
 
+// Each RPC's function takes its request and answer types from the generated service, so a moved
+// function is checked exactly as its table entry was.
+type Impl = ServiceImpl<typeof ReviewService>;
+type Req<K extends keyof Impl> = Parameters<Impl[K]>[0];
+type Res<K extends keyof Impl> = Promise<Awaited<ReturnType<Impl[K]>>>;
+
 /** createReviewHandlers builds the ReviewService implementation from its dependencies. */
 export function createReviewHandlers(deps: ReviewHandlerDeps): ServiceImpl<typeof ReviewService> {
-  const { pool, clock } = deps;
-
-  const withProposals = async (workspaceId: string, run: Run, now: Date) =>
-    toRunMessage(run, now, (await proposalIdsOf(pool, workspaceId, [run.runId])).get(run.runId) ?? []);
-
-  /** Locks a proposal, applies `change` and writes it; the result as the API shows it. */
-  const changeProposal = async (
-    principal: Principal,
-    proposalId: string,
-    change: (p: Proposal, optimizer: Optimizer, now: Date) => Proposal | undefined,
-    after?: (tx: Queryable, p: Proposal) => Promise<void>,
-  ) => {
-    const id = canonicalUuid('proposal_id', proposalId);
-    const now = clock();
-    const saved = await inTransaction(pool, async (tx) => {
-      const current = await getProposal(tx, principal.workspaceId, id, true);
-      if (current === undefined) throw proposalNotFound(id);
-      const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
-      const next = change(current, optimizer, now);
-      if (next === undefined) return current;
-      const written = await updateProposal(tx, next, current.revision);
-      if (written === undefined) throw new Error('a locked proposal changed its revision');
-      await after?.(tx, written);
-      return written;
-    });
-    return { proposal: toProposalMessage(saved, now) };
-  };
-
   return {
-    async requestReview(req, ctx) {
-      const principal = principalOf(ctx);
-      const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
-      const now = clock();
-      const result = await inTransaction(pool, async (tx) => {
-        const optimizer = await lockOptimizer(tx, principal.workspaceId, optimizerId);
-        if (optimizer === undefined) throw optimizerNotFound(optimizerId);
-        const refusal = requestRefusal(optimizer);
-        if (refusal !== undefined) throw new FailedPreconditionError(refusal);
-        return requestRun(tx, optimizer, 'request', actorName(principal), now);
-      });
-      return { run: await withProposals(principal.workspaceId, result.run, now), created: result.created };
-    },
-
-    async listRuns(req, ctx) {
-      const principal = principalOf(ctx);
-      const optimizerId =
-        req.optimizerId === undefined ? undefined : canonicalUuid('optimizer_id', req.optimizerId);
-      if (req.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(req.status)) {
-        throw new InvalidArgumentError(`status must be one of ${RUN_STATUSES.join(', ')}`);
-      }
-      const page = pageOf(req);
-      const now = clock();
-      const filter = {
-        workspaceId: principal.workspaceId,
-        optimizerId,
-        status: req.status as RunStatus | undefined,
-        now,
-      };
-      const [runs, total] = await Promise.all([
-        listRuns(pool, { ...filter, ...page }),
-        countRuns(pool, filter),
-      ]);
-      const ids = await proposalIdsOf(
-        pool,
-        principal.workspaceId,
-        runs.map((r) => r.runId),
-      );
-      return {
-        runs: runs.map((r) => toRunMessage(r, now, ids.get(r.runId) ?? [])),
-        total,
-        nextOffset: nextOffset(page, runs.length, total),
-      };
-    },
-
-    async getRun(req, ctx) {
-      const principal = principalOf(ctx);
-      const runId = canonicalUuid('run_id', req.runId);
-      const run = await getRun(pool, principal.workspaceId, runId);
-      if (run === undefined) throw runNotFound(runId);
-      return { run: await withProposals(principal.workspaceId, run, clock()) };
-    },
-
-    async claimRun(req, ctx) {
-      const principal = principalOf(ctx);
-      const runId = canonicalUuid('run_id', req.runId);
-      const token =
-        req.claimToken === undefined ? randomUUID() : canonicalUuid('claim_token', req.claimToken);
-      const now = clock();
-      const { run, optimizer } = await inTransaction(pool, async (tx) => {
-        const current = await getRun(tx, principal.workspaceId, runId, true);
-        if (current === undefined) throw runNotFound(runId);
-        const o = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
-        const decided = claimed(current, token, actorName(principal), now);
-        return { run: decided.renewed ? await updateRun(tx, decided.run) : decided.run, optimizer: o };
-      });
-      const c = optimizer.config;
-      return {
-        run: toRunMessage(run, now),
-        claimToken: token,
-        campaignIds: c.campaignIds,
-        goal: c.goal,
-        windowHours: c.windowHours,
-        reportingDelayHours: c.reportingDelayHours,
-        minImpressions: c.minImpressions,
-        minClicks: c.minClicks,
-        minConversions: c.minConversions,
-        claimedAt: (run.claimedAt ?? now).toISOString(),
-      };
-    },
-
-    async recordSnapshot(req, ctx) {
-      const principal = principalOf(ctx);
-      const runId = canonicalUuid('run_id', req.runId);
-      const token = canonicalUuid('claim_token', req.claimToken);
-      const now = clock();
-      const run = await recordSnapshot(
-        pool,
-        principal.workspaceId,
-        runId,
-        token,
-        {
-          timeRange: req.timeRange,
-          windowStart: req.windowStart,
-          windowEnd: req.windowEnd,
-          currency: req.currency,
-          timeZone: req.timeZone,
-          ads: req.ads.map((a) => ({
-            adId: a.adId,
-            adName: a.adName,
-            campaignId: a.campaignId,
-            adGroupId: a.adGroupId,
-            status: a.status,
-            title: a.title,
-            body: a.body,
-            targetUrl: a.targetUrl,
-            impressions: Number(a.impressions),
-            clicks: Number(a.clicks),
-            conversions: a.conversions,
-            spendMicros: Number(a.spendMicros),
-          })),
-        },
-        now,
-      );
-      const message = toRunMessage(run, now);
-      return { run: message, snapshot: message.snapshot };
-    },
-
-    async completeRun(req, ctx) {
-      const principal = principalOf(ctx);
-      const runId = canonicalUuid('run_id', req.runId);
-      const token = canonicalUuid('claim_token', req.claimToken);
-      const completion = {
-        outcome: req.outcome,
-        summary: req.summary,
-        variants: req.variants.map((v, i) => fromVariant(v, `variants[${i}]`)),
-      };
-      const now = clock();
-      const result = await inTransaction(pool, async (tx) => {
-        const current = await getRun(tx, principal.workspaceId, runId, true);
-        if (current === undefined) throw runNotFound(runId);
-        if (current.status === 'completed' && current.claimToken === token) {
-          if (current.completionDigest !== completionDigest(completion)) {
-            throw new InvalidArgumentError(
-              `run ${current.runId} was already completed with a different outcome, summary or variants; a completion is recorded once (ads_get_optimization_run shows it)`,
-            );
-          }
-          return {
-            run: current,
-            proposals: await runProposals(tx, principal.workspaceId, current.runId),
-            repeated: true,
-          };
-        }
-        requireClaim(current, token, now);
-        const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
-        const outcome = checkCompletion(completion, current.snapshot, optimizer.config);
-        await checkVariantAssets(
-          deps.assets,
-          principal,
-          optimizer.accountId,
-          completion.variants.map((v, i) => ({ field: `variants[${i}]`, assetId: v.assetId })),
-        );
-        const run = await updateRun(tx, completedRun(current, outcome, completion, now));
-        const evidence = new Map((current.snapshot?.ads ?? []).map((a) => [a.adId, a]));
-        const proposals: Proposal[] = [];
-        for (const [i, variant] of completion.variants.entries()) {
-          proposals.push(
-            await insertProposal(
-              tx,
-              newProposal(
-                {
-                  proposalId: randomUUID(),
-                  workspaceId: principal.workspaceId,
-                  optimizerId: optimizer.optimizerId,
-                  accountId: optimizer.accountId,
-                  runId: run.runId,
-                },
-                i,
-                variant,
-                evidence.get(variant.baseAdId) ?? null,
-                optimizer.config,
-                now,
-              ),
-            ),
-          );
-        }
-        for (const p of proposals) await enqueueProposalAwaiting(tx, p, run.summary ?? '', now);
-        return { run, proposals, repeated: false };
-      });
-      return {
-        run: toRunMessage(
-          result.run,
-          now,
-          result.proposals.map((p) => p.proposalId),
-        ),
-        proposals: result.proposals.map((p) => toProposalMessage(p, now)),
-        repeated: result.repeated,
-      };
-    },
-
-    async listProposals(req, ctx) {
-      const principal = principalOf(ctx);
-      const optional = (field: string, value: string | undefined) =>
-        value === undefined ? undefined : canonicalUuid(field, value);
-      const optimizerId = optional('optimizer_id', req.optimizerId);
-      const accountId = optional('account_id', req.accountId);
-      const runId = optional('run_id', req.runId);
-      // An unknown status would match no proposal and read as "none": refuse it by name instead.
-      if (req.status !== undefined && !(PROPOSAL_STATUSES as readonly string[]).includes(req.status)) {
-        throw new InvalidArgumentError(
-          `status must be one of ${PROPOSAL_STATUSES.join(', ')} (got ${JSON.stringify(req.status)})`,
-        );
-      }
-      for (const [field, value] of [
-        ['created_after', req.createdAfter],
-        ['created_before', req.createdBefore],
-      ] as const) {
-        if (value !== undefined && (!RFC3339.test(value) || Number.isNaN(Date.parse(value))))
-          throw new InvalidArgumentError(`${field} must be an RFC 3339 date-time, e.g. 2026-01-31T00:00:00Z`);
-      }
-      const page = pageOf(req);
-      const now = clock();
-      const filter = {
-        workspaceId: principal.workspaceId,
-        optimizerId,
-        status: req.status,
-        accountId,
-        runId,
-        createdAfter: req.createdAfter,
-        createdBefore: req.createdBefore,
-        now,
-      };
-      const [proposals, total] = await Promise.all([
-        listProposals(pool, { ...filter, ...page }),
-        countProposals(pool, filter),
-      ]);
-      return {
-        proposals: proposals.map((p) => toProposalMessage(p, now)),
-        total,
-        nextOffset: nextOffset(page, proposals.length, total),
-      };
-    },
-
-    async getProposal(req, ctx) {
-      const principal = principalOf(ctx);
-      const proposalId = canonicalUuid('proposal_id', req.proposalId);
-      const p = await getProposal(pool, principal.workspaceId, proposalId);
-      if (p === undefined) throw proposalNotFound(proposalId);
-      return { proposal: toProposalMessage(p, clock()) };
-    },
-
-    async editProposal(req, ctx) {
-      const principal = principalOf(ctx);
-      if (req.variant === undefined) throw new InvalidArgumentError('variant is required');
-      const variant = fromVariant(req.variant, 'variant');
-      if (variant.assetId !== undefined) {
-        // Checked before the proposal is locked; an unknown proposal is refused by changeProposal.
-        const id = canonicalUuid('proposal_id', req.proposalId);
-        const current = await getProposal(pool, principal.workspaceId, id, false);
-        if (current !== undefined)
-          await checkVariantAssets(deps.assets, principal, current.accountId, [
-            { field: 'variant', assetId: variant.assetId },
-          ]);
-      }
-      return changeProposal(principal, req.proposalId, (p, o, now) =>
-        editedProposal(p, req.expectedRevision, variant, o.config, now),
-      );
-    },
-
-    async reviewProposal(req, ctx) {
-      const principal = principalOf(ctx);
-      return changeProposal(principal, req.proposalId, (p, _o, now) =>
-        reviewedProposal(p, req.expectedRevision, req.decision, req.note, actorName(principal), now),
-      );
-    },
-
-    async cancelProposal(req, ctx) {
-      const principal = principalOf(ctx);
-      return changeProposal(principal, req.proposalId, (p, _o, now) =>
-        cancelledProposal(p, `cancelled by ${actorName(principal)}`, now),
-      );
-    },
-
-    async approveProposal(req, ctx) {
-      const principal = principalOf(ctx);
-      checkMayApprove(principal);
-      const approver = { by: actorName(principal), userId: principal.userId ?? '' };
-      return changeProposal(
-        principal,
-        req.proposalId,
-        (p, o, now) => approvedProposal(p, req.expectedRevision, o, o.config, approver, now),
-        // The approval and the work of publishing it commit together.
-        async (tx, p) => {
-          const message: PublishMessage = { proposal_id: p.proposalId, workspace_id: p.workspaceId };
-          await enqueue(tx, {
-            topic: PUBLISH_TOPIC,
-            key: p.proposalId,
-            payload: message,
-            id: deterministicId('publish', p.proposalId),
-          });
-        },
-      );
-    },
+    requestReview: (req, ctx) => requestReview(deps, req, ctx),
+    listRuns: (req, ctx) => listRuns(deps, req, ctx),
+    getRun: (req, ctx) => getRun(deps, req, ctx),
+    claimRun: (req, ctx) => claimRun(deps, req, ctx),
+    recordSnapshot: (req, ctx) => recordClaimedSnapshot(deps, req, ctx),
+    completeRun: (req, ctx) => completeRun(deps, req, ctx),
+    listProposals: (req, ctx) => listProposals(deps, req, ctx),
+    getProposal: (req, ctx) => getProposal(deps, req, ctx),
+    editProposal: (req, ctx) => editProposal(deps, req, ctx),
+    reviewProposal: (req, ctx) => reviewProposal(deps, req, ctx),
+    cancelProposal: (req, ctx) => cancelProposal(deps, req, ctx),
+    approveProposal: (req, ctx) => approveProposal(deps, req, ctx),
   };
+}
+
+async function withProposals(deps: ReviewHandlerDeps, workspaceId: string, run: Run, now: Date) {
+  return toRunMessage(
+    run,
+    now,
+    (await proposalIdsOf(deps.pool, workspaceId, [run.runId])).get(run.runId) ?? [],
+  );
+}
+
+/** Locks a proposal, applies `change` and writes it; the result as the API shows it. */
+async function changeProposal(
+  deps: ReviewHandlerDeps,
+  principal: Principal,
+  proposalId: string,
+  change: (p: Proposal, optimizer: Optimizer, now: Date) => Proposal | undefined,
+  after?: (tx: Queryable, p: Proposal) => Promise<void>,
+) {
+  const id = canonicalUuid('proposal_id', proposalId);
+  const now = deps.clock();
+  const saved = await inTransaction(deps.pool, async (tx) => {
+    const current = await readProposal(tx, principal.workspaceId, id, true);
+    if (current === undefined) throw proposalNotFound(id);
+    const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
+    const next = change(current, optimizer, now);
+    if (next === undefined) return current;
+    const written = await updateProposal(tx, next, current.revision);
+    if (written === undefined) throw new Error('a locked proposal changed its revision');
+    await after?.(tx, written);
+    return written;
+  });
+  return { proposal: toProposalMessage(saved, now) };
+}
+
+async function requestReview(
+  deps: ReviewHandlerDeps,
+  req: Req<'requestReview'>,
+  ctx: HandlerContext,
+): Res<'requestReview'> {
+  const principal = principalOf(ctx);
+  const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
+  const now = deps.clock();
+  const result = await inTransaction(deps.pool, async (tx) => {
+    const optimizer = await lockOptimizer(tx, principal.workspaceId, optimizerId);
+    if (optimizer === undefined) throw optimizerNotFound(optimizerId);
+    const refusal = requestRefusal(optimizer);
+    if (refusal !== undefined) throw new FailedPreconditionError(refusal);
+    return requestRun(tx, optimizer, 'request', actorName(principal), now);
+  });
+  return { run: await withProposals(deps, principal.workspaceId, result.run, now), created: result.created };
+}
+
+async function listRuns(deps: ReviewHandlerDeps, req: Req<'listRuns'>, ctx: HandlerContext): Res<'listRuns'> {
+  const principal = principalOf(ctx);
+  const optimizerId =
+    req.optimizerId === undefined ? undefined : canonicalUuid('optimizer_id', req.optimizerId);
+  if (req.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(req.status)) {
+    throw new InvalidArgumentError(`status must be one of ${RUN_STATUSES.join(', ')}`);
+  }
+  const page = pageOf(req);
+  const now = deps.clock();
+  const filter = {
+    workspaceId: principal.workspaceId,
+    optimizerId,
+    status: req.status as RunStatus | undefined,
+    now,
+  };
+  const [runs, total] = await Promise.all([
+    readRuns(deps.pool, { ...filter, ...page }),
+    countRuns(deps.pool, filter),
+  ]);
+  const ids = await proposalIdsOf(
+    deps.pool,
+    principal.workspaceId,
+    runs.map((r) => r.runId),
+  );
+  return {
+    runs: runs.map((r) => toRunMessage(r, now, ids.get(r.runId) ?? [])),
+    total,
+    nextOffset: nextOffset(page, runs.length, total),
+  };
+}
+
+async function getRun(deps: ReviewHandlerDeps, req: Req<'getRun'>, ctx: HandlerContext): Res<'getRun'> {
+  const principal = principalOf(ctx);
+  const runId = canonicalUuid('run_id', req.runId);
+  const run = await readRun(deps.pool, principal.workspaceId, runId);
+  if (run === undefined) throw runNotFound(runId);
+  return { run: await withProposals(deps, principal.workspaceId, run, deps.clock()) };
+}
+
+async function claimRun(deps: ReviewHandlerDeps, req: Req<'claimRun'>, ctx: HandlerContext): Res<'claimRun'> {
+  const principal = principalOf(ctx);
+  const runId = canonicalUuid('run_id', req.runId);
+  const token = req.claimToken === undefined ? randomUUID() : canonicalUuid('claim_token', req.claimToken);
+  const now = deps.clock();
+  const { run, optimizer } = await inTransaction(deps.pool, async (tx) => {
+    const current = await readRun(tx, principal.workspaceId, runId, true);
+    if (current === undefined) throw runNotFound(runId);
+    const o = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
+    const decided = claimed(current, token, actorName(principal), now);
+    return { run: decided.renewed ? await updateRun(tx, decided.run) : decided.run, optimizer: o };
+  });
+  const c = optimizer.config;
+  return {
+    run: toRunMessage(run, now),
+    claimToken: token,
+    campaignIds: c.campaignIds,
+    goal: c.goal,
+    windowHours: c.windowHours,
+    reportingDelayHours: c.reportingDelayHours,
+    minImpressions: c.minImpressions,
+    minClicks: c.minClicks,
+    minConversions: c.minConversions,
+    claimedAt: (run.claimedAt ?? now).toISOString(),
+  };
+}
+
+async function recordClaimedSnapshot(
+  deps: ReviewHandlerDeps,
+  req: Req<'recordSnapshot'>,
+  ctx: HandlerContext,
+): Res<'recordSnapshot'> {
+  const principal = principalOf(ctx);
+  const runId = canonicalUuid('run_id', req.runId);
+  const token = canonicalUuid('claim_token', req.claimToken);
+  const now = deps.clock();
+  const run = await recordSnapshot(
+    deps.pool,
+    principal.workspaceId,
+    runId,
+    token,
+    {
+      timeRange: req.timeRange,
+      windowStart: req.windowStart,
+      windowEnd: req.windowEnd,
+      currency: req.currency,
+      timeZone: req.timeZone,
+      ads: req.ads.map((a) => ({
+        adId: a.adId,
+        adName: a.adName,
+        campaignId: a.campaignId,
+        adGroupId: a.adGroupId,
+        status: a.status,
+        title: a.title,
+        body: a.body,
+        targetUrl: a.targetUrl,
+        impressions: Number(a.impressions),
+        clicks: Number(a.clicks),
+        conversions: a.conversions,
+        spendMicros: Number(a.spendMicros),
+      })),
+    },
+    now,
+  );
+  const message = toRunMessage(run, now);
+  return { run: message, snapshot: message.snapshot };
+}
+
+async function completeRun(
+  deps: ReviewHandlerDeps,
+  req: Req<'completeRun'>,
+  ctx: HandlerContext,
+): Res<'completeRun'> {
+  const principal = principalOf(ctx);
+  const runId = canonicalUuid('run_id', req.runId);
+  const token = canonicalUuid('claim_token', req.claimToken);
+  const completion = {
+    outcome: req.outcome,
+    summary: req.summary,
+    variants: req.variants.map((v, i) => fromVariant(v, `variants[${i}]`)),
+  };
+  const now = deps.clock();
+  const result = await inTransaction(deps.pool, async (tx) => {
+    const current = await readRun(tx, principal.workspaceId, runId, true);
+    if (current === undefined) throw runNotFound(runId);
+    if (current.status === 'completed' && current.claimToken === token) {
+      if (current.completionDigest !== completionDigest(completion)) {
+        throw new InvalidArgumentError(
+          `run ${current.runId} was already completed with a different outcome, summary or variants; a completion is recorded once (ads_get_optimization_run shows it)`,
+        );
+      }
+      return {
+        run: current,
+        proposals: await runProposals(tx, principal.workspaceId, current.runId),
+        repeated: true,
+      };
+    }
+    requireClaim(current, token, now);
+    const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
+    const outcome = checkCompletion(completion, current.snapshot, optimizer.config);
+    await checkVariantAssets(
+      deps.assets,
+      principal,
+      optimizer.accountId,
+      completion.variants.map((v, i) => ({ field: `variants[${i}]`, assetId: v.assetId })),
+    );
+    const run = await updateRun(tx, completedRun(current, outcome, completion, now));
+    const evidence = new Map((current.snapshot?.ads ?? []).map((a) => [a.adId, a]));
+    const proposals: Proposal[] = [];
+    for (const [i, variant] of completion.variants.entries()) {
+      proposals.push(
+        await insertProposal(
+          tx,
+          newProposal(
+            {
+              proposalId: randomUUID(),
+              workspaceId: principal.workspaceId,
+              optimizerId: optimizer.optimizerId,
+              accountId: optimizer.accountId,
+              runId: run.runId,
+            },
+            i,
+            variant,
+            evidence.get(variant.baseAdId) ?? null,
+            optimizer.config,
+            now,
+          ),
+        ),
+      );
+    }
+    for (const p of proposals) await enqueueProposalAwaiting(tx, p, run.summary ?? '', now);
+    return { run, proposals, repeated: false };
+  });
+  return {
+    run: toRunMessage(
+      result.run,
+      now,
+      result.proposals.map((p) => p.proposalId),
+    ),
+    proposals: result.proposals.map((p) => toProposalMessage(p, now)),
+    repeated: result.repeated,
+  };
+}
+
+async function listProposals(
+  deps: ReviewHandlerDeps,
+  req: Req<'listProposals'>,
+  ctx: HandlerContext,
+): Res<'listProposals'> {
+  const principal = principalOf(ctx);
+  const optional = (field: string, value: string | undefined) =>
+    value === undefined ? undefined : canonicalUuid(field, value);
+  const optimizerId = optional('optimizer_id', req.optimizerId);
+  const accountId = optional('account_id', req.accountId);
+  const runId = optional('run_id', req.runId);
+  // An unknown status would match no proposal and read as "none": refuse it by name instead.
+  if (req.status !== undefined && !(PROPOSAL_STATUSES as readonly string[]).includes(req.status)) {
+    throw new InvalidArgumentError(
+      `status must be one of ${PROPOSAL_STATUSES.join(', ')} (got ${JSON.stringify(req.status)})`,
+    );
+  }
+  for (const [field, value] of [
+    ['created_after', req.createdAfter],
+    ['created_before', req.createdBefore],
+  ] as const) {
+    if (value !== undefined && (!RFC3339.test(value) || Number.isNaN(Date.parse(value))))
+      throw new InvalidArgumentError(`${field} must be an RFC 3339 date-time, e.g. 2026-01-31T00:00:00Z`);
+  }
+  const page = pageOf(req);
+  const now = deps.clock();
+  const filter = {
+    workspaceId: principal.workspaceId,
+    optimizerId,
+    status: req.status,
+    accountId,
+    runId,
+    createdAfter: req.createdAfter,
+    createdBefore: req.createdBefore,
+    now,
+  };
+  const [proposals, total] = await Promise.all([
+    readProposals(deps.pool, { ...filter, ...page }),
+    countProposals(deps.pool, filter),
+  ]);
+  return {
+    proposals: proposals.map((p) => toProposalMessage(p, now)),
+    total,
+    nextOffset: nextOffset(page, proposals.length, total),
+  };
+}
+
+async function getProposal(
+  deps: ReviewHandlerDeps,
+  req: Req<'getProposal'>,
+  ctx: HandlerContext,
+): Res<'getProposal'> {
+  const principal = principalOf(ctx);
+  const proposalId = canonicalUuid('proposal_id', req.proposalId);
+  const p = await readProposal(deps.pool, principal.workspaceId, proposalId);
+  if (p === undefined) throw proposalNotFound(proposalId);
+  return { proposal: toProposalMessage(p, deps.clock()) };
+}
+
+async function editProposal(
+  deps: ReviewHandlerDeps,
+  req: Req<'editProposal'>,
+  ctx: HandlerContext,
+): Res<'editProposal'> {
+  const principal = principalOf(ctx);
+  if (req.variant === undefined) throw new InvalidArgumentError('variant is required');
+  const variant = fromVariant(req.variant, 'variant');
+  if (variant.assetId !== undefined) {
+    // Checked before the proposal is locked; an unknown proposal is refused by changeProposal.
+    const id = canonicalUuid('proposal_id', req.proposalId);
+    const current = await readProposal(deps.pool, principal.workspaceId, id, false);
+    if (current !== undefined)
+      await checkVariantAssets(deps.assets, principal, current.accountId, [
+        { field: 'variant', assetId: variant.assetId },
+      ]);
+  }
+  return changeProposal(deps, principal, req.proposalId, (p, o, now) =>
+    editedProposal(p, req.expectedRevision, variant, o.config, now),
+  );
+}
+
+async function reviewProposal(
+  deps: ReviewHandlerDeps,
+  req: Req<'reviewProposal'>,
+  ctx: HandlerContext,
+): Res<'reviewProposal'> {
+  const principal = principalOf(ctx);
+  return changeProposal(deps, principal, req.proposalId, (p, _o, now) =>
+    reviewedProposal(p, req.expectedRevision, req.decision, req.note, actorName(principal), now),
+  );
+}
+
+async function cancelProposal(
+  deps: ReviewHandlerDeps,
+  req: Req<'cancelProposal'>,
+  ctx: HandlerContext,
+): Res<'cancelProposal'> {
+  const principal = principalOf(ctx);
+  return changeProposal(deps, principal, req.proposalId, (p, _o, now) =>
+    cancelledProposal(p, `cancelled by ${actorName(principal)}`, now),
+  );
+}
+
+async function approveProposal(
+  deps: ReviewHandlerDeps,
+  req: Req<'approveProposal'>,
+  ctx: HandlerContext,
+): Res<'approveProposal'> {
+  const principal = principalOf(ctx);
+  checkMayApprove(principal);
+  const approver = { by: actorName(principal), userId: principal.userId ?? '' };
+  return changeProposal(
+    deps,
+    principal,
+    req.proposalId,
+    (p, o, now) => approvedProposal(p, req.expectedRevision, o, o.config, approver, now),
+    // The approval and the work of publishing it commit together.
+    async (tx, p) => {
+      const message: PublishMessage = { proposal_id: p.proposalId, workspace_id: p.workspaceId };
+      await enqueue(tx, {
+        topic: PUBLISH_TOPIC,
+        key: p.proposalId,
+        payload: message,
+        id: deterministicId('publish', p.proposalId),
+      });
+    },
+  );
 }
