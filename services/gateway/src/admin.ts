@@ -280,6 +280,28 @@ async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<
   await setWorkspaceFeatures(pool, ws.id, [...new Set([...ws.features, ...DEMO_FEATURES])]);
 
   const upstream = createServiceClient(UpstreamService, need('UPSTREAM_PROXY_URL'), 'upstream-proxy', signer);
+  await ensureDemoAccounts(upstream, as);
+
+  const { token, credentialId } = await demoToken(pool, ws.id, existingToken);
+  const final = await upstream.listAccounts({}, as);
+  return {
+    workspaceId: ws.id,
+    dashboardUser: DEMO_ADMIN,
+    // Known only when this run created the admin; later runs keep the one recorded then.
+    dashboardPassword: password ?? null,
+    token,
+    credentialId,
+    accounts: final.accounts.map((a) => ({
+      account_id: a.accountId,
+      name: a.name,
+      currency: a.currency,
+      upstream_account_id: a.upstreamAccountId,
+    })),
+  };
+}
+
+/** The demo's two sandbox ad accounts, each created and connected unless one of its name is there already. */
+async function ensureDemoAccounts(upstream: Client<typeof UpstreamService>, as: CallOptions): Promise<void> {
   const { accounts } = await upstream.listAccounts({}, as);
   const wanted = [
     { name: 'Demo Store (USD)', currency: 'USD', time_zone: 'America/New_York' },
@@ -305,14 +327,21 @@ async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<
       as,
     );
   }
+}
 
+/** The token given when it is still a valid one of the demo workspace's, else a new one. */
+async function demoToken(
+  pool: Pool,
+  workspaceId: string,
+  existingToken: string | undefined,
+): Promise<{ token: string; credentialId: string | undefined }> {
   let token = existingToken;
   let credentialId: string | undefined;
   if (token) {
     const row = await findCredentialByHash(pool, hashToken(token));
     const valid =
       row &&
-      row.workspace_id === ws.id &&
+      row.workspace_id === workspaceId &&
       row.revoked_at === null &&
       (row.expires_at === null || row.expires_at > new Date());
     if (valid) credentialId = row.credential_id;
@@ -320,7 +349,7 @@ async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<
   }
   if (token === undefined) {
     const issued = await issueToken(pool, {
-      workspace: ws.id,
+      workspace: workspaceId,
       scopes: ['read', 'write'],
       name: 'npm start (dev)',
       now: new Date(),
@@ -328,21 +357,7 @@ async function seedDemo(pool: Pool, existingToken: string | undefined): Promise<
     token = issued.token;
     credentialId = issued.credentialId;
   }
-  const final = await upstream.listAccounts({}, as);
-  return {
-    workspaceId: ws.id,
-    dashboardUser: DEMO_ADMIN,
-    // Known only when this run created the admin; later runs keep the one recorded then.
-    dashboardPassword: password ?? null,
-    token,
-    credentialId,
-    accounts: final.accounts.map((a) => ({
-      account_id: a.accountId,
-      name: a.name,
-      currency: a.currency,
-      upstream_account_id: a.upstreamAccountId,
-    })),
-  };
+  return { token, credentialId };
 }
 
 /** set-envelope's options as the request: --micros a whole number of micros, or --none. */
@@ -424,13 +439,9 @@ async function verifyAudit(pool: Pool, given: string | undefined): Promise<void>
     throw new Error(`the audit chain of ${broken.map((n) => JSON.stringify(n)).join(', ')} does not verify`);
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === 'help' || command === '--help') {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
-  const { values, positionals } = parseArgs({
+/** The options every command is parsed with; each command reads those it needs. */
+function parseCommandArgs(rest: string[]) {
+  return parseArgs({
     args: rest,
     allowPositionals: true,
     options: {
@@ -459,233 +470,259 @@ async function main(argv: string[]): Promise<void> {
       'fail-closed': { type: 'boolean', default: false },
     },
   });
+}
+
+/** What a command is given: the database, its own name, and the parsed command line. */
+interface CommandInput {
+  pool: Pool;
+  command: string;
+  values: ReturnType<typeof parseCommandArgs>['values'];
+  positionals: string[];
+}
+
+async function createToken({ pool, values }: CommandInput): Promise<void> {
+  const groups = issuedToolGroups(values.tools, '--tools');
+  if (!groups.ok) throw new Error(groups.problem);
+  const issued = await issueToken(pool, {
+    ...(groups.ids === undefined ? {} : { toolGroups: groups.ids }),
+    workspace: (await chosenWorkspace(pool, values.workspace)).id,
+    userEmail: values.user,
+    scopes: parseScopes(values.scopes),
+    lifetimeMs: expiresIn(values['expires-in']),
+    name: tokenName(values.name),
+    now: new Date(),
+  });
+  process.stdout.write(
+    `${JSON.stringify({ credential_id: issued.credentialId, token: issued.token, workspace_id: issued.workspaceId, user: issued.userEmail, scopes: issued.scopes, tool_groups: issued.toolGroups ?? null, expires_at: issued.expiresAt?.toISOString() ?? null }, null, 2)}\n`,
+  );
+  return;
+}
+
+async function revokeToken({ pool, command, positionals }: CommandInput): Promise<void> {
+  const id = uuidArgument(positionals[0], command, 'credential');
+  const at = await revokeCredential(pool, id);
+  if (at === undefined) throw new Error(`no unrevoked credential ${id}`);
+  process.stdout.write(`revoked ${id} at ${at.toISOString()}\n`);
+  return;
+}
+
+async function listTokens({ pool, values }: CommandInput): Promise<void> {
+  const rows = await listCredentials(pool, (await chosenWorkspace(pool, values.workspace)).id);
+  const out = rows.map((r) => ({
+    credential_id: r.credential_id,
+    name: r.credential_name,
+    user: r.user_email,
+    scopes: r.scopes,
+    tool_groups: r.tool_groups,
+    created_at: r.created_at,
+    expires_at: r.expires_at,
+    revoked_at: r.revoked_at,
+    last_used_at: r.last_used_at,
+  }));
+  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  return;
+}
+
+async function createWorkspaceCommand({ pool, command, values }: CommandInput): Promise<void> {
+  if (!values.name || !values['admin-email'] || !values['admin-password'])
+    throw new Error('create-workspace needs --name, --admin-email and --admin-password');
+  const features = values.features
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((f) => knownFeature(f, command));
+  const created = await createWorkspace(pool, {
+    name: values.name,
+    features,
+    adminEmail: values['admin-email'],
+    adminPassword: values['admin-password'],
+  });
+  process.stdout.write(
+    `${JSON.stringify({ workspace_id: created.workspaceId, admin_user_id: created.userId })}\n`,
+  );
+  return;
+}
+
+async function addUserCommand({ pool, values }: CommandInput): Promise<void> {
+  const role = values.role;
+  if (role !== 'admin' && role !== 'editor' && role !== 'viewer')
+    throw new Error('--role must be admin, editor or viewer');
+  if (!values.workspace || !values.email || !values.password)
+    throw new Error('add-user needs --workspace, --email and --password');
+  const ws = await findWorkspace(pool, values.workspace);
+  if (!ws) throw new Error(`no workspace "${values.workspace}"`);
+  const id = await addUser(pool, {
+    workspaceId: ws.id,
+    email: values.email,
+    password: values.password,
+    role,
+  });
+  process.stdout.write(`${JSON.stringify({ user_id: id, workspace_id: ws.id, role })}\n`);
+  return;
+}
+
+async function decideChange({ pool, command, values, positionals }: CommandInput): Promise<void> {
+  const id = uuidArgument(positionals[0], command, 'change');
+  const ws = await chosenWorkspace(pool, values.workspace);
+  const user = values.user ? await findUserByEmail(pool, values.user) : await findFirstAdmin(pool, ws.id);
+  if (!user || user.workspace_id !== ws.id) throw new Error('no such user in the workspace');
+  const { signer, as } = await asOperator(user);
+  const changes = createServiceClient(ChangesService, need('CHANGES_URL'), 'changes', signer);
+  const { change } = await changes.getChange({ changeId: id }, as);
+  if (!change) throw new Error(`no change ${id}`);
+  if (command === 'approve') {
+    if (change.status !== 'prepared')
+      throw new Error(`change ${id} is ${change.status}; only a prepared change can be approved`);
+    // Written before any question, so that it is read before anything is approved.
+    process.stderr.write(`${reviewText(change)}\n`);
+    if (!values.yes) {
+      if (!process.stdin.isTTY)
+        throw new Error(
+          'approve asks for confirmation on a terminal and there is none; run it in a terminal, or add --yes to approve what is shown above without asking',
+        );
+      if (!(await confirmed(`Approve change ${id} as ${user.email}? [y/N] `)))
+        throw new Error(`not approved; change ${id} is still prepared`);
+    }
+  }
+  const decided =
+    command === 'approve'
+      ? await changes.approveChange({ changeId: id, digest: change.digest }, as)
+      : await changes.rejectChange({ changeId: id, reason: values.reason ?? '' }, as);
+  process.stdout.write(
+    `${JSON.stringify({ change_id: id, status: decided.change?.status, summary: change.summary, digest: change.digest, by: user.email })}\n`,
+  );
+  return;
+}
+
+async function changeOutcomes({ pool, command, values, positionals }: CommandInput): Promise<void> {
+  const id = command === 'resolve' ? uuidArgument(positionals[0], command, 'change') : '';
+  const resolution = command === 'resolve' ? resolutionOf(values) : '';
+  const ws = await chosenWorkspace(pool, values.workspace);
+  const user = values.user ? await findUserByEmail(pool, values.user) : await findFirstAdmin(pool, ws.id);
+  if (!user || user.workspace_id !== ws.id) throw new Error('no such user in the workspace');
+  const { signer, as } = await asOperator(user);
+  const changes = createServiceClient(ChangesService, need('CHANGES_URL'), 'changes', signer);
+  if (command === 'unknown-outcomes') {
+    const found: Change[] = [];
+    for (let offset: number | undefined = 0; offset !== undefined; ) {
+      const res = await changes.listChanges(
+        { status: '', accountId: '', outcomeUnknown: true, limit: 100, offset },
+        as,
+      );
+      found.push(...res.changes);
+      offset = res.nextOffset;
+    }
+    const out = found.map((c) => ({
+      change_id: c.changeId,
+      account_id: c.accountId,
+      summary: c.summary,
+      error: c.error,
+      apply_requested_at: c.applyRequestedAt,
+      apply_retried_at: c.applyRetriedAt || null,
+    }));
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return;
+  }
+  const { change } = await changes.resolveChange({ changeId: id, resolution, note: values.note ?? '' }, as);
+  process.stdout.write(
+    `${JSON.stringify({ change_id: id, resolution, status: change?.status, summary: change?.summary, note: change?.resolutionNote || null, by: user.email })}\n`,
+  );
+  return;
+}
+
+async function accountControls({ pool, command, values }: CommandInput): Promise<void> {
+  const account = values.account === undefined ? '' : uuidArgument(values.account, command, 'account');
+  if (account === '' && (command === 'set-envelope' || values.workspace === undefined))
+    throw new Error(
+      command === 'set-envelope'
+        ? 'set-envelope needs --account <id>'
+        : `${command} needs --account <id> (one ad account) or --workspace <id|name> (the whole workspace)`,
+    );
+  const ws = await chosenWorkspace(pool, values.workspace);
+  const user = values.user ? await findUserByEmail(pool, values.user) : await findFirstAdmin(pool, ws.id);
+  if (!user || user.workspace_id !== ws.id) throw new Error('no such user in the workspace');
+  const { signer, as } = await asOperator(user);
+  const controls = createServiceClient(ControlsService, need('CHANGES_URL'), 'changes', signer);
+  let out: Record<string, unknown>;
+  if (command === 'freeze') {
+    const { freeze } = await controls.freeze({ accountId: account, reason: values.reason ?? '' }, as);
+    out = { frozen: true, ...freezeJson(freeze), by: user.email };
+  } else if (command === 'unfreeze') {
+    const { freeze, resumed } = await controls.unfreeze({ accountId: account }, as);
+    out = { frozen: false, ...freezeJson(freeze), resumed, by: user.email };
+  } else {
+    out = { ...(await setEnvelope(controls, as, account, values)), by: user.email };
+  }
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+  return;
+}
+
+async function setFeature({ pool, command, values, positionals }: CommandInput): Promise<void> {
+  const feature = knownFeature(positionals[0], command);
+  const ws = await chosenWorkspace(pool, values.workspace);
+  const enable = command === 'enable-feature';
+  if (feature === 'optimizer') {
+    // The optimizer service schedules the reviews, so it hears first: when it cannot be
+    // reached nothing has changed, and the command can simply be run again.
+    const admin = await findFirstAdmin(pool, ws.id);
+    if (admin === undefined) throw new Error(`workspace ${ws.name} has no admin`);
+    await tellOptimizer(admin, enable);
+  }
+  const features = await (enable ? enableWorkspaceFeature : disableWorkspaceFeature)(pool, ws.id, feature);
+  if (features === undefined) throw new Error(`no workspace "${values.workspace}"`);
+  const changed = ws.features.includes(feature) !== enable;
+  if (changed)
+    await insertAudit(pool, {
+      workspaceId: ws.id,
+      actor: 'operator',
+      action: enable ? 'workspace.feature_enabled' : 'workspace.feature_disabled',
+      target: ws.id,
+      detail: { feature },
+    });
+  process.stdout.write(
+    `${JSON.stringify({ workspace_id: ws.id, workspace: ws.name, feature, enabled: enable, changed, features })}\n`,
+  );
+  return;
+}
+
+/** Each command by name: a table, so that a name not in it (also "toString") is an unknown command. */
+const COMMANDS = new Map<string, (c: CommandInput) => Promise<void>>([
+  ['create-token', createToken],
+  ['revoke-token', revokeToken],
+  ['list-tokens', listTokens],
+  ['create-workspace', createWorkspaceCommand],
+  ['add-user', addUserCommand],
+  ['approve', decideChange],
+  ['reject', decideChange],
+  ['unknown-outcomes', changeOutcomes],
+  ['resolve', changeOutcomes],
+  ['freeze', accountControls],
+  ['unfreeze', accountControls],
+  ['set-envelope', accountControls],
+  ['enable-feature', setFeature],
+  ['disable-feature', setFeature],
+  ['verify-audit', ({ pool, values }) => verifyAudit(pool, values.workspace)],
+  [
+    'seed-demo',
+    async ({ pool, values }) => {
+      process.stdout.write(`${JSON.stringify(await seedDemo(pool, values.token))}\n`);
+    },
+  ],
+]);
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const { values, positionals } = parseCommandArgs(rest);
   const pool = createPool(databaseUrl(), 'gateway', 2);
   try {
     await migrate(pool, 'gateway', fileURLToPath(new URL('../migrations', import.meta.url)));
-    switch (command) {
-      case 'create-token': {
-        const groups = issuedToolGroups(values.tools, '--tools');
-        if (!groups.ok) throw new Error(groups.problem);
-        const issued = await issueToken(pool, {
-          ...(groups.ids === undefined ? {} : { toolGroups: groups.ids }),
-          workspace: (await chosenWorkspace(pool, values.workspace)).id,
-          userEmail: values.user,
-          scopes: parseScopes(values.scopes),
-          lifetimeMs: expiresIn(values['expires-in']),
-          name: tokenName(values.name),
-          now: new Date(),
-        });
-        process.stdout.write(
-          `${JSON.stringify({ credential_id: issued.credentialId, token: issued.token, workspace_id: issued.workspaceId, user: issued.userEmail, scopes: issued.scopes, tool_groups: issued.toolGroups ?? null, expires_at: issued.expiresAt?.toISOString() ?? null }, null, 2)}\n`,
-        );
-        return;
-      }
-      case 'revoke-token': {
-        const id = uuidArgument(positionals[0], command, 'credential');
-        const at = await revokeCredential(pool, id);
-        if (at === undefined) throw new Error(`no unrevoked credential ${id}`);
-        process.stdout.write(`revoked ${id} at ${at.toISOString()}\n`);
-        return;
-      }
-      case 'list-tokens': {
-        const rows = await listCredentials(pool, (await chosenWorkspace(pool, values.workspace)).id);
-        const out = rows.map((r) => ({
-          credential_id: r.credential_id,
-          name: r.credential_name,
-          user: r.user_email,
-          scopes: r.scopes,
-          tool_groups: r.tool_groups,
-          created_at: r.created_at,
-          expires_at: r.expires_at,
-          revoked_at: r.revoked_at,
-          last_used_at: r.last_used_at,
-        }));
-        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-        return;
-      }
-      case 'create-workspace': {
-        if (!values.name || !values['admin-email'] || !values['admin-password'])
-          throw new Error('create-workspace needs --name, --admin-email and --admin-password');
-        const features = values.features
-          .split(',')
-          .map((s) => s.trim())
-          .filter((s) => s !== '')
-          .map((f) => knownFeature(f, command));
-        const created = await createWorkspace(pool, {
-          name: values.name,
-          features,
-          adminEmail: values['admin-email'],
-          adminPassword: values['admin-password'],
-        });
-        process.stdout.write(
-          `${JSON.stringify({ workspace_id: created.workspaceId, admin_user_id: created.userId })}\n`,
-        );
-        return;
-      }
-      case 'add-user': {
-        const role = values.role;
-        if (role !== 'admin' && role !== 'editor' && role !== 'viewer')
-          throw new Error('--role must be admin, editor or viewer');
-        if (!values.workspace || !values.email || !values.password)
-          throw new Error('add-user needs --workspace, --email and --password');
-        const ws = await findWorkspace(pool, values.workspace);
-        if (!ws) throw new Error(`no workspace "${values.workspace}"`);
-        const id = await addUser(pool, {
-          workspaceId: ws.id,
-          email: values.email,
-          password: values.password,
-          role,
-        });
-        process.stdout.write(`${JSON.stringify({ user_id: id, workspace_id: ws.id, role })}\n`);
-        return;
-      }
-      case 'approve':
-      case 'reject': {
-        const id = uuidArgument(positionals[0], command, 'change');
-        const ws = await chosenWorkspace(pool, values.workspace);
-        const user = values.user
-          ? await findUserByEmail(pool, values.user)
-          : await findFirstAdmin(pool, ws.id);
-        if (!user || user.workspace_id !== ws.id) throw new Error('no such user in the workspace');
-        const { signer, as } = await asOperator(user);
-        const changes = createServiceClient(ChangesService, need('CHANGES_URL'), 'changes', signer);
-        const { change } = await changes.getChange({ changeId: id }, as);
-        if (!change) throw new Error(`no change ${id}`);
-        if (command === 'approve') {
-          if (change.status !== 'prepared')
-            throw new Error(`change ${id} is ${change.status}; only a prepared change can be approved`);
-          // Written before any question, so that it is read before anything is approved.
-          process.stderr.write(`${reviewText(change)}\n`);
-          if (!values.yes) {
-            if (!process.stdin.isTTY)
-              throw new Error(
-                'approve asks for confirmation on a terminal and there is none; run it in a terminal, or add --yes to approve what is shown above without asking',
-              );
-            if (!(await confirmed(`Approve change ${id} as ${user.email}? [y/N] `)))
-              throw new Error(`not approved; change ${id} is still prepared`);
-          }
-        }
-        const decided =
-          command === 'approve'
-            ? await changes.approveChange({ changeId: id, digest: change.digest }, as)
-            : await changes.rejectChange({ changeId: id, reason: values.reason ?? '' }, as);
-        process.stdout.write(
-          `${JSON.stringify({ change_id: id, status: decided.change?.status, summary: change.summary, digest: change.digest, by: user.email })}\n`,
-        );
-        return;
-      }
-      case 'unknown-outcomes':
-      case 'resolve': {
-        const id = command === 'resolve' ? uuidArgument(positionals[0], command, 'change') : '';
-        const resolution = command === 'resolve' ? resolutionOf(values) : '';
-        const ws = await chosenWorkspace(pool, values.workspace);
-        const user = values.user
-          ? await findUserByEmail(pool, values.user)
-          : await findFirstAdmin(pool, ws.id);
-        if (!user || user.workspace_id !== ws.id) throw new Error('no such user in the workspace');
-        const { signer, as } = await asOperator(user);
-        const changes = createServiceClient(ChangesService, need('CHANGES_URL'), 'changes', signer);
-        if (command === 'unknown-outcomes') {
-          const found: Change[] = [];
-          for (let offset: number | undefined = 0; offset !== undefined; ) {
-            const res = await changes.listChanges(
-              { status: '', accountId: '', outcomeUnknown: true, limit: 100, offset },
-              as,
-            );
-            found.push(...res.changes);
-            offset = res.nextOffset;
-          }
-          const out = found.map((c) => ({
-            change_id: c.changeId,
-            account_id: c.accountId,
-            summary: c.summary,
-            error: c.error,
-            apply_requested_at: c.applyRequestedAt,
-            apply_retried_at: c.applyRetriedAt || null,
-          }));
-          process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-          return;
-        }
-        const { change } = await changes.resolveChange(
-          { changeId: id, resolution, note: values.note ?? '' },
-          as,
-        );
-        process.stdout.write(
-          `${JSON.stringify({ change_id: id, resolution, status: change?.status, summary: change?.summary, note: change?.resolutionNote || null, by: user.email })}\n`,
-        );
-        return;
-      }
-      case 'freeze':
-      case 'unfreeze':
-      case 'set-envelope': {
-        const account = values.account === undefined ? '' : uuidArgument(values.account, command, 'account');
-        if (account === '' && (command === 'set-envelope' || values.workspace === undefined))
-          throw new Error(
-            command === 'set-envelope'
-              ? 'set-envelope needs --account <id>'
-              : `${command} needs --account <id> (one ad account) or --workspace <id|name> (the whole workspace)`,
-          );
-        const ws = await chosenWorkspace(pool, values.workspace);
-        const user = values.user
-          ? await findUserByEmail(pool, values.user)
-          : await findFirstAdmin(pool, ws.id);
-        if (!user || user.workspace_id !== ws.id) throw new Error('no such user in the workspace');
-        const { signer, as } = await asOperator(user);
-        const controls = createServiceClient(ControlsService, need('CHANGES_URL'), 'changes', signer);
-        let out: Record<string, unknown>;
-        if (command === 'freeze') {
-          const { freeze } = await controls.freeze({ accountId: account, reason: values.reason ?? '' }, as);
-          out = { frozen: true, ...freezeJson(freeze), by: user.email };
-        } else if (command === 'unfreeze') {
-          const { freeze, resumed } = await controls.unfreeze({ accountId: account }, as);
-          out = { frozen: false, ...freezeJson(freeze), resumed, by: user.email };
-        } else {
-          out = { ...(await setEnvelope(controls, as, account, values)), by: user.email };
-        }
-        process.stdout.write(`${JSON.stringify(out)}\n`);
-        return;
-      }
-      case 'enable-feature':
-      case 'disable-feature': {
-        const feature = knownFeature(positionals[0], command);
-        const ws = await chosenWorkspace(pool, values.workspace);
-        const enable = command === 'enable-feature';
-        if (feature === 'optimizer') {
-          // The optimizer service schedules the reviews, so it hears first: when it cannot be
-          // reached nothing has changed, and the command can simply be run again.
-          const admin = await findFirstAdmin(pool, ws.id);
-          if (admin === undefined) throw new Error(`workspace ${ws.name} has no admin`);
-          await tellOptimizer(admin, enable);
-        }
-        const features = await (enable ? enableWorkspaceFeature : disableWorkspaceFeature)(
-          pool,
-          ws.id,
-          feature,
-        );
-        if (features === undefined) throw new Error(`no workspace "${values.workspace}"`);
-        const changed = ws.features.includes(feature) !== enable;
-        if (changed)
-          await insertAudit(pool, {
-            workspaceId: ws.id,
-            actor: 'operator',
-            action: enable ? 'workspace.feature_enabled' : 'workspace.feature_disabled',
-            target: ws.id,
-            detail: { feature },
-          });
-        process.stdout.write(
-          `${JSON.stringify({ workspace_id: ws.id, workspace: ws.name, feature, enabled: enable, changed, features })}\n`,
-        );
-        return;
-      }
-      case 'verify-audit':
-        return await verifyAudit(pool, values.workspace);
-      case 'seed-demo': {
-        process.stdout.write(`${JSON.stringify(await seedDemo(pool, values.token))}\n`);
-        return;
-      }
-      default:
-        throw new Error(`unknown command "${command}"\n\n${USAGE}`);
-    }
+    const run = COMMANDS.get(command);
+    if (run === undefined) throw new Error(`unknown command "${command}"\n\n${USAGE}`);
+    await run({ pool, command, values, positionals });
   } finally {
     await pool.end();
   }
