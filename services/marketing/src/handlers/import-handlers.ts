@@ -10,8 +10,8 @@ import type {
 import { enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import { InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
-import { LIST_OFFSET_MAX, nextOffset, type Page, pageOf } from '@adsmcp/runtime/paging';
+import { NotFoundError } from '@adsmcp/runtime/errors';
+import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import type { MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { validateOutcomeImport } from '../domain/business-outcomes.ts';
@@ -100,18 +100,6 @@ function requestRow(r: MessageShape<typeof PerformanceImportRowSchema>): Request
   };
 }
 
-/** The page asked for, refused naming the field and its bounds when outside them. */
-function checkedPage(req: { offset?: number | undefined; limit?: number | undefined }): Page {
-  const page = pageOf(req);
-  if (!Number.isInteger(page.offset) || page.offset < 0 || page.offset > LIST_OFFSET_MAX)
-    throw new InvalidArgumentError(
-      `offset must be an integer from 0 to ${LIST_OFFSET_MAX} (got ${page.offset})`,
-    );
-  if (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > 100)
-    throw new InvalidArgumentError(`limit must be an integer from 1 to 100 (got ${page.limit})`);
-  return page;
-}
-
 // Each RPC's function takes its request and answer types from the generated service, so a moved
 // function is checked exactly as its table entry was.
 type Impl = ServiceImpl<typeof ImportService>;
@@ -197,7 +185,8 @@ async function listPerformanceImports(
   ctx: HandlerContext,
 ): Res<'listPerformanceImports'> {
   const p = principalOf(ctx);
-  const page = checkedPage(req);
+  // Within its bounds by the request's field rules.
+  const page = pageOf(req);
   const { imports, total } = await listImports(deps.pool, p.workspaceId, page.offset, page.limit);
   const next = nextOffset(page, imports.length, total);
   return {
