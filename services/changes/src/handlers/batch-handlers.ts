@@ -36,7 +36,8 @@ import {
 import { refuseLookalikeHosts } from '../planning/standards.ts';
 import { expiryHours } from '../store/expiry-store.ts';
 import { planWorkbook } from '../workbook-reader.ts';
-import { type Peers, planReport, toProto } from './changes-handlers.ts';
+import { toProto } from './change-proto.ts';
+import { type Peers, planReport } from './changes-handlers.ts';
 
 function sheetsOf(sheets: WorkbookSheets): Sheets {
   return {

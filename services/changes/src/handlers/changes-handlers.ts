@@ -3,25 +3,21 @@
  * transaction that commits an apply request with its work.
  */
 import type {
-  ChangeSchema,
   ChangesService,
   PlanChangeResponseSchema,
   PrepareChangeRequest,
 } from '@adsmcp/proto/changes/v1/changes_pb';
-import { deterministicId } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
-import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
+import type { Pool } from '@adsmcp/runtime/db';
+import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
-import { actorName, type Principal } from '@adsmcp/runtime/principal';
+import { actorName } from '@adsmcp/runtime/principal';
 import { textLength } from '@adsmcp/runtime/text';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import {
-  applyRefusal,
   checkExpiryHours,
-  checkMayApply,
   checkMayDecide,
   checkMaySetExpiry,
   checkMaySettle,
@@ -33,10 +29,8 @@ import {
   refuse,
   rejectionRefusal,
   shownStatus,
-  unknownOutcomeResend,
 } from '../domain/change.ts';
 import type { PlatformObject } from '../domain/plan.ts';
-import { refuseFrozen } from '../planning/account-controls.ts';
 import type { Marketing } from '../planning/campaign-assets.ts';
 import { checkLive, requireFresh } from '../planning/live-check.ts';
 import {
@@ -49,12 +43,9 @@ import {
 import type { Upstream } from '../planning/platform-reads.ts';
 import {
   approveChange,
-  type ChangeRow,
   findChange,
   listChangeEvents,
   listChanges,
-  markApplying,
-  markRetrying,
   rejectChange,
 } from '../store/change-store.ts';
 import {
@@ -65,84 +56,13 @@ import {
   insertExpirySetting,
   listExpirySettingEvents,
 } from '../store/expiry-store.ts';
-import { revertLinksOf } from '../store/revert-store.ts';
-import { enqueueApply } from '../work/apply-message.ts';
+import { applyingRpcs } from './apply-handlers.ts';
+import { load, type ReadAt, toProto } from './change-proto.ts';
 import { planningHandlers } from './planning-handlers.ts';
 import { liveOutcome, resolveChange } from './resolve-handlers.ts';
 
-const TERMINAL = new Set(['applied', 'failed']);
-
 /** An RFC 3339 instant in UTC, as ListChangeEvents gives them. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
-
-/** The workspace's expiry settings, and the instant a change is read at. */
-export interface ReadAt {
-  expiry: ExpiryHours;
-  now: Date;
-}
-
-/** The change as the API shows it at `at`: past its expiry, a prepared or approved change is expired. */
-export function toProto(r: ChangeRow, at: ReadAt): MessageInitShape<typeof ChangeSchema> {
-  const iso = (d: Date | null | undefined) => d?.toISOString() ?? '';
-  return {
-    changeId: r.change_id,
-    accountId: r.account_id,
-    tool: r.tool,
-    status: shownStatus(r, at.expiry, at.now),
-    expiresAt: iso(expiresAt(r, at.expiry)),
-    summary: r.summary,
-    operation: { method: r.method, path: r.path, bodyJson: r.body_json },
-    digest: r.digest,
-    targetPath: r.target_path,
-    targetBeforeJson: r.target_before_json,
-    preparedBy: r.prepared_by,
-    preparedAt: iso(r.prepared_at),
-    approvedBy: r.approved_by ?? '',
-    approvedAt: iso(r.approved_at),
-    rejectedBy: r.rejected_by ?? '',
-    rejectedAt: iso(r.rejected_at),
-    rejectReason: r.reject_reason ?? '',
-    applyRequestedBy: r.apply_requested_by ?? '',
-    applyRequestedAt: iso(r.apply_requested_at),
-    applyRetriedBy: r.apply_retried_by ?? '',
-    applyRetriedAt: iso(r.apply_retried_at),
-    outcomeUnknown: outcomeUnknown(r),
-    resolution: r.resolution ?? '',
-    resolvedBy: r.resolved_by ?? '',
-    resolvedAt: iso(r.resolved_at),
-    resolutionNote: r.resolution_note ?? '',
-    appliedAt: iso(r.applied_at),
-    upstreamStatus: r.upstream_status ?? 0,
-    upstreamResponseJson: r.upstream_response_json ?? '',
-    error: r.error ?? '',
-    standardsChecked: r.standards_checked.map((c) => ({
-      standardId: c.standard_id,
-      name: c.name,
-      revision: c.revision,
-      guidance: c.guidance,
-    })),
-    appliedDifferences: r.applied_differences,
-    uploads: r.uploads.map((u) => ({
-      assetId: u.asset_id,
-      name: u.name,
-      mimeType: u.mime_type,
-      byteSize: u.byte_size,
-      width: u.width,
-      height: u.height,
-      sha256: u.sha256,
-      fileId: u.file_id,
-    })),
-    revertsChangeId: revertLinksOf(r).reverts_change_id ?? '',
-    revertedBy: revertLinksOf(r).reverted_by,
-  };
-}
-
-async function load(pool: Pool, p: Principal, changeId: string): Promise<ChangeRow> {
-  if (!isUuid(changeId)) throw new InvalidArgumentError('change_id must be a UUID');
-  const row = await findChange(pool, p.workspaceId, changeId);
-  if (row === undefined) throw new NotFoundError(`no change ${changeId} in this workspace`);
-  return row;
-}
 
 /** The services planning reads from. */
 export interface Peers {
@@ -160,7 +80,7 @@ export interface HandlerDeps extends Peers {
   now?: () => Date;
 }
 
-type Deps = Required<Pick<HandlerDeps, 'pool' | 'upstream' | 'sleep' | 'now'>> &
+export type Deps = Required<Pick<HandlerDeps, 'pool' | 'upstream' | 'sleep' | 'now'>> &
   Pick<HandlerDeps, 'marketing'>;
 
 /** The workspace's settings as the API shows them (the defaults while none was set). */
@@ -172,7 +92,10 @@ function settingsProto(row: ExpirySettingRow | undefined, hours: ExpiryHours) {
     setAt: row?.set_at.toISOString() ?? '',
   };
 }
-type Rpcs<K extends keyof ServiceImpl<typeof ChangesService>> = Pick<ServiceImpl<typeof ChangesService>, K>;
+export type Rpcs<K extends keyof ServiceImpl<typeof ChangesService>> = Pick<
+  ServiceImpl<typeof ChangesService>,
+  K
+>;
 
 /** A PrepareChange request as planning takes it. */
 export function changeRequestOf(req: PrepareChangeRequest): ChangeRequest {
@@ -418,64 +341,6 @@ function decidingRpcs({
       const row = await load(pool, p, req.changeId);
       const settled = await resolveChange({ pool }, p, actorName(p), row, req);
       return { change: toProto(settled, { expiry: await expiryHours(pool, p.workspaceId), now: now() }) };
-    },
-  };
-}
-
-/** Asking for an approved change to be applied, and waiting a while for its outcome. */
-function applyingRpcs({ pool, sleep, now }: Deps): Rpcs<'applyChange'> {
-  return {
-    async applyChange(req, ctx) {
-      const p = principalOf(ctx);
-      checkMayApply(p);
-      if (req.waitMs < 0 || req.waitMs > 30_000)
-        throw new InvalidArgumentError('wait_ms must be from 0 to 30000');
-      let row = await load(pool, p, req.changeId);
-      // A frozen account's approved changes wait, approved, until it is unfrozen.
-      await refuseFrozen(pool, p.workspaceId, row.account_id);
-      if (req.digest !== '' && req.digest !== row.digest) {
-        throw new FailedPreconditionError(
-          "the digest given is not this change's; the change is not the one you reviewed",
-        );
-      }
-      const expiry = await expiryHours(pool, p.workspaceId);
-      refuse(expiryRefusal(row, expiry, now()));
-      const resend = unknownOutcomeResend(row, new Date());
-      refuse(applyRefusal(row.status, row.applied_at?.toISOString() ?? null, resend));
-      // An approved change is sent; one whose outcome was unknown is sent again, with the same key.
-      const retry = resend === 'resend';
-      if (row.status === 'approved' || retry) {
-        // The state change and the work it causes commit together.
-        const moved = await inTransaction(pool, async (tx) => {
-          const target = { workspaceId: p.workspaceId, changeId: row.change_id, by: actorName(p) };
-          const m = retry
-            ? await markRetrying(tx, target)
-            : await markApplying(tx, { ...target, approvalValidHours: expiry.approvalValidHours });
-          if (m === undefined) return undefined;
-          const id = retry
-            ? deterministicId('apply', m.change_id, m.apply_retried_at?.toISOString() ?? '')
-            : deterministicId('apply', m.change_id);
-          await enqueueApply(tx, m, id);
-          return m;
-        });
-        row = moved ?? (await load(pool, p, req.changeId));
-        refuse(expiryRefusal(row, expiry, now()));
-        refuse(
-          row.status === 'approved'
-            ? undefined
-            : applyRefusal(
-                row.status,
-                row.applied_at?.toISOString() ?? null,
-                unknownOutcomeResend(row, new Date()),
-              ),
-        );
-      }
-      const deadline = Date.now() + req.waitMs;
-      while (!TERMINAL.has(row.status) && Date.now() < deadline && !ctx.signal.aborted) {
-        await sleep(100);
-        row = await load(pool, p, req.changeId);
-      }
-      return { change: toProto(row, { expiry, now: now() }) };
     },
   };
 }

@@ -5,7 +5,8 @@ import { PermissionDeniedError } from '@adsmcp/runtime/errors';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { planRevert, prepareRevert } from '../planning/revert.ts';
 import { expiryHours } from '../store/expiry-store.ts';
-import { type HandlerDeps, planReport, toProto } from './changes-handlers.ts';
+import { toProto } from './change-proto.ts';
+import { type HandlerDeps, planReport } from './changes-handlers.ts';
 
 export function revertHandlers({
   pool,
