@@ -19,7 +19,7 @@ import {
   jwtVerify,
   SignJWT,
 } from 'jose';
-import { GATEWAY_ISSUER, trustRules } from './trust.ts';
+import { edgeFor, GATEWAY_ISSUER, type Trust, trustRules } from './trust.ts';
 
 export type Role = 'admin' | 'editor' | 'viewer';
 export type Scope = 'read' | 'write';
@@ -180,9 +180,8 @@ export async function createPrincipalVerifier(
         }
         verified.delete(token);
       }
-      const principal = await verifyToken(token);
+      const { principal, methods } = await verifyToken(token);
       const { exp = 0, iss } = decodeJwt(token);
-      const methods = rules.get(String(iss))?.methods;
       if (verified.size >= CACHE_LIMIT) verified.clear();
       verified.set(token, { principal, exp, ...(methods === undefined ? {} : { methods }) });
       mayCall({ ...(methods === undefined ? {} : { methods }) }, String(iss), method);
@@ -190,7 +189,8 @@ export async function createPrincipalVerifier(
     },
   };
 
-  async function verifyToken(token: string): Promise<Principal> {
+  /** The token's principal, and the calls its edge of the trust table limits it to (if any). */
+  async function verifyToken(token: string): Promise<{ principal: Principal; methods?: Trust['methods'] }> {
     const claimed = decodeJwt(token).iss;
     const key = claimed === undefined ? undefined : keys.get(claimed);
     if (claimed === undefined || key === undefined)
@@ -208,15 +208,15 @@ export async function createPrincipalVerifier(
     if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string' && SCOPES.includes(s))) {
       throw new Error('principal token has invalid scopes');
     }
-    // Present: only issuers the table allows have a key.
-    const rule = rules.get(String(iss));
-    if (rule === undefined || typeof via !== 'string' || !rule.via.includes(via as Channel)) {
+    // Present: only issuers the table allows have a key. The channel picks the issuer's edge.
+    const rule = typeof via === 'string' ? edgeFor(rules.get(String(iss)), via) : undefined;
+    if (rule === undefined) {
       throw new Error(`principal token from ${String(iss)} may not claim channel ${String(via)}`);
     }
     const beyond = scopes.find((s) => !rule.scopes.includes(s as Scope));
     if (beyond !== undefined)
       throw new Error(`principal token from ${String(iss)} may not claim scope ${beyond}`);
-    return {
+    const principal: Principal = {
       workspaceId: ws,
       credentialId: sub,
       userId: typeof uid === 'string' ? uid : null,
@@ -224,5 +224,6 @@ export async function createPrincipalVerifier(
       scopes: scopes as Scope[],
       via: via as Channel,
     };
+    return rule.methods === undefined ? { principal } : { principal, methods: rule.methods };
   }
 }

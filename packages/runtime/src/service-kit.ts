@@ -169,7 +169,7 @@ async function run<C extends KitConfig, B extends boolean, P>(spec: ServiceSpec<
  */
 function checkTrusts(service: ServiceName, declared: readonly IssuerName[]): void {
   const edges: readonly Trust[] = TRUST_GRAPH[service];
-  const table = edges.map((e) => e.issuer).sort();
+  const table = [...new Set(edges.map((e) => e.issuer))].sort();
   const named = [...declared].sort();
   if (table.join() !== named.join()) {
     throw new Error(

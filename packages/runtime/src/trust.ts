@@ -27,7 +27,11 @@ export const CHANGES_ISSUER = ISSUERS.changes;
 export const OPTIMIZER_ISSUER = ISSUERS.optimizer;
 export const MARKETING_ISSUER = ISSUERS.marketing;
 
-/** One edge of the trust graph: a service accepts `issuer`'s tokens as far as this says. */
+/**
+ * One edge of the trust graph: a service accepts `issuer`'s tokens as far as this says. An issuer
+ * may have several edges into one service, on channels that do not overlap: a token's channel
+ * picks its edge (a worker's own reads on one, calls made on behalf of a caller on another).
+ */
 export interface Trust {
   issuer: IssuerName;
   /** The channels a token from this issuer may claim. */
@@ -94,6 +98,22 @@ export const TRUST_GRAPH = {
       why: 'reads the campaign images a change pins and uploads (GetCampaignAssetContent)',
     },
     {
+      // The caller's own principal, channel and scopes as the gateway signed them for the changes
+      // service, so that this service's access rules hold for the caller exactly as they would
+      // for a call from the gateway.
+      issuer: 'changes',
+      via: ['mcp', 'dashboard', 'operator'],
+      scopes: ['read', 'write'],
+      keyEnv: 'CHANGES_PUBLIC_KEY',
+      key: 'optional',
+      methods: [
+        'marketing.v1.MarketingService/GetMarketingItem',
+        'marketing.v1.AssetService/FindSourceImages',
+        'marketing.v1.AssetService/SaveSourceImages',
+      ],
+      why: 'prepares a saved ad batch on behalf of its caller: reads the batch, finds its source images and saves the missing ones (GetMarketingItem, FindSourceImages and SaveSourceImages, and no other call)',
+    },
+    {
       issuer: 'optimizer',
       via: ['worker'],
       scopes: ['read'],
@@ -146,9 +166,19 @@ function isServiceName(name: string): name is ServiceName {
  * The edges for tokens addressed to `audience`, by issuer (the signed `iss`). A name the table
  * does not know (a test's own service) accepts the gateway alone, as every service does.
  */
-export function trustRules(audience: string): ReadonlyMap<string, Trust> {
+export function trustRules(audience: string): ReadonlyMap<string, readonly Trust[]> {
   const edges: readonly Trust[] = isServiceName(audience) ? TRUST_GRAPH[audience] : [FROM_GATEWAY];
-  return new Map(edges.map((t) => [ISSUERS[t.issuer], t]));
+  const rules = new Map<string, Trust[]>();
+  for (const edge of edges) {
+    const issuer = ISSUERS[edge.issuer];
+    rules.set(issuer, [...(rules.get(issuer) ?? []), edge]);
+  }
+  return rules;
+}
+
+/** The edge of `edges` (one issuer's) that a token claiming channel `via` is held to, if any. */
+export function edgeFor(edges: readonly Trust[] | undefined, via: string): Trust | undefined {
+  return edges?.find((e) => (e.via as readonly string[]).includes(via));
 }
 
 /**

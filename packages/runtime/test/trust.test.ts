@@ -73,6 +73,43 @@ describe('the trust table', () => {
     await assert.rejects(verifier.verify(token), { message: /may not call \(no call named\)/ });
   });
 
+  test('the changes service acts for a caller at the marketing service only in the three calls of an ad batch, on the caller’s channel', async () => {
+    const changes = await generatePrincipalKeys();
+    const verifier = await createPrincipalVerifier({ [ISSUERS.changes]: changes.publicKeyPem }, 'marketing');
+    const signer = await createPrincipalSigner(changes.privateKeyPem, ISSUERS.changes);
+    const caller: Principal = { ...EDITOR, scopes: ['read', 'write'], via: 'mcp' };
+    const forCaller = await signer.sign(caller, 'marketing');
+    for (const call of [
+      'MarketingService/GetMarketingItem',
+      'AssetService/FindSourceImages',
+      'AssetService/SaveSourceImages',
+    ])
+      assert.deepEqual(await verifier.verify(forCaller, `marketing.v1.${call}`), caller);
+    await assert.rejects(verifier.verify(forCaller, 'marketing.v1.AssetService/GetCampaignAssetContent'), {
+      message:
+        'principal token from adsmcp-changes may not call marketing.v1.AssetService/GetCampaignAssetContent',
+    });
+    // Its own worker still reads any call, with the read scope alone.
+    const worker: Principal = { ...EDITOR, role: 'viewer', scopes: ['read'], via: 'worker' };
+    const own = await signer.sign(worker, 'marketing');
+    assert.deepEqual(await verifier.verify(own, 'marketing.v1.AssetService/GetCampaignAssetContent'), worker);
+    await assert.rejects(verifier.verify(await signer.sign({ ...worker, scopes: ['write'] }, 'marketing')), {
+      message: 'principal token from adsmcp-changes may not claim scope write',
+    });
+  });
+
+  test('an issuer’s edges into one service are on channels that do not overlap', () => {
+    for (const service of SERVICES) {
+      const seen = new Set<string>();
+      for (const edge of TRUST_GRAPH[service] as readonly Trust[])
+        for (const via of edge.via) {
+          const key = `${edge.issuer} via ${via}`;
+          assert.ok(!seen.has(key), `${service} trusts ${key} twice`);
+          seen.add(key);
+        }
+    }
+  });
+
   test('a worker that may only read here is refused a token claiming write, naming the scope', async () => {
     const optimizer = await generatePrincipalKeys();
     const verifier = await createPrincipalVerifier(
