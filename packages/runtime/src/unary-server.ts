@@ -113,6 +113,42 @@ function writeError(res: http2.Http2ServerResponse, err: ConnectError): void {
  */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 
+/**
+ * What one call keeps while it runs. The handler's signal is made only if the handler asks for it
+ * (most reads never do); an abort before then is kept and given to the signal when it is made. The
+ * response headers and trailers are made only if the handler touches them.
+ */
+class CallState {
+  abortedWith: ConnectError | undefined;
+  responseHeader: Headers | undefined;
+  responseTrailer: Headers | undefined;
+  private controller: AbortController | undefined;
+
+  constructor(readonly timeoutMs: number | undefined) {}
+
+  abort(reason: ConnectError): void {
+    if (this.abortedWith !== undefined) return;
+    this.abortedWith = reason;
+    this.controller?.abort(reason);
+  }
+
+  signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.abortedWith !== undefined) this.controller.abort(this.abortedWith);
+    }
+    return this.controller.signal;
+  }
+}
+
+/** A timer callback taking its call as an argument, so a deadline costs no closure. */
+function abortOnDeadline(state: CallState): void {
+  state.abort(new ConnectError('the operation timed out', Code.DeadlineExceeded));
+}
+
+/** An error of the request stream: the close handler of serveUnary aborts the call. */
+function ignoreRequestError(): void {}
+
 /** serveUnary answers one unary call of `route`; it never throws (every failure is written as an error). */
 export function serveUnary(
   route: UnaryRoute,
@@ -120,44 +156,47 @@ export function serveUnary(
   req: http2.Http2ServerRequest,
   res: http2.Http2ServerResponse,
 ): void {
-  // The handler's signal is made only if the handler asks for it (most reads never do); an abort
-  // before then is kept and given to the signal when it is made.
-  let controller: AbortController | undefined;
-  let abortedWith: ConnectError | undefined;
-  const abort = (reason: ConnectError) => {
-    if (abortedWith !== undefined) return;
-    abortedWith = reason;
-    controller?.abort(reason);
-  };
-  const signal = () => {
-    if (controller === undefined) {
-      controller = new AbortController();
-      if (abortedWith !== undefined) controller.abort(abortedWith);
-    }
-    return controller.signal;
-  };
   const timeout = parseTimeout((req.headers['connect-timeout-ms'] as string | undefined) ?? null, 0xffffffff);
   if (timeout.error !== undefined) {
     writeError(res, timeout.error);
     return;
   }
+  const state = new CallState(timeout.timeoutMs);
   const deadline =
-    timeout.timeoutMs === undefined
-      ? undefined
-      : setTimeout(
-          () => abort(new ConnectError('the operation timed out', Code.DeadlineExceeded)),
-          timeout.timeoutMs,
-        );
+    timeout.timeoutMs === undefined ? undefined : setTimeout(abortOnDeadline, timeout.timeoutMs, state);
   // The caller went away (cancel, deadline, lost connection) before the answer was written.
   const onClose = () => {
-    if (!res.writableEnded) abort(new ConnectError('the caller canceled the call', Code.Canceled));
+    if (!res.writableEnded) state.abort(new ConnectError('the caller canceled the call', Code.Canceled));
   };
   res.once('close', onClose);
   const finish = () => {
     clearTimeout(deadline);
     res.off('close', onClose);
   };
+  readRequest(req, res, finish, (chunks) => {
+    answer(route, guard, req, state, chunks).then(
+      (bytes) => {
+        finish();
+        writeAnswer(res, state.responseHeader, bytes);
+      },
+      (err: unknown) => {
+        finish();
+        writeError(res, ConnectError.from(err));
+      },
+    );
+  });
+}
 
+/**
+ * Reads the request message into `chunks` for `onEnd`. One larger than MAX_REQUEST_BYTES is refused
+ * as it arrives, before any token is checked or the rest is held in memory, and `onEnd` is not called.
+ */
+function readRequest(
+  req: http2.Http2ServerRequest,
+  res: http2.Http2ServerResponse,
+  finish: () => void,
+  onEnd: (chunks: Buffer[]) => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let tooLarge = false;
@@ -168,7 +207,6 @@ export function serveUnary(
       chunks.push(chunk);
       return;
     }
-    // Refused as it arrives, before any token is checked or the rest is held in memory.
     tooLarge = true;
     chunks.length = 0;
     finish();
@@ -180,79 +218,104 @@ export function serveUnary(
       ),
     );
   });
-  req.on('error', () => undefined); // the close handler above aborts the call
+  req.on('error', ignoreRequestError);
   req.on('end', () => {
-    if (tooLarge) return;
-    const header = headerReader(req.headers);
-    const values = createContextValues();
-    const started = Date.now();
-    let responseHeader: Headers | undefined;
-    let responseTrailer: Headers | undefined;
-    const ctx = {
-      service: route.service,
-      method: route.method,
-      protocolName: 'connect',
-      requestMethod: 'POST',
-      get url() {
-        return `http://${req.headers[':authority'] ?? 'localhost'}${req.url}`;
-      },
-      peer: { addr: req.socket?.remoteAddress ?? '' },
-      get signal() {
-        return signal();
-      },
-      timeoutMs: () =>
-        timeout.timeoutMs === undefined ? undefined : timeout.timeoutMs - (Date.now() - started),
-      get requestHeader() {
-        const out = new Headers();
-        for (const [name, v] of Object.entries(req.headers)) {
-          if (name.startsWith(':') || v === undefined) continue;
-          for (const one of Array.isArray(v) ? v : [v]) out.append(name, one);
-        }
-        return out;
-      },
-      get responseHeader() {
-        responseHeader ??= new Headers();
-        return responseHeader;
-      },
-      get responseTrailer() {
-        responseTrailer ??= new Headers();
-        return responseTrailer;
-      },
-      values,
-    } as unknown as HandlerContext;
-    const carrier = req.headers as Record<string, string>;
-    guard(route.service.typeName, route.method.name, header, carrier, values, async () => {
-      let input: unknown;
-      try {
-        input = fromBinary(route.method.input, Buffer.concat(chunks));
-      } catch (err) {
-        throw new ConnectError(
-          `parse binary: ${err instanceof Error ? err.message : String(err)}`,
-          Code.InvalidArgument,
-        );
-      }
-      if (abortedWith !== undefined) throw abortedWith;
-      validateRequest(route.method.input, input as Message);
-      const output = await route.impl(input, ctx);
-      return toBinary(
-        route.method.output as DescMessage,
-        create(route.method.output as DescMessage, output as never),
-      );
-    }).then(
-      (bytes) => {
-        finish();
-        if (res.stream.destroyed) return;
-        const headers: Record<string, string> = { 'content-type': 'application/proto' };
-        responseHeader?.forEach((value, name) => {
-          headers[name] = value;
-        });
-        res.writeHead(200, headers);
-        res.end(bytes);
-      },
-      (err: unknown) => {
-        finish();
-        writeError(res, ConnectError.from(err));
-      },
-    );
+    if (!tooLarge) onEnd(chunks);
   });
+}
+
+/** Runs the guard around the handler and resolves with the encoded answer. */
+function answer(
+  route: UnaryRoute,
+  guard: CallGuard,
+  req: http2.Http2ServerRequest,
+  state: CallState,
+  chunks: Buffer[],
+): Promise<Uint8Array> {
+  const values = createContextValues();
+  const ctx = handlerContext(route, req, state, values);
+  const carrier = req.headers as Record<string, string>;
+  return guard(route.service.typeName, route.method.name, headerReader(req.headers), carrier, values, () =>
+    runHandler(route, ctx, state, chunks),
+  );
+}
+
+/** The context fields a handler reads, each made only when read. */
+function handlerContext(
+  route: UnaryRoute,
+  req: http2.Http2ServerRequest,
+  state: CallState,
+  values: ContextValues,
+): HandlerContext {
+  const started = Date.now();
+  return {
+    service: route.service,
+    method: route.method,
+    protocolName: 'connect',
+    requestMethod: 'POST',
+    get url() {
+      return `http://${req.headers[':authority'] ?? 'localhost'}${req.url}`;
+    },
+    peer: { addr: req.socket?.remoteAddress ?? '' },
+    get signal() {
+      return state.signal();
+    },
+    timeoutMs: () => (state.timeoutMs === undefined ? undefined : state.timeoutMs - (Date.now() - started)),
+    get requestHeader() {
+      const out = new Headers();
+      for (const [name, v] of Object.entries(req.headers)) {
+        if (name.startsWith(':') || v === undefined) continue;
+        for (const one of Array.isArray(v) ? v : [v]) out.append(name, one);
+      }
+      return out;
+    },
+    get responseHeader() {
+      state.responseHeader ??= new Headers();
+      return state.responseHeader;
+    },
+    get responseTrailer() {
+      state.responseTrailer ??= new Headers();
+      return state.responseTrailer;
+    },
+    values,
+  } as unknown as HandlerContext;
+}
+
+/** Decodes and checks the request, calls the handler and encodes its answer. */
+async function runHandler(
+  route: UnaryRoute,
+  ctx: HandlerContext,
+  state: CallState,
+  chunks: Buffer[],
+): Promise<Uint8Array> {
+  let input: unknown;
+  try {
+    input = fromBinary(route.method.input, Buffer.concat(chunks));
+  } catch (err) {
+    throw new ConnectError(
+      `parse binary: ${err instanceof Error ? err.message : String(err)}`,
+      Code.InvalidArgument,
+    );
+  }
+  if (state.abortedWith !== undefined) throw state.abortedWith;
+  validateRequest(route.method.input, input as Message);
+  const output = await route.impl(input, ctx);
+  return toBinary(
+    route.method.output as DescMessage,
+    create(route.method.output as DescMessage, output as never),
+  );
+}
+
+function writeAnswer(
+  res: http2.Http2ServerResponse,
+  responseHeader: Headers | undefined,
+  bytes: Uint8Array,
+): void {
+  if (res.stream.destroyed) return;
+  const headers: Record<string, string> = { 'content-type': 'application/proto' };
+  responseHeader?.forEach((value, name) => {
+    headers[name] = value;
+  });
+  res.writeHead(200, headers);
+  res.end(bytes);
 }

@@ -100,88 +100,150 @@ function metadataOf(headers: http2.IncomingHttpHeaders): Headers {
   return out;
 }
 
+/** One POST: resolves with the answer, or rejects with a Connect error (deadline, cancel, transport). */
+function exchange(
+  sessions: Http2SessionManager,
+  path: string,
+  headers: http2.OutgoingHttpHeaders,
+  body: Uint8Array,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(canceled(signal));
+      return;
+    }
+    let stream: http2.ClientHttp2Stream | undefined;
+    let settled = false;
+    const settle = (err: ConnectError | undefined, answer?: Answer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (err === undefined) {
+        resolve(answer as Answer);
+        return;
+      }
+      if (stream !== undefined && !stream.closed) stream.close(NGHTTP2_CANCEL);
+      reject(err);
+    };
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(
+            () => settle(new ConnectError('the operation timed out', Code.DeadlineExceeded)),
+            timeoutMs,
+          )
+        : undefined;
+    const onAbort = () => settle(canceled(signal as AbortSignal));
+    signal?.addEventListener('abort', onAbort);
+    sessions.request('POST', path, headers, {}).then(
+      (s) => {
+        stream = s;
+        if (settled) {
+          s.close(NGHTTP2_CANCEL);
+          return;
+        }
+        readAnswer(sessions, s, settle);
+        s.end(body);
+      },
+      (err: unknown) => settle(connectErrorFromNode(err)),
+    );
+  });
+}
+
+/** Collects the answer on `s` and settles the call with it, or with the error that ended the stream. */
+function readAnswer(
+  sessions: Http2SessionManager,
+  s: http2.ClientHttp2Stream,
+  settle: (err: ConnectError | undefined, answer?: Answer) => void,
+): void {
+  let answered: http2.IncomingHttpHeaders | undefined;
+  // Set once the stream has settled the call, so the close that follows makes no error to drop.
+  let done = false;
+  const chunks: Buffer[] = [];
+  s.on('response', (h) => {
+    answered = h;
+  });
+  s.on('data', (chunk: Buffer) => {
+    sessions.notifyResponseByteRead(s);
+    chunks.push(chunk);
+  });
+  s.on('end', () => {
+    done = true;
+    if (answered === undefined) settle(resetError(s.rstCode ?? 0));
+    else
+      settle(undefined, {
+        status: Number(answered[':status']),
+        headers: answered,
+        body: Buffer.concat(chunks),
+      });
+  });
+  s.on('error', (err) => {
+    done = true;
+    settle(connectErrorFromNode(err));
+  });
+  s.on('close', () => {
+    if (done) return;
+    settle(
+      answered === undefined
+        ? resetError(s.rstCode ?? 0)
+        : connectErrorFromNode(new Error('the stream closed before the answer ended')),
+    );
+  });
+}
+
+/** The request headers of one call: the protocol's, its deadline, the caller's own. */
+function requestHeaders(
+  timeout: number,
+  header: Parameters<Transport['unary']>[3],
+): http2.OutgoingHttpHeaders {
+  const headers: http2.OutgoingHttpHeaders = {
+    'content-type': 'application/proto',
+    'connect-protocol-version': '1',
+  };
+  if (timeout > 0) headers['connect-timeout-ms'] = String(timeout);
+  if (header !== undefined) for (const [name, value] of new Headers(header)) headers[name] = value;
+  return headers;
+}
+
+/** The answer as the caller sees it: the decoded message, or the Connect error the server wrote. */
+function unaryResponse<I extends DescMessage, O extends DescMessage>(
+  method: DescMethodUnary<I, O>,
+  answer: Answer,
+): UnaryResponse<I, O> {
+  const contentType = String(answer.headers['content-type'] ?? '');
+  if (answer.status === 200 && contentType.startsWith('application/proto')) {
+    let message: ReturnType<typeof fromBinary<O>>;
+    try {
+      message = fromBinary(method.output, answer.body);
+    } catch (err) {
+      throw new ConnectError('the answer could not be decoded', Code.Internal, undefined, undefined, err);
+    }
+    return {
+      stream: false,
+      service: method.parent,
+      method,
+      get header() {
+        return metadataOf(answer.headers);
+      },
+      get trailer() {
+        return new Headers();
+      },
+      message,
+    };
+  }
+  const metadata = metadataOf(answer.headers);
+  const fallback = new ConnectError(`HTTP ${answer.status}`, codeFromHttpStatus(answer.status), metadata);
+  if (contentType.startsWith('application/json')) throw errorFromJsonBytes(answer.body, metadata, fallback);
+  throw fallback;
+}
+
 /** unaryTransport returns a Transport whose unary calls go out as described above. */
 export function unaryTransport(opts: UnaryTransportOptions): Transport {
   const url = new URL(opts.baseUrl);
   const basePath = url.pathname.replace(/\/+$/, '');
   const { sessions } = opts;
-
-  /** One POST: resolves with the answer, or rejects with a Connect error (deadline, cancel, transport). */
-  const exchange = (
-    path: string,
-    headers: http2.OutgoingHttpHeaders,
-    body: Uint8Array,
-    signal: AbortSignal | undefined,
-    timeoutMs: number,
-  ): Promise<Answer> =>
-    new Promise<Answer>((resolve, reject) => {
-      if (signal?.aborted === true) {
-        reject(canceled(signal));
-        return;
-      }
-      let stream: http2.ClientHttp2Stream | undefined;
-      let settled = false;
-      const settle = (err: ConnectError | undefined, answer?: Answer) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (err === undefined) {
-          resolve(answer as Answer);
-          return;
-        }
-        if (stream !== undefined && !stream.closed) stream.close(NGHTTP2_CANCEL);
-        reject(err);
-      };
-      const timer =
-        timeoutMs > 0
-          ? setTimeout(
-              () => settle(new ConnectError('the operation timed out', Code.DeadlineExceeded)),
-              timeoutMs,
-            )
-          : undefined;
-      const onAbort = () => settle(canceled(signal as AbortSignal));
-      signal?.addEventListener('abort', onAbort);
-      sessions.request('POST', path, headers, {}).then(
-        (s) => {
-          stream = s;
-          if (settled) {
-            s.close(NGHTTP2_CANCEL);
-            return;
-          }
-          let answered: http2.IncomingHttpHeaders | undefined;
-          const chunks: Buffer[] = [];
-          s.on('response', (h) => {
-            answered = h;
-          });
-          s.on('data', (chunk: Buffer) => {
-            sessions.notifyResponseByteRead(s);
-            chunks.push(chunk);
-          });
-          s.on('end', () => {
-            if (answered === undefined) settle(resetError(s.rstCode ?? 0));
-            else
-              settle(undefined, {
-                status: Number(answered[':status']),
-                headers: answered,
-                body: Buffer.concat(chunks),
-              });
-          });
-          s.on('error', (err) => settle(connectErrorFromNode(err)));
-          s.on('close', () => {
-            if (settled) return;
-            settle(
-              answered === undefined
-                ? resetError(s.rstCode ?? 0)
-                : connectErrorFromNode(new Error('the stream closed before the answer ended')),
-            );
-          });
-          s.end(body);
-        },
-        (err: unknown) => settle(connectErrorFromNode(err)),
-      );
-    });
-
   return {
     async unary<I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
@@ -192,12 +254,7 @@ export function unaryTransport(opts: UnaryTransportOptions): Transport {
       contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
       const timeout = timeoutMs ?? opts.defaultTimeoutMs;
-      const headers: http2.OutgoingHttpHeaders = {
-        'content-type': 'application/proto',
-        'connect-protocol-version': '1',
-      };
-      if (timeout > 0) headers['connect-timeout-ms'] = String(timeout);
-      if (header !== undefined) for (const [name, value] of new Headers(header)) headers[name] = value;
+      const headers = requestHeaders(timeout, header);
       let body: Uint8Array;
       try {
         await opts.decorate(headers, contextValues ?? createContextValues());
@@ -205,39 +262,9 @@ export function unaryTransport(opts: UnaryTransportOptions): Transport {
       } catch (err) {
         throw ConnectError.from(err);
       }
-      const answer = await exchange(
-        `${basePath}/${method.parent.typeName}/${method.name}`,
-        headers,
-        body,
-        signal,
-        timeout,
-      );
-      const contentType = String(answer.headers['content-type'] ?? '');
-      if (answer.status === 200 && contentType.startsWith('application/proto')) {
-        let message: ReturnType<typeof fromBinary<O>>;
-        try {
-          message = fromBinary(method.output, answer.body);
-        } catch (err) {
-          throw new ConnectError('the answer could not be decoded', Code.Internal, undefined, undefined, err);
-        }
-        return {
-          stream: false,
-          service: method.parent,
-          method,
-          get header() {
-            return metadataOf(answer.headers);
-          },
-          get trailer() {
-            return new Headers();
-          },
-          message,
-        };
-      }
-      const metadata = metadataOf(answer.headers);
-      const fallback = new ConnectError(`HTTP ${answer.status}`, codeFromHttpStatus(answer.status), metadata);
-      if (contentType.startsWith('application/json'))
-        throw errorFromJsonBytes(answer.body, metadata, fallback);
-      throw fallback;
+      const path = `${basePath}/${method.parent.typeName}/${method.name}`;
+      const answer = await exchange(sessions, path, headers, body, signal, timeout);
+      return unaryResponse(method, answer);
     },
     stream<I extends DescMessage, O extends DescMessage>(
       method: DescMethodStreaming<I, O>,
