@@ -1,3 +1,4 @@
+import { AccountsService } from '@adsmcp/proto/changes/v1/accounts_pb';
 import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
@@ -9,6 +10,7 @@ import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { PrincipalVerifier } from '@adsmcp/runtime/principal';
+import { accountsHandlers } from './handlers/accounts-handlers.ts';
 import { auditHandlers } from './handlers/audit-handlers.ts';
 import { batchHandlers } from './handlers/batch-handlers.ts';
 import { changesHandlers } from './handlers/changes-handlers.ts';
@@ -57,6 +59,7 @@ export function buildServer(deps: Deps): ConnectServer {
         router.service(WebhooksService, webhookHandlers({ pool: deps.pool, ...deps.webhooks }));
       router.service(ControlsService, controlsHandlers(deps.pool, deps.upstream));
       router.service(AuditService, auditHandlers(deps.pool));
+      router.service(AccountsService, accountsHandlers({ pool: deps.pool, upstream: deps.upstream }));
     },
   });
 }

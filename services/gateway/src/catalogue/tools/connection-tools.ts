@@ -1,4 +1,5 @@
 /** Tools about the connection itself: who is calling, which ad accounts it reaches, revoking it. */
+import { AccountsService } from '@adsmcp/proto/changes/v1/accounts_pb';
 import { ControlsService, type Freeze } from '@adsmcp/proto/changes/v1/controls_pb';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { credentialRevokedAt, insertAudit, revokeCredential } from '../../store/identity-store.ts';
@@ -35,14 +36,6 @@ function freezeView(f: Freeze) {
     frozen_by: f.frozenBy,
     frozen_at: f.frozenAt,
   };
-}
-
-/** The freeze in force for an account: its own, else the workspace's; null when writes are open. */
-function freezeFor(freezes: Freeze[], accountId: string) {
-  const found =
-    freezes.find((f) => f.accountId.toLowerCase() === accountId.toLowerCase()) ??
-    freezes.find((f) => f.accountId === '');
-  return found === undefined ? null : freezeView(found);
 }
 
 /** The freezes in force in the caller's workspace (the changes service keeps them). */
@@ -208,30 +201,7 @@ export const listAccounts: ToolRow<GatewayDeps> = {
       }),
     },
   }),
-  route: {
-    kind: 'run',
-    why: "the accounts are the upstream-proxy's and their freezes the changes service's",
-    routesTo: 'upstream.v1.UpstreamService/ListAccounts, changes.v1.ControlsService/ListFreezes',
-    async run({ caller, deps }) {
-      const [res, freezes] = await Promise.all([
-        deps.upstream.listAccounts({}, onBehalfOf(caller.principal)),
-        freezesOf({ caller, deps }),
-      ]);
-      // The connection's write permission comes from the proxy; this credential's is the gateway's
-      // to say, and a freeze stops both.
-      return {
-        accounts: res.accounts.map((a) => ({
-          account_id: a.accountId,
-          name: a.name,
-          currency: a.currency,
-          time_zone: a.timeZone,
-          can_write: a.canWrite && canWrite(caller.principal) && freezeFor(freezes, a.accountId) === null,
-          connection_can_write: a.canWrite,
-          freeze: freezeFor(freezes, a.accountId),
-          credential_expires_at: a.credentialExpiresAt === '' ? null : a.credentialExpiresAt,
-          credential_status: a.credentialStatus,
-        })),
-      };
-    },
-  },
+  // The changes service reads the accounts through the upstream-proxy as the caller and joins the
+  // freezes it keeps: one answer, so no account is listed writable while a freeze holds it.
+  route: { kind: 'rpc', method: AccountsService.method.listAccounts },
 };
