@@ -15,11 +15,14 @@ import type { Logger } from '@adsmcp/runtime/log';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
   type AuthInfo,
+  type CallToolRequest,
   type CallToolResult,
   createMcpHandler,
+  type HandlerResultTypeMap,
   ProtocolError,
   ProtocolErrorCode,
   Server,
+  type ServerContext,
   SUPPORTED_PROTOCOL_VERSIONS,
   UnsupportedProtocolVersionError,
 } from '@modelcontextprotocol/server';
@@ -224,366 +227,453 @@ function quoted(value: string): string {
   return `"${value.replace(/["\\]/g, '\\$&')}"`;
 }
 
+/** What every request's checks and answers share: made once, when the routes are registered. */
+interface McpEdge {
+  o: McpRouteOptions<GatewayDeps>;
+  origins: ReturnType<typeof createOriginPolicy>;
+  authenticate: ReturnType<typeof createAuthGuard>;
+  /** Names the protected resource's metadata in every bearer challenge. */
+  resourceMetadata: string;
+  taskDeps: TaskDeps;
+  /** The MCP SDK's handler for the exchanges the route does not answer itself. */
+  serve: ReturnType<typeof toNodeHandler>;
+}
+
 export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<GatewayDeps>): void {
-  const origins = createOriginPolicy(o.publicUrl, o.allowedOrigins);
-  const resourceMetadata = new URL('/.well-known/oauth-protected-resource', o.publicUrl).toString();
-  const now = o.now ?? (() => new Date());
-  const authenticate = createAuthGuard({
-    db: o.db,
-    failures: o.authFailures,
-    known: o.knownCredentials,
-    now,
-    oauth: o.oauth,
-  });
-
   const taskDeps: TaskDeps = { db: o.db, catalogue: o.catalogue, deps: o.deps, logger: o.logger };
-
   const handler = createMcpHandler(
-    (ctx) => {
-      const info = ctx.authInfo?.extra as ExchangeInfo | undefined;
-      const server = new Server(
-        { name: SERVER_NAME, version: SERVER_VERSION },
-        {
-          capabilities: {
-            tools: { listChanged: false },
-            resources: { subscribe: false, listChanged: false },
-            prompts: { listChanged: false },
-            completions: {},
-            extensions: { [TASKS_EXTENSION]: {} },
-          },
-          instructions: INSTRUCTIONS,
-        },
-      );
-      discoverEveryVersion(server, INSTRUCTIONS);
-      server.setRequestHandler('tools/list', () => ({
-        tools: selectedTools(o.catalogue, info?.selection),
-        ...CACHE.toolList,
-      }));
-      // The route authenticated every request before the SDK saw it.
-      const surface = (): ResourceContext => {
-        if (info === undefined) throw new Error('a request reached the MCP server without a caller');
-        return { caller: info.caller, deps: o.deps, catalogue: o.catalogue };
-      };
-      server.setRequestHandler('resources/list', (req) => listResources(surface(), req.params?.cursor));
-      server.setRequestHandler('resources/templates/list', (req) => {
-        noCursor(req.params?.cursor);
-        return resourceTemplates();
-      });
-      server.setRequestHandler('resources/read', (req) => readResource(surface(), req.params.uri));
-      server.setRequestHandler('prompts/list', (req) => {
-        noCursor(req.params?.cursor);
-        return listPrompts();
-      });
-      server.setRequestHandler('prompts/get', (req) =>
-        getPrompt(surface(), req.params.name, req.params.arguments),
-      );
-      server.setRequestHandler('completion/complete', (req) => complete(surface(), req.params));
-      server.setRequestHandler('tools/call', (req, reqCtx) => {
-        // The route authenticated every request before the SDK saw it.
-        if (info === undefined) throw new Error('tools/call reached the MCP server without a caller');
-        const id = reqCtx.mcpReq.id;
-        const malformed = info.malformedRequests.get(id);
-        if (malformed !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, malformed);
-        requireSelected(o.catalogue, info.selection, req.params.name, info.caller.toolGroups);
-        // The client asked for progress with a token: the tool may report it on this request's stream.
-        const token = reqCtx.mcpReq._meta?.progressToken;
-        const progress =
-          token === undefined
-            ? undefined
-            : (update: ProgressUpdate) =>
-                reqCtx.mcpReq
-                  .notify({ method: 'notifications/progress', params: { progressToken: token, ...update } })
-                  .catch((err: unknown) => o.logger.info({ err }, 'progress notification not sent'));
-        const known = o.catalogue.byName.has(req.params.name);
-        const requestId = info.messageRequestIds.get(id) ?? info.requestId;
-        // On 2026-07-28 the client's capabilities come with each request, in its envelope.
-        const envelope = reqCtx.mcpReq.envelope;
-        const modern = MODERN_VERSIONS.has(server.getNegotiatedProtocolVersion() ?? '');
-        if (modern && runsAsTask(taskDeps, info.caller, req.params.name, req.params.arguments, envelope)) {
-          // The extension's CreateTaskResult answers a tools/call; the SDK's result types do not name it.
-          return createTask(
-            taskDeps,
-            info.caller,
-            requestId,
-            req.params.name,
-            req.params.arguments ?? {},
-          ) as unknown as Promise<CallToolResult>;
-        }
-        return observeToolCall(req.params.name, known, reqCtx.mcpReq._meta, () =>
-          callTool(
-            { catalogue: o.catalogue, deps: o.deps, logger: o.logger },
-            info.caller,
-            requestId,
-            req.params.name,
-            req.params.arguments,
-            progress,
-          ),
-        )
-          .then((result) => withResourceLinks(result, server.getNegotiatedProtocolVersion()))
-          .then((result) =>
-            modern
-              ? modernAnswer(req.params.name, result, envelope, reqCtx.mcpReq.inputResponses)
-              : legacyAnswer(o.db, info.caller, req.params.name, result),
-          );
-      });
-      return server;
-    },
+    (ctx) => exchangeServer(o, taskDeps, ctx.authInfo?.extra as ExchangeInfo | undefined),
     {
       maxRequestBodySize: o.maxBodyBytes,
       onerror: (err) => o.logger.info({ err: err.message }, 'mcp request rejected'),
     },
   );
-  const serve = toNodeHandler(handler, { maxRequestBodySize: o.maxBodyBytes });
-
-  const challenge = (error?: string, description?: string, scope = 'read write') => {
-    // The scopes a client should ask for (RFC 6750 §3): read and write cover every tool.
-    const parts = [`resource_metadata=${quoted(resourceMetadata)}`, `scope=${quoted(scope)}`];
-    if (error) parts.push(`error=${quoted(error)}`);
-    if (description) parts.push(`error_description=${quoted(description)}`);
-    return `Bearer ${parts.join(', ')}`;
+  const edge: McpEdge = {
+    o,
+    origins: createOriginPolicy(o.publicUrl, o.allowedOrigins),
+    authenticate: createAuthGuard({
+      db: o.db,
+      failures: o.authFailures,
+      known: o.knownCredentials,
+      now: o.now ?? (() => new Date()),
+      oauth: o.oauth,
+    }),
+    resourceMetadata: new URL('/.well-known/oauth-protected-resource', o.publicUrl).toString(),
+    taskDeps,
+    serve: toNodeHandler(handler, { maxRequestBodySize: o.maxBodyBytes }),
   };
-
-  // Everything that can be decided from headers is decided before the body is read.
-  // Before the body is read the request's id is unknown; an unauthenticated body is never read.
-  const guard = async (req: FastifyRequest, reply: FastifyReply) => {
-    const unread = unknownRequestId(req.headers['mcp-protocol-version']);
-    const origin = req.headers.origin;
-    if (origin !== undefined && !origins.allows(origin)) {
-      return rpcError(reply, 403, JSONRPC_FORBIDDEN, `origin ${origin} is not allowed`, unread);
-    }
-    const auth = await authenticate(req.headers.authorization, req.ip, () => req.raw.socket.destroyed);
-    if (!auth.ok && 'overBudget' in auth) {
-      reply.header('retry-after', String(auth.retryAfterSeconds));
-      return rpcError(
-        reply,
-        429,
-        JSONRPC_INVALID_REQUEST,
-        `too many failed authentications from this address: retry after ${auth.retryAfterSeconds} s`,
-        unread,
-      );
-    }
-    if (!auth.ok) {
-      reply.header('www-authenticate', challenge(auth.error, auth.error ? auth.description : undefined));
-      return rpcError(reply, 401, JSONRPC_INVALID_REQUEST, `unauthorized: ${auth.description}`, unread);
-    }
-    req.caller = auth.caller;
-    const codings = unacceptedContentCodings(req.headers['content-encoding']);
-    if (codings.length > 0) {
-      // RFC 9110 §15.5.16: Accept-Encoding says which codings a request may use.
-      reply.header('accept-encoding', 'identity');
-      return rpcError(
-        reply,
-        415,
-        JSONRPC_INVALID_REQUEST,
-        `Unsupported Media Type: Content-Encoding ${codings.map((c) => JSON.stringify(c.slice(0, 40))).join(', ')} is not accepted; send the body uncompressed, with no Content-Encoding header or Content-Encoding: identity`,
-        unread,
-      );
-    }
-  };
-
-  /**
-   * Accept (406) and the credential's rate (429): decided once the body is parsed, so that the
-   * answer carries the request's id (the body is bounded by the body limit either way).
-   */
-  const refuseAuthenticated = (req: FastifyRequest, reply: FastifyReply, caller: Caller) => {
-    if (!acceptsJsonAndSse(req.headers.accept)) {
-      return rpcError(
-        reply,
-        406,
-        JSONRPC_INVALID_REQUEST,
-        'Not Acceptable: Accept must include both application/json and text/event-stream',
-        answerId(req),
-      );
-    }
-    // Accepted as written; the SDK reads it again, matching the media types by their exact case.
-    req.raw.headers.accept = 'application/json, text/event-stream';
-    const rate = o.limiter.take(caller.principal.credentialId);
-    if (!rate.allowed) return rateLimited(req, reply, rate.retryAfterSeconds);
-    return undefined;
-  };
-
-  const rateLimited = (req: FastifyRequest, reply: FastifyReply, retryAfterSeconds: number, what = '') => {
-    reply.header('retry-after', String(retryAfterSeconds));
-    return rpcError(
-      reply,
-      429,
-      JSONRPC_INVALID_REQUEST,
-      `rate limited${what}: retry after ${retryAfterSeconds} s`,
-      answerId(req),
-    );
-  };
-
-  /** The guard took one request from the credential's rate; each further tool call of a batch takes one more. */
-  const takeBatchRate = (req: FastifyRequest, reply: FastifyReply, caller: Caller) => {
-    const calls = countToolCalls(req.body);
-    if (calls <= 1) return undefined;
-    if (calls > o.limiter.burst) {
-      return rpcError(
-        reply,
-        400,
-        JSONRPC_INVALID_REQUEST,
-        `Invalid Request: a batch may hold at most ${o.limiter.burst} tool calls (this credential's burst)`,
-        answerId(req),
-      );
-    }
-    const rate = o.limiter.take(caller.principal.credentialId, calls - 1);
-    if (rate.allowed) return undefined;
-    return rateLimited(
-      req,
-      reply,
-      rate.retryAfterSeconds,
-      ` (each of the batch's ${calls} tool calls counts)`,
-    );
-  };
-
-  /** The checks that need the body; an answer when the request is refused. */
-  const refuseBody = (req: FastifyRequest, reply: FastifyReply, caller: Caller) => {
-    const header = req.headers['mcp-protocol-version'];
-    const version = namedVersion(header, req.body);
-    if (version !== undefined && !SUPPORTED_VERSIONS.includes(version)) {
-      return unsupportedVersion(reply, version, answerId(req));
-    }
-    const batch = batchRefusal(req.body, typeof header === 'string' ? header : undefined);
-    if (batch !== undefined) return rpcError(reply, 400, JSONRPC_INVALID_REQUEST, batch, answerId(req));
-    // Bad parameters are a bad request (400); in a batch, the call is answered in its place. A
-    // method 2026-07-28 removed (initialize, ping) is the SDK's to refuse as not found (404).
-    const malformed = removedInModernEra(version, req.body) ? undefined : malformedSingleRequest(req.body);
-    if (malformed !== undefined) {
-      return rpcError(reply, 400, JSONRPC_INVALID_PARAMS, malformed.problem, malformed.id);
-    }
-    for (const call of namedToolCalls(req.body)) {
-      const tool = o.catalogue.byName.get(call.name);
-      const denied = tool && accessDenied(caller.principal, tool);
-      if (!denied) continue;
-      const need = tool.access === 'any-credential' ? undefined : requiredAccess(tool.behavior).scope;
-      if (need !== undefined && !caller.principal.scopes.includes(need)) {
-        // Step-up (RFC 6750 §3.1): the scopes to ask for are the token's own plus the one missing,
-        // since a client that replaces its scopes with the challenge's must not lose what it had.
-        const scopes = [...new Set([...caller.principal.scopes, need])].join(' ');
-        const why = `${call.name} needs the ${need} scope; this token has ${caller.principal.scopes.join(' ') || 'none'}`;
-        reply.header('www-authenticate', challenge('insufficient_scope', why, scopes));
-      }
-      return rpcError(
-        reply,
-        403,
-        JSONRPC_FORBIDDEN,
-        `forbidden: ${denied}`,
-        bodyRequestId(call) ?? answerId(req),
-      );
-    }
-    return takeBatchRate(req, reply, caller);
-  };
-
-  app.post('/mcp', { onRequest: guard }, async (req, reply) => {
-    const caller = req.caller;
-    if (caller === undefined) throw new Error('unauthenticated request passed the guard');
-    const refused = refuseAuthenticated(req, reply, caller) ?? refuseBody(req, reply, caller);
-    if (refused !== undefined) return refused;
-    const version = namedVersion(req.headers['mcp-protocol-version'], req.body);
-    const modern = version !== undefined && MODERN_VERSIONS.has(version);
-    if (modern && taskRequestMethod(req.body) !== undefined) {
-      const answer = await answerTasksRequest(taskDeps, caller, req.requestId, req.headers, req.body);
-      reply.header('x-request-id', req.requestId);
-      return reply.code(answer.status).type('application/json').send(answer.body);
-    }
-    // A 2025-era exchange is stateless: what its client declared is kept for its later calls.
-    const declared = modern ? undefined : initializeDeclaration(req.body);
-    if (declared !== undefined) {
-      await recordDeclaration(o.db, caller.principal.credentialId, declared).catch((err: unknown) =>
-        o.logger.warn({ err }, 'the client capabilities an initialize declared were not recorded'),
-      );
-    }
-    const selection = toolSelection(req.url, caller.toolGroups);
-    if (!selection.ok) return rpcError(reply, 400, JSONRPC_INVALID_PARAMS, selection.problem, answerId(req));
-    // Decided on the body as it came: takeMalformedRequests below gives a malformed call a
-    // well-formed stand-in, which must not then pass for the plain exchange.
-    const plain = plainToolCall(req.body, req.headers['mcp-protocol-version']);
-    const messageRequestIds = batchRequestIds(req.body, req.requestId);
-    for (const [, id] of messageRequestIds) {
-      o.logger.info({ request_id: id, batch_request_id: req.requestId }, 'batch message');
-    }
-    const info: ExchangeInfo = {
-      caller,
-      requestId: req.requestId,
-      messageRequestIds,
-      selection: selection.groups,
-      malformedRequests: removedInModernEra(
-        namedVersion(req.headers['mcp-protocol-version'], req.body),
-        req.body,
-      )
-        ? new Map()
-        : takeMalformedRequests(req.body),
-    };
-    const authInfo: AuthInfo = {
-      token: 'verified-by-gateway',
-      clientId: caller.principal.credentialId,
-      scopes: caller.principal.scopes,
-      expiresAt: caller.credentialExpiresAt
-        ? Math.floor(caller.credentialExpiresAt.getTime() / 1000)
-        : undefined,
-      extra: info as unknown as Record<string, unknown>,
-    };
-    reply.hijack();
-    reply.raw.setHeader('x-request-id', req.requestId);
-    if (plain !== undefined) {
-      sendAsEventStream(
-        reply.raw,
-        await answerPlainCall(
-          plain,
-          caller,
-          req.requestId,
-          String(req.headers['mcp-protocol-version']),
-          selection.groups,
-        ),
-      );
-      return;
-    }
-    (req.raw as IncomingMessage & { auth?: AuthInfo }).auth = authInfo;
-    await serve(req.raw, reply.raw, req.body);
-  });
-
-  /** The JSON-RPC response to a plain tools/call, as the per-request server would give it. */
-  const answerPlainCall = async (
-    plain: PlainToolCall,
-    caller: Caller,
-    requestId: string,
-    version: string,
-    selection: ToolSelection,
-  ) => {
-    try {
-      requireSelected(o.catalogue, selection, plain.name, caller.toolGroups);
-      const known = o.catalogue.byName.has(plain.name);
-      const result = await observeToolCall(plain.name, known, undefined, () =>
-        callTool(
-          { catalogue: o.catalogue, deps: o.deps, logger: o.logger },
-          caller,
-          requestId,
-          plain.name,
-          plain.args,
-        ),
-      );
-      const answer = await legacyAnswer(o.db, caller, plain.name, withResourceLinks(result, version));
-      return { result: answer, jsonrpc: '2.0', id: plain.id };
-    } catch (err) {
-      return handlerErrorResponse(plain.id, err);
-    }
-  };
-
-  // Answered from the headers, before any body is read.
-  const methodNotAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
-    reply.header('allow', 'POST');
-    return rpcError(
-      reply,
-      405,
-      JSONRPC_INVALID_REQUEST,
-      'Method Not Allowed: this endpoint is stateless; use POST',
-      unknownRequestId(req.headers['mcp-protocol-version']),
-    );
-  };
+  app.post('/mcp', { onRequest: (req, reply) => guard(edge, req, reply) }, (req, reply) =>
+    answerMcpPost(edge, req, reply),
+  );
   app.route({
     method: ['GET', 'DELETE', 'PUT', 'PATCH'],
     url: '/mcp',
     onRequest: methodNotAllowed,
     handler: methodNotAllowed,
   });
+}
+
+/** The per-request MCP server: the catalogue's tools and the workspace's resources, prompts and completions. */
+function exchangeServer(
+  o: McpRouteOptions<GatewayDeps>,
+  taskDeps: TaskDeps,
+  info: ExchangeInfo | undefined,
+): Server {
+  const server = new Server(
+    { name: SERVER_NAME, version: SERVER_VERSION },
+    {
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { subscribe: false, listChanged: false },
+        prompts: { listChanged: false },
+        completions: {},
+        extensions: { [TASKS_EXTENSION]: {} },
+      },
+      instructions: INSTRUCTIONS,
+    },
+  );
+  discoverEveryVersion(server, INSTRUCTIONS);
+  server.setRequestHandler('tools/list', () => ({
+    tools: selectedTools(o.catalogue, info?.selection),
+    ...CACHE.toolList,
+  }));
+  registerSurfaceHandlers(server, o, info);
+  server.setRequestHandler('tools/call', (req, reqCtx) =>
+    answerToolCall(o, taskDeps, server, info, req, reqCtx),
+  );
+  return server;
+}
+
+/** Resources, resource templates, prompts and completion. */
+function registerSurfaceHandlers(
+  server: Server,
+  o: McpRouteOptions<GatewayDeps>,
+  info: ExchangeInfo | undefined,
+): void {
+  // The route authenticated every request before the SDK saw it.
+  const surface = (): ResourceContext => {
+    if (info === undefined) throw new Error('a request reached the MCP server without a caller');
+    return { caller: info.caller, deps: o.deps, catalogue: o.catalogue };
+  };
+  server.setRequestHandler('resources/list', (req) => listResources(surface(), req.params?.cursor));
+  server.setRequestHandler('resources/templates/list', (req) => {
+    noCursor(req.params?.cursor);
+    return resourceTemplates();
+  });
+  server.setRequestHandler('resources/read', (req) => readResource(surface(), req.params.uri));
+  server.setRequestHandler('prompts/list', (req) => {
+    noCursor(req.params?.cursor);
+    return listPrompts();
+  });
+  server.setRequestHandler('prompts/get', (req) =>
+    getPrompt(surface(), req.params.name, req.params.arguments),
+  );
+  server.setRequestHandler('completion/complete', (req) => complete(surface(), req.params));
+}
+
+/** A tools/call the SDK serves: a task on 2026-07-28 when the tool runs as one, else the tool's answer. */
+function answerToolCall(
+  o: McpRouteOptions<GatewayDeps>,
+  taskDeps: TaskDeps,
+  server: Server,
+  info: ExchangeInfo | undefined,
+  req: CallToolRequest,
+  reqCtx: ServerContext,
+): Promise<HandlerResultTypeMap['tools/call']> {
+  // The route authenticated every request before the SDK saw it.
+  if (info === undefined) throw new Error('tools/call reached the MCP server without a caller');
+  const id = reqCtx.mcpReq.id;
+  const malformed = info.malformedRequests.get(id);
+  if (malformed !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, malformed);
+  requireSelected(o.catalogue, info.selection, req.params.name, info.caller.toolGroups);
+  // The client asked for progress with a token: the tool may report it on this request's stream.
+  const token = reqCtx.mcpReq._meta?.progressToken;
+  const progress =
+    token === undefined
+      ? undefined
+      : (update: ProgressUpdate) =>
+          reqCtx.mcpReq
+            .notify({ method: 'notifications/progress', params: { progressToken: token, ...update } })
+            .catch((err: unknown) => o.logger.info({ err }, 'progress notification not sent'));
+  const known = o.catalogue.byName.has(req.params.name);
+  const requestId = info.messageRequestIds.get(id) ?? info.requestId;
+  // On 2026-07-28 the client's capabilities come with each request, in its envelope.
+  const envelope = reqCtx.mcpReq.envelope;
+  const modern = MODERN_VERSIONS.has(server.getNegotiatedProtocolVersion() ?? '');
+  if (modern && runsAsTask(taskDeps, info.caller, req.params.name, req.params.arguments, envelope)) {
+    // The extension's CreateTaskResult answers a tools/call; the SDK's result types do not name it.
+    return createTask(
+      taskDeps,
+      info.caller,
+      requestId,
+      req.params.name,
+      req.params.arguments ?? {},
+    ) as unknown as Promise<CallToolResult>;
+  }
+  return observeToolCall(req.params.name, known, reqCtx.mcpReq._meta, () =>
+    callTool(
+      { catalogue: o.catalogue, deps: o.deps, logger: o.logger },
+      info.caller,
+      requestId,
+      req.params.name,
+      req.params.arguments,
+      progress,
+    ),
+  )
+    .then((result) => withResourceLinks(result, server.getNegotiatedProtocolVersion()))
+    .then((result) =>
+      modern
+        ? modernAnswer(req.params.name, result, envelope, reqCtx.mcpReq.inputResponses)
+        : legacyAnswer(o.db, info.caller, req.params.name, result),
+    );
+}
+
+/** The `WWW-Authenticate` challenge of a bearer refusal. */
+function challenge(
+  resourceMetadata: string,
+  error?: string,
+  description?: string,
+  scope = 'read write',
+): string {
+  // The scopes a client should ask for (RFC 6750 §3): read and write cover every tool.
+  const parts = [`resource_metadata=${quoted(resourceMetadata)}`, `scope=${quoted(scope)}`];
+  if (error) parts.push(`error=${quoted(error)}`);
+  if (description) parts.push(`error_description=${quoted(description)}`);
+  return `Bearer ${parts.join(', ')}`;
+}
+
+/**
+ * Everything that can be decided from headers is decided before the body is read: the Origin, the
+ * bearer token, the Content-Encoding. Before the body is read the request's id is unknown; an
+ * unauthenticated body is never read.
+ */
+async function guard(edge: McpEdge, req: FastifyRequest, reply: FastifyReply) {
+  const unread = unknownRequestId(req.headers['mcp-protocol-version']);
+  const origin = req.headers.origin;
+  if (origin !== undefined && !edge.origins.allows(origin)) {
+    return rpcError(reply, 403, JSONRPC_FORBIDDEN, `origin ${origin} is not allowed`, unread);
+  }
+  const auth = await edge.authenticate(req.headers.authorization, req.ip, () => req.raw.socket.destroyed);
+  if (!auth.ok && 'overBudget' in auth) {
+    reply.header('retry-after', String(auth.retryAfterSeconds));
+    return rpcError(
+      reply,
+      429,
+      JSONRPC_INVALID_REQUEST,
+      `too many failed authentications from this address: retry after ${auth.retryAfterSeconds} s`,
+      unread,
+    );
+  }
+  if (!auth.ok) {
+    reply.header(
+      'www-authenticate',
+      challenge(edge.resourceMetadata, auth.error, auth.error ? auth.description : undefined),
+    );
+    return rpcError(reply, 401, JSONRPC_INVALID_REQUEST, `unauthorized: ${auth.description}`, unread);
+  }
+  req.caller = auth.caller;
+  return refuseContentEncoding(req, reply, unread);
+}
+
+/** A compressed body is refused from the headers (415), before it is read. */
+function refuseContentEncoding(req: FastifyRequest, reply: FastifyReply, unread: { id?: null }) {
+  const codings = unacceptedContentCodings(req.headers['content-encoding']);
+  if (codings.length === 0) return undefined;
+  // RFC 9110 §15.5.16: Accept-Encoding says which codings a request may use.
+  reply.header('accept-encoding', 'identity');
+  return rpcError(
+    reply,
+    415,
+    JSONRPC_INVALID_REQUEST,
+    `Unsupported Media Type: Content-Encoding ${codings.map((c) => JSON.stringify(c.slice(0, 40))).join(', ')} is not accepted; send the body uncompressed, with no Content-Encoding header or Content-Encoding: identity`,
+    unread,
+  );
+}
+
+/**
+ * Accept (406) and the credential's rate (429): decided once the body is parsed, so that the
+ * answer carries the request's id (the body is bounded by the body limit either way).
+ */
+function refuseAuthenticated(
+  o: McpRouteOptions<GatewayDeps>,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  caller: Caller,
+) {
+  if (!acceptsJsonAndSse(req.headers.accept)) {
+    return rpcError(
+      reply,
+      406,
+      JSONRPC_INVALID_REQUEST,
+      'Not Acceptable: Accept must include both application/json and text/event-stream',
+      answerId(req),
+    );
+  }
+  // Accepted as written; the SDK reads it again, matching the media types by their exact case.
+  req.raw.headers.accept = 'application/json, text/event-stream';
+  const rate = o.limiter.take(caller.principal.credentialId);
+  if (!rate.allowed) return rateLimited(req, reply, rate.retryAfterSeconds);
+  return undefined;
+}
+
+function rateLimited(req: FastifyRequest, reply: FastifyReply, retryAfterSeconds: number, what = '') {
+  reply.header('retry-after', String(retryAfterSeconds));
+  return rpcError(
+    reply,
+    429,
+    JSONRPC_INVALID_REQUEST,
+    `rate limited${what}: retry after ${retryAfterSeconds} s`,
+    answerId(req),
+  );
+}
+
+/** The guard took one request from the credential's rate; each further tool call of a batch takes one more. */
+function takeBatchRate(
+  o: McpRouteOptions<GatewayDeps>,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  caller: Caller,
+) {
+  const calls = countToolCalls(req.body);
+  if (calls <= 1) return undefined;
+  if (calls > o.limiter.burst) {
+    return rpcError(
+      reply,
+      400,
+      JSONRPC_INVALID_REQUEST,
+      `Invalid Request: a batch may hold at most ${o.limiter.burst} tool calls (this credential's burst)`,
+      answerId(req),
+    );
+  }
+  const rate = o.limiter.take(caller.principal.credentialId, calls - 1);
+  if (rate.allowed) return undefined;
+  return rateLimited(req, reply, rate.retryAfterSeconds, ` (each of the batch's ${calls} tool calls counts)`);
+}
+
+/** The checks that need the body; an answer when the request is refused. */
+function refuseBody(edge: McpEdge, req: FastifyRequest, reply: FastifyReply, caller: Caller) {
+  const header = req.headers['mcp-protocol-version'];
+  const version = namedVersion(header, req.body);
+  if (version !== undefined && !SUPPORTED_VERSIONS.includes(version)) {
+    return unsupportedVersion(reply, version, answerId(req));
+  }
+  const batch = batchRefusal(req.body, typeof header === 'string' ? header : undefined);
+  if (batch !== undefined) return rpcError(reply, 400, JSONRPC_INVALID_REQUEST, batch, answerId(req));
+  // Bad parameters are a bad request (400); in a batch, the call is answered in its place. A
+  // method 2026-07-28 removed (initialize, ping) is the SDK's to refuse as not found (404).
+  const malformed = removedInModernEra(version, req.body) ? undefined : malformedSingleRequest(req.body);
+  if (malformed !== undefined) {
+    return rpcError(reply, 400, JSONRPC_INVALID_PARAMS, malformed.problem, malformed.id);
+  }
+  return refuseToolAccess(edge, req, reply, caller) ?? takeBatchRate(edge.o, req, reply, caller);
+}
+
+/** The first named tool call the caller's scopes or role do not allow (403). */
+function refuseToolAccess(edge: McpEdge, req: FastifyRequest, reply: FastifyReply, caller: Caller) {
+  for (const call of namedToolCalls(req.body)) {
+    const tool = edge.o.catalogue.byName.get(call.name);
+    const denied = tool && accessDenied(caller.principal, tool);
+    if (!denied) continue;
+    const need = tool.access === 'any-credential' ? undefined : requiredAccess(tool.behavior).scope;
+    if (need !== undefined && !caller.principal.scopes.includes(need)) {
+      // Step-up (RFC 6750 §3.1): the scopes to ask for are the token's own plus the one missing,
+      // since a client that replaces its scopes with the challenge's must not lose what it had.
+      const scopes = [...new Set([...caller.principal.scopes, need])].join(' ');
+      const why = `${call.name} needs the ${need} scope; this token has ${caller.principal.scopes.join(' ') || 'none'}`;
+      reply.header('www-authenticate', challenge(edge.resourceMetadata, 'insufficient_scope', why, scopes));
+    }
+    return rpcError(
+      reply,
+      403,
+      JSONRPC_FORBIDDEN,
+      `forbidden: ${denied}`,
+      bodyRequestId(call) ?? answerId(req),
+    );
+  }
+  return undefined;
+}
+
+/** `POST /mcp` once the guard admitted it: the body's checks, then the exchange. */
+async function answerMcpPost(edge: McpEdge, req: FastifyRequest, reply: FastifyReply) {
+  const { o } = edge;
+  const caller = req.caller;
+  if (caller === undefined) throw new Error('unauthenticated request passed the guard');
+  const refused = refuseAuthenticated(o, req, reply, caller) ?? refuseBody(edge, req, reply, caller);
+  if (refused !== undefined) return refused;
+  const version = namedVersion(req.headers['mcp-protocol-version'], req.body);
+  const modern = version !== undefined && MODERN_VERSIONS.has(version);
+  if (modern && taskRequestMethod(req.body) !== undefined) {
+    const answer = await answerTasksRequest(edge.taskDeps, caller, req.requestId, req.headers, req.body);
+    reply.header('x-request-id', req.requestId);
+    return reply.code(answer.status).type('application/json').send(answer.body);
+  }
+  // A 2025-era exchange is stateless: what its client declared is kept for its later calls.
+  const declared = modern ? undefined : initializeDeclaration(req.body);
+  if (declared !== undefined) {
+    await recordDeclaration(o.db, caller.principal.credentialId, declared).catch((err: unknown) =>
+      o.logger.warn({ err }, 'the client capabilities an initialize declared were not recorded'),
+    );
+  }
+  const selection = toolSelection(req.url, caller.toolGroups);
+  if (!selection.ok) return rpcError(reply, 400, JSONRPC_INVALID_PARAMS, selection.problem, answerId(req));
+  // Decided on the body as it came: exchangeInfo's takeMalformedRequests gives a malformed call a
+  // well-formed stand-in, which must not then pass for the plain exchange.
+  const plain = plainToolCall(req.body, req.headers['mcp-protocol-version']);
+  const info = exchangeInfo(o, req, caller, selection.groups);
+  reply.hijack();
+  reply.raw.setHeader('x-request-id', req.requestId);
+  if (plain !== undefined) {
+    sendAsEventStream(
+      reply.raw,
+      await answerPlainCall(
+        o,
+        plain,
+        caller,
+        req.requestId,
+        String(req.headers['mcp-protocol-version']),
+        selection.groups,
+      ),
+    );
+    return;
+  }
+  (req.raw as IncomingMessage & { auth?: AuthInfo }).auth = authInfo(caller, info);
+  await edge.serve(req.raw, reply.raw, req.body);
+}
+
+/** What the per-request server is handed; each message of a batch is logged with its own request id. */
+function exchangeInfo(
+  o: McpRouteOptions<GatewayDeps>,
+  req: FastifyRequest,
+  caller: Caller,
+  selection: ToolSelection,
+): ExchangeInfo {
+  const messageRequestIds = batchRequestIds(req.body, req.requestId);
+  for (const [, id] of messageRequestIds) {
+    o.logger.info({ request_id: id, batch_request_id: req.requestId }, 'batch message');
+  }
+  return {
+    caller,
+    requestId: req.requestId,
+    messageRequestIds,
+    selection,
+    malformedRequests: removedInModernEra(
+      namedVersion(req.headers['mcp-protocol-version'], req.body),
+      req.body,
+    )
+      ? new Map()
+      : takeMalformedRequests(req.body),
+  };
+}
+
+/** The SDK's AuthInfo for a caller the route authenticated, carrying the exchange's info. */
+function authInfo(caller: Caller, info: ExchangeInfo): AuthInfo {
+  return {
+    token: 'verified-by-gateway',
+    clientId: caller.principal.credentialId,
+    scopes: caller.principal.scopes,
+    expiresAt: caller.credentialExpiresAt
+      ? Math.floor(caller.credentialExpiresAt.getTime() / 1000)
+      : undefined,
+    extra: info as unknown as Record<string, unknown>,
+  };
+}
+
+/** The JSON-RPC response to a plain tools/call, as the per-request server would give it. */
+async function answerPlainCall(
+  o: McpRouteOptions<GatewayDeps>,
+  plain: PlainToolCall,
+  caller: Caller,
+  requestId: string,
+  version: string,
+  selection: ToolSelection,
+) {
+  try {
+    requireSelected(o.catalogue, selection, plain.name, caller.toolGroups);
+    const known = o.catalogue.byName.has(plain.name);
+    const result = await observeToolCall(plain.name, known, undefined, () =>
+      callTool(
+        { catalogue: o.catalogue, deps: o.deps, logger: o.logger },
+        caller,
+        requestId,
+        plain.name,
+        plain.args,
+      ),
+    );
+    const answer = await legacyAnswer(o.db, caller, plain.name, withResourceLinks(result, version));
+    return { result: answer, jsonrpc: '2.0', id: plain.id };
+  } catch (err) {
+    return handlerErrorResponse(plain.id, err);
+  }
+}
+
+// Answered from the headers, before any body is read.
+async function methodNotAllowed(req: FastifyRequest, reply: FastifyReply) {
+  reply.header('allow', 'POST');
+  return rpcError(
+    reply,
+    405,
+    JSONRPC_INVALID_REQUEST,
+    'Method Not Allowed: this endpoint is stateless; use POST',
+    unknownRequestId(req.headers['mcp-protocol-version']),
+  );
 }
