@@ -5,7 +5,7 @@
  * behind a proxy) failed.
  */
 import type { Queryable } from '@adsmcp/runtime/db';
-import pLimit from 'p-limit';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Caller } from '../catalogue/catalogue.ts';
 import { hashToken, looksLikeToken } from '../domain/credentials.ts';
 import { findCredentialByHash, touchCredential } from '../store/identity-store.ts';
@@ -139,90 +139,122 @@ export interface AuthGuardOptions {
  * A flood thus costs one SHA-256 per request and a bounded share of the database; a valid
  * credential behind it waits for its turn in that queue and is served.
  */
-export function createAuthGuard(o: AuthGuardOptions) {
+export function createAuthGuard(o: AuthGuardOptions): AuthGuard {
   const overBudget = pLimit(o.overBudgetLookupsAtOnce ?? OVER_BUDGET_LOOKUPS_AT_ONCE);
+  return (header, clientAddress, gone = neverGone) =>
+    authenticate(o, overBudget, header, clientAddress, gone);
+}
 
-  /** A failure charged to `clientAddress`: a 429 once the address is over its budget. */
-  const failed = (result: Extract<AuthResult, { ok: false }>, clientAddress: string): GuardResult => {
-    const charged = o.failures.take(clientAddress);
-    return charged.allowed
-      ? result
-      : { ok: false, overBudget: true, retryAfterSeconds: charged.retryAfterSeconds };
-  };
+export type AuthGuard = (
+  header: string | undefined,
+  clientAddress: string,
+  /** Whether the client has gone (its connection closed) while its lookup waited. */
+  gone?: () => boolean,
+) => Promise<GuardResult>;
 
-  /** The database's word on a pasted token's hash (or an OAuth token's grant), remembered when valid. */
-  const verify = async (
-    tokenHash: Buffer,
-    tokenScopes: readonly string[] | undefined,
-  ): Promise<AuthResult> => {
-    const result = await verifyToken(o.db, tokenHash, o.now());
-    if (!result.ok) {
-      o.known.forgetToken(tokenHash);
-      return result;
+const neverGone = () => false;
+
+async function authenticate(
+  o: AuthGuardOptions,
+  overBudget: LimitFunction,
+  header: string | undefined,
+  clientAddress: string,
+  gone: () => boolean,
+): Promise<GuardResult> {
+  const bearer = readBearer(header, o.oauth !== undefined);
+  if (!bearer.ok) {
+    // No credential at all is how a client asks what to authenticate with: it is not a failure.
+    return bearer.error === undefined ? bearer : failed(o, bearer, clientAddress);
+  }
+  if (looksLikeToken(bearer.token) || o.oauth === undefined) {
+    const tokenHash = hashToken(bearer.token);
+    const known = o.known.get(tokenHash);
+    const remembered = fromMemory(o, known, undefined);
+    if (remembered !== undefined) return remembered;
+    // Found valid before and only stale: not a guess, so checked again outside the budget.
+    if (known !== undefined) {
+      const result = await verify(o, tokenHash, undefined);
+      return result.ok ? result : failed(o, result, clientAddress);
     }
-    // Remembered with the connection's scopes: another token of the same grant may hold more.
-    o.known.remember(tokenHash, result.caller);
-    return { ok: true, caller: narrowedTo(result.caller, tokenScopes) };
-  };
+  }
+  if (o.failures.take(clientAddress).allowed) return chargedLookUp(o, bearer.token, clientAddress);
+  return queuedLookUp(o, overBudget, bearer.token, clientAddress, gone);
+}
 
-  /** A known credential admitted from memory, while its entry is fresh and it has not expired. */
-  const fromMemory = (
-    known: KnownCredential | undefined,
-    tokenScopes: readonly string[] | undefined,
-  ): AuthResult | undefined => {
-    if (!known?.fresh) return undefined;
-    const expiresAt = known.caller.credentialExpiresAt;
-    if (expiresAt !== null && expiresAt <= o.now()) return undefined;
-    return { ok: true, caller: narrowedTo(known.caller, tokenScopes) };
-  };
+/** A failure charged to `clientAddress`: a 429 once the address is over its budget. */
+function failed(
+  o: AuthGuardOptions,
+  result: Extract<AuthResult, { ok: false }>,
+  clientAddress: string,
+): GuardResult {
+  const charged = o.failures.take(clientAddress);
+  return charged.allowed
+    ? result
+    : { ok: false, overBudget: true, retryAfterSeconds: charged.retryAfterSeconds };
+}
 
-  /** The whole check of a well-shaped token that memory did not settle. */
-  const lookUp = async (token: string): Promise<AuthResult> => {
-    if (looksLikeToken(token) || o.oauth === undefined) return verify(hashToken(token), undefined);
-    const grant = await o.oauth.credentialHash(token);
-    if (!grant.ok) return grant;
-    return fromMemory(o.known.get(grant.hash), grant.scopes) ?? verify(grant.hash, grant.scopes);
-  };
+/** The database's word on a pasted token's hash (or an OAuth token's grant), remembered when valid. */
+async function verify(
+  o: AuthGuardOptions,
+  tokenHash: Buffer,
+  tokenScopes: readonly string[] | undefined,
+): Promise<AuthResult> {
+  const result = await verifyToken(o.db, tokenHash, o.now());
+  if (!result.ok) {
+    o.known.forgetToken(tokenHash);
+    return result;
+  }
+  // Remembered with the connection's scopes: another token of the same grant may hold more.
+  o.known.remember(tokenHash, result.caller);
+  return { ok: true, caller: narrowedTo(result.caller, tokenScopes) };
+}
 
-  return async (
-    header: string | undefined,
-    clientAddress: string,
-    /** Whether the client has gone (its connection closed) while its lookup waited. */
-    gone: () => boolean = () => false,
-  ): Promise<GuardResult> => {
-    const bearer = readBearer(header, o.oauth !== undefined);
-    if (!bearer.ok) {
-      // No credential at all is how a client asks what to authenticate with: it is not a failure.
-      return bearer.error === undefined ? bearer : failed(bearer, clientAddress);
-    }
-    if (looksLikeToken(bearer.token) || o.oauth === undefined) {
-      const tokenHash = hashToken(bearer.token);
-      const known = o.known.get(tokenHash);
-      const remembered = fromMemory(known, undefined);
-      if (remembered !== undefined) return remembered;
-      // Found valid before and only stale: not a guess, so checked again outside the budget.
-      if (known !== undefined) {
-        const result = await verify(tokenHash, undefined);
-        return result.ok ? result : failed(result, clientAddress);
-      }
-    }
-    if (o.failures.take(clientAddress).allowed) {
-      let result: AuthResult;
-      try {
-        result = await lookUp(bearer.token);
-      } catch (err) {
-        // The lookup itself failed (the database): no credential was found wanting.
-        o.failures.give(clientAddress);
-        throw err;
-      }
-      if (result.ok) o.failures.give(clientAddress);
-      return result;
-    }
-    const result = await overBudget(
-      async (): Promise<AuthResult | undefined> => (gone() ? undefined : lookUp(bearer.token)),
-    );
-    if (result?.ok === true) return result;
-    const budget = o.failures.peek(clientAddress);
-    return { ok: false, overBudget: true, retryAfterSeconds: Math.max(1, budget.retryAfterSeconds) };
-  };
+/** A known credential admitted from memory, while its entry is fresh and it has not expired. */
+function fromMemory(
+  o: AuthGuardOptions,
+  known: KnownCredential | undefined,
+  tokenScopes: readonly string[] | undefined,
+): AuthResult | undefined {
+  if (!known?.fresh) return undefined;
+  const expiresAt = known.caller.credentialExpiresAt;
+  if (expiresAt !== null && expiresAt <= o.now()) return undefined;
+  return { ok: true, caller: narrowedTo(known.caller, tokenScopes) };
+}
+
+/** The whole check of a well-shaped token that memory did not settle. */
+async function lookUp(o: AuthGuardOptions, token: string): Promise<AuthResult> {
+  if (looksLikeToken(token) || o.oauth === undefined) return verify(o, hashToken(token), undefined);
+  const grant = await o.oauth.credentialHash(token);
+  if (!grant.ok) return grant;
+  return fromMemory(o, o.known.get(grant.hash), grant.scopes) ?? verify(o, grant.hash, grant.scopes);
+}
+
+/** A lookup under the address's budget: charged before it starts, given back when the credential is valid. */
+async function chargedLookUp(o: AuthGuardOptions, token: string, clientAddress: string): Promise<AuthResult> {
+  let result: AuthResult;
+  try {
+    result = await lookUp(o, token);
+  } catch (err) {
+    // The lookup itself failed (the database): no credential was found wanting.
+    o.failures.give(clientAddress);
+    throw err;
+  }
+  if (result.ok) o.failures.give(clientAddress);
+  return result;
+}
+
+/** A lookup from an address over its budget: in the shared queue, skipped when its client has gone. */
+async function queuedLookUp(
+  o: AuthGuardOptions,
+  overBudget: LimitFunction,
+  token: string,
+  clientAddress: string,
+  gone: () => boolean,
+): Promise<GuardResult> {
+  const result = await overBudget(
+    async (): Promise<AuthResult | undefined> => (gone() ? undefined : lookUp(o, token)),
+  );
+  if (result?.ok === true) return result;
+  const budget = o.failures.peek(clientAddress);
+  return { ok: false, overBudget: true, retryAfterSeconds: Math.max(1, budget.retryAfterSeconds) };
 }
