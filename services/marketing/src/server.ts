@@ -4,6 +4,7 @@ import { CompetitorService } from '@adsmcp/proto/marketing/v1/competitors_pb';
 import { ImportService } from '@adsmcp/proto/marketing/v1/imports_pb';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
+import { VariationService } from '@adsmcp/proto/marketing/v1/variations_pb';
 import { buildConnectServer, type ConnectServer } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
@@ -13,6 +14,7 @@ import { createCompetitorHandlers } from './handlers/competitor-handlers.ts';
 import { createImportHandlers } from './handlers/import-handlers.ts';
 import { createMarketingHandlers } from './handlers/marketing-handlers.ts';
 import { createReportHandlers } from './handlers/report-handlers.ts';
+import { createVariationHandlers } from './handlers/variation-handlers.ts';
 import type { ImageFetch } from './images/remote-image.ts';
 import type { Upstream } from './platform/report-reads.ts';
 
@@ -42,6 +44,7 @@ export function buildServer(deps: Deps): ConnectServer {
       router.service(CompetitorService, createCompetitorHandlers(deps));
       router.service(AssetService, createAssetHandlers(deps));
       router.service(ImportService, createImportHandlers(deps));
+      router.service(VariationService, createVariationHandlers());
     },
   });
 }

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ToolFailure } from '../../mcp/tool-failure.ts';
 import { validate } from '../schema.ts';
-import { buildVariations, buildVariationsTool } from './marketing-context-tools.ts';
+import { buildVariationsTool } from './marketing-context-tools.ts';
 
 const issuesOf = (args: Record<string, unknown>) => validate(buildVariationsTool.input, args);
 
@@ -12,67 +11,6 @@ const parts = {
   image_urls: ['https://cdn.example/a.png'],
   target_urls: ['https://shop.example/a', 'https://shop.example/b'],
 };
-
-describe('building variations', () => {
-  test('every title × body × image × target, titles slowest and targets fastest', () => {
-    const built = buildVariations(parts);
-    assert.equal(built.length, 8);
-    assert.deepEqual(
-      built.map((v) => [v.title, v.body, v.target_url]),
-      [
-        ['Two for one', 'Every plant.', 'https://shop.example/a'],
-        ['Two for one', 'Every plant.', 'https://shop.example/b'],
-        ['Two for one', 'This week only.', 'https://shop.example/a'],
-        ['Two for one', 'This week only.', 'https://shop.example/b'],
-        ['Spring plants', 'Every plant.', 'https://shop.example/a'],
-        ['Spring plants', 'Every plant.', 'https://shop.example/b'],
-        ['Spring plants', 'This week only.', 'https://shop.example/a'],
-        ['Spring plants', 'This week only.', 'https://shop.example/b'],
-      ],
-    );
-    assert.ok(built.every((v) => v.source_image_url === 'https://cdn.example/a.png'));
-  });
-
-  test('the same parts always give the same variations, and the parts are used literally', () => {
-    assert.deepEqual(buildVariations(parts), buildVariations(parts));
-    const one = buildVariations({
-      titles: ['  Odd  '],
-      bodies: [''],
-      image_urls: ['https://i.example/x'],
-      target_urls: ['https://t.example'],
-    });
-    assert.deepEqual(one, [
-      {
-        title: '  Odd  ',
-        body: '',
-        source_image_url: 'https://i.example/x',
-        target_url: 'https://t.example',
-      },
-    ]);
-  });
-
-  test('exactly 100 combinations are built', () => {
-    const titles = Array.from({ length: 10 }, (_, n) => `Title ${n}`);
-    const bodies = Array.from({ length: 10 }, (_, n) => `Body ${n}`);
-    assert.equal(
-      buildVariations({ ...parts, titles, bodies, target_urls: ['https://t.example'] }).length,
-      100,
-    );
-  });
-
-  test('more than 100 combinations is refused, saying how many there would be and the limit', () => {
-    const titles = Array.from({ length: 101 }, (_, n) => `Title ${n}`);
-    assert.throws(
-      () => buildVariations({ ...parts, titles, bodies: ['B'], target_urls: ['https://t.example'] }),
-      (err: unknown) => {
-        assert.ok(err instanceof ToolFailure);
-        assert.equal(err.code, 'invalid_argument');
-        assert.match(err.message, /would make 101 combinations \(101 × 1 × 1 × 1\); the limit is 100/);
-        return true;
-      },
-    );
-  });
-});
 
 describe('the variations schema', () => {
   test('the example is valid', () => {

@@ -1,9 +1,9 @@
 /** Reading the workspace's marketing context, and building literal ad variations from parts. */
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
+import { VariationService } from '@adsmcp/proto/marketing/v1/variations_pb';
 import type { GatewayDeps } from '../../deps.ts';
-import { ToolFailure } from '../../mcp/tool-failure.ts';
-import { defineTool, type ToolRow } from '../catalogue.ts';
-import { array, integer, type JsonSchema, object, string } from '../schema.ts';
+import type { ToolRow } from '../catalogue.ts';
+import { array, integer, object, string } from '../schema.ts';
 
 const contextInput = object({
   brief_id: string({
@@ -35,9 +35,6 @@ export const getMarketingContext: ToolRow<GatewayDeps> = {
   },
 };
 
-/** The most combinations one call builds; a batch item holds at most as many variants. */
-export const VARIATIONS_MAX = 100;
-
 const httpsUrl = (description: string) => string({ max: 2048, format: 'https-uri', description });
 
 const variationsInput = object(
@@ -58,48 +55,7 @@ const variationsInput = object(
   ['titles', 'bodies', 'image_urls', 'target_urls'],
 );
 
-export interface Variation {
-  title: string;
-  body: string;
-  source_image_url: string;
-  target_url: string;
-}
-
-export interface VariationParts {
-  titles: readonly string[];
-  bodies: readonly string[];
-  image_urls: readonly string[];
-  target_urls: readonly string[];
-}
-
-/**
- * buildVariations returns every title × body × image × target combination, titles varying
- * slowest and target URLs fastest, so the same parts always give the same order. More than
- * VARIATIONS_MAX combinations is refused, saying how many there would be.
- */
-export function buildVariations(parts: VariationParts): Variation[] {
-  const { titles, bodies, image_urls: images, target_urls: targets } = parts;
-  const count = titles.length * bodies.length * images.length * targets.length;
-  if (count > VARIATIONS_MAX) {
-    throw new ToolFailure(
-      'invalid_argument',
-      `titles × bodies × image_urls × target_urls would make ${count} combinations ` +
-        `(${titles.length} × ${bodies.length} × ${images.length} × ${targets.length}); the limit is ${VARIATIONS_MAX}`,
-      { combinations: count, limit: VARIATIONS_MAX },
-    );
-  }
-  return titles.flatMap((title) =>
-    bodies.flatMap((body) =>
-      images.flatMap((image) =>
-        targets.map((target) => ({ title, body, source_image_url: image, target_url: target })),
-      ),
-    ),
-  );
-}
-
-const text: JsonSchema = { type: 'string' };
-
-export const buildVariationsTool = defineTool<GatewayDeps, typeof variationsInput>({
+export const buildVariationsTool: ToolRow<GatewayDeps> = {
   name: 'ads_build_variations',
   title: 'Build ad variations',
   group: 'Marketing',
@@ -108,7 +64,7 @@ export const buildVariationsTool = defineTool<GatewayDeps, typeof variationsInpu
   description:
     'Combines the given parts literally: every title × body × image_url × target_url, titles varying slowest and ' +
     'target URLs fastest, so the same parts always give the same order. Nothing is written or generated and no ' +
-    `model is called. More than ${VARIATIONS_MAX} combinations is refused with how many there would be. Each ` +
+    'model is called. More than 100 combinations is refused with how many there would be. Each ' +
     'variation has the fields of a batch variant (title, body, source_image_url, target_url), ready to save as ' +
     'a batch item with ads_save_marketing_item.',
   input: variationsInput,
@@ -118,34 +74,10 @@ export const buildVariationsTool = defineTool<GatewayDeps, typeof variationsInpu
     image_urls: ['https://cdn.example/spring.png'],
     target_urls: ['https://shop.example/spring'],
   },
-  output: {
-    type: 'object',
-    properties: {
-      variations: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: { title: text, body: text, source_image_url: text, target_url: text },
-          required: ['title', 'body', 'source_image_url', 'target_url'],
-          additionalProperties: false,
-        },
-      },
-      count: { type: 'integer' },
-    },
-    required: ['variations', 'count'],
-    additionalProperties: false,
-  },
   idempotent: true,
-  route: {
-    kind: 'run',
-    why: 'pure computation on the arguments: it reads and writes nothing, so a service round trip would add nothing',
-    routesTo: 'gateway',
-    async run(_ctx, args) {
-      const variations = buildVariations(args);
-      return { variations, count: variations.length };
-    },
-  },
-});
+  // The marketing service combines the parts and holds them to their rules, for every caller.
+  route: { kind: 'rpc', method: VariationService.method.buildVariations },
+};
 
 export const marketingContextTools: readonly ToolRow<GatewayDeps>[] = [
   getMarketingContext,
