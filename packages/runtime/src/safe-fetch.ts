@@ -309,129 +309,158 @@ interface Hop {
   body: Buffer | undefined;
 }
 
+/** What one fetcher was created with, as its hops read it. */
+interface FetcherSettings {
+  policy: Policy;
+  connectTimeout: number;
+  totalTimeout: number;
+  options: SafeFetchOptions;
+}
+
+/** One request to the checked address of `url`: a redirect comes back without a body. */
+async function hop(
+  settings: FetcherSettings,
+  url: URL,
+  accept: string,
+  maxBytes: number,
+  signal: AbortSignal,
+  opts: SafeFetchCallOptions,
+): Promise<Hop> {
+  const address = await checkedAddress(url, settings.policy);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const agent = new Agent({
+    connect: {
+      timeout: settings.connectTimeout,
+      lookup: pinnedLookup(host, address),
+      ...(settings.options.ca ? { ca: settings.options.ca } : {}),
+    },
+    headersTimeout: settings.totalTimeout,
+    bodyTimeout: settings.totalTimeout,
+  });
+  try {
+    const res = await request(url, {
+      method: opts.method ?? 'GET',
+      dispatcher: agent,
+      signal,
+      ...(opts.body === undefined ? {} : { body: opts.body }),
+      headers: { ...opts.headers, accept, 'accept-encoding': 'identity', 'user-agent': USER_AGENT },
+    });
+    const headers = flatHeaders(res.headers);
+    if (REDIRECT_STATUSES.has(res.statusCode) && (opts.method ?? 'GET') === 'GET') {
+      discard(res.body);
+      return { status: res.statusCode, headers, body: undefined };
+    }
+    const declared = Number(headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      discard(res.body);
+      throw new SafeFetchError('too_large', `response larger than ${maxBytes} bytes`);
+    }
+    return { status: res.statusCode, headers, body: await readBounded(res.body, maxBytes) };
+  } finally {
+    await agent.destroy();
+  }
+}
+
+/** The URL a redirect answer points to, checked as the first one was. */
+function redirectTarget(res: Hop, url: URL, policy: Policy): URL {
+  const location = res.headers.location;
+  if (!location) throw new SafeFetchError('bad_redirect', `redirect (HTTP ${res.status}) without a Location`);
+  let next: string;
+  try {
+    next = new URL(location, url).toString();
+  } catch {
+    throw new SafeFetchError(
+      'bad_redirect',
+      `redirect to an invalid URL: ${JSON.stringify(location.slice(0, 200))}`,
+    );
+  }
+  return parseHttpsUrl(next, policy.allowedHost);
+}
+
+/** Fetches `start`, following at most MAX_REDIRECTS redirects, each hop checked again. */
+async function follow(
+  settings: FetcherSettings,
+  start: string,
+  opts: SafeFetchCallOptions,
+  signal: AbortSignal,
+): Promise<SafeFetchResponse> {
+  const maxBytes = opts.maxBytes ?? settings.options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const accept = opts.accept ?? '*/*';
+  let url = parseHttpsUrl(start, settings.policy.allowedHost);
+  for (let redirects = 0; ; redirects++) {
+    const res = await hop(settings, url, accept, maxBytes, signal, opts);
+    if (res.body !== undefined) {
+      return {
+        status: res.status,
+        url: url.toString(),
+        headers: res.headers,
+        body: res.body,
+        contentType: res.headers['content-type'],
+      };
+    }
+    if (redirects >= MAX_REDIRECTS) {
+      throw new SafeFetchError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`);
+    }
+    url = redirectTarget(res, url, settings.policy);
+  }
+}
+
+function cancelled(cause?: unknown): SafeFetchError {
+  return new SafeFetchError(
+    'cancelled',
+    'the fetch was stopped: the call that asked for it was cancelled or ran out of time',
+    {
+      cause,
+    },
+  );
+}
+
+/** The SafeFetchError a failed fetch throws: the caller's cancel, the total timeout, or the failure itself. */
+function fetchFailure(
+  err: unknown,
+  caller: AbortSignal | undefined,
+  signal: AbortSignal,
+  totalTimeout: number,
+): SafeFetchError {
+  if (caller?.aborted) return cancelled(err);
+  if (err instanceof SafeFetchError) return err;
+  if (signal.aborted) {
+    return new SafeFetchError('timeout', `no complete response within ${totalTimeout} ms`, { cause: err });
+  }
+  const detail = err instanceof Error ? err.message : String(err);
+  const timedOut =
+    typeof err === 'object' && err !== null && 'code' in err && /TIMEOUT/.test(String(err.code));
+  if (timedOut) return new SafeFetchError('timeout', `the request timed out: ${detail}`, { cause: err });
+  return new SafeFetchError('network_error', `the request failed: ${detail}`, { cause: err });
+}
+
 /**
  * createSafeFetcher returns the guarded fetch. Non-2xx responses are returned (the caller keeps
  * the status as evidence); refusals and failures throw SafeFetchError.
  */
 export function createSafeFetcher(options: SafeFetchOptions = {}): SafeFetch {
   const allowHosts = new Set((options.allowHosts ?? []).map((h) => h.toLowerCase()));
-  const policy: Policy = {
-    resolve: options.resolve ?? systemResolve,
-    allowAddress: options.allowAddress ?? (() => false),
-    allowedHost: (url) => allowHosts.has(url.host.toLowerCase()),
+  const settings: FetcherSettings = {
+    policy: {
+      resolve: options.resolve ?? systemResolve,
+      allowAddress: options.allowAddress ?? (() => false),
+      allowedHost: (url) => allowHosts.has(url.host.toLowerCase()),
+    },
+    connectTimeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    totalTimeout: options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS,
+    options,
   };
-  const connectTimeout = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  const totalTimeout = options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS;
-
-  async function hop(
-    url: URL,
-    accept: string,
-    maxBytes: number,
-    signal: AbortSignal,
-    opts: SafeFetchCallOptions,
-  ): Promise<Hop> {
-    const address = await checkedAddress(url, policy);
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    const agent = new Agent({
-      connect: {
-        timeout: connectTimeout,
-        lookup: pinnedLookup(host, address),
-        ...(options.ca ? { ca: options.ca } : {}),
-      },
-      headersTimeout: totalTimeout,
-      bodyTimeout: totalTimeout,
-    });
-    try {
-      const res = await request(url, {
-        method: opts.method ?? 'GET',
-        dispatcher: agent,
-        signal,
-        ...(opts.body === undefined ? {} : { body: opts.body }),
-        headers: { ...opts.headers, accept, 'accept-encoding': 'identity', 'user-agent': USER_AGENT },
-      });
-      const headers = flatHeaders(res.headers);
-      if (REDIRECT_STATUSES.has(res.statusCode) && (opts.method ?? 'GET') === 'GET') {
-        discard(res.body);
-        return { status: res.statusCode, headers, body: undefined };
-      }
-      const declared = Number(headers['content-length']);
-      if (Number.isFinite(declared) && declared > maxBytes) {
-        discard(res.body);
-        throw new SafeFetchError('too_large', `response larger than ${maxBytes} bytes`);
-      }
-      return { status: res.statusCode, headers, body: await readBounded(res.body, maxBytes) };
-    } finally {
-      await agent.destroy();
-    }
-  }
-
-  async function follow(
-    start: string,
-    opts: SafeFetchCallOptions,
-    signal: AbortSignal,
-  ): Promise<SafeFetchResponse> {
-    const maxBytes = opts.maxBytes ?? options.maxBytes ?? DEFAULT_MAX_BYTES;
-    const accept = opts.accept ?? '*/*';
-    let url = parseHttpsUrl(start, policy.allowedHost);
-    for (let redirects = 0; ; redirects++) {
-      const res = await hop(url, accept, maxBytes, signal, opts);
-      if (res.body !== undefined) {
-        return {
-          status: res.status,
-          url: url.toString(),
-          headers: res.headers,
-          body: res.body,
-          contentType: res.headers['content-type'],
-        };
-      }
-      if (redirects >= MAX_REDIRECTS) {
-        throw new SafeFetchError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`);
-      }
-      const location = res.headers.location;
-      if (!location)
-        throw new SafeFetchError('bad_redirect', `redirect (HTTP ${res.status}) without a Location`);
-      let next: string;
-      try {
-        next = new URL(location, url).toString();
-      } catch {
-        throw new SafeFetchError(
-          'bad_redirect',
-          `redirect to an invalid URL: ${JSON.stringify(location.slice(0, 200))}`,
-        );
-      }
-      url = parseHttpsUrl(next, policy.allowedHost);
-    }
-  }
-
-  const cancelled = (cause?: unknown) =>
-    new SafeFetchError(
-      'cancelled',
-      'the fetch was stopped: the call that asked for it was cancelled or ran out of time',
-      {
-        cause,
-      },
-    );
-
   return async (url, opts = {}) => {
     const caller = opts.signal;
     if (caller?.aborted) throw cancelled();
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), totalTimeout);
+    const timer = setTimeout(() => controller.abort(), settings.totalTimeout);
     const stop = () => controller.abort();
     caller?.addEventListener('abort', stop, { once: true });
     try {
-      return await follow(url, opts, controller.signal);
+      return await follow(settings, url, opts, controller.signal);
     } catch (err) {
-      if (caller?.aborted) throw cancelled(err);
-      if (err instanceof SafeFetchError) throw err;
-      if (controller.signal.aborted) {
-        throw new SafeFetchError('timeout', `no complete response within ${totalTimeout} ms`, { cause: err });
-      }
-      const detail = err instanceof Error ? err.message : String(err);
-      const timedOut =
-        typeof err === 'object' && err !== null && 'code' in err && /TIMEOUT/.test(String(err.code));
-      if (timedOut) throw new SafeFetchError('timeout', `the request timed out: ${detail}`, { cause: err });
-      throw new SafeFetchError('network_error', `the request failed: ${detail}`, { cause: err });
+      throw fetchFailure(err, caller, controller.signal, settings.totalTimeout);
     } finally {
       clearTimeout(timer);
       caller?.removeEventListener('abort', stop);
