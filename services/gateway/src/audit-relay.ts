@@ -67,132 +67,157 @@ export interface AuditRelayOptions {
   logger: Pick<Logger, 'info' | 'warn'>;
 }
 
+/** What one relay remembers between its runs. */
+interface RelayState extends AuditRelayOptions {
+  /** Per workspace, the highest row id known to be in its log (read from the log at first sight). */
+  relayed: Map<string, bigint>;
+  /** Rows of the last minute relayed by this replica, so the second look sends none again. */
+  recent: Set<string>;
+  after: bigint;
+}
+
 /** One relay: `run` relays every row not yet relayed (call it again after a failure). */
 export function createAuditRelay({ pool, audit, logger }: AuditRelayOptions) {
-  /** Per workspace, the highest row id known to be in its log (read from the log at first sight). */
-  const relayed = new Map<string, bigint>();
-  /** Rows of the last minute relayed by this replica, so the second look sends none again. */
-  const recent = new Set<string>();
-  let after = -1n;
+  const state: RelayState = { pool, audit, logger, relayed: new Map(), recent: new Set(), after: -1n };
+  return {
+    /** Relays what is new, then looks again at the last minute's rows. Throws when a call fails. */
+    run: (): Promise<number> => runRelay(state),
+  };
+}
 
-  async function positionOf(workspaceId: string): Promise<bigint> {
-    const known = relayed.get(workspaceId);
-    if (known !== undefined) return known;
-    const res: ListAuditEventsResponse = await audit.listAuditEvents(
-      { limit: 1, sourcePrefix: 'g:' },
-      onBehalfOf(relayPrincipal(workspaceId)),
-    );
-    const key = res.events[0]?.sourceKey ?? '';
-    const position = /^g:\d{1,20}$/.test(key) ? BigInt(key.slice(2)) : 0n;
-    relayed.set(workspaceId, position);
-    return position;
+async function runRelay(s: RelayState): Promise<number> {
+  const sent = (await relayNew(s)) + (await relayRecentAgain(s));
+  if (sent > 0) s.logger.info({ rows: sent }, 'audit rows relayed to the audit log');
+  return sent;
+}
+
+/** Rows past the last one read, in batches, skipping those a workspace's log already holds. */
+async function relayNew(s: RelayState): Promise<number> {
+  let sent = 0;
+  for (;;) {
+    const rows = await read(s.pool, 'id > $2', [s.after.toString()]);
+    const fresh: GatewayAuditRow[] = [];
+    for (const r of rows) if (BigInt(r.id) > (await positionOf(s, r.workspace_id))) fresh.push(r);
+    sent += await relay(s, fresh);
+    const last = rows.at(-1);
+    if (last) s.after = BigInt(last.id);
+    if (rows.length < BATCH) break;
   }
+  return sent;
+}
 
-  const eventOf = (r: GatewayAuditRow) => ({
+/** The second look at the last minute's rows (see the module's comment). */
+async function relayRecentAgain(s: RelayState): Promise<number> {
+  const again = await read(
+    s.pool,
+    `at > now() - make_interval(secs => ${RECENT_SECONDS}) AND id <= $2`,
+    [s.after.toString()],
+    RECENT_LIMIT,
+  );
+  const seen = new Set(again.map((r) => r.id));
+  for (const id of s.recent) if (!seen.has(id)) s.recent.delete(id);
+  return relay(
+    s,
+    again.filter((r) => !s.recent.has(r.id)),
+  );
+}
+
+async function positionOf(s: RelayState, workspaceId: string): Promise<bigint> {
+  const known = s.relayed.get(workspaceId);
+  if (known !== undefined) return known;
+  const res: ListAuditEventsResponse = await s.audit.listAuditEvents(
+    { limit: 1, sourcePrefix: 'g:' },
+    onBehalfOf(relayPrincipal(workspaceId)),
+  );
+  const key = res.events[0]?.sourceKey ?? '';
+  const position = /^g:\d{1,20}$/.test(key) ? BigInt(key.slice(2)) : 0n;
+  s.relayed.set(workspaceId, position);
+  return position;
+}
+
+function read(pool: Queryable, where: string, params: unknown[], limit = BATCH): Promise<GatewayAuditRow[]> {
+  return pool
+    .query<GatewayAuditRow>(
+      `SELECT id::text AS id, workspace_id, at, actor, action, target, detail FROM audit_log
+          WHERE ${where} AND action <> ALL ($1::text[]) ORDER BY audit_log.id LIMIT ${limit}`,
+      [[...RECORDED_BY_CHANGES], ...params],
+    )
+    .then((r) => r.rows);
+}
+
+/** Appends rows in one call per workspace and batch, in id order within each. */
+async function relay(s: RelayState, rows: readonly GatewayAuditRow[]): Promise<number> {
+  const byWorkspace = new Map<string, GatewayAuditRow[]>();
+  for (const r of rows) {
+    const list = byWorkspace.get(r.workspace_id);
+    if (list) list.push(r);
+    else byWorkspace.set(r.workspace_id, [r]);
+  }
+  for (const [workspaceId, all] of byWorkspace)
+    for (let i = 0; i < all.length; i += BATCH) {
+      const group = all.slice(i, i + BATCH);
+      await append(s, workspaceId, group);
+      for (const r of group) {
+        const id = BigInt(r.id);
+        if (id > (s.relayed.get(workspaceId) ?? 0n)) s.relayed.set(workspaceId, id);
+        s.recent.add(r.id);
+      }
+    }
+  return rows.length;
+}
+
+function eventOf(r: GatewayAuditRow) {
+  return {
     actor: r.actor,
     kind: r.action,
     subject: r.target ?? '',
     detailsJson: JSON.stringify(r.detail ?? {}),
     at: r.at.toISOString(),
     sourceKey: sourceKeyOf(r.id),
-  });
+  };
+}
 
-  /**
-   * Appends one workspace's rows in one call. A row the log refuses (a field past its rule) must
-   * not hold back the others for ever: the rows are then sent one by one, and a refused one is
-   * recorded in its place, under its key, as `audit.relay_refused` with the action and the reason.
-   */
-  async function append(workspaceId: string, group: readonly GatewayAuditRow[]): Promise<void> {
-    const as = onBehalfOf(relayPrincipal(workspaceId));
+/**
+ * Appends one workspace's rows in one call. A row the log refuses (a field past its rule) must
+ * not hold back the others for ever: the rows are then sent one by one, and a refused one is
+ * recorded in its place, under its key, as `audit.relay_refused` with the action and the reason.
+ */
+async function append(s: RelayState, workspaceId: string, group: readonly GatewayAuditRow[]): Promise<void> {
+  const as = onBehalfOf(relayPrincipal(workspaceId));
+  try {
+    await s.audit.appendAuditEvents({ events: group.map(eventOf) }, as);
+    return;
+  } catch (err) {
+    if (ConnectError.from(err).code !== Code.InvalidArgument) throw err;
+  }
+  for (const r of group) {
     try {
-      await audit.appendAuditEvents({ events: group.map(eventOf) }, as);
-      return;
+      await s.audit.appendAuditEvent(eventOf(r), as);
     } catch (err) {
-      if (ConnectError.from(err).code !== Code.InvalidArgument) throw err;
-    }
-    for (const r of group) {
-      try {
-        await audit.appendAuditEvent(eventOf(r), as);
-      } catch (err) {
-        const refused = ConnectError.from(err);
-        if (refused.code !== Code.InvalidArgument) throw err;
-        logger.warn(
-          { row: r.id, action: r.action, reason: refused.rawMessage },
-          'the audit log refused a gateway row',
-        );
-        await audit.appendAuditEvent(
-          {
-            actor: 'gateway:audit-relay',
-            kind: 'audit.relay_refused',
-            subject: '',
-            detailsJson: JSON.stringify({
-              action: r.action.slice(0, 200),
-              row: r.id,
-              reason: refused.rawMessage,
-            }),
-            at: r.at.toISOString(),
-            sourceKey: sourceKeyOf(r.id),
-          },
-          as,
-        );
-      }
-    }
-  }
-
-  /** Appends rows in one call per workspace and batch, in id order within each. */
-  async function relay(rows: readonly GatewayAuditRow[]): Promise<number> {
-    const byWorkspace = new Map<string, GatewayAuditRow[]>();
-    for (const r of rows) {
-      const list = byWorkspace.get(r.workspace_id);
-      if (list) list.push(r);
-      else byWorkspace.set(r.workspace_id, [r]);
-    }
-    for (const [workspaceId, all] of byWorkspace)
-      for (let i = 0; i < all.length; i += BATCH) {
-        const group = all.slice(i, i + BATCH);
-        await append(workspaceId, group);
-        for (const r of group) {
-          const id = BigInt(r.id);
-          if (id > (relayed.get(workspaceId) ?? 0n)) relayed.set(workspaceId, id);
-          recent.add(r.id);
-        }
-      }
-    return rows.length;
-  }
-
-  const read = (where: string, params: unknown[], limit = BATCH) =>
-    pool
-      .query<GatewayAuditRow>(
-        `SELECT id::text AS id, workspace_id, at, actor, action, target, detail FROM audit_log
-          WHERE ${where} AND action <> ALL ($1::text[]) ORDER BY audit_log.id LIMIT ${limit}`,
-        [[...RECORDED_BY_CHANGES], ...params],
-      )
-      .then((r) => r.rows);
-
-  return {
-    /** Relays what is new, then looks again at the last minute's rows. Throws when a call fails. */
-    async run(): Promise<number> {
-      let sent = 0;
-      for (;;) {
-        const rows = await read('id > $2', [after.toString()]);
-        const fresh: GatewayAuditRow[] = [];
-        for (const r of rows) if (BigInt(r.id) > (await positionOf(r.workspace_id))) fresh.push(r);
-        sent += await relay(fresh);
-        const last = rows.at(-1);
-        if (last) after = BigInt(last.id);
-        if (rows.length < BATCH) break;
-      }
-      const again = await read(
-        `at > now() - make_interval(secs => ${RECENT_SECONDS}) AND id <= $2`,
-        [after.toString()],
-        RECENT_LIMIT,
+      const refused = ConnectError.from(err);
+      if (refused.code !== Code.InvalidArgument) throw err;
+      s.logger.warn(
+        { row: r.id, action: r.action, reason: refused.rawMessage },
+        'the audit log refused a gateway row',
       );
-      const seen = new Set(again.map((r) => r.id));
-      for (const id of recent) if (!seen.has(id)) recent.delete(id);
-      sent += await relay(again.filter((r) => !recent.has(r.id)));
-      if (sent > 0) logger.info({ rows: sent }, 'audit rows relayed to the audit log');
-      return sent;
-    },
+      await s.audit.appendAuditEvent(refusedEvent(r, refused.rawMessage), as);
+    }
+  }
+}
+
+/** The event recorded under a refused row's key in its place. */
+function refusedEvent(r: GatewayAuditRow, reason: string) {
+  return {
+    actor: 'gateway:audit-relay',
+    kind: 'audit.relay_refused',
+    subject: '',
+    detailsJson: JSON.stringify({
+      action: r.action.slice(0, 200),
+      row: r.id,
+      reason,
+    }),
+    at: r.at.toISOString(),
+    sourceKey: sourceKeyOf(r.id),
   };
 }
 
