@@ -109,6 +109,16 @@ function lengthRule(min: number | undefined, max: number | undefined, unit: stri
 }
 
 export function string(rules: StringRules = {}): Schema<string> {
+  return {
+    json: stringJson(rules),
+    check(value, path, out) {
+      const message = stringProblem(rules, value, path);
+      if (message !== undefined) out.push({ path, message });
+    },
+  };
+}
+
+function stringJson(rules: StringRules): JsonSchema {
   const json: JsonSchema = { type: 'string' };
   if (rules.description) json.description = rules.description;
   if (rules.min !== undefined) json.minLength = rules.min;
@@ -126,78 +136,52 @@ export function string(rules: StringRules = {}): Schema<string> {
   }
   if (rules.pattern) json.pattern = rules.pattern.source;
   else if (rules.nonBlank) json.pattern = '\\S';
-  return {
-    json,
-    check(value, path, out) {
-      if (typeof value !== 'string') {
-        out.push({ path, message: `${name(path)} must be a string (got ${typeOf(value)})` });
-        return;
-      }
-      // PostgreSQL can store no U+0000 in text or jsonb; refuse it here, by name.
-      if (value.includes('\u0000')) {
-        out.push({ path, message: `${name(path)} must not contain the NUL character (U+0000)` });
-        return;
-      }
-      const hidden = hiddenCharacter(value, rules.multiline);
-      if (hidden !== undefined) {
-        out.push({
-          path,
-          message: `${name(path)} must not contain the invisible character ${hidden}: control, format and blank characters hide or change what the text shows${rules.multiline ? ' (line breaks and tabs are allowed)' : ''}`,
-        });
-        return;
-      }
-      const stacked = stackedMarksRefusal(name(path), value);
-      if (stacked !== undefined) {
-        out.push({ path, message: stacked });
-        return;
-      }
-      // Lengths count Unicode code points, as JSON Schema does.
-      const length = [...value].length;
-      if (
-        (rules.min !== undefined && length < rules.min) ||
-        (rules.max !== undefined && length > rules.max)
-      ) {
-        out.push({
-          path,
-          message: `${name(path)} must be ${lengthRule(rules.min, rules.max, 'characters')} (got ${length})`,
-        });
-        return;
-      }
-      const blank = rules.nonBlank ? blankRefusal(name(path), value) : undefined;
-      if (blank !== undefined) {
-        out.push({ path, message: blank });
-        return;
-      }
-      if (rules.pattern && !rules.pattern.test(value)) {
-        out.push({
-          path,
-          message: `${name(path)} must be ${rules.patternHint ?? `match ${rules.pattern.source}`} (got ${show(value)})`,
-        });
-        return;
-      }
-      const f = rules.format;
-      if (f !== undefined) {
-        const ok =
-          f === 'uuid'
-            ? isUuid(value)
-            : f === 'date'
-              ? validDate(value)
-              : f === 'date-time'
-                ? isDateTime(value)
-                : absoluteUrl(value, f);
-        // A URL with white space or a backslash in it gets told why: it may look right; a
-        // date-time, what is wrong with it.
-        const hint =
-          f.endsWith('-uri') && /[\s\\]/.test(value)
-            ? ' with no spaces or backslashes'
-            : f === 'date-time' && !ok && shapedAsDateTime(value)
-              ? `: ${dateTimeProblem(value)}`
-              : '';
-        if (!ok)
-          out.push({ path, message: `${name(path)} must be ${FORMAT_WORDS[f]}${hint} (got ${show(value)})` });
-      }
-    },
-  };
+  return json;
+}
+
+/** The first rule of `rules` that `value` breaks, said to a person; undefined when it keeps them all. */
+function stringProblem(rules: StringRules, value: unknown, path: string): string | undefined {
+  if (typeof value !== 'string') return `${name(path)} must be a string (got ${typeOf(value)})`;
+  // PostgreSQL can store no U+0000 in text or jsonb; refuse it here, by name.
+  if (value.includes('\u0000')) return `${name(path)} must not contain the NUL character (U+0000)`;
+  const hidden = hiddenCharacter(value, rules.multiline);
+  if (hidden !== undefined) {
+    return `${name(path)} must not contain the invisible character ${hidden}: control, format and blank characters hide or change what the text shows${rules.multiline ? ' (line breaks and tabs are allowed)' : ''}`;
+  }
+  const stacked = stackedMarksRefusal(name(path), value);
+  if (stacked !== undefined) return stacked;
+  // Lengths count Unicode code points, as JSON Schema does.
+  const length = [...value].length;
+  if ((rules.min !== undefined && length < rules.min) || (rules.max !== undefined && length > rules.max)) {
+    return `${name(path)} must be ${lengthRule(rules.min, rules.max, 'characters')} (got ${length})`;
+  }
+  const blank = rules.nonBlank ? blankRefusal(name(path), value) : undefined;
+  if (blank !== undefined) return blank;
+  if (rules.pattern && !rules.pattern.test(value)) {
+    return `${name(path)} must be ${rules.patternHint ?? `match ${rules.pattern.source}`} (got ${show(value)})`;
+  }
+  return rules.format === undefined ? undefined : formatProblem(rules.format, value, path);
+}
+
+function formatProblem(f: StringFormat, value: string, path: string): string | undefined {
+  const ok =
+    f === 'uuid'
+      ? isUuid(value)
+      : f === 'date'
+        ? validDate(value)
+        : f === 'date-time'
+          ? isDateTime(value)
+          : absoluteUrl(value, f);
+  if (ok) return undefined;
+  // A URL with white space or a backslash in it gets told why: it may look right; a
+  // date-time, what is wrong with it.
+  const hint =
+    f.endsWith('-uri') && /[\s\\]/.test(value)
+      ? ' with no spaces or backslashes'
+      : f === 'date-time' && shapedAsDateTime(value)
+        ? `: ${dateTimeProblem(value)}`
+        : '';
+  return `${name(path)} must be ${FORMAT_WORDS[f]}${hint} (got ${show(value)})`;
 }
 
 export interface NumberRules {
