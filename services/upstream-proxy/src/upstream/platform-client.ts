@@ -255,93 +255,12 @@ interface Exchange {
  */
 function exchange(x: Exchange, outer: AbortSignal | undefined): Promise<Answer> {
   return new Promise<Answer>((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | undefined;
-    /** Why the request was stopped on this side, once it was. */
-    let stoppedWith: PlatformError | undefined;
-    let settled = false;
-    let status = 0;
-    let headers: IncomingHttpHeaders = {};
-    let passedOn = false;
-    const chunks: Buffer[] = [];
-    let received = 0;
-
-    const settle = (outcome: Answer | PlatformError) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      outer?.removeEventListener('abort', onAbort);
-      if (outcome instanceof PlatformError) reject(outcome);
-      else resolve(outcome);
-    };
-    /** Stops the request (now, or as soon as it is on a connection) and settles with `err`. */
-    const stop = (err: PlatformError) => {
-      stoppedWith ??= err;
-      // Settled first: the abort may report the broken connection at once, as unreachable.
-      settle(err);
-      if (controller !== undefined && !controller.aborted) controller.abort(err);
-    };
-    const timer = setTimeout(
-      () =>
-        stop(new PlatformError('timeout', `the platform did not answer ${x.what} within ${x.timeoutMs} ms`)),
-      x.timeoutMs,
-    );
-    const onAbort = () => stop(new PlatformError('cancelled', `the caller gave up on ${x.what}`));
+    const pending = new PendingExchange(x, outer, resolve, reject);
     if (outer?.aborted === true) {
-      onAbort();
+      pending.handleEvent();
       return;
     }
-    outer?.addEventListener('abort', onAbort, { once: true });
-
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (stoppedWith !== undefined) c.abort(stoppedWith);
-      },
-      onResponseStart(_c, statusCode, responseHeaders) {
-        // An informational answer (1xx) comes before the real one.
-        if (statusCode < 200) return;
-        status = statusCode;
-        headers = responseHeaders;
-        passedOn = bodyIsPassedOn(statusCode);
-        const declared = Number(headerOf(responseHeaders, 'content-length') ?? Number.NaN);
-        if (passedOn && declared > x.maxBytes) {
-          stop(
-            new PlatformError(
-              'too_large',
-              `the platform's response (${declared} bytes) exceeds ${x.maxBytes} bytes`,
-            ),
-          );
-        }
-      },
-      onResponseData(c, chunk) {
-        if (settled) return;
-        received += chunk.byteLength;
-        if (!passedOn) {
-          // Its status says what happened; a long body is not worth reading to keep the connection.
-          if (received > DISCARD_BYTES) {
-            settle({ status, headers, raw: Buffer.alloc(0) });
-            c.abort(new Error('discarded the rest of an answer whose body is not passed on'));
-          }
-          return;
-        }
-        if (received > x.maxBytes) {
-          stop(new PlatformError('too_large', `the platform's response exceeds ${x.maxBytes} bytes`));
-          return;
-        }
-        chunks.push(chunk);
-      },
-      onResponseEnd() {
-        const raw = !passedOn
-          ? Buffer.alloc(0)
-          : chunks.length === 1
-            ? (chunks[0] as Buffer)
-            : Buffer.concat(chunks, received);
-        settle({ status, headers, raw });
-      },
-      onResponseError() {
-        settle(new PlatformError('unreachable', `the platform could not be reached for ${x.what}`));
-      },
-    };
+    outer?.addEventListener('abort', pending, { once: true });
     x.agent.dispatch(
       {
         origin: x.url.origin,
@@ -351,9 +270,130 @@ function exchange(x: Exchange, outer: AbortSignal | undefined): Promise<Answer> 
         // No redirect is followed: the dispatcher answers a redirect as it is.
         ...(x.body === undefined ? {} : { body: x.body }),
       },
-      handler,
+      pending,
     );
   });
+}
+
+/** The timer callback of an exchange, taking it as an argument so that its timer costs no closure. */
+function timeOut(pending: PendingExchange): void {
+  pending.timeOut();
+}
+
+/**
+ * One exchange in flight: the dispatcher's handler of its answer, and the listener of the caller's
+ * signal (`handleEvent`). A class, so that its handler methods and listener are made once, not
+ * per call.
+ */
+class PendingExchange implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  /** Why the request was stopped on this side, once it was. */
+  private stoppedWith: PlatformError | undefined;
+  private settled = false;
+  private status = 0;
+  private headers: IncomingHttpHeaders = {};
+  private passedOn = false;
+  private readonly chunks: Buffer[] = [];
+  private received = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly x: Exchange,
+    private readonly outer: AbortSignal | undefined,
+    private readonly resolve: (answer: Answer) => void,
+    private readonly reject: (err: PlatformError) => void,
+  ) {
+    this.timer = setTimeout(timeOut, x.timeoutMs, this);
+  }
+
+  private settle(outcome: Answer | PlatformError): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.outer?.removeEventListener('abort', this);
+    if (outcome instanceof PlatformError) this.reject(outcome);
+    else this.resolve(outcome);
+  }
+
+  /** Stops the request (now, or as soon as it is on a connection) and settles with `err`. */
+  private stop(err: PlatformError): void {
+    this.stoppedWith ??= err;
+    // Settled first: the abort may report the broken connection at once, as unreachable.
+    this.settle(err);
+    if (this.controller !== undefined && !this.controller.aborted) this.controller.abort(err);
+  }
+
+  timeOut(): void {
+    this.stop(
+      new PlatformError(
+        'timeout',
+        `the platform did not answer ${this.x.what} within ${this.x.timeoutMs} ms`,
+      ),
+    );
+  }
+
+  /** The caller's signal aborted. */
+  handleEvent(): void {
+    this.stop(new PlatformError('cancelled', `the caller gave up on ${this.x.what}`));
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    if (this.stoppedWith !== undefined) c.abort(this.stoppedWith);
+  }
+
+  onResponseStart(
+    _c: Dispatcher.DispatchController,
+    statusCode: number,
+    responseHeaders: IncomingHttpHeaders,
+  ): void {
+    // An informational answer (1xx) comes before the real one.
+    if (statusCode < 200) return;
+    this.status = statusCode;
+    this.headers = responseHeaders;
+    this.passedOn = bodyIsPassedOn(statusCode);
+    const declared = Number(headerOf(responseHeaders, 'content-length') ?? Number.NaN);
+    if (this.passedOn && declared > this.x.maxBytes) {
+      this.stop(
+        new PlatformError(
+          'too_large',
+          `the platform's response (${declared} bytes) exceeds ${this.x.maxBytes} bytes`,
+        ),
+      );
+    }
+  }
+
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.received += chunk.byteLength;
+    if (!this.passedOn) {
+      // Its status says what happened; a long body is not worth reading to keep the connection.
+      if (this.received > DISCARD_BYTES) {
+        this.settle({ status: this.status, headers: this.headers, raw: Buffer.alloc(0) });
+        c.abort(new Error('discarded the rest of an answer whose body is not passed on'));
+      }
+      return;
+    }
+    if (this.received > this.x.maxBytes) {
+      this.stop(new PlatformError('too_large', `the platform's response exceeds ${this.x.maxBytes} bytes`));
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    const { chunks } = this;
+    const raw = !this.passedOn
+      ? Buffer.alloc(0)
+      : chunks.length === 1
+        ? (chunks[0] as Buffer)
+        : Buffer.concat(chunks, this.received);
+    this.settle({ status: this.status, headers: this.headers, raw });
+  }
+
+  onResponseError(): void {
+    this.settle(new PlatformError('unreachable', `the platform could not be reached for ${this.x.what}`));
+  }
 }
 
 /**
@@ -382,107 +422,133 @@ function callSignal(outer: AbortSignal | undefined, timeoutMs: number) {
   };
 }
 
+/** What one client was created with, as its calls read it. */
+interface ClientSettings {
+  base: URL;
+  timeoutMs: number;
+  maxBytes: number;
+  agent: Agent;
+}
+
 /** createPlatformClient returns a client of the platform at `opts.baseUrl`. */
 export function createPlatformClient(opts: PlatformClientOptions): PlatformClient {
-  const base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  // Kept-alive connections to the platform (fetch's global dispatcher and its web streams cost
-  // several times as much per request), as many as there are calls: the caller bounds each
-  // account's calls in flight, and a bound here, shared by every account, would let one account
-  // whose requests the platform answers slowly hold every connection while the others wait.
-  const agent = new Agent({ keepAliveTimeout: 10_000, pipelining: 1 });
-
-  /** GETs `path` with `credential` and returns its parsed JSON body, for a 2xx answer only. */
-  async function getJson(
-    path: string,
-    credential: string,
-    signal: AbortSignal | undefined,
-  ): Promise<unknown> {
-    const what = `GET /${path}`;
-    const call = callSignal(signal, timeoutMs);
-    let res: Response;
-    let raw: Buffer;
-    try {
-      res = await fetch(new URL(path, base), {
-        method: 'GET',
-        headers: { authorization: `Bearer ${credential}`, accept: 'application/json' },
-        // A redirect is answered as it is, never followed: the credential goes to the platform only.
-        redirect: 'manual',
-        signal: call.signal,
-      });
-      raw = await readCapped(res, maxBytes);
-    } catch (err) {
-      if (err instanceof PlatformError) throw err;
-      if (call.timedOut()) {
-        throw new PlatformError('timeout', `the platform did not answer ${what} within ${timeoutMs} ms`);
-      }
-      throw new PlatformError('unreachable', `the platform could not be reached for ${what}`);
-    } finally {
-      call.done();
-    }
-    if (res.status === 401 || res.status === 403) {
-      throw new PlatformError(
-        'unauthorized',
-        `the platform refused the credential (HTTP ${res.status})`,
-        res.status,
-      );
-    }
-    if (res.status < 200 || res.status > 299) {
-      throw new PlatformError(
-        'http_status',
-        `the platform answered ${what} with HTTP ${res.status}`,
-        res.status,
-      );
-    }
-    if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(res.headers.get('content-type') ?? '')) {
-      throw new PlatformError('bad_response', `the platform answered ${what} with something other than JSON`);
-    }
-    try {
-      return JSON.parse(raw.toString('utf8')) as unknown;
-    } catch {
-      throw new PlatformError('bad_response', `the platform answered ${what} with malformed JSON`);
-    }
-  }
-
-  /** The URL of `path` beneath the base URL, refusing any that would leave it. */
-  function urlOf(path: string, query: PlatformRequest['query']): URL {
-    // "./" keeps a first segment with a colon (/a:b) from reading as a scheme.
-    const url = new URL(`.${path}`, base);
-    if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname)) {
-      throw new Error(`path ${path} resolves outside the platform's API`);
-    }
-    for (const { name, value } of query) url.searchParams.append(name, value);
-    return url;
-  }
-
+  const settings: ClientSettings = {
+    base: new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`),
+    timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    // Kept-alive connections to the platform (fetch's global dispatcher and its web streams cost
+    // several times as much per request), as many as there are calls: the caller bounds each
+    // account's calls in flight, and a bound here, shared by every account, would let one account
+    // whose requests the platform answers slowly hold every connection while the others wait.
+    agent: new Agent({ keepAliveTimeout: 10_000, pipelining: 1 }),
+  };
   return {
     async getMe(credential, signal) {
-      return parseAccount(await getJson('me', credential, signal));
+      return parseAccount(await getJson(settings, 'me', credential, signal));
     },
+    send(credential, request, signal) {
+      return send(settings, credential, request, signal);
+    },
+  };
+}
 
-    async send(credential, request, signal) {
-      const what = `${request.method} ${request.path}`;
-      const url = urlOf(request.path, request.query);
-      const headers: Record<string, string> = {
-        authorization: `Bearer ${credential}`,
-        accept: 'application/json',
-      };
-      if (request.body !== undefined) headers['content-type'] = 'application/json';
-      if (request.file !== undefined) headers['content-type'] = request.file.contentType;
-      const body = request.file?.bytes ?? request.body;
-      if (request.idempotencyKey !== undefined) headers['idempotency-key'] = request.idempotencyKey;
-      if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
-      const answer = await tracedFetch(request.method, request.path, headers, () =>
-        exchange({ agent, url, method: request.method, headers, body, what, timeoutMs, maxBytes }, signal),
-      );
-      return {
-        status: answer.status,
-        retryAfter: headerOf(answer.headers, 'retry-after'),
-        bodyJson: bodyIsPassedOn(answer.status)
-          ? answerText(answer.status, answer.raw, headerOf(answer.headers, 'content-type'))
-          : '',
-      };
-    },
+/** GETs `path` with `credential` and returns its parsed JSON body, for a 2xx answer only. */
+async function getJson(
+  settings: ClientSettings,
+  path: string,
+  credential: string,
+  signal: AbortSignal | undefined,
+): Promise<unknown> {
+  const { timeoutMs } = settings;
+  const what = `GET /${path}`;
+  const call = callSignal(signal, timeoutMs);
+  let res: Response;
+  let raw: Buffer;
+  try {
+    res = await fetch(new URL(path, settings.base), {
+      method: 'GET',
+      headers: { authorization: `Bearer ${credential}`, accept: 'application/json' },
+      // A redirect is answered as it is, never followed: the credential goes to the platform only.
+      redirect: 'manual',
+      signal: call.signal,
+    });
+    raw = await readCapped(res, settings.maxBytes);
+  } catch (err) {
+    if (err instanceof PlatformError) throw err;
+    if (call.timedOut()) {
+      throw new PlatformError('timeout', `the platform did not answer ${what} within ${timeoutMs} ms`);
+    }
+    throw new PlatformError('unreachable', `the platform could not be reached for ${what}`);
+  } finally {
+    call.done();
+  }
+  return parsedJson(res, raw, what);
+}
+
+/** The JSON body of a 2xx answer to `what`; any other answer is a PlatformError. */
+function parsedJson(res: Response, raw: Buffer, what: string): unknown {
+  if (res.status === 401 || res.status === 403) {
+    throw new PlatformError(
+      'unauthorized',
+      `the platform refused the credential (HTTP ${res.status})`,
+      res.status,
+    );
+  }
+  if (res.status < 200 || res.status > 299) {
+    throw new PlatformError(
+      'http_status',
+      `the platform answered ${what} with HTTP ${res.status}`,
+      res.status,
+    );
+  }
+  if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(res.headers.get('content-type') ?? '')) {
+    throw new PlatformError('bad_response', `the platform answered ${what} with something other than JSON`);
+  }
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    throw new PlatformError('bad_response', `the platform answered ${what} with malformed JSON`);
+  }
+}
+
+/** The URL of `path` beneath the base URL, refusing any that would leave it. */
+function urlOf(base: URL, path: string, query: PlatformRequest['query']): URL {
+  // "./" keeps a first segment with a colon (/a:b) from reading as a scheme.
+  const url = new URL(`.${path}`, base);
+  if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname)) {
+    throw new Error(`path ${path} resolves outside the platform's API`);
+  }
+  for (const { name, value } of query) url.searchParams.append(name, value);
+  return url;
+}
+
+/** PlatformClient.send: one request with `credential`, its answer whatever its status. */
+async function send(
+  settings: ClientSettings,
+  credential: string,
+  request: PlatformRequest,
+  signal: AbortSignal | undefined,
+): Promise<PlatformReply> {
+  const { agent, timeoutMs, maxBytes } = settings;
+  const what = `${request.method} ${request.path}`;
+  const url = urlOf(settings.base, request.path, request.query);
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${credential}`,
+    accept: 'application/json',
+  };
+  if (request.body !== undefined) headers['content-type'] = 'application/json';
+  if (request.file !== undefined) headers['content-type'] = request.file.contentType;
+  const body = request.file?.bytes ?? request.body;
+  if (request.idempotencyKey !== undefined) headers['idempotency-key'] = request.idempotencyKey;
+  if (request.requestId !== undefined) headers['x-request-id'] = request.requestId;
+  const answer = await tracedFetch(request.method, request.path, headers, () =>
+    exchange({ agent, url, method: request.method, headers, body, what, timeoutMs, maxBytes }, signal),
+  );
+  return {
+    status: answer.status,
+    retryAfter: headerOf(answer.headers, 'retry-after'),
+    bodyJson: bodyIsPassedOn(answer.status)
+      ? answerText(answer.status, answer.raw, headerOf(answer.headers, 'content-type'))
+      : '',
   };
 }

@@ -43,92 +43,121 @@ export function leaseSize(rule: BucketRule): number {
   return Math.max(1, Math.min(Math.floor(rule.ratePerSecond * LEASE_SECONDS), Math.floor(rule.burst / 4)));
 }
 
-/** createRequestBudget returns the budget kept in `pool`'s request_budgets table. */
-export function createRequestBudget(pool: Queryable, opts: RequestBudgetOptions): RequestBudget {
-  const maxWaitMs = opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
-  const rule: BucketRule = { ratePerSecond: opts.ratePerSecond, burst: opts.burst };
-  const now = () => performance.now();
-  const slice = leaseSize(rule);
-  const held = new Map<string, Held>();
+/** One budget's rule and what this replica keeps of it in memory. */
+interface BudgetState {
+  pool: Queryable;
+  rule: BucketRule;
+  maxWaitMs: number;
+  slice: number;
+  held: Map<string, Held>;
   // One lease statement per account at a time: callers that find the slice empty share it.
-  const leasing = new Map<string, Promise<Lease>>();
+  leasing: Map<string, Promise<Lease>>;
   // The last caller in line for each account that has callers waiting: a promise that settles
   // when that caller is done (served or refused).
-  const waiting = new Map<string, Promise<void>>();
+  waiting: Map<string, Promise<void>>;
+}
 
-  /** Spends a held token of the account, if one is held and still fresh. */
-  const spendHeld = (accountId: string): boolean => {
-    const h = held.get(accountId);
-    if (h === undefined || h.tokens < 1 || h.expiresAt <= now()) return false;
-    h.tokens -= 1;
-    return true;
+const now = () => performance.now();
+
+/** createRequestBudget returns the budget kept in `pool`'s request_budgets table. */
+export function createRequestBudget(pool: Queryable, opts: RequestBudgetOptions): RequestBudget {
+  const rule: BucketRule = { ratePerSecond: opts.ratePerSecond, burst: opts.burst };
+  const state: BudgetState = {
+    pool,
+    rule,
+    maxWaitMs: opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+    slice: leaseSize(rule),
+    held: new Map(),
+    leasing: new Map(),
+    waiting: new Map(),
   };
-
-  const lease = (accountId: string): Promise<Lease> => {
-    const pending = leasing.get(accountId);
-    if (pending !== undefined) return pending;
-    const h = held.get(accountId);
-    // What is left of an expired slice goes back to the bucket with this statement.
-    const returned = h === undefined ? 0 : Math.floor(h.tokens);
-    held.delete(accountId);
-    const next = leaseTokens(pool, accountId, rule, slice, returned)
-      .then((got) => {
-        budgetRemaining.set({ account_id: accountId }, got.remaining);
-        if (got.granted > 0)
-          held.set(accountId, { tokens: got.granted, expiresAt: now() + LEASE_SECONDS * 1000 });
-        return got;
-      })
-      .finally(() => leasing.delete(accountId));
-    leasing.set(accountId, next);
-    return next;
-  };
-
-  /**
-   * Takes a token for the caller at the head of the account's queue: from the held slice, else
-   * from a new lease, else after waiting for the bucket to refill, if that ends by `deadline`.
-   */
-  const takeAtHead = async (accountId: string, deadline: number, signal?: AbortSignal) => {
-    for (;;) {
-      if (signal?.aborted) throw new CallCancelledError();
-      if (spendHeld(accountId)) return;
-      const got = await lease(accountId);
-      if (got.granted > 0) continue;
-      const waitMs = Math.ceil(got.waitSeconds * 1000);
-      if (now() + waitMs > deadline) {
-        budgetRefusals.inc();
-        const seconds = Math.max(1, Math.ceil(got.waitSeconds));
-        throw new ResourceExhaustedError(
-          `the request budget for ad account ${accountId} is used up (${rule.ratePerSecond} requests per second, bursts of ${rule.burst}); retry in ${seconds} s`,
-          seconds,
-        );
-      }
-      await pause(waitMs, signal);
-    }
-  };
-
   return {
-    async take(accountId, signal) {
-      // Nobody waits for this account: a held token is spent at once.
-      const ahead = waiting.get(accountId);
-      if (ahead === undefined && spendHeld(accountId)) return;
-      // Otherwise callers are served in the order they came, so none is refused for losing
-      // every race for the refill while later ones win; each waits at most maxWaitMs in all.
-      const deadline = now() + maxWaitMs;
-      let done: () => void = () => undefined;
-      const mine = new Promise<void>((resolve) => {
-        done = resolve;
-      });
-      const tail = (ahead ?? Promise.resolve()).then(() => mine);
-      waiting.set(accountId, tail);
-      try {
-        if (ahead !== undefined) await untilTurn(ahead, signal);
-        await takeAtHead(accountId, deadline, signal);
-      } finally {
-        done();
-        if (waiting.get(accountId) === tail) waiting.delete(accountId);
-      }
+    take(accountId, signal) {
+      return take(state, accountId, signal);
     },
   };
+}
+
+/** Spends a held token of the account, if one is held and still fresh. */
+function spendHeld(state: BudgetState, accountId: string): boolean {
+  const h = state.held.get(accountId);
+  if (h === undefined || h.tokens < 1 || h.expiresAt <= now()) return false;
+  h.tokens -= 1;
+  return true;
+}
+
+/** Leases the account's next slice, or joins the lease statement already under way. */
+function lease(state: BudgetState, accountId: string): Promise<Lease> {
+  const { held, leasing } = state;
+  const pending = leasing.get(accountId);
+  if (pending !== undefined) return pending;
+  const h = held.get(accountId);
+  // What is left of an expired slice goes back to the bucket with this statement.
+  const returned = h === undefined ? 0 : Math.floor(h.tokens);
+  held.delete(accountId);
+  const next = leaseTokens(state.pool, accountId, state.rule, state.slice, returned)
+    .then((got) => {
+      budgetRemaining.set({ account_id: accountId }, got.remaining);
+      if (got.granted > 0)
+        held.set(accountId, { tokens: got.granted, expiresAt: now() + LEASE_SECONDS * 1000 });
+      return got;
+    })
+    .finally(() => leasing.delete(accountId));
+  leasing.set(accountId, next);
+  return next;
+}
+
+/**
+ * Takes a token for the caller at the head of the account's queue: from the held slice, else
+ * from a new lease, else after waiting for the bucket to refill, if that ends by `deadline`.
+ */
+async function takeAtHead(
+  state: BudgetState,
+  accountId: string,
+  deadline: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const { rule } = state;
+  for (;;) {
+    if (signal?.aborted) throw new CallCancelledError();
+    if (spendHeld(state, accountId)) return;
+    const got = await lease(state, accountId);
+    if (got.granted > 0) continue;
+    const waitMs = Math.ceil(got.waitSeconds * 1000);
+    if (now() + waitMs > deadline) {
+      budgetRefusals.inc();
+      const seconds = Math.max(1, Math.ceil(got.waitSeconds));
+      throw new ResourceExhaustedError(
+        `the request budget for ad account ${accountId} is used up (${rule.ratePerSecond} requests per second, bursts of ${rule.burst}); retry in ${seconds} s`,
+        seconds,
+      );
+    }
+    await pause(waitMs, signal);
+  }
+}
+
+/** Waits for one token of the account's budget, in the order callers came. */
+async function take(state: BudgetState, accountId: string, signal?: AbortSignal): Promise<void> {
+  const { waiting } = state;
+  // Nobody waits for this account: a held token is spent at once.
+  const ahead = waiting.get(accountId);
+  if (ahead === undefined && spendHeld(state, accountId)) return;
+  // Otherwise callers are served in the order they came, so none is refused for losing
+  // every race for the refill while later ones win; each waits at most maxWaitMs in all.
+  const deadline = now() + state.maxWaitMs;
+  let done: () => void = () => undefined;
+  const mine = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  const tail = (ahead ?? Promise.resolve()).then(() => mine);
+  waiting.set(accountId, tail);
+  try {
+    if (ahead !== undefined) await untilTurn(ahead, signal);
+    await takeAtHead(state, accountId, deadline, signal);
+  } finally {
+    done();
+    if (waiting.get(accountId) === tail) waiting.delete(accountId);
+  }
 }
 
 /** Resolves when `turn` does; throws CallCancelledError as soon as `signal` aborts. */
