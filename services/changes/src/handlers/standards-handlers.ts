@@ -187,23 +187,11 @@ async function saveStandard(pool: Pool, upstream: Upstream, p: Principal, req: S
   const kind = checkStandard({ name: req.name, kind: req.kind, data });
   // The account must be one of the workspace's (the upstream-proxy answers NotFound otherwise).
   await readableAccount(upstream, p, accountId);
+  const save: StandardSave = { p, accountId, name: req.name, kind, data };
   if (req.standardId === undefined) {
     if (req.expectedRevision !== undefined)
       throw new InvalidArgumentError('`expected_revision` is only for an update: give `standard_id` too');
-    const created = await inTransaction(pool, async (tx) => {
-      await lockAccountStandards(tx, p.workspaceId, accountId);
-      if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data);
-      const row = await insertStandard(tx, {
-        standard_id: randomUUID(),
-        workspace_id: p.workspaceId,
-        account_id: accountId,
-        name: req.name,
-        kind,
-        data,
-      });
-      return auditStandard(tx, 'created', actorName(p), row);
-    });
-    return { standard: toStandardMessage(created), created: true };
+    return { standard: toStandardMessage(await createStandard(pool, save)), created: true };
   }
   const standardId = requireUuid('standard_id', req.standardId);
   const expected = req.expectedRevision;
@@ -211,54 +199,102 @@ async function saveStandard(pool: Pool, upstream: Upstream, p: Principal, req: S
     throw new InvalidArgumentError(
       '`expected_revision` is required with `standard_id`: the revision you last read',
     );
-  const saved = await inTransaction(pool, async (tx) => {
-    await lockAccountStandards(tx, p.workspaceId, accountId);
-    const current = await lockStandard(tx, p.workspaceId, standardId);
-    if (current === undefined) throw notFound(standardId);
-    if (current.archived_at !== null)
-      throw new FailedPreconditionError(`account standard ${standardId} is archived and cannot be updated`);
-    if (current.account_id !== accountId)
-      throw new InvalidArgumentError(
-        `account standard ${standardId} belongs to account ${current.account_id}; a standard cannot move to another account`,
-      );
-    if (current.kind !== kind)
-      throw new InvalidArgumentError(
-        `the kind of account standard ${standardId} is ${current.kind}; it cannot change`,
-      );
-    if (current.revision !== expected) throw new StaleRevisionError(current.revision, 'account standard');
-    if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data, standardId);
-    const loosenings = standardLoosenings(kind, current.data, data);
-    if (loosenings.length > 0 && !mayLoosen(p)) {
-      const pending = await insertPendingStandardChange(tx, {
-        pending_id: randomUUID(),
-        workspace_id: p.workspaceId,
-        account_id: accountId,
-        standard_id: standardId,
-        action: 'save',
-        base_revision: current.revision,
-        proposed_name: req.name,
-        proposed_data: data,
-        loosenings,
-        requested_by: actorName(p),
-      });
-      await auditPending(tx, 'pending', actorName(p), pending);
-      return { row: current, pending };
-    }
-    const next = await updateStandard(tx, {
-      workspaceId: p.workspaceId,
-      standardId,
-      revision: expected,
-      name: req.name,
-      data,
-    });
-    if (next === undefined) throw new Error('a locked account standard changed meanwhile');
-    return { row: await auditStandard(tx, 'updated', actorName(p), next), pending: undefined };
-  });
+  const saved = await inTransaction(pool, (tx) => updateOrHoldStandard(tx, save, standardId, expected));
   return {
     standard: toStandardMessage(saved.row),
     created: false,
     pending: saved.pending && toPendingMessage(saved.pending),
   };
+}
+
+/** A save's checked request. */
+interface StandardSave {
+  p: Principal;
+  accountId: string;
+  name: string;
+  kind: StandardRow['kind'];
+  data: Record<string, unknown>;
+}
+
+async function createStandard(pool: Pool, s: StandardSave): Promise<StandardRow> {
+  const { p, accountId, kind, data } = s;
+  return inTransaction(pool, async (tx) => {
+    await lockAccountStandards(tx, p.workspaceId, accountId);
+    if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data);
+    const row = await insertStandard(tx, {
+      standard_id: randomUUID(),
+      workspace_id: p.workspaceId,
+      account_id: accountId,
+      name: s.name,
+      kind,
+      data,
+    });
+    return auditStandard(tx, 'created', actorName(p), row);
+  });
+}
+
+/**
+ * Updates a standard in `tx`, or, when the save loosens it and the caller may not loosen, records
+ * the save as pending a person's confirmation and leaves the standard as it is.
+ */
+async function updateOrHoldStandard(
+  tx: Queryable,
+  s: StandardSave,
+  standardId: string,
+  expected: number,
+): Promise<{ row: StandardRow; pending: PendingStandardChangeRow | undefined }> {
+  const { p, accountId, kind, data } = s;
+  await lockAccountStandards(tx, p.workspaceId, accountId);
+  const current = await lockStandard(tx, p.workspaceId, standardId);
+  refuseUpdate(current, s, standardId, expected);
+  if (kind === 'standard') await refuseContradictions(tx, p.workspaceId, accountId, data, standardId);
+  const loosenings = standardLoosenings(kind, current.data, data);
+  if (loosenings.length > 0 && !mayLoosen(p)) {
+    const pending = await insertPendingStandardChange(tx, {
+      pending_id: randomUUID(),
+      workspace_id: p.workspaceId,
+      account_id: accountId,
+      standard_id: standardId,
+      action: 'save',
+      base_revision: current.revision,
+      proposed_name: s.name,
+      proposed_data: data,
+      loosenings,
+      requested_by: actorName(p),
+    });
+    await auditPending(tx, 'pending', actorName(p), pending);
+    return { row: current, pending };
+  }
+  const next = await updateStandard(tx, {
+    workspaceId: p.workspaceId,
+    standardId,
+    revision: expected,
+    name: s.name,
+    data,
+  });
+  if (next === undefined) throw new Error('a locked account standard changed meanwhile');
+  return { row: await auditStandard(tx, 'updated', actorName(p), next), pending: undefined };
+}
+
+/** Refuses an update of a standard that is gone, archived, another account's, of another kind or moved on. */
+function refuseUpdate(
+  current: StandardRow | undefined,
+  s: StandardSave,
+  standardId: string,
+  expected: number,
+): asserts current is StandardRow {
+  if (current === undefined) throw notFound(standardId);
+  if (current.archived_at !== null)
+    throw new FailedPreconditionError(`account standard ${standardId} is archived and cannot be updated`);
+  if (current.account_id !== s.accountId)
+    throw new InvalidArgumentError(
+      `account standard ${standardId} belongs to account ${current.account_id}; a standard cannot move to another account`,
+    );
+  if (current.kind !== s.kind)
+    throw new InvalidArgumentError(
+      `the kind of account standard ${standardId} is ${current.kind}; it cannot change`,
+    );
+  if (current.revision !== expected) throw new StaleRevisionError(current.revision, 'account standard');
 }
 
 /**
