@@ -13,19 +13,25 @@
  * audit log, whose hash chain is computed here with the changes service's own row hash), not
  * through the tools, which would take hours at the large size.
  *
- * The resident memory of each service's process is read after start-up and a warm-up call of
- * each read (idle, before seeding) and again after the last run; more than 1.2x idle is marked.
+ * Each service's memory (the resident memory of its process tree, and the V8 heap used and total
+ * its /metrics reports) is read idle (after start-up, a warm-up call of each read and
+ * SCALE_SETTLE_SECONDS of no load, default 60, before seeding), at once after the last run, and
+ * again after SCALE_SETTLE_SECONDS of no load; quiet RSS over 1.2x idle RSS is marked. The reading
+ * at once catches the heap mid-cycle (garbage not yet collected, the young generation grown for the
+ * burst); V8 gives that back only once its memory reducer sees the process quiet, about half a
+ * minute on. SCALE_HEAP_SNAPSHOTS=<dir> writes the gateway's heap snapshot after each reading.
  *
  * After the timings, each hot list query is run as `EXPLAIN (FORMAT JSON)` (the store's own
  * function, given a connection that explains instead of running) and its plan summarised; a
  * sequential scan of a table with more than SCALE_SMALL rows fails the run.
  *
  * `npm run bench:scale` runs it. Env: SCALE_SMALL, SCALE_LARGE, SCALE_CALLS, SCALE_RUNS,
- * SCALE_IMPORT_ROWS (rows per performance import, default 5,000), SCALE_ROW_IMPORTS (how many of
+ * SCALE_SETTLE_SECONDS, SCALE_HEAP_SNAPSHOTS, SCALE_IMPORT_ROWS (rows per performance import, default 5,000), SCALE_ROW_IMPORTS (how many of
  * each workspace's imports get their rows, default all).
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -52,6 +58,14 @@ const ROW_IMPORTS =
 const ROW_BATCH = Math.max(1, Math.floor(1_000_000 / Math.max(1, IMPORT_ROWS)));
 /** A process's resident memory after the seeded runs may be this much of its idle memory. */
 const RSS_BOUND = 1.2;
+/** Seconds of no load before memory is read, idle and after the runs: V8 shrinks a heap grown by a burst only once quiet. */
+const SETTLE_SECONDS = Number(process.env.SCALE_SETTLE_SECONDS ?? 60);
+if (!Number.isFinite(SETTLE_SECONDS) || SETTLE_SECONDS < 0 || SETTLE_SECONDS > 3600)
+  throw new Error(
+    `SCALE_SETTLE_SECONDS must be a number of seconds from 0 to 3600 (got "${process.env.SCALE_SETTLE_SECONDS}")`,
+  );
+/** A directory for the gateway's heap snapshots at each memory reading, or undefined for none. */
+const HEAP_SNAPSHOTS = process.env.SCALE_HEAP_SNAPSHOTS;
 const WARMUP = 3;
 /** After this long on one read, it is timed no more than the 3 times a median needs. */
 const SLOW_MS = 60_000;
@@ -313,10 +327,56 @@ const SERVICES: ServiceName[] = [
   'upstream-proxy',
   'ads-sandbox',
 ];
+/** The order in which the stack gives the services METRICS_PORT, METRICS_PORT + 1, ... (its stack.ts). */
+const METRICS_ORDER: ServiceName[] = [
+  'gateway',
+  'changes',
+  'optimizer',
+  'marketing',
+  'upstream-proxy',
+  'ads-sandbox',
+];
 
-/** Each service's resident memory in MB (its process and any it started), from /proc. */
-async function residentMemory(stack: Stack): Promise<Map<ServiceName, number>> {
-  const out = new Map<ServiceName, number>();
+/** One process's memory, in MB: resident (its process tree, from /proc) and V8's heap. */
+interface Memory {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+}
+
+/**
+ * A base port with the next SERVICES.length ports free on loopback: the stack gives the gateway
+ * METRICS_PORT and each other service the next one (its metricsPortEnv), and an ephemeral port
+ * would be known only from an info log line, which the bench's LOG_LEVEL of warn leaves out.
+ */
+async function freeMetricsBase(): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const srv = createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    let all = true;
+    for (let i = 0; i < SERVICES.length && all; i++) all = await free(base + i);
+    if (all) return base;
+  }
+  throw new Error("no run of free loopback ports for the services' metrics");
+}
+
+/** A Prometheus text exposition's first sample of `name`, or NaN. */
+function sample(text: string, name: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+  return Number(line?.slice(line.lastIndexOf(' ') + 1) ?? Number.NaN);
+}
+
+/**
+ * Each service's memory: VmRSS of its process and any it started (the sandbox's, the embedded
+ * workers'), from /proc, and the V8 heap (used and total) its own /metrics reports.
+ */
+async function memory(stack: Stack, metricsBase: number): Promise<Map<ServiceName, Memory>> {
+  const out = new Map<ServiceName, Memory>();
   for (const service of SERVICES) {
     const pid = stack.process(service).pid;
     let kb = 0;
@@ -324,7 +384,17 @@ async function residentMemory(stack: Stack): Promise<Map<ServiceName, number>> {
       const text = await readFile(`/proc/${p}/status`, 'utf8').catch(() => '');
       kb += Number(/^VmRSS:\s+(\d+) kB/m.exec(text)?.[1] ?? 0);
     }
-    out.set(service, kb / 1024);
+    const metrics = await fetch(`http://127.0.0.1:${metricsBase + METRICS_ORDER.indexOf(service)}/metrics`)
+      .then((r) => r.text())
+      .catch(() => '');
+    // The port is derived from the stack's order: a mismatch would report another process's heap.
+    if (metrics && !metrics.includes(`service="${service}"`))
+      throw new Error(`the metrics on ${service}'s port are not ${service}'s`);
+    out.set(service, {
+      rss: kb / 1024,
+      heapUsed: sample(metrics, 'nodejs_heap_size_used_bytes') / 2 ** 20,
+      heapTotal: sample(metrics, 'nodejs_heap_size_total_bytes') / 2 ** 20,
+    });
   }
   return out;
 }
@@ -357,10 +427,13 @@ async function signIn(gateway: string, email: string, password: string): Promise
 async function main(): Promise<void> {
   const db = await testDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-bench-scale-'));
+  const metricsBase = await freeMetricsBase();
   const stack = await startStack({
     databaseUrl: db.url,
     dataDir,
+    nodeArgs: HEAP_SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOTS}`] : [],
     env: {
+      METRICS_PORT: String(metricsBase),
       LOG_LEVEL: 'warn',
       MCP_RATE_PER_SECOND: '100000',
       MCP_RATE_BURST: '100000',
@@ -533,10 +606,23 @@ async function main(): Promise<void> {
       );
     };
 
+    // A reading of every service's memory; with SCALE_HEAP_SNAPSHOTS, the gateway's heap snapshot
+    // after it (writing one takes memory of its own, which must not be in the reading).
+    const reading = async (settle: boolean) => {
+      if (settle) await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
+      const got = await memory(stack, metricsBase);
+      if (HEAP_SNAPSHOTS) {
+        stack.process('gateway').kill('SIGUSR2');
+        // The snapshot is written on the gateway's main thread: the next call waits behind it.
+        await new Promise((resolve) => setTimeout(resolve, 5000));
+      }
+      return got;
+    };
+
     // Idle: started, and every read called once on the demo's own records (warm code paths and
-    // pools), before anything is seeded.
+    // pools), before anything is seeded, then SETTLE_SECONDS of no load.
     for (const t of targets) await t.call(small).catch(() => undefined);
-    const idle = await residentMemory(stack);
+    const idle = await reading(true);
 
     await grow(small);
     await grow(large);
@@ -575,13 +661,24 @@ async function main(): Promise<void> {
         );
     }
 
-    const after = await residentMemory(stack);
-    process.stdout.write(`\nresident memory (MB): idle after start-up and warm-up, after the seeded runs\n`);
+    // At once after the last call (mid-burst: garbage not yet collected), and after SETTLE_SECONDS
+    // of no load, as idle was read: the second is the process's steady memory.
+    const loaded = await reading(false);
+    const after = await reading(true);
+    process.stdout.write(
+      `\nmemory (MB): idle after start-up, warm-up and ${SETTLE_SECONDS} s quiet; at once after the seeded runs; after ${SETTLE_SECONDS} s quiet (RSS of the process tree, V8 heap used / total)\n`,
+    );
+    const mb = (m: Memory | undefined) =>
+      m
+        ? `${m.rss.toFixed(1)} (${m.heapUsed.toFixed(1)}/${m.heapTotal.toFixed(1)})`.padStart(20)
+        : 'n/a'.padStart(20);
+    process.stdout.write(
+      `${'process'.padEnd(16)} ${'idle'.padStart(20)} ${'at once'.padStart(20)} ${'quiet'.padStart(20)}   RSS quiet/idle\n`,
+    );
     for (const service of SERVICES) {
-      const before = idle.get(service) ?? Number.NaN;
-      const now = after.get(service) ?? Number.NaN;
+      const ratio = (after.get(service)?.rss ?? Number.NaN) / (idle.get(service)?.rss ?? Number.NaN);
       process.stdout.write(
-        `${service.padEnd(40)} ${before.toFixed(1).padStart(10)} ${now.toFixed(1).padStart(10)}   ${(now / before).toFixed(2)}x${now / before > RSS_BOUND ? `  over ${RSS_BOUND}x` : ''}\n`,
+        `${service.padEnd(16)} ${mb(idle.get(service))} ${mb(loaded.get(service))} ${mb(after.get(service))}   ${ratio.toFixed(2)}x${ratio > RSS_BOUND ? `  over ${RSS_BOUND}x` : ''}\n`,
       );
     }
 
