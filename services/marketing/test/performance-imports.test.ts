@@ -23,7 +23,7 @@ import {
   testPrincipal,
 } from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Code } from '@connectrpc/connect';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { buildServer, MIGRATIONS_DIR, SERVICE_NAME } from '../src/server.ts';
 import { insertImport, markRunning } from '../src/store/import-store.ts';
 import {
@@ -380,6 +380,24 @@ describe('importing CSV', () => {
     );
     const plain = await svc.client.importPerformance({ ...META, csv }, svc.as(who));
     assert.equal(plain.import?.importId, imp.importId);
+  });
+
+  test('a leading byte-order mark is not counted in the 1500000 characters of a CSV', async () => {
+    const header = 'ad_id,impressions,clicks,spend\n';
+    const full = header + 'x'.repeat(1_500_000 - header.length);
+    const marked = await svc.client.importPerformance(
+      { ...META, csv: `\uFEFF${full}` },
+      svc.as(testPrincipal()),
+    );
+    assert.equal(marked.created, true);
+    const refused = await svc.client
+      .importPerformance({ ...META, csv: `${full}x` }, svc.as(testPrincipal()))
+      .then(
+        () => assert.fail('a CSV of 1500001 characters was accepted'),
+        (e: unknown) => ConnectError.from(e),
+      );
+    assert.equal(refused.code, Code.InvalidArgument);
+    assert.equal(refused.rawMessage, 'csv must be 1 to 1500000 characters (got 1500001)');
   });
 
   test('a failed import never answers a later import of the same content: that one is read again', async () => {

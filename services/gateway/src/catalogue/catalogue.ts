@@ -4,7 +4,13 @@
  */
 
 import type { Principal, Role, Scope } from '@adsmcp/runtime/principal';
-import type { DescMessage, DescMethodUnary, MessageShape } from '@bufbuild/protobuf';
+import {
+  type DescField,
+  type DescMessage,
+  type DescMethodUnary,
+  type MessageShape,
+  ScalarType,
+} from '@bufbuild/protobuf';
 import { PREPARE_TOOL_META } from '../mcp/app-view-meta.ts';
 import { messageSchema, publishedOutput } from './output-schema.ts';
 import type { Infer, JsonSchema, Schema } from './schema.ts';
@@ -77,9 +83,36 @@ export interface RpcRoute<D> {
   timeoutMs?: number;
   /**
    * The result, when it is not the response message as it is (then the row declares `output`).
-   * It may throw a ToolFailure for a response that is an error to the agent.
+   * It may throw a ToolFailure for a response that is an error to the agent. With `poll`, it is
+   * given the answer as the last re-read left it.
    */
   view?(response: MessageShape<DescMessage>, ctx: ToolContext<D>): Record<string, unknown>;
+  /** Work the service finishes after it answered (on its bus), waited for a bounded time. */
+  poll?: RpcPoll;
+}
+
+/**
+ * Waiting for work an RPC started: after the RPC answers, its `field` is read again with `method`
+ * until its `status` is one of `final` or `withinMs` has passed, and the answer is the first one
+ * with that field as the last read gave it (still queued or running when the time ran out). Each
+ * status is an MCP progress notification when the client gave a progress token: the first answer's,
+ * then each read whose status differs from the one before. Field names are the protos' (snake_case),
+ * checked against the descriptors when the catalogue is built.
+ */
+export interface RpcPoll {
+  /** The RPC that reads the work again; its answer has `field` too, of the same message type. */
+  method: DescMethodUnary;
+  /** Each field of the re-read's request, and the field of `field`'s message whose value it takes. */
+  request: Readonly<Record<string, string>>;
+  /** The answer's message field holding the work. */
+  field: string;
+  /** The string field of `field`'s message saying where the work is, and its values that are final. */
+  status: string;
+  final: readonly string[];
+  /** The longest time re-read, in milliseconds, counted from the first answer. */
+  withinMs: number;
+  /** The progress notification of the work as one read found it. */
+  progress(work: MessageShape<DescMessage>): ProgressUpdate;
 }
 
 /**
@@ -280,6 +313,40 @@ function checkPathTemplates(row: ToolRow<unknown>): void {
   }
 }
 
+/** The field of `desc` named `name` (its proto name), or a start-up error naming the tool. */
+function fieldOf(tool: string, desc: DescMessage, name: string): DescField {
+  const found = desc.fields.find((f) => f.name === name);
+  if (found === undefined)
+    throw new Error(`tool ${tool}: its poll names ${name}, which ${desc.typeName} lacks`);
+  return found;
+}
+
+/** A poll's fields must exist and fit: checked once, at start-up, so a typo never fails a call. */
+function checkPoll(tool: string, method: DescMethodUnary, poll: RpcPoll): void {
+  const work = fieldOf(tool, method.output, poll.field);
+  const reread = fieldOf(tool, poll.method.output, poll.field);
+  if (work.fieldKind !== 'message' || reread.fieldKind !== 'message' || work.message !== reread.message) {
+    throw new Error(
+      `tool ${tool}: its poll field ${poll.field} must be the same message in ${method.output.typeName} and ${poll.method.output.typeName}`,
+    );
+  }
+  const status = fieldOf(tool, work.message, poll.status);
+  if (status.fieldKind !== 'scalar' || status.scalar !== ScalarType.STRING) {
+    throw new Error(`tool ${tool}: its poll status ${poll.status} must be a string field`);
+  }
+  for (const [to, from] of Object.entries(poll.request)) {
+    const target = fieldOf(tool, poll.method.input, to);
+    const source = fieldOf(tool, work.message, from);
+    if (target.fieldKind !== 'scalar' || source.fieldKind !== 'scalar' || target.scalar !== source.scalar) {
+      throw new Error(`tool ${tool}: its poll request field ${to} must be a scalar of the type of ${from}`);
+    }
+  }
+  if (poll.final.length === 0) throw new Error(`tool ${tool}: its poll names no final status`);
+  if (!(Number.isSafeInteger(poll.withinMs) && poll.withinMs > 0)) {
+    throw new Error(`tool ${tool}: its poll withinMs must be a positive whole number of milliseconds`);
+  }
+}
+
 /** A row resolved: its published result shape, where it goes and whether it reaches the platform. */
 function resolve<D>(row: ToolRow<D>, shapes: RouteShapes): ToolDefinition<D> {
   checkPathTemplates(row as ToolRow<unknown>);
@@ -294,6 +361,7 @@ function resolve<D>(row: ToolRow<D>, shapes: RouteShapes): ToolDefinition<D> {
   ) {
     throw new Error(`tool ${row.name}: its timeoutMs must be a positive whole number of milliseconds`);
   }
+  if (r.kind === 'rpc' && r.poll !== undefined) checkPoll(row.name, r.method, r.poll);
   const output =
     row.output ??
     (r.kind === 'rpc' ? messageSchema(r.method.output) : r.kind === 'prepare' ? shapes.change : undefined) ??
@@ -301,7 +369,9 @@ function resolve<D>(row: ToolRow<D>, shapes: RouteShapes): ToolDefinition<D> {
   if (output === undefined) throw new Error(`tool ${row.name}: a hand-written route must declare its output`);
   const routesTo =
     r.kind === 'rpc'
-      ? rpcName(r.method)
+      ? r.poll === undefined
+        ? rpcName(r.method)
+        : `${rpcName(r.method)}, then ${rpcName(r.poll.method)} until final`
       : r.kind === 'upstream-read'
         ? `${shapes.callRpc} ${r.method ?? 'GET'} ${r.path}`
         : r.kind === 'prepare'

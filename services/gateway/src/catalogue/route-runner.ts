@@ -6,13 +6,20 @@
 import { ChangesService, type PrepareChangeRequestSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { nameUnreachable } from '@adsmcp/runtime/service-client';
-import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+import {
+  create,
+  type DescMessage,
+  type DescMethodUnary,
+  type MessageInitShape,
+  type MessageShape,
+} from '@bufbuild/protobuf';
 import type { CallOptions } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import {
   type PrepareRoute,
   pathParameters,
   type RouteShapes,
+  type RpcPoll,
   type RpcRoute,
   rpcName,
   type ToolContext,
@@ -36,17 +43,82 @@ async function runRpc(
     // The service trusts the gateway for the account: it must be one of the workspace's.
     await workspaceAccount(deps, caller.principal, String(args[route.account]));
   }
-  const call = (deps.clientOf(route.method.parent) as unknown as Record<string, UnaryCall>)[
-    route.method.localName
-  ];
-  if (call === undefined) throw new Error(`no client method for ${rpcName(route.method)}`);
+  const call = unaryCall(deps, route.method);
   const request = requestFrom(route.method.input, { ...args, ...route.fixed });
   const options = onBehalfOf(caller.principal);
-  const response = await call(
+  const answered = await call(
     request,
     route.timeoutMs === undefined ? options : { ...options, timeoutMs: route.timeoutMs },
   );
+  const response = route.poll === undefined ? answered : await polled(route, route.poll, ctx, answered);
   return route.view ? route.view(response, ctx) : resultOf(route.method.output, response);
+}
+
+/** The client's unary call of `method`, by the service's proto package (deps.clientOf). */
+function unaryCall(deps: GatewayDeps, method: DescMethodUnary): UnaryCall {
+  const call = (deps.clientOf(method.parent) as unknown as Record<string, UnaryCall>)[method.localName];
+  if (call === undefined) throw new Error(`no client method for ${rpcName(method)}`);
+  return call;
+}
+
+/** The message field of `message` whose proto name is `name` (checked at start-up: checkPoll). */
+function fieldValue(desc: DescMessage, message: MessageShape<DescMessage>, name: string): unknown {
+  const field = desc.fields.find((f) => f.name === name);
+  if (field === undefined) throw new Error(`${desc.typeName} has no field ${name}`);
+  return (message as unknown as Record<string, unknown>)[field.localName];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The answer once its work is final, or as the last read found it when `poll.withinMs` ran out
+ * (catalogue.ts, RpcPoll). Reads start 10 ms apart and grow to 25 ms: work on the bus is often
+ * done within milliseconds, and a read costs the service one indexed lookup.
+ */
+async function polled(
+  route: RpcRoute<GatewayDeps>,
+  poll: RpcPoll,
+  ctx: ToolContext<GatewayDeps>,
+  answered: MessageShape<DescMessage>,
+): Promise<MessageShape<DescMessage>> {
+  const workField = route.method.output.fields.find((f) => f.name === poll.field);
+  if (workField?.fieldKind !== 'message')
+    throw new Error(`${rpcName(route.method)} has no field ${poll.field}`);
+  const workOf = (answer: MessageShape<DescMessage>, by: DescMethodUnary) => {
+    const work = fieldValue(by.output, answer, poll.field) as MessageShape<DescMessage> | undefined;
+    if (work === undefined) throw new Error(`${rpcName(by)} answered no ${poll.field}`);
+    return work;
+  };
+  const statusOf = (work: MessageShape<DescMessage>) =>
+    String(fieldValue(workField.message, work, poll.status));
+  const reread = unaryCall(ctx.deps, poll.method);
+  const options = onBehalfOf(ctx.caller.principal);
+  let work = workOf(answered, route.method);
+  await ctx.progress?.(poll.progress(work));
+  const deadline = Date.now() + poll.withinMs;
+  for (
+    let wait = 10;
+    !poll.final.includes(statusOf(work)) && Date.now() < deadline;
+    wait = Math.min(25, wait * 1.5)
+  ) {
+    await sleep(wait);
+    const request = create(
+      poll.method.input,
+      Object.fromEntries(
+        Object.entries(poll.request).map(([to, from]) => [
+          poll.method.input.fields.find((f) => f.name === to)?.localName ?? to,
+          fieldValue(workField.message, work, from),
+        ]),
+      ),
+    );
+    const next = workOf(await reread(request, options), poll.method);
+    if (statusOf(next) !== statusOf(work)) await ctx.progress?.(poll.progress(next));
+    work = next;
+  }
+  return create(route.method.output, {
+    ...answered,
+    [workField.localName]: work,
+  } as MessageInitShape<DescMessage>);
 }
 
 /** The template with each `{parameter}` replaced by its argument as one path segment. */

@@ -1,21 +1,19 @@
 /**
  * Performance imports (the performance_imports feature) and business-outcome imports. The work of
- * a performance import runs on the marketing service's bus; the import tool waits for it a
- * bounded time and reports MCP progress while it waits, when the client asked for progress.
+ * a performance import runs on the marketing service's bus; the import tool's route waits for it a
+ * bounded time (its `poll`) and reports MCP progress while it waits, when the client asked for it.
  */
 import {
-  ImportPerformanceRequestSchema,
+  type ImportPerformanceResponse,
   ImportPerformanceResponseSchema,
   ImportService,
   type PerformanceImport,
 } from '@adsmcp/proto/marketing/v1/imports_pb';
-import { create } from '@bufbuild/protobuf';
 import type { GatewayDeps } from '../../deps.ts';
-import { onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
-import { defineTool, type ProgressUpdate, type ToolRow } from '../catalogue.ts';
+import type { ProgressUpdate, ToolRow } from '../catalogue.ts';
 import { messageSchema } from '../output-schema.ts';
-import { requestFrom, resultOf } from '../rpc-mapping.ts';
+import { resultOf } from '../rpc-mapping.ts';
 import { array, enumOf, integer, nullable, number, object, type Schema, string } from '../schema.ts';
 import { accountId, EXAMPLE_ACCOUNT, platformId } from './platform-arguments.ts';
 
@@ -59,10 +57,8 @@ const columnMapping = object(
     'its own name; other CSV columns are ignored.',
 );
 
-const BOM = '\uFEFF';
-
 /** One leading byte-order mark dropped: spreadsheets' "CSV UTF-8" export starts with one. */
-const withoutBom = (text: string) => (text.startsWith(BOM) ? text.slice(1) : text);
+const withoutBom = (text: string) => (text.startsWith('\uFEFF') ? text.slice(1) : text);
 
 const csvRules = string({
   min: 1,
@@ -75,8 +71,8 @@ const csvRules = string({
 
 /**
  * The csv argument: the string rules on the text after one leading byte-order mark, which is no
- * character of the CSV (the marketing service's parser drops it too). Any other U+FEFF is refused
- * as the hidden character it is.
+ * character of the CSV. The text is sent as given: the marketing service drops the mark before it
+ * counts, hashes and parses the CSV. Any other U+FEFF is refused as the hidden character it is.
  */
 const csvText: Schema<string> = {
   json: csvRules.json,
@@ -124,7 +120,6 @@ const EXAMPLE_META = {
 };
 
 const STEPS: Record<string, number> = { queued: 1, running: 2, completed: 3, failed: 3 };
-const FINISHED = new Set(['completed', 'failed']);
 
 function progressOf(imp: PerformanceImport): ProgressUpdate {
   const message =
@@ -154,9 +149,7 @@ function failureMessage(imp: PerformanceImport): string {
   return `the import failed and nothing was saved: ${shown.join('; ')}${more}. Correct the rows and import again.`;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export const importPerformance = defineTool<GatewayDeps, typeof importInput>({
+export const importPerformance: ToolRow<GatewayDeps> = {
   name: 'ads_import_performance',
   title: 'Import performance',
   group: 'Marketing',
@@ -186,45 +179,30 @@ export const importPerformance = defineTool<GatewayDeps, typeof importInput>({
         spend: 152.4,
         conversions: 12,
       },
-      { ad_id: 'ad_1002', impressions: 8000, clicks: null, spend: null, revenue: 410.5 },
+      { ad_id: 'ad_1002', impressions: 8000, clicks: 95, spend: 61.2, revenue: 410.5 },
     ],
   },
   route: {
-    kind: 'run',
-    why: 'the import runs on the bus: the tool waits for its outcome a bounded time, sending progress notifications',
-    routesTo: 'marketing.v1.ImportService/ImportPerformance',
-    async run(ctx, args) {
-      const client = ctx.deps.clientOf(ImportService);
-      const options = onBehalfOf(ctx.caller.principal);
-      // The byte-order mark is not sent on: the text checked is the text imported.
-      const sent = args.csv === undefined ? args : { ...args, csv: withoutBom(args.csv) };
-      const res = await client.importPerformance(requestFrom(ImportPerformanceRequestSchema, sent), options);
-      if (res.import === undefined) throw new Error('ImportPerformance answered no import');
-      let imp: PerformanceImport = res.import;
-      await ctx.progress?.(progressOf(imp));
-      const deadline = Date.now() + IMPORT_WAIT_MS;
-      for (
-        let wait = 10;
-        !FINISHED.has(imp.status) && Date.now() < deadline;
-        wait = Math.min(25, wait * 1.5)
-      ) {
-        await sleep(wait);
-        const next: PerformanceImport | undefined = (
-          await client.getPerformanceImport({ importId: imp.importId }, options)
-        ).import;
-        if (next === undefined) throw new Error('GetPerformanceImport answered no import');
-        if (next.status !== imp.status) await ctx.progress?.(progressOf(next));
-        imp = next;
-      }
-      const result = resultOf(
-        ImportPerformanceResponseSchema,
-        create(ImportPerformanceResponseSchema, { import: imp, created: res.created }),
-      );
-      if (imp.status === 'failed') throw new ToolFailure('import_failed', failureMessage(imp), result);
+    kind: 'rpc',
+    method: ImportService.method.importPerformance,
+    // The import runs on the marketing service's bus: the tool waits a bounded time for its outcome.
+    poll: {
+      method: ImportService.method.getPerformanceImport,
+      request: { import_id: 'import_id' },
+      field: 'import',
+      status: 'status',
+      final: ['completed', 'failed'],
+      withinMs: IMPORT_WAIT_MS,
+      progress: (work) => progressOf(work as PerformanceImport),
+    },
+    view(response) {
+      const result = resultOf(ImportPerformanceResponseSchema, response as ImportPerformanceResponse);
+      const imp = (response as ImportPerformanceResponse).import;
+      if (imp?.status === 'failed') throw new ToolFailure('import_failed', failureMessage(imp), result);
       return result;
     },
   },
-});
+};
 
 export const listPerformanceImports: ToolRow<GatewayDeps> = {
   name: 'ads_list_performance_imports',
