@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { archiveAccountStandards } from '@adsmcp/testkit/account-standards';
-import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
 import { type HttpsSite, startHttpsSite } from '@adsmcp/testkit/https-site';
 import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
@@ -456,6 +456,34 @@ describe('ads_prepare_ad_batch', () => {
     // The good image was saved, and is reused when the batch is fixed.
     assert.equal((await assetsFrom('broken')).length, 1);
     assert.equal(fetched('/broken/1.png'), 1);
+  });
+
+  test('a caller who may not read the saved batch is refused by the marketing service, and no image is fetched', async () => {
+    const item = await saveBatch(1, 'unreadable');
+    const { token: writeOnly } = JSON.parse(
+      await stack.admin(['create-token', '--workspace', seed.workspaceId, '--scopes', 'write']),
+    ) as { token: string };
+    const other = await newWorkspaceToken(stack, 'Another workspace');
+    const writer = await connectClient('v2-2026', stack.mcpUrl, writeOnly);
+    const outsider = await connectClient('v2-2026', stack.mcpUrl, other.token);
+    try {
+      const unscoped = await refused('ads_prepare_ad_batch', batchArgs(item), writer);
+      assert.equal(unscoped.code, 'permission_denied');
+      assert.match(
+        unscoped.message,
+        /^reading a marketing item needs the read scope; this caller has role \w+ and scopes \[write\]$/,
+      );
+      const elsewhere = await refused('ads_prepare_ad_batch', batchArgs(item), outsider);
+      assert.deepEqual(elsewhere, {
+        code: 'not_found',
+        message: `marketing item ${item.item_id} does not exist`,
+      });
+    } finally {
+      await writer.close();
+      await outsider.close();
+    }
+    assert.equal(fetched('/unreadable/1.png'), 0);
+    assert.deepEqual(await assetsFrom('unreadable'), []);
   });
 
   test('a batch refused for its arguments fetches and saves no image', async () => {

@@ -1,6 +1,7 @@
 /** The changes service: its peers, the apply worker and its sweeper, and its Connect server (the wiring is startService's). */
 import { fileURLToPath } from 'node:url';
 import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
+import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { createPrincipalSigner } from '@adsmcp/runtime/principal';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
@@ -34,6 +35,10 @@ async function peersOf(config: Config) {
       config.MARKETING_URL === undefined
         ? undefined
         : createServiceClient(AssetService, config.MARKETING_URL, 'marketing', signer),
+    items:
+      config.MARKETING_URL === undefined
+        ? undefined
+        : createServiceClient(MarketingService, config.MARKETING_URL, 'marketing', signer),
   };
 }
 

@@ -20,6 +20,7 @@ import { standardsHandlers } from './handlers/standards-handlers.ts';
 import { type WebhookHandlerDeps, webhookHandlers } from './handlers/webhook-handlers.ts';
 import type { Marketing } from './planning/campaign-assets.ts';
 import type { Upstream } from './planning/platform-reads.ts';
+import type { MarketingItems } from './planning/saved-ad-batch.ts';
 
 export const SERVICE_NAME = 'changes';
 /**
@@ -39,6 +40,8 @@ export interface Deps {
    * change's creatives name, pinned at prepare and uploaded on apply. Unset, none can be used.
    */
   marketing?: Marketing;
+  /** The marketing service's items: the saved ad batches, read on behalf of their caller. */
+  items?: MarketingItems;
   /** Webhooks' secrets and allowed hosts; unset, WebhooksService is not served. */
   webhooks?: Omit<WebhookHandlerDeps, 'pool'>;
 }
@@ -53,7 +56,7 @@ export function buildServer(deps: Deps): ConnectServer {
       const peers = { upstream: deps.upstream, marketing: deps.marketing };
       router.service(ChangesService, changesHandlers({ pool: deps.pool, ...peers }));
       router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
-      router.service(BatchService, batchHandlers({ pool: deps.pool, ...peers }));
+      router.service(BatchService, batchHandlers({ pool: deps.pool, ...peers, items: deps.items }));
       router.service(RevertService, revertHandlers({ pool: deps.pool, ...peers }));
       if (deps.webhooks)
         router.service(WebhooksService, webhookHandlers({ pool: deps.pool, ...deps.webhooks }));

@@ -2,7 +2,9 @@
  * The BatchService RPCs: a workbook compiled into a paused bulk job preview (nothing recorded), and a
  * saved ad batch prepared as one reviewable change whose operation is POST /bulk_mutation_jobs. The
  * change is recorded by the same path as every prepared change (planning, standards, digest), so
- * approval and apply (once, with its idempotency key) are the ones every change has.
+ * approval and apply (once, with its idempotency key) are the ones every change has. The saved
+ * batch is read, and its source images saved as campaign assets, through the marketing service
+ * on behalf of the caller (planning/saved-ad-batch.ts).
  */
 import type {
   BatchService,
@@ -15,7 +17,7 @@ import type { Pool } from '@adsmcp/runtime/db';
 import { InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
 import type { Principal } from '@adsmcp/runtime/principal';
 import type { JsonObject } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import {
   BULK_JOB_PATH,
   type BulkPlan,
@@ -33,6 +35,13 @@ import {
   readableAccount,
   type Upstream,
 } from '../planning/platform-reads.ts';
+import {
+  adBatchRequest,
+  type MarketingItems,
+  readSavedBatch,
+  saveSourceImages,
+  unsavedNotes,
+} from '../planning/saved-ad-batch.ts';
 import { refuseLookalikeHosts } from '../planning/standards.ts';
 import { expiryHours } from '../store/expiry-store.ts';
 import { planWorkbook } from '../workbook-reader.ts';
@@ -110,58 +119,126 @@ async function batchChange(
   return { change, plan, account };
 }
 
-export function batchHandlers({
-  pool,
-  upstream,
-  marketing,
-}: Peers & { pool: Pool }): ServiceImpl<typeof BatchService> {
-  const planning = { db: pool, upstream, marketing };
+export interface BatchHandlerDeps extends Peers {
+  pool: Pool;
+  /** The marketing service's items, where saved batches are kept (unset: none can be prepared). */
+  items?: MarketingItems;
+}
+
+// Each RPC's function takes its request and answer types from the generated service, so a moved
+// function is checked exactly as its table entry was.
+type Impl = ServiceImpl<typeof BatchService>;
+type Req<K extends keyof Impl> = Parameters<Impl[K]>[0];
+type Res<K extends keyof Impl> = Promise<Awaited<ReturnType<Impl[K]>>>;
+
+export function batchHandlers(d: BatchHandlerDeps): Impl {
   return {
-    async planWorkbook(req, ctx) {
-      const hasWorkbook = req.workbookBase64 !== undefined;
-      if (hasWorkbook === (req.sheets !== undefined))
-        throw new InvalidArgumentError(
-          'give exactly one of workbook_base64 (an XLSX file) and sheets (JSON rows)',
-        );
-      const account = await readableAccount(upstream, principalOf(ctx), req.accountId);
-      const { plan, issues } = await planWorkbook(
-        req.workbookBase64 !== undefined
-          ? { base64: req.workbookBase64 }
-          : { sheets: sheetsOf(req.sheets as WorkbookSheets) },
-        account,
-        { validateOnly: req.validateOnly, partialFailure: req.partialFailure },
-      );
-      if (issues.length > 0) throw new InvalidArgumentError(describeIssues(issues));
-      // Its landing pages are held to the look-alike rule a prepared job is held to.
-      await refuseLookalikeHosts(pool, principalOf(ctx).workspaceId, account.accountId, plan.body);
-      return {
-        accountId: account.accountId,
-        currency: account.currency,
-        timeZone: account.timeZone,
-        source: hasWorkbook ? 'workbook' : 'sheets',
-        ...previewOf(plan),
-      };
-    },
-
-    async prepareAdBatch(req, ctx) {
-      const p = principalOf(ctx);
-      const { change, plan, account } = await batchChange(upstream, p, req);
-      const row = await prepareChange(planning, p, change, { account });
-      const expiry = await expiryHours(pool, p.workspaceId);
-      return {
-        change: toProto(row, { expiry, now: new Date() }),
-        countries: plan.adGroups[0]?.countries ?? [],
-      };
-    },
-
-    async planAdBatch(req, ctx) {
-      const p = principalOf(ctx);
-      if (req.batch === undefined) throw new InvalidArgumentError('batch is required');
-      const { change, account } = await batchChange(upstream, p, req.batch, 'report');
-      // A batch creates, so it has no target a `current` could stand for (the gateway refuses
-      // one): it is always planned against the live account.
-      const planned = await planChange(planning, p, change, { access: 'report', account });
-      return { plan: planReport(planned) };
-    },
+    planWorkbook: (req, ctx) => planWorkbookRpc(d, req, ctx),
+    prepareAdBatch: (req, ctx) => prepareBatch(d, principalOf(ctx), req),
+    planAdBatch: (req, ctx) => planAdBatch(d, req, ctx),
+    prepareSavedAdBatch: (req, ctx) => prepareSavedAdBatch(d, req, ctx),
+    planSavedAdBatch: (req, ctx) => planSavedAdBatch(d, req, ctx),
   };
+}
+
+const planningOf = (d: BatchHandlerDeps) => ({ db: d.pool, upstream: d.upstream, marketing: d.marketing });
+
+async function planWorkbookRpc(
+  { pool, upstream }: BatchHandlerDeps,
+  req: Req<'planWorkbook'>,
+  ctx: HandlerContext,
+): Res<'planWorkbook'> {
+  const hasWorkbook = req.workbookBase64 !== undefined;
+  if (hasWorkbook === (req.sheets !== undefined))
+    throw new InvalidArgumentError(
+      'give exactly one of workbook_base64 (an XLSX file) and sheets (JSON rows)',
+    );
+  const account = await readableAccount(upstream, principalOf(ctx), req.accountId);
+  const { plan, issues } = await planWorkbook(
+    req.workbookBase64 !== undefined
+      ? { base64: req.workbookBase64 }
+      : { sheets: sheetsOf(req.sheets as WorkbookSheets) },
+    account,
+    { validateOnly: req.validateOnly, partialFailure: req.partialFailure },
+  );
+  if (issues.length > 0) throw new InvalidArgumentError(describeIssues(issues));
+  // Its landing pages are held to the look-alike rule a prepared job is held to.
+  await refuseLookalikeHosts(pool, principalOf(ctx).workspaceId, account.accountId, plan.body);
+  return {
+    accountId: account.accountId,
+    currency: account.currency,
+    timeZone: account.timeZone,
+    source: hasWorkbook ? 'workbook' : 'sheets',
+    ...previewOf(plan),
+  };
+}
+
+/** The batch recorded as a change for review, and the countries checked for its ad group. */
+async function prepareBatch(
+  d: BatchHandlerDeps,
+  p: Principal,
+  req: PrepareAdBatchRequest,
+): Promise<{ change: ReturnType<typeof toProto>; countries: string[] }> {
+  const { change, plan, account } = await batchChange(d.upstream, p, req);
+  const row = await prepareChange(planningOf(d), p, change, { account });
+  const expiry = await expiryHours(d.pool, p.workspaceId);
+  return {
+    change: toProto(row, { expiry, now: new Date() }),
+    countries: plan.adGroups[0]?.countries ?? [],
+  };
+}
+
+/** What preparing the batch would record, recording nothing; who may not prepare it is told why. */
+async function planBatch(d: BatchHandlerDeps, p: Principal, req: PrepareAdBatchRequest) {
+  const { change, account } = await batchChange(d.upstream, p, req, 'report');
+  // A batch creates, so it has no target a `current` could stand for (the gateway refuses
+  // one): it is always planned against the live account.
+  return planChange(planningOf(d), p, change, { access: 'report', account });
+}
+
+async function planAdBatch(
+  d: BatchHandlerDeps,
+  req: Req<'planAdBatch'>,
+  ctx: HandlerContext,
+): Res<'planAdBatch'> {
+  if (req.batch === undefined) throw new InvalidArgumentError('batch is required');
+  return { plan: planReport(await planBatch(d, principalOf(ctx), req.batch)) };
+}
+
+/**
+ * The saved batch, read on behalf of the caller, prepared: its source images not saved yet are
+ * saved as campaign assets first, once the batch has passed every check of its plan (arguments,
+ * account, standards, the caller's access), so that a batch refused for any of those fetches and
+ * saves nothing.
+ */
+async function prepareSavedAdBatch(
+  d: BatchHandlerDeps,
+  req: Req<'prepareSavedAdBatch'>,
+  ctx: HandlerContext,
+): Res<'prepareSavedAdBatch'> {
+  const p = principalOf(ctx);
+  const batch = await readSavedBatch(d, p, req, ctx.signal);
+  let variants = batch.found;
+  if (batch.unsaved > 0) {
+    const planned = await planBatch(d, p, adBatchRequest(req, batch.found));
+    if (planned.accessRefusal !== '') throw new PermissionDeniedError(planned.accessRefusal);
+    variants = await saveSourceImages(d, p, req.accountId, batch.variants, ctx.signal);
+  }
+  return prepareBatch(d, p, adBatchRequest(req, variants));
+}
+
+/**
+ * What PrepareSavedAdBatch would record, fetching and saving no image: a variant whose source
+ * image is not saved yet is planned without it, and a note says so.
+ */
+async function planSavedAdBatch(
+  d: BatchHandlerDeps,
+  req: Req<'planSavedAdBatch'>,
+  ctx: HandlerContext,
+): Res<'planSavedAdBatch'> {
+  if (req.batch === undefined) throw new InvalidArgumentError('batch is required');
+  const p = principalOf(ctx);
+  const batch = await readSavedBatch(d, p, req.batch, ctx.signal);
+  const planned = await planBatch(d, p, adBatchRequest(req.batch, batch.found));
+  return { plan: planReport(planned), notes: unsavedNotes(batch) };
 }

@@ -4,20 +4,22 @@
  * variant with one bulk job. The changes service compiles both with the same rules.
  */
 
-import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
-import { AssetService, type SourceImage } from '@adsmcp/proto/marketing/v1/assets_pb';
-import type { MarketingItem } from '@adsmcp/proto/marketing/v1/marketing_pb';
-import { isRecord } from '@adsmcp/runtime/json';
+import {
+  BatchService,
+  PrepareSavedAdBatchRequestSchema,
+  type PrepareSavedAdBatchResponse,
+} from '@adsmcp/proto/changes/v1/batches_pb';
 import { showHidden, textLength } from '@adsmcp/runtime/text';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
 import { defineTool, type ToolContext, type ToolRow } from '../catalogue.ts';
 import { CHANGE_OUTPUT, changeView } from '../change-view.ts';
+import { requestFrom } from '../rpc-mapping.ts';
 import {
   array,
   boolean,
   enumOf,
-  type Infer,
   integer,
   type JsonSchema,
   number,
@@ -241,149 +243,29 @@ const prepareAdBatchOutput: JsonSchema = {
   required: [...(CHANGE_OUTPUT.required as string[]), 'countries'],
 };
 
-/** The batch item at exactly the revision the caller read, or a tool error saying what it is instead. */
-function batchAt(item: MarketingItem | undefined, itemId: string, expected: number) {
-  if (item === undefined) throw new ToolFailure('not_found', `no marketing item ${itemId} in this workspace`);
-  if (item.kind !== 'batch') {
-    throw new ToolFailure(
-      'invalid_argument',
-      `marketing item ${itemId} is a ${item.kind}, not a batch: ads_prepare_ad_batch takes a saved batch`,
-    );
-  }
-  if (item.archived) throw new ToolFailure('failed_precondition', `the batch ${itemId} is archived`);
-  if (item.revision !== expected) {
-    throw new ToolFailure(
-      'stale_revision',
-      `expected_revision ${expected} is not the batch's current revision ${item.revision}: read it again ` +
-        '(ads_get_marketing_item) and review the variants before preparing',
-      { current_revision: item.revision },
-    );
-  }
-  const variants = item.data?.variants;
-  if (!Array.isArray(variants))
-    throw new ToolFailure('invalid_argument', `the batch ${itemId} has no variants`);
-  const text = (v: unknown) => (typeof v === 'string' ? v : '');
-  return variants.map((v) => {
-    const o = isRecord(v) ? v : {};
-    return {
-      title: text(o.title),
-      body: text(o.body),
-      targetUrl: text(o.target_url),
-      sourceImageUrl: text(o.source_image_url),
-    };
-  });
-}
-
-type BatchArgs = Infer<typeof prepareAdBatchInput>;
-type Variant = ReturnType<typeof batchAt>[number];
-
-/** Fetching and checking up to 100 source images, a few at a time, takes longer than a read. */
-const SAVE_IMAGES_TIMEOUT_MS = 120_000;
-
-/** The distinct source image URLs of the variants, in the order first named. */
-const imageUrls = (variants: readonly Variant[]) => [
-  ...new Set(variants.map((v) => v.sourceImageUrl).filter((u) => u !== '')),
-];
-
-/** The variants, each with the asset id its source image was found or saved as ('' for none). */
-function withAssets(variants: readonly Variant[], images: readonly SourceImage[]) {
-  const byUrl = new Map(images.map((i) => [i.sourceUrl, i.asset?.assetId ?? '']));
-  return variants.map((v) => ({ ...v, assetId: byUrl.get(v.sourceImageUrl) ?? '' }));
-}
+/** How long preparing may take: fetching and checking up to 100 source images, then planning. */
+const PREPARE_TIMEOUT_MS = 150_000;
 
 /**
- * The variants' source images as campaign assets: saved ones are found, the others fetched and
- * saved now (as the caller, through the marketing service's request-forgery-safe fetcher). An
- * image that cannot be saved refuses the batch, naming every variant that shows it; the images
- * that were saved stay saved, so preparing again fetches only what is still missing.
- */
-async function saveImages(ctx: ToolContext<GatewayDeps>, accountId: string, variants: readonly Variant[]) {
-  const { images } = await ctx.deps
-    .clientOf(AssetService)
-    .saveSourceImages(
-      { accountId, sourceUrls: imageUrls(variants) },
-      { ...onBehalfOf(ctx.caller.principal), timeoutMs: SAVE_IMAGES_TIMEOUT_MS },
-    );
-  const failed = new Map(images.filter((i) => i.error !== '').map((i) => [i.sourceUrl, i.error]));
-  const issues = variants.flatMap((v, i) => {
-    const error = failed.get(v.sourceImageUrl);
-    const path = `variants[${i}].source_image_url`;
-    return error === undefined ? [] : [{ path, message: `${path} ${v.sourceImageUrl}: ${error}` }];
-  });
-  if (issues.length > 0)
-    throw new ToolFailure(
-      'invalid_argument',
-      `the batch's images must be saved as campaign assets for its ads, and ${failed.size === 1 ? 'one' : failed.size} could not be: ` +
-        `${issues.map((i) => i.message).join('; ')}. Fix the batch (ads_save_marketing_item) and prepare it again; ` +
-        'the images that were saved are kept and reused.',
-      { issues },
-    );
-  return withAssets(variants, images);
-}
-
-/** The PrepareAdBatch request for `args` and `variants` (the saved batch's, with their assets). */
-function requestOf(args: BatchArgs, variants: readonly (Variant & { assetId: string })[]) {
-  return {
-    accountId: args.account_id,
-    itemId: args.item_id,
-    itemRevision: args.expected_revision,
-    campaignName: args.campaign_name,
-    budgetAmount: args.budget_amount,
-    budgetType: args.budget_type,
-    objective: args.objective,
-    bidMicros: BigInt(args.bid_micros),
-    countries: args.countries,
-    contextHints: args.context_hints ?? [],
-    variants: [...variants],
-  };
-}
-
-/**
- * The saved batch read as the caller at the revision given, its variants with the campaign assets
- * already saved from their source images (found, not fetched), and the images not saved yet.
- */
-async function batchWithSavedImages(ctx: ToolContext<GatewayDeps>, args: BatchArgs) {
-  const who = onBehalfOf(ctx.caller.principal);
-  const { item } = await ctx.deps.marketing.getMarketingItem({ itemId: args.item_id }, who);
-  const variants = batchAt(item, args.item_id, args.expected_revision);
-  const sourceUrls = imageUrls(variants);
-  const { images } =
-    sourceUrls.length === 0
-      ? { images: [] }
-      : await ctx.deps
-          .clientOf(AssetService)
-          .findSourceImages({ accountId: args.account_id, sourceUrls }, who);
-  const found = withAssets(variants, images);
-  return { variants, found, unsaved: found.filter((v) => v.assetId === '').length };
-}
-
-/** The plan of `batch`, as PlanAdBatch makes it: what PrepareAdBatch would record, recording nothing. */
-async function planOf(ctx: ToolContext<GatewayDeps>, batch: ReturnType<typeof requestOf>) {
-  const { plan } = await ctx.deps
-    .clientOf(BatchService)
-    .planAdBatch({ batch }, onBehalfOf(ctx.caller.principal));
-  if (plan === undefined) throw new Error('the changes service planned the batch without a plan');
-  return plan;
-}
-
-/**
- * planAdBatch is ads_prepare_ad_batch's preflight: the same reads and checks, the change it would
- * record (summary, operation, digest), recording nothing. It fetches and saves no image: a variant
- * whose source image is not saved yet is planned without it, and a note says so.
+ * planAdBatch is ads_prepare_ad_batch's preflight: PlanSavedAdBatch makes the same reads and
+ * checks as PrepareSavedAdBatch and plans the change it would record (summary, operation,
+ * digest), recording nothing. It fetches and saves no image: a variant whose source image is not
+ * saved yet is planned without it, and a note says so.
  */
 export async function planAdBatch(ctx: ToolContext<GatewayDeps>, input: Record<string, unknown>) {
-  const args = input as BatchArgs;
-  const { found, unsaved } = await batchWithSavedImages(ctx, args);
-  const plan = await planOf(ctx, requestOf(args, found));
-  const notes: string[] = [];
-  if (unsaved > 0)
-    notes.push(
-      `${unsaved} of the ${found.length} variants show a source image not saved as a campaign asset yet ` +
-        `(${found.flatMap((v, i) => (v.assetId === '' ? [`variants[${i}]`] : [])).join(', ')}): ` +
-        'they are planned without it here. ads_prepare_ad_batch fetches and saves each such image first, ' +
-        'so the change it records shows every image, and its digest differs from this one.',
-    );
-  return { plan, notes };
+  const batch = requestFrom(PrepareSavedAdBatchRequestSchema, input);
+  try {
+    const { plan, notes } = await ctx.deps
+      .clientOf(BatchService)
+      .planSavedAdBatch({ batch }, onBehalfOf(ctx.caller.principal));
+    if (plan === undefined) throw new Error('the changes service planned the batch without a plan');
+    return { plan, notes };
+  } catch (err) {
+    // The preflight reports a refusal of the prepare tool as its own (stale_revision included).
+    const e = err instanceof ConnectError ? err : undefined;
+    if (e?.code !== Code.Aborted) throw err;
+    throw new ToolFailure('stale_revision', e.rawMessage);
+  }
 }
 
 const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
@@ -429,26 +311,12 @@ const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
   output: prepareAdBatchOutput,
   idempotent: false,
   route: {
-    kind: 'run',
-    why: 'it joins two services: it reads the saved batch from the marketing service as the caller (its kind and revision checked) and has it find or save the variants’ source images as campaign assets (checking the batch with the changes service before fetching any), then has the changes service compile and prepare its variants with their images',
-    routesTo:
-      'marketing.v1.MarketingService/GetMarketingItem, marketing.v1.AssetService/FindSourceImages, ' +
-      'changes.v1.BatchService/PlanAdBatch and marketing.v1.AssetService/SaveSourceImages (when an image is not saved yet), ' +
-      'changes.v1.BatchService/PrepareAdBatch',
-    async run(ctx, args) {
-      const { variants, found, unsaved } = await batchWithSavedImages(ctx, args);
-      let withImages = found;
-      if (unsaved > 0) {
-        // Checked before any image is fetched, so that a batch refused for its arguments, the
-        // caller's access or the account saves nothing.
-        const plan = await planOf(ctx, requestOf(args, found));
-        if (plan.accessRefusal !== '') throw new ToolFailure('permission_denied', plan.accessRefusal);
-        withImages = await saveImages(ctx, args.account_id, variants);
-      }
-      const res = await ctx.deps
-        .clientOf(BatchService)
-        .prepareAdBatch(requestOf(args, withImages), onBehalfOf(ctx.caller.principal));
-      return { ...changeView(res.change, ctx.deps.publicUrl), countries: res.countries };
+    kind: 'rpc',
+    method: BatchService.method.prepareSavedAdBatch,
+    timeoutMs: PREPARE_TIMEOUT_MS,
+    view: (res, ctx) => {
+      const { change, countries } = res as PrepareSavedAdBatchResponse;
+      return { ...changeView(change, ctx.deps.publicUrl), countries };
     },
   },
 });

@@ -29,13 +29,27 @@ function queryArguments(
   return out;
 }
 
+/**
+ * The arguments read back from a request, typed as the tool's input schema says: the proto JSON
+ * mapping writes a 64-bit integer (micros, a revision) as a decimal string, exact.
+ */
+function asIntegers(tool: ToolRow<unknown>, args: Record<string, unknown>): Record<string, unknown> {
+  const props = (tool.input.json as { properties: Record<string, JsonSchema> }).properties;
+  return Object.fromEntries(
+    Object.entries(args).map(([k, v]) => [
+      k,
+      props[k]?.type === 'integer' && typeof v === 'string' ? Number(v) : v,
+    ]),
+  );
+}
+
 /** The arguments the request a route makes carries, read back from that request. */
 function roundTrip(tool: ToolRow<unknown>): Record<string, unknown> | undefined {
   const r = tool.route;
   const example = tool.example;
   switch (r.kind) {
     case 'rpc':
-      return argumentsOf(r.method.input, requestFrom(r.method.input, example));
+      return asIntegers(tool, argumentsOf(r.method.input, requestFrom(r.method.input, example)));
     case 'upstream-read': {
       const read = upstreamReadRequest(r, example);
       assert.equal(read.method, r.method ?? 'GET');

@@ -19,7 +19,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/batches.proto.
  */
 export const file_changes_v1_batches: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2JhdGNoZXMucHJvdG8SCmNoYW5nZXMudjEirgEKDldvcmtib29rU2hlZXRzEjUKCWNhbXBhaWducxgBIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCCbpIBpIBAxDoBxI0CghhZGdyb3VwcxgCIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCCbpIBpIBAxDoBxIvCgNhZHMYAyADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Qgm6SAaSAQMQ6Aci3gEKE1BsYW5Xb3JrYm9va1JlcXVlc3QSHAoKYWNjb3VudF9pZBgBIAEoCUIIukgFcgOwAQESKQoPd29ya2Jvb2tfYmFzZTY0GAIgASgJQgu6SAhyBhABGIDqMEgAiAEBEi8KBnNoZWV0cxgDIAEoCzIaLmNoYW5nZXMudjEuV29ya2Jvb2tTaGVldHNIAYgBARIVCg12YWxpZGF0ZV9vbmx5GAQgASgIEhcKD3BhcnRpYWxfZmFpbHVyZRgFIAEoCEISChBfd29ya2Jvb2tfYmFzZTY0QgkKB19zaGVldHMigAEKEVByZXZpZXdlZFNjaGVkdWxlEhAKCGNhbXBhaWduGAEgASgJEhMKC2xhdW5jaF9kYXRlGAIgASgJEhAKCGVuZF9kYXRlGAMgASgJEhIKCnN0YXJ0X3RpbWUYBCABKAkSEAoIZW5kX3RpbWUYBSABKAkSDAoEbm90ZRgGIAEoCSJ1ChBQcmV2aWV3ZWRBZEdyb3VwEhAKCGNhbXBhaWduGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJY291bnRyaWVzGAMgAygJEhIKCmJpZF9taWNyb3MYBCABKAMSGgoSYmlsbGluZ19ldmVudF90eXBlGAUgASgJIscCChRQbGFuV29ya2Jvb2tSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhEKCXRpbWVfem9uZRgDIAEoCRIOCgZzb3VyY2UYBCABKAkSDgoGbWV0aG9kGAUgASgJEgwKBHBhdGgYBiABKAkSJAoDam9iGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIWCg5jYW1wYWlnbl9jb3VudBgIIAEoBRIWCg5hZF9ncm91cF9jb3VudBgJIAEoBRIQCghhZF9jb3VudBgKIAEoBRIvCghzY2hlZHVsZRgLIAMoCzIdLmNoYW5nZXMudjEuUHJldmlld2VkU2NoZWR1bGUSLwoJYWRfZ3JvdXBzGAwgAygLMhwuY2hhbmdlcy52MS5QcmV2aWV3ZWRBZEdyb3VwImsKDEJhdGNoVmFyaWFudBINCgV0aXRsZRgBIAEoCRIMCgRib2R5GAIgASgJEhIKCnRhcmdldF91cmwYAyABKAkSGAoQc291cmNlX2ltYWdlX3VybBgEIAEoCRIQCghhc3NldF9pZBgFIAEoCSKEAwoVUHJlcGFyZUFkQmF0Y2hSZXF1ZXN0EhwKCmFjY291bnRfaWQYASABKAlCCLpIBXIDsAEBEhkKB2l0ZW1faWQYAiABKAlCCLpIBXIDsAEBEh4KDWl0ZW1fcmV2aXNpb24YAyABKAVCB7pIBBoCKAESHwoNY2FtcGFpZ25fbmFtZRgEIAEoCUIIukgFcgMYyAESFQoNYnVkZ2V0X2Ftb3VudBgFIAEoARIrCgtidWRnZXRfdHlwZRgGIAEoCUIWukgTchFSBWRhaWx5UghsaWZldGltZRItCglvYmplY3RpdmUYByABKAlCGrpIF3IVUgZjbGlja3NSC2ltcHJlc3Npb25zEhIKCmJpZF9taWNyb3MYCCABKAMSHAoJY291bnRyaWVzGAkgAygJQgm6SAaSAQMQ+gESIAoNY29udGV4dF9oaW50cxgKIAMoCUIJukgGkgEDENAPEioKCHZhcmlhbnRzGAsgAygLMhguY2hhbmdlcy52MS5CYXRjaFZhcmlhbnQiTwoWUHJlcGFyZUFkQmF0Y2hSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRIRCgljb3VudHJpZXMYAiADKAkiTgoSUGxhbkFkQmF0Y2hSZXF1ZXN0EjgKBWJhdGNoGAEgASgLMiEuY2hhbmdlcy52MS5QcmVwYXJlQWRCYXRjaFJlcXVlc3RCBrpIA8gBASJDChNQbGFuQWRCYXRjaFJlc3BvbnNlEiwKBHBsYW4YASABKAsyHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZTLkAgoMQmF0Y2hTZXJ2aWNlEm4KDFBsYW5Xb3JrYm9vaxIfLmNoYW5nZXMudjEuUGxhbldvcmtib29rUmVxdWVzdBogLmNoYW5nZXMudjEuUGxhbldvcmtib29rUmVzcG9uc2UiG5qhGRcICBITcGxhbm5pbmcgYSB3b3JrYm9vaxJ2Cg5QcmVwYXJlQWRCYXRjaBIhLmNoYW5nZXMudjEuUHJlcGFyZUFkQmF0Y2hSZXF1ZXN0GiIuY2hhbmdlcy52MS5QcmVwYXJlQWRCYXRjaFJlc3BvbnNlIh2aoRkZCAgSFXByZXBhcmluZyBhbiBhZCBiYXRjaBJsCgtQbGFuQWRCYXRjaBIeLmNoYW5nZXMudjEuUGxhbkFkQmF0Y2hSZXF1ZXN0Gh8uY2hhbmdlcy52MS5QbGFuQWRCYXRjaFJlc3BvbnNlIhyaoRkYCAgSFHBsYW5uaW5nIGFuIGFkIGJhdGNoYgZwcm90bzM", [file_adsmcp_v1_access, file_buf_validate_validate, file_changes_v1_changes, file_google_protobuf_struct]);
+  fileDesc("ChhjaGFuZ2VzL3YxL2JhdGNoZXMucHJvdG8SCmNoYW5nZXMudjEirgEKDldvcmtib29rU2hlZXRzEjUKCWNhbXBhaWducxgBIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCCbpIBpIBAxDoBxI0CghhZGdyb3VwcxgCIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCCbpIBpIBAxDoBxIvCgNhZHMYAyADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Qgm6SAaSAQMQ6Aci3gEKE1BsYW5Xb3JrYm9va1JlcXVlc3QSHAoKYWNjb3VudF9pZBgBIAEoCUIIukgFcgOwAQESKQoPd29ya2Jvb2tfYmFzZTY0GAIgASgJQgu6SAhyBhABGIDqMEgAiAEBEi8KBnNoZWV0cxgDIAEoCzIaLmNoYW5nZXMudjEuV29ya2Jvb2tTaGVldHNIAYgBARIVCg12YWxpZGF0ZV9vbmx5GAQgASgIEhcKD3BhcnRpYWxfZmFpbHVyZRgFIAEoCEISChBfd29ya2Jvb2tfYmFzZTY0QgkKB19zaGVldHMigAEKEVByZXZpZXdlZFNjaGVkdWxlEhAKCGNhbXBhaWduGAEgASgJEhMKC2xhdW5jaF9kYXRlGAIgASgJEhAKCGVuZF9kYXRlGAMgASgJEhIKCnN0YXJ0X3RpbWUYBCABKAkSEAoIZW5kX3RpbWUYBSABKAkSDAoEbm90ZRgGIAEoCSJ1ChBQcmV2aWV3ZWRBZEdyb3VwEhAKCGNhbXBhaWduGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJY291bnRyaWVzGAMgAygJEhIKCmJpZF9taWNyb3MYBCABKAMSGgoSYmlsbGluZ19ldmVudF90eXBlGAUgASgJIscCChRQbGFuV29ya2Jvb2tSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhEKCXRpbWVfem9uZRgDIAEoCRIOCgZzb3VyY2UYBCABKAkSDgoGbWV0aG9kGAUgASgJEgwKBHBhdGgYBiABKAkSJAoDam9iGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIWCg5jYW1wYWlnbl9jb3VudBgIIAEoBRIWCg5hZF9ncm91cF9jb3VudBgJIAEoBRIQCghhZF9jb3VudBgKIAEoBRIvCghzY2hlZHVsZRgLIAMoCzIdLmNoYW5nZXMudjEuUHJldmlld2VkU2NoZWR1bGUSLwoJYWRfZ3JvdXBzGAwgAygLMhwuY2hhbmdlcy52MS5QcmV2aWV3ZWRBZEdyb3VwImsKDEJhdGNoVmFyaWFudBINCgV0aXRsZRgBIAEoCRIMCgRib2R5GAIgASgJEhIKCnRhcmdldF91cmwYAyABKAkSGAoQc291cmNlX2ltYWdlX3VybBgEIAEoCRIQCghhc3NldF9pZBgFIAEoCSKEAwoVUHJlcGFyZUFkQmF0Y2hSZXF1ZXN0EhwKCmFjY291bnRfaWQYASABKAlCCLpIBXIDsAEBEhkKB2l0ZW1faWQYAiABKAlCCLpIBXIDsAEBEh4KDWl0ZW1fcmV2aXNpb24YAyABKAVCB7pIBBoCKAESHwoNY2FtcGFpZ25fbmFtZRgEIAEoCUIIukgFcgMYyAESFQoNYnVkZ2V0X2Ftb3VudBgFIAEoARIrCgtidWRnZXRfdHlwZRgGIAEoCUIWukgTchFSBWRhaWx5UghsaWZldGltZRItCglvYmplY3RpdmUYByABKAlCGrpIF3IVUgZjbGlja3NSC2ltcHJlc3Npb25zEhIKCmJpZF9taWNyb3MYCCABKAMSHAoJY291bnRyaWVzGAkgAygJQgm6SAaSAQMQ+gESIAoNY29udGV4dF9oaW50cxgKIAMoCUIJukgGkgEDENAPEioKCHZhcmlhbnRzGAsgAygLMhguY2hhbmdlcy52MS5CYXRjaFZhcmlhbnQiTwoWUHJlcGFyZUFkQmF0Y2hSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRIRCgljb3VudHJpZXMYAiADKAkiTgoSUGxhbkFkQmF0Y2hSZXF1ZXN0EjgKBWJhdGNoGAEgASgLMiEuY2hhbmdlcy52MS5QcmVwYXJlQWRCYXRjaFJlcXVlc3RCBrpIA8gBASJDChNQbGFuQWRCYXRjaFJlc3BvbnNlEiwKBHBsYW4YASABKAsyHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZSLhAgoaUHJlcGFyZVNhdmVkQWRCYXRjaFJlcXVlc3QSGQoHaXRlbV9pZBgBIAEoCUIIukgFcgOwAQESIgoRZXhwZWN0ZWRfcmV2aXNpb24YAiABKANCB7pIBCICKAESHAoKYWNjb3VudF9pZBgDIAEoCUIIukgFcgOwAQESHwoNY2FtcGFpZ25fbmFtZRgEIAEoCUIIukgFcgMYyAESFQoNYnVkZ2V0X2Ftb3VudBgFIAEoARIrCgtidWRnZXRfdHlwZRgGIAEoCUIWukgTchFSBWRhaWx5UghsaWZldGltZRItCglvYmplY3RpdmUYByABKAlCGrpIF3IVUgZjbGlja3NSC2ltcHJlc3Npb25zEhIKCmJpZF9taWNyb3MYCCABKAMSHAoJY291bnRyaWVzGAkgAygJQgm6SAaSAQMQ+gESIAoNY29udGV4dF9oaW50cxgKIAMoCUIJukgGkgEDENAPIlQKG1ByZXBhcmVTYXZlZEFkQmF0Y2hSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRIRCgljb3VudHJpZXMYAiADKAkiWAoXUGxhblNhdmVkQWRCYXRjaFJlcXVlc3QSPQoFYmF0Y2gYASABKAsyJi5jaGFuZ2VzLnYxLlByZXBhcmVTYXZlZEFkQmF0Y2hSZXF1ZXN0Qga6SAPIAQEiVwoYUGxhblNhdmVkQWRCYXRjaFJlc3BvbnNlEiwKBHBsYW4YASABKAsyHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZRINCgVub3RlcxgCIAMoCTLpBAoMQmF0Y2hTZXJ2aWNlEm4KDFBsYW5Xb3JrYm9vaxIfLmNoYW5nZXMudjEuUGxhbldvcmtib29rUmVxdWVzdBogLmNoYW5nZXMudjEuUGxhbldvcmtib29rUmVzcG9uc2UiG5qhGRcICBITcGxhbm5pbmcgYSB3b3JrYm9vaxJ2Cg5QcmVwYXJlQWRCYXRjaBIhLmNoYW5nZXMudjEuUHJlcGFyZUFkQmF0Y2hSZXF1ZXN0GiIuY2hhbmdlcy52MS5QcmVwYXJlQWRCYXRjaFJlc3BvbnNlIh2aoRkZCAgSFXByZXBhcmluZyBhbiBhZCBiYXRjaBJsCgtQbGFuQWRCYXRjaBIeLmNoYW5nZXMudjEuUGxhbkFkQmF0Y2hSZXF1ZXN0Gh8uY2hhbmdlcy52MS5QbGFuQWRCYXRjaFJlc3BvbnNlIhyaoRkYCAgSFHBsYW5uaW5nIGFuIGFkIGJhdGNoEoUBChNQcmVwYXJlU2F2ZWRBZEJhdGNoEiYuY2hhbmdlcy52MS5QcmVwYXJlU2F2ZWRBZEJhdGNoUmVxdWVzdBonLmNoYW5nZXMudjEuUHJlcGFyZVNhdmVkQWRCYXRjaFJlc3BvbnNlIh2aoRkZCAgSFXByZXBhcmluZyBhbiBhZCBiYXRjaBJ7ChBQbGFuU2F2ZWRBZEJhdGNoEiMuY2hhbmdlcy52MS5QbGFuU2F2ZWRBZEJhdGNoUmVxdWVzdBokLmNoYW5nZXMudjEuUGxhblNhdmVkQWRCYXRjaFJlc3BvbnNlIhyaoRkYCAgSFHBsYW5uaW5nIGFuIGFkIGJhdGNoYgZwcm90bzM", [file_adsmcp_v1_access, file_buf_validate_validate, file_changes_v1_changes, file_google_protobuf_struct]);
 
 /**
  * The rows of a workbook given as JSON: each row an object of column name to value.
@@ -454,6 +454,158 @@ export const PlanAdBatchResponseSchema: GenMessage<PlanAdBatchResponse> = /*@__P
   messageDesc(file_changes_v1_batches, 9);
 
 /**
+ * Prepares the saved marketing item of kind batch item_id, read on behalf of the caller at exactly
+ * expected_revision, as one change: its variants' source images are found or saved as campaign
+ * assets of the account first (the batch checked before any is fetched). Field names equal the
+ * tool argument names (ads_prepare_ad_batch).
+ *
+ * @generated from message changes.v1.PrepareSavedAdBatchRequest
+ */
+export type PrepareSavedAdBatchRequest = Message<"changes.v1.PrepareSavedAdBatchRequest"> & {
+  /**
+   * @generated from field: string item_id = 1;
+   */
+  itemId: string;
+
+  /**
+   * The revision the caller read; another one is refused, stating the current one.
+   *
+   * @generated from field: int64 expected_revision = 2;
+   */
+  expectedRevision: bigint;
+
+  /**
+   * @generated from field: string account_id = 3;
+   */
+  accountId: string;
+
+  /**
+   * At most 200 characters (the compiled plan checks the rest of the name's rules).
+   *
+   * @generated from field: string campaign_name = 4;
+   */
+  campaignName: string;
+
+  /**
+   * In units of the account currency.
+   *
+   * @generated from field: double budget_amount = 5;
+   */
+  budgetAmount: number;
+
+  /**
+   * daily or lifetime.
+   *
+   * @generated from field: string budget_type = 6;
+   */
+  budgetType: string;
+
+  /**
+   * clicks or impressions.
+   *
+   * @generated from field: string objective = 7;
+   */
+  objective: string;
+
+  /**
+   * @generated from field: int64 bid_micros = 8;
+   */
+  bidMicros: bigint;
+
+  /**
+   * At most 250, and 2000 hints.
+   *
+   * @generated from field: repeated string countries = 9;
+   */
+  countries: string[];
+
+  /**
+   * @generated from field: repeated string context_hints = 10;
+   */
+  contextHints: string[];
+};
+
+/**
+ * Describes the message changes.v1.PrepareSavedAdBatchRequest.
+ * Use `create(PrepareSavedAdBatchRequestSchema)` to create a new message.
+ */
+export const PrepareSavedAdBatchRequestSchema: GenMessage<PrepareSavedAdBatchRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_batches, 10);
+
+/**
+ * The change the saved batch was prepared as, as PrepareAdBatch answers.
+ *
+ * @generated from message changes.v1.PrepareSavedAdBatchResponse
+ */
+export type PrepareSavedAdBatchResponse = Message<"changes.v1.PrepareSavedAdBatchResponse"> & {
+  /**
+   * @generated from field: changes.v1.Change change = 1;
+   */
+  change?: Change | undefined;
+
+  /**
+   * The countries checked for the ad group (shown, not sent: see PreviewedAdGroup).
+   *
+   * @generated from field: repeated string countries = 2;
+   */
+  countries: string[];
+};
+
+/**
+ * Describes the message changes.v1.PrepareSavedAdBatchResponse.
+ * Use `create(PrepareSavedAdBatchResponseSchema)` to create a new message.
+ */
+export const PrepareSavedAdBatchResponseSchema: GenMessage<PrepareSavedAdBatchResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_batches, 11);
+
+/**
+ * The saved batch PlanSavedAdBatch plans: the same request PrepareSavedAdBatch takes.
+ *
+ * @generated from message changes.v1.PlanSavedAdBatchRequest
+ */
+export type PlanSavedAdBatchRequest = Message<"changes.v1.PlanSavedAdBatchRequest"> & {
+  /**
+   * @generated from field: changes.v1.PrepareSavedAdBatchRequest batch = 1;
+   */
+  batch?: PrepareSavedAdBatchRequest | undefined;
+};
+
+/**
+ * Describes the message changes.v1.PlanSavedAdBatchRequest.
+ * Use `create(PlanSavedAdBatchRequestSchema)` to create a new message.
+ */
+export const PlanSavedAdBatchRequestSchema: GenMessage<PlanSavedAdBatchRequest> = /*@__PURE__*/
+  messageDesc(file_changes_v1_batches, 12);
+
+/**
+ * What PrepareSavedAdBatch would record, and what that plan cannot show yet.
+ *
+ * @generated from message changes.v1.PlanSavedAdBatchResponse
+ */
+export type PlanSavedAdBatchResponse = Message<"changes.v1.PlanSavedAdBatchResponse"> & {
+  /**
+   * @generated from field: changes.v1.PlanChangeResponse plan = 1;
+   */
+  plan?: PlanChangeResponse | undefined;
+
+  /**
+   * Says which variants show a source image not saved as a campaign asset yet: they are planned
+   * without it (PrepareSavedAdBatch saves it first, so its change has another digest). Empty when
+   * every image is saved.
+   *
+   * @generated from field: repeated string notes = 2;
+   */
+  notes: string[];
+};
+
+/**
+ * Describes the message changes.v1.PlanSavedAdBatchResponse.
+ * Use `create(PlanSavedAdBatchResponseSchema)` to create a new message.
+ */
+export const PlanSavedAdBatchResponseSchema: GenMessage<PlanSavedAdBatchResponse> = /*@__PURE__*/
+  messageDesc(file_changes_v1_batches, 13);
+
+/**
  * @generated from service changes.v1.BatchService
  */
 export const BatchService: GenService<{
@@ -482,6 +634,27 @@ export const BatchService: GenService<{
     methodKind: "unary";
     input: typeof PlanAdBatchRequestSchema;
     output: typeof PlanAdBatchResponseSchema;
+  },
+  /**
+   * The saved batch read on behalf of the caller, its missing source images saved as campaign
+   * assets (through the marketing service, as the caller), then prepared as PrepareAdBatch does.
+   *
+   * @generated from rpc changes.v1.BatchService.PrepareSavedAdBatch
+   */
+  prepareSavedAdBatch: {
+    methodKind: "unary";
+    input: typeof PrepareSavedAdBatchRequestSchema;
+    output: typeof PrepareSavedAdBatchResponseSchema;
+  },
+  /**
+   * What PrepareSavedAdBatch would record, fetching and saving no image: the preflight.
+   *
+   * @generated from rpc changes.v1.BatchService.PlanSavedAdBatch
+   */
+  planSavedAdBatch: {
+    methodKind: "unary";
+    input: typeof PlanSavedAdBatchRequestSchema;
+    output: typeof PlanSavedAdBatchResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_changes_v1_batches, 0);
