@@ -347,7 +347,7 @@ const preflightChange = defineTool<GatewayDeps, typeof preflightInput>({
     kind: 'run',
     why: 'it runs on another tool’s row: it looks the prepare tool up in the catalogue, validates args by that tool’s input schema, and plans with its route',
     routesTo:
-      'changes.v1.ChangesService/PlanChange; for ads_prepare_ad_batch, changes.v1.BatchService/PlanAdBatch; for ' +
+      'changes.v1.ChangesService/PlanChange; for ads_prepare_ad_batch, changes.v1.BatchService/PlanSavedAdBatch; for ' +
       'ads_prepare_revert, changes.v1.RevertService/PlanRevert',
     async run(ctx, input) {
       const { caller, deps } = ctx;
