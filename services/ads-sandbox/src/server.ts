@@ -6,6 +6,8 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
   LogController,
 } from 'fastify';
 import { errorBody, PlatformHttpError } from './errors.ts';
@@ -101,7 +103,19 @@ export function buildServer(deps: Deps): FastifyInstance {
     // A platform refuses what it does not understand rather than dropping or coercing it.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
   });
+  addRequestLog(app);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(async (req, reply) => {
+    const path = req.url.split('?')[0];
+    return reply.status(404).send(errorBody('not_found', `no such endpoint: ${req.method} ${path}`));
+  });
+  acceptEmptyJson(app);
+  registerRoutes(app, deps);
+  return app;
+}
 
+/** A debug line per request: its method, route, status and time. */
+function addRequestLog(app: FastifyInstance): void {
   app.addHook('onResponse', async (req, reply) => {
     req.log.debug(
       {
@@ -113,31 +127,33 @@ export function buildServer(deps: Deps): FastifyInstance {
       'request',
     );
   });
+}
 
-  app.setErrorHandler(async (err: FastifyError, req, reply) => {
-    if (err instanceof PlatformHttpError) {
-      if (err.status === 401) void reply.header('www-authenticate', 'Bearer');
-      void reply.headers(err.headers);
-      return reply.status(err.status).send(errorBody(err.code, err.message, err.field));
-    }
-    if (err.validation !== undefined) {
-      const field = validationField(err);
-      return reply.status(400).send(errorBody('invalid_request', validationMessage(err, field), field));
-    }
-    const status = err.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      return reply.status(status).send(errorBody('invalid_request', err.message));
-    }
-    req.log.error({ err }, 'request failed');
-    return reply.status(500).send(errorBody('internal', 'internal error'));
-  });
+/** Every failure as the platform's error body: its own refusals, a request's validation, the rest. */
+async function handleError(
+  err: FastifyError,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  if (err instanceof PlatformHttpError) {
+    if (err.status === 401) void reply.header('www-authenticate', 'Bearer');
+    void reply.headers(err.headers);
+    return reply.status(err.status).send(errorBody(err.code, err.message, err.field));
+  }
+  if (err.validation !== undefined) {
+    const field = validationField(err);
+    return reply.status(400).send(errorBody('invalid_request', validationMessage(err, field), field));
+  }
+  const status = err.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return reply.status(status).send(errorBody('invalid_request', err.message));
+  }
+  req.log.error({ err }, 'request failed');
+  return reply.status(500).send(errorBody('internal', 'internal error'));
+}
 
-  app.setNotFoundHandler(async (req, reply) => {
-    const path = req.url.split('?')[0];
-    return reply.status(404).send(errorBody('not_found', `no such endpoint: ${req.method} ${path}`));
-  });
-
-  // An empty JSON body is no body (an archive may be sent either way), not a parse error.
+/** An empty JSON body is no body (an archive may be sent either way), not a parse error. */
+function acceptEmptyJson(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
@@ -148,7 +164,10 @@ export function buildServer(deps: Deps): FastifyInstance {
     }
     void parseJson(req, text, done);
   });
+}
 
+/** The platform's endpoints, behind its guard (credential, rate limit, faults), and the operator's. */
+function registerRoutes(app: FastifyInstance, deps: Deps): void {
   const ratePerSecond = deps.ratePerSecond ?? DEFAULT_RATE_PER_SECOND;
   // One clock for every reader of time, so a test's fake clock moves them all together.
   const now = deps.now ?? Date.now;
@@ -176,5 +195,4 @@ export function buildServer(deps: Deps): FastifyInstance {
   registerAudienceRoutes(app, { pool: deps.pool, guard, now });
   registerFileRoutes(app, { pool: deps.pool, guard, now });
   registerOperatorRoutes(app, { pool: deps.pool, adminToken: deps.adminToken, faults, limiter });
-  return app;
 }

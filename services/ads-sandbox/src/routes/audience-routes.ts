@@ -123,75 +123,32 @@ function parseListFilter(query: RawQuery): { filter: AudienceFilter; granular: b
 
 /** registerAudienceRoutes adds the `/custom_audiences` endpoints to `app`. */
 export function registerAudienceRoutes(app: FastifyInstance, deps: AudienceRouteDeps): void {
-  const { pool, guard, now } = deps;
-
-  /** Runs a mutation through the idempotency ledger, answering with what it returns. */
-  async function mutate(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    body: unknown,
-    execute: (ctx: MutationContext) => Promise<MutationResponse>,
-  ): Promise<FastifyReply> {
-    const accountId = requestAccount(req).id;
-    const at = now();
-    return answerMutation(pool, req, reply, body, (client) => execute({ client, accountId, at }));
-  }
-
-  app.get<{ Querystring: RawQuery }>('/custom_audiences', { onRequest: guard }, async (req) => {
-    const account = requestAccount(req);
-    refuseUnknownParameters(req.query, [
-      'intended_use',
-      'custom_audience_ids',
-      'policy_revision',
-      'matched_count_granularity',
-      ...PAGING_PARAMETERS,
-    ]);
-    const { filter, granular } = parseListFilter(req.query);
-    const at = now();
-    const page = await pageAudiences(pool, account.id, filter, at, parsePaging(req.query, CURSOR_KIND));
-    const latest = await latestOperations(
-      pool,
-      page.items.map((a) => a.id),
-    );
-    return pageJson(CURSOR_KIND, page, (a) => {
-      const op = latest.get(a.id);
-      return audienceJson(a, op === undefined ? undefined : { op, now: at }, granular);
-    });
-  });
-
+  const { guard } = deps;
+  app.get<{ Querystring: RawQuery }>('/custom_audiences', { onRequest: guard }, async (req) =>
+    listAudiences(deps, req),
+  );
   // One audience, as the list shows it (granular count included): what a change about it re-reads.
-  app.get<AudienceParams>('/custom_audiences/:custom_audience_id', { onRequest: guard }, async (req) => {
-    const account = requestAccount(req);
-    refuseUnknownParameters(req.query, ['matched_count_granularity']);
-    const { granular } = parseListFilter(req.query);
-    const at = now();
-    const id = req.params.custom_audience_id;
-    const audience = await findAudience(pool, account.id, id, at);
-    if (audience === undefined) throw notFound(`no custom audience ${id} in this account`);
-    const op = (await latestOperations(pool, [audience.id])).get(audience.id);
-    return audienceJson(audience, op === undefined ? undefined : { op, now: at }, granular);
-  });
-
+  app.get<AudienceParams>('/custom_audiences/:custom_audience_id', { onRequest: guard }, async (req) =>
+    getAudience(deps, req),
+  );
   app.post<AudienceParams & { Body: ReplaceBody }>(
     '/custom_audiences/:custom_audience_id/replace',
     { onRequest: guard, schema: replaceSchema },
     async (req, reply) => {
       refuseQuery(req.query);
-      return mutate(req, reply, req.body, (ctx) =>
+      return mutate(deps, req, reply, req.body, (ctx) =>
         replaceMembers(ctx, req.params.custom_audience_id, req.body),
       );
     },
   );
-
   app.post<{ Body: MergeBody; Querystring: RawQuery }>(
     '/custom_audiences/merge',
     { onRequest: guard, schema: mergeSchema },
     async (req, reply) => {
       refuseQuery(req.query);
-      return mutate(req, reply, req.body, (ctx) => mergeAudiences(ctx, req.body));
+      return mutate(deps, req, reply, req.body, (ctx) => mergeAudiences(ctx, req.body));
     },
   );
-
   app.post<AudienceParams>(
     '/custom_audiences/:custom_audience_id/archive',
     { onRequest: guard },
@@ -199,22 +156,80 @@ export function registerAudienceRoutes(app: FastifyInstance, deps: AudienceRoute
       refuseQuery(req.query);
       parseArchiveBody(req.body);
       // An absent body and {} are the same request, for the ledger and for Idempotency-Key replays.
-      return mutate(req, reply, {}, (ctx) => archiveAudience(ctx, req.params.custom_audience_id));
+      return mutate(deps, req, reply, {}, (ctx) => archiveAudience(ctx, req.params.custom_audience_id));
     },
   );
-
-  app.get<{ Params: { custom_audience_id: string; operation_id: string }; Querystring: RawQuery }>(
+  app.get<OperationParams>(
     '/custom_audiences/:custom_audience_id/operations/:operation_id',
     { onRequest: guard },
-    async (req) => {
-      const account = requestAccount(req);
-      refuseQuery(req.query);
-      const { custom_audience_id: audienceId, operation_id: operationId } = req.params;
-      const op = await findOperation(pool, account.id, audienceId, operationId);
-      if (op === undefined) {
-        throw notFound(`no operation ${operationId} of custom audience ${audienceId} in this account`);
-      }
-      return operationJson(op, now());
-    },
+    async (req) => getOperation(deps, req),
   );
+}
+
+type OperationParams = {
+  Params: { custom_audience_id: string; operation_id: string };
+  Querystring: RawQuery;
+};
+
+/** Runs a mutation through the idempotency ledger, answering with what it returns. */
+async function mutate(
+  deps: AudienceRouteDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  body: unknown,
+  execute: (ctx: MutationContext) => Promise<MutationResponse>,
+): Promise<FastifyReply> {
+  const accountId = requestAccount(req).id;
+  const at = deps.now();
+  return answerMutation(deps.pool, req, reply, body, (client) => execute({ client, accountId, at }));
+}
+
+/** GET /custom_audiences: a page of the account's audiences, each with its latest operation. */
+async function listAudiences(deps: AudienceRouteDeps, req: FastifyRequest<{ Querystring: RawQuery }>) {
+  const { pool } = deps;
+  const account = requestAccount(req);
+  refuseUnknownParameters(req.query, [
+    'intended_use',
+    'custom_audience_ids',
+    'policy_revision',
+    'matched_count_granularity',
+    ...PAGING_PARAMETERS,
+  ]);
+  const { filter, granular } = parseListFilter(req.query);
+  const at = deps.now();
+  const page = await pageAudiences(pool, account.id, filter, at, parsePaging(req.query, CURSOR_KIND));
+  const latest = await latestOperations(
+    pool,
+    page.items.map((a) => a.id),
+  );
+  return pageJson(CURSOR_KIND, page, (a) => {
+    const op = latest.get(a.id);
+    return audienceJson(a, op === undefined ? undefined : { op, now: at }, granular);
+  });
+}
+
+/** GET /custom_audiences/:custom_audience_id. */
+async function getAudience(deps: AudienceRouteDeps, req: FastifyRequest<AudienceParams>) {
+  const { pool } = deps;
+  const account = requestAccount(req);
+  refuseUnknownParameters(req.query, ['matched_count_granularity']);
+  const { granular } = parseListFilter(req.query);
+  const at = deps.now();
+  const id = req.params.custom_audience_id;
+  const audience = await findAudience(pool, account.id, id, at);
+  if (audience === undefined) throw notFound(`no custom audience ${id} in this account`);
+  const op = (await latestOperations(pool, [audience.id])).get(audience.id);
+  return audienceJson(audience, op === undefined ? undefined : { op, now: at }, granular);
+}
+
+/** GET /custom_audiences/:custom_audience_id/operations/:operation_id. */
+async function getOperation(deps: AudienceRouteDeps, req: FastifyRequest<OperationParams>) {
+  const account = requestAccount(req);
+  refuseQuery(req.query);
+  const { custom_audience_id: audienceId, operation_id: operationId } = req.params;
+  const op = await findOperation(deps.pool, account.id, audienceId, operationId);
+  if (op === undefined) {
+    throw notFound(`no operation ${operationId} of custom audience ${audienceId} in this account`);
+  }
+  return operationJson(op, deps.now());
 }

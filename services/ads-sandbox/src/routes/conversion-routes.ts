@@ -3,7 +3,7 @@
  * conversion event settings, and attributed conversion insights.
  */
 import type { Pool, PoolClient } from '@adsmcp/runtime/db';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { refuseQuery, refuseUnknownParameters } from '../ad-requests.ts';
 import {
   type ConversionInsightsBody,
@@ -116,95 +116,108 @@ async function checkSourceIds(db: PoolClient, accountId: string, ids: string[]):
   });
 }
 
+type PixelRequest = FastifyRequest<{ Body: CreatePixelBody; Querystring: RawQuery }>;
+type EventSettingRequest = FastifyRequest<{ Body: CreateEventSettingBody; Querystring: RawQuery }>;
+type InsightsRequest = FastifyRequest<{ Body: ConversionInsightsBody; Querystring: RawQuery }>;
+
 /** registerConversionRoutes adds the `/conversions/...` endpoints to `app`. */
 export function registerConversionRoutes(app: FastifyInstance, deps: ConversionRouteDeps): void {
-  const { pool, guard, now } = deps;
-
+  const { pool, guard } = deps;
   app.get<{ Querystring: RawQuery }>('/conversions/pixels', { onRequest: guard }, async (req) => {
     const account = requestAccount(req);
     refuseUnknownParameters(req.query, PAGING_PARAMETERS);
     const page = await pagePixels(pool, account.id, parsePaging(req.query, PIXELS_CURSOR_KIND));
     return pageJson(PIXELS_CURSOR_KIND, page, pixelJson);
   });
-
   app.post<{ Body: CreatePixelBody; Querystring: RawQuery }>(
     '/conversions/pixels',
     { onRequest: guard, schema: createPixelSchema },
-    async (req, reply) => {
-      refuseQuery(req.query);
-      const accountId = requestAccount(req).id;
-      return answerMutation(pool, req, reply, req.body, async (client) => {
-        const pixel = await insertPixel(client, {
-          id: newId('px'),
-          accountId,
-          name: req.body.name,
-          clientType: req.body.client_type,
-          createdAt: new Date(now()),
-        });
-        return { status: 201, body: pixelJson(pixel) };
-      });
-    },
+    async (req, reply) => createPixel(deps, req, reply),
   );
-
-  app.get<{ Querystring: RawQuery }>('/conversions/events', { onRequest: guard }, async (req) => {
-    const account = requestAccount(req);
-    refuseUnknownParameters(req.query, ['pid', 'limit']);
-    const pid = single(req.query, 'pid');
-    if (pid === undefined || pid === '') throw invalidRequest('pid', 'pid (the pixel id) is required');
-    const limit = parseLimit(req.query, EVENTS_MAX_LIMIT, EVENTS_DEFAULT_LIMIT);
-    const pixel = await findPixel(pool, account.id, pid);
-    if (pixel === undefined) throw notFound(`no pixel ${pid} in this account`);
-    return { data: sampledEvents(pixel, now(), limit, account.currency), sampled: true };
-  });
-
+  app.get<{ Querystring: RawQuery }>('/conversions/events', { onRequest: guard }, async (req) =>
+    listEvents(deps, req),
+  );
   app.get<{ Querystring: RawQuery }>('/conversions/event_settings', { onRequest: guard }, async (req) => {
     const account = requestAccount(req);
     refuseUnknownParameters(req.query, PAGING_PARAMETERS);
     const page = await pageEventSettings(pool, account.id, parsePaging(req.query, SETTINGS_CURSOR_KIND));
     return pageJson(SETTINGS_CURSOR_KIND, page, eventSettingJson);
   });
-
   app.post<{ Body: CreateEventSettingBody; Querystring: RawQuery }>(
     '/conversions/event_settings',
     { onRequest: guard, schema: createEventSettingSchema },
-    async (req, reply) => {
-      refuseQuery(req.query);
-      checkCustomEventName(req.body);
-      const accountId = requestAccount(req).id;
-      return answerMutation(pool, req, reply, req.body, async (client) => {
-        await checkSourceIds(client, accountId, req.body.source_ids);
-        const setting = await insertEventSetting(client, {
-          id: newId('evs'),
-          accountId,
-          name: req.body.name,
-          eventType: req.body.event_type,
-          customEventName: req.body.custom_event_name ?? null,
-          attributionWindowDays: req.body.attribution_window_days,
-          sourceIds: req.body.source_ids,
-        });
-        return { status: 201, body: eventSettingJson(setting) };
-      });
-    },
+    async (req, reply) => createEventSetting(deps, req, reply),
   );
-
   // A read with a body: no ledger, no Idempotency-Key.
   app.post<{ Body: ConversionInsightsBody; Querystring: RawQuery }>(
     '/conversions/insights',
     { onRequest: guard, schema: conversionInsightsSchema },
-    async (req) => {
-      const account = requestAccount(req);
-      refuseQuery(req.query);
-      const [ads, campaignIds, adGroupIds] = await Promise.all([
-        listAdRefs(pool, account.id),
-        listCampaignIds(pool, account.id),
-        listAdGroupIds(pool, account.id),
-      ]);
-      return conversionInsights(
-        req.body,
-        { accountId: account.id, ads, campaignIds, adGroupIds },
-        localTime(now(), account.timeZone),
-        { currency: account.currency, timeZone: account.timeZone },
-      );
-    },
+    async (req) => insights(deps, req),
+  );
+}
+
+/** POST /conversions/pixels. */
+async function createPixel(deps: ConversionRouteDeps, req: PixelRequest, reply: FastifyReply) {
+  refuseQuery(req.query);
+  const accountId = requestAccount(req).id;
+  return answerMutation(deps.pool, req, reply, req.body, async (client) => {
+    const pixel = await insertPixel(client, {
+      id: newId('px'),
+      accountId,
+      name: req.body.name,
+      clientType: req.body.client_type,
+      createdAt: new Date(deps.now()),
+    });
+    return { status: 201, body: pixelJson(pixel) };
+  });
+}
+
+/** GET /conversions/events: a sample of one pixel's recent events. */
+async function listEvents(deps: ConversionRouteDeps, req: FastifyRequest<{ Querystring: RawQuery }>) {
+  const account = requestAccount(req);
+  refuseUnknownParameters(req.query, ['pid', 'limit']);
+  const pid = single(req.query, 'pid');
+  if (pid === undefined || pid === '') throw invalidRequest('pid', 'pid (the pixel id) is required');
+  const limit = parseLimit(req.query, EVENTS_MAX_LIMIT, EVENTS_DEFAULT_LIMIT);
+  const pixel = await findPixel(deps.pool, account.id, pid);
+  if (pixel === undefined) throw notFound(`no pixel ${pid} in this account`);
+  return { data: sampledEvents(pixel, deps.now(), limit, account.currency), sampled: true };
+}
+
+/** POST /conversions/event_settings: its source pixels must be the account's. */
+async function createEventSetting(deps: ConversionRouteDeps, req: EventSettingRequest, reply: FastifyReply) {
+  refuseQuery(req.query);
+  checkCustomEventName(req.body);
+  const accountId = requestAccount(req).id;
+  return answerMutation(deps.pool, req, reply, req.body, async (client) => {
+    await checkSourceIds(client, accountId, req.body.source_ids);
+    const setting = await insertEventSetting(client, {
+      id: newId('evs'),
+      accountId,
+      name: req.body.name,
+      eventType: req.body.event_type,
+      customEventName: req.body.custom_event_name ?? null,
+      attributionWindowDays: req.body.attribution_window_days,
+      sourceIds: req.body.source_ids,
+    });
+    return { status: 201, body: eventSettingJson(setting) };
+  });
+}
+
+/** POST /conversions/insights: conversions attributed to the account's ads. */
+async function insights(deps: ConversionRouteDeps, req: InsightsRequest) {
+  const { pool } = deps;
+  const account = requestAccount(req);
+  refuseQuery(req.query);
+  const [ads, campaignIds, adGroupIds] = await Promise.all([
+    listAdRefs(pool, account.id),
+    listCampaignIds(pool, account.id),
+    listAdGroupIds(pool, account.id),
+  ]);
+  return conversionInsights(
+    req.body,
+    { accountId: account.id, ads, campaignIds, adGroupIds },
+    localTime(deps.now(), account.timeZone),
+    { currency: account.currency, timeZone: account.timeZone },
   );
 }
