@@ -10,9 +10,10 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ChangeStatus, ChangeStatusSchema, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { createPgTransport, migrateBus } from '@adsmcp/runtime/bus/index';
+import { enumWord } from '@adsmcp/runtime/enum-words';
 import { createLogger } from '@adsmcp/runtime/log';
 import {
   createPrincipalSigner,
@@ -227,13 +228,14 @@ describe('PostgreSQL paused while the changes service applies a change', () => {
       },
       as(worker),
     );
-    assert.equal(change?.status, 'applying');
+    assert.equal(change?.state, ChangeStatus.APPLYING);
     const reader = as({ ...worker, via: 'mcp' });
     let status = '';
     await until(
       'the change to be applied',
       async () => {
-        status = (await gateway.getChange({ changeId }, reader)).change?.status ?? '';
+        const read = (await gateway.getChange({ changeId }, reader)).change;
+        status = enumWord(ChangeStatusSchema, read?.state ?? ChangeStatus.UNSPECIFIED) ?? '';
         return status === 'applied' || status === 'failed';
       },
       120_000,

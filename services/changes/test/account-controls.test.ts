@@ -17,7 +17,7 @@ import { type Client, Code } from '@connectrpc/connect';
 import { OPTIMIZER_ISSUER, SERVICE_NAME } from '../src/server.ts';
 import { APPLY_TOPIC, type ApplyMessage } from '../src/work/apply-message.ts';
 import { createApplyHandler } from '../src/work/apply-worker.ts';
-import { type ChangesUnderTest, startChangesService } from './changes-under-test.ts';
+import { type ChangesUnderTest, startChangesService, statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
 
@@ -75,7 +75,7 @@ async function applying(request: ReturnType<typeof campaignJob>) {
     { changeId: change.changeId, digest: change.digest, waitMs: 0 },
     as(agent),
   );
-  assert.equal(asked?.status, 'applying');
+  assert.equal(statusOf(asked), 'applying');
   return change;
 }
 
@@ -169,9 +169,9 @@ describe('the spend envelope', () => {
     const outcomes = await Promise.all(
       [first, second].map(async (c) => (await changes.getChange({ changeId: c.changeId }, as(agent))).change),
     );
-    const statuses = outcomes.map((c) => c?.status).sort();
+    const statuses = outcomes.map((c) => statusOf(c)).sort();
     assert.deepEqual(statuses, ['applied', 'failed']);
-    const refused = outcomes.find((c) => c?.status === 'failed');
+    const refused = outcomes.find((c) => statusOf(c) === 'failed');
     assert.match(
       refused?.error ?? '',
       /^refused before applying, nothing was sent to the ad account: ad account .*'s spend envelope is 80\.00 USD \(80000000 micros\) in any 24 hours, of which 50\.00 USD \(50000000 micros\) is used and 30\.00 USD \(30000000 micros\) is left; it raises daily budgets by 50\.00 USD/,
@@ -235,7 +235,7 @@ describe('the spend envelope', () => {
       },
       as(agent),
     );
-    assert.equal(change?.status, 'prepared');
+    assert.equal(statusOf(change), 'prepared');
   });
 });
 
@@ -283,7 +283,7 @@ describe('a freeze', () => {
     await runWorker(change.changeId);
 
     const { change: held } = await changes.getChange({ changeId: change.changeId }, as(agent));
-    assert.equal(held?.status, 'applying');
+    assert.equal(statusOf(held), 'applying');
     assert.match(
       held?.error ?? '',
       /^held: the workspace is frozen since .*: Quarter close; nothing was sent/,
@@ -309,7 +309,7 @@ describe('a freeze', () => {
     );
     await runWorker(change.changeId);
     const { change: applied } = await changes.getChange({ changeId: change.changeId }, as(agent));
-    assert.equal(applied?.status, 'applied');
+    assert.equal(statusOf(applied), 'applied');
     assert.equal((await platform.ledger('/bulk_mutation_jobs')).length, jobsBefore + 1);
   });
 
@@ -320,7 +320,7 @@ describe('a freeze', () => {
     // 25 hours later: past the approval's 24 hours (the workspace's default approval expiry).
     await runWorker(change.changeId, () => new Date(Date.now() + 25 * 3_600_000));
     const { change: ended } = await changes.getChange({ changeId: change.changeId }, as(agent));
-    assert.equal(ended?.status, 'failed');
+    assert.equal(statusOf(ended), 'failed');
     assert.match(
       ended?.error ?? '',
       /^it was held while ad account .* is frozen since .*: Long review, until its time ran out; nothing was sent to the ad account, and its approval \(valid 24 hours\) has expired/,
@@ -353,17 +353,17 @@ describe('a freeze', () => {
       },
       as(person({ via: 'worker', credentialId: 'optimizer-proposal:p1' })),
     );
-    assert.equal(change?.status, 'applying');
+    assert.equal(statusOf(change), 'applying');
     await runWorker(changeId);
     const { change: held } = await changes.getChange({ changeId }, as(agent));
-    assert.equal(held?.status, 'applying');
+    assert.equal(statusOf(held), 'applying');
     assert.match(held?.error ?? '', /^held: ad account .* is frozen since .*: Hold the optimizer/);
     assert.deepEqual(await platform.ledger(`/ads/${ad.id}`), []);
 
     await controls.unfreeze({ accountId: account }, as(dashboardAdmin));
     await runWorker(changeId);
     const { change: published } = await changes.getChange({ changeId }, as(agent));
-    assert.equal(published?.status, 'applied');
+    assert.equal(statusOf(published), 'applied');
     assert.equal((await platform.ledger(`/ads/${ad.id}`)).length, 1);
   });
 });

@@ -16,6 +16,7 @@ import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testki
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { APPLY_TOPIC, type ApplyMessage } from '../src/work/apply-message.ts';
 import { APPLY_CONSUMER, createApplyGiveUp, createApplyHandler } from '../src/work/apply-worker.ts';
+import { statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn } from './people.ts';
 
@@ -100,8 +101,8 @@ test('applies refused by the account request budget wait for it and are each app
     const changes = await Promise.all(
       ids.map(async (changeId) => (await svc.client.getChange({ changeId }, as(agent))).change),
     );
-    const states = changes.map((c) => `${c?.status}${c?.error ? ` (${c.error})` : ''}`);
-    if (changes.every((c) => c?.status === 'applied')) break;
+    const states = changes.map((c) => `${statusOf(c)}${c?.error ? ` (${c.error})` : ''}`);
+    if (changes.every((c) => statusOf(c) === 'applied')) break;
     assert.ok(Date.now() < deadline, `every change applied within 30 s: ${states.join('; ')}`);
     await sleep(200);
   }

@@ -21,6 +21,7 @@ import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testki
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { buildServer, OPTIMIZER_ISSUER, SERVICE_NAME } from '../src/server.ts';
+import { statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 
 let svc: ServiceUnderTest<typeof ChangesService>;
@@ -114,7 +115,7 @@ describe('a change approved on an optimizer proposal', () => {
     const changeId = randomUUID();
     const { change } = await optimizer.recordApprovedChange(request(changeId), as(worker));
     assert.equal(change?.changeId, changeId);
-    assert.equal(change?.status, 'applying');
+    assert.equal(statusOf(change), 'applying');
     assert.equal(change?.approvedBy, `user:${approver} via dashboard (optimization proposal p1)`);
     assert.match(change?.preparedBy ?? '', /via worker \(optimizer-proposal:p1\)/);
     assert.match(change?.summary ?? '', /title/);
@@ -126,7 +127,7 @@ describe('a change approved on an optimizer proposal', () => {
     assert.deepEqual(rows, [{ topic: 'changes.apply' }]);
     // The gateway's callers read it as any change.
     const read = await gateway.getChange({ changeId }, as(principal({ via: 'mcp' })));
-    assert.equal(read.change?.status, 'applying');
+    assert.equal(statusOf(read.change), 'applying');
   });
 
   test('is refused from an MCP client or the dashboard', async () => {

@@ -4,11 +4,27 @@
  * `live-platform.ts`, accepting the gateway's tokens and those of the `peers` named.
  */
 import { fileURLToPath } from 'node:url';
-import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import {
+  type Change,
+  ChangeResolutionSchema,
+  ChangeStatusSchema,
+  ChangesService,
+} from '@adsmcp/proto/changes/v1/changes_pb';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
+import { enumWord } from '@adsmcp/runtime/enum-words';
 import { type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import type { LivePlatform } from './live-platform.ts';
+
+/** A change's status as tools name it (prepared, applied), so that an assertion reads as the product does. */
+export function statusOf(c: Pick<Change, 'state'> | undefined): string | null | undefined {
+  return c === undefined ? undefined : enumWord(ChangeStatusSchema, c.state);
+}
+
+/** How a person settled a change's unknown outcome, as tools name it (not_applied); null when nobody did. */
+export function resolutionOf(c: Pick<Change, 'resolvedAs'> | undefined): string | null | undefined {
+  return c === undefined ? undefined : enumWord(ChangeResolutionSchema, c.resolvedAs);
+}
 
 export type ChangesUnderTest = ServiceUnderTest<typeof ChangesService>;
 

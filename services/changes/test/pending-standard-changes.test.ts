@@ -12,7 +12,7 @@ import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import type { Pool } from '@adsmcp/runtime/db';
 import { as } from '@adsmcp/testkit/service-harness';
 import { type Client, Code } from '@connectrpc/connect';
-import { type ChangesUnderTest, startChangesService } from './changes-under-test.ts';
+import { type ChangesUnderTest, startChangesService, statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
 
@@ -128,7 +128,7 @@ describe('a loosening save waits for a person', () => {
     assert.equal(confirmed.standard?.revision, 3);
     assert.equal(confirmed.standard?.data?.namingPrefix, 'BETA-');
     const prepared = await changes.prepareChange(renameAd(ad, 'BETA-Spring'), as(agent));
-    assert.equal(prepared.change?.status, 'prepared');
+    assert.equal(statusOf(prepared.change), 'prepared');
     assert.deepEqual(await auditKinds(created.standardId), [
       'standard.created',
       'standard.updated',

@@ -15,7 +15,7 @@ import { type Client, Code, createContextValues } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
 import { findChange, insertChange } from '../src/store/change-store.ts';
 import { revertLinksOf } from '../src/store/revert-store.ts';
-import { type ChangesUnderTest, startChangesService } from './changes-under-test.ts';
+import { type ChangesUnderTest, startChangesService, statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
 
@@ -130,7 +130,7 @@ describe('PrepareRevert', () => {
     const applied = await appliedRename(ad, 'Renamed for winter');
     const res = await reverts.prepareRevert({ changeId: applied, reason: 'winter is over' }, as(agent));
     const revert = res.change;
-    assert.equal(revert?.status, 'prepared');
+    assert.equal(statusOf(revert), 'prepared');
     assert.equal(revert?.tool, 'ads_prepare_revert');
     assert.equal(revert?.revertsChangeId, applied);
     assert.deepEqual(JSON.parse(revert?.operation?.bodyJson ?? ''), { name: ad.name });

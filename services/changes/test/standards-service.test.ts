@@ -18,7 +18,7 @@ import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { SERVICE_NAME } from '../src/server.ts';
 import type { ApplyMessage } from '../src/work/apply-message.ts';
 import { createApplyHandler } from '../src/work/apply-worker.ts';
-import { type ChangesUnderTest, startChangesService } from './changes-under-test.ts';
+import { type ChangesUnderTest, startChangesService, statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
 
@@ -552,7 +552,7 @@ describe('enforcement at prepare', () => {
         }),
         as(agent),
       );
-      assert.equal(change?.status, 'prepared');
+      assert.equal(statusOf(change), 'prepared');
     } finally {
       await archiveAll();
     }
@@ -638,7 +638,7 @@ describe('spend guards', () => {
         updateAdGroup({ bidding_config: { strategy: 'fixed_bid', max_bid_micros: 1_900_000 } }),
         as(agent),
       );
-      assert.equal(change?.status, 'prepared');
+      assert.equal(statusOf(change), 'prepared');
     } finally {
       await standards.setSpendGuard({ accountId: account }, as(dashboardAdmin));
     }
@@ -664,7 +664,7 @@ describe('spend guards', () => {
         `body.bidding_config.max_bid_micros 2500 per impression is a CPM of 2500000 micros, above this account's bid cap 2000000 (${perThousand})`,
       );
       const { change } = await changes.prepareChange(createAdGroup(impression(1_999)), as(agent));
-      assert.equal(change?.status, 'prepared');
+      assert.equal(statusOf(change), 'prepared');
 
       // The seeded ad group billed per impression: an update of its bid alone keeps that billing.
       const billedPerImpression = await impressionGroup();
@@ -682,7 +682,7 @@ describe('spend guards', () => {
         updateAdGroup({ bidding_config: { max_bid_micros: 1_500 } }, billedPerImpression),
         as(agent),
       );
-      assert.equal(within?.status, 'prepared');
+      assert.equal(statusOf(within), 'prepared');
     } finally {
       await standards.setSpendGuard({ accountId: account }, as(dashboardAdmin));
     }
@@ -692,7 +692,7 @@ describe('spend guards', () => {
     await standards.setSpendGuard({ accountId: account, maxBidMicros: 2_000_000n }, as(dashboardAdmin));
     try {
       const { change } = await batches.prepareAdBatch(impressionBatch(1_500_000n), as(agent));
-      assert.equal(change?.status, 'prepared');
+      assert.equal(statusOf(change), 'prepared');
       const over = await refusal(batches.prepareAdBatch(impressionBatch(5_000_000n), as(agent)));
       assert.equal(over.code, Code.FailedPrecondition);
       assert.equal(
@@ -722,7 +722,7 @@ describe('spend guards', () => {
       );
       const slight = [{ custom_audience_id: 'aud_vip', bid_multiplier_micros: 1_050_000 }];
       const { change } = await changes.prepareChange(bulkJob(impression(1_900_000, slight)), as(agent));
-      assert.equal(change?.status, 'prepared');
+      assert.equal(statusOf(change), 'prepared');
     } finally {
       await standards.setSpendGuard({ accountId: account }, as(dashboardAdmin));
     }
@@ -748,7 +748,7 @@ describe('enforcement at approval', () => {
         { changeId: change.changeId, checkLive: true },
         as(agent),
       );
-      assert.equal(still?.status, 'prepared');
+      assert.equal(statusOf(still), 'prepared');
       assert.equal(live?.stale, true);
       assert.match(
         live?.reason ?? '',
@@ -762,7 +762,7 @@ describe('enforcement at approval', () => {
       { changeId: change.changeId, digest: change.digest },
       as(reviewer),
     );
-    assert.equal(approved?.status, 'approved');
+    assert.equal(statusOf(approved), 'approved');
   });
 });
 
@@ -805,12 +805,12 @@ describe('enforcement at apply', () => {
     try {
       await runWorker(change.changeId);
       const { change: failed } = await changes.getChange({ changeId: change.changeId }, as(agent));
-      assert.equal(failed?.status, 'failed');
+      assert.equal(statusOf(failed), 'failed');
       assert.equal(
         failed?.error,
         'refused before applying, nothing was sent to the ad account: body.name must start with ACME- (standard Naming)',
       );
-      assert.equal(failed?.upstreamStatus, 0);
+      assert.equal(failed?.upstreamStatus, undefined);
       const live = (await platform.ads()).find((a) => a.id === ad.id);
       assert.equal(live?.name, ad.name);
       assert.equal(live?.revision, ad.revision);
@@ -832,12 +832,12 @@ describe('enforcement at apply', () => {
     try {
       await runWorker(change.changeId);
       const { change: failed } = await changes.getChange({ changeId: change.changeId }, as(agent));
-      assert.equal(failed?.status, 'failed');
+      assert.equal(statusOf(failed), 'failed');
       assert.equal(
         failed?.error,
         "refused before applying, nothing was sent to the ad account: body.bidding_config.max_bid_micros 2500 per impression is a CPM of 2500000 micros, above this account's bid cap 2000000 (spend guard; impression bids are held to it per thousand impressions)",
       );
-      assert.equal(failed?.upstreamStatus, 0);
+      assert.equal(failed?.upstreamStatus, undefined);
     } finally {
       await standards.setSpendGuard({ accountId: account }, as(dashboardAdmin));
     }
@@ -850,7 +850,7 @@ describe('enforcement at apply', () => {
     try {
       await runWorker(change.changeId);
       const { change: done } = await changes.getChange({ changeId: change.changeId }, as(agent));
-      assert.equal(done?.status, 'applied', done?.error);
+      assert.equal(statusOf(done), 'applied', done?.error);
       assert.equal((await platform.ads()).find((a) => a.id === ad.id)?.name, 'ACME-Autumn');
     } finally {
       await archiveAll();

@@ -25,6 +25,7 @@ import { hiddenCharacter } from '@adsmcp/runtime/text';
 import { toJson } from '@bufbuild/protobuf';
 import type { CallOptions, Client } from '@connectrpc/connect';
 import { reviewText } from './admin-review.ts';
+import { statusWord } from './catalogue/change-view.ts';
 import { onBehalfOf } from './deps.ts';
 import { hashToken, parseLifetime } from './domain/credentials.ts';
 import { addUser, createWorkspace, issueToken } from './domain/identity.ts';
@@ -571,8 +572,8 @@ async function decideChange({ pool, command, values, positionals }: CommandInput
   const { change } = await changes.getChange({ changeId: id }, as);
   if (!change) throw new Error(`no change ${id}`);
   if (command === 'approve') {
-    if (change.status !== 'prepared')
-      throw new Error(`change ${id} is ${change.status}; only a prepared change can be approved`);
+    if (statusWord(change) !== 'prepared')
+      throw new Error(`change ${id} is ${statusWord(change)}; only a prepared change can be approved`);
     // Written before any question, so that it is read before anything is approved.
     process.stderr.write(`${reviewText(change)}\n`);
     if (!values.yes) {
@@ -589,7 +590,7 @@ async function decideChange({ pool, command, values, positionals }: CommandInput
       ? await changes.approveChange({ changeId: id, digest: change.digest }, as)
       : await changes.rejectChange({ changeId: id, reason: values.reason ?? '' }, as);
   process.stdout.write(
-    `${JSON.stringify({ change_id: id, status: decided.change?.status, summary: change.summary, digest: change.digest, by: user.email })}\n`,
+    `${JSON.stringify({ change_id: id, status: decided.change && statusWord(decided.change), summary: change.summary, digest: change.digest, by: user.email })}\n`,
   );
   return;
 }
@@ -616,16 +617,16 @@ async function changeOutcomes({ pool, command, values, positionals }: CommandInp
       change_id: c.changeId,
       account_id: c.accountId,
       summary: c.summary,
-      error: c.error,
-      apply_requested_at: c.applyRequestedAt,
-      apply_retried_at: c.applyRetriedAt || null,
+      error: c.error ?? '',
+      apply_requested_at: c.applyRequestedAt ?? '',
+      apply_retried_at: c.applyRetriedAt ?? null,
     }));
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return;
   }
   const { change } = await changes.resolveChange({ changeId: id, resolution, note: values.note ?? '' }, as);
   process.stdout.write(
-    `${JSON.stringify({ change_id: id, resolution, status: change?.status, summary: change?.summary, note: change?.resolutionNote || null, by: user.email })}\n`,
+    `${JSON.stringify({ change_id: id, resolution, status: change && statusWord(change), summary: change?.summary, note: change?.resolutionNote || null, by: user.email })}\n`,
   );
   return;
 }

@@ -2,8 +2,13 @@
  * A change as the API shows it (the ChangesService's `Change` message), and loading one by id
  * for a caller of the workspace.
  */
-import type { ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import {
+  ChangeResolutionSchema,
+  type ChangeSchema,
+  ChangeStatusSchema,
+} from '@adsmcp/proto/changes/v1/changes_pb';
 import type { Pool } from '@adsmcp/runtime/db';
+import { enumValue } from '@adsmcp/runtime/enum-words';
 import { InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
@@ -21,14 +26,22 @@ export interface ReadAt {
   now: Date;
 }
 
+/**
+ * A column that may hold nothing, as an `optional` field: absent for NULL, and for an empty text
+ * too, which the rows hold where nothing was said (no note, no error).
+ */
+function given<T>(v: T | null | undefined): Exclude<T, ''> | undefined {
+  return v === null || v === undefined || v === '' ? undefined : (v as Exclude<T, ''>);
+}
+
 /** The change as the API shows it at `at`: past its expiry, a prepared or approved change is expired. */
 export function toProto(r: ChangeRow, at: ReadAt): MessageInitShape<typeof ChangeSchema> {
-  const iso = (d: Date | null | undefined) => d?.toISOString() ?? '';
+  const iso = (d: Date | null | undefined) => d?.toISOString();
   return {
     changeId: r.change_id,
     accountId: r.account_id,
     tool: r.tool,
-    status: shownStatus(r, at.expiry, at.now),
+    state: enumValue(ChangeStatusSchema, shownStatus(r, at.expiry, at.now)),
     expiresAt: iso(expiresAt(r, at.expiry)),
     summary: r.summary,
     operation: { method: r.method, path: r.path, bodyJson: r.body_json },
@@ -36,25 +49,25 @@ export function toProto(r: ChangeRow, at: ReadAt): MessageInitShape<typeof Chang
     targetPath: r.target_path,
     targetBeforeJson: r.target_before_json,
     preparedBy: r.prepared_by,
-    preparedAt: iso(r.prepared_at),
-    approvedBy: r.approved_by ?? '',
+    preparedAt: r.prepared_at.toISOString(),
+    approvedBy: given(r.approved_by),
     approvedAt: iso(r.approved_at),
-    rejectedBy: r.rejected_by ?? '',
+    rejectedBy: given(r.rejected_by),
     rejectedAt: iso(r.rejected_at),
-    rejectReason: r.reject_reason ?? '',
-    applyRequestedBy: r.apply_requested_by ?? '',
+    rejectReason: given(r.reject_reason),
+    applyRequestedBy: given(r.apply_requested_by),
     applyRequestedAt: iso(r.apply_requested_at),
-    applyRetriedBy: r.apply_retried_by ?? '',
+    applyRetriedBy: given(r.apply_retried_by),
     applyRetriedAt: iso(r.apply_retried_at),
     outcomeUnknown: outcomeUnknown(r),
-    resolution: r.resolution ?? '',
-    resolvedBy: r.resolved_by ?? '',
+    resolvedAs: r.resolution === null ? undefined : enumValue(ChangeResolutionSchema, r.resolution),
+    resolvedBy: given(r.resolved_by),
     resolvedAt: iso(r.resolved_at),
-    resolutionNote: r.resolution_note ?? '',
+    resolutionNote: given(r.resolution_note),
     appliedAt: iso(r.applied_at),
-    upstreamStatus: r.upstream_status ?? 0,
-    upstreamResponseJson: r.upstream_response_json ?? '',
-    error: r.error ?? '',
+    upstreamStatus: given(r.upstream_status),
+    upstreamResponseJson: given(r.upstream_response_json),
+    error: given(r.error),
     standardsChecked: r.standards_checked.map((c) => ({
       standardId: c.standard_id,
       name: c.name,
@@ -70,9 +83,9 @@ export function toProto(r: ChangeRow, at: ReadAt): MessageInitShape<typeof Chang
       width: u.width,
       height: u.height,
       sha256: u.sha256,
-      fileId: u.file_id,
+      fileId: given(u.file_id),
     })),
-    revertsChangeId: revertLinksOf(r).reverts_change_id ?? '',
+    revertsChangeId: given(revertLinksOf(r).reverts_change_id),
     revertedBy: revertLinksOf(r).reverted_by,
   };
 }

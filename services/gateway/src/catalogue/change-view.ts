@@ -1,5 +1,6 @@
 /** A prepared change as every tool shows it: the reviewed operation, its state and what to do next. */
-import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
+import { type Change, ChangeResolutionSchema, ChangeStatusSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import { enumWord, enumWords } from '@adsmcp/runtime/enum-words';
 import { ToolFailure } from '../mcp/tool-failure.ts';
 import type { JsonSchema } from './schema.ts';
 
@@ -16,7 +17,7 @@ const NEXT_STEP: Record<string, string> = {
   failed: 'Failed: see error; prepare a new change if it is still wanted.',
 };
 
-const STATUSES = Object.keys(NEXT_STEP);
+const STATUSES = enumWords(ChangeStatusSchema);
 
 const text = { type: 'string' };
 const nullableText = { type: ['string', 'null'] };
@@ -72,7 +73,7 @@ export const CHANGE_OUTPUT: JsonSchema = {
     },
     resolution: {
       type: ['string', 'null'],
-      enum: ['send_again', 'applied', 'not_applied', null],
+      enum: [...enumWords(ChangeResolutionSchema), null],
       description:
         'How a person last settled an unknown outcome: send_again (sent again with the same idempotency key), ' +
         'applied (found applied on the ad platform) or not_applied (found not applied: it is not sent again). ' +
@@ -184,8 +185,8 @@ export const CHANGE_OUTPUT: JsonSchema = {
   additionalProperties: false,
 };
 
-function parse(text: string): unknown {
-  if (text === '') return null;
+function parse(text: string | undefined): unknown {
+  if (text === undefined || text === '') return null;
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -193,53 +194,68 @@ function parse(text: string): unknown {
   }
 }
 
-/** changeView is the change as tools show it; a field without a value is null. */
+/** The word of a change's status; a change always has one, so its absence is the service's fault. */
+export function statusWord(c: Change): string {
+  const word = enumWord(ChangeStatusSchema, c.state);
+  if (word === null) throw new Error(`the changes service returned change ${c.changeId} without a status`);
+  return word;
+}
+
+/** The word of how a person settled a change's unknown outcome, or null when nobody did. */
+export function resolutionWord(c: Change): string | null {
+  return enumWord(ChangeResolutionSchema, c.resolvedAs);
+}
+
+/**
+ * changeView is the change as tools show it: a field the change does not have (an `optional` one
+ * left unset, an enum left UNSPECIFIED) is null, and an enum value is its word.
+ */
 export function changeView(c: Change | undefined, publicUrl: string): Record<string, unknown> {
   if (c === undefined) throw new Error('the changes service returned no change');
-  const orNull = (v: string) => (v === '' ? null : v);
+  const status = statusWord(c);
   return {
     change_id: c.changeId,
     account_id: c.accountId,
     tool: c.tool,
-    status: c.status,
+    status,
     summary: c.summary,
     operation: {
       method: c.operation?.method ?? '',
       path: c.operation?.path ?? '',
-      body: parse(c.operation?.bodyJson ?? ''),
+      body: parse(c.operation?.bodyJson),
     },
     digest: c.digest,
-    expires_at: orNull(c.expiresAt),
+    expires_at: c.expiresAt ?? null,
     review_url: `${publicUrl}/dashboard/changes/${c.changeId}`,
     next_step:
-      c.status === 'applied' && c.appliedDifferences.length > 0
+      status === 'applied' && c.appliedDifferences.length > 0
         ? "Applied, but the platform's result differs from what was reviewed: see applied_differences, and " +
           'check the object with its get tool.'
         : c.outcomeUnknown
           ? 'Failed with its outcome unknown: it may or may not have been applied. Call ads_apply_change to send ' +
             'it again with the same idempotency key (within 24 hours of its first send), or ask a person to ' +
             'settle it in the dashboard.'
-          : (NEXT_STEP[c.status] ?? ''),
+          : (NEXT_STEP[status] ?? ''),
     prepared_by: c.preparedBy,
     prepared_at: c.preparedAt,
-    approved_by: orNull(c.approvedBy),
-    approved_at: orNull(c.approvedAt),
-    rejected_by: orNull(c.rejectedBy),
-    rejected_at: orNull(c.rejectedAt),
-    reject_reason: orNull(c.rejectReason),
-    apply_requested_by: orNull(c.applyRequestedBy),
-    apply_requested_at: orNull(c.applyRequestedAt),
-    apply_retried_by: orNull(c.applyRetriedBy),
-    apply_retried_at: orNull(c.applyRetriedAt),
+    approved_by: c.approvedBy ?? null,
+    approved_at: c.approvedAt ?? null,
+    rejected_by: c.rejectedBy ?? null,
+    rejected_at: c.rejectedAt ?? null,
+    reject_reason: c.rejectReason ?? null,
+    apply_requested_by: c.applyRequestedBy ?? null,
+    apply_requested_at: c.applyRequestedAt ?? null,
+    apply_retried_by: c.applyRetriedBy ?? null,
+    apply_retried_at: c.applyRetriedAt ?? null,
     outcome_unknown: c.outcomeUnknown,
-    resolution: orNull(c.resolution),
-    resolved_by: orNull(c.resolvedBy),
-    resolved_at: orNull(c.resolvedAt),
-    resolution_note: orNull(c.resolutionNote),
-    applied_at: orNull(c.appliedAt),
-    upstream_status: c.upstreamStatus === 0 ? null : c.upstreamStatus,
+    resolution: resolutionWord(c),
+    resolved_by: c.resolvedBy ?? null,
+    resolved_at: c.resolvedAt ?? null,
+    resolution_note: c.resolutionNote ?? null,
+    applied_at: c.appliedAt ?? null,
+    upstream_status: c.upstreamStatus ?? null,
     upstream_response: parse(c.upstreamResponseJson),
-    error: orNull(c.error),
+    error: c.error ?? null,
     applied_differences: [...c.appliedDifferences],
     uploads: c.uploads.map((u) => ({
       asset_id: u.assetId,
@@ -249,9 +265,9 @@ export function changeView(c: Change | undefined, publicUrl: string): Record<str
       width: u.width,
       height: u.height,
       sha256: u.sha256,
-      file_id: orNull(u.fileId),
+      file_id: u.fileId ?? null,
     })),
-    reverts_change_id: orNull(c.revertsChangeId),
+    reverts_change_id: c.revertsChangeId ?? null,
     reverted_by: [...c.revertedBy],
     standards_checked: c.standardsChecked.map((s) => ({
       standard_id: s.standardId,

@@ -6,11 +6,18 @@
  * connection by name, never a credential or its id.
  */
 import type { AuditEvent as LogRow } from '@adsmcp/proto/changes/v1/audit_pb';
-import { type Change, ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import {
+  type Change,
+  ChangeResolution,
+  ChangeResolutionSchema,
+  ChangeSchema,
+} from '@adsmcp/proto/changes/v1/changes_pb';
+import { enumValue, enumWords } from '@adsmcp/runtime/enum-words';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { isRecord } from '@adsmcp/runtime/json';
 import { showHidden } from '@adsmcp/runtime/text';
 import { create } from '@bufbuild/protobuf';
+import { resolutionWord } from '../catalogue/change-view.ts';
 import { actorText, type People } from './change-actors.ts';
 import { shownSummary } from './shown-values.ts';
 
@@ -118,9 +125,9 @@ const CHANGE_KINDS: Record<string, (c: Change) => Words> = {
   }),
   outcome_settled: (c) => ({
     what:
-      c.resolution === 'send_again'
+      resolutionWord(c) === 'send_again'
         ? 'outcome settled: send again'
-        : `outcome settled: ${c.resolution === 'applied' ? 'applied' : 'not applied'}`,
+        : `outcome settled: ${resolutionWord(c) === 'applied' ? 'applied' : 'not applied'}`,
     detail: aboutSummary(c, c.resolutionNote ? `; note: ${c.resolutionNote}` : ''),
     detailShown: true,
   }),
@@ -136,10 +143,12 @@ function changeOf(d: Record<string, unknown>): Change {
     targetPath: text(d.target_path),
     summary: text(d.summary),
     rejectReason: text(d.reason),
-    upstreamStatus: typeof d.upstream_status === 'number' ? d.upstream_status : 0,
+    upstreamStatus: typeof d.upstream_status === 'number' ? d.upstream_status : undefined,
     error: text(d.error),
     appliedDifferences: Array.isArray(d.applied_differences) ? d.applied_differences.map(text) : [],
-    resolution: text(d.resolution),
+    resolvedAs: enumWords(ChangeResolutionSchema).includes(text(d.resolution))
+      ? enumValue(ChangeResolutionSchema, text(d.resolution))
+      : ChangeResolution.UNSPECIFIED,
     resolutionNote: text(d.note),
   });
 }

@@ -77,7 +77,7 @@ export function actorUserIds(changes: readonly Change[]): string[] {
       c.applyRetriedBy,
       c.resolvedBy,
     ]) {
-      const id = parseActor(text).userId;
+      const id = parseActor(text ?? '').userId;
       if (id) ids.add(id);
     }
   }

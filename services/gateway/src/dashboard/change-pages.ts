@@ -10,6 +10,7 @@ import { changeRows } from '@adsmcp/runtime/change-diff';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { resolutionWord, statusWord } from '../catalogue/change-view.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { actorHtml, type People } from './change-actors.ts';
 import { envelopeUseHtml, envelopeUseOf } from './controls-page.ts';
@@ -48,9 +49,9 @@ const targetKey = (c: Change) => `${c.accountId} ${c.targetPath}`;
  * applied, the object's revision moves and the others can no longer be approved or applied.
  */
 export function conflictsOf(c: Change, peers: readonly Change[]): Change[] {
-  if (!PENDING.has(c.status)) return [];
+  if (!PENDING.has(statusWord(c))) return [];
   return peers.filter(
-    (o) => o.changeId !== c.changeId && PENDING.has(o.status) && targetKey(o) === targetKey(c),
+    (o) => o.changeId !== c.changeId && PENDING.has(statusWord(o)) && targetKey(o) === targetKey(c),
   );
 }
 
@@ -64,13 +65,14 @@ function marksHtml(c: Change, peers: readonly Change[]): string {
     marks.push(
       `<span class="mark conflict" data-mark="conflict">conflicts with ${others} other pending change${others === 1 ? '' : 's'} to the same object</span>`,
     );
-  if (c.status === 'approved') marks.push(`<span class="mark waiting" data-mark="waiting">${WAITING}</span>`);
+  if (statusWord(c) === 'approved')
+    marks.push(`<span class="mark waiting" data-mark="waiting">${WAITING}</span>`);
   if (c.outcomeUnknown)
     marks.push(
       `<span class="mark conflict" data-mark="outcome-unknown">outcome unknown: it may or may not have been applied</span>`,
     );
   // While an outage lasts an apply waits, and its error says for what.
-  if (c.status === 'applying' && c.error !== '')
+  if (statusWord(c) === 'applying' && c.error !== undefined)
     marks.push(`<span class="mark waiting" data-mark="applying-waits">${esc(c.error)}</span>`);
   return marks.join('');
 }
@@ -103,7 +105,7 @@ export function changeListHtml(
     const zone = account
       ? `<br><span class="muted" title="the account's time zone">${esc(accountTimeText(c.preparedAt, account.timeZone))}</span>`
       : '';
-    return `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(c.status)}${marksHtml(c, all)}</td><td class="summary"><div class="clamp" title="The whole summary is on the change's page">${summaryHtml(c.summary)}</div></td>
+    return `<tr data-change="${esc(c.changeId)}"><td class="state">${esc(statusWord(c))}${marksHtml(c, all)}</td><td class="summary"><div class="clamp" title="The whole summary is on the change's page">${summaryHtml(c.summary)}</div></td>
       <td class="account">${esc(account?.name ?? 'an account not listed')}</td><td>${timeHtml(c.preparedAt)}${zone}</td><td>${actorHtml(c.preparedBy, people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">Review</a></td></tr>`;
   };
   return `<table id="changes"><thead><tr><th>Status</th><th>Change</th><th>Ad account</th><th>Prepared</th><th>Prepared by</th><th></th></tr></thead><tbody>${changes
@@ -189,7 +191,7 @@ function previewHtml(
     const u = uploads.find((x) => x.assetId === assetId);
     if (u === undefined) return '';
     const file =
-      u.fileId === ''
+      u.fileId === undefined
         ? 'uploaded to the ad platform when the change is applied'
         : `uploaded as file <code data-file-id>${esc(u.fileId)}</code>`;
     return `: “${esc(u.name)}”, ${esc(u.width)}×${esc(u.height)} ${esc(u.mimeType)}, ${esc(u.byteSize)} bytes, sha256 <code data-sha256>${esc(u.sha256)}</code>; ${file}`;
@@ -243,11 +245,11 @@ function outcomeUnknownHtml(c: Change, live: LiveCheck | undefined): string {
 /** The notices above a change's decision: stale, conflicting, waiting to be applied. */
 function noticesHtml(c: Change, ctx: ReviewContext): string {
   const out: string[] = [];
-  if (c.status === 'prepared' && ctx.live?.stale) {
+  if (statusWord(c) === 'prepared' && ctx.live?.stale) {
     out.push(
       `<p class="error" id="stale" role="status">This change can no longer be approved: ${esc(ctx.live.reason)}</p>`,
     );
-  } else if (c.status === 'prepared' && ctx.live?.unavailable) {
+  } else if (statusWord(c) === 'prepared' && ctx.live?.unavailable) {
     out.push(
       `<p class="muted" id="live-unknown">The object could not be checked against the ad platform just now; approving checks it again. (${esc(ctx.live.reason)})</p>`,
     );
@@ -261,17 +263,17 @@ function noticesHtml(c: Change, ctx: ReviewContext): string {
       } the same object (<code>${esc(c.targetPath)}</code>). Once one of them is applied, the others can no longer be approved or applied.</p><ul>${ctx.conflicts
         .map(
           (o) =>
-            `<li><a href="/dashboard/changes/${esc(o.changeId)}" data-change="${esc(o.changeId)}" class="summary">${summaryHtml(o.summary)}</a> <span class="muted">(${esc(o.status)})</span></li>`,
+            `<li><a href="/dashboard/changes/${esc(o.changeId)}" data-change="${esc(o.changeId)}" class="summary">${summaryHtml(o.summary)}</a> <span class="muted">(${esc(statusWord(o))})</span></li>`,
         )
         .join('')}</ul></div>`,
     );
   }
-  if (c.status === 'approved') {
+  if (statusWord(c) === 'approved') {
     out.push(
       `<p class="notice" id="waiting">Approved: ${WAITING}. Nothing has been sent to the ad account yet.</p>`,
     );
   }
-  if (c.status === 'expired') {
+  if (statusWord(c) === 'expired') {
     const what = c.approvedAt
       ? 'Its approval was not followed by a request to apply it in time'
       : 'Nobody approved it in time';
@@ -343,11 +345,11 @@ export function changeDetailHtml(
   // A stale change is never offered for approval; rejecting it still clears it from the queue.
   const approvable = !(review.live?.stale ?? false);
   // An approved change nobody asked to apply yet can still be rejected: its approval is withdrawn.
-  const rejectable = c.status === 'prepared' || c.status === 'approved';
+  const rejectable = statusWord(c) === 'prepared' || statusWord(c) === 'approved';
   const decide =
     rejectable && canDecide
       ? `${
-          c.status === 'prepared' && approvable
+          statusWord(c) === 'prepared' && approvable
             ? `<form method="post" action="/dashboard/changes/${esc(c.changeId)}/approve" style="display:inline">
            <input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="digest" value="${esc(c.digest)}">
            <button type="submit" id="approve">Approve</button></form>`
@@ -355,14 +357,14 @@ export function changeDetailHtml(
         }
          <form method="post" action="/dashboard/changes/${esc(c.changeId)}/reject">
            <input type="hidden" name="csrf" value="${esc(csrf)}">
-           <label for="reason">Reason for rejecting${c.status === 'approved' ? ' (withdraws the approval; nothing has been sent)' : ''}</label><input id="reason" name="reason" required>
+           <label for="reason">Reason for rejecting${statusWord(c) === 'approved' ? ' (withdraws the approval; nothing has been sent)' : ''}</label><input id="reason" name="reason" required>
            <p><button class="danger" type="submit" id="reject">Reject</button></p></form>`
       : rejectable
         ? '<p class="muted">Your role can review changes but not approve or reject them.</p>'
         : '';
   // An applied change can be reverted by a change of its own, prepared here and reviewed like any other.
   const revert =
-    c.status === 'applied' && canDecide
+    statusWord(c) === 'applied' && canDecide
       ? `<section><h2>Undo</h2><form method="post" action="/dashboard/changes/${esc(c.changeId)}/revert">
            <input type="hidden" name="csrf" value="${esc(csrf)}">
            <label for="revert-reason">Why (optional, shown to the reviewer)</label><input id="revert-reason" name="reason" maxlength="500">
@@ -376,11 +378,12 @@ export function changeDetailHtml(
       : '<p class="muted">Your role can see this change but not settle its outcome.</p>';
   const zone = review.account?.timeZone;
   // The person's own time (set by the page's script), and the account's.
-  const when = (at: string) =>
+  const when = (at: string | undefined) =>
     at
       ? `${timeHtml(at)}${zone ? ` <span class="muted">(${esc(accountTimeText(at, zone))})</span>` : ''}`
       : '';
-  const by = (at: string, actor: string) => (at ? `${when(at)} by ${actorHtml(actor, people)}` : '');
+  const by = (at: string | undefined, actor: string | undefined) =>
+    at ? `${when(at)} by ${actorHtml(actor ?? '', people)}` : '';
   // Fields the request sends with the value they already had are left out of "What changes".
   const same = (r: { before: unknown; after: unknown }) =>
     JSON.stringify(r.before) === JSON.stringify(r.after);
@@ -407,8 +410,8 @@ export function changeDetailHtml(
     : '<p class="muted" id="payload-note">Shown with spaces as ␣, hidden characters as ⟨U+…⟩ and each host in its ASCII form, as it must be read; the request sends the text as written, byte for byte as digested.</p>';
   // Each fact as HTML, left out when empty.
   const facts: [string, string, string?][] = [
-    ['Status', esc(c.status), 'status'],
-    [c.status === 'expired' ? 'Expired' : 'Expires', when(c.expiresAt), 'expires-at'],
+    ['Status', esc(statusWord(c)), 'status'],
+    [statusWord(c) === 'expired' ? 'Expired' : 'Expires', when(c.expiresAt), 'expires-at'],
     [
       'Account',
       review.account
@@ -428,7 +431,7 @@ export function changeDetailHtml(
     [
       'Outcome settled',
       c.resolvedAt
-        ? `<span data-resolution="${esc(c.resolution)}">${esc(RESOLUTION_WORDS[c.resolution] ?? c.resolution)}</span>, ${by(c.resolvedAt, c.resolvedBy)}${
+        ? `<span data-resolution="${esc(resolutionWord(c))}">${esc(RESOLUTION_WORDS[resolutionWord(c) ?? ''] ?? resolutionWord(c))}</span>, ${by(c.resolvedAt, c.resolvedBy)}${
             c.resolutionNote ? `: <q id="resolution-note">${esc(c.resolutionNote)}</q>` : ''
           }`
         : '',
@@ -558,7 +561,7 @@ export async function loadReview(
         .getCheckedStandardsNow({ changeId: change.changeId }, onBehalfOf(p))
         .catch(() => undefined)
     : undefined;
-  if (!checkLive || !PENDING.has(change.status))
+  if (!checkLive || !PENDING.has(statusWord(change)))
     return { change, live: res.live, conflicts: [], assets, account, envelope, standardsNow };
   const { changes } = await deps.changes.listChanges(
     { status: '', accountId: change.accountId, limit: 100, offset: 0 },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ChangeSchema, ChangeStatus } from '@adsmcp/proto/changes/v1/changes_pb';
 import { create } from '@bufbuild/protobuf';
 import { assetIdsOf, changeDetailHtml, titlesByAsset } from './change-pages.ts';
 
@@ -11,7 +11,7 @@ const change = (body: object) =>
   create(ChangeSchema, {
     changeId: '6f1c2a8e-1111-4222-8333-944445555666',
     accountId: 'acc-1',
-    status: 'prepared',
+    state: ChangeStatus.PREPARED,
     summary: 'Create ads',
     operation: { method: 'POST', path: '/ads', bodyJson: JSON.stringify(body) },
     targetBeforeJson: '',
@@ -111,12 +111,12 @@ test('each image is said to show on the ads whose creatives name it: a batch’s
 });
 
 test('an approved change not yet being applied offers Reject, which withdraws the approval, and no Approve', () => {
-  const approved = { ...change({ name: 'x' }), status: 'approved' };
+  const approved = { ...change({ name: 'x' }), state: ChangeStatus.APPROVED };
   const html = changeDetailHtml(approved, new Map(), 'csrf', true, { conflicts: [] });
   assert.ok(html.includes(`action="/dashboard/changes/${approved.changeId}/reject"`), html);
   assert.match(html, /withdraws the approval; nothing has been sent/);
   assert.ok(!html.includes('id="approve"'), html);
-  const applying = changeDetailHtml({ ...approved, status: 'applying' }, new Map(), 'csrf', true, {
+  const applying = changeDetailHtml({ ...approved, state: ChangeStatus.APPLYING }, new Map(), 'csrf', true, {
     conflicts: [],
   });
   assert.ok(!html.includes('/approve"') && !applying.includes('id="reject"'), applying);

@@ -12,6 +12,7 @@ import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
 import type { FastifyInstance } from 'fastify';
 import pLimit from 'p-limit';
+import { statusWord } from '../catalogue/change-view.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import type { SessionView } from '../store/session-store.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
@@ -182,7 +183,7 @@ function changeRowHtml(c: Change, d: InboxData, now: Date): string {
     ? `<br><span class="muted">${esc(accountTimeText(c.preparedAt, account.timeZone))}</span>`
     : '';
   const action = stale === undefined ? (c.outcomeUnknown ? 'Settle' : 'Review') : 'Review (stale)';
-  return `<tr data-change="${esc(c.changeId)}"${stale === undefined ? '' : ' data-stale'}><td class="state">${statusBadge(c.outcomeUnknown ? 'failed' : c.status, c.outcomeUnknown ? 'outcome unknown' : c.status)}${marks.join('')}</td>
+  return `<tr data-change="${esc(c.changeId)}"${stale === undefined ? '' : ' data-stale'}><td class="state">${statusBadge(c.outcomeUnknown ? 'failed' : statusWord(c), c.outcomeUnknown ? 'outcome unknown' : statusWord(c))}${marks.join('')}</td>
     <td class="summary"><div class="clamp">${summaryHtml(c.summary)}</div></td><td class="when">${timeHtml(c.preparedAt)}${zone}</td>
     <td>${actorHtml(c.preparedBy, d.people)}</td><td><a href="/dashboard/changes/${esc(c.changeId)}">${action}</a></td></tr>`;
 }

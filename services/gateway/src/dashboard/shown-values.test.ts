@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ChangeSchema } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ChangeSchema, ChangeStatus } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ProposalSchema } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { create } from '@bufbuild/protobuf';
 import { reviewText } from '../admin-review.ts';
@@ -18,7 +18,7 @@ const change = (body: object, before: object = {}, summary = 'Update ad') =>
   create(ChangeSchema, {
     changeId: '6f1c2a8e-1111-4222-8333-944445555666',
     accountId: 'acc-1',
-    status: 'prepared',
+    state: ChangeStatus.PREPARED,
     summary,
     operation: { method: 'POST', path: '/ads/ad_1', bodyJson: JSON.stringify(body) },
     targetBeforeJson: JSON.stringify(before),

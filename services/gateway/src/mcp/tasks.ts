@@ -26,7 +26,7 @@ import type { Logger } from '@adsmcp/runtime/log';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { Caller, Catalogue, ProgressUpdate } from '../catalogue/catalogue.ts';
-import { appliedOrFailure } from '../catalogue/change-view.ts';
+import { appliedOrFailure, statusWord } from '../catalogue/change-view.ts';
 import { validate } from '../catalogue/schema.ts';
 import { awaitingPerson, reviewUrl } from '../catalogue/tools/change-tools.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
@@ -372,12 +372,12 @@ async function advanceApply(d: TaskDeps, caller: Caller, requestId: string, task
   const options = onBehalfOf(caller.principal);
   if (task.apply_requested) {
     const change = (await d.deps.changes.getChange({ changeId }, options)).change;
-    if (change?.status === 'applying') {
+    if (change !== undefined && statusWord(change) === 'applying') {
       // While an outage holds the apply, the change's error names the part it waits for.
       await say(
         d,
         task.task_id,
-        change.error === ''
+        change.error === undefined
           ? 'Approved; being applied on the ad platform (queued for the apply worker, then sent)'
           : `Approved; the apply waits and is tried again: ${change.error}`,
       );
@@ -394,7 +394,7 @@ async function advanceApply(d: TaskDeps, caller: Caller, requestId: string, task
     return;
   }
   const change = (await d.deps.changes.getChange({ changeId }, options)).change;
-  if (change?.status === 'prepared') {
+  if (change !== undefined && statusWord(change) === 'prepared') {
     await say(
       d,
       task.task_id,

@@ -5,10 +5,11 @@
  * so a retried dispatch finds the change it made. The proposal is locked while it is dispatched,
  * so a cancellation or a pause either comes first (nothing is dispatched) or finds it publishing.
  */
-import type { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ChangeStatusSchema, type ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { Delivery, GiveUpReason, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction, type Pool, type PoolClient } from '@adsmcp/runtime/db';
+import { enumWord } from '@adsmcp/runtime/enum-words';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey } from '@adsmcp/runtime/service-client';
@@ -136,7 +137,7 @@ export function createPublishHandler(d: PublishDeps) {
             {
               status: 'publishing',
               changeId: change?.changeId ?? null,
-              changeStatus: change?.status ?? null,
+              changeStatus: change === undefined ? null : enumWord(ChangeStatusSchema, change.state),
             },
             now,
           ),
@@ -159,7 +160,7 @@ export function createPublishHandler(d: PublishDeps) {
     const deadline = Date.now() + waitMs;
     for (;;) {
       const { change } = await d.changes.getChange({ changeId, checkLive: false }, workerFor(p));
-      const status = change?.status ?? '';
+      const status = change === undefined ? '' : (enumWord(ChangeStatusSchema, change.state) ?? '');
       if (status === 'applied' || status === 'failed') {
         await ctx.inTx(async (tx) => {
           const current = await getProposal(tx, workspaceId, proposalId, true);

@@ -5,8 +5,8 @@
 // @generated from file changes/v1/changes.proto (package changes.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_adsmcp_v1_access } from "../../adsmcp/v1/access_pb.ts";
 import { file_buf_validate_validate } from "../../buf/validate/validate_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file changes/v1/changes.proto.
  */
 export const file_changes_v1_changes: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIuIGCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHc3VtbWFyeRgFIAEoCRIwCglvcGVyYXRpb24YBiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgHIAEoCRITCgt0YXJnZXRfcGF0aBgIIAEoCRIaChJ0YXJnZXRfYmVmb3JlX2pzb24YCSABKAkSEwoLcHJlcGFyZWRfYnkYCiABKAkSEwoLcHJlcGFyZWRfYXQYCyABKAkSEwoLYXBwcm92ZWRfYnkYDCABKAkSEwoLYXBwcm92ZWRfYXQYDSABKAkSEwoLcmVqZWN0ZWRfYnkYDiABKAkSEwoLcmVqZWN0ZWRfYXQYDyABKAkSFQoNcmVqZWN0X3JlYXNvbhgQIAEoCRIaChJhcHBseV9yZXF1ZXN0ZWRfYnkYESABKAkSGgoSYXBwbHlfcmVxdWVzdGVkX2F0GBIgASgJEhIKCmFwcGxpZWRfYXQYEyABKAkSFwoPdXBzdHJlYW1fc3RhdHVzGBQgASgFEh4KFnVwc3RyZWFtX3Jlc3BvbnNlX2pzb24YFSABKAkSDQoFZXJyb3IYFiABKAkSNgoRc3RhbmRhcmRzX2NoZWNrZWQYFyADKAsyGy5jaGFuZ2VzLnYxLkNoZWNrZWRTdGFuZGFyZBIbChNhcHBsaWVkX2RpZmZlcmVuY2VzGBggAygJEikKB3VwbG9hZHMYGSADKAsyGC5jaGFuZ2VzLnYxLkNoYW5nZVVwbG9hZBIYChBhcHBseV9yZXRyaWVkX2J5GBogASgJEhgKEGFwcGx5X3JldHJpZWRfYXQYGyABKAkSFwoPb3V0Y29tZV91bmtub3duGBwgASgIEhIKCnJlc29sdXRpb24YHSABKAkSEwoLcmVzb2x2ZWRfYnkYHiABKAkSEwoLcmVzb2x2ZWRfYXQYHyABKAkSFwoPcmVzb2x1dGlvbl9ub3RlGCAgASgJEhIKCmV4cGlyZXNfYXQYISABKAkSGQoRcmV2ZXJ0c19jaGFuZ2VfaWQYPCABKAkSEwoLcmV2ZXJ0ZWRfYnkYPSADKAkibAoORXhwaXJ5U2V0dGluZ3MSHAoUcHJlcGFyZWRfdmFsaWRfaG91cnMYASABKAUSHAoUYXBwcm92YWxfdmFsaWRfaG91cnMYAiABKAUSDgoGc2V0X2J5GAMgASgJEg4KBnNldF9hdBgEIAEoCSIaChhHZXRFeHBpcnlTZXR0aW5nc1JlcXVlc3QiSQoZR2V0RXhwaXJ5U2V0dGluZ3NSZXNwb25zZRIsCghzZXR0aW5ncxgBIAEoCzIaLmNoYW5nZXMudjEuRXhwaXJ5U2V0dGluZ3MiVgoYU2V0RXhwaXJ5U2V0dGluZ3NSZXF1ZXN0EhwKFHByZXBhcmVkX3ZhbGlkX2hvdXJzGAEgASgFEhwKFGFwcHJvdmFsX3ZhbGlkX2hvdXJzGAIgASgFIkkKGVNldEV4cGlyeVNldHRpbmdzUmVzcG9uc2USLAoIc2V0dGluZ3MYASABKAsyGi5jaGFuZ2VzLnYxLkV4cGlyeVNldHRpbmdzIpQBCgxDaGFuZ2VVcGxvYWQSEAoIYXNzZXRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSEQoJYnl0ZV9zaXplGAQgASgFEg0KBXdpZHRoGAUgASgFEg4KBmhlaWdodBgGIAEoBRIOCgZzaGEyNTYYByABKAkSDwoHZmlsZV9pZBgIIAEoCSJYCg9DaGVja2VkU3RhbmRhcmQSEwoLc3RhbmRhcmRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghyZXZpc2lvbhgDIAEoBRIQCghndWlkYW5jZRgEIAEoCSLZAQoUUHJlcGFyZUNoYW5nZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgR0b29sGAIgASgJEjAKCW9wZXJhdGlvbhgDIAEoCzIdLmNoYW5nZXMudjEuVXBzdHJlYW1PcGVyYXRpb24SEwoHc3VtbWFyeRgEIAEoCUICGAESEwoLdGFyZ2V0X3BhdGgYBSABKAkSHgoSdGFyZ2V0X2JlZm9yZV9qc29uGAYgASgJQgIYARITCgtvYmplY3RfdHlwZRgHIAEoCRIOCgZlZmZlY3QYCCABKAkiOwoVUHJlcGFyZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIkMKEEdldENoYW5nZVJlcXVlc3QSGwoJY2hhbmdlX2lkGAEgASgJQgi6SAVyA7ABARISCgpjaGVja19saXZlGAIgASgIIoEBCglMaXZlQ2hlY2sSDQoFc3RhbGUYASABKAgSDgoGcmVhc29uGAIgASgJEhMKC3VuYXZhaWxhYmxlGAMgASgIEhMKC29iamVjdF9qc29uGAQgASgJEhYKDnNob3dzX3Jldmlld2VkGAUgASgIEhMKC2RpZmZlcmVuY2VzGAYgAygJIlwKEUdldENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlEiMKBGxpdmUYAiABKAsyFS5jaGFuZ2VzLnYxLkxpdmVDaGVjayLlAQoSTGlzdENoYW5nZXNSZXF1ZXN0EloKBnN0YXR1cxgBIAEoCUJKukhH2AEBckJSCHByZXBhcmVkUghhcHByb3ZlZFIHZXhwaXJlZFIIcmVqZWN0ZWRSCGFwcGx5aW5nUgdhcHBsaWVkUgZmYWlsZWQSHwoKYWNjb3VudF9pZBgCIAEoCUILukgI2AEBcgOwAQESHAoFbGltaXQYAyABKAVCDbpICtgBARoFGMgBKAESGwoGb2Zmc2V0GAQgASgFQgu6SAgaBhigjQYoABIXCg9vdXRjb21lX3Vua25vd24YBSABKAgicwoTTGlzdENoYW5nZXNSZXNwb25zZRIjCgdjaGFuZ2VzGAEgAygLMhIuY2hhbmdlcy52MS5DaGFuZ2USDQoFdG90YWwYAiABKAUSGAoLbmV4dF9vZmZzZXQYAyABKAVIAIgBAUIOCgxfbmV4dF9vZmZzZXQidAoXTGlzdENoYW5nZUV2ZW50c1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEhEKCWJlZm9yZV9hdBgEIAEoCRISCgpiZWZvcmVfa2V5GAUgASgJIoYBCgtDaGFuZ2VFdmVudBIMCgRraW5kGAEgASgJEgoKAmF0GAIgASgJEgsKA2tleRgDIAEoCRIiCgZjaGFuZ2UYBCABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRIsCghzZXR0aW5ncxgFIAEoCzIaLmNoYW5nZXMudjEuRXhwaXJ5U2V0dGluZ3MiQwoYTGlzdENoYW5nZUV2ZW50c1Jlc3BvbnNlEicKBmV2ZW50cxgBIAMoCzIXLmNoYW5nZXMudjEuQ2hhbmdlRXZlbnQiOQoUQXBwcm92ZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCSI7ChVBcHByb3ZlQ2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UiOAoTUmVqZWN0Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjoKFFJlamVjdENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIksKFFJlc29sdmVDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRISCgpyZXNvbHV0aW9uGAIgASgJEgwKBG5vdGUYAyABKAkiOwoVUmVzb2x2ZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIkgKEkFwcGx5Q2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSDgoGZGlnZXN0GAIgASgJEg8KB3dhaXRfbXMYAyABKAUiOQoTQXBwbHlDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSKBAQoQUGxhbk1vbmV5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCSKwAgoRUGxhbk1vbmV5UmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRITCgttaW5vcl91bml0cxgDIAEoBRIPCgdwdXJwb3NlGAQgASgJEhEKCW9iamVjdGl2ZRgFIAEoCRITCgt3aXJlX2Zvcm1hdBgGIAEoCRIVCg1hbW91bnRfbWljcm9zGAcgASgDEhMKC3dpcmVfbWljcm9zGAggASgDEh4KEWNwbV9zaW5nbGVfbWljcm9zGAkgASgDSACIAQESHAoPY3BtX2J1bGtfbWljcm9zGAogASgDSAGIAQESEwoLZXhwbGFuYXRpb24YCyABKAlCFAoSX2NwbV9zaW5nbGVfbWljcm9zQhIKEF9jcG1fYnVsa19taWNyb3MiZAoTUGxhblNjaGVkdWxlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC3N0YXJ0X2xvY2FsGAIgASgJEhEKCWVuZF9sb2NhbBgDIAEoCRIRCglhbWJpZ3VpdHkYBCABKAkiTwoOUGxhbm5lZEluc3RhbnQSDQoFbG9jYWwYASABKAkSCwoDdXRjGAIgASgJEhMKC3dpdGhfb2Zmc2V0GAMgASgJEgwKBG5vdGUYBCABKAkiqwEKFFBsYW5TY2hlZHVsZVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSEQoJdGltZV96b25lGAIgASgJEikKBXN0YXJ0GAMgASgLMhouY2hhbmdlcy52MS5QbGFubmVkSW5zdGFudBInCgNlbmQYBCABKAsyGi5jaGFuZ2VzLnYxLlBsYW5uZWRJbnN0YW50EhgKEGR1cmF0aW9uX3NlY29uZHMYBSABKAMicQoRUGxhbkNoYW5nZVJlcXVlc3QSMAoGY2hhbmdlGAEgASgLMiAuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVxdWVzdBIZCgxjdXJyZW50X2pzb24YAiABKAlIAIgBAUIPCg1fY3VycmVudF9qc29uIqYBChJQbGFuQ2hhbmdlUmVzcG9uc2USDwoHc3VtbWFyeRgBIAEoCRIwCglvcGVyYXRpb24YAiABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEg4KBmRpZ2VzdBgDIAEoCRITCgt0YXJnZXRfcGF0aBgEIAEoCRIQCgh2ZXJpZmllZBgFIAEoCBIWCg5hY2Nlc3NfcmVmdXNhbBgGIAEoCSKGAQoPQ3JlYXRpdmVUb0NoZWNrEgwKBHR5cGUYASABKAkSDQoFdGl0bGUYAiABKAkSDAoEYm9keRgDIAEoCRIXCgp0YXJnZXRfdXJsGAQgASgJSACIAQESFAoHZmlsZV9pZBgFIAEoCUgBiAEBQg0KC190YXJnZXRfdXJsQgoKCF9maWxlX2lkIlwKF1ZhbGlkYXRlQ3JlYXRpdmVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSLQoIY3JlYXRpdmUYAiABKAsyGy5jaGFuZ2VzLnYxLkNyZWF0aXZlVG9DaGVjayJHChNDcmVhdGl2ZUltYWdlUmVwb3J0EhAKCHJlcXVpcmVkGAEgASgIEg8KB3ByZXNlbnQYAiABKAgSDQoFaXNzdWUYAyABKAkibgoYVmFsaWRhdGVDcmVhdGl2ZVJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEhMKC2NvcHlfaXNzdWVzGAIgAygJEi4KBWltYWdlGAMgASgLMh8uY2hhbmdlcy52MS5DcmVhdGl2ZUltYWdlUmVwb3J0IpEBChtSZWNvcmRBcHByb3ZlZENoYW5nZVJlcXVlc3QSMAoGY2hhbmdlGAEgASgLMiAuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYAiABKAkSEwoLYXBwcm92ZWRfYnkYAyABKAkSGAoQYXBwcm92ZXJfdXNlcl9pZBgEIAEoCSJCChxSZWNvcmRBcHByb3ZlZENoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlMqQOCg5DaGFuZ2VzU2VydmljZRJwCg1QcmVwYXJlQ2hhbmdlEiAuY2hhbmdlcy52MS5QcmVwYXJlQ2hhbmdlUmVxdWVzdBohLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlc3BvbnNlIhqaoRkWCAgSEnByZXBhcmluZyBhIGNoYW5nZRJiCglHZXRDaGFuZ2USHC5jaGFuZ2VzLnYxLkdldENoYW5nZVJlcXVlc3QaHS5jaGFuZ2VzLnYxLkdldENoYW5nZVJlc3BvbnNlIhiaoRkUCAgSEHJlYWRpbmcgYSBjaGFuZ2USZwoLTGlzdENoYW5nZXMSHi5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VzUmVxdWVzdBofLmNoYW5nZXMudjEuTGlzdENoYW5nZXNSZXNwb25zZSIXmqEZEwgIEg9saXN0aW5nIGNoYW5nZXMSfAoQTGlzdENoYW5nZUV2ZW50cxIjLmNoYW5nZXMudjEuTGlzdENoYW5nZUV2ZW50c1JlcXVlc3QaJC5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VFdmVudHNSZXNwb25zZSIdmqEZGQgIEhVsaXN0aW5nIGNoYW5nZSBldmVudHMScAoNQXBwcm92ZUNoYW5nZRIgLmNoYW5nZXMudjEuQXBwcm92ZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXNwb25zZSIamqEZFggIEhJhcHByb3ZpbmcgYSBjaGFuZ2USbQoMUmVqZWN0Q2hhbmdlEh8uY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXF1ZXN0GiAuY2hhbmdlcy52MS5SZWplY3RDaGFuZ2VSZXNwb25zZSIamqEZFggIEhJyZWplY3RpbmcgYSBjaGFuZ2USaQoLQXBwbHlDaGFuZ2USHi5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVxdWVzdBofLmNoYW5nZXMudjEuQXBwbHlDaGFuZ2VSZXNwb25zZSIZmqEZFQgIEhFhcHBseWluZyBhIGNoYW5nZRJ+Cg1SZXNvbHZlQ2hhbmdlEiAuY2hhbmdlcy52MS5SZXNvbHZlQ2hhbmdlUmVxdWVzdBohLmNoYW5nZXMudjEuUmVzb2x2ZUNoYW5nZVJlc3BvbnNlIiiaoRkkCAgSIHNldHRsaW5nIHRoZSBvdXRjb21lIG9mIGEgY2hhbmdlEmQKCVBsYW5Nb25leRIcLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVxdWVzdBodLmNoYW5nZXMudjEuUGxhbk1vbmV5UmVzcG9uc2UiGpqhGRYICBIScGxhbm5pbmcgYW4gYW1vdW50Em4KDFBsYW5TY2hlZHVsZRIfLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVxdWVzdBogLmNoYW5nZXMudjEuUGxhblNjaGVkdWxlUmVzcG9uc2UiG5qhGRcICBITcGxhbm5pbmcgYSBzY2hlZHVsZRJmCgpQbGFuQ2hhbmdlEh0uY2hhbmdlcy52MS5QbGFuQ2hhbmdlUmVxdWVzdBoeLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlc3BvbnNlIhmaoRkVCAgSEXBsYW5uaW5nIGEgY2hhbmdlEnwKEFZhbGlkYXRlQ3JlYXRpdmUSIy5jaGFuZ2VzLnYxLlZhbGlkYXRlQ3JlYXRpdmVSZXF1ZXN0GiQuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVzcG9uc2UiHZqhGRkICBIVdmFsaWRhdGluZyBhIGNyZWF0aXZlEqoBChRSZWNvcmRBcHByb3ZlZENoYW5nZRInLmNoYW5nZXMudjEuUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXF1ZXN0GiguY2hhbmdlcy52MS5SZWNvcmRBcHByb3ZlZENoYW5nZVJlc3BvbnNlIj+aoRk7CAcSN3JlY29yZGluZyBhIGNoYW5nZSBhcHByb3ZlZCBvbiBhbiBvcHRpbWl6YXRpb24gcHJvcG9zYWwSjgEKEUdldEV4cGlyeVNldHRpbmdzEiQuY2hhbmdlcy52MS5HZXRFeHBpcnlTZXR0aW5nc1JlcXVlc3QaJS5jaGFuZ2VzLnYxLkdldEV4cGlyeVNldHRpbmdzUmVzcG9uc2UiLJqhGSgICBIkcmVhZGluZyBob3cgbG9uZyBjaGFuZ2VzIHN0YXkgdXNhYmxlEo4BChFTZXRFeHBpcnlTZXR0aW5ncxIkLmNoYW5nZXMudjEuU2V0RXhwaXJ5U2V0dGluZ3NSZXF1ZXN0GiUuY2hhbmdlcy52MS5TZXRFeHBpcnlTZXR0aW5nc1Jlc3BvbnNlIiyaoRkoCAgSJHNldHRpbmcgaG93IGxvbmcgY2hhbmdlcyBzdGF5IHVzYWJsZWIGcHJvdG8z", [file_adsmcp_v1_access, file_buf_validate_validate]);
+  fileDesc("ChhjaGFuZ2VzL3YxL2NoYW5nZXMucHJvdG8SCmNoYW5nZXMudjEiRAoRVXBzdHJlYW1PcGVyYXRpb24SDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJYm9keV9qc29uGAMgASgJIt8KCgZDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDAoEdG9vbBgDIAEoCRInCgVzdGF0ZRgiIAEoDjIYLmNoYW5nZXMudjEuQ2hhbmdlU3RhdHVzEg8KB3N1bW1hcnkYBSABKAkSMAoJb3BlcmF0aW9uGAYgASgLMh0uY2hhbmdlcy52MS5VcHN0cmVhbU9wZXJhdGlvbhIOCgZkaWdlc3QYByABKAkSEwoLdGFyZ2V0X3BhdGgYCCABKAkSGgoSdGFyZ2V0X2JlZm9yZV9qc29uGAkgASgJEhMKC3ByZXBhcmVkX2J5GAogASgJEhMKC3ByZXBhcmVkX2F0GAsgASgJEhgKC2FwcHJvdmVkX2J5GAwgASgJSACIAQESGAoLYXBwcm92ZWRfYXQYDSABKAlIAYgBARIYCgtyZWplY3RlZF9ieRgOIAEoCUgCiAEBEhgKC3JlamVjdGVkX2F0GA8gASgJSAOIAQESGgoNcmVqZWN0X3JlYXNvbhgQIAEoCUgEiAEBEh8KEmFwcGx5X3JlcXVlc3RlZF9ieRgRIAEoCUgFiAEBEh8KEmFwcGx5X3JlcXVlc3RlZF9hdBgSIAEoCUgGiAEBEhcKCmFwcGxpZWRfYXQYEyABKAlIB4gBARIcCg91cHN0cmVhbV9zdGF0dXMYFCABKAVICIgBARIjChZ1cHN0cmVhbV9yZXNwb25zZV9qc29uGBUgASgJSAmIAQESEgoFZXJyb3IYFiABKAlICogBARI2ChFzdGFuZGFyZHNfY2hlY2tlZBgXIAMoCzIbLmNoYW5nZXMudjEuQ2hlY2tlZFN0YW5kYXJkEhsKE2FwcGxpZWRfZGlmZmVyZW5jZXMYGCADKAkSKQoHdXBsb2FkcxgZIAMoCzIYLmNoYW5nZXMudjEuQ2hhbmdlVXBsb2FkEh0KEGFwcGx5X3JldHJpZWRfYnkYGiABKAlIC4gBARIdChBhcHBseV9yZXRyaWVkX2F0GBsgASgJSAyIAQESFwoPb3V0Y29tZV91bmtub3duGBwgASgIEjEKC3Jlc29sdmVkX2FzGCMgASgOMhwuY2hhbmdlcy52MS5DaGFuZ2VSZXNvbHV0aW9uEhgKC3Jlc29sdmVkX2J5GB4gASgJSA2IAQESGAoLcmVzb2x2ZWRfYXQYHyABKAlIDogBARIcCg9yZXNvbHV0aW9uX25vdGUYICABKAlID4gBARIXCgpleHBpcmVzX2F0GCEgASgJSBCIAQESHgoRcmV2ZXJ0c19jaGFuZ2VfaWQYPCABKAlIEYgBARITCgtyZXZlcnRlZF9ieRg9IAMoCUIOCgxfYXBwcm92ZWRfYnlCDgoMX2FwcHJvdmVkX2F0Qg4KDF9yZWplY3RlZF9ieUIOCgxfcmVqZWN0ZWRfYXRCEAoOX3JlamVjdF9yZWFzb25CFQoTX2FwcGx5X3JlcXVlc3RlZF9ieUIVChNfYXBwbHlfcmVxdWVzdGVkX2F0Qg0KC19hcHBsaWVkX2F0QhIKEF91cHN0cmVhbV9zdGF0dXNCGQoXX3Vwc3RyZWFtX3Jlc3BvbnNlX2pzb25CCAoGX2Vycm9yQhMKEV9hcHBseV9yZXRyaWVkX2J5QhMKEV9hcHBseV9yZXRyaWVkX2F0Qg4KDF9yZXNvbHZlZF9ieUIOCgxfcmVzb2x2ZWRfYXRCEgoQX3Jlc29sdXRpb25fbm90ZUINCgtfZXhwaXJlc19hdEIUChJfcmV2ZXJ0c19jaGFuZ2VfaWRKBAgEEAVKBAgdEB5SBnN0YXR1c1IKcmVzb2x1dGlvbiJsCg5FeHBpcnlTZXR0aW5ncxIcChRwcmVwYXJlZF92YWxpZF9ob3VycxgBIAEoBRIcChRhcHByb3ZhbF92YWxpZF9ob3VycxgCIAEoBRIOCgZzZXRfYnkYAyABKAkSDgoGc2V0X2F0GAQgASgJIhoKGEdldEV4cGlyeVNldHRpbmdzUmVxdWVzdCJJChlHZXRFeHBpcnlTZXR0aW5nc1Jlc3BvbnNlEiwKCHNldHRpbmdzGAEgASgLMhouY2hhbmdlcy52MS5FeHBpcnlTZXR0aW5ncyJWChhTZXRFeHBpcnlTZXR0aW5nc1JlcXVlc3QSHAoUcHJlcGFyZWRfdmFsaWRfaG91cnMYASABKAUSHAoUYXBwcm92YWxfdmFsaWRfaG91cnMYAiABKAUiSQoZU2V0RXhwaXJ5U2V0dGluZ3NSZXNwb25zZRIsCghzZXR0aW5ncxgBIAEoCzIaLmNoYW5nZXMudjEuRXhwaXJ5U2V0dGluZ3MipQEKDENoYW5nZVVwbG9hZBIQCghhc3NldF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCW1pbWVfdHlwZRgDIAEoCRIRCglieXRlX3NpemUYBCABKAUSDQoFd2lkdGgYBSABKAUSDgoGaGVpZ2h0GAYgASgFEg4KBnNoYTI1NhgHIAEoCRIUCgdmaWxlX2lkGAggASgJSACIAQFCCgoIX2ZpbGVfaWQiWAoPQ2hlY2tlZFN0YW5kYXJkEhMKC3N0YW5kYXJkX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIcmV2aXNpb24YAyABKAUSEAoIZ3VpZGFuY2UYBCABKAki2QEKFFByZXBhcmVDaGFuZ2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEdG9vbBgCIAEoCRIwCglvcGVyYXRpb24YAyABKAsyHS5jaGFuZ2VzLnYxLlVwc3RyZWFtT3BlcmF0aW9uEhMKB3N1bW1hcnkYBCABKAlCAhgBEhMKC3RhcmdldF9wYXRoGAUgASgJEh4KEnRhcmdldF9iZWZvcmVfanNvbhgGIAEoCUICGAESEwoLb2JqZWN0X3R5cGUYByABKAkSDgoGZWZmZWN0GAggASgJIjsKFVByZXBhcmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJDChBHZXRDaGFuZ2VSZXF1ZXN0EhsKCWNoYW5nZV9pZBgBIAEoCUIIukgFcgOwAQESEgoKY2hlY2tfbGl2ZRgCIAEoCCKBAQoJTGl2ZUNoZWNrEg0KBXN0YWxlGAEgASgIEg4KBnJlYXNvbhgCIAEoCRITCgt1bmF2YWlsYWJsZRgDIAEoCBITCgtvYmplY3RfanNvbhgEIAEoCRIWCg5zaG93c19yZXZpZXdlZBgFIAEoCBITCgtkaWZmZXJlbmNlcxgGIAMoCSJcChFHZXRDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZRIjCgRsaXZlGAIgASgLMhUuY2hhbmdlcy52MS5MaXZlQ2hlY2si5QEKEkxpc3RDaGFuZ2VzUmVxdWVzdBJaCgZzdGF0dXMYASABKAlCSrpIR9gBAXJCUghwcmVwYXJlZFIIYXBwcm92ZWRSB2V4cGlyZWRSCHJlamVjdGVkUghhcHBseWluZ1IHYXBwbGllZFIGZmFpbGVkEh8KCmFjY291bnRfaWQYAiABKAlCC7pICNgBAXIDsAEBEhwKBWxpbWl0GAMgASgFQg26SArYAQEaBRjIASgBEhsKBm9mZnNldBgEIAEoBUILukgIGgYYoI0GKAASFwoPb3V0Y29tZV91bmtub3duGAUgASgIInMKE0xpc3RDaGFuZ2VzUmVzcG9uc2USIwoHY2hhbmdlcxgBIAMoCzISLmNoYW5nZXMudjEuQ2hhbmdlEg0KBXRvdGFsGAIgASgFEhgKC25leHRfb2Zmc2V0GAMgASgFSACIAQFCDgoMX25leHRfb2Zmc2V0InQKF0xpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIRCgliZWZvcmVfYXQYBCABKAkSEgoKYmVmb3JlX2tleRgFIAEoCSKGAQoLQ2hhbmdlRXZlbnQSDAoEa2luZBgBIAEoCRIKCgJhdBgCIAEoCRILCgNrZXkYAyABKAkSIgoGY2hhbmdlGAQgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2USLAoIc2V0dGluZ3MYBSABKAsyGi5jaGFuZ2VzLnYxLkV4cGlyeVNldHRpbmdzIkMKGExpc3RDaGFuZ2VFdmVudHNSZXNwb25zZRInCgZldmVudHMYASADKAsyFy5jaGFuZ2VzLnYxLkNoYW5nZUV2ZW50IjkKFEFwcHJvdmVDaGFuZ2VSZXF1ZXN0EhEKCWNoYW5nZV9pZBgBIAEoCRIOCgZkaWdlc3QYAiABKAkiOwoVQXBwcm92ZUNoYW5nZVJlc3BvbnNlEiIKBmNoYW5nZRgBIAEoCzISLmNoYW5nZXMudjEuQ2hhbmdlIjgKE1JlamVjdENoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI6ChRSZWplY3RDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJLChRSZXNvbHZlQ2hhbmdlUmVxdWVzdBIRCgljaGFuZ2VfaWQYASABKAkSEgoKcmVzb2x1dGlvbhgCIAEoCRIMCgRub3RlGAMgASgJIjsKFVJlc29sdmVDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSJIChJBcHBseUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAEgASgJEg4KBmRpZ2VzdBgCIAEoCRIPCgd3YWl0X21zGAMgASgFIjkKE0FwcGx5Q2hhbmdlUmVzcG9uc2USIgoGY2hhbmdlGAEgASgLMhIuY2hhbmdlcy52MS5DaGFuZ2UigQEKEFBsYW5Nb25leVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIOCgZhbW91bnQYAiABKAkSEAoIY3VycmVuY3kYAyABKAkSDwoHcHVycG9zZRgEIAEoCRIRCglvYmplY3RpdmUYBSABKAkSEwoLd2lyZV9mb3JtYXQYBiABKAkisAIKEVBsYW5Nb25leVJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSEwoLbWlub3JfdW5pdHMYAyABKAUSDwoHcHVycG9zZRgEIAEoCRIRCglvYmplY3RpdmUYBSABKAkSEwoLd2lyZV9mb3JtYXQYBiABKAkSFQoNYW1vdW50X21pY3JvcxgHIAEoAxITCgt3aXJlX21pY3JvcxgIIAEoAxIeChFjcG1fc2luZ2xlX21pY3JvcxgJIAEoA0gAiAEBEhwKD2NwbV9idWxrX21pY3JvcxgKIAEoA0gBiAEBEhMKC2V4cGxhbmF0aW9uGAsgASgJQhQKEl9jcG1fc2luZ2xlX21pY3Jvc0ISChBfY3BtX2J1bGtfbWljcm9zImQKE1BsYW5TY2hlZHVsZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtzdGFydF9sb2NhbBgCIAEoCRIRCgllbmRfbG9jYWwYAyABKAkSEQoJYW1iaWd1aXR5GAQgASgJIk8KDlBsYW5uZWRJbnN0YW50Eg0KBWxvY2FsGAEgASgJEgsKA3V0YxgCIAEoCRITCgt3aXRoX29mZnNldBgDIAEoCRIMCgRub3RlGAQgASgJIqsBChRQbGFuU2NoZWR1bGVSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEhEKCXRpbWVfem9uZRgCIAEoCRIpCgVzdGFydBgDIAEoCzIaLmNoYW5nZXMudjEuUGxhbm5lZEluc3RhbnQSJwoDZW5kGAQgASgLMhouY2hhbmdlcy52MS5QbGFubmVkSW5zdGFudBIYChBkdXJhdGlvbl9zZWNvbmRzGAUgASgDInEKEVBsYW5DaGFuZ2VSZXF1ZXN0EjAKBmNoYW5nZRgBIAEoCzIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QSGQoMY3VycmVudF9qc29uGAIgASgJSACIAQFCDwoNX2N1cnJlbnRfanNvbiKmAQoSUGxhbkNoYW5nZVJlc3BvbnNlEg8KB3N1bW1hcnkYASABKAkSMAoJb3BlcmF0aW9uGAIgASgLMh0uY2hhbmdlcy52MS5VcHN0cmVhbU9wZXJhdGlvbhIOCgZkaWdlc3QYAyABKAkSEwoLdGFyZ2V0X3BhdGgYBCABKAkSEAoIdmVyaWZpZWQYBSABKAgSFgoOYWNjZXNzX3JlZnVzYWwYBiABKAkihgEKD0NyZWF0aXZlVG9DaGVjaxIMCgR0eXBlGAEgASgJEg0KBXRpdGxlGAIgASgJEgwKBGJvZHkYAyABKAkSFwoKdGFyZ2V0X3VybBgEIAEoCUgAiAEBEhQKB2ZpbGVfaWQYBSABKAlIAYgBAUINCgtfdGFyZ2V0X3VybEIKCghfZmlsZV9pZCJcChdWYWxpZGF0ZUNyZWF0aXZlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEi0KCGNyZWF0aXZlGAIgASgLMhsuY2hhbmdlcy52MS5DcmVhdGl2ZVRvQ2hlY2siRwoTQ3JlYXRpdmVJbWFnZVJlcG9ydBIQCghyZXF1aXJlZBgBIAEoCBIPCgdwcmVzZW50GAIgASgIEg0KBWlzc3VlGAMgASgJIm4KGFZhbGlkYXRlQ3JlYXRpdmVSZXNwb25zZRINCgV2YWxpZBgBIAEoCBITCgtjb3B5X2lzc3VlcxgCIAMoCRIuCgVpbWFnZRgDIAEoCzIfLmNoYW5nZXMudjEuQ3JlYXRpdmVJbWFnZVJlcG9ydCKRAQobUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXF1ZXN0EjAKBmNoYW5nZRgBIAEoCzIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QSEQoJY2hhbmdlX2lkGAIgASgJEhMKC2FwcHJvdmVkX2J5GAMgASgJEhgKEGFwcHJvdmVyX3VzZXJfaWQYBCABKAkiQgocUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXNwb25zZRIiCgZjaGFuZ2UYASABKAsyEi5jaGFuZ2VzLnYxLkNoYW5nZSrtAQoMQ2hhbmdlU3RhdHVzEh0KGUNIQU5HRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZDSEFOR0VfU1RBVFVTX1BSRVBBUkVEEAESGgoWQ0hBTkdFX1NUQVRVU19BUFBST1ZFRBACEhkKFUNIQU5HRV9TVEFUVVNfRVhQSVJFRBADEhoKFkNIQU5HRV9TVEFUVVNfUkVKRUNURUQQBBIaChZDSEFOR0VfU1RBVFVTX0FQUExZSU5HEAUSGQoVQ0hBTkdFX1NUQVRVU19BUFBMSUVEEAYSGAoUQ0hBTkdFX1NUQVRVU19GQUlMRUQQByqZAQoQQ2hhbmdlUmVzb2x1dGlvbhIhCh1DSEFOR0VfUkVTT0xVVElPTl9VTlNQRUNJRklFRBAAEiAKHENIQU5HRV9SRVNPTFVUSU9OX1NFTkRfQUdBSU4QARIdChlDSEFOR0VfUkVTT0xVVElPTl9BUFBMSUVEEAISIQodQ0hBTkdFX1JFU09MVVRJT05fTk9UX0FQUExJRUQQAzKkDgoOQ2hhbmdlc1NlcnZpY2UScAoNUHJlcGFyZUNoYW5nZRIgLmNoYW5nZXMudjEuUHJlcGFyZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLlByZXBhcmVDaGFuZ2VSZXNwb25zZSIamqEZFggIEhJwcmVwYXJpbmcgYSBjaGFuZ2USYgoJR2V0Q2hhbmdlEhwuY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXF1ZXN0Gh0uY2hhbmdlcy52MS5HZXRDaGFuZ2VSZXNwb25zZSIYmqEZFAgIEhByZWFkaW5nIGEgY2hhbmdlEmcKC0xpc3RDaGFuZ2VzEh4uY2hhbmdlcy52MS5MaXN0Q2hhbmdlc1JlcXVlc3QaHy5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VzUmVzcG9uc2UiF5qhGRMICBIPbGlzdGluZyBjaGFuZ2VzEnwKEExpc3RDaGFuZ2VFdmVudHMSIy5jaGFuZ2VzLnYxLkxpc3RDaGFuZ2VFdmVudHNSZXF1ZXN0GiQuY2hhbmdlcy52MS5MaXN0Q2hhbmdlRXZlbnRzUmVzcG9uc2UiHZqhGRkICBIVbGlzdGluZyBjaGFuZ2UgZXZlbnRzEnAKDUFwcHJvdmVDaGFuZ2USIC5jaGFuZ2VzLnYxLkFwcHJvdmVDaGFuZ2VSZXF1ZXN0GiEuY2hhbmdlcy52MS5BcHByb3ZlQ2hhbmdlUmVzcG9uc2UiGpqhGRYICBISYXBwcm92aW5nIGEgY2hhbmdlEm0KDFJlamVjdENoYW5nZRIfLmNoYW5nZXMudjEuUmVqZWN0Q2hhbmdlUmVxdWVzdBogLmNoYW5nZXMudjEuUmVqZWN0Q2hhbmdlUmVzcG9uc2UiGpqhGRYICBIScmVqZWN0aW5nIGEgY2hhbmdlEmkKC0FwcGx5Q2hhbmdlEh4uY2hhbmdlcy52MS5BcHBseUNoYW5nZVJlcXVlc3QaHy5jaGFuZ2VzLnYxLkFwcGx5Q2hhbmdlUmVzcG9uc2UiGZqhGRUICBIRYXBwbHlpbmcgYSBjaGFuZ2USfgoNUmVzb2x2ZUNoYW5nZRIgLmNoYW5nZXMudjEuUmVzb2x2ZUNoYW5nZVJlcXVlc3QaIS5jaGFuZ2VzLnYxLlJlc29sdmVDaGFuZ2VSZXNwb25zZSIomqEZJAgIEiBzZXR0bGluZyB0aGUgb3V0Y29tZSBvZiBhIGNoYW5nZRJkCglQbGFuTW9uZXkSHC5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlcXVlc3QaHS5jaGFuZ2VzLnYxLlBsYW5Nb25leVJlc3BvbnNlIhqaoRkWCAgSEnBsYW5uaW5nIGFuIGFtb3VudBJuCgxQbGFuU2NoZWR1bGUSHy5jaGFuZ2VzLnYxLlBsYW5TY2hlZHVsZVJlcXVlc3QaIC5jaGFuZ2VzLnYxLlBsYW5TY2hlZHVsZVJlc3BvbnNlIhuaoRkXCAgSE3BsYW5uaW5nIGEgc2NoZWR1bGUSZgoKUGxhbkNoYW5nZRIdLmNoYW5nZXMudjEuUGxhbkNoYW5nZVJlcXVlc3QaHi5jaGFuZ2VzLnYxLlBsYW5DaGFuZ2VSZXNwb25zZSIZmqEZFQgIEhFwbGFubmluZyBhIGNoYW5nZRJ8ChBWYWxpZGF0ZUNyZWF0aXZlEiMuY2hhbmdlcy52MS5WYWxpZGF0ZUNyZWF0aXZlUmVxdWVzdBokLmNoYW5nZXMudjEuVmFsaWRhdGVDcmVhdGl2ZVJlc3BvbnNlIh2aoRkZCAgSFXZhbGlkYXRpbmcgYSBjcmVhdGl2ZRKqAQoUUmVjb3JkQXBwcm92ZWRDaGFuZ2USJy5jaGFuZ2VzLnYxLlJlY29yZEFwcHJvdmVkQ2hhbmdlUmVxdWVzdBooLmNoYW5nZXMudjEuUmVjb3JkQXBwcm92ZWRDaGFuZ2VSZXNwb25zZSI/mqEZOwgHEjdyZWNvcmRpbmcgYSBjaGFuZ2UgYXBwcm92ZWQgb24gYW4gb3B0aW1pemF0aW9uIHByb3Bvc2FsEo4BChFHZXRFeHBpcnlTZXR0aW5ncxIkLmNoYW5nZXMudjEuR2V0RXhwaXJ5U2V0dGluZ3NSZXF1ZXN0GiUuY2hhbmdlcy52MS5HZXRFeHBpcnlTZXR0aW5nc1Jlc3BvbnNlIiyaoRkoCAgSJHJlYWRpbmcgaG93IGxvbmcgY2hhbmdlcyBzdGF5IHVzYWJsZRKOAQoRU2V0RXhwaXJ5U2V0dGluZ3MSJC5jaGFuZ2VzLnYxLlNldEV4cGlyeVNldHRpbmdzUmVxdWVzdBolLmNoYW5nZXMudjEuU2V0RXhwaXJ5U2V0dGluZ3NSZXNwb25zZSIsmqEZKAgIEiRzZXR0aW5nIGhvdyBsb25nIGNoYW5nZXMgc3RheSB1c2FibGViBnByb3RvMw", [file_adsmcp_v1_access, file_buf_validate_validate]);
 
 /**
  * The one call to the ad platform a change makes when it is applied.
@@ -53,6 +53,11 @@ export const UpstreamOperationSchema: GenMessage<UpstreamOperation> = /*@__PURE_
   messageDesc(file_changes_v1_changes, 0);
 
 /**
+ * A field that is absent was never set (nobody approved it, it was never applied); one that may be
+ * absent is `optional`, so a reader tells absent from empty without a convention. Fields whose type
+ * changed took new numbers and names, and their old ones are reserved: a reader and a writer of
+ * different releases then never read one type's bytes as another's (see buf.yaml).
+ *
  * @generated from message changes.v1.Change
  */
 export type Change = Message<"changes.v1.Change"> & {
@@ -74,14 +79,11 @@ export type Change = Message<"changes.v1.Change"> & {
   tool: string;
 
   /**
-   * prepared, approved, expired, rejected, applying, applied or failed. expired: a prepared change
-   * nobody approved, or an approved one nobody asked to apply, past its expires_at; it can no
-   * longer be approved or applied (prepare it again). Read from the stored times and the
-   * workspace's expiry settings when the change is read.
+   * Never CHANGE_STATUS_UNSPECIFIED.
    *
-   * @generated from field: string status = 4;
+   * @generated from field: changes.v1.ChangeStatus state = 34;
    */
-  status: string;
+  state: ChangeStatus;
 
   /**
    * What the change does, for a person.
@@ -122,68 +124,70 @@ export type Change = Message<"changes.v1.Change"> & {
   preparedBy: string;
 
   /**
+   * Times are RFC 3339 in UTC with milliseconds (2026-03-08T07:30:00.000Z).
+   *
    * @generated from field: string prepared_at = 11;
    */
   preparedAt: string;
 
   /**
-   * @generated from field: string approved_by = 12;
+   * @generated from field: optional string approved_by = 12;
    */
-  approvedBy: string;
+  approvedBy?: string | undefined;
 
   /**
-   * @generated from field: string approved_at = 13;
+   * @generated from field: optional string approved_at = 13;
    */
-  approvedAt: string;
+  approvedAt?: string | undefined;
 
   /**
-   * @generated from field: string rejected_by = 14;
+   * @generated from field: optional string rejected_by = 14;
    */
-  rejectedBy: string;
+  rejectedBy?: string | undefined;
 
   /**
-   * @generated from field: string rejected_at = 15;
+   * @generated from field: optional string rejected_at = 15;
    */
-  rejectedAt: string;
+  rejectedAt?: string | undefined;
 
   /**
-   * @generated from field: string reject_reason = 16;
+   * @generated from field: optional string reject_reason = 16;
    */
-  rejectReason: string;
+  rejectReason?: string | undefined;
 
   /**
-   * @generated from field: string apply_requested_by = 17;
+   * @generated from field: optional string apply_requested_by = 17;
    */
-  applyRequestedBy: string;
+  applyRequestedBy?: string | undefined;
 
   /**
-   * @generated from field: string apply_requested_at = 18;
+   * @generated from field: optional string apply_requested_at = 18;
    */
-  applyRequestedAt: string;
+  applyRequestedAt?: string | undefined;
 
   /**
-   * @generated from field: string applied_at = 19;
+   * @generated from field: optional string applied_at = 19;
    */
-  appliedAt: string;
+  appliedAt?: string | undefined;
 
   /**
-   * The platform's answer to the applied call.
+   * The platform's answer to the applied call; absent when none was recorded.
    *
-   * @generated from field: int32 upstream_status = 20;
+   * @generated from field: optional int32 upstream_status = 20;
    */
-  upstreamStatus: number;
+  upstreamStatus?: number | undefined;
 
   /**
-   * @generated from field: string upstream_response_json = 21;
+   * @generated from field: optional string upstream_response_json = 21;
    */
-  upstreamResponseJson: string;
+  upstreamResponseJson?: string | undefined;
 
   /**
-   * Why the change failed, when it did.
+   * Why the change failed, when it did; while it is applying, why the apply worker waits.
    *
-   * @generated from field: string error = 22;
+   * @generated from field: optional string error = 22;
    */
-  error: string;
+  error?: string | undefined;
 
   /**
    * The account standards the change was checked against when it was prepared, with their
@@ -215,14 +219,14 @@ export type Change = Message<"changes.v1.Change"> & {
    * Who last asked to send the change again after its apply failed with the outcome unknown (it
    * was sent and the platform's answer never came), and when; it is sent with the same key.
    *
-   * @generated from field: string apply_retried_by = 26;
+   * @generated from field: optional string apply_retried_by = 26;
    */
-  applyRetriedBy: string;
+  applyRetriedBy?: string | undefined;
 
   /**
-   * @generated from field: string apply_retried_at = 27;
+   * @generated from field: optional string apply_retried_at = 27;
    */
-  applyRetriedAt: string;
+  applyRetriedAt?: string | undefined;
 
   /**
    * Whether the change's apply outcome is unknown: it failed after it was sent and no answer of
@@ -233,44 +237,44 @@ export type Change = Message<"changes.v1.Change"> & {
   outcomeUnknown: boolean;
 
   /**
-   * How a person last settled an unknown outcome (ResolveChange): send_again, applied or
-   * not_applied; empty when nobody did. With who, when, and the note they left.
+   * How a person last settled an unknown outcome (ResolveChange); CHANGE_RESOLUTION_UNSPECIFIED
+   * when nobody did. With who, when, and the note they left (absent when they left none).
    *
-   * @generated from field: string resolution = 29;
+   * @generated from field: changes.v1.ChangeResolution resolved_as = 35;
    */
-  resolution: string;
+  resolvedAs: ChangeResolution;
 
   /**
-   * @generated from field: string resolved_by = 30;
+   * @generated from field: optional string resolved_by = 30;
    */
-  resolvedBy: string;
+  resolvedBy?: string | undefined;
 
   /**
-   * @generated from field: string resolved_at = 31;
+   * @generated from field: optional string resolved_at = 31;
    */
-  resolvedAt: string;
+  resolvedAt?: string | undefined;
 
   /**
-   * @generated from field: string resolution_note = 32;
+   * @generated from field: optional string resolution_note = 32;
    */
-  resolutionNote: string;
+  resolutionNote?: string | undefined;
 
   /**
    * When a prepared change stops being approvable, or an approved one stops being appliable if no
-   * apply was asked for (RFC 3339); past it the status is expired. Empty for every other status:
-   * once an apply was asked for, the approval is used and no longer expires.
+   * apply was asked for; past it the status is expired. Absent for every other status: once an
+   * apply was asked for, the approval is used and no longer expires.
    *
-   * @generated from field: string expires_at = 33;
+   * @generated from field: optional string expires_at = 33;
    */
-  expiresAt: string;
+  expiresAt?: string | undefined;
 
   /**
-   * The change this one reverts (ads_prepare_revert), or empty. Numbered apart from the fields
+   * The change this one reverts (ads_prepare_revert), or absent. Numbered apart from the fields
    * above so that fields added beside them do not collide.
    *
-   * @generated from field: string reverts_change_id = 60;
+   * @generated from field: optional string reverts_change_id = 60;
    */
-  revertsChangeId: string;
+  revertsChangeId?: string | undefined;
 
   /**
    * The changes prepared to revert this one, oldest first.
@@ -447,11 +451,11 @@ export type ChangeUpload = Message<"changes.v1.ChangeUpload"> & {
   sha256: string;
 
   /**
-   * The platform's file id, once uploaded; empty before.
+   * The platform's file id, once uploaded; absent before.
    *
-   * @generated from field: string file_id = 8;
+   * @generated from field: optional string file_id = 8;
    */
-  fileId: string;
+  fileId?: string | undefined;
 };
 
 /**
@@ -1588,6 +1592,120 @@ export type RecordApprovedChangeResponse = Message<"changes.v1.RecordApprovedCha
  */
 export const RecordApprovedChangeResponseSchema: GenMessage<RecordApprovedChangeResponse> = /*@__PURE__*/
   messageDesc(file_changes_v1_changes, 39);
+
+/**
+ * Where a change stands. Tools, the dashboard and the changes service's rows name a status by
+ * its word: the value's name without the CHANGE_STATUS_ prefix, in lower case (prepared).
+ *
+ * @generated from enum changes.v1.ChangeStatus
+ */
+export enum ChangeStatus {
+  /**
+   * Never sent: every change has a status.
+   *
+   * @generated from enum value: CHANGE_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Recorded, waiting for a person's approval.
+   *
+   * @generated from enum value: CHANGE_STATUS_PREPARED = 1;
+   */
+  PREPARED = 1,
+
+  /**
+   * Approved by a person, waiting for an apply request.
+   *
+   * @generated from enum value: CHANGE_STATUS_APPROVED = 2;
+   */
+  APPROVED = 2,
+
+  /**
+   * A prepared change nobody approved, or an approved one nobody asked to apply, past its
+   * expires_at; it can no longer be approved or applied (prepare it again). Read from the stored
+   * times and the workspace's expiry settings when the change is read.
+   *
+   * @generated from enum value: CHANGE_STATUS_EXPIRED = 3;
+   */
+  EXPIRED = 3,
+
+  /**
+   * Rejected by a person: never applied.
+   *
+   * @generated from enum value: CHANGE_STATUS_REJECTED = 4;
+   */
+  REJECTED = 4,
+
+  /**
+   * Asked to apply: the apply worker is sending it, or waits to try it again.
+   *
+   * @generated from enum value: CHANGE_STATUS_APPLYING = 5;
+   */
+  APPLYING = 5,
+
+  /**
+   * Applied on the ad platform.
+   *
+   * @generated from enum value: CHANGE_STATUS_APPLIED = 6;
+   */
+  APPLIED = 6,
+
+  /**
+   * Not applied (see error), or applied with its outcome unknown (outcome_unknown).
+   *
+   * @generated from enum value: CHANGE_STATUS_FAILED = 7;
+   */
+  FAILED = 7,
+}
+
+/**
+ * Describes the enum changes.v1.ChangeStatus.
+ */
+export const ChangeStatusSchema: GenEnum<ChangeStatus> = /*@__PURE__*/
+  enumDesc(file_changes_v1_changes, 0);
+
+/**
+ * How a person settled a change whose apply outcome was unknown (ResolveChange), named by its word
+ * as ChangeStatus is (send_again, applied, not_applied).
+ *
+ * @generated from enum changes.v1.ChangeResolution
+ */
+export enum ChangeResolution {
+  /**
+   * Nobody settled it.
+   *
+   * @generated from enum value: CHANGE_RESOLUTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Sent again with the same idempotency key.
+   *
+   * @generated from enum value: CHANGE_RESOLUTION_SEND_AGAIN = 1;
+   */
+  SEND_AGAIN = 1,
+
+  /**
+   * Found applied on the ad platform: the change became applied.
+   *
+   * @generated from enum value: CHANGE_RESOLUTION_APPLIED = 2;
+   */
+  APPLIED = 2,
+
+  /**
+   * Found not applied: it stays failed and is not sent again.
+   *
+   * @generated from enum value: CHANGE_RESOLUTION_NOT_APPLIED = 3;
+   */
+  NOT_APPLIED = 3,
+}
+
+/**
+ * Describes the enum changes.v1.ChangeResolution.
+ */
+export const ChangeResolutionSchema: GenEnum<ChangeResolution> = /*@__PURE__*/
+  enumDesc(file_changes_v1_changes, 1);
 
 /**
  * @generated from service changes.v1.ChangesService
