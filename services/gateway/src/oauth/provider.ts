@@ -7,7 +7,14 @@
  */
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { SafeFetch } from '@adsmcp/runtime/safe-fetch';
-import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, {
+  type ClientMetadata,
+  type Configuration,
+  type ErrorOut,
+  errors,
+  type KoaContextWithOIDC,
+  type ResourceServer,
+} from 'oidc-provider';
 import { esc, page } from '../dashboard/html.ts';
 import { cookieKeys, signingJwk } from './keys.ts';
 import { providerFetch } from './outbound-fetch.ts';
@@ -56,7 +63,15 @@ export interface ProviderOptions {
 }
 
 export function createProvider(db: Queryable, o: ProviderOptions): Provider {
-  const provider = new Provider(o.publicUrl, {
+  const provider = new Provider(o.publicUrl, configuration(db, o));
+  provider.proxy = o.trustProxy;
+  provider.use(withoutOpenidScope);
+  return provider;
+}
+
+/** oidc-provider's configuration: what is offered, for how long, and the hooks into this gateway. */
+function configuration(db: Queryable, o: ProviderOptions): Configuration {
+  return {
     adapter: pgAdapter(db),
     findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
     scopes: [...OAUTH_SCOPES],
@@ -90,69 +105,86 @@ export function createProvider(db: Queryable, o: ProviderOptions): Provider {
     // keep the grant for an access token but still delete its refresh tokens, leaving a
     // connection listed active that nothing can use): `grant.revoked` then revokes the connection.
     revokeGrantPolicy: () => true,
-    // A failed authorization request a person sees: the dashboard's frame, the error escaped.
-    renderError: (ctx, out) => {
-      ctx.type = 'html';
-      ctx.body = page(
-        'Sign-in request refused',
-        `<section><h2>This sign-in request was refused</h2><p class="error" role="alert">${esc(out.error)}: ${esc(out.error_description ?? '')}</p><p>Start the connection again from your MCP client.</p></section>`,
-      );
-    },
+    renderError: renderRefusal,
     fetch: providerFetch(o.safeFetch),
     extraClientMetadata: {
       // software_id is only the hook: the validator sees the whole metadata once per registration.
       properties: ['software_id'],
-      validator: (_ctx, key, _value, metadata) => {
-        if (key !== 'software_id') return;
-        const problem =
-          nulProblem(metadata) ??
-          redirectUrisProblem(metadata.redirect_uris) ??
-          displayedMetadataProblem(metadata);
-        if (problem !== undefined) throw new errors.InvalidClientMetadata(problem);
-      },
+      validator: validateClientMetadata,
     },
-    features: {
-      devInteractions: { enabled: false },
-      userinfo: { enabled: false },
-      // Only what docs/oauth.md describes is served and advertised: no pushed authorization
-      // requests (their endpoint is not routed), no DPoP, no RP-initiated logout page.
-      pushedAuthorizationRequests: { enabled: false },
-      dPoP: { enabled: false },
-      rpInitiatedLogout: { enabled: false },
-      revocation: { enabled: true },
-      // A client_id that is an https URL names its own metadata document, fetched (safely) and
-      // cached between 30 s and 5 min as its HTTP caching headers say.
-      clientIdMetadataDocument: { enabled: true, ack: 'draft-02', cacheDuration: { min: 30, max: 300 } },
-      registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => o.resource,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: KoaContextWithOIDC, indicator: string) => {
-          if (indicator !== o.resource) {
-            throw new errors.InvalidTarget(`resource must be ${o.resource} (got ${indicator})`);
-          }
-          return {
-            scope: OAUTH_SCOPES.join(' '),
-            audience: o.resource,
-            accessTokenTTL: ACCESS_TOKEN_TTL,
-            accessTokenFormat: 'opaque',
-          };
-        },
-      },
-    },
-  });
-  provider.proxy = o.trustProxy;
-  // No OpenID Connect is offered (no ID tokens are issued for our scopes), but the library always
-  // lists `openid`: the metadata names only the scopes docs/oauth.md describes.
-  provider.use(async (ctx, next) => {
-    await next();
-    if (ctx.oidc?.route !== 'discovery') return;
-    const body = ctx.body as { scopes_supported?: string[] } | undefined;
-    if (body?.scopes_supported) body.scopes_supported = body.scopes_supported.filter((s) => s !== 'openid');
-  });
-  return provider;
+    features: features(o.resource),
+  };
 }
+
+function features(resource: string): Configuration['features'] {
+  return {
+    devInteractions: { enabled: false },
+    userinfo: { enabled: false },
+    // Only what docs/oauth.md describes is served and advertised: no pushed authorization
+    // requests (their endpoint is not routed), no DPoP, no RP-initiated logout page.
+    pushedAuthorizationRequests: { enabled: false },
+    dPoP: { enabled: false },
+    rpInitiatedLogout: { enabled: false },
+    revocation: { enabled: true },
+    // A client_id that is an https URL names its own metadata document, fetched (safely) and
+    // cached between 30 s and 5 min as its HTTP caching headers say.
+    clientIdMetadataDocument: { enabled: true, ack: 'draft-02', cacheDuration: { min: 30, max: 300 } },
+    registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => resource,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (_ctx: KoaContextWithOIDC, indicator: string) =>
+        resourceServer(resource, indicator),
+    },
+  };
+}
+
+/** The one resource tokens are issued for: this MCP endpoint, with opaque short-lived tokens. */
+function resourceServer(resource: string, indicator: string): ResourceServer {
+  if (indicator !== resource) {
+    throw new errors.InvalidTarget(`resource must be ${resource} (got ${indicator})`);
+  }
+  return {
+    scope: OAUTH_SCOPES.join(' '),
+    audience: resource,
+    accessTokenTTL: ACCESS_TOKEN_TTL,
+    accessTokenFormat: 'opaque',
+  };
+}
+
+/** A failed authorization request a person sees: the dashboard's frame, the error escaped. */
+function renderRefusal(ctx: KoaContextWithOIDC, out: ErrorOut): void {
+  ctx.type = 'html';
+  ctx.body = page(
+    'Sign-in request refused',
+    `<section><h2>This sign-in request was refused</h2><p class="error" role="alert">${esc(out.error)}: ${esc(out.error_description ?? '')}</p><p>Start the connection again from your MCP client.</p></section>`,
+  );
+}
+
+/** Refuses a registration whose metadata cannot be stored, redirects badly or is too long to show. */
+function validateClientMetadata(
+  _ctx: KoaContextWithOIDC | undefined,
+  key: string,
+  _value: unknown,
+  metadata: ClientMetadata,
+): void {
+  if (key !== 'software_id') return;
+  const problem =
+    nulProblem(metadata) ?? redirectUrisProblem(metadata.redirect_uris) ?? displayedMetadataProblem(metadata);
+  if (problem !== undefined) throw new errors.InvalidClientMetadata(problem);
+}
+
+/**
+ * No OpenID Connect is offered (no ID tokens are issued for our scopes), but the library always
+ * lists `openid`: the metadata names only the scopes docs/oauth.md describes.
+ */
+const withoutOpenidScope: Parameters<Provider['use']>[0] = async (ctx, next) => {
+  await next();
+  if (ctx.oidc?.route !== 'discovery') return;
+  const body = ctx.body as { scopes_supported?: string[] } | undefined;
+  if (body?.scopes_supported) body.scopes_supported = body.scopes_supported.filter((s) => s !== 'openid');
+};
 
 /** Why the metadata cannot be stored: a field holding U+0000, which PostgreSQL cannot take. */
 function nulProblem(metadata: Record<string, unknown>): string | undefined {
