@@ -5,6 +5,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { isDatabaseUnavailable } from './db.ts';
 import { DomainError, type ErrorKind, ResourceExhaustedError, StaleRevisionError } from './errors.ts';
+import { refusalDetailsMetadata } from './platform-read/refusal.ts';
 
 const CODES: Record<ErrorKind, Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -54,7 +55,8 @@ export function toConnectError(err: unknown, service = 'the service'): ConnectEr
       [RETRY_AFTER_METADATA]: String(err.retryAfterSeconds),
     });
   }
-  if (err instanceof DomainError) return new ConnectError(err.message, CODES[err.kind]);
+  if (err instanceof DomainError)
+    return new ConnectError(err.message, CODES[err.kind], refusalDetailsMetadata(err.details));
   if (err instanceof ConnectError) return err;
   const data = dataException(err);
   if (data !== undefined) return new ConnectError(data, Code.InvalidArgument);

@@ -15,10 +15,17 @@ export type ErrorKind =
   | 'unavailable'
   | 'cancelled';
 
+/**
+ * Fields a refusal names for its caller to show beside its message (the change's status, the
+ * claim_token to retry with); the service's answer carries them in its error metadata.
+ */
+export type RefusalDetails = Readonly<Record<string, string | number | boolean | null>>;
+
 export class DomainError extends Error {
   constructor(
     message: string,
     readonly kind: ErrorKind,
+    readonly details?: RefusalDetails,
   ) {
     super(message);
     this.name = new.target.name;
@@ -40,8 +47,8 @@ export class NotFoundError extends DomainError {
 
 /** The record is not in a state that allows the operation. */
 export class FailedPreconditionError extends DomainError {
-  constructor(message: string) {
-    super(message, 'failed_precondition');
+  constructor(message: string, details?: RefusalDetails) {
+    super(message, 'failed_precondition', details);
   }
 }
 

@@ -5,13 +5,73 @@
  * this metadata, since the Connect codes alone would fold those into a few generic ones.
  */
 import { type Code, ConnectError } from '@connectrpc/connect';
+import type { RefusalDetails } from '../errors.ts';
+
+export type { RefusalDetails } from '../errors.ts';
 
 /** The error metadata key (a response header) that holds the refusal's own code. */
 export const REFUSAL_CODE_METADATA = 'adsmcp-refusal-code';
 
-/** A refusal of kind `kind` whose caller should report `code` with `message`. */
-export function codedRefusal(code: string, kind: Code, message: string): ConnectError {
-  return new ConnectError(message, kind, { [REFUSAL_CODE_METADATA]: code });
+/**
+ * The error metadata key that holds the fields a caller shows beside the refusal's code and
+ * message (the change's status, the claim_token to retry with), as a JSON object.
+ */
+export const REFUSAL_DETAILS_METADATA = 'adsmcp-refusal-details';
+
+/** A header is no place for a document: the few fields a refusal names fit well within this. */
+export const MAX_REFUSAL_DETAILS_BYTES = 4096;
+
+const RESERVED = new Set(['code', 'message']);
+
+/**
+ * The metadata carrying `details`. Non-ASCII characters are escaped (a header value is ASCII), so
+ * the value is still JSON. Details that name `code` or `message`, or that outgrow the bound, are
+ * the service's own fault and throw, rather than reach the caller cut or overriding the refusal.
+ */
+export function refusalDetailsMetadata(details: RefusalDetails | undefined): Record<string, string> {
+  if (details === undefined || Object.keys(details).length === 0) return {};
+  const reserved = Object.keys(details).filter((k) => RESERVED.has(k));
+  if (reserved.length > 0)
+    throw new Error(`refusal details may not name ${reserved.join(', ')}: they are the refusal's own`);
+  const json = JSON.stringify(details).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  if (json.length > MAX_REFUSAL_DETAILS_BYTES)
+    throw new Error(
+      `refusal details take ${json.length} bytes; at most ${MAX_REFUSAL_DETAILS_BYTES} fit in the error metadata`,
+    );
+  return { [REFUSAL_DETAILS_METADATA]: json };
+}
+
+/** A refusal of kind `kind` whose caller should report `code` with `message`, and `details` beside them. */
+export function codedRefusal(
+  code: string,
+  kind: Code,
+  message: string,
+  details?: RefusalDetails,
+): ConnectError {
+  return new ConnectError(message, kind, {
+    [REFUSAL_CODE_METADATA]: code,
+    ...refusalDetailsMetadata(details),
+  });
+}
+
+/**
+ * The fields `err` names for its caller to show, without `code` and `message` (which stay the
+ * refusal's own); empty when it names none or its metadata is not a JSON object within the bound.
+ */
+export function refusalDetailsOf(err: ConnectError): Record<string, unknown> {
+  const raw = err.metadata.get(REFUSAL_DETAILS_METADATA);
+  if (raw === null || raw.length > MAX_REFUSAL_DETAILS_BYTES) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return {};
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
+  return Object.fromEntries(Object.entries(parsed).filter(([k]) => !RESERVED.has(k)));
 }
 
 /** The refusal's own code and message when `err` carries one, else undefined. */

@@ -7,12 +7,13 @@
 import { CURRENT_REVISION_METADATA, RETRY_AFTER_METADATA } from '@adsmcp/runtime/connect-errors';
 import { isDatabaseUnavailable } from '@adsmcp/runtime/db';
 import { type Logger, withRequestId } from '@adsmcp/runtime/log';
-import { refusalOf } from '@adsmcp/runtime/platform-read/refusal';
+import { refusalDetailsOf, refusalOf } from '@adsmcp/runtime/platform-read/refusal';
 import { connectionFailure, unreachableService } from '@adsmcp/runtime/service-client';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Behavior, Caller, Catalogue, ToolContext } from '../catalogue/catalogue.ts';
 import { type Issue, validate } from '../catalogue/schema.ts';
+import { reviewUrl } from '../catalogue/tools/change-tools.ts';
 import { ToolFailure } from './tool-failure.ts';
 
 export interface ToolResult {
@@ -59,7 +60,25 @@ function errorFields(err: ConnectError): Record<string, unknown> {
   return extra;
 }
 
-function fromServiceError(err: ConnectError, requestId: string, behavior: Behavior): ToolResult {
+/**
+ * The fields a service's refusal names for the agent (adsmcp-refusal-details), shown beside the
+ * error's code and message, which they never replace. A refusal about a change gets the change's
+ * review_url, by the rule changeView uses for every change, since the service does not know the
+ * gateway's public address.
+ */
+function detailsOf(err: ConnectError, publicUrl: string): Record<string, unknown> {
+  const details = refusalDetailsOf(err);
+  if (typeof details.change_id === 'string') details.review_url = reviewUrl(publicUrl, details.change_id);
+  return details;
+}
+
+/** The tool error for a service's refusal `err`, with what the service said of it. */
+export function fromServiceError(
+  err: ConnectError,
+  requestId: string,
+  behavior: Behavior,
+  publicUrl: string,
+): ToolResult {
   const failure = connectionFailure(err);
   const named = unreachableService(err);
   const service = named === undefined ? 'a service this tool needs' : `the ${named} service this tool needs`;
@@ -78,12 +97,16 @@ function fromServiceError(err: ConnectError, requestId: string, behavior: Behavi
   // A service that reads the ad platform for a tool names the refusal's own code (report_too_large,
   // the platform's rate_limit_exceeded), which the Connect code alone would fold into a generic one.
   const refusal = refusalOf(err);
-  if (refusal !== undefined) return toolError(refusal.code, refusal.message);
+  const details = detailsOf(err, publicUrl);
+  if (refusal !== undefined) return toolError(refusal.code, refusal.message, details);
   const code = CODE_NAMES[err.code];
-  if (code !== undefined) return toolError(code, err.rawMessage, errorFields(err));
+  if (code !== undefined) return toolError(code, err.rawMessage, { ...details, ...errorFields(err) });
   if (err.code === Code.Unavailable) {
     // The service's own word that something it needs (the ad platform) is unavailable.
-    return toolError('unavailable', `${err.rawMessage} (request ${requestId})`, errorFields(err));
+    return toolError('unavailable', `${err.rawMessage} (request ${requestId})`, {
+      ...details,
+      ...errorFields(err),
+    });
   }
   if (err.code === Code.DeadlineExceeded) {
     return toolError(
@@ -97,14 +120,15 @@ function fromServiceError(err: ConnectError, requestId: string, behavior: Behavi
   );
 }
 
-export interface CallDeps<D> {
+/** What a tool call needs of the gateway's dependencies itself: its public address, for review pages. */
+export interface CallDeps<D extends { readonly publicUrl: string }> {
   catalogue: Catalogue<D>;
   deps: D;
   logger: Logger;
 }
 
 /** callTool runs tool `name` for `caller`. Unknown tools are protocol errors, as MCP says. */
-export async function callTool<D>(
+export async function callTool<D extends { readonly publicUrl: string }>(
   d: CallDeps<D>,
   caller: Caller,
   requestId: string,
@@ -138,7 +162,7 @@ export async function callTool<D>(
       if (err instanceof ConnectError) {
         if (err.code === Code.Internal || err.code === Code.Unknown)
           d.logger.error({ err, tool: name }, 'tool failed');
-        return fromServiceError(err, requestId, tool.behavior);
+        return fromServiceError(err, requestId, tool.behavior, d.deps.publicUrl);
       }
       if (isDatabaseUnavailable(err)) {
         d.logger.warn({ err, tool: name }, 'tool failed: the gateway database is not answering');
@@ -148,7 +172,12 @@ export async function callTool<D>(
         );
       }
       d.logger.error({ err, tool: name }, 'tool failed');
-      return fromServiceError(new ConnectError('internal', Code.Internal), requestId, tool.behavior);
+      return fromServiceError(
+        new ConnectError('internal', Code.Internal),
+        requestId,
+        tool.behavior,
+        d.deps.publicUrl,
+      );
     }
   });
 }
