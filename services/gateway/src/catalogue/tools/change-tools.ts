@@ -5,15 +5,13 @@
  * dashboard and ads_apply_change applies it, once, with exactly that payload.
  */
 import {
+  type ApplyChangeResponse,
   ChangesService,
   type GetChangeResponse,
   type ListChangesResponse,
 } from '@adsmcp/proto/changes/v1/changes_pb';
-import { nameUnreachable } from '@adsmcp/runtime/service-client';
-import { Code, ConnectError } from '@connectrpc/connect';
-import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
-import { ToolFailure } from '../../mcp/tool-failure.ts';
-import type { ToolContext, ToolRow } from '../catalogue.ts';
+import type { GatewayDeps } from '../../deps.ts';
+import type { ToolRow } from '../catalogue.ts';
 import { appliedOrFailure, CHANGE_OUTPUT, changeView } from '../change-view.ts';
 import { enumOf, integer, nullable, number, object, string } from '../schema.ts';
 import { accountId, platformId } from './platform-arguments.ts';
@@ -161,39 +159,6 @@ export function reviewUrl(publicUrl: string, changeId: string): string {
 const APPLY_WAIT_MS = 5000;
 
 /**
- * Applies a change for `ctx`'s caller; a refusal of a change that exists names its status and its
- * review page (review_url), so an agent whose change still awaits a person can send them there.
- */
-export async function applyChangeNow(
-  ctx: ToolContext<GatewayDeps>,
-  args: { change_id: string; digest?: string },
-  waitMs = APPLY_WAIT_MS,
-): Promise<Record<string, unknown>> {
-  const options = onBehalfOf(ctx.caller.principal);
-  const digest = args.digest ?? '';
-  try {
-    const res = await ctx.deps.changes.applyChange({ changeId: args.change_id, digest, waitMs }, options);
-    return appliedOrFailure(res.change, ctx.deps.publicUrl);
-  } catch (err) {
-    // A changes service that cannot be reached is named, as every route's failure is (route-runner.ts).
-    if (!(err instanceof ConnectError) || err.code !== Code.FailedPrecondition)
-      throw nameUnreachable(err, 'changes');
-    const change = (
-      await ctx.deps.changes.getChange({ changeId: args.change_id }, options).catch((e: unknown) => {
-        throw nameUnreachable(e, 'changes');
-      })
-    ).change;
-    // A digest that is not the change's is refused as that, whatever the change's status.
-    if (change === undefined || (digest !== '' && digest !== change.digest)) throw err;
-    throw new ToolFailure('failed_precondition', err.rawMessage, {
-      status: change.status,
-      change_id: change.changeId,
-      review_url: reviewUrl(ctx.deps.publicUrl, change.changeId),
-    });
-  }
-}
-
-/**
  * The change an ads_apply_change error result is about when it awaits a person's decision (it
  * is prepared, not yet approved), with its review page; undefined for every other result.
  */
@@ -232,12 +197,13 @@ export const applyChange: ToolRow<GatewayDeps> = {
   destructive: true,
   openWorld: true,
   example: { change_id: EXAMPLE_CHANGE, digest: 'a'.repeat(64) },
+  // The changes service names a refused change's status and change_id in the refusal's details,
+  // and the tool error adds its review_url (tool-call.ts), as URL elicitation and tasks read it.
   route: {
-    kind: 'run',
-    why: 'a refusal of a change that exists is answered with its status and review page, read after the refusal',
-    routesTo:
-      'changes.v1.ChangesService/ApplyChange, and changes.v1.ChangesService/GetChange after a refusal',
-    run: (ctx, args) => applyChangeNow(ctx, args as { change_id: string; digest?: string }),
+    kind: 'rpc',
+    method: ChangesService.method.applyChange,
+    fixed: { wait_ms: APPLY_WAIT_MS },
+    view: (res, { deps }) => appliedOrFailure((res as ApplyChangeResponse).change, deps.publicUrl),
   },
 };
 
