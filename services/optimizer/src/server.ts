@@ -54,6 +54,7 @@ export function buildServer(deps: Deps): ConnectServer {
         createSnapshotHandlers({
           pool: deps.pool,
           clock,
+          logger: deps.logger,
           ...(deps.upstream === undefined ? {} : { upstream: deps.upstream }),
         }),
       );

@@ -1,9 +1,10 @@
 /**
- * The optimizer service in-process for the review tests: both its services' clients, signed as the
+ * The optimizer service in-process for the review tests: its services' clients, signed as the
  * gateway signs, over a fresh migrated database (with the bus's tables), with a clock the test moves.
  */
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { SnapshotService } from '@adsmcp/proto/optimizer/v1/snapshot_pb';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
@@ -22,6 +23,8 @@ export interface ReviewHarness {
   pool: Pool;
   optimizers: Client<typeof OptimizerService>;
   reviews: Client<typeof ReviewService>;
+  /** Without an upstream-proxy: every snapshot read fails, as one that cannot reach the platform. */
+  snapshots: Client<typeof SnapshotService>;
   as: typeof as;
   now(): Date;
   advance(ms: number): void;
@@ -47,6 +50,7 @@ export async function startReviewHarness(): Promise<ReviewHarness> {
     pool,
     optimizers: createServiceClient(OptimizerService, url, SERVICE_NAME, signer),
     reviews: createServiceClient(ReviewService, url, SERVICE_NAME, signer),
+    snapshots: createServiceClient(SnapshotService, url, SERVICE_NAME, signer),
     as,
     now: () => now,
     advance(ms) {

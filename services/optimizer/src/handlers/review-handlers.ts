@@ -331,7 +331,12 @@ async function getRun(deps: ReviewHandlerDeps, req: Req<'getRun'>, ctx: HandlerC
   return { run: await withProposals(deps, principal.workspaceId, run, deps.clock()) };
 }
 
-async function claimRun(deps: ReviewHandlerDeps, req: Req<'claimRun'>, ctx: HandlerContext): Res<'claimRun'> {
+/** Claims a run for the caller, with its own token or a new one; SnapshotService's one-call claim uses it too. */
+export async function claimRun(
+  deps: Pick<ReviewHandlerDeps, 'pool' | 'clock'>,
+  req: Pick<Req<'claimRun'>, 'runId' | 'claimToken'>,
+  ctx: HandlerContext,
+): Res<'claimRun'> {
   const principal = principalOf(ctx);
   const runId = canonicalUuid('run_id', req.runId);
   const token = req.claimToken === undefined ? randomUUID() : canonicalUuid('claim_token', req.claimToken);

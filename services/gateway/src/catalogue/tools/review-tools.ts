@@ -5,20 +5,15 @@
  * optimizer publishes it as a change.
  */
 
-import { randomUUID } from 'node:crypto';
 import {
   PerformanceSnapshotSchema,
-  type ReviewRun,
   ReviewRunSchema,
   ReviewService,
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
-import { SnapshotService, type TakeSnapshotResponse } from '@adsmcp/proto/optimizer/v1/snapshot_pb';
-import { Code, ConnectError } from '@connectrpc/connect';
-import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
-import { ToolFailure } from '../../mcp/tool-failure.ts';
-import { defineTool, type ToolRow } from '../catalogue.ts';
+import { SnapshotService } from '@adsmcp/proto/optimizer/v1/snapshot_pb';
+import type { GatewayDeps } from '../../deps.ts';
+import type { ToolRow } from '../catalogue.ts';
 import { messageSchema } from '../output-schema.ts';
-import { resultOf } from '../rpc-mapping.ts';
 import { array, enumOf, integer, object, string } from '../schema.ts';
 
 const GROUP = 'Automation and optimization';
@@ -136,31 +131,6 @@ export const getRun: ToolRow<GatewayDeps> = {
   route: { kind: 'rpc', method: ReviewService.method.getRun },
 };
 
-const CODE_WORDS: Partial<Record<Code, string>> = {
-  [Code.NotFound]: 'not_found',
-  [Code.PermissionDenied]: 'permission_denied',
-  [Code.InvalidArgument]: 'invalid_argument',
-  [Code.FailedPrecondition]: 'failed_precondition',
-  [Code.ResourceExhausted]: 'rate_limited',
-};
-
-/**
- * The failure of a snapshot read after the claim was made: the run stays claimed by the caller,
- * so the error says with which token to claim it again.
- */
-function claimedWithoutSnapshot(err: unknown, run: ReviewRun, token: string): ToolFailure {
-  const retry = `the run stays claimed by you until ${run.claimExpiresAt ?? 'its claim runs out'}: call ads_claim_optimization_run again with claim_token ${token} to read the snapshot again`;
-  const extra = { run_id: run.runId, claim_token: token };
-  if (err instanceof ToolFailure)
-    return new ToolFailure(err.code, `${err.message}; ${retry}`, { ...err.extra, ...extra });
-  const e = ConnectError.from(err);
-  return new ToolFailure(
-    CODE_WORDS[e.code] ?? 'unavailable',
-    `the performance snapshot could not be read (${e.rawMessage}); ${retry}`,
-    extra,
-  );
-}
-
 const claimOutput = {
   type: 'object',
   properties: {
@@ -180,7 +150,7 @@ const claimInput = object(
   ['run_id'],
 );
 
-export const claimRun = defineTool<GatewayDeps, typeof claimInput>({
+export const claimRun: ToolRow<GatewayDeps> = {
   name: 'ads_claim_optimization_run',
   title: 'Claim optimization run',
   group: GROUP,
@@ -199,37 +169,10 @@ export const claimRun = defineTool<GatewayDeps, typeof claimInput>({
   example: { run_id: EXAMPLE_RUN, claim_token: EXAMPLE_TOKEN },
   output: claimOutput,
   openWorld: true,
-  route: {
-    kind: 'run',
-    why: 'two calls, so that a snapshot that cannot be read leaves the run claimed and the error can name the claim_token to retry with: the optimizer claims the run, then reads the snapshot from the ad platform itself and records it',
-    routesTo: 'optimizer.v1.ReviewService/ClaimRun, optimizer.v1.SnapshotService/TakeSnapshot',
-    async run({ caller, deps }, args) {
-      const reviews = deps.clientOf(ReviewService);
-      const as = onBehalfOf(caller.principal);
-      // Chosen here when the caller gave none, so that a failed read can tell the caller its claim.
-      // UUIDs are case-insensitive: the optimizer keeps them in lower case, and so does the answer.
-      const token = (args.claim_token ?? randomUUID()).toLowerCase();
-      const claim = await reviews.claimRun({ runId: args.run_id, claimToken: token }, as);
-      const run = claim.run as ReviewRun;
-      let recorded: TakeSnapshotResponse;
-      try {
-        recorded = await deps
-          .clientOf(SnapshotService)
-          .takeSnapshot({ runId: run.runId, claimToken: claim.claimToken }, as);
-      } catch (err) {
-        throw claimedWithoutSnapshot(err, run, token);
-      }
-      if (recorded.run === undefined || recorded.snapshot === undefined) {
-        throw claimedWithoutSnapshot(new Error('the optimizer answered without the snapshot'), run, token);
-      }
-      return {
-        run: resultOf(ReviewRunSchema, recorded.run),
-        claim_token: claim.claimToken,
-        snapshot: resultOf(PerformanceSnapshotSchema, recorded.snapshot),
-      };
-    },
-  },
-});
+  // A snapshot that cannot be read leaves the run claimed: the optimizer's refusal names run_id and
+  // claim_token in its details, which the tool error shows (tool-call.ts).
+  route: { kind: 'rpc', method: SnapshotService.method.claimRunWithSnapshot },
+};
 
 export const completeRun: ToolRow<GatewayDeps> = {
   name: 'ads_complete_optimization_run',

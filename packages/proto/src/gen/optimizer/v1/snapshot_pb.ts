@@ -10,6 +10,7 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_adsmcp_v1_access } from "../../adsmcp/v1/access_pb.ts";
+import { file_buf_validate_validate } from "../../buf/validate/validate_pb.ts";
 import type { PerformanceSnapshot, ReviewRun } from "./reviews_pb.ts";
 import { file_optimizer_v1_reviews } from "./reviews_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -18,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file optimizer/v1/snapshot.proto.
  */
 export const file_optimizer_v1_snapshot: GenFile = /*@__PURE__*/
-  fileDesc("ChtvcHRpbWl6ZXIvdjEvc25hcHNob3QucHJvdG8SDG9wdGltaXplci52MSI6ChNUYWtlU25hcHNob3RSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoCSJxChRUYWtlU25hcHNob3RSZXNwb25zZRIkCgNydW4YASABKAsyFy5vcHRpbWl6ZXIudjEuUmV2aWV3UnVuEjMKCHNuYXBzaG90GAIgASgLMiEub3B0aW1pemVyLnYxLlBlcmZvcm1hbmNlU25hcHNob3QyjwEKD1NuYXBzaG90U2VydmljZRJ8CgxUYWtlU25hcHNob3QSIS5vcHRpbWl6ZXIudjEuVGFrZVNuYXBzaG90UmVxdWVzdBoiLm9wdGltaXplci52MS5UYWtlU25hcHNob3RSZXNwb25zZSIlmqEZIQgCEh10YWtpbmcgYSBwZXJmb3JtYW5jZSBzbmFwc2hvdGIGcHJvdG8z", [file_adsmcp_v1_access, file_optimizer_v1_reviews]);
+  fileDesc("ChtvcHRpbWl6ZXIvdjEvc25hcHNob3QucHJvdG8SDG9wdGltaXplci52MSI6ChNUYWtlU25hcHNob3RSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoCSJxChRUYWtlU25hcHNob3RSZXNwb25zZRIkCgNydW4YASABKAsyFy5vcHRpbWl6ZXIudjEuUmV2aWV3UnVuEjMKCHNuYXBzaG90GAIgASgLMiEub3B0aW1pemVyLnYxLlBlcmZvcm1hbmNlU25hcHNob3QiawobQ2xhaW1SdW5XaXRoU25hcHNob3RSZXF1ZXN0EhgKBnJ1bl9pZBgBIAEoCUIIukgFcgOwAQESIgoLY2xhaW1fdG9rZW4YAiABKAlCCLpIBXIDsAEBSACIAQFCDgoMX2NsYWltX3Rva2VuIo4BChxDbGFpbVJ1bldpdGhTbmFwc2hvdFJlc3BvbnNlEiQKA3J1bhgBIAEoCzIXLm9wdGltaXplci52MS5SZXZpZXdSdW4SEwoLY2xhaW1fdG9rZW4YAiABKAkSMwoIc25hcHNob3QYAyABKAsyIS5vcHRpbWl6ZXIudjEuUGVyZm9ybWFuY2VTbmFwc2hvdDKlAgoPU25hcHNob3RTZXJ2aWNlEnwKDFRha2VTbmFwc2hvdBIhLm9wdGltaXplci52MS5UYWtlU25hcHNob3RSZXF1ZXN0GiIub3B0aW1pemVyLnYxLlRha2VTbmFwc2hvdFJlc3BvbnNlIiWaoRkhCAISHXRha2luZyBhIHBlcmZvcm1hbmNlIHNuYXBzaG90EpMBChRDbGFpbVJ1bldpdGhTbmFwc2hvdBIpLm9wdGltaXplci52MS5DbGFpbVJ1bldpdGhTbmFwc2hvdFJlcXVlc3QaKi5vcHRpbWl6ZXIudjEuQ2xhaW1SdW5XaXRoU25hcHNob3RSZXNwb25zZSIkmqEZIAgCEhxjbGFpbWluZyBhbiBvcHRpbWl6YXRpb24gcnVuYgZwcm90bzM", [file_adsmcp_v1_access, file_buf_validate_validate, file_optimizer_v1_reviews]);
 
 /**
  * @generated from message optimizer.v1.TakeSnapshotRequest
@@ -67,6 +68,60 @@ export const TakeSnapshotResponseSchema: GenMessage<TakeSnapshotResponse> = /*@_
   messageDesc(file_optimizer_v1_snapshot, 1);
 
 /**
+ * @generated from message optimizer.v1.ClaimRunWithSnapshotRequest
+ */
+export type ClaimRunWithSnapshotRequest = Message<"optimizer.v1.ClaimRunWithSnapshotRequest"> & {
+  /**
+   * The queued run to claim, or the run the caller holds a claim on.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The caller's own token; a retry with the same token while the claim holds claims it again.
+   * Without one, the service chooses it.
+   *
+   * @generated from field: optional string claim_token = 2;
+   */
+  claimToken?: string | undefined;
+};
+
+/**
+ * Describes the message optimizer.v1.ClaimRunWithSnapshotRequest.
+ * Use `create(ClaimRunWithSnapshotRequestSchema)` to create a new message.
+ */
+export const ClaimRunWithSnapshotRequestSchema: GenMessage<ClaimRunWithSnapshotRequest> = /*@__PURE__*/
+  messageDesc(file_optimizer_v1_snapshot, 2);
+
+/**
+ * @generated from message optimizer.v1.ClaimRunWithSnapshotResponse
+ */
+export type ClaimRunWithSnapshotResponse = Message<"optimizer.v1.ClaimRunWithSnapshotResponse"> & {
+  /**
+   * @generated from field: optimizer.v1.ReviewRun run = 1;
+   */
+  run?: ReviewRun | undefined;
+
+  /**
+   * @generated from field: string claim_token = 2;
+   */
+  claimToken: string;
+
+  /**
+   * @generated from field: optimizer.v1.PerformanceSnapshot snapshot = 3;
+   */
+  snapshot?: PerformanceSnapshot | undefined;
+};
+
+/**
+ * Describes the message optimizer.v1.ClaimRunWithSnapshotResponse.
+ * Use `create(ClaimRunWithSnapshotResponseSchema)` to create a new message.
+ */
+export const ClaimRunWithSnapshotResponseSchema: GenMessage<ClaimRunWithSnapshotResponse> = /*@__PURE__*/
+  messageDesc(file_optimizer_v1_snapshot, 3);
+
+/**
  * @generated from service optimizer.v1.SnapshotService
  */
 export const SnapshotService: GenService<{
@@ -81,6 +136,19 @@ export const SnapshotService: GenService<{
     methodKind: "unary";
     input: typeof TakeSnapshotRequestSchema;
     output: typeof TakeSnapshotResponseSchema;
+  },
+  /**
+   * Claims the run (ReviewService.ClaimRun) and takes its snapshot (TakeSnapshot), in one call. A
+   * snapshot that cannot be read leaves the run claimed: the refusal names the claim in its
+   * details (run_id, claim_token, in adsmcp-refusal-details) and its own code, and its message
+   * says until when the claim holds and to claim again with that token.
+   *
+   * @generated from rpc optimizer.v1.SnapshotService.ClaimRunWithSnapshot
+   */
+  claimRunWithSnapshot: {
+    methodKind: "unary";
+    input: typeof ClaimRunWithSnapshotRequestSchema;
+    output: typeof ClaimRunWithSnapshotResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_optimizer_v1_snapshot, 0);
