@@ -12,7 +12,7 @@ import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
 import { NotFoundError, StaleRevisionError } from '@adsmcp/runtime/errors';
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import {
   canonicalUuid,
   newOptimizer,
@@ -117,87 +117,119 @@ async function stopWork(tx: Queryable, o: Optimizer, now: Date): Promise<void> {
   );
 }
 
+// Each RPC's function takes its request and answer types from the generated service, so a moved
+// function is checked exactly as its table entry was.
+type Impl = ServiceImpl<typeof OptimizerService>;
+type Req<K extends keyof Impl> = Parameters<Impl[K]>[0];
+type Res<K extends keyof Impl> = Promise<Awaited<ReturnType<Impl[K]>>>;
+
 /** createOptimizerHandlers builds the OptimizerService implementation from its dependencies. */
-export function createOptimizerHandlers(deps: OptimizerHandlerDeps): ServiceImpl<typeof OptimizerService> {
+export function createOptimizerHandlers(deps: OptimizerHandlerDeps): Impl {
   return {
-    async saveOptimizer(req, ctx) {
-      const principal = principalOf(ctx);
-      const save = validateSave({
-        accountId: req.accountId,
-        name: req.name,
-        config: req.config === undefined ? undefined : fromConfigMessage(req.config),
-        enabled: req.enabled,
-        optimizerId: req.optimizerId,
-        expectedRevision: req.expectedRevision,
-      });
-      const workspaceId = principal.workspaceId;
-      const now = deps.clock();
-      const { update } = save;
-      if (update === undefined) {
-        const created = await insertOptimizer(
-          deps.pool,
-          newOptimizer(save, { optimizerId: randomUUID(), workspaceId }, now),
-        );
-        return { optimizer: toOptimizerMessage(created), created: true };
-      }
-      const saved = await inTransaction(deps.pool, async (tx) => {
-        const current = await lockOptimizer(tx, workspaceId, update.optimizerId);
-        if (current === undefined) throw notFound(update.optimizerId);
-        const next = updatedOptimizer(current, save, now);
-        const written = await updateOptimizer(tx, next, current.revision);
-        // The row is locked, so its revision cannot have moved since it was read.
-        if (written === undefined) throw new StaleRevisionError(current.revision, 'optimizer');
-        if (current.enabled && !written.enabled) await stopWork(tx, written, now);
-        return written;
-      });
-      return { optimizer: toOptimizerMessage(saved), created: false };
-    },
-
-    async getOptimizer(req, ctx) {
-      const principal = principalOf(ctx);
-      const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
-      const found = await getOptimizer(deps.pool, principal.workspaceId, optimizerId);
-      if (found === undefined) throw notFound(optimizerId);
-      return { optimizer: toOptimizerMessage(found) };
-    },
-
-    async listOptimizers(req, ctx) {
-      const principal = principalOf(ctx);
-      const accountId = req.accountId === undefined ? undefined : canonicalUuid('account_id', req.accountId);
-      const page = pageOf(req);
-      const workspaceId = principal.workspaceId;
-      const [optimizers, total] = await Promise.all([
-        listOptimizers(deps.pool, { workspaceId, accountId, ...page }),
-        countOptimizers(deps.pool, workspaceId, accountId),
-      ]);
-      return {
-        optimizers: optimizers.map(toOptimizerMessage),
-        total,
-        nextOffset: nextOffset(page, optimizers.length, total),
-      };
-    },
-
-    async pauseOptimizer(req, ctx) {
-      const principal = principalOf(ctx);
-      const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
-      const now = deps.clock();
-      const result = await inTransaction(deps.pool, async (tx) => {
-        const current = await lockOptimizer(tx, principal.workspaceId, optimizerId);
-        if (current === undefined) throw notFound(optimizerId);
-        const paused = pausedOptimizer(current, now);
-        if (paused === undefined) return current;
-        const written = await updateOptimizer(tx, paused, current.revision);
-        if (written === undefined) throw new Error('a locked optimizer row changed its revision');
-        await stopWork(tx, written, now);
-        return written;
-      });
-      return { optimizer: toOptimizerMessage(result) };
-    },
-
-    async setWorkspaceFeature(req, ctx) {
-      const principal = principalOf(ctx);
-      const changed = await setFeatureSuspended(deps.pool, principal.workspaceId, !req.enabled, deps.clock());
-      return { changed };
-    },
+    saveOptimizer: (req, ctx) => saveOptimizer(deps, req, ctx),
+    getOptimizer: (req, ctx) => readOptimizer(deps, req, ctx),
+    listOptimizers: (req, ctx) => readOptimizers(deps, req, ctx),
+    pauseOptimizer: (req, ctx) => pauseOptimizer(deps, req, ctx),
+    setWorkspaceFeature: (req, ctx) => setWorkspaceFeature(deps, req, ctx),
   };
+}
+
+async function saveOptimizer(
+  deps: OptimizerHandlerDeps,
+  req: Req<'saveOptimizer'>,
+  ctx: HandlerContext,
+): Res<'saveOptimizer'> {
+  const principal = principalOf(ctx);
+  const save = validateSave({
+    accountId: req.accountId,
+    name: req.name,
+    config: req.config === undefined ? undefined : fromConfigMessage(req.config),
+    enabled: req.enabled,
+    optimizerId: req.optimizerId,
+    expectedRevision: req.expectedRevision,
+  });
+  const workspaceId = principal.workspaceId;
+  const now = deps.clock();
+  const { update } = save;
+  if (update === undefined) {
+    const created = await insertOptimizer(
+      deps.pool,
+      newOptimizer(save, { optimizerId: randomUUID(), workspaceId }, now),
+    );
+    return { optimizer: toOptimizerMessage(created), created: true };
+  }
+  const saved = await inTransaction(deps.pool, async (tx) => {
+    const current = await lockOptimizer(tx, workspaceId, update.optimizerId);
+    if (current === undefined) throw notFound(update.optimizerId);
+    const next = updatedOptimizer(current, save, now);
+    const written = await updateOptimizer(tx, next, current.revision);
+    // The row is locked, so its revision cannot have moved since it was read.
+    if (written === undefined) throw new StaleRevisionError(current.revision, 'optimizer');
+    if (current.enabled && !written.enabled) await stopWork(tx, written, now);
+    return written;
+  });
+  return { optimizer: toOptimizerMessage(saved), created: false };
+}
+
+async function readOptimizer(
+  deps: OptimizerHandlerDeps,
+  req: Req<'getOptimizer'>,
+  ctx: HandlerContext,
+): Res<'getOptimizer'> {
+  const principal = principalOf(ctx);
+  const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
+  const found = await getOptimizer(deps.pool, principal.workspaceId, optimizerId);
+  if (found === undefined) throw notFound(optimizerId);
+  return { optimizer: toOptimizerMessage(found) };
+}
+
+async function readOptimizers(
+  deps: OptimizerHandlerDeps,
+  req: Req<'listOptimizers'>,
+  ctx: HandlerContext,
+): Res<'listOptimizers'> {
+  const principal = principalOf(ctx);
+  const accountId = req.accountId === undefined ? undefined : canonicalUuid('account_id', req.accountId);
+  const page = pageOf(req);
+  const workspaceId = principal.workspaceId;
+  const [optimizers, total] = await Promise.all([
+    listOptimizers(deps.pool, { workspaceId, accountId, ...page }),
+    countOptimizers(deps.pool, workspaceId, accountId),
+  ]);
+  return {
+    optimizers: optimizers.map(toOptimizerMessage),
+    total,
+    nextOffset: nextOffset(page, optimizers.length, total),
+  };
+}
+
+async function pauseOptimizer(
+  deps: OptimizerHandlerDeps,
+  req: Req<'pauseOptimizer'>,
+  ctx: HandlerContext,
+): Res<'pauseOptimizer'> {
+  const principal = principalOf(ctx);
+  const optimizerId = canonicalUuid('optimizer_id', req.optimizerId);
+  const now = deps.clock();
+  const result = await inTransaction(deps.pool, async (tx) => {
+    const current = await lockOptimizer(tx, principal.workspaceId, optimizerId);
+    if (current === undefined) throw notFound(optimizerId);
+    const paused = pausedOptimizer(current, now);
+    if (paused === undefined) return current;
+    const written = await updateOptimizer(tx, paused, current.revision);
+    if (written === undefined) throw new Error('a locked optimizer row changed its revision');
+    await stopWork(tx, written, now);
+    return written;
+  });
+  return { optimizer: toOptimizerMessage(result) };
+}
+
+async function setWorkspaceFeature(
+  deps: OptimizerHandlerDeps,
+  req: Req<'setWorkspaceFeature'>,
+  ctx: HandlerContext,
+): Res<'setWorkspaceFeature'> {
+  const principal = principalOf(ctx);
+  const changed = await setFeatureSuspended(deps.pool, principal.workspaceId, !req.enabled, deps.clock());
+  return { changed };
 }
