@@ -360,149 +360,188 @@ async function loadProposal(
   }
 }
 
-/** registerProposalPages adds the proposal list, the proposal page and its Approve and Reject forms. */
-export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h: ProposalPageHelpers): void {
-  const reviews = deps.clientOf(ReviewService);
-  const notFound = (reply: FastifyReply, s: SessionView) =>
-    reply
-      .code(404)
-      .type('text/html')
-      .send(page('Not found', '<p>No such proposal in this workspace.</p>', user(s)));
+type ProposalRequest = FastifyRequest<{ Params: { id: string } }>;
 
-  app.get('/dashboard/proposals', async (req, reply) => {
-    const s = await h.session(req);
-    if (!s) return reply.redirect(signInFirst(req), 303);
-    const principal = sessionPrincipal(s);
-    const f = readProposalFilters(req.query);
-    const number = pageNumber(req.query);
-    const [listed, optimizers, accountList] = await Promise.all([
-      reviews
-        .listProposals(
-          {
-            status: f.status || undefined,
-            optimizerId: f.optimizer || undefined,
-            accountId: f.account || undefined,
-            runId: f.run || undefined,
-            createdAfter: f.from ? `${f.from}T00:00:00Z` : undefined,
-            createdBefore: f.to ? dayAfter(f.to) : undefined,
-            limit: PAGE_SIZE,
-            offset: (number - 1) * PAGE_SIZE,
-          },
-          onBehalfOf(principal),
-        )
-        .catch(() => undefined),
-      deps
-        .clientOf(OptimizerService)
-        .listOptimizers({ limit: 100 }, onBehalfOf(principal))
-        .then(
-          (r) => r.optimizers,
-          () => [],
-        ),
-      deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
-        (r) => r.accounts,
-        () => [] as Account[],
+function notFound(reply: FastifyReply, s: SessionView) {
+  return reply
+    .code(404)
+    .type('text/html')
+    .send(page('Not found', '<p>No such proposal in this workspace.</p>', user(s)));
+}
+
+/** The proposals of one list page, the optimizers and the ad accounts its filters offer. */
+async function loadProposalList(deps: GatewayDeps, principal: Principal, f: ProposalFilters, number: number) {
+  return Promise.all([
+    deps
+      .clientOf(ReviewService)
+      .listProposals(
+        {
+          status: f.status || undefined,
+          optimizerId: f.optimizer || undefined,
+          accountId: f.account || undefined,
+          runId: f.run || undefined,
+          createdAfter: f.from ? `${f.from}T00:00:00Z` : undefined,
+          createdBefore: f.to ? dayAfter(f.to) : undefined,
+          limit: PAGE_SIZE,
+          offset: (number - 1) * PAGE_SIZE,
+        },
+        onBehalfOf(principal),
+      )
+      .catch(() => undefined),
+    deps
+      .clientOf(OptimizerService)
+      .listOptimizers({ limit: 100 }, onBehalfOf(principal))
+      .then(
+        (r) => r.optimizers,
+        () => [],
       ),
-    ]);
-    const accounts = new Map(accountList.map((a) => [a.accountId.toLowerCase(), a]));
-    const choices = optimizers.map((o) => ({
-      id: o.optimizerId,
-      label: `${o.name} — ${accounts.get(o.accountId.toLowerCase())?.name ?? 'an account no longer connected'}`,
-    }));
-    const body =
-      listed === undefined
-        ? '<p class="error">Proposals could not be loaded just now.</p>'
-        : `${proposalListHtml(listed.proposals, accounts, proposalsEmptyHtml(f, choices, accounts))}${pagerHtml('/dashboard/proposals', { ...f }, number, listed.total)}`;
-    return reply.type('text/html').send(
-      page(
-        'Optimization proposals',
-        `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Optimization proposals</h2><p class="muted">Times are in your time zone, with the ad account’s below.</p>
+    deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
+      (r) => r.accounts,
+      () => [] as Account[],
+    ),
+  ]);
+}
+
+/** GET /dashboard/proposals: the filtered, paged list. */
+async function proposalListPage(
+  deps: GatewayDeps,
+  h: ProposalPageHelpers,
+  req: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const s = await h.session(req);
+  if (!s) return reply.redirect(signInFirst(req), 303);
+  const f = readProposalFilters(req.query);
+  const number = pageNumber(req.query);
+  const [listed, optimizers, accountList] = await loadProposalList(deps, sessionPrincipal(s), f, number);
+  const accounts = new Map(accountList.map((a) => [a.accountId.toLowerCase(), a]));
+  const choices = optimizers.map((o) => ({
+    id: o.optimizerId,
+    label: `${o.name} — ${accounts.get(o.accountId.toLowerCase())?.name ?? 'an account no longer connected'}`,
+  }));
+  const body =
+    listed === undefined
+      ? '<p class="error">Proposals could not be loaded just now.</p>'
+      : `${proposalListHtml(listed.proposals, accounts, proposalsEmptyHtml(f, choices, accounts))}${pagerHtml('/dashboard/proposals', { ...f }, number, listed.total)}`;
+  return reply.type('text/html').send(
+    page(
+      'Optimization proposals',
+      `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Optimization proposals</h2><p class="muted">Times are in your time zone, with the ad account’s below.</p>
           ${proposalFiltersHtml(f, choices, accountList)}${body}</section>${localTimeScript}`,
+      user(s),
+    ),
+  );
+}
+
+/** GET /dashboard/proposals/:id: one proposal with its evidence and, for a reviewer, its decision forms. */
+async function proposalPage(
+  deps: GatewayDeps,
+  h: ProposalPageHelpers,
+  req: ProposalRequest,
+  reply: FastifyReply,
+) {
+  const s = await h.session(req);
+  if (!s) return reply.redirect(signInFirst(req), 303);
+  const principal = sessionPrincipal(s);
+  const p = await loadProposal(deps, principal, req.params.id);
+  if (!p) return notFound(reply, s);
+  const context = await contextOf(deps, principal, p);
+  return reply
+    .type('text/html')
+    .send(
+      page(
+        'Review proposal',
+        `${proposalDetailHtml(p, context, s.csrf_token, s.role !== 'viewer')}${localTimeScript}`,
         user(s),
       ),
     );
-  });
+}
 
-  app.get<{ Params: { id: string } }>('/dashboard/proposals/:id', async (req, reply) => {
-    const s = await h.session(req);
-    if (!s) return reply.redirect(signInFirst(req), 303);
-    const principal = sessionPrincipal(s);
-    const p = await loadProposal(deps, principal, req.params.id);
-    if (!p) return notFound(reply, s);
-    const context = await contextOf(deps, principal, p);
-    return reply
-      .type('text/html')
-      .send(
-        page(
-          'Review proposal',
-          `${proposalDetailHtml(p, context, s.csrf_token, s.role !== 'viewer')}${localTimeScript}`,
-          user(s),
-        ),
-      );
-  });
+/** The proposal page again with why the decision was not taken, answered with `status`. */
+async function decisionRefusedPage(
+  deps: GatewayDeps,
+  s: SessionView,
+  p: Proposal,
+  reply: FastifyReply,
+  status: number,
+  message: string,
+) {
+  const context = await contextOf(deps, sessionPrincipal(s), p);
+  return reply
+    .code(status)
+    .type('text/html')
+    .send(
+      page(
+        'Review proposal',
+        proposalDetailHtml(p, context, s.csrf_token, s.role !== 'viewer', message),
+        user(s),
+      ),
+    );
+}
 
+/** Asks the optimizer to approve or reject the proposal at the revision the person reviewed. */
+async function sendDecision(
+  deps: GatewayDeps,
+  principal: Principal,
+  decision: 'approve' | 'reject',
+  p: Proposal,
+  expectedRevision: number,
+  note: string,
+): Promise<void> {
+  const reviews = deps.clientOf(ReviewService);
+  if (decision === 'approve') {
+    await reviews.approveProposal({ proposalId: p.proposalId, expectedRevision }, onBehalfOf(principal));
+  } else {
+    await reviews.reviewProposal(
+      { proposalId: p.proposalId, expectedRevision, decision: 'reject', note },
+      onBehalfOf(principal),
+    );
+  }
+}
+
+/** POST /dashboard/proposals/:id/approve or /reject: the decision, recorded in the audit log. */
+async function decideProposal(
+  deps: GatewayDeps,
+  h: ProposalPageHelpers,
+  decision: 'approve' | 'reject',
+  req: ProposalRequest,
+  reply: FastifyReply,
+) {
+  const s = await h.checkedPost(req, reply);
+  if (!s) return reply;
+  const principal = sessionPrincipal(s);
+  const p = await loadProposal(deps, principal, req.params.id);
+  if (!p) return notFound(reply, s);
+  const body = (req.body ?? {}) as Record<string, string>;
+  const revision = wholeNumberField(body, 'expected_revision');
+  if ('error' in revision) return decisionRefusedPage(deps, s, p, reply, 400, revision.error);
+  const expectedRevision = revision.value;
+  try {
+    await sendDecision(deps, principal, decision, p, expectedRevision, String(body.note ?? '').trim());
+  } catch (err) {
+    const refusal = decisionRefusal(ConnectError.from(err), `Your role cannot ${decision} proposals.`);
+    const fresh = (await loadProposal(deps, principal, p.proposalId)) ?? p;
+    return decisionRefusedPage(deps, s, fresh, reply, refusal.status, refusal.message);
+  }
+  await insertAudit(deps.pool, {
+    workspaceId: s.workspace_id,
+    actor: `user:${s.user_id}`,
+    action: decision === 'approve' ? 'proposal.approved' : 'proposal.rejected',
+    target: p.proposalId,
+    detail: { revision: expectedRevision },
+  });
+  return reply.redirect(`/dashboard/proposals/${p.proposalId}`, 303);
+}
+
+/** registerProposalPages adds the proposal list, the proposal page and its Approve and Reject forms. */
+export function registerProposalPages(app: FastifyInstance, deps: GatewayDeps, h: ProposalPageHelpers): void {
+  app.get('/dashboard/proposals', (req, reply) => proposalListPage(deps, h, req, reply));
+  app.get<{ Params: { id: string } }>('/dashboard/proposals/:id', (req, reply) =>
+    proposalPage(deps, h, req, reply),
+  );
   for (const decision of ['approve', 'reject'] as const) {
-    app.post<{ Params: { id: string } }>(`/dashboard/proposals/:id/${decision}`, async (req, reply) => {
-      const s = await h.checkedPost(req, reply);
-      if (!s) return reply;
-      const principal = sessionPrincipal(s);
-      const p = await loadProposal(deps, principal, req.params.id);
-      if (!p) return notFound(reply, s);
-      const body = (req.body ?? {}) as Record<string, string>;
-      const revision = wholeNumberField(body, 'expected_revision');
-      if ('error' in revision) {
-        const context = await contextOf(deps, principal, p);
-        return reply
-          .code(400)
-          .type('text/html')
-          .send(
-            page(
-              'Review proposal',
-              proposalDetailHtml(p, context, s.csrf_token, s.role !== 'viewer', revision.error),
-              user(s),
-            ),
-          );
-      }
-      const expectedRevision = revision.value;
-      try {
-        if (decision === 'approve') {
-          await reviews.approveProposal(
-            { proposalId: p.proposalId, expectedRevision },
-            onBehalfOf(principal),
-          );
-        } else {
-          await reviews.reviewProposal(
-            {
-              proposalId: p.proposalId,
-              expectedRevision,
-              decision: 'reject',
-              note: String(body.note ?? '').trim(),
-            },
-            onBehalfOf(principal),
-          );
-        }
-      } catch (err) {
-        const refusal = decisionRefusal(ConnectError.from(err), `Your role cannot ${decision} proposals.`);
-        const fresh = (await loadProposal(deps, principal, p.proposalId)) ?? p;
-        const context = await contextOf(deps, principal, fresh);
-        return reply
-          .code(refusal.status)
-          .type('text/html')
-          .send(
-            page(
-              'Review proposal',
-              proposalDetailHtml(fresh, context, s.csrf_token, s.role !== 'viewer', refusal.message),
-              user(s),
-            ),
-          );
-      }
-      await insertAudit(deps.pool, {
-        workspaceId: s.workspace_id,
-        actor: `user:${s.user_id}`,
-        action: decision === 'approve' ? 'proposal.approved' : 'proposal.rejected',
-        target: p.proposalId,
-        detail: { revision: expectedRevision },
-      });
-      return reply.redirect(`/dashboard/proposals/${p.proposalId}`, 303);
-    });
+    app.post<{ Params: { id: string } }>(`/dashboard/proposals/:id/${decision}`, (req, reply) =>
+      decideProposal(deps, h, decision, req, reply),
+    );
   }
 }
