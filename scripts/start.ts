@@ -363,57 +363,56 @@ function parseFlags(argv: string[]): { replace: boolean } {
   }
 }
 
-async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2));
-  await mkdir(DATA_DIR, { recursive: true });
+type BusKind = ReturnType<typeof busTransportKind>;
+
+/** The gateway's port: PORT, or 8080. */
+function gatewayPort(): number {
   const port = Number(process.env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     throw new Error(`PORT must be a port number from 1 to 65535 (got ${process.env.PORT})`);
-  // Checked here, before anything starts, rather than by each service in turn.
-  const bus = busTransportKind(process.env);
+  return port;
+}
 
-  const record: StackRecord = {
-    pid: process.pid,
-    command: COMMAND,
-    startedAt: new Date().toISOString(),
-    drainMs: DRAIN_MS,
-    postgres: null,
-    services: [],
-  };
-  await claimCheckout(record, flags.replace);
-  // Detached: out of the terminal's process group, so Ctrl-C leaves it to see the orderly stop.
+/**
+ * The watchdog that stops what the record names should this process end without its orderly
+ * stop. Detached: out of the terminal's process group, so Ctrl-C leaves it to see the orderly stop.
+ */
+function startWatchdog(): ChildProcess {
   const watchdog: ChildProcess = spawn(process.execPath, ['-e', WATCHDOG, STACK_FILE], {
     detached: true,
     stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
   });
   watchdog.unref();
   watchdog.channel?.unref();
-  record.watchdogPid = watchdog.pid;
-  let released = false;
-  /** After an orderly stop: nothing runs, so the record goes and the watchdog has nothing to do. */
-  const release = async () => {
-    released = true;
-    await rm(STACK_FILE, { force: true });
-    watchdog.kill();
-  };
+  return watchdog;
+}
 
-  let pgServer: RunningPostgres | undefined;
-  let stack: Stack | undefined;
-  // Every change of a pid or port is recorded, one write after another.
-  let recording = Promise.resolve();
-  const recordStack = () => {
-    recording = recording.then(async () => {
-      if (released) return;
+/** Keeps STACK_FILE up to date with what this start runs: every change of a pid or port, one write after another. */
+class StackRecorder {
+  pgServer: RunningPostgres | undefined;
+  stack: Stack | undefined;
+  recording = Promise.resolve();
+  private released = false;
+
+  constructor(
+    private readonly record: StackRecord,
+    private readonly watchdog: ChildProcess,
+  ) {}
+
+  update(): void {
+    this.recording = this.recording.then(async () => {
+      if (this.released) return;
+      const { record, pgServer, stack } = this;
       record.postgres = pgServer
         ? { pid: pgServer.pid, port: pgServer.port, dataDir: pgServer.dataDir }
         : null;
       record.services = stack
         ? SERVICES.map((name) => {
-            const child = stack?.process(name) as ChildProcess;
+            const child = stack.process(name) as ChildProcess;
             return {
               name,
               pid: child.pid ?? 0,
-              port: Number(new URL(stack?.urls[name] ?? '').port),
+              port: Number(new URL(stack.urls[name] ?? '').port),
               command: child.spawnargs.at(-1) ?? '',
             };
           })
@@ -422,52 +421,52 @@ async function main(): Promise<void> {
         process.stderr.write(`could not record the stack in ${STACK_FILE}: ${describeFailure(err)}\n`),
       );
     });
-  };
-  recordStack();
-  await recording;
+  }
 
-  // The services run from bundles of the current sources, built (after a change) while
-  // PostgreSQL starts; a failed build is reported once PostgreSQL can be stopped again.
-  const bundling = ensureBundles().catch((err: unknown) =>
-    err instanceof Error ? err : new Error(describeFailure(err)),
+  /** After an orderly stop: nothing runs, so the record goes and the watchdog has nothing to do. */
+  async release(): Promise<void> {
+    this.released = true;
+    await rm(STACK_FILE, { force: true });
+    this.watchdog.kill();
+  }
+}
+
+/** The database the services use: DATABASE_URL, or one in an embedded PostgreSQL started here. */
+async function startDatabase(recorder: StackRecorder): Promise<string> {
+  const databaseUrl = process.env.DATABASE_URL;
+  if (databaseUrl) return databaseUrl;
+  process.stdout.write('starting embedded PostgreSQL\n');
+  // fsync stays on: this database holds the user's data across starts.
+  const server = await startEmbeddedPostgres({
+    dataDir: PG_DIR,
+    persistent: true,
+    ownProcessGroup: true,
+    supervise: DEFAULT_RESTART_POLICY,
+    onSupervisor: (message) => {
+      printNotice('postgres', message);
+      recorder.update();
+    },
+  });
+  recorder.pgServer = server;
+  process.stdout.write(
+    server.dataDir === PG_DIR
+      ? 'embedded PostgreSQL: data in .data/pg\n'
+      : `embedded PostgreSQL: data in ${server.dataDir} (the postgres user it runs as cannot enter this checkout)\n`,
   );
+  printNotice('postgres', `started (pid ${server.pid}), accepting connections on port ${server.port}`);
+  recorder.update();
+  return ensureDatabase(server.adminUrl);
+}
 
-  let databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) {
-    process.stdout.write('starting embedded PostgreSQL\n');
-    // fsync stays on: this database holds the user's data across starts.
-    const server = await startEmbeddedPostgres({
-      dataDir: PG_DIR,
-      persistent: true,
-      ownProcessGroup: true,
-      supervise: DEFAULT_RESTART_POLICY,
-      onSupervisor: (message) => {
-        printNotice('postgres', message);
-        recordStack();
-      },
-    });
-    pgServer = server;
-    process.stdout.write(
-      server.dataDir === PG_DIR
-        ? 'embedded PostgreSQL: data in .data/pg\n'
-        : `embedded PostgreSQL: data in ${server.dataDir} (the postgres user it runs as cannot enter this checkout)\n`,
-    );
-    printNotice('postgres', `started (pid ${server.pid}), accepting connections on port ${server.port}`);
-    recordStack();
-    databaseUrl = await ensureDatabase(server.adminUrl);
-  }
-
-  const bundles = await bundling;
-  if (bundles instanceof Error) {
-    await pgServer?.stop();
-    throw new Error(`could not bundle the services: ${bundles.message}`);
-  }
-  if (bundles.built) process.stdout.write(`bundled the services in ${(bundles.ms / 1000).toFixed(1)} s\n`);
-
-  const previous = existsSync(DEV_FILE)
-    ? (JSON.parse(await readFile(DEV_FILE, 'utf8')) as Partial<DevFile>)
-    : {};
-  stack = await startStack({
+/** Starts every service, supervised; PostgreSQL started here is stopped again should that fail. */
+async function startServices(
+  recorder: StackRecorder,
+  databaseUrl: string,
+  port: number,
+  bus: BusKind,
+): Promise<Stack> {
+  const { pgServer } = recorder;
+  const stack = await startStack({
     databaseUrl,
     dataDir: DATA_DIR,
     gatewayPort: port,
@@ -476,7 +475,7 @@ async function main(): Promise<void> {
     supervise: DEFAULT_RESTART_POLICY,
     onSupervisor: (service, message) => {
       printNotice(service, message);
-      recordStack();
+      recorder.update();
     },
     // A service that exits while PostgreSQL is down would only crash again on start.
     restartWhen: () =>
@@ -485,21 +484,27 @@ async function main(): Promise<void> {
     await pgServer?.stop();
     throw err;
   });
-  recordStack();
-  const running = stack;
+  recorder.stack = stack;
+  recorder.update();
+  return stack;
+}
+
+/** Ctrl-C and SIGTERM drain the services, then stop PostgreSQL; an exit otherwise takes the services with it. */
+function stopOnSignals(recorder: StackRecorder, running: Stack): void {
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     process.stdout.write(`\n${signal}: stopping the services (each drains), then PostgreSQL\n`);
     await running.stop();
+    const { pgServer } = recorder;
     if (pgServer) {
       printNotice('postgres', 'stopping (the services have stopped)');
       await pgServer.stop();
       printNotice('postgres', 'stopped');
     }
-    await recording;
-    await release();
+    await recorder.recording;
+    await recorder.release();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -509,8 +514,17 @@ async function main(): Promise<void> {
   process.on('exit', () => {
     for (const service of SERVICES) running.process(service).kill('SIGKILL');
   });
+}
 
-  const seed = await running.seedDemo(previous.token);
+type Seed = Awaited<ReturnType<Stack['seedDemo']>>;
+
+/** Writes .data/dev.json: where this stack is and how to sign in to it. */
+async function writeDevFile(
+  running: Stack,
+  seed: Seed,
+  previous: Partial<DevFile>,
+  databaseUrl: string,
+): Promise<DevFile> {
   const dev: DevFile = {
     mcpUrl: running.mcpUrl,
     token: seed.token,
@@ -526,6 +540,10 @@ async function main(): Promise<void> {
     },
   };
   await writeFile(DEV_FILE, `${JSON.stringify(dev, null, 2)}\n`, { mode: 0o600 });
+  return dev;
+}
+
+function printReady(dev: DevFile, seed: Seed, bus: BusKind): void {
   process.stdout.write(
     [
       '',
@@ -541,6 +559,49 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  await mkdir(DATA_DIR, { recursive: true });
+  const port = gatewayPort();
+  // Checked here, before anything starts, rather than by each service in turn.
+  const bus = busTransportKind(process.env);
+  const record: StackRecord = {
+    pid: process.pid,
+    command: COMMAND,
+    startedAt: new Date().toISOString(),
+    drainMs: DRAIN_MS,
+    postgres: null,
+    services: [],
+  };
+  await claimCheckout(record, flags.replace);
+  const watchdog = startWatchdog();
+  record.watchdogPid = watchdog.pid;
+  const recorder = new StackRecorder(record, watchdog);
+  recorder.update();
+  await recorder.recording;
+
+  // The services run from bundles of the current sources, built (after a change) while
+  // PostgreSQL starts; a failed build is reported once PostgreSQL can be stopped again.
+  const bundling = ensureBundles().catch((err: unknown) =>
+    err instanceof Error ? err : new Error(describeFailure(err)),
+  );
+  const databaseUrl = await startDatabase(recorder);
+  const bundles = await bundling;
+  if (bundles instanceof Error) {
+    await recorder.pgServer?.stop();
+    throw new Error(`could not bundle the services: ${bundles.message}`);
+  }
+  if (bundles.built) process.stdout.write(`bundled the services in ${(bundles.ms / 1000).toFixed(1)} s\n`);
+
+  const previous = existsSync(DEV_FILE)
+    ? (JSON.parse(await readFile(DEV_FILE, 'utf8')) as Partial<DevFile>)
+    : {};
+  const running = await startServices(recorder, databaseUrl, port, bus);
+  stopOnSignals(recorder, running);
+  const seed = await running.seedDemo(previous.token);
+  printReady(await writeDevFile(running, seed, previous, databaseUrl), seed, bus);
 }
 
 // Run as `npm start`, not when a test imports describeFailure. What a failed start had started
