@@ -5,10 +5,11 @@
  * as JSON Lines.
  */
 import { Readable } from 'node:stream';
-import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
+import { AuditService, type ListAuditEventsResponse } from '@adsmcp/proto/changes/v1/audit_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
-import type { FastifyInstance } from 'fastify';
+import type { Client } from '@connectrpc/connect';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { connectionsById, listMembers } from '../store/dashboard-store.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
@@ -114,114 +115,156 @@ function chainHtml(
 
 export function registerAuditPage(app: FastifyInstance, deps: GatewayDeps, h: AccountPageHelpers): void {
   const audit = deps.clientOf(AuditService);
-
-  app.get('/dashboard/audit', async (req, reply) => {
-    const s = await h.session(req);
-    if (!s) return reply.redirect(signInFirst(req), 303);
-    const as = onBehalfOf(sessionPrincipal(s));
-    const accountId = queryText(req.query, 'account', 36);
-    const personId = queryText(req.query, 'person', 36);
-    const filter: Filter = {
-      accountId: isUuid(accountId) ? accountId.toLowerCase() : '',
-      object: queryText(req.query, 'object'),
-      personId: isUuid(personId) ? personId.toLowerCase() : '',
-    };
-    const before = parseBefore(queryText(req.query, 'before', 20));
-    const [members, connections, accountList] = await Promise.all([
-      listMembers(deps.pool, s.workspace_id),
-      connectionsById(deps.pool, s.workspace_id),
-      deps.upstream.listAccounts({}, as).then(
-        (r) => r.accounts,
-        () => [] as Account[],
-      ),
-    ]);
-    const ctx = { people: new Map(members.map((m) => [m.id.toLowerCase(), m.email])), connections };
-    const [listed, verified] = await Promise.all([
-      audit
-        .listAuditEvents(
-          {
-            beforeSeq: before ?? 0n,
-            limit: EVENTS_PER_PAGE,
-            accountId: filter.accountId,
-            actorPrefixes: filter.personId ? actorsOf(filter.personId, connections) : [],
-            text: filter.object,
-            // A connection is found by its name, which its events name only by id.
-            textSubjects: filter.object
-              ? [...connections]
-                  .filter(([, c]) => c.name.toLowerCase().includes(filter.object.toLowerCase()))
-                  .map(([id]) => id)
-                  .slice(0, 100)
-              : [],
-          },
-          as,
-        )
-        .catch(() => undefined),
-      audit
-        .verifyAuditChain({ whole: s.role === 'admin' && queryText(req.query, 'verify', 10) === 'whole' }, as)
-        .catch(() => undefined),
-    ]);
-    const shown = (listed?.events ?? []).map((r) => auditEventOf(r, ctx));
-    const accounts = new Map(accountList.map((a) => [a.accountId.toLowerCase(), a]));
-    const table =
-      listed === undefined
-        ? '<p class="error" role="status">The audit log could not be loaded just now; try again in a moment.</p>'
-        : shown.length === 0
-          ? '<p class="muted">No events match.</p>'
-          : `<table id="audit"><thead><tr><th>When</th><th>What</th><th>Who</th><th>Connection</th><th>Ad account</th><th>Object</th><th>Detail</th></tr></thead><tbody>${shown
-              .map((e) => eventRow(e, accounts))
-              .join('')}</tbody></table>`;
-    const exportLink =
-      s.role === 'admin' ? ' <a href="/dashboard/audit/export.jsonl" download>Export (JSON Lines)</a>' : '';
-    return reply.type('text/html').send(
-      page(
-        'Audit log',
-        `<section><h2>Audit log</h2><p class="muted">Times are in your time zone, with the ad account’s below. Connections are named; no credential is ever shown.${exportLink}</p>
-        ${chainHtml(verified, s.role === 'admin')}
-        ${filtersHtml(filter, accountList, members)}${table}
-        ${pager(filter, before, listed?.nextSeq ?? 0n)}</section>${localTimeScript}`,
-        h.user(s),
-      ),
-    );
-  });
-
+  app.get('/dashboard/audit', (req, reply) => auditPage(deps, h, audit, req, reply));
   // The whole log, oldest first, a row a line with its hashes, so anyone can check the chain.
-  app.get('/dashboard/audit/export.jsonl', async (req, reply) => {
-    const s = await h.session(req);
-    if (!s) return reply.redirect(signInFirst(req), 303);
-    if (s.role !== 'admin')
-      return reply
-        .code(403)
-        .type('text/html')
-        .send(
-          page(
-            'Forbidden',
-            '<p class="error" role="alert">Only a workspace admin can export the audit log.</p>',
-            h.user(s),
-          ),
-        );
-    const as = onBehalfOf(sessionPrincipal(s));
-    // The first page is read before answering, so an unreachable log is a 503, not a cut-off file.
-    let page1: Awaited<ReturnType<typeof audit.listAuditEvents>>;
-    try {
-      page1 = await audit.listAuditEvents({ afterSeq: 0n, limit: EXPORT_BATCH }, as);
-    } catch {
-      return reply
-        .code(503)
-        .type('text/plain')
-        .send('The audit log could not be read just now; try again in a moment.\n');
-    }
-    async function* lines() {
-      let res = page1;
-      for (;;) {
-        for (const r of res.events) yield exportLine(r);
-        if (res.nextSeq === 0n) return;
-        res = await audit.listAuditEvents({ afterSeq: res.nextSeq, limit: EXPORT_BATCH }, as);
-      }
-    }
+  app.get('/dashboard/audit/export.jsonl', (req, reply) => exportAuditLog(h, audit, req, reply));
+}
+
+type AuditClient = Client<typeof AuditService>;
+
+/** The filters of the page's query, each blank when absent or not of its shape. */
+function filterOf(query: unknown): Filter {
+  const accountId = queryText(query, 'account', 36);
+  const personId = queryText(query, 'person', 36);
+  return {
+    accountId: isUuid(accountId) ? accountId.toLowerCase() : '',
+    object: queryText(query, 'object'),
+    personId: isUuid(personId) ? personId.toLowerCase() : '',
+  };
+}
+
+async function auditPage(
+  deps: GatewayDeps,
+  h: AccountPageHelpers,
+  audit: AuditClient,
+  req: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const s = await h.session(req);
+  if (!s) return reply.redirect(signInFirst(req), 303);
+  const as = onBehalfOf(sessionPrincipal(s));
+  const filter = filterOf(req.query);
+  const before = parseBefore(queryText(req.query, 'before', 20));
+  const [members, connections, accountList] = await Promise.all([
+    listMembers(deps.pool, s.workspace_id),
+    connectionsById(deps.pool, s.workspace_id),
+    deps.upstream.listAccounts({}, as).then(
+      (r) => r.accounts,
+      () => [] as Account[],
+    ),
+  ]);
+  const ctx = { people: new Map(members.map((m) => [m.id.toLowerCase(), m.email])), connections };
+  const [listed, verified] = await Promise.all([
+    listEvents(audit, as, filter, before, connections),
+    audit
+      .verifyAuditChain({ whole: s.role === 'admin' && queryText(req.query, 'verify', 10) === 'whole' }, as)
+      .catch(() => undefined),
+  ]);
+  const shown = listed === undefined ? undefined : listed.events.map((r) => auditEventOf(r, ctx));
+  const accounts = new Map(accountList.map((a) => [a.accountId.toLowerCase(), a]));
+  const exportLink =
+    s.role === 'admin' ? ' <a href="/dashboard/audit/export.jsonl" download>Export (JSON Lines)</a>' : '';
+  return reply.type('text/html').send(
+    page(
+      'Audit log',
+      `<section><h2>Audit log</h2><p class="muted">Times are in your time zone, with the ad account’s below. Connections are named; no credential is ever shown.${exportLink}</p>
+        ${chainHtml(verified, s.role === 'admin')}
+        ${filtersHtml(filter, accountList, members)}${eventsTableHtml(shown, accounts)}
+        ${pager(filter, before, listed?.nextSeq ?? 0n)}</section>${localTimeScript}`,
+      h.user(s),
+    ),
+  );
+}
+
+/** One page of the log's events that the filter matches; undefined when the log cannot be read. */
+function listEvents(
+  audit: AuditClient,
+  as: ReturnType<typeof onBehalfOf>,
+  filter: Filter,
+  before: bigint | undefined,
+  connections: Awaited<ReturnType<typeof connectionsById>>,
+) {
+  return audit
+    .listAuditEvents(
+      {
+        beforeSeq: before ?? 0n,
+        limit: EVENTS_PER_PAGE,
+        accountId: filter.accountId,
+        actorPrefixes: filter.personId ? actorsOf(filter.personId, connections) : [],
+        text: filter.object,
+        // A connection is found by its name, which its events name only by id.
+        textSubjects: filter.object
+          ? [...connections]
+              .filter(([, c]) => c.name.toLowerCase().includes(filter.object.toLowerCase()))
+              .map(([id]) => id)
+              .slice(0, 100)
+          : [],
+      },
+      as,
+    )
+    .catch(() => undefined);
+}
+
+/** The events shown, or why there are none; `shown` is undefined when the log could not be read. */
+function eventsTableHtml(
+  shown: readonly AuditEvent[] | undefined,
+  accounts: ReadonlyMap<string, Account>,
+): string {
+  if (shown === undefined)
+    return '<p class="error" role="status">The audit log could not be loaded just now; try again in a moment.</p>';
+  if (shown.length === 0) return '<p class="muted">No events match.</p>';
+  return `<table id="audit"><thead><tr><th>When</th><th>What</th><th>Who</th><th>Connection</th><th>Ad account</th><th>Object</th><th>Detail</th></tr></thead><tbody>${shown
+    .map((e) => eventRow(e, accounts))
+    .join('')}</tbody></table>`;
+}
+
+async function exportAuditLog(
+  h: AccountPageHelpers,
+  audit: AuditClient,
+  req: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const s = await h.session(req);
+  if (!s) return reply.redirect(signInFirst(req), 303);
+  if (s.role !== 'admin')
     return reply
-      .type('application/jsonl; charset=utf-8')
-      .header('content-disposition', 'attachment; filename="audit-log.jsonl"')
-      .header('cache-control', 'no-store')
-      .send(Readable.from(lines()));
-  });
+      .code(403)
+      .type('text/html')
+      .send(
+        page(
+          'Forbidden',
+          '<p class="error" role="alert">Only a workspace admin can export the audit log.</p>',
+          h.user(s),
+        ),
+      );
+  const as = onBehalfOf(sessionPrincipal(s));
+  // The first page is read before answering, so an unreachable log is a 503, not a cut-off file.
+  let page1: ListAuditEventsResponse;
+  try {
+    page1 = await audit.listAuditEvents({ afterSeq: 0n, limit: EXPORT_BATCH }, as);
+  } catch {
+    return reply
+      .code(503)
+      .type('text/plain')
+      .send('The audit log could not be read just now; try again in a moment.\n');
+  }
+  return reply
+    .type('application/jsonl; charset=utf-8')
+    .header('content-disposition', 'attachment; filename="audit-log.jsonl"')
+    .header('cache-control', 'no-store')
+    .send(Readable.from(exportLines(audit, as, page1)));
+}
+
+/** The log a line per row from `page1` on, reading the next page as the last is sent. */
+async function* exportLines(
+  audit: AuditClient,
+  as: ReturnType<typeof onBehalfOf>,
+  page1: ListAuditEventsResponse,
+) {
+  let res = page1;
+  for (;;) {
+    for (const r of res.events) yield exportLine(r);
+    if (res.nextSeq === 0n) return;
+    res = await audit.listAuditEvents({ afterSeq: res.nextSeq, limit: EXPORT_BATCH }, as);
+  }
 }
