@@ -14,7 +14,7 @@ import {
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { ConnectError } from '@connectrpc/connect';
+import { type Client, ConnectError } from '@connectrpc/connect';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { listUsersByIds } from '../store/identity-store.ts';
@@ -247,100 +247,124 @@ export function parseEnvelope(value: unknown): bigint | undefined {
 
 export function registerControlsPages(app: FastifyInstance, deps: GatewayDeps, h: AccountPageHelpers): void {
   // The banner: every page the frame built, for the signed-in person's workspace.
-  app.addHook('onSend', async (req, _reply, payload) => {
-    if (typeof payload !== 'string' || !payload.includes(FREEZE_BANNER_MARK)) return payload;
-    const s = await h.session(req).catch(() => undefined);
-    const banner = s === undefined ? '' : await bannerHtml(deps, s).catch(() => '');
-    return payload.replace(FREEZE_BANNER_MARK, banner);
-  });
-
-  const notFound = (reply: FastifyReply, s: SessionView) =>
-    reply
-      .code(404)
-      .type('text/html')
-      .send(page('Not found', '<p>No such ad account in this workspace.</p>', h.user(s)));
-
-  const show = async (
-    reply: FastifyReply,
-    s: SessionView,
-    account: Account,
-    status = 200,
-    message?: string,
-  ) =>
-    reply
-      .code(status)
-      .type('text/html')
-      .send(page('Account controls', await controlsHtml(deps, s, account, message), h.user(s)));
-
+  app.addHook('onSend', (req, _reply, payload) => withFreezeBanner(deps, h, req, payload));
+  const c: ControlsPages = { app, deps, h, controls: deps.clientOf(ControlsService) };
   app.get<{ Params: { id: string } }>('/dashboard/accounts/:id/controls', async (req, reply) => {
     const s = await h.session(req);
     if (!s) return reply.redirect(signInFirst(req), 303);
     const account = await workspaceAccount(deps, sessionPrincipal(s), req.params.id);
-    if (!account) return notFound(reply, s);
-    return show(reply, s, account);
+    if (!account) return notFound(c, reply, s);
+    return show(c, reply, s, account);
   });
-
-  /** A checked post about an account's controls: `act` calls the changes service, then back to the page. */
-  const accountPost = (
-    path: string,
-    act: (p: Principal, account: Account, body: Record<string, unknown>) => Promise<unknown>,
-  ) =>
-    app.post<{ Params: { id: string } }>(`/dashboard/accounts/:id/controls/${path}`, async (req, reply) => {
-      const s = await h.checkedPost(req, reply);
-      if (!s) return reply;
-      const p = sessionPrincipal(s);
-      const account = await workspaceAccount(deps, p, req.params.id);
-      if (!account) return notFound(reply, s);
-      try {
-        await act(p, account, (req.body ?? {}) as Record<string, unknown>);
-      } catch (err) {
-        if (err instanceof FormError) return show(reply, s, account, 400, err.message);
-        const refusal = decisionRefusal(ConnectError.from(err), ONLY_ADMIN);
-        return show(reply, s, account, refusal.status, refusal.message);
-      }
-      return reply.redirect(`/dashboard/accounts/${account.accountId}/controls`, 303);
-    });
-
-  const controls = deps.clientOf(ControlsService);
-  accountPost('envelope', async (p, account, body) => {
+  const { controls } = c;
+  accountPost(c, 'envelope', async (p, account, body) => {
     const envelope = parseEnvelope(body.envelope_micros);
     await controls.setSpendEnvelope(
       { accountId: account.accountId, envelopeMicros: envelope, failClosed: body.fail_closed === 'on' },
       onBehalfOf(p),
     );
   });
-  accountPost('freeze', (p, account, body) =>
+  accountPost(c, 'freeze', (p, account, body) =>
     controls.freeze({ accountId: account.accountId, reason: String(body.reason ?? '') }, onBehalfOf(p)),
   );
-  accountPost('unfreeze', (p, account) => controls.unfreeze({ accountId: account.accountId }, onBehalfOf(p)));
-
-  /** The workspace's freeze, from the settings page. */
-  const workspacePost = (
-    path: string,
-    act: (p: Principal, body: Record<string, unknown>) => Promise<unknown>,
-  ) =>
-    app.post(`/dashboard/settings/${path}`, async (req: FastifyRequest, reply) => {
-      const s = await h.checkedPost(req, reply);
-      if (!s) return reply;
-      try {
-        await act(sessionPrincipal(s), (req.body ?? {}) as Record<string, unknown>);
-      } catch (err) {
-        const refusal = decisionRefusal(ConnectError.from(err), ONLY_ADMIN);
-        return reply
-          .code(refusal.status)
-          .type('text/html')
-          .send(
-            page(
-              'Settings',
-              `<p class="error" role="alert">${esc(refusal.message)}</p>${await workspaceControlsHtml(deps, s)}`,
-              h.user(s),
-            ),
-          );
-      }
-      return reply.redirect('/dashboard/settings', 303);
-    });
-  workspacePost('freeze', (p, body) =>
+  accountPost(c, 'unfreeze', (p, account) =>
+    controls.unfreeze({ accountId: account.accountId }, onBehalfOf(p)),
+  );
+  workspacePost(c, 'freeze', (p, body) =>
     controls.freeze({ accountId: '', reason: String(body.reason ?? '') }, onBehalfOf(p)),
   );
-  workspacePost('unfreeze', (p) => controls.unfreeze({ accountId: '' }, onBehalfOf(p)));
+  workspacePost(c, 'unfreeze', (p) => controls.unfreeze({ accountId: '' }, onBehalfOf(p)));
+}
+
+/** What the controls pages' routes share. */
+interface ControlsPages {
+  app: FastifyInstance;
+  deps: GatewayDeps;
+  h: AccountPageHelpers;
+  controls: Client<typeof ControlsService>;
+}
+
+/** A page the frame built, with the freeze banner in its place. */
+async function withFreezeBanner(
+  deps: GatewayDeps,
+  h: AccountPageHelpers,
+  req: FastifyRequest,
+  payload: unknown,
+) {
+  if (typeof payload !== 'string' || !payload.includes(FREEZE_BANNER_MARK)) return payload;
+  const s = await h.session(req).catch(() => undefined);
+  const banner = s === undefined ? '' : await bannerHtml(deps, s).catch(() => '');
+  return payload.replace(FREEZE_BANNER_MARK, banner);
+}
+
+function notFound(c: ControlsPages, reply: FastifyReply, s: SessionView) {
+  return reply
+    .code(404)
+    .type('text/html')
+    .send(page('Not found', '<p>No such ad account in this workspace.</p>', c.h.user(s)));
+}
+
+async function show(
+  c: ControlsPages,
+  reply: FastifyReply,
+  s: SessionView,
+  account: Account,
+  status = 200,
+  message?: string,
+) {
+  return reply
+    .code(status)
+    .type('text/html')
+    .send(page('Account controls', await controlsHtml(c.deps, s, account, message), c.h.user(s)));
+}
+
+/** A checked post about an account's controls: `act` calls the changes service, then back to the page. */
+function accountPost(
+  c: ControlsPages,
+  path: string,
+  act: (p: Principal, account: Account, body: Record<string, unknown>) => Promise<unknown>,
+) {
+  c.app.post<{ Params: { id: string } }>(`/dashboard/accounts/:id/controls/${path}`, async (req, reply) => {
+    const s = await c.h.checkedPost(req, reply);
+    if (!s) return reply;
+    const p = sessionPrincipal(s);
+    const account = await workspaceAccount(c.deps, p, req.params.id);
+    if (!account) return notFound(c, reply, s);
+    try {
+      await act(p, account, (req.body ?? {}) as Record<string, unknown>);
+    } catch (err) {
+      if (err instanceof FormError) return show(c, reply, s, account, 400, err.message);
+      const refusal = decisionRefusal(ConnectError.from(err), ONLY_ADMIN);
+      return show(c, reply, s, account, refusal.status, refusal.message);
+    }
+    return reply.redirect(`/dashboard/accounts/${account.accountId}/controls`, 303);
+  });
+}
+
+/** The workspace's freeze, from the settings page. */
+function workspacePost(
+  c: ControlsPages,
+  path: string,
+  act: (p: Principal, body: Record<string, unknown>) => Promise<unknown>,
+) {
+  c.app.post(`/dashboard/settings/${path}`, async (req: FastifyRequest, reply) => {
+    const s = await c.h.checkedPost(req, reply);
+    if (!s) return reply;
+    try {
+      await act(sessionPrincipal(s), (req.body ?? {}) as Record<string, unknown>);
+    } catch (err) {
+      const refusal = decisionRefusal(ConnectError.from(err), ONLY_ADMIN);
+      return reply
+        .code(refusal.status)
+        .type('text/html')
+        .send(
+          page(
+            'Settings',
+            `<p class="error" role="alert">${esc(refusal.message)}</p>${await workspaceControlsHtml(c.deps, s)}`,
+            c.h.user(s),
+          ),
+        );
+    }
+    return reply.redirect('/dashboard/settings', 303);
+  });
 }
