@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { VariationService } from '@adsmcp/proto/marketing/v1/variations_pb';
+import { refusalDetailsOf } from '@adsmcp/runtime/platform-read/refusal';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { buildVariations, TooManyVariationsError } from '../src/domain/variations.ts';
 import { principal, type RunningService, startService } from './service.ts';
@@ -143,11 +144,18 @@ describe('VariationService', () => {
     );
   });
 
-  test('more than 100 combinations is refused, saying how many there would be', async () => {
+  test('more than 100 combinations is refused, saying how many there would be, also as details', async () => {
     const titles = Array.from({ length: 51 }, (_, n) => `Spring title ${n}`);
+    const err = await build({ titles, bodies: ['B'] }).then(
+      () => assert.fail('the call was not refused'),
+      (e: unknown) => ConnectError.from(e),
+    );
+    assert.equal(Code[err.code], Code[Code.InvalidArgument]);
     assert.equal(
-      await refusal(build({ titles, bodies: ['B'] })),
+      err.rawMessage,
       'titles × bodies × image_urls × target_urls would make 102 combinations (51 × 1 × 1 × 2); the limit is 100',
     );
+    // The tool error shows them beside its message, as it did when the gateway combined the parts.
+    assert.deepEqual(refusalDetailsOf(err), { combinations: 102, limit: 100 });
   });
 });

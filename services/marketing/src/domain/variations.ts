@@ -4,7 +4,7 @@
  * visible title, no hidden characters, https URLs, the number of combinations) is checked here,
  * in the words the tool's arguments are refused with.
  */
-import { InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { DomainError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { blankRefusal, hiddenCharacter, stackedMarksRefusal } from '@adsmcp/runtime/text';
 import { isWrittenUrl } from '@adsmcp/runtime/written-url';
 
@@ -25,8 +25,11 @@ export interface VariationParts {
   target_urls: readonly string[];
 }
 
-/** The combinations would be more than VARIATIONS_MAX: says how many, and the limit. */
-export class TooManyVariationsError extends InvalidArgumentError {
+/**
+ * The combinations would be more than VARIATIONS_MAX: says how many, and the limit, also as the
+ * refusal's details (`combinations`, `limit`), which the tool error shows beside its message.
+ */
+export class TooManyVariationsError extends DomainError {
   constructor(
     readonly combinations: number,
     counts: readonly number[],
@@ -34,6 +37,8 @@ export class TooManyVariationsError extends InvalidArgumentError {
     super(
       `titles × bodies × image_urls × target_urls would make ${combinations} combinations ` +
         `(${counts.join(' × ')}); the limit is ${VARIATIONS_MAX}`,
+      'invalid_argument',
+      { combinations, limit: VARIATIONS_MAX },
     );
   }
 }
