@@ -56,20 +56,45 @@ export function createPool(
   return pool;
 }
 
+/** Work to do once a transaction has committed, on the pool it ran on. */
+export type AfterCommit = (pool: pg.Pool) => Promise<void>;
+
+/** The after-commit work registered in each transaction inTransaction is running. */
+const afterCommits = new WeakMap<object, AfterCommit[]>();
+
+/**
+ * Registers `fn` to run once the transaction `db` is in commits (inTransaction's, which awaits it
+ * before returning), never when it rolls back. Returns false when `db` is not a client in one
+ * (a pool, or a transaction begun by hand): the caller then does without.
+ * `fn` must not throw: the transaction has committed, so its caller is told it succeeded either way.
+ */
+export function afterCommit(db: Queryable, fn: AfterCommit): boolean {
+  const pending = afterCommits.get(db);
+  if (pending === undefined) return false;
+  pending.push(fn);
+  return true;
+}
+
 /** Runs `fn` in a transaction on one client; commits when it resolves, rolls back when it throws. */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  const pending: AfterCommit[] = [];
+  afterCommits.set(client, pending);
+  let result: T;
   try {
     await client.query('BEGIN');
-    const result = await fn(client);
+    result = await fn(client);
     await client.query('COMMIT');
-    return result;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
+    afterCommits.delete(client);
     client.release();
   }
+  // Committed: a failure here must not read as the transaction's.
+  for (const run of pending) await run(pool).catch(() => undefined);
+  return result;
 }
 
 export interface MigrationResult {

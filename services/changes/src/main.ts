@@ -22,6 +22,7 @@ import {
   createApplyHandler,
 } from './work/apply-worker.ts';
 import { startAuditBackfill } from './work/audit-backfill.ts';
+import { startAuditChainer } from './work/audit-chainer.ts';
 
 type Peers = Awaited<ReturnType<typeof peersOf>>;
 
@@ -92,6 +93,7 @@ startService({
     startApplySweeper(applying(d), d.config.APPLY_SWEEP_EVERY_MS, d.config.APPLY_SWEEP_QUIET_MS),
     startWebhookFanOut(d, d.config.WEBHOOK_FAN_OUT_EVERY_MS),
     startAuditBackfill(d.pool, d.logger),
+    startAuditChainer(d.pool, d.logger),
   ],
   server: ({ pool, verifier, logger, peers, config }) =>
     buildServer({

@@ -214,19 +214,24 @@ describe('the audit log', () => {
   test('a record whose event cannot be appended is not recorded either', async () => {
     const w = workspace();
     const ws = w.operator.workspaceId;
-    // A row in the place the next event would take: its append fails on the primary key.
+    // The database refuses this workspace's events (as it would a full disk): the append fails.
     await pool.query(
-      `INSERT INTO audit_log (workspace_id, seq, at, actor, kind, subject, details, prev_hash, hash)
-       VALUES ($1, 1, now(), 'x', 'x.y', '', '{}', '', '')`,
-      [ws],
+      `CREATE FUNCTION refuse_event() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.workspace_id = '${ws}' THEN RAISE EXCEPTION 'no room for the event'; END IF; RETURN NEW; END $$;
+       CREATE TRIGGER refuse_event BEFORE INSERT ON audit_staged FOR EACH ROW EXECUTE FUNCTION refuse_event()`,
     );
-    await assert.rejects(
-      insertExpirySetting(pool, {
-        workspaceId: ws,
-        by: 'user:x via dashboard (d)',
-        hours: { preparedValidHours: 10, approvalValidHours: 5 },
-      }),
-    );
+    try {
+      await assert.rejects(
+        insertExpirySetting(pool, {
+          workspaceId: ws,
+          by: 'user:x via dashboard (d)',
+          hours: { preparedValidHours: 10, approvalValidHours: 5 },
+        }),
+        /no room for the event/,
+      );
+    } finally {
+      await pool.query('DROP TRIGGER refuse_event ON audit_staged; DROP FUNCTION refuse_event()');
+    }
     const { rows } = await pool.query('SELECT 1 FROM change_expiry_settings WHERE workspace_id = $1', [ws]);
     assert.equal(rows.length, 0, 'the setting was rolled back with its event');
   });

@@ -15,8 +15,7 @@ import {
   type AuditDetails,
   type AuditEventInput,
   type AuditRow,
-  appendAuditEvent,
-  appendAuditEvents,
+  appendChainedAuditEvents,
   checkAuditChain,
   listAuditEvents,
 } from '../store/audit-store.ts';
@@ -106,14 +105,15 @@ export function auditHandlers(pool: Pool): ServiceImpl<typeof AuditService> {
     async appendAuditEvent(req, ctx) {
       const p = principalOf(ctx);
       const event = eventOf(p.workspaceId, req, '');
-      const row = await inTransaction(pool, (tx) => appendAuditEvent(tx, event));
+      const [row] = await inTransaction(pool, (tx) => appendChainedAuditEvents(tx, p.workspaceId, [event]));
+      if (!row) throw new Error('an audit event was not appended');
       return { event: auditEventProto(row) };
     },
 
     async appendAuditEvents(req, ctx) {
       const p = principalOf(ctx);
       const events = req.events.map((e, i) => eventOf(p.workspaceId, e, `events[${i}].`));
-      const rows = await inTransaction(pool, (tx) => appendAuditEvents(tx, p.workspaceId, events));
+      const rows = await inTransaction(pool, (tx) => appendChainedAuditEvents(tx, p.workspaceId, events));
       return { events: rows.map(auditEventProto) };
     },
 

@@ -4,13 +4,39 @@
  * the previous row's hash, so a row edited, removed or put in another order in the database no
  * longer verifies, and verification names the first row that does not.
  *
- * Events of this service are appended in the transaction of the state change they record
- * (`atomically`), so a change is never recorded without its event, nor an event without its
- * change. Appends to one workspace are serialised on its head row (`audit_heads`, locked until the
- * transaction ends), so two appends at once never both follow the same row.
+ * Appending is two steps, so that the state changes of one workspace do not wait for each other:
+ *
+ * 1. A state change writes its event, in its own transaction, to `audit_staged` (appendAuditEvent):
+ *    an insert, no lock shared with any other writer. The event exists exactly when its change
+ *    committed, crash or not: they are one transaction.
+ * 2. A fold (chainStagedEvents) moves staged rows into `audit_log` in a short transaction that locks
+ *    the workspace's head row (`audit_heads`) only for the move: it deletes up to FOLD_BATCH staged
+ *    rows, gives them the next seqs in the order of their ids, hashes them onto the head, inserts
+ *    them and moves the head. The delete and the insert commit together, so a row is chained once
+ *    and never lost; two folds never both follow the same row (the head's lock).
+ *
+ * Ordering. Staged ids come from a sequence, and a smaller id can commit after a larger one; a fold
+ * sees only committed rows. So the chain's order is the fold's order, not the ids': a fold takes
+ * whatever committed rows are still staged, however old their ids, and never keeps a high-water
+ * mark of ids (which would skip a smaller id committing late). Within one fold, rows go in id order,
+ * so one transaction's events stay in the order it wrote them, and an event written after another
+ * committed (the same change's approval, then its apply) gets a larger id and a later or the same
+ * fold: causal order is kept. `seq` is the chain's order and every reader pages by it.
+ *
+ * Who folds: the writer's own process, right after its transaction commits (afterCommit, then
+ * chainSoon: one fold at a time per workspace in a process, later commits sharing the next fold, and
+ * `SKIP LOCKED` on the head so a fold busy elsewhere is not waited for); the changes service's sweep
+ * (work/audit-chainer.ts), for folds skipped or lost to a crash; and every reader of the chain
+ * (listAuditEvents, verifyAuditChain, checkAuditChain), which waits for the head and folds first, so
+ * a read never misses an event whose change committed before it began.
+ *
+ * Another service's events (AppendAuditEvents, keyed by its `source_key`) and the backfill are
+ * appended chained, under the head's lock for their transaction (appendChainedAuditEvents): the
+ * caller gets the row's seq and hash, and a key already in the log returns the row there. Staged
+ * rows carry no source key, so the log alone says whether a key is in it.
  */
 import { createHash } from 'node:crypto';
-import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
+import { afterCommit, inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
 import canonicalize from 'canonicalize';
 import type { ChangeRow } from './change-store.ts';
 import type { StandardRow } from './standards-store.ts';
@@ -79,84 +105,115 @@ export function rowHash(r: Omit<AuditRow, 'hash'>): string {
  * one on the pool otherwise, so a store function that appends an event is atomic whoever calls it.
  */
 export function atomically<T>(db: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  // A pool counts its clients; a client does not. (Not `instanceof`: two copies of pg would differ.)
+  return isPool(db) ? inTransaction(db, fn) : fn(db);
+}
+
+/** A state change's event: staged in its transaction, chained right after. */
+export type StagedEventInput = Omit<AuditEventInput, 'sourceKey'>;
+
+/** How many staged rows one fold chains (one transaction holding the head). */
+export const FOLD_BATCH = 1000;
+
+/** A pool (as opposed to a client): it counts its clients. (Not `instanceof`: two copies of pg would differ.) */
+function isPool(db: Queryable): db is Pool {
   const pool = db as Partial<Pool>;
-  return typeof pool.totalCount === 'number' && typeof pool.connect === 'function'
-    ? inTransaction(db as Pool, fn)
-    : fn(db);
+  return typeof pool.totalCount === 'number' && typeof pool.connect === 'function';
 }
 
 /**
- * Appends an event to its workspace's log, in `db`'s transaction (call it inside one: the head
- * stays locked until it ends). Returns the row, or the row already appended with its `sourceKey`.
+ * Records an event of a state change in `db`'s transaction (call it inside the transaction of the
+ * change), without waiting for any other writer of the workspace: it is staged, and chained once
+ * the transaction commits (see the header). With a pool, the insert commits on its own and is
+ * chained at once.
  */
-export async function appendAuditEvent(db: Queryable, e: AuditEventInput): Promise<AuditRow> {
-  const [row] = await appendAuditEvents(db, e.workspaceId, [e]);
-  if (!row) throw new Error('an audit event was not appended');
-  return row;
+export async function appendAuditEvent(db: Queryable, e: StagedEventInput): Promise<void> {
+  await db.query(
+    `INSERT INTO audit_staged (workspace_id, at, actor, kind, subject, details)
+     VALUES ($1, coalesce($2::timestamptz, date_trunc('milliseconds', clock_timestamp())), $3, $4, $5, $6::jsonb)`,
+    [e.workspaceId, e.at?.toISOString() ?? null, e.actor, e.kind, e.subject, JSON.stringify(e.details)],
+  );
+  if (!afterCommit(db, (pool) => chainSoon(pool, e.workspaceId)) && isPool(db))
+    await chainSoon(db, e.workspaceId);
+}
+
+interface Head {
+  seq: string;
+  hash: string;
 }
 
 /**
- * Appends events to one workspace's log in their order, in `db`'s transaction, with one lock of
- * the head and one insert. Returns each event's row (for an event whose `sourceKey` is already in
- * the log, or earlier in `events`, that row).
+ * Locks the workspace's head in `tx`, creating it at the first append. With `wait` false, a head
+ * another transaction holds is not waited for: undefined.
  */
-export async function appendAuditEvents(
-  db: Queryable,
-  workspaceId: string,
-  events: readonly Omit<AuditEventInput, 'workspaceId'>[],
-): Promise<AuditRow[]> {
-  // Creates the head at the first append and locks it either way (ON CONFLICT DO UPDATE locks the row).
-  const { rows: heads } = await db.query<{ seq: string; hash: string; now: Date }>(
+async function lockHead(tx: Queryable, workspaceId: string, wait: boolean): Promise<Head | undefined> {
+  if (wait) {
+    // ON CONFLICT DO UPDATE locks the row it finds, waiting for its holder.
+    const { rows } = await tx.query<Head>(
+      `INSERT INTO audit_heads (workspace_id, seq, hash) VALUES ($1, 0, $2)
+       ON CONFLICT (workspace_id) DO UPDATE SET seq = audit_heads.seq
+       RETURNING seq::text, hash`,
+      [workspaceId, GENESIS_HASH],
+    );
+    return rows[0];
+  }
+  const { rows } = await tx.query<Head>(
+    'SELECT seq::text, hash FROM audit_heads WHERE workspace_id = $1 FOR UPDATE SKIP LOCKED',
+    [workspaceId],
+  );
+  if (rows[0]) return rows[0];
+  // Held by another transaction (which may have updated it: an insert's DO NOTHING would wait).
+  const { rows: held } = await tx.query('SELECT 1 FROM audit_heads WHERE workspace_id = $1', [workspaceId]);
+  if (held.length > 0) return undefined;
+  // Missing: DO NOTHING inserts the first head (holding it), or returns nothing when another
+  // transaction just did (waiting for it only while it is creating the same head: a short one).
+  const { rows: made } = await tx.query<Head>(
     `INSERT INTO audit_heads (workspace_id, seq, hash) VALUES ($1, 0, $2)
-     ON CONFLICT (workspace_id) DO UPDATE SET seq = audit_heads.seq
-     RETURNING seq::text, hash, date_trunc('milliseconds', clock_timestamp()) AS now`,
+     ON CONFLICT (workspace_id) DO NOTHING RETURNING seq::text, hash`,
     [workspaceId, GENESIS_HASH],
   );
-  const head = heads[0];
-  if (!head) throw new Error('the audit head of the workspace is missing');
-  const keys = events.flatMap((e) => (e.sourceKey === undefined ? [] : [e.sourceKey]));
-  const byKey = new Map<string, AuditRow>();
-  if (keys.length > 0) {
-    const { rows } = await db.query<AuditRow>(
-      `SELECT ${COLUMNS} FROM audit_log WHERE workspace_id = $1 AND source_key = ANY ($2::text[])`,
-      [workspaceId, keys],
-    );
-    for (const r of rows) if (r.source_key !== null) byKey.set(r.source_key, r);
-  }
+  return made[0];
+}
+
+/** An event ready to be chained: a staged row, or another service's event. */
+type Unchained = Omit<AuditRow, 'workspace_id' | 'seq' | 'prev_hash' | 'hash'>;
+
+/** Chains `events` after `head` in `tx` (which holds the head) and moves the head; returns the rows. */
+async function writeChained(
+  tx: Queryable,
+  workspaceId: string,
+  head: Head,
+  events: readonly Unchained[],
+): Promise<{ rows: AuditRow[]; head: Head }> {
   let seq = BigInt(head.seq);
   let prevHash = head.hash;
-  const fresh: AuditRow[] = [];
-  const result = events.map((e) => {
-    const known = e.sourceKey === undefined ? undefined : byKey.get(e.sourceKey);
-    if (known) return known;
+  const fresh = events.map((e) => {
     seq += 1n;
     const row: Omit<AuditRow, 'hash'> = {
       workspace_id: workspaceId.toLowerCase(),
       seq: seq.toString(),
       // Milliseconds, as a JavaScript Date holds it, so the time read back hashes the same.
-      at: e.at ? new Date(e.at.getTime()) : head.now,
+      at: new Date(e.at.getTime()),
       actor: e.actor,
       kind: e.kind,
       subject: e.subject,
       // What is hashed is what jsonb gives back: the details as JSON text would read them.
       details: JSON.parse(JSON.stringify(e.details)) as AuditDetails,
-      source_key: e.sourceKey ?? null,
+      source_key: e.source_key,
       prev_hash: prevHash,
     };
-    const appended = { ...row, hash: rowHash(row) };
-    prevHash = appended.hash;
-    fresh.push(appended);
-    if (appended.source_key !== null) byKey.set(appended.source_key, appended);
-    return appended;
+    const chained = { ...row, hash: rowHash(row) };
+    prevHash = chained.hash;
+    return chained;
   });
-  if (fresh.length === 0) return result;
+  if (fresh.length === 0) return { rows: [], head };
   const column = <K extends keyof AuditRow>(k: K) => fresh.map((r) => r[k]);
-  await db.query(
-    `INSERT INTO audit_log (workspace_id, seq, at, actor, kind, subject, details, source_key, prev_hash, hash)
-     SELECT $1, seq, at, actor, kind, subject, details::jsonb, source_key, prev_hash, hash
-       FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                   $9::text[], $10::text[]) AS r(seq, at, actor, kind, subject, details, source_key, prev_hash, hash)`,
+  await tx.query(
+    `WITH inserted AS (
+       INSERT INTO audit_log (workspace_id, seq, at, actor, kind, subject, details, source_key, prev_hash, hash)
+       SELECT $1, seq, at, actor, kind, subject, details::jsonb, source_key, prev_hash, hash
+         FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                     $9::text[], $10::text[]) AS r(seq, at, actor, kind, subject, details, source_key, prev_hash, hash))
+     UPDATE audit_heads SET seq = $11, hash = $12 WHERE workspace_id = $1`,
     [
       workspaceId,
       column('seq'),
@@ -168,14 +225,142 @@ export async function appendAuditEvents(
       column('source_key'),
       column('prev_hash'),
       column('hash'),
+      seq.toString(),
+      prevHash,
     ],
   );
-  await db.query('UPDATE audit_heads SET seq = $2, hash = $3 WHERE workspace_id = $1', [
-    workspaceId,
-    seq.toString(),
-    prevHash,
-  ]);
-  return result;
+  return { rows: fresh, head: { seq: seq.toString(), hash: prevHash } };
+}
+
+/**
+ * Chains up to FOLD_BATCH of the workspace's committed staged rows, oldest id first, in `tx` (which
+ * holds the head). The rows are deleted from the staging table in the same statement that reads
+ * them, so they are chained exactly once. Returns the new head and how many were chained.
+ */
+async function foldStaged(
+  tx: Queryable,
+  workspaceId: string,
+  head: Head,
+): Promise<{ head: Head; n: number }> {
+  const { rows } = await tx.query<Unchained>(
+    `WITH taken AS (
+       DELETE FROM audit_staged
+        WHERE id IN (SELECT id FROM audit_staged WHERE workspace_id = $1 ORDER BY id LIMIT $2)
+       RETURNING id, at, actor, kind, subject, details)
+     SELECT at, actor, kind, subject, details, NULL::text AS source_key FROM taken ORDER BY id`,
+    [workspaceId, FOLD_BATCH],
+  );
+  const written = await writeChained(tx, workspaceId, head, rows);
+  return { head: written.head, n: rows.length };
+}
+
+/**
+ * Chains the workspace's committed staged events, FOLD_BATCH a transaction, until none is left.
+ * With `wait` (a reader), a fold in progress is waited for, so every event committed before the
+ * call is in the chain when it returns; without, a head held elsewhere is left to its holder and
+ * to the sweep. Returns how many rows were chained.
+ */
+export async function chainStagedEvents(db: Queryable, workspaceId: string, wait: boolean): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await atomically(db, async (tx) => {
+      const head = await lockHead(tx, workspaceId, wait);
+      return head === undefined ? 0 : (await foldStaged(tx, workspaceId, head)).n;
+    });
+    total += n;
+    if (n < FOLD_BATCH) return total;
+  }
+}
+
+/** Each workspace's fold in this process: the one running, and the one that will run after it. */
+const turns = new Map<string, { running?: Promise<void>; next?: Promise<void> }>();
+
+/**
+ * Folds the workspace's staged events now, or right after the fold this process is running for it;
+ * calls that come while a fold waits to start share it (it will see all their commits). Never
+ * throws: a fold that fails (the database unreachable) leaves its rows staged for the sweep.
+ */
+export function chainSoon(pool: Pool, workspaceId: string): Promise<void> {
+  const turn = turns.get(workspaceId) ?? {};
+  if (turn.next) return turn.next;
+  const next: Promise<void> = (turn.running ?? Promise.resolve()).then(async () => {
+    turn.next = undefined;
+    turn.running = next;
+    try {
+      await chainStagedEvents(pool, workspaceId, false);
+    } catch {
+      // Staged rows stay staged: the sweep and the next reader chain them.
+    } finally {
+      if (turn.running === next) turn.running = undefined;
+      if (turn.running === undefined && turn.next === undefined) turns.delete(workspaceId);
+    }
+  });
+  turn.next = next;
+  turns.set(workspaceId, turn);
+  return next;
+}
+
+/** The workspaces with staged events (for the sweep). */
+export async function workspacesWithStagedEvents(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ workspace_id: string }>('SELECT DISTINCT workspace_id FROM audit_staged');
+  return rows.map((r) => r.workspace_id);
+}
+
+/**
+ * Appends events to one workspace's chain in their order, in `db`'s transaction, holding the head
+ * until it ends (another service's events, the backfill): the staged events committed so far are
+ * chained first. Returns each event's row (for an event whose `sourceKey` is already in the log,
+ * or earlier in `events`, that row).
+ */
+export async function appendChainedAuditEvents(
+  db: Queryable,
+  workspaceId: string,
+  events: readonly Omit<AuditEventInput, 'workspaceId'>[],
+): Promise<AuditRow[]> {
+  let head = await lockHead(db, workspaceId, true);
+  if (!head) throw new Error('the audit head of the workspace is missing');
+  for (;;) {
+    const folded = await foldStaged(db, workspaceId, head);
+    head = folded.head;
+    if (folded.n < FOLD_BATCH) break;
+  }
+  const keys = events.flatMap((e) => (e.sourceKey === undefined ? [] : [e.sourceKey]));
+  const byKey = new Map<string, AuditRow>();
+  if (keys.length > 0) {
+    const { rows } = await db.query<AuditRow>(
+      `SELECT ${COLUMNS} FROM audit_log WHERE workspace_id = $1 AND source_key = ANY ($2::text[])`,
+      [workspaceId, keys],
+    );
+    for (const r of rows) if (r.source_key !== null) byKey.set(r.source_key, r);
+  }
+  const { rows: clock } = await db.query<{ now: Date }>(
+    `SELECT date_trunc('milliseconds', clock_timestamp()) AS now`,
+  );
+  const now = clock[0]?.now ?? new Date();
+  // The first of each key not in the log is appended; the others (and known keys) get its row.
+  const fresh: Unchained[] = [];
+  const firstOfKey = new Map<string, number>();
+  const places = events.map((e) => {
+    const key = e.sourceKey;
+    if (key !== undefined && (byKey.has(key) || firstOfKey.has(key))) return key;
+    if (key !== undefined) firstOfKey.set(key, fresh.length);
+    fresh.push({
+      at: e.at ?? now,
+      actor: e.actor,
+      kind: e.kind,
+      subject: e.subject,
+      details: e.details,
+      source_key: key ?? null,
+    });
+    return fresh.length - 1;
+  });
+  const { rows } = await writeChained(db, workspaceId, head, fresh);
+  return places.map((place) => {
+    const row =
+      typeof place === 'number' ? rows[place] : (byKey.get(place) ?? rows[firstOfKey.get(place) ?? -1]);
+    if (!row) throw new Error('an audit event was not appended');
+    return row;
+  });
 }
 
 export interface AuditFilter {
@@ -197,8 +382,17 @@ export interface AuditFilter {
   limit: number;
 }
 
-/** A page of the workspace's log by keyset on seq: newest first, or oldest first after `afterSeq`. */
+/**
+ * A page of the workspace's log by keyset on seq: newest first, or oldest first after `afterSeq`.
+ * The events committed so far are chained first, so none is missing from the page.
+ */
 export async function listAuditEvents(db: Queryable, f: AuditFilter): Promise<AuditRow[]> {
+  await chainStagedEvents(db, f.workspaceId, true);
+  return readAuditPage(db, f);
+}
+
+/** A page of the chain as it stands. */
+async function readAuditPage(db: Queryable, f: AuditFilter): Promise<AuditRow[]> {
   const ascending = f.afterSeq !== undefined;
   const { rows } = await db.query<AuditRow>(
     `SELECT ${COLUMNS} FROM audit_log
@@ -244,7 +438,8 @@ export interface ChainReport {
 
 /**
  * Checks the workspace's chain from its first row: seqs from 1 without a gap, each row's
- * prev_hash the previous row's hash, each hash its fields' hash, and the head naming the last row.
+ * prev_hash the previous row's hash, each hash its fields' hash, and the head naming the last row
+ * (after chaining the events committed so far).
  */
 export async function verifyAuditChain(
   db: Queryable,
@@ -252,11 +447,12 @@ export async function verifyAuditChain(
   batch = 1000,
   from?: { seq: bigint; hash: string },
 ): Promise<ChainReport> {
+  await chainStagedEvents(db, workspaceId, true);
   let prevHash = from?.hash ?? GENESIS_HASH;
   let expected = (from?.seq ?? 0n) + 1n;
   let checked = Number(from?.seq ?? 0n);
   for (;;) {
-    const rows = await listAuditEvents(db, { workspaceId, afterSeq: expected - 1n, limit: batch });
+    const rows = await readAuditPage(db, { workspaceId, afterSeq: expected - 1n, limit: batch });
     for (const r of rows) {
       const at = { seq: BigInt(r.seq), at: r.at, kind: r.kind };
       if (at.seq !== expected)
@@ -465,8 +661,9 @@ export async function workspacesToBackfill(db: Queryable): Promise<string[]> {
  * how many events were appended (0 when there were none, or another replica did it first).
  */
 export async function backfillWorkspace(db: Queryable, workspaceId: string): Promise<number> {
-  // The head is locked first, so the cut-off cannot move while the events are read.
-  await appendAuditEvents(db, workspaceId, []);
+  // The head is locked (and the staged events chained) first, so the cut-off cannot move while
+  // the events are read; an event staged meanwhile is seen below with its change, or neither is.
+  await appendChainedAuditEvents(db, workspaceId, []);
   const { rows: done } = await db.query('SELECT 1 FROM audit_log WHERE workspace_id = $1 AND kind = $2', [
     workspaceId,
     BACKFILLED,
@@ -474,7 +671,8 @@ export async function backfillWorkspace(db: Queryable, workspaceId: string): Pro
   if (done.length > 0) return 0;
   const { rows: cut } = await db.query<{ before: Date }>(
     `SELECT coalesce(min(at), date_trunc('milliseconds', clock_timestamp())) AS before
-       FROM audit_log WHERE workspace_id = $1 AND source_key IS NULL`,
+       FROM (SELECT at FROM audit_log WHERE workspace_id = $1 AND source_key IS NULL
+             UNION ALL SELECT at FROM audit_staged WHERE workspace_id = $1) own`,
     [workspaceId],
   );
   const before = cut[0]?.before ?? new Date();
@@ -494,6 +692,8 @@ export async function backfillWorkspace(db: Queryable, workspaceId: string): Pro
       ) AS e(kind, at, actor)
       WHERE c.workspace_id = $1 AND e.at IS NOT NULL AND e.at < $2
         AND NOT EXISTS (SELECT 1 FROM audit_log l
+                         WHERE l.workspace_id = $1 AND l.subject = c.change_id::text AND l.kind = 'change.' || e.kind)
+        AND NOT EXISTS (SELECT 1 FROM audit_staged l
                          WHERE l.workspace_id = $1 AND l.subject = c.change_id::text AND l.kind = 'change.' || e.kind)`,
     [workspaceId, before],
   );
@@ -527,7 +727,7 @@ export async function backfillWorkspace(db: Queryable, workspaceId: string): Pro
   ].sort((a, b) => a.at.getTime() - b.at.getTime() || (a.sourceKey < b.sourceKey ? -1 : 1));
   // Nothing from before the log: no closing row either (the next start looks again, at little cost).
   if (events.length === 0) return 0;
-  await appendAuditEvents(db, workspaceId, [
+  await appendChainedAuditEvents(db, workspaceId, [
     ...events,
     {
       actor: 'worker:audit',
