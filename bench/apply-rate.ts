@@ -23,6 +23,10 @@
  * together should take about as long as one alone (that many times the throughput), so their wall
  * time is also printed as a multiple of the single account's, measured in the same run.
  *
+ * The ten accounts of one workspace share one audit chain (every outcome appends to it); the ten
+ * workspaces have one each. After the runs every workspace's chain is verified (the run fails on a
+ * break) and the events still staged, not yet chained, are counted.
+ *
  * `npm run bench:apply`. Env: APPLY_BENCH_RATE, APPLY_BENCH_CHANGES, APPLY_BENCH_ACCOUNTS.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -33,6 +37,7 @@ import { deterministicId } from '@adsmcp/runtime/bus/outbox';
 import { createPool, inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import { type Stack, startStack } from '@adsmcp/testkit/stack';
+import { verifyAuditChain } from '../services/changes/src/store/audit-store.ts';
 import { enqueueApply } from '../services/changes/src/work/apply-message.ts';
 import { createCredentialCipher } from '../services/upstream-proxy/src/domain/credential-cipher.ts';
 import { insertConnection } from '../services/upstream-proxy/src/store/connection-store.ts';
@@ -193,6 +198,7 @@ async function main(): Promise<void> {
       [`${ACCOUNTS} accounts of ${ACCOUNTS} workspaces at once`, separate],
     ];
     const runs = [...one];
+    const speedups: string[] = [];
     for (const [label, accounts] of scenarios) {
       const all = await run(stack, changesDb, accounts, work);
       printRuns(label, all, ideal);
@@ -202,7 +208,31 @@ async function main(): Promise<void> {
       process.stdout.write(
         `  ${label}: ${fmt(allWall)} s against one account's ${fmt(oneWall)} s in the same run: ${fmt(allWall / oneWall, 2)}x the time (ideal 1.00x); throughput ${fmt(allThroughput)} requests/s against ${fmt(oneThroughput)}: ${fmt(allThroughput / oneThroughput, 2)}x (ideal ${ACCOUNTS}x)\n`,
       );
+      speedups.push(`${label}: ${fmt(allThroughput / oneThroughput, 2)}x`);
     }
+    process.stdout.write(
+      `\nthroughput against one account (${fmt(oneThroughput)} requests/s), same run: ${speedups.join('; ')}\n`,
+    );
+    // Every outcome and state change above appended to its workspace's audit chain: it must still
+    // verify and hold every event (the readers chain what is staged first).
+    const workspaces = [demo.workspaceId, ...separate.map((a) => a.workspaceId)];
+    const { rows: left } = await changesDb.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM audit_staged',
+    );
+    let chained = 0;
+    for (const workspaceId of workspaces) {
+      const report = await verifyAuditChain(changesDb, workspaceId);
+      if (report.broken) {
+        failed = true;
+        process.stdout.write(
+          `audit chain of ${workspaceId} broken at row ${report.broken.seq}: ${report.broken.reason}\n`,
+        );
+      }
+      chained += report.rows;
+    }
+    process.stdout.write(
+      `audit: ${workspaces.length} workspace chains verify, ${chained} rows (${left[0]?.n ?? 0} events still staged before the check)\n`,
+    );
     for (const r of runs) {
       if (r.rateLimited > 0 || r.doubled > 0 || r.applied !== CHANGES) failed = true;
     }
