@@ -12,7 +12,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatePrincipalKeys } from '@adsmcp/runtime/principal';
-import { bundledEntry, ensureBundles } from './bundles.ts';
+import { type Bundles, bundledEntry, ensureBundles } from './bundles.ts';
 import { formatDelay, type RestartPolicy, restartDelay } from './restart-backoff.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy.ts';
 
@@ -332,150 +332,301 @@ function chosenPortTaken(err: unknown, fixedGatewayPort: boolean): boolean {
   return !(fixedGatewayPort && err.message.startsWith('gateway '));
 }
 
-/** startStack starts every process and resolves when each is listening. */
-export async function startStack(opts: StackOptions): Promise<Stack> {
-  const [secrets, bundles] = await Promise.all([loadSecrets(opts.dataDir), ensureBundles()]);
-  const base = { DATABASE_URL: opts.databaseUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env };
-  const slots = new Map<string, Slot>();
-  const urls = {} as Record<ServiceName, string>;
-  const replicaUrls = {} as Record<ServiceName, string[]>;
-  const replicaCount = (service: ServiceName) =>
-    service === 'ads-sandbox' ? 1 : Math.max(1, Math.floor(opts.replicas ?? 1));
-  let gatewayProxy: RoundRobinProxy | undefined;
-  let inProcess: InProcessService | undefined;
-  let stopping = false;
-  const notice = (service: ServiceName, replica: number, message: string) =>
-    opts.onSupervisor?.(service, replicaCount(service) > 1 ? `replica ${replica}: ${message}` : message);
+/** The ports of one start, chosen before any process listens. */
+interface PortPlan {
+  sandbox: number;
+  upstream: number[];
+  changes: number[];
+  marketing: number[];
+  optimizer: number[];
+  /** The public port: the gateway's, or its round-robin proxy's when `proxied`. */
+  gatewayPort: number;
+  gatewayReplicas: number[];
+  proxied: boolean;
+}
 
-  const launch = (service: ServiceName, env: Record<string, string>, replica = 0): Running => {
+/** The ports of a start with `n` replicas of each service but the sandbox. */
+async function choosePorts(n: number, fixedGatewayPort: number | undefined): Promise<PortPlan> {
+  const proxied = n > 1;
+  const ports = await freePorts(1 + 4 * n + (proxied ? n + 1 : 1));
+  const take = (count: number) => ports.splice(0, count);
+  const [sandbox] = take(1);
+  const [upstream, changes, marketing, optimizer] = [take(n), take(n), take(n), take(n)];
+  const chosenGateway = take(1)[0] as number;
+  const gatewayPort = fixedGatewayPort ?? chosenGateway;
+  const gatewayReplicas = proxied ? take(n) : [gatewayPort];
+  return {
+    sandbox: sandbox as number,
+    upstream,
+    changes,
+    marketing,
+    optimizer,
+    gatewayPort,
+    gatewayReplicas,
+    proxied,
+  };
+}
+
+const at = (port: number | undefined) => `http://127.0.0.1:${port}`;
+const list = (replicas: number[]) => replicas.map(at).join(',');
+
+/** The marketing service's environment: its key, its peers' keys and addresses. */
+function marketingEnvOf(secrets: StackSecrets, plan: PortPlan): Record<string, string> {
+  return {
+    PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey,
+    UPSTREAM_PROXY_URL: list(plan.upstream),
+    CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
+    OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+    // An import's end is told to the changes service, for the workspace's webhooks.
+    MARKETING_PRIVATE_KEY: secrets.marketingPrivateKey,
+    CHANGES_URL: list(plan.changes),
+  };
+}
+
+/** Every other service's environment: the keys it signs with or checks, and its peers' addresses. */
+function serviceEnvsOf(secrets: StackSecrets, plan: PortPlan, marketingUrls: string) {
+  const grpc = { PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
+  const peers = { UPSTREAM_PROXY_URL: list(plan.upstream) };
+  return {
+    'ads-sandbox': { SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken },
+    'upstream-proxy': {
+      ...grpc,
+      CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
+      // The optimizer reads review runs' snapshots as its worker.
+      OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+      // The marketing service reads what a performance report compares.
+      MARKETING_PUBLIC_KEY: secrets.marketingPublicKey,
+      UPSTREAM_URL: at(plan.sandbox),
+      UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
+    },
+    changes: {
+      ...grpc,
+      ...peers,
+      CHANGES_PRIVATE_KEY: secrets.changesPrivateKey,
+      OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
+      MARKETING_PUBLIC_KEY: secrets.marketingPublicKey,
+      // Campaign images a change uploads are read there.
+      MARKETING_URL: marketingUrls,
+    },
+    // The optimizer publishes approved proposals through the changes service (from its bus).
+    optimizer: {
+      ...grpc,
+      ...peers,
+      CHANGES_URL: list(plan.changes),
+      // The campaign assets its variants name are checked there.
+      MARKETING_URL: marketingUrls,
+      OPTIMIZER_PRIVATE_KEY: secrets.optimizerPrivateKey,
+    },
+    gateway: {
+      PUBLIC_URL: at(plan.gatewayPort),
+      PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
+      UPSTREAM_PROXY_URL: list(plan.upstream),
+      CHANGES_URL: list(plan.changes),
+      OPTIMIZER_URL: list(plan.optimizer),
+      MARKETING_URL: marketingUrls,
+    },
+  };
+}
+
+/** Runs the admin command with `args` against the stack in `adminEnv`; resolves with its stdout, rejects with its stderr. */
+function runAdmin(bundles: Bundles, adminEnv: Record<string, string>, args: string[]): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs(bundledEntry(bundles, 'gateway', 'admin')), ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...adminEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(err.trim() || `admin exited ${code}`)),
+    );
+  });
+}
+
+/**
+ * The processes of one stack: starting them, supervising them (a restart after a growing wait,
+ * or once what they need is back), killing, restarting and stopping them.
+ */
+class Supervisor {
+  readonly slots = new Map<string, Slot>();
+  readonly urls = {} as Record<ServiceName, string>;
+  readonly replicaUrls = {} as Record<ServiceName, string[]>;
+  gatewayProxy: RoundRobinProxy | undefined;
+  private inProcess: InProcessService | undefined;
+  private stopping = false;
+  private readonly base: Record<string, string>;
+
+  constructor(
+    private readonly opts: StackOptions,
+    private readonly bundles: Bundles,
+    private readonly secrets: StackSecrets,
+  ) {
+    this.base = { DATABASE_URL: opts.databaseUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env };
+  }
+
+  replicaCount(service: ServiceName): number {
+    return service === 'ads-sandbox' ? 1 : Math.max(1, Math.floor(this.opts.replicas ?? 1));
+  }
+
+  private notice(service: ServiceName, replica: number, message: string): void {
+    this.opts.onSupervisor?.(
+      service,
+      this.replicaCount(service) > 1 ? `replica ${replica}: ${message}` : message,
+    );
+  }
+
+  private launch(service: ServiceName, env: Record<string, string>, replica = 0): Running {
+    const { opts, slots } = this;
     const metrics = metricsPortEnv(service, opts.env?.METRICS_PORT ?? process.env.METRICS_PORT, replica);
-    const r = run(service, bundledEntry(bundles, service), { ...base, ...metrics, ...env }, opts, replica);
+    const r = run(
+      service,
+      bundledEntry(this.bundles, service),
+      { ...this.base, ...metrics, ...env },
+      opts,
+      replica,
+    );
     const key = slotKey(service, replica);
     const slot = slots.get(key);
     clearTimeout(slot?.timer); // a restart by hand replaces one that was waiting
     if (slot) Object.assign(slot, { env, running: r, held: false });
     else slots.set(key, { service, replica, env, running: r, held: false });
-    if (opts.supervise) void r.exited.then(() => onExit(key, r));
+    if (opts.supervise) void r.exited.then(() => this.onExit(key, r));
     return r;
-  };
+  }
 
   /**
    * Starts a supervised process again, unless it was stopped or replaced meanwhile; while what it
    * needs is down (restartWhen), only once that is back, as a first start (no growing wait).
    */
-  const relaunch = (slot: Slot, r: Running) => {
-    if (stopping || slot.held || slot.running !== r) return;
+  private relaunch(slot: Slot, r: Running): void {
+    if (this.stopping || slot.held || slot.running !== r) return;
     const { service, replica } = slot;
-    const gate = opts.restartWhen?.();
+    const gate = this.opts.restartWhen?.();
     if (gate) {
-      notice(service, replica, `${gate.waitingFor} is down; restarting once it is back`);
-      afterGate(slot, r, gate);
+      this.notice(service, replica, `${gate.waitingFor} is down; restarting once it is back`);
+      this.afterGate(slot, r, gate);
       return;
     }
-    const next = launch(service, slot.env, replica);
+    const next = this.launch(service, slot.env, replica);
     void listening(service, next).then(
-      (port) => notice(service, replica, `restarted (pid ${next.child.pid}), listening on port ${port}`),
+      (port) => this.notice(service, replica, `restarted (pid ${next.child.pid}), listening on port ${port}`),
       // A run that never listens: stop it, and its exit schedules the next attempt.
       () => stopProcess(next, 5_000),
     );
-  };
+  }
 
   /** Restarts the process once `gate` opens (a crash while it was shut does not count toward the backoff). */
-  const afterGate = (slot: Slot, r: Running, gate: { waitingFor: string; ready: Promise<void> }) => {
+  private afterGate(slot: Slot, r: Running, gate: { waitingFor: string; ready: Promise<void> }): void {
     slot.lastDelayMs = undefined;
     void gate.ready.then(() => {
-      if (stopping || slot.held || slot.running !== r) return;
-      notice(slot.service, slot.replica, `${gate.waitingFor} is back; restarting`);
-      relaunch(slot, r);
+      if (this.stopping || slot.held || slot.running !== r) return;
+      this.notice(slot.service, slot.replica, `${gate.waitingFor} is back; restarting`);
+      this.relaunch(slot, r);
     });
-  };
+  }
 
   /** A supervised process exited: unless that was meant, start it again after a growing wait. */
-  const onExit = (key: string, r: Running) => {
-    const slot = slots.get(key);
-    const policy = opts.supervise;
-    if (!slot || !policy || stopping || slot.held || slot.running !== r) return;
+  private onExit(key: string, r: Running): void {
+    const slot = this.slots.get(key);
+    const policy = this.opts.supervise;
+    if (!slot || !policy || this.stopping || slot.held || slot.running !== r) return;
     const { service, replica } = slot;
-    const gate = opts.restartWhen?.();
+    const gate = this.opts.restartWhen?.();
     if (gate) {
-      notice(
+      this.notice(
         service,
         replica,
         `exited unexpectedly (${describeExit(r.child)}) while ${gate.waitingFor} is down; restarting once it is back`,
       );
-      afterGate(slot, r, gate);
+      this.afterGate(slot, r, gate);
       return;
     }
     const delay = restartDelay(policy, slot.lastDelayMs, Date.now() - r.startedAt);
     slot.lastDelayMs = delay;
-    notice(
+    this.notice(
       service,
       replica,
       `exited unexpectedly (${describeExit(r.child)}); restarting in ${formatDelay(delay)}`,
     );
     slot.timer = setTimeout(() => {
       slot.timer = undefined;
-      relaunch(slot, r);
+      this.relaunch(slot, r);
     }, delay);
-  };
+  }
 
   /** Starts one process of a service; resolves with its port once it listens. */
-  const startReplica = async (service: ServiceName, env: Record<string, string>, replica: number) => {
-    const r = launch(service, env, replica);
+  async startReplica(service: ServiceName, env: Record<string, string>, replica: number): Promise<number> {
+    const r = this.launch(service, env, replica);
     // N replicas start side by side on the same cores: give them N times as long.
-    const port = await listening(service, r, 60_000 * replicaCount(service));
+    const port = await listening(service, r, 60_000 * this.replicaCount(service));
     // Restarts reuse the port, so that the peers configured with this address reach the new process.
-    const slot = slots.get(slotKey(service, replica));
+    const slot = this.slots.get(slotKey(service, replica));
     if (slot) slot.env = { ...env, PORT: String(port) };
-    if (opts.supervise) notice(service, replica, `started (pid ${r.child.pid}), listening on port ${port}`);
+    if (this.opts.supervise)
+      this.notice(service, replica, `started (pid ${r.child.pid}), listening on port ${port}`);
     return port;
-  };
+  }
+
   /** Starts every replica of a service at once, replica i on `ports[i]`. */
-  const start = async (service: ServiceName, env: Record<string, string>, ports: readonly number[]) => {
-    await Promise.all(ports.map((port, i) => startReplica(service, { ...env, PORT: String(port) }, i)));
-    replicaUrls[service] = ports.map((port) => `http://127.0.0.1:${port}`);
-    urls[service] = replicaUrls[service].join(',');
-  };
-  const stopAll = async () => {
-    stopping = true;
+  private async start(
+    service: ServiceName,
+    env: Record<string, string>,
+    ports: readonly number[],
+  ): Promise<void> {
+    await Promise.all(ports.map((port, i) => this.startReplica(service, { ...env, PORT: String(port) }, i)));
+    this.replicaUrls[service] = ports.map((port) => `http://127.0.0.1:${port}`);
+    this.urls[service] = this.replicaUrls[service].join(',');
+  }
+
+  /** Stops every process, gateway first; resolves with each service's exit code. */
+  async stopAll(): Promise<Partial<Record<ServiceName, number | null>>> {
+    this.stopping = true;
     const codes: Partial<Record<ServiceName, number | null>> = {};
-    for (const slot of slots.values()) clearTimeout(slot.timer);
-    await gatewayProxy?.close();
+    for (const slot of this.slots.values()) clearTimeout(slot.timer);
+    await this.gatewayProxy?.close();
     for (const name of ['gateway', ...DOMAIN_SERVICES, 'upstream-proxy', 'ads-sandbox'] as const) {
-      const replicas = [...slots.values()].filter((slot) => slot.service === name);
+      const replicas = [...this.slots.values()].filter((slot) => slot.service === name);
       if (replicas.length === 0) continue;
       for (const slot of replicas) slot.held = true;
-      const exits = await Promise.all(
-        replicas.map(async (slot) => {
-          const began = Date.now();
-          const running = slot.running.child.exitCode === null && slot.running.child.signalCode === null;
-          const code = await stopProcess(slot.running);
-          if (opts.supervise && running)
-            notice(
-              slot.service,
-              slot.replica,
-              `stopped (${describeExit(slot.running.child)}) in ${formatDelay(Date.now() - began)}`,
-            );
-          return code;
-        }),
-      );
+      const exits = await Promise.all(replicas.map((slot) => this.stopSlot(slot)));
       // One code per service: the first replica's, unless another did worse.
       codes[name] = exits.find((code) => code !== 0) ?? exits[0];
     }
-    await inProcess?.stop();
-    inProcess = undefined;
+    await this.inProcess?.stop();
+    this.inProcess = undefined;
     return codes;
-  };
-  const replicasOf = (service: ServiceName): Slot[] => {
-    const found = [...slots.values()].filter((slot) => slot.service === service);
+  }
+
+  private async stopSlot(slot: Slot): Promise<number | null> {
+    const began = Date.now();
+    const running = slot.running.child.exitCode === null && slot.running.child.signalCode === null;
+    const code = await stopProcess(slot.running);
+    if (this.opts.supervise && running)
+      this.notice(
+        slot.service,
+        slot.replica,
+        `stopped (${describeExit(slot.running.child)}) in ${formatDelay(Date.now() - began)}`,
+      );
+    return code;
+  }
+
+  /** The named replica's slot, or every replica's when none is named. */
+  chosen(service: ServiceName, replica: number | undefined): Slot[] {
+    if (replica !== undefined) return [this.slotOf(service, replica)];
+    const found = [...this.slots.values()].filter((slot) => slot.service === service);
     if (found.length === 0) throw new Error(`${service} was never started`);
     return found;
-  };
-  const slotOf = (service: ServiceName, replica = 0): Slot => {
-    const slot = slots.get(slotKey(service, replica));
+  }
+
+  slotOf(service: ServiceName, replica = 0): Slot {
+    const slot = this.slots.get(slotKey(service, replica));
     if (!slot) throw new Error(`${service} replica ${replica} was never started`);
     return slot;
-  };
+  }
+
   /**
    * Every process at once, each on a port chosen beforehand, so that its peers' addresses are
    * known before any listens: none calls a peer while starting (the service clients connect on
@@ -483,111 +634,83 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
    * are given the list of its replicas' addresses; replicated gateways listen on ports of their
    * own, behind a round-robin proxy on the public port (standing in for a Kubernetes Service).
    */
-  const startAll = async () => {
-    const n = replicaCount('gateway');
-    const proxied = n > 1;
-    const ports = await freePorts(1 + 4 * n + (proxied ? n + 1 : 1));
-    const take = (count: number) => ports.splice(0, count);
-    const [sandbox] = take(1);
-    const [upstream, changes, marketing, optimizer] = [take(n), take(n), take(n), take(n)];
-    const chosenGateway = take(1)[0] as number;
-    const gatewayPort = opts.gatewayPort ?? chosenGateway;
-    const gatewayReplicas = proxied ? take(n) : [gatewayPort];
-    const at = (port: number | undefined) => `http://127.0.0.1:${port}`;
-    const list = (replicas: number[]) => replicas.map(at).join(',');
-    const grpc = { PRINCIPAL_PUBLIC_KEY: secrets.principalPublicKey };
-    const peers = { UPSTREAM_PROXY_URL: list(upstream) };
-    const marketingEnv = {
-      ...grpc,
-      ...peers,
-      CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
-      OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
-      // An import's end is told to the changes service, for the workspace's webhooks.
-      MARKETING_PRIVATE_KEY: secrets.marketingPrivateKey,
-      CHANGES_URL: list(changes),
-    };
+  private async startAll(): Promise<void> {
+    const { opts, secrets } = this;
+    const plan = await choosePorts(this.replicaCount('gateway'), opts.gatewayPort);
+    const marketingEnv = marketingEnvOf(secrets, plan);
     if (opts.inProcessMarketing !== undefined) {
-      inProcess = await opts.inProcessMarketing({ ...base, ...marketingEnv });
-      replicaUrls.marketing = [inProcess.url];
-      urls.marketing = inProcess.url;
+      this.inProcess = await opts.inProcessMarketing({ ...this.base, ...marketingEnv });
+      this.replicaUrls.marketing = [this.inProcess.url];
+      this.urls.marketing = this.inProcess.url;
     }
-    const marketingUrls = inProcess === undefined ? list(marketing) : inProcess.url;
+    const marketingUrls = this.inProcess === undefined ? list(plan.marketing) : this.inProcess.url;
+    const envs = serviceEnvsOf(secrets, plan, marketingUrls);
     await Promise.all([
-      start('ads-sandbox', { SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken }, [sandbox as number]),
-      start(
-        'upstream-proxy',
-        {
-          ...grpc,
-          CHANGES_PUBLIC_KEY: secrets.changesPublicKey,
-          // The optimizer reads review runs' snapshots as its worker.
-          OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
-          // The marketing service reads what a performance report compares.
-          MARKETING_PUBLIC_KEY: secrets.marketingPublicKey,
-          UPSTREAM_URL: at(sandbox),
-          UPSTREAM_CREDENTIAL_KEY: secrets.upstreamCredentialKey,
-        },
-        upstream,
-      ),
-      start(
-        'changes',
-        {
-          ...grpc,
-          ...peers,
-          CHANGES_PRIVATE_KEY: secrets.changesPrivateKey,
-          OPTIMIZER_PUBLIC_KEY: secrets.optimizerPublicKey,
-          MARKETING_PUBLIC_KEY: secrets.marketingPublicKey,
-          // Campaign images a change uploads are read there.
-          MARKETING_URL: marketingUrls,
-        },
-        changes,
-      ),
-      inProcess === undefined ? start('marketing', marketingEnv, marketing) : undefined,
-      // The optimizer publishes approved proposals through the changes service (from its bus).
-      start(
-        'optimizer',
-        {
-          ...grpc,
-          ...peers,
-          CHANGES_URL: list(changes),
-          // The campaign assets its variants name are checked there.
-          MARKETING_URL: marketingUrls,
-          OPTIMIZER_PRIVATE_KEY: secrets.optimizerPrivateKey,
-        },
-        optimizer,
-      ),
-      start(
-        'gateway',
-        {
-          PUBLIC_URL: at(gatewayPort),
-          PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
-          UPSTREAM_PROXY_URL: list(upstream),
-          CHANGES_URL: list(changes),
-          OPTIMIZER_URL: list(optimizer),
-          MARKETING_URL: marketingUrls,
-        },
-        gatewayReplicas,
-      ),
+      this.start('ads-sandbox', envs['ads-sandbox'], [plan.sandbox]),
+      this.start('upstream-proxy', envs['upstream-proxy'], plan.upstream),
+      this.start('changes', envs.changes, plan.changes),
+      this.inProcess === undefined ? this.start('marketing', marketingEnv, plan.marketing) : undefined,
+      this.start('optimizer', envs.optimizer, plan.optimizer),
+      this.start('gateway', envs.gateway, plan.gatewayReplicas),
     ]);
-    if (proxied) {
-      gatewayProxy = await startRoundRobinProxy({ port: gatewayPort, targets: replicaUrls.gateway });
-      urls.gateway = gatewayProxy.url;
-    }
-  };
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await startAll();
-      break;
-    } catch (err) {
-      await stopAll();
-      // A port chosen beforehand can be taken by another program before our process binds it:
-      // then the whole stack starts again on new ports.
-      if (attempt >= 3 || !chosenPortTaken(err, opts.gatewayPort !== undefined)) throw err;
-      stopping = false;
-      gatewayProxy = undefined;
-      slots.clear();
+    if (plan.proxied) {
+      this.gatewayProxy = await startRoundRobinProxy({
+        port: plan.gatewayPort,
+        targets: this.replicaUrls.gateway,
+      });
+      this.urls.gateway = this.gatewayProxy.url;
     }
   }
 
+  /**
+   * Starts every process. A port chosen beforehand can be taken by another program before our
+   * process binds it: then the whole stack starts again on new ports.
+   */
+  async startAllWithRetries(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.startAll();
+        return;
+      } catch (err) {
+        await this.stopAll();
+        if (attempt >= 3 || !chosenPortTaken(err, this.opts.gatewayPort !== undefined)) throw err;
+        this.stopping = false;
+        this.gatewayProxy = undefined;
+        this.slots.clear();
+      }
+    }
+  }
+
+  async kill(service: ServiceName, signal: NodeJS.Signals, replica: number | undefined): Promise<void> {
+    const chosen = this.chosen(service, replica);
+    for (const slot of chosen) {
+      slot.held = true;
+      clearTimeout(slot.timer);
+      // A stopping gateway leaves the front's rotation first, as a terminating pod's endpoint does.
+      if (service === 'gateway')
+        this.gatewayProxy?.setServing(this.replicaUrls.gateway[slot.replica] as string, false);
+      const { child } = slot.running;
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    }
+    await Promise.all(chosen.map((slot) => slot.running.exited));
+  }
+
+  async restart(service: ServiceName, replica: number | undefined): Promise<void> {
+    const chosen = this.chosen(service, replica);
+    await Promise.all(chosen.map((slot) => this.startReplica(service, slot.env, slot.replica)));
+    if (service === 'gateway') {
+      for (const slot of chosen)
+        this.gatewayProxy?.setServing(this.replicaUrls.gateway[slot.replica] as string, true);
+    }
+  }
+}
+
+/** startStack starts every process and resolves when each is listening. */
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const [secrets, bundles] = await Promise.all([loadSecrets(opts.dataDir), ensureBundles()]);
+  const supervisor = new Supervisor(opts, bundles, secrets);
+  await supervisor.startAllWithRetries();
+  const { urls, replicaUrls, slots } = supervisor;
   const adminEnv = {
     DATABASE_URL: opts.databaseUrl,
     PRINCIPAL_PRIVATE_KEY: secrets.principalPrivateKey,
@@ -597,26 +720,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     SANDBOX_URL: urls['ads-sandbox'],
     SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken,
   };
-  const admin = (args: string[]) =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [...nodeArgs(bundledEntry(bundles, 'gateway', 'admin')), ...args],
-        {
-          cwd: REPO_ROOT,
-          env: { ...process.env, ...adminEnv },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-      child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-      child.on('exit', (code) =>
-        code === 0 ? resolve(out) : reject(new Error(err.trim() || `admin exited ${code}`)),
-      );
-    });
-
+  const admin = (args: string[]) => runAdmin(bundles, adminEnv, args);
   return {
     gatewayUrl: urls.gateway,
     mcpUrl: `${urls.gateway}/mcp`,
@@ -634,29 +738,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       return JSON.parse(out) as SeedResult;
     },
     process(service, replica) {
-      return slotOf(service, replica).running.child;
+      return supervisor.slotOf(service, replica).running.child;
     },
-    async kill(service, signal, replica) {
-      const chosen = replica === undefined ? replicasOf(service) : [slotOf(service, replica)];
-      for (const slot of chosen) {
-        slot.held = true;
-        clearTimeout(slot.timer);
-        // A stopping gateway leaves the front's rotation first, as a terminating pod's endpoint does.
-        if (service === 'gateway')
-          gatewayProxy?.setServing(replicaUrls.gateway[slot.replica] as string, false);
-        const { child } = slot.running;
-        if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      }
-      await Promise.all(chosen.map((slot) => slot.running.exited));
-    },
-    async restart(service, replica) {
-      const chosen = replica === undefined ? replicasOf(service) : [slotOf(service, replica)];
-      await Promise.all(chosen.map((slot) => startReplica(service, slot.env, slot.replica)));
-      if (service === 'gateway') {
-        for (const slot of chosen)
-          gatewayProxy?.setServing(replicaUrls.gateway[slot.replica] as string, true);
-      }
-    },
-    stop: stopAll,
+    kill: (service, signal, replica) => supervisor.kill(service, signal, replica),
+    restart: (service, replica) => supervisor.restart(service, replica),
+    stop: () => supervisor.stopAll(),
   };
 }
