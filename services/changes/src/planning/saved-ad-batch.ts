@@ -25,7 +25,7 @@ import { isRecord } from '@adsmcp/runtime/json';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { callerKey, connectionFailure, describeCallFailure } from '@adsmcp/runtime/service-client';
 import { create } from '@bufbuild/protobuf';
-import { type CallOptions, type Client, ConnectError, createContextValues } from '@connectrpc/connect';
+import { type CallOptions, type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
 import type { Marketing } from './campaign-assets.ts';
 
 /** The marketing service's items, where the saved batches are. */
@@ -70,6 +70,12 @@ function passedOn(err: unknown): unknown {
   if (!(err instanceof ConnectError)) return err;
   if (connectionFailure(err) !== undefined)
     return new UnavailableError(describeCallFailure(err, 'marketing service'));
+  // Its verifier refused this service's token: a deployment whose marketing service does not
+  // trust this one (no CHANGES_PUBLIC_KEY), which the caller can do nothing about.
+  if (err.code === Code.Unauthenticated)
+    return new FailedPreconditionError(
+      `an ad batch cannot be prepared: the marketing service does not accept the changes service's calls on a caller's behalf (${err.rawMessage}); its CHANGES_PUBLIC_KEY must be the changes service's public key`,
+    );
   return new ConnectError(err.rawMessage, err.code);
 }
 
