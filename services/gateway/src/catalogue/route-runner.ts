@@ -61,7 +61,7 @@ function unaryCall(deps: GatewayDeps, method: DescMethodUnary): UnaryCall {
   return call;
 }
 
-/** The message field of `message` whose proto name is `name` (checked at start-up: checkPoll). */
+/** The value of `message`'s field whose proto name is `name` (the names are checked at start-up). */
 function fieldValue(desc: DescMessage, message: MessageShape<DescMessage>, name: string): unknown {
   const field = desc.fields.find((f) => f.name === name);
   if (field === undefined) throw new Error(`${desc.typeName} has no field ${name}`);
@@ -69,6 +69,15 @@ function fieldValue(desc: DescMessage, message: MessageShape<DescMessage>, name:
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The re-read's request: each of its fields `poll.request` names, from the work as last read. */
+function rereadRequest(poll: RpcPoll, workDesc: DescMessage, work: MessageShape<DescMessage>) {
+  const init = Object.entries(poll.request).map(([to, from]) => [
+    poll.method.input.fields.find((f) => f.name === to)?.localName ?? to,
+    fieldValue(workDesc, work, from),
+  ]);
+  return create(poll.method.input, Object.fromEntries(init));
+}
 
 /**
  * The answer once its work is final, or as the last read found it when `poll.withinMs` ran out
@@ -102,16 +111,7 @@ async function polled(
     wait = Math.min(25, wait * 1.5)
   ) {
     await sleep(wait);
-    const request = create(
-      poll.method.input,
-      Object.fromEntries(
-        Object.entries(poll.request).map(([to, from]) => [
-          poll.method.input.fields.find((f) => f.name === to)?.localName ?? to,
-          fieldValue(workField.message, work, from),
-        ]),
-      ),
-    );
-    const next = workOf(await reread(request, options), poll.method);
+    const next = workOf(await reread(rereadRequest(poll, workField.message, work), options), poll.method);
     if (statusOf(next) !== statusOf(work)) await ctx.progress?.(poll.progress(next));
     work = next;
   }
