@@ -342,48 +342,65 @@ export function changeDetailHtml(
   const body = parse(c.operation?.bodyJson ?? '');
   const before = parse(c.targetBeforeJson);
   const rows = changeRows(c.operation?.path ?? '', before, body);
+  return `<p><a href="/dashboard/changes">← All changes</a></p>
+    ${message ? `<p class="error" role="alert">${esc(message)}</p>` : ''}
+    ${noticesHtml(c, review)}
+    <section><h2 class="summary">${summaryHtml(c.summary)}</h2>
+    <table>${factsHtml(c, people, review)}</table></section>
+    ${standardsCheckedHtml(c, review.standardsNow)}
+    ${envelopeUseHtml(review.envelope)}
+    <section><h2>What changes</h2>
+    ${whatChangesHtml(rows)}</section>
+    ${previewHtml(review.assets, c.uploads, body, before)}
+    <section><h2>Exact request</h2>
+    ${exactRequestHtml(c)}
+    ${decideHtml(c, csrf, canDecide, review)}</section>${settleHtml(c, csrf, canDecide)}${revertHtml(c, csrf, canDecide)}${localTimeScript}`;
+}
+
+/** Approve (unless stale) and Reject, for a change still waiting for a decision and a person who may decide. */
+function decideHtml(c: Change, csrf: string, canDecide: boolean, review: ReviewContext): string {
   // A stale change is never offered for approval; rejecting it still clears it from the queue.
   const approvable = !(review.live?.stale ?? false);
   // An approved change nobody asked to apply yet can still be rejected: its approval is withdrawn.
   const rejectable = statusWord(c) === 'prepared' || statusWord(c) === 'approved';
-  const decide =
-    rejectable && canDecide
-      ? `${
-          statusWord(c) === 'prepared' && approvable
-            ? `<form method="post" action="/dashboard/changes/${esc(c.changeId)}/approve" style="display:inline">
+  return rejectable && canDecide
+    ? `${
+        statusWord(c) === 'prepared' && approvable
+          ? `<form method="post" action="/dashboard/changes/${esc(c.changeId)}/approve" style="display:inline">
            <input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="digest" value="${esc(c.digest)}">
            <button type="submit" id="approve">Approve</button></form>`
-            : ''
-        }
+          : ''
+      }
          <form method="post" action="/dashboard/changes/${esc(c.changeId)}/reject">
            <input type="hidden" name="csrf" value="${esc(csrf)}">
            <label for="reason">Reason for rejecting${statusWord(c) === 'approved' ? ' (withdraws the approval; nothing has been sent)' : ''}</label><input id="reason" name="reason" required>
            <p><button class="danger" type="submit" id="reject">Reject</button></p></form>`
-      : rejectable
-        ? '<p class="muted">Your role can review changes but not approve or reject them.</p>'
-        : '';
+    : rejectable
+      ? '<p class="muted">Your role can review changes but not approve or reject them.</p>'
+      : '';
+}
+
+function revertHtml(c: Change, csrf: string, canDecide: boolean): string {
   // An applied change can be reverted by a change of its own, prepared here and reviewed like any other.
-  const revert =
-    statusWord(c) === 'applied' && canDecide
-      ? `<section><h2>Undo</h2><form method="post" action="/dashboard/changes/${esc(c.changeId)}/revert">
+  return statusWord(c) === 'applied' && canDecide
+    ? `<section><h2>Undo</h2><form method="post" action="/dashboard/changes/${esc(c.changeId)}/revert">
            <input type="hidden" name="csrf" value="${esc(csrf)}">
            <label for="revert-reason">Why (optional, shown to the reviewer)</label><input id="revert-reason" name="reason" maxlength="500">
            <p><button type="submit" id="prepare-revert">Prepare revert</button></p></form>
            <p class="muted">Prepares the change that puts this one back; it is reviewed, approved and applied like any change, and refused if the object moved since.</p></section>`
-      : '';
-  const settle = !c.outcomeUnknown
+    : '';
+}
+
+function settleHtml(c: Change, csrf: string, canDecide: boolean): string {
+  return !c.outcomeUnknown
     ? ''
     : canDecide
       ? settleFormsHtml(c, csrf)
       : '<p class="muted">Your role can see this change but not settle its outcome.</p>';
-  const zone = review.account?.timeZone;
-  // The person's own time (set by the page's script), and the account's.
-  const when = (at: string | undefined) =>
-    at
-      ? `${timeHtml(at)}${zone ? ` <span class="muted">(${esc(accountTimeText(at, zone))})</span>` : ''}`
-      : '';
-  const by = (at: string | undefined, actor: string | undefined) =>
-    at ? `${when(at)} by ${actorHtml(actor ?? '', people)}` : '';
+}
+
+/** The fields the change sets, before and after; those sent unchanged are named below the table. */
+function whatChangesHtml(rows: ReturnType<typeof changeRows>): string {
   // Fields the request sends with the value they already had are left out of "What changes".
   const same = (r: { before: unknown; after: unknown }) =>
     JSON.stringify(r.before) === JSON.stringify(r.after);
@@ -399,6 +416,11 @@ export function changeDetailHtml(
         `<tr><td class="field">${fieldHtml(r.field)}</td><td>${fmt(r.before)}</td><td>${fmt(r.after)}</td></tr>`,
     )
     .join('')}</tbody></table>`;
+  return `${changesTable}${spaceLegendHtml(changesTable)}${unchangedNote}`;
+}
+
+/** The exact request: its line, its body as it must be read, and the digest approval is for. */
+function exactRequestHtml(c: Change): string {
   // The request's text with what a person could misread spelled out; the bytes sent are as digested.
   const bodyJson = c.operation?.bodyJson ?? '';
   const payloadParts = shownJsonParts(bodyJson);
@@ -408,7 +430,17 @@ export function changeDetailHtml(
   const payloadNote = payloadShownAsIs
     ? ''
     : '<p class="muted" id="payload-note">Shown with spaces as ␣, hidden characters as ⟨U+…⟩ and each host in its ASCII form, as it must be read; the request sends the text as written, byte for byte as digested.</p>';
-  // Each fact as HTML, left out when empty.
+  return `<p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
+    <pre id="payload" class="v">${payload}</pre>${spaceLegendHtml(payload)}${payloadNote}
+    <p class="muted">Digest <code id="digest">${esc(c.digest)}</code>: approval is recorded for exactly this payload.</p>`;
+}
+
+/** The change's facts (status, account, who did what and when) as table rows, each left out when empty. */
+function factsHtml(c: Change, people: People, review: ReviewContext): string {
+  const zone = review.account?.timeZone;
+  const when = (at: string | undefined) => whenHtml(at, zone);
+  const by = (at: string | undefined, actor: string | undefined) =>
+    at ? `${when(at)} by ${actorHtml(actor ?? '', people)}` : '';
   const facts: [string, string, string?][] = [
     ['Status', esc(statusWord(c)), 'status'],
     [statusWord(c) === 'expired' ? 'Expired' : 'Expires', when(c.expiresAt), 'expires-at'],
@@ -461,24 +493,17 @@ export function changeDetailHtml(
       'applied-differences',
     ],
   ];
-  return `<p><a href="/dashboard/changes">← All changes</a></p>
-    ${message ? `<p class="error" role="alert">${esc(message)}</p>` : ''}
-    ${noticesHtml(c, review)}
-    <section><h2 class="summary">${summaryHtml(c.summary)}</h2>
-    <table>${facts
-      .filter(([, v]) => v !== '')
-      .map(([k, v, id]) => `<tr><th>${esc(k)}</th><td${id ? ` id="${id}"` : ''}>${v}</td></tr>`)
-      .join('')}</table></section>
-    ${standardsCheckedHtml(c, review.standardsNow)}
-    ${envelopeUseHtml(review.envelope)}
-    <section><h2>What changes</h2>
-    ${changesTable}${spaceLegendHtml(changesTable)}${unchangedNote}</section>
-    ${previewHtml(review.assets, c.uploads, body, before)}
-    <section><h2>Exact request</h2>
-    <p><code id="request-line">${esc(c.operation?.method)} ${esc(c.operation?.path)}</code></p>
-    <pre id="payload" class="v">${payload}</pre>${spaceLegendHtml(payload)}${payloadNote}
-    <p class="muted">Digest <code id="digest">${esc(c.digest)}</code>: approval is recorded for exactly this payload.</p>
-    ${decide}</section>${settle}${revert}${localTimeScript}`;
+  return facts
+    .filter(([, v]) => v !== '')
+    .map(([k, v, id]) => `<tr><th>${esc(k)}</th><td${id ? ` id="${id}"` : ''}>${v}</td></tr>`)
+    .join('');
+}
+
+/** A time in the person's own zone (set by the page's script), and in the account's. */
+function whenHtml(at: string | undefined, zone: string | undefined): string {
+  return at
+    ? `${timeHtml(at)}${zone ? ` <span class="muted">(${esc(accountTimeText(at, zone))})</span>` : ''}`
+    : '';
 }
 
 /** How each resolution of an unknown outcome reads on the page. */
