@@ -168,24 +168,45 @@ const GATEWAY_KINDS: Record<string, string> = {
 
 const cap = (v: unknown) => (text(v) ? `${text(v)} micros` : 'no cap');
 
+type Described = Pick<AuditEvent, 'what' | 'object' | 'detail' | 'detailShown' | 'accountId' | 'link'>;
+
 /** What an event was done to, what it is called and its detail, by kind. */
 function described(
   r: Pick<LogRow, 'kind' | 'subject'>,
   d: Record<string, unknown>,
   ctx: AuditContext,
-): Pick<AuditEvent, 'what' | 'object' | 'detail' | 'detailShown' | 'accountId' | 'link'> {
+): Described {
   const [area = '', verb = ''] = r.kind.split(/\.(.*)/s, 2);
+  if (area === 'change') return changeEvent(verb, d);
+  const known = namedKindEvent(r, d, ctx);
+  if (known !== undefined) return known;
+  if (area === 'account' || r.kind === 'workspace.frozen' || r.kind === 'workspace.unfrozen')
+    return controlEvent(r, d);
+  if (area === 'webhook') return webhookEvent(verb, d);
+  if (r.kind.startsWith('standard.change_')) return standardChangeEvent(r, d);
+  if (area === 'standard') return standardEvent(verb, r.subject.toLowerCase(), d);
+  // A kind this gateway does not know yet is shown by its name, so no event is hidden.
+  return { what: GATEWAY_KINDS[r.kind] ?? r.kind.replace(/[._]/g, ' '), object: r.subject, detail: '' };
+}
+
+function changeEvent(verb: string, d: Record<string, unknown>): Described {
+  const c = changeOf(d);
+  const words = CHANGE_KINDS[verb]?.(c) ?? { what: `change ${verb}`, detail: '' };
+  return {
+    ...words,
+    accountId: c.accountId,
+    object: c.targetPath,
+    link: `/dashboard/changes/${c.changeId}`,
+  };
+}
+
+/** The kinds described one by one: settings, the log's own, spend guards and the gateway's. */
+function namedKindEvent(
+  r: Pick<LogRow, 'kind' | 'subject'>,
+  d: Record<string, unknown>,
+  ctx: AuditContext,
+): Described | undefined {
   const subject = r.subject.toLowerCase();
-  if (area === 'change') {
-    const c = changeOf(d);
-    const words = CHANGE_KINDS[verb]?.(c) ?? { what: `change ${verb}`, detail: '' };
-    return {
-      ...words,
-      accountId: c.accountId,
-      object: c.targetPath,
-      link: `/dashboard/changes/${c.changeId}`,
-    };
-  }
   switch (r.kind) {
     case 'expiry.set':
       return {
@@ -244,39 +265,37 @@ function described(
         link: `/dashboard/proposals/${subject}`,
       };
   }
-  if (area === 'account' || r.kind === 'workspace.frozen' || r.kind === 'workspace.unfrozen')
-    return controlEvent(r, d);
-  if (area === 'webhook') return webhookEvent(verb, d);
-  if (r.kind.startsWith('standard.change_')) {
-    const loosenings = Array.isArray(d.loosenings) ? d.loosenings.map(text).filter(Boolean) : [];
-    const step = r.kind.slice('standard.change_'.length);
-    return {
-      what: `loosening of a standard ${STANDARD_CHANGE_STEPS[step] ?? step.replace(/_/g, ' ')}`,
-      object: `standard “${text(d.name) || r.subject}”`,
-      accountId: text(d.account_id),
-      detail: [
-        text(d.action) ? `${text(d.action)} of revision ${text(d.base_revision)}` : '',
-        loosenings.join('; '),
-        text(d.requested_by) ? `asked by ${text(d.requested_by)}` : '',
-      ]
-        .filter(Boolean)
-        .join(' — '),
-      link: text(d.account_id)
-        ? `/dashboard/accounts/${text(d.account_id)}#pending-standard-changes`
-        : undefined,
-    };
-  }
-  if (area === 'standard') {
-    const name = text(d.name);
-    return {
-      what: `account standard ${verb.replace(/_/g, ' ')}`,
-      object: `standard “${name || subject}”`,
-      accountId: text(d.account_id),
-      detail: text(d.revision) ? `revision ${text(d.revision)}` : '',
-    };
-  }
-  // A kind this gateway does not know yet is shown by its name, so no event is hidden.
-  return { what: GATEWAY_KINDS[r.kind] ?? r.kind.replace(/[._]/g, ' '), object: r.subject, detail: '' };
+  return undefined;
+}
+
+function standardChangeEvent(r: Pick<LogRow, 'kind' | 'subject'>, d: Record<string, unknown>): Described {
+  const loosenings = Array.isArray(d.loosenings) ? d.loosenings.map(text).filter(Boolean) : [];
+  const step = r.kind.slice('standard.change_'.length);
+  return {
+    what: `loosening of a standard ${STANDARD_CHANGE_STEPS[step] ?? step.replace(/_/g, ' ')}`,
+    object: `standard “${text(d.name) || r.subject}”`,
+    accountId: text(d.account_id),
+    detail: [
+      text(d.action) ? `${text(d.action)} of revision ${text(d.base_revision)}` : '',
+      loosenings.join('; '),
+      text(d.requested_by) ? `asked by ${text(d.requested_by)}` : '',
+    ]
+      .filter(Boolean)
+      .join(' — '),
+    link: text(d.account_id)
+      ? `/dashboard/accounts/${text(d.account_id)}#pending-standard-changes`
+      : undefined,
+  };
+}
+
+function standardEvent(verb: string, subject: string, d: Record<string, unknown>): Described {
+  const name = text(d.name);
+  return {
+    what: `account standard ${verb.replace(/_/g, ' ')}`,
+    object: `standard “${name || subject}”`,
+    accountId: text(d.account_id),
+    detail: text(d.revision) ? `revision ${text(d.revision)}` : '',
+  };
 }
 
 /** What a pending standard change's steps are called. */
