@@ -9,6 +9,7 @@ import {
   PrepareSavedAdBatchRequestSchema,
   type PrepareSavedAdBatchResponse,
 } from '@adsmcp/proto/changes/v1/batches_pb';
+import { connectionFailure } from '@adsmcp/runtime/service-client';
 import { showHidden, textLength } from '@adsmcp/runtime/text';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
@@ -261,10 +262,12 @@ export async function planAdBatch(ctx: ToolContext<GatewayDeps>, input: Record<s
     if (plan === undefined) throw new Error('the changes service planned the batch without a plan');
     return { plan, notes };
   } catch (err) {
-    // The preflight reports a refusal of the prepare tool as its own (stale_revision included).
-    const e = err instanceof ConnectError ? err : undefined;
-    if (e?.code !== Code.Aborted) throw err;
-    throw new ToolFailure('stale_revision', e.rawMessage);
+    // ads_preflight_change reports the prepare tool's refusals as its `refusal`; a stale revision
+    // comes as Aborted, which it does not take for one (a reset connection is Aborted too).
+    const stale =
+      err instanceof ConnectError && err.code === Code.Aborted && connectionFailure(err) === undefined;
+    if (stale) throw new ToolFailure('stale_revision', err.rawMessage);
+    throw err;
   }
 }
 
@@ -323,7 +326,7 @@ const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
 
 export const batchTools: readonly ToolRow<GatewayDeps>[] = [planWorkbook, prepareAdBatch];
 
-/** The prepare tool of this file that ads_preflight_change plans with its own code (a run route). */
+/** The prepare tool of this file that ads_preflight_change plans with its own planner (PlanSavedAdBatch). */
 export const batchPreflight = {
   tool: prepareAdBatch,
   plan: planAdBatch,
