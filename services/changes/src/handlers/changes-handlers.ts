@@ -4,6 +4,7 @@
  */
 import type {
   ChangesService,
+  ListChangeEventsRequest,
   PlanChangeResponseSchema,
   PrepareChangeRequest,
 } from '@adsmcp/proto/changes/v1/changes_pb';
@@ -227,54 +228,64 @@ function readingRpcs({ pool, upstream, now }: Deps): Rpcs<'getChange' | 'listCha
 
     async listChangeEvents(req, ctx) {
       const p = principalOf(ctx);
-      if (req.accountId !== '' && !isUuid(req.accountId))
-        throw new InvalidArgumentError('account_id must be a UUID');
-      if (req.userId !== '' && !isUuid(req.userId)) throw new InvalidArgumentError('user_id must be a UUID');
-      if (req.limit < 0 || req.limit > 500) throw new InvalidArgumentError('limit must be between 0 and 500');
-      const cursorGiven = req.beforeAt !== '' || req.beforeKey !== '';
-      // The cursor may be another source's event (the gateway merges its audit rows, keyed `g:…`):
-      // its key is only compared, byte-wise, with ours.
-      if (cursorGiven && (!RFC3339.test(req.beforeAt) || !/^[a-z]:[0-9a-z_:-]{1,80}$/.test(req.beforeKey))) {
-        throw new InvalidArgumentError(
-          'before_at must be an RFC 3339 time and before_key an event key (a letter, a colon, then at most 80 of a-z, 0-9, _, : and -), both or neither',
-        );
-      }
-      const filter = {
-        workspaceId: p.workspaceId,
-        accountId: req.accountId || undefined,
-        userId: req.userId.toLowerCase() || undefined,
-        beforeAt: cursorGiven ? req.beforeAt : undefined,
-        beforeKey: cursorGiven ? req.beforeKey : undefined,
-        limit: req.limit === 0 ? 100 : req.limit,
-      };
+      const filter = eventFilter(req, p.workspaceId);
       const at = { expiry: await expiryHours(pool, p.workspaceId), now: now() };
       const [rows, settings] = await Promise.all([
         listChangeEvents(pool, filter),
         // Settings are the workspace's, no account's.
         filter.accountId === undefined ? listExpirySettingEvents(pool, filter) : Promise.resolve([]),
       ]);
-      const events = [
-        ...rows.map((r) => ({
-          kind: r.kind,
-          at: r.event_at,
-          key: r.event_key,
-          change: toProto(r, at),
-        })),
-        ...settings.map((s) => ({
-          kind: 'expiry_settings_changed',
-          at: s.event_at,
-          key: s.event_key,
-          settings: settingsProto(s, hoursOf(s)),
-        })),
-      ];
-      // Both lists are newest first in the same order (time, then key byte-wise): merged, the page
-      // is the first `limit`.
-      events.sort((a, b) =>
-        a.at !== b.at ? (a.at < b.at ? 1 : -1) : a.key < b.key ? 1 : a.key > b.key ? -1 : 0,
-      );
-      return { events: events.slice(0, filter.limit) };
+      return { events: mergedEvents(rows, settings, at, filter.limit) };
     },
   };
+}
+
+/** The events filter a ListChangeEvents request asks for, its ids and cursor checked. */
+function eventFilter(req: ListChangeEventsRequest, workspaceId: string) {
+  if (req.accountId !== '' && !isUuid(req.accountId))
+    throw new InvalidArgumentError('account_id must be a UUID');
+  if (req.userId !== '' && !isUuid(req.userId)) throw new InvalidArgumentError('user_id must be a UUID');
+  if (req.limit < 0 || req.limit > 500) throw new InvalidArgumentError('limit must be between 0 and 500');
+  const cursorGiven = req.beforeAt !== '' || req.beforeKey !== '';
+  // The cursor may be another source's event (the gateway merges its audit rows, keyed `g:…`):
+  // its key is only compared, byte-wise, with ours.
+  if (cursorGiven && (!RFC3339.test(req.beforeAt) || !/^[a-z]:[0-9a-z_:-]{1,80}$/.test(req.beforeKey))) {
+    throw new InvalidArgumentError(
+      'before_at must be an RFC 3339 time and before_key an event key (a letter, a colon, then at most 80 of a-z, 0-9, _, : and -), both or neither',
+    );
+  }
+  return {
+    workspaceId,
+    accountId: req.accountId || undefined,
+    userId: req.userId.toLowerCase() || undefined,
+    beforeAt: cursorGiven ? req.beforeAt : undefined,
+    beforeKey: cursorGiven ? req.beforeKey : undefined,
+    limit: req.limit === 0 ? 100 : req.limit,
+  };
+}
+
+/** The change events and the settings events as one page, newest first, at most `limit`. */
+function mergedEvents(
+  rows: Awaited<ReturnType<typeof listChangeEvents>>,
+  settings: Awaited<ReturnType<typeof listExpirySettingEvents>>,
+  at: ReadAt,
+  limit: number,
+) {
+  const events = [
+    ...rows.map((r) => ({ kind: r.kind, at: r.event_at, key: r.event_key, change: toProto(r, at) })),
+    ...settings.map((s) => ({
+      kind: 'expiry_settings_changed',
+      at: s.event_at,
+      key: s.event_key,
+      settings: settingsProto(s, hoursOf(s)),
+    })),
+  ];
+  // Both lists are newest first in the same order (time, then key byte-wise): merged, the page
+  // is the first `limit`.
+  events.sort((a, b) =>
+    a.at !== b.at ? (a.at < b.at ? 1 : -1) : a.key < b.key ? 1 : a.key > b.key ? -1 : 0,
+  );
+  return events.slice(0, limit);
 }
 
 /** A person's decisions: approve, reject, settle an unknown outcome. */
