@@ -5,7 +5,8 @@
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { LIST_OFFSET_MAX } from '@adsmcp/runtime/paging';
-import type { FastifyInstance } from 'fastify';
+import type { Principal } from '@adsmcp/runtime/principal';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { statusWord } from '../catalogue/change-view.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
@@ -61,82 +62,102 @@ export function registerChangesListPage(
   deps: GatewayDeps,
   h: AccountPageHelpers,
 ): void {
-  app.get('/dashboard/changes', async (req, reply) => {
-    const s = await h.session(req);
-    if (!s) return reply.redirect(signInFirst(req), 303);
-    const principal = sessionPrincipal(s);
-    const statusText = queryText(req.query, 'status');
-    const status =
-      (STATUSES as readonly string[]).includes(statusText) || statusText === OUTCOME_UNKNOWN
-        ? statusText
-        : '';
-    const outcomeUnknown = status === OUTCOME_UNKNOWN;
-    const accountText = queryText(req.query, 'account', 36);
-    const accountId = isUuid(accountText) ? accountText.toLowerCase() : '';
-    const number = pageNumber(req.query);
-    if (number > LAST_PAGE) {
-      const accounts = await deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
-        (r) => r.accounts,
-        () => [] as Account[],
-      );
-      return reply
-        .code(400)
-        .type('text/html')
-        .send(
-          page(
-            'Changes',
-            `<p><a href="/dashboard/changes">← Changes</a></p><section><h2>Changes</h2>${filtersHtml(status, accountId, accounts)}
+  app.get('/dashboard/changes', (req, reply) => changesListPage(deps, h, req, reply));
+}
+
+/** The status filter of the query: a status, the outcome-unknown filter, or blank for any. */
+function statusFilter(query: unknown): string {
+  const statusText = queryText(query, 'status');
+  return (STATUSES as readonly string[]).includes(statusText) || statusText === OUTCOME_UNKNOWN
+    ? statusText
+    : '';
+}
+
+function accountsOf(deps: GatewayDeps, principal: Principal): Promise<Account[]> {
+  return deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
+    (r) => r.accounts,
+    () => [] as Account[],
+  );
+}
+
+async function changesListPage(
+  deps: GatewayDeps,
+  h: AccountPageHelpers,
+  req: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const s = await h.session(req);
+  if (!s) return reply.redirect(signInFirst(req), 303);
+  const principal = sessionPrincipal(s);
+  const status = statusFilter(req.query);
+  const outcomeUnknown = status === OUTCOME_UNKNOWN;
+  const accountText = queryText(req.query, 'account', 36);
+  const accountId = isUuid(accountText) ? accountText.toLowerCase() : '';
+  const number = pageNumber(req.query);
+  if (number > LAST_PAGE) {
+    const accounts = await accountsOf(deps, principal);
+    return reply
+      .code(400)
+      .type('text/html')
+      .send(pastLastPageHtml(status, accountId, accounts, h.user(s)));
+  }
+  const [{ changes, total }, pending, accounts] = await Promise.all([
+    deps.changes.listChanges(
+      {
+        status: outcomeUnknown ? '' : status,
+        outcomeUnknown,
+        accountId,
+        limit: PAGE_SIZE,
+        offset: (number - 1) * PAGE_SIZE,
+      },
+      onBehalfOf(principal),
+    ),
+    pendingChanges(deps, principal),
+    accountsOf(deps, principal),
+  ]);
+  const [people, stale] = await Promise.all([
+    loadPeople(deps.pool, s.workspace_id, changes),
+    staleReasons(
+      deps,
+      principal,
+      changes.filter((c) => statusWord(c) === 'prepared'),
+    ),
+  ]);
+  const accountName = accounts.find((a) => a.accountId.toLowerCase() === accountId)?.name ?? accountId;
+  const list =
+    changes.length === 0
+      ? emptyStateHtml(
+          'changes',
+          [
+            ['status', status === OUTCOME_UNKNOWN ? 'outcome unknown' : status],
+            ['ad account', accountId ? accountName : ''],
+          ],
+          '/dashboard/changes',
+        )
+      : markStale(changeListHtml(changes, people, pending, accountNames(accounts)), stale);
+  return reply.type('text/html').send(
+    page(
+      'Changes',
+      `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${filtersHtml(status, accountId, accounts)}
+        ${list}${pager(number, total, { status, account: accountId })}</section>${localTimeScript}`,
+      h.user(s),
+    ),
+  );
+}
+
+/** The page asked for is past the last one the list shows: why, and the filters to narrow it. */
+function pastLastPageHtml(
+  status: string,
+  accountId: string,
+  accounts: readonly Account[],
+  user: Parameters<typeof page>[2],
+): string {
+  return page(
+    'Changes',
+    `<p><a href="/dashboard/changes">← Changes</a></p><section><h2>Changes</h2>${filtersHtml(status, accountId, accounts)}
             <p class="error" role="alert">page must be at most ${esc(LAST_PAGE)}: the list pages through its newest ${esc(
               LIST_OFFSET_MAX + PAGE_SIZE,
             )} changes; filter by status or ad account to reach older ones.</p></section>`,
-            h.user(s),
-          ),
-        );
-    }
-    const [{ changes, total }, pending, accounts] = await Promise.all([
-      deps.changes.listChanges(
-        {
-          status: outcomeUnknown ? '' : status,
-          outcomeUnknown,
-          accountId,
-          limit: PAGE_SIZE,
-          offset: (number - 1) * PAGE_SIZE,
-        },
-        onBehalfOf(principal),
-      ),
-      pendingChanges(deps, principal),
-      deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
-        (r) => r.accounts,
-        () => [] as Account[],
-      ),
-    ]);
-    const [people, stale] = await Promise.all([
-      loadPeople(deps.pool, s.workspace_id, changes),
-      staleReasons(
-        deps,
-        principal,
-        changes.filter((c) => statusWord(c) === 'prepared'),
-      ),
-    ]);
-    const accountName = accounts.find((a) => a.accountId.toLowerCase() === accountId)?.name ?? accountId;
-    const list =
-      changes.length === 0
-        ? emptyStateHtml(
-            'changes',
-            [
-              ['status', status === OUTCOME_UNKNOWN ? 'outcome unknown' : status],
-              ['ad account', accountId ? accountName : ''],
-            ],
-            '/dashboard/changes',
-          )
-        : markStale(changeListHtml(changes, people, pending, accountNames(accounts)), stale);
-    return reply.type('text/html').send(
-      page(
-        'Changes',
-        `<p><a href="/dashboard">← Dashboard</a></p><section><h2>Changes</h2>${filtersHtml(status, accountId, accounts)}
-        ${list}${pager(number, total, { status, account: accountId })}</section>${localTimeScript}`,
-        h.user(s),
-      ),
-    );
-  });
+    user,
+  );
 }
