@@ -313,6 +313,113 @@ async function stopServer(child: ChildProcess, graceMs = 30_000): Promise<void> 
   clearTimeout(timer);
 }
 
+/** Initialises the cluster in `dataDir` when it has none yet (and, as root, creates the postgres user). */
+async function initialiseIfNew(
+  EmbeddedPostgres: Library,
+  dataDir: string,
+  port: number,
+  opts: EmbeddedPostgresOptions,
+): Promise<void> {
+  if (existsSync(join(dataDir, 'PG_VERSION'))) return;
+  await new EmbeddedPostgres({
+    databaseDir: dataDir,
+    user: USER,
+    password: PASSWORD,
+    port,
+    persistent: opts.persistent,
+    // PostgreSQL refuses to run as root; as root, run it as a `postgres` system user.
+    createPostgresUser: true,
+    onLog: (m) => opts.onLog?.(String(m)),
+    onError: (e) => opts.onLog?.(String(e)),
+  }).initialise();
+}
+
+/**
+ * The running server and, when supervised, its restarts after a growing wait; `up` and `whenUp`
+ * say whether it accepts connections now.
+ */
+class ServerSupervisor {
+  up = true;
+  private stopping = false;
+  private waiters: (() => void)[] = [];
+  private lastDelayMs: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private restarting: Promise<void> | undefined;
+  // Should this process end without stopping the server (an uncaught error), the server goes too.
+  private readonly onExit = () => {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGINT');
+  };
+
+  constructor(
+    public child: ChildProcess,
+    private readonly launch: () => Promise<ChildProcess>,
+    private readonly port: number,
+    private readonly dataDir: string,
+    private readonly opts: EmbeddedPostgresOptions,
+  ) {
+    process.on('exit', this.onExit);
+    this.watch(child, Date.now());
+  }
+
+  private scheduleRestart(what: string, ranForMs: number): void {
+    const policy = this.opts.supervise;
+    if (policy === undefined || this.stopping) return;
+    const delay = restartDelay(policy, this.lastDelayMs, ranForMs);
+    this.lastDelayMs = delay;
+    this.opts.onSupervisor?.(
+      `${what}; restarting it in ${formatDelay(delay)} on port ${this.port}, data in ${this.dataDir}`,
+    );
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.stopping) return;
+      const startedAt = Date.now();
+      this.restarting = this.launch().then(
+        (next) => this.restarted(next, startedAt),
+        (err: unknown) =>
+          this.scheduleRestart(
+            `PostgreSQL did not start again: ${(err as Error).message}`,
+            Date.now() - startedAt,
+          ),
+      );
+    }, delay);
+  }
+
+  private restarted(next: ChildProcess, startedAt: number): void {
+    this.child = next;
+    if (this.stopping) return;
+    this.watch(next, startedAt);
+    this.up = true;
+    for (const w of this.waiters) w();
+    this.waiters = [];
+    this.opts.onSupervisor?.(
+      `PostgreSQL is back (pid ${next.pid}), accepting connections on port ${this.port}`,
+    );
+  }
+
+  private watch(c: ChildProcess, startedAt: number): void {
+    c.once('exit', (code, signal) => {
+      if (this.stopping || c !== this.child) return;
+      this.up = false;
+      this.scheduleRestart(
+        `PostgreSQL (pid ${c.pid}) exited unexpectedly (${describeEnd(code, signal)})`,
+        Date.now() - startedAt,
+      );
+    });
+  }
+
+  whenUp(): Promise<void> {
+    return this.up ? Promise.resolve() : new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await this.restarting;
+    await stopServer(this.child);
+    process.off('exit', this.onExit);
+  }
+}
+
 /**
  * startEmbeddedPostgres initialises `dataDir` when it is new, starts the server and waits for it.
  *
@@ -324,19 +431,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const { entry, dataDir } = await placement(opts.dataDir);
   const EmbeddedPostgres = await library(entry);
   const port = opts.port ?? (await freePort());
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
-    await new EmbeddedPostgres({
-      databaseDir: dataDir,
-      user: USER,
-      password: PASSWORD,
-      port,
-      persistent: opts.persistent,
-      // PostgreSQL refuses to run as root; as root, run it as a `postgres` system user.
-      createPostgresUser: true,
-      onLog: (m) => opts.onLog?.(String(m)),
-      onError: (e) => opts.onLog?.(String(e)),
-    }).initialise();
-  }
+  await initialiseIfNew(EmbeddedPostgres, dataDir, port, opts);
   const { postgres } = await binaries(entry);
   const ids = await runAs();
   const args = [
@@ -352,77 +447,20 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     `fsync=${opts.fsync === false ? 'off' : 'on'}`,
   ];
   const launch = () => spawnServer(postgres, args, ids, opts.ownProcessGroup === true, opts.onLog);
-
-  let child = await launch();
-  let stopping = false;
-  let up = true;
-  let waiters: (() => void)[] = [];
-  let lastDelayMs: number | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let restarting: Promise<void> | undefined;
-  const notice = (message: string) => opts.onSupervisor?.(message);
-  // Should this process end without stopping the server (an uncaught error), the server goes too.
-  const onExit = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
-  };
-  process.on('exit', onExit);
-
-  const scheduleRestart = (what: string, ranForMs: number) => {
-    const policy = opts.supervise;
-    if (policy === undefined || stopping) return;
-    const delay = restartDelay(policy, lastDelayMs, ranForMs);
-    lastDelayMs = delay;
-    notice(`${what}; restarting it in ${formatDelay(delay)} on port ${port}, data in ${dataDir}`);
-    timer = setTimeout(() => {
-      timer = undefined;
-      if (stopping) return;
-      const startedAt = Date.now();
-      restarting = launch().then(
-        (next) => {
-          child = next;
-          if (stopping) return;
-          watch(next, startedAt);
-          up = true;
-          for (const w of waiters) w();
-          waiters = [];
-          notice(`PostgreSQL is back (pid ${next.pid}), accepting connections on port ${port}`);
-        },
-        (err: unknown) =>
-          scheduleRestart(
-            `PostgreSQL did not start again: ${(err as Error).message}`,
-            Date.now() - startedAt,
-          ),
-      );
-    }, delay);
-  };
-  const watch = (c: ChildProcess, startedAt: number) =>
-    c.once('exit', (code, signal) => {
-      if (stopping || c !== child) return;
-      up = false;
-      scheduleRestart(
-        `PostgreSQL (pid ${c.pid}) exited unexpectedly (${describeEnd(code, signal)})`,
-        Date.now() - startedAt,
-      );
-    });
-  watch(child, Date.now());
-
+  const server = new ServerSupervisor(await launch(), launch, port, dataDir, opts);
   return {
     adminUrl: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     port,
     dataDir,
     get pid() {
-      return child.pid ?? 0;
+      return server.child.pid ?? 0;
     },
     get up() {
-      return up;
+      return server.up;
     },
-    whenUp: () => (up ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
+    whenUp: () => server.whenUp(),
     async stop() {
-      stopping = true;
-      clearTimeout(timer);
-      await restarting;
-      await stopServer(child);
-      process.off('exit', onExit);
+      await server.stop();
       if (!opts.persistent) await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -451,6 +451,84 @@ function listeningPort(service: ServiceName, id: string, timeoutMs = 60_000): Pr
   });
 }
 
+/** One image stack's containers as they start: its label, their environment, and what each became. */
+interface ImageLaunch {
+  opts: ImageStackOptions;
+  label: string;
+  base: Record<string, string>;
+  containers: Record<ServiceName, string>;
+  urls: Record<ServiceName, string>;
+}
+
+/** Stops and removes every container of the stack labelled `label`. */
+async function removeLabelled(label: string): Promise<void> {
+  const ids = await docker(['ps', '-aq', '--filter', `label=${label}`]);
+  if (ids) await docker(['rm', '--force', '--volumes', ...ids.split('\n')]);
+}
+
+/** Runs the service's container and records its id and its address once it listens. */
+async function startContainer(
+  launch: ImageLaunch,
+  service: ServiceName,
+  env: Record<string, string>,
+): Promise<void> {
+  const { label } = launch;
+  const id = await docker([
+    'run',
+    '--detach',
+    '--network',
+    'host',
+    '--label',
+    label,
+    '--name',
+    `adsmcp-${service}-${label.slice(-12)}`,
+    ...envArgs({ ...launch.base, PORT: '0', ...env }),
+    launch.opts.images[service],
+  ]);
+  launch.containers[service] = id;
+  launch.urls[service] = `http://127.0.0.1:${await listeningPort(service, id)}`;
+}
+
+/** Starts the containers one after another, each after the peers whose addresses it is given. */
+async function startContainers(launch: ImageLaunch, secrets: StackSecrets): Promise<void> {
+  const env = (service: ServiceName) => serviceEnv(service, secrets, launch.urls);
+  await startContainer(launch, 'ads-sandbox', env('ads-sandbox'));
+  await startContainer(launch, 'upstream-proxy', env('upstream-proxy'));
+  // The changes service reads campaign images from the marketing service, so it starts after it.
+  await startContainer(launch, 'marketing', env('marketing'));
+  await startContainer(launch, 'changes', env('changes'));
+  // The optimizer publishes approved proposals through the changes service, and checks the
+  // campaign assets its variants name in the marketing service, so it starts after both.
+  await startContainer(launch, 'optimizer', env('optimizer'));
+  const gatewayPort = await freePort();
+  await startContainer(launch, 'gateway', {
+    ...env('gateway'),
+    PORT: String(gatewayPort),
+    PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
+  });
+}
+
+/** Runs the gateway image's admin command against the stack; resolves with its stdout. */
+function runImageAdmin(
+  launch: ImageLaunch,
+  adminEnv: Record<string, string>,
+  args: string[],
+): Promise<string> {
+  return docker([
+    'run',
+    '--rm',
+    '--network',
+    'host',
+    '--label',
+    launch.label,
+    ...envArgs(adminEnv),
+    launch.opts.images.gateway,
+    'node',
+    'service/dist/admin.js',
+    ...args,
+  ]);
+}
+
 /**
  * Starts the stack from `images`: the containers share the host's network, each process listens
  * on 127.0.0.1 (HOST) at an ephemeral port it logs, and reaches its peers and the database on
@@ -459,45 +537,17 @@ function listeningPort(service: ServiceName, id: string, timeoutMs = 60_000): Pr
 export async function startImageStack(opts: ImageStackOptions): Promise<ImageStack> {
   const secrets = await loadSecrets(opts.dataDir);
   const label = `adsmcp.stack=${randomBytes(6).toString('hex')}`;
-  const containers = {} as Record<ServiceName, string>;
-  const urls = {} as Record<ServiceName, string>;
-  const base = { DATABASE_URL: opts.databaseUrl, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...opts.env };
-  const stop = async () => {
-    const ids = await docker(['ps', '-aq', '--filter', `label=${label}`]);
-    if (ids) await docker(['rm', '--force', '--volumes', ...ids.split('\n')]);
+  const launch: ImageLaunch = {
+    opts,
+    label,
+    base: { DATABASE_URL: opts.databaseUrl, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...opts.env },
+    containers: {} as Record<ServiceName, string>,
+    urls: {} as Record<ServiceName, string>,
   };
-  const start = async (service: ServiceName, env: Record<string, string>) => {
-    const id = await docker([
-      'run',
-      '--detach',
-      '--network',
-      'host',
-      '--label',
-      label,
-      '--name',
-      `adsmcp-${service}-${label.slice(-12)}`,
-      ...envArgs({ ...base, PORT: '0', ...env }),
-      opts.images[service],
-    ]);
-    containers[service] = id;
-    urls[service] = `http://127.0.0.1:${await listeningPort(service, id)}`;
-  };
+  const { containers, urls } = launch;
+  const stop = () => removeLabelled(label);
   try {
-    const env = (service: ServiceName) => serviceEnv(service, secrets, urls);
-    await start('ads-sandbox', env('ads-sandbox'));
-    await start('upstream-proxy', env('upstream-proxy'));
-    // The changes service reads campaign images from the marketing service, so it starts after it.
-    await start('marketing', env('marketing'));
-    await start('changes', env('changes'));
-    // The optimizer publishes approved proposals through the changes service, and checks the
-    // campaign assets its variants name in the marketing service, so it starts after both.
-    await start('optimizer', env('optimizer'));
-    const gatewayPort = await freePort();
-    await start('gateway', {
-      ...env('gateway'),
-      PORT: String(gatewayPort),
-      PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
-    });
+    await startContainers(launch, secrets);
   } catch (err) {
     await stop();
     throw err;
@@ -511,20 +561,7 @@ export async function startImageStack(opts: ImageStackOptions): Promise<ImageSta
     SANDBOX_URL: urls['ads-sandbox'],
     SANDBOX_ADMIN_TOKEN: secrets.sandboxAdminToken,
   };
-  const admin = (args: string[]) =>
-    docker([
-      'run',
-      '--rm',
-      '--network',
-      'host',
-      '--label',
-      label,
-      ...envArgs(adminEnv),
-      opts.images.gateway,
-      'node',
-      'service/dist/admin.js',
-      ...args,
-    ]);
+  const admin = (args: string[]) => runImageAdmin(launch, adminEnv, args);
   return {
     gatewayUrl: urls.gateway,
     mcpUrl: `${urls.gateway}/mcp`,

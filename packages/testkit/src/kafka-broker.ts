@@ -123,12 +123,8 @@ function runJava(what: string, args: string[]): Promise<void> {
   });
 }
 
-/** startKafkaBroker formats and starts the nodes, resolving once every one of them is ready. */
-export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<KafkaBrokerCluster> {
-  const count = opts.brokers ?? 1;
-  const startTimeoutMs = opts.startTimeoutMs ?? 90_000;
-  const jars = await ensureKafkaJars();
-  const dir = await mkdtemp(join(tmpdir(), 'adsmcp-kafka-'));
+/** `count` nodes, each with its ports chosen and its log opened under `dir`; none started yet. */
+async function allocateNodes(count: number, dir: string): Promise<Node[]> {
   const nodes: Node[] = [];
   for (let i = 0; i < count; i++) {
     nodes.push({
@@ -141,9 +137,18 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
       exited: undefined,
     });
   }
+  return nodes;
+}
+
+/** Writes each node's `server.properties`: one static controller quorum of every node. */
+async function writeNodeConfigs(
+  nodes: Node[],
+  dir: string,
+  extra: Record<string, string> | undefined,
+): Promise<void> {
   const voters = nodes.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',');
-  const replication = String(count);
-  const minInsync = count >= 3 ? '2' : '1';
+  const replication = String(nodes.length);
+  const minInsync = nodes.length >= 3 ? '2' : '1';
   for (const [i, n] of nodes.entries()) {
     await writeFile(
       n.config,
@@ -171,17 +176,21 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
         'share.coordinator.state.topic.min.isr': minInsync,
         // A group's first member starts at once instead of waiting 3 s for others.
         'group.initial.rebalance.delay.ms': '0',
-        ...opts.properties,
+        ...extra,
       }),
     );
   }
+}
+
+/** Formats every node's storage with one new cluster id. */
+async function formatStorage(nodes: Node[], classpath: string): Promise<void> {
   const id = clusterId();
   await Promise.all(
     nodes.map((n) =>
       runJava(`formatting the storage of Kafka node ${n.id}`, [
         ...JVM_OPTIONS,
         '-cp',
-        jars.classpath,
+        classpath,
         'kafka.tools.StorageTool',
         'format',
         '-t',
@@ -191,10 +200,22 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
       ]),
     ),
   );
+}
 
-  // Should the test process exit without stopping them, the nodes go with it; should it be
-  // killed (a test runner's timeout), a watchdog kills the nodes whose pids it finds in `pids`
-  // once this process is gone: JVMs left behind would hold memory on a shared machine.
+/** What keeps the nodes from outliving the test process. */
+interface NodeGuard {
+  killAll: () => void;
+  /** Records the nodes' current pids for the watchdog. */
+  writePids: () => void;
+  watchdog: ChildProcess;
+}
+
+/**
+ * Should the test process exit without stopping them, the nodes go with it; should it be
+ * killed (a test runner's timeout), a watchdog kills the nodes whose pids it finds in `pids`
+ * once this process is gone: JVMs left behind would hold memory on a shared machine.
+ */
+function guardNodes(nodes: Node[], dir: string): NodeGuard {
   const killAll = () => {
     for (const n of nodes) n.child?.kill('SIGKILL');
   };
@@ -214,66 +235,80 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
     { stdio: 'ignore', detached: true },
   );
   watchdog.unref();
+  return { killAll, writePids, watchdog };
+}
 
-  const startNode = (n: Node): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(java(), [...JVM_OPTIONS, '-cp', jars.classpath, 'kafka.Kafka', n.config], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      n.child = child;
-      writePids();
-      n.exited = new Promise((done) => child.once('exit', () => done()));
-      let seen = '';
-      let ready = false;
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`Kafka node ${n.id} did not start in ${startTimeoutMs} ms:\n${seen}`));
-      }, startTimeoutMs);
-      const onOutput = (chunk: Buffer) => {
-        n.log.write(chunk);
-        if (ready) return;
-        seen = (seen + chunk.toString('utf8')).slice(-6000);
-        if (STARTED.test(seen)) {
-          ready = true;
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout?.on('data', onOutput);
-      child.stderr?.on('data', onOutput);
-      child.once('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-      child.once('exit', (code, signal) => {
-        if (ready) return;
-        clearTimeout(timer);
-        reject(new Error(`Kafka node ${n.id} exited (${signal ?? code}) before it started:\n${seen}`));
-      });
+/** Starts node `n`; resolves once it logs that its server started. */
+function startNode(n: Node, classpath: string, startTimeoutMs: number, guard: NodeGuard): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(java(), [...JVM_OPTIONS, '-cp', classpath, 'kafka.Kafka', n.config], {
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    n.child = child;
+    guard.writePids();
+    n.exited = new Promise((done) => child.once('exit', () => done()));
+    let seen = '';
+    let ready = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`Kafka node ${n.id} did not start in ${startTimeoutMs} ms:\n${seen}`));
+    }, startTimeoutMs);
+    const onOutput = (chunk: Buffer) => {
+      n.log.write(chunk);
+      if (ready) return;
+      seen = (seen + chunk.toString('utf8')).slice(-6000);
+      if (STARTED.test(seen)) {
+        ready = true;
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onOutput);
+    child.stderr?.on('data', onOutput);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('exit', (code, signal) => {
+      if (ready) return;
+      clearTimeout(timer);
+      reject(new Error(`Kafka node ${n.id} exited (${signal ?? code}) before it started:\n${seen}`));
+    });
+  });
+}
 
-  const stopNode = async (n: Node, signal: NodeJS.Signals): Promise<void> => {
-    const child = n.child;
-    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    child.kill(signal);
-    // A controlled shutdown hands the node's partitions to the others first; it may take a while.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    await n.exited;
-    clearTimeout(timer);
-  };
+async function stopNode(n: Node, signal: NodeJS.Signals): Promise<void> {
+  const child = n.child;
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  child.kill(signal);
+  // A controlled shutdown hands the node's partitions to the others first; it may take a while.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await n.exited;
+  clearTimeout(timer);
+}
 
-  const nodeAt = (i: number): Node => {
-    const n = nodes[i];
-    if (n === undefined) throw new Error(`no Kafka node ${i}: the cluster has ${nodes.length} (0-based)`);
-    return n;
-  };
+function nodeAt(nodes: Node[], i: number): Node {
+  const n = nodes[i];
+  if (n === undefined) throw new Error(`no Kafka node ${i}: the cluster has ${nodes.length} (0-based)`);
+  return n;
+}
 
+/** startKafkaBroker formats and starts the nodes, resolving once every one of them is ready. */
+export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<KafkaBrokerCluster> {
+  const startTimeoutMs = opts.startTimeoutMs ?? 90_000;
+  const jars = await ensureKafkaJars();
+  const dir = await mkdtemp(join(tmpdir(), 'adsmcp-kafka-'));
+  const nodes = await allocateNodes(opts.brokers ?? 1, dir);
+  await writeNodeConfigs(nodes, dir, opts.properties);
+  await formatStorage(nodes, jars.classpath);
+  const guard = guardNodes(nodes, dir);
+  const start = (n: Node) => startNode(n, jars.classpath, startTimeoutMs, guard);
   try {
-    await Promise.all(nodes.map(startNode));
+    await Promise.all(nodes.map(start));
   } catch (err) {
     await Promise.all(nodes.map((n) => stopNode(n, 'SIGKILL')));
-    process.off('exit', killAll);
-    watchdog.kill('SIGKILL');
+    process.off('exit', guard.killAll);
+    guard.watchdog.kill('SIGKILL');
     throw err;
   }
 
@@ -283,25 +318,25 @@ export async function startKafkaBroker(opts: KafkaBrokerOptions = {}): Promise<K
     bootstrap,
     dir,
     async stop() {
-      process.off('exit', killAll);
+      process.off('exit', guard.killAll);
       await Promise.all(nodes.map((n) => stopNode(n, 'SIGTERM')));
-      watchdog.kill('SIGKILL');
+      guard.watchdog.kill('SIGKILL');
       for (const n of nodes) n.log.end();
       await rm(dir, { recursive: true, force: true });
     },
     async restart({ downMs = 0 } = {}) {
       await Promise.all(nodes.map((n) => stopNode(n, 'SIGTERM')));
       if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
-      await Promise.all(nodes.map(startNode));
+      await Promise.all(nodes.map(start));
     },
     async kill(i) {
-      await stopNode(nodeAt(i), 'SIGKILL');
+      await stopNode(nodeAt(nodes, i), 'SIGKILL');
     },
     async start(i) {
-      const n = nodeAt(i);
+      const n = nodeAt(nodes, i);
       if (n.child !== undefined && n.child.exitCode === null && n.child.signalCode === null)
         throw new Error(`Kafka node ${i} is running`);
-      await startNode(n);
+      await start(n);
     },
   };
 }
