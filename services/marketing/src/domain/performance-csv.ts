@@ -191,6 +191,91 @@ async function readWithoutProblems(
 }
 
 /**
+ * One reading that names its problems: the records the parser skipped, reported in order when the
+ * for-await loop reaches their place (the parser runs ahead of the loop by up to a chunk), and the
+ * data rows counted so far.
+ */
+class ProblemReading {
+  rowCount = 0;
+  tooMany = false;
+  header: string[] | undefined;
+  private readonly unreadable: Unreadable[] = [];
+  private lastReported: Unreadable | undefined;
+  private stopAfter: number | undefined;
+  private unreadableRows = 0;
+
+  constructor(
+    private readonly errors: RowErrors,
+    readonly lineOf: (parserLine: number) => number,
+  ) {}
+
+  /** The parser skipped a record it could not read (its `on_skip`). */
+  skipped(err: CsvError | undefined): void {
+    if (err === undefined || this.stopAfter !== undefined) return;
+    const afterRecords = typeof err.records === 'number' ? err.records : 0;
+    const parserLine = typeof err.lines === 'number' ? err.lines : undefined;
+    // The parser reports a record once per stray quote in it: the record is one unreadable row.
+    const last = this.unreadable.at(-1) ?? this.lastReported;
+    if (last !== undefined && last.afterRecords === afterRecords && last.parserLine === parserLine) return;
+    const fatal = FATAL.has(err.code);
+    if (fatal) this.stopAfter = afterRecords;
+    if (afterRecords > 0) this.unreadableRows++;
+    this.unreadable.push({
+      afterRecords,
+      parserLine,
+      line: parserLine === undefined ? undefined : this.lineOf(parserLine),
+      cell: err.code === 'INVALID_OPENING_QUOTE' && typeof err.column === 'number' ? err.column : undefined,
+      message: `the CSV cannot be read: ${readError(err)}${fatal ? '; the CSV after it was not read' : ''}`,
+      fatal,
+    });
+  }
+
+  /** Reports the unreadable records before the `records`-th readable one; false when reading stops. */
+  reportUnreadable(records: number): boolean {
+    const { unreadable, errors } = this;
+    for (let u = unreadable[0]; u !== undefined && u.afterRecords < records; u = unreadable[0]) {
+      unreadable.shift();
+      this.lastReported = u;
+      if (u.afterRecords === 0) {
+        errors.add({ row: 0, message: u.message.replace('the CSV', 'the header line'), ...at(u.line) });
+        return false;
+      }
+      if (!this.countRow(u.line)) return false;
+      const column = u.cell === undefined ? undefined : this.header?.[u.cell]?.trim();
+      errors.add({ row: this.rowCount, ...(column ? { column } : {}), message: u.message, ...at(u.line) });
+      if (u.fatal) return false;
+    }
+    return true;
+  }
+
+  /** Counts one more data row; false (and the error) once there are too many. */
+  countRow(line: number | undefined): boolean {
+    this.rowCount++;
+    if (this.rowCount <= MAX_ROWS) return true;
+    this.tooMany = true;
+    this.errors.add({
+      row: this.rowCount,
+      message: `the CSV has more than ${MAX_ROWS} data rows`,
+      ...at(line),
+    });
+    return false;
+  }
+
+  /**
+   * The parser stopped at `err`, not a record it skipped: the reading stopped here, after the
+   * records it had read. Returns the rows counted before it.
+   */
+  stoppedAt(err: CsvError): { rowCount: number } {
+    const records = typeof err.records === 'number' ? err.records : 0;
+    const row = Math.max(this.rowCount, records - 1 + this.unreadableRows) + 1;
+    const line = typeof err.lines === 'number' ? this.lineOf(err.lines) : undefined;
+    if (this.reportUnreadable(Number.POSITIVE_INFINITY))
+      this.errors.add({ row, message: `the CSV cannot be read: ${readError(err)}`, ...at(line) });
+    return { rowCount: row - 1 };
+  }
+}
+
+/**
  * readNamingProblems is parsePerformanceCsv's reading of `text` (csvRecordText's output) that
  * names every problem by row, column and line.
  */
@@ -200,86 +285,35 @@ async function readNamingProblems(
   errors: RowErrors,
   sink: RowSink,
 ): Promise<{ rowCount: number }> {
-  // Records the parser skips are reported, in order, when the for-await loop reaches their place:
-  // the parser runs ahead of the loop by up to a chunk.
-  const unreadable: Unreadable[] = [];
-  let lastReported: Unreadable | undefined;
-  let stopAfter: number | undefined;
-  let unreadableRows = 0;
-  const lineOf = editorLines(text);
+  const reading = new ProblemReading(errors, editorLines(text));
   const parser = pieces(text).pipe(
     parse({
       ...PARSER_OPTIONS,
       info: true,
       on_skip: (err) => {
-        if (err === undefined || stopAfter !== undefined) return;
-        const afterRecords = typeof err.records === 'number' ? err.records : 0;
-        const parserLine = typeof err.lines === 'number' ? err.lines : undefined;
-        // The parser reports a record once per stray quote in it: the record is one unreadable row.
-        const last = unreadable.at(-1) ?? lastReported;
-        if (last !== undefined && last.afterRecords === afterRecords && last.parserLine === parserLine)
-          return;
-        const fatal = FATAL.has(err.code);
-        if (fatal) stopAfter = afterRecords;
-        if (afterRecords > 0) unreadableRows++;
-        unreadable.push({
-          afterRecords,
-          parserLine,
-          line: parserLine === undefined ? undefined : lineOf(parserLine),
-          cell:
-            err.code === 'INVALID_OPENING_QUOTE' && typeof err.column === 'number' ? err.column : undefined,
-          message: `the CSV cannot be read: ${readError(err)}${fatal ? '; the CSV after it was not read' : ''}`,
-          fatal,
-        });
+        reading.skipped(err);
       },
     }),
   );
   let batch: NormalRow[] = [];
   let columns: Map<string, number> | undefined;
-  let header: string[] | undefined;
-  let rowCount = 0;
-  let tooMany = false;
-  /** Reports the unreadable records before the `records`-th readable one; false when reading stops. */
-  const reportUnreadable = (records: number): boolean => {
-    for (let u = unreadable[0]; u !== undefined && u.afterRecords < records; u = unreadable[0]) {
-      unreadable.shift();
-      lastReported = u;
-      if (u.afterRecords === 0) {
-        errors.add({ row: 0, message: u.message.replace('the CSV', 'the header line'), ...at(u.line) });
-        return false;
-      }
-      if (!countRow(u.line)) return false;
-      const column = u.cell === undefined ? undefined : header?.[u.cell]?.trim();
-      errors.add({ row: rowCount, ...(column ? { column } : {}), message: u.message, ...at(u.line) });
-      if (u.fatal) return false;
-    }
-    return true;
-  };
-  /** Counts one more data row; false (and the error) once there are too many. */
-  const countRow = (line: number | undefined): boolean => {
-    rowCount++;
-    if (rowCount <= MAX_ROWS) return true;
-    tooMany = true;
-    errors.add({ row: rowCount, message: `the CSV has more than ${MAX_ROWS} data rows`, ...at(line) });
-    return false;
-  };
   try {
     for await (const { record, info } of parser as AsyncIterable<{
       record: string[];
       info: { lines: number; records: number };
     }>) {
-      if (!reportUnreadable(info.records)) return { rowCount };
+      if (!reading.reportUnreadable(info.records)) return { rowCount: reading.rowCount };
       if (columns === undefined) {
-        header = record;
+        reading.header = record;
         columns = columnsOf(record, mapping, errors);
         if (columns === undefined) return { rowCount: 0 };
         continue;
       }
-      const line = lineOf(info.lines);
-      if (!countRow(line)) return { rowCount };
+      const line = reading.lineOf(info.lines);
+      if (!reading.countRow(line)) return { rowCount: reading.rowCount };
       const cells: RowCells = {};
       for (const [field, index] of columns) cells[field] = record[index] ?? '';
-      const row = normaliseRow(cells, { row: rowCount, line }, errors, false);
+      const row = normaliseRow(cells, { row: reading.rowCount, line }, errors, false);
       if (row === undefined || errors.count > 0) continue;
       batch.push(row);
       if (batch.length >= BATCH) {
@@ -287,19 +321,15 @@ async function readNamingProblems(
         batch = [];
       }
     }
-    if (!reportUnreadable(Number.POSITIVE_INFINITY) || tooMany) return { rowCount };
+    if (!reading.reportUnreadable(Number.POSITIVE_INFINITY) || reading.tooMany)
+      return { rowCount: reading.rowCount };
   } catch (err) {
     if (!(err instanceof CsvError)) throw err;
-    // Not a record the parser skipped: the reading stopped here, after the records it had read.
-    const records = typeof err.records === 'number' ? err.records : 0;
-    const row = Math.max(rowCount, records - 1 + unreadableRows) + 1;
-    const line = typeof err.lines === 'number' ? lineOf(err.lines) : undefined;
-    if (reportUnreadable(Number.POSITIVE_INFINITY))
-      errors.add({ row, message: `the CSV cannot be read: ${readError(err)}`, ...at(line) });
-    return { rowCount: row - 1 };
+    return reading.stoppedAt(err);
   } finally {
     parser.destroy();
   }
+  const { rowCount } = reading;
   if (columns === undefined) errors.add({ row: 0, line: 1, message: 'the CSV has no header line' });
   else if (rowCount === 0) errors.add({ row: 0, message: 'the CSV has a header but no data rows' });
   if (errors.count === 0) await sink(batch);
