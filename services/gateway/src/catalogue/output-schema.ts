@@ -4,7 +4,8 @@
  * mapping in rpc-mapping.ts cannot drift apart. Every published shape also admits the tool-error
  * shape, since an error result carries structured content too.
  */
-import { type DescField, type DescMessage, ScalarType } from '@bufbuild/protobuf';
+import { enumWords } from '@adsmcp/runtime/enum-words';
+import { type DescEnum, type DescField, type DescMessage, ScalarType } from '@bufbuild/protobuf';
 import { FeatureSet_FieldPresence } from '@bufbuild/protobuf/wkt';
 import type { JsonSchema } from './schema.ts';
 
@@ -21,6 +22,32 @@ export const TOOL_ERROR: JsonSchema = {
   required: ['error'],
   additionalProperties: false,
 };
+
+/**
+ * Fields whose proto name differs from the name their tool has always shown, with the number of
+ * the field they replaced. A field whose type changed takes a new number and a new name on the
+ * wire (docs/architecture.md, "Enums, absence and wire evolution"), while the tools keep their
+ * word and its place in a result: a proto option would need a shared option proto, and this table
+ * is read by both directions of the mapping and by the published schema.
+ */
+const TOOL_FIELDS: ReadonlyMap<string, { name: string; number: number }> = new Map([
+  ['optimizer.v1.Proposal.state', { name: 'status', number: 5 }],
+]);
+
+/** The name a tool shows for `field`: its proto name unless TOOL_FIELDS renames it. */
+export function toolFieldName(field: DescField): string {
+  return TOOL_FIELDS.get(`${field.parent.typeName}.${field.name}`)?.name ?? field.name;
+}
+
+/** Where `field` stands in a result (proto JSON writes fields by number): its number, or the one it replaced. */
+export function toolFieldNumber(field: DescField): number {
+  return TOOL_FIELDS.get(`${field.parent.typeName}.${field.name}`)?.number ?? field.number;
+}
+
+/** An enum as tools show it: one of its words (enum-words.ts); the zero value has none. */
+export function enumSchema(desc: DescEnum): JsonSchema {
+  return { type: 'string', enum: enumWords(desc) };
+}
 
 /** Whether a field has explicit presence: unset, it is absent from the JSON, and published as null. */
 export function hasPresence(field: DescField): boolean {
@@ -55,7 +82,10 @@ function scalarSchema(type: ScalarType): JsonSchema {
   }
 }
 
-/** The JSON Schema of a message as resultOf writes it (proto field names, every field present). */
+/**
+ * The JSON Schema of a message as resultOf writes it: its tools' field names, every field present,
+ * an enum field one of its words (null only where the field has presence).
+ */
 export function messageSchema(desc: DescMessage): JsonSchema {
   switch (desc.typeName) {
     case 'google.protobuf.Struct':
@@ -68,12 +98,12 @@ export function messageSchema(desc: DescMessage): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   for (const field of desc.fields) {
     const schema = fieldSchema(field);
-    properties[field.name] = hasPresence(field) ? { anyOf: [schema, { type: 'null' }] } : schema;
+    properties[toolFieldName(field)] = hasPresence(field) ? { anyOf: [schema, { type: 'null' }] } : schema;
   }
   return {
     type: 'object',
     properties,
-    required: desc.fields.map((f) => f.name),
+    required: desc.fields.map(toolFieldName),
     additionalProperties: false,
   };
 }
@@ -83,7 +113,7 @@ function fieldSchema(field: DescField): JsonSchema {
     case 'scalar':
       return scalarSchema(field.scalar);
     case 'enum':
-      return { type: 'string', enum: field.enum.values.map((v) => v.name) };
+      return enumSchema(field.enum);
     case 'message':
       return messageSchema(field.message);
     case 'list':
@@ -93,7 +123,7 @@ function fieldSchema(field: DescField): JsonSchema {
           field.listKind === 'message'
             ? messageSchema(field.message)
             : field.listKind === 'enum'
-              ? { type: 'string', enum: field.enum.values.map((v) => v.name) }
+              ? enumSchema(field.enum)
               : scalarSchema(field.scalar),
       };
     case 'map':
@@ -103,7 +133,7 @@ function fieldSchema(field: DescField): JsonSchema {
           field.mapKind === 'message'
             ? messageSchema(field.message)
             : field.mapKind === 'enum'
-              ? { type: 'string' }
+              ? enumSchema(field.enum)
               : scalarSchema(field.scalar),
       };
   }

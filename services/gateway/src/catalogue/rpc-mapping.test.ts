@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { create, createFileRegistry } from '@bufbuild/protobuf';
+import {
+  FileDescriptorProtoSchema,
+  FieldDescriptorProto_Label as Label,
+  FieldDescriptorProto_Type as Type,
+} from '@bufbuild/protobuf/wkt';
+import { ToolFailure } from '../mcp/tool-failure.ts';
+import { messageSchema } from './output-schema.ts';
+import { requestFrom, resultOf } from './rpc-mapping.ts';
+
+// A message with an enum field of each kind: without presence, optional, repeated, and inside a
+// nested message, so that the mapping is tested apart from any service's proto.
+const registry = createFileRegistry(
+  create(FileDescriptorProtoSchema, {
+    name: 'paint.proto',
+    package: 'paint.v1',
+    syntax: 'proto3',
+    enumType: [
+      {
+        name: 'Colour',
+        value: [
+          { name: 'COLOUR_UNSPECIFIED', number: 0 },
+          { name: 'COLOUR_DARK_RED', number: 1 },
+          { name: 'COLOUR_BLUE', number: 2 },
+        ],
+      },
+    ],
+    messageType: [
+      {
+        name: 'Coat',
+        field: [
+          { name: 'colour', number: 1, type: Type.ENUM, typeName: '.paint.v1.Colour', label: Label.OPTIONAL },
+        ],
+      },
+      {
+        name: 'Paint',
+        field: [
+          { name: 'colour', number: 1, type: Type.ENUM, typeName: '.paint.v1.Colour', label: Label.OPTIONAL },
+          {
+            name: 'trim',
+            number: 2,
+            type: Type.ENUM,
+            typeName: '.paint.v1.Colour',
+            label: Label.OPTIONAL,
+            proto3Optional: true,
+            oneofIndex: 0,
+          },
+          { name: 'layers', number: 3, type: Type.ENUM, typeName: '.paint.v1.Colour', label: Label.REPEATED },
+          { name: 'coats', number: 4, type: Type.MESSAGE, typeName: '.paint.v1.Coat', label: Label.REPEATED },
+        ],
+        oneofDecl: [{ name: '_trim' }],
+      },
+    ],
+  }),
+  () => undefined,
+);
+const Paint = registry.getMessage('paint.v1.Paint');
+assert.ok(Paint);
+
+test('a result shows an enum value as its word, and an unset optional enum as null', () => {
+  const paint = create(Paint, { colour: 1, layers: [2, 1], coats: [{ colour: 2 }] });
+  assert.deepEqual(resultOf(Paint, paint), {
+    colour: 'dark_red',
+    trim: null,
+    layers: ['blue', 'dark_red'],
+    coats: [{ colour: 'blue' }],
+  });
+  assert.equal(resultOf(Paint, create(Paint, { colour: 2, trim: 0 })).trim, null);
+});
+
+test('a result refuses an enum without presence left UNSPECIFIED rather than show a word it is not', () => {
+  assert.throws(() => resultOf(Paint, create(Paint, {})), /paint\.v1\.Paint\.colour is COLOUR_UNSPECIFIED/);
+});
+
+test('arguments name enum values by their words, at any depth', () => {
+  const request = requestFrom(Paint, {
+    colour: 'blue',
+    trim: 'dark_red',
+    layers: ['dark_red'],
+    coats: [{ colour: 'blue' }],
+  }) as unknown as { colour: number; trim: number; layers: number[]; coats: { colour: number }[] };
+  assert.deepEqual(
+    [request.colour, request.trim, request.layers, request.coats.map((c) => c.colour)],
+    [2, 1, [1], [2]],
+  );
+});
+
+test('an argument word the enum lacks is refused naming the argument and the words', () => {
+  const refused = (args: Record<string, unknown>, message: string) =>
+    assert.throws(
+      () => requestFrom(Paint, args),
+      (err) => err instanceof ToolFailure && err.code === 'invalid_argument' && err.message === message,
+    );
+  refused({ trim: 'green' }, 'trim must be one of dark_red, blue (got "green")');
+  // The value's own name is not a word: tools never see it.
+  refused({ colour: 'COLOUR_BLUE' }, 'colour must be one of dark_red, blue (got "COLOUR_BLUE")');
+  refused(
+    { coats: [{ colour: 'blue' }, { colour: 'unspecified' }] },
+    'coats[1].colour must be one of dark_red, blue (got "unspecified")',
+  );
+});
+
+test('the published schema of an enum field lists its words, nullable only where the field has presence', () => {
+  const words = { type: 'string', enum: ['dark_red', 'blue'] };
+  const schema = messageSchema(Paint) as { properties: Record<string, unknown> };
+  assert.deepEqual(schema.properties.colour, words);
+  assert.deepEqual(schema.properties.trim, { anyOf: [words, { type: 'null' }] });
+  assert.deepEqual(schema.properties.layers, { type: 'array', items: words });
+});
