@@ -30,7 +30,7 @@
  * each workspace's imports get their rows, default all).
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -365,6 +365,37 @@ async function freeMetricsBase(): Promise<number> {
   throw new Error("no run of free loopback ports for the services' metrics");
 }
 
+/**
+ * The gateway's live heap in MB: it is sent SIGUSR2 (started with --heapsnapshot-signal), writes a
+ * heap snapshot into HEAP_SNAPSHOTS after a full garbage collection, and the snapshot's objects'
+ * own sizes are summed. Unlike heap used, this holds no garbage: a growth is something kept.
+ */
+async function liveHeap(stack: Stack, dir: string): Promise<number> {
+  const before = new Set(await readdir(dir));
+  stack.process('gateway').kill('SIGUSR2');
+  let file: string | undefined;
+  let size = -1;
+  for (let waited = 0; waited < 300_000; waited += 1000) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    file ??= (await readdir(dir)).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (file === undefined) continue;
+    // Written in place on the gateway's main thread: complete once its size stops changing.
+    const now = (await stat(join(dir, file))).size;
+    if (now > 0 && now === size) break;
+    size = now;
+  }
+  if (file === undefined) throw new Error(`the gateway wrote no heap snapshot into ${dir}`);
+  const snap = JSON.parse(await readFile(join(dir, file), 'utf8')) as {
+    snapshot: { meta: { node_fields: string[] } };
+    nodes: number[];
+  };
+  const fields = snap.snapshot.meta.node_fields;
+  let bytes = 0;
+  for (let i = fields.indexOf('self_size'); i < snap.nodes.length; i += fields.length)
+    bytes += snap.nodes[i] ?? 0;
+  return bytes / 2 ** 20;
+}
+
 /** A Prometheus text exposition's first sample of `name`, or NaN. */
 function sample(text: string, name: string): number {
   const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
@@ -428,10 +459,21 @@ async function main(): Promise<void> {
   const db = await testDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-bench-scale-'));
   const metricsBase = await freeMetricsBase();
+  // Per service, the heap each full collection left: the live heap, garbage excluded.
+  const fullGcs = new Map<ServiceName, number[]>(SERVICES.map((service) => [service, []]));
+  if (HEAP_SNAPSHOTS) await mkdir(HEAP_SNAPSHOTS, { recursive: true });
   const stack = await startStack({
     databaseUrl: db.url,
     dataDir,
-    nodeArgs: HEAP_SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOTS}`] : [],
+    nodeArgs: [
+      '--trace-gc',
+      ...(HEAP_SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOTS}`] : []),
+    ],
+    onLine: (service, line) => {
+      // A full collection's line: "Mark-Compact 76.0 (106.4) -> 58.1 (101.4) MB": the heap it left.
+      const m = /Mark-Compact[^\d]*[\d.]+ \([\d.]+\) -> ([\d.]+) \(/.exec(line);
+      if (m) fullGcs.get(service)?.push(Number(m[1]));
+    },
     env: {
       METRICS_PORT: String(metricsBase),
       LOG_LEVEL: 'warn',
@@ -606,16 +648,17 @@ async function main(): Promise<void> {
       );
     };
 
-    // A reading of every service's memory; with SCALE_HEAP_SNAPSHOTS, the gateway's heap snapshot
-    // after it (writing one takes memory of its own, which must not be in the reading).
+    // A reading of every service's memory; with SCALE_HEAP_SNAPSHOTS, then the gateway's live heap
+    // (writing the snapshot takes memory of its own, which must not be in this reading: the later
+    // readings' RSS do hold what the earlier snapshots left).
+    const live: number[] = [];
+    // How many full collections each service had logged at each reading.
+    const marks: Map<ServiceName, number>[] = [];
     const reading = async (settle: boolean) => {
       if (settle) await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
       const got = await memory(stack, metricsBase);
-      if (HEAP_SNAPSHOTS) {
-        stack.process('gateway').kill('SIGUSR2');
-        // The snapshot is written on the gateway's main thread: the next call waits behind it.
-        await new Promise((resolve) => setTimeout(resolve, 5000));
-      }
+      if (HEAP_SNAPSHOTS) live.push(await liveHeap(stack, HEAP_SNAPSHOTS));
+      marks.push(new Map(SERVICES.map((service) => [service, fullGcs.get(service)?.length ?? 0])));
       return got;
     };
 
@@ -681,6 +724,23 @@ async function main(): Promise<void> {
         `${service.padEnd(16)} ${mb(idle.get(service))} ${mb(loaded.get(service))} ${mb(after.get(service))}   ${ratio.toFixed(2)}x${ratio > RSS_BOUND ? `  over ${RSS_BOUND}x` : ''}\n`,
       );
     }
+    process.stdout.write(
+      '\nlive heap (MB) each full collection left (--trace-gc), garbage excluded: the last before idle was read; from then to the reading after the quiet spell, lowest to highest (how many)\n',
+    );
+    for (const service of SERVICES) {
+      const all = fullGcs.get(service) ?? [];
+      const atIdle = marks[0]?.get(service) ?? 0;
+      const since = all.slice(atIdle, marks.at(-1)?.get(service) ?? all.length);
+      const range =
+        since.length > 0 ? `${Math.min(...since).toFixed(1)} to ${Math.max(...since).toFixed(1)}` : 'none';
+      process.stdout.write(
+        `${service.padEnd(16)} ${(all[atIdle - 1]?.toFixed(1) ?? 'none').padStart(8)}   ${range} (${since.length})\n`,
+      );
+    }
+    if (live.length > 0)
+      process.stdout.write(
+        `gateway live heap (MB, objects left by a full GC, from its heap snapshots): ${live.map((m) => m.toFixed(1)).join(', ')} (RSS above includes what writing the snapshots took)\n`,
+      );
 
     // The hot queries' plans at the large size, from the stores' own functions.
     const plans: { label: string; sql: string; plan: PlanNode }[] = [];
