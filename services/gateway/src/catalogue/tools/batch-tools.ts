@@ -16,19 +16,10 @@ import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
 import { defineTool, type ToolContext, type ToolRow } from '../catalogue.ts';
 import { CHANGE_OUTPUT, changeView } from '../change-view.ts';
+import { inputFromRequest } from '../input-schema.ts';
 import { requestFrom } from '../rpc-mapping.ts';
-import {
-  array,
-  boolean,
-  enumOf,
-  integer,
-  type JsonSchema,
-  number,
-  object,
-  type Schema,
-  string,
-} from '../schema.ts';
-import { accountId, EXAMPLE_ACCOUNT, PREPARE_TEXT } from './platform-arguments.ts';
+import { array, enumOf, integer, type JsonSchema, number, object, type Schema, string } from '../schema.ts';
+import { ACCOUNT_ID_TEXT, accountId, EXAMPLE_ACCOUNT, PREPARE_TEXT } from './platform-arguments.ts';
 
 const MAX_ROWS = 1000;
 const MAX_COLUMNS = 30;
@@ -78,48 +69,45 @@ const row: Schema<Record<string, unknown>> = {
 
 const sheet = (description: string) => array(row, { max: MAX_ROWS, description });
 
-const planWorkbookInput = object(
-  {
-    account_id: accountId,
-    workbook_base64: string({
-      min: 1,
-      max: 800_000,
-      description:
-        'An XLSX workbook, base64-encoded (at most 800,000 characters), with sheets named campaigns, adgroups ' +
-        '(or "ad groups") and ads; the first row of each names the columns. Give this or sheets.',
-    }),
-    sheets: object(
-      {
-        campaigns: sheet(
-          'Campaign rows: name (3 to 200), objective (clicks or impressions; conversions is refused), budget ' +
-            '(decimal in the account currency), budget_type (daily or lifetime), optional launch_date and end_date ' +
-            '(YYYY-MM-DD, account time zone; lifetime needs end_date), optional status (paused only).',
-        ),
-        adgroups: sheet(
-          'Ad group rows: campaign (a campaign row name), name, countries (ISO 3166-1 alpha-2 codes, a list or ' +
-            'comma-separated), bid (decimal in the account currency; for impressions per thousand) or bid_micros, ' +
-            'optional context_hints (a list, each hint carried as given; or text with one hint per line, so a ' +
-            'hint may hold spaces, commas and semicolons), status (paused only).',
-        ),
-        ads: sheet(
-          'Ad rows: ad_group (an ad group row name), name, title (1 to 50), target_url (https), optional body ' +
-            '(up to 100), image_url (https, shown only), status (paused only). Names, titles and bodies follow ' +
-            'the text rules of the prepare tools: no control or format characters, and something visible.',
-        ),
-      },
-      [],
-      'The workbook as JSON rows instead of a file, at most 1000 rows per sheet. Give this or workbook_base64.',
-    ),
-    validate_only: boolean(
-      'Carried into the job body: the platform would only validate it, creating nothing.',
-    ),
-    partial_failure: boolean(
-      'Carried into the job body: the platform would keep the operations that succeed when others fail ' +
-        '(otherwise all or nothing).',
-    ),
+const planWorkbookInput = inputFromRequest(BatchService.method.planWorkbook.input, {
+  account_id: { description: ACCOUNT_ID_TEXT },
+  workbook_base64: {
+    description:
+      'An XLSX workbook, base64-encoded (at most 800,000 characters), with sheets named campaigns, adgroups ' +
+      '(or "ad groups") and ads; the first row of each names the columns. Give this or sheets.',
   },
-  ['account_id'],
-);
+  // Each row is a google.protobuf.Struct in the request: its columns and cells are bounded here.
+  sheets: object(
+    {
+      campaigns: sheet(
+        'Campaign rows: name (3 to 200), objective (clicks or impressions; conversions is refused), budget ' +
+          '(decimal in the account currency), budget_type (daily or lifetime), optional launch_date and end_date ' +
+          '(YYYY-MM-DD, account time zone; lifetime needs end_date), optional status (paused only).',
+      ),
+      adgroups: sheet(
+        'Ad group rows: campaign (a campaign row name), name, countries (ISO 3166-1 alpha-2 codes, a list or ' +
+          'comma-separated), bid (decimal in the account currency; for impressions per thousand) or bid_micros, ' +
+          'optional context_hints (a list, each hint carried as given; or text with one hint per line, so a ' +
+          'hint may hold spaces, commas and semicolons), status (paused only).',
+      ),
+      ads: sheet(
+        'Ad rows: ad_group (an ad group row name), name, title (1 to 50), target_url (https), optional body ' +
+          '(up to 100), image_url (https, shown only), status (paused only). Names, titles and bodies follow ' +
+          'the text rules of the prepare tools: no control or format characters, and something visible.',
+      ),
+    },
+    [],
+    'The workbook as JSON rows instead of a file, at most 1000 rows per sheet. Give this or workbook_base64.',
+  ),
+  validate_only: {
+    description: 'Carried into the job body: the platform would only validate it, creating nothing.',
+  },
+  partial_failure: {
+    description:
+      'Carried into the job body: the platform would keep the operations that succeed when others fail ' +
+      '(otherwise all or nothing).',
+  },
+});
 
 const planWorkbook: ToolRow<GatewayDeps> = {
   name: 'ads_plan_workbook',

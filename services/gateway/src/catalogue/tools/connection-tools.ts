@@ -4,6 +4,7 @@ import { ControlsService, type Freeze } from '@adsmcp/proto/changes/v1/controls_
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { credentialRevokedAt, insertAudit, revokeCredential } from '../../store/identity-store.ts';
 import { canWrite, defineTool, type ToolRow } from '../catalogue.ts';
+import { inputFromRequest } from '../input-schema.ts';
 import { type JsonSchema, object } from '../schema.ts';
 
 const noArguments = object({});
@@ -183,7 +184,7 @@ export const listAccounts: ToolRow<GatewayDeps> = {
     'behind the connection: credential_expires_at as the platform reported it when the account was connected (null ' +
     'when it did not say) and credential_status ok, expiring_soon (within 14 days), expired or unknown. Never ' +
     'returns credentials.',
-  input: noArguments,
+  input: inputFromRequest(AccountsService.method.listAccounts.input),
   example: {},
   output: exactly({
     accounts: {

@@ -12,6 +12,7 @@ import {
 import type { GatewayDeps } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
 import type { ProgressUpdate, ToolRow } from '../catalogue.ts';
+import { inputFromRequest } from '../input-schema.ts';
 import { messageSchema } from '../output-schema.ts';
 import { resultOf } from '../rpc-mapping.ts';
 import { array, enumOf, integer, nullable, number, object, type Schema, string } from '../schema.ts';
@@ -213,9 +214,9 @@ export const listPerformanceImports: ToolRow<GatewayDeps> = {
   description:
     'Lists the workspace’s performance imports, newest first, each with its status (queued, running, completed, ' +
     'failed), counts, first errors and totals (no rows). Returns total and next_offset (null on the last page).',
-  input: object({
-    offset: integer({ min: 0, max: 100_000, description: 'Imports to skip; 0 when omitted.' }),
-    limit: integer({ min: 1, max: 100, description: 'Page size; 20 when omitted.' }),
+  input: inputFromRequest(ImportService.method.listPerformanceImports.input, {
+    offset: { description: 'Imports to skip; 0 when omitted.' },
+    limit: { description: 'Page size; 20 when omitted.' },
   }),
   example: { offset: 0, limit: 20 },
   route: { kind: 'rpc', method: ImportService.method.listPerformanceImports },
@@ -231,7 +232,9 @@ export const getPerformanceImport: ToolRow<GatewayDeps> = {
     'Returns one performance import: status (queued, running, completed or failed), rows read and saved, distinct ' +
     'ads, the first 100 refused rows with row number, column and CSV line, and per metric the exact sum over the ' +
     'rows that reported it and how many did (a metric no row reported has sum null: unknown). Rows are not returned.',
-  input: object({ import_id: string({ format: 'uuid', description: 'The import.' }) }, ['import_id']),
+  input: inputFromRequest(ImportService.method.getPerformanceImport.input, {
+    import_id: { description: 'The import.' },
+  }),
   example: { import_id: EXAMPLE_IMPORT },
   route: { kind: 'rpc', method: ImportService.method.getPerformanceImport },
 };

@@ -3,7 +3,8 @@ import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import { VariationService } from '@adsmcp/proto/marketing/v1/variations_pb';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
-import { array, integer, object, string } from '../schema.ts';
+import { inputFromRequest } from '../input-schema.ts';
+import { integer, object, string } from '../schema.ts';
 
 const contextInput = object({
   brief_id: string({
@@ -35,25 +36,12 @@ export const getMarketingContext: ToolRow<GatewayDeps> = {
   },
 };
 
-const httpsUrl = (description: string) => string({ max: 2048, format: 'https-uri', description });
-
-const variationsInput = object(
-  {
-    titles: array(string({ min: 3, max: 50, nonBlank: true }), {
-      min: 1,
-      max: 100,
-      description: 'Ad titles, 3 to 50 characters.',
-    }),
-    bodies: array(string({ max: 100 }), {
-      min: 1,
-      max: 100,
-      description: 'Ad bodies, up to 100 characters.',
-    }),
-    image_urls: array(httpsUrl('An image (https, up to 2048).'), { min: 1, max: 20 }),
-    target_urls: array(httpsUrl('A landing page (https, up to 2048).'), { min: 1, max: 20 }),
-  },
-  ['titles', 'bodies', 'image_urls', 'target_urls'],
-);
+const variationsInput = inputFromRequest(VariationService.method.buildVariations.input, {
+  titles: { description: 'Ad titles, 3 to 50 characters.', items: { nonBlank: true } },
+  bodies: { description: 'Ad bodies, up to 100 characters.' },
+  image_urls: { items: { format: 'https-uri', description: 'An image (https, up to 2048).' } },
+  target_urls: { items: { format: 'https-uri', description: 'A landing page (https, up to 2048).' } },
+});
 
 export const buildVariationsTool: ToolRow<GatewayDeps> = {
   name: 'ads_build_variations',

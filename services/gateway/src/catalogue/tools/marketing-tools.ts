@@ -2,6 +2,7 @@
 import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
+import { inputFromRequest } from '../input-schema.ts';
 import { anyOf, array, dependentField, enumOf, integer, object, string } from '../schema.ts';
 
 const KINDS = ['brand', 'brief', 'playbook', 'inspiration', 'batch', 'creative'] as const;
@@ -147,19 +148,13 @@ const SHAPES_DESCRIBED =
   '- batch → batch: variants (1 to 100, each title 3 to 50 with a visible character, body up to 100, target_url, source_image_url; optional hook, offer up to 200); optional brief_id (UUID).\n' +
   '- creative → creative label: account_id (UUID), ad_id (1 to 255, with a visible character), hook, offer (each up to 200); optional brief_id (UUID), notes (5000).';
 
-const listInput = object({
-  kind: enumOf(KINDS, 'Only items of this kind.'),
-  query: string({
-    max: 200,
-    description: 'Text to find, ignoring case, in the name or the text of the data.',
-  }),
-  collection: string({
-    max: 200,
-    description: 'Only items in this collection (exact); "" for items in none.',
-  }),
-  tag: string({ max: 100, description: 'Only items with this tag (exact).' }),
-  offset: integer({ min: 0, max: 100_000, description: 'Items to skip; next_offset of the previous page.' }),
-  limit: integer({ min: 1, max: 100, description: 'Page size; default 20.' }),
+const listInput = inputFromRequest(MarketingService.method.listMarketingItems.input, {
+  kind: { description: 'Only items of this kind.' },
+  query: { description: 'Text to find, ignoring case, in the name or the text of the data.' },
+  collection: { description: 'Only items in this collection (exact); "" for items in none.' },
+  tag: { description: 'Only items with this tag (exact).' },
+  offset: { description: 'Items to skip; next_offset of the previous page.' },
+  limit: { description: 'Page size; default 20.' },
 });
 
 const listMarketingItems: ToolRow<GatewayDeps> = {

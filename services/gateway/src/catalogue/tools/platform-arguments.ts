@@ -4,11 +4,11 @@
  */
 import { array, enumOf, integer, string } from '../schema.ts';
 
+/** How every tool describes its ad account argument. */
+export const ACCOUNT_ID_TEXT = 'The ad account: an account_id from ads_list_accounts.';
+
 /** The account a tool acts on: one of the workspace's connections. */
-export const accountId = string({
-  format: 'uuid',
-  description: 'The ad account: an account_id from ads_list_accounts.',
-});
+export const accountId = string({ format: 'uuid', description: ACCOUNT_ID_TEXT });
 
 /** The example account of every row's example arguments. */
 export const EXAMPLE_ACCOUNT = '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90';

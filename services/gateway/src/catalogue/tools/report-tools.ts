@@ -8,7 +8,8 @@
 import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
-import { enumOf, integer, object, string } from '../schema.ts';
+import { inputFromRequest } from '../input-schema.ts';
+import { enumOf, object, string } from '../schema.ts';
 import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
 /** What one report reads at most, as the marketing service bounds it (for the description). */
@@ -104,13 +105,9 @@ const listPerformanceReports: ToolRow<GatewayDeps> = {
     'campaign, the period and the preceding one, currency, time zone, preliminary, ad_count, revision and ' +
     'created_at. Returns reports, total (across all pages) and next_offset (pass it as offset for the next ' +
     'page; null on the last page).',
-  input: object({
-    offset: integer({
-      min: 0,
-      max: 100_000,
-      description: 'Reports to skip; next_offset of the previous page.',
-    }),
-    limit: integer({ min: 1, max: 100, description: 'Page size; default 20.' }),
+  input: inputFromRequest(ReportService.method.listPerformanceReports.input, {
+    offset: { description: 'Reports to skip; next_offset of the previous page.' },
+    limit: { description: 'Page size; default 20.' },
   }),
   example: { offset: 20, limit: 20 },
   route: { kind: 'rpc', method: ReportService.method.listPerformanceReports },

@@ -4,7 +4,7 @@ import type { GatewayDeps } from '../../deps.ts';
 import { onBehalfOf } from '../../deps.ts';
 import type { ToolContext, ToolRow } from '../catalogue.ts';
 import { CHANGE_OUTPUT, changeView } from '../change-view.ts';
-import { object, string } from '../schema.ts';
+import { inputFromRequest } from '../input-schema.ts';
 import { PREPARE_TEXT } from './platform-arguments.ts';
 
 export const prepareRevert: ToolRow<GatewayDeps> = {
@@ -25,20 +25,13 @@ export const prepareRevert: ToolRow<GatewayDeps> = {
     'reverted, and not while an earlier revert of it is prepared, approved or applying (it is named). The revert ' +
     'names the change it reverts in reverts_change_id, and that change lists it in reverted_by. ' +
     PREPARE_TEXT,
-  input: object(
-    {
-      change_id: string({
-        format: 'uuid',
-        description: 'The applied change to revert (ads_list_changes lists them).',
-      }),
-      reason: string({
-        max: 500,
-        description:
-          'Why it is reverted, shown to the reviewer in the summary (one line, at most 500 characters).',
-      }),
+  input: inputFromRequest(RevertService.method.prepareRevert.input, {
+    change_id: { description: 'The applied change to revert (ads_list_changes lists them).' },
+    reason: {
+      description:
+        'Why it is reverted, shown to the reviewer in the summary (one line, at most 500 characters).',
     },
-    ['change_id'],
-  ),
+  }),
   output: CHANGE_OUTPUT,
   example: { change_id: '5b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e', reason: 'The new headline underperforms' },
   idempotent: false,

@@ -12,10 +12,11 @@ import { HOSTNAME, HOSTNAME_HINT } from '@adsmcp/runtime/ids';
 import type { DescMessage } from '@bufbuild/protobuf';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
+import { inputFromRequest } from '../input-schema.ts';
 import { messageSchema } from '../output-schema.ts';
 import { resultOf } from '../rpc-mapping.ts';
 import { array, enumOf, integer, object, type Schema, string } from '../schema.ts';
-import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
+import { ACCOUNT_ID_TEXT, accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
 const GROUP = 'Campaign support';
 /** The largest revision an int32 holds. */
@@ -182,14 +183,11 @@ const RULES_DESCRIBED =
   'custom_audience_id, audience_id, product_feed_id, feed_id, conversion_source_id, job_id, business_id), at ' +
   'any depth; the refusal names each by its path.';
 
-const listInput = object(
-  {
-    account_id: accountId,
-    limit: integer({ min: 1, max: 100, description: 'Page size; 20 when omitted.' }),
-    offset: integer({ min: 0, max: 100_000, description: 'Standards to skip; 0 when omitted.' }),
-  },
-  ['account_id'],
-);
+const listInput = inputFromRequest(StandardsService.method.listAccountStandards.input, {
+  account_id: { description: ACCOUNT_ID_TEXT },
+  limit: { description: 'Page size; 20 when omitted.' },
+  offset: { description: 'Standards to skip; 0 when omitted.' },
+});
 
 export const listAccountStandards: ToolRow<GatewayDeps> = {
   name: 'ads_list_account_standards',

@@ -1,0 +1,331 @@
+/**
+ * Tool arguments derived from an RPC's request message. rpc-mapping.ts turns validated arguments
+ * into the request by the proto JSON mapping, so the request's proto field names are the argument
+ * names; this file gives each one the schema its type and its `buf.validate` rules say, built with
+ * schema.ts's builders so that a refusal names the argument and the rule in this project's words.
+ *
+ * What the proto cannot say comes from the row, per field: a description, that text must show a
+ * visible character (nonBlank) or may span lines (multiline), a format the rules do not know
+ * (https-uri, date), how to say a pattern to a person; or a whole schema of the row's own, which
+ * replaces the derived one (an explicit override, named as such in input-schema.test.ts).
+ *
+ * A field is a required argument when
+ *   - its rules say `required`, or
+ *   - it has no presence (a proto3 scalar or list without `optional`) and its rules refuse its zero
+ *     value (a UUID, a minimum length or item count, a list of allowed words, a range without 0),
+ *     unless they are ignored at the zero value: leaving it out would send the zero value, which the
+ *     service refuses, or
+ *   - the row says so (`required: true`): a field the service needs that the rules cannot name,
+ *     such as a boolean whose zero value (false) is a choice the caller must make.
+ */
+import { type FieldRules, field as fieldRulesOption } from '@adsmcp/proto/buf/validate/validate_pb';
+import { type DescField, type DescMessage, getOption, hasOption, ScalarType } from '@bufbuild/protobuf';
+import { FeatureSet_FieldPresence } from '@bufbuild/protobuf/wkt';
+import {
+  array,
+  boolean,
+  enumOf,
+  integer,
+  type JsonSchema,
+  type NumberRules,
+  number,
+  object,
+  type Schema,
+  type StringRules,
+  string,
+} from './schema.ts';
+
+/** What a row adds to a derived field: what its proto cannot say. */
+export interface FieldAdditions {
+  description?: string;
+  /** Text with at least one visible character. */
+  nonBlank?: boolean;
+  /** Text that may hold line breaks and tabs. */
+  multiline?: boolean;
+  /** A format the rules cannot state; `uuid` is the rules' own (`string.uuid`). */
+  format?: 'https-uri' | 'http-uri' | 'date' | 'date-time';
+  /** How to say the proto's pattern to a person. */
+  patternHint?: string;
+  /** Required although the rules leave it optional (see the file comment). */
+  required?: boolean;
+  /** For a list: what to add to each item. */
+  items?: FieldOverride;
+  /** For a message: what to add to its fields. */
+  fields?: InputOverrides;
+}
+
+/** Additions to the derived schema, or a schema of the row's own that replaces it. */
+export type FieldOverride = FieldAdditions | Schema;
+
+/** Per proto field name. */
+export type InputOverrides = Readonly<Record<string, FieldOverride>>;
+
+export interface InputOptions {
+  /** The route's `fixed` request fields: the tool sets them, so they are no arguments. */
+  fixed?: Readonly<Record<string, unknown>>;
+  /** The object's own description. */
+  description?: string;
+}
+
+/** How a schema was derived: input-schema.test.ts compares it with the proto alone. */
+export interface Derivation {
+  message: DescMessage;
+  overrides: InputOverrides;
+  options: InputOptions;
+}
+
+/** A derived input schema, which remembers what it was derived from. */
+export type DerivedSchema = Schema<Record<string, unknown>> & { readonly derivation: Derivation };
+
+function isSchema(o: FieldOverride): o is Schema {
+  return 'check' in o && typeof o.check === 'function';
+}
+
+function rulesOf(field: DescField): FieldRules | undefined {
+  return hasOption(field, fieldRulesOption) ? getOption(field, fieldRulesOption) : undefined;
+}
+
+/** Whether the field is absent from a request unless set (`optional`, a message). */
+function hasPresence(field: DescField): boolean {
+  return (
+    (field.fieldKind === 'scalar' || field.fieldKind === 'enum' || field.fieldKind === 'message') &&
+    field.presence === FeatureSet_FieldPresence.EXPLICIT
+  );
+}
+
+type Bounds = {
+  lessThan: { case: 'lt' | 'lte' | undefined; value?: number | bigint };
+  greaterThan: { case: 'gt' | 'gte' | undefined; value?: number | bigint };
+};
+
+/** Integer bounds as NumberRules: `lt n` is `max n-1` and `gt n` is `min n+1` for whole numbers. */
+function integerRange(r: Bounds | undefined): NumberRules {
+  const out: NumberRules = {};
+  if (r === undefined) return out;
+  const lo = r.greaterThan;
+  const hi = r.lessThan;
+  if (lo.case !== undefined) out.min = Number(lo.value) + (lo.case === 'gt' ? 1 : 0);
+  if (hi.case !== undefined) out.max = Number(hi.value) - (hi.case === 'lt' ? 1 : 0);
+  return out;
+}
+
+function doubleRange(r: Bounds | undefined): NumberRules {
+  const out: NumberRules = {};
+  if (r === undefined) return out;
+  const lo = r.greaterThan;
+  const hi = r.lessThan;
+  if (lo.case === 'gte') out.min = Number(lo.value);
+  if (lo.case === 'gt') out.greaterThan = Number(lo.value);
+  if (hi.case !== undefined) out.max = Number(hi.value);
+  return out;
+}
+
+/** Whether the rules refuse the field's zero value ("", 0, an empty list). */
+function refusesZero(rules: FieldRules): boolean {
+  const t = rules.type;
+  switch (t.case) {
+    case 'string': {
+      const s = t.value;
+      return (
+        s.wellKnown.case === 'uuid' ||
+        s.minLen > 0n ||
+        (s.in.length > 0 && !s.in.includes('')) ||
+        (s.pattern !== '' && !new RegExp(s.pattern).test(''))
+      );
+    }
+    case 'int32':
+    case 'int64':
+    case 'double': {
+      const { min, max, greaterThan } = t.case === 'double' ? doubleRange(t.value) : integerRange(t.value);
+      return (
+        (min !== undefined && min > 0) ||
+        (max !== undefined && max < 0) ||
+        (greaterThan !== undefined && greaterThan >= 0)
+      );
+    }
+    case 'repeated':
+      return t.value.minItems > 0n;
+    default:
+      return false;
+  }
+}
+
+/** Whether the field is a required argument: the rule written down in the file comment. */
+function isRequired(field: DescField, additions: FieldAdditions | undefined): boolean {
+  if (additions?.required === true) return true;
+  const rules = rulesOf(field);
+  if (rules === undefined) return false;
+  if (rules.required) return true;
+  // IGNORE_IF_ZERO_VALUE (1) or IGNORE_ALWAYS (3): the zero value passes.
+  if (rules.ignore !== 0) return false;
+  return !hasPresence(field) && refusesZero(rules);
+}
+
+/** Any JSON object (google.protobuf.Struct): the mapping takes it as it is. */
+function anyObject(description?: string): Schema<Record<string, unknown>> {
+  return {
+    json: description ? { type: 'object', description } : { type: 'object' },
+    check(value, path, out) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        out.push({ path, message: `\`${path}\` must be an object` });
+      }
+    },
+  };
+}
+
+/** A map field: an object whose every value has the map's value schema. */
+function mapOf(values: Schema, description?: string): Schema<Record<string, unknown>> {
+  const json: JsonSchema = { type: 'object', additionalProperties: values.json };
+  if (description) json.description = description;
+  return {
+    json,
+    check(value, path, out) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        out.push({ path, message: `\`${path}\` must be an object` });
+        return;
+      }
+      for (const [k, v] of Object.entries(value)) values.check(v, `${path}.${k}`, out);
+    },
+  };
+}
+
+function stringRules(rules: FieldRules | undefined, add: FieldAdditions): StringRules {
+  const out: StringRules = {};
+  if (add.description !== undefined) out.description = add.description;
+  const s = rules?.type.case === 'string' ? rules.type.value : undefined;
+  if (s !== undefined && s.minLen > 0n) out.min = Number(s.minLen);
+  if (s !== undefined && s.maxLen > 0n) out.max = Number(s.maxLen);
+  if (add.nonBlank) out.nonBlank = true;
+  if (add.multiline) out.multiline = true;
+  if (s !== undefined && s.pattern !== '') out.pattern = new RegExp(s.pattern);
+  if (add.patternHint !== undefined) out.patternHint = add.patternHint;
+  if (s?.wellKnown.case === 'uuid') out.format = 'uuid';
+  else if (add.format !== undefined) out.format = add.format;
+  return out;
+}
+
+/** The schema of one value of a scalar field with these rules (an item's, for a list). */
+function scalarValue(type: ScalarType, rules: FieldRules | undefined, add: FieldAdditions): Schema {
+  const t = rules?.type;
+  switch (type) {
+    case ScalarType.STRING: {
+      const words = t?.case === 'string' ? t.value.in : [];
+      return words.length > 0 ? enumOf(words, add.description) : string(stringRules(rules, add));
+    }
+    case ScalarType.BYTES:
+      // The JSON mapping takes bytes as base64 text.
+      return string(stringRules(undefined, add));
+    case ScalarType.BOOL:
+      return boolean(add.description);
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return number({
+        ...(t?.case === 'double' ? doubleRange(t.value) : {}),
+        ...(add.description === undefined ? {} : { description: add.description }),
+      });
+    default: {
+      // Every integer, 64-bit ones included: the JSON mapping takes a JSON number, exact within
+      // the safe integer range the builder enforces.
+      const unsigned = [
+        ScalarType.UINT32,
+        ScalarType.UINT64,
+        ScalarType.FIXED32,
+        ScalarType.FIXED64,
+      ].includes(type);
+      const range =
+        t?.case === 'int32' || t?.case === 'int64' ? integerRange(t.value) : unsigned ? { min: 0 } : {};
+      return integer({
+        ...range,
+        ...(add.description === undefined ? {} : { description: add.description }),
+      });
+    }
+  }
+}
+
+function enumWords(field: DescField & { enum: { values: readonly { name: string; number: number }[] } }) {
+  return field.enum.values
+    .filter((v) => v.number !== 0 || !v.name.endsWith('_UNSPECIFIED'))
+    .map((v) => v.name);
+}
+
+function fieldSchema(field: DescField, override: FieldOverride | undefined): Schema {
+  if (override !== undefined && isSchema(override)) return override;
+  const add: FieldAdditions = override ?? {};
+  const rules = rulesOf(field);
+  switch (field.fieldKind) {
+    case 'scalar':
+      return scalarValue(field.scalar, rules, add);
+    case 'enum':
+      return enumOf(enumWords(field), add.description);
+    case 'message':
+      return messageValue(field.message, add);
+    case 'list': {
+      const r = rules?.type.case === 'repeated' ? rules.type.value : undefined;
+      const itemAdd = add.items;
+      const items =
+        itemAdd !== undefined && isSchema(itemAdd)
+          ? itemAdd
+          : field.listKind === 'scalar'
+            ? scalarValue(field.scalar, r?.items, itemAdd ?? {})
+            : field.listKind === 'enum'
+              ? enumOf(enumWords(field), itemAdd?.description)
+              : messageValue(field.message, itemAdd ?? {});
+      return array(items, {
+        ...(r !== undefined && r.minItems > 0n ? { min: Number(r.minItems) } : {}),
+        ...(r !== undefined && r.maxItems > 0n ? { max: Number(r.maxItems) } : {}),
+        ...(r?.unique ? { unique: true } : {}),
+        ...(add.description === undefined ? {} : { description: add.description }),
+      });
+    }
+    case 'map': {
+      const values =
+        field.mapKind === 'scalar'
+          ? scalarValue(field.scalar, undefined, {})
+          : field.mapKind === 'enum'
+            ? enumOf(enumWords(field))
+            : messageValue(field.message, {});
+      return mapOf(values, add.description);
+    }
+  }
+}
+
+function messageValue(desc: DescMessage, add: FieldAdditions): Schema {
+  if (desc.typeName === 'google.protobuf.Struct') return anyObject(add.description);
+  return objectOf(desc, add.fields ?? {}, {}, add.description);
+}
+
+function objectOf(
+  desc: DescMessage,
+  overrides: InputOverrides,
+  fixed: Readonly<Record<string, unknown>>,
+  description: string | undefined,
+): Schema<Record<string, unknown>> {
+  const names = new Set(desc.fields.map((f) => f.name));
+  for (const name of Object.keys(overrides)) {
+    if (!names.has(name)) throw new Error(`${desc.typeName} has no field ${name} to override`);
+  }
+  const shape: Record<string, Schema> = {};
+  const required: string[] = [];
+  for (const field of desc.fields) {
+    if (Object.hasOwn(fixed, field.name)) continue;
+    const override = overrides[field.name];
+    shape[field.name] = fieldSchema(field, override);
+    const additions = override === undefined || isSchema(override) ? undefined : override;
+    if (isRequired(field, additions)) required.push(field.name);
+  }
+  return object(shape, required, description) as Schema<Record<string, unknown>>;
+}
+
+/**
+ * inputFromRequest is an RPC tool's input schema: one argument per field of the request `message`
+ * (by its proto name) that the route does not fix, typed and bounded by its rules, with what the
+ * row adds or replaces per field.
+ */
+export function inputFromRequest(
+  message: DescMessage,
+  overrides: InputOverrides = {},
+  options: InputOptions = {},
+): DerivedSchema {
+  const schema = objectOf(message, overrides, options.fixed ?? {}, options.description);
+  return { ...schema, check: schema.check, derivation: { message, overrides, options } };
+}
