@@ -94,110 +94,125 @@ const moved = (p: Proposal, patch: Partial<Proposal>, now: Date): Proposal => ({
 
 export function createPublishHandler(d: PublishDeps) {
   const waitMs = d.waitMs ?? 20_000;
+  return (message: Delivery<PublishMessage>, ctx: HandlerContext): Promise<void> =>
+    publish(d, waitMs, message, ctx);
+}
 
-  /** Dispatches an approved proposal; returns it as it is afterwards. */
-  const dispatch = (workspaceId: string, proposalId: string) =>
-    inTransaction(d.pool, async (tx) => {
-      const p = await getProposal(tx, workspaceId, proposalId, true);
-      if (p === undefined || p.status !== 'approved') return p;
-      const now = d.clock();
-      const write = async (next: Proposal) => (await updateProposal(tx, next, p.revision)) ?? next;
-      if (shownProposalStatus(p, now) === 'expired') {
-        return write(
-          moved(p, { status: 'expired', changeError: 'publish_hours ran out before it was published' }, now),
-        );
-      }
-      const optimizer = await getOptimizer(tx, workspaceId, p.optimizerId);
-      if (optimizer === undefined || !optimizer.enabled) {
-        return write(
-          moved(p, { status: 'cancelled', cancelledAt: now, cancelReason: 'the optimizer was paused' }, now),
-        );
-      }
-      const adPath = `/ads/${encodeURIComponent(p.variant.baseAdId)}`;
-      try {
-        const { change } = await d.changes.recordApprovedChange(
-          {
-            change: {
-              accountId: p.accountId,
-              tool: 'ads_update_ad',
-              operation: { method: 'POST', path: adPath, bodyJson: JSON.stringify(publishBody(p.variant)) },
-              targetPath: adPath,
-              objectType: 'ad',
-              effect: 'update',
-            },
-            changeId: changeIdOf(p.proposalId),
-            approvedBy: `${p.approvedBy ?? 'a person'} (optimization proposal ${p.proposalId})`,
-            approverUserId: p.approvedUserId ?? '',
-          },
-          workerFor(p),
-        );
-        return write(
-          moved(
-            p,
-            {
-              status: 'publishing',
-              changeId: change?.changeId ?? null,
-              changeStatus: change === undefined ? null : enumWord(ChangeStatusSchema, change.state),
-            },
-            now,
-          ),
-        );
-      } catch (err) {
-        const e = ConnectError.from(err);
-        if (!PERMANENT.has(e.code)) throw err;
-        d.logger.warn({ proposal_id: p.proposalId, err: e.rawMessage }, 'publishing refused');
-        return write(moved(p, { status: 'failed', changeError: e.rawMessage }, now));
-      }
-    });
-
-  return async (message: Delivery<PublishMessage>, ctx: HandlerContext): Promise<void> => {
-    const { proposal_id: proposalId, workspace_id: workspaceId } = message.payload;
-    const p = await dispatch(workspaceId, proposalId);
-    if (p === undefined || p.changeId === null || (p.status !== 'publishing' && p.status !== 'cancelled'))
+/** Dispatches the proposal of `message`, then waits up to `waitMs` for its change's outcome. */
+async function publish(
+  d: PublishDeps,
+  waitMs: number,
+  message: Delivery<PublishMessage>,
+  ctx: HandlerContext,
+): Promise<void> {
+  const { proposal_id: proposalId, workspace_id: workspaceId } = message.payload;
+  const p = await dispatch(d, workspaceId, proposalId);
+  if (p === undefined || p.changeId === null || (p.status !== 'publishing' && p.status !== 'cancelled'))
+    return;
+  if (p.changeStatus === 'applied' || p.changeStatus === 'failed') return;
+  const changeId = p.changeId;
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const { change } = await d.changes.getChange({ changeId, checkLive: false }, workerFor(p));
+    const status = change === undefined ? '' : (enumWord(ChangeStatusSchema, change.state) ?? '');
+    if (status === 'applied' || status === 'failed') {
+      await ctx.inTx((tx) => recordOutcome(d, tx, workspaceId, proposalId, status, change?.error || null));
       return;
-    if (p.changeStatus === 'applied' || p.changeStatus === 'failed') return;
-    const changeId = p.changeId;
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      const { change } = await d.changes.getChange({ changeId, checkLive: false }, workerFor(p));
-      const status = change === undefined ? '' : (enumWord(ChangeStatusSchema, change.state) ?? '');
-      if (status === 'applied' || status === 'failed') {
-        await ctx.inTx(async (tx) => {
-          const current = await getProposal(tx, workspaceId, proposalId, true);
-          if (current === undefined) return;
-          const now = d.clock();
-          const outcome =
-            current.status === 'publishing'
-              ? { status: status === 'applied' ? ('published' as const) : ('failed' as const) }
-              : {};
-          await updateProposal(
-            tx,
-            moved(
-              current,
-              {
-                ...outcome,
-                changeStatus: status,
-                changeError: change?.error || null,
-                publishedAt: status === 'applied' ? now : null,
-              },
-              now,
-            ),
-            current.revision,
-          );
-        });
-        return;
-      }
-      if (ctx.signal.aborted)
-        throw new Error(`change ${changeId} is still ${status}; stopped waiting for it`);
-      if (Date.now() > deadline) {
-        // Followed up by a message of its own, not by retries: the change may take as long as its
-        // approval is valid (an outage), far beyond what this message's attempts would cover.
-        await ctx.inTx((tx) => followUp(tx, message, d.followUpMs ?? FOLLOW_UP_MS));
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 250));
     }
-  };
+    if (ctx.signal.aborted) throw new Error(`change ${changeId} is still ${status}; stopped waiting for it`);
+    if (Date.now() > deadline) {
+      // Followed up by a message of its own, not by retries: the change may take as long as its
+      // approval is valid (an outage), far beyond what this message's attempts would cover.
+      await ctx.inTx((tx) => followUp(tx, message, d.followUpMs ?? FOLLOW_UP_MS));
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Records the change's end on its proposal: published or failed, unless it was cancelled meanwhile. */
+async function recordOutcome(
+  d: PublishDeps,
+  tx: PoolClient,
+  workspaceId: string,
+  proposalId: string,
+  status: 'applied' | 'failed',
+  changeError: string | null,
+): Promise<void> {
+  const current = await getProposal(tx, workspaceId, proposalId, true);
+  if (current === undefined) return;
+  const now = d.clock();
+  const outcome =
+    current.status === 'publishing'
+      ? { status: status === 'applied' ? ('published' as const) : ('failed' as const) }
+      : {};
+  await updateProposal(
+    tx,
+    moved(
+      current,
+      { ...outcome, changeStatus: status, changeError, publishedAt: status === 'applied' ? now : null },
+      now,
+    ),
+    current.revision,
+  );
+}
+
+/** Dispatches an approved proposal; returns it as it is afterwards. */
+function dispatch(d: PublishDeps, workspaceId: string, proposalId: string): Promise<Proposal | undefined> {
+  return inTransaction(d.pool, async (tx) => {
+    const p = await getProposal(tx, workspaceId, proposalId, true);
+    if (p === undefined || p.status !== 'approved') return p;
+    const now = d.clock();
+    const write = async (next: Proposal) => (await updateProposal(tx, next, p.revision)) ?? next;
+    if (shownProposalStatus(p, now) === 'expired') {
+      return write(
+        moved(p, { status: 'expired', changeError: 'publish_hours ran out before it was published' }, now),
+      );
+    }
+    const optimizer = await getOptimizer(tx, workspaceId, p.optimizerId);
+    if (optimizer === undefined || !optimizer.enabled) {
+      return write(
+        moved(p, { status: 'cancelled', cancelledAt: now, cancelReason: 'the optimizer was paused' }, now),
+      );
+    }
+    return write(moved(p, await recordChange(d, p), now));
+  });
+}
+
+/**
+ * Has the changes service record the proposal's change as approved: the proposal is then
+ * publishing; after a refusal that dispatching again cannot help, failed.
+ */
+async function recordChange(d: PublishDeps, p: Proposal): Promise<Partial<Proposal>> {
+  const adPath = `/ads/${encodeURIComponent(p.variant.baseAdId)}`;
+  try {
+    const { change } = await d.changes.recordApprovedChange(
+      {
+        change: {
+          accountId: p.accountId,
+          tool: 'ads_update_ad',
+          operation: { method: 'POST', path: adPath, bodyJson: JSON.stringify(publishBody(p.variant)) },
+          targetPath: adPath,
+          objectType: 'ad',
+          effect: 'update',
+        },
+        changeId: changeIdOf(p.proposalId),
+        approvedBy: `${p.approvedBy ?? 'a person'} (optimization proposal ${p.proposalId})`,
+        approverUserId: p.approvedUserId ?? '',
+      },
+      workerFor(p),
+    );
+    return {
+      status: 'publishing',
+      changeId: change?.changeId ?? null,
+      changeStatus: change === undefined ? null : enumWord(ChangeStatusSchema, change.state),
+    };
+  } catch (err) {
+    const e = ConnectError.from(err);
+    if (!PERMANENT.has(e.code)) throw err;
+    d.logger.warn({ proposal_id: p.proposalId, err: e.rawMessage }, 'publishing refused');
+    return { status: 'failed', changeError: e.rawMessage };
+  }
 }
 
 /**
