@@ -2,16 +2,23 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { OptimizerConfigSchema } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
-import type { AdDeliverySchema, ReviewRun, VariantSchema } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import {
+  type AdDeliverySchema,
+  type Proposal,
+  ProposalStatusSchema,
+  type ReviewRun,
+  type VariantSchema,
+} from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import type { Delivery } from '@adsmcp/runtime/bus/bus';
 import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
 import { inTransaction } from '@adsmcp/runtime/db';
+import { enumWord, enumWords } from '@adsmcp/runtime/enum-words';
 import { createLogger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { testPrincipal } from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { publishBody } from '../src/domain/proposal.ts';
+import { PROPOSAL_STATUSES, publishBody } from '../src/domain/proposal.ts';
 import type { Variant } from '../src/domain/review.ts';
 import {
   createScheduleHandler,
@@ -20,6 +27,14 @@ import {
   scheduleDue,
 } from '../src/work/schedule.ts';
 import { type ReviewHarness, startReviewHarness } from './review-harness.ts';
+
+/** A proposal's status as tools and the dashboard name it (enum-words.ts). */
+const statusWord = (p: Proposal | undefined) =>
+  p === undefined ? undefined : enumWord(ProposalStatusSchema, p.state);
+
+test('the proposal statuses the optimizer stores are the words of the proto’s ProposalStatus, in its order', () => {
+  assert.deepEqual([...PROPOSAL_STATUSES], enumWords(ProposalStatusSchema));
+});
 
 let h: ReviewHarness;
 
@@ -280,14 +295,14 @@ describe('UUIDs in any case', () => {
       { proposalId: id, expectedRevision: 1, decision: 'request_changes', note: 'Keep the brand.' },
       h.as(p),
     );
-    assert.equal(asked.proposal?.status, 'changes_requested');
+    assert.equal(statusWord(asked.proposal), 'changes_requested');
     const edited = await h.reviews.editProposal(
       { proposalId: id, expectedRevision: 2, variant: variant() },
       h.as(p),
     );
     assert.equal(edited.proposal?.revision, 3);
     const cancelled = await h.reviews.cancelProposal({ proposalId: id }, h.as(p));
-    assert.equal(cancelled.proposal?.status, 'cancelled');
+    assert.equal(statusWord(cancelled.proposal), 'cancelled');
   });
 });
 
@@ -330,7 +345,7 @@ describe('completing a run', () => {
     assert.equal(done.run?.outcome, 'proposals');
     assert.equal(done.proposals.length, 1);
     const proposal = done.proposals[0];
-    assert.equal(proposal?.status, 'pending_review');
+    assert.equal(statusWord(proposal), 'pending_review');
     assert.equal(proposal?.revision, 1);
     assert.equal(proposal?.evidence?.adId, 'ad-1');
     assert.equal(proposal?.reviewExpiresAt, new Date(h.now().getTime() + 24 * HOUR).toISOString());
@@ -442,14 +457,14 @@ describe('proposals', () => {
       { proposalId, expectedRevision: 1, decision: 'request_changes', note: 'Keep the brand name.' },
       h.as(p),
     );
-    assert.equal(asked.proposal?.status, 'changes_requested');
+    assert.equal(statusWord(asked.proposal), 'changes_requested');
     assert.equal(asked.proposal?.reviewNote, 'Keep the brand name.');
     h.advance(HOUR);
     const edited = await h.reviews.editProposal(
       { proposalId, expectedRevision: 2, variant: variant({ title: 'Brand: free shipping' }) },
       h.as(p),
     );
-    assert.equal(edited.proposal?.status, 'pending_review');
+    assert.equal(statusWord(edited.proposal), 'pending_review');
     assert.equal(edited.proposal?.revision, 3);
     assert.equal(edited.proposal?.variant?.title, 'Brand: free shipping');
     assert.equal(edited.proposal?.reviewExpiresAt, new Date(h.now().getTime() + 24 * HOUR).toISOString());
@@ -473,7 +488,7 @@ describe('proposals', () => {
       { proposalId, expectedRevision: 3, decision: 'reject', note: 'Off brand.' },
       h.as(p),
     );
-    assert.equal(rejected.proposal?.status, 'rejected');
+    assert.equal(statusWord(rejected.proposal), 'rejected');
     const list = await h.reviews.listProposals({ status: 'rejected' }, h.as(p));
     assert.deepEqual(
       list.proposals.map((x) => x.proposalId),
@@ -501,7 +516,7 @@ describe('proposals', () => {
       { proposalId, expectedRevision: 1 },
       h.as(dashboardOf(p)),
     );
-    assert.equal(approved.proposal?.status, 'approved');
+    assert.equal(statusWord(approved.proposal), 'approved');
     assert.match(approved.proposal?.approvedBy ?? '', new RegExp(`user:${p.userId} via dashboard`));
     assert.equal(approved.proposal?.publishBy, new Date(h.now().getTime() + 4 * HOUR).toISOString());
     await refused(
@@ -556,7 +571,7 @@ describe('proposals', () => {
     const { proposalId } = await pendingProposal(p, { reviewHours: 2 });
     h.advance(2 * HOUR + 1);
     const got = await h.reviews.getProposal({ proposalId }, h.as(p));
-    assert.equal(got.proposal?.status, 'expired');
+    assert.equal(statusWord(got.proposal), 'expired');
     await refused(
       h.reviews.approveProposal({ proposalId, expectedRevision: 1 }, h.as(dashboardOf(p))),
       Code.FailedPrecondition,
@@ -572,7 +587,7 @@ describe('proposals', () => {
       h.as(dashboardOf(p)),
     );
     const cancelled = await h.reviews.cancelProposal({ proposalId: first.proposalId }, h.as(p));
-    assert.equal(cancelled.proposal?.status, 'cancelled');
+    assert.equal(statusWord(cancelled.proposal), 'cancelled');
     const again = await h.reviews.cancelProposal({ proposalId: first.proposalId }, h.as(p));
     assert.equal(again.proposal?.revision, cancelled.proposal?.revision);
 
@@ -583,7 +598,7 @@ describe('proposals', () => {
     );
     await h.optimizers.pauseOptimizer({ optimizerId: second.optimizerId }, h.as(p));
     const got = await h.reviews.getProposal({ proposalId: second.proposalId }, h.as(p));
-    assert.equal(got.proposal?.status, 'cancelled');
+    assert.equal(statusWord(got.proposal), 'cancelled');
     assert.match(got.proposal?.cancelReason ?? '', /paused/);
   });
 

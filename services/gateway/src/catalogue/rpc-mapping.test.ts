@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ProposalSchema, ProposalStatus } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { create, createFileRegistry } from '@bufbuild/protobuf';
 import {
   FileDescriptorProtoSchema,
@@ -108,4 +109,43 @@ test('the published schema of an enum field lists its words, nullable only where
   assert.deepEqual(schema.properties.colour, words);
   assert.deepEqual(schema.properties.trim, { anyOf: [words, { type: 'null' }] });
   assert.deepEqual(schema.properties.layers, { type: 'array', items: words });
+});
+
+test('a field renamed on the wire keeps its tool name and place: a proposal’s state is its status, after run_id', () => {
+  const proposal = create(ProposalSchema, {
+    proposalId: 'p-1',
+    optimizerId: 'o-1',
+    accountId: 'a-1',
+    runId: 'r-1',
+    state: ProposalStatus.CHANGES_REQUESTED,
+    revision: 2,
+    createdAt: '2026-03-08T07:30:00.000Z',
+  });
+  const result = resultOf(ProposalSchema, proposal);
+  assert.deepEqual(Object.keys(result).slice(0, 6), [
+    'proposal_id',
+    'optimizer_id',
+    'account_id',
+    'run_id',
+    'status',
+    'revision',
+  ]);
+  assert.equal(result.status, 'changes_requested');
+  assert.equal('state' in result, false);
+  const schema = messageSchema(ProposalSchema) as { properties: Record<string, unknown>; required: string[] };
+  assert.deepEqual(schema.properties.status, {
+    type: 'string',
+    enum: [
+      'pending_review',
+      'changes_requested',
+      'approved',
+      'publishing',
+      'published',
+      'failed',
+      'rejected',
+      'cancelled',
+      'expired',
+    ],
+  });
+  assert.ok(schema.required.includes('status') && !schema.required.includes('state'));
 });

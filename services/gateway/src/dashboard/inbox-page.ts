@@ -20,6 +20,7 @@ import { actorHtml, loadPeople, type People } from './change-actors.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { emptyStateHtml, esc, page, statusBadge } from './html.ts';
 import { accountTimeText, localTimeScript, relativeText, timeHtml } from './local-time.ts';
+import { proposalStatusWord } from './proposal-pages.ts';
 import { summaryHtml, textValueHtml } from './shown-values.ts';
 import { signInFirst } from './sign-in-next.ts';
 
@@ -197,7 +198,7 @@ function proposalRowHtml(p: Proposal, d: InboxData, now: Date): string {
   const zone = account
     ? `<br><span class="muted">${esc(accountTimeText(p.createdAt, account.timeZone))}</span>`
     : '';
-  return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${statusBadge(p.status)}${expiring}</td>
+  return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${statusBadge(proposalStatusWord(p))}${expiring}</td>
     <td class="name">${textValueHtml(p.variant?.name)}</td><td>${esc(d.optimizers.get(p.optimizerId) ?? 'an optimizer no longer listed')}</td>
     <td class="when">${timeHtml(p.createdAt)}${zone}</td><td><a href="/dashboard/proposals/${esc(p.proposalId)}">Review</a></td></tr>`;
 }

@@ -7,8 +7,9 @@
 
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import type { AdPerformance, Proposal } from '@adsmcp/proto/optimizer/v1/reviews_pb';
-import { ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { ProposalStatusSchema, ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { enumWord, enumWords } from '@adsmcp/runtime/enum-words';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -182,7 +183,7 @@ export function proposalDetailHtml(
       ? `${timeHtml(at)}${account ? ` <span class="muted">(${esc(accountTimeText(at, account.timeZone))})</span>` : ''}`
       : '';
   const facts: [string, string | undefined][] = [
-    ['Status', statusBadge(p.status, p.status)],
+    ['Status', statusBadge(proposalStatusWord(p), proposalStatusWord(p))],
     ['Ad account', esc(account?.name ?? 'an account not listed')],
     ['Revision', esc(String(p.revision))],
     ['Optimizer', esc(optimizerName ?? 'an optimizer no longer listed')],
@@ -214,20 +215,18 @@ export function proposalDetailHtml(
     <section><h2>Rationale</h2><pre>${esc(v?.rationale)}</pre><h2>Hypothesis</h2><pre>${esc(v?.hypothesis)}</pre></section>
     <section><h2>Evidence (the run's snapshot)</h2>${evidenceHtml(p.evidence, account?.currency)}</section>
     <section><h2>Changes it produced</h2>${change}</section>
-    ${canDecide && p.status === 'pending_review' ? decisionFormsHtml(p, csrf, when) : ''}`;
+    ${canDecide && proposalStatusWord(p) === 'pending_review' ? decisionFormsHtml(p, csrf, when) : ''}`;
 }
 
-const PROPOSAL_STATUSES = [
-  'pending_review',
-  'changes_requested',
-  'approved',
-  'publishing',
-  'published',
-  'failed',
-  'rejected',
-  'cancelled',
-  'expired',
-] as const;
+/** The statuses the list filters by, from the proto: one added there is offered with no list to update. */
+const PROPOSAL_STATUSES = enumWords(ProposalStatusSchema);
+
+/** A proposal's status word (enum-words.ts); a proposal always has one, so its absence is the optimizer's fault. */
+export function proposalStatusWord(p: Proposal): string {
+  const word = enumWord(ProposalStatusSchema, p.state);
+  if (word === null) throw new Error(`the optimizer returned proposal ${p.proposalId} without a status`);
+  return word;
+}
 
 /** The proposals list's filters, as read from the query string (invalid values are dropped). */
 interface ProposalFilters {
@@ -254,7 +253,7 @@ function readProposalFilters(query: unknown): ProposalFilters {
   };
   const status = queryText(query, 'status');
   return {
-    status: (PROPOSAL_STATUSES as readonly string[]).includes(status) ? status : '',
+    status: PROPOSAL_STATUSES.includes(status) ? status : '',
     optimizer: uuid('optimizer'),
     account: uuid('account'),
     run: uuid('run'),
@@ -303,7 +302,7 @@ export function proposalListHtml(
     const zone = account
       ? `<br><span class="muted" title="the account's time zone">${esc(accountTimeText(p.createdAt, account.timeZone))}</span>`
       : '';
-    return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${statusBadge(p.status, p.status)}</td><td class="name">${textValueHtml(p.variant?.name)}</td>
+    return `<tr data-proposal="${esc(p.proposalId)}"><td class="state">${statusBadge(proposalStatusWord(p), proposalStatusWord(p))}</td><td class="name">${textValueHtml(p.variant?.name)}</td>
       <td class="account">${esc(account?.name ?? 'an account no longer connected')}</td><td class="ad"><code>${esc(p.variant?.baseAdId)}</code></td>
       <td class="run"><a href="/dashboard/proposals?run=${esc(p.runId)}" title="${esc(p.runId)}">this run’s</a></td>
       <td class="created">${timeHtml(p.createdAt)}${zone}</td><td><a href="/dashboard/proposals/${esc(p.proposalId)}">Review</a></td></tr>`;

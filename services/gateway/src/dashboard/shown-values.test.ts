@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ChangeSchema, ChangeStatus } from '@adsmcp/proto/changes/v1/changes_pb';
-import { ProposalSchema } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { ProposalSchema, ProposalStatus } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { create } from '@bufbuild/protobuf';
 import { reviewText } from '../admin-review.ts';
 import { changeDetailHtml, changeListHtml } from './change-pages.ts';
@@ -88,7 +88,7 @@ describe('a URL whose host passes for another', () => {
   test('the optimizer proposal page shows the variant’s landing page the same way', () => {
     const p = create(ProposalSchema, {
       proposalId: '7e4b5f60-2222-4333-8444-955556666777',
-      status: 'pending_review',
+      state: ProposalStatus.PENDING_REVIEW,
       revision: 1,
       variant: { baseAdId: 'ad_1', name: 'Spring  test ', title: 'Sale', body: 'Now', targetUrl: LOOKALIKE },
     });

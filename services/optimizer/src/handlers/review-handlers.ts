@@ -1,16 +1,18 @@
 /** ReviewService: proto <-> domain for review runs and proposals, and the transactions around them. */
 
 import { randomUUID } from 'node:crypto';
-import type {
-  AdPerformanceSchema,
-  ProposalSchema,
-  ReviewRunSchema,
-  ReviewService,
-  Variant as VariantMessage,
+import {
+  type AdPerformanceSchema,
+  type ProposalSchema,
+  ProposalStatusSchema,
+  type ReviewRunSchema,
+  type ReviewService,
+  type Variant as VariantMessage,
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
+import { enumValue } from '@adsmcp/runtime/enum-words';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import { actorName, type Principal } from '@adsmcp/runtime/principal';
@@ -130,7 +132,8 @@ export function toProposalMessage(p: Proposal, now: Date): MessageInitShape<type
     optimizerId: p.optimizerId,
     accountId: p.accountId,
     runId: p.runId,
-    status: shownProposalStatus(p, now),
+    // The row's word by the one rule (enum-words.ts); a word the proto lacks throws.
+    state: enumValue(ProposalStatusSchema, shownProposalStatus(p, now)),
     revision: p.revision,
     variant: p.variant,
     evidence: p.evidence === null ? undefined : toPerformance(p.evidence),
