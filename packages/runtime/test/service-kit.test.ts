@@ -131,9 +131,11 @@ describe('a service declared with startService, run as a process', () => {
         body: 'principal token from adsmcp-changes may not claim scope write',
       },
     );
+    // On a caller's channel the changes service has its own edge (an ad batch prepared on the
+    // caller's behalf), limited to three calls: a request naming none of them is refused.
     assert.deepEqual(await call(CHANGES_ISSUER, changes.privateKeyPem, { ...worker, via: 'mcp' }), {
       status: 401,
-      body: 'principal token from adsmcp-changes may not claim channel mcp',
+      body: 'principal token from adsmcp-changes may not call (no call named)',
     });
     assert.deepEqual(await call(OPTIMIZER_ISSUER, changes.privateKeyPem, worker), {
       status: 401,
