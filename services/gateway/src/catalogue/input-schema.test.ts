@@ -142,8 +142,8 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'campaign_name minLength',
       'budget_amount minimum',
       'budget_amount maximum',
+      'expected_revision maximum',
       'bid_micros minimum',
-      'bid_micros maximum',
       'countries minItems',
       'countries uniqueItems',
       'countries[] pattern',
@@ -168,9 +168,8 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     differences: ['item_id format'],
   },
   ads_save_marketing_item: {
-    why: 'explicit override of data (its shape depends on kind); name, tags and expected_revision keep the tool’s stricter limits (a visible character, unique tags, an int32 revision)',
+    why: 'explicit override of data (its shape depends on kind); name and tags keep the tool’s stricter limits (at least 1 character, unique tags)',
     differences: [
-      'expected_revision maximum',
       'name minLength',
       'tags uniqueItems',
       'tags[] minLength',
@@ -181,7 +180,7 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
   },
   ads_archive_marketing_item: {
     why: 'ArchiveMarketingItemRequest declares no field rules; the tool bounds them itself',
-    differences: ['item_id format', 'expected_revision minimum', 'expected_revision maximum'],
+    differences: ['item_id format', 'expected_revision minimum'],
   },
   ads_get_marketing_context: {
     why: 'GetMarketingContextRequest declares no rule on brief_id; the tool refuses one that is not a UUID itself',
@@ -297,7 +296,7 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
   },
   ads_archive_campaign_asset: {
     why: 'ArchiveCampaignAssetRequest declares no field rules; the tool bounds them itself',
-    differences: ['asset_id format', 'expected_revision minimum', 'expected_revision maximum'],
+    differences: ['asset_id format', 'expected_revision minimum'],
   },
   ads_save_optimizer: {
     why: 'the config’s optional fields are nullable: null is how a caller clears them',
@@ -316,7 +315,7 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     ],
   },
   ads_save_account_standard: {
-    why: 'explicit override of data (its fields’ limits and the template’s bounds, which StandardData does not declare); expected_revision is bounded to an int32',
+    why: 'explicit override of data (its fields’ limits and the template’s bounds, which StandardData does not declare)',
     differences: [
       'data required',
       'data.naming_prefix minLength',
@@ -338,12 +337,11 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'data.utm.utm_term maxLength',
       'data.guidance maxLength',
       'data.template maxProperties',
-      'expected_revision maximum',
     ],
   },
   ads_archive_account_standard: {
     why: 'ArchiveAccountStandardRequest declares no field rules; the tool bounds them itself',
-    differences: ['standard_id format', 'expected_revision minimum', 'expected_revision maximum'],
+    differences: ['standard_id format', 'expected_revision minimum'],
   },
   ads_list_competitor_sources: {
     why: 'ListCompetitorSourcesRequest declares no rule on account_id; the tool refuses one that is not a UUID itself',
@@ -351,7 +349,7 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
   },
   ads_save_competitor_source: {
     why: 'the name and literals need at least 1 character and the URL at most 2048: the tool’s limits, which the request does not declare',
-    differences: ['name minLength', 'url maxLength', 'expected_revision maximum', 'literals[] minLength'],
+    differences: ['name minLength', 'url maxLength', 'literals[] minLength'],
   },
   ads_pause_competitor_source: {
     why: 'PauseCompetitorSourceRequest declares no rule on source_id; the tool refuses one that is not a UUID itself',

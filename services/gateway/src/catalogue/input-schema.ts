@@ -204,6 +204,30 @@ function stringRules(rules: FieldRules | undefined, add: FieldAdditions): String
   return out;
 }
 
+const INTEGER_RANGES = {
+  int32: { min: -2_147_483_648, max: 2_147_483_647 },
+  uint32: { min: 0, max: 4_294_967_295 },
+  int64: { min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER },
+  uint64: { min: 0, max: Number.MAX_SAFE_INTEGER },
+} as const;
+
+function integerKind(type: ScalarType): keyof typeof INTEGER_RANGES {
+  switch (type) {
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32:
+      return 'uint32';
+    case ScalarType.INT64:
+    case ScalarType.SINT64:
+    case ScalarType.SFIXED64:
+      return 'int64';
+    case ScalarType.UINT64:
+    case ScalarType.FIXED64:
+      return 'uint64';
+    default:
+      return 'int32';
+  }
+}
+
 /** The schema of one value of a scalar field with these rules (an item's, for a list). */
 function scalarValue(type: ScalarType, rules: FieldRules | undefined, add: FieldAdditions): Schema {
   const t = rules?.type;
@@ -224,16 +248,12 @@ function scalarValue(type: ScalarType, rules: FieldRules | undefined, add: Field
         ...(add.description === undefined ? {} : { description: add.description }),
       });
     default: {
-      // Every integer, 64-bit ones included: the JSON mapping takes a JSON number, exact within
-      // the safe integer range the builder enforces.
-      const unsigned = [
-        ScalarType.UINT32,
-        ScalarType.UINT64,
-        ScalarType.FIXED32,
-        ScalarType.FIXED64,
-      ].includes(type);
-      const range =
-        t?.case === 'int32' || t?.case === 'int64' ? integerRange(t.value) : unsigned ? { min: 0 } : {};
+      // A bound the rules leave open is the type's own, as the JSON mapping refuses a number
+      // beyond it: 32 bits, or for 64 bits the safe integers a JSON number holds exactly.
+      const range: NumberRules = { ...INTEGER_RANGES[integerKind(type)] };
+      const ruled = t?.case === 'int32' || t?.case === 'int64' ? integerRange(t.value) : {};
+      if (ruled.min !== undefined) range.min = ruled.min;
+      if (ruled.max !== undefined) range.max = ruled.max;
       return integer({
         ...range,
         ...(add.description === undefined ? {} : { description: add.description }),
