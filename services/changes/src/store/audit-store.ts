@@ -132,8 +132,20 @@ export async function appendAuditEvent(db: Queryable, e: StagedEventInput): Prom
      VALUES ($1, coalesce($2::timestamptz, date_trunc('milliseconds', clock_timestamp())), $3, $4, $5, $6::jsonb)`,
     [e.workspaceId, e.at?.toISOString() ?? null, e.actor, e.kind, e.subject, JSON.stringify(e.details)],
   );
-  if (!afterCommit(db, (pool) => chainSoon(pool, e.workspaceId)) && isPool(db))
-    await chainSoon(db, e.workspaceId);
+  if (!afterCommit(db, (pool) => chainAfterCommit(pool, e.workspaceId)) && isPool(db))
+    await chainAfterCommit(db, e.workspaceId);
+}
+
+/**
+ * The writer's fold after its commit: awaited when this process is not folding the workspace (so
+ * a caller that reads the log next finds its event chained), but not when a fold is running: the
+ * next one is queued and will see the commit, and a writer waiting for it would hold its apply slot
+ * for two folds while other writers of the workspace commit.
+ */
+function chainAfterCommit(pool: Pool, workspaceId: string): Promise<void> {
+  const busy = turns.get(workspaceId)?.running !== undefined;
+  const fold = chainSoon(pool, workspaceId);
+  return busy ? Promise.resolve() : fold;
 }
 
 interface Head {
