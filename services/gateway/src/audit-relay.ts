@@ -35,6 +35,12 @@ const BATCH = 500;
 /** Rows this recent are read again (see the module's comment), at most so many. */
 const RECENT_SECONDS = 60;
 const RECENT_LIMIT = 5000;
+/**
+ * Workspaces whose log position a relay remembers, the least recently relayed forgotten first: a
+ * forgotten one's position is read again from its log (positionOf), so the bound costs a call,
+ * never a row, and the map does not grow with the number of workspaces ever seen.
+ */
+export const REMEMBERED_WORKSPACES = 10_000;
 
 interface GatewayAuditRow {
   id: string;
@@ -122,6 +128,16 @@ async function relayRecentAgain(s: RelayState): Promise<number> {
   );
 }
 
+/** Remembers a workspace's position as its most recent, forgetting the least recent past the bound. */
+export function remember(relayed: Map<string, bigint>, workspaceId: string, position: bigint): void {
+  relayed.delete(workspaceId);
+  relayed.set(workspaceId, position);
+  if (relayed.size > REMEMBERED_WORKSPACES) {
+    const oldest = relayed.keys().next().value;
+    if (oldest !== undefined) relayed.delete(oldest);
+  }
+}
+
 async function positionOf(s: RelayState, workspaceId: string): Promise<bigint> {
   const known = s.relayed.get(workspaceId);
   if (known !== undefined) return known;
@@ -131,7 +147,7 @@ async function positionOf(s: RelayState, workspaceId: string): Promise<bigint> {
   );
   const key = res.events[0]?.sourceKey ?? '';
   const position = /^g:\d{1,20}$/.test(key) ? BigInt(key.slice(2)) : 0n;
-  s.relayed.set(workspaceId, position);
+  remember(s.relayed, workspaceId, position);
   return position;
 }
 
@@ -159,7 +175,7 @@ async function relay(s: RelayState, rows: readonly GatewayAuditRow[]): Promise<n
       await append(s, workspaceId, group);
       for (const r of group) {
         const id = BigInt(r.id);
-        if (id > (s.relayed.get(workspaceId) ?? 0n)) s.relayed.set(workspaceId, id);
+        if (id > (s.relayed.get(workspaceId) ?? 0n)) remember(s.relayed, workspaceId, id);
         s.recent.add(r.id);
       }
     }
