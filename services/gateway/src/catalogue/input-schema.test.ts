@@ -343,25 +343,9 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     why: 'ArchiveAccountStandardRequest declares no field rules; the tool bounds them itself',
     differences: ['standard_id format', 'expected_revision minimum'],
   },
-  ads_list_competitor_sources: {
-    why: 'ListCompetitorSourcesRequest declares no rule on account_id; the tool refuses one that is not a UUID itself',
-    differences: ['account_id format'],
-  },
   ads_save_competitor_source: {
     why: 'the name and literals need at least 1 character and the URL at most 2048: the tool’s limits, which the request does not declare',
     differences: ['name minLength', 'url maxLength', 'literals[] minLength'],
-  },
-  ads_pause_competitor_source: {
-    why: 'PauseCompetitorSourceRequest declares no rule on source_id; the tool refuses one that is not a UUID itself',
-    differences: ['source_id format'],
-  },
-  ads_check_competitor_source: {
-    why: 'CheckCompetitorSourceRequest declares no rule on source_id; the tool refuses one that is not a UUID itself',
-    differences: ['source_id format'],
-  },
-  ads_get_competitor_observations: {
-    why: 'GetCompetitorObservationsRequest declares no rule on source_id; the tool refuses one that is not a UUID itself',
-    differences: ['source_id format'],
   },
   ads_complete_optimization_run: {
     why: 'CompleteRunRequest declares no field rules: the tool states the outcome’s words and each variant’s limits',

@@ -2,6 +2,7 @@
 import { CompetitorService } from '@adsmcp/proto/marketing/v1/competitors_pb';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
+import { inputFromRequest } from '../input-schema.ts';
 import { array, boolean, integer, object, string } from '../schema.ts';
 
 const GROUP = 'Campaign support';
@@ -9,13 +10,11 @@ const GROUP = 'Campaign support';
 const REVISION_MAX = 2_147_483_647;
 
 const uuid = (description: string) => string({ format: 'uuid', description });
-const sourceId = uuid('The competitor source (from ads_list_competitor_sources or the save).');
-const limit = integer({ min: 1, max: 100, description: 'Page size; 20 when omitted.' });
-const offset = integer({
-  min: 0,
-  max: 100_000,
-  description: 'Items to skip; next_offset of the previous page.',
-});
+const SOURCE_ID_TEXT = 'The competitor source (from ads_list_competitor_sources or the save).';
+const paging = {
+  limit: { description: 'Page size; 20 when omitted.' },
+  offset: { description: 'Items to skip; next_offset of the previous page.' },
+};
 
 const EXAMPLE_ACCOUNT = '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90';
 const EXAMPLE_SOURCE = '6a2f9c1e-4b7d-4e8a-9c3f-1d5e7b2a8c40';
@@ -31,7 +30,10 @@ const listCompetitorSources: ToolRow<GatewayDeps> = {
     'literals, interval_hours, schedule_state (scheduled or paused), next_check_at, baseline_at, revision, who ' +
     'created it, and last_check (when, the outcome — baseline, unchanged, changed, refused or failed — the HTTP ' +
     'status and a one-line summary). Returns total and next_offset (null on the last page).',
-  input: object({ account_id: uuid('Only the sources of this ad account.'), limit, offset }),
+  input: inputFromRequest(CompetitorService.method.listCompetitorSources.input, {
+    account_id: { description: 'Only the sources of this ad account.' },
+    ...paging,
+  }),
   example: { account_id: EXAMPLE_ACCOUNT, limit: 20, offset: 0 },
   route: { kind: 'rpc', method: CompetitorService.method.listCompetitorSources },
 };
@@ -90,8 +92,6 @@ const saveCompetitorSource: ToolRow<GatewayDeps> = {
   route: { kind: 'rpc', method: CompetitorService.method.saveCompetitorSource, account: 'account_id' },
 };
 
-const sourceInput = object({ source_id: sourceId }, ['source_id']);
-
 const pauseCompetitorSource: ToolRow<GatewayDeps> = {
   name: 'ads_pause_competitor_source',
   title: 'Pause competitor source',
@@ -102,7 +102,9 @@ const pauseCompetitorSource: ToolRow<GatewayDeps> = {
     'Stops the scheduled checks of a watched page; its observations are kept and it can still be checked by hand. ' +
     'Allowed to the member who created the source and to workspace admins. Needs no revision; pausing a paused ' +
     'source returns it unchanged. Save it with enabled true to resume.',
-  input: sourceInput,
+  input: inputFromRequest(CompetitorService.method.pauseCompetitorSource.input, {
+    source_id: { description: SOURCE_ID_TEXT },
+  }),
   idempotent: true,
   example: { source_id: EXAMPLE_SOURCE },
   route: { kind: 'rpc', method: CompetitorService.method.pauseCompetitorSource },
@@ -120,7 +122,9 @@ const checkCompetitorSource: ToolRow<GatewayDeps> = {
     'short excerpts, or each phrase present or absent), the HTTP status, or why the read was refused (for example ' +
     'an internal address) or failed. One host is read at most once every few seconds: a check too soon after the ' +
     'last read of its host is refused with the wait (error code rate_limited). Returns the observation and the source.',
-  input: sourceInput,
+  input: inputFromRequest(CompetitorService.method.checkCompetitorSource.input, {
+    source_id: { description: SOURCE_ID_TEXT },
+  }),
   openWorld: true,
   example: { source_id: EXAMPLE_SOURCE },
   route: { kind: 'rpc', method: CompetitorService.method.checkCompetitorSource },
@@ -137,7 +141,10 @@ const getCompetitorObservations: ToolRow<GatewayDeps> = {
     'summary, the HTTP status or the refusal or failure reason, the title, and the evidence (title_changed, ' +
     'body_changes as short before/after excerpts, literals with present, was_present and changed). The newest 500 ' +
     'observations of a source are kept. Returns total and next_offset (null on the last page).',
-  input: object({ source_id: sourceId, limit, offset }, ['source_id']),
+  input: inputFromRequest(CompetitorService.method.getCompetitorObservations.input, {
+    source_id: { description: SOURCE_ID_TEXT },
+    ...paging,
+  }),
   example: { source_id: EXAMPLE_SOURCE, limit: 20, offset: 0 },
   route: { kind: 'rpc', method: CompetitorService.method.getCompetitorObservations },
 };
