@@ -339,10 +339,6 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'data.template maxProperties',
     ],
   },
-  ads_archive_account_standard: {
-    why: 'ArchiveAccountStandardRequest declares no field rules; the tool bounds them itself',
-    differences: ['standard_id format', 'expected_revision minimum'],
-  },
   ads_save_competitor_source: {
     why: 'the name and literals need at least 1 character and the URL at most 2048: the tool’s limits, which the request does not declare',
     differences: ['name minLength', 'url maxLength', 'literals[] minLength'],

@@ -26,11 +26,9 @@ const TEMPLATE_MAX_PROPERTIES = 100;
 const TEMPLATE_MAX_DEPTH = 16;
 
 const standardId = (description: string) => string({ format: 'uuid', description });
-const expectedRevision = integer({
-  min: 1,
-  max: REVISION_MAX,
-  description: 'The revision the standard is at now (from ads_list_account_standards or the last save).',
-});
+const EXPECTED_REVISION_TEXT =
+  'The revision the standard is at now (from ads_list_account_standards or the last save).';
+const expectedRevision = integer({ min: 1, max: REVISION_MAX, description: EXPECTED_REVISION_TEXT });
 
 /** Where in `value` a string or a key holds U+0000 (PostgreSQL stores none), or nests too deep. */
 function templateIssue(value: unknown, path: string, depth: number): string | undefined {
@@ -269,10 +267,10 @@ export const saveAccountStandard: ToolRow<GatewayDeps> = {
   },
 };
 
-const archiveInput = object(
-  { standard_id: standardId('The standard or template to archive.'), expected_revision: expectedRevision },
-  ['standard_id', 'expected_revision'],
-);
+const archiveInput = inputFromRequest(StandardsService.method.archiveAccountStandard.input, {
+  standard_id: { description: 'The standard or template to archive.' },
+  expected_revision: { description: EXPECTED_REVISION_TEXT },
+});
 
 export const archiveAccountStandard: ToolRow<GatewayDeps> = {
   name: 'ads_archive_account_standard',
