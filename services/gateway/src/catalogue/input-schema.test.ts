@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { ListAccountStandardsRequestSchema } from '@adsmcp/proto/changes/v1/standards_pb';
 import type { DescField, DescMessage } from '@bufbuild/protobuf';
 import { inputFromRequest } from './input-schema.ts';
-import { hasPresence } from './output-schema.ts';
+import { hasPresence, toolFieldName } from './output-schema.ts';
 import { type JsonSchema, validate } from './schema.ts';
 import { allTools } from './tools/index.ts';
 
@@ -73,7 +73,7 @@ function differences(
   const derivedOrder = Object.keys(dp).filter((k) => Object.hasOwn(hp, k));
   if (common.join() !== derivedOrder.join()) add('(order)', common, derivedOrder);
   for (const k of new Set([...Object.keys(hp), ...Object.keys(dp)])) {
-    const f = desc?.fields.find((x) => x.name === k);
+    const f = desc?.fields.find((x) => toolFieldName(x) === k);
     if (!Object.hasOwn(dp, k)) {
       out.push({ field: at(k), keyword: '(argument)', hand: 'present', derived: 'absent' });
       continue;

@@ -1,8 +1,10 @@
 /**
  * Tool arguments derived from an RPC's request message. rpc-mapping.ts turns validated arguments
- * into the request by the proto JSON mapping, so the request's proto field names are the argument
- * names; this file gives each one the schema its type and its `buf.validate` rules say, built with
- * schema.ts's builders so that a refusal names the argument and the rule in this project's words.
+ * into the request by the proto JSON mapping, so the request's field names are the argument names
+ * (but for the few fields output-schema.ts's toolFieldName renames) and an enum field takes its
+ * words (enum-words.ts); this file gives each one the schema its type and its `buf.validate` rules
+ * say, built with schema.ts's builders so that a refusal names the argument and the rule in this
+ * project's words.
  *
  * What the proto cannot say comes from the row, per field: a description, that text must show a
  * visible character (nonBlank) or may span lines (multiline), a format the rules do not know
@@ -19,8 +21,9 @@
  *     such as a boolean whose zero value (false) is a choice the caller must make.
  */
 import { type FieldRules, field as fieldRulesOption } from '@adsmcp/proto/buf/validate/validate_pb';
+import { enumWords } from '@adsmcp/runtime/enum-words';
 import { type DescField, type DescMessage, getOption, hasOption, ScalarType } from '@bufbuild/protobuf';
-import { FeatureSet_FieldPresence } from '@bufbuild/protobuf/wkt';
+import { hasPresence, toolFieldName } from './output-schema.ts';
 import {
   array,
   boolean,
@@ -57,7 +60,7 @@ export interface FieldAdditions {
 /** Additions to the derived schema, or a schema of the row's own that replaces it. */
 export type FieldOverride = FieldAdditions | Schema;
 
-/** Per proto field name. */
+/** Per argument: the field's proto name, or its tool name where output-schema.ts renames it. */
 export type InputOverrides = Readonly<Record<string, FieldOverride>>;
 
 export interface InputOptions {
@@ -83,14 +86,6 @@ function isSchema(o: FieldOverride): o is Schema {
 
 function rulesOf(field: DescField): FieldRules | undefined {
   return hasOption(field, fieldRulesOption) ? getOption(field, fieldRulesOption) : undefined;
-}
-
-/** Whether the field is absent from a request unless set (`optional`, a message). */
-function hasPresence(field: DescField): boolean {
-  return (
-    (field.fieldKind === 'scalar' || field.fieldKind === 'enum' || field.fieldKind === 'message') &&
-    field.presence === FeatureSet_FieldPresence.EXPLICIT
-  );
 }
 
 type Bounds = {
@@ -262,12 +257,6 @@ function scalarValue(type: ScalarType, rules: FieldRules | undefined, add: Field
   }
 }
 
-function enumWords(field: DescField & { enum: { values: readonly { name: string; number: number }[] } }) {
-  return field.enum.values
-    .filter((v) => v.number !== 0 || !v.name.endsWith('_UNSPECIFIED'))
-    .map((v) => v.name);
-}
-
 function fieldSchema(field: DescField, override: FieldOverride | undefined): Schema {
   if (override !== undefined && isSchema(override)) return override;
   const add: FieldAdditions = override ?? {};
@@ -276,7 +265,7 @@ function fieldSchema(field: DescField, override: FieldOverride | undefined): Sch
     case 'scalar':
       return scalarValue(field.scalar, rules, add);
     case 'enum':
-      return enumOf(enumWords(field), add.description);
+      return enumOf(enumWords(field.enum), add.description);
     case 'message':
       return messageValue(field.message, add);
     case 'list': {
@@ -288,7 +277,7 @@ function fieldSchema(field: DescField, override: FieldOverride | undefined): Sch
           : field.listKind === 'scalar'
             ? scalarValue(field.scalar, r?.items, itemAdd ?? {})
             : field.listKind === 'enum'
-              ? enumOf(enumWords(field), itemAdd?.description)
+              ? enumOf(enumWords(field.enum), itemAdd?.description)
               : messageValue(field.message, itemAdd ?? {});
       return array(items, {
         ...(r !== undefined && r.minItems > 0n ? { min: Number(r.minItems) } : {}),
@@ -302,7 +291,7 @@ function fieldSchema(field: DescField, override: FieldOverride | undefined): Sch
         field.mapKind === 'scalar'
           ? scalarValue(field.scalar, undefined, {})
           : field.mapKind === 'enum'
-            ? enumOf(enumWords(field))
+            ? enumOf(enumWords(field.enum))
             : messageValue(field.message, {});
       return mapOf(values, add.description);
     }
@@ -320,18 +309,19 @@ function objectOf(
   fixed: Readonly<Record<string, unknown>>,
   description: string | undefined,
 ): Schema<Record<string, unknown>> {
-  const names = new Set(desc.fields.map((f) => f.name));
+  const names = new Set(desc.fields.map(toolFieldName));
   for (const name of Object.keys(overrides)) {
     if (!names.has(name)) throw new Error(`${desc.typeName} has no field ${name} to override`);
   }
   const shape: Record<string, Schema> = {};
   const required: string[] = [];
   for (const field of desc.fields) {
-    if (Object.hasOwn(fixed, field.name)) continue;
-    const override = overrides[field.name];
-    shape[field.name] = fieldSchema(field, override);
+    const name = toolFieldName(field);
+    if (Object.hasOwn(fixed, name)) continue;
+    const override = overrides[name];
+    shape[name] = fieldSchema(field, override);
     const additions = override === undefined || isSchema(override) ? undefined : override;
-    if (isRequired(field, additions)) required.push(field.name);
+    if (isRequired(field, additions)) required.push(name);
   }
   return object(shape, required, description) as Schema<Record<string, unknown>>;
 }
