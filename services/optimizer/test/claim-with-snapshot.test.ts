@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { RunStatus } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { REFUSAL_CODE_METADATA, refusalDetailsOf, refusalOf } from '@adsmcp/runtime/platform-read/refusal';
 import { testPrincipal } from '@adsmcp/testkit/service-harness';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -65,7 +66,7 @@ test('a snapshot that cannot be read leaves the run claimed, and the refusal nam
   assert.deepEqual(details, { run_id: runId, claim_token: token });
   assert.equal(err.metadata.get(REFUSAL_CODE_METADATA), 'unavailable');
   const { run } = await h.reviews.getRun({ runId }, h.as(p));
-  assert.equal(run?.status, 'claimed');
+  assert.equal(run?.state, RunStatus.CLAIMED);
   assert.deepEqual(refusalOf(err), {
     code: 'unavailable',
     message:

@@ -7,6 +7,9 @@ import {
   type Proposal,
   ProposalStatusSchema,
   type ReviewRun,
+  RunOutcomeSchema,
+  RunStatusSchema,
+  RunTriggerSchema,
   type VariantSchema,
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import type { Delivery } from '@adsmcp/runtime/bus/bus';
@@ -19,7 +22,7 @@ import { testPrincipal } from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { PROPOSAL_STATUSES, publishBody } from '../src/domain/proposal.ts';
-import type { Variant } from '../src/domain/review.ts';
+import { OUTCOMES, RUN_STATUSES, type Variant } from '../src/domain/review.ts';
 import {
   createScheduleHandler,
   SCHEDULE_TOPIC,
@@ -31,6 +34,19 @@ import { type ReviewHarness, startReviewHarness } from './review-harness.ts';
 /** A proposal's status as tools and the dashboard name it (enum-words.ts). */
 const statusWord = (p: Proposal | undefined) =>
   p === undefined ? undefined : enumWord(ProposalStatusSchema, p.state);
+
+/** A run's status, trigger or outcome as tools name it (enum-words.ts). */
+function runWord(r: ReviewRun | undefined, field: 'status' | 'trigger' | 'outcome') {
+  if (r === undefined) return undefined;
+  if (field === 'status') return enumWord(RunStatusSchema, r.state);
+  if (field === 'trigger') return enumWord(RunTriggerSchema, r.queuedBy);
+  return r.found === undefined ? undefined : enumWord(RunOutcomeSchema, r.found);
+}
+
+test('the run statuses and outcomes the optimizer stores are the words of the proto’s enums, in their order', () => {
+  assert.deepEqual([...RUN_STATUSES], enumWords(RunStatusSchema));
+  assert.deepEqual([...OUTCOMES], enumWords(RunOutcomeSchema));
+});
 
 test('the proposal statuses the optimizer stores are the words of the proto’s ProposalStatus, in its order', () => {
   assert.deepEqual([...PROPOSAL_STATUSES], enumWords(ProposalStatusSchema));
@@ -149,8 +165,8 @@ describe('requesting a review', () => {
     const optimizerId = await optimizer(p);
     const first = await h.reviews.requestReview({ optimizerId }, h.as(p));
     assert.equal(first.created, true);
-    assert.equal(first.run?.status, 'queued');
-    assert.equal(first.run?.trigger, 'request');
+    assert.equal(runWord(first.run, 'status'), 'queued');
+    assert.equal(runWord(first.run, 'trigger'), 'request');
     const second = await h.reviews.requestReview({ optimizerId }, h.as(p));
     assert.equal(second.created, false);
     assert.equal(second.run?.runId, first.run?.runId);
@@ -165,7 +181,7 @@ describe('requesting a review', () => {
     const { run } = await h.reviews.requestReview({ optimizerId }, h.as(p));
     await h.optimizers.pauseOptimizer({ optimizerId }, h.as(p));
     const got = await h.reviews.getRun({ runId: run?.runId ?? '' }, h.as(p));
-    assert.equal(got.run?.status, 'cancelled');
+    assert.equal(runWord(got.run, 'status'), 'cancelled');
     assert.match(got.run?.cancelReason ?? '', /paused/);
     await refused(h.reviews.requestReview({ optimizerId }, h.as(p)), Code.FailedPrecondition, /paused/);
   });
@@ -189,7 +205,7 @@ describe('claiming a run', () => {
     const token = randomUUID();
     const claim = await h.reviews.claimRun({ runId, claimToken: token }, h.as(p));
     assert.equal(claim.claimToken, token);
-    assert.equal(claim.run?.status, 'claimed');
+    assert.equal(runWord(claim.run, 'status'), 'claimed');
     assert.equal(claim.run?.claimExpiresAt, new Date(h.now().getTime() + 30 * MINUTE).toISOString());
     assert.deepEqual(claim.campaignIds, ['cmp-1', 'cmp-2']);
     await refused(h.reviews.claimRun({ runId }, h.as(p)), Code.FailedPrecondition, /already claimed/);
@@ -218,7 +234,7 @@ describe('claiming a run', () => {
     );
     const next = await h.reviews.claimRun({ runId }, h.as(p));
     assert.notEqual(next.claimToken, token);
-    assert.equal(next.run?.status, 'claimed');
+    assert.equal(runWord(next.run, 'status'), 'claimed');
   });
 
   test('a completed run cannot be claimed', async () => {
@@ -258,7 +274,7 @@ describe('UUIDs in any case', () => {
     assert.equal(recorded.snapshot?.ads.length, 1);
     // The retry a failed snapshot read asks for: the same token, as the caller gave it.
     const retried = await h.reviews.claimRun({ runId, claimToken: token }, h.as(p));
-    assert.equal(retried.run?.status, 'claimed');
+    assert.equal(runWord(retried.run, 'status'), 'claimed');
     const lower = await h.reviews.claimRun({ runId, claimToken: token.toLowerCase() }, h.as(p));
     assert.equal(lower.claimToken, token.toLowerCase());
     const completion = {
@@ -269,7 +285,7 @@ describe('UUIDs in any case', () => {
       variants: [variant()],
     };
     const done = await h.reviews.completeRun(completion, h.as(p));
-    assert.equal(done.run?.status, 'completed');
+    assert.equal(runWord(done.run, 'status'), 'completed');
     assert.equal(done.repeated, false);
     const again = await h.reviews.completeRun(
       { ...completion, runId, claimToken: token.toLowerCase() },
@@ -341,8 +357,8 @@ describe('completing a run', () => {
       { runId, claimToken: token, outcome: 'proposals', summary: 'One weak ad.', variants: [variant()] },
       h.as(p),
     );
-    assert.equal(done.run?.status, 'completed');
-    assert.equal(done.run?.outcome, 'proposals');
+    assert.equal(runWord(done.run, 'status'), 'completed');
+    assert.equal(runWord(done.run, 'outcome'), 'proposals');
     assert.equal(done.proposals.length, 1);
     const proposal = done.proposals[0];
     assert.equal(statusWord(proposal), 'pending_review');
@@ -683,7 +699,7 @@ describe('the cadence', () => {
         runs = (await h.reviews.listRuns({}, h.as(p))).runs;
       }
       assert.deepEqual(
-        runs.map((r) => [r.optimizerId, r.trigger, r.status]),
+        runs.map((r) => [r.optimizerId, runWord(r, 'trigger'), runWord(r, 'status')]),
         [[enabled, 'schedule', 'queued']],
       );
       const { optimizer: o } = await h.optimizers.getOptimizer({ optimizerId: enabled }, h.as(p));
@@ -728,7 +744,7 @@ describe('the cadence', () => {
         others = await runsOf(other);
       }
       assert.deepEqual(
-        others.map((r) => [r.optimizerId, r.trigger]),
+        others.map((r) => [r.optimizerId, runWord(r, 'trigger')]),
         [[running, 'schedule']],
       );
       assert.deepEqual(await runsOf(p), []);
@@ -763,7 +779,7 @@ describe('the cadence', () => {
         mine = await runsOf(p);
       }
       assert.deepEqual(
-        mine.map((r) => [r.optimizerId, r.trigger, r.status]),
+        mine.map((r) => [r.optimizerId, runWord(r, 'trigger'), runWord(r, 'status')]),
         [[ended, 'schedule', 'queued']],
       );
       // One review for the time it missed, then its cadence from now.

@@ -32,6 +32,9 @@ export const TOOL_ERROR: JsonSchema = {
  */
 const TOOL_FIELDS: ReadonlyMap<string, { name: string; number: number }> = new Map([
   ['optimizer.v1.Proposal.state', { name: 'status', number: 5 }],
+  ['optimizer.v1.ReviewRun.state', { name: 'status', number: 4 }],
+  ['optimizer.v1.ReviewRun.queued_by', { name: 'trigger', number: 5 }],
+  ['optimizer.v1.ReviewRun.found', { name: 'outcome', number: 11 }],
 ]);
 
 /** The name a tool shows for `field`: its proto name unless TOOL_FIELDS renames it. */

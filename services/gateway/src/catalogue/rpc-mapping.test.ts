@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ProposalSchema, ProposalStatus } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import {
+  ProposalSchema,
+  ProposalStatus,
+  ReviewRunSchema,
+  RunOutcome,
+  RunStatus,
+  RunTrigger,
+} from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { create, createFileRegistry } from '@bufbuild/protobuf';
 import {
   FileDescriptorProtoSchema,
@@ -148,4 +155,44 @@ test('a field renamed on the wire keeps its tool name and place: a proposal’s 
     ],
   });
   assert.ok(schema.required.includes('status') && !schema.required.includes('state'));
+});
+
+test('a review run shows its state, queued_by and found as status, trigger and outcome, where they always stood', () => {
+  const base = {
+    runId: 'r-1',
+    optimizerId: 'o-1',
+    accountId: 'a-1',
+    requestedBy: 'agent',
+    createdAt: 'c',
+    updatedAt: 'u',
+  };
+  const queued = resultOf(
+    ReviewRunSchema,
+    create(ReviewRunSchema, { ...base, state: RunStatus.QUEUED, queuedBy: RunTrigger.SCHEDULE }),
+  );
+  assert.deepEqual(Object.keys(queued).slice(0, 6), [
+    'run_id',
+    'optimizer_id',
+    'account_id',
+    'status',
+    'trigger',
+    'requested_by',
+  ]);
+  assert.deepEqual([queued.status, queued.trigger, queued.outcome], ['queued', 'schedule', null]);
+  const done = resultOf(
+    ReviewRunSchema,
+    create(ReviewRunSchema, {
+      ...base,
+      state: RunStatus.COMPLETED,
+      queuedBy: RunTrigger.REQUEST,
+      found: RunOutcome.NO_CHANGE,
+      summary: 's',
+    }),
+  );
+  assert.deepEqual(Object.keys(done).slice(8, 11), ['outcome', 'summary', 'proposal_ids']);
+  assert.deepEqual([done.status, done.trigger, done.outcome], ['completed', 'request', 'no_change']);
+  const schema = messageSchema(ReviewRunSchema) as { properties: Record<string, unknown> };
+  assert.deepEqual(schema.properties.outcome, {
+    anyOf: [{ type: 'string', enum: ['proposals', 'no_change', 'insufficient_evidence'] }, { type: 'null' }],
+  });
 });

@@ -7,6 +7,9 @@ import {
   ProposalStatusSchema,
   type ReviewRunSchema,
   type ReviewService,
+  RunOutcomeSchema,
+  RunStatusSchema,
+  RunTriggerSchema,
   type Variant as VariantMessage,
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
@@ -110,14 +113,15 @@ export function toRunMessage(
     runId: r.runId,
     optimizerId: r.optimizerId,
     accountId: r.accountId,
-    status,
-    trigger: r.trigger,
+    // The row's words by the one rule (enum-words.ts); a word the proto lacks throws.
+    state: enumValue(RunStatusSchema, status),
+    queuedBy: enumValue(RunTriggerSchema, r.trigger),
     requestedBy: r.requestedBy,
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
     claimedAt: iso(r.claimedAt),
     claimExpiresAt: status === 'claimed' ? iso(r.claimExpiresAt) : undefined,
-    outcome: r.outcome ?? undefined,
+    found: r.outcome === null ? undefined : enumValue(RunOutcomeSchema, r.outcome),
     summary: r.summary ?? undefined,
     completedAt: iso(r.completedAt),
     cancelReason: r.cancelReason ?? undefined,
