@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ListChangesRequestSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ListAccountStandardsRequestSchema } from '@adsmcp/proto/changes/v1/standards_pb';
+import { SaveCompetitorSourceRequestSchema } from '@adsmcp/proto/marketing/v1/competitors_pb';
 import type { DescField, DescMessage } from '@bufbuild/protobuf';
 import { inputFromRequest } from './input-schema.ts';
 import { hasPresence, toolFieldName } from './output-schema.ts';
@@ -444,4 +446,25 @@ test('a derived input refuses an argument in the words of a hand-written one, na
   assert.deepEqual(messages({ account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90', offset: 0, page: 2 }), [
     'unknown argument `page`; allowed: account_id, limit, offset',
   ]);
+});
+
+test('an argument is required when its rules refuse the zero value leaving it out would send, or when the row says so', () => {
+  const required = (schema: { json: JsonSchema }) => schema.json.required ?? [];
+  // account_id must be a UUID and interval_hours at least 1; name has only a maximum, enabled no rule.
+  assert.deepEqual(required(inputFromRequest(SaveCompetitorSourceRequestSchema)), [
+    'account_id',
+    'interval_hours',
+  ]);
+  assert.deepEqual(
+    required(inputFromRequest(SaveCompetitorSourceRequestSchema, { enabled: { required: true } })),
+    ['account_id', 'interval_hours', 'enabled'],
+  );
+  // Rules ignored at the zero value (account_id, limit) and a range that holds 0 (offset) leave it optional.
+  assert.deepEqual(required(inputFromRequest(ListChangesRequestSchema)), []);
+  assert.deepEqual(
+    validate(inputFromRequest(SaveCompetitorSourceRequestSchema), { interval_hours: 24 }).map(
+      (i) => i.message,
+    ),
+    ['`account_id` is required'],
+  );
 });

@@ -70,22 +70,33 @@ export interface InputOptions {
   description?: string;
 }
 
-/** How a schema was derived: input-schema.test.ts compares it with the proto alone. */
-export interface Derivation {
-  message: DescMessage;
-  overrides: InputOverrides;
-  options: InputOptions;
-}
-
-/** A derived input schema, which remembers what it was derived from. */
-export type DerivedSchema = Schema<Record<string, unknown>> & { readonly derivation: Derivation };
-
 function isSchema(o: FieldOverride): o is Schema {
   return 'check' in o && typeof o.check === 'function';
 }
 
 function rulesOf(field: DescField): FieldRules | undefined {
   return hasOption(field, fieldRulesOption) ? getOption(field, fieldRulesOption) : undefined;
+}
+
+/**
+ * A rule the builders cannot publish exactly (a list of allowed numbers, an exclusive maximum of a
+ * double) stops the gateway at start-up, naming the field: derived silently, the tool would accept
+ * what the service refuses. Such a field takes a schema of the row's own.
+ */
+function refuseInexpressible(field: DescField, rules: FieldRules | undefined): void {
+  const t = rules?.type;
+  const which =
+    (t?.case === 'int32' || t?.case === 'int64') && t.value.in.length > 0
+      ? `${t.case}.in`
+      : t?.case === 'double' && t.value.lessThan.case === 'lt'
+        ? 'double.lt'
+        : undefined;
+  if (which !== undefined) {
+    throw new Error(
+      `${field.parent.typeName}.${field.name}: its rule ${which} has no input schema; give the field a schema of the row's own`,
+    );
+  }
+  if (t?.case === 'repeated') refuseInexpressible(field, t.value.items);
 }
 
 type Bounds = {
@@ -261,6 +272,7 @@ function fieldSchema(field: DescField, override: FieldOverride | undefined): Sch
   if (override !== undefined && isSchema(override)) return override;
   const add: FieldAdditions = override ?? {};
   const rules = rulesOf(field);
+  refuseInexpressible(field, rules);
   switch (field.fieldKind) {
     case 'scalar':
       return scalarValue(field.scalar, rules, add);
@@ -300,6 +312,11 @@ function fieldSchema(field: DescField, override: FieldOverride | undefined): Sch
 
 function messageValue(desc: DescMessage, add: FieldAdditions): Schema {
   if (desc.typeName === 'google.protobuf.Struct') return anyObject(add.description);
+  // The JSON mapping writes the other well-known types in shapes of their own (a Timestamp as
+  // text): their fields are no arguments.
+  if (desc.typeName.startsWith('google.protobuf.')) {
+    throw new Error(`${desc.typeName} has no derived input schema; give the field a schema of the row's own`);
+  }
   return objectOf(desc, add.fields ?? {}, {}, add.description);
 }
 
@@ -328,14 +345,13 @@ function objectOf(
 
 /**
  * inputFromRequest is an RPC tool's input schema: one argument per field of the request `message`
- * (by its proto name) that the route does not fix, typed and bounded by its rules, with what the
+ * (by its tool name) that the route does not fix, typed and bounded by its rules, with what the
  * row adds or replaces per field.
  */
 export function inputFromRequest(
   message: DescMessage,
   overrides: InputOverrides = {},
   options: InputOptions = {},
-): DerivedSchema {
-  const schema = objectOf(message, overrides, options.fixed ?? {}, options.description);
-  return { ...schema, check: schema.check, derivation: { message, overrides, options } };
+): Schema<Record<string, unknown>> {
+  return objectOf(message, overrides, options.fixed ?? {}, options.description);
 }
