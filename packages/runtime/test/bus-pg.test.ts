@@ -375,8 +375,10 @@ test('with serialByKey, the message that waited for its key is claimed by anothe
 
 test('a message enqueued for later is taken at its time by a consumer that knows of it, not at its next poll', async (t) => {
   const topic = 'later';
-  const id = await enqueue(suite.pool, { topic, key: 'k', payload: {}, delayMs: 400 });
+  // Read before the insert: its time is the database's clock during the insert, so a time read
+  // after enqueue returns would be later than the one the delay counts from.
   const enqueuedAt = Date.now();
+  const id = await enqueue(suite.pool, { topic, key: 'k', payload: {}, delayMs: 400 });
   let handledAfter: number | undefined;
   await transportFor(t, suite.pool).consume({
     name: 'later',
