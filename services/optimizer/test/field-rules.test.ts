@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { ReviewService, type RunStatus } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { principal, startService, type TestService } from './service.ts';
 
@@ -85,12 +85,12 @@ test('a page beyond the list bounds is refused, not cut down', async () => {
 
 test('a review run or proposal named by an id that is not a UUID, or a run status that does not exist, is refused', async () => {
   const reviews = svc.clientOf(ReviewService);
-  const runs = await refusal(
-    reviews.listRuns({ status: 'running', optimizerId: 'opt-1' }, svc.as(principal())),
-  );
+  const runs = await refusal(reviews.listRuns({ optimizerId: 'opt-1' }, svc.as(principal())));
+  assert.equal(runs.rawMessage, '`optimizer_id` must be a UUID (got "opt-1")');
+  const status = await refusal(reviews.listRuns({ state: 99 as RunStatus }, svc.as(principal())));
   assert.equal(
-    runs.rawMessage,
-    '`optimizer_id` must be a UUID (got "opt-1"); `status` must be one of queued, claimed, completed, failed, cancelled (got "running")',
+    status.rawMessage,
+    'status must be one of queued, claimed, completed, failed, cancelled (got 99)',
   );
   const proposal = await refusal(reviews.getProposal({ proposalId: 'p-1' }, svc.as(principal())));
   assert.equal(proposal.rawMessage, '`proposal_id` must be a UUID (got "p-1")');

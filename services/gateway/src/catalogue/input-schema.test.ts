@@ -374,8 +374,6 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
   ads_list_optimization_proposals: {
     why: 'the tool filters by optimizer and status only; account, run and creation-time filters are the dashboard’s',
     differences: [
-      'status minLength',
-      'status maxLength',
       'account_id (argument)',
       'run_id (argument)',
       'created_after (argument)',

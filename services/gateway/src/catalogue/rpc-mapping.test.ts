@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  ListProposalsRequestSchema,
   ProposalSchema,
   ProposalStatus,
   ReviewRunSchema,
@@ -195,4 +196,20 @@ test('a review run shows its state, queued_by and found as status, trigger and o
   assert.deepEqual(schema.properties.outcome, {
     anyOf: [{ type: 'string', enum: ['proposals', 'no_change', 'insufficient_evidence'] }, { type: 'null' }],
   });
+});
+
+test('ads_list_optimization_proposals’ status argument is the request’s state; a word that is no status is refused naming the statuses', () => {
+  assert.equal(
+    requestFrom(ListProposalsRequestSchema, { status: 'expired', limit: 5 }).state,
+    ProposalStatus.EXPIRED,
+  );
+  for (const word of ['PENDING_REVIEW', 'pending', 'bogus']) {
+    assert.throws(
+      () => requestFrom(ListProposalsRequestSchema, { status: word }),
+      (err) =>
+        err instanceof ToolFailure &&
+        err.message ===
+          `status must be one of pending_review, changes_requested, approved, publishing, published, failed, rejected, cancelled, expired (got "${word}")`,
+    );
+  }
 });

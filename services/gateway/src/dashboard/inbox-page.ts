@@ -7,7 +7,7 @@
  */
 import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
-import { type Proposal, ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
+import { type Proposal, ProposalStatus, ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
 import type { FastifyInstance } from 'fastify';
@@ -50,7 +50,7 @@ export async function inboxCount(deps: GatewayDeps, s: SessionView): Promise<num
       ),
       deps
         .clientOf(ReviewService)
-        .listProposals({ status: 'pending_review', limit: 1 }, onBehalfOf(principal))
+        .listProposals({ state: ProposalStatus.PENDING_REVIEW, limit: 1 }, onBehalfOf(principal))
         .then(
           (r) => r.total,
           () => 0,
@@ -116,15 +116,17 @@ async function loadInbox(deps: GatewayDeps, s: SessionView): Promise<InboxData> 
       onBehalfOf(principal),
     ),
     reviews
-      .listProposals({ status: 'pending_review', limit: INBOX_LIMIT }, onBehalfOf(principal))
+      .listProposals({ state: ProposalStatus.PENDING_REVIEW, limit: INBOX_LIMIT }, onBehalfOf(principal))
       .catch(() => ({
         proposals: [] as Proposal[],
         total: 0,
       })),
-    reviews.listProposals({ status: 'published', limit: INBOX_LIMIT }, onBehalfOf(principal)).then(
-      (r) => r.proposals,
-      () => [] as Proposal[],
-    ),
+    reviews
+      .listProposals({ state: ProposalStatus.PUBLISHED, limit: INBOX_LIMIT }, onBehalfOf(principal))
+      .then(
+        (r) => r.proposals,
+        () => [] as Proposal[],
+      ),
     deps
       .clientOf(OptimizerService)
       .listOptimizers({ limit: 100 }, onBehalfOf(principal))

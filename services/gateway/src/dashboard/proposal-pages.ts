@@ -9,7 +9,7 @@ import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import type { AdPerformance, Proposal } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { ProposalStatusSchema, ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
-import { enumWord, enumWords } from '@adsmcp/runtime/enum-words';
+import { enumValue, enumWord, enumWords } from '@adsmcp/runtime/enum-words';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -375,7 +375,7 @@ async function loadProposalList(deps: GatewayDeps, principal: Principal, f: Prop
       .clientOf(ReviewService)
       .listProposals(
         {
-          status: f.status || undefined,
+          state: f.status ? enumValue(ProposalStatusSchema, f.status) : undefined,
           optimizerId: f.optimizer || undefined,
           accountId: f.account || undefined,
           runId: f.run || undefined,

@@ -15,11 +15,11 @@ import {
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
-import { enumValue } from '@adsmcp/runtime/enum-words';
+import { enumValue, enumWord, enumWords } from '@adsmcp/runtime/enum-words';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import { actorName, type Principal } from '@adsmcp/runtime/principal';
-import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { DescEnum, MessageInitShape } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { canonicalUuid, type Optimizer } from '../domain/optimizer.ts';
 import {
@@ -28,7 +28,6 @@ import {
   checkMayApprove,
   editedProposal,
   newProposal,
-  PROPOSAL_STATUSES,
   type Proposal,
   reviewedProposal,
   shownProposalStatus,
@@ -39,7 +38,6 @@ import {
   claimed,
   completedRun,
   completionDigest,
-  RUN_STATUSES,
   type Run,
   type RunStatus,
   requestRefusal,
@@ -170,6 +168,18 @@ function fromVariant(v: VariantMessage, field: string): Variant {
     hypothesis: v.hypothesis,
     ...(v.assetId !== undefined && { assetId: canonicalUuid(`${field}.asset_id`, v.assetId) }),
   };
+}
+
+/**
+ * The word a list is filtered by (enum-words.ts), or none when the request names no status. A
+ * number the enum lacks (a newer caller's value) would match nothing and read as "none": refused.
+ */
+function statusFilter(desc: DescEnum, value: number | undefined): string | undefined {
+  if (value === undefined || value === 0) return undefined;
+  if (desc.value[value] === undefined) {
+    throw new InvalidArgumentError(`status must be one of ${enumWords(desc).join(', ')} (got ${value})`);
+  }
+  return enumWord(desc, value) ?? undefined;
 }
 
 const optimizerNotFound = (id: string) =>
@@ -303,15 +313,13 @@ async function listRuns(deps: ReviewHandlerDeps, req: Req<'listRuns'>, ctx: Hand
   const principal = principalOf(ctx);
   const optimizerId =
     req.optimizerId === undefined ? undefined : canonicalUuid('optimizer_id', req.optimizerId);
-  if (req.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(req.status)) {
-    throw new InvalidArgumentError(`status must be one of ${RUN_STATUSES.join(', ')}`);
-  }
+  const status = statusFilter(RunStatusSchema, req.state) as RunStatus | undefined;
   const page = pageOf(req);
   const now = deps.clock();
   const filter = {
     workspaceId: principal.workspaceId,
     optimizerId,
-    status: req.status as RunStatus | undefined,
+    status,
     now,
   };
   const [runs, total] = await Promise.all([
@@ -498,12 +506,7 @@ async function listProposals(
   const optimizerId = optional('optimizer_id', req.optimizerId);
   const accountId = optional('account_id', req.accountId);
   const runId = optional('run_id', req.runId);
-  // An unknown status would match no proposal and read as "none": refuse it by name instead.
-  if (req.status !== undefined && !(PROPOSAL_STATUSES as readonly string[]).includes(req.status)) {
-    throw new InvalidArgumentError(
-      `status must be one of ${PROPOSAL_STATUSES.join(', ')} (got ${JSON.stringify(req.status)})`,
-    );
-  }
+  const status = statusFilter(ProposalStatusSchema, req.state);
   for (const [field, value] of [
     ['created_after', req.createdAfter],
     ['created_before', req.createdBefore],
@@ -516,7 +519,7 @@ async function listProposals(
   const filter = {
     workspaceId: principal.workspaceId,
     optimizerId,
-    status: req.status,
+    status,
     accountId,
     runId,
     createdAfter: req.createdAfter,

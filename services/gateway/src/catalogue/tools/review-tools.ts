@@ -7,10 +7,12 @@
 
 import {
   PerformanceSnapshotSchema,
+  ProposalStatusSchema,
   ReviewRunSchema,
   ReviewService,
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { SnapshotService } from '@adsmcp/proto/optimizer/v1/snapshot_pb';
+import { enumWords } from '@adsmcp/runtime/enum-words';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { messageSchema } from '../output-schema.ts';
@@ -226,7 +228,7 @@ export const listProposals: ToolRow<GatewayDeps> = {
     'expired. Returns total and next_offset (null on the last page).',
   input: object({
     optimizer_id: uuid('Only the proposals of this optimizer.'),
-    status: string({ min: 1, max: 40, description: 'Only proposals in this status.' }),
+    status: enumOf(enumWords(ProposalStatusSchema), 'Only proposals in this status.'),
     ...page,
   }),
   example: { optimizer_id: EXAMPLE_OPTIMIZER, status: 'pending_review', limit: 20, offset: 0 },
