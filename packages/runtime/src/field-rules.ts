@@ -16,7 +16,7 @@ import {
 } from '@bufbuild/protobuf';
 import { type Path, pathToString } from '@bufbuild/protobuf/reflect';
 import { createValidator, type Violation } from '@bufbuild/protovalidate';
-import { InvalidArgumentError } from './errors.ts';
+import { FailedPreconditionError, InvalidArgumentError } from './errors.ts';
 
 const validator = createValidator();
 
@@ -30,8 +30,12 @@ export function checkRulesCompile(schema: DescMessage): void {
     throw new Error(`the field rules of ${schema.typeName} do not compile: ${result.error.message}`);
 }
 
-/** validateRequest refuses (InvalidArgument) a request that breaks a rule of its proto. */
+/**
+ * validateRequest refuses a request that carries a field this release does not know
+ * (FailedPrecondition) or breaks a rule of its proto (InvalidArgument).
+ */
 export function validateRequest(schema: DescMessage, message: Message): void {
+  refuseUnknownFields(schema, message);
   const result = validator.validate(schema, message);
   if (result.kind === 'valid') return;
   if (result.kind === 'error') throw result.error;
@@ -132,4 +136,37 @@ function describe(v: Violation, message: Message): string {
     }
   }
   return `${path} ${v.message}`;
+}
+
+/**
+ * A field number the request's message does not declare comes from a caller of another release:
+ * a field this release reserved (a status filter moved to an enum at a new number) or one added
+ * after it. Ignored, as protobuf would, it would change what the request asks for without a word
+ * (an old filter dropped lists everything), so the request is refused, naming the fields, and
+ * nothing is done. Nested messages are checked too.
+ */
+function refuseUnknownFields(schema: DescMessage, message: Message): void {
+  const unknown: string[] = [];
+  collectUnknown(schema, message, schema.name, unknown);
+  if (unknown.length > 0)
+    throw new FailedPreconditionError(
+      `the request carries ${unknown.join(', ')}, which this release of the service does not know: ` +
+        'the caller is of another release; nothing was done',
+    );
+}
+
+function collectUnknown(schema: DescMessage, message: Message, at: string, out: string[]): void {
+  // A well-known type may stand as a plain value (a Struct is a JSON object, whose keys are data).
+  if (schema.typeName.startsWith('google.protobuf.')) return;
+  const fields: unknown = (message as { $unknown?: unknown }).$unknown;
+  if (Array.isArray(fields)) for (const f of fields as { no: number }[]) out.push(`field ${f.no} of ${at}`);
+  for (const field of schema.fields) {
+    const value = (message as unknown as Record<string, unknown>)[field.localName];
+    if (field.fieldKind === 'message' && value !== undefined)
+      collectUnknown(field.message, value as Message, `${at}.${field.name}`, out);
+    else if (field.fieldKind === 'list' && field.listKind === 'message')
+      (value as Message[]).forEach((item, i) => {
+        collectUnknown(field.message, item, `${at}.${field.name}[${i}]`, out);
+      });
+  }
 }

@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
+import { ListOptimizersRequestSchema, OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
+import { create } from '@bufbuild/protobuf';
+import { WireType } from '@bufbuild/protobuf/wire';
 import { Code, ConnectError, createClient, createContextValues } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
 import { buildConnectServer, type ConnectServer } from '../src/connect-server.ts';
@@ -84,4 +86,42 @@ test('a request out of its bounds is refused alike by our client, Connect JSON a
   );
   assert.equal(ok.total, 0);
   assert.equal(reached, 1);
+});
+
+test('a request carrying a field its message does not declare (a caller of another release) is refused, not half read', async () => {
+  const headers = { authorization: `Bearer ${await signer.sign(EDITOR, 'optimizer')}` };
+  // As an older caller would send a filter this release moved to another field: field 99, text.
+  const fromAnotherRelease = () => {
+    const req = create(ListOptimizersRequestSchema, { limit: 10 });
+    req.$unknown = [
+      { no: 99, wireType: WireType.LengthDelimited, data: new Uint8Array([3, 0x61, 0x62, 0x63]) },
+    ];
+    return req;
+  };
+  const before = reached;
+  const calls = [
+    () =>
+      createServiceClient(OptimizerService, url, 'optimizer', signer).listOptimizers(fromAnotherRelease(), {
+        contextValues: createContextValues().set(callerKey, EDITOR),
+      }),
+    () =>
+      createClient(OptimizerService, createGrpcTransport({ baseUrl: url })).listOptimizers(
+        fromAnotherRelease(),
+        {
+          headers,
+        },
+      ),
+  ];
+  for (const call of calls) {
+    const err = await call().then(
+      () => assert.fail('not refused'),
+      (e: unknown) => ConnectError.from(e),
+    );
+    assert.equal(err.code, Code.FailedPrecondition);
+    assert.match(
+      err.rawMessage,
+      /field 99 of ListOptimizersRequest, which this release of the service does not know/,
+    );
+  }
+  assert.equal(reached, before);
 });
