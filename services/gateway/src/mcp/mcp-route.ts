@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Queryable } from '@adsmcp/runtime/db';
+import { isRecord } from '@adsmcp/runtime/json';
 import type { Logger } from '@adsmcp/runtime/log';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
@@ -81,10 +82,6 @@ const INSTRUCTIONS =
 const MODERN_VERSIONS: ReadonlySet<string> = new Set(
   SUPPORTED_VERSIONS.filter((v) => !SUPPORTED_PROTOCOL_VERSIONS.includes(v)),
 );
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Requests 2026-07-28 removed: on that revision they are unknown methods, not malformed ones. */
 const REMOVED_IN_MODERN_ERA = new Set(['initialize', 'ping', 'logging/setLevel']);
