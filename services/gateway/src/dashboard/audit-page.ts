@@ -16,6 +16,7 @@ import type { AccountPageHelpers } from './account-pages.ts';
 import { type AuditEvent, actorsOf, auditEventOf, exportLine } from './audit-events.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { esc, htmlText, page } from './html.ts';
+import { accountsOrNone } from './listed.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import { queryText } from './paging.ts';
 import { signInFirst } from './sign-in-next.ts';
@@ -142,16 +143,14 @@ async function auditPage(
 ) {
   const s = await h.session(req);
   if (!s) return reply.redirect(signInFirst(req), 303);
-  const as = onBehalfOf(sessionPrincipal(s));
+  const principal = sessionPrincipal(s);
+  const as = onBehalfOf(principal);
   const filter = filterOf(req.query);
   const before = parseBefore(queryText(req.query, 'before', 20));
   const [members, connections, accountList] = await Promise.all([
     listMembers(deps.pool, s.workspace_id),
     connectionsById(deps.pool, s.workspace_id),
-    deps.upstream.listAccounts({}, as).then(
-      (r) => r.accounts,
-      () => [] as Account[],
-    ),
+    accountsOrNone(deps, principal),
   ]);
   const ctx = { people: new Map(members.map((m) => [m.id.toLowerCase(), m.email])), connections };
   const [listed, verified] = await Promise.all([

@@ -5,7 +5,6 @@
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { LIST_OFFSET_MAX } from '@adsmcp/runtime/paging';
-import type { Principal } from '@adsmcp/runtime/principal';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { statusWord } from '../catalogue/change-view.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
@@ -14,6 +13,7 @@ import { loadPeople } from './change-actors.ts';
 import { accountNames, changeListHtml, pendingChanges, sessionPrincipal } from './change-pages.ts';
 import { emptyStateHtml, esc, page } from './html.ts';
 import { staleReasons } from './inbox-page.ts';
+import { accountsOrNone } from './listed.ts';
 import { localTimeScript } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
 import { signInFirst } from './sign-in-next.ts';
@@ -73,13 +73,6 @@ function statusFilter(query: unknown): string {
     : '';
 }
 
-function accountsOf(deps: GatewayDeps, principal: Principal): Promise<Account[]> {
-  return deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
-    (r) => r.accounts,
-    () => [] as Account[],
-  );
-}
-
 async function changesListPage(
   deps: GatewayDeps,
   h: AccountPageHelpers,
@@ -95,7 +88,7 @@ async function changesListPage(
   const accountId = isUuid(accountText) ? accountText.toLowerCase() : '';
   const number = pageNumber(req.query);
   if (number > LAST_PAGE) {
-    const accounts = await accountsOf(deps, principal);
+    const accounts = await accountsOrNone(deps, principal);
     return reply
       .code(400)
       .type('text/html')
@@ -113,7 +106,7 @@ async function changesListPage(
       onBehalfOf(principal),
     ),
     pendingChanges(deps, principal),
-    accountsOf(deps, principal),
+    accountsOrNone(deps, principal),
   ]);
   const [people, stale] = await Promise.all([
     loadPeople(deps.pool, s.workspace_id, changes),

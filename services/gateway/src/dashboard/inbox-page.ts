@@ -6,7 +6,6 @@
  * approved), and one that expires soon says when.
  */
 import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
-import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { type Proposal, ProposalStatus, ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
@@ -19,6 +18,7 @@ import type { AccountPageHelpers } from './account-pages.ts';
 import { actorHtml, loadPeople, type People } from './change-actors.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { emptyStateHtml, esc, page, statusBadge } from './html.ts';
+import { accountsOrNone, optimizersOrNone } from './listed.ts';
 import { accountTimeText, localTimeScript, relativeText, timeHtml } from './local-time.ts';
 import { proposalStatusWord } from './proposal-pages.ts';
 import { summaryHtml, textValueHtml } from './shown-values.ts';
@@ -127,17 +127,8 @@ async function loadInbox(deps: GatewayDeps, s: SessionView): Promise<InboxData> 
         (r) => r.proposals,
         () => [] as Proposal[],
       ),
-    deps
-      .clientOf(OptimizerService)
-      .listOptimizers({ limit: 100 }, onBehalfOf(principal))
-      .then(
-        (r) => r.optimizers,
-        () => [],
-      ),
-    deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
-      (r) => r.accounts,
-      () => [] as Account[],
-    ),
+    optimizersOrNone(deps, principal),
+    accountsOrNone(deps, principal),
   ]);
   const [stale, people] = await Promise.all([
     staleReasons(deps, principal, prepared.changes),

@@ -21,6 +21,7 @@ import { actorHtml, type People, parseActor } from './change-actors.ts';
 import { sessionPrincipal } from './change-pages.ts';
 import { decisionRefusal, wholeNumberField } from './form-body.ts';
 import { emptyStateHtml, esc, page, statusBadge } from './html.ts';
+import { accountsOrNone, optimizersOrNone } from './listed.ts';
 import { accountTimeText, localTimeScript, timeHtml } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
 import { moneyHtml, spaceLegendHtml, textValueHtml } from './shown-values.ts';
@@ -335,10 +336,7 @@ function proposalsEmptyHtml(
 
 /** The proposal's ad account, by name and zone, when the upstream proxy lists it. */
 async function accountOf(deps: GatewayDeps, principal: Principal, accountId: string) {
-  const accounts = await deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
-    (r) => r.accounts,
-    () => [] as Account[],
-  );
+  const accounts = await accountsOrNone(deps, principal);
   return accounts.find((a) => a.accountId.toLowerCase() === accountId.toLowerCase());
 }
 
@@ -387,17 +385,8 @@ async function loadProposalList(deps: GatewayDeps, principal: Principal, f: Prop
         onBehalfOf(principal),
       )
       .catch(() => undefined),
-    deps
-      .clientOf(OptimizerService)
-      .listOptimizers({ limit: 100 }, onBehalfOf(principal))
-      .then(
-        (r) => r.optimizers,
-        () => [],
-      ),
-    deps.upstream.listAccounts({}, onBehalfOf(principal)).then(
-      (r) => r.accounts,
-      () => [] as Account[],
-    ),
+    optimizersOrNone(deps, principal),
+    accountsOrNone(deps, principal),
   ]);
 }
 
