@@ -1,8 +1,11 @@
 /** A change's review page, and the decisions taken on it: approve, reject, or settle its outcome. */
+
+import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ConnectError } from '@connectrpc/connect';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { insertAudit } from '../store/identity-store.ts';
+import type { SessionView } from '../store/session-store.ts';
 import { loadPeople } from './change-actors.ts';
 import { changeDetailHtml, loadChange, loadReview, sessionPrincipal } from './change-pages.ts';
 import type { DashboardContext } from './dashboard-context.ts';
@@ -29,11 +32,7 @@ function registerChangeReviewPage(
     const s = await session(req);
     if (!s) return reply.redirect(signInFirst(req), 303);
     const review = await loadReview(deps, sessionPrincipal(s), req.params.id);
-    if (!review)
-      return reply
-        .code(404)
-        .type('text/html')
-        .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
+    if (!review) return notFound(reply, user(s));
     const people = await loadPeople(deps.pool, s.workspace_id, [review.change]);
     return reply
       .type('text/html')
@@ -58,11 +57,7 @@ function registerChangeDecisions(
       if (!s) return reply;
       const principal = sessionPrincipal(s);
       const change = await loadChange(deps, principal, req.params.id);
-      if (!change)
-        return reply
-          .code(404)
-          .type('text/html')
-          .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
+      if (!change) return notFound(reply, user(s));
       const body = (req.body ?? {}) as Record<string, string>;
       try {
         if (decision === 'approve') {
@@ -78,27 +73,7 @@ function registerChangeDecisions(
         }
       } catch (err) {
         const refusal = decisionRefusal(ConnectError.from(err), `Your role cannot ${decision} changes.`);
-        // The page shown again says why (a stale object, a decision made meanwhile) and offers
-        // only what can still be done.
-        const fresh = (await loadReview(deps, principal, change.changeId)) ?? { change, conflicts: [] };
-        const people = await loadPeople(deps.pool, s.workspace_id, [fresh.change]);
-        return reply
-          .code(refusal.status)
-          .type('text/html')
-          .send(
-            page(
-              'Review change',
-              changeDetailHtml(
-                fresh.change,
-                people,
-                s.csrf_token,
-                s.role !== 'viewer',
-                fresh,
-                refusal.message,
-              ),
-              user(s),
-            ),
-          );
+        return refusedReview(deps, reply, s, user(s), change, refusal);
       }
       await insertAudit(deps.pool, {
         workspaceId: s.workspace_id,
@@ -123,11 +98,7 @@ function registerChangeResolution(
     if (!s) return reply;
     const principal = sessionPrincipal(s);
     const change = await loadChange(deps, principal, req.params.id);
-    if (!change)
-      return reply
-        .code(404)
-        .type('text/html')
-        .send(page('Not found', '<p>No such change in this workspace.</p>', user(s)));
+    if (!change) return notFound(reply, user(s));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const text = (v: unknown) => (typeof v === 'string' ? v : '');
     try {
@@ -140,19 +111,44 @@ function registerChangeResolution(
         ConnectError.from(err),
         'Your role cannot settle the outcome of changes.',
       );
-      const fresh = (await loadReview(deps, principal, change.changeId)) ?? { change, conflicts: [] };
-      const people = await loadPeople(deps.pool, s.workspace_id, [fresh.change]);
-      return reply
-        .code(refusal.status)
-        .type('text/html')
-        .send(
-          page(
-            'Review change',
-            changeDetailHtml(fresh.change, people, s.csrf_token, s.role !== 'viewer', fresh, refusal.message),
-            user(s),
-          ),
-        );
+      return refusedReview(deps, reply, s, user(s), change, refusal);
     }
     return reply.redirect(`/dashboard/changes/${change.changeId}`, 303);
   });
+}
+
+/** The user a page's header names (dashboard-context's `user`). */
+type PageUser = Parameters<typeof page>[2];
+
+function notFound(reply: FastifyReply, pageUser: PageUser) {
+  return reply
+    .code(404)
+    .type('text/html')
+    .send(page('Not found', '<p>No such change in this workspace.</p>', pageUser));
+}
+
+/**
+ * The review page shown again after a refused decision: it says why (a stale object, a decision
+ * made meanwhile) and offers only what can still be done.
+ */
+async function refusedReview(
+  deps: GatewayDeps,
+  reply: FastifyReply,
+  s: SessionView,
+  pageUser: PageUser,
+  change: Change,
+  refusal: { status: number; message: string },
+) {
+  const fresh = (await loadReview(deps, sessionPrincipal(s), change.changeId)) ?? { change, conflicts: [] };
+  const people = await loadPeople(deps.pool, s.workspace_id, [fresh.change]);
+  return reply
+    .code(refusal.status)
+    .type('text/html')
+    .send(
+      page(
+        'Review change',
+        changeDetailHtml(fresh.change, people, s.csrf_token, s.role !== 'viewer', fresh, refusal.message),
+        pageUser,
+      ),
+    );
 }
