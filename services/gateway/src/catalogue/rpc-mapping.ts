@@ -42,8 +42,9 @@ export function requestFrom<Desc extends DescMessage>(
 function protoJson(desc: DescMessage, args: Record<string, unknown>, path: string): Record<string, unknown> {
   if (desc.typeName.startsWith('google.protobuf.')) return args;
   const out: Record<string, unknown> = {};
+  const byName = toolFieldsOf(desc).byName;
   for (const [key, value] of Object.entries(args)) {
-    const field = desc.fields.find((f) => toolFieldName(f) === key);
+    const field = byName.get(key);
     // Anything else is left to fromJson, which refuses what the message lacks.
     if (field === undefined) {
       out[key] = value;
@@ -111,17 +112,39 @@ export function resultOf<Desc extends DescMessage>(
 function toolJson(desc: DescMessage, json: Record<string, unknown>, nulls: boolean): Record<string, unknown> {
   if (desc.typeName.startsWith('google.protobuf.')) return json;
   const out: Record<string, unknown> = {};
-  const byNumber = [...desc.fields].sort((a, b) => toolFieldNumber(a) - toolFieldNumber(b));
-  for (const field of byNumber) {
+  const { inOrder, declared } = toolFieldsOf(desc);
+  for (const { field, name } of inOrder) {
     const value = json[field.name];
-    if (value !== undefined) out[toolFieldName(field)] = toolValue(field, value, nulls);
+    if (value !== undefined) out[name] = toolValue(field, value, nulls);
   }
   if (nulls) {
-    for (const field of desc.fields) {
-      if (json[field.name] === undefined && hasPresence(field)) out[toolFieldName(field)] = null;
+    for (const { field, name } of declared) {
+      if (json[field.name] === undefined && hasPresence(field)) out[name] = null;
     }
   }
   return out;
+}
+
+interface ToolFields {
+  /** Each field with its tool name, in the order a result lists them (by tool field number). */
+  inOrder: readonly { field: DescField; name: string }[];
+  /** The same in declaration order (where unset fields are listed as null). */
+  declared: readonly { field: DescField; name: string }[];
+  byName: ReadonlyMap<string, DescField>;
+}
+
+/** Worked out once per message type: every call maps its messages by them. */
+const toolFieldsCache = new WeakMap<DescMessage, ToolFields>();
+
+function toolFieldsOf(desc: DescMessage): ToolFields {
+  let known = toolFieldsCache.get(desc);
+  if (known === undefined) {
+    const declared = desc.fields.map((field) => ({ field, name: toolFieldName(field) }));
+    const inOrder = [...declared].sort((a, b) => toolFieldNumber(a.field) - toolFieldNumber(b.field));
+    known = { inOrder, declared, byName: new Map(declared.map(({ field, name }) => [name, field])) };
+    toolFieldsCache.set(desc, known);
+  }
+  return known;
 }
 
 function toolValue(field: DescField, value: unknown, nulls: boolean): unknown {
