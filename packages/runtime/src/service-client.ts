@@ -29,6 +29,21 @@ export const callerKey = createContextKey<Principal | undefined>(undefined, {
 });
 
 /**
+ * Call options that make a service call on behalf of `principal` (the client signs it as that
+ * principal), with the call's signal and deadline when given.
+ */
+export function onBehalfOf(
+  principal: Principal,
+  call: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined } = {},
+): CallOptions {
+  return {
+    contextValues: createContextValues().set(callerKey, principal),
+    ...(call.signal === undefined ? {} : { signal: call.signal }),
+    ...(call.timeoutMs === undefined ? {} : { timeoutMs: call.timeoutMs }),
+  };
+}
+
+/**
  * Call options for a read a service makes for a workspace as its own worker (signed with its own
  * key): the worker channel, the only one a peer accepts that key for, with the read scope alone,
  * on behalf of `p`.
@@ -45,7 +60,7 @@ export function readingFor(
     scopes: ['read'],
     via: 'worker',
   };
-  return { contextValues: createContextValues().set(callerKey, reader), signal };
+  return onBehalfOf(reader, { signal });
 }
 
 /**

@@ -5,10 +5,8 @@ import type { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Pool } from '@adsmcp/runtime/db';
 import type { Logger } from '@adsmcp/runtime/log';
-import type { Principal } from '@adsmcp/runtime/principal';
-import { callerKey } from '@adsmcp/runtime/service-client';
 import type { DescService } from '@bufbuild/protobuf';
-import { type CallOptions, type Client, createContextValues } from '@connectrpc/connect';
+import type { Client } from '@connectrpc/connect';
 import type { AssetLinks } from './assets/asset-links.ts';
 
 export interface GatewayDeps {
@@ -34,7 +32,4 @@ export interface GatewayDeps {
   assetLinks?: AssetLinks;
 }
 
-/** Call options that make a service call on behalf of `principal`. */
-export function onBehalfOf(principal: Principal): CallOptions {
-  return { contextValues: createContextValues().set(callerKey, principal) };
-}
+export { onBehalfOf } from '@adsmcp/runtime/service-client';

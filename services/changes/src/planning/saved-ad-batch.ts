@@ -23,9 +23,9 @@ import {
 } from '@adsmcp/runtime/errors';
 import { isRecord } from '@adsmcp/runtime/json';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { callerKey, connectionFailure, describeCallFailure } from '@adsmcp/runtime/service-client';
+import { connectionFailure, describeCallFailure, onBehalfOf } from '@adsmcp/runtime/service-client';
 import { create } from '@bufbuild/protobuf';
-import { type CallOptions, type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
+import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import type { Marketing } from './campaign-assets.ts';
 
 /** The marketing service's items, where the saved batches are. */
@@ -51,15 +51,6 @@ class StaleBatchError extends StaleRevisionError {
       `expected_revision ${expected} is not the batch's current revision ${current}: read it again ` +
       '(ads_get_marketing_item) and review the variants before preparing';
   }
-}
-
-/** Call options that make a call to the marketing service on behalf of `p`, as `p`. */
-function asCaller(p: Principal, signal: AbortSignal | undefined, timeoutMs?: number): CallOptions {
-  return {
-    contextValues: createContextValues().set(callerKey, p),
-    ...(signal === undefined ? {} : { signal }),
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-  };
 }
 
 /**
@@ -149,14 +140,16 @@ export async function readSavedBatch(
   // worker prepares no change of its own.
   if (p.via === 'worker') throw new PermissionDeniedError('a worker cannot prepare an ad batch');
   const { items, marketing } = clientsOf(peers);
-  const { item } = await items.getMarketingItem({ itemId: req.itemId }, asCaller(p, signal)).catch(refusedAs);
+  const { item } = await items
+    .getMarketingItem({ itemId: req.itemId }, onBehalfOf(p, { signal }))
+    .catch(refusedAs);
   const variants = variantsAt(item, req.itemId, req.expectedRevision);
   const sourceUrls = imageUrls(variants);
   const { images } =
     sourceUrls.length === 0
       ? { images: [] }
       : await marketing
-          .findSourceImages({ accountId: req.accountId, sourceUrls }, asCaller(p, signal))
+          .findSourceImages({ accountId: req.accountId, sourceUrls }, onBehalfOf(p, { signal }))
           .catch(refusedAs);
   const found = withAssets(variants, images);
   return { variants, found, unsaved: found.filter((v) => v.assetId === '').length };
@@ -190,7 +183,7 @@ export async function saveSourceImages(
   const { images } = await marketing
     .saveSourceImages(
       { accountId, sourceUrls: imageUrls(variants) },
-      asCaller(p, signal, SAVE_IMAGES_TIMEOUT_MS),
+      onBehalfOf(p, { signal, timeoutMs: SAVE_IMAGES_TIMEOUT_MS }),
     )
     .catch(refusedAs);
   const failed = new Map(images.filter((i) => i.error !== '').map((i) => [i.sourceUrl, i.error]));

@@ -11,8 +11,8 @@ import type { Handler } from '@adsmcp/runtime/bus/bus';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { callerKey } from '@adsmcp/runtime/service-client';
-import { type Client, createContextValues } from '@connectrpc/connect';
+import { onBehalfOf } from '@adsmcp/runtime/service-client';
+import type { Client } from '@connectrpc/connect';
 
 export const WEBHOOK_EVENTS_TOPIC = 'marketing.webhook-events';
 
@@ -97,7 +97,7 @@ export function createImportFinishedHandler(d: {
         summary: m.payload.summary,
         occurredAt: m.payload.occurred_at,
       },
-      { contextValues: createContextValues().set(callerKey, principal) },
+      onBehalfOf(principal),
     );
   };
 }

@@ -12,8 +12,8 @@ import { inTransaction, type Pool, type PoolClient } from '@adsmcp/runtime/db';
 import { enumWord } from '@adsmcp/runtime/enum-words';
 import type { Logger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { callerKey } from '@adsmcp/runtime/service-client';
-import { type Client, Code, ConnectError, createContextValues } from '@connectrpc/connect';
+import { onBehalfOf } from '@adsmcp/runtime/service-client';
+import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { type Proposal, publishBody, shownProposalStatus } from '../domain/proposal.ts';
 import { getOptimizer } from '../store/optimizer-store.ts';
 import { getProposal, updateProposal } from '../store/review-store.ts';
@@ -82,7 +82,7 @@ function workerFor(p: Proposal) {
     scopes: ['read', 'write'],
     via: 'worker',
   };
-  return { contextValues: createContextValues().set(callerKey, principal) };
+  return onBehalfOf(principal);
 }
 
 const moved = (p: Proposal, patch: Partial<Proposal>, now: Date): Proposal => ({

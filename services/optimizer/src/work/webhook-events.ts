@@ -10,8 +10,8 @@ import type { Handler } from '@adsmcp/runtime/bus/bus';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { callerKey } from '@adsmcp/runtime/service-client';
-import { type Client, createContextValues } from '@connectrpc/connect';
+import { onBehalfOf } from '@adsmcp/runtime/service-client';
+import type { Client } from '@connectrpc/connect';
 import type { Proposal } from '../domain/proposal.ts';
 
 export const WEBHOOK_EVENTS_TOPIC = 'optimizer.webhook-events';
@@ -74,7 +74,7 @@ export function createWebhookEventHandler(d: {
         reviewPath: m.payload.review_path,
         occurredAt: m.payload.occurred_at,
       },
-      { contextValues: createContextValues().set(callerKey, principal) },
+      onBehalfOf(principal),
     );
   };
 }
