@@ -41,17 +41,7 @@ import { verifyAuditChain } from '../services/changes/src/store/audit-store.ts';
 import { enqueueApply } from '../services/changes/src/work/apply-message.ts';
 import { createCredentialCipher } from '../services/upstream-proxy/src/domain/credential-cipher.ts';
 import { insertConnection } from '../services/upstream-proxy/src/store/connection-store.ts';
-import { toolCaller as postTool } from './bench-kit.ts';
-
-/** A whole number from the environment, within bounds; anything else stops the run, naming it. */
-function envInt(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new Error(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
-  return n;
-}
+import { envInt, toolCaller as postTool } from './bench-kit.ts';
 
 const RATE = envInt('APPLY_BENCH_RATE', 20, 1, 1000);
 const CHANGES = envInt('APPLY_BENCH_CHANGES', 1000, 10, 100_000);

@@ -28,16 +28,7 @@ import {
   appendChainedAuditEvents,
   verifyAuditChain,
 } from '../services/changes/src/store/audit-store.ts';
-
-/** A whole number from the environment, within bounds; anything else stops the run, naming it. */
-function envInt(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new Error(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
-  return n;
-}
+import { envInt } from './bench-kit.ts';
 
 const WRITERS = envInt('AUDIT_BENCH_WRITERS', 10, 2, 50);
 const EVENTS = envInt('AUDIT_BENCH_EVENTS', 100, 10, 10_000);

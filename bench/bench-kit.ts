@@ -51,3 +51,13 @@ export async function processTree(root: number): Promise<number[]> {
     for (const [pid, ppid] of parentOf) if (ppid === tree[i]) tree.push(pid);
   return tree;
 }
+
+/** A whole number from the environment, within bounds; anything else stops the run, naming it. */
+export function envInt(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+  return n;
+}
