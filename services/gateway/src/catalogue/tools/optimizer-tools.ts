@@ -4,6 +4,7 @@ import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { HOSTNAME, HOSTNAME_HINT } from '@adsmcp/runtime/ids';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
+import { inputFromRequest } from '../input-schema.ts';
 import { array, boolean, enumOf, integer, nullable, number, object, string } from '../schema.ts';
 
 const GROUP = 'Automation and optimization';
@@ -115,12 +116,12 @@ const saveInput = object(
   ['account_id', 'name', 'config', 'enabled'],
 );
 
-const optimizerIdInput = object({ optimizer_id: uuid('The optimizer.') }, ['optimizer_id']);
+const optimizerId = { optimizer_id: { description: 'The optimizer.' } };
 
-const listInput = object({
-  account_id: uuid('Only the optimizers of this ad account.'),
-  limit: integer({ min: 1, max: 100, description: 'Page size; 20 when omitted.' }),
-  offset: integer({ min: 0, max: 100_000, description: 'Optimizers to skip; 0 when omitted.' }),
+const listInput = inputFromRequest(OptimizerService.method.listOptimizers.input, {
+  account_id: { description: 'Only the optimizers of this ad account.' },
+  limit: { description: 'Page size; 20 when omitted.' },
+  offset: { description: 'Optimizers to skip; 0 when omitted.' },
 });
 
 const EXAMPLE_CONFIG = {
@@ -177,7 +178,7 @@ export const getOptimizer: ToolRow<GatewayDeps> = {
   description:
     'Returns one optimizer of the workspace: its configuration, status (active or paused), revision (pass it as ' +
     'expected_revision to update), when it was paused and when its next review is due.',
-  input: optimizerIdInput,
+  input: inputFromRequest(OptimizerService.method.getOptimizer.input, optimizerId),
   example: { optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64' },
   route: {
     kind: 'rpc',
@@ -213,7 +214,7 @@ export const pauseOptimizer: ToolRow<GatewayDeps> = {
     'Pauses an optimizer: future reviews and undispatched publishing stop; ads already live keep running. Needs no ' +
     'revision and is always allowed, also after the workspace’s optimizer feature has ended; pausing a paused ' +
     'optimizer returns it unchanged. Save it with enabled true to resume.',
-  input: optimizerIdInput,
+  input: inputFromRequest(OptimizerService.method.pauseOptimizer.input, optimizerId),
   idempotent: true,
   example: { optimizer_id: '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64' },
   route: {

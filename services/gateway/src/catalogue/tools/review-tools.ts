@@ -15,6 +15,7 @@ import { SnapshotService } from '@adsmcp/proto/optimizer/v1/snapshot_pb';
 import { enumWords } from '@adsmcp/runtime/enum-words';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
+import { inputFromRequest } from '../input-schema.ts';
 import { messageSchema } from '../output-schema.ts';
 import { array, enumOf, integer, object, string } from '../schema.ts';
 
@@ -22,10 +23,9 @@ const GROUP = 'Automation and optimization';
 const FEATURES = ['optimizer'] as const;
 
 const uuid = (description: string) => string({ format: 'uuid', description });
-const page = {
-  limit: integer({ min: 1, max: 100, description: 'Page size; 20 when omitted.' }),
-  offset: integer({ min: 0, max: 100_000, description: 'Items to skip; 0 when omitted.' }),
-};
+const PAGE_SIZE_TEXT = 'Page size; 20 when omitted.';
+const SKIP_TEXT = 'Items to skip; 0 when omitted.';
+const page = { limit: { description: PAGE_SIZE_TEXT }, offset: { description: SKIP_TEXT } };
 
 const variant = object(
   {
@@ -94,7 +94,9 @@ export const requestReview: ToolRow<GatewayDeps> = {
     '(ads_claim_optimization_run, then ads_complete_optimization_run). Open work is reused: when the ' +
     'optimizer already has a queued or claimed run, that run is returned with created false. A paused ' +
     'optimizer is refused. Changes nothing in the ad account.',
-  input: object({ optimizer_id: uuid('The optimizer to review.') }, ['optimizer_id']),
+  input: inputFromRequest(ReviewService.method.requestReview.input, {
+    optimizer_id: { description: 'The optimizer to review.' },
+  }),
   example: { optimizer_id: EXAMPLE_OPTIMIZER },
   idempotent: true,
   route: { kind: 'rpc', method: ReviewService.method.requestReview },
@@ -110,9 +112,9 @@ export const listRuns: ToolRow<GatewayDeps> = {
     'Lists the workspace’s review runs, newest first, optionally of one optimizer and in one status. ' +
     'status queued lists the work to claim (a claim that ran out is queued again). Returns total and ' +
     'next_offset (null on the last page).',
-  input: object({
-    optimizer_id: uuid('Only the runs of this optimizer.'),
-    status: enumOf(['queued', 'claimed', 'completed', 'failed', 'cancelled'], 'Only runs in this status.'),
+  input: inputFromRequest(ReviewService.method.listRuns.input, {
+    optimizer_id: { description: 'Only the runs of this optimizer.' },
+    status: { description: 'Only runs in this status.' },
     ...page,
   }),
   example: { optimizer_id: EXAMPLE_OPTIMIZER, status: 'queued', limit: 20, offset: 0 },
@@ -128,7 +130,7 @@ export const getRun: ToolRow<GatewayDeps> = {
   description:
     'Returns one review run: its status, claim expiry, the snapshot taken when it was claimed, its ' +
     'outcome and summary, and the ids of the proposals it created.',
-  input: object({ run_id: uuid('The run.') }, ['run_id']),
+  input: inputFromRequest(ReviewService.method.getRun.input, { run_id: { description: 'The run.' } }),
   example: { run_id: EXAMPLE_RUN },
   route: { kind: 'rpc', method: ReviewService.method.getRun },
 };
@@ -144,13 +146,12 @@ const claimOutput = {
   additionalProperties: false,
 };
 
-const claimInput = object(
-  {
-    run_id: uuid('The queued run (ads_list_optimization_runs with status queued lists them).'),
-    claim_token: uuid('Optional: your own token for the claim; a retry with it returns your claim again.'),
+const claimInput = inputFromRequest(SnapshotService.method.claimRunWithSnapshot.input, {
+  run_id: { description: 'The queued run (ads_list_optimization_runs with status queued lists them).' },
+  claim_token: {
+    description: 'Optional: your own token for the claim; a retry with it returns your claim again.',
   },
-  ['run_id'],
-);
+});
 
 export const claimRun: ToolRow<GatewayDeps> = {
   name: 'ads_claim_optimization_run',
@@ -229,13 +230,14 @@ export const listProposals: ToolRow<GatewayDeps> = {
   input: object({
     optimizer_id: uuid('Only the proposals of this optimizer.'),
     status: enumOf(enumWords(ProposalStatusSchema), 'Only proposals in this status.'),
-    ...page,
+    limit: integer({ min: 1, max: 100, description: PAGE_SIZE_TEXT }),
+    offset: integer({ min: 0, max: 100_000, description: SKIP_TEXT }),
   }),
   example: { optimizer_id: EXAMPLE_OPTIMIZER, status: 'pending_review', limit: 20, offset: 0 },
   route: { kind: 'rpc', method: ReviewService.method.listProposals },
 };
 
-const proposalIdInput = object({ proposal_id: uuid('The proposal.') }, ['proposal_id']);
+const proposalId = { proposal_id: { description: 'The proposal.' } };
 
 export const getProposal: ToolRow<GatewayDeps> = {
   name: 'ads_get_optimization_proposal',
@@ -247,7 +249,7 @@ export const getProposal: ToolRow<GatewayDeps> = {
     'Returns one proposal: its status and revision, the variant, the base ad’s evidence from the run’s ' +
     'snapshot, the review (note, who), the approval (who, when, publish_by), and the change that publishes ' +
     'it (change_id, change_status, change_error) once dispatched. ads_get_change shows that change in full.',
-  input: proposalIdInput,
+  input: inputFromRequest(ReviewService.method.getProposal.input, proposalId),
   example: { proposal_id: EXAMPLE_PROPOSAL },
   route: { kind: 'rpc', method: ReviewService.method.getProposal },
 };
@@ -310,7 +312,7 @@ export const cancelProposal: ToolRow<GatewayDeps> = {
     'Cancels a proposal: work not yet dispatched stops (an approved proposal is not published). A change ' +
     'already dispatched is not undone: what it created remains and live ads stay live. Cancelling a ' +
     'cancelled proposal returns it unchanged; a published, failed or rejected one is refused.',
-  input: proposalIdInput,
+  input: inputFromRequest(ReviewService.method.cancelProposal.input, proposalId),
   example: { proposal_id: EXAMPLE_PROPOSAL },
   idempotent: true,
   route: { kind: 'rpc', method: ReviewService.method.cancelProposal },
