@@ -1,67 +1,17 @@
 /**
- * The prepare tools of an ad (update, archive) and the rules of an ad creative's fields, which the
- * other tools that take a creative share. The changes service reads the live ad, checks the ad the
+ * The prepare tools of an ad (update, archive). The update's body, and the rules of an ad
+ * creative's fields, are the runtime's platform bodies (`platform-bodies.ts`), which the changes
+ * service holds every prepared change to. The changes service reads the live ad, checks the ad the
  * update would produce and records the exact operation; nothing reaches the ad account until a
  * person approves the change and ads_apply_change applies it.
  */
+import { adUpdateBody } from '@adsmcp/runtime/platform-bodies';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
-import { enumOf, nullable, number, object, string } from '../schema.ts';
+import { object } from '../schema.ts';
 import { accountId, platformId } from './platform-arguments.ts';
 
 const OBJECT_ID = platformId();
-
-/** The rules of an ad creative's fields, shared by every tool that takes a creative. */
-export const creativeFields = {
-  type: enumOf(['chat_card', 'product_ad_template']),
-  title: string({ min: 1, max: 50, nonBlank: true }),
-  body: string({ max: 100 }),
-  price: string({ max: 100 }),
-  target_url: string({ max: 2048, format: 'http-uri' }),
-  file_id: string({ min: 1, max: 255 }),
-  image_crop: object(
-    {
-      x: number({ min: 0, max: 1 }),
-      y: number({ min: 0, max: 1 }),
-      width: number({ min: 0, max: 1 }),
-      height: number({ min: 0, max: 1 }),
-    },
-    ['x', 'y', 'width', 'height'],
-    'A square crop of the EXIF-oriented source image, as fractions of its width and height: square in pixels, so ' +
-      'width × image width equals height × image height (on a 300 × 100 image, width 1/3 and height 1); chat_card ' +
-      'only; needs an image (file_id, or asset_id where a tool takes one).',
-  ),
-};
-
-const creative = object({
-  ...creativeFields,
-  file_id: string({
-    min: 1,
-    max: 255,
-    description:
-      'An image file the ad account has (as an ad’s creative.file_id shows it); one it does not have is refused.',
-  }),
-  asset_id: string({
-    format: 'uuid',
-    description:
-      'A saved campaign image of this ad account (ads_save_campaign_asset) instead of file_id: pinned when the ' +
-      'change is prepared, shown to the reviewer, and uploaded to the ad platform only when the approved change is ' +
-      'applied, then sent as its file_id. Not with file_id.',
-  }),
-});
-
-const adUpdateBody = object(
-  {
-    name: string({ min: 3, max: 1000, nonBlank: true }),
-    creative,
-    status: enumOf(['active', 'paused', 'archived']),
-    landing_page_configuration: nullable(
-      object({ query_string_template: string({ max: 2048 }) }, ['query_string_template']),
-    ),
-  },
-  [],
-  'The fields to change; fields left out keep their value.',
-);
 
 const updateAdInput = object({ account_id: accountId, ad_id: OBJECT_ID, body: adUpdateBody }, [
   'account_id',

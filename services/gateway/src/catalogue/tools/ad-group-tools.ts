@@ -2,9 +2,10 @@
  * Ad groups: reads of the ad platform, and the prepared changes that create, update, activate,
  * pause and archive one. Money is integer micros of the account currency.
  */
+import { adGroupCreateBody, adGroupUpdateBody } from '@adsmcp/runtime/platform-bodies';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
-import { array, enumOf, integer, nullable, object, type Schema, string } from '../schema.ts';
+import { object, type Schema, string } from '../schema.ts';
 import {
   accountId,
   EXAMPLE_ACCOUNT,
@@ -90,134 +91,6 @@ export const getAdGroup: ToolRow<GatewayDeps> = {
   },
 };
 
-// The ad group body, as the specification has it; the platform's own bounds where it leaves them open.
-const MAX_BID_MICROS = 30_400_000_000_000;
-
-function bidding(required: readonly 'billing_event_type'[]) {
-  return object(
-    {
-      billing_event_type: enumOf(['impression', 'click'], 'What the ad group pays for: impression or click.'),
-      strategy: enumOf(
-        ['fixed_bid', 'maximize_clicks', 'maximize_conversions'],
-        'How it bids: fixed_bid (bids max_bid_micros, which it then needs), maximize_clicks (the default) or ' +
-          'maximize_conversions (only in a campaign whose objective is conversions).',
-      ),
-      max_bid_micros: integer({
-        min: 1,
-        max: MAX_BID_MICROS,
-        description:
-          'The bid with fixed_bid, a cap otherwise: integer micros of the account currency (1500000 is 1.50), ' +
-          `1 to ${MAX_BID_MICROS}; per click, or per single impression when billing_event_type is impression ` +
-          "(ads_plan_money's single wire format). The account's spend guard holds an impression bid to its bid cap " +
-          'as a CPM, 1000 times the bid.',
-      }),
-      custom_audience_bid_multipliers: array(
-        object(
-          {
-            custom_audience_id: platformId('A custom audience of the account.'),
-            bid_multiplier_micros: integer({
-              min: 100_000,
-              max: 10_000_000,
-              description: 'The multiplier in micros: 1000000 is ×1, 100000 to 10000000 (×0.1 to ×10).',
-            }),
-          },
-          ['custom_audience_id', 'bid_multiplier_micros'],
-        ),
-        { max: 100, description: 'Bids for members of custom audiences, each audience once (at most 100).' },
-      ),
-    },
-    required,
-    'How the ad group bids.',
-  );
-}
-
-const filter = object(
-  {
-    field: string({
-      min: 1,
-      max: 100,
-      pattern: /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/,
-      patternHint:
-        'a product attribute name of lowercase letters, digits and underscores (such as custom_label_0)',
-      description: 'The product attribute, such as brand or custom_label_0.',
-    }),
-    operator: enumOf(['in', 'not_in', 'gt', 'gte', 'lt', 'lte', 'contains', 'not_contains', 'starts_with']),
-    values: array(string({ min: 1, max: 1000 }), {
-      min: 1,
-      max: 1000,
-      description: 'The values to compare with; gt, gte, lt and lte take exactly one decimal number.',
-    }),
-  },
-  ['field', 'operator', 'values'],
-);
-
-function productSet(required: readonly 'product_feed_id'[]) {
-  return nullable(
-    object(
-      {
-        product_feed_id: platformId(
-          'An active product feed of the account (ads_list_product_feeds lists them).',
-        ),
-        filters: array(filter, { max: 50, description: 'Which products of the feed, all filters applying.' }),
-      },
-      required,
-      'The products the ad group advertises; null for none.',
-    ),
-  );
-}
-
-const landingPage = object(
-  { query_string_template: string({ max: 2048, description: 'Appended to the landing page URL.' }) },
-  ['query_string_template'],
-);
-
-const name = string({
-  min: 3,
-  max: 1000,
-  nonBlank: true,
-  description: 'The ad group name, 3 to 1000 characters.',
-});
-const description = string({
-  max: 5000,
-  multiline: true,
-  description: 'A description, at most 5000 characters.',
-});
-const contextHints = array(string({ min: 1, max: 1000, nonBlank: true }), {
-  max: 2000,
-  description: 'Hints about the audience and context, at most 2000, each 1 to 1000 characters.',
-});
-const campaignId = platformId('The campaign of the ad group (ads_list_campaigns lists them).');
-
-const createBody = object(
-  {
-    campaign_id: campaignId,
-    name,
-    description,
-    context_hints: contextHints,
-    status: enumOf(['active', 'paused'], 'active or paused; a new ad group cannot be archived.'),
-    bidding_config: bidding(['billing_event_type']),
-    product_set: productSet(['product_feed_id']),
-    landing_page_configuration: landingPage,
-  },
-  ['campaign_id', 'name', 'status', 'bidding_config'],
-  'The new ad group.',
-);
-
-const updateBody = object(
-  {
-    campaign_id: campaignId,
-    name,
-    description: nullable(description),
-    context_hints: contextHints,
-    status: enumOf(['active', 'paused', 'archived'], 'active, paused or archived (archiving is final).'),
-    bidding_config: bidding([]),
-    product_set: productSet([]),
-    landing_page_configuration: nullable(landingPage),
-  },
-  [],
-  'The fields to change; fields left out keep their value, and bidding_config and product_set fields one by one.',
-);
-
 const AFTER_PREPARE =
   'Nothing changes on the ad account until a person approves the change in the dashboard and ' +
   'ads_apply_change applies it.';
@@ -236,7 +109,7 @@ export const createAdGroup: ToolRow<GatewayDeps> = {
     'the account currency. The ad group is checked before it is recorded (fixed_bid needs max_bid_micros; each ' +
     `audience once; gt/gte/lt/lte filters take one number). ${AFTER_PREPARE} Once applied, the change's ` +
     'upstream_response is the new ad group, with its id. Upstream: POST /ad_groups.',
-  input: object({ account_id: accountId, body: createBody }, ['account_id', 'body']),
+  input: object({ account_id: accountId, body: adGroupCreateBody }, ['account_id', 'body']),
   example: {
     account_id: EXAMPLE_ACCOUNT,
     body: {
@@ -282,7 +155,7 @@ export const updateAdGroup: ToolRow<GatewayDeps> = {
     'group that would result is checked (fixed_bid needs max_bid_micros, an ad group stays in its campaign, a ' +
     'product set needs a feed), and a change to an archived ad group or one that would change nothing is ' +
     `refused. ${AFTER_PREPARE} Upstream: POST /ad_groups/{ad_group_id}.`,
-  input: object({ account_id: accountId, ad_group_id: adGroupId, body: updateBody }, [
+  input: object({ account_id: accountId, ad_group_id: adGroupId, body: adGroupUpdateBody }, [
     'account_id',
     'ad_group_id',
     'body',

@@ -3,9 +3,10 @@
  * audiences into a new one, archive one, and follow an operation. Members are never shown: only
  * privacy-safe counts and an operation's lifecycle.
  */
+import { audienceMergeBody, audienceReplaceBody } from '@adsmcp/runtime/platform-bodies';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
-import { array, enumOf, integer, object, string } from '../schema.ts';
+import { array, enumOf, object, string } from '../schema.ts';
 import { accountId, EXAMPLE_ACCOUNT, listPaging, PAGING_TEXT, PREPARE_TEXT } from './platform-arguments.ts';
 
 const audienceId = string({
@@ -15,7 +16,6 @@ const audienceId = string({
   patternHint: 'an id of letters, digits, underscore, hyphen, dot or colon',
   description: 'The custom audience (ads_list_custom_audiences lists them).',
 });
-const text255 = (description: string) => string({ min: 1, max: 255, description });
 
 const EXAMPLE_AUDIENCE = 'ca_0123456789abcdef';
 
@@ -73,34 +73,6 @@ export const listCustomAudiences: ToolRow<GatewayDeps> = {
   },
 };
 
-const replaceBody = object(
-  {
-    file_id: text255('The uploaded member file.'),
-    expected_revision: integer({
-      min: 0,
-      description:
-        'The audience’s current revision (from ads_list_custom_audiences): a stale one is refused.',
-    }),
-    filename: text255('The file’s name.'),
-    mimetype: string({
-      min: 1,
-      max: 255,
-      // The platform takes a media type only as type/subtype; anything else it refuses on apply.
-      pattern: /^[\w.+-]+\/[\w.+-]+$/,
-      patternHint: 'a media type, type/subtype (text/csv)',
-      description: 'The file’s type, type/subtype (text/csv).',
-    }),
-    file_size: integer({ min: 1, max: 500_000_000, description: 'The file’s size in bytes.' }),
-    identifier_type: enumOf(
-      ['email', 'phone', 'email_sha256', 'phone_number_sha256', 'gaid'],
-      'What the file’s identifiers are.',
-    ),
-    identifier_resolution: enumOf(['auto'], 'How identifiers are matched: auto.'),
-  },
-  ['file_id', 'expected_revision'],
-  'The member file that replaces the audience’s members.',
-);
-
 export const replaceCustomAudienceMembers: ToolRow<GatewayDeps> = {
   name: 'ads_replace_custom_audience_members',
   title: 'Prepare replacing custom audience members',
@@ -112,7 +84,7 @@ export const replaceCustomAudienceMembers: ToolRow<GatewayDeps> = {
     'the audience’s current revision: a stale one is refused when the change is prepared, naming the current one. ' +
     `${PREPARE_TEXT} The applied change’s upstream_response is an operation (id, status pending → processing → completed); ` +
     'follow it with ads_get_custom_audience_operation. Upstream: POST /custom_audiences/{custom_audience_id}/replace.',
-  input: object({ account_id: accountId, custom_audience_id: audienceId, body: replaceBody }, [
+  input: object({ account_id: accountId, custom_audience_id: audienceId, body: audienceReplaceBody }, [
     'account_id',
     'custom_audience_id',
     'body',
@@ -141,19 +113,6 @@ export const replaceCustomAudienceMembers: ToolRow<GatewayDeps> = {
   },
 };
 
-const mergeBody = object(
-  {
-    name: string({ min: 3, max: 1000, nonBlank: true, description: 'The new audience’s name.' }),
-    custom_audience_ids: array(string({ min: 1, max: 255 }), {
-      max: 64,
-      unique: true,
-      description: 'The active audiences to merge (1 to 64); they are left as they are.',
-    }),
-  },
-  ['name', 'custom_audience_ids'],
-  'The new audience.',
-);
-
 export const mergeCustomAudiences: ToolRow<GatewayDeps> = {
   name: 'ads_merge_custom_audiences',
   title: 'Prepare merging custom audiences',
@@ -166,7 +125,7 @@ export const mergeCustomAudiences: ToolRow<GatewayDeps> = {
     `prepared. ${PREPARE_TEXT} The applied change’s upstream_response is the new audience and an operation; the ` +
     'audience has a count once the operation completes (ads_get_custom_audience_operation). Upstream: POST ' +
     '/custom_audiences/merge.',
-  input: object({ account_id: accountId, body: mergeBody }, ['account_id', 'body']),
+  input: object({ account_id: accountId, body: audienceMergeBody }, ['account_id', 'body']),
   example: {
     account_id: EXAMPLE_ACCOUNT,
     body: { name: 'Buyers and subscribers', custom_audience_ids: [EXAMPLE_AUDIENCE, 'ca_fedcba9876543210'] },

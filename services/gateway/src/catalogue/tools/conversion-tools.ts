@@ -3,6 +3,7 @@
  * count conversions, and the attributed conversion report. Creating a pixel or a setting is a
  * prepared change; the report is a read the platform takes as a POST.
  */
+import { conversionEventSettingBody, conversionSourceBody } from '@adsmcp/runtime/platform-bodies';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { array, boolean, enumOf, integer, object, string } from '../schema.ts';
@@ -31,20 +32,6 @@ export const listConversionSources: ToolRow<GatewayDeps> = {
   },
 };
 
-const sourceBody = object(
-  {
-    name: string({
-      min: 3,
-      max: 1000,
-      nonBlank: true,
-      description: 'The pixel’s name, 3 to 1000 characters.',
-    }),
-    client_type: enumOf(['web'], 'Where the pixel runs: web.'),
-  },
-  ['name', 'client_type'],
-  'The new conversion source.',
-);
-
 export const createConversionSource: ToolRow<GatewayDeps> = {
   name: 'ads_create_conversion_source',
   title: 'Prepare creating a conversion source',
@@ -55,7 +42,7 @@ export const createConversionSource: ToolRow<GatewayDeps> = {
     'Prepares creating a conversion source (a web pixel) on an ad account. ' +
     PREPARE_TEXT +
     ' The applied change’s upstream_response is the new pixel (its id px_…). Upstream: POST /conversions/pixels.',
-  input: object({ account_id: accountId, body: sourceBody }, ['account_id', 'body']),
+  input: object({ account_id: accountId, body: conversionSourceBody }, ['account_id', 'body']),
   example: { account_id: EXAMPLE_ACCOUNT, body: { name: 'Checkout pixel', client_type: 'web' } },
   route: {
     kind: 'prepare',
@@ -99,33 +86,6 @@ export const listConversionEvents: ToolRow<GatewayDeps> = {
   },
 };
 
-const settingBody = object(
-  {
-    name: string({ min: 1, max: 1000, nonBlank: true, description: 'The setting’s name.' }),
-    event_type: string({
-      min: 1,
-      max: 100,
-      description:
-        'The event counted: page_visit, view_content, search, add_to_cart, add_to_wishlist, purchase, lead, sign_up ' +
-        'or custom.',
-    }),
-    custom_event_name: string({
-      min: 1,
-      max: 100,
-      nonBlank: true,
-      description: 'The custom event’s name: required when event_type is custom, refused otherwise.',
-    }),
-    attribution_window_days: integer({ description: 'Days after a click or view that count: 1, 7 or 28.' }),
-    source_ids: array(string({ min: 1, max: 255 }), {
-      min: 1,
-      description:
-        'The pixels (px_… ids from ads_list_conversion_sources) whose events count; 1 to 20, distinct.',
-    }),
-  },
-  ['name', 'event_type', 'attribution_window_days', 'source_ids'],
-  'The new conversion event setting.',
-);
-
 export const createConversionEventSetting: ToolRow<GatewayDeps> = {
   name: 'ads_create_conversion_event_setting',
   title: 'Prepare creating a conversion event setting',
@@ -136,7 +96,7 @@ export const createConversionEventSetting: ToolRow<GatewayDeps> = {
     'Prepares creating a conversion event setting: which event of which pixels counts as a conversion, within ' +
     'which attribution window. The setting is checked when it is prepared (event type, custom event name, window, ' +
     `distinct sources, each a pixel of the account). ${PREPARE_TEXT} Upstream: POST /conversions/event_settings.`,
-  input: object({ account_id: accountId, body: settingBody }, ['account_id', 'body']),
+  input: object({ account_id: accountId, body: conversionEventSettingBody }, ['account_id', 'body']),
   example: {
     account_id: EXAMPLE_ACCOUNT,
     body: {

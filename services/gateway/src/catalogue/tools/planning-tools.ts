@@ -4,13 +4,13 @@
  * and does the arithmetic; nothing on the platform changes.
  */
 import { ChangesService, type PlanChangeResponse } from '@adsmcp/proto/changes/v1/changes_pb';
+import { creativeFields } from '@adsmcp/runtime/platform-bodies';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
 import { defineTool, type ToolContext, type ToolRow } from '../catalogue.ts';
 import { prepareRequest } from '../route-runner.ts';
 import { enumOf, type Issue, type JsonSchema, object, type Schema, string, validate } from '../schema.ts';
-import { creativeFields } from './ad-change-tools.ts';
 import { adGroupTools } from './ad-group-tools.ts';
 import { audienceTools } from './audience-tools.ts';
 import { batchPreflight } from './batch-tools.ts';

@@ -2,7 +2,10 @@
  * The arguments and phrases every ad-platform tool shares, written once: the account, a platform
  * id, a list's cursors, serving issues, and what a list or a prepare tool tells the agent.
  */
+import { platformId } from '@adsmcp/runtime/platform-bodies';
 import { array, enumOf, integer, string } from '../schema.ts';
+
+export { platformId };
 
 /** How every tool describes its ad account argument. */
 export const ACCOUNT_ID_TEXT = 'The ad account: an account_id from ads_list_accounts.';
@@ -12,17 +15,6 @@ export const accountId = string({ format: 'uuid', description: ACCOUNT_ID_TEXT }
 
 /** The example account of every row's example arguments. */
 export const EXAMPLE_ACCOUNT = '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90';
-
-/** An id as the platform gives it; the pattern keeps it one path segment. */
-export function platformId(description?: string) {
-  return string({
-    min: 1,
-    max: 255,
-    pattern: /^[A-Za-z0-9_.:-]+$/,
-    patternHint: 'an id of letters, digits, underscore, hyphen, dot or colon',
-    ...(description === undefined ? {} : { description }),
-  });
-}
 
 /**
  * A paging cursor as the platform gives it: visible ASCII, so that its length in characters is
