@@ -27,6 +27,7 @@ import { approveChange, type ChangeRow, insertChange, markApplying } from '../st
 import { enqueueApply } from '../work/apply-message.ts';
 import { enforceControls } from './account-controls.ts';
 import type { Marketing } from './campaign-assets.ts';
+import { checkPlatformBody } from './platform-body.ts';
 import {
   type AccessCheck,
   accountRefusal,
@@ -65,6 +66,12 @@ export interface PlanOptions {
   access?: AccessCheck;
   /** The account, when this request read it already (as `access` asks). */
   account?: Account;
+  /**
+   * Whether the body is held to the body its tool publishes (the default). Only a body this
+   * service builds from the platform's own before-state (a revert) is not: it may put back a value
+   * the platform holds but no tool takes, such as a removed bid cap (null).
+   */
+  declaredBody?: boolean;
 }
 
 /** One planned change, as recorded by a prepare and reported by a preflight. */
@@ -103,8 +110,9 @@ async function targetOf(
 }
 
 /**
- * planChange plans `request` for `p`: the request checked, the account and the target read (or
- * `current` taken instead), the object the operation would produce checked by the object's rules,
+ * planChange plans `request` for `p`: the request checked (its body against the body its tool
+ * publishes, `checkPlatformBody`), the account and the target read (or `current` taken instead),
+ * the object the operation would produce checked by the object's rules,
  * the references its body makes resolved, the summary written and the account's standards and
  * spend guard enforced. It throws what a prepare would refuse; nothing is recorded.
  */
@@ -112,15 +120,17 @@ export async function planChange(
   d: PlanningDeps,
   p: Principal,
   request: ChangeRequest,
-  { current, access = 'enforce', account: read }: PlanOptions = {},
+  { current, access = 'enforce', account: read, declaredBody = true }: PlanOptions = {},
 ): Promise<PlannedChange> {
   if (access === 'enforce') checkMayPrepare(p);
   checkPrepare(request);
   const rules = rulesFor(request.objectType, request.effect);
   checkTargetPath(rules, request.targetPath);
+  const body = bodyOf(request.operation);
+  // Before anything is read. The gateway checked an agent's body already; not every caller is the gateway.
+  if (declaredBody) checkPlatformBody(request.objectType, request.effect, body);
   const account = read ?? (await accountToPlan(d.upstream, p, request.accountId, access));
   const live = await targetOf(d, p, account, rules, request, current);
-  const body = bodyOf(request.operation);
   const { summary, reviewed } = planObject(rules, { body, live, accountName: account.name });
   const reads = { upstream: d.upstream, marketing: d.marketing, p, account };
   const uploads = await resolveReferences(reads, rules, { body, live, reviewed });

@@ -427,6 +427,8 @@ export async function planRevert(deps: PlanningDeps & { db: Pool }, p: Principal
   const { request: req, note } = await revertRequest(deps, p, row, account);
   const planned = await planChange(deps, p, req, {
     account,
+    // The body puts back the platform's own before-state, which no tool's bounds need hold.
+    declaredBody: false,
     ...(input.report !== undefined && { access: 'report' as const }),
   });
   const because = reason === '' ? '' : `, because "${showSpaces(reason)}"`;
