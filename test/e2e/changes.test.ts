@@ -255,6 +255,27 @@ describe('prepare, approve in the browser, apply once', () => {
     assert.ok(listed.changes.some((c) => c.change_id === prepared.change_id));
   });
 
+  test('listing by a status lists only the changes in it, and a status the changes lack is refused naming those there are', async () => {
+    type Listed = { changes: { change_id: string; status: string }[]; total: number };
+    const all = await ok<Listed>('ads_list_changes', { limit: 100 });
+    // The tests above left an applied change and an approved one.
+    for (const status of ['applied', 'approved']) {
+      const { changes, total } = await ok<Listed>('ads_list_changes', { status, limit: 100 });
+      assert.ok(changes.length > 0, `a change ${status}`);
+      assert.ok(
+        changes.every((c) => c.status === status),
+        JSON.stringify(changes.map((c) => c.status)),
+      );
+      assert.ok(total < all.total, 'the filter was applied');
+    }
+    const err = await refused('ads_list_changes', { status: 'done' });
+    assert.equal(err.code, 'invalid_argument');
+    assert.equal(
+      err.message,
+      '`status` must be one of prepared, approved, expired, rejected, applying, applied, failed (got "done")',
+    );
+  });
+
   test('prepare refuses hidden characters, an object the platform would refuse and a change that changes nothing, recording nothing', async () => {
     // The ninth seeded ad is a chat card with an image and a crop, and no other test changes it.
     const { ad } = await ok<{ ad: { id: string; name: string; status: string; creative: { type: string } } }>(

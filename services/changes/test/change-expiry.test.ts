@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ChangeEventKind, ChangeStatus, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
@@ -66,8 +66,8 @@ async function read(changeId: string) {
   return change as NonNullable<typeof change>;
 }
 
-const listed = async (status: string) =>
-  (await client.listChanges({ status, accountId: '', limit: 100, offset: 0 }, as(agent))).changes.map(
+const listed = async (state: ChangeStatus) =>
+  (await client.listChanges({ state, accountId: '', limit: 100, offset: 0 }, as(agent))).changes.map(
     (c) => c.changeId,
   );
 
@@ -99,7 +99,7 @@ describe('a prepared change nobody approved', () => {
     assert.equal(Date.parse(c.expiresAt ?? '') - Date.parse(c.preparedAt), 72 * 3_600_000);
     await age(c.changeId, 71);
     assert.equal(statusOf(await read(c.changeId)), 'prepared');
-    assert.ok((await listed('prepared')).includes(c.changeId));
+    assert.ok((await listed(ChangeStatus.PREPARED)).includes(c.changeId));
   });
 
   test('past 72 hours reads expired, leaves the prepared list for the expired one, and cannot be approved or applied', async () => {
@@ -108,10 +108,12 @@ describe('a prepared change nobody approved', () => {
     const seen = await read(c.changeId);
     assert.equal(statusOf(seen), 'expired');
     assert.equal(seen.expiresAt, new Date(Date.parse(seen.preparedAt) + 72 * 3_600_000).toISOString());
-    assert.ok(!(await listed('prepared')).includes(c.changeId), 'not in the queue awaiting approval');
-    assert.ok((await listed('expired')).includes(c.changeId), 'in the expired filter');
-    const all = (await client.listChanges({ status: '', accountId: '', limit: 100, offset: 0 }, as(agent)))
-      .changes;
+    assert.ok(
+      !(await listed(ChangeStatus.PREPARED)).includes(c.changeId),
+      'not in the queue awaiting approval',
+    );
+    assert.ok((await listed(ChangeStatus.EXPIRED)).includes(c.changeId), 'in the expired filter');
+    const all = (await client.listChanges({ accountId: '', limit: 100, offset: 0 }, as(agent))).changes;
     assert.equal(statusOf(all.find((x) => x.changeId === c.changeId)), 'expired');
 
     const approve = await refusal(
@@ -143,7 +145,7 @@ describe('an approval no apply request followed', () => {
     );
     await age(c.changeId, 25);
     assert.equal(statusOf(await read(c.changeId)), 'expired');
-    assert.ok(!(await listed('approved')).includes(c.changeId));
+    assert.ok(!(await listed(ChangeStatus.APPROVED)).includes(c.changeId));
     const apply = await refusal(
       client.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(agent)),
     );
@@ -222,7 +224,7 @@ describe('the workspace expiry settings', () => {
       { accountId: '', userId: '', limit: 10, beforeAt: '', beforeKey: '' },
       as(agent),
     );
-    const event = events.find((e) => e.kind === 'expiry_settings_changed');
+    const event = events.find((e) => e.eventKind === ChangeEventKind.EXPIRY_SETTINGS_CHANGED);
     assert.equal(event?.settings?.preparedValidHours, 2);
     assert.equal(event?.settings?.approvalValidHours, 5);
     assert.equal(event?.settings?.setBy, settings?.setBy);
@@ -232,14 +234,14 @@ describe('the workspace expiry settings', () => {
       as(agent),
     );
     assert.deepEqual(
-      byAdmin.events.map((e) => e.kind),
-      ['expiry_settings_changed'],
+      byAdmin.events.map((e) => e.eventKind),
+      [ChangeEventKind.EXPIRY_SETTINGS_CHANGED],
     );
     const byAccount = await client.listChangeEvents(
       { accountId: account, userId: '', limit: 100, beforeAt: '', beforeKey: '' },
       as(agent),
     );
-    assert.ok(!byAccount.events.some((e) => e.kind === 'expiry_settings_changed'));
+    assert.ok(!byAccount.events.some((e) => e.eventKind === ChangeEventKind.EXPIRY_SETTINGS_CHANGED));
     // Back to what the other tests expect.
     await client.setExpirySettings({ preparedValidHours: 72, approvalValidHours: 24 }, as(admin));
   });

@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { ChangeEventKindSchema, ChangeStatus, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import { enumWord } from '@adsmcp/runtime/enum-words';
 import { createLogger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
@@ -201,6 +202,23 @@ describe('approval belongs to people', () => {
     assert.match(
       late?.message ?? '',
       /the change is applying; only a prepared change, or an approved one not yet being applied/,
+    );
+  });
+
+  test("a change's history names each step by its kind, newest first, as its event key does", async () => {
+    const c = await prepare();
+    await client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer));
+    await client.rejectChange({ changeId: c.changeId, reason: 'not this week' }, as(reviewer));
+    const { events } = await client.listChangeEvents(
+      { accountId: account, userId: '', limit: 500, beforeAt: '', beforeKey: '' },
+      as(reviewer),
+    );
+    const history = events
+      .filter((e) => e.change?.changeId === c.changeId)
+      .map((e) => ({ kind: enumWord(ChangeEventKindSchema, e.eventKind), key: e.key }));
+    assert.deepEqual(
+      history,
+      ['rejected', 'approved', 'prepared'].map((kind) => ({ kind, key: `c:${c.changeId}:${kind}` })),
     );
   });
 
@@ -485,7 +503,7 @@ describe('workspaces', () => {
       assert.equal((await code(call()))?.code, Code.NotFound);
     }
     const { changes, total } = await client.listChanges(
-      { status: '', accountId: '', limit: 100, offset: 0 },
+      { accountId: '', limit: 100, offset: 0 },
       as(stranger),
     );
     assert.equal(total, 0);
@@ -493,16 +511,13 @@ describe('workspaces', () => {
   });
 
   test('lists newest first with status filter and offset pagination', async () => {
-    const { total } = await client.listChanges(
-      { status: '', accountId: '', limit: 100, offset: 0 },
-      as(agent),
-    );
-    const page = await client.listChanges({ status: '', accountId: '', limit: 2, offset: 0 }, as(agent));
+    const { total } = await client.listChanges({ accountId: '', limit: 100, offset: 0 }, as(agent));
+    const page = await client.listChanges({ accountId: '', limit: 2, offset: 0 }, as(agent));
     assert.equal(page.changes.length, 2);
     assert.equal(page.nextOffset, 2);
     assert.ok((page.changes[0]?.preparedAt ?? '') >= (page.changes[1]?.preparedAt ?? ''));
     const prepared = await client.listChanges(
-      { status: 'prepared', accountId: '', limit: 100, offset: 0 },
+      { state: ChangeStatus.PREPARED, accountId: '', limit: 100, offset: 0 },
       as(agent),
     );
     assert.ok(prepared.changes.every((c) => statusOf(c) === 'prepared'));

@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { AuditService } from '@adsmcp/proto/changes/v1/audit_pb';
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
+import type { ChangeStatus } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ControlsService } from '@adsmcp/proto/changes/v1/controls_pb';
 import { RevertService } from '@adsmcp/proto/changes/v1/revert_pb';
 import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
@@ -47,18 +48,24 @@ async function refusal(call: Promise<unknown>): Promise<string> {
 
 test('a list of changes out of the contract is refused naming each field and its rule, not cut down', async () => {
   assert.equal(
-    await refusal(
-      svc.client.listChanges(
-        { status: 'done', accountId: 'acct-1', limit: 5000, offset: 0 },
-        svc.as(operator),
-      ),
-    ),
-    '`status` must be one of prepared, approved, expired, rejected, applying, applied, failed (got "done"); ' +
-      '`account_id` must be a UUID (got "acct-1"); `limit` must be an integer from 1 to 200 (got 5000)',
+    await refusal(svc.client.listChanges({ accountId: 'acct-1', limit: 5000, offset: 0 }, svc.as(operator))),
+    '`account_id` must be a UUID (got "acct-1"); `limit` must be an integer from 1 to 200 (got 5000)',
+  );
+  // A status the enum lacks (a newer caller's value) would match nothing: refused, naming the words.
+  assert.equal(
+    await refusal(svc.client.listChanges({ state: 99 as ChangeStatus }, svc.as(operator))),
+    'state must be one of prepared, approved, expired, rejected, applying, applied, failed (got 99)',
   );
   // Unset fields keep their defaults: 0 and "" are not refused.
   const all = await svc.client.listChanges({}, svc.as(operator));
   assert.equal(all.total, 0);
+});
+
+test('an apply request naming no change by its UUID, or a digest that is not one, is refused before anything is read', async () => {
+  assert.equal(
+    await refusal(svc.client.applyChange({ changeId: 'chg-1', digest: 'ABC', waitMs: 0 }, svc.as(operator))),
+    '`change_id` must be a UUID (got "chg-1"); `digest` must match ^[0-9a-f]{64}$ (got "ABC")',
+  );
 });
 
 test('a standard saved straight to the service is held to the same bounds as the tool', async () => {

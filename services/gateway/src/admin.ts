@@ -606,10 +606,7 @@ async function changeOutcomes({ pool, command, values, positionals }: CommandInp
   if (command === 'unknown-outcomes') {
     const found: Change[] = [];
     for (let offset: number | undefined = 0; offset !== undefined; ) {
-      const res = await changes.listChanges(
-        { status: '', accountId: '', outcomeUnknown: true, limit: 100, offset },
-        as,
-      );
+      const res = await changes.listChanges({ accountId: '', outcomeUnknown: true, limit: 100, offset }, as);
       found.push(...res.changes);
       offset = res.nextOffset;
     }

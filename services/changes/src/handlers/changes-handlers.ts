@@ -2,14 +2,18 @@
  * The ChangesService RPCs: proto <-> domain (planning/ plans and records a change), and the
  * transaction that commits an apply request with its work.
  */
-import type {
-  ChangesService,
-  ListChangeEventsRequest,
-  PlanChangeResponseSchema,
-  PrepareChangeRequest,
+import {
+  ChangeEventKind,
+  ChangeEventKindSchema,
+  ChangeStatusSchema,
+  type ChangesService,
+  type ListChangeEventsRequest,
+  type PlanChangeResponseSchema,
+  type PrepareChangeRequest,
 } from '@adsmcp/proto/changes/v1/changes_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
+import { enumValue, enumWord, enumWords } from '@adsmcp/runtime/enum-words';
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
@@ -205,15 +209,16 @@ function readingRpcs({ pool, upstream, now }: Deps): Rpcs<'getChange' | 'listCha
 
     async listChanges(req, ctx) {
       const p = principalOf(ctx);
-      // The status enum and the page bounds are the proto's rules, checked before any handler runs.
+      // The page bounds are the proto's rules, checked before any handler runs.
       if (req.accountId !== '' && !isUuid(req.accountId))
         throw new InvalidArgumentError('account_id must be a UUID');
+      const status = statusFilter(req.state);
       // Plain proto3 fields: 0 is "unset", and no valid limit.
       const page = pageOf({ offset: req.offset, limit: req.limit || undefined });
       const at = { expiry: await expiryHours(pool, p.workspaceId), now: now() };
       const { rows, total } = await listChanges(pool, {
         workspaceId: p.workspaceId,
-        status: req.status || undefined,
+        status,
         accountId: req.accountId || undefined,
         outcomeUnknown: req.outcomeUnknown,
         ...at,
@@ -238,6 +243,20 @@ function readingRpcs({ pool, upstream, now }: Deps): Rpcs<'getChange' | 'listCha
       return { events: mergedEvents(rows, settings, at, filter.limit) };
     },
   };
+}
+
+/**
+ * The status word a list is filtered by (the store's rows name statuses by their words), or none
+ * for CHANGE_STATUS_UNSPECIFIED. A number the enum lacks (a newer caller's value) would match
+ * nothing and read as "no such changes": refused, naming the words.
+ */
+function statusFilter(value: number): string | undefined {
+  if (!ChangeStatusSchema.values.some((v) => v.number === value)) {
+    throw new InvalidArgumentError(
+      `state must be one of ${enumWords(ChangeStatusSchema).join(', ')} (got ${value})`,
+    );
+  }
+  return enumWord(ChangeStatusSchema, value) ?? undefined;
 }
 
 /** The events filter a ListChangeEvents request asks for, its ids and cursor checked. */
@@ -272,9 +291,15 @@ function mergedEvents(
   limit: number,
 ) {
   const events = [
-    ...rows.map((r) => ({ kind: r.kind, at: r.event_at, key: r.event_key, change: toProto(r, at) })),
+    ...rows.map((r) => ({
+      // The store names each kind by its word (it is part of the event's key too).
+      eventKind: enumValue(ChangeEventKindSchema, r.kind),
+      at: r.event_at,
+      key: r.event_key,
+      change: toProto(r, at),
+    })),
     ...settings.map((s) => ({
-      kind: 'expiry_settings_changed',
+      eventKind: ChangeEventKind.EXPIRY_SETTINGS_CHANGED,
       at: s.event_at,
       key: s.event_key,
       settings: settingsProto(s, hoursOf(s)),

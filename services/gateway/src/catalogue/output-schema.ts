@@ -37,6 +37,7 @@ const TOOL_FIELDS: ReadonlyMap<string, { name: string; number: number }> = new M
   ['optimizer.v1.ReviewRun.found', { name: 'outcome', number: 11 }],
   ['optimizer.v1.ListRunsRequest.state', { name: 'status', number: 2 }],
   ['optimizer.v1.ListProposalsRequest.state', { name: 'status', number: 2 }],
+  ['changes.v1.ListChangesRequest.state', { name: 'status', number: 1 }],
 ]);
 
 /** The name a tool shows for `field`: its proto name unless TOOL_FIELDS renames it. */

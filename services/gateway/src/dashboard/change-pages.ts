@@ -4,7 +4,7 @@
  * person, and only for the digest they were shown.
  */
 
-import type { Change, LiveCheck } from '@adsmcp/proto/changes/v1/changes_pb';
+import { type Change, ChangeStatus, type LiveCheck } from '@adsmcp/proto/changes/v1/changes_pb';
 import { type GetCheckedStandardsNowResponse, StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import { changeRows } from '@adsmcp/runtime/change-diff';
 import { isUuid } from '@adsmcp/runtime/ids';
@@ -589,7 +589,7 @@ export async function loadReview(
   if (!checkLive || !PENDING.has(statusWord(change)))
     return { change, live: res.live, conflicts: [], assets, account, envelope, standardsNow };
   const { changes } = await deps.changes.listChanges(
-    { status: '', accountId: change.accountId, limit: 100, offset: 0 },
+    { accountId: change.accountId, limit: 100, offset: 0 },
     onBehalfOf(p),
   );
   return {
@@ -606,8 +606,8 @@ export async function loadReview(
 /** Pending changes of the workspace (prepared and approved), to find conflicts among. */
 export async function pendingChanges(deps: GatewayDeps, p: Principal): Promise<Change[]> {
   const lists = await Promise.all(
-    ['prepared', 'approved'].map((status) =>
-      deps.changes.listChanges({ status, accountId: '', limit: 100, offset: 0 }, onBehalfOf(p)),
+    [ChangeStatus.PREPARED, ChangeStatus.APPROVED].map((state) =>
+      deps.changes.listChanges({ state, accountId: '', limit: 100, offset: 0 }, onBehalfOf(p)),
     ),
   );
   return lists.flatMap((l) => l.changes);

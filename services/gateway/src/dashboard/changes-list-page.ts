@@ -2,7 +2,9 @@
  * All the workspace's changes, filterable by status and ad account (by name) and paged, each
  * marked when it conflicts with another pending change to the same object.
  */
+import { ChangeStatus, ChangeStatusSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { enumValue, enumWords } from '@adsmcp/runtime/enum-words';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { LIST_OFFSET_MAX } from '@adsmcp/runtime/paging';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -18,7 +20,7 @@ import { localTimeScript } from './local-time.ts';
 import { PAGE_SIZE, pageNumber, pagerHtml, queryText } from './paging.ts';
 import { signInFirst } from './sign-in-next.ts';
 
-const STATUSES = ['prepared', 'approved', 'expired', 'rejected', 'applying', 'applied', 'failed'] as const;
+const STATUSES = enumWords(ChangeStatusSchema);
 /** The filter for failed changes whose outcome is unknown (sent, no answer recorded, not settled). */
 const OUTCOME_UNKNOWN = 'outcome_unknown';
 /**
@@ -68,9 +70,7 @@ export function registerChangesListPage(
 /** The status filter of the query: a status, the outcome-unknown filter, or blank for any. */
 function statusFilter(query: unknown): string {
   const statusText = queryText(query, 'status');
-  return (STATUSES as readonly string[]).includes(statusText) || statusText === OUTCOME_UNKNOWN
-    ? statusText
-    : '';
+  return STATUSES.includes(statusText) || statusText === OUTCOME_UNKNOWN ? statusText : '';
 }
 
 async function changesListPage(
@@ -97,7 +97,8 @@ async function changesListPage(
   const [{ changes, total }, pending, accounts] = await Promise.all([
     deps.changes.listChanges(
       {
-        status: outcomeUnknown ? '' : status,
+        state:
+          outcomeUnknown || status === '' ? ChangeStatus.UNSPECIFIED : enumValue(ChangeStatusSchema, status),
         outcomeUnknown,
         accountId,
         limit: PAGE_SIZE,

@@ -6,6 +6,7 @@
  * fetched from another host), each with its numbers in a table for screen readers and for
  * anyone who would rather read them.
  */
+import { ChangeStatus } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ControlsService, type SpendEnvelope } from '@adsmcp/proto/changes/v1/controls_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { exactCount } from '@adsmcp/runtime/platform-read/insights';
@@ -95,7 +96,10 @@ export async function loadAccountPerformance(
     ]),
   );
   const applied = deps.changes
-    .listChanges({ status: 'applied', accountId: account.accountId, limit: 200, offset: 0 }, onBehalfOf(p))
+    .listChanges(
+      { state: ChangeStatus.APPLIED, accountId: account.accountId, limit: 200, offset: 0 },
+      onBehalfOf(p),
+    )
     .then(
       (r) => r.changes,
       () => [],

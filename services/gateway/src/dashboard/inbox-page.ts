@@ -5,7 +5,7 @@
  * whose object moved on the platform since it was prepared is marked stale (it can no longer be
  * approved), and one that expires soon says when.
  */
-import type { Change } from '@adsmcp/proto/changes/v1/changes_pb';
+import { type Change, ChangeStatus } from '@adsmcp/proto/changes/v1/changes_pb';
 import { type Proposal, ProposalStatus, ReviewService } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Principal } from '@adsmcp/runtime/principal';
@@ -41,11 +41,11 @@ export async function inboxCount(deps: GatewayDeps, s: SessionView): Promise<num
   try {
     const [prepared, unknown, proposals] = await Promise.all([
       deps.changes.listChanges(
-        { status: 'prepared', accountId: '', limit: 1, offset: 0 },
+        { state: ChangeStatus.PREPARED, accountId: '', limit: 1, offset: 0 },
         onBehalfOf(principal),
       ),
       deps.changes.listChanges(
-        { status: '', outcomeUnknown: true, accountId: '', limit: 1, offset: 0 },
+        { outcomeUnknown: true, accountId: '', limit: 1, offset: 0 },
         onBehalfOf(principal),
       ),
       deps
@@ -108,11 +108,11 @@ async function loadInbox(deps: GatewayDeps, s: SessionView): Promise<InboxData> 
   const reviews = deps.clientOf(ReviewService);
   const [prepared, unknown, pending, published, optimizers, accounts] = await Promise.all([
     deps.changes.listChanges(
-      { status: 'prepared', accountId: '', limit: INBOX_LIMIT, offset: 0 },
+      { state: ChangeStatus.PREPARED, accountId: '', limit: INBOX_LIMIT, offset: 0 },
       onBehalfOf(principal),
     ),
     deps.changes.listChanges(
-      { status: '', outcomeUnknown: true, accountId: '', limit: INBOX_LIMIT, offset: 0 },
+      { outcomeUnknown: true, accountId: '', limit: INBOX_LIMIT, offset: 0 },
       onBehalfOf(principal),
     ),
     reviews

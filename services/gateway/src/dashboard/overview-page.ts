@@ -2,6 +2,7 @@
  * The workspace overview at /dashboard: changes awaiting approval, the ad accounts and the MCP
  * connections, each connection revocable from here.
  */
+import { ChangeStatus } from '@adsmcp/proto/changes/v1/changes_pb';
 import type { FastifyInstance } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { listCredentials } from '../store/identity-store.ts';
@@ -26,7 +27,10 @@ function registerOverview(app: FastifyInstance, deps: GatewayDeps, { session }: 
     const [credentials, pending, accounts] = await Promise.all([
       listCredentials(deps.pool, s.workspace_id),
       deps.changes
-        .listChanges({ status: 'prepared', accountId: '', limit: 50, offset: 0 }, onBehalfOf(principal))
+        .listChanges(
+          { state: ChangeStatus.PREPARED, accountId: '', limit: 50, offset: 0 },
+          onBehalfOf(principal),
+        )
         .then(
           async (r) => ({
             changes: r.changes,

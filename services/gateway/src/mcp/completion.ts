@@ -5,6 +5,7 @@
  * caller's principal, only where the caller may use those tools.
  */
 
+import { ChangeStatus } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import { type CompleteRequest, type CompleteResult, ProtocolError } from '@modelcontextprotocol/server';
@@ -116,7 +117,7 @@ async function candidatesOf(
     }
     case 'change': {
       if (!may('ads_list_changes')) return [];
-      const res = await deps.changes.listChanges({ status: 'prepared', limit: 100 }, as);
+      const res = await deps.changes.listChanges({ state: ChangeStatus.PREPARED, limit: 100 }, as);
       return res.changes.map((c) => ({ value: c.changeId, name: c.summary }));
     }
     case 'report': {

@@ -4,6 +4,7 @@
  * downloadable catalogue. Each is read through the RPC its tool uses, with the caller's principal,
  * so a record of another workspace is not found, and only by a caller who may use that tool.
  */
+import { ChangeStatus } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ListAccountStandardsResponseSchema, StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import { AssetService } from '@adsmcp/proto/marketing/v1/assets_pb';
 import { GetPerformanceReportResponseSchema, ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
@@ -208,7 +209,7 @@ async function readStream(
       nextOffset: res.nextOffset,
     };
   }
-  const res = await deps.changes.listChanges({ status: 'prepared', offset, limit }, as);
+  const res = await deps.changes.listChanges({ state: ChangeStatus.PREPARED, offset, limit }, as);
   return {
     listed: res.changes.map((c) => ({
       uri: changeReviewUri(c.changeId),

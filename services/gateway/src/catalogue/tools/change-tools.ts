@@ -6,10 +6,12 @@
  */
 import {
   type ApplyChangeResponse,
+  ChangeStatusSchema,
   ChangesService,
   type GetChangeResponse,
   type ListChangesResponse,
 } from '@adsmcp/proto/changes/v1/changes_pb';
+import { enumWords } from '@adsmcp/runtime/enum-words';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { appliedOrFailure, CHANGE_OUTPUT, changeView } from '../change-view.ts';
@@ -113,7 +115,7 @@ export const getChange: ToolRow<GatewayDeps> = {
 
 const listInput = object({
   // prepared and approved leave out the expired changes; expired lists them.
-  status: enumOf(['prepared', 'approved', 'expired', 'rejected', 'applying', 'applied', 'failed']),
+  status: enumOf(enumWords(ChangeStatusSchema)),
   account_id: accountId,
   limit: integer({ min: 1, max: 100 }),
   offset: integer({ min: 0, max: 100_000 }),
