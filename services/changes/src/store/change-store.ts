@@ -160,19 +160,62 @@ export async function listChanges(
     f.now,
   ];
   // The page's ids are found first, in the list indexes alone (migration 0015), and only the
-  // page's rows are read: an offset deep into the history skips index entries, not rows.
+  // page's rows are read. Where the filter is one the day counts keep (migration 0019), the day
+  // holding the offset's change is found from them and only that day's earlier matches are
+  // skipped; otherwise the offset skips its index entries.
+  const days = dayCountsWhere(f);
   const [{ rows }, total] = await Promise.all([
     db.query<ChangeRow>(
-      `SELECT c.* FROM (
-         SELECT c.change_id, c.prepared_at FROM changes c WHERE ${where}
-          ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 OFFSET $8
-       ) page JOIN changes c ON c.change_id = page.change_id
-       ORDER BY page.prepared_at DESC, page.change_id`,
+      days === undefined
+        ? `SELECT c.* FROM (
+             SELECT c.change_id, c.prepared_at FROM changes c WHERE ${where}
+              ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 OFFSET $8
+           ) page JOIN changes c ON c.change_id = page.change_id
+           ORDER BY page.prepared_at DESC, page.change_id`
+        : // One statement, so that the day counts and the changes are read in one snapshot: the
+          // page is the one a plain OFFSET gives. `newer` is the number of matches prepared after
+          // the day holding the offset's change (`through` counts that day's too), so the page is
+          // the one at offset - newer among the matches prepared before that day ends. 24 hours,
+          // not a day: a day added to a time follows the session's time zone across DST.
+          `WITH day AS (
+             SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
+               SELECT k.day,
+                      sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through,
+                      coalesce(sum(k.n) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
+                 FROM change_day_counts k WHERE ${days}
+             ) s WHERE s.through > $8::bigint ORDER BY s.day DESC LIMIT 1
+           )
+           SELECT c.* FROM (
+             SELECT c.change_id, c.prepared_at FROM changes c
+              WHERE ${where} AND c.prepared_at < (SELECT ends FROM day)
+              ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 OFFSET $8::bigint - (SELECT newer FROM day)
+           ) page JOIN changes c ON c.change_id = page.change_id
+           ORDER BY page.prepared_at DESC, page.change_id`,
       [...params, f.limit, f.offset],
     ),
     countChanges(db, f),
   ]);
   return { rows, total };
+}
+
+/**
+ * The condition on `change_day_counts` as `k` (migration 0019) that counts exactly the changes
+ * listChanges's filter matches, in the same parameters ($1 the workspace, $2 the status, $3 the
+ * account). Undefined for prepared, approved and expired, whose members depend on the time as
+ * well as on what the counts are kept by.
+ */
+function dayCountsWhere(f: {
+  status?: string;
+  accountId?: string;
+  outcomeUnknown?: boolean;
+}): string | undefined {
+  // Only the conditions a case has, so that the planner reads the index of that filter.
+  const account = f.accountId === undefined ? '' : ' AND k.account_id = $3::uuid';
+  if (f.outcomeUnknown) return `k.workspace_id = $1${account} AND k.status = 'failed' AND k.outcome_unknown`;
+  if (f.status === undefined) return `k.workspace_id = $1${account}`;
+  if (['rejected', 'applying', 'applied', 'failed'].includes(f.status))
+    return `k.workspace_id = $1${account} AND k.status = $2::text`;
+  return undefined;
 }
 
 /**

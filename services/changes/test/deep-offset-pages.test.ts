@@ -1,0 +1,256 @@
+/**
+ * A page of the changes list deep into the history is found from the counts kept per day
+ * (migration 0019) rather than by skipping every change before it. Whatever mix of inserts across
+ * days, status moves, moves to another day and deletions ran, in concurrent transactions some of
+ * which rolled back, the page the list returns for every filter the day counts serve (no filter,
+ * each stored status, unknown outcomes, each with or without one account), at any offset, is the
+ * page a plain OFFSET gives in the same snapshot. Real PostgreSQL, the service's own migrations.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
+import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import fc from 'fast-check';
+import { listChanges } from '../src/store/change-store.ts';
+
+let db: TestDatabase;
+let pool: Pool;
+
+const STATUSES = ['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed'] as const;
+type Stored = (typeof STATUSES)[number];
+const expiry = { preparedValidHours: 72, approvalValidHours: 24 };
+
+before(async () => {
+  db = await testDatabase();
+  pool = createPool(db.url, 'changes', 12);
+  await migrate(pool, 'changes', fileURLToPath(new URL('../migrations', import.meta.url)));
+});
+
+after(async () => {
+  await pool?.end();
+  await db?.drop();
+  await stopTestServer();
+});
+
+/**
+ * When a change was prepared: some hours before now, or on a UTC midnight some days back, or a
+ * microsecond before one, where the day a change is counted in turns over.
+ */
+type When = { hoursAgo: number } | { midnightsAgo: number; justBefore: boolean };
+
+const when: fc.Arbitrary<When> = fc.oneof(
+  fc.record({ hoursAgo: fc.integer({ min: 0, max: 24 * 5 }) }),
+  fc.record({ midnightsAgo: fc.integer({ min: 0, max: 4 }), justBefore: fc.boolean() }),
+);
+
+/** The SQL of a time `w`, its number in parameter `$n`. */
+const preparedAt = (w: When, n: number) =>
+  'hoursAgo' in w
+    ? { sql: `now() - make_interval(hours => $${n}::int)`, value: w.hoursAgo }
+    : {
+        sql: `change_day(now()) - make_interval(days => $${n}::int)${w.justBefore ? " - interval '1 microsecond'" : ''}`,
+        value: w.midnightsAgo,
+      };
+
+type Step =
+  | { kind: 'insert'; account: number; status: Stored; when: When; count: number }
+  | { kind: 'move'; pick: number; status: Stored; sent: boolean; resolution: string | null }
+  | { kind: 'redate'; pick: number; when: When }
+  | { kind: 'delete'; pick: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('insert' as const),
+      account: fc.integer({ min: 0, max: 2 }),
+      status: fc.constantFrom(...STATUSES),
+      when,
+      // Several changes at one time: the change id orders them.
+      count: fc.integer({ min: 1, max: 4 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('move' as const),
+      pick: fc.nat(),
+      status: fc.constantFrom(...STATUSES),
+      sent: fc.boolean(),
+      resolution: fc.constantFrom(null, 'send_again', 'not_applied'),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('redate' as const), pick: fc.nat(), when }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), pick: fc.nat() }) },
+);
+
+const transaction = fc.record({
+  steps: fc.array(step, { minLength: 1, maxLength: 5 }),
+  rollback: fc.boolean(),
+});
+
+async function run(
+  workspaceId: string,
+  accounts: string[],
+  tx: { steps: Step[]; rollback: boolean },
+  ids: string[],
+): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    for (const s of tx.steps) {
+      if (s.kind === 'insert') {
+        const at = preparedAt(s.when, 4);
+        const { rows } = await client.query<{ change_id: string }>(
+          `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json,
+                               digest, target_path, target_before_json, prepared_by, prepared_at)
+           SELECT gen_random_uuid(), $1, $2, 'ads_update_ad', $3, 'A change', 'POST', '/ads/1', '{}',
+                  repeat('a', 64), '/ads/1', '{}', 'agent', ${at.sql}
+             FROM generate_series(1, $5)
+           RETURNING change_id`,
+          [workspaceId, accounts[s.account], s.status, at.value, s.count],
+        );
+        ids.push(...rows.map((r) => r.change_id));
+        continue;
+      }
+      const id = ids[s.pick % Math.max(1, ids.length)];
+      if (id === undefined) continue;
+      const { rows } = await client.query(
+        'SELECT 1 FROM changes WHERE change_id = $1 FOR UPDATE SKIP LOCKED',
+        [id],
+      );
+      if (rows.length === 0) continue;
+      if (s.kind === 'move')
+        await client.query(
+          `UPDATE changes SET status = $2, sent_at = CASE WHEN $3 THEN now() END, resolution = $4
+            WHERE change_id = $1`,
+          [id, s.status, s.sent, s.resolution],
+        );
+      else if (s.kind === 'redate') {
+        const at = preparedAt(s.when, 2);
+        await client.query(`UPDATE changes SET prepared_at = ${at.sql} WHERE change_id = $1`, [id, at.value]);
+      } else await client.query('DELETE FROM changes WHERE change_id = $1', [id]);
+    }
+    await client.query(tx.rollback ? 'ROLLBACK' : 'COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** The filters the day counts serve. */
+const FILTERS: { status?: string; outcomeUnknown?: boolean }[] = [
+  {},
+  { outcomeUnknown: true },
+  { status: 'rejected' },
+  { status: 'applying' },
+  { status: 'applied' },
+  { status: 'failed' },
+];
+
+/** A page to read: a filter, an account or none, an offset (taken modulo the matches, and past them), a limit. */
+const read = fc.record({
+  filter: fc.nat({ max: FILTERS.length - 1 }),
+  account: fc.nat({ max: 3 }),
+  offset: fc.nat(),
+  limit: fc.integer({ min: 1, max: 4 }),
+});
+
+/** The page a plain OFFSET gives: every match before it skipped. */
+async function plainPage(
+  db: Pick<Pool, 'query'>,
+  workspaceId: string,
+  accountId: string | undefined,
+  filter: { status?: string; outcomeUnknown?: boolean },
+  offset: number,
+  limit: number,
+): Promise<{ ids: string[]; matches: number }> {
+  const params: unknown[] = [workspaceId];
+  const where = [`workspace_id = $1`];
+  if (accountId !== undefined) where.push(`account_id = $${params.push(accountId)}`);
+  if (filter.outcomeUnknown)
+    where.push('change_outcome_unknown(status, sent_at, upstream_status, resolution)');
+  else if (filter.status !== undefined) where.push(`status = $${params.push(filter.status)}`);
+  const page = await db.query<{ change_id: string }>(
+    `SELECT change_id FROM changes WHERE ${where.join(' AND ')}
+      ORDER BY prepared_at DESC, change_id OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
+    [...params, offset, limit],
+  );
+  const count = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM changes WHERE ${where.join(' AND ')}`,
+    params,
+  );
+  return { ids: page.rows.map((r) => r.change_id), matches: count.rows[0]?.n ?? 0 };
+}
+
+test('a deep page from the day counts is the page a plain OFFSET gives, for every filter they serve, in one snapshot while changes are written', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.array(transaction, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 4 }),
+      fc.array(read, { minLength: 1, maxLength: 8 }),
+      async (rounds, reads) => {
+        const workspaceId = randomUUID();
+        const accounts = [randomUUID(), randomUUID(), randomUUID()];
+        const ids: string[] = [];
+        const last = rounds.length - 1;
+        for (const [i, round] of rounds.entries()) {
+          const writes = Promise.all(round.map((tx) => run(workspaceId, accounts, tx, ids)));
+          if (i < last) {
+            await writes;
+            continue;
+          }
+          // The last round's transactions commit while the pages are read, each pair in one
+          // snapshot (repeatable read): the list and the plain OFFSET see the same changes.
+          const reader = await pool.connect();
+          try {
+            await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+            for (const r of reads) {
+              const filter = FILTERS[r.filter] ?? {};
+              const accountId = accounts[r.account];
+              const { matches } = await plainPage(reader, workspaceId, accountId, filter, 0, 1);
+              const offset = r.offset % (matches + 3);
+              const plain = await plainPage(reader, workspaceId, accountId, filter, offset, r.limit);
+              const { rows } = await listChanges(reader, {
+                workspaceId,
+                accountId,
+                ...filter,
+                expiry,
+                now: new Date(),
+                limit: r.limit,
+                offset,
+              });
+              assert.deepEqual(
+                rows.map((c) => c.change_id),
+                plain.ids,
+                `page of ${JSON.stringify({ accountId, ...filter, offset, limit: r.limit })} among ${matches}`,
+              );
+            }
+            await reader.query('COMMIT');
+          } finally {
+            reader.release();
+            await writes;
+          }
+        }
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
+
+test('the day counts equal count(*) of the changes per workspace, day, account, status and unknown outcome', async () => {
+  const kept = await pool.query(
+    `SELECT workspace_id, day, account_id, status, outcome_unknown, sum(n)::int AS n FROM change_day_counts
+      GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5`,
+  );
+  const counted = await pool.query(
+    `SELECT workspace_id, date_trunc('day', prepared_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, account_id, status,
+            change_outcome_unknown(status, sent_at, upstream_status, resolution) AS outcome_unknown, count(*)::int AS n
+       FROM changes GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
+  );
+  assert.ok(counted.rows.length > 0, 'the property left changes to count');
+  assert.deepEqual(kept.rows, counted.rows);
+});
