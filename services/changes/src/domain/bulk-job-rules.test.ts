@@ -253,6 +253,32 @@ test('a job body that would create an active object or a conversion campaign is 
   assert.throws(() => checkBulkJob(conv), /conversion campaigns are refused/);
 });
 
+test('a job body sent to be prepared is held to the ad group and ad bodies the prepare tools publish, by field', () => {
+  const job = () =>
+    JSON.parse(JSON.stringify(compileAdBatch(batch, usd).body)) as { operations: { body: Fields }[] };
+  type Fields = Record<string, unknown>;
+  const group = job();
+  (group.operations[1] as { body: Fields }).body.name = 'g'.repeat(1001);
+  (group.operations[1] as { body: Fields }).body.countries = ['US'];
+  assert.throws(
+    () => checkBulkJob(group),
+    (e: unknown) =>
+      e instanceof InvalidArgumentError &&
+      e.message ===
+        'unknown property of `body.operations[1].body` `countries`; allowed: campaign_id, name, description, ' +
+          'context_hints, status, bidding_config, product_set, landing_page_configuration; ' +
+          '`body.operations[1].body.name` must be 3 to 1000 characters (got 1001)',
+  );
+  const ad = job();
+  ((ad.operations[2] as { body: Fields }).body.creative as Fields).title = 't'.repeat(51);
+  assert.throws(
+    () => checkBulkJob(ad),
+    (e: unknown) =>
+      e instanceof InvalidArgumentError &&
+      e.message === '`body.operations[2].body.creative.title` must be 1 to 50 characters (got 51)',
+  );
+});
+
 const issuesOf = (over: Partial<Sheets>) =>
   compileBulkJob(workbook(over), usd, flags).issues.map((i) => `${i.sheet}:${i.column}: ${i.message}`);
 

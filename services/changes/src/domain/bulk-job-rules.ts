@@ -2,18 +2,33 @@
  * Campaign building in bulk: rows of campaigns, ad groups and ads (a workbook's three sheets, or an
  * ad batch) compiled into the body of one bulk mutation job (`POST /bulk_mutation_jobs`) that
  * creates every object paused. Money goes through the planning money rules (exact micros, the
- * account currency's minor units, the platform's bounds), ad groups and ads through their own rules,
- * so a workbook, an ad batch and a single prepare agree. A refused row is reported with its sheet,
+ * account currency's minor units, the platform's bounds), ad groups and ads through their own rules
+ * and the bounds of the platform bodies the prepare tools publish (`platform-bodies.ts`, against
+ * which each compiled ad group and ad is checked too), so a workbook, an ad batch and a single
+ * prepare agree. A refused row is reported with its sheet,
  * row number and column, every one at once.
  */
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import {
+  adCreative,
+  adGroupCreateBody,
+  adGroupFields,
+  adName,
+  contextHint,
+  creativeFields,
+  lengthBounds,
+  MAX_BID_MICROS,
+  MAX_CONTEXT_HINTS,
+  platformId,
+} from '@adsmcp/runtime/platform-bodies';
+import { enumOf, type Issue, object, type Schema, validate } from '@adsmcp/runtime/schema';
 import { blankRefusal, hiddenCharacter, stackedMarksRefusal, textLength } from '@adsmcp/runtime/text';
 import { isWrittenUrl } from '@adsmcp/runtime/written-url';
 import { iso31661 } from 'iso-3166';
 import { Temporal } from 'temporal-polyfill';
 import { checkAdGroup } from './ad-group-rules.ts';
 import { checkAd } from './ad-rules.ts';
-import { MAX_BID_MICROS, MAX_BUDGET_MICROS, planMoney } from './money.ts';
+import { MAX_BUDGET_MICROS, planMoney } from './money.ts';
 import { checkRfc3339, resolveLocal } from './schedule.ts';
 
 export const SHEETS = ['campaigns', 'adgroups', 'ads'] as const;
@@ -26,9 +41,16 @@ export const MIN_BUDGET_MICROS = 1_000_000n;
 export const BULK_OBJECTIVES = ['clicks', 'impressions'] as const;
 const BUDGET_TYPES = ['daily', 'lifetime'] as const;
 export const MAX_COUNTRIES = 250;
-/** The most context hints an ad group has, and the longest one. */
-export const MAX_CONTEXT_HINTS = 2000;
-const MAX_HINT_LENGTH = 1000;
+/**
+ * The bounds of what the rows give, taken from the platform bodies the prepare tools publish
+ * (`platform-bodies.ts`), so that a workbook's row and a single prepare are held to one number.
+ */
+const AD_GROUP_NAME = lengthBounds(adGroupFields.name);
+const HINT = lengthBounds(contextHint);
+const AD_NAME = lengthBounds(adName);
+const TITLE = lengthBounds(creativeFields.title);
+const AD_BODY = lengthBounds(creativeFields.body);
+const TARGET_URL = lengthBounds(creativeFields.target_url);
 const COUNTRY_CODES: ReadonlySet<string> = new Set(iso31661.map((c) => c.alpha2));
 
 /** The columns of each sheet; the first ones listed are required. */
@@ -212,6 +234,17 @@ class RowReader {
     );
   }
 
+  /**
+   * Whether the request the row compiled to meets its declared platform body; each issue becomes
+   * this row's issue in the column `columnOf` maps its field to. The row's own checks come first
+   * and say it in the sheet's words, so this reports only what they leave to the declaration.
+   */
+  declared(schema: Schema, request: Record<string, unknown>, columnOf: (field: string) => string): boolean {
+    const issues: Issue[] = validate(schema, request);
+    for (const i of issues) this.issue(columnOf(i.path), i.message);
+    return issues.length === 0;
+  }
+
   /** The cell as text; numbers and dates as they are written. Empty cells are absent. */
   text(column: string): string | undefined {
     return cellText(this.row.cells[column], this.mode);
@@ -268,11 +301,11 @@ class RowReader {
 
   httpsUrl(column: string, value: string | undefined): string | undefined {
     if (value === undefined) return undefined;
-    if (!isWrittenUrl(value) || textLength(value) > 2048) {
+    if (!isWrittenUrl(value) || textLength(value) > TARGET_URL.max) {
       const spaces = /[\s\\]/.test(value) ? ' with no spaces or backslashes' : '';
       return this.issue(
         column,
-        `${column} must be an https URL${spaces}, of at most 2048 characters (got ${shownValue(value)})`,
+        `${column} must be an https URL${spaces}, of at most ${TARGET_URL.max} characters (got ${shownValue(value)})`,
       );
     }
     return this.shown(column, value);
@@ -314,8 +347,8 @@ class RowReader {
       const refusal = textRefusal(at, hint, false);
       if (refusal !== undefined) return this.issue(column, refusal);
       const length = textLength(hint);
-      if (length > MAX_HINT_LENGTH)
-        return this.issue(column, `${at} must be 1 to ${MAX_HINT_LENGTH} characters (got ${length})`);
+      if (length < HINT.min || length > HINT.max)
+        return this.issue(column, `${at} must be ${HINT.min} to ${HINT.max} characters (got ${length})`);
     }
     return hints;
   }
@@ -373,6 +406,34 @@ function parseDate(r: RowReader, column: string): Temporal.PlainDate | undefined
       throw new InvalidArgumentError(`${column} ${t} is not a real date`);
     }
   });
+}
+
+/** The first field of a request's field path: `creative.title` is creative, `context_hints[2]` context_hints. */
+const topField = (path: string) => path.split(/[.[]/, 1)[0] ?? path;
+
+/** The adgroups column an ad group request's field comes from. */
+function groupColumn(path: string): string {
+  const field = topField(path);
+  if (field === 'campaign_id') return 'campaign';
+  if (field === 'bidding_config') return 'bid';
+  return field === 'context_hints' || field === 'status' ? field : 'name';
+}
+
+/**
+ * An ad a bulk job creates: the name and creative an ad update declares, in the ad group the job
+ * creates (named by its reference), paused.
+ */
+const adInBulkJob = object(
+  { ad_group_id: platformId(), name: adName, status: enumOf(['paused']), creative: adCreative },
+  ['ad_group_id', 'name', 'status', 'creative'],
+);
+
+/** The ads column an ad request's field comes from. */
+function adColumn(path: string): string {
+  const field = path.startsWith('creative.')
+    ? path.slice('creative.'.length).split(/[.[]/, 1)[0]
+    : topField(path);
+  return field === 'title' || field === 'body' || field === 'target_url' ? field : 'name';
 }
 
 interface CampaignOut {
@@ -496,7 +557,7 @@ function compileBid(r: RowReader, account: BulkAccount, objective: string | unde
     if (!/^\d{1,16}$/.test(bidMicros))
       return r.issue('bid_micros', 'bid_micros must be a whole number of micros');
     const micros = BigInt(bidMicros);
-    if (micros < 1n || micros > MAX_BID_MICROS)
+    if (micros < 1n || micros > BigInt(MAX_BID_MICROS))
       return r.issue(
         'bid_micros',
         `bid_micros must be from 1 to ${MAX_BID_MICROS}, the largest bid an ad group accepts (got ${micros})`,
@@ -532,7 +593,7 @@ function compileAdGroup(
   const campaign = campaignName === undefined ? undefined : campaigns.get(campaignName);
   if (campaignName !== undefined && campaign === undefined)
     r.issue('campaign', `campaign "${campaignName}" is not the name of a valid row of the campaigns sheet`);
-  const name = r.shown('name', r.length('name', r.required('name'), 3, 1000));
+  const name = r.shown('name', r.length('name', r.required('name'), AD_GROUP_NAME.min, AD_GROUP_NAME.max));
   const countryList = r.list('countries');
   const countries =
     countryList === undefined
@@ -551,6 +612,7 @@ function compileAdGroup(
     bidding_config: { billing_event_type: billing, strategy: 'fixed_bid', max_bid_micros: Number(bid) },
     ...(hints === undefined || hints.length === 0 ? {} : { context_hints: hints }),
   };
+  if (!r.declared(adGroupCreateBody, body, groupColumn)) return undefined;
   if (!r.passes('bid', () => checkAdGroup(body, body))) return undefined;
   const ref = `g${index + 1}`;
   out.body.operations.push({ type: 'create_ad_group', ref, body });
@@ -563,9 +625,9 @@ function compileAd(r: RowReader, adGroups: ReadonlyMap<string, { ref: string }>,
   const group = groupName === undefined ? undefined : adGroups.get(groupName);
   if (groupName !== undefined && group === undefined)
     r.issue('ad_group', `ad_group "${groupName}" is not the name of a valid row of the adgroups sheet`);
-  const name = r.shown('name', r.length('name', r.required('name'), 3, 1000));
-  const title = r.shown('title', r.length('title', r.required('title'), 1, 50));
-  const text = r.shown('body', r.length('body', r.text('body') ?? '', 0, 100), true);
+  const name = r.shown('name', r.length('name', r.required('name'), AD_NAME.min, AD_NAME.max));
+  const title = r.shown('title', r.length('title', r.required('title'), TITLE.min, TITLE.max));
+  const text = r.shown('body', r.length('body', r.text('body') ?? '', AD_BODY.min, AD_BODY.max), true);
   const targetUrl = r.httpsUrl('target_url', r.required('target_url'));
   r.httpsUrl('image_url', r.text('image_url'));
   r.pausedOnly();
@@ -583,6 +645,7 @@ function compileAd(r: RowReader, adGroups: ReadonlyMap<string, { ref: string }>,
     status: 'paused',
     creative: { type: 'chat_card', title, body: text, target_url: targetUrl },
   };
+  if (!r.declared(adInBulkJob, body, adColumn)) return;
   if (!r.passes('title', () => checkAd(body, body))) return;
   out.body.operations.push({ type: 'create_ad', body });
 }
@@ -853,6 +916,13 @@ export function compileAdBatch(input: AdBatchInput, account: BulkAccount): BulkP
 type Fields = Record<string, unknown>;
 const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Refuses `body` when it breaks its declared platform body, naming each field at `path`. */
+function checkDeclared(schema: Schema, body: Fields, path: string): void {
+  const issues: Issue[] = [];
+  schema.check(body, path, issues);
+  if (issues.length > 0) throw new InvalidArgumentError(issues.map((x) => x.message).join('; '));
+}
+
 function checkOperation(op: unknown, i: number): void {
   const at = `\`body.operations[${i}]\``;
   if (!isObject(op) || !isObject(op.body))
@@ -880,16 +950,12 @@ function checkOperation(op: unknown, i: number): void {
         );
       return;
     }
-    case 'create_ad_group': {
+    case 'create_ad_group':
+      checkDeclared(adGroupCreateBody, body, `body.operations[${i}].body`);
       checkAdGroup(body, body);
-      const bid = isObject(body.bidding_config) ? body.bidding_config.max_bid_micros : undefined;
-      if (typeof bid === 'number' && BigInt(Math.trunc(bid)) > MAX_BID_MICROS)
-        throw new InvalidArgumentError(
-          `${at}.body.bidding_config.max_bid_micros must be at most ${MAX_BID_MICROS}`,
-        );
       return;
-    }
     case 'create_ad':
+      checkDeclared(adInBulkJob, body, `body.operations[${i}].body`);
       checkAd(body, body);
       return;
     default:
