@@ -113,7 +113,7 @@ test('a competitor source saved out of its bounds is refused naming each field a
         svc.as(principal()),
       ),
     ),
-    '`interval_hours` must be an integer from 1 to 744 (got 745); `literals[0]` must be at most 200 characters (got 201)',
+    '`interval_hours` must be an integer from 1 to 744 (got 745); `literals[0]` must be 1 to 200 characters (got 201)',
   );
 });
 

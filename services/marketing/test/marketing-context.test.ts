@@ -180,7 +180,7 @@ describe('the marketing context', () => {
     await assertRefused(
       svc.client.getMarketingContext({ briefId: 'not-a-uuid' }, svc.as(who)),
       Code.InvalidArgument,
-      /brief_id must be a UUID/,
+      /`brief_id` must be a UUID/,
     );
     await assertRefused(
       svc.client.getMarketingContext({ briefId: randomUUID() }, svc.as(who)),

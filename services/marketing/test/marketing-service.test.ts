@@ -219,7 +219,7 @@ describe('saving and reading items', () => {
     await assertRefused(
       svc.client.getMarketingItem({ itemId: 'nope' }, svc.as(principal())),
       Code.InvalidArgument,
-      'item_id must be a UUID (got "nope")',
+      '`item_id` must be a UUID (got "nope")',
     );
   });
 });

@@ -496,7 +496,7 @@ describe('listing and reading reports', () => {
     await assertRefused(
       svc.client.getPerformanceReport({ reportId, format: 'xlsx' }, svc.as(who)),
       Code.InvalidArgument,
-      /format must be one of json, csv, markdown/,
+      /`format` must be one of json, csv, markdown/,
     );
   });
 });

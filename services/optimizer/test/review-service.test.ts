@@ -558,7 +558,7 @@ describe('proposals', () => {
         h.as(p),
       ),
       Code.InvalidArgument,
-      /note must be 1 to 4000 characters, saying why \(got 4001\)/,
+      /`note` must be 1 to 4000 characters \(got 4001\)/,
     );
     await refused(
       h.reviews.reviewProposal(

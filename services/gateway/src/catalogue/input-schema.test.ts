@@ -165,10 +165,6 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     why: 'the tool pages at most 100 changes and does not offer outcome_unknown; the service allows 200 for the dashboard, which lists unsettled outcomes',
     differences: ['limit maximum', 'outcome_unknown (argument)'],
   },
-  ads_get_marketing_item: {
-    why: 'GetMarketingItemRequest declares no rule on item_id; the tool refuses one that is not a UUID itself',
-    differences: ['item_id format'],
-  },
   ads_save_marketing_item: {
     why: 'explicit override of data (its shape depends on kind); name and tags keep the tool’s stricter limits (at least 1 character, unique tags)',
     differences: [
@@ -180,14 +176,6 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'data type',
     ],
   },
-  ads_archive_marketing_item: {
-    why: 'ArchiveMarketingItemRequest declares no field rules; the tool bounds them itself',
-    differences: ['item_id format', 'expected_revision minimum'],
-  },
-  ads_get_marketing_context: {
-    why: 'GetMarketingContextRequest declares no rule on brief_id; the tool refuses one that is not a UUID itself',
-    differences: ['brief_id format'],
-  },
   ads_create_performance_report: {
     why: 'currency, time_zone, current and previous are retired fields the service refuses; the tool requires a name of at least 1 character, which the request’s rules do not',
     differences: [
@@ -197,10 +185,6 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'current (argument)',
       'previous (argument)',
     ],
-  },
-  ads_get_performance_report: {
-    why: 'GetPerformanceReportRequest declares no rule on format; the tool refuses one that is not a UUID itself',
-    differences: ['format enum'],
   },
   ads_import_performance: {
     why: 'rows, column_mapping and the import’s text limits are checked by the import’s own parser (rows and CSV alike); the request declares only the outer bounds',
@@ -281,10 +265,6 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'rows[].refund_of maxLength',
     ],
   },
-  ads_list_campaign_assets: {
-    why: 'the argument order (limit before offset) differs from the request’s, and ListCampaignAssetsRequest declares no rule on account_id',
-    differences: ['(arguments) (order)', 'account_id format'],
-  },
   ads_save_campaign_asset: {
     why: 'the image’s base64 shape and size, its type and the source URL’s length are the tool’s limits; the request declares none',
     differences: [
@@ -295,10 +275,6 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'source_url maxLength',
       'mime_type enum',
     ],
-  },
-  ads_archive_campaign_asset: {
-    why: 'ArchiveCampaignAssetRequest declares no field rules; the tool bounds them itself',
-    differences: ['asset_id format', 'expected_revision minimum'],
   },
   ads_save_optimizer: {
     why: 'the config’s optional fields are nullable: null is how a caller clears them',
@@ -341,36 +317,6 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'data.template maxProperties',
     ],
   },
-  ads_save_competitor_source: {
-    why: 'the name and literals need at least 1 character and the URL at most 2048: the tool’s limits, which the request does not declare',
-    differences: ['name minLength', 'url maxLength', 'literals[] minLength'],
-  },
-  ads_complete_optimization_run: {
-    why: 'CompleteRunRequest declares no field rules: the tool states the outcome’s words and each variant’s limits',
-    differences: [
-      'run_id format',
-      'claim_token format',
-      'outcome enum',
-      'summary minLength',
-      'summary maxLength',
-      'variants maxItems',
-      'variants[].base_ad_id minLength',
-      'variants[].base_ad_id maxLength',
-      'variants[].name minLength',
-      'variants[].name maxLength',
-      'variants[].title minLength',
-      'variants[].title maxLength',
-      'variants[].body minLength',
-      'variants[].body maxLength',
-      'variants[].target_url minLength',
-      'variants[].target_url maxLength',
-      'variants[].rationale minLength',
-      'variants[].rationale maxLength',
-      'variants[].hypothesis minLength',
-      'variants[].hypothesis maxLength',
-      'variants[].asset_id format',
-    ],
-  },
   ads_list_optimization_proposals: {
     why: 'the tool filters by optimizer and status only; account, run and creation-time filters are the dashboard’s',
     differences: [
@@ -379,31 +325,6 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'created_after (argument)',
       'created_before (argument)',
     ],
-  },
-  ads_edit_optimization_proposal: {
-    why: 'the variant’s limits are the tool’s, as for a completed run: Variant declares no rules',
-    differences: [
-      'variant required',
-      'variant.base_ad_id minLength',
-      'variant.base_ad_id maxLength',
-      'variant.name minLength',
-      'variant.name maxLength',
-      'variant.title minLength',
-      'variant.title maxLength',
-      'variant.body minLength',
-      'variant.body maxLength',
-      'variant.target_url minLength',
-      'variant.target_url maxLength',
-      'variant.rationale minLength',
-      'variant.rationale maxLength',
-      'variant.hypothesis minLength',
-      'variant.hypothesis maxLength',
-      'variant.asset_id format',
-    ],
-  },
-  ads_review_optimization_proposal: {
-    why: 'the note’s limits are the tool’s: the request declares none',
-    differences: ['note minLength', 'note maxLength'],
   },
 };
 
@@ -448,19 +369,26 @@ test('a derived input refuses an argument in the words of a hand-written one, na
 
 test('an argument is required when its rules refuse the zero value leaving it out would send, or when the row says so', () => {
   const required = (schema: { json: JsonSchema }) => schema.json.required ?? [];
-  // account_id must be a UUID and interval_hours at least 1; name has only a maximum, enabled no rule.
+  // account_id must be a UUID, name at least 1 character and interval_hours at least 1; url has only
+  // a maximum, enabled no rule.
   assert.deepEqual(required(inputFromRequest(SaveCompetitorSourceRequestSchema)), [
     'account_id',
+    'name',
     'interval_hours',
   ]);
   assert.deepEqual(
-    required(inputFromRequest(SaveCompetitorSourceRequestSchema, { enabled: { required: true } })),
-    ['account_id', 'interval_hours', 'enabled'],
+    required(
+      inputFromRequest(SaveCompetitorSourceRequestSchema, {
+        url: { required: true },
+        enabled: { required: true },
+      }),
+    ),
+    ['account_id', 'name', 'url', 'interval_hours', 'enabled'],
   );
   // Rules ignored at the zero value (account_id, limit) and a range that holds 0 (offset) leave it optional.
   assert.deepEqual(required(inputFromRequest(ListChangesRequestSchema)), []);
   assert.deepEqual(
-    validate(inputFromRequest(SaveCompetitorSourceRequestSchema), { interval_hours: 24 }).map(
+    validate(inputFromRequest(SaveCompetitorSourceRequestSchema), { name: 'Rival', interval_hours: 24 }).map(
       (i) => i.message,
     ),
     ['`account_id` is required'],

@@ -6,14 +6,13 @@ import {
 } from '@adsmcp/proto/marketing/v1/assets_pb';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
+import { inputFromRequest } from '../input-schema.ts';
 import { messageSchema } from '../output-schema.ts';
 import { resultOf } from '../rpc-mapping.ts';
-import { enumOf, type Issue, integer, object, type Schema, string } from '../schema.ts';
-import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
+import { enumOf, type Issue, object, type Schema, string } from '../schema.ts';
+import { ACCOUNT_ID_TEXT, accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
 const GROUP = 'Campaign support';
-/** The largest revision an int32 holds. */
-const REVISION_MAX = 2_147_483_647;
 /** Base64 of 1 MiB, the largest image: 4 characters for every 3 bytes, padded. */
 const BASE64_MAX = 1_398_104;
 /** Standard base64 (RFC 4648 section 4) with its padding: no line breaks, no URL-safe letters. */
@@ -146,18 +145,11 @@ const listCampaignAssets: ToolRow<GatewayDeps> = {
     'Lists the saved image assets of an ad account that are not archived, newest first: name, type, width, ' +
     'height, size, sha256 and revision (pass it as expected_revision to archive). No image content and no ' +
     'delivery links. Returns total (across all pages) and next_offset (pass it as offset; null on the last page).',
-  input: object(
-    {
-      account_id: accountId,
-      limit: integer({ min: 1, max: 100, description: 'Page size; 20 when omitted.' }),
-      offset: integer({
-        min: 0,
-        max: 100_000,
-        description: 'Assets to skip; next_offset of the previous page.',
-      }),
-    },
-    ['account_id'],
-  ),
+  input: inputFromRequest(AssetService.method.listCampaignAssets.input, {
+    account_id: { description: ACCOUNT_ID_TEXT },
+    limit: { description: 'Page size; 20 when omitted.' },
+    offset: { description: 'Assets to skip; next_offset of the previous page.' },
+  }),
   example: { account_id: EXAMPLE_ACCOUNT, limit: 20, offset: 0 },
   route: {
     kind: 'rpc',
@@ -176,20 +168,14 @@ const archiveCampaignAsset: ToolRow<GatewayDeps> = {
     'Archives a saved image asset, locally: it is no longer listed, and every delivery link to it stops working ' +
     'at once. Live ads and creatives already uploaded are not affected. expected_revision must be the revision ' +
     'the asset is at now; a stale one is refused with the current revision (error code stale_revision).',
-  input: object(
-    {
-      asset_id: string({
-        format: 'uuid',
-        description: 'The asset to archive (from ads_list_campaign_assets).',
-      }),
-      expected_revision: integer({
-        min: 1,
-        max: REVISION_MAX,
-        description: 'The revision the asset is at now (from ads_list_campaign_assets or the save).',
-      }),
+  input: inputFromRequest(AssetService.method.archiveCampaignAsset.input, {
+    asset_id: { description: 'The asset to archive (from ads_list_campaign_assets).' },
+    // Left out, the service answers with the asset's current revision; the tool asks for it.
+    expected_revision: {
+      required: true,
+      description: 'The revision the asset is at now (from ads_list_campaign_assets or the save).',
     },
-    ['asset_id', 'expected_revision'],
-  ),
+  }),
   destructive: true,
   example: { asset_id: EXAMPLE_ASSET, expected_revision: 1 },
   route: {

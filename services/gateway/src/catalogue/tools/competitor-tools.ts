@@ -3,13 +3,13 @@ import { CompetitorService } from '@adsmcp/proto/marketing/v1/competitors_pb';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { inputFromRequest } from '../input-schema.ts';
-import { array, boolean, integer, object, string } from '../schema.ts';
+import { string } from '../schema.ts';
 
 const GROUP = 'Campaign support';
 /** The largest revision an int32 holds. */
-const REVISION_MAX = 2_147_483_647;
+const _REVISION_MAX = 2_147_483_647;
 
-const uuid = (description: string) => string({ format: 'uuid', description });
+const _uuid = (description: string) => string({ format: 'uuid', description });
 const SOURCE_ID_TEXT = 'The competitor source (from ads_list_competitor_sources or the save).';
 const paging = {
   limit: { description: 'Page size; 20 when omitted.' },
@@ -38,30 +38,27 @@ const listCompetitorSources: ToolRow<GatewayDeps> = {
   route: { kind: 'rpc', method: CompetitorService.method.listCompetitorSources },
 };
 
-const saveInput = object(
-  {
-    account_id: uuid('The ad account (from ads_list_accounts) the watch is for.'),
-    name: string({ min: 1, max: 200, nonBlank: true, description: 'What the watch is, for people.' }),
-    url: string({ max: 2048, format: 'https-uri', description: 'The public page to watch (https).' }),
-    interval_hours: integer({ min: 1, max: 744, description: 'Hours between scheduled checks.' }),
-    enabled: boolean(
+const saveInput = inputFromRequest(CompetitorService.method.saveCompetitorSource.input, {
+  account_id: { description: 'The ad account (from ads_list_accounts) the watch is for.' },
+  name: { nonBlank: true, description: 'What the watch is, for people.' },
+  // The service refuses a missing URL as one that is not https; the rules bound only its length.
+  url: { required: true, format: 'https-uri', description: 'The public page to watch (https).' },
+  interval_hours: { description: 'Hours between scheduled checks.' },
+  // false is a choice the caller makes: leaving it out would save the source paused.
+  enabled: {
+    required: true,
+    description:
       'Whether the page is checked on the schedule; false saves it paused (still checkable by hand).',
-    ),
-    source_id: uuid('To update a source: its id. Omit to create one.'),
-    expected_revision: integer({
-      min: 1,
-      max: REVISION_MAX,
-      description: 'Required when updating: the revision the source is at now.',
-    }),
-    literals: array(string({ min: 1, max: 200, nonBlank: true }), {
-      max: 30,
-      description:
-        'Phrases to watch (0 to 30, each 1 to 200 characters with a visible one). With phrases, a check records which are present ' +
-        'or absent and which changed; without, it compares the page’s title and body text.',
-    }),
   },
-  ['account_id', 'name', 'url', 'interval_hours', 'enabled'],
-);
+  source_id: { description: 'To update a source: its id. Omit to create one.' },
+  expected_revision: { description: 'Required when updating: the revision the source is at now.' },
+  literals: {
+    items: { nonBlank: true },
+    description:
+      'Phrases to watch (0 to 30, each 1 to 200 characters with a visible one). With phrases, a check records which are present ' +
+      'or absent and which changed; without, it compares the page’s title and body text.',
+  },
+});
 
 const saveCompetitorSource: ToolRow<GatewayDeps> = {
   name: 'ads_save_competitor_source',

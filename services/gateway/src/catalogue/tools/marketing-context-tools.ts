@@ -4,15 +4,11 @@ import { VariationService } from '@adsmcp/proto/marketing/v1/variations_pb';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { inputFromRequest } from '../input-schema.ts';
-import { integer, object, string } from '../schema.ts';
 
-const contextInput = object({
-  brief_id: string({
-    format: 'uuid',
-    description: 'A saved brief (kind brief) to include, with the items its reference_ids name.',
-  }),
-  offset: integer({ min: 0, max: 100_000, description: 'Items to skip; next_offset of the previous page.' }),
-  limit: integer({ min: 1, max: 100, description: 'Page size; default 20.' }),
+const contextInput = inputFromRequest(MarketingService.method.getMarketingContext.input, {
+  brief_id: { description: 'A saved brief (kind brief) to include, with the items its reference_ids name.' },
+  offset: { description: 'Items to skip; next_offset of the previous page.' },
+  limit: { description: 'Page size; default 20.' },
 });
 
 export const getMarketingContext: ToolRow<GatewayDeps> = {

@@ -10,11 +10,9 @@ const KINDS = ['brand', 'brief', 'playbook', 'inspiration', 'batch', 'creative']
 const REVISION_MAX = 2_147_483_647;
 
 const itemId = (description: string) => string({ format: 'uuid', description });
-const expectedRevision = integer({
-  min: 1,
-  max: REVISION_MAX,
-  description: 'The revision the item is at now (from ads_get_marketing_item or the last save).',
-});
+const EXPECTED_REVISION_TEXT =
+  'The revision the item is at now (from ads_get_marketing_item or the last save).';
+const expectedRevision = integer({ min: 1, max: REVISION_MAX, description: EXPECTED_REVISION_TEXT });
 /** Free text; long-form text (1000 characters or more) may have line breaks and tabs. */
 const text = (max: number, description?: string) =>
   string({ max, multiline: max >= 1000, ...(description ? { description } : {}) });
@@ -176,7 +174,9 @@ const listMarketingItems: ToolRow<GatewayDeps> = {
   },
 };
 
-const getInput = object({ item_id: itemId('The item to read.') }, ['item_id']);
+const getInput = inputFromRequest(MarketingService.method.getMarketingItem.input, {
+  item_id: { description: 'The item to read.' },
+});
 
 const getMarketingItem: ToolRow<GatewayDeps> = {
   name: 'ads_get_marketing_item',
@@ -255,10 +255,11 @@ const saveMarketingItem: ToolRow<GatewayDeps> = {
   },
 };
 
-const archiveInput = object(
-  { item_id: itemId('The item to archive.'), expected_revision: expectedRevision },
-  ['item_id', 'expected_revision'],
-);
+const archiveInput = inputFromRequest(MarketingService.method.archiveMarketingItem.input, {
+  item_id: { description: 'The item to archive.' },
+  // Left out, the service answers with the item's current revision; the tool asks for it.
+  expected_revision: { required: true, description: EXPECTED_REVISION_TEXT },
+});
 
 const archiveMarketingItem: ToolRow<GatewayDeps> = {
   name: 'ads_archive_marketing_item',

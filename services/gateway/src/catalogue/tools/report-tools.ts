@@ -9,7 +9,7 @@ import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { inputFromRequest } from '../input-schema.ts';
-import { enumOf, object, string } from '../schema.ts';
+import { object, string } from '../schema.ts';
 import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
 /** What one report reads at most, as the marketing service bounds it (for the description). */
@@ -134,16 +134,10 @@ const getPerformanceReport: ToolRow<GatewayDeps> = {
     'quote; figure cells that are plain numbers (such as -12) are left as numbers. ' +
     'Markdown escapes every cell (pipes, backslashes, line breaks as <br>, HTML characters as entities, ' +
     'characters that would start markdown).',
-  input: object(
-    {
-      report_id: string({
-        format: 'uuid',
-        description: 'The report (ads_list_performance_reports lists them).',
-      }),
-      format: enumOf(['json', 'csv', 'markdown'], 'json (the default), csv or markdown.'),
-    },
-    ['report_id'],
-  ),
+  input: inputFromRequest(ReportService.method.getPerformanceReport.input, {
+    report_id: { description: 'The report (ads_list_performance_reports lists them).' },
+    format: { description: 'json (the default), csv or markdown.' },
+  }),
   example: { report_id: '7d2b6c1e-1a2b-4c3d-8e9f-0a1b2c3d4e5f', format: 'csv' },
   route: { kind: 'rpc', method: ReportService.method.getPerformanceReport },
 };

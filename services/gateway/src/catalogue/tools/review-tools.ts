@@ -15,9 +15,9 @@ import { SnapshotService } from '@adsmcp/proto/optimizer/v1/snapshot_pb';
 import { enumWords } from '@adsmcp/runtime/enum-words';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
-import { inputFromRequest } from '../input-schema.ts';
+import { type FieldAdditions, inputFromRequest } from '../input-schema.ts';
 import { messageSchema } from '../output-schema.ts';
-import { array, enumOf, integer, object, string } from '../schema.ts';
+import { enumOf, integer, object, string } from '../schema.ts';
 
 const GROUP = 'Automation and optimization';
 const FEATURES = ['optimizer'] as const;
@@ -27,47 +27,33 @@ const PAGE_SIZE_TEXT = 'Page size; 20 when omitted.';
 const SKIP_TEXT = 'Items to skip; 0 when omitted.';
 const page = { limit: { description: PAGE_SIZE_TEXT }, offset: { description: SKIP_TEXT } };
 
-const variant = object(
-  {
-    base_ad_id: string({
-      min: 1,
-      max: 255,
+/** What a variant's fields add to Variant's rules: their descriptions and visible text. */
+const variant = {
+  description:
+    'An optimization variant: a new title, body and target URL for an existing ad, and optionally a new image.',
+  fields: {
+    base_ad_id: {
       description: 'The ad of the optimizer’s campaigns whose creative this variant would replace.',
-    }),
-    name: string({ min: 1, max: 200, nonBlank: true, description: 'A name for the proposal.' }),
-    title: string({ min: 1, max: 50, nonBlank: true, description: 'The new creative title.' }),
-    body: string({ min: 1, max: 100, nonBlank: true, description: 'The new creative body.' }),
-    target_url: string({
-      min: 1,
-      max: 2048,
+    },
+    name: { nonBlank: true, description: 'A name for the proposal.' },
+    title: { nonBlank: true, description: 'The new creative title.' },
+    body: { nonBlank: true, description: 'The new creative body.' },
+    target_url: {
       description:
         'The https landing page (https://host/path, no spaces, backslashes or user name); its hostname must be one of the optimizer’s allowed_domains.',
-    }),
-    rationale: string({
-      min: 1,
-      max: 4000,
-      multiline: true,
-      nonBlank: true,
-      description: 'Why, from the evidence.',
-    }),
-    hypothesis: string({
-      min: 1,
-      max: 2000,
-      multiline: true,
-      nonBlank: true,
-      description: 'What should improve, and how much.',
-    }),
-    asset_id: uuid(
-      'A campaign image for the ad (ads_save_campaign_asset, saved for the optimizer’s ad account): the reviewer ' +
+    },
+    rationale: { multiline: true, nonBlank: true, description: 'Why, from the evidence.' },
+    hypothesis: { multiline: true, nonBlank: true, description: 'What should improve, and how much.' },
+    asset_id: {
+      description:
+        'A campaign image for the ad (ads_save_campaign_asset, saved for the optimizer’s ad account): the reviewer ' +
         'sees it beside the base ad, and publishing puts it on the ad, uploaded to the ad platform only when the ' +
         'approved change is applied. Leave it out to keep the ad’s image. An unknown, archived or other ' +
         'account’s asset is refused, naming the variant; one archived after it was submitted fails the proposal ' +
         'at publishing, with the reason.',
-    ),
+    },
   },
-  ['base_ad_id', 'name', 'title', 'body', 'target_url', 'rationale', 'hypothesis'],
-  'An optimization variant: a new title, body and target URL for an existing ad, and optionally a new image.',
-);
+} satisfies FieldAdditions;
 
 const EXAMPLE_OPTIMIZER = '8d1e6f3a-2c4b-4e7a-b9d0-5f3c1a7e2b64';
 const EXAMPLE_RUN = '5b2f7c1d-9e4a-4f3b-8c6d-1a2e3f4b5c6d';
@@ -191,22 +177,13 @@ export const completeRun: ToolRow<GatewayDeps> = {
     'variant becomes a proposal pending review: a person approves it in the dashboard (never through this ' +
     'client) within review_hours, and it is then published as a change to the base ad. Repeating an ' +
     'identical completion returns the same result (repeated true); a different one is refused.',
-  input: object(
-    {
-      run_id: uuid('The run you claimed.'),
-      claim_token: uuid('The claim_token ads_claim_optimization_run returned.'),
-      outcome: enumOf(['proposals', 'no_change', 'insufficient_evidence'], 'What the review found.'),
-      summary: string({
-        min: 1,
-        max: 8000,
-        multiline: true,
-        nonBlank: true,
-        description: 'What the review found, for people.',
-      }),
-      variants: array(variant, { max: 100, description: 'The proposed variants (outcome proposals only).' }),
-    },
-    ['run_id', 'claim_token', 'outcome', 'summary'],
-  ),
+  input: inputFromRequest(ReviewService.method.completeRun.input, {
+    run_id: { description: 'The run you claimed.' },
+    claim_token: { description: 'The claim_token ads_claim_optimization_run returned.' },
+    outcome: { description: 'What the review found.' },
+    summary: { multiline: true, nonBlank: true, description: 'What the review found, for people.' },
+    variants: { items: variant, description: 'The proposed variants (outcome proposals only).' },
+  }),
   example: {
     run_id: EXAMPLE_RUN,
     claim_token: EXAMPLE_TOKEN,
@@ -254,7 +231,7 @@ export const getProposal: ToolRow<GatewayDeps> = {
   route: { kind: 'rpc', method: ReviewService.method.getProposal },
 };
 
-const revision = integer({ min: 1, max: 1_000_000, description: 'The revision you last read.' });
+const revision = { description: 'The revision you last read.' };
 
 export const editProposal: ToolRow<GatewayDeps> = {
   name: 'ads_edit_optimization_proposal',
@@ -266,11 +243,11 @@ export const editProposal: ToolRow<GatewayDeps> = {
     'Replaces the variant of a proposal that is not approved (pending review, changes requested, or expired ' +
     'unreviewed), at its current revision; it goes back to dashboard review with a new review_hours window. ' +
     'The base ad stays the same. An approved proposal cannot be changed.',
-  input: object({ proposal_id: uuid('The proposal.'), expected_revision: revision, variant }, [
-    'proposal_id',
-    'expected_revision',
-    'variant',
-  ]),
+  input: inputFromRequest(ReviewService.method.editProposal.input, {
+    ...proposalId,
+    expected_revision: revision,
+    variant,
+  }),
   example: { proposal_id: EXAMPLE_PROPOSAL, expected_revision: 2, variant: EXAMPLE_VARIANT },
   route: { kind: 'rpc', method: ReviewService.method.editProposal },
 };
@@ -284,15 +261,12 @@ export const reviewProposal: ToolRow<GatewayDeps> = {
   description:
     'Rejects a proposal not yet approved, or asks for changes to one pending review, with a note, at its ' +
     'current revision. Approval to publish is not possible here: a person approves in the dashboard.',
-  input: object(
-    {
-      proposal_id: uuid('The proposal.'),
-      expected_revision: revision,
-      decision: enumOf(['reject', 'request_changes'], 'reject, or request_changes.'),
-      note: string({ min: 1, max: 4000, multiline: true, nonBlank: true, description: 'Why.' }),
-    },
-    ['proposal_id', 'expected_revision', 'decision', 'note'],
-  ),
+  input: inputFromRequest(ReviewService.method.reviewProposal.input, {
+    ...proposalId,
+    expected_revision: revision,
+    decision: { description: 'reject, or request_changes.' },
+    note: { multiline: true, nonBlank: true, description: 'Why.' },
+  }),
   example: {
     proposal_id: EXAMPLE_PROPOSAL,
     expected_revision: 1,
