@@ -272,7 +272,7 @@ describe('prepare, approve in the browser, apply once', () => {
     assert.equal(err.code, 'invalid_argument');
     assert.equal(
       err.message,
-      '`status` must be one of prepared, approved, expired, rejected, applying, applied, failed (got "done")',
+      'invalid arguments for ads_list_changes: `status` must be one of prepared, approved, expired, rejected, applying, applied, failed (got "done")',
     );
   });
 
