@@ -84,7 +84,17 @@ test('a marketing item saved straight to the service is held to the bounds of th
       ),
     ),
     '`item_id` must be a UUID (got "item-1"); `kind` must be one of brand, brief, playbook, inspiration, batch, creative (got "poster"); ' +
-      '`tags` must have at most 30 items (got 31)',
+      '`tags` must have at most 30 items (got 31); `data` is required',
+  );
+  assert.equal(
+    await refusal(
+      svc.client.saveMarketingItem(
+        { kind: 'brand', name: '', tags: ['spring', 'spring', ''], data: {} },
+        svc.as(principal()),
+      ),
+    ),
+    '`name` must be 1 to 200 characters (got 0); `tags[1]` repeats an earlier item; items must be unique; ' +
+      '`tags[2]` must be 1 to 100 characters (got 0)',
   );
 });
 

@@ -205,7 +205,7 @@ describe('saving and reading items', () => {
     await assertRefused(
       svc.client.saveMarketingItem({ kind: 'brand', name: 'No data' }, svc.as(principal())),
       Code.InvalidArgument,
-      'data is required',
+      '`data` is required',
     );
   });
 

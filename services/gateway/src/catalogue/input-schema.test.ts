@@ -166,15 +166,8 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     differences: ['limit maximum', 'outcome_unknown (argument)'],
   },
   ads_save_marketing_item: {
-    why: 'explicit override of data (its shape depends on kind); name and tags keep the tool’s stricter limits (at least 1 character, unique tags)',
-    differences: [
-      'name minLength',
-      'tags uniqueItems',
-      'tags[] minLength',
-      'data required',
-      'data anyOf',
-      'data type',
-    ],
+    why: 'explicit override of data: a google.protobuf.Struct in the request, whose shape the tool states per kind',
+    differences: ['data anyOf', 'data type'],
   },
   ads_create_performance_report: {
     why: 'currency, time_zone, current and previous are retired fields the service refuses; the tool requires a name of at least 1 character, which the request’s rules do not',

@@ -3,16 +3,10 @@ import { MarketingService } from '@adsmcp/proto/marketing/v1/marketing_pb';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { inputFromRequest } from '../input-schema.ts';
-import { anyOf, array, dependentField, enumOf, integer, object, string } from '../schema.ts';
+import { anyOf, array, dependentField, enumOf, object, string } from '../schema.ts';
 
-const KINDS = ['brand', 'brief', 'playbook', 'inspiration', 'batch', 'creative'] as const;
-/** The largest revision an int32 holds. */
-const REVISION_MAX = 2_147_483_647;
-
-const itemId = (description: string) => string({ format: 'uuid', description });
 const EXPECTED_REVISION_TEXT =
   'The revision the item is at now (from ads_get_marketing_item or the last save).';
-const expectedRevision = integer({ min: 1, max: REVISION_MAX, description: EXPECTED_REVISION_TEXT });
 /** Free text; long-form text (1000 characters or more) may have line breaks and tabs. */
 const text = (max: number, description?: string) =>
   string({ max, multiline: max >= 1000, ...(description ? { description } : {}) });
@@ -135,8 +129,6 @@ const itemData = anyOf(
   'The content of the item, in the shape its kind requires (see the tool description).',
 );
 
-const kind = enumOf(KINDS, 'What the item is; it decides the shape of data.');
-
 const SHAPES_DESCRIBED =
   '`data` must have the shape for `kind` (no other properties; text limits in characters; URLs are https, at most 2048):\n' +
   '- brand → voice profile: voice, audience, approved_claims, restrictions (each text up to 5000); optional website.\n' +
@@ -196,22 +188,19 @@ const getMarketingItem: ToolRow<GatewayDeps> = {
 };
 
 const saveInput = dependentField(
-  object(
-    {
-      item_id: itemId('The item to update; omit it (or give a new UUID) to create one.'),
-      expected_revision: expectedRevision,
-      kind,
-      name: string({ min: 1, max: 200, nonBlank: true }),
-      collection: string({ max: 200, description: 'A collection to group items in; omitted means none.' }),
-      tags: array(string({ min: 1, max: 100, nonBlank: true }), {
-        max: 30,
-        unique: true,
-        description: 'Labels to find the item by (ads_list_marketing_items tag), each once.',
-      }),
-      data: itemData,
+  inputFromRequest(MarketingService.method.saveMarketingItem.input, {
+    item_id: { description: 'The item to update; omit it (or give a new UUID) to create one.' },
+    expected_revision: { description: EXPECTED_REVISION_TEXT },
+    kind: { description: 'What the item is; it decides the shape of data.' },
+    name: { nonBlank: true },
+    collection: { description: 'A collection to group items in; omitted means none.' },
+    tags: {
+      items: { nonBlank: true },
+      description: 'Labels to find the item by (ads_list_marketing_items tag), each once.',
     },
-    ['kind', 'name', 'data'],
-  ),
+    // The request carries data as any JSON object (a Struct): its shape per kind is the tool's.
+    data: itemData,
+  }),
   { field: 'data', on: 'kind', cases: SHAPE_BY_KIND },
 );
 
