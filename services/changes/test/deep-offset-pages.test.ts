@@ -230,8 +230,12 @@ test('a deep page from the day counts is the page a plain OFFSET gives, for ever
               );
             }
             await reader.query('COMMIT');
-          } finally {
             reader.release();
+          } catch (err) {
+            // A client left in a failed transaction is not given back to the pool.
+            reader.release(true);
+            throw err;
+          } finally {
             await writes;
           }
         }

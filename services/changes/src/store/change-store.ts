@@ -165,38 +165,58 @@ export async function listChanges(
   // skipped; otherwise the offset skips its index entries.
   const days = dayCountsWhere(f);
   const [{ rows }, total] = await Promise.all([
-    db.query<ChangeRow>(
-      days === undefined
-        ? `SELECT c.* FROM (
+    days === undefined
+      ? db.query<ChangeRow>(
+          `SELECT c.* FROM (
              SELECT c.change_id, c.prepared_at FROM changes c WHERE ${where}
               ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 OFFSET $8
            ) page JOIN changes c ON c.change_id = page.change_id
-           ORDER BY page.prepared_at DESC, page.change_id`
-        : // One statement, so that the day counts and the changes are read in one snapshot: the
-          // page is the one a plain OFFSET gives. `newer` is the number of matches prepared after
-          // the day holding the offset's change (`through` counts that day's too), so the page is
-          // the one at offset - newer among the matches prepared before that day ends. 24 hours,
-          // not a day: a day added to a time follows the session's time zone across DST.
+           ORDER BY page.prepared_at DESC, page.change_id`,
+          [...params, f.limit, f.offset],
+        )
+      : // One statement, so that the day counts and the changes are read in one snapshot: the
+        // page is the one a plain OFFSET gives. `newer` is the number of matches prepared after
+        // the chosen day (`through` adds that day's), so the page is the one at offset - newer
+        // among the matches prepared before that day ends. Any day with newer <= offset gives
+        // the same page; the first whose `through` passes the offset skips the fewest entries.
+        // 24 hours, not a day: a day added to a time follows the session's time zone across DST.
+        //
+        // A day-count row costs about 20 skipped index entries (bench/deep-offset.ts), and where
+        // each key has few changes a day (many accounts, a quiet workspace) there are nearly as
+        // many rows as changes. So at most offset / 64 rows are read (a day cut short still
+        // counts every newer day whole), and when the offset's day is not among them the page
+        // is the plain offset's, at a quarter more than its cost at worst.
+        db.query<ChangeRow>(
           `WITH day AS (
              SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
                SELECT k.day,
                       sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through,
                       coalesce(sum(k.n) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
-                 FROM change_day_counts k WHERE ${days}
+                 FROM (SELECT k.day, k.n FROM change_day_counts k WHERE ${days} ORDER BY k.day DESC LIMIT $9) k
              ) s WHERE s.through > $8::bigint ORDER BY s.day DESC LIMIT 1
            )
            SELECT c.* FROM (
              SELECT c.change_id, c.prepared_at FROM changes c
-              WHERE ${where} AND c.prepared_at < (SELECT ends FROM day)
-              ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 OFFSET $8::bigint - (SELECT newer FROM day)
+              WHERE ${where} AND c.prepared_at < coalesce((SELECT ends FROM day), 'infinity')
+              ORDER BY c.prepared_at DESC, c.change_id
+              LIMIT $7 OFFSET $8::bigint - coalesce((SELECT newer FROM day), 0)
            ) page JOIN changes c ON c.change_id = page.change_id
            ORDER BY page.prepared_at DESC, page.change_id`,
-      [...params, f.limit, f.offset],
-    ),
+          [
+            ...params,
+            f.limit,
+            f.offset,
+            Math.max(DAY_ROWS_AT_LEAST, Math.ceil(f.offset / DAY_ROWS_PER_OFFSET)),
+          ],
+        ),
     countChanges(db, f),
   ]);
   return { rows, total };
 }
+
+/** listChanges reads at most offset / DAY_ROWS_PER_OFFSET day-count rows, and at least DAY_ROWS_AT_LEAST. */
+const DAY_ROWS_PER_OFFSET = 64;
+const DAY_ROWS_AT_LEAST = 16;
 
 /**
  * The condition on `change_day_counts` as `k` (migration 0019) that counts exactly the changes

@@ -1,0 +1,246 @@
+/**
+ * Benchmark: a deep page of the changes list (offset up to the tools' bound, 100,000) at 1,000
+ * changes and at DEEP_LARGE (default 1,000,000) changes spread over a year, as a workspace that ran
+ * an agent for a year has them. Two ways to read the page, timed in the same run on the same data:
+ * - `plain`: the page statement before the day counts (migration 0019), which skips every match
+ *   before the offset in the list index (`ORDER BY ... OFFSET`), with the kept-count total;
+ * - `days`: listChanges as it is, which finds the day holding the offset in `change_day_counts`
+ *   and skips only that day's earlier matches.
+ * Each figure is the median of DEEP_CALLS sequential calls, the small and the large workspace
+ * timed one after the other, so that the ratio (what counts on a shared machine) sees one load.
+ * It also times a status move (a single-row update) with the day-count trigger and without it,
+ * and prints EXPLAIN (ANALYZE) of the day-count statements at the large size; a sequential scan
+ * of a large table fails the run.
+ *
+ * `npm run bench:deep-offset`. Env: DEEP_LARGE (changes in the large workspace), DEEP_DAYS (the
+ * days they are spread over, default 365), DEEP_CALLS (default 21).
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { Queryable } from '@adsmcp/runtime/db';
+import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
+import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
+import { countChanges, listChanges } from '../services/changes/src/store/change-store.ts';
+import { envInt } from './bench-kit.ts';
+
+const SMALL = 1_000;
+const LARGE = envInt('DEEP_LARGE', 1_000_000, 10_000, 5_000_000);
+const DAYS = envInt('DEEP_DAYS', 365, 1, 3650);
+const CALLS = envInt('DEEP_CALLS', 21, 3, 1000);
+const WARMUP = 3;
+const LIMIT = 20;
+/** The tools' offset bound (their schema's `offset` maximum). */
+const MAX_OFFSET = 100_000;
+const MOVES = 300;
+const expiry = { preparedValidHours: 72, approvalValidHours: 24 };
+
+interface Workspace {
+  id: string;
+  size: number;
+  accounts: string[];
+}
+
+/**
+ * Seeds `size` changes, the newest a day ago, evenly over DAYS days, in the statuses a year of use
+ * leaves (as bench/scale.ts: most applied, some rejected, failed or left to expire), over two
+ * accounts; in statements of 100,000 rows, each moving the kept counts once per key.
+ */
+async function seed(pool: Pool, w: Workspace): Promise<void> {
+  const step = (DAYS * 86_400) / w.size;
+  for (let from = 0; from < w.size; from += 100_000)
+    await pool.query(
+      `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json,
+                            digest, target_path, target_before_json, prepared_by, prepared_at, approved_at,
+                            applied_at, upstream_status)
+       SELECT gen_random_uuid(), $1, ($2::uuid[])[1 + i % cardinality($2::uuid[])], 'ads_update_ad', st,
+              'Benchmark change ' || i, 'POST', '/v1/ads/' || i, '{"headline":"Benchmark"}',
+              encode(sha256(i::text::bytea), 'hex'), '/v1/ads/' || i, '{}', 'user:bench via dashboard', at,
+              CASE WHEN st IN ('applied', 'failed', 'approved') THEN at + interval '1 minute' END,
+              CASE WHEN st = 'applied' THEN at + interval '3 minutes' END,
+              CASE WHEN st = 'applied' THEN 200 WHEN st = 'failed' THEN 400 END
+         FROM generate_series($3::int + 1, $4::int) AS i,
+              LATERAL (SELECT now() - interval '1 day' - i * make_interval(secs => $5::float8) AS at,
+                              (ARRAY['applied','applied','applied','applied','applied','applied','rejected','failed','prepared','approved'])[1 + i % 10] AS st) s`,
+      [w.id, w.accounts, from, Math.min(w.size, from + 100_000), step],
+    );
+}
+
+interface Read {
+  label: string;
+  filter: { status?: string; accountId?: string };
+  /** How many changes of the workspace the filter matches. */
+  matches(w: Workspace): number;
+}
+
+const reads: Read[] = [
+  { label: 'no filter', filter: {}, matches: (w) => w.size },
+  { label: 'status applied', filter: { status: 'applied' }, matches: (w) => Math.floor((w.size * 6) / 10) },
+  { label: 'one account', filter: { accountId: 'first' }, matches: (w) => Math.floor(w.size / 2) },
+];
+
+const deepOffset = (matches: number) => Math.min(MAX_OFFSET, Math.max(0, matches - LIMIT));
+
+function filterOf(r: Read, w: Workspace): { status?: string; accountId?: string } {
+  return { ...r.filter, accountId: r.filter.accountId === undefined ? undefined : w.accounts[0] };
+}
+
+/** The page as listChanges read it before the day counts: every earlier match skipped. */
+async function plainPage(db: Queryable, w: Workspace, r: Read): Promise<number> {
+  const f = filterOf(r, w);
+  const [{ rows }] = await Promise.all([
+    db.query(
+      `SELECT c.* FROM (
+         SELECT c.change_id, c.prepared_at FROM changes c
+          WHERE c.workspace_id = $1 AND ($2::text IS NULL OR c.status = $2) AND ($3::uuid IS NULL OR c.account_id = $3::uuid)
+          ORDER BY c.prepared_at DESC, c.change_id LIMIT $4 OFFSET $5
+       ) page JOIN changes c ON c.change_id = page.change_id
+       ORDER BY page.prepared_at DESC, page.change_id`,
+      [w.id, f.status ?? null, f.accountId ?? null, LIMIT, deepOffset(r.matches(w))],
+    ),
+    countChanges(db, { workspaceId: w.id, ...f, expiry, now: new Date() }),
+  ]);
+  return rows.length;
+}
+
+async function dayPage(db: Queryable, w: Workspace, r: Read): Promise<number> {
+  const { rows } = await listChanges(db, {
+    workspaceId: w.id,
+    ...filterOf(r, w),
+    expiry,
+    now: new Date(),
+    limit: LIMIT,
+    offset: deepOffset(r.matches(w)),
+  });
+  return rows.length;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+async function time(call: () => Promise<number>): Promise<number> {
+  for (let i = 0; i < WARMUP; i++) await call();
+  const times: number[] = [];
+  for (let i = 0; i < CALLS; i++) {
+    const at = performance.now();
+    const got = await call();
+    times.push(performance.now() - at);
+    if (got !== LIMIT) throw new Error(`a deep page held ${got} changes, not ${LIMIT}`);
+  }
+  return median(times);
+}
+
+/** Median ms of a status move of one change (a single-row update that moves its counts). */
+async function timeMoves(pool: Pool, w: Workspace): Promise<number> {
+  const { rows } = await pool.query<{ change_id: string }>(
+    `SELECT change_id FROM changes WHERE workspace_id = $1 AND status = 'rejected' ORDER BY prepared_at DESC LIMIT $2`,
+    [w.id, MOVES],
+  );
+  const times: number[] = [];
+  for (const [i, { change_id }] of rows.entries()) {
+    const at = performance.now();
+    await pool.query('UPDATE changes SET status = $2 WHERE change_id = $1', [
+      change_id,
+      i % 2 === 0 ? 'failed' : 'rejected',
+    ]);
+    times.push(performance.now() - at);
+  }
+  return median(times);
+}
+
+/** Every plan node of an EXPLAIN (FORMAT JSON), as `Node (relation or index)`, depth first. */
+function planNodes(plan: Record<string, unknown>, out: string[] = []): string[] {
+  const on = plan['Index Name'] ?? plan['Relation Name'];
+  const scan = String(plan['Node Type']).includes('Scan') && on !== undefined;
+  out.push(
+    `${String(plan['Node Type'])}${on === undefined ? '' : ` (${String(on)}${scan ? `, ${String(plan['Actual Rows'])} rows` : ''})`}`,
+  );
+  for (const child of (plan.Plans as Record<string, unknown>[] | undefined) ?? []) planNodes(child, out);
+  return out;
+}
+
+async function main(): Promise<void> {
+  const db = await testDatabase();
+  const pool = createPool(db.url, 'changes', 4);
+  let failed = false;
+  try {
+    await migrate(pool, 'changes', fileURLToPath(new URL('../services/changes/migrations', import.meta.url)));
+    const small: Workspace = { id: randomUUID(), size: SMALL, accounts: [randomUUID(), randomUUID()] };
+    const large: Workspace = { id: randomUUID(), size: LARGE, accounts: [randomUUID(), randomUUID()] };
+    const started = performance.now();
+    await seed(pool, small);
+    await seed(pool, large);
+    // As autovacuum would have by then: statistics and the visibility map.
+    await pool.query('VACUUM ANALYZE changes');
+    await pool.query('VACUUM ANALYZE change_day_counts');
+    const { rows: kept } = await pool.query<{ n: string }>(
+      'SELECT count(*)::text AS n FROM change_day_counts',
+    );
+    process.stdout.write(
+      `seeded ${SMALL} and ${LARGE} changes over ${DAYS} days (${kept[0]?.n} day-count rows) in ${((performance.now() - started) / 1000).toFixed(1)} s\n\n`,
+    );
+
+    process.stdout.write(
+      `deep page of ${LIMIT} (offset: the matches less ${LIMIT}, at most ${MAX_OFFSET}), median ms of ${CALLS} calls\n`,
+    );
+    process.stdout.write(
+      `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(SMALL).padStart(10)}${String(LARGE).padStart(10)}   ratio\n`,
+    );
+    for (const r of reads)
+      for (const [way, page] of [
+        ['plain', plainPage],
+        ['days', dayPage],
+      ] as const) {
+        const s = await time(() => page(pool, small, r));
+        const l = await time(() => page(pool, large, r));
+        process.stdout.write(
+          `${r.label.padEnd(18)}${way.padEnd(7)}${`${deepOffset(r.matches(small))} / ${deepOffset(r.matches(large))}`.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
+        );
+      }
+
+    await pool.query('ALTER TABLE changes DISABLE TRIGGER change_day_counts_update');
+    const without = await timeMoves(pool, large);
+    await pool.query('ALTER TABLE changes ENABLE TRIGGER change_day_counts_update');
+    const withDays = await timeMoves(pool, large);
+    process.stdout.write(
+      `\nstatus move (one-row update), median ms of ${MOVES}: without the day-count trigger ${without.toFixed(2)}, with it ${withDays.toFixed(2)} (${(withDays / without).toFixed(2)}x)\n`,
+    );
+
+    process.stdout.write(`\nplans at ${LARGE} (EXPLAIN ANALYZE of listChanges's page statement)\n`);
+    for (const r of reads) {
+      // The statements listChanges sends, recorded on their way to the pool.
+      const sent: { text: string; values: unknown[] }[] = [];
+      const recorder: Queryable = {
+        query: ((text: string, values: unknown[]) => {
+          sent.push({ text, values });
+          return pool.query(text, values);
+        }) as Queryable['query'],
+      };
+      await dayPage(recorder, large, r);
+      const statement = sent.find((s) => s.text.includes('change_day_counts'));
+      if (statement === undefined) throw new Error(`${r.label}: listChanges did not read the day counts`);
+      const { rows } = await pool.query<{
+        'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
+      }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
+      const explained = rows[0]?.['QUERY PLAN'][0];
+      if (explained === undefined) throw new Error(`${r.label}: no plan`);
+      const nodes = planNodes(explained.Plan);
+      const seq = nodes.filter((n) => n.startsWith('Seq Scan'));
+      if (seq.length > 0) failed = true;
+      process.stdout.write(
+        `  ${r.label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq.length > 0 ? '  SEQUENTIAL SCAN' : ''}\n`,
+      );
+    }
+  } finally {
+    await pool.end();
+    await db.drop();
+    await stopTestServer();
+  }
+  if (failed) {
+    process.stdout.write('a plan scans a table sequentially\n');
+    process.exitCode = 1;
+  }
+}
+
+await main();
