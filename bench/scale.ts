@@ -19,18 +19,25 @@
  * again after SCALE_SETTLE_SECONDS of no load; quiet RSS over 1.2x idle RSS is marked. The reading
  * at once catches the heap mid-cycle (garbage not yet collected, the young generation grown for the
  * burst); V8 gives that back only once its memory reducer sees the process quiet, about half a
- * minute on. SCALE_HEAP_SNAPSHOTS=<dir> writes the gateway's heap snapshot after each reading.
+ * minute on. Each reading is broken down: RSS into anonymous and file-backed memory, the V8 heap
+ * into its young generation (new space) and old space, and what is outside the heap. SCALE_HEAP_SNAPSHOTS=<dir>
+ * writes the gateway's heap snapshot after each reading. SCALE_NODE_ARGS adds Node.js flags to
+ * every process; SCALE_TRIAL_NODE_ARGS and SCALE_TRIAL_ENV run a second process of each service
+ * with a setting under trial beside the first (below), and print both processes' quiet/idle ratios.
+ * SCALE_GC_LOG=<file> writes every process's GC trace there, with the bench's own marks (with
+ * SCALE_NODE_ARGS=--trace-gc-verbose it holds V8's memory reducer's decisions).
  *
  * After the timings, each hot list query is run as `EXPLAIN (FORMAT JSON)` (the store's own
  * function, given a connection that explains instead of running) and its plan summarised; a
  * sequential scan of a table with more than SCALE_SMALL rows fails the run.
  *
  * `npm run bench:scale` runs it. Env: SCALE_SMALL, SCALE_LARGE, SCALE_CALLS, SCALE_RUNS,
- * SCALE_SETTLE_SECONDS, SCALE_HEAP_SNAPSHOTS, SCALE_IMPORT_ROWS (rows per performance import, default 5,000), SCALE_ROW_IMPORTS (how many of
+ * SCALE_SETTLE_SECONDS, SCALE_HEAP_SNAPSHOTS, SCALE_NODE_ARGS, SCALE_TRIAL_NODE_ARGS, SCALE_TRIAL_ENV,
+ * SCALE_GC_LOG, SCALE_IMPORT_ROWS (rows per performance import, default 5,000), SCALE_ROW_IMPORTS (how many of
  * each workspace's imports get their rows, default all).
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,6 +73,30 @@ if (!Number.isFinite(SETTLE_SECONDS) || SETTLE_SECONDS < 0 || SETTLE_SECONDS > 3
   );
 /** A directory for the gateway's heap snapshots at each memory reading, or undefined for none. */
 const HEAP_SNAPSHOTS = process.env.SCALE_HEAP_SNAPSHOTS;
+/** Extra Node.js flags for every process (space-separated), e.g. a V8 heap setting under test. */
+const NODE_ARGS = (process.env.SCALE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+/** A file every process's GC trace lines are appended to, each with the seconds since start and the process. */
+const GC_LOG = process.env.SCALE_GC_LOG;
+/**
+ * A setting tried beside the current one: with SCALE_TRIAL_NODE_ARGS (Node.js flags) or
+ * SCALE_TRIAL_ENV (`NAME=value ...`, e.g. MALLOC_ARENA_MAX=2), each service but the sandbox runs
+ * as two processes, the second with the setting; calls alternate between them (the gateways behind
+ * a round-robin proxy, the others by their callers' turns), so both see the same load at the same
+ * time and their memory is read side by side.
+ */
+const TRIAL_NODE_ARGS = (process.env.SCALE_TRIAL_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const TRIAL_ENV = Object.fromEntries(
+  (process.env.SCALE_TRIAL_ENV ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0)
+        throw new Error(`SCALE_TRIAL_ENV must be NAME=value pairs separated by spaces (got "${pair}")`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+);
+const TRIAL = TRIAL_NODE_ARGS.length > 0 || Object.keys(TRIAL_ENV).length > 0;
 const WARMUP = 3;
 /** After this long on one read, it is timed no more than the 3 times a median needs. */
 const SLOW_MS = 60_000;
@@ -327,6 +358,22 @@ const SERVICES: ServiceName[] = [
   'upstream-proxy',
   'ads-sandbox',
 ];
+/** A process whose memory is read: a service's, or with a trial, the second process of a service. */
+interface Proc {
+  label: string;
+  service: ServiceName;
+  replica: number;
+}
+const PROCS: Proc[] = SERVICES.flatMap((service): Proc[] =>
+  TRIAL && service !== 'ads-sandbox'
+    ? [
+        { label: service, service, replica: 0 },
+        { label: `${service} (trial)`, service, replica: 1 },
+      ]
+    : [{ label: service, service, replica: 0 }],
+);
+const labelOf = (service: ServiceName, replica: number) =>
+  PROCS.find((p) => p.service === service && p.replica === replica)?.label ?? service;
 /** The order in which the stack gives the services METRICS_PORT, METRICS_PORT + 1, ... (its stack.ts). */
 const METRICS_ORDER: ServiceName[] = [
   'gateway',
@@ -337,11 +384,21 @@ const METRICS_ORDER: ServiceName[] = [
   'ads-sandbox',
 ];
 
-/** One process's memory, in MB: resident (its process tree, from /proc) and V8's heap. */
+/**
+ * One process's memory, in MB: resident (its process tree, from /proc: anonymous, which holds the
+ * V8 heap and malloc's arenas, and file-backed, the mapped binary and libraries) and V8's heap,
+ * its young generation (new space, both semi-spaces) and old space apart, and what V8 counts
+ * outside its heap (external: Buffers and ArrayBuffers).
+ */
 interface Memory {
   rss: number;
+  rssAnon: number;
+  rssFile: number;
   heapUsed: number;
   heapTotal: number;
+  newSpace: number;
+  oldSpace: number;
+  external: number;
 }
 
 /**
@@ -359,7 +416,7 @@ async function freeMetricsBase(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + Math.floor(Math.random() * 30_000);
     let all = true;
-    for (let i = 0; i < SERVICES.length && all; i++) all = await free(base + i);
+    for (let i = 0; i < METRICS_ORDER.length * (TRIAL ? 2 : 1) && all; i++) all = await free(base + i);
     if (all) return base;
   }
   throw new Error("no run of free loopback ports for the services' metrics");
@@ -396,9 +453,13 @@ async function liveHeap(stack: Stack, dir: string): Promise<number> {
   return bytes / 2 ** 20;
 }
 
-/** A Prometheus text exposition's first sample of `name`, or NaN. */
-function sample(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+/** A Prometheus text exposition's first sample of `name` (whose labels include `label`, if given), or NaN. */
+function sample(text: string, name: string, label = ''): number {
+  const line = text
+    .split('\n')
+    .find(
+      (l) => (l.startsWith(`${name}{`) && l.includes(label)) || (label === '' && l.startsWith(`${name} `)),
+    );
   return Number(line?.slice(line.lastIndexOf(' ') + 1) ?? Number.NaN);
 }
 
@@ -406,25 +467,32 @@ function sample(text: string, name: string): number {
  * Each service's memory: VmRSS of its process and any it started (the sandbox's, the embedded
  * workers'), from /proc, and the V8 heap (used and total) its own /metrics reports.
  */
-async function memory(stack: Stack, metricsBase: number): Promise<Map<ServiceName, Memory>> {
-  const out = new Map<ServiceName, Memory>();
-  for (const service of SERVICES) {
-    const pid = stack.process(service).pid;
-    let kb = 0;
+async function memory(stack: Stack, metricsBase: number): Promise<Map<string, Memory>> {
+  const out = new Map<string, Memory>();
+  for (const { label, service, replica } of PROCS) {
+    const pid = stack.process(service, replica).pid;
+    const kb = { VmRSS: 0, RssAnon: 0, RssFile: 0 };
     for (const p of pid === undefined ? [] : await processTree(pid)) {
       const text = await readFile(`/proc/${p}/status`, 'utf8').catch(() => '');
-      kb += Number(/^VmRSS:\s+(\d+) kB/m.exec(text)?.[1] ?? 0);
+      for (const field of ['VmRSS', 'RssAnon', 'RssFile'] as const)
+        kb[field] += Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
     }
-    const metrics = await fetch(`http://127.0.0.1:${metricsBase + METRICS_ORDER.indexOf(service)}/metrics`)
+    const port = metricsBase + METRICS_ORDER.indexOf(service) + replica * METRICS_ORDER.length;
+    const metrics = await fetch(`http://127.0.0.1:${port}/metrics`)
       .then((r) => r.text())
       .catch(() => '');
     // The port is derived from the stack's order: a mismatch would report another process's heap.
     if (metrics && !metrics.includes(`service="${service}"`))
       throw new Error(`the metrics on ${service}'s port are not ${service}'s`);
-    out.set(service, {
-      rss: kb / 1024,
+    out.set(label, {
+      rss: kb.VmRSS / 1024,
+      rssAnon: kb.RssAnon / 1024,
+      rssFile: kb.RssFile / 1024,
       heapUsed: sample(metrics, 'nodejs_heap_size_used_bytes') / 2 ** 20,
       heapTotal: sample(metrics, 'nodejs_heap_size_total_bytes') / 2 ** 20,
+      newSpace: sample(metrics, 'nodejs_heap_space_size_total_bytes', 'space="new"') / 2 ** 20,
+      oldSpace: sample(metrics, 'nodejs_heap_space_size_total_bytes', 'space="old"') / 2 ** 20,
+      external: sample(metrics, 'nodejs_external_memory_bytes') / 2 ** 20,
     });
   }
   return out;
@@ -460,19 +528,34 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-bench-scale-'));
   const metricsBase = await freeMetricsBase();
   // Per service, the heap each full collection left: the live heap, garbage excluded.
-  const fullGcs = new Map<ServiceName, number[]>(SERVICES.map((service) => [service, []]));
+  const fullGcs = new Map<string, number[]>(PROCS.map((p) => [p.label, []]));
   if (HEAP_SNAPSHOTS) await mkdir(HEAP_SNAPSHOTS, { recursive: true });
+  const benchStarted = performance.now();
+  const gcLog: string[] = [];
+  const mark = (what: string) => {
+    if (GC_LOG) gcLog.push(`${((performance.now() - benchStarted) / 1000).toFixed(1)} bench ${what}\n`);
+  };
   const stack = await startStack({
     databaseUrl: db.url,
     dataDir,
     nodeArgs: [
       '--trace-gc',
+      ...NODE_ARGS,
       ...(HEAP_SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOTS}`] : []),
     ],
-    onLine: (service, line) => {
+    ...(TRIAL
+      ? {
+          replicas: 2,
+          processOptions: (_service: ServiceName, replica: number) =>
+            replica === 1 ? { nodeArgs: TRIAL_NODE_ARGS, env: TRIAL_ENV } : {},
+        }
+      : {}),
+    onLine: (service, line, replica) => {
+      const label = labelOf(service, replica);
       // A full collection's line: "Mark-Compact 76.0 (106.4) -> 58.1 (101.4) MB": the heap it left.
       const m = /Mark-Compact[^\d]*[\d.]+ \([\d.]+\) -> ([\d.]+) \(/.exec(line);
-      if (m) fullGcs.get(service)?.push(Number(m[1]));
+      if (m) fullGcs.get(label)?.push(Number(m[1]));
+      if (GC_LOG) gcLog.push(`${((performance.now() - benchStarted) / 1000).toFixed(1)} ${label} ${line}\n`);
     },
     env: {
       METRICS_PORT: String(metricsBase),
@@ -653,12 +736,14 @@ async function main(): Promise<void> {
     // readings' RSS do hold what the earlier snapshots left).
     const live: number[] = [];
     // How many full collections each service had logged at each reading.
-    const marks: Map<ServiceName, number>[] = [];
+    const marks: Map<string, number>[] = [];
     const reading = async (settle: boolean) => {
+      mark(settle ? 'quiet spell starts' : 'reading at once');
       if (settle) await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
+      mark('memory read');
       const got = await memory(stack, metricsBase);
       if (HEAP_SNAPSHOTS) live.push(await liveHeap(stack, HEAP_SNAPSHOTS));
-      marks.push(new Map(SERVICES.map((service) => [service, fullGcs.get(service)?.length ?? 0])));
+      marks.push(new Map(PROCS.map((p) => [p.label, fullGcs.get(p.label)?.length ?? 0])));
       return got;
     };
 
@@ -715,26 +800,68 @@ async function main(): Promise<void> {
       m
         ? `${m.rss.toFixed(1)} (${m.heapUsed.toFixed(1)}/${m.heapTotal.toFixed(1)})`.padStart(20)
         : 'n/a'.padStart(20);
+    const W = 24;
+    const quietRatio = (label: string) =>
+      (after.get(label)?.rss ?? Number.NaN) / (idle.get(label)?.rss ?? Number.NaN);
+    const bounded = (ratio: number) =>
+      `${ratio.toFixed(2)}x${ratio > RSS_BOUND ? `  over ${RSS_BOUND}x` : ''}`;
     process.stdout.write(
-      `${'process'.padEnd(16)} ${'idle'.padStart(20)} ${'at once'.padStart(20)} ${'quiet'.padStart(20)}   RSS quiet/idle\n`,
+      `${'process'.padEnd(W)} ${'idle'.padStart(20)} ${'at once'.padStart(20)} ${'quiet'.padStart(20)}   RSS quiet/idle\n`,
     );
-    for (const service of SERVICES) {
-      const ratio = (after.get(service)?.rss ?? Number.NaN) / (idle.get(service)?.rss ?? Number.NaN);
+    for (const { label } of PROCS)
       process.stdout.write(
-        `${service.padEnd(16)} ${mb(idle.get(service))} ${mb(loaded.get(service))} ${mb(after.get(service))}   ${ratio.toFixed(2)}x${ratio > RSS_BOUND ? `  over ${RSS_BOUND}x` : ''}\n`,
+        `${label.padEnd(W)} ${mb(idle.get(label))} ${mb(loaded.get(label))} ${mb(after.get(label))}   ${bounded(quietRatio(label))}\n`,
       );
+    if (TRIAL) {
+      process.stdout.write(
+        `\nRSS quiet/idle, the current settings beside the trial (${[...TRIAL_NODE_ARGS, ...Object.entries(TRIAL_ENV).map(([k, v]) => `${k}=${v}`)].join(' ')}), same run, same load\n`,
+      );
+      process.stdout.write(`${'process'.padEnd(W)} ${'current'.padStart(16)} ${'trial'.padStart(16)}\n`);
+      for (const service of SERVICES.filter((s) => s !== 'ads-sandbox'))
+        process.stdout.write(
+          `${service.padEnd(W)} ${bounded(quietRatio(service)).padStart(16)} ${bounded(quietRatio(labelOf(service, 1))).padStart(16)}\n`,
+        );
     }
+    process.stdout.write(
+      '\nwhere the resident memory is (MB): RSS = anonymous + file-backed; V8 heap committed = new space (young generation) + old space + the rest (code, large objects, maps); outside the heap = anonymous - V8 heap committed (malloc arenas, buffers, thread stacks)\n',
+    );
+    process.stdout.write(
+      `${'process'.padEnd(W)} ${'reading'.padEnd(8)} ${['RSS', 'anon', 'file', 'heap', 'new', 'old', 'rest', 'external', 'outside'].map((h) => h.padStart(8)).join(' ')}\n`,
+    );
+    for (const { label } of PROCS)
+      for (const [name, got] of [
+        ['idle', idle],
+        ['at once', loaded],
+        ['quiet', after],
+      ] as const) {
+        const m = got.get(label);
+        if (!m) continue;
+        const cells = [
+          m.rss,
+          m.rssAnon,
+          m.rssFile,
+          m.heapTotal,
+          m.newSpace,
+          m.oldSpace,
+          m.heapTotal - m.newSpace - m.oldSpace,
+          m.external,
+          m.rssAnon - m.heapTotal,
+        ];
+        process.stdout.write(
+          `${label.padEnd(W)} ${name.padEnd(8)} ${cells.map((c) => c.toFixed(1).padStart(8)).join(' ')}\n`,
+        );
+      }
     process.stdout.write(
       '\nlive heap (MB) each full collection left (--trace-gc), garbage excluded: the last before idle was read; from then to the reading after the quiet spell, lowest to highest (how many)\n',
     );
-    for (const service of SERVICES) {
-      const all = fullGcs.get(service) ?? [];
-      const atIdle = marks[0]?.get(service) ?? 0;
-      const since = all.slice(atIdle, marks.at(-1)?.get(service) ?? all.length);
+    for (const { label } of PROCS) {
+      const all = fullGcs.get(label) ?? [];
+      const atIdle = marks[0]?.get(label) ?? 0;
+      const since = all.slice(atIdle, marks.at(-1)?.get(label) ?? all.length);
       const range =
         since.length > 0 ? `${Math.min(...since).toFixed(1)} to ${Math.max(...since).toFixed(1)}` : 'none';
       process.stdout.write(
-        `${service.padEnd(16)} ${(all[atIdle - 1]?.toFixed(1) ?? 'none').padStart(8)}   ${range} (${since.length})\n`,
+        `${label.padEnd(W)} ${(all[atIdle - 1]?.toFixed(1) ?? 'none').padStart(8)}   ${range} (${since.length})\n`,
       );
     }
     if (live.length > 0)
@@ -803,6 +930,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${p.label}: ${text}${bad}\n`);
     }
   } finally {
+    if (GC_LOG) await writeFile(GC_LOG, gcLog.join(''));
     await sql.end();
     await stack.stop();
     await db.drop();

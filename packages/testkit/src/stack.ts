@@ -65,6 +65,14 @@ export interface StackOptions {
   /** Extra Node.js arguments for every process (e.g. --cpu-prof for a benchmark). */
   nodeArgs?: string[];
   /**
+   * More Node.js arguments and environment for one process, after `nodeArgs` and `env` (e.g. a
+   * heap setting tried on one replica beside another that runs without it, under the same load).
+   */
+  processOptions?: (
+    service: ServiceName,
+    replica: number,
+  ) => { nodeArgs?: string[]; env?: Record<string, string> };
+  /**
    * Restart a process that exits unexpectedly (after start-up, outside `kill` and `stop`), on the
    * port it had, after a wait that grows while it keeps crashing. `npm start` supervises; tests
    * that kill processes on purpose do not.
@@ -188,16 +196,21 @@ function run(
   opts: StackOptions,
   replica = 0,
 ): Running {
-  const child = spawn(process.execPath, nodeArgs(script, opts.nodeArgs), {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
-    // The IPC channel carries no messages: its end tells the process that the stack's owner died,
-    // even by SIGKILL, and it stops itself (exitWithParent in the runtime's lifecycle).
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    // A supervised stack's processes are out of the terminal's process group: Ctrl-C reaches only
-    // the supervisor, which stops them in order instead of seeing them all die at once.
-    detached: opts.supervise !== undefined,
-  });
+  const own = opts.processOptions?.(service, replica);
+  const child = spawn(
+    process.execPath,
+    nodeArgs(script, [...(opts.nodeArgs ?? []), ...(own?.nodeArgs ?? [])]),
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env, ...own?.env },
+      // The IPC channel carries no messages: its end tells the process that the stack's owner died,
+      // even by SIGKILL, and it stops itself (exitWithParent in the runtime's lifecycle).
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      // A supervised stack's processes are out of the terminal's process group: Ctrl-C reaches only
+      // the supervisor, which stops them in order instead of seeing them all die at once.
+      detached: opts.supervise !== undefined,
+    },
+  );
   const onLine = opts.onLine;
   const lines: string[] = [];
   const take = (chunk: Buffer, carry: { rest: string }) => {
