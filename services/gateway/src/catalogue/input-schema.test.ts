@@ -3,6 +3,10 @@ import { test } from 'node:test';
 import { ListChangesRequestSchema } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ListAccountStandardsRequestSchema } from '@adsmcp/proto/changes/v1/standards_pb';
 import { SaveCompetitorSourceRequestSchema } from '@adsmcp/proto/marketing/v1/competitors_pb';
+import {
+  GetOptimizerRequestSchema,
+  ListOptimizersRequestSchema,
+} from '@adsmcp/proto/optimizer/v1/optimizer_pb';
 import type { DescField, DescMessage } from '@bufbuild/protobuf';
 import { inputFromRequest } from './input-schema.ts';
 import { hasPresence, toolFieldName } from './output-schema.ts';
@@ -29,7 +33,8 @@ function inner(field: DescField | undefined): DescMessage | undefined {
 /**
  * What a row may add to a field without a difference: what the proto cannot say. A description;
  * a visible character (`\S`, nonBlank); a URL or date format the rules do not know, with its
- * pattern. A required argument for a field without presence is checked apart (see differences).
+ * pattern. A required argument for a field without presence, and null taken for a field with
+ * presence, are checked apart (see differences).
  */
 function rowOnly(d: Difference, hand: JsonSchema): boolean {
   if (d.keyword === 'description') return true;
@@ -43,6 +48,18 @@ function rowOnly(d: Difference, hand: JsonSchema): boolean {
   )
     return true;
   return false;
+}
+
+/**
+ * The hand schema of a field with presence that also takes null (input-schema.ts's `nullable`, as
+ * the JSON mapping reads null as unset) without it, to compare with the derived one.
+ */
+function withoutNull(hand: JsonSchema, derived: JsonSchema, field: DescField | undefined): JsonSchema {
+  const alternatives = hand.anyOf;
+  if (field === undefined || !hasPresence(field) || derived.anyOf !== undefined) return hand;
+  if (!Array.isArray(alternatives) || alternatives.length !== 2) return hand;
+  if (JSON.stringify(alternatives[1]) !== JSON.stringify({ type: 'null' })) return hand;
+  return alternatives[0] as JsonSchema;
 }
 
 /** Every difference between `hand` and `derived` at `path`, keyword by keyword, into objects and items. */
@@ -89,7 +106,10 @@ function differences(
       const allowed = hr.has(k) && f !== undefined && !hasPresence(f);
       if (!allowed) out.push({ field: at(k), keyword: 'required', hand: hr.has(k), derived: dr.has(k) });
     }
-    out.push(...differences(hp[k] as JsonSchema, dp[k] as JsonSchema, at(k), inner(f)));
+    const derivedField = dp[k] as JsonSchema;
+    out.push(
+      ...differences(withoutNull(hp[k] as JsonSchema, derivedField, f), derivedField, at(k), inner(f)),
+    );
   }
   return out;
 }
@@ -199,18 +219,16 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'rows[].hook maxLength',
       'rows[].offer maxLength',
       'rows[].impressions required',
-      'rows[].impressions anyOf',
       'rows[].impressions type',
+      'rows[].impressions minimum',
+      'rows[].impressions maximum',
       'rows[].clicks required',
-      'rows[].clicks anyOf',
       'rows[].clicks type',
+      'rows[].clicks minimum',
+      'rows[].clicks maximum',
       'rows[].spend required',
-      'rows[].spend anyOf',
-      'rows[].spend type',
-      'rows[].conversions anyOf',
-      'rows[].conversions type',
-      'rows[].revenue anyOf',
-      'rows[].revenue type',
+      'rows[].spend minimum',
+      'rows[].conversions minimum',
       'csv maxLength',
       'column_mapping additionalProperties',
       'column_mapping.ad_id (argument)',
@@ -267,22 +285,6 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
       'content_base64 pattern',
       'source_url maxLength',
       'mime_type enum',
-    ],
-  },
-  ads_save_optimizer: {
-    why: 'the config’s optional fields are nullable: null is how a caller clears them',
-    differences: [
-      'config.conversion_goal_id anyOf',
-      'config.conversion_goal_id type',
-      'config.conversion_goal_id minLength',
-      'config.conversion_goal_id maxLength',
-      'config.target anyOf',
-      'config.target type',
-      'config.target maximum',
-      'config.target exclusiveMinimum',
-      'config.brand_instructions anyOf',
-      'config.brand_instructions type',
-      'config.brand_instructions maxLength',
     ],
   },
   ads_save_account_standard: {
@@ -385,5 +387,20 @@ test('an argument is required when its rules refuse the zero value leaving it ou
       (i) => i.message,
     ),
     ['`account_id` is required'],
+  );
+});
+
+test('a row may take null for a field with presence, as unset; for a field without presence the gateway does not start', () => {
+  const messages = (schema: Parameters<typeof validate>[0], args: Record<string, unknown>) =>
+    validate(schema, args).map((i) => i.message);
+  const nullableLimit = inputFromRequest(ListOptimizersRequestSchema, { limit: { nullable: true } });
+  assert.deepEqual(messages(nullableLimit, { limit: null }), []);
+  assert.deepEqual(messages(nullableLimit, { limit: 0 }), [
+    '`limit` must be an integer from 1 to 100 (got 0)',
+  ]);
+  assert.notDeepEqual(messages(inputFromRequest(ListOptimizersRequestSchema), { limit: null }), []);
+  assert.throws(
+    () => inputFromRequest(GetOptimizerRequestSchema, { optimizer_id: { nullable: true } }),
+    /optimizer\.v1\.GetOptimizerRequest\.optimizer_id: only a field with presence may take null/,
   );
 });

@@ -8,8 +8,9 @@
  *
  * What the proto cannot say comes from the row, per field: a description, that text must show a
  * visible character (nonBlank) or may span lines (multiline), a format the rules do not know
- * (https-uri, date), how to say a pattern to a person; or a whole schema of the row's own, which
- * replaces the derived one (an explicit override, named as such in input-schema.test.ts).
+ * (https-uri, date), how to say a pattern to a person, that null is taken as unset (nullable); or
+ * a whole schema of the row's own, which replaces the derived one (an explicit override, named as
+ * such in input-schema.test.ts).
  *
  * A field is a required argument when
  *   - its rules say `required`, or
@@ -31,6 +32,7 @@ import {
   integer,
   type JsonSchema,
   type NumberRules,
+  nullable,
   number,
   object,
   type Schema,
@@ -51,6 +53,11 @@ export interface FieldAdditions {
   patternHint?: string;
   /** Required although the rules leave it optional (see the file comment). */
   required?: boolean;
+  /**
+   * Null taken too, as the field left unset (the JSON mapping reads null so): how a caller clears
+   * a field it read back as null. Only a field with presence, which null can leave unset.
+   */
+  nullable?: boolean;
   /** For a list: what to add to each item. */
   items?: FieldOverride;
   /** For a message: what to add to its fields. */
@@ -271,6 +278,16 @@ function scalarValue(type: ScalarType, rules: FieldRules | undefined, add: Field
 function fieldSchema(field: DescField, override: FieldOverride | undefined): Schema {
   if (override !== undefined && isSchema(override)) return override;
   const add: FieldAdditions = override ?? {};
+  if (add.nullable !== true) return derivedField(field, add);
+  if (!hasPresence(field)) {
+    throw new Error(
+      `${field.parent.typeName}.${field.name}: only a field with presence may take null, which leaves it unset`,
+    );
+  }
+  return nullable(derivedField(field, add));
+}
+
+function derivedField(field: DescField, add: FieldAdditions): Schema {
   const rules = rulesOf(field);
   refuseInexpressible(field, rules);
   switch (field.fieldKind) {

@@ -1,120 +1,64 @@
 /** Optimizers, their review runs and proposals (need the optimizer feature). */
 
 import { OptimizerService } from '@adsmcp/proto/optimizer/v1/optimizer_pb';
-import { HOSTNAME, HOSTNAME_HINT } from '@adsmcp/runtime/ids';
+import { HOSTNAME_HINT } from '@adsmcp/runtime/ids';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
-import { inputFromRequest } from '../input-schema.ts';
-import { array, boolean, enumOf, integer, nullable, number, object, string } from '../schema.ts';
+import { type FieldAdditions, inputFromRequest } from '../input-schema.ts';
 
 const GROUP = 'Automation and optimization';
 const FEATURES = ['optimizer'] as const;
 
-const uuid = (description: string) => string({ format: 'uuid', description });
-
-const optimizerConfig = object(
-  {
-    campaign_ids: array(string({ min: 1, max: 255 }), {
-      min: 1,
-      max: 20,
-      unique: true,
+/** What the config's fields add to OptimizerConfig's rules: descriptions, and null for an unset one. */
+const optimizerConfig = {
+  description: 'The optimizer configuration.',
+  fields: {
+    campaign_ids: {
       description: 'The campaigns of the account to review: 1 to 20 unique campaign ids.',
-    }),
-    goal: enumOf(
-      ['cpc', 'cpa', 'ctr'],
-      'What to improve: cost per click, cost per action or click-through rate.',
-    ),
+    },
+    goal: { description: 'What to improve: cost per click, cost per action or click-through rate.' },
     // The optional fields take null too, as ads_get_optimizer shows an unset one: a config read
     // back saves unchanged.
-    conversion_goal_id: nullable(
-      string({ min: 1, max: 255, description: 'The conversion that counts as an action; null for none.' }),
-    ),
-    target: nullable(
-      number({ greaterThan: 0, max: 1_000_000, description: 'The goal value to reach; null for none.' }),
-    ),
-    cadence_hours: integer({ min: 6, max: 720, description: 'Hours between reviews.' }),
-    window_hours: integer({ min: 24, max: 744, description: 'Hours of performance each review looks at.' }),
-    reporting_delay_hours: integer({
-      min: 24,
-      max: 168,
+    conversion_goal_id: {
+      nullable: true,
+      description: 'The conversion that counts as an action; null for none.',
+    },
+    target: { nullable: true, description: 'The goal value to reach; null for none.' },
+    cadence_hours: { description: 'Hours between reviews.' },
+    window_hours: { description: 'Hours of performance each review looks at.' },
+    reporting_delay_hours: {
       description: 'Most recent hours left out, while the platform is still counting them.',
-    }),
-    min_impressions: integer({
-      min: 1,
-      max: 10_000_000,
-      description: 'Evidence needed before judging an ad.',
-    }),
-    min_clicks: integer({ min: 1, max: 1_000_000 }),
-    min_conversions: integer({ min: 1, max: 1_000_000 }),
-    max_ads_per_campaign: integer({
-      min: 1,
-      max: 5,
-      description: 'New ads one review may propose per campaign.',
-    }),
-    review_hours: integer({
-      min: 1,
-      max: 72,
-      description: 'Hours a proposal waits for review in the dashboard.',
-    }),
-    publish_hours: integer({
-      min: 1,
-      max: 24,
-      description: 'Hours an approved proposal has to be published.',
-    }),
-    brand_instructions: nullable(
-      string({
-        max: 12_000,
-        multiline: true,
-        description: 'Voice and claims proposed copy must keep to; null for none.',
-      }),
-    ),
-    allowed_domains: array(
-      string({
-        min: 1,
-        max: 253,
-        pattern: HOSTNAME,
-        patternHint: HOSTNAME_HINT,
-      }),
-      {
-        min: 1,
-        max: 30,
-        unique: true,
-        description: 'Hostnames (example.com, no scheme or path) proposed ads may link to: 1 to 30, unique.',
-      },
-    ),
+    },
+    min_impressions: { description: 'Evidence needed before judging an ad.' },
+    max_ads_per_campaign: { description: 'New ads one review may propose per campaign.' },
+    review_hours: { description: 'Hours a proposal waits for review in the dashboard.' },
+    publish_hours: { description: 'Hours an approved proposal has to be published.' },
+    brand_instructions: {
+      nullable: true,
+      multiline: true,
+      description: 'Voice and claims proposed copy must keep to; null for none.',
+    },
+    allowed_domains: {
+      items: { patternHint: HOSTNAME_HINT },
+      description: 'Hostnames (example.com, no scheme or path) proposed ads may link to: 1 to 30, unique.',
+    },
   },
-  [
-    'campaign_ids',
-    'goal',
-    'cadence_hours',
-    'window_hours',
-    'reporting_delay_hours',
-    'min_impressions',
-    'min_clicks',
-    'min_conversions',
-    'max_ads_per_campaign',
-    'review_hours',
-    'publish_hours',
-    'allowed_domains',
-  ],
-  'The optimizer configuration.',
-);
+} satisfies FieldAdditions;
 
-const saveInput = object(
-  {
-    account_id: uuid('The ad account (from ads_list_accounts) whose campaigns the optimizer reviews.'),
-    name: string({ min: 1, max: 200, nonBlank: true }),
-    config: optimizerConfig,
-    enabled: boolean('Whether reviews run on the cadence; false saves it paused.'),
-    optimizer_id: uuid('To update an optimizer: its id. Omit to create one.'),
-    expected_revision: integer({
-      min: 1,
-      max: 1_000_000,
-      description: 'Required when updating: the revision you last read.',
-    }),
+const saveInput = inputFromRequest(OptimizerService.method.saveOptimizer.input, {
+  account_id: {
+    description: 'The ad account (from ads_list_accounts) whose campaigns the optimizer reviews.',
   },
-  ['account_id', 'name', 'config', 'enabled'],
-);
+  name: { nonBlank: true },
+  config: optimizerConfig,
+  // false is a choice the caller makes: leaving it out would save the optimizer paused.
+  enabled: {
+    required: true,
+    description: 'Whether reviews run on the cadence; false saves it paused.',
+  },
+  optimizer_id: { description: 'To update an optimizer: its id. Omit to create one.' },
+  expected_revision: { description: 'Required when updating: the revision you last read.' },
+});
 
 const optimizerId = { optimizer_id: { description: 'The optimizer.' } };
 
