@@ -13,7 +13,7 @@
  * of a large table fails the run.
  *
  * `npm run bench:deep-offset`. Env: DEEP_LARGE (changes in the large workspace), DEEP_DAYS (the
- * days they are spread over, default 365), DEEP_CALLS (default 21).
+ * days they are spread over, default 365), DEEP_ACCOUNTS (default 5), DEEP_CALLS (default 21).
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,7 @@ const SMALL = 1_000;
 const LARGE = envInt('DEEP_LARGE', 1_000_000, 10_000, 5_000_000);
 const DAYS = envInt('DEEP_DAYS', 365, 1, 3650);
 const CALLS = envInt('DEEP_CALLS', 21, 3, 1000);
+const ACCOUNTS = envInt('DEEP_ACCOUNTS', 5, 1, 1000);
 const WARMUP = 3;
 const LIMIT = 20;
 /** The tools' offset bound (their schema's `offset` maximum). */
@@ -42,8 +43,9 @@ interface Workspace {
 
 /**
  * Seeds `size` changes, the newest a day ago, evenly over DAYS days, in the statuses a year of use
- * leaves (as bench/scale.ts: most applied, some rejected, failed or left to expire), over two
- * accounts; in statements of 100,000 rows, each moving the kept counts once per key.
+ * leaves (as bench/scale.ts: most applied, some rejected, failed or left to expire), over
+ * DEEP_ACCOUNTS accounts, each with every status; in statements of 100,000 rows, each moving the
+ * kept counts once per key.
  */
 async function seed(pool: Pool, w: Workspace): Promise<void> {
   const step = (DAYS * 86_400) / w.size;
@@ -52,7 +54,7 @@ async function seed(pool: Pool, w: Workspace): Promise<void> {
       `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json,
                             digest, target_path, target_before_json, prepared_by, prepared_at, approved_at,
                             applied_at, upstream_status)
-       SELECT gen_random_uuid(), $1, ($2::uuid[])[1 + i % cardinality($2::uuid[])], 'ads_update_ad', st,
+       SELECT gen_random_uuid(), $1, ($2::uuid[])[1 + (i / 10) % cardinality($2::uuid[])], 'ads_update_ad', st,
               'Benchmark change ' || i, 'POST', '/v1/ads/' || i, '{"headline":"Benchmark"}',
               encode(sha256(i::text::bytea), 'hex'), '/v1/ads/' || i, '{}', 'user:bench via dashboard', at,
               CASE WHEN st IN ('applied', 'failed', 'approved') THEN at + interval '1 minute' END,
@@ -75,7 +77,11 @@ interface Read {
 const reads: Read[] = [
   { label: 'no filter', filter: {}, matches: (w) => w.size },
   { label: 'status applied', filter: { status: 'applied' }, matches: (w) => Math.floor((w.size * 6) / 10) },
-  { label: 'one account', filter: { accountId: 'first' }, matches: (w) => Math.floor(w.size / 2) },
+  {
+    label: 'one account',
+    filter: { accountId: 'first' },
+    matches: (w) => Math.floor(w.size / w.accounts.length),
+  },
 ];
 
 const deepOffset = (matches: number) => Math.min(MAX_OFFSET, Math.max(0, matches - LIMIT));
@@ -166,8 +172,16 @@ async function main(): Promise<void> {
   let failed = false;
   try {
     await migrate(pool, 'changes', fileURLToPath(new URL('../services/changes/migrations', import.meta.url)));
-    const small: Workspace = { id: randomUUID(), size: SMALL, accounts: [randomUUID(), randomUUID()] };
-    const large: Workspace = { id: randomUUID(), size: LARGE, accounts: [randomUUID(), randomUUID()] };
+    const small: Workspace = {
+      id: randomUUID(),
+      size: SMALL,
+      accounts: Array.from({ length: ACCOUNTS }, () => randomUUID()),
+    };
+    const large: Workspace = {
+      id: randomUUID(),
+      size: LARGE,
+      accounts: Array.from({ length: ACCOUNTS }, () => randomUUID()),
+    };
     const started = performance.now();
     await seed(pool, small);
     await seed(pool, large);

@@ -9,6 +9,11 @@
 -- changes a day has under one per key an hour; a busy one (a million a year, 2,700 a day) still
 -- has a day's skip within 3% of the offset bound, and at offset 100,000 sums a few weeks of rows.
 --
+-- Each change is counted twice: under its ad account, and under the nil UUID, which stands for
+-- every account (no account has it: account ids are random UUIDs). A list of the whole workspace,
+-- or of one status, then sums at most 7 rows a day (6 statuses, failed twice by its unknown
+-- outcome) however many accounts the workspace has, and one account's list as many of its own.
+--
 -- The same sum-of-rows counts as 0017 (a writer inserts its delta and folds in only the key's rows
 -- no other transaction holds, `FOR UPDATE SKIP LOCKED`), for the same reason: no lock order
 -- against the audit log's, and no writer waiting on another for a count.
@@ -20,19 +25,21 @@ CREATE TABLE change_day_counts (
   outcome_unknown boolean NOT NULL,
   n bigint NOT NULL
 );
--- The fold's key, and the read of every change newest day first.
-CREATE INDEX change_day_counts_key ON change_day_counts (workspace_id, day DESC, status, account_id, outcome_unknown)
+-- The fold's key, and the read of one status (of an account or of all), newest day first.
+CREATE INDEX change_day_counts_key ON change_day_counts (workspace_id, account_id, status, day DESC, outcome_unknown)
   INCLUDE (n);
--- The reads of one status and of one account, newest day first, holding only that status's or
--- that account's rows: a sparse filter sums no more rows than it has changes.
-CREATE INDEX change_day_counts_status ON change_day_counts (workspace_id, status, day DESC)
-  INCLUDE (account_id, outcome_unknown, n);
-CREATE INDEX change_day_counts_account ON change_day_counts (workspace_id, account_id, day DESC)
+-- The read of every status (of an account or of all), newest day first.
+CREATE INDEX change_day_counts_days ON change_day_counts (workspace_id, account_id, day DESC)
   INCLUDE (status, outcome_unknown, n);
 
 -- The day (UTC) a change prepared at `at` is counted in: whatever the session's time zone.
 CREATE FUNCTION change_day(at timestamptz) RETURNS timestamptz LANGUAGE sql IMMUTABLE AS $$
   SELECT date_trunc('day', at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+$$;
+
+-- The account id the counts of every account are kept under.
+CREATE FUNCTION change_day_every_account() RETURNS uuid LANGUAGE sql IMMUTABLE AS $$
+  SELECT '00000000-0000-0000-0000-000000000000'::uuid
 $$;
 
 -- Adds one statement's delta (per key: workspace_id, day, account_id, status, outcome_unknown, n),
@@ -67,25 +74,30 @@ CREATE FUNCTION change_day_counts_on_insert() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
   PERFORM change_day_counts_add(coalesce(jsonb_agg(d), '[]'))
-     FROM (SELECT workspace_id, change_day(prepared_at) AS day, account_id, status,
+     FROM (SELECT workspace_id, change_day(prepared_at) AS day, a.account_id, status,
                   change_outcome_unknown(status, sent_at, upstream_status, resolution) AS outcome_unknown,
                   count(*) AS n
-             FROM new_rows GROUP BY 1, 2, 3, 4, 5) d;
+             FROM new_rows r CROSS JOIN LATERAL (VALUES (r.account_id), (change_day_every_account())) a (account_id)
+            GROUP BY 1, 2, 3, 4, 5) d;
   RETURN NULL;
 END $$;
 
+-- A move to another account leaves the every-account rows as they were (their deltas cancel).
 CREATE FUNCTION change_day_counts_on_update() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
+DECLARE
+  before_day timestamptz := change_day(OLD.prepared_at);
+  after_day timestamptz := change_day(NEW.prepared_at);
+  before_unknown boolean := change_outcome_unknown(OLD.status, OLD.sent_at, OLD.upstream_status, OLD.resolution);
+  after_unknown boolean := change_outcome_unknown(NEW.status, NEW.sent_at, NEW.upstream_status, NEW.resolution);
 BEGIN
-  PERFORM change_day_counts_add(jsonb_build_array(
-    jsonb_build_object('workspace_id', OLD.workspace_id, 'day', change_day(OLD.prepared_at),
-                       'account_id', OLD.account_id, 'status', OLD.status,
-                       'outcome_unknown', change_outcome_unknown(OLD.status, OLD.sent_at, OLD.upstream_status, OLD.resolution),
-                       'n', -1),
-    jsonb_build_object('workspace_id', NEW.workspace_id, 'day', change_day(NEW.prepared_at),
-                       'account_id', NEW.account_id, 'status', NEW.status,
-                       'outcome_unknown', change_outcome_unknown(NEW.status, NEW.sent_at, NEW.upstream_status, NEW.resolution),
-                       'n', 1)));
+  PERFORM change_day_counts_add(jsonb_agg(jsonb_build_object(
+            'workspace_id', m.workspace_id, 'day', m.day, 'account_id', a.account_id, 'status', m.status,
+            'outcome_unknown', m.outcome_unknown, 'n', m.n)))
+     FROM (VALUES (OLD.workspace_id, before_day, OLD.account_id, OLD.status, before_unknown, -1),
+                  (NEW.workspace_id, after_day, NEW.account_id, NEW.status, after_unknown, 1))
+            m (workspace_id, day, account_id, status, outcome_unknown, n)
+          CROSS JOIN LATERAL (VALUES (m.account_id), (change_day_every_account())) a (account_id);
   RETURN NULL;
 END $$;
 
@@ -93,10 +105,11 @@ CREATE FUNCTION change_day_counts_on_delete() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
   PERFORM change_day_counts_add(coalesce(jsonb_agg(d), '[]'))
-     FROM (SELECT workspace_id, change_day(prepared_at) AS day, account_id, status,
+     FROM (SELECT workspace_id, change_day(prepared_at) AS day, a.account_id, status,
                   change_outcome_unknown(status, sent_at, upstream_status, resolution) AS outcome_unknown,
                   -count(*) AS n
-             FROM old_rows GROUP BY 1, 2, 3, 4, 5) d;
+             FROM old_rows r CROSS JOIN LATERAL (VALUES (r.account_id), (change_day_every_account())) a (account_id)
+            GROUP BY 1, 2, 3, 4, 5) d;
   RETURN NULL;
 END $$;
 
@@ -124,6 +137,7 @@ CREATE TRIGGER change_day_counts_truncate AFTER TRUNCATE ON changes
 
 -- The counts of the changes already there (the triggers hold writes off until this commits).
 INSERT INTO change_day_counts (workspace_id, day, account_id, status, outcome_unknown, n)
-SELECT workspace_id, change_day(prepared_at), account_id, status,
+SELECT workspace_id, change_day(prepared_at), a.account_id, status,
        change_outcome_unknown(status, sent_at, upstream_status, resolution), count(*)
-  FROM changes GROUP BY 1, 2, 3, 4, 5;
+  FROM changes c CROSS JOIN LATERAL (VALUES (c.account_id), (change_day_every_account())) a (account_id)
+ GROUP BY 1, 2, 3, 4, 5;

@@ -229,12 +229,13 @@ function dayCountsWhere(f: {
   accountId?: string;
   outcomeUnknown?: boolean;
 }): string | undefined {
-  // Only the conditions a case has, so that the planner reads the index of that filter.
-  const account = f.accountId === undefined ? '' : ' AND k.account_id = $3::uuid';
-  if (f.outcomeUnknown) return `k.workspace_id = $1${account} AND k.status = 'failed' AND k.outcome_unknown`;
-  if (f.status === undefined) return `k.workspace_id = $1${account}`;
+  // Every change is counted under its account and under the one standing for every account.
+  const account = f.accountId === undefined ? 'change_day_every_account()' : '$3::uuid';
+  const where = `k.workspace_id = $1 AND k.account_id = ${account}`;
+  if (f.outcomeUnknown) return `${where} AND k.status = 'failed' AND k.outcome_unknown`;
+  if (f.status === undefined) return where;
   if (['rejected', 'applying', 'applied', 'failed'].includes(f.status))
-    return `k.workspace_id = $1${account} AND k.status = $2::text`;
+    return `${where} AND k.status = $2::text`;
   return undefined;
 }
 
