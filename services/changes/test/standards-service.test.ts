@@ -290,6 +290,37 @@ describe('saving standards', () => {
     assert.equal(viewer.code, Code.PermissionDenied);
   });
 
+  test('a standard saved straight to the service is held to the bounds of the tool, each refusal naming its field', async () => {
+    const bounds = await refusal(
+      standards.saveAccountStandard(
+        {
+          accountId: account,
+          name: 'Bounds',
+          kind: 'standard',
+          data: {
+            namingPrefix: 'A'.repeat(101),
+            allowedDomains: ['example.com', 'example.com'],
+            utm: { utmSource: '' },
+            guidance: 'g'.repeat(10_001),
+          },
+        },
+        as(agent),
+      ),
+    );
+    assert.equal(bounds.code, Code.InvalidArgument);
+    assert.equal(
+      bounds.message,
+      '`data.naming_prefix` must be 1 to 100 characters (got 101); ' +
+        '`data.allowed_domains[1]` repeats an earlier item; items must be unique; ' +
+        '`data.utm.utm_source` must be 1 to 200 characters (got 0); ' +
+        '`data.guidance` must be at most 10000 characters (got 10001)',
+    );
+    const noData = await refusal(
+      standards.saveAccountStandard({ accountId: account, name: 'No data', kind: 'template' }, as(agent)),
+    );
+    assert.equal(noData.message, '`data` is required');
+  });
+
   test('ids in upper case name the same account and standard: an update is not taken for a move to another account', async () => {
     const created = await saveStandard('Naming', { namingPrefix: 'ACME-' });
     const { standard: updated } = await standards.saveAccountStandard(

@@ -12,23 +12,19 @@ import { HOSTNAME, HOSTNAME_HINT } from '@adsmcp/runtime/ids';
 import type { DescMessage } from '@bufbuild/protobuf';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
-import { inputFromRequest } from '../input-schema.ts';
+import { type FieldAdditions, inputFromRequest } from '../input-schema.ts';
 import { messageSchema } from '../output-schema.ts';
 import { resultOf } from '../rpc-mapping.ts';
-import { array, enumOf, integer, object, type Schema, string } from '../schema.ts';
-import { ACCOUNT_ID_TEXT, accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
+import { type Schema, string } from '../schema.ts';
+import { ACCOUNT_ID_TEXT, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
 const GROUP = 'Campaign support';
-/** The largest revision an int32 holds. */
-const REVISION_MAX = 2_147_483_647;
 const TEMPLATE_MAX_PROPERTIES = 100;
 /** How deep a template may nest: deep enough for any ad object, shallow enough to walk safely. */
 const TEMPLATE_MAX_DEPTH = 16;
 
-const standardId = (description: string) => string({ format: 'uuid', description });
 const EXPECTED_REVISION_TEXT =
   'The revision the standard is at now (from ads_list_account_standards or the last save).';
-const expectedRevision = integer({ min: 1, max: REVISION_MAX, description: EXPECTED_REVISION_TEXT });
 
 /** Where in `value` a string or a key holds U+0000 (PostgreSQL stores none), or nests too deep. */
 function templateIssue(value: unknown, path: string, depth: number): string | undefined {
@@ -70,54 +66,43 @@ function templateObject(description: string): Schema<Record<string, unknown>> {
   };
 }
 
-const utmValue = string({ min: 1, max: 200 });
-
-const standardData = object(
-  {
-    naming_prefix: string({
-      min: 1,
-      max: 100,
+/** What StandardData's fields add to its rules: descriptions, formats, and the template's own schema. */
+const standardData = {
+  description: 'The rules of a standard, or the content of a template.',
+  fields: {
+    naming_prefix: {
       nonBlank: true,
       description: 'Every name a change sets (ad, ad group, audience, campaign) must start with it.',
-    }),
-    allowed_domains: array(string({ min: 1, max: 255, pattern: HOSTNAME, patternHint: HOSTNAME_HINT }), {
-      max: 50,
-      unique: true,
+    },
+    allowed_domains: {
+      // The tool asks for the ASCII form of a hostname; the service takes a Unicode one too.
+      items: string({ min: 1, max: 255, pattern: HOSTNAME, patternHint: HOSTNAME_HINT }),
       description:
         'Hostnames (example.com, no scheme or path) target URLs may link to; their subdomains are allowed too. At most 50.',
-    }),
-    utm: object(
-      {
-        utm_source: utmValue,
-        utm_medium: utmValue,
-        utm_campaign: utmValue,
-        utm_content: utmValue,
-        utm_term: utmValue,
-      },
-      [],
-      'UTM parameters every target URL a change sets must carry in its query, each with exactly this value.',
-    ),
-    operating_start: string({
+    },
+    utm: {
+      description:
+        'UTM parameters every target URL a change sets must carry in its query, each with exactly this value.',
+    },
+    operating_start: {
       format: 'date',
       description:
         'First account-local day (YYYY-MM-DD) on which changes may be made and schedules may start.',
-    }),
-    operating_end: string({
+    },
+    operating_end: {
       format: 'date',
       description: 'Last account-local day (YYYY-MM-DD) of the operating window; not before operating_start.',
-    }),
-    guidance: string({
-      max: 10_000,
+    },
+    guidance: {
       multiline: true,
       description: 'Shown to the person who reviews a change checked against this standard.',
-    }),
+    },
+    // A Struct in the request: its bounds (properties, depth, no NUL) are the tool's.
     template: templateObject(
       'Reusable fields (kind template), at most 100 properties; authorization and remote identity fields are refused.',
     ),
   },
-  [],
-  'The rules of a standard, or the content of a template.',
-);
+} satisfies FieldAdditions;
 
 const PENDING_DESCRIBED =
   'A save or archive that would loosen a standard (kind standard) is not applied: removing or changing the ' +
@@ -202,20 +187,14 @@ export const listAccountStandards: ToolRow<GatewayDeps> = {
   route: { kind: 'rpc', method: StandardsService.method.listAccountStandards, account: 'account_id' },
 };
 
-const saveInput = object(
-  {
-    account_id: accountId,
-    name: string({ min: 1, max: 200, nonBlank: true }),
-    kind: enumOf(
-      ['standard', 'template'],
-      'standard: enforced on the account’s changes; template: kept for reuse.',
-    ),
-    data: standardData,
-    standard_id: standardId('To update a standard: its id. Omit it to create one.'),
-    expected_revision: expectedRevision,
-  },
-  ['account_id', 'name', 'kind', 'data'],
-);
+const saveInput = inputFromRequest(StandardsService.method.saveAccountStandard.input, {
+  account_id: { description: ACCOUNT_ID_TEXT },
+  name: { nonBlank: true },
+  kind: { description: 'standard: enforced on the account’s changes; template: kept for reuse.' },
+  data: standardData,
+  standard_id: { description: 'To update a standard: its id. Omit it to create one.' },
+  expected_revision: { description: EXPECTED_REVISION_TEXT },
+});
 
 export const saveAccountStandard: ToolRow<GatewayDeps> = {
   name: 'ads_save_account_standard',
