@@ -98,14 +98,29 @@ test('a marketing item saved straight to the service is held to the bounds of th
   );
 });
 
-test('a campaign asset saved for an account that is not a UUID is refused naming the field', async () => {
+test('a campaign asset saved out of its bounds is refused naming each field and its rule', async () => {
   assert.equal(
     await refusal(
       svc
         .clientOf(AssetService)
         .saveCampaignAsset({ accountId: 'acct-1', name: 'n'.repeat(201) }, svc.as(principal())),
     ),
-    '`account_id` must be a UUID (got "acct-1"); `name` must be at most 200 characters (got 201)',
+    '`account_id` must be a UUID (got "acct-1"); `name` must be 1 to 200 characters (got 201)',
+  );
+  assert.equal(
+    await refusal(
+      svc.clientOf(AssetService).saveCampaignAsset(
+        {
+          accountId: ACCOUNT,
+          name: '',
+          sourceUrl: `https://cdn.example/${'a'.repeat(2029)}`,
+          mimeType: 'image/gif',
+        },
+        svc.as(principal()),
+      ),
+    ),
+    '`name` must be 1 to 200 characters (got 0); `source_url` must be at most 2048 characters (got 2049); ' +
+      '`mime_type` must be one of image/png, image/jpeg (got "image/gif")',
   );
 });
 

@@ -277,15 +277,8 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     ],
   },
   ads_save_campaign_asset: {
-    why: 'the image’s base64 shape and size, its type and the source URL’s length are the tool’s limits; the request declares none',
-    differences: [
-      'name minLength',
-      'content_base64 minLength',
-      'content_base64 maxLength',
-      'content_base64 pattern',
-      'source_url maxLength',
-      'mime_type enum',
-    ],
+    why: 'content_base64 is bytes, whose rules the request’s rule set does not declare: the tool bounds its base64 text itself (standard base64 of at most 1 MiB)',
+    differences: ['content_base64 minLength', 'content_base64 maxLength', 'content_base64 pattern'],
   },
   ads_save_account_standard: {
     why: 'explicit overrides: the tool takes allowed domains in their ASCII form only (the service also takes a Unicode domain, compared by its A-label), and bounds the template, a google.protobuf.Struct, to 100 properties',
