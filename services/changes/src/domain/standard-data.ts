@@ -1,6 +1,6 @@
 /**
- * What a saved account standard or template must be. The gateway checks the shape and the bounds
- * of `data` by the tool's schema; this is what the service relies on whoever calls it: the kind,
+ * What a saved account standard or template must be. The bounds of `data` are the request's field
+ * rules, which the server checks for every caller; this is what the service relies on besides: the kind,
  * the name, the dates in order, and a template free of credentials and of remote identities (a
  * template is copied into new objects, where a token would leak and an id would point at another
  * account's object).

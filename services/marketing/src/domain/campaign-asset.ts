@@ -1,8 +1,8 @@
 /**
  * A campaign image asset and its rules: which asset an archive or a read names, which revision an
- * archive must name, and what a save must carry. The bounds of every argument (name, the base64
- * text, the URL, pages) are the tools' input schemas, checked at the gateway; the image itself is
- * checked by images/campaign-image.ts.
+ * archive must name, and what a save must carry. The bounds of the arguments (name, URL, mime
+ * type, pages) are the requests' field rules, checked by the server for every caller, and the base64
+ * text's the tool's input schema; the image itself is checked by images/campaign-image.ts.
  */
 import {
   FailedPreconditionError,
