@@ -191,10 +191,10 @@ test('a report asked for with an id or page out of its rules is refused naming t
   assert.equal(
     await refusal(
       reports.createPerformanceReport(
-        { accountId: ACCOUNT, name: 'Week', since: '2026-10-01', until: '2026-10-07', campaignId: 'cmp 1' },
+        { accountId: ACCOUNT, name: '', since: '2026-10-01', until: '2026-10-07', campaignId: 'cmp 1' },
         svc.as(principal()),
       ),
     ),
-    '`campaign_id` must match ^[A-Za-z0-9_-]+$ (got "cmp 1")',
+    '`name` must be 1 to 200 characters (got 0); `campaign_id` must match ^[A-Za-z0-9_-]+$ (got "cmp 1")',
   );
 });

@@ -190,14 +190,8 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     differences: ['data anyOf', 'data type'],
   },
   ads_create_performance_report: {
-    why: 'currency, time_zone, current and previous are retired fields the service refuses; the tool requires a name of at least 1 character, which the request’s rules do not',
-    differences: [
-      'name minLength',
-      'currency (argument)',
-      'time_zone (argument)',
-      'current (argument)',
-      'previous (argument)',
-    ],
+    why: 'currency, time_zone, current and previous are retired fields the service refuses, which the tool does not offer',
+    differences: ['currency (argument)', 'time_zone (argument)', 'current (argument)', 'previous (argument)'],
   },
   ads_import_performance: {
     why: 'rows, column_mapping and the import’s text limits are checked by the import’s own parser (rows and CSV alike); the request declares only the outer bounds',
