@@ -245,6 +245,17 @@ describe('ads_plan_workbook', () => {
       sheets: { ...sheets, campaigns: [{ ...sheets.campaigns[0], objective: 'conversions' }] },
     });
     assert.match(conversion.message, /campaigns row 1, column objective: conversion campaigns are refused/);
+    // Each refused cell is an issue at its place in `sheets`, rows counted from 0 as the array is:
+    // the campaign row, and the rows that name the campaign it would have made.
+    const cells = (conversion as typeof conversion & { issues?: { path: string; message: string }[] }).issues;
+    assert.deepEqual(
+      cells?.map((i) => i.path),
+      ['sheets.campaigns[0].objective', 'sheets.adgroups[0].campaign', 'sheets.ads[0].ad_group'],
+    );
+    assert.match(
+      cells?.[0]?.message ?? '',
+      /^campaigns row 1, column objective: conversion campaigns are refused/,
+    );
     const bad = await refused('ads_plan_workbook', {
       account_id: acct,
       sheets: { ...sheets, adgroups: [{ ...sheets.adgroups[0], countries: 'US, XX' }] },
@@ -451,6 +462,17 @@ describe('ads_prepare_ad_batch', () => {
     assert.match(err.message, /variants\[2\]\.source_image_url [^;]*\/page\.png: /);
     assert.match(err.message, /variants\[3\]\.source_image_url [^;]*\/missing\.png/);
     assert.doesNotMatch(err.message, /variants\[0\]/);
+    // Each variant whose image could not be saved is an issue at its source_image_url, in order.
+    const { issues } = err as typeof err & { issues?: { path: string; message: string }[] };
+    assert.deepEqual(
+      issues?.map((i) => i.path),
+      ['variants[1].source_image_url', 'variants[2].source_image_url', 'variants[3].source_image_url'],
+    );
+    assert.match(
+      issues?.[0]?.message ?? '',
+      /^variants\[1\]\.source_image_url https:\/\/img\.example\.com:\d+\/missing\.png: .*404/,
+    );
+    assert.match(issues?.[1]?.message ?? '', /^variants\[2\]\.source_image_url [^ ]*\/page\.png: /);
     assert.equal(fetched('/missing.png'), 1, 'a URL two variants show is fetched once');
     assert.equal(await changeCount(), changes, 'no change recorded');
     // The good image was saved, and is reused when the batch is fixed.

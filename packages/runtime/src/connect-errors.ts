@@ -5,7 +5,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { isDatabaseUnavailable } from './db.ts';
 import { DomainError, type ErrorKind, ResourceExhaustedError, StaleRevisionError } from './errors.ts';
-import { refusalDetailsMetadata } from './platform-read/refusal.ts';
+import { refusalDetailsMetadata, refusalIssuesDetails } from './platform-read/refusal.ts';
 
 const CODES: Record<ErrorKind, Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -56,7 +56,12 @@ export function toConnectError(err: unknown, service = 'the service'): ConnectEr
     });
   }
   if (err instanceof DomainError)
-    return new ConnectError(err.message, CODES[err.kind], refusalDetailsMetadata(err.details));
+    return new ConnectError(
+      err.message,
+      CODES[err.kind],
+      refusalDetailsMetadata(err.details),
+      refusalIssuesDetails(err.issues),
+    );
   if (err instanceof ConnectError) return err;
   const data = dataException(err);
   if (data !== undefined) return new ConnectError(data, Code.InvalidArgument);

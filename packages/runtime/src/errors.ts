@@ -21,11 +21,22 @@ export type ErrorKind =
  */
 export type RefusalDetails = Readonly<Record<string, string | number | boolean | null>>;
 
+/**
+ * One thing a refusal asks its caller to fix: the argument as the tool names it
+ * (`variants[1].source_image_url`) and what is wrong with it. A refusal's issues travel whole as
+ * its Connect error details (`adsmcp.v1.RefusalIssues`), however many there are.
+ */
+export interface RefusalIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
 export class DomainError extends Error {
   constructor(
     message: string,
     readonly kind: ErrorKind,
     readonly details?: RefusalDetails,
+    readonly issues: readonly RefusalIssue[] = [],
   ) {
     super(message);
     this.name = new.target.name;
@@ -36,6 +47,21 @@ export class DomainError extends Error {
 export class InvalidArgumentError extends DomainError {
   constructor(message: string) {
     super(message, 'invalid_argument');
+  }
+}
+
+/**
+ * Arguments break domain rules, each of `issues` naming one, which the caller shows beside the
+ * message that sums them up (every variant whose image could not be saved, every refused row).
+ * A subclass rather than a second parameter of InvalidArgumentError, whose constructor keeps the
+ * shape the other refusals have.
+ */
+export class InvalidArgumentIssuesError extends InvalidArgumentError {
+  constructor(
+    message: string,
+    override readonly issues: readonly RefusalIssue[],
+  ) {
+    super(message);
   }
 }
 

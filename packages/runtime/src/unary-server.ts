@@ -11,8 +11,8 @@
  * around the handler (`guard`: request id, principal token, logs, error mapping, metrics, trace),
  * the handler gets the context fields it uses (`values`, `signal`, the headers), the deadline of
  * `connect-timeout-ms` aborts its signal, and errors are written as the Connect protocol writes
- * them (status from the code, JSON body, metadata as headers; `errorToJsonBytes`,
- * `codeToHttpStatus` from `@connectrpc/connect`).
+ * them (status from the code, JSON body with the error details, such as a refusal's issues, and
+ * metadata as headers; `errorToJsonBytes`, `codeToHttpStatus` from `@connectrpc/connect`).
  */
 import type http2 from 'node:http2';
 import {

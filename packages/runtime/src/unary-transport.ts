@@ -8,9 +8,10 @@
  * need: a linked AbortController and deadline signal per call (aborted on success, which raises a
  * DOMException), a ConnectError made by the stream sentinel on every completed call, web `Headers`
  * and the universal-client layers. The wire format is unchanged (any Connect server answers it),
- * and so are the outcomes callers see: the same Connect codes, messages and error metadata
- * (`errorFromJsonBytes`, `codeFromHttpStatus` from `@connectrpc/connect`), and the same errors for
- * a call that never reached a server (the failover transport relies on them). The session is
+ * and so are the outcomes callers see: the same Connect codes, messages, error metadata and error
+ * details (a refusal's issues; `errorFromJsonBytes`, `codeFromHttpStatus` from
+ * `@connectrpc/connect`), and the same errors for a call that never reached a server (the
+ * failover transport relies on them). The session is
  * connect-node's `Http2SessionManager` (connect, keep-alive pings, GOAWAY, reconnection), guarded
  * against its late session errors (http2-sessions.ts).
  * Streaming methods are left to connect-node's transport (`streams`).

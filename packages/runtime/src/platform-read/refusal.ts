@@ -4,10 +4,11 @@
  * code the tool reports (`report_too_large`, the platform's own `rate_limit_exceeded`, ...) in
  * this metadata, since the Connect codes alone would fold those into a few generic ones.
  */
+import { RefusalIssuesSchema } from '@adsmcp/proto/adsmcp/v1/refusal_pb';
 import { type Code, ConnectError } from '@connectrpc/connect';
-import type { RefusalDetails } from '../errors.ts';
+import type { RefusalDetails, RefusalIssue } from '../errors.ts';
 
-export type { RefusalDetails } from '../errors.ts';
+export type { RefusalDetails, RefusalIssue } from '../errors.ts';
 
 /** The error metadata key (a response header) that holds the refusal's own code. */
 export const REFUSAL_CODE_METADATA = 'adsmcp-refusal-code';
@@ -21,7 +22,8 @@ export const REFUSAL_DETAILS_METADATA = 'adsmcp-refusal-details';
 /** A header is no place for a document: the few fields a refusal names fit well within this. */
 export const MAX_REFUSAL_DETAILS_BYTES = 4096;
 
-const RESERVED = new Set(['code', 'message']);
+// `issues` is the refusal's list (its Connect error details), which a scalar may not stand for.
+const RESERVED = new Set(['code', 'message', 'issues']);
 
 /**
  * The metadata carrying `details`. Non-ASCII characters are escaped (a header value is ASCII), so
@@ -44,17 +46,40 @@ export function refusalDetailsMetadata(details: RefusalDetails | undefined): Rec
   return { [REFUSAL_DETAILS_METADATA]: json };
 }
 
-/** A refusal of kind `kind` whose caller should report `code` with `message`, and `details` beside them. */
+/**
+ * The Connect error details carrying `issues`: an `adsmcp.v1.RefusalIssues` message, which the
+ * Connect protocol writes in the error's body and gRPC in its status details, so a list of any
+ * length arrives whole (a header would bound it); none when there are no issues.
+ */
+export function refusalIssuesDetails(
+  issues: readonly RefusalIssue[] = [],
+): { desc: typeof RefusalIssuesSchema; value: { issues: RefusalIssue[] } }[] {
+  if (issues.length === 0) return [];
+  return [
+    {
+      desc: RefusalIssuesSchema,
+      value: { issues: issues.map((i) => ({ path: i.path, message: i.message })) },
+    },
+  ];
+}
+
+/**
+ * A refusal of kind `kind` whose caller should report `code` with `message`, and `details` and
+ * `issues` beside them.
+ */
 export function codedRefusal(
   code: string,
   kind: Code,
   message: string,
   details?: RefusalDetails,
+  issues?: readonly RefusalIssue[],
 ): ConnectError {
-  return new ConnectError(message, kind, {
-    [REFUSAL_CODE_METADATA]: code,
-    ...refusalDetailsMetadata(details),
-  });
+  return new ConnectError(
+    message,
+    kind,
+    { [REFUSAL_CODE_METADATA]: code, ...refusalDetailsMetadata(details) },
+    refusalIssuesDetails(issues),
+  );
 }
 
 /**
@@ -72,6 +97,16 @@ export function refusalDetailsOf(err: ConnectError): Record<string, unknown> {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
   return Object.fromEntries(Object.entries(parsed).filter(([k]) => !RESERVED.has(k)));
+}
+
+/**
+ * The issues `err` lists for its caller to fix, in the order the service found them; empty when
+ * it lists none. Details of other types, and any that do not decode, are not issues.
+ */
+export function refusalIssuesOf(err: ConnectError): RefusalIssue[] {
+  return err
+    .findDetails(RefusalIssuesSchema)
+    .flatMap((d) => d.issues.map((i) => ({ path: i.path, message: i.message })));
 }
 
 /** The refusal's own code and message when `err` carries one, else undefined. */

@@ -14,7 +14,12 @@ import type {
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import type { Pool } from '@adsmcp/runtime/db';
-import { InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
+import {
+  InvalidArgumentError,
+  InvalidArgumentIssuesError,
+  PermissionDeniedError,
+  type RefusalIssue,
+} from '@adsmcp/runtime/errors';
 import type { Principal } from '@adsmcp/runtime/principal';
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
@@ -24,6 +29,7 @@ import {
   compileAdBatch,
   describeIssues,
   jsonRows,
+  type RowIssue,
   type Sheets,
 } from '../domain/bulk-job-rules.ts';
 import { checkMayPrepare } from '../domain/change.ts';
@@ -55,6 +61,18 @@ function sheetsOf(sheets: WorkbookSheets): Sheets {
     ads: jsonRows('ads', sheets.ads),
   };
 }
+
+/**
+ * A refused row's issue at the argument that holds it: the cell of JSON rows
+ * (`sheets.ads[0].title`, rows counted from 0 as the array is), or the workbook, whose rows are
+ * the spreadsheet's (the message names the sheet, row and column either way).
+ */
+const rowIssueAt =
+  (workbook: boolean) =>
+  (i: RowIssue): RefusalIssue => ({
+    path: workbook ? 'workbook_base64' : `sheets.${i.sheet}[${i.row - 1}].${i.column}`,
+    message: `${i.sheet} row ${i.row}, column ${i.column}: ${i.message}`,
+  });
 
 function previewOf(plan: BulkPlan) {
   return {
@@ -161,7 +179,8 @@ async function planWorkbookRpc(
     account,
     { validateOnly: req.validateOnly, partialFailure: req.partialFailure },
   );
-  if (issues.length > 0) throw new InvalidArgumentError(describeIssues(issues));
+  if (issues.length > 0)
+    throw new InvalidArgumentIssuesError(describeIssues(issues), issues.map(rowIssueAt(hasWorkbook)));
   // Its landing pages are held to the look-alike rule a prepared job is held to.
   await refuseLookalikeHosts(pool, principalOf(ctx).workspaceId, account.accountId, plan.body);
   return {

@@ -16,6 +16,7 @@ import type { MarketingItem, MarketingService } from '@adsmcp/proto/marketing/v1
 import {
   FailedPreconditionError,
   InvalidArgumentError,
+  InvalidArgumentIssuesError,
   NotFoundError,
   PermissionDeniedError,
   StaleRevisionError,
@@ -169,8 +170,9 @@ export function unsavedNotes({ found, unsaved }: SavedBatch): string[] {
 /**
  * saveSourceImages has the marketing service save the variants' source images as campaign assets,
  * as the caller (through its request-forgery-safe fetcher; those saved before are reused). An
- * image that cannot be saved refuses the batch, naming every variant that shows it; the images
- * that were saved stay saved, so preparing again fetches only what is still missing.
+ * image that cannot be saved refuses the batch, naming every variant that shows it (in the message,
+ * and as one issue per variant at its `variants[i].source_image_url`); the images that were saved
+ * stay saved, so preparing again fetches only what is still missing.
  */
 export async function saveSourceImages(
   peers: SavedBatchPeers,
@@ -187,15 +189,17 @@ export async function saveSourceImages(
     )
     .catch(refusedAs);
   const failed = new Map(images.filter((i) => i.error !== '').map((i) => [i.sourceUrl, i.error]));
-  const refusals = variants.flatMap((v, i) => {
+  const issues = variants.flatMap((v, i) => {
     const error = failed.get(v.sourceImageUrl);
-    return error === undefined ? [] : [`variants[${i}].source_image_url ${v.sourceImageUrl}: ${error}`];
+    const path = `variants[${i}].source_image_url`;
+    return error === undefined ? [] : [{ path, message: `${path} ${v.sourceImageUrl}: ${error}` }];
   });
-  if (refusals.length > 0)
-    throw new InvalidArgumentError(
+  if (issues.length > 0)
+    throw new InvalidArgumentIssuesError(
       `the batch's images must be saved as campaign assets for its ads, and ${failed.size === 1 ? 'one' : failed.size} could not be: ` +
-        `${refusals.join('; ')}. Fix the batch (ads_save_marketing_item) and prepare it again; ` +
+        `${issues.map((i) => i.message).join('; ')}. Fix the batch (ads_save_marketing_item) and prepare it again; ` +
         'the images that were saved are kept and reused.',
+      issues,
     );
   return withAssets(variants, images);
 }

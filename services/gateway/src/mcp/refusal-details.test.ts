@@ -1,12 +1,13 @@
 /**
- * A service's refusal names fields for the agent in its error metadata (adsmcp-refusal-details):
- * the tool error shows them beside its code and message, which they never replace, and a refusal
- * about a change gets that change's review page.
+ * A service's refusal names fields for the agent in its error metadata (adsmcp-refusal-details),
+ * and lists issues in its error details (adsmcp.v1.RefusalIssues): the tool error shows them
+ * beside its code and message, which they never replace, and a refusal about a change gets that
+ * change's review page.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { toConnectError } from '@adsmcp/runtime/connect-errors';
-import { FailedPreconditionError } from '@adsmcp/runtime/errors';
+import { FailedPreconditionError, InvalidArgumentIssuesError } from '@adsmcp/runtime/errors';
 import {
   codedRefusal,
   REFUSAL_CODE_METADATA,
@@ -84,4 +85,28 @@ test('details outside ASCII travel as JSON escapes in the header and read back a
   const refusal = new ConnectError('refused', Code.FailedPrecondition, metadata);
   assert.equal((errorOf(refusal) as { name: string }).name, 'Frühling ☀ 🌱');
   assert.throws(() => refusalDetailsMetadata({ text: 'x'.repeat(5000) }), /at most 4096/);
+});
+
+test('a refusal listing issues shows them as error.issues, each with its path and message, beside code and message', () => {
+  const issues = [
+    {
+      path: 'variants[1].source_image_url',
+      message: 'variants[1].source_image_url https://img.example.com/a.png: 404',
+    },
+    {
+      path: 'variants[3].source_image_url',
+      message: 'variants[3].source_image_url https://img.example.com/a.png: 404',
+    },
+  ];
+  const refusal = toConnectError(new InvalidArgumentIssuesError('one image could not be saved', issues));
+  assert.ok(refusal !== undefined);
+  assert.deepEqual(errorOf(refusal), {
+    code: 'invalid_argument',
+    message: 'one image could not be saved',
+    issues,
+  });
+  // A coded refusal lists its issues too, and no scalar detail may stand in for them.
+  const coded = codedRefusal('batch_refused', Code.InvalidArgument, 'refused', { item_id: 'i-1' }, issues);
+  assert.deepEqual(errorOf(coded), { code: 'batch_refused', message: 'refused', item_id: 'i-1', issues });
+  assert.throws(() => refusalDetailsMetadata({ issues: 'none' }), /may not name issues/);
 });

@@ -7,7 +7,7 @@
 import { CURRENT_REVISION_METADATA, RETRY_AFTER_METADATA } from '@adsmcp/runtime/connect-errors';
 import { isDatabaseUnavailable } from '@adsmcp/runtime/db';
 import { type Logger, withRequestId } from '@adsmcp/runtime/log';
-import { refusalDetailsOf, refusalOf } from '@adsmcp/runtime/platform-read/refusal';
+import { refusalDetailsOf, refusalIssuesOf, refusalOf } from '@adsmcp/runtime/platform-read/refusal';
 import { connectionFailure, unreachableService } from '@adsmcp/runtime/service-client';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
@@ -61,14 +61,18 @@ function errorFields(err: ConnectError): Record<string, unknown> {
 }
 
 /**
- * The fields a service's refusal names for the agent (adsmcp-refusal-details), shown beside the
- * error's code and message, which they never replace. A refusal about a change gets the change's
+ * The fields a service's refusal names for the agent (adsmcp-refusal-details) and the issues it
+ * lists (its adsmcp.v1.RefusalIssues error details), shown beside the error's code and message,
+ * which they never replace. A refusal about a change gets the change's
  * review_url, by the rule changeView uses for every change, since the service does not know the
  * gateway's public address.
  */
 function detailsOf(err: ConnectError, publicUrl: string): Record<string, unknown> {
   const details = refusalDetailsOf(err);
   if (typeof details.change_id === 'string') details.review_url = reviewUrl(publicUrl, details.change_id);
+  // Each argument at fault, in the shape invalid arguments list theirs: `{path, message}`.
+  const issues = refusalIssuesOf(err);
+  if (issues.length > 0) details.issues = issues;
   return details;
 }
 

@@ -126,8 +126,10 @@ const planWorkbook: ToolRow<GatewayDeps> = {
     'previewed only: schedule shows the instants they are in the account time zone, and the campaigns are ' +
     'still created paused. validate_only and partial_failure are carried into the job. A refused row is an ' +
     'error naming its sheet, row number (the spreadsheet row, or the position in the JSON array from 1) and ' +
-    'column, for every such row at once. Lengths count Unicode code points; text cells are read with the ' +
-    'spaces around them trimmed, except context_hints, whose hints are carried as given: in an XLSX cell ' +
+    'column, for every such row at once; error.issues lists each as {path, message}, path its cell in ' +
+    'sheets (sheets.ads[0].title, counted from 0) or workbook_base64. Lengths count Unicode code points; ' +
+    'text cells are read with the spaces around them trimmed, except context_hints, whose hints are ' +
+    'carried as given: in an XLSX cell ' +
     '(always text) one hint per line. XLSX files are checked before they are read: at most 100 zip ' +
     'entries, 16 MiB per inflated entry, 40 MiB in all and 1000 rows per sheet.',
   input: planWorkbookInput,
@@ -274,8 +276,9 @@ const prepareAdBatch = defineTool<GatewayDeps, typeof prepareAdBatchInput>({
     'source_image_url becomes a campaign asset of the account: one saved from that URL before is reused, ' +
     'any other is fetched (https, through request-forgery protection) and saved first, with the rules of ' +
     'ads_save_campaign_asset, once the batch has passed the checks below. An image that cannot be saved ' +
-    'refuses the batch, naming each variant that shows it (variants[2].source_image_url); the images saved ' +
-    'are kept, so preparing again fetches only the rest. The images are pinned with the change (each one’s ' +
+    'refuses the batch, naming each variant that shows it (variants[2].source_image_url), each one also in ' +
+    'error.issues as {path, message}; the images saved are kept, so preparing again fetches only the ' +
+    'rest. The images are pinned with the change (each one’s ' +
     'sha256 is part of the digest, and ads_get_change lists them in uploads) and uploaded to the platform only ' +
     'when the approved change is applied. ' +
     'Conversion campaigns cannot be built; countries must be ISO 3166-1 alpha-2 codes (checked, and ' +
