@@ -45,11 +45,7 @@ async function runRpc(
   }
   const call = unaryCall(deps, route.method);
   const request = requestFrom(route.method.input, { ...args, ...route.fixed });
-  const options = onBehalfOf(caller.principal);
-  const answered = await call(
-    request,
-    route.timeoutMs === undefined ? options : { ...options, timeoutMs: route.timeoutMs },
-  );
+  const answered = await call(request, onBehalfOf(caller.principal, { timeoutMs: route.timeoutMs }));
   const response = route.poll === undefined ? answered : await polled(route, route.poll, ctx, answered);
   return route.view ? route.view(response, ctx) : resultOf(route.method.output, response);
 }
