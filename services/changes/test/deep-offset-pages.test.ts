@@ -40,9 +40,13 @@ after(async () => {
  */
 type When = { hoursAgo: number } | { midnightsAgo: number; justBefore: boolean };
 
+// Mostly on the few midnights, where a page read from the wrong side of a day's end differs.
 const when: fc.Arbitrary<When> = fc.oneof(
-  fc.record({ hoursAgo: fc.integer({ min: 0, max: 24 * 5 }) }),
-  fc.record({ midnightsAgo: fc.integer({ min: 0, max: 4 }), justBefore: fc.boolean() }),
+  { weight: 1, arbitrary: fc.record({ hoursAgo: fc.integer({ min: 0, max: 24 * 3 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ midnightsAgo: fc.integer({ min: 0, max: 2 }), justBefore: fc.boolean() }),
+  },
 );
 
 /** The SQL of a time `w`, its number in parameter `$n`. */

@@ -425,17 +425,73 @@ function proposalWhereParams(f: Omit<ProposalFilter, 'limit' | 'offset'>): unkno
 /** listProposals returns one page of the workspace's proposals, newest first. */
 export async function listProposals(db: Queryable, f: ProposalFilter): Promise<Proposal[]> {
   // The page's ids first, from proposals_by_workspace (in the list's order), then only the page's
-  // rows: an offset deep into the history skips index entries rather than rows.
+  // rows. Where the filter is one the day counts keep (migration 0005), the day holding the
+  // offset's proposal is found from them and only that day's earlier matches are skipped (as the
+  // changes list, whose store says why in one statement and why at most offset / 64 day rows);
+  // otherwise the offset skips its index entries.
+  const days = dayCountsWhere(f);
   const { rows } = await db.query<ProposalRow>(
-    `SELECT ${PROPOSAL_COLUMNS}
-       FROM (SELECT proposal_id AS page_id, created_at AS page_at, position AS page_position FROM proposals
-              WHERE ${PROPOSAL_WHERE}
-              ORDER BY created_at DESC, position, proposal_id LIMIT $9 OFFSET $10) AS ids
-       JOIN proposals ON proposals.proposal_id = ids.page_id
-      ORDER BY ids.page_at DESC, ids.page_position, ids.page_id`,
-    [...proposalWhereParams(f), f.limit, f.offset],
+    days === undefined
+      ? `SELECT ${PROPOSAL_COLUMNS}
+           FROM (SELECT proposal_id AS page_id, created_at AS page_at, position AS page_position FROM proposals
+                  WHERE ${PROPOSAL_WHERE}
+                  ORDER BY created_at DESC, position, proposal_id LIMIT $9 OFFSET $10) AS ids
+           JOIN proposals ON proposals.proposal_id = ids.page_id
+          ORDER BY ids.page_at DESC, ids.page_position, ids.page_id`
+      : `WITH day AS (
+           SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
+             SELECT k.day,
+                    sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through,
+                    coalesce(sum(k.n) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
+               FROM (SELECT k.day, k.n FROM proposal_day_counts k WHERE ${days} ORDER BY k.day DESC LIMIT $11) k
+           ) s WHERE s.through > $10::bigint ORDER BY s.day DESC LIMIT 1
+         )
+         SELECT ${PROPOSAL_COLUMNS}
+           FROM (SELECT proposal_id AS page_id, created_at AS page_at, position AS page_position FROM proposals
+                  WHERE ${PROPOSAL_WHERE} AND created_at < coalesce((SELECT ends FROM day), 'infinity')
+                  ORDER BY created_at DESC, position, proposal_id
+                  LIMIT $9 OFFSET $10::bigint - coalesce((SELECT newer FROM day), 0)) AS ids
+           JOIN proposals ON proposals.proposal_id = ids.page_id
+          ORDER BY ids.page_at DESC, ids.page_position, ids.page_id`,
+    [
+      ...proposalWhereParams(f),
+      f.limit,
+      f.offset,
+      ...(days === undefined ? [] : [Math.max(DAY_ROWS_AT_LEAST, Math.ceil(f.offset / DAY_ROWS_PER_OFFSET))]),
+    ],
   );
   return rows.map(toProposal);
+}
+
+/** listProposals reads at most offset / DAY_ROWS_PER_OFFSET day-count rows, and at least DAY_ROWS_AT_LEAST. */
+const DAY_ROWS_PER_OFFSET = 64;
+const DAY_ROWS_AT_LEAST = 16;
+
+/**
+ * The condition on `proposal_day_counts` as `k` (migration 0005) that counts exactly the
+ * proposals listProposals's filter matches, in its parameters ($1 the workspace, $2 the optimizer,
+ * $3 the status, $5 the account). Undefined for a run or a time range (not kept), and for pending
+ * review, approved and expired, whose members depend on the time.
+ */
+function dayCountsWhere(f: ProposalFilter): string | undefined {
+  if (f.runId !== undefined || f.createdAfter !== undefined || f.createdBefore !== undefined)
+    return undefined;
+  // Every proposal is counted under its optimizer and account, and under the id standing for
+  // every one; a filter reads the rows of its optimizer, else of its account, else of every one.
+  const where = [
+    'k.workspace_id = $1',
+    f.optimizerId !== undefined
+      ? 'k.optimizer_id = $2::uuid'
+      : f.accountId !== undefined
+        ? 'k.account_id = $5::uuid'
+        : 'k.optimizer_id = proposal_day_every()',
+  ];
+  if (f.optimizerId !== undefined && f.accountId !== undefined) where.push('k.account_id = $5::uuid');
+  if (f.status !== undefined) {
+    if (['pending_review', 'approved', 'expired'].includes(f.status)) return undefined;
+    where.push('k.status = $3::text');
+  }
+  return where.join(' AND ');
 }
 
 /**

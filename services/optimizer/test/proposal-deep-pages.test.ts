@@ -1,0 +1,264 @@
+/**
+ * A page of the proposals list deep into the history is found from the counts kept per day
+ * (migration 0005) rather than by skipping every proposal before it. Whatever mix of new
+ * proposals across days, status moves, moves to another day and deletions ran, in concurrent
+ * transactions some of which rolled back, the page the list returns for every filter the day
+ * counts serve (no filter, one optimizer, one account, each with or without a status that does not
+ * depend on the time), at any offset, is the page a plain OFFSET gives in the same snapshot. Real
+ * PostgreSQL, the service's own migrations.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
+import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import fc from 'fast-check';
+import { PROPOSAL_STATUSES, type ProposalStatus } from '../src/domain/proposal.ts';
+import { listProposals } from '../src/store/review-store.ts';
+
+let db: TestDatabase;
+let pool: Pool;
+
+before(async () => {
+  db = await testDatabase();
+  pool = createPool(db.url, 'optimizer', 12);
+  await migrate(pool, 'optimizer', fileURLToPath(new URL('../migrations', import.meta.url)));
+});
+
+after(async () => {
+  await pool?.end();
+  await db?.drop();
+  await stopTestServer();
+});
+
+/** When a proposal was made: some hours ago, or on a UTC midnight some days back, or a microsecond before one. */
+type When = { hoursAgo: number } | { midnightsAgo: number; justBefore: boolean };
+
+// Mostly on the few midnights, where a page read from the wrong side of a day's end differs.
+const when: fc.Arbitrary<When> = fc.oneof(
+  { weight: 1, arbitrary: fc.record({ hoursAgo: fc.integer({ min: 0, max: 24 * 3 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ midnightsAgo: fc.integer({ min: 0, max: 2 }), justBefore: fc.boolean() }),
+  },
+);
+
+/** The SQL of a time `w`, its number in parameter `$n`. */
+const createdAt = (w: When, n: number) =>
+  'hoursAgo' in w
+    ? { sql: `now() - make_interval(hours => $${n}::int)`, value: w.hoursAgo }
+    : {
+        sql: `proposal_day(now()) - make_interval(days => $${n}::int)${w.justBefore ? " - interval '1 microsecond'" : ''}`,
+        value: w.midnightsAgo,
+      };
+
+type Step =
+  | { kind: 'insert'; optimizer: number; status: ProposalStatus; when: When; count: number }
+  | { kind: 'move'; pick: number; status: ProposalStatus }
+  | { kind: 'redate'; pick: number; when: When }
+  | { kind: 'delete'; pick: number };
+
+const status = fc.constantFrom(...PROPOSAL_STATUSES);
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('insert' as const),
+      optimizer: fc.integer({ min: 0, max: 2 }),
+      status,
+      when,
+      // Several proposals at one time: their position orders them.
+      count: fc.integer({ min: 1, max: 4 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('move' as const), pick: fc.nat(), status }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('redate' as const), pick: fc.nat(), when }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), pick: fc.nat() }) },
+);
+const transaction = fc.record({
+  steps: fc.array(step, { minLength: 1, maxLength: 5 }),
+  rollback: fc.boolean(),
+});
+
+/** A workspace with three optimizers, two of them on one account, each with one completed run. */
+async function workspace() {
+  const workspaceId = randomUUID();
+  const accounts = [randomUUID(), randomUUID()];
+  const optimizers: { optimizerId: string; accountId: string; runId: string }[] = [];
+  for (const accountId of [accounts[0], accounts[0], accounts[1]] as string[]) {
+    const o = { optimizerId: randomUUID(), accountId, runId: randomUUID() };
+    await pool.query(
+      `INSERT INTO optimizers (optimizer_id, workspace_id, account_id, name, config, enabled, paused_at, revision, created_at, updated_at)
+       VALUES ($1, $2, $3, 'Optimizer', '{}', false, now(), 1, now(), now())`,
+      [o.optimizerId, workspaceId, o.accountId],
+    );
+    await pool.query(
+      `INSERT INTO review_runs (run_id, workspace_id, optimizer_id, account_id, status, trigger, requested_by, outcome,
+                                summary, completed_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'completed', 'request', 'agent', 'proposals', 'Run', now(), now(), now())`,
+      [o.runId, workspaceId, o.optimizerId, o.accountId],
+    );
+    optimizers.push(o);
+  }
+  return { workspaceId, accounts, optimizers };
+}
+
+let position = 0;
+
+async function run(
+  ws: Awaited<ReturnType<typeof workspace>>,
+  tx: { steps: Step[]; rollback: boolean },
+  ids: string[],
+): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    for (const s of tx.steps) {
+      if (s.kind === 'insert') {
+        const o = ws.optimizers[s.optimizer] as (typeof ws.optimizers)[number];
+        const first = position;
+        position += s.count;
+        const at = createdAt(s.when, 7);
+        const { rows } = await client.query<{ proposal_id: string }>(
+          `INSERT INTO proposals (proposal_id, workspace_id, optimizer_id, account_id, run_id, position, status, revision,
+                                  variant, created_at, updated_at)
+           SELECT gen_random_uuid(), $1, $2, $3, $4, $5 + i, $6, 1, '{}', ${at.sql}, now()
+             FROM generate_series(1, $8) AS i
+           RETURNING proposal_id`,
+          [ws.workspaceId, o.optimizerId, o.accountId, o.runId, first, s.status, at.value, s.count],
+        );
+        ids.push(...rows.map((r) => r.proposal_id));
+        continue;
+      }
+      const id = ids[s.pick % Math.max(1, ids.length)];
+      if (id === undefined) continue;
+      const { rows } = await client.query(
+        'SELECT 1 FROM proposals WHERE proposal_id = $1 FOR UPDATE SKIP LOCKED',
+        [id],
+      );
+      if (rows.length === 0) continue;
+      if (s.kind === 'move')
+        await client.query('UPDATE proposals SET status = $2 WHERE proposal_id = $1', [id, s.status]);
+      else if (s.kind === 'redate') {
+        const at = createdAt(s.when, 2);
+        await client.query(`UPDATE proposals SET created_at = ${at.sql} WHERE proposal_id = $1`, [
+          id,
+          at.value,
+        ]);
+      } else await client.query('DELETE FROM proposals WHERE proposal_id = $1', [id]);
+    }
+    await client.query(tx.rollback ? 'ROLLBACK' : 'COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** The statuses whose members do not depend on the time. */
+const KEPT = PROPOSAL_STATUSES.filter((st) => !['pending_review', 'approved', 'expired'].includes(st));
+
+/** A page to read: which optimizer or account, a status or none, an offset (modulo the matches, and past them), a limit. */
+const read = fc.record({
+  narrow: fc.constantFrom('none', 'optimizer', 'account', 'optimizer and account'),
+  optimizer: fc.nat({ max: 2 }),
+  status: fc.option(fc.constantFrom(...KEPT), { nil: undefined }),
+  offset: fc.nat(),
+  limit: fc.integer({ min: 1, max: 4 }),
+});
+
+/** The page a plain OFFSET gives: every match before it skipped. */
+async function plainPage(
+  q: Pick<Pool, 'query'>,
+  f: { workspaceId: string; optimizerId?: string; accountId?: string; status?: string },
+  offset: number,
+  limit: number,
+): Promise<{ ids: string[]; matches: number }> {
+  const params: unknown[] = [f.workspaceId];
+  const where = ['workspace_id = $1'];
+  if (f.optimizerId !== undefined) where.push(`optimizer_id = $${params.push(f.optimizerId)}`);
+  if (f.accountId !== undefined) where.push(`account_id = $${params.push(f.accountId)}`);
+  if (f.status !== undefined) where.push(`status = $${params.push(f.status)}`);
+  const page = await q.query<{ proposal_id: string }>(
+    `SELECT proposal_id FROM proposals WHERE ${where.join(' AND ')}
+      ORDER BY created_at DESC, position, proposal_id OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
+    [...params, offset, limit],
+  );
+  const count = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM proposals WHERE ${where.join(' AND ')}`,
+    params,
+  );
+  return { ids: page.rows.map((r) => r.proposal_id), matches: count.rows[0]?.n ?? 0 };
+}
+
+test('a deep proposals page from the day counts is the page a plain OFFSET gives, for every filter they serve, in one snapshot while proposals are written', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.array(transaction, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 4 }),
+      fc.array(read, { minLength: 1, maxLength: 8 }),
+      async (rounds, reads) => {
+        const ws = await workspace();
+        const ids: string[] = [];
+        const last = rounds.length - 1;
+        for (const [i, round] of rounds.entries()) {
+          const writes = Promise.all(round.map((tx) => run(ws, tx, ids)));
+          if (i < last) {
+            await writes;
+            continue;
+          }
+          // The last round's transactions commit while the pages are read, each pair in one snapshot.
+          const reader = await pool.connect();
+          try {
+            await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+            for (const r of reads) {
+              const o = ws.optimizers[r.optimizer] as (typeof ws.optimizers)[number];
+              const f = {
+                workspaceId: ws.workspaceId,
+                ...(r.narrow.startsWith('optimizer') ? { optimizerId: o.optimizerId } : {}),
+                ...(r.narrow.endsWith('account') ? { accountId: o.accountId } : {}),
+                ...(r.status === undefined ? {} : { status: r.status }),
+              };
+              const { matches } = await plainPage(reader, f, 0, 1);
+              const offset = r.offset % (matches + 3);
+              const plain = await plainPage(reader, f, offset, r.limit);
+              const listed = await listProposals(reader, { ...f, now: new Date(), limit: r.limit, offset });
+              assert.deepEqual(
+                listed.map((p) => p.proposalId),
+                plain.ids,
+                `page of ${JSON.stringify({ narrow: r.narrow, status: r.status, offset, limit: r.limit })} among ${matches}`,
+              );
+            }
+            await reader.query('COMMIT');
+            reader.release();
+          } catch (err) {
+            // A client left in a failed transaction is not given back to the pool.
+            reader.release(true);
+            throw err;
+          } finally {
+            await writes;
+          }
+        }
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
+
+test('the proposal day counts equal count(*) per workspace, UTC day, optimizer and account (and every one), and status', async () => {
+  const kept = await pool.query(
+    `SELECT workspace_id, day, optimizer_id, account_id, status, sum(n)::int AS n FROM proposal_day_counts
+      GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5`,
+  );
+  const counted = await pool.query(
+    `SELECT workspace_id, date_trunc('day', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+            coalesce(optimizer_id, '00000000-0000-0000-0000-000000000000') AS optimizer_id,
+            coalesce(account_id, '00000000-0000-0000-0000-000000000000') AS account_id, status, count(*)::int AS n
+       FROM proposals
+      GROUP BY GROUPING SETS ((workspace_id, 2, optimizer_id, account_id, status), (workspace_id, 2, status))
+      ORDER BY 1, 2, 3, 4, 5`,
+  );
+  assert.ok(counted.rows.length > 0, 'the property left proposals to count');
+  assert.deepEqual(kept.rows, counted.rows);
+});
