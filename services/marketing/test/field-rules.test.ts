@@ -173,6 +173,36 @@ test('imports out of their bounds are refused before anything is queued', async 
     '`source` must match ^[A-Za-z0-9_-]+$ (got "crm eu"); `rows` must have 1 to 5000 items (got 0)',
   );
   assert.equal(
+    await refusal(
+      imports.importBusinessOutcomes(
+        {
+          accountId: ACCOUNT,
+          source: 'crm',
+          name: 'Q4',
+          currency: 'eur',
+          attribution: '',
+          rows: [
+            {
+              externalId: '',
+              occurredAt: '2026-10-12T09:00:00Z',
+              kind: 'sale',
+              adId: 'ad 1',
+              value: '1,5',
+              quantity: 0,
+            },
+          ],
+        },
+        svc.as(principal()),
+      ),
+    ),
+    '`currency` must match ^[A-Z]{3}$ (got "eur"); `attribution` must be 1 to 1000 characters (got 0); ' +
+      '`rows[0].external_id` must be 1 to 255 characters (got 0); ' +
+      '`rows[0].kind` must be one of qualified_lead, booking, order, refund (got "sale"); ' +
+      '`rows[0].ad_id` must match ^[A-Za-z0-9_.:-]+$ (got "ad 1"); ' +
+      '`rows[0].value` must match ^\\d{1,20}(\\.\\d{1,10})?$ (got "1,5"); ' +
+      '`rows[0].quantity` must be an integer from 1 to 1000000 (got 0)',
+  );
+  assert.equal(
     await refusal(imports.getPerformanceImport({ importId: 'imp-1' }, svc.as(principal()))),
     '`import_id` must be a UUID (got "imp-1")',
   );

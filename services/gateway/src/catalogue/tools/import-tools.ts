@@ -12,11 +12,11 @@ import {
 import type { GatewayDeps } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
 import type { ProgressUpdate, ToolRow } from '../catalogue.ts';
-import { inputFromRequest } from '../input-schema.ts';
+import { type FieldAdditions, inputFromRequest } from '../input-schema.ts';
 import { messageSchema } from '../output-schema.ts';
 import { resultOf } from '../rpc-mapping.ts';
 import { array, enumOf, integer, nullable, number, object, type Schema, string } from '../schema.ts';
-import { accountId, EXAMPLE_ACCOUNT, platformId } from './platform-arguments.ts';
+import { ACCOUNT_ID_TEXT, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
 const FEATURES = ['performance_imports'] as const;
 const MAX_SAFE = 9_007_199_254_740_991;
@@ -239,41 +239,39 @@ export const getPerformanceImport: ToolRow<GatewayDeps> = {
   route: { kind: 'rpc', method: ImportService.method.getPerformanceImport },
 };
 
-const DECIMAL = /^\d{1,20}(\.\d{1,10})?$/;
+const PLATFORM_ID_HINT = 'an id of letters, digits, underscore, hyphen, dot or colon';
+const platformIdText = (description: string) => ({ patternHint: PLATFORM_ID_HINT, description });
 
-const outcomeRow = object(
-  {
-    external_id: string({
-      min: 1,
-      max: 255,
+/** What an outcome row's fields add to BusinessOutcomeRow's rules. */
+const outcomeRow = {
+  fields: {
+    external_id: {
       nonBlank: true,
       description:
         'The CRM’s id of the outcome, unique within the source. Not an email address or phone number.',
-    }),
-    occurred_at: string({ format: 'date-time', description: 'When it happened, with an offset (RFC 3339).' }),
-    kind: enumOf(['qualified_lead', 'booking', 'order', 'refund']),
-    ad_id: platformId('The ad the outcome is attributed to.'),
-    value: string({
-      min: 1,
-      max: 31,
-      pattern: DECIMAL,
+    },
+    // The import refuses a row without one; the rules cannot state a date-time.
+    occurred_at: {
+      required: true,
+      format: 'date-time',
+      description: 'When it happened, with an offset (RFC 3339).',
+    },
+    ad_id: platformIdText('The ad the outcome is attributed to.'),
+    value: {
       patternHint: 'a decimal string of at least 0 such as "49.90"',
       description:
         'In the import currency, as a decimal string; required except for a qualified_lead. A refund gives the amount refunded.',
-    }),
-    quantity: integer({ min: 1, max: 1_000_000, description: 'Items ordered or booked.' }),
-    campaign_id: platformId('The campaign of the ad, when the CRM knows it.'),
-    ad_group_id: platformId('The ad group of the ad, when the CRM knows it.'),
-    refund_of: string({
-      min: 1,
-      max: 255,
+    },
+    quantity: { description: 'Items ordered or booked.' },
+    campaign_id: platformIdText('The campaign of the ad, when the CRM knows it.'),
+    ad_group_id: platformIdText('The ad group of the ad, when the CRM knows it.'),
+    refund_of: {
       nonBlank: true,
       description:
         'For a refund: the external_id of the order or booking it refunds (of the same source, account and currency).',
-    }),
+    },
   },
-  ['external_id', 'occurred_at', 'kind', 'ad_id'],
-);
+} satisfies FieldAdditions;
 
 export const importBusinessOutcomes: ToolRow<GatewayDeps> = {
   name: 'ads_import_business_outcomes',
@@ -293,34 +291,27 @@ export const importBusinessOutcomes: ToolRow<GatewayDeps> = {
     'address or a phone number is refused, naming the field, also in full-width forms or spelled out ' +
     '(jane (at) example (dot) com, jane[at]example[.]com) and phone numbers such as 555-123-4567 or ' +
     '(555) 123-4567 inside other text; a bare run of digits (an order number) is accepted.',
-  input: object(
-    {
-      account_id: accountId,
-      source: string({
-        min: 1,
-        max: 255,
-        pattern: /^[A-Za-z0-9_-]+$/,
-        patternHint: 'letters, digits, underscores or hyphens',
-        description: 'The CRM the outcomes come from (hubspot, crm-eu).',
-      }),
-      name: string({ min: 1, max: 200, nonBlank: true }),
-      currency: string({
-        min: 3,
-        max: 3,
-        pattern: /^[A-Z]{3}$/,
-        patternHint: 'three uppercase letters (ISO 4217, such as EUR)',
-      }),
-      attribution: string({
-        min: 1,
-        max: 1000,
-        nonBlank: true,
-        multiline: true,
-        description: 'How the outcomes were attributed to ads (last click within 7 days).',
-      }),
-      rows: array(outcomeRow, { min: 1, max: 5000, description: '1 to 5000 outcomes.' }),
+  input: inputFromRequest(ImportService.method.importBusinessOutcomes.input, {
+    account_id: { description: ACCOUNT_ID_TEXT },
+    source: {
+      patternHint: 'letters, digits, underscores or hyphens',
+      description: 'The CRM the outcomes come from (hubspot, crm-eu).',
     },
-    ['account_id', 'source', 'name', 'currency', 'attribution', 'rows'],
-  ),
+    name: { nonBlank: true },
+    // The rule is the pattern alone (the rule set has no exact length); the tool states the length too.
+    currency: string({
+      min: 3,
+      max: 3,
+      pattern: /^[A-Z]{3}$/,
+      patternHint: 'three uppercase letters (ISO 4217, such as EUR)',
+    }),
+    attribution: {
+      nonBlank: true,
+      multiline: true,
+      description: 'How the outcomes were attributed to ads (last click within 7 days).',
+    },
+    rows: { items: outcomeRow, description: '1 to 5000 outcomes.' },
+  }),
   example: {
     account_id: EXAMPLE_ACCOUNT,
     source: 'crm-eu',
