@@ -190,7 +190,7 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     differences: ['data anyOf', 'data type'],
   },
   ads_create_performance_report: {
-    why: 'currency, time_zone, current and previous are retired fields the service refuses, which the tool does not offer',
+    why: 'currency, time_zone, current and previous are retired fields the service refuses: the row omits them',
     differences: ['currency (argument)', 'time_zone (argument)', 'current (argument)', 'previous (argument)'],
   },
   ads_import_performance: {
@@ -253,7 +253,7 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     differences: ['data.allowed_domains[] pattern', 'data.template maxProperties'],
   },
   ads_list_optimization_proposals: {
-    why: 'the tool filters by optimizer and status only; account, run and creation-time filters are the dashboard’s',
+    why: 'the tool filters by optimizer and status only; account, run and creation-time filters are the dashboard’s: the row omits them',
     differences: [
       'account_id (argument)',
       'run_id (argument)',
@@ -342,5 +342,22 @@ test('a row may take null for a field with presence, as unset; for a field witho
   assert.throws(
     () => inputFromRequest(GetOptimizerRequestSchema, { optimizer_id: { nullable: true } }),
     /optimizer\.v1\.GetOptimizerRequest\.optimizer_id: only a field with presence may take null/,
+  );
+});
+
+test('a row may leave out request fields the tool does not offer, but not one the rules require', () => {
+  const input = inputFromRequest(ListOptimizersRequestSchema, {}, { omit: ['account_id'] });
+  assert.deepEqual(Object.keys(input.json.properties ?? {}), ['limit', 'offset']);
+  assert.deepEqual(
+    validate(input, { account_id: '3f0c2a8e-5b7d-4c1e-9a6f-2d8b7e4c1a90' }).map((i) => i.message),
+    ['unknown argument `account_id`; allowed: limit, offset'],
+  );
+  assert.throws(
+    () => inputFromRequest(GetOptimizerRequestSchema, {}, { omit: ['optimizer_id'] }),
+    /optimizer\.v1\.GetOptimizerRequest\.optimizer_id is required: it cannot be omitted/,
+  );
+  assert.throws(
+    () => inputFromRequest(ListOptimizersRequestSchema, {}, { omit: ['page'] }),
+    /ListOptimizersRequest has no field page to override or omit/,
   );
 });

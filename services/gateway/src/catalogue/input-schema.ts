@@ -73,6 +73,12 @@ export type InputOverrides = Readonly<Record<string, FieldOverride>>;
 export interface InputOptions {
   /** The route's `fixed` request fields: the tool sets them, so they are no arguments. */
   fixed?: Readonly<Record<string, unknown>>;
+  /**
+   * Request fields (by tool name) the tool does not offer, so never sends: a retired field the
+   * service refuses, or a filter that is another caller's (the dashboard's). Each must be one the
+   * service takes left unset.
+   */
+  omit?: readonly string[];
   /** The object's own description. */
   description?: string;
 }
@@ -334,24 +340,32 @@ function messageValue(desc: DescMessage, add: FieldAdditions): Schema {
   if (desc.typeName.startsWith('google.protobuf.')) {
     throw new Error(`${desc.typeName} has no derived input schema; give the field a schema of the row's own`);
   }
-  return objectOf(desc, add.fields ?? {}, {}, add.description);
+  return objectOf(desc, add.fields ?? {}, new Set(), new Set(), add.description);
 }
 
 function objectOf(
   desc: DescMessage,
   overrides: InputOverrides,
-  fixed: Readonly<Record<string, unknown>>,
+  fixed: ReadonlySet<string>,
+  omitted: ReadonlySet<string>,
   description: string | undefined,
 ): Schema<Record<string, unknown>> {
   const names = new Set(desc.fields.map(toolFieldName));
-  for (const name of Object.keys(overrides)) {
-    if (!names.has(name)) throw new Error(`${desc.typeName} has no field ${name} to override`);
+  for (const name of [...Object.keys(overrides), ...omitted]) {
+    if (!names.has(name)) throw new Error(`${desc.typeName} has no field ${name} to override or omit`);
   }
   const shape: Record<string, Schema> = {};
   const required: string[] = [];
   for (const field of desc.fields) {
     const name = toolFieldName(field);
-    if (Object.hasOwn(fixed, name)) continue;
+    if (fixed.has(name)) continue;
+    if (omitted.has(name)) {
+      // Never sent, it must be a field the service takes unset; one its rules require would make
+      // every call of the tool a refusal.
+      if (isRequired(field, undefined))
+        throw new Error(`${desc.typeName}.${field.name} is required: it cannot be omitted`);
+      continue;
+    }
     const override = overrides[name];
     shape[name] = fieldSchema(field, override);
     const additions = override === undefined || isSchema(override) ? undefined : override;
@@ -362,13 +376,19 @@ function objectOf(
 
 /**
  * inputFromRequest is an RPC tool's input schema: one argument per field of the request `message`
- * (by its tool name) that the route does not fix, typed and bounded by its rules, with what the
- * row adds or replaces per field.
+ * (by its tool name) that the route does not fix nor the row omit, typed and bounded by its rules,
+ * with what the row adds or replaces per field.
  */
 export function inputFromRequest(
   message: DescMessage,
   overrides: InputOverrides = {},
   options: InputOptions = {},
 ): Schema<Record<string, unknown>> {
-  return objectOf(message, overrides, options.fixed ?? {}, options.description);
+  return objectOf(
+    message,
+    overrides,
+    new Set(Object.keys(options.fixed ?? {})),
+    new Set(options.omit ?? []),
+    options.description,
+  );
 }

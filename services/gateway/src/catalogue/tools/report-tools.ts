@@ -9,8 +9,7 @@ import { ReportService } from '@adsmcp/proto/marketing/v1/reports_pb';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { inputFromRequest } from '../input-schema.ts';
-import { object, string } from '../schema.ts';
-import { accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
+import { ACCOUNT_ID_TEXT, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
 /** What one report reads at most, as the marketing service bounds it (for the description). */
 const MAX_AD_GROUPS = 100;
@@ -23,28 +22,29 @@ const MAX_READS = 300;
  */
 const REPORT_TIMEOUT_MS = 600_000;
 
-const date = (what: string) =>
-  string({
-    format: 'date',
-    description: `${what}, an account-local date YYYY-MM-DD (the account's time zone: ads_list_accounts shows it), included.`,
-  });
+/** An account-local date argument: the service refuses a report without one. */
+const date = (what: string) => ({
+  required: true,
+  format: 'date' as const,
+  description: `${what}, an account-local date YYYY-MM-DD (the account's time zone: ads_list_accounts shows it), included.`,
+});
 
-const createInput = object(
+const createInput = inputFromRequest(
+  ReportService.method.createPerformanceReport.input,
   {
-    account_id: accountId,
-    name: string({ min: 1, max: 200, nonBlank: true, description: 'What to call the report.' }),
+    account_id: { description: ACCOUNT_ID_TEXT },
+    name: { nonBlank: true, description: 'What to call the report.' },
     since: date('The first day of the period'),
     until: date('The last day of the period; not after the account’s current local day'),
-    campaign_id: string({
-      min: 1,
-      max: 255,
-      pattern: /^[A-Za-z0-9_-]+$/,
+    campaign_id: {
       patternHint: '1 to 255 letters, digits, underscores or hyphens',
       description:
         'Only this campaign’s ads (ads_list_campaigns lists them); default every ad of the account.',
-    }),
+    },
   },
-  ['account_id', 'name', 'since', 'until'],
+  // Retired: the service reads the account's currency and time zone and the counts itself, and
+  // refuses a request that gives any of them.
+  { omit: ['currency', 'time_zone', 'current', 'previous'] },
 );
 
 const FIGURES_TEXT =

@@ -7,25 +7,22 @@
 
 import {
   PerformanceSnapshotSchema,
-  ProposalStatusSchema,
   ReviewRunSchema,
   ReviewService,
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { SnapshotService } from '@adsmcp/proto/optimizer/v1/snapshot_pb';
-import { enumWords } from '@adsmcp/runtime/enum-words';
 import type { GatewayDeps } from '../../deps.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { type FieldAdditions, inputFromRequest } from '../input-schema.ts';
 import { messageSchema } from '../output-schema.ts';
-import { enumOf, integer, object, string } from '../schema.ts';
 
 const GROUP = 'Automation and optimization';
 const FEATURES = ['optimizer'] as const;
 
-const uuid = (description: string) => string({ format: 'uuid', description });
-const PAGE_SIZE_TEXT = 'Page size; 20 when omitted.';
-const SKIP_TEXT = 'Items to skip; 0 when omitted.';
-const page = { limit: { description: PAGE_SIZE_TEXT }, offset: { description: SKIP_TEXT } };
+const page = {
+  limit: { description: 'Page size; 20 when omitted.' },
+  offset: { description: 'Items to skip; 0 when omitted.' },
+};
 
 /** What a variant's fields add to Variant's rules: their descriptions and visible text. */
 const variant = {
@@ -204,12 +201,16 @@ export const listProposals: ToolRow<GatewayDeps> = {
     'Lists the workspace’s proposals, newest first, optionally of one optimizer and in one status: ' +
     'pending_review, changes_requested, approved, publishing, published, failed, rejected, cancelled or ' +
     'expired. Returns total and next_offset (null on the last page).',
-  input: object({
-    optimizer_id: uuid('Only the proposals of this optimizer.'),
-    status: enumOf(enumWords(ProposalStatusSchema), 'Only proposals in this status.'),
-    limit: integer({ min: 1, max: 100, description: PAGE_SIZE_TEXT }),
-    offset: integer({ min: 0, max: 100_000, description: SKIP_TEXT }),
-  }),
+  input: inputFromRequest(
+    ReviewService.method.listProposals.input,
+    {
+      optimizer_id: { description: 'Only the proposals of this optimizer.' },
+      status: { description: 'Only proposals in this status.' },
+      ...page,
+    },
+    // The dashboard's filters: the tool lists by optimizer and status.
+    { omit: ['account_id', 'run_id', 'created_after', 'created_before'] },
+  ),
   example: { optimizer_id: EXAMPLE_OPTIMIZER, status: 'pending_review', limit: 20, offset: 0 },
   route: { kind: 'rpc', method: ReviewService.method.listProposals },
 };
