@@ -245,7 +245,7 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     differences: ['currency minLength', 'currency maxLength'],
   },
   ads_save_campaign_asset: {
-    why: 'content_base64 is bytes, whose rules the request’s rule set does not declare: the tool bounds its base64 text itself (standard base64 of at most 1 MiB)',
+    why: 'explicit override of content_base64: bytes, which the request’s rule set cannot bound; the tool bounds its base64 text itself (standard base64 of at most 1 MiB)',
     differences: ['content_base64 minLength', 'content_base64 maxLength', 'content_base64 pattern'],
   },
   ads_save_account_standard: {

@@ -9,8 +9,8 @@ import type { ToolRow } from '../catalogue.ts';
 import { inputFromRequest } from '../input-schema.ts';
 import { messageSchema } from '../output-schema.ts';
 import { resultOf } from '../rpc-mapping.ts';
-import { enumOf, type Issue, object, type Schema, string } from '../schema.ts';
-import { ACCOUNT_ID_TEXT, accountId, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
+import { type Issue, type Schema, string } from '../schema.ts';
+import { ACCOUNT_ID_TEXT, EXAMPLE_ACCOUNT } from './platform-arguments.ts';
 
 const GROUP = 'Campaign support';
 /** Base64 of 1 MiB, the largest image: 4 characters for every 3 bytes, padded. */
@@ -41,33 +41,29 @@ function exactlyOneOf<T>(base: Schema<T>, fields: readonly [string, string]): Sc
 }
 
 const saveInput = exactlyOneOf(
-  object(
-    {
-      account_id: accountId,
-      name: string({ min: 1, max: 200, nonBlank: true, description: 'What the image is, for people.' }),
-      content_base64: string({
-        min: 1,
-        max: BASE64_MAX,
-        pattern: STRICT_BASE64,
-        patternHint:
-          'standard base64 (A-Z, a-z, 0-9, + and /, padded with = to a multiple of 4; no line breaks)',
-        description:
-          'The image itself, PNG or JPEG, at most 1 MiB, as standard base64. Omit when giving source_url.',
-      }),
-      source_url: string({
-        max: 2048,
-        format: 'https-uri',
-        description:
-          'A public https URL to fetch the image from (at most 1 MiB). Loopback, private and other internal ' +
-          'addresses are refused. Omit when giving content_base64.',
-      }),
-      mime_type: enumOf(
-        ['image/png', 'image/jpeg'],
-        'What you believe the type is; the bytes decide, and a mismatch is reported in warnings.',
-      ),
+  inputFromRequest(AssetService.method.saveCampaignAsset.input, {
+    account_id: { description: ACCOUNT_ID_TEXT },
+    name: { nonBlank: true, description: 'What the image is, for people.' },
+    // Bytes in the request, whose rules the rule set cannot state: the tool bounds the base64 text.
+    content_base64: string({
+      min: 1,
+      max: BASE64_MAX,
+      pattern: STRICT_BASE64,
+      patternHint:
+        'standard base64 (A-Z, a-z, 0-9, + and /, padded with = to a multiple of 4; no line breaks)',
+      description:
+        'The image itself, PNG or JPEG, at most 1 MiB, as standard base64. Omit when giving source_url.',
+    }),
+    source_url: {
+      format: 'https-uri',
+      description:
+        'A public https URL to fetch the image from (at most 1 MiB). Loopback, private and other internal ' +
+        'addresses are refused. Omit when giving content_base64.',
     },
-    ['account_id', 'name'],
-  ),
+    mime_type: {
+      description: 'What you believe the type is; the bytes decide, and a mismatch is reported in warnings.',
+    },
+  }),
   ['content_base64', 'source_url'],
 );
 
