@@ -21,6 +21,7 @@ import type { Queryable } from '@adsmcp/runtime/db';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import { countChanges, listChanges } from '../services/changes/src/store/change-store.ts';
+import { listProposals } from '../services/optimizer/src/store/review-store.ts';
 import { envInt } from './bench-kit.ts';
 
 const SMALL = 1_000;
@@ -166,6 +167,82 @@ function planNodes(plan: Record<string, unknown>, out: string[] = []): string[] 
   return out;
 }
 
+/** A workspace's optimizers (each on its own account, with one run) and how many proposals it has. */
+interface ProposalWorkspace {
+  id: string;
+  size: number;
+  optimizers: string[];
+}
+
+/**
+ * Seeds `w.size` proposals evenly over DAYS days, the newest a day ago, over three optimizers, in
+ * the statuses a year of reviews leaves (most published).
+ */
+async function seedProposals(opt: Pool, w: ProposalWorkspace): Promise<void> {
+  for (const optimizerId of w.optimizers) {
+    const accountId = randomUUID();
+    await opt.query(
+      `INSERT INTO optimizers (optimizer_id, workspace_id, account_id, name, config, enabled, paused_at, revision, created_at, updated_at)
+       VALUES ($1, $2, $3, 'Optimizer', '{}', false, now(), 1, now(), now())`,
+      [optimizerId, w.id, accountId],
+    );
+    await opt.query(
+      `INSERT INTO review_runs (run_id, workspace_id, optimizer_id, account_id, status, trigger, requested_by, outcome,
+                                summary, completed_at, created_at, updated_at)
+       VALUES ($1, $2, $1, $3, 'completed', 'request', 'agent', 'proposals', 'Run', now(), now(), now())`,
+      [optimizerId, w.id, accountId],
+    );
+  }
+  await opt.query(
+    `INSERT INTO proposals (proposal_id, workspace_id, optimizer_id, account_id, run_id, position, status, revision,
+                            variant, created_at, updated_at)
+     SELECT gen_random_uuid(), $1, o.optimizer_id, o.account_id, o.optimizer_id, i, st, 1, '{}', at, at
+       FROM generate_series(1, $3::int) AS i,
+            LATERAL (SELECT now() - interval '1 day' - i * make_interval(secs => $4::float8) AS at,
+                            (ARRAY['published','published','published','published','rejected','cancelled','failed',
+                                   'expired','changes_requested','published'])[1 + (i / 3) % 10] AS st) s,
+            LATERAL (SELECT optimizer_id, account_id FROM optimizers
+                      WHERE optimizer_id = ($2::uuid[])[1 + i % cardinality($2::uuid[])]) o`,
+    [w.id, w.optimizers, w.size, (DAYS * 86_400) / w.size],
+  );
+}
+
+/** The proposals page as listProposals read it before the day counts: every earlier match skipped. */
+async function plainProposals(
+  opt: Queryable,
+  w: ProposalWorkspace,
+  optimizerId: string | undefined,
+): Promise<number> {
+  const { rows } = await opt.query(
+    `SELECT p.* FROM (
+       SELECT proposal_id, created_at, position FROM proposals
+        WHERE workspace_id = $1 AND ($2::uuid IS NULL OR optimizer_id = $2::uuid)
+        ORDER BY created_at DESC, position, proposal_id LIMIT $3 OFFSET $4
+     ) page JOIN proposals p ON p.proposal_id = page.proposal_id
+     ORDER BY page.created_at DESC, page.position, page.proposal_id`,
+    [w.id, optimizerId ?? null, LIMIT, proposalOffset(w, optimizerId)],
+  );
+  return rows.length;
+}
+
+async function dayProposals(
+  opt: Queryable,
+  w: ProposalWorkspace,
+  optimizerId: string | undefined,
+): Promise<number> {
+  const rows = await listProposals(opt, {
+    workspaceId: w.id,
+    optimizerId,
+    now: new Date(),
+    limit: LIMIT,
+    offset: proposalOffset(w, optimizerId),
+  });
+  return rows.length;
+}
+
+const proposalOffset = (w: ProposalWorkspace, optimizerId: string | undefined) =>
+  deepOffset(optimizerId === undefined ? w.size : Math.floor(w.size / w.optimizers.length));
+
 async function main(): Promise<void> {
   const db = await testDatabase();
   const pool = createPool(db.url, 'changes', 4);
@@ -192,7 +269,7 @@ async function main(): Promise<void> {
       'SELECT count(*)::text AS n FROM change_day_counts',
     );
     process.stdout.write(
-      `seeded ${SMALL} and ${LARGE} changes over ${DAYS} days (${kept[0]?.n} day-count rows) in ${((performance.now() - started) / 1000).toFixed(1)} s\n\n`,
+      `seeded ${SMALL} and ${LARGE} changes over ${DAYS} days and ${ACCOUNTS} accounts (${kept[0]?.n} day-count rows) in ${((performance.now() - started) / 1000).toFixed(1)} s\n\n`,
     );
 
     process.stdout.write(
@@ -246,6 +323,10 @@ async function main(): Promise<void> {
         `  ${r.label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq.length > 0 ? '  SEQUENTIAL SCAN' : ''}\n`,
       );
     }
+
+    await proposals(db.url, (plan) => {
+      failed ||= plan;
+    });
   } finally {
     await pool.end();
     await db.drop();
@@ -254,6 +335,75 @@ async function main(): Promise<void> {
   if (failed) {
     process.stdout.write('a plan scans a table sequentially\n');
     process.exitCode = 1;
+  }
+}
+
+/** The proposals list's deep pages, at SMALL and at a tenth of DEEP_LARGE (as bench:scale). */
+async function proposals(url: string, sequentialScan: (seen: boolean) => void): Promise<void> {
+  const opt = createPool(url, 'optimizer', 4);
+  try {
+    await migrate(
+      opt,
+      'optimizer',
+      fileURLToPath(new URL('../services/optimizer/migrations', import.meta.url)),
+    );
+    const fresh = (size: number): ProposalWorkspace => ({
+      id: randomUUID(),
+      size,
+      optimizers: [randomUUID(), randomUUID(), randomUUID()],
+    });
+    const small = fresh(SMALL);
+    const large = fresh(Math.round(LARGE / 10));
+    await seedProposals(opt, small);
+    await seedProposals(opt, large);
+    await opt.query('VACUUM ANALYZE proposals');
+    await opt.query('VACUUM ANALYZE proposal_day_counts');
+    process.stdout.write(
+      `\nproposals: ${small.size} and ${large.size} over ${DAYS} days and 3 optimizers; deep page of ${LIMIT}, median ms of ${CALLS} calls\n`,
+    );
+    process.stdout.write(
+      `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(small.size).padStart(10)}${String(large.size).padStart(10)}   ratio\n`,
+    );
+    for (const [label, one] of [
+      ['no filter', false],
+      ['one optimizer', true],
+    ] as const)
+      for (const [way, page] of [
+        ['plain', plainProposals],
+        ['days', dayProposals],
+      ] as const) {
+        const s = await time(() => page(opt, small, one ? small.optimizers[0] : undefined));
+        const l = await time(() => page(opt, large, one ? large.optimizers[0] : undefined));
+        const offsets = `${proposalOffset(small, one ? '' : undefined)} / ${proposalOffset(large, one ? '' : undefined)}`;
+        process.stdout.write(
+          `${label.padEnd(18)}${way.padEnd(7)}${offsets.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
+        );
+      }
+    for (const one of [false, true]) {
+      const sent: { text: string; values: unknown[] }[] = [];
+      const recorder: Queryable = {
+        query: ((text: string, values: unknown[]) => {
+          sent.push({ text, values });
+          return opt.query(text, values);
+        }) as Queryable['query'],
+      };
+      await dayProposals(recorder, large, one ? large.optimizers[0] : undefined);
+      const statement = sent.find((st) => st.text.includes('proposal_day_counts'));
+      if (statement === undefined) throw new Error('listProposals did not read the day counts');
+      const { rows } = await opt.query<{
+        'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
+      }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
+      const explained = rows[0]?.['QUERY PLAN'][0];
+      if (explained === undefined) throw new Error('no plan');
+      const nodes = planNodes(explained.Plan);
+      const seq = nodes.some((n) => n.startsWith('Seq Scan'));
+      sequentialScan(seq);
+      process.stdout.write(
+        `  proposals, ${one ? 'one optimizer' : 'no filter'} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
+      );
+    }
+  } finally {
+    await opt.end();
   }
 }
 
