@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { InvalidArgumentError, InvalidArgumentIssuesError } from '@adsmcp/runtime/errors';
 import {
   type BatchVariant,
   type BulkAccount,
@@ -241,6 +241,26 @@ test('an ad batch refuses an unknown country, JPY fractions and a lifetime budge
   refused({ budgetAmount: 1.5 }, { ...usd, currency: 'JPY' }, /budget_amount: .*JPY has no minor units/);
   refused({ budgetType: 'lifetime' }, usd, /lifetime needs an end date/);
   refused({ objective: 'conversions' }, usd, /objective: conversion campaigns are refused/);
+});
+
+test("an ad batch's refusal lists each issue at the argument it names, as the tool error's issues", () => {
+  const [first, second] = batch.variants;
+  assert.throws(
+    () =>
+      compileAdBatch(
+        { ...batch, countries: ['US', 'ZZ'], variants: [first, { ...second, title: 'x'.repeat(51) }] },
+        usd,
+      ),
+    (e: unknown) => {
+      assert.ok(e instanceof InvalidArgumentIssuesError, 'the refusal carries its issues');
+      assert.deepEqual(
+        e.issues.map((i) => i.path),
+        ['countries', 'variants[1].title'],
+      );
+      assert.match(e.issues[1]?.message ?? '', /^variants\[1\]\.title /);
+      return true;
+    },
+  );
 });
 
 test('a job body that would create an active object or a conversion campaign is refused at prepare', () => {

@@ -8,7 +8,11 @@
  * prepare agree. A refused row is reported with its sheet,
  * row number and column, every one at once.
  */
-import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import {
+  FailedPreconditionError,
+  InvalidArgumentError,
+  InvalidArgumentIssuesError,
+} from '@adsmcp/runtime/errors';
 import {
   adCreative,
   adGroupCreateBody,
@@ -900,7 +904,11 @@ export function compileAdBatch(input: AdBatchInput, account: BulkAccount): BulkP
   if (issues.length > 0) {
     const own = issues.filter((i) => !BATCH_DERIVED[i.sheet].includes(i.column));
     // A derived issue alone (none expected) is still reported, never passed over.
-    throw new InvalidArgumentError((own.length > 0 ? own : issues).map(batchMessage).join('; '));
+    const shown = own.length > 0 ? own : issues;
+    throw new InvalidArgumentIssuesError(
+      shown.map(batchMessage).join('; '),
+      shown.map((i) => ({ path: batchField(i), message: batchMessage(i) })),
+    );
   }
   // One ad per variant, in order: each shows its variant's saved source image.
   const ads = plan.body.operations.filter((o) => o.type === 'create_ad');
