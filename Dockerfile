@@ -67,4 +67,8 @@ COPY --from=build /app/services/${SERVICE}/migrations/ service/migrations/
 # The image's `node` user, by number so that Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE ${PORT}
-CMD ["node", "service/dist/main.js"]
+# The V8 heap bounds the stack's processes run with too (SERVICE_NODE_FLAGS in
+# packages/testkit/src/stack.ts; docs/performance.md, "Memory after the seeded runs"): the young
+# generation and the old space's garbage bounded, so that a burst's memory does not stay for a
+# minute or more after it. On the command line: NODE_OPTIONS does not take --heap-growing-percent.
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=30", "service/dist/main.js"]

@@ -61,3 +61,11 @@ export function envInt(name: string, fallback: number, min: number, max: number)
     throw new Error(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
   return n;
 }
+
+/** The CPU ms (user and system) process `pid` has used so far, from /proc (Linux counts 1/100 s ticks); 0 if it is gone. */
+export async function processCpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  if (stat === '') return 0;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}

@@ -184,9 +184,22 @@ interface Running {
 
 const KEEP_LINES = 200;
 
+/**
+ * The V8 heap bounds every service process runs with; the images' command runs the same
+ * (Dockerfile, Dockerfile.prebuilt; deploy/k8s/test/node-flags.test.ts keeps them equal). V8 gives
+ * back the memory a burst grew only when its memory reducer runs, and the reducer waits until the
+ * allocation rate averaged over the last ten collections looks low: after a burst that took from
+ * 10 s to over a minute of quiet (docs/performance.md, "Memory after the seeded runs"). So what a
+ * burst can grow is bounded instead: the young generation at 4 MB a semi-space (Node 20's default
+ * lets it grow to 16, 32 MB of new space) and the old space's garbage to 30% of its live heap
+ * between full collections (V8's own factor goes up to 4x under load).
+ */
+export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--heap-growing-percent=30'];
+
 /** Node's arguments for a bundled script: stack traces point at the TypeScript sources. */
 function nodeArgs(script: string, extra: string[] = []): string[] {
-  return [...extra, '--enable-source-maps', script];
+  // `extra` after the defaults: a later V8 flag wins, so a benchmark can try another value.
+  return [...SERVICE_NODE_FLAGS, ...extra, '--enable-source-maps', script];
 }
 
 function run(
