@@ -244,7 +244,7 @@ test('an ad batch refuses an unknown country, JPY fractions and a lifetime budge
 });
 
 test("an ad batch's refusal lists each issue at the argument it names, as the tool error's issues", () => {
-  const [first, second] = batch.variants;
+  const [first, second] = batch.variants as [BatchVariant, BatchVariant];
   assert.throws(
     () =>
       compileAdBatch(
