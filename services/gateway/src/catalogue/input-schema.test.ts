@@ -174,8 +174,8 @@ const KEPT: Record<string, { why: string; differences: string[] }> = {
     ],
   },
   ads_apply_change: {
-    why: 'ApplyChangeRequest declares no field rules: the handler checks change_id and the digest',
-    differences: ['change_id format', 'digest minLength', 'digest maxLength', 'digest pattern'],
+    why: 'the request states the digest by its pattern alone (64 lowercase hex); the tool also states its length',
+    differences: ['digest minLength', 'digest maxLength'],
   },
   ads_get_change: {
     why: 'check_live is the dashboard’s: the tool does not offer re-reading the platform',
