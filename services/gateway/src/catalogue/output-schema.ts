@@ -4,8 +4,17 @@
  * mapping in rpc-mapping.ts cannot drift apart. Every published shape also admits the tool-error
  * shape, since an error result carries structured content too.
  */
+
+import { tool_field as toolFieldOption } from '@adsmcp/proto/adsmcp/v1/tool_pb';
 import { enumWords } from '@adsmcp/runtime/enum-words';
-import { type DescEnum, type DescField, type DescMessage, ScalarType } from '@bufbuild/protobuf';
+import {
+  type DescEnum,
+  type DescField,
+  type DescMessage,
+  getOption,
+  hasOption,
+  ScalarType,
+} from '@bufbuild/protobuf';
 import { FeatureSet_FieldPresence } from '@bufbuild/protobuf/wkt';
 import type { JsonSchema } from './schema.ts';
 
@@ -24,30 +33,24 @@ export const TOOL_ERROR: JsonSchema = {
 };
 
 /**
- * Fields whose proto name differs from the name their tool has always shown, with the number of
- * the field they replaced. A field whose type changed takes a new number and a new name on the
- * wire (docs/architecture.md, "Enums, absence and wire evolution"), while the tools keep their
- * word and its place in a result: a proto option would need a shared option proto, and this table
- * is read by both directions of the mapping and by the published schema.
+ * How a tool names `field`: a field that replaced another on the wire (a type change takes a new
+ * number and name, docs/architecture.md, "Enums, absence and wire evolution") declares the word
+ * its tools keep and the number it replaced, with the `(adsmcp.v1.tool_field)` option.
  */
-const TOOL_FIELDS: ReadonlyMap<string, { name: string; number: number }> = new Map([
-  ['optimizer.v1.Proposal.state', { name: 'status', number: 5 }],
-  ['optimizer.v1.ReviewRun.state', { name: 'status', number: 4 }],
-  ['optimizer.v1.ReviewRun.queued_by', { name: 'trigger', number: 5 }],
-  ['optimizer.v1.ReviewRun.found', { name: 'outcome', number: 11 }],
-  ['optimizer.v1.ListRunsRequest.state', { name: 'status', number: 2 }],
-  ['optimizer.v1.ListProposalsRequest.state', { name: 'status', number: 2 }],
-  ['changes.v1.ListChangesRequest.state', { name: 'status', number: 1 }],
-]);
+function toolField(field: DescField): { name: string; number: number } | undefined {
+  if (!hasOption(field, toolFieldOption)) return undefined;
+  const { name, replaces } = getOption(field, toolFieldOption);
+  return { name, number: replaces };
+}
 
-/** The name a tool shows for `field`: its proto name unless TOOL_FIELDS renames it. */
+/** The name a tool shows for `field`: its proto name unless its tool_field option renames it. */
 export function toolFieldName(field: DescField): string {
-  return TOOL_FIELDS.get(`${field.parent.typeName}.${field.name}`)?.name ?? field.name;
+  return toolField(field)?.name ?? field.name;
 }
 
 /** Where `field` stands in a result (proto JSON writes fields by number): its number, or the one it replaced. */
 export function toolFieldNumber(field: DescField): number {
-  return TOOL_FIELDS.get(`${field.parent.typeName}.${field.name}`)?.number ?? field.number;
+  return toolField(field)?.number ?? field.number;
 }
 
 /** An enum as tools show it: one of its words (enum-words.ts); the zero value has none. */
