@@ -9,10 +9,11 @@
 -- changes a day has under one per key an hour; a busy one (a million a year, 2,700 a day) still
 -- has a day's skip within 3% of the offset bound, and at offset 100,000 sums a few weeks of rows.
 --
--- Each change is counted twice: under its ad account, and under the nil UUID, which stands for
--- every account (no account has it: account ids are random UUIDs). A list of the whole workspace,
--- or of one status, then sums at most 7 rows a day (6 statuses, failed twice by its unknown
--- outcome) however many accounts the workspace has, and one account's list as many of its own.
+-- Each change is counted four times: under its ad account and under the nil UUID, which stands
+-- for every account (no account has it: account ids are random UUIDs), each with its status and
+-- with `*`, which stands for every status (with outcome_unknown false). The list of the whole
+-- workspace or of one account then sums one row a day, of one status at most two (failed by its
+-- unknown outcome), however many accounts and statuses there are.
 --
 -- The same sum-of-rows counts as 0017 (a writer inserts its delta and folds in only the key's rows
 -- no other transaction holds, `FOR UPDATE SKIP LOCKED`), for the same reason: no lock order
@@ -25,12 +26,9 @@ CREATE TABLE change_day_counts (
   outcome_unknown boolean NOT NULL,
   n bigint NOT NULL
 );
--- The fold's key, and the read of one status (of an account or of all), newest day first.
+-- The fold's key, and every read: one account (or all) and one status (or all), newest day first.
 CREATE INDEX change_day_counts_key ON change_day_counts (workspace_id, account_id, status, day DESC, outcome_unknown)
   INCLUDE (n);
--- The read of every status (of an account or of all), newest day first.
-CREATE INDEX change_day_counts_days ON change_day_counts (workspace_id, account_id, day DESC)
-  INCLUDE (status, outcome_unknown, n);
 
 -- The day (UTC) a change prepared at `at` is counted in: whatever the session's time zone.
 CREATE FUNCTION change_day(at timestamptz) RETURNS timestamptz LANGUAGE sql IMMUTABLE AS $$
@@ -40,6 +38,12 @@ $$;
 -- The account id the counts of every account are kept under.
 CREATE FUNCTION change_day_every_account() RETURNS uuid LANGUAGE sql IMMUTABLE AS $$
   SELECT '00000000-0000-0000-0000-000000000000'::uuid
+$$;
+
+-- The four keys a change of `account_id`, `status` and `outcome_unknown` is counted under.
+CREATE FUNCTION change_day_keys(account_id uuid, status text, outcome_unknown boolean)
+RETURNS TABLE (account_id uuid, status text, outcome_unknown boolean) LANGUAGE sql IMMUTABLE AS $$
+  VALUES ($1, $2, $3), (change_day_every_account(), $2, $3), ($1, '*', false), (change_day_every_account(), '*', false)
 $$;
 
 -- Adds one statement's delta (per key: workspace_id, day, account_id, status, outcome_unknown, n),
@@ -74,15 +78,17 @@ CREATE FUNCTION change_day_counts_on_insert() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
   PERFORM change_day_counts_add(coalesce(jsonb_agg(d), '[]'))
-     FROM (SELECT workspace_id, change_day(prepared_at) AS day, a.account_id, status,
-                  change_outcome_unknown(status, sent_at, upstream_status, resolution) AS outcome_unknown,
+     FROM (SELECT r.workspace_id, change_day(r.prepared_at) AS day, k.account_id, k.status, k.outcome_unknown,
                   count(*) AS n
-             FROM new_rows r CROSS JOIN LATERAL (VALUES (r.account_id), (change_day_every_account())) a (account_id)
+             FROM new_rows r
+                  CROSS JOIN LATERAL change_day_keys(r.account_id, r.status,
+                    change_outcome_unknown(r.status, r.sent_at, r.upstream_status, r.resolution)) k
             GROUP BY 1, 2, 3, 4, 5) d;
   RETURN NULL;
 END $$;
 
--- A move to another account leaves the every-account rows as they were (their deltas cancel).
+-- A move to another account leaves the every-account rows as they were, a status move the
+-- every-status rows (their deltas cancel).
 CREATE FUNCTION change_day_counts_on_update() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 DECLARE
@@ -92,12 +98,12 @@ DECLARE
   after_unknown boolean := change_outcome_unknown(NEW.status, NEW.sent_at, NEW.upstream_status, NEW.resolution);
 BEGIN
   PERFORM change_day_counts_add(jsonb_agg(jsonb_build_object(
-            'workspace_id', m.workspace_id, 'day', m.day, 'account_id', a.account_id, 'status', m.status,
-            'outcome_unknown', m.outcome_unknown, 'n', m.n)))
+            'workspace_id', m.workspace_id, 'day', m.day, 'account_id', k.account_id, 'status', k.status,
+            'outcome_unknown', k.outcome_unknown, 'n', m.n)))
      FROM (VALUES (OLD.workspace_id, before_day, OLD.account_id, OLD.status, before_unknown, -1),
                   (NEW.workspace_id, after_day, NEW.account_id, NEW.status, after_unknown, 1))
             m (workspace_id, day, account_id, status, outcome_unknown, n)
-          CROSS JOIN LATERAL (VALUES (m.account_id), (change_day_every_account())) a (account_id);
+          CROSS JOIN LATERAL change_day_keys(m.account_id, m.status, m.outcome_unknown) k;
   RETURN NULL;
 END $$;
 
@@ -105,10 +111,11 @@ CREATE FUNCTION change_day_counts_on_delete() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
   PERFORM change_day_counts_add(coalesce(jsonb_agg(d), '[]'))
-     FROM (SELECT workspace_id, change_day(prepared_at) AS day, a.account_id, status,
-                  change_outcome_unknown(status, sent_at, upstream_status, resolution) AS outcome_unknown,
+     FROM (SELECT r.workspace_id, change_day(r.prepared_at) AS day, k.account_id, k.status, k.outcome_unknown,
                   -count(*) AS n
-             FROM old_rows r CROSS JOIN LATERAL (VALUES (r.account_id), (change_day_every_account())) a (account_id)
+             FROM old_rows r
+                  CROSS JOIN LATERAL change_day_keys(r.account_id, r.status,
+                    change_outcome_unknown(r.status, r.sent_at, r.upstream_status, r.resolution)) k
             GROUP BY 1, 2, 3, 4, 5) d;
   RETURN NULL;
 END $$;
@@ -137,7 +144,8 @@ CREATE TRIGGER change_day_counts_truncate AFTER TRUNCATE ON changes
 
 -- The counts of the changes already there (the triggers hold writes off until this commits).
 INSERT INTO change_day_counts (workspace_id, day, account_id, status, outcome_unknown, n)
-SELECT workspace_id, change_day(prepared_at), a.account_id, status,
-       change_outcome_unknown(status, sent_at, upstream_status, resolution), count(*)
-  FROM changes c CROSS JOIN LATERAL (VALUES (c.account_id), (change_day_every_account())) a (account_id)
+SELECT c.workspace_id, change_day(c.prepared_at), k.account_id, k.status, k.outcome_unknown, count(*)
+  FROM changes c
+       CROSS JOIN LATERAL change_day_keys(c.account_id, c.status,
+         change_outcome_unknown(c.status, c.sent_at, c.upstream_status, c.resolution)) k
  GROUP BY 1, 2, 3, 4, 5;

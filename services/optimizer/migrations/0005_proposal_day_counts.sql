@@ -5,11 +5,11 @@
 -- the r matches of the days after it, then skips only k - r proposals from that day's end
 -- (src/store/review-store.ts listProposals).
 --
--- Each proposal is counted twice: under its optimizer and ad account, and under the nil UUID for
--- both, which stands for every optimizer and account (no optimizer or account has it: their ids
--- are random UUIDs). A list of the whole workspace, or of one status, then sums at most 9 rows a
--- day (one per status) however many optimizers there are; one optimizer's or one account's list
--- sums its own.
+-- Each proposal is counted four times: under its optimizer and ad account and under the nil UUID
+-- for both, which stands for every optimizer and account (no optimizer or account has it: their
+-- ids are random UUIDs), each with its status and with `*`, which stands for every status. A list
+-- of the whole workspace, of one optimizer or of one account, with one status or none, then sums
+-- one row a day however many optimizers and statuses there are.
 CREATE TABLE proposal_day_counts (
   workspace_id uuid NOT NULL,
   day timestamptz NOT NULL,
@@ -20,11 +20,12 @@ CREATE TABLE proposal_day_counts (
 );
 -- The fold's key.
 CREATE INDEX proposal_day_counts_key ON proposal_day_counts (workspace_id, optimizer_id, account_id, status, day);
--- The reads, newest day first: of one optimizer (or, under the nil UUID, of every one), and of one account.
-CREATE INDEX proposal_day_counts_optimizer ON proposal_day_counts (workspace_id, optimizer_id, day DESC)
-  INCLUDE (account_id, status, n);
-CREATE INDEX proposal_day_counts_account ON proposal_day_counts (workspace_id, account_id, day DESC)
-  INCLUDE (optimizer_id, status, n);
+-- The reads, newest day first: of one optimizer (or, under the nil UUID, of every one), and of one
+-- account, each of one status or of `*`.
+CREATE INDEX proposal_day_counts_optimizer ON proposal_day_counts (workspace_id, optimizer_id, status, day DESC)
+  INCLUDE (account_id, n);
+CREATE INDEX proposal_day_counts_account ON proposal_day_counts (workspace_id, account_id, status, day DESC)
+  INCLUDE (optimizer_id, n);
 
 -- The day (UTC) a proposal created at `at` is counted in: whatever the session's time zone.
 CREATE FUNCTION proposal_day(at timestamptz) RETURNS timestamptz LANGUAGE sql IMMUTABLE AS $$
@@ -34,6 +35,13 @@ $$;
 -- The id the counts of every optimizer and every account are kept under.
 CREATE FUNCTION proposal_day_every() RETURNS uuid LANGUAGE sql IMMUTABLE AS $$
   SELECT '00000000-0000-0000-0000-000000000000'::uuid
+$$;
+
+-- The four keys a proposal of `optimizer_id`, `account_id` and `status` is counted under.
+CREATE FUNCTION proposal_day_keys(optimizer_id uuid, account_id uuid, status text)
+RETURNS TABLE (optimizer_id uuid, account_id uuid, status text) LANGUAGE sql IMMUTABLE AS $$
+  VALUES ($1, $2, $3), (proposal_day_every(), proposal_day_every(), $3), ($1, $2, '*'),
+         (proposal_day_every(), proposal_day_every(), '*')
 $$;
 
 -- Adds one statement's delta (per key: workspace_id, day, optimizer_id, account_id, status, n),
@@ -68,26 +76,24 @@ CREATE FUNCTION proposal_day_counts_on_insert() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
   PERFORM proposal_day_counts_add(coalesce(jsonb_agg(d), '[]'))
-     FROM (SELECT workspace_id, proposal_day(created_at) AS day, k.optimizer_id, k.account_id, status, count(*) AS n
-             FROM new_rows r
-                  CROSS JOIN LATERAL (VALUES (r.optimizer_id, r.account_id), (proposal_day_every(), proposal_day_every()))
-                    k (optimizer_id, account_id)
+     FROM (SELECT r.workspace_id, proposal_day(r.created_at) AS day, k.optimizer_id, k.account_id, k.status, count(*) AS n
+             FROM new_rows r CROSS JOIN LATERAL proposal_day_keys(r.optimizer_id, r.account_id, r.status) k
             GROUP BY 1, 2, 3, 4, 5) d;
   RETURN NULL;
 END $$;
 
--- A move to another optimizer or account leaves the rows of every one as they were (their deltas cancel).
+-- A move to another optimizer or account leaves the rows of every one as they were, a status move
+-- the rows of every status (their deltas cancel).
 CREATE FUNCTION proposal_day_counts_on_update() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
   PERFORM proposal_day_counts_add(jsonb_agg(jsonb_build_object(
             'workspace_id', m.workspace_id, 'day', m.day, 'optimizer_id', k.optimizer_id,
-            'account_id', k.account_id, 'status', m.status, 'n', m.n)))
+            'account_id', k.account_id, 'status', k.status, 'n', m.n)))
      FROM (VALUES (OLD.workspace_id, proposal_day(OLD.created_at), OLD.optimizer_id, OLD.account_id, OLD.status, -1),
                   (NEW.workspace_id, proposal_day(NEW.created_at), NEW.optimizer_id, NEW.account_id, NEW.status, 1))
             m (workspace_id, day, optimizer_id, account_id, status, n)
-          CROSS JOIN LATERAL (VALUES (m.optimizer_id, m.account_id), (proposal_day_every(), proposal_day_every()))
-            k (optimizer_id, account_id);
+          CROSS JOIN LATERAL proposal_day_keys(m.optimizer_id, m.account_id, m.status) k;
   RETURN NULL;
 END $$;
 
@@ -95,10 +101,8 @@ CREATE FUNCTION proposal_day_counts_on_delete() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
   PERFORM proposal_day_counts_add(coalesce(jsonb_agg(d), '[]'))
-     FROM (SELECT workspace_id, proposal_day(created_at) AS day, k.optimizer_id, k.account_id, status, -count(*) AS n
-             FROM old_rows r
-                  CROSS JOIN LATERAL (VALUES (r.optimizer_id, r.account_id), (proposal_day_every(), proposal_day_every()))
-                    k (optimizer_id, account_id)
+     FROM (SELECT r.workspace_id, proposal_day(r.created_at) AS day, k.optimizer_id, k.account_id, k.status, -count(*) AS n
+             FROM old_rows r CROSS JOIN LATERAL proposal_day_keys(r.optimizer_id, r.account_id, r.status) k
             GROUP BY 1, 2, 3, 4, 5) d;
   RETURN NULL;
 END $$;
@@ -123,8 +127,6 @@ CREATE TRIGGER proposal_day_counts_truncate AFTER TRUNCATE ON proposals
 
 -- The counts of the proposals already there (the triggers hold writes off until this commits).
 INSERT INTO proposal_day_counts (workspace_id, day, optimizer_id, account_id, status, n)
-SELECT workspace_id, proposal_day(created_at), k.optimizer_id, k.account_id, status, count(*)
-  FROM proposals p
-       CROSS JOIN LATERAL (VALUES (p.optimizer_id, p.account_id), (proposal_day_every(), proposal_day_every()))
-         k (optimizer_id, account_id)
+SELECT p.workspace_id, proposal_day(p.created_at), k.optimizer_id, k.account_id, k.status, count(*)
+  FROM proposals p CROSS JOIN LATERAL proposal_day_keys(p.optimizer_id, p.account_id, p.status) k
  GROUP BY 1, 2, 3, 4, 5;

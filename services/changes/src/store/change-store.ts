@@ -230,11 +230,12 @@ function dayCountsWhere(f: {
   accountId?: string;
   outcomeUnknown?: boolean;
 }): string | undefined {
-  // Every change is counted under its account and under the one standing for every account.
+  // Every change is counted under its account and under the one standing for every account, each
+  // with its status and with `*`, standing for every status.
   const account = f.accountId === undefined ? 'change_day_every_account()' : '$3::uuid';
   const where = `k.workspace_id = $1 AND k.account_id = ${account}`;
   if (f.outcomeUnknown) return `${where} AND k.status = 'failed' AND k.outcome_unknown`;
-  if (f.status === undefined) return where;
+  if (f.status === undefined) return `${where} AND k.status = '*'`;
   if (['rejected', 'applying', 'applied', 'failed'].includes(f.status))
     return `${where} AND k.status = $2::text`;
   return undefined;

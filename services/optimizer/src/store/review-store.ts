@@ -484,8 +484,9 @@ const DAY_ROWS_AT_LEAST = 16;
 function dayCountsWhere(f: ProposalFilter): string | undefined {
   if (f.runId !== undefined || f.createdAfter !== undefined || f.createdBefore !== undefined)
     return undefined;
-  // Every proposal is counted under its optimizer and account, and under the id standing for
-  // every one; a filter reads the rows of its optimizer, else of its account, else of every one.
+  // Every proposal is counted under its optimizer and account and under the id standing for every
+  // one, each with its status and with `*` for every status; a filter reads the rows of its
+  // optimizer, else of its account, else of every one.
   const where = [
     'k.workspace_id = $1',
     f.optimizerId !== undefined
@@ -495,10 +496,9 @@ function dayCountsWhere(f: ProposalFilter): string | undefined {
         : 'k.optimizer_id = proposal_day_every()',
   ];
   if (f.optimizerId !== undefined && f.accountId !== undefined) where.push('k.account_id = $5::uuid');
-  if (f.status !== undefined) {
-    if (['pending_review', 'approved', 'expired'].includes(f.status)) return undefined;
-    where.push('k.status = $3::text');
-  }
+  if (f.status === undefined) where.push(`k.status = '*'`);
+  else if (['pending_review', 'approved', 'expired'].includes(f.status)) return undefined;
+  else where.push('k.status = $3::text');
   return where.join(' AND ');
 }
 
