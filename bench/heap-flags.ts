@@ -9,7 +9,7 @@
  * a second, the gateway's CPU per call (from /proc) and its collections in the window (from
  * --trace-gc: scavenges, full collections and the ms they took), and trial/current ratios.
  *
- * `npm run bench:heap` runs it. Env: HEAP_TRIAL_NODE_ARGS, HEAP_ROUNDS, HEAP_SECONDS (per window,
+ * `npm run bench:heap` runs it. Env: HEAP_TRIAL_NODE_ARGS, HEAP_NODE_ARGS (flags after the stack's for the first process), HEAP_ROUNDS, HEAP_SECONDS (per window,
  * default 8, after HEAP_WARMUP_SECONDS of 3), HEAP_CONCURRENCY (20).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,6 +21,8 @@ import { envInt, processCpuMs, toolCaller } from './bench-kit.ts';
 import { type LoadResult, runLoad } from './load.ts';
 
 const TRIAL = (process.env.HEAP_TRIAL_NODE_ARGS ?? '--max-semi-space-size=16').split(/\s+/).filter(Boolean);
+/** Flags for the first process too (after the stack's: a later V8 flag wins), to compare two settings neither of which is the stack's. */
+const CURRENT = (process.env.HEAP_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const ROUNDS = envInt('HEAP_ROUNDS', 3, 1, 20);
 const SECONDS = envInt('HEAP_SECONDS', 8, 1, 600);
 const WARMUP_SECONDS = envInt('HEAP_WARMUP_SECONDS', 3, 0, 600);
@@ -45,7 +47,7 @@ async function main(): Promise<void> {
     dataDir,
     replicas: 2,
     nodeArgs: ['--trace-gc'],
-    processOptions: (_service, replica) => (replica === 1 ? { nodeArgs: TRIAL } : {}),
+    processOptions: (_service, replica) => ({ nodeArgs: replica === 1 ? TRIAL : CURRENT }),
     onLine: (service, line, replica) => {
       if (service !== 'gateway') return;
       // "Scavenge 40.7 (46.5) -> 37.9 (39.8) MB, 1.19 / 0.00 ms": the pause is the first ms figure.
@@ -76,7 +78,7 @@ async function main(): Promise<void> {
     ];
     for (const [name, args] of reads) await toolCaller(gateways[0] as string)(seed.token, name, args);
     process.stdout.write(
-      `gateway under tools/call at ${CONCURRENCY} connections, ${SECONDS} s a window (after ${WARMUP_SECONDS} s warm-up); current: ${SERVICE_NODE_FLAGS.join(' ') || 'no flags'}; trial: ${TRIAL.join(' ')}\n`,
+      `gateway under tools/call at ${CONCURRENCY} connections, ${SECONDS} s a window (after ${WARMUP_SECONDS} s warm-up); current: ${[...SERVICE_NODE_FLAGS, ...CURRENT].join(' ') || 'no flags'}; trial: ${TRIAL.join(' ')}\n`,
     );
     const window = async (replica: number, name: string, args: object) => {
       const request = {
