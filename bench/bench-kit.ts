@@ -69,3 +69,15 @@ export async function processCpuMs(pid: number): Promise<number> {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
+
+/**
+ * The stack's rate limits lifted (the MCP edge's, the upstream-proxy's budget and the sandbox's),
+ * for a bench that measures the processes rather than the limits.
+ */
+export const UNLIMITED_RATES: Readonly<Record<string, string>> = {
+  MCP_RATE_PER_SECOND: '100000',
+  MCP_RATE_BURST: '100000',
+  UPSTREAM_RATE_PER_SECOND: '100000',
+  UPSTREAM_BURST: '100000',
+  SANDBOX_RATE_PER_SECOND: '100000',
+};

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import { SERVICE_NODE_FLAGS, startStack } from '@adsmcp/testkit/stack';
-import { envInt, processCpuMs, toolCaller } from './bench-kit.ts';
+import { envInt, processCpuMs, toolCaller, UNLIMITED_RATES } from './bench-kit.ts';
 import { type LoadResult, runLoad } from './load.ts';
 
 const TRIAL = (process.env.HEAP_TRIAL_NODE_ARGS ?? '--max-semi-space-size=16').split(/\s+/).filter(Boolean);
@@ -60,11 +60,7 @@ async function main(): Promise<void> {
     },
     env: {
       LOG_LEVEL: 'warn',
-      MCP_RATE_PER_SECOND: '100000',
-      MCP_RATE_BURST: '100000',
-      UPSTREAM_RATE_PER_SECOND: '100000',
-      UPSTREAM_BURST: '100000',
-      SANDBOX_RATE_PER_SECOND: '100000',
+      ...UNLIMITED_RATES,
     },
   });
   let failed = false;

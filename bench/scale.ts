@@ -52,7 +52,7 @@ import { listChanges } from '../services/changes/src/store/change-store.ts';
 import { listImports } from '../services/marketing/src/store/import-store.ts';
 import { listItems } from '../services/marketing/src/store/item-store.ts';
 import { countProposals, listProposals } from '../services/optimizer/src/store/review-store.ts';
-import { processTree, toolCaller } from './bench-kit.ts';
+import { processTree, toolCaller, UNLIMITED_RATES } from './bench-kit.ts';
 
 const SMALL = Number(process.env.SCALE_SMALL ?? 1000);
 const LARGE = Number(process.env.SCALE_LARGE ?? 1_000_000);
@@ -560,11 +560,7 @@ async function main(): Promise<void> {
     env: {
       METRICS_PORT: String(metricsBase),
       LOG_LEVEL: 'warn',
-      MCP_RATE_PER_SECOND: '100000',
-      MCP_RATE_BURST: '100000',
-      UPSTREAM_RATE_PER_SECOND: '100000',
-      UPSTREAM_BURST: '100000',
-      SANDBOX_RATE_PER_SECOND: '100000',
+      ...UNLIMITED_RATES,
     },
   });
   const sql = new pg.Client({ connectionString: db.url });

@@ -26,6 +26,7 @@ import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import { type ServiceName, type Stack, startStack } from '@adsmcp/testkit/stack';
 import pg from 'pg';
 import { startBaselineServer } from './baseline-server.ts';
+import { UNLIMITED_RATES } from './bench-kit.ts';
 import { formatResult, type LoadResult, runLoad } from './load.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -221,11 +222,7 @@ async function main(): Promise<void> {
     nodeArgs: profile,
     env: {
       LOG_LEVEL: 'warn',
-      MCP_RATE_PER_SECOND: '100000',
-      MCP_RATE_BURST: '100000',
-      UPSTREAM_RATE_PER_SECOND: '100000',
-      UPSTREAM_BURST: '100000',
-      SANDBOX_RATE_PER_SECOND: '100000',
+      ...UNLIMITED_RATES,
     },
   });
   let failed = false;
