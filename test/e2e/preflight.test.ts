@@ -234,7 +234,8 @@ describe('ads_preflight_change', () => {
       assert.equal(r.would_prepare, false, 'this connection could not prepare it');
       assert.deepEqual(r.refusal, {
         code: 'permission_denied',
-        message: 'preparing a change needs the write scope and the admin or editor role',
+        message:
+          'preparing a change needs the write scope and the admin or editor role; this caller has role admin and scopes [read]',
       });
       assert.match(r.change?.summary ?? '', /Planned by a reader/, 'the plan is shown all the same');
       const asWriter = await preflight({ ad_id: ad.id, body: { name: 'Planned by a reader' } });

@@ -9,7 +9,7 @@
 import { AccessLevel, access as accessOption } from '@adsmcp/proto/adsmcp/v1/access_pb';
 import { type DescMethod, type DescService, getOption, hasOption } from '@bufbuild/protobuf';
 import { PermissionDeniedError } from './errors.ts';
-import type { Channel, Principal, Role, Scope } from './principal.ts';
+import { type Channel, type Principal, ROLES, type Role, type Scope } from './principal.ts';
 
 /** What one access asks of a principal, and how a refusal says it. */
 interface Rule {
@@ -63,6 +63,19 @@ const POLICY: Readonly<Record<Exclude<AccessLevel, AccessLevel.UNSPECIFIED>, Rul
   },
   [AccessLevel.CALLER]: { need: '', showChannel: false },
 };
+
+/**
+ * What an access asks of a credential's scope and role (any role when the rule names none), for
+ * what describes or lists calls by their access without making one: the gateway's tool listing
+ * and reference, and a preflight that says whether its caller could prepare what it plans.
+ */
+export function accessNeeds(level: Exclude<AccessLevel, AccessLevel.UNSPECIFIED>): {
+  scope: Scope | undefined;
+  roles: readonly Role[];
+} {
+  const rule = POLICY[level];
+  return { scope: rule.scope, roles: rule.roles ?? ROLES };
+}
 
 /** A method's declared access: its level and the words a refusal names it by. */
 export interface MethodAccess {

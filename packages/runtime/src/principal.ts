@@ -141,7 +141,8 @@ export interface PrincipalVerifier {
   verify(token: string, method?: string): Promise<Principal>;
 }
 
-const ROLES: readonly string[] = ['admin', 'editor', 'viewer'];
+/** Every role a member of a workspace may have. */
+export const ROLES: readonly Role[] = ['admin', 'editor', 'viewer'];
 const SCOPES: readonly string[] = ['read', 'write'];
 
 /**
@@ -203,7 +204,7 @@ export async function createPrincipalVerifier(
     });
     const { ws, role, scopes, uid, sub, via, iss } = payload;
     if (typeof ws !== 'string' || typeof sub !== 'string') throw new Error('principal token lacks ws or sub');
-    if (typeof role !== 'string' || !ROLES.includes(role))
+    if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role))
       throw new Error('principal token has no valid role');
     if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string' && SCOPES.includes(s))) {
       throw new Error('principal token has invalid scopes');

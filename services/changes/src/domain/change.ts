@@ -1,6 +1,8 @@
 /** The rules of a prepared change: what may be recorded, who may move it, and to where. */
 
 import { createHash } from 'node:crypto';
+import { AccessLevel } from '@adsmcp/proto/adsmcp/v1/access_pb';
+import { accessRefusal } from '@adsmcp/runtime/access-policy';
 import { FailedPreconditionError, InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
@@ -72,11 +74,9 @@ export function checkPrepare(input: PrepareInput): void {
   jsonObject(input.operation.bodyJson, 'operation.body_json');
 }
 
+/** The write access of the one policy (access-policy.ts), in its words, for `what` is done. */
 function writeRefusal(p: Principal, what: string): string | undefined {
-  if (!p.scopes.includes('write') || (p.role !== 'admin' && p.role !== 'editor')) {
-    return `${what} needs the write scope and the admin or editor role`;
-  }
-  return undefined;
+  return accessRefusal({ level: AccessLevel.WRITE, doing: what }, p);
 }
 
 function needWrite(p: Principal, what: string): void {

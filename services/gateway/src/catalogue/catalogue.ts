@@ -3,6 +3,8 @@
  * `GET /catalogue.json` are both derived from it, once, at start-up.
  */
 
+import { AccessLevel } from '@adsmcp/proto/adsmcp/v1/access_pb';
+import { accessNeeds } from '@adsmcp/runtime/access-policy';
 import type { Principal, Role, Scope } from '@adsmcp/runtime/principal';
 import {
   type DescField,
@@ -217,10 +219,17 @@ export function defineTool<D, S extends Schema>(
 
 /** What a credential needs to call a tool of a given behaviour. */
 export function requiredAccess(behavior: Behavior): { scope: Scope; roles: readonly Role[] } {
-  return behavior === 'read'
-    ? { scope: 'read', roles: ['admin', 'editor', 'viewer'] }
-    : { scope: 'write', roles: ['admin', 'editor'] };
+  return behavior === 'read' ? READ_ACCESS : WRITE_ACCESS;
 }
+
+/** The read and write accesses of the services' one policy, as a tool's behaviour needs them. */
+function toolAccess(level: AccessLevel.READ | AccessLevel.WRITE): { scope: Scope; roles: readonly Role[] } {
+  const { scope, roles } = accessNeeds(level);
+  if (scope === undefined) throw new Error(`access level ${level} names no scope`);
+  return { scope, roles };
+}
+const READ_ACCESS = toolAccess(AccessLevel.READ);
+const WRITE_ACCESS = toolAccess(AccessLevel.WRITE);
 
 /** Whether `principal` may call write and prepare tools. */
 export function canWrite(principal: Principal): boolean {
