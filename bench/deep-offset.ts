@@ -8,6 +8,8 @@
  *   and skips only that day's earlier matches.
  * Each figure is the median of DEEP_CALLS sequential calls, the small and the large workspace
  * timed one after the other, so that the ratio (what counts on a shared machine) sees one load.
+ * It also reads the proposals list's and the marketing items list's deep pages the same two ways,
+ * at 1,000 and at a tenth of DEEP_LARGE.
  * It also times a status move (a single-row update) with the day-count trigger and without it,
  * and prints EXPLAIN (ANALYZE) of the day-count statements at the large size; a sequential scan
  * of a large table fails the run.
@@ -21,6 +23,8 @@ import type { Queryable } from '@adsmcp/runtime/db';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import { countChanges, listChanges } from '../services/changes/src/store/change-store.ts';
+import type { Kind } from '../services/marketing/src/domain/item-data.ts';
+import { listItems } from '../services/marketing/src/store/item-store.ts';
 import { listProposals } from '../services/optimizer/src/store/review-store.ts';
 import { envInt } from './bench-kit.ts';
 
@@ -327,6 +331,9 @@ async function main(): Promise<void> {
     await proposals(db.url, (plan) => {
       failed ||= plan;
     });
+    await items(db.url, (plan) => {
+      failed ||= plan;
+    });
   } finally {
     await pool.end();
     await db.drop();
@@ -404,6 +411,153 @@ async function proposals(url: string, sequentialScan: (seen: boolean) => void): 
     }
   } finally {
     await opt.end();
+  }
+}
+
+/** A marketing items list filter of the bench: none, a kind, a tag. */
+type ItemFilter = { kind?: Kind; tag?: string };
+const ITEM_READS: [string, ItemFilter][] = [
+  ['no filter', {}],
+  ['kind brief', { kind: 'brief' }],
+  ['tag sale', { tag: 'sale' }],
+];
+
+/**
+ * Seeds `size` live items, last saved evenly over DAYS days, the newest a day ago, in three kinds,
+ * three collections and a tag or two (or none).
+ */
+async function seedItems(mk: Pool, workspaceId: string, size: number): Promise<void> {
+  await mk.query(
+    `INSERT INTO marketing_items (workspace_id, item_id, kind, name, collection, tags, data, revision, created_at, updated_at)
+     SELECT $1, gen_random_uuid(), (ARRAY['brief','creative','inspiration'])[1 + i % 3], 'Benchmark item ' || i,
+            (ARRAY['','spring','summer'])[1 + (i / 3) % 3],
+            CASE (i / 9) % 4 WHEN 0 THEN ARRAY['sale'] WHEN 1 THEN ARRAY['video'] WHEN 2 THEN ARRAY['sale', 'video'] ELSE '{}' END,
+            '{"text":"Benchmark"}', 1, at, at
+       FROM generate_series(1, $2::int) AS i,
+            LATERAL (SELECT now() - interval '1 day' - i * make_interval(secs => $3::float8) AS at) s`,
+    [workspaceId, size, (DAYS * 86_400) / size],
+  );
+}
+
+/** The items page as listItems read it before the day counts: every earlier match skipped. */
+async function plainItems(
+  mk: Queryable,
+  workspaceId: string,
+  f: ItemFilter,
+  offset: number,
+): Promise<number> {
+  const { rows } = await mk.query<{ item_id: string | null }>(
+    `SELECT counted.total, page.*
+       FROM (SELECT coalesce(sum(n), 0)::bigint AS total FROM ${f.tag === undefined ? 'marketing_item_counts' : 'marketing_item_tag_counts'}
+              WHERE workspace_id = $1${f.tag === undefined ? '' : ' AND tag = $3'} AND ($2::text IS NULL OR kind = $2)) AS counted
+       LEFT JOIN LATERAL (
+         SELECT marketing_items.*
+           FROM (SELECT item_id AS page_id, updated_at AS page_at FROM marketing_items
+                  WHERE workspace_id = $1 AND archived_at IS NULL AND ($2::text IS NULL OR kind = $2)
+                    AND ($3::text IS NULL OR tags @> ARRAY[$3::text])
+                  ORDER BY updated_at DESC, item_id DESC LIMIT $4 OFFSET $5) AS ids
+           JOIN marketing_items ON marketing_items.workspace_id = $1 AND marketing_items.item_id = ids.page_id
+          ORDER BY ids.page_at DESC, ids.page_id DESC
+       ) AS page ON true`,
+    [workspaceId, f.kind ?? null, f.tag ?? null, LIMIT, offset],
+  );
+  return rows.filter((r) => r.item_id != null).length;
+}
+
+async function dayItems(mk: Queryable, workspaceId: string, f: ItemFilter, offset: number): Promise<number> {
+  const { items } = await listItems(mk, workspaceId, { ...f, limit: LIMIT, offset });
+  return items.length;
+}
+
+/** Median ms of a save of one item's name on a later day than its last (the update moves its day counts). */
+async function timeItemSaves(mk: Pool, workspaceId: string): Promise<number> {
+  const { rows } = await mk.query<{ item_id: string }>(
+    `SELECT item_id FROM marketing_items WHERE workspace_id = $1 AND archived_at IS NULL
+      ORDER BY updated_at LIMIT $2`,
+    [workspaceId, MOVES],
+  );
+  const times: number[] = [];
+  for (const { item_id } of rows) {
+    const at = performance.now();
+    await mk.query(
+      `UPDATE marketing_items SET name = 'Saved', updated_at = now(), revision = revision + 1
+        WHERE workspace_id = $1 AND item_id = $2`,
+      [workspaceId, item_id],
+    );
+    times.push(performance.now() - at);
+  }
+  return median(times);
+}
+
+/** The marketing items list's deep pages, at SMALL and at a tenth of DEEP_LARGE (as bench:scale). */
+async function items(url: string, sequentialScan: (seen: boolean) => void): Promise<void> {
+  const mk = createPool(url, 'marketing', 4);
+  try {
+    await migrate(
+      mk,
+      'marketing',
+      fileURLToPath(new URL('../services/marketing/migrations', import.meta.url)),
+    );
+    const small = { id: randomUUID(), size: SMALL };
+    const large = { id: randomUUID(), size: Math.round(LARGE / 10) };
+    await seedItems(mk, small.id, small.size);
+    await seedItems(mk, large.id, large.size);
+    await mk.query('VACUUM ANALYZE marketing_items');
+    await mk.query('VACUUM ANALYZE marketing_item_day_counts');
+    const matches = async (w: { id: string }, f: ItemFilter) =>
+      (await listItems(mk, w.id, { ...f, limit: 1, offset: 0 })).total;
+    process.stdout.write(
+      `\nmarketing items: ${small.size} and ${large.size} over ${DAYS} days; deep page of ${LIMIT}, median ms of ${CALLS} calls\n`,
+    );
+    process.stdout.write(
+      `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(small.size).padStart(10)}${String(large.size).padStart(10)}   ratio\n`,
+    );
+    for (const [label, f] of ITEM_READS) {
+      const so = deepOffset(await matches(small, f));
+      const lo = deepOffset(await matches(large, f));
+      for (const [way, page] of [
+        ['plain', plainItems],
+        ['days', dayItems],
+      ] as const) {
+        const s = await time(() => page(mk, small.id, f, so));
+        const l = await time(() => page(mk, large.id, f, lo));
+        process.stdout.write(
+          `${label.padEnd(18)}${way.padEnd(7)}${`${so} / ${lo}`.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
+        );
+      }
+    }
+    for (const [label, f] of ITEM_READS) {
+      const sent: { text: string; values: unknown[] }[] = [];
+      const recorder: Queryable = {
+        query: ((text: string, values: unknown[]) => {
+          sent.push({ text, values });
+          return mk.query(text, values);
+        }) as Queryable['query'],
+      };
+      await dayItems(recorder, large.id, f, deepOffset(await matches(large, f)));
+      const statement = sent.find((st) => st.text.includes('marketing_item_day_counts'));
+      if (statement === undefined) throw new Error('listItems did not read the day counts');
+      const { rows } = await mk.query<{
+        'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
+      }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
+      const explained = rows[0]?.['QUERY PLAN'][0];
+      if (explained === undefined) throw new Error('no plan');
+      const nodes = planNodes(explained.Plan);
+      const seq = nodes.some((n) => n.startsWith('Seq Scan'));
+      sequentialScan(seq);
+      process.stdout.write(
+        `  items, ${label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
+      );
+    }
+    await mk.query('ALTER TABLE marketing_items DISABLE TRIGGER marketing_item_day_counts_update');
+    const without = await timeItemSaves(mk, large.id);
+    await mk.query('ALTER TABLE marketing_items ENABLE TRIGGER marketing_item_day_counts_update');
+    const withDays = await timeItemSaves(mk, large.id);
+    process.stdout.write(
+      `\nitem save on a later day (one-row update), median ms of ${MOVES}: without the day-count trigger ${without.toFixed(2)}, with it ${withDays.toFixed(2)} (${(withDays / without).toFixed(2)}x)\n`,
+    );
+  } finally {
+    await mk.end();
   }
 }
 
