@@ -2,7 +2,7 @@
 
 import { createHash } from 'node:crypto';
 import { AccessLevel } from '@adsmcp/proto/adsmcp/v1/access_pb';
-import { accessRefusal } from '@adsmcp/runtime/access-policy';
+import { accessNeeds, accessRefusal } from '@adsmcp/runtime/access-policy';
 import { FailedPreconditionError, InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
@@ -74,6 +74,12 @@ export function checkPrepare(input: PrepareInput): void {
   jsonObject(input.operation.bodyJson, 'operation.body_json');
 }
 
+/**
+ * The roles that may change an ad account (the policy's write access): those that may also decide
+ * a change or settle its outcome, in person.
+ */
+const EDITING_ROLES = accessNeeds(AccessLevel.WRITE).roles;
+
 /** The write access of the one policy (access-policy.ts), in its words, for `what` is done. */
 function writeRefusal(p: Principal, what: string): string | undefined {
   return accessRefusal({ level: AccessLevel.WRITE, doing: what }, p);
@@ -105,7 +111,7 @@ export function checkMayDecide(p: Principal): void {
       'changes are approved or rejected by a person in the dashboard, not through an MCP client',
     );
   }
-  if (p.role !== 'admin' && p.role !== 'editor') {
+  if (!EDITING_ROLES.includes(p.role)) {
     throw new PermissionDeniedError(`the role "${p.role}" may not approve or reject changes`);
   }
 }
@@ -158,7 +164,7 @@ export function checkMaySettle(p: Principal): void {
       'the outcome of a change is settled by a person in the dashboard or by an operator command, not through an MCP client',
     );
   }
-  if (p.role !== 'admin' && p.role !== 'editor') {
+  if (!EDITING_ROLES.includes(p.role)) {
     throw new PermissionDeniedError(`the role "${p.role}" may not settle the outcome of a change`);
   }
 }

@@ -9,6 +9,8 @@
  * (the review window or the publish window ran out). pending_review and approved show as expired
  * once their window ran out, decided when they are read.
  */
+import { AccessLevel } from '@adsmcp/proto/adsmcp/v1/access_pb';
+import { accessNeeds } from '@adsmcp/runtime/access-policy';
 import {
   FailedPreconditionError,
   InvalidArgumentError,
@@ -213,7 +215,7 @@ export function checkMayApprove(principal: Principal): void {
       'a proposal is approved by a person in the dashboard, not through an MCP client',
     );
   }
-  if (principal.role !== 'admin' && principal.role !== 'editor') {
+  if (!accessNeeds(AccessLevel.WRITE).roles.includes(principal.role)) {
     throw new PermissionDeniedError(`the role "${principal.role}" may not approve proposals`);
   }
 }
