@@ -1,4 +1,5 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
+import { dayHoldingOffset, dayRowsToRead } from '@adsmcp/runtime/day-pages';
 import type { Queryable } from '@adsmcp/runtime/db';
 import {
   type ChangeStatus,
@@ -188,14 +189,7 @@ export async function listChanges(
         // newer day whole), and when the offset's day is not among them the page is the plain
         // offset's, at about a third more than its cost at worst.
         db.query<ChangeRow>(
-          `WITH day AS (
-             SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
-               SELECT k.day,
-                      sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through,
-                      coalesce(sum(k.n) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
-                 FROM (SELECT k.day, k.n FROM change_day_counts k WHERE ${days} ORDER BY k.day DESC LIMIT $9) k
-             ) s WHERE s.through > $8::bigint ORDER BY s.day DESC LIMIT 1
-           )
+          `WITH ${dayHoldingOffset({ counts: 'change_day_counts', where: days, limit: '$9', offset: '$8' })}
            SELECT c.* FROM (
              SELECT c.change_id, c.prepared_at FROM changes c
               WHERE ${where} AND c.prepared_at < coalesce((SELECT ends FROM day), 'infinity')
@@ -203,21 +197,15 @@ export async function listChanges(
               LIMIT $7 OFFSET $8::bigint - coalesce((SELECT newer FROM day), 0)
            ) page JOIN changes c ON c.change_id = page.change_id
            ORDER BY page.prepared_at DESC, page.change_id`,
-          [
-            ...params,
-            f.limit,
-            f.offset,
-            Math.max(DAY_ROWS_AT_LEAST, Math.ceil(f.offset / DAY_ROWS_PER_OFFSET)),
-          ],
+          [...params, f.limit, f.offset, dayRowsToRead(f.offset, DAY_ROWS_PER_OFFSET)],
         ),
     countChanges(db, f),
   ]);
   return { rows, total };
 }
 
-/** listChanges reads at most offset / DAY_ROWS_PER_OFFSET day-count rows, and at least DAY_ROWS_AT_LEAST. */
+/** listChanges reads at most offset / DAY_ROWS_PER_OFFSET day-count rows (dayRowsToRead). */
 const DAY_ROWS_PER_OFFSET = 32;
-const DAY_ROWS_AT_LEAST = 16;
 
 /**
  * The condition on `change_day_counts` as `k` (migration 0019) that counts exactly the changes

@@ -1,4 +1,5 @@
 /** The marketing_items table. Every query names the workspace, so one never reaches another's items. */
+import { dayHoldingOffset, dayRowsToRead } from '@adsmcp/runtime/day-pages';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { ItemData, Kind } from '../domain/item-data.ts';
 import type { ListQuery, MarketingItem } from '../domain/marketing-item.ts';
@@ -182,16 +183,12 @@ export async function listItems(
   const { rows } = await db.query<Partial<ItemRow> & { total: number }>(
     `${
       days
-        ? `WITH day AS (
-         SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
-           SELECT k.day,
-                  sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through,
-                  coalesce(sum(k.n) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
-             FROM (SELECT k.day, k.n FROM marketing_item_day_counts k
-                    WHERE k.workspace_id = $1 AND k.key = marketing_item_day_key($2::text, $4::text, $5::text)
-                    ORDER BY k.day DESC LIMIT $8) k
-         ) s WHERE s.through > $7::bigint ORDER BY s.day DESC LIMIT 1
-       )
+        ? `WITH ${dayHoldingOffset({
+            counts: 'marketing_item_day_counts',
+            where: 'k.workspace_id = $1 AND k.key = marketing_item_day_key($2::text, $4::text, $5::text)',
+            limit: '$8',
+            offset: '$7',
+          })}
      `
         : ''
     }SELECT counted.total, page.*
@@ -214,7 +211,7 @@ export async function listItems(
       q.tag ?? null,
       q.limit,
       q.offset,
-      ...(days ? [Math.max(DAY_ROWS_AT_LEAST, Math.ceil(q.offset / dayRowsPerOffset(q)))] : []),
+      ...(days ? [dayRowsToRead(q.offset, dayRowsPerOffset(q))] : []),
     ],
   );
   const total = rows[0]?.total ?? 0;
@@ -223,7 +220,7 @@ export async function listItems(
 }
 
 /**
- * listItems reads at most offset / this many day-count rows (and at least DAY_ROWS_AT_LEAST), so
+ * listItems reads at most offset / this many day-count rows (dayRowsToRead), so
  * that a workspace with few items a day pays a bounded share more than the plain offset. Without a
  * tag the plain offset skips entries of a listing index, about a tenth of a day row each (as the
  * changes list's, bench/deep-offset.ts); with one it reads each skipped item's row to test its tags,
@@ -232,7 +229,6 @@ export async function listItems(
 function dayRowsPerOffset(q: ListQuery): number {
   return q.tag === undefined ? 32 : 8;
 }
-const DAY_ROWS_AT_LEAST = 16;
 
 /**
  * listContextItems returns one page of the workspace's live guidance (playbook) and brand items,

@@ -2,7 +2,9 @@
  * The review_runs and proposals tables. Every query names the workspace, except the workers' own
  * loads by id. The snapshot, variant and evidence are kept as JSON in the domain's shapes.
  */
+
 import { randomUUID } from 'node:crypto';
+import { dayHoldingOffset, dayRowsToRead } from '@adsmcp/runtime/day-pages';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { Optimizer } from '../domain/optimizer.ts';
 import { PROPOSAL_STATUSES, type Proposal, type ProposalStatus } from '../domain/proposal.ts';
@@ -438,14 +440,7 @@ export async function listProposals(db: Queryable, f: ProposalFilter): Promise<P
                   ORDER BY created_at DESC, position, proposal_id LIMIT $9 OFFSET $10) AS ids
            JOIN proposals ON proposals.proposal_id = ids.page_id
           ORDER BY ids.page_at DESC, ids.page_position, ids.page_id`
-      : `WITH day AS (
-           SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
-             SELECT k.day,
-                    sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through,
-                    coalesce(sum(k.n) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
-               FROM (SELECT k.day, k.n FROM proposal_day_counts k WHERE ${days} ORDER BY k.day DESC LIMIT $11) k
-           ) s WHERE s.through > $10::bigint ORDER BY s.day DESC LIMIT 1
-         )
+      : `WITH ${dayHoldingOffset({ counts: 'proposal_day_counts', where: days, limit: '$11', offset: '$10' })}
          SELECT ${PROPOSAL_COLUMNS}
            FROM (SELECT proposal_id AS page_id, created_at AS page_at, position AS page_position FROM proposals
                   WHERE ${PROPOSAL_WHERE} AND created_at < coalesce((SELECT ends FROM day), 'infinity')
@@ -457,14 +452,14 @@ export async function listProposals(db: Queryable, f: ProposalFilter): Promise<P
       ...proposalWhereParams(f),
       f.limit,
       f.offset,
-      ...(days === undefined ? [] : [Math.max(DAY_ROWS_AT_LEAST, Math.ceil(f.offset / dayRowsPerOffset(f)))]),
+      ...(days === undefined ? [] : [dayRowsToRead(f.offset, dayRowsPerOffset(f))]),
     ],
   );
   return rows.map(toProposal);
 }
 
 /**
- * listProposals reads at most offset / this many day-count rows (and at least DAY_ROWS_AT_LEAST),
+ * listProposals reads at most offset / this many day-count rows (dayRowsToRead),
  * so that a workspace whose keys have few proposals a day pays a bounded share more than the plain
  * offset. Without a filter the plain offset skips index entries alone, about a tenth of a day row
  * each (bench/deep-offset.ts); with one it reads each skipped proposal's row to test the optimizer,
@@ -473,7 +468,6 @@ export async function listProposals(db: Queryable, f: ProposalFilter): Promise<P
 function dayRowsPerOffset(f: ProposalFilter): number {
   return f.optimizerId === undefined && f.accountId === undefined && f.status === undefined ? 32 : 8;
 }
-const DAY_ROWS_AT_LEAST = 16;
 
 /**
  * The condition on `proposal_day_counts` as `k` (migration 0005) that counts exactly the

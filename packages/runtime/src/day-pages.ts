@@ -1,0 +1,49 @@
+/**
+ * A deep offset page found from counts kept per UTC day (docs/performance.md, "Deep offset pages
+ * from counts kept per day"): the lists of changes, proposals and marketing items each keep the
+ * number of their entries per day and filter key, and read a page at offset k by finding the day
+ * holding the k-th match and skipping only that day's newer matches. The statement is the same
+ * for every list; each says where its day counts are, which rows count for its filter, and which
+ * parameters hold the offset and the number of day rows to read.
+ */
+
+/**
+ * The `day` CTE (without `WITH`): `ends`, the end of the newest day whose matches reach past
+ * offset k, and `newer`, how many matches are newer than that day. The page then reads
+ * `<sort column> < coalesce((SELECT ends FROM day), 'infinity')` with
+ * `OFFSET k - coalesce((SELECT newer FROM day), 0)`: no row when the offset's day is not among the
+ * rows read, so the page is the plain offset's. Any day with at most k newer matches gives the same
+ * page; the first whose running count passes k skips the fewest entries. 24 hours, not a day: a day
+ * added to a time follows the session's time zone across DST.
+ */
+export function dayHoldingOffset(o: {
+  /** The day-count table, read as `k` (its columns `day` and `n`). */
+  counts: string;
+  /** The condition on `k` that counts exactly the list's matches. */
+  where: string;
+  /** The parameter holding the number of day rows to read (dayRowsToRead). */
+  limit: string;
+  /** The parameter holding the offset. */
+  offset: string;
+}): string {
+  return `day AS (
+    SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
+      SELECT k.day,
+             sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through,
+             coalesce(sum(k.n) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
+        FROM (SELECT k.day, k.n FROM ${o.counts} k WHERE ${o.where} ORDER BY k.day DESC LIMIT ${o.limit}) k
+    ) s WHERE s.through > ${o.offset}::bigint ORDER BY s.day DESC LIMIT 1
+  )`;
+}
+
+/** Read at least this many day rows, whatever the offset: a shallow page costs little either way. */
+const DAY_ROWS_AT_LEAST = 16;
+
+/**
+ * How many day-count rows a page at `offset` reads: at most offset / `perOffset`, which each list
+ * sets from what a day row costs against a skipped entry of its plain offset (bench/deep-offset.ts),
+ * so that a list whose keys have few entries a day pays a bounded share more than the plain offset.
+ */
+export function dayRowsToRead(offset: number, perOffset: number): number {
+  return Math.max(DAY_ROWS_AT_LEAST, Math.ceil(offset / perOffset));
+}
