@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
+import { type When, when, whenSql } from '@adsmcp/testkit/day-boundaries';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
 import fc from 'fast-check';
 import { listChanges } from '../src/store/change-store.ts';
@@ -34,29 +35,7 @@ after(async () => {
   await stopTestServer();
 });
 
-/**
- * When a change was prepared: some hours before now, or on a UTC midnight some days back, or a
- * microsecond before one, where the day a change is counted in turns over.
- */
-type When = { hoursAgo: number } | { midnightsAgo: number; justBefore: boolean };
-
-// Mostly on the few midnights, where a page read from the wrong side of a day's end differs.
-const when: fc.Arbitrary<When> = fc.oneof(
-  { weight: 1, arbitrary: fc.record({ hoursAgo: fc.integer({ min: 0, max: 24 * 3 }) }) },
-  {
-    weight: 2,
-    arbitrary: fc.record({ midnightsAgo: fc.integer({ min: 0, max: 2 }), justBefore: fc.boolean() }),
-  },
-);
-
-/** The SQL of a time `w`, its number in parameter `$n`. */
-const preparedAt = (w: When, n: number) =>
-  'hoursAgo' in w
-    ? { sql: `now() - make_interval(hours => $${n}::int)`, value: w.hoursAgo }
-    : {
-        sql: `change_day(now()) - make_interval(days => $${n}::int)${w.justBefore ? " - interval '1 microsecond'" : ''}`,
-        value: w.midnightsAgo,
-      };
+const preparedAt = (w: When, n: number) => whenSql('change_day', w, n);
 
 type Step =
   | { kind: 'insert'; account: number; status: Stored; when: When; count: number }

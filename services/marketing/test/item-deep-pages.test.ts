@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
+import { type When, when, whenSql } from '@adsmcp/testkit/day-boundaries';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
 import fc from 'fast-check';
 import type { Kind } from '../src/domain/item-data.ts';
@@ -36,26 +37,7 @@ after(async () => {
   await stopTestServer();
 });
 
-/** When an item was saved: some hours ago, or on a UTC midnight some days back, or a microsecond before one. */
-type When = { hoursAgo: number } | { midnightsAgo: number; justBefore: boolean };
-
-// Mostly on the few midnights, where a page read from the wrong side of a day's end differs.
-const when: fc.Arbitrary<When> = fc.oneof(
-  { weight: 1, arbitrary: fc.record({ hoursAgo: fc.integer({ min: 0, max: 24 * 3 }) }) },
-  {
-    weight: 2,
-    arbitrary: fc.record({ midnightsAgo: fc.integer({ min: 0, max: 2 }), justBefore: fc.boolean() }),
-  },
-);
-
-/** The SQL of a time `w`, its number in parameter `$n`. */
-const at = (w: When, n: number) =>
-  'hoursAgo' in w
-    ? { sql: `now() - make_interval(hours => $${n}::int)`, value: w.hoursAgo }
-    : {
-        sql: `marketing_item_day(now()) - make_interval(days => $${n}::int)${w.justBefore ? " - interval '1 microsecond'" : ''}`,
-        value: w.midnightsAgo,
-      };
+const at = (w: When, n: number) => whenSql('marketing_item_day', w, n);
 
 // A tag may repeat within an item: the tag filter matches such an item once.
 const tags = fc.array(fc.constantFrom(...TAGS), { maxLength: 3 });

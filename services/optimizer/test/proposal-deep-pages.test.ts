@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
+import { type When, when, whenSql } from '@adsmcp/testkit/day-boundaries';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
 import fc from 'fast-check';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../src/domain/proposal.ts';
@@ -32,26 +33,7 @@ after(async () => {
   await stopTestServer();
 });
 
-/** When a proposal was made: some hours ago, or on a UTC midnight some days back, or a microsecond before one. */
-type When = { hoursAgo: number } | { midnightsAgo: number; justBefore: boolean };
-
-// Mostly on the few midnights, where a page read from the wrong side of a day's end differs.
-const when: fc.Arbitrary<When> = fc.oneof(
-  { weight: 1, arbitrary: fc.record({ hoursAgo: fc.integer({ min: 0, max: 24 * 3 }) }) },
-  {
-    weight: 2,
-    arbitrary: fc.record({ midnightsAgo: fc.integer({ min: 0, max: 2 }), justBefore: fc.boolean() }),
-  },
-);
-
-/** The SQL of a time `w`, its number in parameter `$n`. */
-const createdAt = (w: When, n: number) =>
-  'hoursAgo' in w
-    ? { sql: `now() - make_interval(hours => $${n}::int)`, value: w.hoursAgo }
-    : {
-        sql: `proposal_day(now()) - make_interval(days => $${n}::int)${w.justBefore ? " - interval '1 microsecond'" : ''}`,
-        value: w.midnightsAgo,
-      };
+const createdAt = (w: When, n: number) => whenSql('proposal_day', w, n);
 
 type Step =
   | { kind: 'insert'; optimizer: number; status: ProposalStatus; when: When; count: number }
