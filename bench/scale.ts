@@ -509,6 +509,12 @@ interface Workspace {
   changeId: string;
   /** An import in the middle of its history, for ads_get_performance_import. */
   importId: string;
+  /** A marketing item in the middle of its history, for ads_get_marketing_item. */
+  itemId: string;
+  /** A proposal in the middle of its history, for ads_get_optimization_proposal. */
+  proposalId: string;
+  /** The seeded review run that holds every proposal, for ads_get_optimization_run. */
+  runId: string;
 }
 
 async function signIn(gateway: string, email: string, password: string): Promise<string> {
@@ -580,6 +586,9 @@ async function main(): Promise<void> {
       cookie: await signIn(gateway, seed.dashboardUser, seed.dashboardPassword),
       changeId: '',
       importId: '',
+      itemId: '',
+      proposalId: '',
+      runId: '',
     };
     const largeAdmin = {
       email: `bench-large-${Date.now()}@bench.example`,
@@ -609,6 +618,9 @@ async function main(): Promise<void> {
       cookie: await signIn(gateway, largeAdmin.email, largeAdmin.password),
       changeId: '',
       importId: '',
+      itemId: '',
+      proposalId: '',
+      runId: '',
     };
 
     const post = toolCaller(stack.mcpUrl);
@@ -650,9 +662,28 @@ async function main(): Promise<void> {
         call: async (w) => JSON.stringify(await tool(w, 'ads_list_changes', { status: 'expired' })),
       },
       {
+        // A fifth of the changes are stored prepared or approved, every one past its expiry.
+        label: 'ads_list_changes, expired, deep',
+        call: async (w) =>
+          JSON.stringify(
+            await tool(w, 'ads_list_changes', {
+              status: 'expired',
+              offset: deepOffset(Math.floor((sizes(w.size).changes * 2) / 10), 20),
+              limit: 20,
+            }),
+          ),
+      },
+      {
+        label: 'ads_list_changes, prepared, first',
+        call: async (w) => JSON.stringify(await tool(w, 'ads_list_changes', { status: 'prepared' })),
+      },
+      {
         label: 'ads_get_change',
         call: async (w) => JSON.stringify(await tool(w, 'ads_get_change', { change_id: w.changeId })),
       },
+      { label: 'dashboard overview', call: (w) => dashboard(w, '/dashboard') },
+      { label: 'dashboard inbox', call: (w) => dashboard(w, '/dashboard/inbox') },
+      { label: 'dashboard change page', call: (w) => dashboard(w, `/dashboard/changes/${w.changeId}`) },
       { label: 'dashboard changes, first page', call: (w) => dashboard(w, '/dashboard/changes') },
       {
         label: 'dashboard changes, deep page',
@@ -674,6 +705,22 @@ async function main(): Promise<void> {
           JSON.stringify(
             await tool(w, 'ads_list_marketing_items', { offset: deepOffset(sizes(w.size).items, 20) }),
           ),
+      },
+      {
+        // The item names hold their number, so the size less one names one item at both sizes.
+        label: 'ads_list_marketing_items, query',
+        call: async (w) =>
+          JSON.stringify(
+            await tool(w, 'ads_list_marketing_items', { query: `item ${sizes(w.size).items - 1}` }),
+          ),
+      },
+      {
+        label: 'ads_get_marketing_item',
+        call: async (w) => JSON.stringify(await tool(w, 'ads_get_marketing_item', { item_id: w.itemId })),
+      },
+      {
+        label: 'ads_get_marketing_context',
+        call: async (w) => JSON.stringify(await tool(w, 'ads_get_marketing_context', {})),
       },
       {
         label: 'ads_list_performance_imports, first',
@@ -704,7 +751,21 @@ async function main(): Promise<void> {
             }),
           ),
       },
+      {
+        label: 'ads_get_optimization_proposal',
+        call: async (w) =>
+          JSON.stringify(await tool(w, 'ads_get_optimization_proposal', { proposal_id: w.proposalId })),
+      },
+      {
+        label: 'ads_list_optimization_runs',
+        call: async (w) => JSON.stringify(await tool(w, 'ads_list_optimization_runs', {})),
+      },
+      {
+        label: 'ads_get_optimization_run',
+        call: async (w) => JSON.stringify(await tool(w, 'ads_get_optimization_run', { run_id: w.runId })),
+      },
       { label: 'dashboard proposals, first page', call: (w) => dashboard(w, '/dashboard/proposals') },
+      { label: 'dashboard proposal page', call: (w) => dashboard(w, `/dashboard/proposals/${w.proposalId}`) },
     ];
 
     const grow = async (w: Workspace) => {
@@ -722,6 +783,17 @@ async function main(): Promise<void> {
       );
       w.changeId = rows[0]?.change_id ?? '';
       w.importId = uuidOf(`${w.workspaceId}:import:${Math.floor(b.imports / 2)}`);
+      const middle = async (q: string, value: string) =>
+        ((await sql.query<{ id: string }>(q, [w.workspaceId, value])).rows[0]?.id ?? '') as string;
+      w.itemId = await middle(
+        'SELECT item_id::text AS id FROM marketing.marketing_items WHERE workspace_id = $1 AND name = $2',
+        `Benchmark item ${Math.floor(b.items / 2)}`,
+      );
+      w.proposalId = await middle(
+        'SELECT proposal_id::text AS id FROM optimizer.proposals WHERE workspace_id = $1 AND position = $2::int',
+        String(Math.floor(b.proposals / 2)),
+      );
+      w.runId = uuidOf(`${w.workspaceId}:run`);
       process.stdout.write(
         `seeded ${b.changes} changes, ${b.audit} audit events, ${b.items} marketing items, ${b.imports} performance imports (${Math.min(b.imports, ROW_IMPORTS) * IMPORT_ROWS} rows), ${b.proposals} proposals in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
       );
@@ -888,6 +960,9 @@ async function main(): Promise<void> {
     await explain('ads_list_changes, expired', 'changes', (q) =>
       listChanges(q, { workspaceId, status: 'expired', expiry, now, limit: 20, offset: 0 }),
     );
+    await explain('ads_list_changes, expired, deep', 'changes', (q) =>
+      listChanges(q, { workspaceId, status: 'expired', expiry, now, limit: 20, offset: MAX_OFFSET }),
+    );
     await explain('ads_list_changes, prepared', 'changes', (q) =>
       listChanges(q, { workspaceId, status: 'prepared', expiry, now, limit: 20, offset: 0 }),
     );
@@ -899,6 +974,9 @@ async function main(): Promise<void> {
     );
     await explain('ads_list_marketing_items', 'marketing', (q) =>
       listItems(q, workspaceId, { limit: 20, offset: MAX_OFFSET }),
+    );
+    await explain('ads_list_marketing_items, query', 'marketing', (q) =>
+      listItems(q, workspaceId, { query: `item ${sizes(LARGE).items - 1}`, limit: 20, offset: 0 }),
     );
     await explain('ads_list_performance_imports', 'marketing', (q) =>
       listImports(q, workspaceId, MAX_OFFSET, 20),
