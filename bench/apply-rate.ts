@@ -30,18 +30,18 @@
  * `npm run bench:apply`. Env: APPLY_BENCH_RATE, APPLY_BENCH_CHANGES, APPLY_BENCH_ACCOUNTS.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deterministicId } from '@adsmcp/runtime/bus/outbox';
 import { createPool, inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
-import { type Stack, startStack } from '@adsmcp/testkit/stack';
+import { type ServiceName, type Stack, startStack } from '@adsmcp/testkit/stack';
 import { verifyAuditChain } from '../services/changes/src/store/audit-store.ts';
 import { enqueueApply } from '../services/changes/src/work/apply-message.ts';
 import { createCredentialCipher } from '../services/upstream-proxy/src/domain/credential-cipher.ts';
 import { insertConnection } from '../services/upstream-proxy/src/store/connection-store.ts';
-import { envInt, toolCaller as postTool } from './bench-kit.ts';
+import { cpuTimes, envInt, toolCaller as postTool, processTree } from './bench-kit.ts';
 
 const RATE = envInt('APPLY_BENCH_RATE', 20, 1, 1000);
 const CHANGES = envInt('APPLY_BENCH_CHANGES', 1000, 10, 100_000);
@@ -251,6 +251,7 @@ async function run(
   const before = new Map<string, RateUsage>();
   for (const a of accounts) before.set(a.accountId, await usage(stack, a));
   const ids = accounts.flatMap((a) => work.get(a.accountId) ?? []);
+  const cpuBefore = await cpuTimes(process.pid);
   const asked = performance.now();
   await inTransaction(changesDb, async (tx) => {
     // One statement for the status (markApplying's update, without its audit event per change,
@@ -292,6 +293,7 @@ async function run(
     }
     await sleep(250);
   }
+  await printCpu(stack, cpuBefore, ids.length, accounts.length);
   const out: AccountRun[] = [];
   for (const a of accounts) {
     const u0 = before.get(a.accountId) as RateUsage;
@@ -336,6 +338,56 @@ function printRuns(label: string, runs: AccountRun[], idealSeconds: number): voi
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+const CPU_SERVICES: ServiceName[] = [
+  'changes',
+  'upstream-proxy',
+  'ads-sandbox',
+  'gateway',
+  'marketing',
+  'optimizer',
+];
+
+/**
+ * What the run cost in CPU time per applied change, by process (each service with what it
+ * started, PostgreSQL's backends, the bench itself), and so how many cores all the accounts at the
+ * configured rate would keep busy: where that is near the machine's cores, the machine and not the
+ * design bounds how much faster many accounts go than one.
+ */
+async function printCpu(
+  stack: Stack,
+  before: Map<number, { comm: string; ms: number }>,
+  changes: number,
+  accounts: number,
+): Promise<void> {
+  const after = await cpuTimes(process.pid);
+  const spent = (pids: Iterable<number>) =>
+    sum([...pids].map((pid) => (after.get(pid)?.ms ?? 0) - (before.get(pid)?.ms ?? 0)));
+  const seen = new Set<number>();
+  const parts: [string, number][] = [];
+  for (const service of CPU_SERVICES) {
+    const pid = stack.process(service).pid;
+    const tree = pid === undefined ? [] : await processTree(pid);
+    for (const p of tree) seen.add(p);
+    parts.push([service, spent(tree)]);
+  }
+  const postgres = [...after]
+    .filter(([pid, p]) => !seen.has(pid) && p.comm === 'postgres')
+    .map(([pid]) => pid);
+  for (const p of postgres) seen.add(p);
+  parts.push(['postgres', spent(postgres)]);
+  parts.push(['bench', spent([...after.keys()].filter((pid) => !seen.has(pid)))]);
+  const total = sum(parts.map(([, ms]) => ms));
+  process.stdout.write(
+    `  CPU per applied change: ${fmt(total / changes, 2)} ms (${parts
+      .filter(([, ms]) => ms / changes >= 0.05)
+      .map(([name, ms]) => `${name} ${fmt(ms / changes, 2)}`)
+      .join(', ')}); ${accounts} account${accounts === 1 ? '' : 's'} at ${RATE}/s each need ${fmt(
+      ((total / changes) * accounts * RATE) / 1000,
+      2,
+    )} cores of the machine's ${availableParallelism()}\n`,
+  );
+}
 
 /**
  * Writes `count` copies of the approved change `templateId` (each its own id and ad group name,
