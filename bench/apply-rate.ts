@@ -252,6 +252,7 @@ async function run(
   for (const a of accounts) before.set(a.accountId, await usage(stack, a));
   const ids = accounts.flatMap((a) => work.get(a.accountId) ?? []);
   const cpuBefore = await cpuTimes(process.pid);
+  const dbBefore = await dbActivity(changesDb);
   const asked = performance.now();
   await inTransaction(changesDb, async (tx) => {
     // One statement for the status (markApplying's update, without its audit event per change,
@@ -294,6 +295,7 @@ async function run(
     await sleep(250);
   }
   await printCpu(stack, cpuBefore, ids.length, accounts.length);
+  printDbActivity(dbBefore, await dbActivity(changesDb), ids.length);
   const out: AccountRun[] = [];
   for (const a of accounts) {
     const u0 = before.get(a.accountId) as RateUsage;
@@ -338,6 +340,32 @@ function printRuns(label: string, runs: AccountRun[], idealSeconds: number): voi
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** The database's committed transactions, and rows written and index scans by table, so far. */
+async function dbActivity(db: Pool): Promise<Map<string, number>> {
+  // The statistics a backend reports reach these views within a second (stats_fetch_consistency).
+  await sleep(1000);
+  const { rows } = await db.query<{ key: string; n: string }>(
+    `SELECT 'transactions' AS key, xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()
+     UNION ALL
+     SELECT schemaname || '.' || relname || ' ' || w.what, w.n::text
+       FROM pg_stat_user_tables,
+            LATERAL (VALUES ('written', n_tup_ins + n_tup_upd + n_tup_del), ('index scans', coalesce(idx_scan, 0)),
+                            ('sequential scans', seq_scan)) AS w(what, n)`,
+  );
+  return new Map(rows.map((r) => [r.key, Number(r.n)]));
+}
+
+/** Per applied change: the transactions, and the tables most written and most scanned. */
+function printDbActivity(before: Map<string, number>, after: Map<string, number>, changes: number): void {
+  const per = [...after]
+    .map(([key, n]): [string, number] => [key, (n - (before.get(key) ?? 0)) / changes])
+    .filter(([, n]) => n >= 0.05)
+    .sort((a, b) => b[1] - a[1]);
+  process.stdout.write(
+    `  PostgreSQL per applied change: ${per.map(([key, n]) => `${key} ${fmt(n, 2)}`).join(', ')}\n`,
+  );
+}
 
 const CPU_SERVICES: ServiceName[] = [
   'changes',
