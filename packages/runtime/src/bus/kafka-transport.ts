@@ -129,6 +129,12 @@ export interface KafkaTransportDeps {
   relayPublishTimeoutMs?: number;
   /** How long `consume` waits to join its group before giving up (default 60 s). */
   joinTimeoutMs?: number;
+  /**
+   * How long a consumer may stay out of its group after a crash (after kafkajs's restart delay),
+   * or while it joins again, before it is replaced by a new kafkajs consumer that joins afresh
+   * (default 30 s). kafkajs's restart after a broker is lost may never complete, without a word.
+   */
+  joinWatchMs?: number;
   /** Wait before re-establishing a LISTEN connection that broke (default 1 s). */
   reconnectDelayMs?: number;
 }
@@ -140,6 +146,10 @@ const DEFAULTS = {
   relayPollMs: 1_000,
   relayPublishTimeoutMs: 10_000,
   joinTimeoutMs: 60_000,
+  // A restart that works joins within seconds (connect, find the coordinator, join, sync); one
+  // waiting on a rebalance waits for the group's other members, a few heartbeats more. 30 s is
+  // well past both, and short next to the session a stuck member's partitions would wait anyway.
+  joinWatchMs: 30_000,
   reconnectDelayMs: 1_000,
   partitions: 6,
   replicationFactor: 3,
@@ -172,6 +182,7 @@ export function createKafkaTransport(deps: KafkaTransportDeps): BusTransport {
     heartbeatIntervalMs: deps.heartbeatIntervalMs ?? DEFAULTS.heartbeatIntervalMs,
     fetchMaxWaitMs: deps.fetchMaxWaitMs ?? DEFAULTS.fetchMaxWaitMs,
     joinTimeoutMs: deps.joinTimeoutMs ?? DEFAULTS.joinTimeoutMs,
+    joinWatchMs: deps.joinWatchMs ?? DEFAULTS.joinWatchMs,
   };
   const listener = new Listener(deps.pool, log, deps.reconnectDelayMs ?? DEFAULTS.reconnectDelayMs);
   const relay = new Relay(deps.pool, kafka, topics, listener, log, {
@@ -591,6 +602,7 @@ interface ConsumerSettings {
   heartbeatIntervalMs: number;
   fetchMaxWaitMs: number;
   joinTimeoutMs: number;
+  joinWatchMs: number;
 }
 
 interface InFlight {
@@ -607,13 +619,33 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Heartbeat errors after which this member no longer holds its partitions. */
 const LEFT_GROUP = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTANCE_ID']);
 
-/** A message in hand: the offset past it, its log, its group's heartbeat, and how to hold its partition. */
+/**
+ * A message in hand: the offset past it, its log, its group's heartbeat, and how to commit past it
+ * and hold its partition, both through the kafkajs consumer that fetched it.
+ */
 interface InHand {
   next: { topic: string; partition: number; offset: string };
   log: Logger;
   heartbeat: () => Promise<void>;
+  consumer: KafkaConsumer;
+  commit: () => Promise<void>;
   retryLater: (delayMs: number) => void;
 }
+
+/**
+ * Thrown to a kafkajs consumer that was replaced (see KafkaBusConsumer.rejoinFresh) and still
+ * fetched a message: not retriable, so kafkajs stops that consumer without running the message.
+ */
+class ReplacedConsumerError extends Error {
+  readonly retriable = false;
+  constructor() {
+    super('this Kafka consumer was replaced by a new one; it takes no more messages');
+    this.name = 'ReplacedConsumerError';
+  }
+}
+
+/** How long a replaced kafkajs consumer may take to leave before its successor joins anyway. */
+const REPLACED_LEAVE_WAIT_MS = 5_000;
 
 class KafkaBusConsumer<P> implements Consumer {
   private readonly name: string;
@@ -628,13 +660,21 @@ class KafkaBusConsumer<P> implements Consumer {
     random: () => number;
   };
   private readonly log: Logger;
-  private readonly consumer: KafkaConsumer;
+  /** The kafkajs consumer that is this member now; rejoinFresh replaces it. */
+  private consumer: KafkaConsumer;
+  /** Disconnections of replaced kafkajs consumers still under way. */
+  private readonly leaving = new Set<Promise<void>>();
+  /** Called whenever the current kafkajs consumer joins the group (start waits on it). */
+  private readonly onJoin = new Set<() => void>();
   private readonly inFlight = new Set<InFlight>();
   private readonly resumeTimers = new Set<NodeJS.Timeout>();
   private stopping: Promise<void> | undefined;
+  private rejoinTimer: NodeJS.Timeout | undefined;
+  private rejoinAttempts = 0;
+  private joinWatch: NodeJS.Timeout | undefined;
 
   constructor(
-    kafka: Kafka,
+    private readonly kafka: Kafka,
     private readonly topics: Topics,
     private readonly pool: Pool,
     logger: Logger,
@@ -653,29 +693,74 @@ class KafkaBusConsumer<P> implements Consumer {
       random: options.random ?? Math.random,
     };
     this.log = logger.child({ consumer: this.name, topic: this.topic });
-    this.consumer = kafka.consumer({
-      groupId: this.name,
-      sessionTimeout: settings.sessionTimeoutMs,
-      rebalanceTimeout: Math.max(60_000, settings.sessionTimeoutMs),
-      heartbeatInterval: settings.heartbeatIntervalMs,
-      maxWaitTimeInMs: settings.fetchMaxWaitMs,
-      allowAutoTopicCreation: false,
-    });
-    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => {
-      this.log.error({ err: payload.error, restart: payload.restart }, 'bus consumer crashed');
-      // kafkajs restarts itself after a retriable error only; after any other (a broker refusing a
-      // join that raced another member's, say) it has left the group for good. A consumer that
-      // stays out of its group silently stops the work of its topic, so it joins again, later.
-      if (!payload.restart) this.rejoinLater();
-    });
+    this.consumer = this.newConsumer();
   }
 
-  private rejoinTimer: NodeJS.Timeout | undefined;
-  private rejoinAttempts = 0;
+  /**
+   * newConsumer makes a kafkajs consumer for this member. Only the current one works: once
+   * replaced, a kafkajs consumer never restarts itself after a crash, refuses any message it still
+   * fetches, and is disconnected again if a join it had under way completes after all. So a
+   * replacement never leaves two kafkajs consumers of this member running handlers.
+   */
+  private newConsumer(): KafkaConsumer {
+    const consumer: KafkaConsumer = this.kafka.consumer({
+      groupId: this.name,
+      sessionTimeout: this.settings.sessionTimeoutMs,
+      rebalanceTimeout: Math.max(60_000, this.settings.sessionTimeoutMs),
+      heartbeatInterval: this.settings.heartbeatIntervalMs,
+      maxWaitTimeInMs: this.settings.fetchMaxWaitMs,
+      allowAutoTopicCreation: false,
+      retry: { restartOnFailure: async () => this.isCurrent(consumer) && this.stopping === undefined },
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!this.isCurrent(consumer)) return;
+      this.log.error({ err: payload.error, restart: payload.restart }, 'bus consumer crashed');
+      if (payload.restart) {
+        // kafkajs restarts after the failed request's retry wait; the watch starts after it.
+        const retryTime = (payload.error as { retryTime?: unknown }).retryTime;
+        this.watchJoin(typeof retryTime === 'number' ? retryTime : 0, 'kafkajs restarted it after a crash');
+      } else {
+        // kafkajs restarts itself after a retriable error only; after any other (a broker refusing
+        // a join that raced another member's, say) it has left the group for good. A consumer
+        // that stays out of its group silently stops the work of its topic, so it joins again.
+        this.rejoinLater();
+      }
+    });
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      if (!this.isCurrent(consumer)) {
+        this.log.warn('bus consumer: a replaced Kafka consumer joined the group after all; it leaves again');
+        void this.retire(consumer);
+        return;
+      }
+      clearTimeout(this.joinWatch);
+      this.joinWatch = undefined;
+      for (const joined of this.onJoin) joined();
+    });
+    return consumer;
+  }
+
+  private isCurrent(consumer: KafkaConsumer): boolean {
+    return consumer === this.consumer;
+  }
+
+  /** retire disconnects a replaced kafkajs consumer; shutdown waits for it. */
+  private retire(consumer: KafkaConsumer): Promise<void> {
+    const left: Promise<void> = consumer
+      .disconnect()
+      .catch((err: unknown) =>
+        this.log.warn({ err }, 'bus consumer: a replaced Kafka consumer failed to leave'),
+      )
+      .finally(() => this.leaving.delete(left));
+    this.leaving.add(left);
+    return left;
+  }
 
   /** rejoinLater joins the group again after a growing, jittered wait (1 s, 2 s, … 30 s). */
   private rejoinLater(): void {
     if (this.stopping !== undefined || this.rejoinTimer !== undefined) return;
+    // This wait is the backoff; the join watch starts again with the join.
+    clearTimeout(this.joinWatch);
+    this.joinWatch = undefined;
     const base = Math.min(30_000, 1_000 * 2 ** this.rejoinAttempts);
     const delayMs = Math.round(base * (0.5 + this.opts.random()));
     this.rejoinAttempts++;
@@ -686,31 +771,89 @@ class KafkaBusConsumer<P> implements Consumer {
     this.rejoinTimer = setTimeout(() => {
       this.rejoinTimer = undefined;
       if (this.stopping !== undefined) return;
-      this.join().then(
-        () => {
-          this.rejoinAttempts = 0;
-        },
-        (err: unknown) => {
-          this.log.error({ err }, 'bus consumer: joining its group again failed');
-          this.rejoinLater();
-        },
-      );
+      this.watchJoin(0, 'it joined its group again after a crash');
+      this.joinAgain(this.consumer);
     }, delayMs);
   }
 
-  /** join connects, subscribes and runs the consumer; kafkajs then joins the group in the background. */
-  private async join(): Promise<void> {
+  /** joinAgain joins with `consumer`; a failure to start is tried again later (rejoinLater). */
+  private joinAgain(consumer: KafkaConsumer): void {
+    this.join(consumer).then(
+      () => {
+        this.rejoinAttempts = 0;
+      },
+      (err: unknown) => {
+        if (!this.isCurrent(consumer)) return;
+        this.log.error({ err }, 'bus consumer: joining its group again failed');
+        this.rejoinLater();
+      },
+    );
+  }
+
+  /** expectJoin watches for the join that must follow a failure thrown to kafkajs by `consumer`. */
+  private expectJoin(consumer: KafkaConsumer, reason: string): void {
+    if (this.isCurrent(consumer)) this.watchJoin(0, reason);
+  }
+
+  /**
+   * watchJoin bounds how long this member stays out of its group after a failure thrown to kafkajs,
+   * a crash, or while it joins again: after a broker is lost, kafkajs's way back may never complete
+   * (its crash never comes, or its restart never joins; no error, nothing logged), and a member out
+   * of its group silently stops its topic's work. No join within `afterMs` + `joinWatchMs`:
+   * rejoinFresh. One watch at a time, from the first of these until the next join.
+   */
+  private watchJoin(afterMs: number, reason: string): void {
+    if (this.stopping !== undefined || this.joinWatch !== undefined) return;
+    const waitMs = afterMs + this.settings.joinWatchMs;
+    this.joinWatch = setTimeout(() => {
+      this.joinWatch = undefined;
+      void this.rejoinFresh(waitMs, reason);
+    }, waitMs);
+  }
+
+  /**
+   * rejoinFresh replaces the kafkajs consumer that did not join in time with a new one, which
+   * looks the cluster up again (brokers, the group's coordinator) and joins as a new member. The
+   * old one is disconnected first (for up to REPLACED_LEAVE_WAIT_MS: its disconnection may hang as
+   * its join did) and can no longer work (see newConsumer).
+   */
+  private async rejoinFresh(waitedMs: number, reason: string): Promise<void> {
+    if (this.stopping !== undefined) return;
+    clearTimeout(this.rejoinTimer);
+    this.rejoinTimer = undefined;
+    this.log.warn(
+      { waited_ms: waitedMs, reason },
+      'bus consumer: not back in its group in time; joining again with a new Kafka consumer',
+    );
+    const old = this.consumer;
+    const fresh = this.newConsumer();
+    this.consumer = fresh;
+    await Promise.race([this.retire(old), sleep(REPLACED_LEAVE_WAIT_MS)]);
+    if (this.stopping !== undefined || !this.isCurrent(fresh)) return;
+    this.watchJoin(0, 'it joined with a new Kafka consumer');
+    this.joinAgain(fresh);
+  }
+
+  /**
+   * join connects, subscribes and runs `consumer`; kafkajs then joins the group in the background.
+   * A consumer still connecting when the bus consumer is stopped is disconnected here.
+   */
+  private async join(consumer: KafkaConsumer = this.consumer): Promise<void> {
     // Made before the group subscribes, so a consumer that starts before anything was published
     // finds its topic with the intended partitions.
     await this.topics.ensure([this.topic]);
-    await this.consumer.connect();
-    await this.subscribe();
-    await this.consumer.run({
+    await consumer.connect();
+    await this.subscribe(consumer);
+    if (this.stopping !== undefined || !this.isCurrent(consumer)) {
+      await consumer.disconnect();
+      return;
+    }
+    await consumer.run({
       autoCommit: false,
       // One message of a partition at a time, and one key is on one partition: this is what
       // ConsumerOptions.serialByKey asks for, so that option needs nothing more here.
       partitionsConsumedConcurrently: this.opts.concurrency,
-      eachMessage: (payload) => this.onMessage(payload),
+      eachMessage: (payload) => this.onMessage(consumer, payload),
     });
   }
 
@@ -720,11 +863,11 @@ class KafkaBusConsumer<P> implements Consumer {
    * this client asks (a broker's metadata trails the controller's, more so on a busy machine), so
    * that answer is waited out, as long as joining may take.
    */
-  private async subscribe(): Promise<void> {
+  private async subscribe(consumer: KafkaConsumer): Promise<void> {
     const deadline = Date.now() + this.settings.joinTimeoutMs;
     for (;;) {
       try {
-        await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
+        await consumer.subscribe({ topic: this.topic, fromBeginning: true });
         return;
       } catch (err) {
         const type = (err as { type?: unknown }).type;
@@ -741,10 +884,11 @@ class KafkaBusConsumer<P> implements Consumer {
     const joined = new Promise<void>((resolve) => {
       joinedNow = resolve;
     });
-    const off = this.consumer.on(this.consumer.events.GROUP_JOIN, () => joinedNow());
+    // Whichever kafkajs consumer is current when the join comes (a crash before the join may
+    // have been followed by a rejoin, with the same one or a new one).
+    this.onJoin.add(joinedNow);
     try {
       await this.join();
-      // A crash before the join (see rejoinLater) still ends here once the later join succeeds.
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([
         joined.then(() => false),
@@ -758,7 +902,7 @@ class KafkaBusConsumer<P> implements Consumer {
           `bus consumer ${this.name} did not join its Kafka consumer group within ${this.settings.joinTimeoutMs} ms`,
         );
     } finally {
-      off();
+      this.onJoin.delete(joinedNow);
     }
   }
 
@@ -776,13 +920,15 @@ class KafkaBusConsumer<P> implements Consumer {
     for (const t of this.resumeTimers) clearTimeout(t);
     this.resumeTimers.clear();
     clearTimeout(this.rejoinTimer);
+    clearTimeout(this.joinWatch);
+    this.joinWatch = undefined;
     const disconnected = this.consumer.disconnect().then(
       () => undefined,
       (err: unknown) => this.log.warn({ err }, 'bus consumer: leaving the group failed'),
     );
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = await Promise.race([
-      disconnected.then(() => false),
+      Promise.all([disconnected, ...this.leaving]).then(() => false),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(true), this.opts.stopTimeoutMs);
       }),
@@ -799,13 +945,17 @@ class KafkaBusConsumer<P> implements Consumer {
     await disconnected;
   }
 
-  private async onMessage(payload: EachMessagePayload): Promise<void> {
+  private async onMessage(consumer: KafkaConsumer, payload: EachMessagePayload): Promise<void> {
+    if (!this.isCurrent(consumer)) throw new ReplacedConsumerError();
     const { topic, partition, message } = payload;
+    const next = { topic, partition, offset: (BigInt(message.offset) + 1n).toString() };
     const hand: InHand = {
-      next: { topic, partition, offset: (BigInt(message.offset) + 1n).toString() },
+      next,
       log: this.log.child({ partition, offset: message.offset }),
       heartbeat: payload.heartbeat,
-      retryLater: (delayMs) => this.retryLater(payload, delayMs),
+      consumer,
+      commit: () => consumer.commitOffsets([next]),
+      retryLater: (delayMs) => this.retryLater(consumer, payload, delayMs),
     };
     const delivery = decode<P>(topic, message);
     if (delivery === undefined) {
@@ -820,12 +970,12 @@ class KafkaBusConsumer<P> implements Consumer {
     let attempt: number;
     try {
       if (await isProcessed(this.pool, this.name, delivery.id)) {
-        await this.consumer.commitOffsets([hand.next]);
+        await hand.commit();
         return;
       }
       attempt = await countAttempt(this.pool, this.name, delivery.id);
     } catch (err) {
-      this.bookkeepingFailed(err, hand.retryLater, hand.log);
+      this.bookkeepingFailed(err, hand);
       return;
     }
     const counted = { ...delivery, attempt };
@@ -850,7 +1000,7 @@ class KafkaBusConsumer<P> implements Consumer {
     }
     try {
       if (outcome.kind === 'handled') {
-        await this.consumer.commitOffsets([hand.next]);
+        await hand.commit();
       } else {
         const delayMs = backoffDelay(attempt, this.opts.backoff, this.opts.random);
         await recordFailure(this.pool, this.name, delivery.id, errorText(outcome.error));
@@ -858,14 +1008,18 @@ class KafkaBusConsumer<P> implements Consumer {
         hand.retryLater(delayMs);
       }
     } catch (err) {
-      this.bookkeepingFailed(err, hand.retryLater, hand.log);
+      this.bookkeepingFailed(err, hand);
     }
   }
 
   /** Holds the message's partition: it is fetched again from this message once `delayMs` is over. */
-  private retryLater({ topic, partition, message, pause }: EachMessagePayload, delayMs: number): void {
+  private retryLater(
+    consumer: KafkaConsumer,
+    { topic, partition, message, pause }: EachMessagePayload,
+    delayMs: number,
+  ): void {
     const resume = pause();
-    this.consumer.seek({ topic, partition, offset: message.offset });
+    consumer.seek({ topic, partition, offset: message.offset });
     const timer = setTimeout(() => {
       this.resumeTimers.delete(timer);
       resume();
@@ -876,9 +1030,9 @@ class KafkaBusConsumer<P> implements Consumer {
   /** Commits past the message in hand, handing a failure to bookkeepingFailed. */
   private async commitPast(hand: InHand): Promise<void> {
     try {
-      await this.consumer.commitOffsets([hand.next]);
+      await hand.commit();
     } catch (err) {
-      this.bookkeepingFailed(err, hand.retryLater, hand.log);
+      this.bookkeepingFailed(err, hand);
     }
   }
 
@@ -917,9 +1071,9 @@ class KafkaBusConsumer<P> implements Consumer {
       }
       await this.park(counted, counted.attempt, error);
       log.error({ reason: error }, 'bus message given up and parked as dead');
-      await this.consumer.commitOffsets([hand.next]);
+      await hand.commit();
     } catch (err) {
-      this.bookkeepingFailed(err, hand.retryLater, log);
+      this.bookkeepingFailed(err, hand);
     }
   }
 
@@ -930,17 +1084,21 @@ class KafkaBusConsumer<P> implements Consumer {
    * to Kafka (the offset commit) is thrown on too, so kafkajs restarts this member, which looks up
    * the group's coordinator again: kafkajs's offset commits keep asking the broker that was the
    * coordinator when the member joined, and after that broker is lost every commit fails ("Broker
-   * 2 not found in the cached metadata") until the member joins again. Anything else (the
-   * database): the message is tried again after a while.
+   * 2 not found in the cached metadata") until the member joins again. Either way the member is
+   * then watched until it joins (see watchJoin): kafkajs's way back may hang before its crash as
+   * well as after it. Anything else (the database): the message is tried again after a while.
    */
-  private bookkeepingFailed(err: unknown, retryLater: (delayMs: number) => void, log: Logger): void {
+  private bookkeepingFailed(err: unknown, hand: InHand): void {
+    const { log, retryLater } = hand;
     const rebalance = rebalanceError(err);
     if (rebalance !== undefined) {
       log.info({ reason: rebalance.message }, 'bus consumer: the group is rebalancing; rejoining');
+      this.expectJoin(hand.consumer, `the group was rebalancing (${rebalance.message})`);
       throw rebalance;
     }
     if (isKafkaError(err)) {
       log.warn({ err }, 'bus consumer: a call to Kafka failed; joining the group again');
+      this.expectJoin(hand.consumer, `a call to Kafka failed (${errorText(err)})`);
       throw err;
     }
     const delayMs = backoffDelay(1, this.opts.backoff, this.opts.random);
