@@ -76,3 +76,31 @@ test('two processes run a recurring job once a period between them, one at a tim
     `only the process left ran it: ${JSON.stringify(afterStop)}`,
   );
 });
+
+test('a tick that arrives before its period by the process clock still enqueues the next one, so the schedule goes on', async (t) => {
+  const everyMs = 100;
+  const bus = createPgTransport({ pool, logger });
+  t.after(() => bus.stop());
+  // A clock standing still 50 ms before a period ends: the first tick's successor, due 50 ms on,
+  // arrives while this clock still reads the first period, as a tick does when the database's
+  // clock runs ahead of the service's, or when its delay was measured from the start of a slow
+  // enqueuing transaction.
+  const stillAt = (Math.floor(Date.now() / everyMs) + 1) * everyMs - 50;
+  let runs = 0;
+  const consumer = await startRecurring({
+    bus,
+    pool,
+    logger,
+    topic: 'early-ticks',
+    everyMs,
+    now: () => stillAt,
+    run: async () => {
+      runs++;
+    },
+  });
+  t.after(() => consumer.stop());
+  // By this clock the ticks fall due 50, 150, 250 and 350 ms apart: five runs within a second.
+  const deadline = Date.now() + 10_000;
+  while (runs < 4 && Date.now() < deadline) await sleep(50);
+  assert.ok(runs >= 4, `the schedule stopped after ${runs} runs`);
+});

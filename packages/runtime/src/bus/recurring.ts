@@ -7,9 +7,12 @@
  * another process once its lease lapses.
  *
  * A tick's id is its period, so the ticks every process enqueues at start, and the next tick
- * enqueued by a tick run twice, are one message. The next tick is always the period after the
- * current one (not after the tick's own), so after a pause the schedule resumes at once without
- * running the periods it missed.
+ * enqueued by a tick run twice, are one message. The next tick is the period after the current
+ * one, so after a pause the schedule resumes at once without running the periods it missed; and
+ * always after the tick's own period, even when the tick arrives before its period by this
+ * process's clock. It can: its delay is measured from the start of the transaction that enqueued
+ * it, and the database's clock may run ahead of the service's. A tick that enqueued "the period
+ * after the current one" then enqueued itself, which is already there, and the schedule stopped.
  */
 import type { Pool, Queryable } from '../db.ts';
 import type { Logger } from '../log.ts';
@@ -46,6 +49,7 @@ export async function startRecurring(o: RecurringOptions): Promise<Consumer> {
   if (!(o.everyMs > 0)) throw new RangeError(`a recurring job's period must be positive, got ${o.everyMs}`);
   const now = o.now ?? Date.now;
   const period = () => Math.floor(now() / o.everyMs);
+  const nextAfter = (tick: Tick) => Math.max(tick.period, period()) + 1;
   const enqueueTick = (db: Queryable, p: number) =>
     enqueue(db, {
       topic: o.topic,
@@ -62,17 +66,17 @@ export async function startRecurring(o: RecurringOptions): Promise<Consumer> {
     pollIntervalMs: Math.min(o.everyMs, POLL_MS),
     maxAttempts: 5,
     backoff: { baseMs: Math.min(o.everyMs, 1000), capMs: Math.max(o.everyMs, 1000) },
-    handler: async (_tick, ctx) => {
+    handler: async (tick, ctx) => {
       try {
         await o.run();
       } catch (err) {
         o.logger.error({ err, topic: o.topic }, 'a recurring job failed; its next period runs it again');
       }
-      await ctx.inTx((tx) => enqueueTick(tx, period() + 1));
+      await ctx.inTx((tx) => enqueueTick(tx, nextAfter(tick.payload)));
     },
     // A tick that could not enqueue its successor (the database away) still keeps the schedule.
-    giveUp: async (_tick, ctx) => {
-      await ctx.inTx((tx) => enqueueTick(tx, period() + 1));
+    giveUp: async (tick, ctx) => {
+      await ctx.inTx((tx) => enqueueTick(tx, nextAfter(tick.payload)));
     },
   });
   await enqueueTick(o.pool, period());
