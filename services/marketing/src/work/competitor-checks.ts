@@ -145,12 +145,21 @@ export function createCompetitorChecker(deps: CheckerDeps): CompetitorChecker {
       if (waitMs > 0) await sleep(waitMs, undefined, { signal: ctx.signal });
       const checkedAt = clock();
       const fetched = await fetchOnce(deps.fetchPage, source.url);
-      await ctx.inTx((tx) =>
+      const result = await ctx.inTx((tx) =>
         record(tx, message.workspace_id, message.source_id, fetched, {
           checkedAt,
           trigger: 'scheduled',
           requestedBy: null,
         }),
+      );
+      // With the scheduler's 'competitor checks enqueued' line, a schedule that stalls shows where.
+      deps.logger?.info(
+        {
+          source_id: message.source_id,
+          due_at: message.due_at,
+          outcome: result?.observation.outcome ?? null,
+        },
+        'scheduled competitor check recorded',
       );
     },
   };
