@@ -25,13 +25,29 @@ export function dayHoldingOffset(o: {
   limit: string;
   /** The parameter holding the offset. */
   offset: string;
+  /**
+   * For a filter whose matches depend on the time: the day rows' kept counts are of a wider set
+   * (the stored statuses that may be shown as the one asked for), and each row's matches are its
+   * `n` less those of its day that the time keeps out of the filter, counted live. A row read can
+   * then not count more than its day's matches, so a day cut short by `limit` is still exact.
+   */
+  live?: {
+    /** The counts' columns the join reads, beside `day` and `n` (e.g. `k.status`). */
+    columns: string;
+    /** A join on the day rows read, as `k`. */
+    join: string;
+    /** The matches a day row counts, on `k` and the join. */
+    n: string;
+  };
 }): string {
+  const n = o.live?.n ?? 'k.n';
+  const rows = `SELECT k.day, k.n${o.live ? `, ${o.live.columns}` : ''} FROM ${o.counts} k WHERE ${o.where} ORDER BY k.day DESC LIMIT ${o.limit}`;
   return `day AS (
     SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
       SELECT k.day,
-             sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through,
-             coalesce(sum(k.n) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
-        FROM (SELECT k.day, k.n FROM ${o.counts} k WHERE ${o.where} ORDER BY k.day DESC LIMIT ${o.limit}) k
+             sum(${n}) OVER (ORDER BY k.day DESC)::bigint AS through,
+             coalesce(sum(${n}) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
+        FROM (${rows}) k${o.live ? ` ${o.live.join}` : ''}
     ) s WHERE s.through > ${o.offset}::bigint ORDER BY s.day DESC LIMIT 1
   )`;
 }

@@ -2,9 +2,11 @@
  * A page of the changes list deep into the history is found from the counts kept per day
  * (migration 0019) rather than by skipping every change before it. Whatever mix of inserts across
  * days, status moves, moves to another day and deletions ran, in concurrent transactions some of
- * which rolled back, the page the list returns for every filter the day counts serve (no filter,
- * each stored status, unknown outcomes, each with or without one account), at any offset, is the
- * page a plain OFFSET gives in the same snapshot. Real PostgreSQL, the service's own migrations.
+ * which rolled back, the page the list returns for every filter (no filter, each status as shown,
+ * expired, prepared and approved by the expiry settings and the time of the read, unknown
+ * outcomes, each with or without one account), at any offset, with any expiry settings and a
+ * time of reading on or a millisecond before the instant a day's changes expire, is the page a
+ * plain OFFSET gives in the same snapshot. Real PostgreSQL, the service's own migrations.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -21,7 +23,6 @@ let pool: Pool;
 
 const STATUSES = ['prepared', 'approved', 'rejected', 'applying', 'applied', 'failed'] as const;
 type Stored = (typeof STATUSES)[number];
-const expiry = { preparedValidHours: 72, approvalValidHours: 24 };
 
 before(async () => {
   db = await testDatabase();
@@ -38,7 +39,15 @@ after(async () => {
 const preparedAt = (w: When, n: number) => whenSql('change_day', w, n);
 
 type Step =
-  | { kind: 'insert'; account: number; status: Stored; when: When; count: number }
+  | {
+      kind: 'insert';
+      account: number;
+      status: Stored;
+      when: When;
+      count: number;
+      /** Hours from prepare to approval (none: never approved). */
+      approvedAfter: number | null;
+    }
   | { kind: 'move'; pick: number; status: Stored; sent: boolean; resolution: string | null }
   | { kind: 'redate'; pick: number; when: When }
   | { kind: 'delete'; pick: number };
@@ -53,6 +62,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       when,
       // Several changes at one time: the change id orders them.
       count: fc.integer({ min: 1, max: 4 }),
+      approvedAfter: fc.option(fc.integer({ min: 0, max: 96 }), { nil: null, freq: 8 }),
     }),
   },
   {
@@ -88,12 +98,12 @@ async function run(
         const at = preparedAt(s.when, 4);
         const { rows } = await client.query<{ change_id: string }>(
           `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json,
-                               digest, target_path, target_before_json, prepared_by, prepared_at)
+                               digest, target_path, target_before_json, prepared_by, prepared_at, approved_at)
            SELECT gen_random_uuid(), $1, $2, 'ads_update_ad', $3, 'A change', 'POST', '/ads/1', '{}',
-                  repeat('a', 64), '/ads/1', '{}', 'agent', ${at.sql}
+                  repeat('a', 64), '/ads/1', '{}', 'agent', ${at.sql}, ${at.sql} + make_interval(hours => $6::int)
              FROM generate_series(1, $5)
            RETURNING change_id`,
-          [workspaceId, accounts[s.account], s.status, at.value, s.count],
+          [workspaceId, accounts[s.account], s.status, at.value, s.count, s.approvedAfter],
         );
         ids.push(...rows.map((r) => r.change_id));
         continue;
@@ -125,9 +135,12 @@ async function run(
   }
 }
 
-/** The filters the day counts serve. */
+/** The filters. */
 const FILTERS: { status?: string; outcomeUnknown?: boolean }[] = [
   {},
+  { status: 'expired' },
+  { status: 'prepared' },
+  { status: 'approved' },
   { outcomeUnknown: true },
   { status: 'rejected' },
   { status: 'applying' },
@@ -135,29 +148,79 @@ const FILTERS: { status?: string; outcomeUnknown?: boolean }[] = [
   { status: 'failed' },
 ];
 
-/** A page to read: a filter, an account or none, an offset (taken modulo the matches, and past them), a limit. */
+const HOUR = 3_600_000;
+
+/**
+ * When a page is read: some hours from now, or on (or a millisecond before) the instant the
+ * changes prepared on a UTC midnight expire (their hours after prepare, after approval, or both,
+ * from the midnight), where a day's changes move from prepared or approved to expired.
+ */
+type ReadAt =
+  | { hoursFromNow: number }
+  | { midnightsAgo: number; after: 'prepare' | 'approval' | 'both'; early: boolean };
+const readAt: fc.Arbitrary<ReadAt> = fc.oneof(
+  fc.record({ hoursFromNow: fc.integer({ min: -24, max: 120 }) }),
+  fc.record({
+    midnightsAgo: fc.integer({ min: -1, max: 3 }),
+    after: fc.constantFrom('prepare' as const, 'approval' as const, 'both' as const),
+    early: fc.boolean(),
+  }),
+);
+
+function readTime(at: ReadAt, hours: { preparedValidHours: number; approvalValidHours: number }): Date {
+  if ('hoursFromNow' in at) return new Date(Date.now() + at.hoursFromNow * HOUR);
+  const midnight = Math.floor(Date.now() / (24 * HOUR)) * 24 * HOUR - at.midnightsAgo * 24 * HOUR;
+  const after =
+    (at.after === 'approval' ? 0 : hours.preparedValidHours) +
+    (at.after === 'prepare' ? 0 : hours.approvalValidHours);
+  return new Date(midnight + after * HOUR - (at.early ? 1 : 0));
+}
+
+/**
+ * A page to read: a filter, an account or none, an offset (taken modulo the matches, and past
+ * them), a limit, the workspace's expiry settings and the time of reading.
+ */
 const read = fc.record({
   filter: fc.nat({ max: FILTERS.length - 1 }),
+  preparedValidHours: fc.integer({ min: 1, max: 96 }),
+  approvalValidHours: fc.integer({ min: 1, max: 96 }),
+  at: readAt,
   account: fc.nat({ max: 3 }),
   offset: fc.nat(),
   limit: fc.integer({ min: 1, max: 4 }),
 });
 
-/** The page a plain OFFSET gives: every match before it skipped. */
+/**
+ * The page a plain OFFSET gives: every match before it skipped. A prepared change is shown expired
+ * from its hours after prepare on, an approved one from its hours after approval on.
+ */
 async function plainPage(
   db: Pick<Pool, 'query'>,
   workspaceId: string,
   accountId: string | undefined,
   filter: { status?: string; outcomeUnknown?: boolean },
+  shown: { preparedValidHours: number; approvalValidHours: number; now: Date },
   offset: number,
   limit: number,
 ): Promise<{ ids: string[]; matches: number }> {
   const params: unknown[] = [workspaceId];
   const where = [`workspace_id = $1`];
   if (accountId !== undefined) where.push(`account_id = $${params.push(accountId)}`);
+  const preparedUntil = `$${params.push(new Date(shown.now.getTime() - shown.preparedValidHours * HOUR))}::timestamptz`;
+  const approvedUntil = `$${params.push(new Date(shown.now.getTime() - shown.approvalValidHours * HOUR))}::timestamptz`;
+  const stillPrepared = `(status = 'prepared' AND prepared_at > ${preparedUntil})`;
+  const stillApproved = `(status = 'approved' AND approved_at > ${approvedUntil})`;
   if (filter.outcomeUnknown)
     where.push('change_outcome_unknown(status, sent_at, upstream_status, resolution)');
+  else if (filter.status === 'prepared') where.push(stillPrepared);
+  else if (filter.status === 'approved') where.push(stillApproved);
+  else if (filter.status === 'expired')
+    where.push(
+      `((status = 'prepared' AND prepared_at <= ${preparedUntil}) OR (status = 'approved' AND approved_at <= ${approvedUntil}))`,
+    );
   else if (filter.status !== undefined) where.push(`status = $${params.push(filter.status)}`);
+  // Typed even where a filter does not read them.
+  where.push(`${preparedUntil} IS NOT NULL AND ${approvedUntil} IS NOT NULL`);
   const page = await db.query<{ change_id: string }>(
     `SELECT change_id FROM changes WHERE ${where.join(' AND ')}
       ORDER BY prepared_at DESC, change_id OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
@@ -170,7 +233,7 @@ async function plainPage(
   return { ids: page.rows.map((r) => r.change_id), matches: count.rows[0]?.n ?? 0 };
 }
 
-test('a deep page from the day counts is the page a plain OFFSET gives, for every filter they serve, in one snapshot while changes are written', async () => {
+test('a deep page from the day counts is the page a plain OFFSET gives, for every filter, expiry setting and time of reading, in one snapshot while changes are written', async () => {
   await fc.assert(
     fc.asyncProperty(
       fc.array(fc.array(transaction, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 4 }),
@@ -194,23 +257,36 @@ test('a deep page from the day counts is the page a plain OFFSET gives, for ever
             for (const r of reads) {
               const filter = FILTERS[r.filter] ?? {};
               const accountId = accounts[r.account];
-              const { matches } = await plainPage(reader, workspaceId, accountId, filter, 0, 1);
-              const offset = r.offset % (matches + 3);
-              const plain = await plainPage(reader, workspaceId, accountId, filter, offset, r.limit);
-              const { rows } = await listChanges(reader, {
-                workspaceId,
-                accountId,
-                ...filter,
-                expiry,
-                now: new Date(),
-                limit: r.limit,
-                offset,
-              });
-              assert.deepEqual(
-                rows.map((c) => c.change_id),
-                plain.ids,
-                `page of ${JSON.stringify({ accountId, ...filter, offset, limit: r.limit })} among ${matches}`,
-              );
+              const expiry = {
+                preparedValidHours: r.preparedValidHours,
+                approvalValidHours: r.approvalValidHours,
+              };
+              const now = readTime(r.at, expiry);
+              const shown = { ...expiry, now };
+              const { matches } = await plainPage(reader, workspaceId, accountId, filter, shown, 0, 1);
+              // Expired is read from day counts less the changes still in their window: a count off
+              // by the few changes of one day shows at only a few offsets, so it is read at each.
+              const offsets =
+                filter.status === 'expired'
+                  ? Array.from({ length: matches + 2 }, (_, i) => i)
+                  : [r.offset % (matches + 3)];
+              for (const offset of offsets) {
+                const plain = await plainPage(reader, workspaceId, accountId, filter, shown, offset, r.limit);
+                const { rows } = await listChanges(reader, {
+                  workspaceId,
+                  accountId,
+                  ...filter,
+                  expiry,
+                  now,
+                  limit: r.limit,
+                  offset,
+                });
+                assert.deepEqual(
+                  rows.map((c) => c.change_id),
+                  plain.ids,
+                  `page of ${JSON.stringify({ accountId, ...filter, ...expiry, now, offset, limit: r.limit })} among ${matches}`,
+                );
+              }
             }
             await reader.query('COMMIT');
             reader.release();
@@ -224,7 +300,7 @@ test('a deep page from the day counts is the page a plain OFFSET gives, for ever
         }
       },
     ),
-    { numRuns: 60 },
+    { numRuns: 200 },
   );
 });
 

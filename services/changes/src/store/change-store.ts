@@ -189,7 +189,7 @@ export async function listChanges(
         // newer day whole), and when the offset's day is not among them the page is the plain
         // offset's, at about a third more than its cost at worst.
         db.query<ChangeRow>(
-          `WITH ${dayHoldingOffset({ counts: 'change_day_counts', where: days, limit: '$9', offset: '$8' })}
+          `WITH ${days.with ?? ''}${dayHoldingOffset({ counts: 'change_day_counts', ...days, limit: '$9', offset: '$8' })}
            SELECT c.* FROM (
              SELECT c.change_id, c.prepared_at FROM changes c
               WHERE ${where} AND c.prepared_at < coalesce((SELECT ends FROM day), 'infinity')
@@ -210,23 +210,53 @@ const DAY_ROWS_PER_OFFSET = 32;
 /**
  * The condition on `change_day_counts` as `k` (migration 0019) that counts exactly the changes
  * listChanges's filter matches, in the same parameters ($1 the workspace, $2 the status, $3 the
- * account). Undefined for prepared, approved and expired, whose members depend on the time as
- * well as on what the counts are kept by.
+ * account, $4 and $5 the hours after prepare and after approval, $6 now). Undefined for prepared
+ * and approved, whose matches are all within their expiry window, so that the plain offset skips
+ * at most the window's changes.
+ *
+ * Expired: a change is shown expired when it is stored prepared or approved and is no longer in
+ * the window of its status (prepared within $4 hours, approved within $5 hours after approval). So
+ * a day's expired matches are its kept counts of those two statuses less its changes still in
+ * their window (or, approved, without an approval time: shown neither approved nor expired),
+ * counted live in the window's partial index (`recent`): exact whatever the
+ * settings were when the changes were approved, and the live part is bounded by the windows, not
+ * the history. (A bound on the prepare time before which every stored prepared or approved change
+ * is expired does not hold: a change approved late under a longer prepare window than today's
+ * is still shown approved.)
  */
 function dayCountsWhere(f: {
   status?: string;
   accountId?: string;
   outcomeUnknown?: boolean;
-}): string | undefined {
+}): { where: string; with?: string; live?: { columns: string; join: string; n: string } } | undefined {
   // Every change is counted under its account and under the one standing for every account, each
   // with its status and with `*`, standing for every status.
   const account = f.accountId === undefined ? 'change_day_every_account()' : '$3::uuid';
   const where = `k.workspace_id = $1 AND k.account_id = ${account}`;
-  if (f.outcomeUnknown) return `${where} AND k.status = 'failed' AND k.outcome_unknown`;
-  if (f.status === undefined) return `${where} AND k.status = '*'`;
+  if (f.outcomeUnknown) return { where: `${where} AND k.status = 'failed' AND k.outcome_unknown` };
+  if (f.status === undefined) return { where: `${where} AND k.status = '*'` };
   if (['rejected', 'applying', 'applied', 'failed'].includes(f.status))
-    return `${where} AND k.status = $2::text`;
-  return undefined;
+    return { where: `${where} AND k.status = $2::text` };
+  if (f.status !== 'expired') return undefined;
+  const among = `c.workspace_id = $1 AND ($3::uuid IS NULL OR c.account_id = $3::uuid)`;
+  return {
+    where: `${where} AND k.status IN ('prepared', 'approved')`,
+    with: `recent AS (
+      SELECT change_day(c.prepared_at) AS day, 'prepared' AS status, count(*) AS n FROM changes c
+       WHERE ${among} AND c.status = 'prepared' AND c.prepared_at > $6::timestamptz - make_interval(hours => $4::int)
+       GROUP BY 1
+      UNION ALL
+      SELECT change_day(c.prepared_at), 'approved', count(*) FROM changes c
+       WHERE ${among} AND c.status = 'approved'
+         AND (c.approved_at > $6::timestamptz - make_interval(hours => $5::int) OR c.approved_at IS NULL)
+       GROUP BY 1
+    ), `,
+    live: {
+      columns: 'k.status',
+      join: 'LEFT JOIN recent w ON w.day = k.day AND w.status = k.status',
+      n: 'k.n - coalesce(w.n, 0)',
+    },
+  };
 }
 
 /**
