@@ -92,4 +92,16 @@ CREATE INDEX bus_deliveries_updated_at ON bus_deliveries (updated_at);
 CREATE INDEX bus_outbox_key ON bus_outbox (topic, key);
 `,
   },
+  {
+    file: '0004_outbox_due_by_key_group.sql',
+    sql: `
+-- A serial-by-key claim's candidates: the key groups (the part of a key before its first space:
+-- an ad account) with messages waiting, and each group's first messages, without reading the
+-- whole backlog (pg-transport.ts, DUE_ONE_PER_FREE_KEY). "C": the claim compares bytes.
+CREATE INDEX bus_outbox_due_by_group ON bus_outbox (topic, (split_part(key, ' ', 1)) COLLATE "C", seq)
+  WHERE status IN ('pending', 'running');
+-- And the messages running (as many as the consumers' handler slots), without the backlog.
+CREATE INDEX bus_outbox_running ON bus_outbox (topic, key) WHERE status = 'running';
+`,
+  },
 ];
