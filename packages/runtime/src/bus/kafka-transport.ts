@@ -233,7 +233,12 @@ function kafkaLogTo(logger: Logger) {
       const { message, timestamp: _t, logger: _l, ...extra } = log;
       const fields = { kafkajs: namespace, ...extra };
       // The relay limits its producer's retries on purpose (see Relay), which kafkajs warns of.
-      if (namespace === 'Connection' || message.startsWith('Limiting retries for the idempotent'))
+      // A message refused on purpose (NotTakingMessagesError) comes again after the member's join.
+      if (
+        namespace === 'Connection' ||
+        message.startsWith('Limiting retries for the idempotent') ||
+        extra.error instanceof NotTakingMessagesError
+      )
         logger.debug(fields, message);
       else if (level <= logLevel.ERROR) logger.error(fields, message);
       else logger.warn(fields, message);
@@ -633,14 +638,16 @@ interface InHand {
 }
 
 /**
- * Thrown to a kafkajs consumer that was replaced (see KafkaBusConsumer.rejoinFresh) and still
- * fetched a message: not retriable, so kafkajs stops that consumer without running the message.
+ * Thrown to a kafkajs consumer for a message it fetched but must not run: the consumer was replaced
+ * (see KafkaBusConsumer.rejoinFresh), or a call to Kafka failed and it is on its way back into its
+ * group. Not retriable, so kafkajs stops that consumer's fetching at once; the message's offset is
+ * not committed, so it comes again after the join.
  */
-class ReplacedConsumerError extends Error {
+class NotTakingMessagesError extends Error {
   readonly retriable = false;
-  constructor() {
-    super('this Kafka consumer was replaced by a new one; it takes no more messages');
-    this.name = 'ReplacedConsumerError';
+  constructor(why: string) {
+    super(`this Kafka consumer takes no more messages: ${why}`);
+    this.name = 'NotTakingMessagesError';
   }
 }
 
@@ -662,6 +669,13 @@ class KafkaBusConsumer<P> implements Consumer {
   private readonly log: Logger;
   /** The kafkajs consumer that is this member now; rejoinFresh replaces it. */
   private consumer: KafkaConsumer;
+  /**
+   * kafkajs consumers that threw a failed call to Kafka and have not joined again since. kafkajs
+   * stops a crashed consumer only once every message it handed out is done, and each of those
+   * would first retry its own commit to the lost coordinator for a minute: they are refused
+   * instead (NotTakingMessagesError), so the crash, and the join after it, come at once.
+   */
+  private readonly leavingGroup = new WeakSet<KafkaConsumer>();
   /** Disconnections of replaced kafkajs consumers still under way. */
   private readonly leaving = new Set<Promise<void>>();
   /** Called whenever the current kafkajs consumer joins the group (start waits on it). */
@@ -726,12 +740,22 @@ class KafkaBusConsumer<P> implements Consumer {
         this.rejoinLater();
       }
     });
-    consumer.on(consumer.events.GROUP_JOIN, () => {
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.log.info(
+        {
+          member_id: payload.memberId,
+          partitions: payload.memberAssignment[this.topic] ?? [],
+          duration_ms: payload.duration,
+          replaced: !this.isCurrent(consumer),
+        },
+        'bus consumer joined its group',
+      );
       if (!this.isCurrent(consumer)) {
         this.log.warn('bus consumer: a replaced Kafka consumer joined the group after all; it leaves again');
         void this.retire(consumer);
         return;
       }
+      this.leavingGroup.delete(consumer);
       clearTimeout(this.joinWatch);
       this.joinWatch = undefined;
       for (const joined of this.onJoin) joined();
@@ -946,7 +970,9 @@ class KafkaBusConsumer<P> implements Consumer {
   }
 
   private async onMessage(consumer: KafkaConsumer, payload: EachMessagePayload): Promise<void> {
-    if (!this.isCurrent(consumer)) throw new ReplacedConsumerError();
+    if (!this.isCurrent(consumer)) throw new NotTakingMessagesError('it was replaced by a new one');
+    if (this.leavingGroup.has(consumer))
+      throw new NotTakingMessagesError('a call to Kafka failed and it is joining its group again');
     const { topic, partition, message } = payload;
     const next = { topic, partition, offset: (BigInt(message.offset) + 1n).toString() };
     const hand: InHand = {
@@ -1098,6 +1124,7 @@ class KafkaBusConsumer<P> implements Consumer {
     }
     if (isKafkaError(err)) {
       log.warn({ err }, 'bus consumer: a call to Kafka failed; joining the group again');
+      this.leavingGroup.add(hand.consumer);
       this.expectJoin(hand.consumer, `a call to Kafka failed (${errorText(err)})`);
       throw err;
     }
