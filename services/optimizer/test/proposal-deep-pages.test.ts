@@ -3,9 +3,10 @@
  * (migration 0005) rather than by skipping every proposal before it. Whatever mix of new
  * proposals across days, status moves, moves to another day and deletions ran, in concurrent
  * transactions some of which rolled back, the page the list returns for every filter the day
- * counts serve (no filter, one optimizer, one account, each with or without a status that does not
- * depend on the time), at any offset, is the page a plain OFFSET gives in the same snapshot. Real
- * PostgreSQL, the service's own migrations.
+ * counts serve (no filter, one optimizer, one account, each with or without a status, expired,
+ * pending review and approved as shown at the time of reading by the proposals' deadlines), at any
+ * offset and any time of reading (on or a millisecond before a deadline too), is the page a plain
+ * OFFSET gives in the same snapshot. Real PostgreSQL, the service's own migrations.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -36,12 +37,23 @@ after(async () => {
 const createdAt = (w: When, n: number) => whenSql('proposal_day', w, n);
 
 type Step =
-  | { kind: 'insert'; optimizer: number; status: ProposalStatus; when: When; count: number }
+  | {
+      kind: 'insert';
+      optimizer: number;
+      status: ProposalStatus;
+      when: When;
+      count: number;
+      /** Hours from creation to the review deadline and to the publish deadline (none: not set). */
+      reviewHours: number | null;
+      publishHours: number | null;
+    }
   | { kind: 'move'; pick: number; status: ProposalStatus }
   | { kind: 'redate'; pick: number; when: When }
   | { kind: 'delete'; pick: number };
 
 const status = fc.constantFrom(...PROPOSAL_STATUSES);
+/** Whole half-days, so that a read some half-days after a midnight often falls on a deadline. */
+const deadlineHours = fc.integer({ min: 0, max: 8 }).map((n) => n * 12);
 const step: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 3,
@@ -52,6 +64,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       when,
       // Several proposals at one time: their position orders them.
       count: fc.integer({ min: 1, max: 4 }),
+      reviewHours: fc.option(deadlineHours, { nil: null, freq: 8 }),
+      publishHours: fc.option(deadlineHours, { nil: null, freq: 8 }),
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('move' as const), pick: fc.nat(), status }) },
@@ -104,11 +118,23 @@ async function run(
         const at = createdAt(s.when, 7);
         const { rows } = await client.query<{ proposal_id: string }>(
           `INSERT INTO proposals (proposal_id, workspace_id, optimizer_id, account_id, run_id, position, status, revision,
-                                  variant, created_at, updated_at)
-           SELECT gen_random_uuid(), $1, $2, $3, $4, $5 + i, $6, 1, '{}', ${at.sql}, now()
+                                  variant, created_at, updated_at, review_expires_at, publish_by)
+           SELECT gen_random_uuid(), $1, $2, $3, $4, $5 + i, $6, 1, '{}', ${at.sql}, now(),
+                  ${at.sql} + make_interval(hours => $9::int), ${at.sql} + make_interval(hours => $10::int)
              FROM generate_series(1, $8) AS i
            RETURNING proposal_id`,
-          [ws.workspaceId, o.optimizerId, o.accountId, o.runId, first, s.status, at.value, s.count],
+          [
+            ws.workspaceId,
+            o.optimizerId,
+            o.accountId,
+            o.runId,
+            first,
+            s.status,
+            at.value,
+            s.count,
+            s.reviewHours,
+            s.publishHours,
+          ],
         );
         ids.push(...rows.map((r) => r.proposal_id));
         continue;
@@ -139,22 +165,53 @@ async function run(
   }
 }
 
-/** The statuses whose members do not depend on the time. */
-const KEPT = PROPOSAL_STATUSES.filter((st) => !['pending_review', 'approved', 'expired'].includes(st));
+const HOUR = 3_600_000;
 
-/** A page to read: which optimizer or account, a status or none, an offset (modulo the matches, and past them), a limit. */
+/**
+ * When a page is read: some hours from now, or some hours after a UTC midnight (the proposals
+ * created on it pass their deadlines on whole hours after it), or a millisecond before that.
+ */
+type ReadAt = { hoursFromNow: number } | { midnightsAgo: number; hours: number; early: boolean };
+const readAt: fc.Arbitrary<ReadAt> = fc.oneof(
+  fc.record({ hoursFromNow: fc.integer({ min: -24, max: 120 }) }),
+  fc.record({
+    midnightsAgo: fc.integer({ min: -1, max: 3 }),
+    hours: deadlineHours,
+    early: fc.boolean(),
+  }),
+);
+
+function readTime(at: ReadAt): Date {
+  if ('hoursFromNow' in at) return new Date(Date.now() + at.hoursFromNow * HOUR);
+  const midnight = Math.floor(Date.now() / (24 * HOUR)) * 24 * HOUR - at.midnightsAgo * 24 * HOUR;
+  return new Date(midnight + at.hours * HOUR - (at.early ? 1 : 0));
+}
+
+/**
+ * A page to read: which optimizer or account, a status or none, an offset (modulo the matches, and
+ * past them), a limit, the time of reading.
+ */
 const read = fc.record({
   narrow: fc.constantFrom('none', 'optimizer', 'account', 'optimizer and account'),
   optimizer: fc.nat({ max: 2 }),
-  status: fc.option(fc.constantFrom(...KEPT), { nil: undefined }),
+  // Expired, read from the day counts less the proposals before their deadline, half the time.
+  status: fc.oneof(
+    fc.constant('expired'),
+    fc.option(fc.constantFrom(...PROPOSAL_STATUSES), { nil: undefined }),
+  ),
+  at: readAt,
   offset: fc.nat(),
   limit: fc.integer({ min: 1, max: 4 }),
 });
 
-/** The page a plain OFFSET gives: every match before it skipped. */
+/**
+ * The page a plain OFFSET gives: every match before it skipped. A proposal pending review or
+ * approved is shown expired from its deadline on (a deadline not set never passes).
+ */
 async function plainPage(
   q: Pick<Pool, 'query'>,
   f: { workspaceId: string; optimizerId?: string; accountId?: string; status?: string },
+  now: Date,
   offset: number,
   limit: number,
 ): Promise<{ ids: string[]; matches: number }> {
@@ -162,7 +219,12 @@ async function plainPage(
   const where = ['workspace_id = $1'];
   if (f.optimizerId !== undefined) where.push(`optimizer_id = $${params.push(f.optimizerId)}`);
   if (f.accountId !== undefined) where.push(`account_id = $${params.push(f.accountId)}`);
-  if (f.status !== undefined) where.push(`status = $${params.push(f.status)}`);
+  const at = `$${params.push(now)}::timestamptz`;
+  const passed = `((status = 'pending_review' AND review_expires_at <= ${at}) OR (status = 'approved' AND publish_by <= ${at}))`;
+  if (f.status === 'expired') where.push(`(status = 'expired' OR ${passed})`);
+  else if (f.status !== undefined)
+    where.push(`status = $${params.push(f.status)} AND NOT coalesce(${passed}, false)`);
+  else where.push(`${at} IS NOT NULL`);
   const page = await q.query<{ proposal_id: string }>(
     `SELECT proposal_id FROM proposals WHERE ${where.join(' AND ')}
       ORDER BY created_at DESC, position, proposal_id OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
@@ -175,7 +237,7 @@ async function plainPage(
   return { ids: page.rows.map((r) => r.proposal_id), matches: count.rows[0]?.n ?? 0 };
 }
 
-test('a deep proposals page from the day counts is the page a plain OFFSET gives, for every filter they serve, in one snapshot while proposals are written', async () => {
+test('a deep proposals page from the day counts is the page a plain OFFSET gives, for every filter and time of reading, in one snapshot while proposals are written', async () => {
   await fc.assert(
     fc.asyncProperty(
       fc.array(fc.array(transaction, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 4 }),
@@ -202,15 +264,23 @@ test('a deep proposals page from the day counts is the page a plain OFFSET gives
                 ...(r.narrow.endsWith('account') ? { accountId: o.accountId } : {}),
                 ...(r.status === undefined ? {} : { status: r.status }),
               };
-              const { matches } = await plainPage(reader, f, 0, 1);
-              const offset = r.offset % (matches + 3);
-              const plain = await plainPage(reader, f, offset, r.limit);
-              const listed = await listProposals(reader, { ...f, now: new Date(), limit: r.limit, offset });
-              assert.deepEqual(
-                listed.map((p) => p.proposalId),
-                plain.ids,
-                `page of ${JSON.stringify({ narrow: r.narrow, status: r.status, offset, limit: r.limit })} among ${matches}`,
-              );
+              const now = readTime(r.at);
+              const { matches } = await plainPage(reader, f, now, 0, 1);
+              // Expired is read from day counts less the proposals before their deadline: a count off
+              // by the few proposals of one day shows at only a few offsets, so it is read at each.
+              const offsets =
+                r.status === 'expired'
+                  ? Array.from({ length: matches + 2 }, (_, i) => i)
+                  : [r.offset % (matches + 3)];
+              for (const offset of offsets) {
+                const plain = await plainPage(reader, f, now, offset, r.limit);
+                const listed = await listProposals(reader, { ...f, now, limit: r.limit, offset });
+                assert.deepEqual(
+                  listed.map((p) => p.proposalId),
+                  plain.ids,
+                  `page of ${JSON.stringify({ narrow: r.narrow, status: r.status, now, offset, limit: r.limit })} among ${matches}`,
+                );
+              }
             }
             await reader.query('COMMIT');
             reader.release();
@@ -224,7 +294,7 @@ test('a deep proposals page from the day counts is the page a plain OFFSET gives
         }
       },
     ),
-    { numRuns: 60 },
+    { numRuns: 200 },
   );
 });
 

@@ -440,7 +440,7 @@ export async function listProposals(db: Queryable, f: ProposalFilter): Promise<P
                   ORDER BY created_at DESC, position, proposal_id LIMIT $9 OFFSET $10) AS ids
            JOIN proposals ON proposals.proposal_id = ids.page_id
           ORDER BY ids.page_at DESC, ids.page_position, ids.page_id`
-      : `WITH ${dayHoldingOffset({ counts: 'proposal_day_counts', where: days, limit: '$11', offset: '$10' })}
+      : `WITH ${days.with ?? ''}${dayHoldingOffset({ counts: 'proposal_day_counts', ...days, limit: '$11', offset: '$10' })}
          SELECT ${PROPOSAL_COLUMNS}
            FROM (SELECT proposal_id AS page_id, created_at AS page_at, position AS page_position FROM proposals
                   WHERE ${PROPOSAL_WHERE} AND created_at < coalesce((SELECT ends FROM day), 'infinity')
@@ -472,10 +472,20 @@ function dayRowsPerOffset(f: ProposalFilter): number {
 /**
  * The condition on `proposal_day_counts` as `k` (migration 0005) that counts exactly the
  * proposals listProposals's filter matches, in its parameters ($1 the workspace, $2 the optimizer,
- * $3 the status, $5 the account). Undefined for a run or a time range (not kept), and for pending
- * review, approved and expired, whose members depend on the time.
+ * $3 the status, $4 now, $5 the account). Undefined for a run or a time range (not kept), and for
+ * pending review and approved, whose matches are all before their deadline.
+ *
+ * Expired: a proposal is shown expired when it is stored expired, or pending review or approved
+ * with its deadline (`review_expires_at`, `publish_by`) passed. Those deadlines are set from the
+ * time of the review or the approval, not bounded by the creation time the list is ordered by, so
+ * no creation day is old enough for the stored status alone to decide; instead a day's expired
+ * matches are its kept counts of the three statuses less its pending and approved proposals whose
+ * deadline has not passed (or is not set), counted live in the deadlines' partial indexes
+ * (`recent`, the proposals countProposals counts live too).
  */
-function dayCountsWhere(f: ProposalFilter): string | undefined {
+function dayCountsWhere(
+  f: ProposalFilter,
+): { where: string; with?: string; live?: { columns: string; join: string; n: string } } | undefined {
   if (f.runId !== undefined || f.createdAfter !== undefined || f.createdBefore !== undefined)
     return undefined;
   // Every proposal is counted under its optimizer and account and under the id standing for every
@@ -491,9 +501,31 @@ function dayCountsWhere(f: ProposalFilter): string | undefined {
   ];
   if (f.optimizerId !== undefined && f.accountId !== undefined) where.push('k.account_id = $5::uuid');
   if (f.status === undefined) where.push(`k.status = '*'`);
-  else if (['pending_review', 'approved', 'expired'].includes(f.status)) return undefined;
-  else where.push('k.status = $3::text');
-  return where.join(' AND ');
+  else if (f.status === 'pending_review' || f.status === 'approved') return undefined;
+  else if (f.status !== 'expired') where.push('k.status = $3::text');
+  else {
+    where.push(`k.status IN ('expired', 'pending_review', 'approved')`);
+    const among = `p.workspace_id = $1 AND ($2::uuid IS NULL OR p.optimizer_id = $2::uuid)
+                   AND ($5::uuid IS NULL OR p.account_id = $5::uuid)`;
+    return {
+      where: where.join(' AND '),
+      with: `recent AS (
+        SELECT proposal_day(p.created_at) AS day, 'pending_review' AS status, count(*) AS n FROM proposals p
+         WHERE ${among} AND p.status = 'pending_review' AND (p.review_expires_at > $4 OR p.review_expires_at IS NULL)
+         GROUP BY 1
+        UNION ALL
+        SELECT proposal_day(p.created_at), 'approved', count(*) FROM proposals p
+         WHERE ${among} AND p.status = 'approved' AND (p.publish_by > $4 OR p.publish_by IS NULL)
+         GROUP BY 1
+      ), `,
+      live: {
+        columns: 'k.status',
+        join: 'LEFT JOIN recent w ON w.day = k.day AND w.status = k.status',
+        n: 'k.n - coalesce(w.n, 0)',
+      },
+    };
+  }
+  return { where: where.join(' AND ') };
 }
 
 /**
