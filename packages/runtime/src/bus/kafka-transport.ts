@@ -558,14 +558,14 @@ class Relay {
 }
 
 /**
- * withTimeout settles as `work` does, or rejects with `message` after `ms`. A send given up this
- * way is not cancelled: it ends when the relay drops its producer, or lands later, a duplicate
- * the consumers' inboxes absorb.
+ * withTimeout settles as `work` does, or rejects with `message` (or the error it makes) after
+ * `ms`. The work is not cancelled: a relay's send ends when the relay drops its producer, or lands
+ * later, a duplicate the consumers' inboxes absorb; a consumer's offset commit lands later or fails.
  */
-async function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+async function withTimeout<T>(work: Promise<T>, ms: number, message: string | (() => Error)): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
+    timer = setTimeout(() => reject(typeof message === 'string' ? new Error(message) : message()), ms);
   });
   work.catch(() => undefined);
   try {
@@ -651,6 +651,35 @@ class NotTakingMessagesError extends Error {
   }
 }
 
+/**
+ * How long the consumer waits for an offset commit. A commit normally takes milliseconds; after the
+ * group's coordinator is lost, kafkajs retries it for a minute against the broker that is gone
+ * (without looking the coordinator up again) before it fails. Past this the member stops waiting
+ * and joins its group again; the commit itself is not cancelled and, if it lands later, it only
+ * records an offset past a message that was handled.
+ */
+const COMMIT_TIMEOUT_MS = 10_000;
+
+/** An offset commit that was not answered within COMMIT_TIMEOUT_MS: handled as a failed call to Kafka. */
+class CommitTimeoutError extends Error {
+  // Not retriable: kafkajs stops this consumer at once and the transport joins the group again.
+  readonly retriable = false;
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommitTimeoutError';
+  }
+}
+
+/**
+ * How old a consumer's view of the cluster (which broker leads which partition) may grow before
+ * kafkajs asks for it again. kafkajs fetches each partition from the leader in that view and looks
+ * again only when the view is this old (its default: 5 minutes), also when the view names a leader
+ * that is gone: a view taken just after a broker was lost, before its partitions had new leaders,
+ * left those partitions unfetched, their messages waiting, with no error anywhere. One metadata
+ * request per consumer every 10 s costs the brokers next to nothing.
+ */
+const CONSUMER_METADATA_MAX_AGE_MS = 10_000;
+
 /** How long a replaced kafkajs consumer may take to leave before its successor joins anyway. */
 const REPLACED_LEAVE_WAIT_MS = 5_000;
 
@@ -724,6 +753,7 @@ class KafkaBusConsumer<P> implements Consumer {
       heartbeatInterval: this.settings.heartbeatIntervalMs,
       maxWaitTimeInMs: this.settings.fetchMaxWaitMs,
       allowAutoTopicCreation: false,
+      metadataMaxAge: CONSUMER_METADATA_MAX_AGE_MS,
       retry: { restartOnFailure: async () => this.isCurrent(consumer) && this.stopping === undefined },
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
@@ -980,7 +1010,12 @@ class KafkaBusConsumer<P> implements Consumer {
       log: this.log.child({ partition, offset: message.offset }),
       heartbeat: payload.heartbeat,
       consumer,
-      commit: () => consumer.commitOffsets([next]),
+      commit: () =>
+        withTimeout(
+          consumer.commitOffsets([next]),
+          COMMIT_TIMEOUT_MS,
+          () => new CommitTimeoutError(`the offset commit was not answered within ${COMMIT_TIMEOUT_MS} ms`),
+        ),
       retryLater: (delayMs) => this.retryLater(consumer, payload, delayMs),
     };
     const delivery = decode<P>(topic, message);
@@ -1122,7 +1157,7 @@ class KafkaBusConsumer<P> implements Consumer {
       this.expectJoin(hand.consumer, `the group was rebalancing (${rebalance.message})`);
       throw rebalance;
     }
-    if (isKafkaError(err)) {
+    if (isKafkaError(err) || err instanceof CommitTimeoutError) {
       log.warn({ err }, 'bus consumer: a call to Kafka failed; joining the group again');
       this.leavingGroup.add(hand.consumer);
       this.expectJoin(hand.consumer, `a call to Kafka failed (${errorText(err)})`);
