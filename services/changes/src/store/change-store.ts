@@ -218,7 +218,9 @@ const DAY_ROWS_PER_OFFSET = 32;
  * the window of its status (prepared within $4 hours, approved within $5 hours after approval). So
  * a day's expired matches are its kept counts of those two statuses less its changes still in
  * their window (or, approved, without an approval time: shown neither approved nor expired),
- * counted live in the window's partial index (`recent`): exact whatever the
+ * counted live in the window's partial index (`recent`; the changes without an approval time
+ * apart, so that the window is a range of the index rather than every approved change): exact
+ * whatever the
  * settings were when the changes were approved, and the live part is bounded by the windows, not
  * the history. (A bound on the prepare time before which every stored prepared or approved change
  * is expired does not hold: a change approved late under a longer prepare window than today's
@@ -247,13 +249,17 @@ function dayCountsWhere(f: {
        GROUP BY 1
       UNION ALL
       SELECT change_day(c.prepared_at), 'approved', count(*) FROM changes c
-       WHERE ${among} AND c.status = 'approved'
-         AND (c.approved_at > $6::timestamptz - make_interval(hours => $5::int) OR c.approved_at IS NULL)
+       WHERE ${among} AND c.status = 'approved' AND c.approved_at > $6::timestamptz - make_interval(hours => $5::int)
+       GROUP BY 1
+      UNION ALL
+      SELECT change_day(c.prepared_at), 'approved', count(*) FROM changes c
+       WHERE ${among} AND c.status = 'approved' AND c.approved_at IS NULL
        GROUP BY 1
     ), `,
     live: {
       columns: 'k.status',
-      join: 'LEFT JOIN recent w ON w.day = k.day AND w.status = k.status',
+      join: `LEFT JOIN (SELECT day, status, sum(n) AS n FROM recent GROUP BY 1, 2) w
+               ON w.day = k.day AND w.status = k.status`,
       n: 'k.n - coalesce(w.n, 0)',
     },
   };

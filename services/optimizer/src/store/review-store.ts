@@ -481,7 +481,8 @@ function dayRowsPerOffset(f: ProposalFilter): number {
  * no creation day is old enough for the stored status alone to decide; instead a day's expired
  * matches are its kept counts of the three statuses less its pending and approved proposals whose
  * deadline has not passed (or is not set), counted live in the deadlines' partial indexes
- * (`recent`, the proposals countProposals counts live too).
+ * (`recent`, the proposals countProposals counts live too; a deadline not set apart, so that each
+ * is a range of its partial index).
  */
 function dayCountsWhere(
   f: ProposalFilter,
@@ -511,16 +512,21 @@ function dayCountsWhere(
       where: where.join(' AND '),
       with: `recent AS (
         SELECT proposal_day(p.created_at) AS day, 'pending_review' AS status, count(*) AS n FROM proposals p
-         WHERE ${among} AND p.status = 'pending_review' AND (p.review_expires_at > $4 OR p.review_expires_at IS NULL)
-         GROUP BY 1
+         WHERE ${among} AND p.status = 'pending_review' AND p.review_expires_at > $4 GROUP BY 1
+        UNION ALL
+        SELECT proposal_day(p.created_at), 'pending_review', count(*) FROM proposals p
+         WHERE ${among} AND p.status = 'pending_review' AND p.review_expires_at IS NULL GROUP BY 1
         UNION ALL
         SELECT proposal_day(p.created_at), 'approved', count(*) FROM proposals p
-         WHERE ${among} AND p.status = 'approved' AND (p.publish_by > $4 OR p.publish_by IS NULL)
-         GROUP BY 1
+         WHERE ${among} AND p.status = 'approved' AND p.publish_by > $4 GROUP BY 1
+        UNION ALL
+        SELECT proposal_day(p.created_at), 'approved', count(*) FROM proposals p
+         WHERE ${among} AND p.status = 'approved' AND p.publish_by IS NULL GROUP BY 1
       ), `,
       live: {
         columns: 'k.status',
-        join: 'LEFT JOIN recent w ON w.day = k.day AND w.status = k.status',
+        join: `LEFT JOIN (SELECT day, status, sum(n) AS n FROM recent GROUP BY 1, 2) w
+                 ON w.day = k.day AND w.status = k.status`,
         n: 'k.n - coalesce(w.n, 0)',
       },
     };
