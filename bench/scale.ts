@@ -50,7 +50,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { GENESIS_HASH, listAuditEvents, rowHash } from '../services/changes/src/store/audit-store.ts';
 import { listChanges } from '../services/changes/src/store/change-store.ts';
 import { listImports } from '../services/marketing/src/store/import-store.ts';
-import { listItems } from '../services/marketing/src/store/item-store.ts';
+import { listContextItems, listItems } from '../services/marketing/src/store/item-store.ts';
 import { countProposals, listProposals } from '../services/optimizer/src/store/review-store.ts';
 import { processTree, toolCaller, UNLIMITED_RATES } from './bench-kit.ts';
 
@@ -977,6 +977,9 @@ async function main(): Promise<void> {
     );
     await explain('ads_list_marketing_items, query', 'marketing', (q) =>
       listItems(q, workspaceId, { query: `item ${sizes(LARGE).items - 1}`, limit: 20, offset: 0 }),
+    );
+    await explain('ads_get_marketing_context', 'marketing', (q) =>
+      listContextItems(q, workspaceId, { limit: 20, offset: 0 }),
     );
     await explain('ads_list_performance_imports', 'marketing', (q) =>
       listImports(q, workspaceId, MAX_OFFSET, 20),

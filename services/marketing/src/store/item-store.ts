@@ -239,17 +239,25 @@ export async function listContextItems(
   workspaceId: string,
   page: { offset: number; limit: number },
 ): Promise<{ items: MarketingItem[]; total: number }> {
-  // As in listItems: one statement, so the count and the page come from one snapshot.
+  // As in listItems: one statement, so the count and the page come from one snapshot. The total
+  // is the kept counts' (migration 0012); the page's ids are the first offset + limit of each
+  // kind in its listing index, playbooks before brand items, and only the page's rows are read.
+  // A set of every guidance item, as a CTE made it, read and counted all of them on every call.
   const { rows } = await db.query<Partial<ItemRow> & { total: number }>(
-    `WITH matched AS (
-       SELECT * FROM marketing_items
-        WHERE workspace_id = $1 AND archived_at IS NULL AND kind IN ('playbook', 'brand')
-     )
-     SELECT counted.total, page.*
-       FROM (SELECT count(*) AS total FROM matched) AS counted
+    `SELECT counted.total, page.*
+       FROM (SELECT coalesce(sum(n), 0)::bigint AS total FROM marketing_item_counts
+              WHERE workspace_id = $1 AND kind IN ('playbook', 'brand')) AS counted
        LEFT JOIN LATERAL (
-         SELECT ${COLUMNS} FROM matched
-          ORDER BY (kind = 'brand'), updated_at DESC, item_id DESC
+         SELECT ${COLUMNS}
+           FROM ((SELECT item_id AS page_id, updated_at AS page_at, 0 AS part FROM marketing_items
+                   WHERE workspace_id = $1 AND archived_at IS NULL AND kind = 'playbook'
+                   ORDER BY updated_at DESC, item_id DESC LIMIT $2::bigint + $3::bigint)
+                 UNION ALL
+                 (SELECT item_id, updated_at, 1 FROM marketing_items
+                   WHERE workspace_id = $1 AND archived_at IS NULL AND kind = 'brand'
+                   ORDER BY updated_at DESC, item_id DESC LIMIT $2::bigint + $3::bigint)) AS ids
+           JOIN marketing_items ON marketing_items.workspace_id = $1 AND marketing_items.item_id = ids.page_id
+          ORDER BY ids.part, ids.page_at DESC, ids.page_id DESC
           LIMIT $2 OFFSET $3
        ) AS page ON true`,
     [workspaceId, page.limit, page.offset],
