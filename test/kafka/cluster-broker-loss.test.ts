@@ -63,8 +63,7 @@ test('one of three brokers killed mid-load: the topics are replicated 3 times wi
     fetchMaxWaitMs: 200,
     relayPollMs: 200,
     // Scaled down with the session: after the broker loss, a member whose way back into the group
-    // hangs is replaced within seconds, and the 120 s below still holds a minute of kafkajs's own
-    // commit retries to the lost coordinator before it.
+    // hangs is replaced within seconds, well inside the 120 s below.
     joinWatchMs: 10_000,
   });
   t.after(() => transport.stop());

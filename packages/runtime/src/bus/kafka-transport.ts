@@ -22,6 +22,13 @@
  * Postgres transport; `requeue` makes the relay publish it again) and a copy is published to
  * `<topic>.dead` for whoever watches dead letters there. Then its offset is committed.
  *
+ * Liveness: after a broker is lost, kafkajs's way back into the group can stall without a word
+ * (commits retried against a coordinator that is gone, a crash that waits for every message handed
+ * out, a view of the cluster naming a dead leader). A consumer retries its calls to Kafka for
+ * seconds, not a minute, takes no more messages once a call to Kafka failed, looks the cluster up again every 10 s, and is
+ * watched from such a failure until it joins again; with no join in time it joins with a new
+ * kafkajs consumer (see KafkaBusConsumer.watchJoin). docs/bus.md tells the whole story.
+ *
  * Topics: the transport creates each topic it publishes or consumes, and its `<topic>.dead`, with
  * the admin client before first use, with the partitions and replication it was given (by
  * default 6 partitions, replicated on up to 3 brokers as the cluster has them), and never relies
@@ -558,14 +565,14 @@ class Relay {
 }
 
 /**
- * withTimeout settles as `work` does, or rejects with `message` (or the error it makes) after
- * `ms`. The work is not cancelled: a relay's send ends when the relay drops its producer, or lands
- * later, a duplicate the consumers' inboxes absorb; a consumer's offset commit lands later or fails.
+ * withTimeout settles as `work` does, or rejects with `message` after `ms`. A send given up this
+ * way is not cancelled: it ends when the relay drops its producer, or lands later, a duplicate
+ * the consumers' inboxes absorb.
  */
-async function withTimeout<T>(work: Promise<T>, ms: number, message: string | (() => Error)): Promise<T> {
+async function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(typeof message === 'string' ? new Error(message) : message()), ms);
+    timer = setTimeout(() => reject(new Error(message)), ms);
   });
   work.catch(() => undefined);
   try {
@@ -652,23 +659,15 @@ class NotTakingMessagesError extends Error {
 }
 
 /**
- * How long the consumer waits for an offset commit. A commit normally takes milliseconds; after the
- * group's coordinator is lost, kafkajs retries it for a minute against the broker that is gone
- * (without looking the coordinator up again) before it fails. Past this the member stops waiting
- * and joins its group again; the commit itself is not cancelled and, if it lands later, it only
- * records an offset past a message that was handled.
+ * How often a consumer's calls to Kafka (an offset commit among them) are retried before they fail:
+ * 0.3 s, then doubling, about 9 s in all, where the client's 8 take about a minute. After the
+ * group's coordinator is lost, kafkajs retries a commit against the broker that is gone (it does
+ * not look the coordinator up again), so every retry is lost time; a commit that fails makes the
+ * member join its group again, which finds the current coordinator. A wait bounding the commit
+ * instead would leave kafkajs retrying it in the background, reconnecting to the cluster after the
+ * consumer was stopped.
  */
-const COMMIT_TIMEOUT_MS = 10_000;
-
-/** An offset commit that was not answered within COMMIT_TIMEOUT_MS: handled as a failed call to Kafka. */
-class CommitTimeoutError extends Error {
-  // Not retriable: kafkajs stops this consumer at once and the transport joins the group again.
-  readonly retriable = false;
-  constructor(message: string) {
-    super(message);
-    this.name = 'CommitTimeoutError';
-  }
-}
+const CONSUMER_RETRIES = 5;
 
 /**
  * How old a consumer's view of the cluster (which broker leads which partition) may grow before
@@ -754,7 +753,10 @@ class KafkaBusConsumer<P> implements Consumer {
       maxWaitTimeInMs: this.settings.fetchMaxWaitMs,
       allowAutoTopicCreation: false,
       metadataMaxAge: CONSUMER_METADATA_MAX_AGE_MS,
-      retry: { restartOnFailure: async () => this.isCurrent(consumer) && this.stopping === undefined },
+      retry: {
+        retries: CONSUMER_RETRIES,
+        restartOnFailure: async () => this.isCurrent(consumer) && this.stopping === undefined,
+      },
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (!this.isCurrent(consumer)) return;
@@ -1010,12 +1012,7 @@ class KafkaBusConsumer<P> implements Consumer {
       log: this.log.child({ partition, offset: message.offset }),
       heartbeat: payload.heartbeat,
       consumer,
-      commit: () =>
-        withTimeout(
-          consumer.commitOffsets([next]),
-          COMMIT_TIMEOUT_MS,
-          () => new CommitTimeoutError(`the offset commit was not answered within ${COMMIT_TIMEOUT_MS} ms`),
-        ),
+      commit: () => consumer.commitOffsets([next]),
       retryLater: (delayMs) => this.retryLater(consumer, payload, delayMs),
     };
     const delivery = decode<P>(topic, message);
@@ -1157,7 +1154,7 @@ class KafkaBusConsumer<P> implements Consumer {
       this.expectJoin(hand.consumer, `the group was rebalancing (${rebalance.message})`);
       throw rebalance;
     }
-    if (isKafkaError(err) || err instanceof CommitTimeoutError) {
+    if (isKafkaError(err)) {
       log.warn({ err }, 'bus consumer: a call to Kafka failed; joining the group again');
       this.leavingGroup.add(hand.consumer);
       this.expectJoin(hand.consumer, `a call to Kafka failed (${errorText(err)})`);
