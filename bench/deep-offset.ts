@@ -87,6 +87,9 @@ const reads: Read[] = [
     filter: { accountId: 'first' },
     matches: (w) => Math.floor(w.size / w.accounts.length),
   },
+  // Prepared and approved changes past their window: a fifth of the seed, less the prepared ones
+  // of the last 72 hours (under 1% of it over a year).
+  { label: 'status expired', filter: { status: 'expired' }, matches: (w) => Math.floor((w.size * 19) / 100) },
 ];
 
 const deepOffset = (matches: number) => Math.min(MAX_OFFSET, Math.max(0, matches - LIMIT));
@@ -95,18 +98,35 @@ function filterOf(r: Read, w: Workspace): { status?: string; accountId?: string 
   return { ...r.filter, accountId: r.filter.accountId === undefined ? undefined : w.accounts[0] };
 }
 
-/** The page as listChanges read it before the day counts: every earlier match skipped. */
+/**
+ * The page as listChanges read it before the day counts: every earlier match skipped (expired, as
+ * its SHOWN_STATUS has it: prepared or approved past the window).
+ */
 async function plainPage(db: Queryable, w: Workspace, r: Read): Promise<number> {
   const f = filterOf(r, w);
+  const status =
+    f.status === 'expired'
+      ? `$2 = 'expired' AND ((c.status = 'prepared' AND c.prepared_at <= $6::timestamptz - make_interval(hours => $7::int))
+          OR (c.status = 'approved' AND c.approved_at <= $6::timestamptz - make_interval(hours => $8::int)))`
+      : '($2::text IS NULL OR c.status = $2) AND $6::timestamptz IS NOT NULL AND $7::int IS NOT NULL AND $8::int IS NOT NULL';
   const [{ rows }] = await Promise.all([
     db.query(
       `SELECT c.* FROM (
          SELECT c.change_id, c.prepared_at FROM changes c
-          WHERE c.workspace_id = $1 AND ($2::text IS NULL OR c.status = $2) AND ($3::uuid IS NULL OR c.account_id = $3::uuid)
+          WHERE c.workspace_id = $1 AND ${status} AND ($3::uuid IS NULL OR c.account_id = $3::uuid)
           ORDER BY c.prepared_at DESC, c.change_id LIMIT $4 OFFSET $5
        ) page JOIN changes c ON c.change_id = page.change_id
        ORDER BY page.prepared_at DESC, page.change_id`,
-      [w.id, f.status ?? null, f.accountId ?? null, LIMIT, deepOffset(r.matches(w))],
+      [
+        w.id,
+        f.status ?? null,
+        f.accountId ?? null,
+        LIMIT,
+        deepOffset(r.matches(w)),
+        new Date(),
+        expiry.preparedValidHours,
+        expiry.approvalValidHours,
+      ],
     ),
     countChanges(db, { workspaceId: w.id, ...f, expiry, now: new Date() }),
   ]);
@@ -216,15 +236,20 @@ async function plainProposals(
   opt: Queryable,
   w: ProposalWorkspace,
   optimizerId: string | undefined,
+  status?: 'expired',
 ): Promise<number> {
   const { rows } = await opt.query(
     `SELECT p.* FROM (
        SELECT proposal_id, created_at, position FROM proposals
         WHERE workspace_id = $1 AND ($2::uuid IS NULL OR optimizer_id = $2::uuid)
+          AND ($5::text IS NULL OR
+               (CASE WHEN status = 'pending_review' AND review_expires_at <= $6 THEN 'expired'
+                     WHEN status = 'approved' AND publish_by <= $6 THEN 'expired'
+                     ELSE status END) = $5)
         ORDER BY created_at DESC, position, proposal_id LIMIT $3 OFFSET $4
      ) page JOIN proposals p ON p.proposal_id = page.proposal_id
      ORDER BY page.created_at DESC, page.position, page.proposal_id`,
-    [w.id, optimizerId ?? null, LIMIT, proposalOffset(w, optimizerId)],
+    [w.id, optimizerId ?? null, LIMIT, proposalOffset(w, optimizerId, status), status ?? null, new Date()],
   );
   return rows.length;
 }
@@ -233,19 +258,26 @@ async function dayProposals(
   opt: Queryable,
   w: ProposalWorkspace,
   optimizerId: string | undefined,
+  status?: 'expired',
 ): Promise<number> {
   const rows = await listProposals(opt, {
     workspaceId: w.id,
     optimizerId,
+    status,
     now: new Date(),
     limit: LIMIT,
-    offset: proposalOffset(w, optimizerId),
+    offset: proposalOffset(w, optimizerId, status),
   });
   return rows.length;
 }
 
-const proposalOffset = (w: ProposalWorkspace, optimizerId: string | undefined) =>
-  deepOffset(optimizerId === undefined ? w.size : Math.floor(w.size / w.optimizers.length));
+/** The deep offset of a proposals read; about a tenth of the seed is expired (less a margin). */
+const proposalOffset = (w: ProposalWorkspace, optimizerId: string | undefined, status?: 'expired') =>
+  deepOffset(
+    Math.floor(
+      (optimizerId === undefined ? w.size : w.size / w.optimizers.length) / (status === undefined ? 1 : 11),
+    ),
+  );
 
 async function main(): Promise<void> {
   const db = await testDatabase();
@@ -371,22 +403,27 @@ async function proposals(url: string, sequentialScan: (seen: boolean) => void): 
     process.stdout.write(
       `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(small.size).padStart(10)}${String(large.size).padStart(10)}   ratio\n`,
     );
-    for (const [label, one] of [
-      ['no filter', false],
-      ['one optimizer', true],
+    for (const [label, one, status] of [
+      ['no filter', false, undefined],
+      ['one optimizer', true, undefined],
+      ['status expired', false, 'expired'],
     ] as const)
       for (const [way, page] of [
         ['plain', plainProposals],
         ['days', dayProposals],
       ] as const) {
-        const s = await time(() => page(opt, small, one ? small.optimizers[0] : undefined));
-        const l = await time(() => page(opt, large, one ? large.optimizers[0] : undefined));
-        const offsets = `${proposalOffset(small, one ? '' : undefined)} / ${proposalOffset(large, one ? '' : undefined)}`;
+        const s = await time(() => page(opt, small, one ? small.optimizers[0] : undefined, status));
+        const l = await time(() => page(opt, large, one ? large.optimizers[0] : undefined, status));
+        const offsets = `${proposalOffset(small, one ? '' : undefined, status)} / ${proposalOffset(large, one ? '' : undefined, status)}`;
         process.stdout.write(
           `${label.padEnd(18)}${way.padEnd(7)}${offsets.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
         );
       }
-    for (const one of [false, true]) {
+    for (const [one, status] of [
+      [false, undefined],
+      [true, undefined],
+      [false, 'expired'],
+    ] as const) {
       const sent: { text: string; values: unknown[] }[] = [];
       const recorder: Queryable = {
         query: ((text: string, values: unknown[]) => {
@@ -394,7 +431,7 @@ async function proposals(url: string, sequentialScan: (seen: boolean) => void): 
           return opt.query(text, values);
         }) as Queryable['query'],
       };
-      await dayProposals(recorder, large, one ? large.optimizers[0] : undefined);
+      await dayProposals(recorder, large, one ? large.optimizers[0] : undefined, status);
       const statement = sent.find((st) => st.text.includes('proposal_day_counts'));
       if (statement === undefined) throw new Error('listProposals did not read the day counts');
       const { rows } = await opt.query<{
@@ -406,7 +443,7 @@ async function proposals(url: string, sequentialScan: (seen: boolean) => void): 
       const seq = nodes.some((n) => n.startsWith('Seq Scan'));
       sequentialScan(seq);
       process.stdout.write(
-        `  proposals, ${one ? 'one optimizer' : 'no filter'} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
+        `  proposals, ${status === 'expired' ? 'status expired' : one ? 'one optimizer' : 'no filter'} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
       );
     }
   } finally {

@@ -45,8 +45,8 @@ type Step =
       status: Stored;
       when: When;
       count: number;
-      /** Hours from prepare to approval (none: never approved). */
-      approvedAfter: number | null;
+      /** Hours from prepare to approval. */
+      approvedAfter: number;
     }
   | { kind: 'move'; pick: number; status: Stored; sent: boolean; resolution: string | null }
   | { kind: 'redate'; pick: number; when: When }
@@ -62,7 +62,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       when,
       // Several changes at one time: the change id orders them.
       count: fc.integer({ min: 1, max: 4 }),
-      approvedAfter: fc.option(fc.integer({ min: 0, max: 96 }), { nil: null, freq: 8 }),
+      // Every change has an approval time, as every approved change has (approveChange sets both).
+      approvedAfter: fc.integer({ min: 0, max: 96 }),
     }),
   },
   {
