@@ -118,11 +118,21 @@ test('one of three brokers killed mid-load: the topics are replicated 3 times wi
     }
     await sleep(300);
   }
-  await waitFor(
-    `all ${ids.length} messages to have their effect`,
-    async () => (await handled()) === ids.length,
-    120_000,
-  );
+  try {
+    await waitFor(
+      `all ${ids.length} messages to have their effect`,
+      async () => (await handled()) === ids.length,
+      120_000,
+    );
+  } catch (err) {
+    // Says which side the missing messages are on: still in the outbox (the relay) or published
+    // and not handled (the consumer).
+    const { rows: outbox } = await pool.query<{ status: string; n: number }>(
+      'SELECT status, count(*)::int AS n FROM bus_outbox GROUP BY status ORDER BY status',
+    );
+    const by = outbox.map((r) => `${r.n} ${r.status}`).join(', ');
+    throw new Error(`${(err as Error).message}: ${await handled()} had it; the outbox holds ${by}`);
+  }
   await sleep(1000);
 
   const { rows } = await pool.query<{ message_id: string; n: number }>(
