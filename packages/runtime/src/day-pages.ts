@@ -28,8 +28,11 @@ export function dayHoldingOffset(o: {
   /**
    * For a filter whose matches depend on the time: the day rows' kept counts are of a wider set
    * (the stored statuses that may be shown as the one asked for), and each row's matches are its
-   * `n` less those of its day that the time keeps out of the filter, counted live. A row read can
-   * then not count more than its day's matches, so a day cut short by `limit` is still exact.
+   * `n` less those of its day that the time keeps out of the filter, counted live. A key's count
+   * is a sum of rows (a writer that finds the key's rows held inserts its delta beside them), so
+   * the rows read are summed per day and `columns` first, and the join subtracts once per key and
+   * day. A day cut short by `limit` may count more or less than its matches: that only moves
+   * which day is found, as every newer day is read whole and its `newer` is exact.
    */
   live?: {
     /** The counts' columns the join reads, beside `day` and `n` (e.g. `k.status`). */
@@ -47,7 +50,7 @@ export function dayHoldingOffset(o: {
       SELECT k.day,
              sum(${n}) OVER (ORDER BY k.day DESC)::bigint AS through,
              coalesce(sum(${n}) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
-        FROM (${rows}) k${o.live ? ` ${o.live.join}` : ''}
+        FROM (${o.live ? `SELECT k.day, ${o.live.columns}, sum(k.n) AS n FROM (${rows}) k GROUP BY k.day, ${o.live.columns}` : rows}) k${o.live ? ` ${o.live.join}` : ''}
     ) s WHERE s.through > ${o.offset}::bigint ORDER BY s.day DESC LIMIT 1
   )`;
 }
