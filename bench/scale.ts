@@ -696,6 +696,11 @@ async function main(): Promise<void> {
         call: async (w) => JSON.stringify(await tool(w, 'ads_list_changes', { status: 'prepared' })),
       },
       {
+        // Every seeded approval is past its 24 hours: stored approved, shown expired.
+        label: 'ads_list_changes, approved, first',
+        call: async (w) => JSON.stringify(await tool(w, 'ads_list_changes', { status: 'approved' })),
+      },
+      {
         label: 'ads_get_change',
         call: async (w) => JSON.stringify(await tool(w, 'ads_get_change', { change_id: w.changeId })),
       },
@@ -986,6 +991,9 @@ async function main(): Promise<void> {
     );
     await explain('ads_list_changes, prepared', 'changes', (q) =>
       listChanges(q, { workspaceId, status: 'prepared', expiry, now, limit: 20, offset: 0 }),
+    );
+    await explain('ads_list_changes, approved', 'changes', (q) =>
+      listChanges(q, { workspaceId, status: 'approved', expiry, now, limit: 20, offset: 0 }),
     );
     await explain('ads_list_changes, one account', 'changes', (q) =>
       listChanges(q, { workspaceId, accountId: accounts[0], expiry, now, limit: 20, offset: 0 }),

@@ -173,11 +173,23 @@ export async function listChanges(
     f.status === 'expired' && f.offset < (f.expiredDaysFrom ?? EXPIRED_DAYS_FROM)
       ? undefined
       : dayCountsWhere(f);
+  // Approved changes are read from their window's index, the ones approved within the window
+  // (a set bounded by the window, not the history), then ordered: in the list index's order the
+  // approved changes past their window (stored approved, shown expired) sit among the others, and
+  // a page with fewer matches than its limit, or past them, read every one of them. (OFFSET 0
+  // keeps the planner from folding the window's read into the ordered one.) Prepared changes need
+  // no such read: their window is a range of the list index's own order.
+  const among =
+    !f.outcomeUnknown && f.status === 'approved'
+      ? `(SELECT c.change_id, c.workspace_id, c.account_id, c.status, c.prepared_at, c.approved_at FROM changes c
+           WHERE c.workspace_id = $1 AND c.status = 'approved'
+             AND c.approved_at > $6::timestamptz - make_interval(hours => $5::int) OFFSET 0) c`
+      : 'changes c';
   const [{ rows }, total] = await Promise.all([
     days === undefined
       ? db.query<ChangeRow>(
           `SELECT c.* FROM (
-             SELECT c.change_id, c.prepared_at FROM changes c WHERE ${where}
+             SELECT c.change_id, c.prepared_at FROM ${among} WHERE ${where}
               ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 OFFSET $8
            ) page JOIN changes c ON c.change_id = page.change_id
            ORDER BY page.prepared_at DESC, page.change_id`,
