@@ -63,6 +63,18 @@ const DAY_ROWS_AT_LEAST = 16;
  * sets from what a day row costs against a skipped entry of its plain offset (bench/deep-offset.ts),
  * so that a list whose keys have few entries a day pays a bounded share more than the plain offset.
  */
+/**
+ * The `live` part of dayHoldingOffset for counts kept by status, where the statement's `recent`
+ * CTE (day, status, n) counts live, per day and stored status, the matches of the wider set that
+ * the time keeps out of the filter: each day row less its day's and status's recent ones.
+ */
+export const RECENT_BY_STATUS_SUBTRACTED = {
+  columns: 'k.status',
+  join: `LEFT JOIN (SELECT day, status, sum(n) AS n FROM recent GROUP BY 1, 2) w
+               ON w.day = k.day AND w.status = k.status`,
+  n: 'k.n - coalesce(w.n, 0)',
+} as const;
+
 export function dayRowsToRead(offset: number, perOffset: number): number {
   return Math.max(DAY_ROWS_AT_LEAST, Math.ceil(offset / perOffset));
 }

@@ -1,5 +1,5 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
-import { dayHoldingOffset, dayRowsToRead } from '@adsmcp/runtime/day-pages';
+import { dayHoldingOffset, dayRowsToRead, RECENT_BY_STATUS_SUBTRACTED } from '@adsmcp/runtime/day-pages';
 import type { Queryable } from '@adsmcp/runtime/db';
 import {
   type ChangeStatus,
@@ -281,12 +281,7 @@ function dayCountsWhere(f: {
        WHERE ${among} AND c.status = 'approved' AND c.approved_at > $6::timestamptz - make_interval(hours => $5::int)
        GROUP BY 1
     ), `,
-    live: {
-      columns: 'k.status',
-      join: `LEFT JOIN (SELECT day, status, sum(n) AS n FROM recent GROUP BY 1, 2) w
-               ON w.day = k.day AND w.status = k.status`,
-      n: 'k.n - coalesce(w.n, 0)',
-    },
+    live: RECENT_BY_STATUS_SUBTRACTED,
   };
 }
 

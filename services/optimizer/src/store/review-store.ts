@@ -4,7 +4,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { dayHoldingOffset, dayRowsToRead } from '@adsmcp/runtime/day-pages';
+import { dayHoldingOffset, dayRowsToRead, RECENT_BY_STATUS_SUBTRACTED } from '@adsmcp/runtime/day-pages';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { Optimizer } from '../domain/optimizer.ts';
 import { PROPOSAL_STATUSES, type Proposal, type ProposalStatus } from '../domain/proposal.ts';
@@ -523,12 +523,7 @@ function dayCountsWhere(
         SELECT proposal_day(p.created_at), 'approved', count(*) FROM proposals p
          WHERE ${among} AND p.status = 'approved' AND p.publish_by IS NULL GROUP BY 1
       ), `,
-      live: {
-        columns: 'k.status',
-        join: `LEFT JOIN (SELECT day, status, sum(n) AS n FROM recent GROUP BY 1, 2) w
-                 ON w.day = k.day AND w.status = k.status`,
-        n: 'k.n - coalesce(w.n, 0)',
-      },
+      live: RECENT_BY_STATUS_SUBTRACTED,
     };
   }
   return { where: where.join(' AND ') };
