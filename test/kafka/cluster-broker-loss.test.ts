@@ -131,7 +131,30 @@ test('one of three brokers killed mid-load: the topics are replicated 3 times wi
       'SELECT status, count(*)::int AS n FROM bus_outbox GROUP BY status ORDER BY status',
     );
     const by = outbox.map((r) => `${r.n} ${r.status}`).join(', ');
-    throw new Error(`${(err as Error).message}: ${await handled()} had it; the outbox holds ${by}`);
+    // And, for messages published and not handled, where the group stands on each partition: its
+    // committed offset against the partition's end (committed at the end: passed over, not stalled).
+    const { rows: missing } = await pool.query<{ key: string }>(
+      `SELECT o.key FROM bus_outbox o WHERE NOT EXISTS (SELECT 1 FROM effects e WHERE e.message_id = o.id)
+        ORDER BY o.seq`,
+    );
+    const positions = await Promise.all([
+      admin.fetchOffsets({ groupId: 'cluster', topics: ['replicated3'] }),
+      admin.fetchTopicOffsets('replicated3'),
+    ]).then(
+      ([[committed], ends]) =>
+        ends
+          .map((e) => {
+            const at = committed?.partitions.find((p) => p.partition === e.partition)?.offset ?? '?';
+            return `${e.partition}: committed ${at} of ${e.high}`;
+          })
+          .join(', '),
+      (e: unknown) => `not read (${String(e)})`,
+    );
+    throw new Error(
+      `${(err as Error).message}: ${await handled()} had it; the outbox holds ${by}; missing keys ${missing
+        .map((r) => r.key)
+        .join(' ')}; partitions ${positions}`,
+    );
   }
   await sleep(1000);
 
