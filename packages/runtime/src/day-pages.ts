@@ -8,23 +8,43 @@
  */
 
 /**
- * The `day` CTE (without `WITH`): `ends`, the end of the newest day whose matches reach past
- * offset k, and `newer`, how many matches are newer than that day. The page then reads
+ * The `day` CTE (without `WITH`, after the filter's own CTEs): `ends`, the end of the newest day
+ * whose matches reach past offset k, and `newer`, how many matches are newer than that day. The
+ * page then reads
  * `<sort column> < coalesce((SELECT ends FROM day), 'infinity')` with
  * `OFFSET k - coalesce((SELECT newer FROM day), 0)`: no row when the offset's day is not among the
  * rows read, so the page is the plain offset's. Any day with at most k newer matches gives the same
  * page; the first whose running count passes k skips the fewest entries. 24 hours, not a day: a day
  * added to a time follows the session's time zone across DST.
  */
-export function dayHoldingOffset(o: {
-  /** The day-count table, read as `k` (its columns `day` and `n`). */
-  counts: string;
-  /** The condition on `k` that counts exactly the list's matches. */
+export function dayHoldingOffset(
+  o: DayCountsFilter & {
+    /** The day-count table, read as `k` (its columns `day` and `n`). */
+    counts: string;
+    /** The parameter holding the number of day rows to read (dayRowsToRead). */
+    limit: string;
+    /** The parameter holding the offset. */
+    offset: string;
+  },
+): string {
+  const n = o.live?.n ?? 'k.n';
+  const rows = `SELECT k.day, k.n${o.live ? `, ${o.live.columns}` : ''} FROM ${o.counts} k WHERE ${o.where} ORDER BY k.day DESC LIMIT ${o.limit}`;
+  return `${o.with ?? ''}day AS (
+    SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
+      SELECT k.day,
+             sum(${n}) OVER (ORDER BY k.day DESC)::bigint AS through,
+             coalesce(sum(${n}) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
+        FROM (${o.live ? `SELECT k.day, ${o.live.columns}, sum(k.n) AS n FROM (${rows}) k GROUP BY k.day, ${o.live.columns}` : rows}) k${o.live ? ` ${o.live.join}` : ''}
+    ) s WHERE s.through > ${o.offset}::bigint ORDER BY s.day DESC LIMIT 1
+  )`;
+}
+
+/** Which day rows count a list's filter, and how (dayHoldingOffset). */
+export interface DayCountsFilter {
+  /** The condition on `k` that counts exactly the list's matches (or, with `live`, a wider set). */
   where: string;
-  /** The parameter holding the number of day rows to read (dayRowsToRead). */
-  limit: string;
-  /** The parameter holding the offset. */
-  offset: string;
+  /** CTEs the `live` join reads, each ending in `, `: placed before `day`. */
+  with?: string;
   /**
    * For a filter whose matches depend on the time: the day rows' kept counts are of a wider set
    * (the stored statuses that may be shown as the one asked for), and each row's matches are its
@@ -42,27 +62,8 @@ export function dayHoldingOffset(o: {
     /** The matches a day row counts, on `k` and the join. */
     n: string;
   };
-}): string {
-  const n = o.live?.n ?? 'k.n';
-  const rows = `SELECT k.day, k.n${o.live ? `, ${o.live.columns}` : ''} FROM ${o.counts} k WHERE ${o.where} ORDER BY k.day DESC LIMIT ${o.limit}`;
-  return `day AS (
-    SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
-      SELECT k.day,
-             sum(${n}) OVER (ORDER BY k.day DESC)::bigint AS through,
-             coalesce(sum(${n}) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
-        FROM (${o.live ? `SELECT k.day, ${o.live.columns}, sum(k.n) AS n FROM (${rows}) k GROUP BY k.day, ${o.live.columns}` : rows}) k${o.live ? ` ${o.live.join}` : ''}
-    ) s WHERE s.through > ${o.offset}::bigint ORDER BY s.day DESC LIMIT 1
-  )`;
 }
 
-/** Read at least this many day rows, whatever the offset: a shallow page costs little either way. */
-const DAY_ROWS_AT_LEAST = 16;
-
-/**
- * How many day-count rows a page at `offset` reads: at most offset / `perOffset`, which each list
- * sets from what a day row costs against a skipped entry of its plain offset (bench/deep-offset.ts),
- * so that a list whose keys have few entries a day pays a bounded share more than the plain offset.
- */
 /**
  * The `live` part of dayHoldingOffset for counts kept by status, where the statement's `recent`
  * CTE (day, status, n) counts live, per day and stored status, the matches of the wider set that
@@ -75,6 +76,14 @@ export const RECENT_BY_STATUS_SUBTRACTED = {
   n: 'k.n - coalesce(w.n, 0)',
 } as const;
 
+/** Read at least this many day rows, whatever the offset: a shallow page costs little either way. */
+const DAY_ROWS_AT_LEAST = 16;
+
+/**
+ * How many day-count rows a page at `offset` reads: at most offset / `perOffset`, which each list
+ * sets from what a day row costs against a skipped entry of its plain offset (bench/deep-offset.ts),
+ * so that a list whose keys have few entries a day pays a bounded share more than the plain offset.
+ */
 export function dayRowsToRead(offset: number, perOffset: number): number {
   return Math.max(DAY_ROWS_AT_LEAST, Math.ceil(offset / perOffset));
 }

@@ -25,9 +25,10 @@
  * Liveness: after a broker is lost, kafkajs's way back into the group can stall without a word
  * (commits retried against a coordinator that is gone, a crash that waits for every message handed
  * out, a view of the cluster naming a dead leader). A consumer retries its calls to Kafka for
- * seconds, not a minute, takes no more messages once a call to Kafka failed, looks the cluster up again every 10 s, and is
- * watched from such a failure until it joins again; with no join in time it joins with a new
- * kafkajs consumer (see KafkaBusConsumer.watchJoin). docs/bus.md tells the whole story.
+ * seconds, not a minute, takes no more messages once a call to Kafka failed, looks the cluster up
+ * again every 10 s, and is watched from such a failure until it joins again; with no join in time
+ * it joins with a new kafkajs consumer (see KafkaBusConsumer.watchJoin). docs/bus.md tells the
+ * whole story.
  *
  * Topics: the transport creates each topic it publishes or consumes, and its `<topic>.dead`, with
  * the admin client before first use, with the partitions and replication it was given (by

@@ -1,5 +1,10 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
-import { dayHoldingOffset, dayRowsToRead, RECENT_BY_STATUS_SUBTRACTED } from '@adsmcp/runtime/day-pages';
+import {
+  type DayCountsFilter,
+  dayHoldingOffset,
+  dayRowsToRead,
+  RECENT_BY_STATUS_SUBTRACTED,
+} from '@adsmcp/runtime/day-pages';
 import type { Queryable } from '@adsmcp/runtime/db';
 import {
   type ChangeStatus,
@@ -209,7 +214,7 @@ export async function listChanges(
         // newer day whole), and when the offset's day is not among them the page is the plain
         // offset's, at about a third more than its cost at worst.
         db.query<ChangeRow>(
-          `WITH ${days.with ?? ''}${dayHoldingOffset({ counts: 'change_day_counts', ...days, limit: '$9', offset: '$8' })}
+          `WITH ${dayHoldingOffset({ counts: 'change_day_counts', ...days, limit: '$9', offset: '$8' })}
            SELECT c.* FROM (
              SELECT c.change_id, c.prepared_at FROM changes c
               WHERE ${where} AND c.prepared_at < coalesce((SELECT ends FROM day), 'infinity')
@@ -259,7 +264,7 @@ function dayCountsWhere(f: {
   status?: string;
   accountId?: string;
   outcomeUnknown?: boolean;
-}): { where: string; with?: string; live?: { columns: string; join: string; n: string } } | undefined {
+}): DayCountsFilter | undefined {
   // Every change is counted under its account and under the one standing for every account, each
   // with its status and with `*`, standing for every status.
   const account = f.accountId === undefined ? 'change_day_every_account()' : '$3::uuid';

@@ -4,7 +4,12 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { dayHoldingOffset, dayRowsToRead, RECENT_BY_STATUS_SUBTRACTED } from '@adsmcp/runtime/day-pages';
+import {
+  type DayCountsFilter,
+  dayHoldingOffset,
+  dayRowsToRead,
+  RECENT_BY_STATUS_SUBTRACTED,
+} from '@adsmcp/runtime/day-pages';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { Optimizer } from '../domain/optimizer.ts';
 import { PROPOSAL_STATUSES, type Proposal, type ProposalStatus } from '../domain/proposal.ts';
@@ -440,7 +445,7 @@ export async function listProposals(db: Queryable, f: ProposalFilter): Promise<P
                   ORDER BY created_at DESC, position, proposal_id LIMIT $9 OFFSET $10) AS ids
            JOIN proposals ON proposals.proposal_id = ids.page_id
           ORDER BY ids.page_at DESC, ids.page_position, ids.page_id`
-      : `WITH ${days.with ?? ''}${dayHoldingOffset({ counts: 'proposal_day_counts', ...days, limit: '$11', offset: '$10' })}
+      : `WITH ${dayHoldingOffset({ counts: 'proposal_day_counts', ...days, limit: '$11', offset: '$10' })}
          SELECT ${PROPOSAL_COLUMNS}
            FROM (SELECT proposal_id AS page_id, created_at AS page_at, position AS page_position FROM proposals
                   WHERE ${PROPOSAL_WHERE} AND created_at < coalesce((SELECT ends FROM day), 'infinity')
@@ -484,9 +489,7 @@ function dayRowsPerOffset(f: ProposalFilter): number {
  * (`recent`, the proposals countProposals counts live too; a deadline not set apart, so that each
  * is a range of its partial index).
  */
-function dayCountsWhere(
-  f: ProposalFilter,
-): { where: string; with?: string; live?: { columns: string; join: string; n: string } } | undefined {
+function dayCountsWhere(f: ProposalFilter): DayCountsFilter | undefined {
   if (f.runId !== undefined || f.createdAfter !== undefined || f.createdBefore !== undefined)
     return undefined;
   // Every proposal is counted under its optimizer and account and under the id standing for every
