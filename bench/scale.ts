@@ -652,58 +652,34 @@ async function main(): Promise<void> {
     // The deep page of an offset list: the last page, or the tools' offset bound.
     const deepOffset = (count: number, limit: number) => Math.min(MAX_OFFSET, Math.max(0, count - limit));
 
+    // A tool's read: its name and its arguments in the workspace at hand.
+    const read = (label: string, name: string, args: (w: Workspace) => object = () => ({})): Target => ({
+      label,
+      call: async (w) => JSON.stringify(await tool(w, name, args(w))),
+    });
+
     const targets: Target[] = [
-      {
-        label: 'ads_list_changes, first page',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_list_changes', {})),
-      },
-      {
-        label: 'ads_list_changes, deep page',
-        call: async (w) =>
-          JSON.stringify(
-            await tool(w, 'ads_list_changes', { offset: deepOffset(sizes(w.size).changes, 20), limit: 20 }),
-          ),
-      },
-      {
-        label: 'ads_list_changes, status applied, deep',
-        call: async (w) =>
-          JSON.stringify(
-            await tool(w, 'ads_list_changes', {
-              status: 'applied',
-              offset: deepOffset(Math.floor((sizes(w.size).changes * 6) / 10), 20),
-              limit: 20,
-            }),
-          ),
-      },
-      {
-        label: 'ads_list_changes, expired, first',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_list_changes', { status: 'expired' })),
-      },
-      {
-        // A fifth of the changes are stored prepared or approved, every one past its expiry.
-        label: 'ads_list_changes, expired, deep',
-        call: async (w) =>
-          JSON.stringify(
-            await tool(w, 'ads_list_changes', {
-              status: 'expired',
-              offset: deepOffset(Math.floor((sizes(w.size).changes * 2) / 10), 20),
-              limit: 20,
-            }),
-          ),
-      },
-      {
-        label: 'ads_list_changes, prepared, first',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_list_changes', { status: 'prepared' })),
-      },
-      {
-        // Every seeded approval is past its 24 hours: stored approved, shown expired.
-        label: 'ads_list_changes, approved, first',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_list_changes', { status: 'approved' })),
-      },
-      {
-        label: 'ads_get_change',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_get_change', { change_id: w.changeId })),
-      },
+      read('ads_list_changes, first page', 'ads_list_changes'),
+      read('ads_list_changes, deep page', 'ads_list_changes', (w) => ({
+        offset: deepOffset(sizes(w.size).changes, 20),
+        limit: 20,
+      })),
+      read('ads_list_changes, status applied, deep', 'ads_list_changes', (w) => ({
+        status: 'applied',
+        offset: deepOffset(Math.floor((sizes(w.size).changes * 6) / 10), 20),
+        limit: 20,
+      })),
+      read('ads_list_changes, expired, first', 'ads_list_changes', () => ({ status: 'expired' })),
+      // A fifth of the changes are stored prepared or approved, every one past its expiry.
+      read('ads_list_changes, expired, deep', 'ads_list_changes', (w) => ({
+        status: 'expired',
+        offset: deepOffset(Math.floor((sizes(w.size).changes * 2) / 10), 20),
+        limit: 20,
+      })),
+      read('ads_list_changes, prepared, first', 'ads_list_changes', () => ({ status: 'prepared' })),
+      // Every seeded approval is past its 24 hours: stored approved, shown expired.
+      read('ads_list_changes, approved, first', 'ads_list_changes', () => ({ status: 'approved' })),
+      read('ads_get_change', 'ads_get_change', (w) => ({ change_id: w.changeId })),
       { label: 'dashboard overview', call: (w) => dashboard(w, '/dashboard') },
       { label: 'dashboard inbox', call: (w) => dashboard(w, '/dashboard/inbox') },
       { label: 'dashboard change page', call: (w) => dashboard(w, `/dashboard/changes/${w.changeId}`) },
@@ -718,75 +694,30 @@ async function main(): Promise<void> {
       },
       { label: 'dashboard audit, first page', call: (w) => dashboard(w, '/dashboard/audit') },
       { label: 'dashboard audit, deep page', call: (w) => dashboard(w, '/dashboard/audit?before=500') },
-      {
-        label: 'ads_list_marketing_items, first',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_list_marketing_items', {})),
-      },
-      {
-        label: 'ads_list_marketing_items, deep',
-        call: async (w) =>
-          JSON.stringify(
-            await tool(w, 'ads_list_marketing_items', { offset: deepOffset(sizes(w.size).items, 20) }),
-          ),
-      },
-      {
-        // The item names hold their number, so the size less one names one item at both sizes.
-        label: 'ads_list_marketing_items, query',
-        call: async (w) =>
-          JSON.stringify(
-            await tool(w, 'ads_list_marketing_items', { query: `item ${sizes(w.size).items - 1}` }),
-          ),
-      },
-      {
-        label: 'ads_get_marketing_item',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_get_marketing_item', { item_id: w.itemId })),
-      },
-      {
-        label: 'ads_get_marketing_context',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_get_marketing_context', {})),
-      },
-      {
-        label: 'ads_list_performance_imports, first',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_list_performance_imports', {})),
-      },
-      {
-        label: 'ads_list_performance_imports, deep',
-        call: async (w) =>
-          JSON.stringify(
-            await tool(w, 'ads_list_performance_imports', { offset: deepOffset(sizes(w.size).imports, 20) }),
-          ),
-      },
-      {
-        label: 'ads_get_performance_import',
-        call: async (w) =>
-          JSON.stringify(await tool(w, 'ads_get_performance_import', { import_id: w.importId })),
-      },
-      {
-        label: 'ads_list_optimization_proposals, first',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_list_optimization_proposals', {})),
-      },
-      {
-        label: 'ads_list_optimization_proposals, deep',
-        call: async (w) =>
-          JSON.stringify(
-            await tool(w, 'ads_list_optimization_proposals', {
-              offset: deepOffset(sizes(w.size).proposals, 20),
-            }),
-          ),
-      },
-      {
-        label: 'ads_get_optimization_proposal',
-        call: async (w) =>
-          JSON.stringify(await tool(w, 'ads_get_optimization_proposal', { proposal_id: w.proposalId })),
-      },
-      {
-        label: 'ads_list_optimization_runs',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_list_optimization_runs', {})),
-      },
-      {
-        label: 'ads_get_optimization_run',
-        call: async (w) => JSON.stringify(await tool(w, 'ads_get_optimization_run', { run_id: w.runId })),
-      },
+      read('ads_list_marketing_items, first', 'ads_list_marketing_items'),
+      read('ads_list_marketing_items, deep', 'ads_list_marketing_items', (w) => ({
+        offset: deepOffset(sizes(w.size).items, 20),
+      })),
+      // The item names hold their number, so the size less one names one item at both sizes.
+      read('ads_list_marketing_items, query', 'ads_list_marketing_items', (w) => ({
+        query: `item ${sizes(w.size).items - 1}`,
+      })),
+      read('ads_get_marketing_item', 'ads_get_marketing_item', (w) => ({ item_id: w.itemId })),
+      read('ads_get_marketing_context', 'ads_get_marketing_context'),
+      read('ads_list_performance_imports, first', 'ads_list_performance_imports'),
+      read('ads_list_performance_imports, deep', 'ads_list_performance_imports', (w) => ({
+        offset: deepOffset(sizes(w.size).imports, 20),
+      })),
+      read('ads_get_performance_import', 'ads_get_performance_import', (w) => ({ import_id: w.importId })),
+      read('ads_list_optimization_proposals, first', 'ads_list_optimization_proposals'),
+      read('ads_list_optimization_proposals, deep', 'ads_list_optimization_proposals', (w) => ({
+        offset: deepOffset(sizes(w.size).proposals, 20),
+      })),
+      read('ads_get_optimization_proposal', 'ads_get_optimization_proposal', (w) => ({
+        proposal_id: w.proposalId,
+      })),
+      read('ads_list_optimization_runs', 'ads_list_optimization_runs'),
+      read('ads_get_optimization_run', 'ads_get_optimization_run', (w) => ({ run_id: w.runId })),
       { label: 'dashboard proposals, first page', call: (w) => dashboard(w, '/dashboard/proposals') },
       { label: 'dashboard proposal page', call: (w) => dashboard(w, `/dashboard/proposals/${w.proposalId}`) },
     ];
