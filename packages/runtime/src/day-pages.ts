@@ -27,14 +27,15 @@ export function dayHoldingOffset(
     offset: string;
   },
 ): string {
-  const n = o.live?.n ?? 'k.n';
-  const rows = `SELECT k.day, k.n${o.live ? `, ${o.live.columns}` : ''} FROM ${o.counts} k WHERE ${o.where} ORDER BY k.day DESC LIMIT ${o.limit}`;
+  // The rows read are summed per day first (a key's count may span several rows, and a filter may
+  // read several keys a day), so that each day is one row of the running sum: `newer` is then its
+  // `through` less its own matches, one window instead of two.
+  const rows = `SELECT k.day, k.n FROM ${o.counts} k WHERE ${o.where} ORDER BY k.day DESC LIMIT ${o.limit}`;
+  const days = `SELECT k.day, sum(k.n) AS n FROM (${rows}) k GROUP BY k.day`;
+  const perDay = o.live ? `SELECT k.day, k.n - coalesce(w.n, 0) AS n FROM (${days}) k ${o.live.join}` : days;
   return `${o.with ?? ''}day AS (
-    SELECT s.day + interval '24 hours' AS ends, s.newer FROM (
-      SELECT k.day,
-             sum(${n}) OVER (ORDER BY k.day DESC)::bigint AS through,
-             coalesce(sum(${n}) OVER (ORDER BY k.day DESC GROUPS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS newer
-        FROM (${o.live ? `SELECT k.day, ${o.live.columns}, sum(k.n) AS n FROM (${rows}) k GROUP BY k.day, ${o.live.columns}` : rows}) k${o.live ? ` ${o.live.join}` : ''}
+    SELECT s.day + interval '24 hours' AS ends, s.through - s.n AS newer FROM (
+      SELECT k.day, k.n, sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through FROM (${perDay}) k
     ) s WHERE s.through > ${o.offset}::bigint ORDER BY s.day DESC LIMIT 1
   )`;
 }
@@ -50,30 +51,22 @@ export interface DayCountsFilter {
    * (the stored statuses that may be shown as the one asked for), and each row's matches are its
    * `n` less those of its day that the time keeps out of the filter, counted live. A key's count
    * is a sum of rows (a writer that finds the key's rows held inserts its delta beside them), so
-   * the rows read are summed per day and `columns` first, and the join subtracts once per key and
-   * day. A day cut short by `limit` may count more or less than its matches: that only moves
+   * the rows read are summed per day first, and the join subtracts once per day. A day cut short by `limit` may count more or less than its matches: that only moves
    * which day is found, as every newer day is read whole and its `newer` is exact.
    */
   live?: {
-    /** The counts' columns the join reads, beside `day` and `n` (e.g. `k.status`). */
-    columns: string;
-    /** A join on the day rows read, as `k`. */
+    /** A join on the day rows read, as `k` (day, n), whose `w.n` is the day's matches to subtract. */
     join: string;
-    /** The matches a day row counts, on `k` and the join. */
-    n: string;
   };
 }
 
 /**
  * The `live` part of dayHoldingOffset for counts kept by status, where the statement's `recent`
  * CTE (day, status, n) counts live, per day and stored status, the matches of the wider set that
- * the time keeps out of the filter: each day row less its day's and status's recent ones.
+ * the time keeps out of the filter: each day's kept count less that day's recent ones.
  */
-export const RECENT_BY_STATUS_SUBTRACTED = {
-  columns: 'k.status',
-  join: `LEFT JOIN (SELECT day, status, sum(n) AS n FROM recent GROUP BY 1, 2) w
-               ON w.day = k.day AND w.status = k.status`,
-  n: 'k.n - coalesce(w.n, 0)',
+export const RECENT_SUBTRACTED = {
+  join: `LEFT JOIN (SELECT day, sum(n) AS n FROM recent GROUP BY 1) w ON w.day = k.day`,
 } as const;
 
 /** Read at least this many day rows, whatever the offset: a shallow page costs little either way. */

@@ -273,22 +273,25 @@ test('a deep page from the day counts is the page a plain OFFSET gives, for ever
                   : [r.offset % (matches + 3)];
               for (const offset of offsets) {
                 const plain = await plainPage(reader, workspaceId, accountId, filter, shown, offset, r.limit);
-                const { rows } = await listChanges(reader, {
-                  workspaceId,
-                  accountId,
-                  ...filter,
-                  expiry,
-                  now,
-                  limit: r.limit,
-                  offset,
-                  // The day counts' way at every offset, though it starts at a deeper one.
-                  expiredDaysFrom: 0,
-                });
-                assert.deepEqual(
-                  rows.map((c) => c.change_id),
-                  plain.ids,
-                  `page of ${JSON.stringify({ accountId, ...filter, ...expiry, now, offset, limit: r.limit })} among ${matches}`,
-                );
+                // Expired pages are read both ways: from the day counts (from offset 0 here,
+                // though the store starts at a deeper one), and by the offset alone.
+                for (const expiredDaysFrom of filter.status === 'expired' ? [0, Infinity] : [0]) {
+                  const { rows } = await listChanges(reader, {
+                    workspaceId,
+                    accountId,
+                    ...filter,
+                    expiry,
+                    now,
+                    limit: r.limit,
+                    offset,
+                    expiredDaysFrom,
+                  });
+                  assert.deepEqual(
+                    rows.map((c) => c.change_id),
+                    plain.ids,
+                    `page of ${JSON.stringify({ accountId, ...filter, ...expiry, now, offset, limit: r.limit, expiredDaysFrom })} among ${matches}`,
+                  );
+                }
               }
             }
             await reader.query('COMMIT');

@@ -8,7 +8,7 @@ import {
   type DayCountsFilter,
   dayHoldingOffset,
   dayRowsToRead,
-  RECENT_BY_STATUS_SUBTRACTED,
+  RECENT_SUBTRACTED,
 } from '@adsmcp/runtime/day-pages';
 import type { Queryable } from '@adsmcp/runtime/db';
 import type { Optimizer } from '../domain/optimizer.ts';
@@ -526,7 +526,7 @@ function dayCountsWhere(f: ProposalFilter): DayCountsFilter | undefined {
         SELECT proposal_day(p.created_at), 'approved', count(*) FROM proposals p
          WHERE ${among} AND p.status = 'approved' AND p.publish_by IS NULL GROUP BY 1
       ), `,
-      live: RECENT_BY_STATUS_SUBTRACTED,
+      live: RECENT_SUBTRACTED,
     };
   }
   return { where: where.join(' AND ') };
