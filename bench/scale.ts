@@ -533,6 +533,8 @@ interface Workspace {
   proposalId: string;
   /** The seeded review run that holds every proposal, for ads_get_optimization_run. */
   runId: string;
+  /** How many changes the changes list shows expired (its total), for the expired deep page. */
+  expired: number;
 }
 
 async function signIn(gateway: string, email: string, password: string): Promise<string> {
@@ -607,6 +609,7 @@ async function main(): Promise<void> {
       itemId: '',
       proposalId: '',
       runId: '',
+      expired: 0,
     };
     const largeAdmin = {
       email: `bench-large-${Date.now()}@bench.example`,
@@ -639,6 +642,7 @@ async function main(): Promise<void> {
       itemId: '',
       proposalId: '',
       runId: '',
+      expired: 0,
     };
 
     const post = toolCaller(stack.mcpUrl);
@@ -670,10 +674,12 @@ async function main(): Promise<void> {
         limit: 20,
       })),
       read('ads_list_changes, expired, first', 'ads_list_changes', () => ({ status: 'expired' })),
-      // A fifth of the changes are stored prepared or approved, every one past its expiry.
+      // A fifth of the changes are stored prepared or approved; those still in their window (the
+      // prepared ones of the last 72 hours: all of the small workspace's) are not expired, so the
+      // last page is found from the list's own total, a full page at both sizes.
       read('ads_list_changes, expired, deep', 'ads_list_changes', (w) => ({
         status: 'expired',
-        offset: deepOffset(Math.floor((sizes(w.size).changes * 2) / 10), 20),
+        offset: deepOffset(w.expired, 20),
         limit: 20,
       })),
       read('ads_list_changes, prepared, first', 'ads_list_changes', () => ({ status: 'prepared' })),
@@ -716,7 +722,9 @@ async function main(): Promise<void> {
       read('ads_get_optimization_proposal', 'ads_get_optimization_proposal', (w) => ({
         proposal_id: w.proposalId,
       })),
-      read('ads_list_optimization_runs', 'ads_list_optimization_runs'),
+      // A page the small workspace's 10 runs fill too: each run lists its proposals' ids, so a
+      // default page of 20 would carry twice the ids at the large size.
+      read('ads_list_optimization_runs', 'ads_list_optimization_runs', () => ({ limit: 10 })),
       read('ads_get_optimization_run', 'ads_get_optimization_run', (w) => ({ run_id: w.runId })),
       { label: 'dashboard proposals, first page', call: (w) => dashboard(w, '/dashboard/proposals') },
       { label: 'dashboard proposal page', call: (w) => dashboard(w, `/dashboard/proposals/${w.proposalId}`) },
@@ -749,6 +757,7 @@ async function main(): Promise<void> {
         runOf(w.workspaceId, Math.floor(b.proposals / 2)),
       );
       w.runId = runOf(w.workspaceId, Math.floor(b.proposals / 2));
+      w.expired = Number((await tool(w, 'ads_list_changes', { status: 'expired', limit: 1 })).total);
       process.stdout.write(
         `seeded ${b.changes} changes, ${b.audit} audit events, ${b.items} marketing items, ${b.imports} performance imports (${Math.min(b.imports, ROW_IMPORTS) * IMPORT_ROWS} rows), ${b.proposals} proposals in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
       );
