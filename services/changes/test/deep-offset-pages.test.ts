@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { type When, when, whenSql } from '@adsmcp/testkit/day-boundaries';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
 import fc from 'fast-check';
 import { listChanges } from '../src/store/change-store.ts';
 
@@ -243,18 +244,13 @@ test('a deep page from the day counts is the page a plain OFFSET gives, for ever
         const workspaceId = randomUUID();
         const accounts = [randomUUID(), randomUUID(), randomUUID()];
         const ids: string[] = [];
-        const last = rounds.length - 1;
-        for (const [i, round] of rounds.entries()) {
-          const writes = Promise.all(round.map((tx) => run(workspaceId, accounts, tx, ids)));
-          if (i < last) {
-            await writes;
-            continue;
-          }
-          // The last round's transactions commit while the pages are read, each pair in one
-          // snapshot (repeatable read): the list and the plain OFFSET see the same changes.
-          const reader = await pool.connect();
-          try {
-            await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+        // The last round's transactions commit while the pages are read, each pair in one
+        // snapshot (repeatable read): the list and the plain OFFSET see the same changes.
+        await readWhileWriting(
+          pool,
+          rounds,
+          (tx) => run(workspaceId, accounts, tx, ids),
+          async (reader) => {
             for (const r of reads) {
               const filter = FILTERS[r.filter] ?? {};
               const accountId = accounts[r.account];
@@ -294,16 +290,8 @@ test('a deep page from the day counts is the page a plain OFFSET gives, for ever
                 }
               }
             }
-            await reader.query('COMMIT');
-            reader.release();
-          } catch (err) {
-            // A client left in a failed transaction is not given back to the pool.
-            reader.release(true);
-            throw err;
-          } finally {
-            await writes;
-          }
-        }
+          },
+        );
       },
     ),
     { numRuns: 200 },

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { type When, when, whenSql } from '@adsmcp/testkit/day-boundaries';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
 import fc from 'fast-check';
 import type { Kind } from '../src/domain/item-data.ts';
 import { listItems } from '../src/store/item-store.ts';
@@ -183,17 +184,12 @@ test('a deep marketing items page from the day counts is the page a plain OFFSET
       async (rounds, reads) => {
         const workspaceId = randomUUID();
         const ids: string[] = [];
-        const last = rounds.length - 1;
-        for (const [i, round] of rounds.entries()) {
-          const writes = Promise.all(round.map((tx) => run(workspaceId, tx, ids)));
-          if (i < last) {
-            await writes;
-            continue;
-          }
-          // The last round's transactions commit while the pages are read, each pair in one snapshot.
-          const reader = await pool.connect();
-          try {
-            await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+        // The last round's transactions commit while the pages are read, each pair in one snapshot.
+        await readWhileWriting(
+          pool,
+          rounds,
+          (tx) => run(workspaceId, tx, ids),
+          async (reader) => {
             for (const r of reads) {
               const f = {
                 ...(r.kind === undefined ? {} : { kind: r.kind }),
@@ -212,16 +208,8 @@ test('a deep marketing items page from the day counts is the page a plain OFFSET
               );
               assert.equal(listed.total, matches, `total of the ${what}`);
             }
-            await reader.query('COMMIT');
-            reader.release();
-          } catch (err) {
-            // A client left in a failed transaction is not given back to the pool.
-            reader.release(true);
-            throw err;
-          } finally {
-            await writes;
-          }
-        }
+          },
+        );
       },
     ),
     { numRuns: 60 },

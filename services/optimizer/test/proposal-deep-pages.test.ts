@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { type When, when, whenSql } from '@adsmcp/testkit/day-boundaries';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
 import fc from 'fast-check';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../src/domain/proposal.ts';
 import { listProposals } from '../src/store/review-store.ts';
@@ -245,17 +246,12 @@ test('a deep proposals page from the day counts is the page a plain OFFSET gives
       async (rounds, reads) => {
         const ws = await workspace();
         const ids: string[] = [];
-        const last = rounds.length - 1;
-        for (const [i, round] of rounds.entries()) {
-          const writes = Promise.all(round.map((tx) => run(ws, tx, ids)));
-          if (i < last) {
-            await writes;
-            continue;
-          }
-          // The last round's transactions commit while the pages are read, each pair in one snapshot.
-          const reader = await pool.connect();
-          try {
-            await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+        // The last round's transactions commit while the pages are read, each pair in one snapshot.
+        await readWhileWriting(
+          pool,
+          rounds,
+          (tx) => run(ws, tx, ids),
+          async (reader) => {
             for (const r of reads) {
               const o = ws.optimizers[r.optimizer] as (typeof ws.optimizers)[number];
               const f = {
@@ -282,16 +278,8 @@ test('a deep proposals page from the day counts is the page a plain OFFSET gives
                 );
               }
             }
-            await reader.query('COMMIT');
-            reader.release();
-          } catch (err) {
-            // A client left in a failed transaction is not given back to the pool.
-            reader.release(true);
-            throw err;
-          } finally {
-            await writes;
-          }
-        }
+          },
+        );
       },
     ),
     { numRuns: 200 },
