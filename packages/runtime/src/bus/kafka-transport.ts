@@ -37,7 +37,9 @@
  *
  * The relay's producer is idempotent (the brokers drop a retried batch they already appended, so
  * a retry inside one publish never doubles or reorders a message); what the relay publishes again
- * after a rolled-back round is a new send, which the consumers' inboxes absorb.
+ * after a failed round is a new send, which the consumers' inboxes absorb. It sends each partition's
+ * messages on their own: a kafkajs send spanning several brokers can lose messages when a broker
+ * dies (see Relay.publishBatch).
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -50,6 +52,7 @@ import {
   type LogEntry,
   logLevel,
   Partitioners,
+  type PartitionMetadata,
   type Producer,
   type SASLOptions,
 } from 'kafkajs';
@@ -256,12 +259,14 @@ function kafkaLogTo(logger: Logger) {
 /**
  * Topics creates, with the admin client, each topic the transport uses before its first use, and
  * the `<topic>.dead` beside it. A topic is looked up once per transport; one that exists (made by
- * an operator, or by another process a moment before) is used as it is.
+ * an operator, or by another process a moment before) is used as it is. It keeps each topic's
+ * partition count as it found it, by which the relay places each message (see Relay.publishBatch).
  */
 class Topics {
   private admin: Admin | undefined;
   private connected: Promise<Admin> | undefined;
   private readonly ready = new Map<string, Promise<void>>();
+  private readonly counts = new Map<string, number>();
 
   constructor(
     private readonly kafka: Kafka,
@@ -294,6 +299,17 @@ class Topics {
     await Promise.all([...wanted].map((t) => this.ready.get(t)));
   }
 
+  /**
+   * partitionsOf is the partition count of `topic` as `ensure` found it. Partitions an operator
+   * adds later are not used until the transport starts again, so a key keeps its partition (and
+   * its messages their order) meanwhile.
+   */
+  partitionsOf(topic: string): number {
+    const count = this.counts.get(topic);
+    if (count === undefined) throw new Error(`bus topic ${topic} was not looked up before its use`);
+    return count;
+  }
+
   private connect(): Promise<Admin> {
     this.connected ??= (async () => {
       const admin = this.kafka.admin();
@@ -311,7 +327,14 @@ class Topics {
     const admin = await this.connect();
     const existing = new Set(await admin.listTopics());
     const topics = names.filter((t) => !existing.has(t));
-    if (topics.length === 0) return;
+    if (topics.length > 0) await this.createMissing(admin, topics);
+    const { topics: found } = await admin.fetchTopicMetadata({ topics: names });
+    for (const t of found) if (t.partitions.length > 0) this.counts.set(t.name, t.partitions.length);
+    const unknown = names.filter((t) => !this.counts.has(t));
+    if (unknown.length > 0) throw new Error(`bus topics ${unknown.join(', ')} have no partitions`);
+  }
+
+  private async createMissing(admin: Admin, topics: string[]): Promise<void> {
     const brokers = (await admin.describeCluster()).brokers.length;
     const replicationFactor =
       this.replicationFactor ?? Math.min(DEFAULTS.replicationFactor, Math.max(1, brokers));
@@ -429,13 +452,16 @@ class Relay {
       // The brokers drop a batch they already appended when its send is retried (by producer id
       // and sequence number): a retry inside one publish neither doubles nor reorders messages.
       idempotent: true,
-      // Idempotence keeps order with up to 5 requests in flight; the relay awaits each batch
-      // before the next, so 1 costs nothing and keeps a key's messages in order by itself.
+      // kafkajs sends an idempotent producer's requests to one broker one at a time anyway; the
+      // relay awaits each partition's send before that partition's next, which keeps a key's
+      // messages in order by itself.
       maxInFlightRequests: 1,
+      // Only for a message without a partition; the relay places each message itself, with the
+      // same partitioner (see partitionOf).
       createPartitioner: Partitioners.DefaultPartitioner,
       // Bounded, unlike kafkajs's default for an idempotent producer (retrying forever): the
-      // relay holds its claim transaction open while it publishes, and a round that fails is
-      // rolled back and published again later by a new producer.
+      // relay holds its claim transaction open while it publishes, and a partition whose send
+      // fails is published again later by a new producer.
       retry: { retries: 5 },
     });
   }
@@ -474,11 +500,18 @@ class Relay {
     });
   }
 
-  /** One round: publishes due rows, batch after batch, until a batch is not full. */
+  /**
+   * One round: publishes due rows, batch after batch, until a batch is not full. A batch of which
+   * a partition's send failed ends the round as a failure once the rows of the partitions the
+   * brokers did acknowledge are marked published; the others stay pending.
+   */
   private async publishRound(): Promise<void> {
     await this.listen();
-    while (this.running && (await this.publishBatch()) === RELAY_BATCH) {
-      // a full batch: there may be more
+    for (;;) {
+      if (!this.running) break;
+      const { claimed, failure } = await this.publishBatch();
+      if (failure !== undefined) throw failure;
+      if (claimed < RELAY_BATCH) break;
     }
     this.failures = 0;
   }
@@ -523,46 +556,115 @@ class Relay {
   }
 
   /**
-   * publishBatch publishes up to RELAY_BATCH due rows and marks them done, all in one transaction
-   * that holds the schema's relay lock; it returns how many it published. A failure rolls the
-   * claim back, so the rows are published again later (some perhaps twice).
+   * publishBatch publishes up to RELAY_BATCH due rows, all in one transaction that holds the
+   * schema's relay lock, and marks published the rows of each partition the brokers acknowledged;
+   * the rows of a partition whose send failed (or was not acknowledged in time) stay pending, and
+   * the failure is returned for the round to end on. A failure before the sends rolls the claim
+   * back. The rows are published again later (some perhaps twice).
+   *
+   * Each partition's messages go in a send of their own, the relay placing every message with
+   * kafkajs's own partitioner. kafkajs (2.2.4, its last release) loses messages when one send spans
+   * partitions led by different brokers and a leader dies: its retry after the failure of one
+   * broker's request skips every broker that answered the first attempt, so the partitions that
+   * moved to such a broker are never sent again, and the send resolves as acknowledged (kafkajs
+   * issue #1303, pull request #1798, open). A send to one partition reaches one broker per attempt,
+   * so its retry always goes to the partition's current leader.
    */
-  private async publishBatch(): Promise<number> {
+  private async publishBatch(): Promise<{ claimed: number; failure: unknown }> {
     const producer = await this.connect();
-    return inTransaction(this.pool, async (tx) => {
+    let failure: unknown;
+    const claimed = await inTransaction(this.pool, async (tx) => {
       await lockRelay(tx);
       const rows = await claimDue(tx, RELAY_BATCH);
       if (rows.length === 0 || !this.running) return 0;
-      const byTopic = new Map<string, RelayRow[]>();
-      for (const row of rows) byTopic.set(row.topic, [...(byTopic.get(row.topic) ?? []), row]);
-      await this.topics.ensure(byTopic.keys());
-      const sent = producer.sendBatch({
-        acks: -1,
-        topicMessages: [...byTopic].map(([topic, list]) => ({
-          topic,
-          messages: list.map((row) => ({
-            key: row.key,
-            value: JSON.stringify(row.payload),
-            headers: {
-              ...row.headers,
-              [MESSAGE_ID_HEADER]: row.id,
-              [ENQUEUED_AT_HEADER]: row.created_at.toISOString(),
-            },
-          })),
-        })),
+      await this.topics.ensure(new Set(rows.map((r) => r.topic)));
+      const sends = byPartition(rows, (topic) => this.topics.partitionsOf(topic)).map((p) => {
+        const send = {
+          rows: p.rows,
+          acked: false,
+          done: producer
+            .send({
+              topic: p.topic,
+              acks: -1,
+              messages: p.rows.map((row) => ({
+                partition: p.partition,
+                key: row.key,
+                value: JSON.stringify(row.payload),
+                headers: {
+                  ...row.headers,
+                  [MESSAGE_ID_HEADER]: row.id,
+                  [ENQUEUED_AT_HEADER]: row.created_at.toISOString(),
+                },
+              })),
+            })
+            .then(() => {
+              send.acked = true;
+            }),
+        };
+        return send;
       });
-      await withTimeout(
-        sent,
-        this.timing.publishTimeoutMs,
-        `the brokers did not acknowledge ${rows.length} messages within ${this.timing.publishTimeoutMs} ms`,
-      );
-      await markPublished(
-        tx,
-        rows.map((r) => r.id),
-      );
+      try {
+        const settled = await withTimeout(
+          Promise.allSettled(sends.map((p) => p.done)),
+          this.timing.publishTimeoutMs,
+          `the brokers did not acknowledge ${rows.length} messages within ${this.timing.publishTimeoutMs} ms`,
+        );
+        failure = settled.find((r) => r.status === 'rejected')?.reason;
+      } catch (err) {
+        failure = err;
+      }
+      // Read once: a send that is acknowledged after this is published again later, a duplicate
+      // the consumers' inboxes absorb.
+      const acked = sends.filter((p) => p.acked).flatMap((p) => p.rows.map((r) => r.id));
+      if (failure !== undefined)
+        this.log.warn(
+          { acknowledged: acked.length, pending: rows.length - acked.length },
+          'bus relay: a send failed; the messages the brokers acknowledged are marked published, the others stay pending',
+        );
+      await markPublished(tx, acked);
       return rows.length;
     });
+    return { claimed, failure };
   }
+}
+
+interface PartitionRows {
+  topic: string;
+  partition: number;
+  rows: RelayRow[];
+}
+
+/** The Kafka partitioner the relay places messages with: a key's partition as kafkajs's producer chose it. */
+const partitioner = Partitioners.DefaultPartitioner();
+
+/**
+ * partitionOf is the partition of `key` in a topic of `count` partitions, as kafkajs's default
+ * partitioner (Java's: murmur2 of the key) places it, so a key keeps the partition its earlier
+ * messages went to.
+ */
+function partitionOf(topic: string, key: string, count: number): number {
+  // With a key, the partitioner reads only how many partitions there are.
+  const partitionMetadata: PartitionMetadata[] = Array.from({ length: count }, (_, partitionId) => ({
+    partitionErrorCode: 0,
+    partitionId,
+    leader: 0,
+    replicas: [],
+    isr: [],
+  }));
+  return partitioner({ topic, partitionMetadata, message: { key, value: null } });
+}
+
+/** byPartition groups `rows` by topic and partition, each group in the rows' order. */
+function byPartition(rows: RelayRow[], partitionsOf: (topic: string) => number): PartitionRows[] {
+  const groups = new Map<string, PartitionRows>();
+  for (const row of rows) {
+    const partition = partitionOf(row.topic, row.key, partitionsOf(row.topic));
+    const id = `${row.topic}\u0000${partition}`;
+    const group = groups.get(id);
+    if (group === undefined) groups.set(id, { topic: row.topic, partition, rows: [row] });
+    else group.rows.push(row);
+  }
+  return [...groups.values()];
 }
 
 /**
