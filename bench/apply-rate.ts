@@ -27,7 +27,8 @@
  * workspaces have one each. After the runs every workspace's chain is verified (the run fails on a
  * break) and the events still staged, not yet chained, are counted.
  *
- * `npm run bench:apply`. Env: APPLY_BENCH_RATE, APPLY_BENCH_CHANGES, APPLY_BENCH_ACCOUNTS.
+ * `npm run bench:apply`. Env: APPLY_BENCH_RATE, APPLY_BENCH_CHANGES, APPLY_BENCH_ACCOUNTS,
+ * BENCH_CPU_PROF_DIR (a CPU profile of every process there, for `npm run bench:profile <dir>`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -96,6 +97,10 @@ async function main(): Promise<void> {
       // worth, so its bursts never press on the platform's edge.
       UPSTREAM_BURST: String(RATE),
     },
+    // BENCH_CPU_PROF_DIR=<dir> writes a CPU profile of every process there (`npm run bench:profile <dir>`).
+    nodeArgs: process.env.BENCH_CPU_PROF_DIR
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+      : [],
   });
   const changesDb = createPool(db.url, 'changes');
   const upstreamDb = createPool(db.url, 'upstream_proxy');
