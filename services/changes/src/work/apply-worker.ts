@@ -21,7 +21,7 @@ import { type Client, Code, ConnectError, createContextValues } from '@connectrp
 import { RESEND_WITHIN_HOURS, resendRefusal, staleTarget } from '../domain/change.ts';
 import { appliedDifferences as appliedDifferencesOf } from '../domain/plan.ts';
 import { uploadKeyFor, withFileIds } from '../domain/uploads.ts';
-import { freezeText, reserveEnvelope } from '../planning/account-controls.ts';
+import { freezeText, reserveEnvelope, useOf } from '../planning/account-controls.ts';
 import { type Marketing, pinnedContent } from '../planning/campaign-assets.ts';
 import { standardsRefusalAtApply } from '../planning/standards.ts';
 import {
@@ -229,7 +229,7 @@ async function endApply(
     }
     // Never sent: what it reserved of the spend envelope is given back. Sent, its outcome unknown,
     // it may have been applied, so its reservation stays.
-    if (change.sent_at === null)
+    if (change.sent_at === null && reservesSpend(change))
       await settleUse(tx, {
         workspaceId: change.workspace_id,
         changeId: change.change_id,
@@ -489,6 +489,32 @@ interface Attempt {
   ctx: HandlerContext;
   change: ChangeRow;
   options: ApplyOptions;
+  /** The upstream-proxy, as this attempt calls it (attemptUpstream). */
+  upstream: Client<typeof UpstreamService>;
+}
+
+/**
+ * The upstream-proxy as one attempt calls it: the change's account is read once and shared by the
+ * steps that need it (the standards' time zone, the envelope's currency), not once a step; every
+ * RPC costs both processes a signed token, a stream and a database read. A read that failed is
+ * not kept, so a step that calls again (after the budget's wait) reads again.
+ */
+function attemptUpstream(
+  upstream: Client<typeof UpstreamService>,
+  accountId: string,
+): Client<typeof UpstreamService> {
+  let account: ReturnType<typeof upstream.getAccount> | undefined;
+  return {
+    ...upstream,
+    getAccount: (req, options) => {
+      if (req.accountId !== accountId) return upstream.getAccount(req, options);
+      account ??= upstream.getAccount(req, options).catch((err: unknown) => {
+        account = undefined;
+        throw err;
+      });
+      return account;
+    },
+  };
 }
 
 /**
@@ -557,7 +583,7 @@ async function rereadBeforeResend(a: Attempt): Promise<StepResult> {
 /** First send: the account's standards and spend guard as they are now, before anything is sent. */
 async function checkStandards(a: Attempt): Promise<StepResult> {
   if (!firstSend(a)) return NEXT;
-  const refusal = await standardsRefusalAtApply(a.d.pool, a.d.upstream, a.change, a.options);
+  const refusal = await standardsRefusalAtApply(a.d.pool, a.upstream, a.change, a.options);
   return refusal === undefined ? NEXT : refuse(refusal);
 }
 
@@ -567,9 +593,9 @@ async function checkStandards(a: Attempt): Promise<StepResult> {
  * sent; a change that fails from here on gives its reservation back (finishAttempt).
  */
 async function reserveSpend(a: Attempt): Promise<StepResult> {
-  if (!firstSend(a)) return NEXT;
+  if (!firstSend(a) || !reservesSpend(a.change)) return NEXT;
   const { account } = await callOf('upstream-proxy', () =>
-    a.d.upstream.getAccount({ accountId: a.change.account_id }, a.options),
+    a.upstream.getAccount({ accountId: a.change.account_id }, a.options),
   );
   const now = (a.d.now ?? (() => new Date()))();
   const overEnvelope = await reserveEnvelope(a.d.pool, a.change, account?.currency ?? '', now);
@@ -656,12 +682,22 @@ const APPLY_STEPS: readonly { name: string; run: (a: Attempt) => Promise<StepRes
   { name: 'send', run: sendChange },
 ];
 
+/**
+ * Whether the change raises a daily budget, so that its apply reserves its use of the spend
+ * envelope (reserveEnvelope reserves nothing otherwise, and the use is the change's own reviewed
+ * operation, the same at every attempt): a change that does not has no use to settle either.
+ */
+function reservesSpend(change: ChangeRow): boolean {
+  return useOf(change).micros > 0n;
+}
+
 /** Records how the attempt ended, with the change's use of the spend envelope, in its inbox transaction. */
 function finishAttempt(a: Attempt, o: Outcome): Promise<void> {
   const { workspace_id: workspaceId, change_id: changeId } = a.change;
   return a.ctx.inTx(async (tx) => {
     // Applied, its use of the spend envelope counts for 24 hours; refused, it is given back.
-    await settleUse(tx, { workspaceId, changeId, state: o.status === 'applied' ? 'applied' : 'released' });
+    if (reservesSpend(a.change))
+      await settleUse(tx, { workspaceId, changeId, state: o.status === 'applied' ? 'applied' : 'released' });
     await finishApply(tx, {
       workspaceId,
       changeId,
@@ -709,7 +745,14 @@ function applyOne(d: ApplyWorkerDeps) {
       contextValues: createContextValues().set(callerKey, principalOf(change)),
       signal: ctx.signal,
     };
-    const a: Attempt = { d, message, ctx, change, options };
+    const a: Attempt = {
+      d,
+      message,
+      ctx,
+      change,
+      options,
+      upstream: attemptUpstream(d.upstream, change.account_id),
+    };
     try {
       const outcome = await runSteps(a);
       if (outcome === undefined) return;
