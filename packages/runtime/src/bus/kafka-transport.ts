@@ -133,9 +133,10 @@ export interface KafkaTransportDeps {
   /** How often the relay looks for due outbox rows when no notification arrives (default 1 s). */
   relayPollMs?: number;
   /**
-   * How long one relay batch may take to be acknowledged before the relay gives it up, rolls its
-   * claim back and tries again later with a new producer (default 10 s). kafkajs's own retries
-   * would wait minutes for brokers that are down, holding the claim's transaction open.
+   * How long one relay batch may take to be acknowledged before the relay gives up the partitions
+   * not acknowledged yet, leaves their rows pending and tries again later with a new producer
+   * (default 10 s). kafkajs's own retries would wait minutes for brokers that are down, holding
+   * the claim's transaction open.
    */
   relayPublishTimeoutMs?: number;
   /** How long `consume` waits to join its group before giving up (default 60 s). */
