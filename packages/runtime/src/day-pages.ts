@@ -30,7 +30,16 @@ export function dayHoldingOffset(
   // The rows read are summed per day first (a key's count may span several rows, and a filter may
   // read several keys a day), so that each day is one row of the running sum: `newer` is then its
   // `through` less its own matches, one window instead of two.
-  const rows = `SELECT k.day, k.n FROM ${o.counts} k WHERE ${o.where} ORDER BY k.day DESC LIMIT ${o.limit}`;
+  // Several conditions are each a range of the counts' index in day order, merged (a condition
+  // with `IN` would read its ranges one after the other, and sort them).
+  const rows =
+    typeof o.where === 'string'
+      ? `SELECT k.day, k.n FROM ${o.counts} k WHERE ${o.where} ORDER BY k.day DESC LIMIT ${o.limit}`
+      : `SELECT k.day, k.n FROM (${o.where
+          .map(
+            (w) => `(SELECT k.day, k.n FROM ${o.counts} k WHERE ${w} ORDER BY k.day DESC LIMIT ${o.limit})`,
+          )
+          .join(' UNION ALL ')}) k ORDER BY k.day DESC LIMIT ${o.limit}`;
   const days = `SELECT k.day, sum(k.n) AS n FROM (${rows}) k GROUP BY k.day`;
   const perDay = o.live ? `SELECT k.day, k.n - coalesce(w.n, 0) AS n FROM (${days}) k ${o.live.join}` : days;
   return `${o.with ?? ''}day AS (
@@ -42,8 +51,11 @@ export function dayHoldingOffset(
 
 /** Which day rows count a list's filter, and how (dayHoldingOffset). */
 export interface DayCountsFilter {
-  /** The condition on `k` that counts exactly the list's matches (or, with `live`, a wider set). */
-  where: string;
+  /**
+   * The condition on `k` that counts exactly the list's matches (or, with `live`, a wider set); or
+   * several, whose rows are read as one, each an ordered range of the counts' index.
+   */
+  where: string | readonly string[];
   /** CTEs the `live` join reads, each ending in `, `: placed before `day`. */
   with?: string;
   /**

@@ -316,3 +316,74 @@ test('the day counts equal count(*) of the changes per workspace, UTC day, accou
   assert.ok(counted.rows.length > 0, 'the property left changes to count');
   assert.deepEqual(kept.rows, counted.rows);
 });
+
+test('expired changes over thirty days, some of each stored status and some still in their windows: every page from the day counts, and by the offset alone, is the plain OFFSET page', async () => {
+  // A fixed history where every day holds expired changes of both stored statuses (prepared past
+  // its window, approved past its approval's) beside changes still in their windows and every
+  // other status, so that a day walk that leaves out either status, or subtracts the windows
+  // wrongly, moves the pages at most offsets.
+  const workspaceId = randomUUID();
+  const accountId = randomUUID();
+  const statuses: Stored[] = [
+    'prepared',
+    'approved',
+    'applied',
+    'prepared',
+    'rejected',
+    'approved',
+    'failed',
+  ];
+  await pool.query(
+    `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json,
+                          digest, target_path, target_before_json, prepared_by, prepared_at, approved_at)
+     SELECT gen_random_uuid(), $1, $2, 'ads_update_ad', ($3::text[])[1 + i % cardinality($3::text[])], 'A change',
+            'POST', '/ads/1', '{}', repeat('a', 64), '/ads/1', '{}', 'agent', now() - i * interval '97 minutes',
+            CASE WHEN ($3::text[])[1 + i % cardinality($3::text[])] <> 'prepared'
+                 THEN least(now(), now() - i * interval '97 minutes' + (i % 5) * interval '7 hours') END
+       FROM generate_series(0, 445) AS i`,
+    [workspaceId, accountId, statuses],
+  );
+  const expiry = { preparedValidHours: 48, approvalValidHours: 12 };
+  const now = new Date();
+  for (const account of [undefined, accountId]) {
+    const { matches } = await plainPage(
+      pool,
+      workspaceId,
+      account,
+      { status: 'expired' },
+      { ...expiry, now },
+      0,
+      1,
+    );
+    assert.ok(matches > 100, `expired changes on most days (${matches})`);
+    for (let offset = 0; offset <= matches; offset++) {
+      const plain = await plainPage(
+        pool,
+        workspaceId,
+        account,
+        { status: 'expired' },
+        { ...expiry, now },
+        offset,
+        3,
+      );
+      for (const expiredDaysFrom of [0, Infinity]) {
+        const { rows, total } = await listChanges(pool, {
+          workspaceId,
+          accountId: account,
+          status: 'expired',
+          expiry,
+          now,
+          limit: 3,
+          offset,
+          expiredDaysFrom,
+        });
+        assert.deepEqual(
+          rows.map((c) => c.change_id),
+          plain.ids,
+          `expired page at ${offset} of ${matches}${account ? ' of one account' : ''}, day counts from ${expiredDaysFrom}`,
+        );
+        assert.equal(total, matches);
+      }
+    }
+  }
+});

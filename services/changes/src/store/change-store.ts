@@ -295,7 +295,7 @@ function dayCountsWhere(f: {
   if (f.status !== 'expired') return undefined;
   const among = `c.workspace_id = $1 AND ($3::uuid IS NULL OR c.account_id = $3::uuid)`;
   return {
-    where: `${where} AND k.status IN ('prepared', 'approved')`,
+    where: [`${where} AND k.status = 'prepared'`, `${where} AND k.status = 'approved'`],
     with: `recent AS (
       SELECT change_day(c.prepared_at) AS day, 'prepared' AS status, count(*) AS n FROM changes c
        WHERE ${among} AND c.status = 'prepared' AND c.prepared_at > $6::timestamptz - make_interval(hours => $4::int)
