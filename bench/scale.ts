@@ -3,7 +3,7 @@
  * a small size (SCALE_SMALL, default 1,000 of each record) and one at the large size
  * (SCALE_LARGE, default 1,000,000 changes and audit events, a tenth of that in marketing items and
  * proposals, a hundredth in performance imports with SCALE_IMPORT_ROWS rows each), and each read is
- * timed in both, one after the other, through the real stack: the MCP tools as JSON-RPC posts to
+ * timed in both, the calls alternating between them, through the real stack: the MCP tools as JSON-RPC posts to
  * the gateway, and the dashboard's pages with a signed-in session. Each figure is the median of
  * SCALE_CALLS sequential calls (default 15, after 3 to warm up) of the first page and of a page
  * deep into the history, printed beside the same read in the small workspace and the ratio. The
@@ -131,28 +131,52 @@ function median(values: number[]): number {
 }
 
 /**
- * The median time of `t` at `size`, printed as it is known. A read that takes seconds is timed
- * fewer times (at least 3, for at most about a minute): its figure is the finding either way.
+ * The median times of `t` in the small and the large workspace, printed as they are known. The
+ * calls alternate between the two (small, large, small, ...), so that both medians see the same
+ * load: on a shared machine a burst of other work during one side's calls would otherwise move
+ * the ratio. A read that takes seconds is timed fewer times (at least 3 each, for at most about a
+ * minute): its figure is the finding either way.
  */
-async function timeTarget(t: Target, w: Workspace): Promise<number> {
-  const size = w.size;
+async function timePair(t: Target, small: Workspace, large: Workspace): Promise<[number, number]> {
   const started = performance.now();
-  const times: number[] = [];
-  try {
-    for (let i = 0; i < WARMUP && performance.now() - started < SLOW_MS; i++) await t.call(w);
-    while (times.length < CALLS && (times.length < 3 || performance.now() - started < SLOW_MS)) {
-      const at = performance.now();
-      await t.call(w);
-      times.push(performance.now() - at);
+  const sides = [small, large] as const;
+  const times: [number[], number[]] = [[], []];
+  const failed: [boolean, boolean] = [false, false];
+  // One side's failure is reported and that side given up; the other is still timed.
+  const call = async (side: 0 | 1, timed: boolean) => {
+    if (failed[side]) return;
+    const at = performance.now();
+    try {
+      await t.call(sides[side]);
+    } catch (err) {
+      // A read that fails is a finding too: the run goes on to the other reads and fails at the end.
+      process.stdout.write(`  ${t.label} at ${sides[side].size}: FAILED: ${String(err).slice(0, 300)}\n`);
+      failed[side] = true;
+      return;
     }
-  } catch (err) {
-    // A read that fails is a finding too: the run goes on to the other reads and fails at the end.
-    process.stdout.write(`  ${t.label} at ${size}: FAILED: ${String(err).slice(0, 300)}\n`);
-    return Number.NaN;
+    if (timed) times[side].push(performance.now() - at);
+  };
+  for (let i = 0; i < WARMUP && performance.now() - started < SLOW_MS; i++) {
+    await call(0, false);
+    await call(1, false);
   }
-  const figure = median(times);
-  process.stdout.write(`  ${t.label} at ${size}: ${figure.toFixed(1)} ms (${times.length} calls)\n`);
-  return figure;
+  while (
+    times[0].length + times[1].length < 2 * CALLS &&
+    !(failed[0] && failed[1]) &&
+    (Math.max(times[0].length, times[1].length) < 3 || performance.now() - started < SLOW_MS)
+  ) {
+    await call(0, true);
+    await call(1, true);
+  }
+  const figure = (side: 0 | 1): number => {
+    if (failed[side]) return Number.NaN;
+    const value = median(times[side]);
+    process.stdout.write(
+      `  ${t.label} at ${sides[side].size}: ${value.toFixed(1)} ms (${times[side].length} calls)\n`,
+    );
+    return value;
+  };
+  return [figure(0), figure(1)];
 }
 
 /** Seeds the workspace's changes, from `from` (exclusive) to `to` rows, older than any before. */
@@ -803,8 +827,8 @@ async function main(): Promise<void> {
     for (let run = 1; run <= RUNS; run++) {
       process.stdout.write(`\nrun ${run} of ${RUNS}\n`);
       const figures = new Map<string, [number, number]>();
-      // Each read in both workspaces one after the other, so that both figures see the same load.
-      for (const t of targets) figures.set(t.label, [await timeTarget(t, small), await timeTarget(t, large)]);
+      // Each read in both workspaces, its calls alternating, so that both figures see the same load.
+      for (const t of targets) figures.set(t.label, await timePair(t, small, large));
       runs.push(figures);
     }
 
