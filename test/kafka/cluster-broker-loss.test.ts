@@ -2,17 +2,19 @@
  * A three-broker Kafka cluster (KRaft, every node a broker and a controller) losing one broker,
  * killed with SIGKILL, while the bus publishes and consumes: the transport's topics are
  * replicated on all three with `min.insync.replicas` 2, so every message acknowledged before or
- * after the loss is still there, and each has its effect exactly once.
+ * after the loss is still there, and each has its effect exactly once. First, on the whole
+ * cluster, the relay's sends partition by partition: a partition the brokers refuse holds up its
+ * own messages only.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createKafkaTransport, enqueue, migrateBus } from '@adsmcp/runtime/bus/index';
+import { type BusTransport, createKafkaTransport, enqueue, migrateBus } from '@adsmcp/runtime/bus/index';
 import { createPool, inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
 import { type KafkaBrokerCluster, startKafkaBroker } from '@adsmcp/testkit/kafka-broker';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import kafkajs, { Kafka, logLevel } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, Partitioners } from 'kafkajs';
 
 // Not among the names Node finds in kafkajs's CommonJS exports.
 const { ConfigResourceTypes } = kafkajs;
@@ -46,6 +48,102 @@ after(async () => {
   await db?.drop();
   await stopTestServer();
   await cluster?.stop();
+});
+
+test('a message the brokers refuse for good holds up only its own partition: the messages of the other partitions are published and marked done, those of its partition stay pending', async (t) => {
+  const schema = 'partition_test';
+  const own = createPool(db.url, schema);
+  // In this order: the pool ends once the transport has let its connections go.
+  let transport: BusTransport | undefined;
+  t.after(async () => {
+    await transport?.stop();
+    await own.end();
+  });
+  await migrateBus(own, schema);
+  const admin = new Kafka({
+    clientId: 'partition-admin',
+    brokers: cluster.bootstrap,
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  t.after(() => admin.disconnect());
+  // An operator's topic, used as it is, whose brokers take no record batch over 4 KB.
+  const partitions = 6;
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: [
+      {
+        topic: 'capped',
+        numPartitions: partitions,
+        replicationFactor: 3,
+        configEntries: [{ name: 'max.message.bytes', value: '4096' }],
+      },
+    ],
+  });
+
+  const partitionOf = Partitioners.DefaultPartitioner();
+  const meta = Array.from({ length: partitions }, (_, partitionId) => ({
+    partitionErrorCode: 0,
+    partitionId,
+    leader: 0,
+    replicas: [],
+    isr: [],
+  }));
+  const at = (key: string) =>
+    partitionOf({ topic: 'capped', partitionMetadata: meta, message: { key, value: null } });
+  const held = at('big');
+  const ids = await inTransaction(own, async (c) => {
+    const out = [await enqueue(c, { topic: 'capped', key: 'big', payload: { pad: 'x'.repeat(20_000) } })];
+    for (let i = 0; i < 24; i++)
+      out.push(await enqueue(c, { topic: 'capped', key: `small-${i}`, payload: { i } }));
+    return out;
+  });
+  const keys = ['big', ...Array.from({ length: 24 }, (_, i) => `small-${i}`)];
+  const behind = keys.filter((k) => k !== 'big' && at(k) === held);
+  const free = keys.filter((k) => at(k) !== held);
+  assert.ok(
+    behind.length > 0 && free.length > 0,
+    'small messages both on the partition of the big one and on others',
+  );
+
+  transport = createKafkaTransport({
+    pool: own,
+    logger: createLogger('partition-test', process.env.BUS_TEST_LOG_LEVEL ?? 'silent'),
+    brokers: cluster.bootstrap,
+    clientId: 'partition-test',
+    fetchMaxWaitMs: 200,
+    relayPollMs: 200,
+  });
+  // Keys, not deliveries: a message delivered again is no defect here.
+  const handled = new Set<string>();
+  await transport.consume({
+    name: 'partitions',
+    topic: 'capped',
+    handler: async (m) => {
+      handled.add(m.key);
+    },
+  });
+  await waitFor(
+    `the ${free.length} messages of the other partitions to be handled`,
+    async () => handled.size >= free.length,
+    30_000,
+  );
+  // Time for the relay to try the refused partition again (its retry waits start at 0.5 s).
+  await sleep(2000);
+  assert.deepEqual(
+    [...handled].toSorted(),
+    free.toSorted(),
+    'every message of the other partitions, none of the held one',
+  );
+  const { rows } = await own.query<{ key: string; status: string }>(
+    'SELECT key, status FROM bus_outbox WHERE id = ANY($1::uuid[]) ORDER BY key',
+    [ids],
+  );
+  assert.deepEqual(
+    rows.filter((r) => r.status !== 'done').map((r) => r.key),
+    ['big', ...behind].toSorted(),
+    'the refused message and those behind it in its partition stay pending',
+  );
 });
 
 // The broker killed may be the consumer group's coordinator: the consumer must find the new one
