@@ -194,6 +194,16 @@ const DUE_ONE_PER_FREE_KEY = `WITH RECURSIVE running AS MATERIALIZED (
    FOR UPDATE SKIP LOCKED`;
 
 /**
+ * Whether the key has a message due that is not running (`topic` and `key` are SQL expressions). The key's rows are read by the
+ * key's index and only then filtered by status (OFFSET 0 keeps the filter out of the scan): with
+ * statistics from before a burst of messages, the planner otherwise took a partial index of the due
+ * messages and filtered the whole backlog by key, 0.8 ms with 3,000 queued instead of 0.01.
+ */
+const keyWaiting = (topic: string, key: string) => `SELECT 1 FROM (
+     SELECT o.status, o.run_at FROM bus_outbox o WHERE o.topic = ${topic} AND o.key = ${key} OFFSET 0) k
+   WHERE k.status = 'pending' AND k.run_at <= now()`;
+
+/**
  * A serial-by-key claim as the consumer sends it ($1 topic, $2 limit, $3 token, $4 lease ms), for
  * the benchmark that times it against the backlog (bench/bus-claim.ts).
  */
@@ -366,9 +376,7 @@ class PgConsumer<P> implements Consumer {
     try {
       await this.pool.query(
         `SELECT pg_notify('bus_outbox', json_build_object('schema', current_schema(), 'topic', $1::text)::text)
-          WHERE EXISTS (
-            SELECT 1 FROM bus_outbox
-             WHERE topic = $1 AND key = $2 AND status = 'pending' AND run_at <= now())`,
+          WHERE EXISTS (${keyWaiting('$1', '$2')})`,
         [row.topic, row.key],
       );
     } catch (err) {
@@ -527,9 +535,7 @@ class PgConsumer<P> implements Consumer {
          RETURNING topic, key)
        SELECT pg_notify('bus_outbox', json_build_object('schema', current_schema(), 'topic', d.topic)::text)
          FROM done d
-        WHERE $2::boolean AND EXISTS (
-          SELECT 1 FROM bus_outbox o
-           WHERE o.topic = d.topic AND o.key = d.key AND o.status = 'pending' AND o.run_at <= now())`,
+        WHERE $2::boolean AND EXISTS (${keyWaiting('d.topic', 'd.key')})`,
       [row.id, this.opts.serialByKey],
     );
   }
