@@ -33,7 +33,7 @@ import {
   recordUploadedFile,
   unsettledChangeTo,
 } from '../store/change-store.ts';
-import { type FreezeRow, freezeInForce, settleUse } from '../store/controls-store.ts';
+import { type FreezeRow, settleUse } from '../store/controls-store.ts';
 import { expiryHours } from '../store/expiry-store.ts';
 import { type ApplyMessage, enqueueApply } from './apply-message.ts';
 
@@ -249,6 +249,56 @@ async function endApply(
   });
 }
 
+/** The freeze columns of applyingChange's row, `f_` before each. */
+interface FreezeColumns {
+  f_freeze_id: string | null;
+  f_account_id: string | null;
+  f_reason: string;
+  f_frozen_by: string;
+  f_frozen_at: Date;
+}
+
+/**
+ * The change an apply message names, with the freeze in force for its account (controls-store's
+ * freezeInForce: its own, else the workspace's), read in one statement: every apply reads both
+ * first, and a statement less per apply is a round trip less for both processes.
+ */
+async function applyingChange(
+  d: ApplyWorkerDeps,
+  workspaceId: string,
+  changeId: string,
+): Promise<{ change: ChangeRow; frozen: FreezeRow | undefined } | undefined> {
+  const { rows } = await d.pool.query<ChangeRow & FreezeColumns>(
+    `SELECT c.*, f.freeze_id AS f_freeze_id, f.account_id AS f_account_id, f.reason AS f_reason,
+            f.frozen_by AS f_frozen_by, f.frozen_at AS f_frozen_at
+       FROM changes c
+       LEFT JOIN LATERAL (
+         SELECT * FROM freezes f
+          WHERE f.workspace_id = c.workspace_id AND f.unfrozen_at IS NULL
+            AND (f.account_id IS NULL OR f.account_id = c.account_id)
+          ORDER BY f.account_id NULLS LAST LIMIT 1) f ON true
+      WHERE c.workspace_id = $1 AND c.change_id = $2`,
+    [workspaceId, changeId],
+  );
+  const row = rows[0];
+  if (row === undefined) return undefined;
+  const { f_freeze_id: freezeId, f_account_id, f_reason, f_frozen_by, f_frozen_at, ...change } = row;
+  const frozen: FreezeRow | undefined =
+    freezeId === null
+      ? undefined
+      : {
+          freeze_id: freezeId,
+          workspace_id: change.workspace_id,
+          account_id: f_account_id,
+          reason: f_reason,
+          frozen_by: f_frozen_by,
+          frozen_at: f_frozen_at,
+          unfrozen_by: null,
+          unfrozen_at: null,
+        };
+  return { change, frozen };
+}
+
 /**
  * createApplyHandler returns the bus handler of apply messages. An attempt that meets an outage
  * throws, so the bus tries again with backoff; once the change may no longer be tried (tryUntil),
@@ -258,14 +308,15 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
   const apply = applyOne(d);
   return async (message: Delivery<ApplyMessage>, ctx: HandlerContext): Promise<void> => {
     const { change_id: changeId, workspace_id: workspaceId } = message.payload;
-    const change = await findChange(d.pool, workspaceId, changeId);
-    if (change === undefined || change.status !== 'applying') {
+    const found = await applyingChange(d, workspaceId, changeId);
+    if (found === undefined || found.change.status !== 'applying') {
       d.logger.info(
-        { change_id: changeId, status: change?.status },
+        { change_id: changeId, status: found?.change.status },
         'apply skipped: the change is not applying',
       );
       return;
     }
+    const { change, frozen } = found;
     try {
       // The bus runs one apply message of an object at a time (applyKeyOf): an attempt ended
       // after a send whose outcome is not known yet keeps the object until it is settled.
@@ -273,7 +324,7 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
         const unsettled = await unsettledChangeTo(d.pool, change);
         if (unsettled !== undefined) throw new TargetUnsettledError(unsettled, change.target_path);
       }
-      return await apply(message, ctx, change);
+      return await apply(message, ctx, change, frozen);
     } catch (err) {
       const why = failureText(err);
       const latest = (await findChange(d.pool, workspaceId, changeId)) ?? change;
@@ -491,6 +542,8 @@ interface Attempt {
   options: ApplyOptions;
   /** The upstream-proxy, as this attempt calls it (attemptUpstream). */
   upstream: Client<typeof UpstreamService>;
+  /** The freeze in force for the change's account when this delivery began, if any. */
+  frozen: FreezeRow | undefined;
 }
 
 /**
@@ -533,13 +586,13 @@ const refuse = (error: string, upstreamStatus: number | null = null, response: s
 const firstSend = (a: Attempt) => a.change.sent_at === null;
 
 /**
- * A freeze in force holds the change, unsent. Looked at first, before anything is read or sent: a
- * freeze set while this apply waited for another change to the same object holds it too.
+ * A freeze in force holds the change, unsent. Looked at first, before anything is read or sent (it
+ * was read with the change, as this delivery began): a freeze set while this apply waited for
+ * another change to the same object holds it too.
  */
 async function checkFreeze(a: Attempt): Promise<StepResult> {
-  const frozen = await freezeInForce(a.d.pool, a.change.workspace_id, a.change.account_id);
-  if (frozen === undefined) return NEXT;
-  await hold(a.d, a.message, a.ctx, a.change, frozen);
+  if (a.frozen === undefined) return NEXT;
+  await hold(a.d, a.message, a.ctx, a.change, a.frozen);
   return { held: true };
 }
 
@@ -740,7 +793,12 @@ function principalOf(change: ChangeRow): Principal {
 
 /** Applies one change that is `applying` (the bus runs no other apply of its object meanwhile). */
 function applyOne(d: ApplyWorkerDeps) {
-  return async (message: Delivery<ApplyMessage>, ctx: HandlerContext, change: ChangeRow): Promise<void> => {
+  return async (
+    message: Delivery<ApplyMessage>,
+    ctx: HandlerContext,
+    change: ChangeRow,
+    frozen: FreezeRow | undefined,
+  ): Promise<void> => {
     const options = {
       contextValues: createContextValues().set(callerKey, principalOf(change)),
       signal: ctx.signal,
@@ -752,6 +810,7 @@ function applyOne(d: ApplyWorkerDeps) {
       change,
       options,
       upstream: attemptUpstream(d.upstream, change.account_id),
+      frozen,
     };
     try {
       const outcome = await runSteps(a);
