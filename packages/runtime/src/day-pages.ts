@@ -63,8 +63,9 @@ export interface DayCountsFilter {
    * (the stored statuses that may be shown as the one asked for), and each row's matches are its
    * `n` less those of its day that the time keeps out of the filter, counted live. A key's count
    * is a sum of rows (a writer that finds the key's rows held inserts its delta beside them), so
-   * the rows read are summed per day first, and the join subtracts once per day. A day cut short by `limit` may count more or less than its matches: that only moves
-   * which day is found, as every newer day is read whole and its `newer` is exact.
+   * the rows read are summed per day first, and the join subtracts once per day. A day cut short
+   * by `limit` may count more or less than its matches: that only moves which day is found, as
+   * every newer day is read whole and its `newer` is exact.
    */
   live?: {
     /** A join on the day rows read, as `k` (day, n), whose `w.n` is the day's matches to subtract. */
@@ -73,9 +74,9 @@ export interface DayCountsFilter {
 }
 
 /**
- * The `live` part of dayHoldingOffset for counts kept by status, where the statement's `recent`
- * CTE (day, status, n) counts live, per day and stored status, the matches of the wider set that
- * the time keeps out of the filter: each day's kept count less that day's recent ones.
+ * The `live` part of dayHoldingOffset where the statement's `recent` CTE (day, n) counts live the
+ * matches of the wider set that the time keeps out of the filter, in rows a day may have several
+ * of (one per stored status or window): each day's kept count less that day's recent ones.
  */
 export const RECENT_SUBTRACTED = {
   join: `LEFT JOIN (SELECT day, sum(n) AS n FROM recent GROUP BY 1) w ON w.day = k.day`,

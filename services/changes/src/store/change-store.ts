@@ -204,16 +204,12 @@ export async function listChanges(
         // is past its window. Each range is read in the list's order up to the page's end, and the
         // two are merged, so an offset (or a day's earlier matches) skips only expired changes'
         // entries, not every change's among them (a sixth of them in a year's mix).
-        `SELECT c.change_id, c.prepared_at FROM (
+        `SELECT c.change_id, c.prepared_at FROM (${EXPIRED_RANGES.map(
+          (r) => `
            (SELECT c.change_id, c.prepared_at FROM changes c
-             WHERE ${expired} AND c.status = 'prepared' AND c.prepared_at < ${before}
-               AND c.prepared_at <= $6::timestamptz - make_interval(hours => $4::int)
-             ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 + ${offset})
-           UNION ALL
-           (SELECT c.change_id, c.prepared_at FROM changes c
-             WHERE ${expired} AND c.status = 'approved' AND c.prepared_at < ${before}
-               AND c.approved_at <= $6::timestamptz - make_interval(hours => $5::int)
-             ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 + ${offset})
+             WHERE ${expired} AND c.status = '${r.status}' AND c.prepared_at < ${before} AND ${r.passed}
+             ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 + ${offset})`,
+        ).join(' UNION ALL')}
          ) c ORDER BY c.prepared_at DESC, c.change_id LIMIT $7 OFFSET ${offset}`;
   const [{ rows }, total] = await Promise.all([
     days === undefined
@@ -247,6 +243,17 @@ export async function listChanges(
   ]);
   return { rows, total };
 }
+
+/**
+ * The stored statuses a change is shown expired in, each with the condition on `c` that its
+ * window has passed ($4 and $5 the hours after prepare and after approval, $6 now), as
+ * SHOWN_STATUS has them: each a range of the status index (changes_list_status, which includes
+ * the approval time) and of the day counts' index.
+ */
+const EXPIRED_RANGES = [
+  { status: 'prepared', passed: 'c.prepared_at <= $6::timestamptz - make_interval(hours => $4::int)' },
+  { status: 'approved', passed: 'c.approved_at <= $6::timestamptz - make_interval(hours => $5::int)' },
+] as const;
 
 /**
  * Expired changes' pages before this offset skip their offset plainly: the day counts' way also
@@ -295,13 +302,13 @@ function dayCountsWhere(f: {
   if (f.status !== 'expired') return undefined;
   const among = `c.workspace_id = $1 AND ($3::uuid IS NULL OR c.account_id = $3::uuid)`;
   return {
-    where: [`${where} AND k.status = 'prepared'`, `${where} AND k.status = 'approved'`],
+    where: EXPIRED_RANGES.map((r) => `${where} AND k.status = '${r.status}'`),
     with: `recent AS (
-      SELECT change_day(c.prepared_at) AS day, 'prepared' AS status, count(*) AS n FROM changes c
+      SELECT change_day(c.prepared_at) AS day, count(*) AS n FROM changes c
        WHERE ${among} AND c.status = 'prepared' AND c.prepared_at > $6::timestamptz - make_interval(hours => $4::int)
        GROUP BY 1
       UNION ALL
-      SELECT change_day(c.prepared_at), 'approved', count(*) FROM changes c
+      SELECT change_day(c.prepared_at), count(*) FROM changes c
        WHERE ${among} AND c.status = 'approved' AND c.approved_at > $6::timestamptz - make_interval(hours => $5::int)
        GROUP BY 1
     ), `,

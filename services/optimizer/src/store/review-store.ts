@@ -514,16 +514,16 @@ function dayCountsWhere(f: ProposalFilter): DayCountsFilter | undefined {
     return {
       where: where.join(' AND '),
       with: `recent AS (
-        SELECT proposal_day(p.created_at) AS day, 'pending_review' AS status, count(*) AS n FROM proposals p
+        SELECT proposal_day(p.created_at) AS day, count(*) AS n FROM proposals p
          WHERE ${among} AND p.status = 'pending_review' AND p.review_expires_at > $4 GROUP BY 1
         UNION ALL
-        SELECT proposal_day(p.created_at), 'pending_review', count(*) FROM proposals p
+        SELECT proposal_day(p.created_at), count(*) FROM proposals p
          WHERE ${among} AND p.status = 'pending_review' AND p.review_expires_at IS NULL GROUP BY 1
         UNION ALL
-        SELECT proposal_day(p.created_at), 'approved', count(*) FROM proposals p
+        SELECT proposal_day(p.created_at), count(*) FROM proposals p
          WHERE ${among} AND p.status = 'approved' AND p.publish_by > $4 GROUP BY 1
         UNION ALL
-        SELECT proposal_day(p.created_at), 'approved', count(*) FROM proposals p
+        SELECT proposal_day(p.created_at), count(*) FROM proposals p
          WHERE ${among} AND p.status = 'approved' AND p.publish_by IS NULL GROUP BY 1
       ), `,
       live: RECENT_SUBTRACTED,
