@@ -129,18 +129,23 @@ export async function settleUse(
   );
 }
 
+/**
+ * The statement of the freeze in force for an account, on `freezes` as `f`: its own, else the
+ * workspace's. `workspace` and `account` are SQL expressions (an account that is null: only the
+ * workspace's), so that a statement reading an account's change can join it (LATERAL).
+ */
+export const freezeInForceSql = (workspace: string, account: string) =>
+  `SELECT f.* FROM freezes f
+    WHERE f.workspace_id = ${workspace} AND f.unfrozen_at IS NULL AND (f.account_id IS NULL OR f.account_id = ${account})
+    ORDER BY f.account_id NULLS LAST LIMIT 1`;
+
 /** The freeze in force for the account: its own, else the workspace's (`accountId` null: only that). */
 export async function freezeInForce(
   db: Queryable,
   workspaceId: string,
   accountId: string | null,
 ): Promise<FreezeRow | undefined> {
-  const { rows } = await db.query<FreezeRow>(
-    `SELECT * FROM freezes
-      WHERE workspace_id = $1 AND unfrozen_at IS NULL AND (account_id IS NULL OR account_id = $2::uuid)
-      ORDER BY account_id NULLS LAST LIMIT 1`,
-    [workspaceId, accountId],
-  );
+  const { rows } = await db.query<FreezeRow>(freezeInForceSql('$1', '$2::uuid'), [workspaceId, accountId]);
   return rows[0];
 }
 

@@ -33,7 +33,7 @@ import {
   recordUploadedFile,
   unsettledChangeTo,
 } from '../store/change-store.ts';
-import { type FreezeRow, settleUse } from '../store/controls-store.ts';
+import { type FreezeRow, freezeInForceSql, settleUse } from '../store/controls-store.ts';
 import { expiryHours } from '../store/expiry-store.ts';
 import { type ApplyMessage, enqueueApply } from './apply-message.ts';
 
@@ -260,7 +260,7 @@ interface FreezeColumns {
 
 /**
  * The change an apply message names, with the freeze in force for its account (controls-store's
- * freezeInForce: its own, else the workspace's), read in one statement: every apply reads both
+ * freezeInForceSql: its own, else the workspace's), read in one statement: every apply reads both
  * first, and a statement less per apply is a round trip less for both processes.
  */
 async function applyingChange(
@@ -272,11 +272,7 @@ async function applyingChange(
     `SELECT c.*, f.freeze_id AS f_freeze_id, f.account_id AS f_account_id, f.reason AS f_reason,
             f.frozen_by AS f_frozen_by, f.frozen_at AS f_frozen_at
        FROM changes c
-       LEFT JOIN LATERAL (
-         SELECT * FROM freezes f
-          WHERE f.workspace_id = c.workspace_id AND f.unfrozen_at IS NULL
-            AND (f.account_id IS NULL OR f.account_id = c.account_id)
-          ORDER BY f.account_id NULLS LAST LIMIT 1) f ON true
+       LEFT JOIN LATERAL (${freezeInForceSql('c.workspace_id', 'c.account_id')}) f ON true
       WHERE c.workspace_id = $1 AND c.change_id = $2`,
     [workspaceId, changeId],
   );
