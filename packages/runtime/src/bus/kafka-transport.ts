@@ -644,15 +644,26 @@ const partitioner = Partitioners.DefaultPartitioner();
  * messages went to.
  */
 function partitionOf(topic: string, key: string, count: number): number {
-  // With a key, the partitioner reads only how many partitions there are.
-  const partitionMetadata: PartitionMetadata[] = Array.from({ length: count }, (_, partitionId) => ({
-    partitionErrorCode: 0,
-    partitionId,
-    leader: 0,
-    replicas: [],
-    isr: [],
-  }));
-  return partitioner({ topic, partitionMetadata, message: { key, value: null } });
+  return partitioner({ topic, partitionMetadata: partitionsOfCount(count), message: { key, value: null } });
+}
+
+/** The partition list partitionOf hands the partitioner, one per partition count, made once. */
+const partitionLists = new Map<number, PartitionMetadata[]>();
+
+function partitionsOfCount(count: number): PartitionMetadata[] {
+  let list = partitionLists.get(count);
+  if (list === undefined) {
+    // With a key, the partitioner reads only how many partitions there are.
+    list = Array.from({ length: count }, (_, partitionId) => ({
+      partitionErrorCode: 0,
+      partitionId,
+      leader: 0,
+      replicas: [],
+      isr: [],
+    }));
+    partitionLists.set(count, list);
+  }
+  return list;
 }
 
 /** byPartition groups `rows` by topic and partition, each group in the rows' order. */
