@@ -7,14 +7,14 @@
  * own messages only.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BusTransport, createKafkaTransport, enqueue, migrateBus } from '@adsmcp/runtime/bus/index';
 import { createPool, inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
 import { type KafkaBrokerCluster, startKafkaBroker } from '@adsmcp/testkit/kafka-broker';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import kafkajs, { Kafka, logLevel, Partitioners } from 'kafkajs';
+import kafkajs, { type Admin, Kafka, logLevel, Partitioners } from 'kafkajs';
 
 // Not among the names Node finds in kafkajs's CommonJS exports.
 const { ConfigResourceTypes } = kafkajs;
@@ -32,6 +32,14 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(50);
   }
+}
+
+/** An admin client of the cluster, connected, and disconnected once the test `t` ends. */
+async function clusterAdmin(t: TestContext, clientId: string): Promise<Admin> {
+  const admin = new Kafka({ clientId, brokers: cluster.bootstrap, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  t.after(() => admin.disconnect());
+  return admin;
 }
 
 before(async () => {
@@ -60,13 +68,7 @@ test('a message the brokers refuse for good holds up only its own partition: the
     await own.end();
   });
   await migrateBus(own, schema);
-  const admin = new Kafka({
-    clientId: 'partition-admin',
-    brokers: cluster.bootstrap,
-    logLevel: logLevel.NOTHING,
-  }).admin();
-  await admin.connect();
-  t.after(() => admin.disconnect());
+  const admin = await clusterAdmin(t, 'partition-admin');
   // An operator's topic, used as it is, whose brokers take no record batch over 4 KB.
   const partitions = 6;
   await admin.createTopics({
@@ -177,13 +179,7 @@ test('one of three brokers killed mid-load: the topics are replicated 3 times wi
     },
   });
 
-  const admin = new Kafka({
-    clientId: 'cluster-admin',
-    brokers: cluster.bootstrap,
-    logLevel: logLevel.NOTHING,
-  }).admin();
-  await admin.connect();
-  t.after(() => admin.disconnect());
+  const admin = await clusterAdmin(t, 'cluster-admin');
   const { topics } = await admin.fetchTopicMetadata({ topics: ['replicated3'] });
   assert.deepEqual(
     [...new Set(topics[0]?.partitions.map((p) => p.replicas.length))],
