@@ -56,7 +56,13 @@ async function timeClaim(c: pg.Client, limit: number): Promise<number> {
   for (let i = 0; i < CALLS + 5; i++) {
     await c.query('BEGIN');
     const started = performance.now();
-    const { rows } = await c.query(sql, [TOPIC, limit, '00000000-0000-4000-8000-000000000001', 60_000]);
+    const { rows } = await c.query(sql, [
+      TOPIC,
+      limit,
+      '00000000-0000-4000-8000-000000000001',
+      60_000,
+      'bench',
+    ]);
     const took = performance.now() - started;
     await c.query('ROLLBACK');
     if (rows.length !== limit) throw new Error(`a claim of ${limit} took ${rows.length} messages`);
@@ -89,7 +95,7 @@ async function main(): Promise<void> {
       );
     const { rows: plan } = await c.query<{ 'QUERY PLAN': unknown }>(
       `EXPLAIN (FORMAT JSON) ${serialClaimStatement()}`,
-      [TOPIC, 8, '00000000-0000-4000-8000-000000000001', 60_000],
+      [TOPIC, 8, '00000000-0000-4000-8000-000000000001', 60_000, 'bench'],
     );
     const nodes: string[] = [];
     const walk = (n: Record<string, unknown>) => {

@@ -109,6 +109,7 @@ async function claim(ids: string[], limit: number): Promise<number[]> {
       limit,
       randomUUID(),
       60_000,
+      'bus-claim-choice',
     ]);
     await client.query('ROLLBACK');
     return rows.map((r) => ids.indexOf(r.id)).sort((a, b) => a - b);

@@ -420,3 +420,35 @@ test("with serialByKey, one key group's backlog does not hold every handler slot
     'one group in the order enqueued',
   );
 });
+
+for (const serialByKey of [false, true]) {
+  test(`a claimed message its consumer's inbox already holds is marked done, its handler not run (serialByKey ${serialByKey})`, async (t) => {
+    // As after a process killed between the handler's commit and the mark done: the inbox row is
+    // there, the outbox row still pending. The claim reads the inbox with the message.
+    const topic = `handled-before-${serialByKey}`;
+    const consumer = `handled-before-${serialByKey}`;
+    const handled = await enqueue(suite.pool, { topic, key: 'k', payload: { n: 1 } });
+    const fresh = await enqueue(suite.pool, { topic, key: 'other k', payload: { n: 2 } });
+    await suite.pool.query('INSERT INTO bus_inbox (consumer, message_id) VALUES ($1, $2)', [
+      consumer,
+      handled,
+    ]);
+    // Another consumer's inbox row for the fresh message says nothing of this consumer's.
+    await suite.pool.query('INSERT INTO bus_inbox (consumer, message_id) VALUES ($1, $2)', [
+      'someone-else',
+      fresh,
+    ]);
+    const seen: unknown[] = [];
+    const transport = transportFor(t, suite.pool);
+    await transport.consume({
+      name: consumer,
+      topic,
+      serialByKey,
+      pollIntervalMs: 60_000,
+      handler: async (m) => void seen.push(m.payload),
+    });
+    await waitFor('both done', async () => (await isDone(handled)()) && (await isDone(fresh)()));
+    await transport.stop();
+    assert.deepEqual(seen, [{ n: 2 }]);
+  });
+}
