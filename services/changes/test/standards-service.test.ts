@@ -850,6 +850,26 @@ describe('enforcement at apply', () => {
     }
   });
 
+  test('an operating window set after approval that leaves out today refuses the apply, dated in the account time zone', async () => {
+    // The one rule at apply that reads the account (its time zone): read only when a standard is active.
+    const ad = ads[2] as { id: string; name: string; revision: number };
+    const change = await approvedAndApplying(ad, { name: 'Winter' });
+    await saveStandard('Season', { operatingStart: '2020-01-01', operatingEnd: '2020-01-31' });
+    try {
+      await runWorker(change.changeId);
+      const { change: failed } = await changes.getChange({ changeId: change.changeId }, as(agent));
+      assert.equal(statusOf(failed), 'failed');
+      assert.match(
+        failed?.error ?? '',
+        /^refused before applying, nothing was sent to the ad account: today \(\d{4}-\d{2}-\d{2} in UTC\) is outside the operating window 2020-01-01 to 2020-01-31: no change but a pause or an archive may be made now \(standard Season\)$/,
+      );
+      const live = (await platform.ads()).find((a) => a.id === ad.id);
+      assert.equal(live?.name, ad.name);
+    } finally {
+      await archiveAll();
+    }
+  });
+
   test('a bid set alone on an ad group billed per impression is held to a cap set after approval as its CPM, and nothing is sent', async () => {
     const group = await impressionGroup();
     const { change } = await changes.prepareChange(

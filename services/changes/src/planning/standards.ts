@@ -19,7 +19,7 @@ import {
   standardViolations,
   stopsServing,
 } from '../domain/standards-rules.ts';
-import { activeStandards, findSpendGuard } from '../store/standards-store.ts';
+import { type AccountRules, accountRules, activeStandards } from '../store/standards-store.ts';
 
 export interface StandardsVerdict {
   checked: CheckedStandard[];
@@ -35,10 +35,14 @@ export function localToday(now: Date, timeZone: string): string {
     .toString();
 }
 
+/** A standard's row as the rules read it. */
+function asStandard(r: AccountRules['standards'][number]): Standard {
+  return { standardId: r.standard_id, name: r.name, revision: r.revision, data: r.data };
+}
+
 /** The account's active standards, as the rules read them. */
 async function standardsOf(db: Queryable, workspaceId: string, accountId: string): Promise<Standard[]> {
-  const rows = await activeStandards(db, workspaceId, accountId);
-  return rows.map((r) => ({ standardId: r.standard_id, name: r.name, revision: r.revision, data: r.data }));
+  return (await activeStandards(db, workspaceId, accountId)).map(asStandard);
 }
 
 /** judgeStandards checks `op` against the active standards and spend guard of the account. */
@@ -50,19 +54,38 @@ export async function judgeStandards(
   result?: Record<string, unknown>,
   now: Date = new Date(),
 ): Promise<StandardsVerdict> {
-  const [standards, guard] = await Promise.all([
-    standardsOf(db, workspaceId, account.accountId),
-    findSpendGuard(db, workspaceId, account.accountId),
-  ]);
+  const rules = await accountRules(db, workspaceId, account.accountId);
+  return verdictOf(rules, account.timeZone, op, result, now);
+}
+
+/**
+ * The verdict of `rules` on `op`. The account's time zone (the date `now` is there) is read by the
+ * standards' date windows alone: with no standard active it may be undefined.
+ */
+function verdictOf(
+  rules: AccountRules,
+  timeZone: string | undefined,
+  op: Operation,
+  result: Record<string, unknown> | undefined,
+  now: Date,
+): StandardsVerdict {
+  const standards = rules.standards.map(asStandard);
+  if (standards.length > 0 && timeZone === undefined)
+    throw new Error("the account's standards are checked without its time zone");
+  const zone = timeZone ?? 'UTC';
   const big = (v: string | null | undefined) => (v === null || v === undefined ? null : BigInt(v));
   const body = bodyOf(op);
   const violations = standardViolations(
     body,
     standards,
-    { maxDailyBudgetMicros: big(guard?.max_daily_budget_micros), maxBidMicros: big(guard?.max_bid_micros) },
     {
-      today: localToday(now, account.timeZone),
-      timeZone: account.timeZone,
+      maxDailyBudgetMicros: big(rules.guard?.max_daily_budget_micros),
+      maxBidMicros: big(rules.guard?.max_bid_micros),
+    },
+    {
+      // Read by the standards' windows only (none here when the time zone is not known).
+      today: localToday(now, zone),
+      timeZone: zone,
       stopsServing: stopsServing(op.path, body),
       wireFormat: op.path === BULK_JOB_PATH ? 'bulk' : 'single',
     },
@@ -111,7 +134,9 @@ export async function enforceStandards(
 
 /**
  * Why the apply worker must not send `change` (its operation breaks the account's standards or
- * spend guard as they are now), or undefined when it may. The account is read for its time zone.
+ * spend guard as they are now), or undefined when it may. The account is read for its time zone
+ * only when a standard is active: the spend guard's caps hold whatever the date, and a call to the
+ * upstream-proxy less is a good part of an apply's cost.
  */
 export async function standardsRefusalAtApply(
   db: Queryable,
@@ -126,12 +151,17 @@ export async function standardsRefusalAtApply(
   },
   options: CallOptions,
 ): Promise<string | undefined> {
-  const { account } = await upstream.getAccount({ accountId: change.account_id }, options);
-  if (account === undefined) throw new UnavailableError('the upstream-proxy answered without an account');
+  const rules = await accountRules(db, change.workspace_id, change.account_id);
+  let timeZone: string | undefined;
+  if (rules.standards.length > 0) {
+    const { account } = await upstream.getAccount({ accountId: change.account_id }, options);
+    if (account === undefined) throw new UnavailableError('the upstream-proxy answered without an account');
+    timeZone = account.timeZone;
+  }
   const op = { method: change.method, path: change.path, bodyJson: change.body_json };
   const reviewed: unknown = JSON.parse(change.reviewed_result_json);
   const result = isRecord(reviewed) ? reviewed : undefined;
-  const { violations } = await judgeStandards(db, change.workspace_id, account, op, result);
+  const { violations } = verdictOf(rules, timeZone, op, result, new Date());
   if (violations.length === 0) return undefined;
   return `refused before applying, nothing was sent to the ad account: ${violations.join('; ')}`;
 }

@@ -107,6 +107,13 @@ export async function countStandards(db: Queryable, workspaceId: string, account
   return rows[0]?.n ?? 0;
 }
 
+/** The active standards of account $2 of workspace $1 (account_standards as `s`). */
+const ACTIVE_STANDARDS_OF = `s.workspace_id = $1 AND s.account_id = $2 AND s.kind = 'standard' AND s.archived_at IS NULL`;
+
+/** The columns of a spend guard as SpendGuardRow reads them (account_spend_guards as `g`). */
+const SPEND_GUARD_COLUMNS =
+  'g.account_id, g.max_daily_budget_micros::text, g.max_bid_micros::text, g.updated_by, g.updated_at';
+
 /** Every active standard (not a template, not archived) of the account, oldest first: what a change is checked against. */
 export async function activeStandards(
   db: Queryable,
@@ -114,12 +121,45 @@ export async function activeStandards(
   accountId: string,
 ): Promise<StandardRow[]> {
   const { rows } = await db.query<StandardRow>(
-    `SELECT * FROM account_standards
-      WHERE workspace_id = $1 AND account_id = $2 AND kind = 'standard' AND archived_at IS NULL
-      ORDER BY created_at, standard_id`,
+    `SELECT * FROM account_standards s WHERE ${ACTIVE_STANDARDS_OF} ORDER BY created_at, standard_id`,
     [workspaceId, accountId],
   );
   return rows;
+}
+
+/** What an operation is checked against: the account's active standards, oldest first, and its spend guard. */
+export interface AccountRules {
+  standards: Pick<StandardRow, 'standard_id' | 'name' | 'revision' | 'data'>[];
+  guard: SpendGuardRow | undefined;
+}
+
+/**
+ * The account's active standards (as activeStandards) and its spend guard (as findSpendGuard) in
+ * one statement: every check of an operation reads both, a prepare and each apply.
+ */
+export async function accountRules(
+  db: Queryable,
+  workspaceId: string,
+  accountId: string,
+): Promise<AccountRules> {
+  const { rows } = await db.query<
+    { standards: AccountRules['standards'] } & { [K in keyof SpendGuardRow]: SpendGuardRow[K] | null }
+  >(
+    `SELECT (SELECT coalesce(json_agg(json_build_object('standard_id', s.standard_id, 'name', s.name,
+                        'revision', s.revision, 'data', s.data) ORDER BY s.created_at, s.standard_id), '[]'::json)
+               FROM account_standards s WHERE ${ACTIVE_STANDARDS_OF}) AS standards,
+            ${SPEND_GUARD_COLUMNS}
+       FROM (SELECT) one LEFT JOIN account_spend_guards g ON g.workspace_id = $1 AND g.account_id = $2`,
+    [workspaceId, accountId],
+  );
+  const row = rows[0];
+  if (row === undefined) return { standards: [], guard: undefined };
+  const { standards, account_id, updated_by, updated_at, max_daily_budget_micros, max_bid_micros } = row;
+  const guard =
+    account_id === null || updated_by === null || updated_at === null
+      ? undefined
+      : { account_id, updated_by, updated_at, max_daily_budget_micros, max_bid_micros };
+  return { standards, guard };
 }
 
 export interface SpendGuardRow {
@@ -137,8 +177,7 @@ export async function findSpendGuard(
   accountId: string,
 ): Promise<SpendGuardRow | undefined> {
   const { rows } = await db.query<SpendGuardRow>(
-    `SELECT account_id, max_daily_budget_micros::text, max_bid_micros::text, updated_by, updated_at
-       FROM account_spend_guards WHERE workspace_id = $1 AND account_id = $2`,
+    `SELECT ${SPEND_GUARD_COLUMNS} FROM account_spend_guards g WHERE g.workspace_id = $1 AND g.account_id = $2`,
     [workspaceId, accountId],
   );
   return rows[0];
