@@ -210,3 +210,26 @@ test('an event committed without its fold (its process gone) is chained by the s
   await end(unswept, 'COMMIT');
   assert.deepEqual(await chain(other), ['1:0'], 'the reader chained it before reading');
 });
+
+test('gathered events (the apply worker outcomes) are chained by one later fold, not each at its commit', async () => {
+  const ws = randomUUID();
+  const events = 10;
+  await Promise.all(
+    Array.from({ length: events }, (_, n) =>
+      inTransaction(pool, (tx) => appendAuditEvent(tx, event(ws, n, 0), 'gathered')),
+    ),
+  );
+  assert.equal(await staged(ws), events, 'committed, staged, not chained at the commit');
+  // No reader and no sweep here: only the gathered fold can chain them.
+  const deadline = Date.now() + 5000;
+  while ((await staged(ws)) > 0 && Date.now() < deadline) await sleep(25);
+  assert.equal(await staged(ws), 0, 'chained by the gathered fold');
+  const { rows } = await pool.query<{ folds: number; n: number }>(
+    'SELECT count(DISTINCT xmin::text)::int AS folds, count(*)::int AS n FROM audit_log WHERE workspace_id = $1',
+    [ws],
+  );
+  // Each fold is one transaction: the rows it inserted share its xmin.
+  assert.equal(rows[0]?.n, events);
+  assert.ok((rows[0]?.folds ?? events) <= events / 2, `${rows[0]?.folds} folds for ${events} events`);
+  assert.equal((await verifyAuditChain(pool, ws)).broken, undefined);
+});

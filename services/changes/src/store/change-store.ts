@@ -581,7 +581,8 @@ export async function finishApply(
         JSON.stringify(f.appliedDifferences ?? []),
       ],
     );
-    return auditChange(tx, f.status, rows[0], 'worker:apply');
+    // The worker's outcomes are chained by gathered folds: nothing reads the log right after one.
+    return auditChange(tx, f.status, rows[0], 'worker:apply', 'gathered');
   });
 }
 
