@@ -11,10 +11,15 @@ export interface BucketRule {
 export interface Lease {
   /** The tokens taken (0 when the bucket held less than one). */
   granted: number;
-  /** When nothing was granted, the seconds until the bucket holds a token again. */
+  /** When nothing was granted, the seconds until the bucket holds the tokens wanted. */
   waitSeconds: number;
   /** The whole tokens left in the bucket after this take (for the budget metric). */
   remaining: number;
+  /**
+   * The seconds until the bucket holds the tokens wanted again, counting only this take: a replica
+   * that spends what it was granted need not ask before then (another's take may make it later).
+   */
+  refillSeconds: number;
 }
 
 /**
@@ -53,10 +58,16 @@ export async function leaseTokens(
     if (row !== undefined) {
       const granted = row.granted;
       const left = row.level - granted;
+      // Until the bucket holds the tokens wanted, not one: a lease taken as each token comes back
+      // grants it alone, so at the limit every token cost one or two statements on the account's
+      // row; waiting for a slice's worth (LEASE_SECONDS of the rate) costs a caller that much more
+      // wait at most, and the tokens are not lost meanwhile (the bucket keeps them).
+      const refillSeconds = Math.max(0, (Math.min(wanted, rule.burst) - left) / rule.ratePerSecond);
       return {
         granted,
-        waitSeconds: granted > 0 ? 0 : Math.max(0, (1 - row.level) / rule.ratePerSecond),
+        waitSeconds: granted > 0 ? 0 : refillSeconds,
         remaining: Math.max(0, Math.floor(left)),
+        refillSeconds,
       };
     }
     // The account's first take: create its bucket full, then take from it (a replica that

@@ -32,10 +32,16 @@ export interface RequestBudget {
   take(accountId: string, signal?: AbortSignal): Promise<void>;
 }
 
-/** The tokens of one account this replica holds, spendable until `expiresAt` (ms). */
+/**
+ * The tokens of one account this replica holds, spendable until `expiresAt` (ms); and when the
+ * bucket will hold a slice again as the last lease left it (`refillAt`, ms): a caller that finds
+ * the slice spent waits until then before it asks, rather than asking and being told to wait (at
+ * the rate limit, that was a statement on the account's row for every slice, for nothing).
+ */
 interface Held {
   tokens: number;
   expiresAt: number;
+  refillAt: number;
 }
 
 /** The slice a replica leases: the tokens the account earns in LEASE_SECONDS, within the burst, at least one. */
@@ -98,8 +104,12 @@ function lease(state: BudgetState, accountId: string): Promise<Lease> {
   const next = leaseTokens(state.pool, accountId, state.rule, state.slice, returned)
     .then((got) => {
       budgetRemaining.set({ account_id: accountId }, got.remaining);
-      if (got.granted > 0)
-        held.set(accountId, { tokens: got.granted, expiresAt: now() + LEASE_SECONDS * 1000 });
+      const at = now();
+      held.set(accountId, {
+        tokens: got.granted,
+        expiresAt: at + LEASE_SECONDS * 1000,
+        refillAt: at + got.refillSeconds * 1000,
+      });
       return got;
     })
     .finally(() => leasing.delete(accountId));
@@ -117,23 +127,40 @@ async function takeAtHead(
   deadline: number,
   signal?: AbortSignal,
 ): Promise<void> {
-  const { rule } = state;
   for (;;) {
     if (signal?.aborted) throw new CallCancelledError();
     if (spendHeld(state, accountId)) return;
+    // The last lease said when the bucket holds a slice again: wait for that before asking.
+    const refillAt = state.held.get(accountId)?.refillAt ?? 0;
+    if (refillAt > now()) {
+      await waitUntil(state, accountId, refillAt, deadline, signal);
+      continue;
+    }
     const got = await lease(state, accountId);
     if (got.granted > 0) continue;
-    const waitMs = Math.ceil(got.waitSeconds * 1000);
-    if (now() + waitMs > deadline) {
-      budgetRefusals.inc();
-      const seconds = Math.max(1, Math.ceil(got.waitSeconds));
-      throw new ResourceExhaustedError(
-        `the request budget for ad account ${accountId} is used up (${rule.ratePerSecond} requests per second, bursts of ${rule.burst}); retry in ${seconds} s`,
-        seconds,
-      );
-    }
-    await pause(waitMs, signal);
+    await waitUntil(state, accountId, now() + got.waitSeconds * 1000, deadline, signal);
   }
+}
+
+/** Pauses until `at` (ms), or refuses the take when that is past its `deadline`. */
+async function waitUntil(
+  state: BudgetState,
+  accountId: string,
+  at: number,
+  deadline: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const { rule } = state;
+  const waitMs = Math.max(0, Math.ceil(at - now()));
+  if (now() + waitMs > deadline) {
+    budgetRefusals.inc();
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    throw new ResourceExhaustedError(
+      `the request budget for ad account ${accountId} is used up (${rule.ratePerSecond} requests per second, bursts of ${rule.burst}); retry in ${seconds} s`,
+      seconds,
+    );
+  }
+  await pause(waitMs, signal);
 }
 
 /** Waits for one token of the account's budget, in the order callers came. */
