@@ -102,8 +102,9 @@ async function main(): Promise<void> {
       ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
       : [],
   });
-  const changesDb = createPool(db.url, 'changes');
-  const upstreamDb = createPool(db.url, 'upstream_proxy');
+  // Named `bench`, so that their backends' CPU is told from the services' (printCpu).
+  const changesDb = benchPool(db.url, 'changes');
+  const upstreamDb = benchPool(db.url, 'upstream_proxy');
   let failed = false;
   try {
     const seed = await stack.seedDemo();
@@ -300,7 +301,7 @@ async function run(
     }
     await sleep(250);
   }
-  await printCpu(stack, cpuBefore, ids.length, accounts.length);
+  await printCpu(stack, changesDb, cpuBefore, ids.length, accounts.length);
   printDbActivity(dbBefore, await dbActivity(changesDb), ids.length);
   const out: AccountRun[] = [];
   for (const a of accounts) {
@@ -393,6 +394,7 @@ const CPU_SERVICES: ServiceName[] = [
  */
 async function printCpu(
   stack: Stack,
+  db: Pool,
   before: Map<number, { comm: string; ms: number }>,
   changes: number,
   accounts: number,
@@ -415,15 +417,38 @@ async function printCpu(
   parts.push(['postgres', spent(postgres)]);
   parts.push(['bench', spent([...after.keys()].filter((pid) => !seen.has(pid)))]);
   const total = sum(parts.map(([, ms]) => ms));
-  process.stdout.write(
-    `  CPU per applied change: ${fmt(total / changes, 2)} ms (${parts
+  const perChange = (list: [string, number][]) =>
+    list
       .filter(([, ms]) => ms / changes >= 0.05)
       .map(([name, ms]) => `${name} ${fmt(ms / changes, 2)}`)
-      .join(', ')}); ${accounts} account${accounts === 1 ? '' : 's'} at ${RATE}/s each need ${fmt(
-      ((total / changes) * accounts * RATE) / 1000,
-      2,
-    )} cores of the machine's ${availableParallelism()}\n`,
+      .join(', ');
+  // PostgreSQL's backends by whose connection they serve (each service's pool is named after its
+  // schema); the server's own processes (writer, checkpointer, autovacuum) and backends gone
+  // before the end as `server`.
+  const { rows: backends } = await db.query<{ pid: number; who: string }>(
+    `SELECT pid, CASE WHEN backend_type = 'client backend' AND application_name <> '' THEN application_name
+                      ELSE 'server' END AS who
+       FROM pg_stat_activity`,
   );
+  const whose = new Map(backends.map((b) => [b.pid, b.who]));
+  const byWho = new Map<string, number>();
+  for (const pid of postgres) {
+    const who = whose.get(pid) ?? 'server';
+    byWho.set(who, (byWho.get(who) ?? 0) + spent([pid]));
+  }
+  process.stdout.write(
+    `  CPU per applied change: ${fmt(total / changes, 2)} ms (${perChange(parts)}); ${accounts} account${
+      accounts === 1 ? '' : 's'
+    } at ${RATE}/s each need ${fmt(((total / changes) * accounts * RATE) / 1000, 2)} cores of the machine's ${availableParallelism()}\n` +
+      `  PostgreSQL's CPU by the pool its backend serves: ${perChange([...byWho].sort((a, b) => b[1] - a[1]))}\n`,
+  );
+}
+
+/** A pool of the bench's own, named `bench` in pg_stat_activity. */
+function benchPool(databaseUrl: string, schema: string): Pool {
+  const pool = createPool(databaseUrl, schema);
+  pool.on('connect', (client) => void client.query(`SET application_name = 'bench'`).catch(() => undefined));
+  return pool;
 }
 
 /**
