@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
 import fc from 'fast-check';
-import { listChanges } from '../src/store/change-store.ts';
+import { CHANGE_COLUMNS, listChanges } from '../src/store/change-store.ts';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -180,4 +180,15 @@ test('the kept counts equal count(*) of the changes per workspace, account, stat
   );
   assert.ok(counted.rows.length > 0, 'the property left changes to count');
   assert.deepEqual(before.rows, counted.rows);
+});
+
+test("CHANGE_COLUMNS, what the apply path's prepared statements return, is every column of the changes table in order", async () => {
+  const { rows } = await pool.query<{ column_name: string }>(
+    `SELECT column_name FROM information_schema.columns
+      WHERE table_schema = 'changes' AND table_name = 'changes' ORDER BY ordinal_position`,
+  );
+  assert.deepEqual(
+    rows.map((r) => r.column_name),
+    [...CHANGE_COLUMNS],
+  );
 });

@@ -27,10 +27,11 @@ export function inInboxTransaction<T>(
   fn: (client: PoolClient) => Promise<T>,
 ): Promise<T> {
   return inTransaction(pool, async (client) => {
-    const { rowCount } = await client.query(
-      'INSERT INTO bus_inbox (consumer, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
-      [consumer, messageId],
-    );
+    const { rowCount } = await client.query({
+      name: 'bus-inbox-record',
+      text: 'INSERT INTO bus_inbox (consumer, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+      values: [consumer, messageId],
+    });
     if (rowCount === 0) throw new AlreadyProcessedError(consumer, messageId);
     return fn(client);
   });

@@ -146,11 +146,19 @@ export async function appendAuditEvent(
   e: StagedEventInput,
   chain: ChainWhen = 'commit',
 ): Promise<void> {
-  await db.query(
-    `INSERT INTO audit_staged (workspace_id, at, actor, kind, subject, details)
+  await db.query({
+    name: 'audit-stage',
+    text: `INSERT INTO audit_staged (workspace_id, at, actor, kind, subject, details)
      VALUES ($1, coalesce($2::timestamptz, date_trunc('milliseconds', clock_timestamp())), $3, $4, $5, $6::jsonb)`,
-    [e.workspaceId, e.at?.toISOString() ?? null, e.actor, e.kind, e.subject, JSON.stringify(e.details)],
-  );
+    values: [
+      e.workspaceId,
+      e.at?.toISOString() ?? null,
+      e.actor,
+      e.kind,
+      e.subject,
+      JSON.stringify(e.details),
+    ],
+  });
   const registered = afterCommit(db, (pool) =>
     chain === 'gathered' ? chainGathered(pool, e.workspaceId) : chainAfterCommit(pool, e.workspaceId),
   );

@@ -16,6 +16,57 @@ import type { CheckedStandard } from '../domain/standards-rules.ts';
 import type { Upload } from '../domain/uploads.ts';
 import { atomically, auditChange } from './audit-store.ts';
 
+/**
+ * Every column of `changes`, in the table's order (a test holds it to the table): what the named
+ * statements of the apply path return instead of `*`. A prepared statement's result may not change
+ * its columns, so `*` in one would fail on every connection that prepared it once a migration adds
+ * a column, until the connection closes (old replicas during a rolling upgrade).
+ */
+export const CHANGE_COLUMNS = [
+  'change_id',
+  'workspace_id',
+  'account_id',
+  'tool',
+  'status',
+  'summary',
+  'method',
+  'path',
+  'body_json',
+  'digest',
+  'target_path',
+  'target_before_json',
+  'prepared_by',
+  'prepared_at',
+  'approved_by',
+  'approved_at',
+  'rejected_by',
+  'rejected_at',
+  'reject_reason',
+  'apply_requested_by',
+  'apply_requested_at',
+  'applied_at',
+  'upstream_status',
+  'upstream_response_json',
+  'error',
+  'approver_user_id',
+  'sent_at',
+  'standards_checked',
+  'reviewed_result_json',
+  'applied_differences',
+  'uploads',
+  'apply_retried_by',
+  'apply_retried_at',
+  'resolution',
+  'resolved_by',
+  'resolved_at',
+  'resolution_note',
+  'reverts_change_id',
+  'reverted_by',
+] as const;
+
+/** CHANGE_COLUMNS as a select list, each column of the table aliased `alias`. */
+export const changeColumnsOf = (alias: string) => CHANGE_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
+
 /** The SQL of domain/change.ts outcomeUnknown, on the changes table as `c`. */
 const OUTCOME_UNKNOWN = `(c.status = 'failed' AND c.sent_at IS NOT NULL AND c.upstream_status IS NULL
   AND c.resolution IS DISTINCT FROM 'not_applied')`;
@@ -566,12 +617,14 @@ export async function finishApply(
   },
 ): Promise<ChangeRow | undefined> {
   return atomically(db, async (tx) => {
-    const { rows } = await tx.query<ChangeRow>(
-      `UPDATE changes SET status = $3, upstream_status = $4, upstream_response_json = $5, error = $6,
+    // Named (prepared once per connection), as the apply path's other statements: one per applied change.
+    const { rows } = await tx.query<ChangeRow>({
+      name: 'changes-finish-apply',
+      text: `UPDATE changes SET status = $3, upstream_status = $4, upstream_response_json = $5, error = $6,
               applied_at = CASE WHEN $3 = 'applied' THEN now() ELSE applied_at END,
               applied_differences = $7
-        WHERE workspace_id = $1 AND change_id = $2 AND status = 'applying' RETURNING *`,
-      [
+        WHERE workspace_id = $1 AND change_id = $2 AND status = 'applying' RETURNING ${changeColumnsOf('changes')}`,
+      values: [
         f.workspaceId,
         f.changeId,
         f.status,
@@ -580,7 +633,7 @@ export async function finishApply(
         f.error,
         JSON.stringify(f.appliedDifferences ?? []),
       ],
-    );
+    });
     // The worker's outcomes are chained by gathered folds: nothing reads the log right after one.
     return auditChange(tx, f.status, rows[0], 'worker:apply', 'gathered');
   });
@@ -634,10 +687,11 @@ export async function lockChange(
 
 /** Records that the operation is about to be sent (committed before it is). */
 export async function markSent(db: Queryable, workspaceId: string, changeId: string): Promise<void> {
-  await db.query(
-    'UPDATE changes SET sent_at = coalesce(sent_at, now()) WHERE workspace_id = $1 AND change_id = $2',
-    [workspaceId, changeId],
-  );
+  await db.query({
+    name: 'changes-mark-sent',
+    text: 'UPDATE changes SET sent_at = coalesce(sent_at, now()) WHERE workspace_id = $1 AND change_id = $2',
+    values: [workspaceId, changeId],
+  });
 }
 
 /**

@@ -144,14 +144,16 @@ export async function accountRules(
 ): Promise<AccountRules> {
   const { rows } = await db.query<
     { standards: AccountRules['standards'] } & { [K in keyof SpendGuardRow]: SpendGuardRow[K] | null }
-  >(
-    `SELECT (SELECT coalesce(json_agg(json_build_object('standard_id', s.standard_id, 'name', s.name,
+  >({
+    // Named: read once per apply, so each connection parses and plans it once.
+    name: 'changes-account-rules',
+    text: `SELECT (SELECT coalesce(json_agg(json_build_object('standard_id', s.standard_id, 'name', s.name,
                         'revision', s.revision, 'data', s.data) ORDER BY s.created_at, s.standard_id), '[]'::json)
                FROM account_standards s WHERE ${ACTIVE_STANDARDS_OF}) AS standards,
             ${SPEND_GUARD_COLUMNS}
        FROM (SELECT) one LEFT JOIN account_spend_guards g ON g.workspace_id = $1 AND g.account_id = $2`,
-    [workspaceId, accountId],
-  );
+    values: [workspaceId, accountId],
+  });
   const row = rows[0];
   if (row === undefined) return { standards: [], guard: undefined };
   const { standards, account_id, updated_by, updated_at, max_daily_budget_micros, max_bid_micros } = row;

@@ -26,6 +26,7 @@ import { type Marketing, pinnedContent } from '../planning/campaign-assets.ts';
 import { standardsRefusalAtApply } from '../planning/standards.ts';
 import {
   type ChangeRow,
+  changeColumnsOf,
   findChange,
   finishApply,
   markSent,
@@ -258,6 +259,13 @@ interface FreezeColumns {
   f_frozen_at: Date;
 }
 
+/** applyingChange's statement: named, so each connection parses and plans it once. */
+const APPLYING_CHANGE = `SELECT ${changeColumnsOf('c')}, f.freeze_id AS f_freeze_id, f.account_id AS f_account_id, f.reason AS f_reason,
+            f.frozen_by AS f_frozen_by, f.frozen_at AS f_frozen_at
+       FROM changes c
+       LEFT JOIN LATERAL (${freezeInForceSql('c.workspace_id', 'c.account_id')}) f ON true
+      WHERE c.workspace_id = $1 AND c.change_id = $2`;
+
 /**
  * The change an apply message names, with the freeze in force for its account (controls-store's
  * freezeInForceSql: its own, else the workspace's), read in one statement: every apply reads both
@@ -268,14 +276,11 @@ async function applyingChange(
   workspaceId: string,
   changeId: string,
 ): Promise<{ change: ChangeRow; frozen: FreezeRow | undefined } | undefined> {
-  const { rows } = await d.pool.query<ChangeRow & FreezeColumns>(
-    `SELECT c.*, f.freeze_id AS f_freeze_id, f.account_id AS f_account_id, f.reason AS f_reason,
-            f.frozen_by AS f_frozen_by, f.frozen_at AS f_frozen_at
-       FROM changes c
-       LEFT JOIN LATERAL (${freezeInForceSql('c.workspace_id', 'c.account_id')}) f ON true
-      WHERE c.workspace_id = $1 AND c.change_id = $2`,
-    [workspaceId, changeId],
-  );
+  const { rows } = await d.pool.query<ChangeRow & FreezeColumns>({
+    name: 'changes-applying-change',
+    text: APPLYING_CHANGE,
+    values: [workspaceId, changeId],
+  });
   const row = rows[0];
   if (row === undefined) return undefined;
   const { f_freeze_id: freezeId, f_account_id, f_reason, f_frozen_by, f_frozen_at, ...change } = row;
