@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pino from 'pino';
 import { AlreadyProcessedError, createPgTransport, enqueue } from '../src/bus/index.ts';
 import { createPool, inTransaction } from '../src/db.ts';
 import { createLogger } from '../src/log.ts';
@@ -452,3 +453,45 @@ for (const serialByKey of [false, true]) {
     assert.deepEqual(seen, [{ n: 2 }]);
   });
 }
+
+test('a busy consumer with claimGatherMs claims several messages at a time, not one as each handler ends', async (t) => {
+  /** Runs 80 messages of 10 ms handlers through 8 slots; the claims that took something. */
+  async function claims(claimGatherMs: number): Promise<{ claims: number; handled: number }> {
+    const topic = `gather-${claimGatherMs}`;
+    const lines: { msg?: string; claimed?: number }[] = [];
+    const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const transport = createPgTransport({ pool: suite.pool, logger: log });
+    t.after(() => transport.stop());
+    const ids: string[] = [];
+    for (let i = 0; i < 80; i++) ids.push(await enqueue(suite.pool, { topic, key: `k${i}`, payload: { i } }));
+    let handled = 0;
+    await transport.consume({
+      name: topic,
+      topic,
+      concurrency: 8,
+      claimGatherMs,
+      pollIntervalMs: 60_000,
+      handler: async () => {
+        await sleep(10);
+        handled++;
+      },
+    });
+    await waitFor('every message done', async () => {
+      const { rows } = await suite.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM bus_outbox WHERE id = ANY ($1) AND status = 'done'`,
+        [ids],
+      );
+      return rows[0]?.n === ids.length;
+    });
+    await transport.stop();
+    return { claims: lines.filter((l) => l.msg === 'bus claim' && (l.claimed ?? 0) > 0).length, handled };
+  }
+  const plain = await claims(0);
+  const gathered = await claims(30);
+  assert.equal(plain.handled, 80);
+  assert.equal(gathered.handled, 80);
+  // Claimed as each slot frees: about one claim a message after the first eight.
+  assert.ok(plain.claims >= 30, `${plain.claims} claims as each slot freed`);
+  // Gathered: a claim once a quarter of the slots (two) are free, or after 30 ms.
+  assert.ok(gathered.claims * 2 <= plain.claims, `${gathered.claims} claims gathered, ${plain.claims} not`);
+});

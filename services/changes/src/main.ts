@@ -16,6 +16,7 @@ import { createSecretCipher, webhookKey } from './webhooks/secret-cipher.ts';
 import { APPLY_TOPIC, type ApplyMessage } from './work/apply-message.ts';
 import { startApplySweeper } from './work/apply-sweeper.ts';
 import {
+  APPLY_CLAIM_GATHER_MS,
   APPLY_CONCURRENCY,
   APPLY_CONSUMER,
   createApplyGiveUp,
@@ -77,6 +78,7 @@ startService({
         leaseMs: d.config.APPLY_LEASE_MS,
         backoff: { baseMs: 500, capMs: 60_000 },
         concurrency: APPLY_CONCURRENCY,
+        claimGatherMs: APPLY_CLAIM_GATHER_MS,
       }),
       consume<DeliveryMessage>({
         name: WEBHOOK_CONSUMER,

@@ -153,6 +153,15 @@ export interface ConsumerOptions<P = Json> {
   leaseMs?: number;
   /** How often to look for due messages when no notification arrives (default 5 s; Postgres transport only). */
   pollIntervalMs?: number;
+  /**
+   * How long a busy consumer (a handler running, under a quarter of its slots free) waits for
+   * more slots to free before it claims (default 0: it claims as each slot frees). A claim is a
+   * transaction of its own, and a serial-by-key one waits its turn behind the topic's others: a
+   * consumer of many short handlers then claims several messages at a time, not one each, for this
+   * much more wait before a message starts. An idle consumer claims at once. Postgres transport
+   * only: Kafka fetches in batches anyway.
+   */
+  claimGatherMs?: number;
   /** How long `stop` waits for running handlers before abandoning them (default 10 s). */
   stopTimeoutMs?: number;
   /** Source of jitter in [0, 1); tests pass `() => 1` for the full delay. */

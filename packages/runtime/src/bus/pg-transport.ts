@@ -24,6 +24,7 @@
  * and retries scheduled by other processes.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { inTransaction, type Pool, type PoolClient } from '../db.ts';
 import { type Logger, withRequestId } from '../log.ts';
 import { consumeInSpan } from '../telemetry.ts';
@@ -111,6 +112,7 @@ const DEFAULTS = {
   pollIntervalMs: 5000,
   stopTimeoutMs: 10_000,
   serialByKey: false,
+  claimGatherMs: 0,
 };
 
 /** How many of a key group's first due messages a serial-by-key claim reads, per message it may claim. */
@@ -291,6 +293,7 @@ class PgConsumer<P> implements Consumer {
       pollIntervalMs: options.pollIntervalMs ?? DEFAULTS.pollIntervalMs,
       stopTimeoutMs: options.stopTimeoutMs ?? DEFAULTS.stopTimeoutMs,
       serialByKey: options.serialByKey ?? DEFAULTS.serialByKey,
+      claimGatherMs: options.claimGatherMs ?? DEFAULTS.claimGatherMs,
       random: options.random ?? Math.random,
     };
     this.log = logger.child({ consumer: this.name, topic: this.topic });
@@ -334,12 +337,26 @@ class PgConsumer<P> implements Consumer {
     }
   }
 
+  /**
+   * With claimGatherMs, a busy consumer with under a quarter of its slots free waits that long
+   * before it claims, for more slots to free: one claim then starts several messages.
+   */
+  private async gather(): Promise<void> {
+    const { concurrency, claimGatherMs } = this.opts;
+    if (claimGatherMs <= 0 || this.inFlight.size === 0) return;
+    if (concurrency - this.inFlight.size >= Math.ceil(concurrency / 4)) return;
+    await sleep(claimGatherMs);
+  }
+
   /** One round: claims due messages until there are none or every handler slot is taken. */
   private async claimRound(): Promise<void> {
     while (this.running && this.inFlight.size < this.opts.concurrency) {
+      await this.gather();
+      if (!this.running) break;
       // Sent before the claim, so the lease it sets in the database ends no earlier than this.
       const claimedAt = Date.now();
       const rows = await this.claim(this.opts.concurrency - this.inFlight.size);
+      this.log.debug({ claimed: rows.length }, 'bus claim');
       for (const row of rows) this.begin(row, claimedAt);
       if (rows.length === 0) {
         await this.wakeAtNextDue();

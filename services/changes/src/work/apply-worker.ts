@@ -49,6 +49,15 @@ export const APPLY_CONSUMER = 'changes-apply';
  */
 export const APPLY_CONCURRENCY = 32;
 
+/**
+ * How long a busy apply consumer gathers free slots before it claims (the bus's claimGatherMs):
+ * under load, applies end one after another, and a claim for each (a transaction waiting its turn
+ * behind the topic's other claims) cost more than the apply's own statements. A change waits
+ * this much more before it starts, behind an account's request budget that spaces its sends by
+ * 50 ms at 20 requests a second.
+ */
+export const APPLY_CLAIM_GATHER_MS = 20;
+
 /** The key the platform deduplicates this change's application by. */
 export function idempotencyKeyFor(changeId: string): string {
   return `change-${changeId}`;
