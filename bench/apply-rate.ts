@@ -444,11 +444,11 @@ async function printCpu(
   );
 }
 
-/** A pool of the bench's own, named `bench` in pg_stat_activity. */
+/** A pool of the bench's own, named `bench` in pg_stat_activity (the services' pools are named after their schemas). */
 function benchPool(databaseUrl: string, schema: string): Pool {
-  const pool = createPool(databaseUrl, schema);
-  pool.on('connect', (client) => void client.query(`SET application_name = 'bench'`).catch(() => undefined));
-  return pool;
+  const url = new URL(databaseUrl);
+  url.searchParams.set('application_name', 'bench');
+  return createPool(url.toString(), schema);
 }
 
 /**
