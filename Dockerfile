@@ -53,10 +53,8 @@ RUN --mount=type=cache,target=/root/.npm \
 FROM ${NODE_IMAGE}
 ARG SERVICE
 ARG PORT=50051
-# MALLOC_ARENA_MAX: as the stack's processes (SERVICE_ENV in packages/testkit/src/stack.ts).
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps \
-    MALLOC_ARENA_MAX=2 \
     HOST=0.0.0.0 \
     PORT=${PORT}
 WORKDIR /app

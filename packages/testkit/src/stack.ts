@@ -196,16 +196,6 @@ const KEEP_LINES = 200;
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--heap-growing-percent=30'];
 
-/**
- * The environment every service process runs with besides its own settings; the images set the
- * same (deploy/k8s/test/node-flags.test.ts keeps them equal). MALLOC_ARENA_MAX: glibc gives each
- * thread that allocates (V8's GC helpers, libuv's pool) an arena of its own, up to eight a core,
- * and keeps what a burst freed in each: outside the V8 heap, a service's memory after a burst
- * and a quiet minute was 7 MB over its idle reading, itself 10 to 19 MB from one start to the next
- * (docs/performance.md, "Memory after the seeded runs"). Two arenas bound that.
- */
-export const SERVICE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
-
 /** Node's arguments for a bundled script: stack traces point at the TypeScript sources. */
 function nodeArgs(script: string, extra: string[] = []): string[] {
   // `extra` after the defaults: a later V8 flag wins, so a benchmark can try another value.
@@ -225,7 +215,7 @@ function run(
     nodeArgs(script, [...(opts.nodeArgs ?? []), ...(own?.nodeArgs ?? [])]),
     {
       cwd: REPO_ROOT,
-      env: { ...process.env, ...SERVICE_ENV, ...env, ...own?.env },
+      env: { ...process.env, ...env, ...own?.env },
       // The IPC channel carries no messages: its end tells the process that the stack's owner died,
       // even by SIGKILL, and it stops itself (exitWithParent in the runtime's lifecycle).
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
