@@ -107,7 +107,11 @@ export async function refuseLookalikeHosts(
   body: unknown,
   current?: unknown,
 ): Promise<void> {
-  const standards = await standardsOf(db, workspaceId, accountId);
+  refuseLookalikesOf(await standardsOf(db, workspaceId, accountId), body, current);
+}
+
+/** refuseLookalikeHosts with the account's active standards already read. */
+function refuseLookalikesOf(standards: readonly Standard[], body: unknown, current?: unknown): void {
   const lookalikes = lookalikeHostViolations(body, standards, current);
   if (lookalikes.length > 0) throw new InvalidArgumentError(lookalikes.join('; '));
 }
@@ -116,7 +120,8 @@ export async function refuseLookalikeHosts(
  * enforceStandards returns the standards `op` was checked against, or refuses it: invalid_argument
  * for a URL whose host is a look-alike (refuseLookalikeHosts, compared with the `live` object the
  * change is made to, when there is one), then failed_precondition naming each rule of the standards
- * and the spend guard it breaks (held against the reviewed `result`).
+ * and the spend guard it breaks (held against the reviewed `result`). The account's rules are read
+ * once for both.
  */
 export async function enforceStandards(
   db: Queryable,
@@ -126,8 +131,9 @@ export async function enforceStandards(
   result?: Record<string, unknown>,
   live?: Record<string, unknown>,
 ): Promise<CheckedStandard[]> {
-  await refuseLookalikeHosts(db, workspaceId, account.accountId, bodyOf(op), live);
-  const { checked, violations } = await judgeStandards(db, workspaceId, account, op, result);
+  const rules = await accountRules(db, workspaceId, account.accountId);
+  refuseLookalikesOf(rules.standards.map(asStandard), bodyOf(op), live);
+  const { checked, violations } = verdictOf(rules, account.timeZone, op, result, new Date());
   if (violations.length > 0) throw new FailedPreconditionError(violations.join('; '));
   return checked;
 }
