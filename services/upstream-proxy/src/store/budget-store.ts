@@ -11,13 +11,12 @@ export interface BucketRule {
 export interface Lease {
   /** The tokens taken (0 when the bucket held less than one). */
   granted: number;
-  /** When nothing was granted, the seconds until the bucket holds the tokens wanted. */
-  waitSeconds: number;
   /** The whole tokens left in the bucket after this take (for the budget metric). */
   remaining: number;
   /**
    * The seconds until the bucket holds the tokens wanted again, counting only this take: a replica
-   * that spends what it was granted need not ask before then (another's take may make it later).
+   * that was granted none waits that long, and one that spends what it was granted need not ask
+   * before then (another's take may make it later).
    */
   refillSeconds: number;
 }
@@ -65,7 +64,6 @@ export async function leaseTokens(
       const refillSeconds = Math.max(0, (Math.min(wanted, rule.burst) - left) / rule.ratePerSecond);
       return {
         granted,
-        waitSeconds: granted > 0 ? 0 : refillSeconds,
         remaining: Math.max(0, Math.floor(left)),
         refillSeconds,
       };

@@ -136,9 +136,8 @@ async function takeAtHead(
       await waitUntil(state, accountId, refillAt, deadline, signal);
       continue;
     }
-    const got = await lease(state, accountId);
-    if (got.granted > 0) continue;
-    await waitUntil(state, accountId, now() + got.waitSeconds * 1000, deadline, signal);
+    // What it grants is spent at the top of the loop; when it grants nothing, its refill is waited for there.
+    await lease(state, accountId);
   }
 }
 
