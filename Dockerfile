@@ -57,6 +57,11 @@ ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps \
     HOST=0.0.0.0 \
     PORT=${PORT}
+# The C allocator's thresholds the stack's processes run with too (SERVICE_ENV in
+# packages/testkit/src/stack.ts): large blocks in mappings of their own, given back when freed,
+# and an arena's free top given back over 128 KiB, so that a burst's buffers do not stay resident.
+ENV MALLOC_MMAP_THRESHOLD_=131072 \
+    MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=deps /app/node_modules/ node_modules/
 COPY --from=deps /app/services/${SERVICE}/node_modules/ service/node_modules/

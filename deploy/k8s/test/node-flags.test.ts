@@ -1,7 +1,8 @@
 /**
- * The service processes run with the same V8 heap bounds wherever they run: the stack's (`npm
- * start`, the tests, the benchmarks: SERVICE_NODE_FLAGS) and the images' command, which the
- * Kubernetes manifests leave as the images set it; and the images' bounds take effect.
+ * The service processes run with the same V8 heap bounds and C allocator settings wherever they
+ * run: the stack's (`npm start`, the tests, the benchmarks: SERVICE_NODE_FLAGS and SERVICE_ENV)
+ * and the images' command and environment, which the Kubernetes manifests leave as the images set
+ * them; and the images' settings take effect.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -9,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { REPO_ROOT, SERVICE_NODE_FLAGS } from '@adsmcp/testkit/stack';
+import { REPO_ROOT, SERVICE_ENV, SERVICE_NODE_FLAGS } from '@adsmcp/testkit/stack';
 
 const run = promisify(execFile);
 
@@ -23,10 +24,55 @@ function imageNodeFlags(dockerfile: string): string[] {
   return argv.slice(1).filter((arg) => arg.startsWith('--'));
 }
 
-for (const dockerfile of ['Dockerfile', 'Dockerfile.prebuilt'])
+/**
+ * The C allocator's settings a Dockerfile's runtime image sets: the MALLOC_ variables of its
+ * `ENV` instructions (continuation lines joined) in its last stage, the one that runs.
+ */
+function imageMallocEnv(dockerfile: string): Record<string, string> {
+  const text = readFileSync(join(REPO_ROOT, dockerfile), 'utf8').replace(/\\\n/g, ' ');
+  const stage = text.slice(text.lastIndexOf('\nFROM '));
+  const env: Record<string, string> = {};
+  for (const line of stage.split('\n').filter((l) => l.startsWith('ENV ')))
+    for (const [, name, value] of line.matchAll(/(?<=\s)(MALLOC_\w+)=(\S+)/g))
+      env[name as string] = value as string;
+  return env;
+}
+
+for (const dockerfile of ['Dockerfile', 'Dockerfile.prebuilt']) {
   test(`${dockerfile}'s service runs with the stack's V8 heap bounds`, () => {
     assert.deepEqual(imageNodeFlags(dockerfile), [...SERVICE_NODE_FLAGS]);
   });
+  test(`${dockerfile}'s service runs with the stack's C allocator settings`, () => {
+    assert.deepEqual(imageMallocEnv(dockerfile), { ...SERVICE_ENV });
+  });
+}
+
+test("a process with the images' allocator settings gives back a burst's buffers", async () => {
+  // A burst of large buffers in flight at once with small ones kept between them, as a burst of
+  // request bodies leaves: with glibc's adaptive threshold the large ones come from the arena
+  // after the first is freed, and what the small ones pin stays resident (about 210 MB here).
+  const burst = `const fs = require('node:fs');
+    const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+    const before = rss();
+    const kept = [];
+    for (let round = 0; round < 20; round++) {
+      let live = [];
+      for (let i = 0; i < 400; i++) live.push(Buffer.allocUnsafeSlow(512 * 1024 + (i % 7) * 4096).fill(1));
+      for (let i = 0; i < 400; i += 50) kept.push(Buffer.allocUnsafeSlow(2048).fill(1));
+      live = [];
+      gc();
+    }
+    setTimeout(() => { gc(); process.stdout.write(String(rss() - before)); }, 200);`;
+  const { stdout } = await run(
+    process.execPath,
+    [...imageNodeFlags('Dockerfile'), '--expose-gc', '-e', burst],
+    {
+      env: { ...process.env, ...imageMallocEnv('Dockerfile') },
+    },
+  );
+  const grownMb = Number(stdout);
+  assert.ok(grownMb >= 0 && grownMb < 32, `RSS grew by ${grownMb} MB after the burst, and stayed`);
+});
 
 test("a process started with the images' flags keeps its young generation within two semi-spaces of the bound while it churns", async () => {
   const flags = imageNodeFlags('Dockerfile');

@@ -196,6 +196,21 @@ const KEEP_LINES = 200;
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--heap-growing-percent=30'];
 
+/**
+ * The C allocator's settings every service process runs with; the images set the same (their
+ * `ENV`, kept equal by deploy/k8s/test/node-flags.test.ts). glibc's malloc serves a block of
+ * 128 KiB or more from its own mapping, given back on free, but after such a block is freed it
+ * raises that threshold to the block's size (up to 32 MiB), and from then on serves blocks that
+ * size from its arenas, where a small block still in use beside them holds the whole arena's top:
+ * buffers of a burst stayed resident after it (a burst of 0.5 MB buffers left 210 MB behind, 5.5
+ * with these). Fixed thresholds keep large blocks in their own mappings and let the arenas give
+ * back a free top over 128 KiB (docs/performance.md, "What malloc kept").
+ */
+export const SERVICE_ENV: Readonly<Record<string, string>> = {
+  MALLOC_MMAP_THRESHOLD_: '131072',
+  MALLOC_TRIM_THRESHOLD_: '131072',
+};
+
 /** Node's arguments for a bundled script: stack traces point at the TypeScript sources. */
 function nodeArgs(script: string, extra: string[] = []): string[] {
   // `extra` after the defaults: a later V8 flag wins, so a benchmark can try another value.
@@ -215,7 +230,7 @@ function run(
     nodeArgs(script, [...(opts.nodeArgs ?? []), ...(own?.nodeArgs ?? [])]),
     {
       cwd: REPO_ROOT,
-      env: { ...process.env, ...env, ...own?.env },
+      env: { ...process.env, ...SERVICE_ENV, ...env, ...own?.env },
       // The IPC channel carries no messages: its end tells the process that the stack's owner died,
       // even by SIGKILL, and it stops itself (exitWithParent in the runtime's lifecycle).
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
