@@ -819,6 +819,8 @@ async function main(): Promise<void> {
     await grow(small);
     for (let i = 0; i < WARMUP; i++) for (const t of targets) await t.call(small).catch(() => undefined);
     const idle = await reading(true);
+    // The full collections each service had logged by then: the live heap is followed from here.
+    const gcsAtIdle = marks.at(-1);
 
     await grow(large);
     const vacuumStarted = performance.now();
@@ -926,8 +928,7 @@ async function main(): Promise<void> {
     );
     for (const { label } of PROCS) {
       const all = fullGcs.get(label) ?? [];
-      // marks[0] is the cold reading's, marks[1] the idle one's.
-      const atIdle = marks[1]?.get(label) ?? 0;
+      const atIdle = gcsAtIdle?.get(label) ?? 0;
       const since = all.slice(atIdle, marks.at(-1)?.get(label) ?? all.length);
       const range =
         since.length > 0 ? `${Math.min(...since).toFixed(1)} to ${Math.max(...since).toFixed(1)}` : 'none';
