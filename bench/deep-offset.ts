@@ -9,13 +9,16 @@
  * Each figure is the median of DEEP_CALLS sequential calls, the small and the large workspace
  * timed one after the other, so that the ratio (what counts on a shared machine) sees one load.
  * It also reads the proposals list's and the marketing items list's deep pages the same two ways,
- * at 1,000 and at a tenth of DEEP_LARGE.
+ * at 1,000 and at a tenth of DEEP_LARGE, and the performance imports list's (its total counted and
+ * every import before the offset skipped, against the counts kept per week of migration 0014) at
+ * 1,000 and at a hundredth of DEEP_LARGE, an import an hour (as bench:scale).
  * It also times a status move (a single-row update) with the day-count trigger and without it,
  * and prints EXPLAIN (ANALYZE) of the day-count statements at the large size; a sequential scan
  * of a large table fails the run.
  *
  * `npm run bench:deep-offset`. Env: DEEP_LARGE (changes in the large workspace), DEEP_DAYS (the
- * days they are spread over, default 365), DEEP_ACCOUNTS (default 5), DEEP_CALLS (default 21).
+ * days they are spread over, default 365), DEEP_ACCOUNTS (default 5), DEEP_CALLS (default 21),
+ * DEEP_ONLY (some of changes, proposals, items, imports, comma-separated; default all).
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +27,7 @@ import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import { countChanges, listChanges } from '../services/changes/src/store/change-store.ts';
 import type { Kind } from '../services/marketing/src/domain/item-data.ts';
+import { listImports } from '../services/marketing/src/store/import-store.ts';
 import { listItems } from '../services/marketing/src/store/item-store.ts';
 import { listProposals } from '../services/optimizer/src/store/review-store.ts';
 import { envInt } from './bench-kit.ts';
@@ -38,6 +42,16 @@ const LIMIT = 20;
 /** The tools' offset bound (their schema's `offset` maximum). */
 const MAX_OFFSET = 100_000;
 const MOVES = 300;
+const PARTS = ['changes', 'proposals', 'items', 'imports'] as const;
+const ONLY = new Set(
+  (process.env.DEEP_ONLY ?? PARTS.join(','))
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== ''),
+);
+for (const p of ONLY)
+  if (!(PARTS as readonly string[]).includes(p))
+    throw new Error(`DEEP_ONLY: ${p} is not one of ${PARTS.join(', ')}`);
 const expiry = { preparedValidHours: 72, approvalValidHours: 24 };
 
 interface Workspace {
@@ -181,6 +195,21 @@ async function timeMoves(pool: Pool, w: Workspace): Promise<number> {
 }
 
 /** Every plan node of an EXPLAIN (FORMAT JSON), as `Node (relation or index)`, depth first. */
+/**
+ * The tables of more than SMALL rows (by the planner's statistics) that plan nodes (planNodes) scan
+ * sequentially: as bench:scale, a small table's (a few workspaces' kept counts) sequential scan is
+ * the planner's cheapest way to read it, and does not grow with the history.
+ */
+async function largeSeqScans(db: Queryable, nodes: string[]): Promise<string[]> {
+  const scanned = nodes.flatMap((n) => /^Seq Scan \(([^,)]+)/.exec(n)?.[1] ?? []);
+  if (scanned.length === 0) return [];
+  const { rows } = await db.query<{ relname: string }>(
+    `SELECT relname FROM pg_class WHERE relname = ANY($1::text[]) AND relkind = 'r' AND reltuples > $2`,
+    [scanned, SMALL],
+  );
+  return rows.map((r) => r.relname);
+}
+
 function planNodes(plan: Record<string, unknown>, out: string[] = []): string[] {
   const on = plan['Index Name'] ?? plan['Relation Name'];
   const scan = String(plan['Node Type']).includes('Scan') && on !== undefined;
@@ -285,87 +314,94 @@ async function main(): Promise<void> {
   let failed = false;
   try {
     await migrate(pool, 'changes', fileURLToPath(new URL('../services/changes/migrations', import.meta.url)));
-    const small: Workspace = {
-      id: randomUUID(),
-      size: SMALL,
-      accounts: Array.from({ length: ACCOUNTS }, () => randomUUID()),
-    };
-    const large: Workspace = {
-      id: randomUUID(),
-      size: LARGE,
-      accounts: Array.from({ length: ACCOUNTS }, () => randomUUID()),
-    };
-    const started = performance.now();
-    await seed(pool, small);
-    await seed(pool, large);
-    // As autovacuum would have by then: statistics and the visibility map.
-    await pool.query('VACUUM ANALYZE changes');
-    await pool.query('VACUUM ANALYZE change_day_counts');
-    const { rows: kept } = await pool.query<{ n: string }>(
-      'SELECT count(*)::text AS n FROM change_day_counts',
-    );
-    process.stdout.write(
-      `seeded ${SMALL} and ${LARGE} changes over ${DAYS} days and ${ACCOUNTS} accounts (${kept[0]?.n} day-count rows) in ${((performance.now() - started) / 1000).toFixed(1)} s\n\n`,
-    );
+    if (ONLY.has('changes')) {
+      const small: Workspace = {
+        id: randomUUID(),
+        size: SMALL,
+        accounts: Array.from({ length: ACCOUNTS }, () => randomUUID()),
+      };
+      const large: Workspace = {
+        id: randomUUID(),
+        size: LARGE,
+        accounts: Array.from({ length: ACCOUNTS }, () => randomUUID()),
+      };
+      const started = performance.now();
+      await seed(pool, small);
+      await seed(pool, large);
+      // As autovacuum would have by then: statistics and the visibility map.
+      await pool.query('VACUUM ANALYZE changes');
+      await pool.query('VACUUM ANALYZE change_day_counts');
+      const { rows: kept } = await pool.query<{ n: string }>(
+        'SELECT count(*)::text AS n FROM change_day_counts',
+      );
+      process.stdout.write(
+        `seeded ${SMALL} and ${LARGE} changes over ${DAYS} days and ${ACCOUNTS} accounts (${kept[0]?.n} day-count rows) in ${((performance.now() - started) / 1000).toFixed(1)} s\n\n`,
+      );
 
-    process.stdout.write(
-      `deep page of ${LIMIT} (offset: the matches less ${LIMIT}, at most ${MAX_OFFSET}), median ms of ${CALLS} calls\n`,
-    );
-    process.stdout.write(
-      `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(SMALL).padStart(10)}${String(LARGE).padStart(10)}   ratio\n`,
-    );
-    for (const r of reads)
-      for (const [way, page] of [
-        ['plain', plainPage],
-        ['days', dayPage],
-      ] as const) {
-        const s = await time(() => page(pool, small, r));
-        const l = await time(() => page(pool, large, r));
+      process.stdout.write(
+        `deep page of ${LIMIT} (offset: the matches less ${LIMIT}, at most ${MAX_OFFSET}), median ms of ${CALLS} calls\n`,
+      );
+      process.stdout.write(
+        `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(SMALL).padStart(10)}${String(LARGE).padStart(10)}   ratio\n`,
+      );
+      for (const r of reads)
+        for (const [way, page] of [
+          ['plain', plainPage],
+          ['days', dayPage],
+        ] as const) {
+          const s = await time(() => page(pool, small, r));
+          const l = await time(() => page(pool, large, r));
+          process.stdout.write(
+            `${r.label.padEnd(18)}${way.padEnd(7)}${`${deepOffset(r.matches(small))} / ${deepOffset(r.matches(large))}`.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
+          );
+        }
+
+      await pool.query('ALTER TABLE changes DISABLE TRIGGER change_day_counts_update');
+      const without = await timeMoves(pool, large);
+      await pool.query('ALTER TABLE changes ENABLE TRIGGER change_day_counts_update');
+      const withDays = await timeMoves(pool, large);
+      process.stdout.write(
+        `\nstatus move (one-row update), median ms of ${MOVES}: without the day-count trigger ${without.toFixed(2)}, with it ${withDays.toFixed(2)} (${(withDays / without).toFixed(2)}x)\n`,
+      );
+
+      process.stdout.write(`\nplans at ${LARGE} (EXPLAIN ANALYZE of listChanges's page statement)\n`);
+      for (const r of reads) {
+        // The statements listChanges sends, recorded on their way to the pool.
+        const sent: { text: string; values: unknown[] }[] = [];
+        const recorder: Queryable = {
+          query: ((text: string, values: unknown[]) => {
+            sent.push({ text, values });
+            return pool.query(text, values);
+          }) as Queryable['query'],
+        };
+        await dayPage(recorder, large, r);
+        const statement = sent.find((s) => s.text.includes('change_day_counts'));
+        if (statement === undefined) throw new Error(`${r.label}: listChanges did not read the day counts`);
+        const { rows } = await pool.query<{
+          'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
+        }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
+        const explained = rows[0]?.['QUERY PLAN'][0];
+        if (explained === undefined) throw new Error(`${r.label}: no plan`);
+        const nodes = planNodes(explained.Plan);
+        const seq = await largeSeqScans(pool, nodes);
+        if (seq.length > 0) failed = true;
         process.stdout.write(
-          `${r.label.padEnd(18)}${way.padEnd(7)}${`${deepOffset(r.matches(small))} / ${deepOffset(r.matches(large))}`.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
+          `  ${r.label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq.length > 0 ? '  SEQUENTIAL SCAN' : ''}\n`,
         );
       }
-
-    await pool.query('ALTER TABLE changes DISABLE TRIGGER change_day_counts_update');
-    const without = await timeMoves(pool, large);
-    await pool.query('ALTER TABLE changes ENABLE TRIGGER change_day_counts_update');
-    const withDays = await timeMoves(pool, large);
-    process.stdout.write(
-      `\nstatus move (one-row update), median ms of ${MOVES}: without the day-count trigger ${without.toFixed(2)}, with it ${withDays.toFixed(2)} (${(withDays / without).toFixed(2)}x)\n`,
-    );
-
-    process.stdout.write(`\nplans at ${LARGE} (EXPLAIN ANALYZE of listChanges's page statement)\n`);
-    for (const r of reads) {
-      // The statements listChanges sends, recorded on their way to the pool.
-      const sent: { text: string; values: unknown[] }[] = [];
-      const recorder: Queryable = {
-        query: ((text: string, values: unknown[]) => {
-          sent.push({ text, values });
-          return pool.query(text, values);
-        }) as Queryable['query'],
-      };
-      await dayPage(recorder, large, r);
-      const statement = sent.find((s) => s.text.includes('change_day_counts'));
-      if (statement === undefined) throw new Error(`${r.label}: listChanges did not read the day counts`);
-      const { rows } = await pool.query<{
-        'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
-      }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
-      const explained = rows[0]?.['QUERY PLAN'][0];
-      if (explained === undefined) throw new Error(`${r.label}: no plan`);
-      const nodes = planNodes(explained.Plan);
-      const seq = nodes.filter((n) => n.startsWith('Seq Scan'));
-      if (seq.length > 0) failed = true;
-      process.stdout.write(
-        `  ${r.label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq.length > 0 ? '  SEQUENTIAL SCAN' : ''}\n`,
-      );
     }
-
-    await proposals(db.url, (plan) => {
-      failed ||= plan;
-    });
-    await items(db.url, (plan) => {
-      failed ||= plan;
-    });
+    if (ONLY.has('proposals'))
+      await proposals(db.url, (plan) => {
+        failed ||= plan;
+      });
+    if (ONLY.has('items'))
+      await items(db.url, (plan) => {
+        failed ||= plan;
+      });
+    if (ONLY.has('imports'))
+      await imports(db.url, (plan) => {
+        failed ||= plan;
+      });
   } finally {
     await pool.end();
     await db.drop();
@@ -440,7 +476,7 @@ async function proposals(url: string, sequentialScan: (seen: boolean) => void): 
       const explained = rows[0]?.['QUERY PLAN'][0];
       if (explained === undefined) throw new Error('no plan');
       const nodes = planNodes(explained.Plan);
-      const seq = nodes.some((n) => n.startsWith('Seq Scan'));
+      const seq = (await largeSeqScans(opt, nodes)).length > 0;
       sequentialScan(seq);
       process.stdout.write(
         `  proposals, ${status === 'expired' ? 'status expired' : one ? 'one optimizer' : 'no filter'} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
@@ -580,7 +616,7 @@ async function items(url: string, sequentialScan: (seen: boolean) => void): Prom
       const explained = rows[0]?.['QUERY PLAN'][0];
       if (explained === undefined) throw new Error('no plan');
       const nodes = planNodes(explained.Plan);
-      const seq = nodes.some((n) => n.startsWith('Seq Scan'));
+      const seq = (await largeSeqScans(mk, nodes)).length > 0;
       sequentialScan(seq);
       process.stdout.write(
         `  items, ${label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
@@ -593,6 +629,111 @@ async function items(url: string, sequentialScan: (seen: boolean) => void): Prom
     process.stdout.write(
       `\nitem save on a later day (one-row update), median ms of ${MOVES}: without the day-count trigger ${without.toFixed(2)}, with it ${withDays.toFixed(2)} (${(withDays / without).toFixed(2)}x)\n`,
     );
+  } finally {
+    await mk.end();
+  }
+}
+
+/** The performance imports list's page as it was read before the week counts: every import counted, every one before the offset skipped. */
+async function plainImports(mk: Queryable, workspaceId: string, offset: number): Promise<number> {
+  const { rows } = await mk.query<{ import_id: string | null }>(
+    `SELECT counted.total, page.*
+       FROM (SELECT count(*) AS total FROM performance_imports WHERE workspace_id = $1) AS counted
+       LEFT JOIN LATERAL (
+         SELECT performance_imports.*
+           FROM (SELECT import_id AS page_id, created_at AS page_at FROM performance_imports
+                  WHERE workspace_id = $1 ORDER BY created_at DESC, import_id DESC OFFSET $2 LIMIT $3) AS ids
+           JOIN performance_imports ON performance_imports.workspace_id = $1 AND performance_imports.import_id = ids.page_id
+          ORDER BY ids.page_at DESC, ids.page_id DESC
+       ) AS page ON true`,
+    [workspaceId, offset, LIMIT],
+  );
+  return rows.filter((r) => r.import_id != null).length;
+}
+
+async function weekImports(mk: Queryable, workspaceId: string, offset: number): Promise<number> {
+  return (await listImports(mk, workspaceId, offset, LIMIT)).imports.length;
+}
+
+/** Seeds `size` completed imports, one an hour, the newest a day ago (as bench:scale). */
+async function seedImports(mk: Pool, workspaceId: string, size: number): Promise<void> {
+  await mk.query(
+    `INSERT INTO performance_imports (workspace_id, import_id, source, name, currency, timezone, attribution,
+       since, until, format, content_hash, status, row_count, rows_saved, ad_count, created_by, created_at,
+       started_at, finished_at)
+     SELECT $1::uuid, gen_random_uuid(), 'other', 'Benchmark import ' || i, 'USD', 'UTC', 'last click', date '2026-01-01',
+            date '2026-01-31', 'rows', encode(sha256(($1::text || i)::bytea), 'hex'), 'completed', 5000, 5000, 50,
+            'user:bench via dashboard', at, at, at + interval '5 seconds'
+       FROM generate_series(1, $2::int) AS i,
+            LATERAL (SELECT now() - interval '1 day' - i * interval '1 hour' AS at) s`,
+    [workspaceId, size],
+  );
+}
+
+/** The performance imports list's first and deep pages, at SMALL and at a hundredth of DEEP_LARGE (as bench:scale). */
+async function imports(url: string, sequentialScan: (seen: boolean) => void): Promise<void> {
+  const mk = createPool(url, 'marketing', 4);
+  try {
+    await migrate(
+      mk,
+      'marketing',
+      fileURLToPath(new URL('../services/marketing/migrations', import.meta.url)),
+    );
+    const small = { id: randomUUID(), size: SMALL };
+    const large = { id: randomUUID(), size: Math.max(SMALL, Math.round(LARGE / 100)) };
+    await seedImports(mk, small.id, small.size);
+    await seedImports(mk, large.id, large.size);
+    await mk.query('VACUUM ANALYZE performance_imports');
+    await mk.query('VACUUM ANALYZE performance_import_week_counts');
+    process.stdout.write(
+      `\nperformance imports: ${small.size} and ${large.size}, one an hour; page of ${LIMIT}, median ms of ${CALLS} calls\n`,
+    );
+    process.stdout.write(
+      `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(small.size).padStart(10)}${String(large.size).padStart(10)}   ratio\n`,
+    );
+    for (const [label, at] of [
+      ['first', () => 0],
+      ['deep', deepOffset],
+    ] as const) {
+      const so = at(small.size);
+      const lo = at(large.size);
+      for (const [way, page] of [
+        ['plain', plainImports],
+        ['weeks', weekImports],
+      ] as const) {
+        const s = await time(() => page(mk, small.id, so));
+        const l = await time(() => page(mk, large.id, lo));
+        process.stdout.write(
+          `${label.padEnd(18)}${way.padEnd(7)}${`${so} / ${lo}`.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
+        );
+      }
+    }
+    for (const [label, offset] of [
+      ['first', 0],
+      ['deep', deepOffset(large.size)],
+    ] as const) {
+      const sent: { text: string; values: unknown[] }[] = [];
+      const recorder: Queryable = {
+        query: ((text: string, values: unknown[]) => {
+          sent.push({ text, values });
+          return mk.query(text, values);
+        }) as Queryable['query'],
+      };
+      await weekImports(recorder, large.id, offset);
+      const statement = sent.find((st) => st.text.includes('performance_import_week_counts'));
+      if (statement === undefined) throw new Error('listImports did not read the week counts');
+      const { rows } = await mk.query<{
+        'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
+      }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
+      const explained = rows[0]?.['QUERY PLAN'][0];
+      if (explained === undefined) throw new Error('no plan');
+      const nodes = planNodes(explained.Plan);
+      const seq = (await largeSeqScans(mk, nodes)).length > 0;
+      sequentialScan(seq);
+      process.stdout.write(
+        `  imports, ${label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
+      );
+    }
   } finally {
     await mk.end();
   }

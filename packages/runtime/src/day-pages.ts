@@ -25,6 +25,11 @@ export function dayHoldingOffset(
     limit: string;
     /** The parameter holding the offset. */
     offset: string;
+    /**
+     * How long one of the counts' periods is, as a PostgreSQL interval of fixed length (hours, not
+     * days: see above); the counts' `day` column is its start. A day unless given.
+     */
+    span?: string;
   },
 ): string {
   // The rows read are summed per day first (a key's count may span several rows, and a filter may
@@ -43,7 +48,7 @@ export function dayHoldingOffset(
   const days = `SELECT k.day, sum(k.n) AS n FROM (${rows}) k GROUP BY k.day`;
   const perDay = o.live ? `SELECT k.day, k.n - coalesce(w.n, 0) AS n FROM (${days}) k ${o.live.join}` : days;
   return `${o.with ?? ''}day AS (
-    SELECT s.day + interval '24 hours' AS ends, s.through - s.n AS newer FROM (
+    SELECT s.day + interval '${o.span ?? '24 hours'}' AS ends, s.through - s.n AS newer FROM (
       SELECT k.day, k.n, sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through FROM (${perDay}) k
     ) s WHERE s.through > ${o.offset}::bigint ORDER BY s.day DESC LIMIT 1
   )`;

@@ -5,6 +5,7 @@
  */
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
+import { dayHoldingOffset, dayRowsToRead } from '@adsmcp/runtime/day-pages';
 import type { PoolClient, Queryable } from '@adsmcp/runtime/db';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { ImportMeta, NormalRow, RowError } from '../domain/performance-import.ts';
@@ -131,23 +132,44 @@ export async function listImports(
   offset: number,
   limit: number,
 ): Promise<{ imports: ImportRecord[]; total: number }> {
-  // One statement, one snapshot: the count and the page agree. Both read the newest-first index
-  // alone (a count over the window of every row read each row); only the page's rows are read.
+  // One statement, one snapshot: the total and the page agree. The total is the counts kept per
+  // UTC week of creation (migration 0014), a row a week whatever the number of imports. The week
+  // holding the offset's import is found from the same rows, newest first, and only that week's
+  // newer imports are skipped in the newest-first index (as the marketing items list does by day,
+  // packages/runtime/src/day-pages.ts); only the page's rows are read. When the offset's week is
+  // not among the rows read (past the end), the page is the plain offset's.
   const { rows } = await db.query<Partial<ImportRecord> & { total: string }>(
-    `SELECT counted.total, page.*
-       FROM (SELECT count(*) AS total FROM performance_imports WHERE workspace_id = $1) AS counted
+    `WITH ${dayHoldingOffset({
+      counts: '(SELECT workspace_id, week AS day, n FROM performance_import_week_counts)',
+      where: 'k.workspace_id = $1',
+      limit: '$4',
+      offset: '$2',
+      span: '168 hours',
+    })}
+     SELECT counted.total, page.*
+       FROM (SELECT coalesce(sum(n), 0)::bigint AS total FROM performance_import_week_counts WHERE workspace_id = $1) AS counted
        LEFT JOIN LATERAL (
          SELECT ${COLUMNS}
            FROM (SELECT import_id AS page_id, created_at AS page_at FROM performance_imports
-                  WHERE workspace_id = $1 ORDER BY created_at DESC, import_id DESC OFFSET $2 LIMIT $3) AS ids
+                  WHERE workspace_id = $1 AND created_at < coalesce((SELECT ends FROM day), 'infinity')
+                  ORDER BY created_at DESC, import_id DESC
+                  OFFSET $2::bigint - coalesce((SELECT newer FROM day), 0) LIMIT $3) AS ids
            JOIN performance_imports ON performance_imports.workspace_id = $1 AND performance_imports.import_id = ids.page_id
           ORDER BY ids.page_at DESC, ids.page_id DESC
        ) AS page ON true`,
-    [workspaceId, offset, limit],
+    [workspaceId, offset, limit, dayRowsToRead(offset, WEEK_ROWS_PER_OFFSET)],
   );
   const imports = rows.filter((r): r is ImportRecord & { total: string } => r.import_id != null);
   return { imports, total: Number(rows[0]?.total ?? 0) };
 }
+
+/**
+ * listImports reads at most offset / this many week rows (dayRowsToRead): a week row costs about
+ * what a few dozen skipped entries of the newest-first index do (as a day row of the changes list,
+ * bench/deep-offset.ts), so a workspace importing less than that a week keeps the plain offset's
+ * cost, bounded.
+ */
+const WEEK_ROWS_PER_OFFSET = 32;
 
 /** findInput returns an import's status and input (the worker reads it before its transaction). */
 export async function findInput(
