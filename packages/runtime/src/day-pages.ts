@@ -32,24 +32,34 @@ export function dayHoldingOffset(
     span?: string;
   },
 ): string {
-  // The rows read are summed per day first (a key's count may span several rows, and a filter may
-  // read several keys a day), so that each day is one row of the running sum: `newer` is then its
-  // `through` less its own matches, one window instead of two.
+  // The rows are read newest day first and never grouped or sorted again, so that the statement
+  // stops at the day holding the offset: a page `offset` deep reads the day rows down to that day,
+  // not the whole history's (a deep page at the tools' offset bound in a workspace of ten years
+  // reads what it reads in one of a year). A day may be several rows (a key's count may span
+  // several, a filter may read several keys a day, the live subtraction adds its own), so the
+  // running sums are over the day's peers: `through` counts every row of the day and the newer
+  // ones (a RANGE frame's default), `newer` only the newer days' (a frame ending an hour before
+  // the day, where the next newer period starts at least a day away).
   // Several conditions are each a range of the counts' index in day order, merged (a condition
   // with `IN` would read its ranges one after the other, and sort them).
+  const ranges = typeof o.where === 'string' ? [o.where] : o.where;
+  const read = ranges.map(
+    (w) => `(SELECT k.day, k.n FROM ${o.counts} k WHERE ${w} ORDER BY k.day DESC LIMIT ${o.limit})`,
+  );
+  // The live subtraction's rows (a few days', bounded by the windows) are merged in day order
+  // too, each day's subtracted from that day's running sums.
   const rows =
-    typeof o.where === 'string'
-      ? `SELECT k.day, k.n FROM ${o.counts} k WHERE ${o.where} ORDER BY k.day DESC LIMIT ${o.limit}`
-      : `SELECT k.day, k.n FROM (${o.where
-          .map(
-            (w) => `(SELECT k.day, k.n FROM ${o.counts} k WHERE ${w} ORDER BY k.day DESC LIMIT ${o.limit})`,
-          )
-          .join(' UNION ALL ')}) k ORDER BY k.day DESC LIMIT ${o.limit}`;
-  const days = `SELECT k.day, sum(k.n) AS n FROM (${rows}) k GROUP BY k.day`;
-  const perDay = o.live ? `SELECT k.day, k.n - coalesce(w.n, 0) AS n FROM (${days}) k ${o.live.join}` : days;
+    read.length === 1 && o.live === undefined
+      ? read[0]
+      : `(SELECT k.day, k.n FROM (${read.join(' UNION ALL ')}) k ORDER BY k.day DESC LIMIT ${o.limit})${
+          o.live ? ` UNION ALL (SELECT w.day, -w.n FROM (${o.live.subtract}) w)` : ''
+        }`;
   return `${o.with ?? ''}day AS (
-    SELECT s.day + interval '${o.span ?? '24 hours'}' AS ends, s.through - s.n AS newer FROM (
-      SELECT k.day, k.n, sum(k.n) OVER (ORDER BY k.day DESC)::bigint AS through FROM (${perDay}) k
+    SELECT s.day + interval '${o.span ?? '24 hours'}' AS ends, s.newer FROM (
+      SELECT k.day, sum(k.n) OVER newest::bigint AS through,
+             coalesce(sum(k.n) OVER (newest RANGE BETWEEN UNBOUNDED PRECEDING AND interval '1 hour' PRECEDING), 0)::bigint AS newer
+        FROM (${rows}) k
+      WINDOW newest AS (ORDER BY k.day DESC)
     ) s WHERE s.through > ${o.offset}::bigint ORDER BY s.day DESC LIMIT 1
   )`;
 }
@@ -61,20 +71,20 @@ export interface DayCountsFilter {
    * several, whose rows are read as one, each an ordered range of the counts' index.
    */
   where: string | readonly string[];
-  /** CTEs the `live` join reads, each ending in `, `: placed before `day`. */
+  /** CTEs the `live` subtraction reads, each ending in `, `: placed before `day`. */
   with?: string;
   /**
    * For a filter whose matches depend on the time: the day rows' kept counts are of a wider set
    * (the stored statuses that may be shown as the one asked for), and each row's matches are its
-   * `n` less those of its day that the time keeps out of the filter, counted live. A key's count
-   * is a sum of rows (a writer that finds the key's rows held inserts its delta beside them), so
-   * the rows read are summed per day first, and the join subtracts once per day. A day cut short
-   * by `limit` may count more or less than its matches: that only moves which day is found, as
-   * every newer day is read whole and its `newer` is exact.
+   * `n` less those of its day that the time keeps out of the filter, counted live: its rows are
+   * merged among the day rows read, negated, so each day's running sums take them off. A day cut
+   * short by `limit` may count more or less than its matches: that only moves which day is found,
+   * as every newer day is read whole and its `newer` is exact. (A subtracted day older than every
+   * row read only lowers the sums past them, where no day is found that was not found before.)
    */
   live?: {
-    /** A join on the day rows read, as `k` (day, n), whose `w.n` is the day's matches to subtract. */
-    join: string;
+    /** A statement of (day, n), the matches to subtract from each day: a day may have several rows. */
+    subtract: string;
   };
 }
 
@@ -83,9 +93,7 @@ export interface DayCountsFilter {
  * matches of the wider set that the time keeps out of the filter, in rows a day may have several
  * of (one per stored status or window): each day's kept count less that day's recent ones.
  */
-export const RECENT_SUBTRACTED = {
-  join: `LEFT JOIN (SELECT day, sum(n) AS n FROM recent GROUP BY 1) w ON w.day = k.day`,
-} as const;
+export const RECENT_SUBTRACTED = { subtract: 'SELECT day, n FROM recent' } as const;
 
 /** Read at least this many day rows, whatever the offset: a shallow page costs little either way. */
 const DAY_ROWS_AT_LEAST = 16;

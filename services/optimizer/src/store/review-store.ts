@@ -508,11 +508,14 @@ function dayCountsWhere(f: ProposalFilter): DayCountsFilter | undefined {
   else if (f.status === 'pending_review' || f.status === 'approved') return undefined;
   else if (f.status !== 'expired') where.push('k.status = $3::text');
   else {
-    where.push(`k.status IN ('expired', 'pending_review', 'approved')`);
     const among = `p.workspace_id = $1 AND ($2::uuid IS NULL OR p.optimizer_id = $2::uuid)
                    AND ($5::uuid IS NULL OR p.account_id = $5::uuid)`;
     return {
-      where: where.join(' AND '),
+      // Each stored status a range of the counts' index in day order, merged (an `IN` read them
+      // one after the other, and sorted them).
+      where: ['expired', 'pending_review', 'approved'].map((s) =>
+        [...where, `k.status = '${s}'`].join(' AND '),
+      ),
       with: `recent AS (
         SELECT proposal_day(p.created_at) AS day, count(*) AS n FROM proposals p
          WHERE ${among} AND p.status = 'pending_review' AND p.review_expires_at > $4 GROUP BY 1
