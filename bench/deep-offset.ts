@@ -196,6 +196,39 @@ async function timeMoves(pool: Pool, w: Workspace): Promise<number> {
 
 /** Every plan node of an EXPLAIN (FORMAT JSON), as `Node (relation or index)`, depth first. */
 /**
+ * Runs `read` through a recorder, explains (ANALYZE) the statement it sent that reads `counts`,
+ * prints its plan nodes as `label`, and says whether it scans a large table sequentially.
+ */
+async function explainRead(
+  db: Pool,
+  label: string,
+  counts: string,
+  read: (recorder: Queryable) => Promise<unknown>,
+): Promise<boolean> {
+  const sent: { text: string; values: unknown[] }[] = [];
+  const recorder: Queryable = {
+    query: ((text: string, values: unknown[]) => {
+      sent.push({ text, values });
+      return db.query(text, values);
+    }) as Queryable['query'],
+  };
+  await read(recorder);
+  const statement = sent.find((st) => st.text.includes(counts));
+  if (statement === undefined) throw new Error(`${label}: the read did not use ${counts}`);
+  const { rows } = await db.query<{
+    'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
+  }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
+  const explained = rows[0]?.['QUERY PLAN'][0];
+  if (explained === undefined) throw new Error(`${label}: no plan`);
+  const nodes = planNodes(explained.Plan);
+  const seq = (await largeSeqScans(db, nodes)).length > 0;
+  process.stdout.write(
+    `  ${label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
+  );
+  return seq;
+}
+
+/**
  * The tables of more than SMALL rows (by the planner's statistics) that plan nodes (planNodes) scan
  * sequentially: as bench:scale, a small table's (a few workspaces' kept counts) sequential scan is
  * the planner's cheapest way to read it, and does not grow with the history.
@@ -367,27 +400,7 @@ async function main(): Promise<void> {
       process.stdout.write(`\nplans at ${LARGE} (EXPLAIN ANALYZE of listChanges's page statement)\n`);
       for (const r of reads) {
         // The statements listChanges sends, recorded on their way to the pool.
-        const sent: { text: string; values: unknown[] }[] = [];
-        const recorder: Queryable = {
-          query: ((text: string, values: unknown[]) => {
-            sent.push({ text, values });
-            return pool.query(text, values);
-          }) as Queryable['query'],
-        };
-        await dayPage(recorder, large, r);
-        const statement = sent.find((s) => s.text.includes('change_day_counts'));
-        if (statement === undefined) throw new Error(`${r.label}: listChanges did not read the day counts`);
-        const { rows } = await pool.query<{
-          'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
-        }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
-        const explained = rows[0]?.['QUERY PLAN'][0];
-        if (explained === undefined) throw new Error(`${r.label}: no plan`);
-        const nodes = planNodes(explained.Plan);
-        const seq = await largeSeqScans(pool, nodes);
-        if (seq.length > 0) failed = true;
-        process.stdout.write(
-          `  ${r.label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq.length > 0 ? '  SEQUENTIAL SCAN' : ''}\n`,
-        );
+        if (await explainRead(pool, r.label, 'change_day_counts', (q) => dayPage(q, large, r))) failed = true;
       }
     }
     if (ONLY.has('proposals'))
@@ -460,26 +473,13 @@ async function proposals(url: string, sequentialScan: (seen: boolean) => void): 
       [true, undefined],
       [false, 'expired'],
     ] as const) {
-      const sent: { text: string; values: unknown[] }[] = [];
-      const recorder: Queryable = {
-        query: ((text: string, values: unknown[]) => {
-          sent.push({ text, values });
-          return opt.query(text, values);
-        }) as Queryable['query'],
-      };
-      await dayProposals(recorder, large, one ? large.optimizers[0] : undefined, status);
-      const statement = sent.find((st) => st.text.includes('proposal_day_counts'));
-      if (statement === undefined) throw new Error('listProposals did not read the day counts');
-      const { rows } = await opt.query<{
-        'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
-      }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
-      const explained = rows[0]?.['QUERY PLAN'][0];
-      if (explained === undefined) throw new Error('no plan');
-      const nodes = planNodes(explained.Plan);
-      const seq = (await largeSeqScans(opt, nodes)).length > 0;
-      sequentialScan(seq);
-      process.stdout.write(
-        `  proposals, ${status === 'expired' ? 'status expired' : one ? 'one optimizer' : 'no filter'} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
+      sequentialScan(
+        await explainRead(
+          opt,
+          `proposals, ${status === 'expired' ? 'status expired' : one ? 'one optimizer' : 'no filter'}`,
+          'proposal_day_counts',
+          (q) => dayProposals(q, large, one ? large.optimizers[0] : undefined, status),
+        ),
       );
     }
   } finally {
@@ -600,26 +600,11 @@ async function items(url: string, sequentialScan: (seen: boolean) => void): Prom
       }
     }
     for (const [label, f] of ITEM_READS) {
-      const sent: { text: string; values: unknown[] }[] = [];
-      const recorder: Queryable = {
-        query: ((text: string, values: unknown[]) => {
-          sent.push({ text, values });
-          return mk.query(text, values);
-        }) as Queryable['query'],
-      };
-      await dayItems(recorder, large.id, f, deepOffset(await matches(large, f)));
-      const statement = sent.find((st) => st.text.includes('marketing_item_day_counts'));
-      if (statement === undefined) throw new Error('listItems did not read the day counts');
-      const { rows } = await mk.query<{
-        'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
-      }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
-      const explained = rows[0]?.['QUERY PLAN'][0];
-      if (explained === undefined) throw new Error('no plan');
-      const nodes = planNodes(explained.Plan);
-      const seq = (await largeSeqScans(mk, nodes)).length > 0;
-      sequentialScan(seq);
-      process.stdout.write(
-        `  items, ${label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
+      const offset = deepOffset(await matches(large, f));
+      sequentialScan(
+        await explainRead(mk, `items, ${label}`, 'marketing_item_day_counts', (q) =>
+          dayItems(q, large.id, f, offset),
+        ),
       );
     }
     await mk.query('ALTER TABLE marketing_items DISABLE TRIGGER marketing_item_day_counts_update');
@@ -712,26 +697,10 @@ async function imports(url: string, sequentialScan: (seen: boolean) => void): Pr
       ['first', 0],
       ['deep', deepOffset(large.size)],
     ] as const) {
-      const sent: { text: string; values: unknown[] }[] = [];
-      const recorder: Queryable = {
-        query: ((text: string, values: unknown[]) => {
-          sent.push({ text, values });
-          return mk.query(text, values);
-        }) as Queryable['query'],
-      };
-      await weekImports(recorder, large.id, offset);
-      const statement = sent.find((st) => st.text.includes('performance_import_week_counts'));
-      if (statement === undefined) throw new Error('listImports did not read the week counts');
-      const { rows } = await mk.query<{
-        'QUERY PLAN': [{ Plan: Record<string, unknown>; 'Execution Time': number }];
-      }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`, statement.values);
-      const explained = rows[0]?.['QUERY PLAN'][0];
-      if (explained === undefined) throw new Error('no plan');
-      const nodes = planNodes(explained.Plan);
-      const seq = (await largeSeqScans(mk, nodes)).length > 0;
-      sequentialScan(seq);
-      process.stdout.write(
-        `  imports, ${label} (${explained['Execution Time'].toFixed(2)} ms): ${nodes.join(' > ')}${seq ? '  SEQUENTIAL SCAN' : ''}\n`,
+      sequentialScan(
+        await explainRead(mk, `imports, ${label}`, 'performance_import_week_counts', (q) =>
+          weekImports(q, large.id, offset),
+        ),
       );
     }
   } finally {
