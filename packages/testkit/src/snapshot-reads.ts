@@ -33,3 +33,26 @@ export async function readWhileWriting<T>(
     }
   }
 }
+
+/**
+ * Runs `steps` in one transaction on a client of `pool`, then commits it, or rolls it back when
+ * `rollback` is set: the writers of the kept counts' property tests, some of whose transactions
+ * roll back. Rolled back on any error, which is thrown again; the client is given back either way.
+ */
+export async function inTransaction(
+  pool: Pool,
+  rollback: boolean,
+  steps: (client: PoolClient) => Promise<void>,
+): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await steps(client);
+    await client.query(rollback ? 'ROLLBACK' : 'COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

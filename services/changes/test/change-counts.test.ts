@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { inTransaction } from '@adsmcp/testkit/snapshot-reads';
 import fc from 'fast-check';
 import { CHANGE_COLUMNS, listChanges } from '../src/store/change-store.ts';
 
@@ -72,9 +73,7 @@ async function run(
   tx: { steps: Step[]; rollback: boolean },
   ids: string[],
 ): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, tx.rollback, async (client) => {
     for (const s of tx.steps) {
       if (s.kind === 'insert') {
         const { rows } = await client.query<{ change_id: string }>(
@@ -114,13 +113,7 @@ async function run(
         );
       else await client.query('DELETE FROM changes WHERE change_id = $1', [id]);
     }
-    await client.query(tx.rollback ? 'ROLLBACK' : 'COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Every filter of the list: its total against the changes it lists. */

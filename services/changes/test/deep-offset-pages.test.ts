@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { type When, when, whenSql } from '@adsmcp/testkit/day-boundaries';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import { readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
+import { inTransaction, readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
 import fc from 'fast-check';
 import { listChanges } from '../src/store/change-store.ts';
 
@@ -92,9 +92,7 @@ async function run(
   tx: { steps: Step[]; rollback: boolean },
   ids: string[],
 ): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, tx.rollback, async (client) => {
     for (const s of tx.steps) {
       if (s.kind === 'insert') {
         const at = preparedAt(s.when, 4);
@@ -128,13 +126,7 @@ async function run(
         await client.query(`UPDATE changes SET prepared_at = ${at.sql} WHERE change_id = $1`, [id, at.value]);
       } else await client.query('DELETE FROM changes WHERE change_id = $1', [id]);
     }
-    await client.query(tx.rollback ? 'ROLLBACK' : 'COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** The filters. */

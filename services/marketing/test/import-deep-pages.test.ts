@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import { readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
+import { inTransaction, readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
 import fc from 'fast-check';
 import { listImports } from '../src/store/import-store.ts';
 
@@ -68,9 +68,7 @@ async function run(
   tx: { steps: Step[]; rollback: boolean },
   ids: string[],
 ): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, tx.rollback, async (client) => {
     for (const s of tx.steps) {
       if (s.op === 'create') {
         const t = whenSql(s.when);
@@ -95,13 +93,7 @@ async function run(
         [workspaceId, id],
       );
     }
-    await client.query(tx.rollback ? 'ROLLBACK' : 'COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 test('a deep performance imports page from the week counts is the page a plain OFFSET gives, and its total count(*), in one snapshot while imports are created', async () => {

@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { inTransaction } from '@adsmcp/testkit/snapshot-reads';
 import fc from 'fast-check';
 import type { Kind } from '../src/domain/item-data.ts';
 import { listItems } from '../src/store/item-store.ts';
@@ -78,9 +79,7 @@ async function run(
   tx: { steps: Step[]; rollback: boolean },
   ids: string[],
 ): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, tx.rollback, async (client) => {
     for (const s of tx.steps) {
       if (s.op === 'save') {
         const { rows } = await client.query<{ item_id: string }>(
@@ -121,13 +120,7 @@ async function run(
         await client.query(`UPDATE marketing_items SET archived_at = NULL ${where}`, [workspaceId, id]);
       else await client.query(`DELETE FROM marketing_items ${where}`, [workspaceId, id]);
     }
-    await client.query(tx.rollback ? 'ROLLBACK' : 'COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Every filter without free text, and their combinations: its total against the items it lists. */

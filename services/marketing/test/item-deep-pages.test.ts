@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { type When, when, whenSql } from '@adsmcp/testkit/day-boundaries';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import { readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
+import { inTransaction, readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
 import fc from 'fast-check';
 import type { Kind } from '../src/domain/item-data.ts';
 import { listItems } from '../src/store/item-store.ts';
@@ -85,9 +85,7 @@ async function run(
   tx: { steps: Step[]; rollback: boolean },
   ids: string[],
 ): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, tx.rollback, async (client) => {
     for (const s of tx.steps) {
       if (s.op === 'save') {
         const t = at(s.when, 5);
@@ -133,13 +131,7 @@ async function run(
         await client.query(`UPDATE marketing_items SET archived_at = NULL ${where}`, [workspaceId, id]);
       else await client.query(`DELETE FROM marketing_items ${where}`, [workspaceId, id]);
     }
-    await client.query(tx.rollback ? 'ROLLBACK' : 'COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** A page to read: a kind, collection and tag or none of each, an offset (modulo the matches, and past them), a limit. */

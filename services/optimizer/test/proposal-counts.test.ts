@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
+import { inTransaction } from '@adsmcp/testkit/snapshot-reads';
 import fc from 'fast-check';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../src/domain/proposal.ts';
 import { countProposals, listProposals } from '../src/store/review-store.ts';
@@ -84,9 +85,7 @@ async function run(
   tx: { steps: Step[]; rollback: boolean },
   ids: string[],
 ): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, tx.rollback, async (client) => {
     for (const s of tx.steps) {
       if (s.kind === 'insert') {
         const o = ws.optimizers[s.optimizer] as (typeof ws.optimizers)[number];
@@ -120,13 +119,7 @@ async function run(
         );
       else await client.query('DELETE FROM proposals WHERE proposal_id = $1', [id]);
     }
-    await client.query(tx.rollback ? 'ROLLBACK' : 'COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 test('the total of every proposals list filter equals the proposals listed, after concurrent writes and deadlines passing', async () => {

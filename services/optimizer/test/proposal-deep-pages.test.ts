@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createPool, migrate, type Pool } from '@adsmcp/runtime/db';
 import { type When, when, whenSql } from '@adsmcp/testkit/day-boundaries';
 import { stopTestServer, type TestDatabase, testDatabase } from '@adsmcp/testkit/postgres';
-import { readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
+import { inTransaction, readWhileWriting } from '@adsmcp/testkit/snapshot-reads';
 import fc from 'fast-check';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../src/domain/proposal.ts';
 import { listProposals } from '../src/store/review-store.ts';
@@ -108,9 +108,7 @@ async function run(
   tx: { steps: Step[]; rollback: boolean },
   ids: string[],
 ): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, tx.rollback, async (client) => {
     for (const s of tx.steps) {
       if (s.kind === 'insert') {
         const o = ws.optimizers[s.optimizer] as (typeof ws.optimizers)[number];
@@ -157,13 +155,7 @@ async function run(
         ]);
       } else await client.query('DELETE FROM proposals WHERE proposal_id = $1', [id]);
     }
-    await client.query(tx.rollback ? 'ROLLBACK' : 'COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 const HOUR = 3_600_000;
