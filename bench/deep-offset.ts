@@ -195,6 +195,36 @@ async function timeMoves(pool: Pool, w: Workspace): Promise<number> {
 }
 
 /** Every plan node of an EXPLAIN (FORMAT JSON), as `Node (relation or index)`, depth first. */
+/** The header of a deep-page table: the read, the way, the offsets and the two sizes. */
+function writeHeader(small: number, large: number): void {
+  process.stdout.write(
+    `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(small).padStart(10)}${String(large).padStart(10)}   ratio\n`,
+  );
+}
+
+/** One row of a deep-page table: median ms at each size and their ratio. */
+function writeRow(label: string, way: string, offsets: string, s: number, l: number): void {
+  process.stdout.write(
+    `${label.padEnd(18)}${way.padEnd(7)}${offsets.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
+  );
+}
+
+/** A pool on a service's schema, its migrations applied. */
+async function migratedPool(url: string, service: 'changes' | 'optimizer' | 'marketing'): Promise<Pool> {
+  const pool = createPool(url, service, 4);
+  try {
+    await migrate(
+      pool,
+      service,
+      fileURLToPath(new URL(`../services/${service}/migrations`, import.meta.url)),
+    );
+    return pool;
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+}
+
 /**
  * Runs `read` through a recorder, explains (ANALYZE) the statement it sent that reads `counts`,
  * prints its plan nodes as `label`, and says whether it scans a large table sequentially.
@@ -374,9 +404,7 @@ async function main(): Promise<void> {
       process.stdout.write(
         `deep page of ${LIMIT} (offset: the matches less ${LIMIT}, at most ${MAX_OFFSET}), median ms of ${CALLS} calls\n`,
       );
-      process.stdout.write(
-        `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(SMALL).padStart(10)}${String(LARGE).padStart(10)}   ratio\n`,
-      );
+      writeHeader(SMALL, LARGE);
       for (const r of reads)
         for (const [way, page] of [
           ['plain', plainPage],
@@ -384,9 +412,7 @@ async function main(): Promise<void> {
         ] as const) {
           const s = await time(() => page(pool, small, r));
           const l = await time(() => page(pool, large, r));
-          process.stdout.write(
-            `${r.label.padEnd(18)}${way.padEnd(7)}${`${deepOffset(r.matches(small))} / ${deepOffset(r.matches(large))}`.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
-          );
+          writeRow(r.label, way, `${deepOffset(r.matches(small))} / ${deepOffset(r.matches(large))}`, s, l);
         }
 
       await pool.query('ALTER TABLE changes DISABLE TRIGGER change_day_counts_update');
@@ -399,7 +425,6 @@ async function main(): Promise<void> {
 
       process.stdout.write(`\nplans at ${LARGE} (EXPLAIN ANALYZE of listChanges's page statement)\n`);
       for (const r of reads) {
-        // The statements listChanges sends, recorded on their way to the pool.
         if (await explainRead(pool, r.label, 'change_day_counts', (q) => dayPage(q, large, r))) failed = true;
       }
     }
@@ -428,13 +453,8 @@ async function main(): Promise<void> {
 
 /** The proposals list's deep pages, at SMALL and at a tenth of DEEP_LARGE (as bench:scale). */
 async function proposals(url: string, sequentialScan: (seen: boolean) => void): Promise<void> {
-  const opt = createPool(url, 'optimizer', 4);
+  const opt = await migratedPool(url, 'optimizer');
   try {
-    await migrate(
-      opt,
-      'optimizer',
-      fileURLToPath(new URL('../services/optimizer/migrations', import.meta.url)),
-    );
     const fresh = (size: number): ProposalWorkspace => ({
       id: randomUUID(),
       size,
@@ -449,9 +469,7 @@ async function proposals(url: string, sequentialScan: (seen: boolean) => void): 
     process.stdout.write(
       `\nproposals: ${small.size} and ${large.size} over ${DAYS} days and 3 optimizers; deep page of ${LIMIT}, median ms of ${CALLS} calls\n`,
     );
-    process.stdout.write(
-      `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(small.size).padStart(10)}${String(large.size).padStart(10)}   ratio\n`,
-    );
+    writeHeader(small.size, large.size);
     for (const [label, one, status] of [
       ['no filter', false, undefined],
       ['one optimizer', true, undefined],
@@ -464,9 +482,7 @@ async function proposals(url: string, sequentialScan: (seen: boolean) => void): 
         const s = await time(() => page(opt, small, one ? small.optimizers[0] : undefined, status));
         const l = await time(() => page(opt, large, one ? large.optimizers[0] : undefined, status));
         const offsets = `${proposalOffset(small, one ? '' : undefined, status)} / ${proposalOffset(large, one ? '' : undefined, status)}`;
-        process.stdout.write(
-          `${label.padEnd(18)}${way.padEnd(7)}${offsets.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
-        );
+        writeRow(label, way, offsets, s, l);
       }
     for (const [one, status] of [
       [false, undefined],
@@ -564,13 +580,8 @@ async function timeItemSaves(mk: Pool, workspaceId: string): Promise<number> {
 
 /** The marketing items list's deep pages, at SMALL and at a tenth of DEEP_LARGE (as bench:scale). */
 async function items(url: string, sequentialScan: (seen: boolean) => void): Promise<void> {
-  const mk = createPool(url, 'marketing', 4);
+  const mk = await migratedPool(url, 'marketing');
   try {
-    await migrate(
-      mk,
-      'marketing',
-      fileURLToPath(new URL('../services/marketing/migrations', import.meta.url)),
-    );
     const small = { id: randomUUID(), size: SMALL };
     const large = { id: randomUUID(), size: Math.round(LARGE / 10) };
     await seedItems(mk, small.id, small.size);
@@ -582,9 +593,7 @@ async function items(url: string, sequentialScan: (seen: boolean) => void): Prom
     process.stdout.write(
       `\nmarketing items: ${small.size} and ${large.size} over ${DAYS} days; deep page of ${LIMIT}, median ms of ${CALLS} calls\n`,
     );
-    process.stdout.write(
-      `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(small.size).padStart(10)}${String(large.size).padStart(10)}   ratio\n`,
-    );
+    writeHeader(small.size, large.size);
     for (const [label, f] of ITEM_READS) {
       const so = deepOffset(await matches(small, f));
       const lo = deepOffset(await matches(large, f));
@@ -594,9 +603,7 @@ async function items(url: string, sequentialScan: (seen: boolean) => void): Prom
       ] as const) {
         const s = await time(() => page(mk, small.id, f, so));
         const l = await time(() => page(mk, large.id, f, lo));
-        process.stdout.write(
-          `${label.padEnd(18)}${way.padEnd(7)}${`${so} / ${lo}`.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
-        );
+        writeRow(label, way, `${so} / ${lo}`, s, l);
       }
     }
     for (const [label, f] of ITEM_READS) {
@@ -657,13 +664,8 @@ async function seedImports(mk: Pool, workspaceId: string, size: number): Promise
 
 /** The performance imports list's first and deep pages, at SMALL and at a hundredth of DEEP_LARGE (as bench:scale). */
 async function imports(url: string, sequentialScan: (seen: boolean) => void): Promise<void> {
-  const mk = createPool(url, 'marketing', 4);
+  const mk = await migratedPool(url, 'marketing');
   try {
-    await migrate(
-      mk,
-      'marketing',
-      fileURLToPath(new URL('../services/marketing/migrations', import.meta.url)),
-    );
     const small = { id: randomUUID(), size: SMALL };
     const large = { id: randomUUID(), size: Math.max(SMALL, Math.round(LARGE / 100)) };
     await seedImports(mk, small.id, small.size);
@@ -673,9 +675,7 @@ async function imports(url: string, sequentialScan: (seen: boolean) => void): Pr
     process.stdout.write(
       `\nperformance imports: ${small.size} and ${large.size}, one an hour; page of ${LIMIT}, median ms of ${CALLS} calls\n`,
     );
-    process.stdout.write(
-      `${'read'.padEnd(18)}${'way'.padEnd(7)}${'offset'.padStart(16)}${String(small.size).padStart(10)}${String(large.size).padStart(10)}   ratio\n`,
-    );
+    writeHeader(small.size, large.size);
     for (const [label, at] of [
       ['first', () => 0],
       ['deep', deepOffset],
@@ -688,9 +688,7 @@ async function imports(url: string, sequentialScan: (seen: boolean) => void): Pr
       ] as const) {
         const s = await time(() => page(mk, small.id, so));
         const l = await time(() => page(mk, large.id, lo));
-        process.stdout.write(
-          `${label.padEnd(18)}${way.padEnd(7)}${`${so} / ${lo}`.padStart(16)}${s.toFixed(2).padStart(10)}${l.toFixed(2).padStart(10)}   ${(l / s).toFixed(2)}x${l / s > 1.5 ? '  over 1.5x' : ''}\n`,
-        );
+        writeRow(label, way, `${so} / ${lo}`, s, l);
       }
     }
     for (const [label, offset] of [
