@@ -165,9 +165,9 @@ export async function listImports(
 
 /**
  * listImports reads at most offset / this many week rows (dayRowsToRead): a week row costs about
- * what a few dozen skipped entries of the newest-first index do (as a day row of the changes list,
- * bench/deep-offset.ts), so a workspace importing less than that a week keeps the plain offset's
- * cost, bounded.
+ * ten skipped entries of the newest-first index (as a day row of the changes list,
+ * bench/deep-offset.ts), so a workspace importing fewer than this many a week pays at most about a
+ * third more than the plain offset, and falls back to it when the offset's week is not reached.
  */
 const WEEK_ROWS_PER_OFFSET = 32;
 
