@@ -46,6 +46,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Admin,
   type EachMessagePayload,
+  type ITopicMetadata,
   Kafka,
   type Consumer as KafkaConsumer,
   type KafkaMessage,
@@ -262,8 +263,9 @@ function kafkaLogTo(logger: Logger) {
  * the `<topic>.dead` beside it. A topic is looked up once per transport; one that exists (made by
  * an operator, or by another process a moment before) is used as it is. It keeps each topic's
  * partition count as it found it, by which the relay places each message (see Relay.publishBatch).
+ * Exported for the tests on a three-broker cluster.
  */
-class Topics {
+export class Topics {
   private admin: Admin | undefined;
   private connected: Promise<Admin> | undefined;
   private readonly ready = new Map<string, Promise<void>>();
@@ -329,7 +331,8 @@ class Topics {
     const existing = new Set(await admin.listTopics());
     const topics = names.filter((t) => !existing.has(t));
     if (topics.length > 0) await this.createMissing(admin, topics);
-    const { topics: found } = await admin.fetchTopicMetadata({ topics: names });
+    // Read once the new topics have their leaders, as every broker answering reports them.
+    const found = await this.metadataOf(admin, names, new Set(topics));
     for (const t of found) if (t.partitions.length > 0) this.counts.set(t.name, t.partitions.length);
     const unknown = names.filter((t) => !this.counts.has(t));
     if (unknown.length > 0) throw new Error(`bus topics ${unknown.join(', ')} have no partitions`);
@@ -353,7 +356,6 @@ class Topics {
         configEntries: [{ name: 'min.insync.replicas', value: String(minInsync) }],
       })),
     });
-    await this.leadersOf(admin, topics);
     this.log.info(
       {
         topics,
@@ -365,21 +367,31 @@ class Topics {
     );
   }
 
-  /** leadersOf waits until every partition of `topics` has a leader, as the brokers report it. */
-  private async leadersOf(admin: Admin, topics: string[]): Promise<void> {
+  /**
+   * metadataOf reads the metadata of `names`, waiting (up to TOPIC_READY_TIMEOUT_MS) while a
+   * broker does not know one of them yet or, for the topics in `created`, while a partition has
+   * no leader. Each broker answers from its own copy of the cluster's metadata, which trails the
+   * controller's for a moment after a topic is created, so two readings in a row may disagree.
+   */
+  private async metadataOf(
+    admin: Admin,
+    names: string[],
+    created: ReadonlySet<string>,
+  ): Promise<ITopicMetadata[]> {
     const deadline = Date.now() + TOPIC_READY_TIMEOUT_MS;
     for (;;) {
       try {
-        const { topics: found } = await admin.fetchTopicMetadata({ topics });
-        if (found.length === topics.length && found.every((t) => t.partitions.every((p) => p.leader >= 0)))
-          return;
+        const { topics: found } = await admin.fetchTopicMetadata({ topics: names });
+        const ready = (t: ITopicMetadata): boolean =>
+          !created.has(t.name) || (t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+        if (found.length === names.length && found.every(ready)) return found;
       } catch (err) {
         const type = (err as { type?: unknown }).type;
         if (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE') throw err;
       }
       if (Date.now() > deadline)
         throw new Error(
-          `bus topics ${topics.join(', ')} were created but have no leader after ${TOPIC_READY_TIMEOUT_MS} ms`,
+          `bus topics ${names.join(', ')} are not known with their leaders after ${TOPIC_READY_TIMEOUT_MS} ms`,
         );
       await sleep(100);
     }
