@@ -28,7 +28,7 @@
  * break) and the events still staged, not yet chained, are counted.
  *
  * `npm run bench:apply`. Env: APPLY_BENCH_RATE, APPLY_BENCH_CHANGES, APPLY_BENCH_ACCOUNTS,
- * BENCH_CPU_PROF_DIR (a CPU profile of every process there, for `npm run bench:profile <dir>`).
+ * APPLY_BENCH_STATEMENTS (below), BENCH_CPU_PROF_DIR (a CPU profile of every process there, for `npm run bench:profile <dir>`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -81,7 +81,15 @@ interface AccountRun {
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
+/**
+ * APPLY_BENCH_STATEMENTS=1: the embedded PostgreSQL runs pg_stat_statements, and each scenario of
+ * many accounts prints its costliest statements per applied change.
+ */
+const STATEMENTS = process.env.APPLY_BENCH_STATEMENTS === '1';
+
 async function main(): Promise<void> {
+  if (STATEMENTS)
+    process.env.TEST_PG_SETTINGS = 'shared_preload_libraries=pg_stat_statements pg_stat_statements.track=all';
   const db = await testDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-bench-apply-'));
   const stack = await startStack({
@@ -195,9 +203,12 @@ async function main(): Promise<void> {
     ];
     const runs = [...one];
     const speedups: string[] = [];
+    if (STATEMENTS) await changesDb.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public');
     for (const [label, accounts] of scenarios) {
+      if (STATEMENTS) await changesDb.query('SELECT public.pg_stat_statements_reset()');
       const all = await run(stack, changesDb, accounts, work);
       printRuns(label, all, ideal);
+      if (STATEMENTS) await printStatements(changesDb, accounts.length * CHANGES);
       runs.push(...all);
       const allWall = Math.max(...all.map((r) => r.wallMs)) / 1000;
       const allThroughput = sum(all.map((r) => r.requests)) / allWall;
@@ -243,6 +254,27 @@ async function main(): Promise<void> {
     await rm(dataDir, { recursive: true, force: true });
   }
   if (failed) process.exitCode = 1;
+}
+
+/**
+ * The 25 statements of the whole database that took the most time since the scenario began, per
+ * applied change. Time is execution time: a lock waited for is in it, and a statement a trigger
+ * or function ran is counted on its own line and again in the statement that ran it. The
+ * scenario's one request (every change moved to `applying`, which fires the counts' row triggers
+ * once a change) is in it too.
+ */
+async function printStatements(db: Pool, changes: number): Promise<void> {
+  const { rows } = await db.query<{ calls: number; ms: number; query: string }>(
+    `SELECT calls::int, total_exec_time AS ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 150) AS query
+       FROM public.pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`,
+  );
+  process.stdout.write(
+    "  statements by execution time per applied change (lock waits in it; a trigger's statements also in the one that fired it):\n",
+  );
+  for (const r of rows)
+    process.stdout.write(
+      `    ${fmt(r.ms / changes, 3).padStart(7)} ms  ${fmt(r.calls / changes, 2).padStart(5)} calls  ${r.query}\n`,
+    );
 }
 
 /** Applies every change of `accounts` at once and measures each account's run on the sandbox. */

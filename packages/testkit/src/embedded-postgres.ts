@@ -48,6 +48,8 @@ export interface EmbeddedPostgresOptions {
    */
   fsync?: boolean;
   onLog?: (line: string) => void;
+  /** More server settings, as `postgres -c name=value` (a benchmark's pg_stat_statements). */
+  settings?: Readonly<Record<string, string>>;
   /**
    * Runs the server in a process group of its own, out of reach of the terminal's Ctrl-C, for a
    * supervisor that stops it only after what uses it has stopped (npm start).
@@ -445,6 +447,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     'max_connections=300',
     '-c',
     `fsync=${opts.fsync === false ? 'off' : 'on'}`,
+    ...Object.entries(opts.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
   ];
   const launch = () => spawnServer(postgres, args, ids, opts.ownProcessGroup === true, opts.onLog);
   const server = new ServerSupervisor(await launch(), launch, port, dataDir, opts);

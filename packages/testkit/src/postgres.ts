@@ -62,7 +62,22 @@ async function startServer(): Promise<{ adminUrl: string; stop(): Promise<void> 
     }
   }
   const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-pg-'));
-  return startEmbeddedPostgres({ dataDir, persistent: false, fsync: false });
+  return startEmbeddedPostgres({ dataDir, persistent: false, fsync: false, settings: testServerSettings() });
+}
+
+/**
+ * TEST_PG_SETTINGS: more settings for the embedded server, `name=value` pairs separated by spaces
+ * (a benchmark turns on pg_stat_statements so).
+ */
+function testServerSettings(): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const pair of (process.env.TEST_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    if (at <= 0)
+      throw new Error(`TEST_PG_SETTINGS must be name=value pairs separated by spaces (got "${pair}")`);
+    settings[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return settings;
 }
 
 /** Where test PostgreSQL comes from, for the test runner's report. */
