@@ -75,5 +75,7 @@ EXPOSE ${PORT}
 # The V8 heap bounds the stack's processes run with too (SERVICE_NODE_FLAGS in
 # packages/testkit/src/stack.ts; docs/performance.md, "Memory after the seeded runs"): the young
 # generation and the old space's garbage bounded, so that a burst's memory does not stay for a
-# minute or more after it. On the command line: NODE_OPTIONS does not take --heap-growing-percent.
-CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=30", "service/dist/main.js"]
+# minute or more after it; --expose-gc for the full collection the runtime asks for once the
+# service falls quiet after work (packages/runtime/src/quiet-gc.ts). On the command line:
+# NODE_OPTIONS does not take --heap-growing-percent.
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=30", "--expose-gc", "service/dist/main.js"]

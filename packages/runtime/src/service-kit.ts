@@ -16,6 +16,7 @@ import { announceListening, onShutdown, runMain } from './lifecycle.ts';
 import { createLogger, type Logger } from './log.ts';
 import { registerBusMetrics, startMetrics } from './metrics.ts';
 import { createPrincipalVerifier, type PrincipalVerifier } from './principal.ts';
+import { startQuietCollector } from './quiet-gc.ts';
 import { startTracing } from './telemetry.ts';
 import { type IssuerName, type ServiceName, TRUST_GRAPH, type Trust, trustedKeys } from './trust.ts';
 
@@ -149,6 +150,8 @@ async function run<C extends KitConfig, B extends boolean, P>(spec: ServiceSpec<
   for (const job of spec.jobs?.(deps) ?? []) jobs.push(await job);
   if (bus !== undefined)
     jobs.push(startPruning({ pool, logger, everyMs: HOUR_MS, olderThanMs: BUS_KEEP_MS }));
+  // A burst's heap given back once the process falls quiet (quiet-gc.ts).
+  jobs.push(startQuietCollector({ logger }));
   const server = await spec.server(deps);
   const port = await server.listen(config.PORT, config.HOST);
   announceListening(name, port, { ...spec.announce?.(deps), metrics_port: metrics.port });

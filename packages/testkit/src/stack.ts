@@ -192,9 +192,15 @@ const KEEP_LINES = 200;
  * 10 s to over a minute of quiet (docs/performance.md, "Memory after the seeded runs"). So what a
  * burst can grow is bounded instead: the young generation at 4 MB a semi-space (Node 20's default
  * lets it grow to 16, 32 MB of new space) and the old space's garbage to 30% of its live heap
- * between full collections (V8's own factor goes up to 4x under load).
+ * between full collections (V8's own factor goes up to 4x under load). And `--expose-gc` lets the
+ * runtime's quiet collector (packages/runtime/src/quiet-gc.ts) ask for the full collection that
+ * gives a burst's heap back once the process falls quiet.
  */
-export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--heap-growing-percent=30'];
+export const SERVICE_NODE_FLAGS: readonly string[] = [
+  '--max-semi-space-size=4',
+  '--heap-growing-percent=30',
+  '--expose-gc',
+];
 
 /**
  * The C allocator's settings every service process runs with; the images set the same (their
