@@ -30,9 +30,9 @@ import type { Logger } from './log.ts';
 
 export interface QuietCollectorOptions {
   logger: Logger;
-  /** The window CPU time is looked at in (default 10 s). */
+  /** The window whose event loop and CPU time are looked at (default 10 s). */
   everyMs?: number;
-  /** How much the V8 heap must have grown since the last collection to be worth one (default 4 MiB). */
+  /** How far above its least since the last collection the V8 heap must be to collect (default 4 MiB). */
   grownBytes?: number;
 }
 
