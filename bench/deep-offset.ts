@@ -194,7 +194,6 @@ async function timeMoves(pool: Pool, w: Workspace): Promise<number> {
   return median(times);
 }
 
-/** Every plan node of an EXPLAIN (FORMAT JSON), as `Node (relation or index)`, depth first. */
 /** The header of a deep-page table: the read, the way, the offsets and the two sizes. */
 function writeHeader(small: number, large: number): void {
   process.stdout.write(
@@ -273,6 +272,7 @@ async function largeSeqScans(db: Queryable, nodes: string[]): Promise<string[]> 
   return rows.map((r) => r.relname);
 }
 
+/** Every plan node of an EXPLAIN (FORMAT JSON), as `Node (relation or index)`, depth first. */
 function planNodes(plan: Record<string, unknown>, out: string[] = []): string[] {
   const on = plan['Index Name'] ?? plan['Relation Name'];
   const scan = String(plan['Node Type']).includes('Scan') && on !== undefined;

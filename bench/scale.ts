@@ -46,6 +46,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Queryable } from '@adsmcp/runtime/db';
+import { envPairs } from '@adsmcp/testkit/env-pairs';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import { type ServiceName, type Stack, startStack } from '@adsmcp/testkit/stack';
 import pg from 'pg';
@@ -88,17 +89,7 @@ const GC_LOG = process.env.SCALE_GC_LOG;
  * time and their memory is read side by side.
  */
 const TRIAL_NODE_ARGS = (process.env.SCALE_TRIAL_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-const TRIAL_ENV = Object.fromEntries(
-  (process.env.SCALE_TRIAL_ENV ?? '')
-    .split(/\s+/)
-    .filter(Boolean)
-    .map((pair) => {
-      const at = pair.indexOf('=');
-      if (at <= 0)
-        throw new Error(`SCALE_TRIAL_ENV must be NAME=value pairs separated by spaces (got "${pair}")`);
-      return [pair.slice(0, at), pair.slice(at + 1)];
-    }),
-);
+const TRIAL_ENV = envPairs('SCALE_TRIAL_ENV');
 const TRIAL = TRIAL_NODE_ARGS.length > 0 || Object.keys(TRIAL_ENV).length > 0;
 const WARMUP = 3;
 /** After this long on one read, it is timed no more than the 3 times a median needs. */

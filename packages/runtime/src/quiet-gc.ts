@@ -17,8 +17,8 @@
  * collection, as a task of its own, of the kind that also compacts the old space's half-empty pages
  * (`gc({ type: 'major', execution: 'async', flavor: 'last-resort' })`: V8's "all available
  * garbage", what its memory reducer does; a plain full collection left the old space a fifth to a
- * half larger in a trial), and logs what it gave back. A busy process is never collected by it, and a quiet one again only once its heap has
- * grown that much again.
+ * half larger in a trial), and logs what it gave back. A busy process is never collected by it,
+ * and a quiet one again only once its heap has grown that much again.
  *
  * V8 offers the call only to a process started with `--expose-gc`, which every service process is
  * (the stack's SERVICE_NODE_FLAGS and the images' command); without it the collector stays off and

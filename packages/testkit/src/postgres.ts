@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
+import { envPairs } from './env-pairs.ts';
 
 export interface TestDatabase {
   /** URL of the new, empty database. */
@@ -62,22 +63,13 @@ async function startServer(): Promise<{ adminUrl: string; stop(): Promise<void> 
     }
   }
   const dataDir = await mkdtemp(join(tmpdir(), 'adsmcp-pg-'));
-  return startEmbeddedPostgres({ dataDir, persistent: false, fsync: false, settings: testServerSettings() });
-}
-
-/**
- * TEST_PG_SETTINGS: more settings for the embedded server, `name=value` pairs separated by spaces
- * (a benchmark turns on pg_stat_statements so).
- */
-function testServerSettings(): Record<string, string> {
-  const settings: Record<string, string> = {};
-  for (const pair of (process.env.TEST_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean)) {
-    const at = pair.indexOf('=');
-    if (at <= 0)
-      throw new Error(`TEST_PG_SETTINGS must be name=value pairs separated by spaces (got "${pair}")`);
-    settings[pair.slice(0, at)] = pair.slice(at + 1);
-  }
-  return settings;
+  return startEmbeddedPostgres({
+    dataDir,
+    persistent: false,
+    fsync: false,
+    // TEST_PG_SETTINGS: more server settings (a benchmark turns on pg_stat_statements so).
+    settings: envPairs('TEST_PG_SETTINGS'),
+  });
 }
 
 /** Where test PostgreSQL comes from, for the test runner's report. */
