@@ -71,6 +71,12 @@ export async function cpuTimes(root: number): Promise<Map<number, { comm: string
   return out;
 }
 
+/** The middle value of `values` (the upper of the two middle ones for an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
 /** A whole number from the environment, within bounds; anything else stops the run, naming it. */
 export function envInt(name: string, fallback: number, min: number, max: number): number {
   const raw = process.env[name];

@@ -20,7 +20,7 @@ import { serialClaimStatement } from '@adsmcp/runtime/bus/pg-transport';
 import { createPool } from '@adsmcp/runtime/db';
 import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import pg from 'pg';
-import { envInt } from './bench-kit.ts';
+import { envInt, median } from './bench-kit.ts';
 
 const GROUPS = envInt('BUS_CLAIM_GROUPS', 10, 1, 10_000);
 const CALLS = envInt('BUS_CLAIM_CALLS', 30, 3, 1000);
@@ -68,8 +68,7 @@ async function timeClaim(c: pg.Client, limit: number): Promise<number> {
     if (rows.length !== limit) throw new Error(`a claim of ${limit} took ${rows.length} messages`);
     if (i >= 5) times.push(took);
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)] as number;
+  return median(times);
 }
 
 async function main(): Promise<void> {

@@ -30,7 +30,7 @@ import type { Kind } from '../services/marketing/src/domain/item-data.ts';
 import { listImports } from '../services/marketing/src/store/import-store.ts';
 import { listItems } from '../services/marketing/src/store/item-store.ts';
 import { listProposals } from '../services/optimizer/src/store/review-store.ts';
-import { envInt } from './bench-kit.ts';
+import { envInt, median } from './bench-kit.ts';
 
 const SMALL = 1_000;
 const LARGE = envInt('DEEP_LARGE', 1_000_000, 10_000, 5_000_000);
@@ -157,11 +157,6 @@ async function dayPage(db: Queryable, w: Workspace, r: Read): Promise<number> {
     offset: deepOffset(r.matches(w)),
   });
   return rows.length;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 async function time(call: () => Promise<number>): Promise<number> {

@@ -15,23 +15,21 @@
  *   collector's share included), per operation.
  *
  * Each figure is the median of `MACHINE_RUNS` (default 5) rounds. On a machine shared with other
- * tenants the first may stay at its usual speed while the others slow down: the core is this
- * machine's, its last-level cache and memory are not.
+ * tenants the core's clock may stay at its usual speed while the other figures slow down: the core
+ * is this machine's, its last-level cache and memory are not.
  */
-const RUNS = Number(process.env.MACHINE_RUNS ?? 5);
+import { envInt, median } from './bench-kit.ts';
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
-}
+const RUNS = envInt('MACHINE_RUNS', 5, 1, 100);
 
-function timed(fn: () => number): { ns: number; sink: number } {
+/** Each measured function's last result, kept so that the work it did stays needed. */
+let _lastResult = 0;
+
+function timed(fn: () => number): number {
   const t0 = process.hrtime.bigint();
-  const sink = fn();
-  return { ns: Number(process.hrtime.bigint() - t0), sink };
+  _lastResult = fn();
+  return Number(process.hrtime.bigint() - t0);
 }
-
-let sink = 0;
 
 function chain(links: number): number {
   let x = 1;
@@ -77,9 +75,7 @@ function measure(label: string, perOp: number, fn: () => number, unit: (ns: numb
   fn(); // compiled before it is timed
   const samples: number[] = [];
   for (let r = 0; r < RUNS; r++) {
-    const t = timed(fn);
-    sink ^= t.sink;
-    samples.push(t.ns / perOp);
+    samples.push(timed(fn) / perOp);
   }
   const rounds = samples.map((s) => unit(s).split(' ')[0]).join(', ');
   process.stdout.write(`${label.padEnd(36)}${unit(median(samples))}   (rounds: ${rounds})\n`);
@@ -135,4 +131,3 @@ measure(
   () => serviceLike(OPS),
   (ns) => `${(ns / 1000).toFixed(2)} µs an operation`,
 );
-if (sink === 0.5) process.stdout.write('\n'); // keeps the results used

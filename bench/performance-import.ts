@@ -22,6 +22,7 @@ import { stopTestServer, testDatabase } from '@adsmcp/testkit/postgres';
 import { startStack } from '@adsmcp/testkit/stack';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { median } from './bench-kit.ts';
 
 const runs = Number(process.env.BENCH_RUNS ?? 9);
 const WARMUPS = 3;
@@ -43,11 +44,6 @@ function generateCsv(rows: number, seed: number): string {
   }
   return `${lines.join('\n')}\n`;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
-};
 
 async function main(): Promise<void> {
   const db = await testDatabase();

@@ -56,7 +56,7 @@ import { listChanges } from '../services/changes/src/store/change-store.ts';
 import { listImports } from '../services/marketing/src/store/import-store.ts';
 import { listContextItems, listItems } from '../services/marketing/src/store/item-store.ts';
 import { countProposals, listProposals } from '../services/optimizer/src/store/review-store.ts';
-import { processTree, toolCaller, UNLIMITED_RATES } from './bench-kit.ts';
+import { median, processTree, toolCaller, UNLIMITED_RATES } from './bench-kit.ts';
 
 const SMALL = Number(process.env.SCALE_SMALL ?? 1000);
 const LARGE = Number(process.env.SCALE_LARGE ?? 1_000_000);
@@ -117,11 +117,6 @@ interface Target {
   label: string;
   /** One request in a workspace; resolves with the response text, rejects on any failure. */
   call(w: Workspace): Promise<string>;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 /**
