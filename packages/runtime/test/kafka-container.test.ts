@@ -123,3 +123,15 @@ test('a message its handler keeps refusing is parked as dead and copied to <topi
   assert.equal(copy?.headers?.[DEAD_HEADERS.messageId]?.toString(), id);
   assert.equal(copy?.headers?.[DEAD_HEADERS.error]?.toString(), 'upstream refused: 422 invalid budget');
 });
+
+test('a container that ends before its broker starts is refused with the end of its output', async () => {
+  // A cluster id the storage tool would read as an option: the entrypoint refuses it, naming it.
+  await assert.rejects(
+    startKafkaContainer({ environment: { KAFKA_CLUSTER_ID: '-starts-with-a-dash' } }),
+    (err: Error) => {
+      assert.match(err.message, /the Kafka container did not start/);
+      assert.match(err.message, /KAFKA_CLUSTER_ID must not start with '-'.*-starts-with-a-dash/);
+      return true;
+    },
+  );
+});

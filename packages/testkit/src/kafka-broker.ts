@@ -14,13 +14,13 @@
  * created on first use (`auto.create.topics.enable=false`): the bus creates its own.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { freePort } from './free-port.ts';
+import { clusterId } from './kafka-cluster-id.ts';
 import { ensureKafkaJars } from './kafka-jars.ts';
 
 export interface KafkaBrokerOptions {
@@ -63,18 +63,6 @@ interface Node {
   log: WriteStream;
   child: ChildProcess | undefined;
   exited: Promise<void> | undefined;
-}
-
-/**
- * A Kafka cluster id: 16 random bytes in URL-safe base64, as `kafka-storage.sh random-uuid` prints,
- * and, as Kafka's own ids, never starting with '-': the storage tool would read one as an option
- * ("argument --cluster-id/-t: expected one argument"), which failed one run in 64.
- */
-function clusterId(): string {
-  for (;;) {
-    const id = randomBytes(16).toString('base64url');
-    if (!id.startsWith('-')) return id;
-  }
 }
 
 function properties(values: Record<string, string>): string {

@@ -19,6 +19,7 @@ import { createHash } from 'node:crypto';
 import { chmod, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   GenericContainer,
   getContainerRuntimeClient,
@@ -29,6 +30,7 @@ import {
 import { debootstrap, imageExists, importRoot, removeTree } from './docker.ts';
 import { freePort } from './free-port.ts';
 import { JVM_OPTIONS } from './kafka-broker.ts';
+import { CLUSTER_ID_SH } from './kafka-cluster-id.ts';
 import { ensureKafkaJars, KAFKA_POM } from './kafka-jars.ts';
 
 // As in pg-container.ts: the reaper is an image from a registry; every container is stopped by its owner.
@@ -53,6 +55,7 @@ DATA=/var/lib/kafka/data
 CONFIG=/etc/kafka/server.properties
 JVM="\${KAFKA_JVM_OPTS:-${JVM_OPTIONS.join(' ')}}"
 CP='/opt/kafka/libs/*'
+${CLUSTER_ID_SH}
 mkdir -p "$DATA" /etc/kafka
 cat > "$CONFIG" <<EOF
 process.roles=broker,controller
@@ -81,8 +84,10 @@ if [ -n "\${KAFKA_EXTRA_PROPERTIES:-}" ]; then
   printf '%s\\n' "$KAFKA_EXTRA_PROPERTIES" >> "$CONFIG"
 fi
 if [ ! -f "$DATA/meta.properties" ]; then
-  # A cluster id is 16 random bytes in URL-safe base64, as kafka-storage.sh random-uuid prints.
-  ID="\${KAFKA_CLUSTER_ID:-$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')}"
+  ID="\${KAFKA_CLUSTER_ID:-$(new_cluster_id)}"
+  case "$ID" in
+    -*) echo "KAFKA_CLUSTER_ID must not start with '-' (the storage tool reads it as an option): $ID" >&2; exit 64 ;;
+  esac
   # shellcheck disable=SC2086
   java $JVM -cp "$CP" kafka.tools.StorageTool format -t "$ID" -c "$CONFIG"
 fi
@@ -149,8 +154,14 @@ export interface KafkaContainer {
   stop(): Promise<void>;
 }
 
-/** Starts the broker in a container; resolves once it has logged that its server started. */
-export async function startKafkaContainer(): Promise<KafkaContainer> {
+/**
+ * Starts the broker in a container; resolves once it has logged that its server started, and
+ * rejects with the end of what the container printed when it ends first. `environment` is given
+ * to the entrypoint beside the ports (the settings it reads: docs/testing.md).
+ */
+export async function startKafkaContainer(
+  opts: { environment?: Record<string, string> } = {},
+): Promise<KafkaContainer> {
   let runtime: Awaited<ReturnType<typeof getContainerRuntimeClient>>;
   try {
     runtime = await getContainerRuntimeClient();
@@ -166,12 +177,39 @@ export async function startKafkaContainer(): Promise<KafkaContainer> {
   }
   const port = await freePort();
   const controllerPort = await freePort();
-  const started: StartedTestContainer = await new GenericContainer(image)
-    .withNetworkMode('host')
-    .withEnvironment({ KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(controllerPort) })
-    .withWaitStrategy(Wait.forLogMessage(/Kafka Server started/))
-    .withStartupTimeout(120_000)
-    .start();
+  // The container's last output, kept to name why it did not start: Testcontainers' own error says
+  // only that the log ended, and the container is removed with what it printed.
+  let output = '';
+  let outputEnded: Promise<void> = Promise.resolve();
+  let started: StartedTestContainer;
+  try {
+    started = await new GenericContainer(image)
+      .withNetworkMode('host')
+      .withEnvironment({
+        ...opts.environment,
+        KAFKA_PORT: String(port),
+        KAFKA_CONTROLLER_PORT: String(controllerPort),
+      })
+      .withLogConsumer((stream) => {
+        outputEnded = new Promise((resolve) => {
+          stream.on('data', (chunk: Buffer | string) => {
+            output = (output + chunk.toString()).slice(-4000);
+          });
+          stream.once('end', resolve);
+          stream.once('error', () => resolve());
+        });
+      })
+      .withWaitStrategy(Wait.forLogMessage(/Kafka Server started/))
+      .withStartupTimeout(120_000)
+      .start();
+  } catch (err) {
+    await Promise.race([outputEnded, sleep(2000)]);
+    throw new Error(
+      `the Kafka container did not start (${err instanceof Error ? err.message : String(err)}); ` +
+        `the end of its output:\n${output.trimEnd() || '(nothing)'}`,
+      { cause: err },
+    );
+  }
   return {
     brokers: `127.0.0.1:${port}`,
     id: started.getId(),
