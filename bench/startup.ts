@@ -11,22 +11,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { copyCheckout } from '@adsmcp/testkit/checkout-copy';
+import { freePort } from '@adsmcp/testkit/free-port';
 import { processTree } from './bench-kit.ts';
 
 const idleSeconds = Number(process.env.STARTUP_IDLE_SECONDS ?? 5);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 interface Started {
   child: ChildProcess;

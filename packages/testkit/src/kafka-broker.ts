@@ -19,7 +19,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { freePort } from './free-port.ts';
+import { freePorts } from './free-port.ts';
 import { clusterId } from './kafka-cluster-id.ts';
 import { ensureKafkaJars } from './kafka-jars.ts';
 
@@ -114,11 +114,12 @@ function runJava(what: string, args: string[]): Promise<void> {
 /** `count` nodes, each with its ports chosen and its log opened under `dir`; none started yet. */
 async function allocateNodes(count: number, dir: string): Promise<Node[]> {
   const nodes: Node[] = [];
+  const ports = await freePorts(2 * count);
   for (let i = 0; i < count; i++) {
     nodes.push({
       id: i + 1,
-      port: await freePort(),
-      controllerPort: await freePort(),
+      port: ports[2 * i] as number,
+      controllerPort: ports[2 * i + 1] as number,
       config: join(dir, `node-${i}.properties`),
       log: createWriteStream(join(dir, `node-${i}.log`), { flags: 'a' }),
       child: undefined,

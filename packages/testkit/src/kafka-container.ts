@@ -28,7 +28,7 @@ import {
   Wait,
 } from 'testcontainers';
 import { debootstrap, imageExists, importRoot, removeTree } from './docker.ts';
-import { freePort } from './free-port.ts';
+import { freePorts } from './free-port.ts';
 import { JVM_OPTIONS } from './kafka-broker.ts';
 import { CLUSTER_ID_SH } from './kafka-cluster-id.ts';
 import { ensureKafkaJars, KAFKA_POM } from './kafka-jars.ts';
@@ -175,8 +175,7 @@ export async function startKafkaContainer(
   if (!(await runtime.image.exists(ImageName.fromString(image)))) {
     throw new Error(`the image ${image} is not built: npm test builds it (see docs/testing.md)`);
   }
-  const port = await freePort();
-  const controllerPort = await freePort();
+  const [port, controllerPort] = (await freePorts(2)) as [number, number];
   // The container's last output, kept to name why it did not start: Testcontainers' own error says
   // only that the log ended, and the container is removed with what it printed.
   let output = '';

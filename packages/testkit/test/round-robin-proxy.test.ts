@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { freePort } from '../src/free-port.ts';
+import { freePort, freePorts } from '../src/free-port.ts';
 import { FASTIFY_CLOSING_BODY, startRoundRobinProxy } from '../src/round-robin-proxy.ts';
 
 /** A gateway stand-in that answers with its name and the body it received, counting requests. */
@@ -103,7 +103,7 @@ test('the body is forwarded as it arrives: a gateway may answer from the headers
 test('when no gateway takes the request the client gets 503 naming each refusal', async () => {
   const proxy = await startRoundRobinProxy({
     port: 0,
-    targets: [`http://127.0.0.1:${await freePort()}`, `http://127.0.0.1:${await freePort()}`],
+    targets: (await freePorts(2)).map((port) => `http://127.0.0.1:${port}`),
   });
   try {
     const res = await post(proxy.url, 'x');
