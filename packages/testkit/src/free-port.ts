@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
 
 /** Asks the kernel for a free loopback port. */
 export async function freePort(): Promise<number> {
@@ -14,22 +14,26 @@ export async function freePort(): Promise<number> {
  * controller) cannot share a port.
  */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers: Server[] = [];
+  const servers = Array.from({ length: count }, () => createServer());
   try {
-    const ports: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const srv = createServer();
-      servers.push(srv);
-      await new Promise<void>((resolve, reject) => {
-        srv.once('error', reject);
-        srv.listen(0, '127.0.0.1', resolve);
-      });
+    const listening = await Promise.allSettled(
+      servers.map(
+        (srv) =>
+          new Promise<void>((resolve, reject) => {
+            srv.once('error', reject);
+            srv.listen(0, '127.0.0.1', resolve);
+          }),
+      ),
+    );
+    const failed = listening.find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    return servers.map((srv) => {
       const addr = srv.address();
       if (addr === null || typeof addr === 'string') throw new Error('a loopback listener has no port');
-      ports.push(addr.port);
-    }
-    return ports;
+      return addr.port;
+    });
   } finally {
+    // Every one is let go, those that did not listen too (their close reports that, and is ignored).
     await Promise.all(servers.map((srv) => new Promise<void>((resolve) => srv.close(() => resolve()))));
   }
 }

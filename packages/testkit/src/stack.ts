@@ -8,11 +8,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatePrincipalKeys } from '@adsmcp/runtime/principal';
 import { type Bundles, bundledEntry, ensureBundles } from './bundles.ts';
+import { freePorts } from './free-port.ts';
 import { formatDelay, type RestartPolicy, restartDelay } from './restart-backoff.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy.ts';
 
@@ -348,26 +348,6 @@ function metricsPortEnv(service: ServiceName, raw: string | undefined, replica =
 /** The key of a replica's slot: the service's name for the first, `name#n` for the others. */
 function slotKey(service: ServiceName, replica: number): string {
   return replica === 0 ? service : `${service}#${replica}`;
-}
-
-/**
- * `n` distinct free loopback ports: the kernel's choice for each, all held open together so that
- * none is given twice, then released for the processes to listen on.
- */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: n }, async () => {
-      const server = createServer();
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', resolve);
-      });
-      return server;
-    }),
-  );
-  const ports = servers.map((s) => (s.address() as AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
 }
 
 /**
