@@ -3,7 +3,7 @@
  * what only this transport does: notifications, one queue order, leases and their renewal.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { AlreadyProcessedError, createPgTransport, enqueue } from '../src/bus/index.ts';
@@ -454,44 +454,74 @@ for (const serialByKey of [false, true]) {
   });
 }
 
-test('a busy consumer with claimGatherMs claims several messages at a time, not one as each handler ends', async (t) => {
-  /** Runs 80 messages of 10 ms handlers through 8 slots; the claims that took something. */
-  async function claims(claimGatherMs: number): Promise<{ claims: number; handled: number }> {
-    const topic = `gather-${claimGatherMs}`;
-    const lines: { msg?: string; claimed?: number }[] = [];
-    const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const transport = createPgTransport({ pool: suite.pool, logger: log });
-    t.after(() => transport.stop());
-    const ids: string[] = [];
-    for (let i = 0; i < 80; i++) ids.push(await enqueue(suite.pool, { topic, key: `k${i}`, payload: { i } }));
-    let handled = 0;
-    await transport.consume({
-      name: topic,
-      topic,
-      concurrency: 8,
-      claimGatherMs,
-      pollIntervalMs: 60_000,
-      handler: async () => {
-        await sleep(10);
-        handled++;
+/**
+ * A consumer of 8 slots on 20 queued messages whose handlers end only when the test lets them, so
+ * what it claims, and when, does not hang on how fast the machine is. Its claims that took
+ * something are in `claims`, as logged.
+ */
+async function gatedConsumer(t: TestContext, claimGatherMs: number) {
+  const topic = `gated-${claimGatherMs}`;
+  const claims: number[] = [];
+  const log = pino(
+    { level: 'debug' },
+    {
+      write: (line: string) => {
+        const entry = JSON.parse(line) as { msg?: string; claimed?: number };
+        if (entry.msg === 'bus claim' && entry.claimed) claims.push(entry.claimed);
       },
-    });
-    await waitFor('every message done', async () => {
-      const { rows } = await suite.pool.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM bus_outbox WHERE id = ANY ($1) AND status = 'done'`,
-        [ids],
-      );
-      return rows[0]?.n === ids.length;
-    });
+    },
+  );
+  const transport = createPgTransport({ pool: suite.pool, logger: log });
+  const gates: (() => void)[] = [];
+  let open = false;
+  t.after(async () => {
+    open = true;
+    for (const end of gates.splice(0)) end();
     await transport.stop();
-    return { claims: lines.filter((l) => l.msg === 'bus claim' && (l.claimed ?? 0) > 0).length, handled };
+  });
+  for (let i = 0; i < 20; i++) await enqueue(suite.pool, { topic, key: `k${i}`, payload: { i } });
+  await transport.consume({
+    name: topic,
+    topic,
+    concurrency: 8,
+    claimGatherMs,
+    pollIntervalMs: 60_000,
+    handler: () => (open ? Promise.resolve() : new Promise<void>((resolve) => gates.push(resolve))),
+  });
+  const running = () => gates.length;
+  await waitFor('eight handlers running', async () => running() === 8);
+  assert.deepEqual(claims, [8]);
+  return {
+    claims,
+    running,
+    end: (n: number) => {
+      for (const end of gates.splice(0, n)) end();
+    },
+  };
+}
+
+test('without claimGatherMs, a busy consumer claims as each handler ends, one message at a time', async (t) => {
+  const consumer = await gatedConsumer(t, 0);
+  for (let i = 0; i < 3; i++) {
+    consumer.end(1);
+    await waitFor('the freed slot taken', async () => consumer.running() === 8);
   }
-  const plain = await claims(0);
-  const gathered = await claims(30);
-  assert.equal(plain.handled, 80);
-  assert.equal(gathered.handled, 80);
-  // Claimed as each slot frees: about one claim a message after the first eight.
-  assert.ok(plain.claims >= 30, `${plain.claims} claims as each slot freed`);
-  // Gathered: a claim once a quarter of the slots (two) are free, or after 30 ms.
-  assert.ok(gathered.claims * 2 <= plain.claims, `${gathered.claims} claims gathered, ${plain.claims} not`);
+  assert.deepEqual(consumer.claims, [8, 1, 1, 1]);
+});
+
+test('with claimGatherMs, a busy consumer with under a quarter of its slots free waits that long, then takes every freed slot in one claim', async (t) => {
+  const gatherMs = 1500;
+  const consumer = await gatedConsumer(t, gatherMs);
+  // One slot of eight free: the consumer waits for more before it claims.
+  const from = Date.now();
+  consumer.end(1);
+  await sleep(300);
+  assert.equal(consumer.running(), 7);
+  assert.deepEqual(consumer.claims, [8]);
+  // The slots that free meanwhile join the same claim.
+  consumer.end(2);
+  await waitFor('the three freed slots taken', async () => consumer.running() === 8);
+  const waited = Date.now() - from;
+  assert.ok(waited >= gatherMs - 50, `claimed after ${waited} ms, not after the ${gatherMs} ms gather`);
+  assert.deepEqual(consumer.claims, [8, 3]);
 });
