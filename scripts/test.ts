@@ -215,6 +215,10 @@ function runTests(files: string[], env: NodeJS.ProcessEnv): Promise<number> {
       '--test-concurrency=2',
       '--test-timeout=300000',
       '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      // Once the run ends: its longest files, with their times.
+      `--test-reporter=${join(REPO_ROOT, 'scripts', 'test-file-times.mjs')}`,
+      '--test-reporter-destination=stdout',
       ...files,
     ],
     { cwd: REPO_ROOT, stdio: 'inherit', env },
