@@ -473,10 +473,14 @@ async function gatedConsumer(t: TestContext, claimGatherMs: number) {
   );
   const transport = createPgTransport({ pool: suite.pool, logger: log });
   const gates: (() => void)[] = [];
+  /** Ends the `n` handlers that have waited longest. */
+  const end = (n: number) => {
+    for (const resolve of gates.splice(0, n)) resolve();
+  };
   let open = false;
   t.after(async () => {
     open = true;
-    for (const end of gates.splice(0)) end();
+    end(gates.length);
     await transport.stop();
   });
   for (let i = 0; i < 20; i++) await enqueue(suite.pool, { topic, key: `k${i}`, payload: { i } });
@@ -491,13 +495,7 @@ async function gatedConsumer(t: TestContext, claimGatherMs: number) {
   const running = () => gates.length;
   await waitFor('eight handlers running', async () => running() === 8);
   assert.deepEqual(claims, [8]);
-  return {
-    claims,
-    running,
-    end: (n: number) => {
-      for (const end of gates.splice(0, n)) end();
-    },
-  };
+  return { claims, running, end };
 }
 
 test('without claimGatherMs, a busy consumer claims as each handler ends, one message at a time', async (t) => {
