@@ -115,10 +115,12 @@ async function usesContainers(file: string): Promise<boolean> {
 
 /**
  * The longest files, started first: the runner takes files in order, two at a time, and a run
- * whose last file is one of these ends with it alone on a core for a minute (measured in CI on
- * 2026-11-24: 90, 71 and 50 s, where most files take under 30). After them come the other
- * end-to-end files (each starts a whole stack), then the services' files, and last the packages'
- * unit files, which take a second or two each and so fill the run's end evenly.
+ * whose last file is one of these ends with it alone for a minute or more. Measured in CI on
+ * 2026-11-24 at 90, 71 and 50 s, where most files take under 30; on the slower 2026-11-30 at 67 to
+ * 150 s (`scripts/test-file-times.mjs` prints the longest after each run). Other files as long, the
+ * dashboard's for one, start soon after them with the other end-to-end files (each starts a whole
+ * stack); then come the services' files, and last the packages' unit files, which take a second
+ * or two each and so fill the run's end evenly.
  */
 const LONGEST_FIRST = [
   'test/chaos/chaos.test.ts',
