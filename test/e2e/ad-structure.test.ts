@@ -516,6 +516,11 @@ describe('ad group and product feed changes: prepare, approve, apply once', () =
         { context_hints: Array.from({ length: 2001 }, () => 'x') },
         /`body.context_hints` must have at most 2000 items/,
       ],
+      // Every hint within its bounds, but 1.2 MB in all: more than the platform takes in one request.
+      [
+        { context_hints: Array.from({ length: 2000 }, (_, i) => `${i} ${'h'.repeat(600)}`) },
+        /^body is \d+ bytes as JSON, over the 1048576 bytes \(1 MiB\) the ad platform takes in one request: the change could never be sent/,
+      ],
       [{ revision: 4 }, /unknown property of `body` `revision`/],
     ] as const) {
       assert.match(

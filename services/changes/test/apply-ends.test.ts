@@ -197,6 +197,32 @@ describe('an outage is not a refusal', () => {
   });
 });
 
+describe('a refusal of the upstream-proxy', () => {
+  test('a first send the upstream-proxy refuses before it reaches the platform fails as never sent, not with its outcome unknown', async (t) => {
+    const ad = ads.shift() as { id: string; revision: number };
+    t.after(() => platform.setCanWrite(true));
+    // Approved and asked to apply, then the connection made read-only (an operator's edit)
+    // before the apply consumer takes it.
+    const changeId = await approvedAndApplying(ad, 'Refused by the proxy');
+    await platform.setCanWrite(false);
+    await runApplyConsumer(t, { upstream: platform.upstream }, 3);
+    const failed = await waitForStatus(changeId, 'failed');
+    assert.match(
+      failed.error ?? '',
+      /^the upstream-proxy refused to send it to the ad platform: the connection to ad account .* is read-only: .*; nothing was sent$/,
+    );
+    assert.equal(failed.outcomeUnknown, false, 'its outcome is known: it was not applied');
+    const { rows } = await pool.query<{ sent_at: Date | null }>(
+      'SELECT sent_at FROM changes WHERE change_id = $1',
+      [changeId],
+    );
+    assert.equal(rows[0]?.sent_at, null, 'recorded as never sent');
+    assert.deepEqual(await platform.ledger(`/ads/${ad.id}`), []);
+    // Nothing to send again: an apply of a change that failed, never sent, is refused.
+    await assert.rejects(client.applyChange({ changeId, digest: '', waitMs: 0 }, as(agent)), /failed/);
+  });
+});
+
 describe('the give-up path', () => {
   test('a change sent by a last attempt that never reported back ends failed with its outcome unknown, and applied again it lands once', async (t) => {
     const ad = ads.shift() as { id: string; revision: number };

@@ -54,6 +54,11 @@ export interface LivePlatform {
    */
   failWrites(path: string, kind: 'status_500' | 'fail_after_commit', count: number): Promise<void>;
   clearFaults(): Promise<void>;
+  /**
+   * Makes the account's connection read-only, or writable again, as an operator's edit of the
+   * upstream-proxy's row would (the proxy drops what it holds of it at its next call).
+   */
+  setCanWrite(canWrite: boolean): Promise<void>;
   /** The platform's ledger for `path`: one entry per mutation it applied. */
   ledger(path: string): Promise<{ method: string; path: string; idempotency_key: string | null }[]>;
   stop(): Promise<void>;
@@ -187,6 +192,12 @@ export async function startLivePlatform(
         method: 'DELETE',
         headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
       });
+    },
+    async setCanWrite(canWrite) {
+      await pool.query('UPDATE connections SET can_write = $2 WHERE account_id = $1', [
+        account.accountId,
+        canWrite,
+      ]);
     },
     async ledger(path) {
       const res = await fetch(

@@ -5,6 +5,7 @@ import { AccessLevel } from '@adsmcp/proto/adsmcp/v1/access_pb';
 import { accessNeeds, accessRefusal } from '@adsmcp/runtime/access-policy';
 import { FailedPreconditionError, InvalidArgumentError, PermissionDeniedError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
+import { MAX_PLATFORM_BODY_BYTES } from '@adsmcp/runtime/platform-limits';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { appliedDifferences, type PlatformObject } from './plan.ts';
 import { type Upload, uploadsDigestPart } from './uploads.ts';
@@ -72,6 +73,15 @@ export function checkPrepare(input: PrepareInput): void {
       throw new InvalidArgumentError(`${field} must be a platform path such as /ads/ad_123`);
   }
   jsonObject(input.operation.bodyJson, 'operation.body_json');
+  // Every field within its bounds may still make a body the platform would never take: refused
+  // now, before a person reviews a change that could not be sent.
+  const bytes = Buffer.byteLength(input.operation.bodyJson, 'utf8');
+  if (bytes > MAX_PLATFORM_BODY_BYTES)
+    throw new InvalidArgumentError(
+      `body is ${bytes} bytes as JSON, over the ${MAX_PLATFORM_BODY_BYTES} bytes (1 MiB) the ad platform takes in ` +
+        'one request: the change could never be sent; make it smaller (fewer or shorter items in its lists, ' +
+        'such as context_hints or product_set filter values)',
+    );
 }
 
 /**

@@ -614,6 +614,11 @@ export async function finishApply(
     error: string | null;
     /** Where the platform's answer differs from what was reviewed (empty when it matched). */
     appliedDifferences?: string[];
+    /**
+     * A failed first send that the upstream-proxy refused before it reached the platform: marked
+     * sent before it went, the change is recorded as never sent, so its outcome is known.
+     */
+    unsent?: boolean;
   },
 ): Promise<ChangeRow | undefined> {
   return atomically(db, async (tx) => {
@@ -622,7 +627,7 @@ export async function finishApply(
       name: 'changes-finish-apply',
       text: `UPDATE changes SET status = $3, upstream_status = $4, upstream_response_json = $5, error = $6,
               applied_at = CASE WHEN $3 = 'applied' THEN now() ELSE applied_at END,
-              applied_differences = $7
+              applied_differences = $7, sent_at = CASE WHEN $8 THEN NULL ELSE sent_at END
         WHERE workspace_id = $1 AND change_id = $2 AND status = 'applying' RETURNING ${changeColumnsOf('changes')}`,
       values: [
         f.workspaceId,
@@ -632,6 +637,7 @@ export async function finishApply(
         f.upstreamResponseJson,
         f.error,
         JSON.stringify(f.appliedDifferences ?? []),
+        f.unsent === true,
       ],
     });
     // The worker's outcomes are chained by gathered folds: nothing reads the log right after one.

@@ -71,6 +71,13 @@ const PERMANENT = new Set([
   Code.FailedPrecondition,
 ]);
 
+/**
+ * The upstream-proxy's refusals of a call it did not send to the platform (its checks of the
+ * request, the account's connection, the connection's access; upstream.proto's Call): a change
+ * whose first send is refused so was never sent, and fails as that, not with its outcome unknown.
+ */
+const REFUSED_UNSENT = new Set([Code.InvalidArgument, Code.NotFound, Code.PermissionDenied]);
+
 export interface ApplyWorkerDeps {
   pool: Pool;
   upstream: Client<typeof UpstreamService>;
@@ -180,6 +187,13 @@ function permanentFailure(err: unknown): string | undefined {
   if (!(err instanceof PartFailure)) return undefined;
   const e = ConnectError.from(err.cause);
   return PERMANENT.has(e.code) ? e.rawMessage : undefined;
+}
+
+/** The upstream-proxy's refusal of a call it did not send (REFUSED_UNSENT), or undefined. */
+function refusedUnsent(err: unknown): string | undefined {
+  if (!(err instanceof PartFailure)) return undefined;
+  const e = ConnectError.from(err.cause);
+  return REFUSED_UNSENT.has(e.code) ? e.rawMessage : undefined;
 }
 
 /**
@@ -514,6 +528,8 @@ interface Outcome {
   appliedDifferences?: string[];
   /** For an applied change: how many times the upstream-proxy sent it. */
   attempts?: number;
+  /** A failed first send that never reached the platform: the change is recorded as never sent. */
+  unsent?: boolean;
 }
 
 /** A change that fails: `error` says why, with the platform's answer when it gave one. */
@@ -693,22 +709,31 @@ async function sendChange(a: Attempt): Promise<StepResult> {
       : JSON.stringify(withFileIds(JSON.parse(change.body_json), uploads));
   // Sent before (the outcome was lost): the same key makes the platform replay its first
   // answer if it applied the change, so nothing is re-checked or doubled.
-  const res = await callOf(
-    'upstream-proxy',
-    () =>
-      d.upstream.call(
-        {
-          accountId: change.account_id,
-          method: change.method,
-          path: change.path,
-          query: [],
-          bodyJson: sentBody,
-          idempotencyKey: idempotencyKeyFor(change.change_id),
-        },
-        a.options,
-      ),
-    a.options.signal,
-  );
+  const send = () =>
+    d.upstream.call(
+      {
+        accountId: change.account_id,
+        method: change.method,
+        path: change.path,
+        query: [],
+        bodyJson: sentBody,
+        idempotencyKey: idempotencyKeyFor(change.change_id),
+      },
+      a.options,
+    );
+  let res: Awaited<ReturnType<typeof send>>;
+  try {
+    res = await callOf('upstream-proxy', send, a.options.signal);
+  } catch (err) {
+    const refusal = firstSend(a) ? refusedUnsent(err) : undefined;
+    if (refusal === undefined) throw err;
+    return {
+      finish: {
+        ...failed(`the upstream-proxy refused to send it to the ad platform: ${refusal}; nothing was sent`),
+        unsent: true,
+      },
+    };
+  }
   if (res.status < 200 || res.status >= 300)
     return refuse(describePlatformRefusal(res.status, res.bodyJson), res.status, res.bodyJson);
   // The platform's answer is held against what was reviewed: a field it did not take as
@@ -769,6 +794,7 @@ function finishAttempt(a: Attempt, o: Outcome): Promise<void> {
       upstreamResponseJson: o.response,
       error: o.error,
       appliedDifferences: o.appliedDifferences ?? [],
+      unsent: o.unsent === true,
     });
   });
 }

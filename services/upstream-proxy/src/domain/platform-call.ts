@@ -6,6 +6,7 @@
  * file instead of JSON: an image upload (`POST /files`), whose bytes go as they are.
  */
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { MAX_PLATFORM_BODY_BYTES } from '@adsmcp/runtime/platform-limits';
 
 export type CallMethod = 'GET' | 'POST';
 
@@ -74,7 +75,6 @@ export const MAX_IDEMPOTENCY_KEY_CHARS = 255;
 export const MAX_QUERY_PARAMS = 1000;
 export const MAX_QUERY_NAME_CHARS = 256;
 export const MAX_QUERY_VALUE_CHARS = 2048;
-export const MAX_BODY_BYTES = 1024 * 1024;
 /** The largest file an upload carries (5 MiB), as the platform takes it. */
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
@@ -153,8 +153,8 @@ function checkBody(method: CallMethod, bodyJson: string): string | undefined {
     if (bodyJson !== '') throw new InvalidArgumentError('body_json must be empty for GET');
     return undefined;
   }
-  if (Buffer.byteLength(bodyJson, 'utf8') > MAX_BODY_BYTES) {
-    throw new InvalidArgumentError(`body_json must be at most ${MAX_BODY_BYTES} bytes`);
+  if (Buffer.byteLength(bodyJson, 'utf8') > MAX_PLATFORM_BODY_BYTES) {
+    throw new InvalidArgumentError(`body_json must be at most ${MAX_PLATFORM_BODY_BYTES} bytes`);
   }
   let parsed: unknown;
   try {

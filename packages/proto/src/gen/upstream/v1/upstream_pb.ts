@@ -357,7 +357,9 @@ export const UpstreamService: GenService<{
     output: typeof GetAccountResponseSchema;
   },
   /**
-   * Calls the ad platform for an account of the calling workspace.
+   * Calls the ad platform for an account of the calling workspace. A call refused with
+   * InvalidArgument (the request's rules), NotFound (no such account) or PermissionDenied (the
+   * caller's scopes, a read-only connection) was not sent to the platform.
    *
    * @generated from rpc upstream.v1.UpstreamService.Call
    */
