@@ -16,7 +16,7 @@ import { as } from '@adsmcp/testkit/service-harness';
 import { type Client, Code } from '@connectrpc/connect';
 import { OPTIMIZER_ISSUER, SERVICE_NAME } from '../src/server.ts';
 import { APPLY_TOPIC, type ApplyMessage } from '../src/work/apply-message.ts';
-import { createApplyHandler } from '../src/work/apply-worker.ts';
+import { createApplyGiveUp, createApplyHandler } from '../src/work/apply-worker.ts';
 import { type ChangesUnderTest, startChangesService, statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
@@ -106,6 +106,33 @@ async function runWorker(changeId: string, now?: () => Date): Promise<void> {
   await handle(now)(message, ctx);
 }
 
+/** Runs the apply worker on the change as the bus's last delivery of its message would. */
+async function lastDelivery(changeId: string): Promise<void> {
+  const deps = { pool, upstream: platform.upstream, logger: createLogger(SERVICE_NAME, 'silent') };
+  const message: Delivery<ApplyMessage> = {
+    id: randomUUID(),
+    topic: APPLY_TOPIC,
+    key: changeId,
+    payload: { change_id: changeId, workspace_id: workspace },
+    headers: {},
+    attempt: 3,
+    enqueuedAt: new Date(),
+  };
+  const ctx = {
+    inTx: (fn) => inTransaction(pool, fn),
+    signal: new AbortController().signal,
+  } as HandlerContext;
+  await createApplyHandler(deps)(message, ctx).catch((error: unknown) =>
+    createApplyGiveUp(deps)(message, ctx, { kind: 'failed', error }),
+  );
+}
+
+/** What the account's envelope counts as used now. */
+async function envelopeUsed(): Promise<bigint | undefined> {
+  const { controls: now } = await controls.getAccountControls({ accountId: account }, as(agent));
+  return now?.envelope?.usedMicros;
+}
+
 /** The apply messages queued for a change (the outbox), oldest first. */
 async function queuedApplies(changeId: string): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(
@@ -186,6 +213,61 @@ describe('the spend envelope', () => {
     const third = await refusal(changes.prepareChange(campaignJob(50_000_000), as(agent)));
     assert.equal(third.code, Code.FailedPrecondition);
     assert.match(third.message, /30\.00 USD \(30000000 micros\) is left/);
+  });
+
+  test('a change whose outcome is unknown keeps its use while a send again is refused, and gives it back only when a person finds it not applied', async (t) => {
+    await controls.setSpendEnvelope(
+      { accountId: account, envelopeMicros: 80_000_000n, failClosed: false },
+      as(dashboardAdmin),
+    );
+    const c = await applying(campaignJob(50_000_000));
+    // Sent, and every try answered 500: its outcome is unknown, and it may have been applied.
+    await platform.failWrites('/bulk_mutation_jobs', 'status_500', 3);
+    await lastDelivery(c.changeId);
+    t.after(() => platform.clearFaults());
+    let got = (await changes.getChange({ changeId: c.changeId }, as(agent))).change;
+    assert.equal(got?.outcomeUnknown, true);
+    assert.equal(await envelopeUsed(), 50_000_000n);
+
+    // Sent again by the agent, and refused by the upstream-proxy (the connection made read-only
+    // meanwhile): still unknown whether the first send was applied, so the use stays.
+    await changes.applyChange({ changeId: c.changeId, digest: '', waitMs: 0 }, as(agent));
+    t.after(() => platform.setCanWrite(true));
+    await platform.setCanWrite(false);
+    await runWorker(c.changeId);
+    await platform.setCanWrite(true);
+    got = (await changes.getChange({ changeId: c.changeId }, as(agent))).change;
+    assert.equal(statusOf(got), 'failed');
+    assert.match(got?.error ?? '', /is read-only/);
+    assert.equal(got?.outcomeUnknown, true);
+    assert.equal(await envelopeUsed(), 50_000_000n, 'kept while the outcome is unknown');
+    const refused = await refusal(changes.prepareChange(campaignJob(50_000_000), as(agent)));
+    assert.match(refused.message, /30\.00 USD \(30000000 micros\) is left/);
+
+    // A person finds it not applied: its use is given back, and a raise of 50 fits again.
+    await changes.resolveChange(
+      { changeId: c.changeId, resolution: 'not_applied', note: 'not in the platform console' },
+      as(reviewer),
+    );
+    assert.equal(await envelopeUsed(), 0n);
+    await changes.prepareChange(campaignJob(50_000_000), as(agent));
+  });
+
+  test('an apply tried again later counts its use from that attempt, not from its first reservation', async (t) => {
+    await controls.setSpendEnvelope(
+      { accountId: account, envelopeMicros: 80_000_000n, failClosed: false },
+      as(dashboardAdmin),
+    );
+    const c = await applying(campaignJob(50_000_000));
+    t.after(() => platform.clearFaults());
+    await platform.failWrites('/bulk_mutation_jobs', 'status_500', 3);
+    const hoursAgo = (h: number) => () => new Date(Date.now() - h * 3_600_000);
+    // Its first attempt, 30 hours ago by the worker's clock, reserved its use and met an outage.
+    await assert.rejects(runWorker(c.changeId, hoursAgo(30)), /could not be reached|HTTP 500/);
+    // Tried again 10 hours ago, and applied then: its use counts for 24 hours from then.
+    await runWorker(c.changeId, hoursAgo(10));
+    assert.equal(statusOf((await changes.getChange({ changeId: c.changeId }, as(agent))).change), 'applied');
+    assert.equal(await envelopeUsed(), 50_000_000n);
   });
 
   test('a change prepared within the envelope cannot be approved once the envelope is lowered below it', async () => {

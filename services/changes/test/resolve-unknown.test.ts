@@ -235,6 +235,68 @@ describe('settling an unknown outcome', () => {
   });
 });
 
+describe('a change sent again and another change to its object', () => {
+  /** Runs the apply worker on the change once, as one delivery of its message (no give-up). */
+  async function deliverOnce(changeId: string): Promise<void> {
+    const deps = { pool, upstream: platform.upstream, logger: createLogger(SERVICE_NAME, 'silent') };
+    const message: Delivery<ApplyMessage> = {
+      id: randomUUID(),
+      topic: 'changes.apply',
+      key: changeId,
+      payload: { change_id: changeId, workspace_id: workspace },
+      headers: {},
+      attempt: 1,
+      enqueuedAt: new Date(),
+    };
+    const ctx = {
+      inTx: (fn) => inTransaction(pool, fn),
+      signal: new AbortController().signal,
+    } as HandlerContext;
+    await createApplyHandler(deps)(message, ctx);
+  }
+
+  test('sent again, it waits for a change to the same object that was sent since and will be sent again without a re-read', async () => {
+    // A: sent, never answered (not applied), failed with its outcome unknown.
+    const a = await sentWithoutAnswer();
+    // C, to the same ad: approved and sent, answered 500 every time, so the bus will send it
+    // again, with its key and no re-read, after its backoff.
+    const { change: c } = await client.prepareChange(
+      {
+        accountId: platform.accountId,
+        tool: 'ads_update_ad',
+        objectType: 'ad',
+        effect: 'update',
+        operation: { method: 'POST', path: a.path, bodyJson: JSON.stringify({ name: 'The later change' }) },
+        targetPath: a.path,
+      },
+      as(agent),
+    );
+    assert.ok(c);
+    await client.approveChange({ changeId: c.changeId, digest: c.digest }, as(reviewer));
+    await client.applyChange({ changeId: c.changeId, digest: c.digest, waitMs: 0 }, as(agent));
+    await platform.failWrites(a.path, 'status_500', 3);
+    await assert.rejects(deliverOnce(c.changeId), /HTTP 500/);
+
+    // A sent again now would pass its re-read (C has not landed) and C would then land over it.
+    await client.applyChange({ changeId: a.changeId, digest: '', waitMs: 0 }, as(agent));
+    await assert.rejects(
+      deliverOnce(a.changeId),
+      new RegExp(
+        `change ${c.changeId} to ${a.path} was sent and its outcome is not known yet; this change waits`,
+      ),
+    );
+    assert.deepEqual(await platform.ledger(a.path), [], 'nothing was applied meanwhile');
+
+    // C lands; A, sent again after it, finds its object moved and is not sent over it.
+    await deliverOnce(c.changeId);
+    await deliverOnce(a.changeId).catch(() => undefined);
+    assert.deepEqual(
+      (await platform.ledger(a.path)).map((e) => e.idempotency_key),
+      [`change-${c.changeId}`],
+    );
+  });
+});
+
 describe('refusals', () => {
   test('an MCP client, whatever its role, and a viewer may not settle an outcome', async () => {
     const { changeId } = await sentWithoutAnswer();

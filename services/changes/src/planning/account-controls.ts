@@ -16,6 +16,7 @@ import {
   findUse,
   freezeInForce,
   reserveUse,
+  touchUse,
   usedMicros,
 } from '../store/controls-store.ts';
 
@@ -91,7 +92,7 @@ export async function enforceControls(
  * holds the account's controls row while it reads what is left, so concurrent applies reserve one
  * after the other and cannot together exceed it. It returns why the envelope refuses the change
  * (nothing reserved), or undefined. A change whose use is already reserved (an apply tried again)
- * keeps it.
+ * keeps it, counted from this attempt (touchUse).
  */
 export function reserveEnvelope(
   pool: Pool,
@@ -111,6 +112,10 @@ export function reserveEnvelope(
     const s = { workspaceId: change.workspace_id, accountId: change.account_id };
     const controls = await findControls(tx, s.workspaceId, s.accountId, true);
     const known = await findUse(tx, s.workspaceId, change.change_id);
+    if (known?.state === 'reserved') {
+      await touchUse(tx, { workspaceId: s.workspaceId, changeId: change.change_id, now });
+      return undefined;
+    }
     if (known !== undefined && known.state !== 'released') return undefined;
     const used = await usedMicros(tx, { ...s, now });
     const refusal = envelopeRefusal(s.accountId, envelopeOf(controls), use, used, currency);

@@ -15,6 +15,7 @@ import {
 import type { CheckedStandard } from '../domain/standards-rules.ts';
 import type { Upload } from '../domain/uploads.ts';
 import { atomically, auditChange } from './audit-store.ts';
+import { settleUse } from './controls-store.ts';
 
 /**
  * Every column of `changes`, in the table's order (a test holds it to the table): what the named
@@ -583,6 +584,14 @@ export async function settleOutcome(
         WHERE c.workspace_id = $1 AND c.change_id = $2 AND ${OUTCOME_UNKNOWN} RETURNING *`,
       [s.workspaceId, s.changeId, s.resolution, s.by, s.note, s.error],
     );
+    // Its use of the spend envelope, kept while the outcome was unknown, follows the finding:
+    // applied, it counts for its window; not applied, it is given back.
+    if (rows[0] !== undefined)
+      await settleUse(tx, {
+        workspaceId: s.workspaceId,
+        changeId: s.changeId,
+        state: s.resolution === 'applied' ? 'applied' : 'released',
+      });
     return auditChange(tx, 'outcome_settled', rows[0], s.by);
   });
 }
@@ -702,18 +711,21 @@ export async function markSent(db: Queryable, workspaceId: string, changeId: str
 
 /**
  * The id of another change to the same object (`account_id`, `target_path`) that was sent to the
- * platform and whose outcome is not known yet (it is still applying), or undefined.
+ * platform and whose outcome is not known yet (it is still applying), or undefined. With
+ * `onlyUnread`, only one that is not being sent again by a person's request (its next attempts go
+ * without a re-read of the object; one sent again re-reads it first).
  */
 export async function unsettledChangeTo(
   db: Queryable,
   change: { change_id: string; account_id: string; target_path: string },
+  onlyUnread = false,
 ): Promise<string | undefined> {
   const { rows } = await db.query<{ change_id: string }>(
     `SELECT change_id FROM changes
       WHERE account_id = $1 AND target_path = $2 AND status = 'applying' AND sent_at IS NOT NULL
-        AND change_id <> $3
+        AND change_id <> $3 AND (NOT $4 OR apply_retried_at IS NULL)
       ORDER BY sent_at LIMIT 1`,
-    [change.account_id, change.target_path, change.change_id],
+    [change.account_id, change.target_path, change.change_id, onlyUnread],
   );
   return rows[0]?.change_id;
 }

@@ -117,6 +117,21 @@ export async function reserveUse(
   );
 }
 
+/**
+ * Moves a reserved use's start to `now`: an apply tried again, or sent again, may reach the platform
+ * now, so its use counts in the window from this attempt, not from its first reservation.
+ */
+export async function touchUse(
+  db: Queryable,
+  u: { workspaceId: string; changeId: string; now: Date },
+): Promise<void> {
+  await db.query(
+    `UPDATE envelope_uses SET reserved_at = greatest(reserved_at, $3)
+      WHERE workspace_id = $1 AND change_id = $2 AND state = 'reserved'`,
+    [u.workspaceId, u.changeId, u.now],
+  );
+}
+
 /** Settles a reserved use: `applied` keeps it in the window, `released` gives it back. */
 export async function settleUse(
   db: Queryable,

@@ -34,7 +34,7 @@ import {
   recordUploadedFile,
   unsettledChangeTo,
 } from '../store/change-store.ts';
-import { type FreezeRow, freezeInForceSql, settleUse } from '../store/controls-store.ts';
+import { type FreezeRow, freezeInForceSql, settleUse, touchUse } from '../store/controls-store.ts';
 import { expiryHours } from '../store/expiry-store.ts';
 import { type ApplyMessage, enqueueApply } from './apply-message.ts';
 
@@ -111,7 +111,7 @@ export const REQUEUE_DELAY_MS = 30_000;
 class TargetUnsettledError extends Error {
   constructor(otherChangeId: string, key: string) {
     super(
-      `change ${otherChangeId} to ${key} was sent and its outcome is not known yet; this change waits for it and nothing was sent`,
+      `change ${otherChangeId} to ${key} was sent and its outcome is not known yet; this change waits for it and is not sent meanwhile`,
     );
   }
 }
@@ -343,9 +343,13 @@ export function createApplyHandler(d: ApplyWorkerDeps) {
     const { change, frozen } = found;
     try {
       // The bus runs one apply message of an object at a time (applyKeyOf): an attempt ended
-      // after a send whose outcome is not known yet keeps the object until it is settled.
-      if (change.sent_at === null && change.target_path !== '') {
-        const unsettled = await unsettledChangeTo(d.pool, change);
+      // after a send whose outcome is not known yet keeps the object until it is settled. A
+      // change sent again (its own outcome unknown) waits too, for the changes that will be sent
+      // again without a re-read (the bus's next attempts of a sent change): a later due message
+      // of the object's key is claimed before an earlier one waiting out its backoff.
+      const resend = change.sent_at !== null && change.apply_retried_at !== null;
+      if ((change.sent_at === null || resend) && change.target_path !== '') {
+        const unsettled = await unsettledChangeTo(d.pool, change, resend);
         if (unsettled !== undefined) throw new TargetUnsettledError(unsettled, change.target_path);
       }
       return await apply(message, ctx, change, frozen);
@@ -570,6 +574,8 @@ interface Attempt {
   upstream: Client<typeof UpstreamService>;
   /** The freeze in force for the change's account when this delivery began, if any. */
   frozen: FreezeRow | undefined;
+  /** Whether this attempt marked the change sent (its first send, markFirstSend). */
+  markedSent?: boolean;
 }
 
 /**
@@ -672,11 +678,16 @@ async function checkStandards(a: Attempt): Promise<StepResult> {
  * sent; a change that fails from here on gives its reservation back (finishAttempt).
  */
 async function reserveSpend(a: Attempt): Promise<StepResult> {
-  if (!firstSend(a) || !reservesSpend(a.change)) return NEXT;
+  if (!reservesSpend(a.change)) return NEXT;
+  const now = (a.d.now ?? (() => new Date()))();
+  // Sent again: its use stays reserved (its outcome is unknown), counted from this send.
+  if (!firstSend(a)) {
+    await touchUse(a.d.pool, { workspaceId: a.change.workspace_id, changeId: a.change.change_id, now });
+    return NEXT;
+  }
   const { account } = await callOf('upstream-proxy', () =>
     a.upstream.getAccount({ accountId: a.change.account_id }, a.options),
   );
-  const now = (a.d.now ?? (() => new Date()))();
   const overEnvelope = await reserveEnvelope(a.d.pool, a.change, account?.currency ?? '', now);
   return overEnvelope === undefined
     ? NEXT
@@ -695,7 +706,9 @@ async function uploadCampaignImages(a: Attempt): Promise<StepResult> {
 
 /** First send, every check passed: the change is marked sent before it goes. */
 async function markFirstSend(a: Attempt): Promise<StepResult> {
-  if (firstSend(a)) await markSent(a.d.pool, a.change.workspace_id, a.change.change_id);
+  if (!firstSend(a)) return NEXT;
+  await markSent(a.d.pool, a.change.workspace_id, a.change.change_id);
+  a.markedSent = true;
   return NEXT;
 }
 
@@ -779,12 +792,22 @@ function reservesSpend(change: ChangeRow): boolean {
   return useOf(change).micros > 0n;
 }
 
+/**
+ * Whether a failed attempt leaves the change's outcome unknown: it was sent (before, or by this
+ * attempt) and no answer of the platform says what became of it. It may have been applied.
+ */
+function outcomeLeftUnknown(a: Attempt, o: Outcome): boolean {
+  const sent = (a.change.sent_at !== null || a.markedSent === true) && o.unsent !== true;
+  return o.status === 'failed' && o.upstreamStatus === null && sent;
+}
+
 /** Records how the attempt ended, with the change's use of the spend envelope, in its inbox transaction. */
 function finishAttempt(a: Attempt, o: Outcome): Promise<void> {
   const { workspace_id: workspaceId, change_id: changeId } = a.change;
   return a.ctx.inTx(async (tx) => {
-    // Applied, its use of the spend envelope counts for 24 hours; refused, it is given back.
-    if (reservesSpend(a.change))
+    // Applied, its use of the spend envelope counts for 24 hours; refused, it is given back; its
+    // outcome unknown (a send again refused), it may have been applied, so it stays reserved.
+    if (reservesSpend(a.change) && !outcomeLeftUnknown(a, o))
       await settleUse(tx, { workspaceId, changeId, state: o.status === 'applied' ? 'applied' : 'released' });
     await finishApply(tx, {
       workspaceId,
