@@ -269,14 +269,15 @@ describe('a freeze', () => {
   });
 
   test('the operator freezes the whole workspace with npm run admin, shown on the settings page, and unfreezes it', async () => {
+    const INCIDENT = "Incident 42: $' and $& as typed";
     const frozen = JSON.parse(
-      await stack.admin(['freeze', '--workspace', seed.workspaceId, '--reason', 'Incident 42']),
+      await stack.admin(['freeze', '--workspace', seed.workspaceId, '--reason', INCIDENT]),
     ) as { frozen: boolean; account_id: string; reason: string };
-    assert.deepEqual([frozen.frozen, frozen.account_id, frozen.reason], [true, '', 'Incident 42']);
+    assert.deepEqual([frozen.frozen, frozen.account_id, frozen.reason], [true, '', INCIDENT]);
     const context = await ok<{ freezes: Freeze[] }>('ads_get_connection_context');
     assert.deepEqual(
       context.freezes.map((f) => [f.scope, f.account_id, f.reason]),
-      [['workspace', null, 'Incident 42']],
+      [['workspace', null, INCIDENT]],
     );
     const { accounts } = await ok<{ accounts: { freeze: Freeze | null }[] }>('ads_list_accounts');
     assert.ok(
@@ -287,6 +288,14 @@ describe('a freeze', () => {
     assert.match(
       (await person.textContent('#workspace-freeze-state')) ?? '',
       /whole workspace is frozen.*Incident 42/s,
+    );
+    // The reason's `$'` and `$&` are shown as typed, not read as a replacement pattern (which
+    // copied the rest of the page into the banner).
+    assert.ok(((await person.textContent('#freeze-banner')) ?? '').includes(INCIDENT));
+    assert.equal(
+      (await person.content()).split('</main>').length,
+      2,
+      'one page, not a page inside its banner',
     );
     const again = await stack
       .admin(['freeze', '--workspace', seed.workspaceId, '--reason', 'x'])

@@ -243,6 +243,11 @@ describe('the proposals list', () => {
     assert.match(await page.locator('.pager').innerText(), /\(31 in all\)/);
     await page.goto(`${stack.gatewayUrl}/dashboard/proposals?from=not-a-day&account=nope`);
     assert.match(await page.locator('.pager').innerText(), /\(32 in all\)/, 'invalid filters are ignored');
+    // Days no calendar has, and a last day whose next is in year 10000, are as invalid.
+    for (const q of ['from=2024-02-30', 'to=9999-12-31', 'from=2025-13-01&to=2025-00-10']) {
+      await page.goto(`${stack.gatewayUrl}/dashboard/proposals?${q}`);
+      assert.match(await page.locator('.pager').innerText(), /\(32 in all\)/, q);
+    }
   });
 });
 

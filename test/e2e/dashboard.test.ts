@@ -502,6 +502,25 @@ describe('bad form input is named, never a server error', () => {
     assert.equal(await mcpStatus(own.token), 401);
   });
 
+  test('a NUL character in a form field or a query value gets 400 naming the field, before any database reads it', async () => {
+    // Signed out: the sign-in form.
+    const signInRes = await formPost('/dashboard/login', '', {
+      email: 'a\u0000@demo.example',
+      password: 'x',
+    });
+    assert.equal(signInRes.status, 400);
+    assert.match(signInRes.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(await signInRes.text(), /email must not contain the character U\+0000 \(NUL\)/);
+    // Signed in: a list's filter.
+    const { context } = await signIn(await person('admin'));
+    const res = await fetch(`${stack.gatewayUrl}/dashboard/connections?q=a%00b`, {
+      headers: { cookie: await sessionCookie(context) },
+      redirect: 'manual',
+    });
+    assert.equal(res.status, 400);
+    assert.match(await res.text(), /q must not contain the character U\+0000 \(NUL\)/);
+  });
+
   test('a form posted as multipart gets a 415 page naming the form encoding, not a JSON-RPC error', async () => {
     const { context, page } = await signIn(await person('admin'));
     const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';

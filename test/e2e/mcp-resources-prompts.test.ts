@@ -379,6 +379,21 @@ for (const kind of KINDS) {
         { name: 'format', value: 'm' },
       );
       assert.deepEqual(formats.completion.values, ['markdown']);
+      // A name every object inherits (constructor, toString) is no template and no variable.
+      const inherited = await refusal(
+        client().complete(
+          { type: 'ref/resource', uri: 'adsmcp://assets/{asset_id}' },
+          { name: 'constructor', value: '' },
+        ),
+      );
+      assert.match(
+        inherited.message,
+        /`argument\.name` is not a variable of adsmcp:\/\/assets\/\{asset_id\}/,
+      );
+      const noTemplate = await refusal(
+        client().complete({ type: 'ref/resource', uri: 'toString' }, { name: 'name', value: '' }),
+      );
+      assert.match(noTemplate.message, /`ref\.uri` must be a resource template/);
     });
   });
 }

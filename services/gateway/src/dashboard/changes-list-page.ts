@@ -47,7 +47,9 @@ function markStale(html: string, stale: ReadonlyMap<string, string>): string {
   for (const [id, reason] of stale) {
     marked = marked.replace(
       `<tr data-change="${esc(id)}"><td class="state">prepared`,
-      `<tr data-change="${esc(id)}" data-stale><td class="state">prepared<span class="mark stale">Stale: can no longer be approved — ${esc(reason)}</span>`,
+      // A function: a `$` in the reason is text, not a replacement pattern.
+      () =>
+        `<tr data-change="${esc(id)}" data-stale><td class="state">prepared<span class="mark stale">Stale: can no longer be approved — ${esc(reason)}</span>`,
     );
   }
   return marked;

@@ -211,7 +211,7 @@ async function chartSvg(
   // The marks' own roles and labels would each want a text of their own; the chart is one image,
   // described as a whole, with its numbers in the table.
   const bare = svg.replace(/ (?:role|aria-[a-z]+)="[^"]*"/g, '');
-  return bare.replace(/^<svg\b/, `<svg role="img" aria-label="${esc(description)}" focusable="false"`);
+  return bare.replace(/^<svg\b/, () => `<svg role="img" aria-label="${esc(description)}" focusable="false"`);
 }
 
 /**
@@ -274,7 +274,7 @@ export async function envelopeHtml(deps: GatewayDeps, p: Principal, account: Acc
   const svg = (await view.toSVG()).replace(/ (?:role|aria-[a-z]+)="[^"]*"/g, '');
   view.finalize();
   const label = `Spend envelope: ${share}% used in the last 24 hours.`;
-  return `<figure class="chart" data-chart="envelope"><figcaption>Spend envelope, last 24 hours</figcaption>${svg.replace(/^<svg\b/, `<svg role="img" aria-label="${esc(label)}" focusable="false"`)}<p data-envelope>${words}</p></figure>`;
+  return `<figure class="chart" data-chart="envelope"><figcaption>Spend envelope, last 24 hours</figcaption>${svg.replace(/^<svg\b/, () => `<svg role="img" aria-label="${esc(label)}" focusable="false"`)}<p data-envelope>${words}</p></figure>`;
 }
 
 /** The account's performance section: four charts, changes applied per day, and the numbers. */

@@ -294,7 +294,8 @@ async function withFreezeBanner(
   if (typeof payload !== 'string' || !payload.includes(FREEZE_BANNER_MARK)) return payload;
   const s = await h.session(req).catch(() => undefined);
   const banner = s === undefined ? '' : await bannerHtml(deps, s).catch(() => '');
-  return payload.replace(FREEZE_BANNER_MARK, banner);
+  // A function, not a string: `$'` or `$&` in a freeze's reason would otherwise be read as a pattern.
+  return payload.replace(FREEZE_BANNER_MARK, () => banner);
 }
 
 function notFound(c: ControlsPages, reply: FastifyReply, s: SessionView) {

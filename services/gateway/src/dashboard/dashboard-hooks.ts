@@ -31,6 +31,23 @@ export function registerDashboardHooks(
       .send(page('Unsupported form encoding', `<p class="error" role="alert">${esc(refusal)}</p>`));
   });
 
+  // PostgreSQL keeps no NUL (U+0000) in text: a form field or query value with one is refused
+  // here, naming it, rather than failing whichever statement it would reach.
+  app.addHook('preHandler', async (req, reply) => {
+    if (!req.url.startsWith('/dashboard')) return;
+    const field = nulField(req.query) ?? nulField(req.body);
+    if (field === undefined) return;
+    return reply
+      .code(400)
+      .type('text/html')
+      .send(
+        page(
+          'Bad input',
+          `<p class="error" role="alert">${esc(`${field} must not contain the character U+0000 (NUL)`)}</p>`,
+        ),
+      );
+  });
+
   app.addHook('onSend', async (req, reply) => {
     if (!req.url.startsWith('/dashboard')) return;
     // A page may widen the policy it was given (the OAuth consent form redirects to its client).
@@ -74,7 +91,17 @@ export function registerDashboardHooks(
     const marked =
       current === undefined
         ? payload
-        : payload.replace(`<li><a href="${current}">`, `<li><a href="${current}" aria-current="page">`);
-    return marked.replace(NAV_COUNT_MARK, badge);
+        : payload.replace(`<li><a href="${current}">`, () => `<li><a href="${current}" aria-current="page">`);
+    return marked.replace(NAV_COUNT_MARK, () => badge);
   });
+}
+
+/** The name of a field of a parsed form or query (strings, or lists of them) whose value has a NUL. */
+export function nulField(fields: unknown): string | undefined {
+  if (typeof fields !== 'object' || fields === null) return undefined;
+  for (const [name, value] of Object.entries(fields)) {
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    if (values.some((v) => typeof v === 'string' && v.includes('\u0000'))) return name.slice(0, 80);
+  }
+  return undefined;
 }

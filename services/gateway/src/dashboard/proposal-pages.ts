@@ -241,7 +241,15 @@ interface ProposalFilters {
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const validDay = (text: string) => DAY.test(text) && !Number.isNaN(Date.parse(`${text}T00:00:00Z`));
+/**
+ * A calendar day whose next day has a four-digit year: `Date.parse` takes 2024-02-30 as March 1,
+ * which the optimizer's database refuses, and 9999-12-31's next day is in year 10000.
+ */
+function validDay(text: string): boolean {
+  if (!DAY.test(text) || text > '9999-12-30') return false;
+  const at = Date.parse(`${text}T00:00:00Z`);
+  return !Number.isNaN(at) && new Date(at).toISOString().startsWith(text);
+}
 
 function readProposalFilters(query: unknown): ProposalFilters {
   const uuid = (name: string) => {

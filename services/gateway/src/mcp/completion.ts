@@ -47,11 +47,12 @@ export async function complete(
     if (kind === undefined)
       throw invalidParam('argument.name', `is not an argument of the prompt ${ref.name}`);
   } else {
-    const variables = TEMPLATE_VARIABLES[ref.uri];
+    // Own properties only: a client's `constructor` or `toString` names nothing here.
+    const variables = Object.hasOwn(TEMPLATE_VARIABLES, ref.uri) ? TEMPLATE_VARIABLES[ref.uri] : undefined;
     if (variables === undefined) {
       throw invalidParam('ref.uri', 'must be a resource template resources/templates/list lists');
     }
-    kind = variables[argument.name];
+    kind = Object.hasOwn(variables, argument.name) ? variables[argument.name] : undefined;
     if (kind === undefined) throw invalidParam('argument.name', `is not a variable of ${ref.uri}`);
   }
   const known = params.context?.arguments ?? {};
