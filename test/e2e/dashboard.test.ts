@@ -502,6 +502,25 @@ describe('bad form input is named, never a server error', () => {
     assert.equal(await mcpStatus(own.token), 401);
   });
 
+  test('an id in a form’s path that is not a UUID, or names nothing, gets the page’s 404: revert, a pending standard change, a webhook', async () => {
+    const { context, page } = await signIn(await person('admin'));
+    const cookie = await sessionCookie(context);
+    const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value')) ?? '';
+    const acct = seed.accounts[0]?.account_id;
+    for (const id of ['x', '00000000-0000-4000-8000-000000000000']) {
+      for (const [path, message] of [
+        [`/dashboard/changes/${id}/revert`, /No such change in this workspace\./],
+        [`/dashboard/accounts/${acct}/standard-changes/${id}/confirm`, /No such pending standard change/],
+        [`/dashboard/webhooks/${id}/delete`, /There is no such webhook in this workspace\./],
+      ] as const) {
+        const res = await formPost(path, cookie, { csrf, reason: 'r' });
+        assert.equal(res.status, 404, path);
+        assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+        assert.match(await res.text(), message, path);
+      }
+    }
+  });
+
   test('a NUL character in a form field or a query value gets 400 naming the field, before any database reads it', async () => {
     // Signed out: the sign-in form.
     const signInRes = await formPost('/dashboard/login', '', {

@@ -32,7 +32,7 @@ function registerChangeReviewPage(
     const s = await session(req);
     if (!s) return reply.redirect(signInFirst(req), 303);
     const review = await loadReview(deps, sessionPrincipal(s), req.params.id);
-    if (!review) return notFound(reply, user(s));
+    if (!review) return noSuchChange(reply, user(s));
     const people = await loadPeople(deps.pool, s.workspace_id, [review.change]);
     return reply
       .type('text/html')
@@ -57,7 +57,7 @@ function registerChangeDecisions(
       if (!s) return reply;
       const principal = sessionPrincipal(s);
       const change = await loadChange(deps, principal, req.params.id);
-      if (!change) return notFound(reply, user(s));
+      if (!change) return noSuchChange(reply, user(s));
       const body = (req.body ?? {}) as Record<string, string>;
       try {
         if (decision === 'approve') {
@@ -98,7 +98,7 @@ function registerChangeResolution(
     if (!s) return reply;
     const principal = sessionPrincipal(s);
     const change = await loadChange(deps, principal, req.params.id);
-    if (!change) return notFound(reply, user(s));
+    if (!change) return noSuchChange(reply, user(s));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const text = (v: unknown) => (typeof v === 'string' ? v : '');
     try {
@@ -120,7 +120,8 @@ function registerChangeResolution(
 /** The user a page's header names (dashboard-context's `user`). */
 type PageUser = Parameters<typeof page>[2];
 
-function notFound(reply: FastifyReply, pageUser: PageUser) {
+/** The 404 page of a change id that names no change of the workspace (or is not a UUID). */
+export function noSuchChange(reply: FastifyReply, pageUser: PageUser) {
   return reply
     .code(404)
     .type('text/html')

@@ -6,8 +6,9 @@
  */
 import { type PendingStandardChange, StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import type { Account } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import { isUuid } from '@adsmcp/runtime/ids';
 import type { Principal } from '@adsmcp/runtime/principal';
-import { ConnectError } from '@connectrpc/connect';
+import { Code, ConnectError } from '@connectrpc/connect';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { listUsersByIds } from '../store/identity-store.ts';
@@ -101,6 +102,8 @@ export function registerPendingStandardChanges(
         const principal = sessionPrincipal(s);
         const found = await account.find(principal, req.params.id);
         if (!found) return account.refuse(reply, s, undefined, 404, 'No such ad account in this workspace.');
+        const noSuch = 'No such pending standard change for this ad account.';
+        if (!isUuid(req.params.pendingId)) return account.refuse(reply, s, found, 404, noSuch);
         const client = deps.clientOf(StandardsService);
         const request = { pendingId: req.params.pendingId };
         try {
@@ -108,6 +111,8 @@ export function registerPendingStandardChanges(
             await client.confirmPendingStandardChange(request, onBehalfOf(principal));
           else await client.rejectPendingStandardChange(request, onBehalfOf(principal));
         } catch (err) {
+          if (ConnectError.from(err).code === Code.NotFound)
+            return account.refuse(reply, s, found, 404, noSuch);
           const refusal = decisionRefusal(
             ConnectError.from(err),
             'Only a workspace admin can confirm or reject a standard change.',

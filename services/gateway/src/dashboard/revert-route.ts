@@ -7,7 +7,8 @@ import { ConnectError } from '@connectrpc/connect';
 import type { FastifyInstance } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
-import { sessionPrincipal } from './change-pages.ts';
+import { loadChange, sessionPrincipal } from './change-pages.ts';
+import { noSuchChange } from './change-review-routes.ts';
 import { decisionRefusal } from './form-body.ts';
 import { esc, page } from './html.ts';
 
@@ -15,6 +16,8 @@ export function registerRevertRoute(app: FastifyInstance, deps: GatewayDeps, h: 
   app.post<{ Params: { id: string } }>('/dashboard/changes/:id/revert', async (req, reply) => {
     const s = await h.checkedPost(req, reply);
     if (!s) return reply;
+    // An id that is not a UUID, or names no change of the workspace, is the page's 404.
+    if (!(await loadChange(deps, sessionPrincipal(s), req.params.id))) return noSuchChange(reply, h.user(s));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const reason = typeof body.reason === 'string' ? body.reason : '';
     try {

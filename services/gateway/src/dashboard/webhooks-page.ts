@@ -4,6 +4,7 @@
  * log. The changes service keeps, checks and delivers them, and refuses anyone but an admin.
  */
 import { WebhooksService } from '@adsmcp/proto/changes/v1/webhooks_pb';
+import { isUuid } from '@adsmcp/runtime/ids';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
@@ -162,11 +163,15 @@ export function registerWebhooksPage(app: FastifyInstance, deps: GatewayDeps, h:
   app.post<{ Params: { id: string } }>('/dashboard/webhooks/:id/delete', async (req, reply) => {
     const s = await h.checkedPost(req, reply);
     if (!s) return reply;
+    // An id that is not a UUID, or names no webhook of the workspace, is the page's 404.
+    const noSuch = { status: 404, message: 'There is no such webhook in this workspace.' };
+    if (!isUuid(req.params.id)) return show(reply, s, noSuch);
     try {
       await deps
         .clientOf(WebhooksService)
         .deleteWebhook({ webhookId: req.params.id }, onBehalfOf(sessionPrincipal(s)));
     } catch (err) {
+      if (ConnectError.from(err).code === Code.NotFound) return show(reply, s, noSuch);
       const r = refusal(err);
       return show(reply, s, { status: r.status, message: r.message });
     }
