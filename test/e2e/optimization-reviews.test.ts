@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { enqueue } from '@adsmcp/runtime/bus/outbox';
 import { launchBrowser, shownImageWidth } from '@adsmcp/testkit/browser';
 import { signInToDashboard } from '@adsmcp/testkit/dashboard';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
@@ -14,6 +15,7 @@ import { connectClient, type McpTestClient } from '@adsmcp/testkit/mcp-clients';
 import { optimizerConfig, QUICK_REVIEW } from '@adsmcp/testkit/optimizer-config';
 import type { SeedResult, Stack } from '@adsmcp/testkit/stack';
 import { sandboxLedger, type ToolCalls, toolCalls } from '@adsmcp/testkit/tool-calls';
+import pg from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 
@@ -283,6 +285,32 @@ describe('the whole review loop', () => {
     const ledger = await sandboxLedger(stack, upstream, `/ads/${ad.id}`);
     assert.equal(ledger.length, 1, JSON.stringify(ledger));
     assert.equal(ledger[0]?.method, 'POST');
+
+    // A dispatch whose commit was lost after the changes service recorded its change (the call
+    // timed out, the process was killed): the proposal is approved, as before it, and the next
+    // publish message finds the change already applied. It ends published, not publishing.
+    const db = new pg.Client({ connectionString: e2e.db.url });
+    await db.connect();
+    try {
+      await db.query(
+        `UPDATE optimizer.proposals SET status = 'approved', change_id = NULL, change_status = NULL,
+                published_at = NULL, revision = revision + 1 WHERE proposal_id = $1`,
+        [proposalId],
+      );
+      await db.query('SET search_path TO optimizer');
+      await enqueue(db, {
+        topic: 'optimizer.publish',
+        key: proposalId,
+        payload: { proposal_id: proposalId, workspace_id: seed.workspaceId },
+        id: randomUUID(),
+      });
+    } finally {
+      await db.end();
+    }
+    const redelivered = await waitForProposal(proposalId, ['published', 'failed'], 30_000);
+    assert.equal(redelivered.status, 'published', JSON.stringify(redelivered));
+    assert.equal(redelivered.change_status, 'applied');
+    assert.equal((await sandboxLedger(stack, upstream, `/ads/${ad.id}`)).length, 1, 'not sent again');
   });
 });
 

@@ -109,7 +109,10 @@ async function publish(
   const p = await dispatch(d, workspaceId, proposalId);
   if (p === undefined || p.changeId === null || (p.status !== 'publishing' && p.status !== 'cancelled'))
     return;
-  if (p.changeStatus === 'applied' || p.changeStatus === 'failed') return;
+  // A cancelled proposal whose change ended has it recorded. One still publishing is recorded
+  // below even when its change had ended by the time it was dispatched (a dispatch given again
+  // after its first commit was lost finds the change the changes service already applied).
+  if (p.status === 'cancelled' && (p.changeStatus === 'applied' || p.changeStatus === 'failed')) return;
   const changeId = p.changeId;
   const deadline = Date.now() + waitMs;
   for (;;) {
