@@ -8,6 +8,15 @@ export function isUuid(text: string): boolean {
 }
 
 /**
+ * `text` as the services keep an id: a UUID in lower case (as PostgreSQL's uuid type gives it
+ * back), anything else as it is. Ids kept in text columns are kept so, so that one id typed in
+ * either case names one thing.
+ */
+export function canonicalId(text: string): string {
+  return isUuid(text) ? text.toLowerCase() : text;
+}
+
+/**
  * A bare hostname: dot-separated labels of lowercase letters, digits and inner hyphens, each 1 to
  * 63 characters; no scheme, port, path or trailing dot.
  */

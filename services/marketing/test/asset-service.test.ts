@@ -99,6 +99,19 @@ describe('saving', () => {
     assert.equal(content.length, asset.byteSize);
   });
 
+  test('an account id typed in upper case names the same account: saved so, listed by the lower-case id', async () => {
+    const who = principal();
+    const { asset } = await svc.client.saveCampaignAsset(
+      { accountId: ACCOUNT.toUpperCase(), name: 'Upper', contentBase64: await png() },
+      svc.as(who),
+    );
+    assert.equal(asset?.accountId, ACCOUNT);
+    const { assets } = await svc.client.listCampaignAssets({ accountId: ACCOUNT }, svc.as(who));
+    assert.ok(assets.some((a) => a.assetId === asset?.assetId));
+    const upper = await svc.client.listCampaignAssets({ accountId: ACCOUNT.toUpperCase() }, svc.as(who));
+    assert.ok(upper.assets.some((a) => a.assetId === asset?.assetId));
+  });
+
   test('a save needs exactly one of content and source_url', async () => {
     await assertRefused(
       svc.client.saveCampaignAsset({ accountId: ACCOUNT, name: 'Hero' }, svc.as(principal())),

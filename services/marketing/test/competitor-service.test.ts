@@ -196,6 +196,20 @@ describe('saving, listing and pausing sources', () => {
     );
   });
 
+  test('an account id typed in upper case is the same account: created and updated so', async () => {
+    const admin = testPrincipal();
+    const account = randomUUID();
+    const first = await save(admin, saveRequest({ accountId: account.toUpperCase() }));
+    assert.equal(first.accountId, account);
+    const updated = await save(admin, {
+      ...saveRequest({ accountId: account.toUpperCase(), url: first.url }),
+      sourceId: first.sourceId,
+      expectedRevision: 1,
+      name: 'Renamed in upper case',
+    });
+    assert.equal(updated.revision, 2);
+  });
+
   test('literals without visible text or repeated, and URLs with credentials, are refused, naming the field', async () => {
     const admin = testPrincipal();
     await assertRefused(

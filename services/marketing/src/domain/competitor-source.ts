@@ -4,7 +4,7 @@
  * the save, revision, schedule and pause rules. They import no generated code and no pg.
  */
 import { InvalidArgumentError, PermissionDeniedError, StaleRevisionError } from '@adsmcp/runtime/errors';
-import { isUuid } from '@adsmcp/runtime/ids';
+import { canonicalId, isUuid } from '@adsmcp/runtime/ids';
 import { actorName, type Principal } from '@adsmcp/runtime/principal';
 import { quotedStart } from './code-points.ts';
 import type { Baseline } from './page-comparison.ts';
@@ -116,7 +116,7 @@ export function validateSave(input: SaveInput): CheckedSave {
     seen.set(normal, i);
   });
   const saved = {
-    accountId: input.accountId,
+    accountId: canonicalId(input.accountId),
     name: input.name,
     url: input.url,
     host,

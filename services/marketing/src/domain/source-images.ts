@@ -4,6 +4,7 @@
  * image must be is images/campaign-image.ts's, and how it is fetched images/remote-image.ts's.
  */
 import { InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { canonicalId } from '@adsmcp/runtime/ids';
 import { clip, firstCodePoints, quotedStart } from './code-points.ts';
 
 /** How many URLs one request may name: an ad batch has at most 100 variants. */
@@ -72,7 +73,7 @@ export function validateSourceImages(req: {
     throw new InvalidArgumentError(`source_urls must have 1 to ${MAX_SOURCE_URLS} URLs (got ${count})`);
   }
   req.sourceUrls.forEach(checkUrl);
-  return { accountId: req.accountId, urls: [...new Set(req.sourceUrls)] };
+  return { accountId: canonicalId(req.accountId), urls: [...new Set(req.sourceUrls)] };
 }
 
 /** A path segment percent-decoded, or as it is when it does not decode or decodes to control characters. */

@@ -9,6 +9,7 @@ import type {
 import { principalOf } from '@adsmcp/runtime/connect-server';
 import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { DomainError, InvalidArgumentError } from '@adsmcp/runtime/errors';
+import { canonicalId } from '@adsmcp/runtime/ids';
 import { nextOffset, pageOf } from '@adsmcp/runtime/paging';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
@@ -198,7 +199,7 @@ async function saveCampaignAsset(
   const asset = await insertAsset(deps.pool, {
     workspaceId: principal.workspaceId,
     assetId: randomUUID(),
-    accountId: req.accountId,
+    accountId: canonicalId(req.accountId),
     name: req.name,
     mimeType: image.mimeType,
     width: image.width,
@@ -220,7 +221,12 @@ async function listCampaignAssets(
     ...(req.offset === undefined ? {} : { offset: req.offset }),
     ...(req.limit === undefined ? {} : { limit: req.limit }),
   });
-  const { assets, total } = await listAssets(deps.pool, principal.workspaceId, req.accountId, page);
+  const { assets, total } = await listAssets(
+    deps.pool,
+    principal.workspaceId,
+    canonicalId(req.accountId),
+    page,
+  );
   const next = nextOffset(page, assets.length, total);
   return { assets: assets.map(toMessage), total, ...(next === undefined ? {} : { nextOffset: next }) };
 }
