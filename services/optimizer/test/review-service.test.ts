@@ -388,6 +388,17 @@ describe('completing a run', () => {
     );
     const { total } = await h.reviews.listProposals({ optimizerId: undefined }, h.as(p));
     assert.equal(total, 1);
+    // A creation-time filter that names no instant is refused naming the field, not stored.
+    for (const [field, value, problem] of [
+      [
+        'createdAfter',
+        '2024-02-30T00:00:00Z',
+        /created_after must be .*2024-02-30 is not a day of the calendar/,
+      ],
+      ['createdBefore', '2024-03-01T24:00:00Z', /created_before must be .*hours run 00 to 23/],
+    ] as const) {
+      await refused(h.reviews.listProposals({ [field]: value }, h.as(p)), Code.InvalidArgument, problem);
+    }
   });
 
   test('refuses a wrong claim token', async () => {
@@ -512,6 +523,35 @@ describe('proposals', () => {
       list.proposals.map((x) => x.proposalId),
       [proposalId],
     );
+  });
+
+  test('an approval that meets a pause under way waits for it, and is then refused as paused', async () => {
+    const p = testPrincipal();
+    const { proposalId, optimizerId } = await pendingProposal(p);
+    // A pause under way: the optimizer's row held by its transaction, not yet committed.
+    const pausing = await h.pool.connect();
+    try {
+      await pausing.query('BEGIN');
+      await pausing.query('SELECT 1 FROM optimizers WHERE optimizer_id = $1 FOR UPDATE', [optimizerId]);
+      let settled = false;
+      const approval = h.reviews
+        .approveProposal({ proposalId, expectedRevision: 1 }, h.as(dashboardOf(p)))
+        .finally(() => {
+          settled = true;
+        });
+      approval.catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(settled, false, 'the approval waits for the pause');
+      await pausing.query(
+        'UPDATE optimizers SET enabled = false, paused_at = now(), next_review_at = NULL WHERE optimizer_id = $1',
+        [optimizerId],
+      );
+      await pausing.query('COMMIT');
+      await refused(approval, Code.FailedPrecondition, /the optimizer is paused/);
+    } finally {
+      await pausing.query('ROLLBACK');
+      pausing.release();
+    }
   });
 
   test('approval is refused through an MCP client and recorded from the dashboard; an approved proposal cannot be edited', async () => {

@@ -14,6 +14,7 @@ import {
 } from '@adsmcp/proto/optimizer/v1/reviews_pb';
 import { deterministicId, enqueue } from '@adsmcp/runtime/bus/outbox';
 import { principalOf } from '@adsmcp/runtime/connect-server';
+import { dateTimeProblem } from '@adsmcp/runtime/date-time';
 import { inTransaction, type Pool, type Queryable } from '@adsmcp/runtime/db';
 import { enumValue, enumWord, enumWords } from '@adsmcp/runtime/enum-words';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
@@ -67,7 +68,6 @@ import { enqueueProposalAwaiting } from '../work/webhook-events.ts';
 import { type Assets, checkVariantAssets } from './asset-checks.ts';
 
 /** An RFC 3339 date-time with its offset. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 export interface ReviewHandlerDeps {
   pool: Pool;
@@ -278,9 +278,14 @@ async function changeProposal(
   const id = canonicalUuid('proposal_id', proposalId);
   const now = deps.clock();
   const saved = await inTransaction(deps.pool, async (tx) => {
+    const seen = await readProposal(tx, principal.workspaceId, id, false);
+    if (seen === undefined) throw proposalNotFound(id);
+    // The optimizer first, shared, then the proposal: the order a pause takes them in, so a
+    // decision read against an enabled optimizer cannot commit after a pause that did not see it.
+    const optimizer = await lockOptimizer(tx, principal.workspaceId, seen.optimizerId, 'share');
+    if (optimizer === undefined) throw optimizerNotFound(seen.optimizerId);
     const current = await readProposal(tx, principal.workspaceId, id, true);
     if (current === undefined) throw proposalNotFound(id);
-    const optimizer = await loadOptimizer(tx, principal.workspaceId, current.optimizerId);
     const next = change(current, optimizer, now);
     if (next === undefined) return current;
     const written = await updateProposal(tx, next, current.revision);
@@ -511,8 +516,12 @@ async function listProposals(
     ['created_after', req.createdAfter],
     ['created_before', req.createdBefore],
   ] as const) {
-    if (value !== undefined && (!RFC3339.test(value) || Number.isNaN(Date.parse(value))))
-      throw new InvalidArgumentError(`${field} must be an RFC 3339 date-time, e.g. 2026-01-31T00:00:00Z`);
+    // Not Date.parse, which takes 2024-02-30 as March 1 and hour 24, both of which PostgreSQL refuses.
+    const problem = value === undefined ? undefined : dateTimeProblem(value);
+    if (problem !== undefined)
+      throw new InvalidArgumentError(
+        `${field} must be an RFC 3339 date-time, e.g. 2026-01-31T00:00:00Z: ${problem} (got ${JSON.stringify(value)})`,
+      );
   }
   const page = pageOf(req);
   const now = deps.clock();

@@ -136,15 +136,17 @@ export async function getOptimizer(
 
 /**
  * lockOptimizer returns one optimizer of the workspace, or undefined, locking its row until
- * the transaction `db` runs in ends, so that a read-check-write cannot interleave with another.
+ * the transaction `db` runs in ends, so that a read-check-write cannot interleave with another
+ * (`share`: against a change of the optimizer only, such as a pause).
  */
 export async function lockOptimizer(
   db: Queryable,
   workspaceId: string,
   optimizerId: string,
+  mode: 'update' | 'share' = 'update',
 ): Promise<Optimizer | undefined> {
   const { rows } = await db.query<OptimizerRow>(
-    `SELECT ${COLUMNS} FROM optimizers WHERE workspace_id = $1 AND optimizer_id = $2 FOR UPDATE`,
+    `SELECT ${COLUMNS} FROM optimizers WHERE workspace_id = $1 AND optimizer_id = $2 FOR ${mode === 'share' ? 'SHARE' : 'UPDATE'}`,
     [workspaceId, optimizerId],
   );
   const row = rows[0];
