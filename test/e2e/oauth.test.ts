@@ -708,6 +708,13 @@ describe('OAuth: one decision per request, grants and connections kept in step',
         error_description: `${field} must not contain the character U+0000 (NUL)`,
       });
     }
+    // Half of a UTF-16 pair (JSON's "\ud800"), which PostgreSQL's jsonb cannot hold either.
+    const lone = await registerClient({ client_name: 'Agent \ud800' });
+    assert.equal(lone.status, 400);
+    assert.deepEqual(await lone.json(), {
+      error: 'invalid_client_metadata',
+      error_description: 'client_name must be well-formed Unicode (it holds a lone surrogate)',
+    });
 
     const registered = await registerClient({ client_name: 'NUL prober' });
     assert.equal(registered.status, 201);

@@ -13,23 +13,39 @@ import {
 
 const NUL = '\u0000';
 
+/** A lone surrogate: half of a UTF-16 pair without its other half, not a character of any text. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What in `text` PostgreSQL's text and jsonb cannot hold, in words, or undefined. */
+function unstorable(text: string): string | undefined {
+  if (text.includes(NUL)) return 'must not contain the character U+0000 (NUL)';
+  if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (it holds a lone surrogate)';
+  return undefined;
+}
+
 /**
- * Where `value` holds a string with U+0000 (a dotted path, e.g. `params.state`), or undefined.
- * PostgreSQL's text and jsonb cannot hold that character, so such a value can never be stored.
+ * Where `value` holds a string that can never be stored (U+0000, or a lone surrogate, which
+ * PostgreSQL's text and jsonb cannot hold), as a dotted path (e.g. `params.state`) and the rule
+ * it breaks, or undefined.
  */
-export function nulPath(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return value.includes(NUL) ? path : undefined;
+export function unstorablePath(value: unknown, path = ''): { path: string; rule: string } | undefined {
+  if (typeof value === 'string') {
+    const rule = unstorable(value);
+    return rule === undefined ? undefined : { path, rule };
+  }
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
-      const found = nulPath(item, `${path}[${i}]`);
+      const found = unstorablePath(item, `${path}[${i}]`);
       if (found !== undefined) return found;
     }
     return undefined;
   }
   if (typeof value === 'object' && value !== null) {
     for (const [key, item] of Object.entries(value)) {
-      if (key.includes(NUL)) return path ? `${path}.${key}` : key;
-      const found = nulPath(item, path ? `${path}.${key}` : key);
+      const at = path ? `${path}.${key}` : key;
+      const rule = unstorable(key);
+      if (rule !== undefined) return { path: at, rule };
+      const found = unstorablePath(item, at);
       if (found !== undefined) return found;
     }
   }
@@ -44,10 +60,9 @@ export function pgAdapter(db: Queryable): new (kind: string) => Adapter {
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       // A request parameter with U+0000 (an authorization request's state, say) would otherwise
       // fail in the database as a server error: the client is told which one instead.
-      const where = nulPath(payload);
+      const where = unstorablePath(payload);
       if (where !== undefined) {
-        const name = where.replace(/^params\./, '');
-        throw new errors.InvalidRequest(`${name} must not contain the character U+0000 (NUL)`);
+        throw new errors.InvalidRequest(`${where.path.replace(/^params\./, '')} ${where.rule}`);
       }
       const expiresInSeconds = Number.isFinite(expiresIn) && expiresIn > 0 ? Math.ceil(expiresIn) : undefined;
       await upsertPayload(db, { kind: this.kind, id, payload: { ...payload }, expiresInSeconds });

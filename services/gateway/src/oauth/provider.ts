@@ -18,7 +18,7 @@ import Provider, {
 import { esc, page } from '../dashboard/html.ts';
 import { cookieKeys, signingJwk } from './keys.ts';
 import { providerFetch } from './outbound-fetch.ts';
-import { nulPath, pgAdapter } from './pg-adapter.ts';
+import { pgAdapter, unstorablePath } from './pg-adapter.ts';
 import { redirectUrisProblem } from './redirect-uris.ts';
 
 export const OAUTH_SCOPES = ['read', 'write'] as const;
@@ -171,7 +171,9 @@ function validateClientMetadata(
 ): void {
   if (key !== 'software_id') return;
   const problem =
-    nulProblem(metadata) ?? redirectUrisProblem(metadata.redirect_uris) ?? displayedMetadataProblem(metadata);
+    unstorableProblem(metadata) ??
+    redirectUrisProblem(metadata.redirect_uris) ??
+    displayedMetadataProblem(metadata);
   if (problem !== undefined) throw new errors.InvalidClientMetadata(problem);
 }
 
@@ -186,10 +188,10 @@ const withoutOpenidScope: Parameters<Provider['use']>[0] = async (ctx, next) => 
   if (body?.scopes_supported) body.scopes_supported = body.scopes_supported.filter((s) => s !== 'openid');
 };
 
-/** Why the metadata cannot be stored: a field holding U+0000, which PostgreSQL cannot take. */
-function nulProblem(metadata: Record<string, unknown>): string | undefined {
-  const where = nulPath(metadata);
-  return where === undefined ? undefined : `${where} must not contain the character U+0000 (NUL)`;
+/** Why the metadata cannot be stored: a field holding what PostgreSQL cannot take (unstorablePath). */
+function unstorableProblem(metadata: Record<string, unknown>): string | undefined {
+  const where = unstorablePath(metadata);
+  return where === undefined ? undefined : `${where.path} ${where.rule}`;
 }
 
 /** Text length in code points, as the dashboard counts a connection's name. */
