@@ -4,7 +4,7 @@
  * approves and asks first (on a real terminal), and workspace features turned on and off.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
@@ -89,6 +89,40 @@ function adminOnTerminal(args: string[], answer: string): Promise<{ code: number
     });
   });
 }
+
+describe('a command written wrongly', () => {
+  test('a word too many, an unknown command or option exits 2 naming it, before anything is done', async () => {
+    const tokens = async () =>
+      JSON.parse(await stack.admin(['list-tokens', '--workspace', seed.workspaceId])) as {
+        credential_id: string;
+        revoked_at: string | null;
+      }[];
+    const before = (await tokens()).length;
+    for (const [args, message] of [
+      [
+        ['create-token', 'Acme'],
+        /create-token takes no argument without an option name; "Acme" is one too many/,
+      ],
+      [
+        ['revoke-token', seed.credentialId, seed.credentialId],
+        /revoke-token takes one argument \(the credential id\) without an option name/,
+      ],
+      [['craete-token'], /unknown command "craete-token"/],
+      [['create-token', '--workspcae', seed.workspaceId], /create-token: Unknown option '--workspcae'/],
+    ] as const) {
+      const run = spawnSync('node', ['--import', 'tsx', 'services/gateway/src/admin.ts', ...args], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, ...stack.adminEnv },
+        encoding: 'utf8',
+      });
+      assert.equal(run.status, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, message);
+    }
+    const after = await tokens();
+    assert.equal(after.length, before, 'no token was made');
+    assert.equal(after.find((t) => t.credential_id === seed.credentialId)?.revoked_at, null, 'none revoked');
+  });
+});
 
 describe('create-token', () => {
   test('--name is the name the dashboard lists the connection under', async () => {

@@ -708,18 +708,55 @@ const COMMANDS = new Map<string, (c: CommandInput) => Promise<void>>([
   ],
 ]);
 
+/**
+ * The commands that take an argument without an option name (a change or credential id, a
+ * feature), one each; every other command takes none. A word more is refused, not ignored: with
+ * `create-token Acme`, meaning `--workspace Acme`, the token would otherwise be made for the
+ * default workspace.
+ */
+const POSITIONAL_ARGUMENT = new Map<string, string>([
+  ['revoke-token', 'the credential id'],
+  ['approve', 'the change id'],
+  ['reject', 'the change id'],
+  ['resolve', 'the change id'],
+  ['enable-feature', 'the feature'],
+  ['disable-feature', 'the feature'],
+]);
+
+/** The command was written wrongly (unknown, an unknown option, a word too many): exit code 2. */
+class UsageError extends Error {}
+
+/** The command's options and arguments, checked before anything is connected to or changed. */
+function commandArgs(command: string, rest: string[]): Pick<CommandInput, 'values' | 'positionals'> {
+  if (!COMMANDS.has(command)) throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+  let parsed: ReturnType<typeof parseCommandArgs>;
+  try {
+    parsed = parseCommandArgs(rest);
+  } catch (err) {
+    throw new UsageError(`${command}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const takes = POSITIONAL_ARGUMENT.get(command);
+  const extra = parsed.positionals[takes === undefined ? 0 : 1];
+  if (extra !== undefined)
+    throw new UsageError(
+      `${command} takes ${takes === undefined ? 'no argument' : `one argument (${takes})`} without an option name; ` +
+        `${JSON.stringify(extra)} is one too many (options are written --name value: see npm run admin -- help)`,
+    );
+  return parsed;
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help') {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const { values, positionals } = parseCommandArgs(rest);
+  const { values, positionals } = commandArgs(command, rest);
   const pool = createPool(databaseUrl(), 'gateway', 2);
   try {
     await migrate(pool, 'gateway', fileURLToPath(new URL('../migrations', import.meta.url)));
     const run = COMMANDS.get(command);
-    if (run === undefined) throw new Error(`unknown command "${command}"\n\n${USAGE}`);
+    if (run === undefined) throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
     await run({ pool, command, values, positionals });
   } finally {
     await pool.end();
@@ -735,5 +772,5 @@ function failure(err: unknown): string {
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   process.stderr.write(`admin: ${failure(err)}\n`);
-  process.exit(1);
+  process.exit(err instanceof UsageError ? 2 : 1);
 });
