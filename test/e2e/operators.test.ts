@@ -108,6 +108,29 @@ describe('a command written wrongly', () => {
         /revoke-token takes one argument \(the credential id\) without an option name/,
       ],
       [['craete-token'], /unknown command "craete-token"/],
+      ...(
+        [
+          ['Demo workspace', /--name "Demo workspace" is the name of workspace .* already/],
+          [seed.workspaceId.toUpperCase(), /--name must not be shaped as a UUID/],
+          ['   ', /--name must be 1 to 200 characters \(got 0\)/],
+          ['w'.repeat(201), /--name must be 1 to 200 characters \(got 201\)/],
+          ['Acme\u202e', /--name must not contain control or format characters/],
+        ] as const
+      ).map(
+        ([name, message]) =>
+          [
+            [
+              'create-workspace',
+              '--name',
+              name,
+              '--admin-email',
+              'new@acme.example',
+              '--admin-password',
+              'pw-123456789',
+            ],
+            message,
+          ] as const,
+      ),
       [['create-token', '--workspcae', seed.workspaceId], /create-token: Unknown option '--workspcae'/],
     ] as const) {
       const run = spawnSync('node', ['--import', 'tsx', 'services/gateway/src/admin.ts', ...args], {

@@ -184,6 +184,27 @@ function tokenName(given: string | undefined): string {
   return name;
 }
 
+/**
+ * A new workspace's --name: the rules of a token's name, and one that --workspace can find it by,
+ * so not shaped as a UUID (read as an id) and not another workspace's (the oldest would be found).
+ */
+async function workspaceName(pool: Pool, given: string): Promise<string> {
+  const name = given.trim();
+  const length = [...name].length;
+  if (length < 1 || length > 200) throw new UsageError(`--name must be 1 to 200 characters (got ${length})`);
+  const hidden = hiddenCharacter(name);
+  if (hidden !== undefined)
+    throw new UsageError(`--name must not contain control or format characters (found ${hidden})`);
+  if (isUuid(name))
+    throw new UsageError('--name must not be shaped as a UUID: --workspace would read it as an id');
+  const taken = await findWorkspace(pool, name);
+  if (taken !== undefined)
+    throw new UsageError(
+      `--name ${JSON.stringify(name)} is the name of workspace ${taken.id} already: --workspace finds a workspace by its name, so each must differ`,
+    );
+  return name;
+}
+
 /** --expires-in in milliseconds (undefined: never); zero, negative and malformed are refused. */
 function expiresIn(text: string): number | undefined {
   const rule = `--expires-in must be a positive duration such as 30d, 12h or 45m, or never (got "${text}")`;
@@ -532,8 +553,9 @@ async function createWorkspaceCommand({ pool, command, values }: CommandInput): 
     .map((s) => s.trim())
     .filter((s) => s !== '')
     .map((f) => knownFeature(f, command));
+  const name = await workspaceName(pool, values.name);
   const created = await createWorkspace(pool, {
-    name: values.name,
+    name,
     features,
     adminEmail: values['admin-email'],
     adminPassword: values['admin-password'],
