@@ -440,6 +440,47 @@ describe('row rules', () => {
     assert.deepEqual(await savedIds(who), ['o1', 'ra']);
   });
 
+  test('an import bringing an order waits for one refunding it that is not saved yet, and then holds its refunds to it', async () => {
+    const who = testPrincipal();
+    const request = (row: { external_id: string; kind: string } & Record<string, string>) =>
+      validateOutcomeImport({
+        accountId: ACCOUNT,
+        source: 'crm-eu',
+        name: 'October',
+        currency: 'EUR',
+        attribution: 'a',
+        rows: [{ occurred_at: '2026-10-13T10:00:00Z', ad_id: 'ad_1', ...row }],
+      });
+    const save = (db: PoolClient, row: { external_id: string; kind: string } & Record<string, string>) =>
+      saveOutcomes(db, {
+        workspaceId: who.workspaceId,
+        importId: randomUUID(),
+        request: request(row),
+        createdBy: 'test',
+      });
+    const first = await svc.pool.connect();
+    const second = await svc.pool.connect();
+    try {
+      // A refund of 60 for an order not imported yet, and, at the same time, that order of 50.
+      await first.query('BEGIN');
+      await save(first, { external_id: 'r1', kind: 'refund', value: '60', refund_of: 'o9' });
+      await second.query('BEGIN');
+      const waiting = save(second, { external_id: 'o9', kind: 'order', value: '50' });
+      waiting.catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await first.query('COMMIT');
+      await assert.rejects(
+        waiting,
+        /the refunds of external_id "o9" \("r1"\) come to 60 EUR, more than its value of 50 EUR/,
+      );
+    } finally {
+      await second.query('ROLLBACK');
+      first.release();
+      second.release();
+    }
+    assert.deepEqual(await savedIds(who), ['r1']);
+  });
+
   test('decimals are compared exactly', () => {
     assert.equal(canonicalDecimal('049.900'), '49.9');
     assert.equal(canonicalDecimal('0.000'), '0');

@@ -112,9 +112,11 @@ function isRepeat(x: Outcome, saved: SavedFingerprint | undefined): boolean {
 }
 
 /**
- * The saved outcomes of a source that `ids` name, and the refunds that name them. The outcomes
- * named are locked first, so two imports refunding one order are checked one after the other,
- * and the second sees the first's refunds.
+ * The saved outcomes of a source that `ids` name, and the refunds that name them. Each id is
+ * locked first (a transaction advisory lock on the workspace, source and id, taken in one order),
+ * whether or not an outcome of that id is saved yet: two imports that touch one order (one
+ * refunding it, one bringing the order itself or another refund) are checked one after the other,
+ * and the second sees what the first saved.
  */
 async function refundGroups(
   db: Queryable,
@@ -124,9 +126,9 @@ async function refundGroups(
   ids: string[],
 ): Promise<RefundRuleOutcome[]> {
   await db.query(
-    `SELECT 1 FROM business_outcomes
-      WHERE workspace_id = $1 AND source = $2 AND external_id = ANY($3::text[])
-      ORDER BY external_id FOR UPDATE`,
+    `SELECT pg_advisory_xact_lock(k) FROM (
+       SELECT DISTINCT hashtextextended($1 || ' ' || $2 || ' ' || id, 0) AS k FROM unnest($3::text[]) AS id ORDER BY 1
+     ) ids`,
     [workspaceId, source, ids],
   );
   const { rows } = await db.query<{
