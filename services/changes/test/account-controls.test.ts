@@ -9,14 +9,12 @@ import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { ControlsService } from '@adsmcp/proto/changes/v1/controls_pb';
-import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
-import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import { createLogger } from '@adsmcp/runtime/log';
+import type { Pool } from '@adsmcp/runtime/db';
 import { as } from '@adsmcp/testkit/service-harness';
 import { type Client, Code } from '@connectrpc/connect';
-import { OPTIMIZER_ISSUER, SERVICE_NAME } from '../src/server.ts';
-import { APPLY_TOPIC, type ApplyMessage } from '../src/work/apply-message.ts';
-import { createApplyGiveUp, createApplyHandler } from '../src/work/apply-worker.ts';
+import { OPTIMIZER_ISSUER } from '../src/server.ts';
+import { APPLY_TOPIC } from '../src/work/apply-message.ts';
+import { deliverApply, deliverApplyLast } from './apply-delivery.ts';
 import { type ChangesUnderTest, startChangesService, statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
@@ -79,52 +77,14 @@ async function applying(request: ReturnType<typeof campaignJob>) {
   return change;
 }
 
-const handle = (now?: () => Date) =>
-  createApplyHandler({
-    pool,
-    upstream: platform.upstream,
-    logger: createLogger(SERVICE_NAME, 'silent'),
-    holdDelayMs: 60_000,
-    now,
-  });
-
 /** Runs the apply worker once on the change, as the bus would deliver it (at `now`, when given). */
-async function runWorker(changeId: string, now?: () => Date): Promise<void> {
-  const message: Delivery<ApplyMessage> = {
-    id: randomUUID(),
-    topic: APPLY_TOPIC,
-    key: changeId,
-    payload: { change_id: changeId, workspace_id: workspace },
-    headers: {},
-    attempt: 1,
-    enqueuedAt: new Date(),
-  };
-  const ctx = {
-    inTx: (fn) => inTransaction(pool, fn),
-    signal: new AbortController().signal,
-  } as HandlerContext;
-  await handle(now)(message, ctx);
+function runWorker(changeId: string, now?: () => Date): Promise<void> {
+  return deliverApply({ pool, upstream: platform.upstream, holdDelayMs: 60_000, now }, workspace, changeId);
 }
 
 /** Runs the apply worker on the change as the bus's last delivery of its message would. */
-async function lastDelivery(changeId: string): Promise<void> {
-  const deps = { pool, upstream: platform.upstream, logger: createLogger(SERVICE_NAME, 'silent') };
-  const message: Delivery<ApplyMessage> = {
-    id: randomUUID(),
-    topic: APPLY_TOPIC,
-    key: changeId,
-    payload: { change_id: changeId, workspace_id: workspace },
-    headers: {},
-    attempt: 3,
-    enqueuedAt: new Date(),
-  };
-  const ctx = {
-    inTx: (fn) => inTransaction(pool, fn),
-    signal: new AbortController().signal,
-  } as HandlerContext;
-  await createApplyHandler(deps)(message, ctx).catch((error: unknown) =>
-    createApplyGiveUp(deps)(message, ctx, { kind: 'failed', error }),
-  );
+function lastDelivery(changeId: string): Promise<void> {
+  return deliverApplyLast({ pool, upstream: platform.upstream }, workspace, changeId);
 }
 
 /** What the account's envelope counts as used now. */

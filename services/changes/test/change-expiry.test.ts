@@ -7,18 +7,15 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ChangeEventKind, ChangeStatus, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
-import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
-import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import { createLogger } from '@adsmcp/runtime/log';
+import type { Pool } from '@adsmcp/runtime/db';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
 import { type Client, Code } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { insertChange } from '../src/store/change-store.ts';
 import { insertExpirySetting } from '../src/store/expiry-store.ts';
-import type { ApplyMessage } from '../src/work/apply-message.ts';
-import { createApplyGiveUp } from '../src/work/apply-worker.ts';
+import { giveUpApply } from './apply-delivery.ts';
 import { statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
@@ -276,25 +273,10 @@ describe("the apply worker's bound", () => {
   }
 
   async function giveUp(ws: string, changeId: string): Promise<{ status: string; error: string | null }> {
-    const run = createApplyGiveUp({
-      pool,
-      upstream: platform.upstream,
-      logger: createLogger(SERVICE_NAME, 'silent'),
+    await giveUpApply({ pool, upstream: platform.upstream }, ws, changeId, {
+      kind: 'abandoned',
+      detail: 'the worker applying it was stopped',
     });
-    const message: Delivery<ApplyMessage> = {
-      id: randomUUID(),
-      topic: 'changes.apply',
-      key: changeId,
-      payload: { change_id: changeId, workspace_id: ws },
-      headers: {},
-      attempt: 3,
-      enqueuedAt: new Date(),
-    };
-    const ctx = {
-      inTx: (fn) => inTransaction(pool, fn),
-      signal: new AbortController().signal,
-    } as HandlerContext;
-    await run(message, ctx, { kind: 'abandoned', detail: 'the worker applying it was stopped' });
     const { rows } = await pool.query<{ status: string; error: string | null }>(
       'SELECT status, error FROM changes WHERE change_id = $1',
       [changeId],

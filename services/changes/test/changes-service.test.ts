@@ -4,19 +4,16 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ChangeEventKindSchema, ChangeStatus, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
-import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
-import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import type { Pool } from '@adsmcp/runtime/db';
 import { enumWord } from '@adsmcp/runtime/enum-words';
-import { createLogger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { digestOf } from '../src/domain/change.ts';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import { insertChange } from '../src/store/change-store.ts';
-import type { ApplyMessage } from '../src/work/apply-message.ts';
-import { createApplyGiveUp, createApplyHandler } from '../src/work/apply-worker.ts';
+import { deliverApplyLast } from './apply-delivery.ts';
 import { statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn } from './people.ts';
@@ -360,29 +357,9 @@ describe('apply', () => {
 describe('an apply whose outcome is unknown', () => {
   const MAX_ATTEMPTS = 3;
   /** Runs the apply worker on the change as the bus's last delivery of its message would. */
-  async function lastDelivery(changeId: string): Promise<void> {
-    const deps = {
-      pool,
-      upstream: platform.upstream,
-      logger: createLogger(SERVICE_NAME, 'silent'),
-    };
-    const handle = createApplyHandler(deps);
-    const giveUp = createApplyGiveUp(deps);
-    const message: Delivery<ApplyMessage> = {
-      id: randomUUID(),
-      topic: 'changes.apply',
-      key: changeId,
-      payload: { change_id: changeId, workspace_id: workspace },
-      headers: {},
-      attempt: MAX_ATTEMPTS,
-      enqueuedAt: new Date(),
-    };
-    const ctx = {
-      inTx: (fn) => inTransaction(pool, fn),
-      signal: new AbortController().signal,
-    } as HandlerContext;
+  function lastDelivery(changeId: string): Promise<void> {
     // As the bus does: a last attempt that throws runs the give-up path.
-    await handle(message, ctx).catch((error: unknown) => giveUp(message, ctx, { kind: 'failed', error }));
+    return deliverApplyLast({ pool, upstream: platform.upstream }, workspace, changeId, MAX_ATTEMPTS);
   }
 
   /** A change to `ad`, approved and sent while the platform answers its update with 500 (`fault`). */

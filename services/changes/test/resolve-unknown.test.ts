@@ -8,16 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ChangeEventKindSchema, ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
-import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
-import { inTransaction, type Pool } from '@adsmcp/runtime/db';
+import type { Pool } from '@adsmcp/runtime/db';
 import { enumWord } from '@adsmcp/runtime/enum-words';
-import { createLogger } from '@adsmcp/runtime/log';
 import { as, type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
-import type { ApplyMessage } from '../src/work/apply-message.ts';
-import { createApplyGiveUp, createApplyHandler } from '../src/work/apply-worker.ts';
+import { deliverApply, deliverApplyLast } from './apply-delivery.ts';
 import { resolutionOf, statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn } from './people.ts';
@@ -65,29 +62,8 @@ after(async () => {
 });
 
 /** Runs the apply worker on the change as the bus's last delivery of its message would. */
-async function lastDelivery(changeId: string): Promise<void> {
-  const deps = {
-    pool,
-    upstream: platform.upstream,
-    logger: createLogger(SERVICE_NAME, 'silent'),
-  };
-  const message: Delivery<ApplyMessage> = {
-    id: randomUUID(),
-    topic: 'changes.apply',
-    key: changeId,
-    payload: { change_id: changeId, workspace_id: workspace },
-    headers: {},
-    attempt: 3,
-    enqueuedAt: new Date(),
-  };
-  const ctx = {
-    inTx: (fn) => inTransaction(pool, fn),
-    signal: new AbortController().signal,
-  } as HandlerContext;
-  const giveUp = createApplyGiveUp(deps);
-  await createApplyHandler(deps)(message, ctx).catch((error: unknown) =>
-    giveUp(message, ctx, { kind: 'failed', error }),
-  );
+function lastDelivery(changeId: string): Promise<void> {
+  return deliverApplyLast({ pool, upstream: platform.upstream }, workspace, changeId);
 }
 
 const body = { name: 'Settled by a person' };
@@ -237,23 +213,8 @@ describe('settling an unknown outcome', () => {
 
 describe('a change sent again and another change to its object', () => {
   /** Runs the apply worker on the change once, as one delivery of its message (no give-up). */
-  async function deliverOnce(changeId: string): Promise<void> {
-    const deps = { pool, upstream: platform.upstream, logger: createLogger(SERVICE_NAME, 'silent') };
-    const message: Delivery<ApplyMessage> = {
-      id: randomUUID(),
-      topic: 'changes.apply',
-      key: changeId,
-      payload: { change_id: changeId, workspace_id: workspace },
-      headers: {},
-      attempt: 1,
-      enqueuedAt: new Date(),
-    };
-    const ctx = {
-      inTx: (fn) => inTransaction(pool, fn),
-      signal: new AbortController().signal,
-    } as HandlerContext;
-    await createApplyHandler(deps)(message, ctx);
-  }
+  const deliverOnce = (changeId: string) =>
+    deliverApply({ pool, upstream: platform.upstream }, workspace, changeId);
 
   test('sent again, it waits for a change to the same object that was sent since and will be sent again without a re-read', async () => {
     // A: sent, never answered (not applied), failed with its outcome unknown.

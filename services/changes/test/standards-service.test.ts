@@ -9,15 +9,11 @@ import { after, before, describe, test } from 'node:test';
 import { BatchService } from '@adsmcp/proto/changes/v1/batches_pb';
 import type { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
 import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
-import type { Delivery, HandlerContext } from '@adsmcp/runtime/bus/bus';
-import { inTransaction, type Pool } from '@adsmcp/runtime/db';
-import { createLogger } from '@adsmcp/runtime/log';
+import type { Pool } from '@adsmcp/runtime/db';
 import { readingFor } from '@adsmcp/runtime/service-client';
 import { as } from '@adsmcp/testkit/service-harness';
 import { type Client, Code, ConnectError } from '@connectrpc/connect';
-import { SERVICE_NAME } from '../src/server.ts';
-import type { ApplyMessage } from '../src/work/apply-message.ts';
-import { createApplyHandler } from '../src/work/apply-worker.ts';
+import { deliverApply } from './apply-delivery.ts';
 import { type ChangesUnderTest, startChangesService, statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn, refusal } from './people.ts';
@@ -799,26 +795,8 @@ describe('enforcement at approval', () => {
 
 describe('enforcement at apply', () => {
   /** Runs the apply worker once on the change, as the bus would deliver it. */
-  async function runWorker(changeId: string): Promise<void> {
-    const handle = createApplyHandler({
-      pool,
-      upstream: platform.upstream,
-      logger: createLogger(SERVICE_NAME, 'silent'),
-    });
-    const message: Delivery<ApplyMessage> = {
-      id: randomUUID(),
-      topic: 'changes.apply',
-      key: changeId,
-      payload: { change_id: changeId, workspace_id: workspace },
-      headers: {},
-      attempt: 1,
-      enqueuedAt: new Date(),
-    };
-    const ctx = {
-      inTx: (fn) => inTransaction(pool, fn),
-      signal: new AbortController().signal,
-    } as HandlerContext;
-    await handle(message, ctx);
+  function runWorker(changeId: string): Promise<void> {
+    return deliverApply({ pool, upstream: platform.upstream }, workspace, changeId);
   }
 
   async function approvedAndApplying(ad: { id: string }, patch: Record<string, unknown>) {

@@ -172,29 +172,31 @@ async function tellOptimizer(admin: UserRow, enabled: boolean): Promise<void> {
   }
 }
 
-/** The credential's name as the dashboard's connections list shows it. */
-function tokenName(given: string | undefined): string {
-  if (given === undefined) return 'created with npm run admin';
-  const name = given.trim();
-  const length = [...name].length;
-  if (length < 1 || length > 200) throw new Error(`--name must be 1 to 200 characters (got ${length})`);
-  const hidden = hiddenCharacter(name);
-  if (hidden !== undefined)
-    throw new Error(`--name must not contain control or format characters (found ${hidden})`);
-  return name;
-}
-
 /**
- * A new workspace's --name: the rules of a token's name, and one that --workspace can find it by,
- * so not shaped as a UUID (read as an id) and not another workspace's (the oldest would be found).
+ * A --name as the dashboard shows it (a credential's, a workspace's), trimmed: 1 to 200
+ * characters, none of them hidden. A misuse of the command (exit code 2) when it breaks a rule.
  */
-async function workspaceName(pool: Pool, given: string): Promise<string> {
+function displayedName(given: string): string {
   const name = given.trim();
   const length = [...name].length;
   if (length < 1 || length > 200) throw new UsageError(`--name must be 1 to 200 characters (got ${length})`);
   const hidden = hiddenCharacter(name);
   if (hidden !== undefined)
     throw new UsageError(`--name must not contain control or format characters (found ${hidden})`);
+  return name;
+}
+
+/** The credential's name as the dashboard's connections list shows it. */
+function tokenName(given: string | undefined): string {
+  return given === undefined ? 'created with npm run admin' : displayedName(given);
+}
+
+/**
+ * A new workspace's --name: a displayed name that --workspace can find it by, so not shaped as a
+ * UUID (read as an id) and not another workspace's (the oldest would be found).
+ */
+async function workspaceName(pool: Pool, given: string): Promise<string> {
+  const name = displayedName(given);
   if (isUuid(name))
     throw new UsageError('--name must not be shaped as a UUID: --workspace would read it as an id');
   const taken = await findWorkspace(pool, name);

@@ -392,92 +392,75 @@ describe('row rules', () => {
     assert.deepEqual(await savedIds(who), ['o1', 'o3', 'r1', 'r10', 'r11', 'r9']);
   });
 
-  test('an import refunding an order another import is refunding waits for it, and then sees its refund', async () => {
-    const who = testPrincipal();
-    await importOutcomes(who, [order('o1', '10')]);
-    const refund = (id: string) =>
-      validateOutcomeImport({
-        accountId: ACCOUNT,
-        source: 'crm-eu',
-        name: 'October',
-        currency: 'EUR',
-        attribution: 'a',
-        rows: [
-          {
-            external_id: id,
-            occurred_at: '2026-10-13T10:00:00Z',
-            kind: 'refund',
-            ad_id: 'ad_1',
-            value: '6',
-            refund_of: 'o1',
-          },
-        ],
-      });
-    const save = (db: PoolClient, id: string) =>
+  /** One row of an import of `who`'s, saved straight through the store in the transaction of `db`. */
+  const saveRow =
+    (who: Principal) =>
+    (db: PoolClient, row: { external_id: string; kind: string } & Record<string, string>) =>
       saveOutcomes(db, {
         workspaceId: who.workspaceId,
         importId: randomUUID(),
-        request: refund(id),
+        request: validateOutcomeImport({
+          accountId: ACCOUNT,
+          source: 'crm-eu',
+          name: 'October',
+          currency: 'EUR',
+          attribution: 'a',
+          rows: [{ occurred_at: '2026-10-13T10:00:00Z', ad_id: 'ad_1', ...row }],
+        }),
         createdBy: 'test',
       });
-    const first = await svc.pool.connect();
-    const second = await svc.pool.connect();
+
+  /**
+   * Saves `first` in a transaction left open, then `second` in another, which must wait for the
+   * first: 200 ms later the first commits, and the second is refused as `refused` says.
+   */
+  async function secondWaitsAndIsRefused(
+    save: ReturnType<typeof saveRow>,
+    first: Parameters<ReturnType<typeof saveRow>>[1],
+    second: Parameters<ReturnType<typeof saveRow>>[1],
+    refused: RegExp,
+  ): Promise<void> {
+    const a = await svc.pool.connect();
+    const b = await svc.pool.connect();
     try {
-      await first.query('BEGIN');
-      await save(first, 'ra');
-      await second.query('BEGIN');
-      const waiting = save(second, 'rb');
+      await a.query('BEGIN');
+      await save(a, first);
+      await b.query('BEGIN');
+      const waiting = save(b, second);
       waiting.catch(() => undefined);
-      // The second holds on until the first ends: committed, its refund leaves 4 to refund.
       await new Promise((resolve) => setTimeout(resolve, 200));
-      await first.query('COMMIT');
-      await assert.rejects(waiting, /the refunds of external_id "o1" \("ra", "rb"\) come to 12 EUR/);
+      await a.query('COMMIT');
+      await assert.rejects(waiting, refused);
     } finally {
-      await second.query('ROLLBACK');
-      first.release();
-      second.release();
+      await b.query('ROLLBACK');
+      a.release();
+      b.release();
     }
+  }
+
+  test('an import refunding an order another import is refunding waits for it, and then sees its refund', async () => {
+    const who = testPrincipal();
+    await importOutcomes(who, [order('o1', '10')]);
+    const refund = (id: string) => ({ external_id: id, kind: 'refund', value: '6', refund_of: 'o1' });
+    // Committed, the first's refund leaves 4 to refund.
+    await secondWaitsAndIsRefused(
+      saveRow(who),
+      refund('ra'),
+      refund('rb'),
+      /the refunds of external_id "o1" \("ra", "rb"\) come to 12 EUR/,
+    );
     assert.deepEqual(await savedIds(who), ['o1', 'ra']);
   });
 
   test('an import bringing an order waits for one refunding it that is not saved yet, and then holds its refunds to it', async () => {
     const who = testPrincipal();
-    const request = (row: { external_id: string; kind: string } & Record<string, string>) =>
-      validateOutcomeImport({
-        accountId: ACCOUNT,
-        source: 'crm-eu',
-        name: 'October',
-        currency: 'EUR',
-        attribution: 'a',
-        rows: [{ occurred_at: '2026-10-13T10:00:00Z', ad_id: 'ad_1', ...row }],
-      });
-    const save = (db: PoolClient, row: { external_id: string; kind: string } & Record<string, string>) =>
-      saveOutcomes(db, {
-        workspaceId: who.workspaceId,
-        importId: randomUUID(),
-        request: request(row),
-        createdBy: 'test',
-      });
-    const first = await svc.pool.connect();
-    const second = await svc.pool.connect();
-    try {
-      // A refund of 60 for an order not imported yet, and, at the same time, that order of 50.
-      await first.query('BEGIN');
-      await save(first, { external_id: 'r1', kind: 'refund', value: '60', refund_of: 'o9' });
-      await second.query('BEGIN');
-      const waiting = save(second, { external_id: 'o9', kind: 'order', value: '50' });
-      waiting.catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await first.query('COMMIT');
-      await assert.rejects(
-        waiting,
-        /the refunds of external_id "o9" \("r1"\) come to 60 EUR, more than its value of 50 EUR/,
-      );
-    } finally {
-      await second.query('ROLLBACK');
-      first.release();
-      second.release();
-    }
+    // A refund of 60 for an order not imported yet, and, at the same time, that order of 50.
+    await secondWaitsAndIsRefused(
+      saveRow(who),
+      { external_id: 'r1', kind: 'refund', value: '60', refund_of: 'o9' },
+      { external_id: 'o9', kind: 'order', value: '50' },
+      /the refunds of external_id "o9" \("r1"\) come to 60 EUR, more than its value of 50 EUR/,
+    );
     assert.deepEqual(await savedIds(who), ['r1']);
   });
 
