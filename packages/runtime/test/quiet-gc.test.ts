@@ -14,7 +14,8 @@ const run = promisify(execFile);
 const COLLECTOR = fileURLToPath(new URL('../src/quiet-gc.ts', import.meta.url));
 
 interface Outcome {
-  /** The V8 heap committed (MB) as the burst ended, and after the quiet spell. */
+  /** The V8 heap committed (MB): the most during the burst, as it ended, after the quiet spell. */
+  peak: number;
   atBurstEnd: number;
   afterQuiet: number;
   /** The collector's log lines: their messages. */
@@ -35,9 +36,11 @@ async function burst(flags: readonly string[], burstMs: number, quietMs: number)
     const heapMb = () => getHeapStatistics().total_heap_size / 2 ** 20;
     const end = Date.now() + ${burstMs};
     let live = [];
+    let peak = 0;
     while (Date.now() < end) {
       for (let i = 0; i < 20000; i++) live.push({ i, text: 'row ' + i, values: [i, i + 1, i + 2] });
       if (live.length > 300000) live = [];
+      peak = Math.max(peak, heapMb());
       // Let the collector's timer run between slices of work.
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -46,7 +49,7 @@ async function burst(flags: readonly string[], burstMs: number, quietMs: number)
     await new Promise((resolve) => setTimeout(resolve, ${quietMs}));
     const afterQuiet = heapMb();
     await stop();
-    process.stdout.write(JSON.stringify({ atBurstEnd, afterQuiet, said }));
+    process.stdout.write(JSON.stringify({ peak, atBurstEnd, afterQuiet, said }));
   `;
   const { stdout } = await run(process.execPath, [
     ...flags,
@@ -64,9 +67,12 @@ const GAVE_BACK = 'quiet after work: a full collection gave back the heap the wo
 test('a burst grows the heap; once the process falls quiet, one full collection gives it back', async () => {
   const got = await burst(SERVICE_NODE_FLAGS, 2000, 1500);
   assert.deepEqual(got.said, [GAVE_BACK], 'one collection, logged');
+  // Against the most the burst grew to (80 to 97 MB in four runs; after the quiet spell 15 to 22):
+  // the heap as the burst ended depends on where V8's own collections stood (21 to 56 MB), so a
+  // bound against it failed on a loaded CI machine (21.7 MB, then 16.7) though the heap was back.
   assert.ok(
-    got.afterQuiet < 0.75 * got.atBurstEnd,
-    `heap ${got.atBurstEnd.toFixed(1)} MB as the burst ended, ${got.afterQuiet.toFixed(1)} MB after the quiet spell`,
+    got.afterQuiet < 0.5 * got.peak,
+    `heap at most ${got.peak.toFixed(1)} MB in the burst, ${got.atBurstEnd.toFixed(1)} MB as it ended, ${got.afterQuiet.toFixed(1)} MB after the quiet spell`,
   );
 });
 
