@@ -4,7 +4,7 @@
  * approves and asks first (on a real terminal), and workspace features turned on and off.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { launchBrowser } from '@adsmcp/testkit/browser';
 import { type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
@@ -112,8 +112,6 @@ describe('a command written wrongly', () => {
         [
           ['Demo workspace', /--name "Demo workspace" is the name of workspace .* already/],
           [seed.workspaceId.toUpperCase(), /--name must not be shaped as a UUID/],
-          ['   ', /--name must be 1 to 200 characters \(got 0\)/],
-          ['w'.repeat(201), /--name must be 1 to 200 characters \(got 201\)/],
           ['Acme\u202e', /--name must not contain control or format characters/],
         ] as const
       ).map(
@@ -133,13 +131,12 @@ describe('a command written wrongly', () => {
       ),
       [['create-token', '--workspcae', seed.workspaceId], /create-token: Unknown option '--workspcae'/],
     ] as const) {
-      const run = spawnSync('node', ['--import', 'tsx', 'services/gateway/src/admin.ts', ...args], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, ...stack.adminEnv },
-        encoding: 'utf8',
-      });
-      assert.equal(run.status, 2, `${args.join(' ')}: ${run.stderr}`);
-      assert.match(run.stderr, message);
+      const refused = await stack.admin([...args]).then(
+        (out) => assert.fail(`admin ${args.join(' ')} was expected to fail; it printed ${out}`),
+        (e: Error & { exitCode?: number }) => e,
+      );
+      assert.equal(refused.exitCode, 2, `${args.join(' ')}: ${refused.message}`);
+      assert.match(refused.message, message);
     }
     const after = await tokens();
     assert.equal(after.length, before, 'no token was made');

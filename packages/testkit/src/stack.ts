@@ -122,7 +122,7 @@ export interface Stack {
   recentOutput(service: ServiceName, replica?: number): string[];
   /** Runs `seed-demo` and returns what it printed. */
   seedDemo(existingToken?: string): Promise<SeedResult>;
-  /** Runs the admin command with `args`; resolves with its stdout, rejects with its stderr. */
+  /** Runs the admin command with `args`; resolves with its stdout, rejects with its stderr (and `exitCode`). */
   admin(args: string[]): Promise<string>;
   /** The service's current process (a new one after each restart); `replica` counts from 0. */
   process(service: ServiceName, replica?: number): ChildProcess;
@@ -455,7 +455,10 @@ function serviceEnvsOf(secrets: StackSecrets, plan: PortPlan, marketingUrls: str
   };
 }
 
-/** Runs the admin command with `args` against the stack in `adminEnv`; resolves with its stdout, rejects with its stderr. */
+/**
+ * Runs the admin command with `args` against the stack in `adminEnv`; resolves with its stdout,
+ * rejects with its stderr (the error's `exitCode` the command's exit code).
+ */
 function runAdmin(bundles: Bundles, adminEnv: Record<string, string>, args: string[]): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, [...nodeArgs(bundledEntry(bundles, 'gateway', 'admin')), ...args], {
@@ -468,7 +471,9 @@ function runAdmin(bundles: Bundles, adminEnv: Record<string, string>, args: stri
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
     child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
     child.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(err.trim() || `admin exited ${code}`)),
+      code === 0
+        ? resolve(out)
+        : reject(Object.assign(new Error(err.trim() || `admin exited ${code}`), { exitCode: code })),
     );
   });
 }
