@@ -751,8 +751,12 @@ const POSITIONAL_ARGUMENT = new Map<string, string>([
 class UsageError extends Error {}
 
 /** The command's options and arguments, checked before anything is connected to or changed. */
-function commandArgs(command: string, rest: string[]): Pick<CommandInput, 'values' | 'positionals'> {
-  if (!COMMANDS.has(command)) throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+function commandArgs(
+  command: string,
+  rest: string[],
+): Pick<CommandInput, 'values' | 'positionals'> & { run: (c: CommandInput) => Promise<void> } {
+  const run = COMMANDS.get(command);
+  if (run === undefined) throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
   let parsed: ReturnType<typeof parseCommandArgs>;
   try {
     parsed = parseCommandArgs(rest);
@@ -766,7 +770,7 @@ function commandArgs(command: string, rest: string[]): Pick<CommandInput, 'value
       `${command} takes ${takes === undefined ? 'no argument' : `one argument (${takes})`} without an option name; ` +
         `${JSON.stringify(extra)} is one too many (options are written --name value: see npm run admin -- help)`,
     );
-  return parsed;
+  return { run, ...parsed };
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -775,12 +779,10 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const { values, positionals } = commandArgs(command, rest);
+  const { run, values, positionals } = commandArgs(command, rest);
   const pool = createPool(databaseUrl(), 'gateway', 2);
   try {
     await migrate(pool, 'gateway', fileURLToPath(new URL('../migrations', import.meta.url)));
-    const run = COMMANDS.get(command);
-    if (run === undefined) throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
     await run({ pool, command, values, positionals });
   } finally {
     await pool.end();

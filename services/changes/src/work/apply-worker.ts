@@ -184,16 +184,14 @@ function failureText(err: unknown): string {
 function permanentFailure(err: unknown): string | undefined {
   // A rule this service checks itself (an image no longer the one reviewed): nothing was sent.
   if (err instanceof DomainError) return err.message;
-  if (!(err instanceof PartFailure)) return undefined;
-  const e = ConnectError.from(err.cause);
-  return PERMANENT.has(e.code) ? e.rawMessage : undefined;
+  return partRefusal(err, PERMANENT);
 }
 
-/** The upstream-proxy's refusal of a call it did not send (REFUSED_UNSENT), or undefined. */
-function refusedUnsent(err: unknown): string | undefined {
+/** The message of a call to another process that refused with one of `codes`, or undefined. */
+function partRefusal(err: unknown, codes: ReadonlySet<Code>): string | undefined {
   if (!(err instanceof PartFailure)) return undefined;
   const e = ConnectError.from(err.cause);
-  return REFUSED_UNSENT.has(e.code) ? e.rawMessage : undefined;
+  return codes.has(e.code) ? e.rawMessage : undefined;
 }
 
 /**
@@ -738,7 +736,7 @@ async function sendChange(a: Attempt): Promise<StepResult> {
   try {
     res = await callOf('upstream-proxy', send, a.options.signal);
   } catch (err) {
-    const refusal = firstSend(a) ? refusedUnsent(err) : undefined;
+    const refusal = firstSend(a) ? partRefusal(err, REFUSED_UNSENT) : undefined;
     if (refusal === undefined) throw err;
     return {
       finish: {

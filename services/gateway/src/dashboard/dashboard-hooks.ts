@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDeps } from '../deps.ts';
+import { unstorablePath } from '../storable-text.ts';
 import type { DashboardContext } from './dashboard-context.ts';
 import { FORM_TYPE, formTypeRefusal } from './form-body.ts';
 import { esc, NAV_COUNT_MARK, page } from './html.ts';
@@ -31,21 +32,16 @@ export function registerDashboardHooks(
       .send(page('Unsupported form encoding', `<p class="error" role="alert">${esc(refusal)}</p>`));
   });
 
-  // PostgreSQL keeps no NUL (U+0000) in text: a form field or query value with one is refused
-  // here, naming it, rather than failing whichever statement it would reach.
+  // A form field or query value PostgreSQL could not store (a NUL) is refused here, naming it,
+  // rather than failing whichever statement it would reach.
   app.addHook('preHandler', async (req, reply) => {
     if (!req.url.startsWith('/dashboard')) return;
-    const field = nulField(req.query) ?? nulField(req.body);
-    if (field === undefined) return;
+    const where = unstorablePath(req.query) ?? unstorablePath(req.body);
+    if (where === undefined) return;
     return reply
       .code(400)
       .type('text/html')
-      .send(
-        page(
-          'Bad input',
-          `<p class="error" role="alert">${esc(`${field} must not contain the character U+0000 (NUL)`)}</p>`,
-        ),
-      );
+      .send(page('Bad input', `<p class="error" role="alert">${esc(`${where.path} ${where.rule}`)}</p>`));
   });
 
   app.addHook('onSend', async (req, reply) => {
@@ -94,14 +90,4 @@ export function registerDashboardHooks(
         : payload.replace(`<li><a href="${current}">`, () => `<li><a href="${current}" aria-current="page">`);
     return marked.replace(NAV_COUNT_MARK, () => badge);
   });
-}
-
-/** The name of a field of a parsed form or query (strings, or lists of them) whose value has a NUL. */
-export function nulField(fields: unknown): string | undefined {
-  if (typeof fields !== 'object' || fields === null) return undefined;
-  for (const [name, value] of Object.entries(fields)) {
-    const values: unknown[] = Array.isArray(value) ? value : [value];
-    if (values.some((v) => typeof v === 'string' && v.includes('\u0000'))) return name.slice(0, 80);
-  }
-  return undefined;
 }

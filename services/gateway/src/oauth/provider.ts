@@ -16,9 +16,10 @@ import Provider, {
   type ResourceServer,
 } from 'oidc-provider';
 import { esc, page } from '../dashboard/html.ts';
+import { unstorablePath } from '../storable-text.ts';
 import { cookieKeys, signingJwk } from './keys.ts';
 import { providerFetch } from './outbound-fetch.ts';
-import { pgAdapter, unstorablePath } from './pg-adapter.ts';
+import { pgAdapter } from './pg-adapter.ts';
 import { redirectUrisProblem } from './redirect-uris.ts';
 
 export const OAUTH_SCOPES = ['read', 'write'] as const;
