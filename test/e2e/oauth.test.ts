@@ -277,6 +277,59 @@ describe('OAuth 2.1 for MCP clients', () => {
     assert.equal(((await again.json()) as { error: string }).error, 'invalid_grant');
   });
 
+  test('a request naming scopes not offered (openid, offline_access, profile) gets ours at the first approval, and no ID token', async () => {
+    // A client registered without scopes may ask for any: each request is approved once, and a
+    // scope left undecided would bring the consent back (no code reaches the client, a timeout).
+    const registered = await registerClient({ client_name: 'Scope prober' });
+    assert.equal(registered.status, 201);
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+    const cases = [
+      ['openid read', 'read'],
+      ['openid offline_access read write', 'read write'],
+      ['profile', 'read'],
+    ] as const;
+    for (const [asked, granted] of cases) {
+      const verifier = randomBytes(32).toString('base64url');
+      const url = new URL(`${stack.gatewayUrl}/oauth/authorize`);
+      url.search = new URLSearchParams({
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: callback.redirectUrl,
+        scope: asked,
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+      }).toString();
+      const context = await browser.newContext();
+      let code: string | null;
+      try {
+        const page = await context.newPage();
+        await signInToConsent(page, url, await person());
+        assert.match(await page.locator('section.consent').innerText(), /read: /, asked);
+        const before = callback.responses.length;
+        await Promise.all([
+          page.waitForURL((u) => u.toString().startsWith(callback.redirectUrl)),
+          page.click('#approve'),
+        ]);
+        code = callback.responses[before]?.searchParams.get('code') ?? null;
+      } finally {
+        await context.close();
+      }
+      assert.ok(code, `${asked}: a code came back at the first approval`);
+      const res = await tokenRequest({
+        grant_type: 'authorization_code',
+        code,
+        client_id: clientId,
+        redirect_uri: callback.redirectUrl,
+        code_verifier: verifier,
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const tokens = (await res.json()) as { access_token: string; scope: string; id_token?: string };
+      assert.equal(tokens.scope, granted, `${asked}: the token says what it holds`);
+      assert.equal(tokens.id_token, undefined, `${asked}: no OpenID Connect`);
+      assert.equal((await mcpStatus(tokens.access_token)).status, 200, asked);
+    }
+  });
+
   test('a token refreshed for fewer scopes acts with only those: a write tool gets 403 insufficient_scope', async () => {
     const client = callback.client();
     const { tokens } = await connectThroughOAuth(client, 'read write');

@@ -9,6 +9,7 @@ import { after, before, describe, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ChangesService } from '@adsmcp/proto/changes/v1/changes_pb';
+import { StandardsService } from '@adsmcp/proto/changes/v1/standards_pb';
 import { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
@@ -220,6 +221,59 @@ describe('a refusal of the upstream-proxy', () => {
     assert.deepEqual(await platform.ledger(`/ads/${ad.id}`), []);
     // Nothing to send again: an apply of a change that failed, never sent, is refused.
     await assert.rejects(client.applyChange({ changeId, digest: '', waitMs: 0 }, as(agent)), /failed/);
+  });
+});
+
+describe('the account read before a first send', () => {
+  test('an account no longer connected when its standards are checked ends the change at once, never sent', async (t) => {
+    // An active standard: the apply reads the account (its time zone) before sending. A change
+    // that creates an object has nothing to re-read first, so that read is the first call.
+    const { standard } = await svc.clientOf(StandardsService).saveAccountStandard(
+      {
+        accountId: platform.accountId,
+        name: 'Guidance',
+        kind: 'standard',
+        data: { guidance: 'Be brief.' },
+      },
+      as(agent),
+    );
+    assert.ok(standard);
+    t.after(async () => {
+      await platform.setConnected(true);
+      await pool.query('DELETE FROM account_standards WHERE standard_id = $1', [standard.standardId]);
+    });
+    const body = {
+      campaign_id: 'cmp_any',
+      name: 'Account taken away',
+      status: 'paused',
+      bidding_config: { billing_event_type: 'impression', strategy: 'fixed_bid', max_bid_micros: 1_000 },
+    };
+    const { change } = await client.prepareChange(
+      {
+        accountId: platform.accountId,
+        tool: 'ads_create_ad_group',
+        objectType: 'ad_group',
+        effect: 'create',
+        operation: { method: 'POST', path: '/ad_groups', bodyJson: JSON.stringify(body) },
+        targetPath: '',
+      },
+      as(agent),
+    );
+    assert.ok(change);
+    await client.approveChange({ changeId: change.changeId, digest: change.digest }, as(reviewer));
+    await client.applyChange({ changeId: change.changeId, digest: change.digest, waitMs: 0 }, as(agent));
+    await platform.setConnected(false);
+    // Three attempts: taken as an outage, the read would spend them all, then the give-up path.
+    await runApplyConsumer(t, { upstream: platform.upstream }, 3);
+    const failed = await waitForStatus(change.changeId, 'failed');
+    assert.match(failed.error ?? '', /^no ad account .* in this workspace/);
+    assert.equal(failed.outcomeUnknown, false, 'its outcome is known: it was not applied');
+    const { rows } = await pool.query<{ sent_at: Date | null }>(
+      'SELECT sent_at FROM changes WHERE change_id = $1',
+      [change.changeId],
+    );
+    assert.equal(rows[0]?.sent_at, null, 'recorded as never sent');
+    assert.deepEqual(await platform.ledger('/ad_groups'), []);
   });
 });
 

@@ -4,7 +4,7 @@
  * service's key as the stack does, one sandbox account connected for a workspace, and a client
  * the changes service re-reads objects with (signed as `adsmcp-changes`).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import {
   buildServer as buildSandbox,
@@ -59,6 +59,11 @@ export interface LivePlatform {
    * upstream-proxy's row would (the proxy drops what it holds of it at its next call).
    */
   setCanWrite(canWrite: boolean): Promise<void>;
+  /**
+   * Takes the account's connection out of the workspace, or gives it back, as an operator's move
+   * of the upstream-proxy's row would: while out, the proxy answers NotFound for the account.
+   */
+  setConnected(connected: boolean): Promise<void>;
   /** The platform's ledger for `path`: one entry per mutation it applied. */
   ledger(path: string): Promise<{ method: string; path: string; idempotency_key: string | null }[]>;
   stop(): Promise<void>;
@@ -197,6 +202,12 @@ export async function startLivePlatform(
       await pool.query('UPDATE connections SET can_write = $2 WHERE account_id = $1', [
         account.accountId,
         canWrite,
+      ]);
+    },
+    async setConnected(connected) {
+      await pool.query('UPDATE connections SET workspace_id = $2 WHERE account_id = $1', [
+        account.accountId,
+        connected ? workspaceId : randomUUID(),
       ]);
     },
     async ledger(path) {

@@ -3,11 +3,9 @@
  * (PrepareChange, PlanChange) and the apply worker check them, so a change is held to the rules
  * in force when it is prepared and again to those in force when it is applied.
  */
-import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Queryable } from '@adsmcp/runtime/db';
-import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from '@adsmcp/runtime/errors';
+import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isRecord } from '@adsmcp/runtime/platform-error';
-import type { CallOptions, Client } from '@connectrpc/connect';
 import { Temporal } from 'temporal-polyfill';
 import { BULK_JOB_PATH } from '../domain/bulk-job-rules.ts';
 import { bodyOf, type Operation } from '../domain/change.ts';
@@ -140,13 +138,14 @@ export async function enforceStandards(
 
 /**
  * Why the apply worker must not send `change` (its operation breaks the account's standards or
- * spend guard as they are now), or undefined when it may. The account is read for its time zone
- * only when a standard is active: the spend guard's caps hold whatever the date, and a call to the
- * upstream-proxy less is a good part of an apply's cost.
+ * spend guard as they are now), or undefined when it may. The account's time zone is asked for
+ * (`timeZoneOf`, the worker's read of the account through the upstream-proxy, with its refusals
+ * and waits) only when a standard is active: the spend guard's caps hold whatever the date, and a
+ * call to the upstream-proxy less is a good part of an apply's cost.
  */
 export async function standardsRefusalAtApply(
   db: Queryable,
-  upstream: Client<typeof UpstreamService>,
+  timeZoneOf: () => Promise<string>,
   change: {
     workspace_id: string;
     account_id: string;
@@ -155,15 +154,9 @@ export async function standardsRefusalAtApply(
     body_json: string;
     reviewed_result_json: string;
   },
-  options: CallOptions,
 ): Promise<string | undefined> {
   const rules = await accountRules(db, change.workspace_id, change.account_id);
-  let timeZone: string | undefined;
-  if (rules.standards.length > 0) {
-    const { account } = await upstream.getAccount({ accountId: change.account_id }, options);
-    if (account === undefined) throw new UnavailableError('the upstream-proxy answered without an account');
-    timeZone = account.timeZone;
-  }
+  const timeZone = rules.standards.length > 0 ? await timeZoneOf() : undefined;
   const op = { method: change.method, path: change.path, bodyJson: change.body_json };
   const reviewed: unknown = JSON.parse(change.reviewed_result_json);
   const result = isRecord(reviewed) ? reviewed : undefined;

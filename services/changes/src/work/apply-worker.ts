@@ -6,7 +6,7 @@
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
+import type { Account, UpstreamService } from '@adsmcp/proto/upstream/v1/upstream_pb';
 import type { Delivery, GiveUpReason, HandlerContext } from '@adsmcp/runtime/bus/bus';
 import { deterministicId } from '@adsmcp/runtime/bus/outbox';
 import { RETRY_AFTER_METADATA } from '@adsmcp/runtime/connect-errors';
@@ -666,8 +666,28 @@ async function rereadBeforeResend(a: Attempt): Promise<StepResult> {
 /** First send: the account's standards and spend guard as they are now, before anything is sent. */
 async function checkStandards(a: Attempt): Promise<StepResult> {
   if (!firstSend(a)) return NEXT;
-  const refusal = await standardsRefusalAtApply(a.d.pool, a.upstream, a.change, a.options);
+  const refusal = await standardsRefusalAtApply(
+    a.d.pool,
+    async () => (await accountOf(a)).timeZone,
+    a.change,
+  );
   return refusal === undefined ? NEXT : refuse(refusal);
+}
+
+/**
+ * The change's account, read through the upstream-proxy as every call of an attempt is (callOf):
+ * a refusal (the account no longer connected: NotFound) ends the change, a budget refusal is
+ * waited out, and an outage names the upstream-proxy.
+ */
+async function accountOf(a: Attempt): Promise<Account> {
+  const { account } = await callOf(
+    'upstream-proxy',
+    () => a.upstream.getAccount({ accountId: a.change.account_id }, a.options),
+    a.options.signal,
+  );
+  if (account === undefined)
+    throw new PartFailure('upstream-proxy', new Error('it answered without an account'));
+  return account;
 }
 
 /**
@@ -683,10 +703,8 @@ async function reserveSpend(a: Attempt): Promise<StepResult> {
     await touchUse(a.d.pool, { workspaceId: a.change.workspace_id, changeId: a.change.change_id, now });
     return NEXT;
   }
-  const { account } = await callOf('upstream-proxy', () =>
-    a.upstream.getAccount({ accountId: a.change.account_id }, a.options),
-  );
-  const overEnvelope = await reserveEnvelope(a.d.pool, a.change, account?.currency ?? '', now);
+  const account = await accountOf(a);
+  const overEnvelope = await reserveEnvelope(a.d.pool, a.change, account.currency, now);
   return overEnvelope === undefined
     ? NEXT
     : refuse(`refused before applying, nothing was sent to the ad account: ${overEnvelope}`);

@@ -43,6 +43,12 @@ function requestedScopes(scope: unknown): Scope[] {
   return scopes.length > 0 ? scopes : ['read'];
 }
 
+/** The scopes a request names that are not ours: none of them is granted. */
+function notOffered(scope: unknown): string[] {
+  const asked = typeof scope === 'string' ? scope.split(' ') : [];
+  return asked.filter((s) => s !== '' && !(OAUTH_SCOPES as readonly string[]).includes(s));
+}
+
 /** At most `max` characters of `text` (code points), marked with … when cut: nothing shown is unbounded. */
 export function clipped(text: string, max: number): string {
   const chars = [...text];
@@ -242,6 +248,10 @@ function registerApprove(app: FastifyInstance, c: ConsentContext): void {
       const grant = new provider.Grant({ accountId: s.user_id, clientId });
       grant.addOIDCScope(scopes.join(' '));
       grant.addResourceScope(resource, scopes.join(' '));
+      // Whatever else the request named (openid, offline_access, profile) is refused, not left
+      // undecided: the provider would otherwise ask for consent again for it, every time.
+      const refused = notOffered(details.params.scope);
+      if (refused.length > 0) grant.rejectOIDCScope(refused.join(' '));
       const grantId = await grant.save();
       await recordConnection(deps.pool, {
         session: s,

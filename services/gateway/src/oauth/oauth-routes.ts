@@ -12,7 +12,7 @@ import { insertAudit } from '../store/identity-store.ts';
 import { oauthAccessTokens } from './access-tokens.ts';
 import { registerConsentRoutes } from './consent-routes.ts';
 import { revokeGrantCredential } from './oauth-store.ts';
-import { createProvider, OAUTH_BODY_MAX_BYTES, OAUTH_ROUTES } from './provider.ts';
+import { createProvider, OAUTH_BODY_MAX_BYTES, OAUTH_ROUTES, OAUTH_SCOPES } from './provider.ts';
 
 /**
  * Headers on everything the provider answers: no framing, no sniffing, no referrer (a code may be
@@ -48,14 +48,19 @@ async function endConnection(deps: GatewayDeps, grantId: string): Promise<void> 
 }
 
 /**
- * An authorization request naming no scope asks for `read` (RFC 6749 §3.3 lets the server pick a
- * default): the provider would otherwise grant nothing and answer access_denied after consent.
+ * An authorization request naming none of our scopes asks for `read` besides (RFC 6749 §3.3 lets
+ * the server pick a default): `scope` absent, or only scopes we do not offer (`profile`). The
+ * provider grants only what a request names, so it would otherwise grant nothing and answer
+ * access_denied after the person approved. The other scopes it names stay: the consent refuses
+ * them (consent-routes.ts), so the client learns from the token's `scope` what it got.
  */
 function defaultScope(req: FastifyRequest): void {
   if (req.method !== 'GET') return;
   const url = new URL(req.raw.url ?? '/', 'http://gateway.invalid');
-  if (url.pathname !== OAUTH_ROUTES.authorization || url.searchParams.get('scope')) return;
-  url.searchParams.set('scope', 'read');
+  if (url.pathname !== OAUTH_ROUTES.authorization) return;
+  const asked = (url.searchParams.get('scope') ?? '').split(' ').filter((s) => s !== '');
+  if (asked.some((s) => (OAUTH_SCOPES as readonly string[]).includes(s))) return;
+  url.searchParams.set('scope', [...asked, 'read'].join(' '));
   req.raw.url = `${url.pathname}${url.search}`;
 }
 
