@@ -392,12 +392,17 @@ describe('HTTP status rules', () => {
     assert.equal(res.text, '');
   });
 
-  test('405 with Allow: POST for GET, DELETE, PUT and PATCH', async () => {
+  test('405 with Allow: POST for GET, DELETE, PUT and PATCH; OPTIONS is told the same', async () => {
     for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
       const res = await fetch(stack.mcpUrl, { method, headers: bearer(seed.token) });
       assert.equal(res.status, 405, method);
       assert.equal(res.headers.get('allow'), 'POST');
     }
+    // OPTIONS asks what the endpoint takes: it is told, without a credential.
+    const options = await fetch(stack.mcpUrl, { method: 'OPTIONS' });
+    assert.equal(options.status, 204);
+    assert.equal(options.headers.get('allow'), 'POST');
+    assert.equal(options.headers.get('access-control-allow-origin'), null, 'no cross-origin access');
   });
 
   test('413 for a body over the limit, refused from its declared length before it is read', async () => {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { newWorkspaceToken, type SeededStack, startSeededStack } from '@adsmcp/testkit/e2e';
+import { validData } from '@adsmcp/testkit/marketing-items';
 import { connectClient, type McpTestClient, rawPost } from '@adsmcp/testkit/mcp-clients';
 import { toolCalls } from '@adsmcp/testkit/tool-calls';
 import {
@@ -297,6 +298,13 @@ for (const kind of KINDS) {
       const nothing = await refusal(client().readResource('adsmcp://nothing/here'));
       assert.equal(nothing.code, -32602);
       assert.deepEqual(nothing.data, { uri: 'adsmcp://nothing/here' });
+      // A URI longer than any resource's is refused by its length, not echoed back whole.
+      for (const length of [3000, 10_000]) {
+        const long = await refusal(client().readResource(`adsmcp://reports/${'a'.repeat(length)}`));
+        assert.equal(long.code, -32602);
+        assert.match(long.message, /`uri` must be at most 2048 characters \(got \d+\)/);
+        assert.ok(long.message.length < 200, `${long.message.length} characters`);
+      }
     });
 
     test('prompts are listed with typed arguments and got with them', async () => {
@@ -339,6 +347,14 @@ for (const kind of KINDS) {
         }),
       );
       assert.match(badDate.message, /`arguments\.since` must be a date YYYY-MM-DD/);
+      // A day that does not exist is no date, though Date.parse would roll it into March.
+      const noSuchDay = await refusal(
+        client().getPrompt('weekly_account_review', {
+          account_id: account.account_id,
+          week_ending: '2026-02-30',
+        }),
+      );
+      assert.match(noSuchDay.message, /`arguments\.week_ending` must be a date YYYY-MM-DD/);
       const unknown = await refusal(client().getPrompt('no_such_prompt', {}));
       assert.match(unknown.message, /`name` must name a prompt/);
     });
@@ -359,6 +375,17 @@ for (const kind of KINDS) {
         { name: 'change_id', value: changeId.slice(0, 6) },
       );
       assert.deepEqual(changes.completion.values, [changeId]);
+      assert.deepEqual(
+        [changes.completion.total, changes.completion.hasMore],
+        [1, false],
+        'every change was read',
+      );
+      // The MCP Apps view's template, listed beside the others, completes its variable too.
+      const viewed = await client().complete(
+        { type: 'ref/resource', uri: 'ui://adsmcp/change-review/{change_id}' },
+        { name: 'change_id', value: changeId.slice(0, 6) },
+      );
+      assert.deepEqual(viewed.completion.values, [changeId]);
       const campaigns = await ok<{ campaigns: { id: string; name: string }[] }>('ads_list_campaigns', {
         account_id: account.account_id,
       });
@@ -471,6 +498,34 @@ describe('caching hints (2026-07-28) and resource links', () => {
     ]);
     const text = (await modern().readResource(reviewUri())).contents[0]?.text ?? '';
     assert.ok(text.includes(changeDigest));
+    // A 2025-era call the SDK serves (one asking for progress) links it too, as the plain one does.
+    const res = await rawPost(
+      e2e.stack.mcpUrl,
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'ads_get_change', arguments: { change_id: changeId }, _meta: { progressToken: 1 } },
+      },
+      { authorization: `Bearer ${e2e.seed.token}`, 'mcp-protocol-version': '2025-06-18' },
+    );
+    assert.equal(res.status, 200, res.text);
+    const answer = res.text
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map(
+        (line) =>
+          JSON.parse(line.slice(6)) as {
+            id?: number;
+            result?: { content: { type: string; uri?: string }[] };
+          },
+      )
+      .find((m) => m.id === 7);
+    assert.deepEqual(
+      answer?.result?.content.filter((c) => c.type === 'resource_link').map((c) => c.uri),
+      [reviewUri()],
+      res.text,
+    );
   });
 });
 
@@ -496,6 +551,39 @@ describe('malformed requests', () => {
       assert.equal(body.id, 9);
       assert.equal(body.error.code, -32602);
       assert.match(body.error.message, message);
+    }
+  });
+});
+
+describe('completion of a long list', () => {
+  test('a list longer than a completion reads says it has more and gives no total, rather than claiming an old record absent', async () => {
+    const many = await newWorkspaceToken(e2e.stack, 'Many briefs');
+    const writer = await connectClient('v1', e2e.stack.mcpUrl, many.token);
+    const surface = await connect('v2-2026', e2e.stack.mcpUrl, many.token);
+    try {
+      const save = async (name: string) => {
+        const res = await writer.callTool('ads_save_marketing_item', {
+          kind: 'brief',
+          name,
+          data: validData('brief'),
+        });
+        assert.notEqual(res.isError, true, JSON.stringify(res.structuredContent));
+      };
+      await save('Oldest brief');
+      // 500 newer ones: as many as a completion reads of a list.
+      for (let i = 0; i < 500; i += 25)
+        await Promise.all(Array.from({ length: 25 }, (_, j) => save(`Filler ${i + j}`)));
+      const launch = { type: 'ref/prompt', name: 'launch_from_brief' } as const;
+      const oldest = await surface.complete(launch, { name: 'item_id', value: 'Oldest' });
+      assert.deepEqual(oldest.completion.values, []);
+      assert.equal(oldest.completion.hasMore, true, 'the list was read only in part');
+      assert.equal(oldest.completion.total, undefined, 'no count that would claim to be all');
+      const fillers = await surface.complete(launch, { name: 'item_id', value: 'filler' });
+      assert.equal(fillers.completion.values.length, 100);
+      assert.equal(fillers.completion.hasMore, true);
+    } finally {
+      await surface.close();
+      await writer.close();
     }
   });
 });

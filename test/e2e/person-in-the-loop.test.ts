@@ -372,6 +372,110 @@ describe('tasks of the other long tools, and cancelling', () => {
     assert.match(gone.body.error?.message ?? '', /task not found/);
   });
 
+  test('an apply task for a change that is not in the workspace ends with the tool’s not_found at the first tasks/get', async () => {
+    const created = await modern(
+      seed.token,
+      'tools/call',
+      {
+        name: 'ads_apply_change',
+        arguments: { change_id: '00000000-0000-4000-8000-000000000000', digest: 'a'.repeat(64) },
+      },
+      { name: 'ads_apply_change' },
+    );
+    const { taskId } = created.body.result as { taskId: string };
+    const task = (await modern(seed.token, 'tasks/get', { taskId }, { name: taskId })).body.result as {
+      status: string;
+      result?: Result;
+    };
+    assert.equal(task.status, 'completed', JSON.stringify(task));
+    assert.equal(task.result?.isError, true);
+    const error = task.result?.structuredContent?.error as { code: string; message: string } | undefined;
+    assert.equal(error?.code, 'not_found', JSON.stringify(task));
+    assert.match(error?.message ?? '', /00000000-0000-4000-8000-000000000000/);
+  });
+
+  test('an apply task whose request went unanswered asks again while the change is still only approved, and ends applied once', async () => {
+    const { change, path } = await prepareRename('Person in the loop — request unanswered');
+    const created = await modern(
+      seed.token,
+      'tools/call',
+      { name: 'ads_apply_change', arguments: { change_id: change.change_id, digest: change.digest } },
+      { name: 'ads_apply_change' },
+    );
+    const { taskId } = created.body.result as { taskId: string };
+    assert.equal(await approveAt(change.review_url), 'approved');
+    // As if a tasks/get had requested the apply a minute ago and the changes service had not
+    // answered it.
+    const db = new pg.Client({ connectionString: e2e.db.url });
+    await db.connect();
+    try {
+      await db.query(
+        "UPDATE gateway.mcp_tasks SET apply_requested = true, last_updated_at = now() - interval '61 seconds' WHERE task_id = $1",
+        [taskId],
+      );
+    } finally {
+      await db.end();
+    }
+    const task = await ended(taskId);
+    assert.equal(task.status, 'completed', JSON.stringify(task));
+    const applied = task.result?.structuredContent as unknown as ChangeView | undefined;
+    assert.equal(applied?.status, 'applied', JSON.stringify(task));
+    assert.equal((await ledger(path)).length, 1, 'applied exactly once');
+  });
+
+  test('a tasks request is held to the JSON-RPC envelope: a notification does nothing, a bad id or version is refused', async () => {
+    const { change } = await prepareRename('Person in the loop — envelope');
+    const created = await modern(
+      seed.token,
+      'tools/call',
+      { name: 'ads_apply_change', arguments: { change_id: change.change_id } },
+      { name: 'ads_apply_change' },
+    );
+    const { taskId } = created.body.result as { taskId: string };
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      [CLIENT_CAPABILITIES]: { extensions: { [TASKS]: {} } },
+    };
+    const send = (envelope: Record<string, unknown>, version: string | null = '2026-07-28') =>
+      fetch(stack.mcpUrl, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${seed.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(version === null ? {} : { 'mcp-protocol-version': version }),
+          'mcp-method': 'tasks/cancel',
+          'mcp-name': taskId,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'tasks/cancel',
+          params: { taskId, _meta: meta },
+          ...envelope,
+        }),
+      });
+    const notification = await send({});
+    assert.equal(notification.status, 202);
+    assert.equal(await notification.text(), '');
+    for (const [envelope, version, code, message] of [
+      [{ id: { x: 1 } }, '2026-07-28', -32600, /`id` must be a string or an integer/],
+      [{ id: 1.5 }, '2026-07-28', -32600, /`id` must be a string or an integer/],
+      [{ id: 1, jsonrpc: '1.0' }, '2026-07-28', -32600, /`jsonrpc` must be "2.0"/],
+      [{ id: 1, extra: true }, '2026-07-28', -32600, /unknown member `extra`/],
+      [{ id: 1 }, null, -32020, /MCP-Protocol-Version header is absent/],
+    ] as const) {
+      const res = await send(envelope, version);
+      assert.equal(res.status, 400, JSON.stringify(envelope));
+      const body = (await res.json()) as { error: { code: number; message: string } };
+      assert.equal(body.error.code, code, JSON.stringify(body));
+      assert.match(body.error.message, message);
+    }
+    const task = (await modern(seed.token, 'tasks/get', { taskId }, { name: taskId })).body.result as {
+      status: string;
+    };
+    assert.equal(task.status, 'working', 'none of them cancelled the task');
+  });
+
   test('a cancelled apply task ends cancelled and requests nothing: after the person approves, nothing is applied', async () => {
     const { change, path } = await prepareRename('Person in the loop — cancelled task');
     const created = await modern(

@@ -61,7 +61,8 @@ function typeOf(value: unknown): string {
   return typeof value;
 }
 
-function validDate(text: string): boolean {
+/** Whether `text` is a calendar day written YYYY-MM-DD (2025-02-30 is not: `Date.parse` would roll it over). */
+export function validDate(text: string): boolean {
   const m = DATE.exec(text);
   if (!m) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];

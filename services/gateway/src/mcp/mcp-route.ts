@@ -67,7 +67,7 @@ import {
   SUPPORTED_VERSIONS,
   takeMalformedRequests,
 } from './rpc-messages.ts';
-import { invalidParam } from './surface-access.ts';
+import { invalidParam, surfaceError } from './surface-access.ts';
 import { answerTasksRequest, legacyAnswer, taskRequestMethod } from './task-route.ts';
 import { createTask, runsAsTask, TASKS_EXTENSION, type TaskDeps } from './tasks.ts';
 import { callTool } from './tool-call.ts';
@@ -205,6 +205,11 @@ interface ExchangeInfo {
   malformedRequests: Map<RpcId, string>;
   /** The tool groups the connection selected in the MCP URL (tool-groups.ts). */
   selection: ToolSelection;
+  /**
+   * The protocol version the request names (its header, or a 2026-07-28 envelope): a stateless
+   * 2025-era server never negotiated one, as no initialize reached it.
+   */
+  protocolVersion: string | undefined;
 }
 
 /**
@@ -268,6 +273,8 @@ export function registerMcpRoutes(app: FastifyInstance, o: McpRouteOptions<Gatew
     onRequest: methodNotAllowed,
     handler: methodNotAllowed,
   });
+  // What the endpoint takes (RFC 9110 §9.3.7); no cross-origin access is offered, so no CORS.
+  app.options('/mcp', async (_req, reply) => reply.code(204).header('allow', 'POST').send());
 }
 
 /** The per-request MCP server: the catalogue's tools and the workspace's resources, prompts and completions. */
@@ -312,7 +319,16 @@ function registerSurfaceHandlers(
     if (info === undefined) throw new Error('a request reached the MCP server without a caller');
     return { caller: info.caller, deps: o.deps, catalogue: o.catalogue };
   };
-  server.setRequestHandler('resources/list', (req) => listResources(surface(), req.params?.cursor));
+  // A failing service is the client's to retry, said without the service's internals.
+  const answered = <T>(method: string, answer: () => Promise<T>): Promise<T> =>
+    answer().catch((err: unknown) => {
+      const refusal = surfaceError(err, method);
+      if (refusal !== err) o.logger.warn({ err, method, request_id: info?.requestId }, 'MCP request failed');
+      throw refusal;
+    });
+  server.setRequestHandler('resources/list', (req) =>
+    answered('resources/list', () => listResources(surface(), req.params?.cursor)),
+  );
   server.setRequestHandler('resources/templates/list', (req) => {
     noCursor(req.params?.cursor);
     return resourceTemplates();
@@ -323,9 +339,11 @@ function registerSurfaceHandlers(
     return listPrompts();
   });
   server.setRequestHandler('prompts/get', (req) =>
-    getPrompt(surface(), req.params.name, req.params.arguments),
+    answered('prompts/get', () => getPrompt(surface(), req.params.name, req.params.arguments)),
   );
-  server.setRequestHandler('completion/complete', (req) => complete(surface(), req.params));
+  server.setRequestHandler('completion/complete', (req) =>
+    answered('completion/complete', () => complete(surface(), req.params)),
+  );
 }
 
 /** A tools/call the SDK serves: a task on 2026-07-28 when the tool runs as one, else the tool's answer. */
@@ -377,7 +395,9 @@ function answerToolCall(
       progress,
     ),
   )
-    .then((result) => withResourceLinks(result, server.getNegotiatedProtocolVersion()))
+    .then((result) =>
+      withResourceLinks(result, server.getNegotiatedProtocolVersion() ?? info.protocolVersion),
+    )
     .then((result) =>
       modern
         ? modernAnswer(req.params.name, result, envelope, reqCtx.mcpReq.inputResponses)
@@ -562,6 +582,7 @@ async function answerMcpPost(edge: McpEdge, req: FastifyRequest, reply: FastifyR
   if (modern && taskRequestMethod(req.body) !== undefined) {
     const answer = await answerTasksRequest(edge.taskDeps, caller, req.requestId, req.headers, req.body);
     reply.header('x-request-id', req.requestId);
+    if (answer.body === undefined) return reply.code(answer.status).send();
     return reply.code(answer.status).type('application/json').send(answer.body);
   }
   // A 2025-era exchange is stateless: what its client declared is kept for its later calls.
@@ -608,15 +629,14 @@ function exchangeInfo(
   for (const [, id] of messageRequestIds) {
     o.logger.info({ request_id: id, batch_request_id: req.requestId }, 'batch message');
   }
+  const protocolVersion = namedVersion(req.headers['mcp-protocol-version'], req.body);
   return {
     caller,
     requestId: req.requestId,
     messageRequestIds,
     selection,
-    malformedRequests: removedInModernEra(
-      namedVersion(req.headers['mcp-protocol-version'], req.body),
-      req.body,
-    )
+    protocolVersion,
+    malformedRequests: removedInModernEra(protocolVersion, req.body)
       ? new Map()
       : takeMalformedRequests(req.body),
   };

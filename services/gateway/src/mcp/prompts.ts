@@ -4,6 +4,7 @@
  * caller's workspace, an account-local date) and checked when the prompt is got: a bad one is
  * invalid params naming the argument and the rule, never a prompt with a hole in it.
  */
+import { validDate } from '@adsmcp/runtime/schema';
 import { Code, ConnectError } from '@connectrpc/connect';
 import {
   type GetPromptResult,
@@ -31,8 +32,6 @@ interface PromptDefinition {
   arguments: TypedArgument[];
   text(args: Record<string, string>): string;
 }
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 const account: TypedArgument = {
   name: 'account_id',
@@ -194,7 +193,7 @@ export async function getPrompt(
       continue;
     }
     if (arg.kind === 'date') {
-      if (!DATE.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) {
+      if (!validDate(value)) {
         throw invalidParam(
           `arguments.${arg.name}`,
           `must be a date YYYY-MM-DD (got ${JSON.stringify(value.slice(0, 40))})`,

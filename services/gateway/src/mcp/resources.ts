@@ -298,8 +298,15 @@ export async function listResources(ctx: ResourceContext, cursor?: string): Prom
   return { resources, ...(at === undefined ? {} : { nextCursor: writeCursor(at) }), ...CACHE.workspaceList };
 }
 
+/** The longest `resources/read` URI looked at: far longer than any resource's. */
+const MAX_URI_LENGTH = 2048;
+
 /** Reads one resource; a URI of no resource is not found, a template's variable out of its rules is invalid params. */
 export async function readResource(ctx: ResourceContext, uri: string): Promise<ReadResourceResult> {
+  // Every resource's URI is short; a longer one names nothing, and is not echoed back whole.
+  if (uri.length > MAX_URI_LENGTH) {
+    throw invalidParam('uri', `must be at most ${MAX_URI_LENGTH} characters (got ${uri.length})`);
+  }
   try {
     return await read(ctx, uri);
   } catch (err) {

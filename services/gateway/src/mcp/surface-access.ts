@@ -78,3 +78,30 @@ export function resourceError(err: unknown, uri: string): Error {
     `a service this resource needs did not answer; retry shortly (${uri})`,
   );
 }
+
+/**
+ * What `resources/list`, `prompts/get` and `completion/complete` answer when a service they read
+ * fails: what the client got wrong stays its own error, and a service's refusal of the request is
+ * invalid params in its words; anything else says which request could not be answered and to
+ * retry, never a service's code or internal words (a Connect code passed through would reach the
+ * client as a JSON-RPC error code of its own, 14 for unavailable).
+ */
+export function surfaceError(err: unknown, method: string): Error {
+  if (err instanceof ProtocolError) return err;
+  if (err instanceof ConnectError && REFUSALS.has(err.code)) {
+    return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: ${err.rawMessage}`);
+  }
+  return new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `a service ${method} needs did not answer; retry shortly`,
+  );
+}
+
+/** A service's refusal of what was asked: asking again the same way gets the same answer. */
+const REFUSALS: ReadonlySet<Code> = new Set([
+  Code.InvalidArgument,
+  Code.OutOfRange,
+  Code.FailedPrecondition,
+  Code.NotFound,
+  Code.PermissionDenied,
+]);

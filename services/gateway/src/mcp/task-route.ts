@@ -77,7 +77,26 @@ export function headerProblem(
 
 interface Answer {
   status: number;
-  body: Record<string, unknown>;
+  /** None for a notification: 202 Accepted, no body. */
+  body: Record<string, unknown> | undefined;
+}
+
+const INVALID_REQUEST = -32600;
+const ENVELOPE_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/** A JSON-RPC request id as MCP allows it: a string or an integer. */
+const validId = (id: unknown) =>
+  typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
+
+/** What is wrong with a tasks request's JSON-RPC envelope, as the SDK holds other requests to it. */
+function envelopeProblem(body: Record<string, unknown>): string | undefined {
+  if (body.jsonrpc !== '2.0') return '`jsonrpc` must be "2.0"';
+  if (!validId(body.id)) return '`id` must be a string or an integer';
+  if (body.params !== undefined && !isRecord(body.params)) return '`params` must be an object';
+  const extra = Object.keys(body).find((k) => !ENVELOPE_KEYS.has(k));
+  if (extra !== undefined)
+    return `unknown member \`${extra.slice(0, 100)}\` (a request has jsonrpc, id, method, params)`;
+  return undefined;
 }
 
 function errorAnswer(status: number, id: unknown, code: number, message: string, data?: unknown): Answer {
@@ -97,7 +116,19 @@ export async function answerTasksRequest(
 ): Promise<Answer> {
   if (!isRecord(body) || typeof body.method !== 'string') throw new Error('not a tasks request');
   const { id, method } = body;
+  // A notification (no id) asks for no answer: a tasks method is a request, so nothing is done.
+  if (!('id' in body)) return { status: 202, body: undefined };
+  const invalid = envelopeProblem(body);
+  if (invalid !== undefined)
+    return errorAnswer(400, validId(id) ? id : null, INVALID_REQUEST, `Invalid request: ${invalid}`);
   const params = isRecord(body.params) ? body.params : {};
+  if (header(headers, 'mcp-protocol-version') === undefined)
+    return errorAnswer(
+      400,
+      id,
+      HEADER_MISMATCH,
+      'Header mismatch: the body carries a modern per-request envelope but the required MCP-Protocol-Version header is absent',
+    );
   const mismatch = headerProblem(headers, method, body.params);
   if (mismatch !== undefined) return errorAnswer(400, id, HEADER_MISMATCH, `Header mismatch: ${mismatch}`);
   if (REMOVED_TASK_METHODS.has(method)) {

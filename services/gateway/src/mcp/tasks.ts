@@ -31,7 +31,7 @@ import { validate } from '../catalogue/schema.ts';
 import { awaitingPerson, reviewUrl } from '../catalogue/tools/change-tools.ts';
 import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { requestCapabilities } from './person-in-the-loop.ts';
-import { callTool, type ToolResult, toolError, toolSuccess } from './tool-call.ts';
+import { callTool, fromServiceError, type ToolResult, toolError, toolSuccess } from './tool-call.ts';
 import { ToolFailure } from './tool-failure.ts';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -58,6 +58,20 @@ export const REMOVED_TASK_METHODS: ReadonlySet<string> = new Set(['tasks/result'
 const INVALID_PARAMS = -32602;
 const MISSING_CAPABILITY = -32021;
 const INTERNAL_ERROR = -32603;
+
+/**
+ * How long after an apply was requested a change still only approved means the request was lost:
+ * longer than the call may take (its deadline, and the tool's wait for the outcome).
+ */
+const APPLY_REQUEST_LAPSES_MS = 60_000;
+
+/** The codes of a service that did not answer, or held the call back: a later tasks/get tries again. */
+const UNANSWERED: ReadonlySet<Code> = new Set([
+  Code.Unavailable,
+  Code.DeadlineExceeded,
+  Code.ResourceExhausted,
+  Code.Canceled,
+]);
 
 type Status = 'working' | 'completed' | 'failed' | 'cancelled';
 
@@ -372,6 +386,18 @@ async function advanceApply(d: TaskDeps, caller: Caller, requestId: string, task
   const options = onBehalfOf(caller.principal);
   if (task.apply_requested) {
     const change = (await d.deps.changes.getChange({ changeId }, options)).change;
+    if (change !== undefined && statusWord(change) === 'approved') {
+      // The request for the apply did not reach the changes service (it did not answer): a later
+      // tasks/get requests it again. Only once the request is older than any call may last, so
+      // one still on its way (from another replica) is not requested twice.
+      await d.db.query(
+        `UPDATE mcp_tasks SET apply_requested = false, last_updated_at = now()
+          WHERE task_id = $1 AND status = 'working' AND apply_requested
+            AND last_updated_at < now() - $2::integer * interval '1 millisecond'`,
+        [task.task_id, APPLY_REQUEST_LAPSES_MS],
+      );
+      return;
+    }
     if (change !== undefined && statusWord(change) === 'applying') {
       // While an outage holds the apply, the change's error names the part it waits for.
       await say(
@@ -421,6 +447,13 @@ async function advanceApply(d: TaskDeps, caller: Caller, requestId: string, task
     await d.db.query('UPDATE mcp_tasks SET apply_requested = false WHERE task_id = $1', [task.task_id]);
     return;
   }
+  const waiting = unanswered(result);
+  if (waiting !== undefined) {
+    // Whether the request reached the changes service is not known: the task follows the change
+    // (the branch above), which requests the apply again if it is still only approved.
+    await say(d, task.task_id, `Waiting: ${waiting}`);
+    return;
+  }
   const view = result.structuredContent;
   if (!result.isError && view.status === 'applying') {
     await say(
@@ -431,6 +464,18 @@ async function advanceApply(d: TaskDeps, caller: Caller, requestId: string, task
     return;
   }
   await endApply(d, caller, requestId, task, result);
+}
+
+/**
+ * The message of a tool error that says a service did not answer, or held the call back for its
+ * rate (`unavailable`, `rate_limited`): what a later tasks/get may find otherwise, so it does not
+ * end the task.
+ */
+function unanswered(result: ToolResult): string | undefined {
+  if (!result.isError) return undefined;
+  const error = result.structuredContent.error;
+  if (!isRecord(error) || (error.code !== 'unavailable' && error.code !== 'rate_limited')) return undefined;
+  return String(error.message);
 }
 
 /**
@@ -486,8 +531,16 @@ async function advance(d: TaskDeps, caller: Caller, requestId: string, task: Tas
       await takeUpLost(d, caller, requestId, task);
   } catch (err) {
     // A service that does not answer just now leaves the task as it was: the next tasks/get tries again.
-    if (err instanceof ConnectError && err.code !== Code.Internal && err.code !== Code.Unknown) {
+    if (err instanceof ConnectError && UNANSWERED.has(err.code)) {
       await say(d, task.task_id, `Waiting: a service it needs did not answer just now (${err.rawMessage})`);
+      return;
+    }
+    // A refusal (no such change in the caller's workspace, not theirs to apply) is the tool's own
+    // answer, as a call without a task gets it at once: it ends the task.
+    if (err instanceof ConnectError && err.code !== Code.Internal && err.code !== Code.Unknown) {
+      const behavior = d.catalogue.byName.get(task.tool)?.behavior ?? 'read';
+      const result = fromServiceError(err, requestId, behavior, d.deps.publicUrl);
+      await settle(d, task.task_id, { status: 'completed', message: ended(result), result });
       return;
     }
     d.logger.error({ err, task_id: task.task_id }, 'task could not move on');
