@@ -56,7 +56,10 @@ before(async () => {
       // The receiver is down for the first delivery it gets: the sender must try it again.
       const answered = received.length === 0 ? 500 : 200;
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered });
-      res.writeHead(answered).end();
+      // The Slack-format URL acknowledges with a page of 100 KiB, as some receivers do.
+      if (answered === 200 && req.url?.includes('format=slack'))
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<p>ok</p>'.repeat(12_000));
+      else res.writeHead(answered).end();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -323,9 +326,23 @@ describe('webhooks', () => {
       ),
     );
     assert.ok(verify(secret, String(got.headers['x-adsmcp-signature']), got.body), 'the signature verifies');
+    // Its 2xx with a large page is the delivery, sent once: the page is not read.
+    await new Promise((r) => setTimeout(r, 1000));
+    const sends = received.filter((r) => r.headers['x-adsmcp-delivery'] === got.headers['x-adsmcp-delivery']);
+    assert.equal(sends.length, 1, 'delivered at the first attempt, not sent again');
     assert.deepEqual(JSON.parse(got.body), {
       text: `*A proposal awaits approval*: Spring plants, 20% off (One ad can name its offer.)\n<${stack.gatewayUrl}/dashboard/proposals/${proposalId}|Review it in the dashboard>`,
     });
+    // The audit log, which every member reads, names a receiver by its origin alone: the path and
+    // query of a Slack incoming webhook's URL are the credential to post into its channel.
+    await page.goto(`${stack.gatewayUrl}/dashboard/audit`);
+    const audit = (await page.textContent('body')) ?? '';
+    assert.match(audit, /webhook registered/);
+    assert.ok(audit.includes(`${new URL(receiverUrl).origin}/…`), 'the receiver is named by its origin');
+    assert.ok(!audit.includes('/hooks/adsmcp'), 'no receiver path or query is shown');
+    // Nor can its path be found by searching for it (entries from before kept the whole URL).
+    await page.goto(`${stack.gatewayUrl}/dashboard/audit?object=${encodeURIComponent('hooks/adsmcp')}`);
+    assert.doesNotMatch((await page.textContent('body')) ?? '', /webhook registered/);
   });
   test('a performance import that completes, and one that fails, each reach an import.finished webhook, signed', async () => {
     await register(`${receiverUrl}?for=imports`, ['import.finished']);

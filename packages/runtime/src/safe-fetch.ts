@@ -99,6 +99,12 @@ export interface SafeFetchCallOptions {
   body?: string;
   /** Extra request headers (a webhook's content type and signature). */
   headers?: Record<string, string>;
+  /**
+   * The status and headers are all the caller reads (a webhook receiver's acknowledgement): the
+   * body is dropped unread, so a large or slow one does not turn an answer into a failure, and
+   * the response's `body` is empty.
+   */
+  statusOnly?: boolean;
 }
 
 export type SafeFetch = (url: string, opts?: SafeFetchCallOptions) => Promise<SafeFetchResponse>;
@@ -349,6 +355,10 @@ async function hop(
     if (REDIRECT_STATUSES.has(res.statusCode) && (opts.method ?? 'GET') === 'GET') {
       discard(res.body);
       return { status: res.statusCode, headers, body: undefined };
+    }
+    if (opts.statusOnly === true) {
+      discard(res.body);
+      return { status: res.statusCode, headers, body: Buffer.alloc(0) };
     }
     const declared = Number(headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {

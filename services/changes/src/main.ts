@@ -87,6 +87,9 @@ startService({
         giveUp: createDeliveryGiveUp(webhookSending(d)),
         maxAttempts: d.config.WEBHOOK_MAX_ATTEMPTS,
         backoff: { baseMs: d.config.WEBHOOK_RETRY_BASE_MS, capMs: 600_000 },
+        // One webhook's deliveries one at a time: a receiver that does not answer takes one of
+        // the four sending slots at most, and other webhooks' deliveries go on.
+        serialByKey: true,
         concurrency: 4,
       }),
     ];

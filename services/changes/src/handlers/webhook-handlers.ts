@@ -7,6 +7,7 @@ import { inTransaction, type Pool } from '@adsmcp/runtime/db';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '@adsmcp/runtime/errors';
 import { actorName } from '@adsmcp/runtime/principal';
 import { checkUrl, SafeFetchError } from '@adsmcp/runtime/safe-fetch';
+import { shownUrl } from '@adsmcp/runtime/shown-url';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { appendAuditEvent } from '../store/audit-store.ts';
 import {
@@ -133,7 +134,7 @@ async function createWebhook(
       actor: by,
       kind: 'webhook.registered',
       subject: webhookId,
-      details: { webhook_id: webhookId, url, events, format },
+      details: { webhook_id: webhookId, url: shownUrl(url), events, format },
     });
     return w;
   });
@@ -164,7 +165,12 @@ async function deleteWebhook(
       actor: by,
       kind: 'webhook.deleted',
       subject: gone.webhook_id,
-      details: { webhook_id: gone.webhook_id, url: gone.url, events: gone.events, format: gone.format },
+      details: {
+        webhook_id: gone.webhook_id,
+        url: shownUrl(gone.url),
+        events: gone.events,
+        format: gone.format,
+      },
     });
   });
   return {};

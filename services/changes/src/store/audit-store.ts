@@ -432,7 +432,11 @@ export interface AuditFilter {
   accountId?: string;
   /** Only events whose actor starts with one of these (a person's `user:<id>`, their connections). */
   actorPrefixes?: readonly string[];
-  /** Only events whose subject or details contain this text, case-insensitive. */
+  /**
+   * Only events whose subject or details contain this text, case-insensitive. A receiver's `url`
+   * is not searched: entries from before it was kept to its origin hold the whole URL, which a
+   * member could otherwise recover by guessing one character at a time (shown-url.ts).
+   */
   text?: string;
   /** With `text`: events whose subject is one of these match it too. */
   textSubjects?: readonly string[];
@@ -459,7 +463,7 @@ async function readAuditPage(db: Queryable, f: AuditFilter): Promise<AuditRow[]>
         AND ($2::bigint IS NULL OR seq < $2) AND ($3::bigint IS NULL OR seq > $3)
         AND ($4::text IS NULL OR lower(details->>'account_id') = lower($4))
         AND ($5::text[] IS NULL OR EXISTS (SELECT 1 FROM unnest($5::text[]) p WHERE starts_with(actor, p)))
-        AND ($6::text IS NULL OR strpos(lower(subject || ' ' || details::text), lower($6)) > 0
+        AND ($6::text IS NULL OR strpos(lower(subject || ' ' || (details - 'url')::text), lower($6)) > 0
              OR subject = ANY ($9::text[]))
         AND ($8::text IS NULL OR starts_with(source_key, $8))
       ORDER BY audit_log.seq ${ascending ? 'ASC' : 'DESC'} LIMIT $7`,

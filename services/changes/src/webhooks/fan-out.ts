@@ -58,8 +58,9 @@ export async function fanOut(pool: Pool): Promise<number> {
             reviewUrl: reviewUrl(hook.review_base_url, change.change_id),
           }),
         };
-        // Keyed by webhook: one receiver gets its events in order, and a receiver that is down
-        // holds back only its own deliveries.
+        // Keyed by webhook: the consumer sends one webhook's deliveries one at a time, so a
+        // receiver that is down holds one slot at most. A delivery retried arrives after later
+        // ones (docs/webhooks.md), so each carries its event's time.
         await enqueue(tx, {
           topic: WEBHOOK_TOPIC,
           key: hook.webhook_id,

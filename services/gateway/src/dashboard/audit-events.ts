@@ -15,6 +15,7 @@ import {
 import { enumValue, enumWords } from '@adsmcp/runtime/enum-words';
 import { isUuid } from '@adsmcp/runtime/ids';
 import { isRecord } from '@adsmcp/runtime/json';
+import { shownUrl } from '@adsmcp/runtime/shown-url';
 import { showHidden } from '@adsmcp/runtime/text';
 import { create } from '@bufbuild/protobuf';
 import { resolutionWord } from '../catalogue/change-view.ts';
@@ -345,7 +346,12 @@ function webhookEvent(
     return {
       what: `webhook ${verb}`,
       object,
-      detail: [text(d.url), events && `events ${events}`, text(d.format) && `format ${text(d.format)}`]
+      // Entries recorded before URLs were kept to their origin are cut here too (shown-url.ts).
+      detail: [
+        shownUrl(text(d.url)),
+        events && `events ${events}`,
+        text(d.format) && `format ${text(d.format)}`,
+      ]
         .filter(Boolean)
         .join('; '),
       link: '/dashboard/webhooks',
