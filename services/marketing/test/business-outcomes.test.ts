@@ -464,6 +464,26 @@ describe('row rules', () => {
     assert.deepEqual(await savedIds(who), ['r1']);
   });
 
+  test('two imports bringing the same ids in opposite orders at once both end, one saving them and the other skipping them', async () => {
+    const who = testPrincipal();
+    const ids = Array.from({ length: 2000 }, (_, i) => `d${String(i).padStart(4, '0')}`);
+    // Inserted row by row in request order, each would wait on the other's rows: a deadlock,
+    // which PostgreSQL ends by failing one of them.
+    const [a, b] = await Promise.all([
+      importOutcomes(
+        who,
+        ids.map((id) => order(id)),
+      ),
+      importOutcomes(
+        who,
+        [...ids].reverse().map((id) => order(id)),
+      ),
+    ]);
+    assert.deepEqual([a.import?.saved, b.import?.saved].sort(), [0, 2000]);
+    assert.deepEqual([a.import?.skippedDuplicates, b.import?.skippedDuplicates].sort(), [0, 2000]);
+    assert.equal((await savedIds(who)).length, 2000);
+  });
+
   test('decimals are compared exactly', () => {
     assert.equal(canonicalDecimal('049.900'), '49.9');
     assert.equal(canonicalDecimal('0.000'), '0');

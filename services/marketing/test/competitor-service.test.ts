@@ -17,6 +17,7 @@ import {
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { createPgTransport } from '@adsmcp/runtime/bus/pg-transport';
 import { buildConnectServer } from '@adsmcp/runtime/connect-server';
+import { inTransaction, type PoolClient } from '@adsmcp/runtime/db';
 import { createLogger } from '@adsmcp/runtime/log';
 import type { Principal } from '@adsmcp/runtime/principal';
 import { createSafeFetcher } from '@adsmcp/runtime/safe-fetch';
@@ -629,5 +630,37 @@ describe('politeness and the schedule', () => {
       (starts[1] ?? 0) - (starts[0] ?? 0) >= spacingMs - 500,
       `fetches of one host started ${(starts[1] ?? 0) - (starts[0] ?? 0)} ms apart`,
     );
+  });
+
+  test('a scheduled check whose source is paused while it waits for its host reads nothing and records nothing', async () => {
+    await svc.pool.query('DELETE FROM competitor_host_slots');
+    const admin = testPrincipal();
+    const held = await save(admin, saveRequest());
+    const waiting = await save(admin, saveRequest());
+    for (const s of [held, waiting]) pages[pathOf(s)] = html('Waiting', '<p>text</p>');
+    const checker = createCompetitorChecker({
+      pool: svc.pool,
+      fetchPage: createSafeFetcher(site.fetcherOptions()),
+      hostSpacingMs: 1500,
+    });
+    // A check by hand takes the host's slot: the scheduled one waits a spacing for the next.
+    await checker.checkNow(admin.workspaceId, held.sourceId, 'u');
+    const ctx = {
+      signal: new AbortController().signal,
+      inTx: <T>(fn: (c: PoolClient) => Promise<T>) => inTransaction(svc.pool, fn),
+    };
+    const check = checker.checkScheduled(
+      { workspace_id: admin.workspaceId, source_id: waiting.sourceId, due_at: new Date().toISOString() },
+      ctx,
+    );
+    await sleep(300);
+    await svc.client.pauseCompetitorSource({ sourceId: waiting.sourceId }, svc.as(admin));
+    await check;
+    assert.ok(!requests.some((r) => r.path === pathOf(waiting)), 'its page was not fetched');
+    const { total } = await svc.client.getCompetitorObservations(
+      { sourceId: waiting.sourceId },
+      svc.as(admin),
+    );
+    assert.equal(total, 0, 'nothing was recorded');
   });
 });

@@ -102,6 +102,9 @@ export function createCompetitorChecker(deps: CheckerDeps): CompetitorChecker {
   ): Promise<CheckResult | undefined> {
     const source = await lockSource(tx, workspaceId, sourceId);
     if (source === undefined) return undefined;
+    // A scheduled check of a source paused or pointed elsewhere while its page was fetched records
+    // nothing: the pause withdrew the reads, and the page is no longer the source's.
+    if (meta.trigger === 'scheduled' && (!source.enabled || source.url !== fetched.url)) return undefined;
     const { observation, baseline } = judge(source, fetched, { ...meta, observationId: randomUUID() });
     const stored = await insertObservation(tx, observation);
     await recordLastCheck(tx, stored, baseline);
@@ -142,7 +145,18 @@ export function createCompetitorChecker(deps: CheckerDeps): CompetitorChecker {
       }
       const startAt = await reserveHostSlot(deps.pool, source.host, clock(), spacingMs);
       const waitMs = startAt.getTime() - clock().getTime();
-      if (waitMs > 0) await sleep(waitMs, undefined, { signal: ctx.signal });
+      if (waitMs > 0) {
+        await sleep(waitMs, undefined, { signal: ctx.signal });
+        // Paused, removed or pointed elsewhere during the wait for the host's slot: no read.
+        const now = await getSource(deps.pool, message.workspace_id, message.source_id);
+        if (now === undefined || !now.enabled || now.url !== source.url) {
+          deps.logger?.info(
+            { source_id: message.source_id },
+            'competitor check skipped: the source was paused, changed or removed while it waited',
+          );
+          return;
+        }
+      }
       const checkedAt = clock();
       const fetched = await fetchOnce(deps.fetchPage, source.url);
       const result = await ctx.inTx((tx) =>
