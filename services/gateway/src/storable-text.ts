@@ -11,7 +11,7 @@ const NUL = '\u0000';
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** What in `text` PostgreSQL's text and jsonb cannot hold, in words, or undefined. */
-function unstorable(text: string): string | undefined {
+export function unstorable(text: string): string | undefined {
   if (text.includes(NUL)) return 'must not contain the character U+0000 (NUL)';
   if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (it holds a lone surrogate)';
   return undefined;

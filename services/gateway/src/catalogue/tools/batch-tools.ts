@@ -14,6 +14,7 @@ import { showHidden, textLength } from '@adsmcp/runtime/text';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type GatewayDeps, onBehalfOf } from '../../deps.ts';
 import { ToolFailure } from '../../mcp/tool-failure.ts';
+import { unstorable, unstorablePath } from '../../storable-text.ts';
 import { defineTool, type ToolContext, type ToolRow } from '../catalogue.ts';
 import { CHANGE_OUTPUT, changeView } from '../change-view.ts';
 import { inputFromRequest } from '../input-schema.ts';
@@ -63,6 +64,18 @@ const row: Schema<Record<string, unknown>> = {
           // The column name is the caller's: its hidden characters are shown as tokens.
           message: `\`${path}.${showHidden(k)}\` must be text (up to 5000 characters), a number, a boolean or a list of text`,
         });
+      else {
+        // A NUL or a lone surrogate would be stored as nothing or as U+FFFD: refused, by name.
+        const key = unstorable(k);
+        const cell = key === undefined ? unstorablePath(v) : undefined;
+        if (key !== undefined)
+          out.push({ path: `${path}.${k}`, message: `a column name of \`${path}\` ${key}` });
+        else if (cell !== undefined)
+          out.push({
+            path: `${path}.${k}`,
+            message: `\`${path}.${showHidden(k)}${cell.path}\` ${cell.rule}`,
+          });
+      }
     }
   },
 };

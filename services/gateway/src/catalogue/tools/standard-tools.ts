@@ -11,6 +11,7 @@ import {
 import { HOSTNAME, HOSTNAME_HINT } from '@adsmcp/runtime/ids';
 import type { DescMessage } from '@bufbuild/protobuf';
 import type { GatewayDeps } from '../../deps.ts';
+import { unstorable } from '../../storable-text.ts';
 import type { ToolRow } from '../catalogue.ts';
 import { type FieldAdditions, inputFromRequest } from '../input-schema.ts';
 import { messageSchema } from '../output-schema.ts';
@@ -29,14 +30,20 @@ const EXPECTED_REVISION_TEXT =
 /** Where in `value` a string or a key holds U+0000 (PostgreSQL stores none), or nests too deep. */
 function templateIssue(value: unknown, path: string, depth: number): string | undefined {
   if (depth > TEMPLATE_MAX_DEPTH) return `\`${path}\` nests deeper than ${TEMPLATE_MAX_DEPTH} levels`;
-  if (typeof value === 'string')
-    return value.includes('\u0000') ? `\`${path}\` must not contain the NUL character (U+0000)` : undefined;
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) return `\`${path}\` must not contain the NUL character (U+0000)`;
+    // Stored in jsonb, half of a surrogate pair would come back as U+FFFD: refused, by name.
+    const rule = unstorable(value);
+    return rule === undefined ? undefined : `\`${path}\` ${rule}`;
+  }
   if (typeof value !== 'object' || value === null) return undefined;
   const entries: [string, unknown][] = Array.isArray(value)
     ? value.map((v, i) => [`[${i}]`, v])
     : Object.entries(value).map(([k, v]) => [`.${k}`, v]);
   for (const [step, v] of entries) {
     if (step.includes('\u0000')) return `a key of \`${path}\` must not contain the NUL character (U+0000)`;
+    const keyRule = unstorable(step);
+    if (keyRule !== undefined) return `a key of \`${path}\` ${keyRule}`;
     const issue = templateIssue(v, `${path}${step}`, depth + 1);
     if (issue !== undefined) return issue;
   }
