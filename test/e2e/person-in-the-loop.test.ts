@@ -161,6 +161,16 @@ async function modern(
   return { status: res.status, body: JSON.parse(json) };
 }
 
+/** An ads_apply_change called as a task on 2026-07-28; the answer as it came. */
+function applyAsTask(args: Record<string, unknown>) {
+  return modern(
+    seed.token,
+    'tools/call',
+    { name: 'ads_apply_change', arguments: args },
+    { name: 'ads_apply_change' },
+  );
+}
+
 before(async () => {
   e2e = await startSeededStack({ env: { MCP_RATE_BURST: '500' } });
   ({ stack, seed } = e2e);
@@ -263,12 +273,7 @@ describe('a client that declared nothing', () => {
 describe('a task-based apply', () => {
   test('the task waits for the person, says so with the review page, survives a gateway restart, and completes with the applied change after they approve', async () => {
     const { change, path } = await prepareRename('Person in the loop — task');
-    const created = await modern(
-      seed.token,
-      'tools/call',
-      { name: 'ads_apply_change', arguments: { change_id: change.change_id, digest: change.digest } },
-      { name: 'ads_apply_change' },
-    );
+    const created = await applyAsTask({ change_id: change.change_id, digest: change.digest });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     assert.ok(created.body.result, JSON.stringify(created.body));
     const task = created.body.result as { resultType: string; taskId: string; status: string; ttlMs: number };
@@ -373,15 +378,10 @@ describe('tasks of the other long tools, and cancelling', () => {
   });
 
   test('an apply task for a change that is not in the workspace ends with the tool’s not_found at the first tasks/get', async () => {
-    const created = await modern(
-      seed.token,
-      'tools/call',
-      {
-        name: 'ads_apply_change',
-        arguments: { change_id: '00000000-0000-4000-8000-000000000000', digest: 'a'.repeat(64) },
-      },
-      { name: 'ads_apply_change' },
-    );
+    const created = await applyAsTask({
+      change_id: '00000000-0000-4000-8000-000000000000',
+      digest: 'a'.repeat(64),
+    });
     const { taskId } = created.body.result as { taskId: string };
     const task = (await modern(seed.token, 'tasks/get', { taskId }, { name: taskId })).body.result as {
       status: string;
@@ -396,12 +396,7 @@ describe('tasks of the other long tools, and cancelling', () => {
 
   test('an apply task whose request went unanswered asks again while the change is still only approved, and ends applied once', async () => {
     const { change, path } = await prepareRename('Person in the loop — request unanswered');
-    const created = await modern(
-      seed.token,
-      'tools/call',
-      { name: 'ads_apply_change', arguments: { change_id: change.change_id, digest: change.digest } },
-      { name: 'ads_apply_change' },
-    );
+    const created = await applyAsTask({ change_id: change.change_id, digest: change.digest });
     const { taskId } = created.body.result as { taskId: string };
     assert.equal(await approveAt(change.review_url), 'approved');
     // As if a tasks/get had requested the apply a minute ago and the changes service had not
@@ -425,12 +420,7 @@ describe('tasks of the other long tools, and cancelling', () => {
 
   test('a tasks request is held to the JSON-RPC envelope: a notification does nothing, a bad id or version is refused', async () => {
     const { change } = await prepareRename('Person in the loop — envelope');
-    const created = await modern(
-      seed.token,
-      'tools/call',
-      { name: 'ads_apply_change', arguments: { change_id: change.change_id } },
-      { name: 'ads_apply_change' },
-    );
+    const created = await applyAsTask({ change_id: change.change_id });
     const { taskId } = created.body.result as { taskId: string };
     const meta = {
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -478,12 +468,7 @@ describe('tasks of the other long tools, and cancelling', () => {
 
   test('a cancelled apply task ends cancelled and requests nothing: after the person approves, nothing is applied', async () => {
     const { change, path } = await prepareRename('Person in the loop — cancelled task');
-    const created = await modern(
-      seed.token,
-      'tools/call',
-      { name: 'ads_apply_change', arguments: { change_id: change.change_id } },
-      { name: 'ads_apply_change' },
-    );
+    const created = await applyAsTask({ change_id: change.change_id });
     const { taskId } = created.body.result as { taskId: string };
     const ack = await modern(seed.token, 'tasks/cancel', { taskId }, { name: taskId });
     assert.deepEqual(ack.body.result, { resultType: 'complete' });

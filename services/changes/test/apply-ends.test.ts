@@ -29,7 +29,7 @@ import {
   createApplyGiveUp,
   createApplyHandler,
 } from '../src/work/apply-worker.ts';
-import { statusOf } from './changes-under-test.ts';
+import { creating, statusOf } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn } from './people.ts';
 
@@ -249,14 +249,7 @@ describe('the account read before a first send', () => {
       bidding_config: { billing_event_type: 'impression', strategy: 'fixed_bid', max_bid_micros: 1_000 },
     };
     const { change } = await client.prepareChange(
-      {
-        accountId: platform.accountId,
-        tool: 'ads_create_ad_group',
-        objectType: 'ad_group',
-        effect: 'create',
-        operation: { method: 'POST', path: '/ad_groups', bodyJson: JSON.stringify(body) },
-        targetPath: '',
-      },
+      creating(platform.accountId, 'ads_create_ad_group', 'ad_group', '/ad_groups', body),
       as(agent),
     );
     assert.ok(change);

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { refusalDetailsOf } from '@adsmcp/runtime/platform-read/refusal';
 import { as } from '@adsmcp/testkit/service-harness';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { type ChangesUnderTest, startChangesService } from './changes-under-test.ts';
+import { type ChangesUnderTest, creating, startChangesService } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 import { personIn } from './people.ts';
 
@@ -49,14 +49,7 @@ async function preparedChange() {
     partial_failure: false,
   };
   const { change } = await svc.client.prepareChange(
-    {
-      accountId: platform.accountId,
-      tool: 'ads_prepare_ad_batch',
-      objectType: 'bulk_mutation_job',
-      effect: 'create',
-      operation: { method: 'POST', path: '/bulk_mutation_jobs', bodyJson: JSON.stringify(body) },
-      targetPath: '',
-    },
+    creating(platform.accountId, 'ads_prepare_ad_batch', 'bulk_mutation_job', '/bulk_mutation_jobs', body),
     as(agent),
   );
   assert.ok(change);

@@ -9,10 +9,12 @@ import {
   ChangeResolutionSchema,
   ChangeStatusSchema,
   ChangesService,
+  type PrepareChangeRequestSchema,
 } from '@adsmcp/proto/changes/v1/changes_pb';
 import { migrateBus } from '@adsmcp/runtime/bus/outbox';
 import { enumWord } from '@adsmcp/runtime/enum-words';
 import { type ServiceUnderTest, startServiceUnderTest } from '@adsmcp/testkit/service-harness';
+import type { MessageInitShape } from '@bufbuild/protobuf';
 import { buildServer, SERVICE_NAME } from '../src/server.ts';
 import type { LivePlatform } from './live-platform.ts';
 
@@ -40,4 +42,25 @@ export function startChangesService(
     ...(opts.peers === undefined ? {} : { peers: opts.peers }),
     build: (deps) => buildServer({ ...deps, upstream: platform.upstream }),
   });
+}
+
+/**
+ * A prepare request for a change that creates an object by POSTing `body` to `path`: nothing exists
+ * yet to re-read before it is sent.
+ */
+export function creating(
+  accountId: string,
+  tool: string,
+  objectType: string,
+  path: string,
+  body: Record<string, unknown>,
+): MessageInitShape<typeof PrepareChangeRequestSchema> {
+  return {
+    accountId,
+    tool,
+    objectType,
+    effect: 'create',
+    operation: { method: 'POST', path, bodyJson: JSON.stringify(body) },
+    targetPath: '',
+  };
 }

@@ -10,7 +10,7 @@ import type { PrepareChangeRequestSchema } from '@adsmcp/proto/changes/v1/change
 import { testPrincipal } from '@adsmcp/testkit/service-harness';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { type ChangesUnderTest, startChangesService } from './changes-under-test.ts';
+import { type ChangesUnderTest, creating, startChangesService } from './changes-under-test.ts';
 import { type LivePlatform, startLivePlatform } from './live-platform.ts';
 
 const workspaceId = randomUUID();
@@ -71,14 +71,8 @@ test('an ad update over the bounds its tool publishes, sent straight to PrepareC
 });
 
 test('an ad group create with a field its tool does not take, or a bid over the largest, is refused by name', async () => {
-  const create = (body: Record<string, unknown>): PrepareInit => ({
-    accountId: platform.accountId,
-    tool: 'ads_create_ad_group',
-    objectType: 'ad_group',
-    effect: 'create',
-    operation: { method: 'POST', path: '/ad_groups', bodyJson: JSON.stringify(body) },
-    targetPath: '',
-  });
+  const create = (body: Record<string, unknown>): PrepareInit =>
+    creating(platform.accountId, 'ads_create_ad_group', 'ad_group', '/ad_groups', body);
   const body = {
     campaign_id: 'cmp_0123456789abcdef',
     name: 'Spring Sale — Group C',
