@@ -836,6 +836,8 @@ class KafkaBusConsumer<P> implements Consumer {
   /** Called whenever the current kafkajs consumer joins the group (start waits on it). */
   private readonly onJoin = new Set<() => void>();
   private readonly inFlight = new Set<InFlight>();
+  /** The messages kafkajs handed out whose handling, bookkeeping and commit are not done yet. */
+  private readonly delivering = new Set<Promise<void>>();
   private readonly resumeTimers = new Set<NodeJS.Timeout>();
   private stopping: Promise<void> | undefined;
   private rejoinTimer: NodeJS.Timeout | undefined;
@@ -1036,7 +1038,7 @@ class KafkaBusConsumer<P> implements Consumer {
       // One message of a partition at a time, and one key is on one partition: this is what
       // ConsumerOptions.serialByKey asks for, so that option needs nothing more here.
       partitionsConsumedConcurrently: this.opts.concurrency,
-      eachMessage: (payload) => this.onMessage(consumer, payload),
+      eachMessage: (payload) => this.delivered(this.onMessage(consumer, payload)),
     });
   }
 
@@ -1094,10 +1096,19 @@ class KafkaBusConsumer<P> implements Consumer {
     return this.stopping;
   }
 
+  /** Tracks a message's handling until it is over, commit included (shutdown waits for it). */
+  private delivered(handling: Promise<void>): Promise<void> {
+    this.delivering.add(handling);
+    return handling.finally(() => this.delivering.delete(handling));
+  }
+
   /**
-   * shutdown leaves the group after the running handlers finish (kafkajs waits for them), or,
-   * after `stopTimeoutMs`, abandons them: their signals are aborted and their offsets stay
-   * uncommitted, so the group's next owner of the partition runs them again.
+   * shutdown stops taking messages (the topic paused), lets the running handlers finish and
+   * commit, and then leaves the group; after `stopTimeoutMs` it abandons the handlers still
+   * running: their signals are aborted and their offsets stay uncommitted, so the group's next
+   * owner of the partition runs them again. The handlers end before the leave because kafkajs
+   * commits nothing once its stop has begun (it returns from a commit without one): a handler
+   * that finished during the leave would have its message delivered again.
    */
   private async shutdown(): Promise<void> {
     for (const t of this.resumeTimers) clearTimeout(t);
@@ -1105,27 +1116,47 @@ class KafkaBusConsumer<P> implements Consumer {
     clearTimeout(this.rejoinTimer);
     clearTimeout(this.joinWatch);
     this.joinWatch = undefined;
+    try {
+      this.consumer.pause([{ topic: this.topic }]);
+    } catch (err) {
+      // Not running yet (still joining): nothing was handed out to wait for.
+      this.log.debug({ err }, 'bus consumer: nothing to pause before leaving');
+    }
+    const started = Date.now();
+    if (!(await this.within(Promise.allSettled([...this.delivering]), this.opts.stopTimeoutMs)))
+      this.abandonInFlight();
     const disconnected = this.consumer.disconnect().then(
       () => undefined,
       (err: unknown) => this.log.warn({ err }, 'bus consumer: leaving the group failed'),
     );
+    const left = Promise.all([disconnected, ...this.leaving]);
+    if (!(await this.within(left, Math.max(0, this.opts.stopTimeoutMs - (Date.now() - started)))))
+      this.abandonInFlight();
+    await disconnected;
+  }
+
+  /** Whether `work` ended within `ms`. */
+  private async within(work: Promise<unknown>, ms: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    const gaveUp = await Promise.race([
-      Promise.all([disconnected, ...this.leaving]).then(() => false),
+    const ended = await Promise.race([
+      work.then(() => true),
       new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), this.opts.stopTimeoutMs);
+        timer = setTimeout(() => resolve(false), ms);
       }),
     ]);
     clearTimeout(timer);
-    if (gaveUp && this.inFlight.size > 0) {
-      const ids = [...this.inFlight].map((f) => f.id);
-      this.log.warn({ ids }, 'bus consumer stopped with handlers still running; the group will redeliver');
-      for (const f of this.inFlight) {
-        f.controller.abort(new Error('bus consumer stopped'));
-        f.abandon();
-      }
+    return ended;
+  }
+
+  /** Gives up the handlers still running at stop: aborted, their messages left for the group. */
+  private abandonInFlight(): void {
+    if (this.inFlight.size === 0) return;
+    const ids = [...this.inFlight].map((f) => f.id);
+    this.log.warn({ ids }, 'bus consumer stopped with handlers still running; the group will redeliver');
+    for (const f of this.inFlight) {
+      f.controller.abort(new Error('bus consumer stopped'));
+      f.abandon();
     }
-    await disconnected;
   }
 
   private async onMessage(consumer: KafkaConsumer, payload: EachMessagePayload): Promise<void> {
