@@ -610,3 +610,30 @@ describe('prompt texts', () => {
     }
   });
 });
+
+describe('a service that does not answer', () => {
+  test('resources/list and completion say which request to retry, never the service’s own error code', async () => {
+    const client = clients.get('v2-2025') as SurfaceClient;
+    await e2e.stack.kill('marketing', 'SIGKILL');
+    try {
+      for (const [what, call] of [
+        ['resources/list', () => client.listResources()],
+        [
+          'completion/complete',
+          () =>
+            client.complete(
+              { type: 'ref/prompt', name: 'launch_from_brief' },
+              { name: 'item_id', value: '' },
+            ),
+        ],
+      ] as const) {
+        const refused = await refusal(call(), what);
+        assert.equal(refused.code, -32603, `${what}: ${refused.message}`);
+        assert.match(refused.message, new RegExp(`a service ${what} needs did not answer; retry shortly`));
+      }
+    } finally {
+      await e2e.stack.restart('marketing');
+    }
+    assert.ok((await client.listResources()).resources.length > 0, 'answered again once it is back');
+  });
+});
