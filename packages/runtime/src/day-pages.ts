@@ -83,7 +83,11 @@ export interface DayCountsFilter {
    * row read only lowers the sums past them, where no day is found that was not found before.)
    */
   live?: {
-    /** A statement of (day, n), the matches to subtract from each day: a day may have several rows. */
+    /**
+     * A statement of (day, n), the matches to subtract from each day: a day may have several rows,
+     * and a negative `n` adds matches the kept rows read leave out (a day whose kept count is not
+     * read, with its matches counted live).
+     */
     subtract: string;
   };
 }

@@ -144,6 +144,9 @@ const FILTERS: { status?: string; outcomeUnknown?: boolean }[] = [
 
 const HOUR = 3_600_000;
 
+/** The last UTC midnight. */
+const MIDNIGHT = Math.floor(Date.now() / (24 * HOUR)) * 24 * HOUR;
+
 /**
  * When a page is read: some hours from now, or on (or a millisecond before) the instant the
  * changes prepared on a UTC midnight expire (their hours after prepare, after approval, or both,
@@ -313,7 +316,11 @@ test('expired changes over thirty days, some of each stored status and some stil
   // A fixed history where every day holds expired changes of both stored statuses (prepared past
   // its window, approved past its approval's) beside changes still in their windows and every
   // other status, so that a day walk that leaves out either status, or subtracts the windows
-  // wrongly, moves the pages at most offsets.
+  // wrongly, moves the pages at most offsets. The changes are 97 minutes apart back from a UTC
+  // midnight (the first, prepared, on it), and each read is at one of these instants: the
+  // midnight; the instant the midnight's prepared change leaves its window (the window then
+  // starts on a UTC midnight), and a millisecond before; the instant a prepared change in the
+  // middle of a day leaves its window, and a millisecond before.
   const workspaceId = randomUUID();
   const accountId = randomUUID();
   const statuses: Stored[] = [
@@ -329,53 +336,57 @@ test('expired changes over thirty days, some of each stored status and some stil
     `INSERT INTO changes (change_id, workspace_id, account_id, tool, status, summary, method, path, body_json,
                           digest, target_path, target_before_json, prepared_by, prepared_at, approved_at)
      SELECT gen_random_uuid(), $1, $2, 'ads_update_ad', ($3::text[])[1 + i % cardinality($3::text[])], 'A change',
-            'POST', '/ads/1', '{}', repeat('a', 64), '/ads/1', '{}', 'agent', now() - i * interval '97 minutes',
+            'POST', '/ads/1', '{}', repeat('a', 64), '/ads/1', '{}', 'agent', $4::timestamptz - i * interval '97 minutes',
             CASE WHEN ($3::text[])[1 + i % cardinality($3::text[])] <> 'prepared'
-                 THEN least(now(), now() - i * interval '97 minutes' + (i % 5) * interval '7 hours') END
+                 THEN least($4::timestamptz, $4::timestamptz - i * interval '97 minutes' + (i % 5) * interval '7 hours') END
        FROM generate_series(0, 445) AS i`,
-    [workspaceId, accountId, statuses],
+    [workspaceId, accountId, statuses, new Date(MIDNIGHT)],
   );
   const expiry = { preparedValidHours: 48, approvalValidHours: 12 };
-  const now = new Date();
-  for (const account of [undefined, accountId]) {
-    const { matches } = await plainPage(
-      pool,
-      workspaceId,
-      account,
-      { status: 'expired' },
-      { ...expiry, now },
-      0,
-      1,
-    );
-    assert.ok(matches > 100, `expired changes on most days (${matches})`);
-    for (let offset = 0; offset <= matches; offset++) {
-      const plain = await plainPage(
+  const window = expiry.preparedValidHours * HOUR;
+  // Change 42 is prepared (42 % 7 = 0), at 04:06 UTC.
+  const midDay = MIDNIGHT - 42 * 97 * 60_000 + window;
+  const reads = [MIDNIGHT, MIDNIGHT + window, MIDNIGHT + window - 1, midDay, midDay - 1];
+  for (const now of reads.map((t) => new Date(t)))
+    for (const account of [undefined, accountId]) {
+      const { matches } = await plainPage(
         pool,
         workspaceId,
         account,
         { status: 'expired' },
         { ...expiry, now },
-        offset,
-        3,
+        0,
+        1,
       );
-      for (const expiredDaysFrom of [0, Infinity]) {
-        const { rows, total } = await listChanges(pool, {
+      assert.ok(matches > 100, `expired changes on most days (${matches})`);
+      for (let offset = 0; offset <= matches; offset++) {
+        const plain = await plainPage(
+          pool,
           workspaceId,
-          accountId: account,
-          status: 'expired',
-          expiry,
-          now,
-          limit: 3,
+          account,
+          { status: 'expired' },
+          { ...expiry, now },
           offset,
-          expiredDaysFrom,
-        });
-        assert.deepEqual(
-          rows.map((c) => c.change_id),
-          plain.ids,
-          `expired page at ${offset} of ${matches}${account ? ' of one account' : ''}, day counts from ${expiredDaysFrom}`,
+          3,
         );
-        assert.equal(total, matches);
+        for (const expiredDaysFrom of [0, Infinity]) {
+          const { rows, total } = await listChanges(pool, {
+            workspaceId,
+            accountId: account,
+            status: 'expired',
+            expiry,
+            now,
+            limit: 3,
+            offset,
+            expiredDaysFrom,
+          });
+          assert.deepEqual(
+            rows.map((c) => c.change_id),
+            plain.ids,
+            `expired page at ${offset} of ${matches}${account ? ' of one account' : ''} at ${now.toISOString()}, day counts from ${expiredDaysFrom}`,
+          );
+          assert.equal(total, matches);
+        }
       }
     }
-  }
 });

@@ -327,11 +327,20 @@ const DAY_ROWS_PER_OFFSET = 32;
  * at most the window's changes.
  *
  * Expired: a change is shown expired when it is stored prepared or approved and is no longer in
- * the window of its status (prepared within $4 hours, approved within $5 hours after approval). So
- * a day's expired matches are its kept counts of those two statuses less its changes still in
- * their window, counted live in the windows' partial indexes (`recent`): exact whatever the
- * settings were when the changes were approved, and the live part is bounded by the windows, not
- * the history. (A bound on the prepare time before which every stored prepared or approved change
+ * the window of its status (prepared within $4 hours, approved within $5 hours after approval).
+ * - Prepared: every day that ends before the prepare window starts holds only expired ones, so
+ *   its kept count is read; the day the window starts in adds its prepared changes up to the
+ *   window's start, counted live (`recent`, negated as the subtraction is: at most a day's
+ *   prepared changes, in the window's partial index); the days after it hold none. Counting the
+ *   whole window's changes and taking them from each day's kept count, as before, read every
+ *   prepared change of the window's three days and grouped each by its day, the part of the deep
+ *   page that grew with a workspace's recent days (bench/scale.ts: 864 changes at the large size,
+ *   100 at the small).
+ * - Approved: a day's kept count less its changes whose approval is still in its window, counted
+ *   live in the window's partial index, grouped by the day they were prepared on (an approved
+ *   change may have been prepared long before).
+ * Both are exact whatever the settings were when the changes were approved, and the live parts
+ * are bounded by the windows, not the history. (A bound on the prepare time before which every stored prepared or approved change
  * is expired does not hold: a change approved late under a longer prepare window than today's
  * is still shown approved.) An approved change always has its approval time (approveChange sets
  * both in one update); one without would be counted expired by the day counts, as by
@@ -353,12 +362,16 @@ function dayCountsWhere(f: {
     return { where: `${where} AND k.status = $2::text` };
   if (f.status !== 'expired') return undefined;
   const among = `c.workspace_id = $1 AND ($3::uuid IS NULL OR c.account_id = $3::uuid)`;
+  const windowStarts = '$6::timestamptz - make_interval(hours => $4::int)';
   return {
-    where: EXPIRED_RANGES.map((r) => `${where} AND k.status = '${r.status}'`),
+    where: [
+      `${where} AND k.status = 'prepared' AND k.day < change_day(${windowStarts})`,
+      `${where} AND k.status = 'approved'`,
+    ],
     with: `recent AS (
-      SELECT change_day(c.prepared_at) AS day, count(*) AS n FROM changes c
-       WHERE ${among} AND c.status = 'prepared' AND c.prepared_at > $6::timestamptz - make_interval(hours => $4::int)
-       GROUP BY 1
+      SELECT change_day(${windowStarts}) AS day, -count(*) AS n FROM changes c
+       WHERE ${among} AND c.status = 'prepared'
+         AND c.prepared_at >= change_day(${windowStarts}) AND c.prepared_at <= ${windowStarts}
       UNION ALL
       SELECT change_day(c.prepared_at), count(*) FROM changes c
        WHERE ${among} AND c.status = 'approved' AND c.approved_at > $6::timestamptz - make_interval(hours => $5::int)
