@@ -112,6 +112,17 @@ describe('the spend envelope', () => {
   test('two applies at once that together exceed the envelope: one is applied, the other refused with nothing sent', async () => {
     // A person sets the envelope on the account's controls page.
     await person.goto(`${stack.gatewayUrl}/dashboard/accounts/${acct}/controls`);
+    // A value that is not whole micros is refused, naming the field, and stays in it.
+    await person.fill('#envelope_micros', '40.5');
+    await person.check('#fail_closed');
+    await person.click('#save-envelope');
+    assert.match(
+      (await person.textContent('[role=alert]')) ?? '',
+      /envelope_micros must be a whole number of micros/,
+    );
+    assert.equal(await person.inputValue('#envelope_micros'), '40.5');
+    assert.equal(await person.isChecked('#fail_closed'), true);
+    await person.uncheck('#fail_closed');
     await person.fill('#envelope_micros', '40000000');
     await person.click('#save-envelope');
     assert.match((await person.textContent('#envelope-amount')) ?? '', /40\.00 USD \(40000000 micros\)/);

@@ -587,6 +587,11 @@ describe('bad form input is named, never a server error', () => {
     await page.fill('#reason', '🙂'.repeat(2001));
     await Promise.all([page.waitForResponse((r) => r.url().endsWith('/reject')), page.click('#reject')]);
     assert.match(await page.locator('body').innerText(), /reason must be 1 to 2000 characters/);
+    assert.equal(
+      await page.inputValue('#reason'),
+      '🙂'.repeat(2001),
+      'the refused reason is still in its field',
+    );
     await page.fill('#reason', '🙂'.repeat(2000));
     await submit(page, () => page.click('#reject'), `/dashboard/changes/${change.change_id}`);
     assert.equal((await page.locator('#status').innerText()).trim(), 'rejected');

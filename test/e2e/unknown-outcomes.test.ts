@@ -122,6 +122,15 @@ describe('a change whose apply outcome is unknown', () => {
         'Send again (same idempotency key)',
       );
 
+      // A note over 2000 characters is refused, naming the rule, and stays in its form's field.
+      await page.fill('#note-not_applied', 'x'.repeat(2001));
+      await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/resolve')),
+        page.click('#resolve-not_applied'),
+      ]);
+      assert.match((await page.textContent('[role=alert]')) ?? '', /note must be at most 2000 characters/);
+      assert.equal(await page.inputValue('#note-not_applied'), 'x'.repeat(2001));
+      assert.equal(await page.inputValue('#note-applied'), '', 'only the refused form keeps its note');
       await page.fill('#note-not_applied', 'Checked the console: still the old name');
       await Promise.all([
         page.waitForURL(new RegExp(`/dashboard/changes/${change.change_id}$`)),

@@ -149,11 +149,20 @@ describe('webhooks', () => {
       (await page.textContent('[role=alert]')) ?? '',
       /url is refused: the host resolves to a loopback address \(127\.0\.0\.1\)/,
     );
-    await register('https://10.1.2.3/hook', ['change.approved']);
+    await register('https://10.1.2.3/hook', ['change.approved', 'change.failed'], 'slack');
     assert.match(
       (await page.textContent('[role=alert]')) ?? '',
       /url is refused: .*a private address \(10\.1\.2\.3\)/,
     );
+    // The refused registration is still in the form, to be corrected rather than typed again.
+    assert.equal(await page.inputValue('#webhook-url'), 'https://10.1.2.3/hook');
+    assert.deepEqual(
+      await page
+        .locator('#webhook-form input[type=checkbox]:checked')
+        .evaluateAll((boxes) => boxes.map((b) => b.getAttribute('name'))),
+      ['event:change.approved', 'event:change.failed'],
+    );
+    assert.equal(await page.inputValue('#webhook-format'), 'slack');
     await register('https://hooks.example.com/x', []);
     assert.match((await page.textContent('[role=alert]')) ?? '', /events must name at least one of/);
     assert.equal(await page.locator('#webhook-list').count(), 0, 'nothing was registered');

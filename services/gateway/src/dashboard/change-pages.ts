@@ -330,6 +330,17 @@ function standardsCheckedHtml(c: Change, now?: GetCheckedStandardsNowResponse): 
   }</section>`;
 }
 
+/**
+ * What a person typed into a form of the review page that was refused: the page shown with the
+ * refusal keeps it in its field, so that nothing typed is lost.
+ */
+export interface TypedOnReview {
+  /** The reason of a refused reject. */
+  rejectReason?: string;
+  /** The note of a refused settle, and the resolution whose form it was typed in. */
+  settle?: { resolution: string; note: string };
+}
+
 /** The review page of one change; `people` names who acted on it (see loadPeople). */
 export function changeDetailHtml(
   c: Change,
@@ -338,6 +349,7 @@ export function changeDetailHtml(
   canDecide: boolean,
   review: ReviewContext,
   message?: string,
+  typed: TypedOnReview = {},
 ): string {
   const body = parse(c.operation?.bodyJson ?? '');
   const before = parse(c.targetBeforeJson);
@@ -354,11 +366,17 @@ export function changeDetailHtml(
     ${previewHtml(review.assets, c.uploads, body, before)}
     <section><h2>Exact request</h2>
     ${exactRequestHtml(c)}
-    ${decideHtml(c, csrf, canDecide, review)}</section>${settleHtml(c, csrf, canDecide)}${revertHtml(c, csrf, canDecide)}${localTimeScript}`;
+    ${decideHtml(c, csrf, canDecide, review, typed.rejectReason)}</section>${settleHtml(c, csrf, canDecide, typed.settle)}${revertHtml(c, csrf, canDecide)}${localTimeScript}`;
 }
 
 /** Approve (unless stale) and Reject, for a change still waiting for a decision and a person who may decide. */
-function decideHtml(c: Change, csrf: string, canDecide: boolean, review: ReviewContext): string {
+function decideHtml(
+  c: Change,
+  csrf: string,
+  canDecide: boolean,
+  review: ReviewContext,
+  typedReason = '',
+): string {
   // A stale change is never offered for approval; rejecting it still clears it from the queue.
   const approvable = !(review.live?.stale ?? false);
   // An approved change nobody asked to apply yet can still be rejected: its approval is withdrawn.
@@ -373,7 +391,7 @@ function decideHtml(c: Change, csrf: string, canDecide: boolean, review: ReviewC
       }
          <form method="post" action="/dashboard/changes/${esc(c.changeId)}/reject">
            <input type="hidden" name="csrf" value="${esc(csrf)}">
-           <label for="reason">Reason for rejecting${statusWord(c) === 'approved' ? ' (withdraws the approval; nothing has been sent)' : ''}</label><input id="reason" name="reason" required>
+           <label for="reason">Reason for rejecting${statusWord(c) === 'approved' ? ' (withdraws the approval; nothing has been sent)' : ''}</label><input id="reason" name="reason" required value="${esc(typedReason)}">
            <p><button class="danger" type="submit" id="reject">Reject</button></p></form>`
     : rejectable
       ? '<p class="muted">Your role can review changes but not approve or reject them.</p>'
@@ -391,11 +409,11 @@ function revertHtml(c: Change, csrf: string, canDecide: boolean): string {
     : '';
 }
 
-function settleHtml(c: Change, csrf: string, canDecide: boolean): string {
+function settleHtml(c: Change, csrf: string, canDecide: boolean, typed: TypedOnReview['settle']): string {
   return !c.outcomeUnknown
     ? ''
     : canDecide
-      ? settleFormsHtml(c, csrf)
+      ? settleFormsHtml(c, csrf, typed)
       : '<p class="muted">Your role can see this change but not settle its outcome.</p>';
 }
 
@@ -514,11 +532,12 @@ const RESOLUTION_WORDS: Record<string, string> = {
 };
 
 /** The three ways to settle an unknown outcome, each a CSRF-protected form with an optional note. */
-function settleFormsHtml(c: Change, csrf: string): string {
+function settleFormsHtml(c: Change, csrf: string, typed: TypedOnReview['settle']): string {
+  const note = (resolution: string) => (typed?.resolution === resolution ? typed.note : '');
   const form = (resolution: string, label: string, hint: string) =>
     `<form method="post" action="/dashboard/changes/${esc(c.changeId)}/resolve" data-resolution="${resolution}">
       <input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="resolution" value="${resolution}">
-      <label for="note-${resolution}">Note (optional)</label><input id="note-${resolution}" name="note">
+      <label for="note-${resolution}">Note (optional)</label><input id="note-${resolution}" name="note" value="${esc(note(resolution))}">
       <p><button type="submit" id="resolve-${resolution}">${esc(label)}</button> <span class="muted">${esc(hint)}</span></p></form>`;
   return `<section id="settle"><h2>Settle the outcome</h2>
     ${form('send_again', 'Send again (same idempotency key)', 'within 24 hours of its first send; the platform applies it at most once')}

@@ -7,7 +7,13 @@ import { type GatewayDeps, onBehalfOf } from '../deps.ts';
 import { insertAudit } from '../store/identity-store.ts';
 import type { SessionView } from '../store/session-store.ts';
 import { loadPeople } from './change-actors.ts';
-import { changeDetailHtml, loadChange, loadReview, sessionPrincipal } from './change-pages.ts';
+import {
+  changeDetailHtml,
+  loadChange,
+  loadReview,
+  sessionPrincipal,
+  type TypedOnReview,
+} from './change-pages.ts';
 import type { DashboardContext } from './dashboard-context.ts';
 import { decisionRefusal } from './form-body.ts';
 import { page } from './html.ts';
@@ -73,7 +79,8 @@ function registerChangeDecisions(
         }
       } catch (err) {
         const refusal = decisionRefusal(ConnectError.from(err), `Your role cannot ${decision} changes.`);
-        return refusedReview(deps, reply, s, user(s), change, refusal);
+        const typed = decision === 'reject' ? { rejectReason: String(body.reason ?? '') } : {};
+        return refusedReview(deps, reply, s, user(s), change, refusal, typed);
       }
       await insertAudit(deps.pool, {
         workspaceId: s.workspace_id,
@@ -111,7 +118,9 @@ function registerChangeResolution(
         ConnectError.from(err),
         'Your role cannot settle the outcome of changes.',
       );
-      return refusedReview(deps, reply, s, user(s), change, refusal);
+      return refusedReview(deps, reply, s, user(s), change, refusal, {
+        settle: { resolution: text(body.resolution), note: text(body.note) },
+      });
     }
     return reply.redirect(`/dashboard/changes/${change.changeId}`, 303);
   });
@@ -130,7 +139,7 @@ export function noSuchChange(reply: FastifyReply, pageUser: PageUser) {
 
 /**
  * The review page shown again after a refused decision: it says why (a stale object, a decision
- * made meanwhile) and offers only what can still be done.
+ * made meanwhile) and offers only what can still be done, with what was typed still in its field.
  */
 async function refusedReview(
   deps: GatewayDeps,
@@ -139,6 +148,7 @@ async function refusedReview(
   pageUser: PageUser,
   change: Change,
   refusal: { status: number; message: string },
+  typed: TypedOnReview,
 ) {
   const fresh = (await loadReview(deps, sessionPrincipal(s), change.changeId)) ?? { change, conflicts: [] };
   const people = await loadPeople(deps.pool, s.workspace_id, [fresh.change]);
@@ -148,7 +158,15 @@ async function refusedReview(
     .send(
       page(
         'Review change',
-        changeDetailHtml(fresh.change, people, s.csrf_token, s.role !== 'viewer', fresh, refusal.message),
+        changeDetailHtml(
+          fresh.change,
+          people,
+          s.csrf_token,
+          s.role !== 'viewer',
+          fresh,
+          refusal.message,
+          typed,
+        ),
         pageUser,
       ),
     );

@@ -96,7 +96,26 @@ function envelopeHtml(e: SpendEnvelope | undefined, currency: string): string {
 }
 
 /** The account's controls page. */
-async function controlsHtml(deps: GatewayDeps, s: SessionView, account: Account, message?: string) {
+/**
+ * What was typed into a refused form of the controls pages, kept in its field on the page that
+ * says why (the form's own field names: `envelope_micros`, `fail_closed`, `reason`).
+ */
+type Typed = { form: 'envelope' | 'freeze'; body: Record<string, unknown> } | undefined;
+
+/** A field's typed value in a refused `form`: undefined when another form (or none) was refused. */
+function typedText(typed: Typed, form: 'envelope' | 'freeze', field: string): string | undefined {
+  if (typed?.form !== form) return undefined;
+  const v = typed.body[field];
+  return typeof v === 'string' ? v : '';
+}
+
+async function controlsHtml(
+  deps: GatewayDeps,
+  s: SessionView,
+  account: Account,
+  message?: string,
+  typed?: Typed,
+) {
   const p = sessionPrincipal(s);
   const { controls } = await deps
     .clientOf(ControlsService)
@@ -110,8 +129,8 @@ async function controlsHtml(deps: GatewayDeps, s: SessionView, account: Account,
   const envelopeForm = admin
     ? `<form method="post" action="${base}/envelope" id="envelope-form">${csrf}
         <label for="envelope_micros">Envelope in micros of ${esc(account.currency)} (1000000 is 1.00; empty for none)</label>
-        <input id="envelope_micros" name="envelope_micros" inputmode="numeric" value="${e?.envelopeMicros === undefined ? '' : esc(e.envelopeMicros)}">
-        <label><input type="checkbox" name="fail_closed" value="on" id="fail_closed" style="width:auto"${e?.failClosed ? ' checked' : ''}>
+        <input id="envelope_micros" name="envelope_micros" inputmode="numeric" value="${esc(typedText(typed, 'envelope', 'envelope_micros') ?? e?.envelopeMicros ?? '')}">
+        <label><input type="checkbox" name="fail_closed" value="on" id="fail_closed" style="width:auto"${(typed?.form === 'envelope' ? typed.body.fail_closed === 'on' : e?.failClosed) ? ' checked' : ''}>
         No envelope, no write: without an envelope, refuse every change that raises a daily budget</label>
         <p><button type="submit" id="save-envelope">Save envelope</button></p></form>`
     : `<p class="muted">${ONLY_ADMIN}</p>`;
@@ -129,7 +148,7 @@ async function controlsHtml(deps: GatewayDeps, s: SessionView, account: Account,
       ? `<form method="post" action="${base}/unfreeze">${csrf}<p><button type="submit" id="unfreeze">Unfreeze</button></p></form>`
       : `<form method="post" action="${base}/freeze">${csrf}
           <label for="freeze-reason">Reason (shown with every refusal and on every page)</label>
-          <input id="freeze-reason" name="reason" required maxlength="500">
+          <input id="freeze-reason" name="reason" required maxlength="500" value="${esc(typedText(typed, 'freeze', 'reason') ?? '')}">
           <p><button class="danger" type="submit" id="freeze">Freeze writes to this account</button></p></form>`;
   return `<p><a href="/dashboard/accounts/${esc(account.accountId)}">← ${esc(account.name)}</a></p>
     ${message ? `<p class="error" role="alert">${esc(message)}</p>` : ''}
@@ -183,7 +202,11 @@ export function envelopeUseHtml(e: { use: GetEnvelopeUseResponse; currency: stri
 }
 
 /** The settings page's section: the workspace's freeze, and each account's controls page. */
-export async function workspaceControlsHtml(deps: GatewayDeps, s: SessionView): Promise<string> {
+export async function workspaceControlsHtml(
+  deps: GatewayDeps,
+  s: SessionView,
+  typed?: Typed,
+): Promise<string> {
   const p = sessionPrincipal(s);
   const [{ freezes }, { accounts }] = await Promise.all([
     deps.clientOf(ControlsService).listFreezes({}, onBehalfOf(p)),
@@ -203,7 +226,7 @@ export async function workspaceControlsHtml(deps: GatewayDeps, s: SessionView): 
         ? `<form method="post" action="/dashboard/settings/unfreeze">${csrf}<p><button type="submit" id="unfreeze-workspace">Unfreeze the workspace</button></p></form>`
         : `<form method="post" action="/dashboard/settings/freeze">${csrf}
             <label for="workspace-freeze-reason">Reason (shown with every refusal and on every page)</label>
-            <input id="workspace-freeze-reason" name="reason" required maxlength="500">
+            <input id="workspace-freeze-reason" name="reason" required maxlength="500" value="${esc(typedText(typed, 'freeze', 'reason') ?? '')}">
             <p><button class="danger" type="submit" id="freeze-workspace">Freeze writes to every account</button></p></form>`;
   const state =
     workspace === undefined
@@ -312,11 +335,17 @@ async function show(
   account: Account,
   status = 200,
   message?: string,
+  typed?: Typed,
 ) {
   return reply
     .code(status)
     .type('text/html')
-    .send(page('Account controls', await controlsHtml(c.deps, s, account, message), c.h.user(s)));
+    .send(page('Account controls', await controlsHtml(c.deps, s, account, message, typed), c.h.user(s)));
+}
+
+/** The form a post to `path` came from, with what was typed in it (unfreeze has no field). */
+function typedIn(path: string, body: Record<string, unknown>): Typed {
+  return path === 'envelope' || path === 'freeze' ? { form: path, body } : undefined;
 }
 
 /** A checked post about an account's controls: `act` calls the changes service, then back to the page. */
@@ -331,12 +360,14 @@ function accountPost(
     const p = sessionPrincipal(s);
     const account = await workspaceAccount(c.deps, p, req.params.id);
     if (!account) return notFound(c, reply, s);
+    const body = (req.body ?? {}) as Record<string, unknown>;
     try {
-      await act(p, account, (req.body ?? {}) as Record<string, unknown>);
+      await act(p, account, body);
     } catch (err) {
-      if (err instanceof FormError) return show(c, reply, s, account, 400, err.message);
+      const typed = typedIn(path, body);
+      if (err instanceof FormError) return show(c, reply, s, account, 400, err.message, typed);
       const refusal = decisionRefusal(ConnectError.from(err), ONLY_ADMIN);
-      return show(c, reply, s, account, refusal.status, refusal.message);
+      return show(c, reply, s, account, refusal.status, refusal.message, typed);
     }
     return reply.redirect(`/dashboard/accounts/${account.accountId}/controls`, 303);
   });
@@ -351,8 +382,9 @@ function workspacePost(
   c.app.post(`/dashboard/settings/${path}`, async (req: FastifyRequest, reply) => {
     const s = await c.h.checkedPost(req, reply);
     if (!s) return reply;
+    const body = (req.body ?? {}) as Record<string, unknown>;
     try {
-      await act(sessionPrincipal(s), (req.body ?? {}) as Record<string, unknown>);
+      await act(sessionPrincipal(s), body);
     } catch (err) {
       const refusal = decisionRefusal(ConnectError.from(err), ONLY_ADMIN);
       return reply
@@ -361,7 +393,7 @@ function workspacePost(
         .send(
           page(
             'Settings',
-            `<p class="error" role="alert">${esc(refusal.message)}</p>${await workspaceControlsHtml(c.deps, s)}`,
+            `<p class="error" role="alert">${esc(refusal.message)}</p>${await workspaceControlsHtml(c.deps, s, typedIn(path, body))}`,
             c.h.user(s),
           ),
         );

@@ -42,6 +42,8 @@ interface Shown {
   message?: string;
   /** The secret of the webhook just registered: this page is the only place it is ever shown. */
   created?: { webhookId: string; secret: string };
+  /** A refused registration's fields, kept in the form so that nothing typed is lost. */
+  typed?: { url: string; events: string[]; format: string };
 }
 
 async function webhooksHtml(deps: GatewayDeps, s: SessionView, shown: Shown): Promise<string> {
@@ -73,15 +75,18 @@ async function webhooksHtml(deps: GatewayDeps, s: SessionView, shown: Shown): Pr
     webhooks.length === 0
       ? '<p class="muted" id="no-webhooks">No webhooks yet.</p>'
       : `<table id="webhook-list"><thead><tr><th>URL</th><th>Events</th><th>Format</th><th>Registered</th><th></th></tr></thead><tbody>${rows}</tbody></table>`;
+  const typed = shown.typed;
+  const checked = (name: string) => (typed?.events.includes(name) ? ' checked' : '');
   const checks = EVENTS.map(
     ([name, label]) =>
-      `<label><input type="checkbox" name="event:${name}" value="on" style="width:auto"> ${esc(label)} <code>${name}</code></label>`,
+      `<label><input type="checkbox" name="event:${name}" value="on" style="width:auto"${checked(name)}> ${esc(label)} <code>${name}</code></label>`,
   ).join('');
+  const selected = (format: string) => (typed?.format === format ? ' selected' : '');
   const form = `<form method="post" action="/dashboard/webhooks" id="webhook-form">${csrf}
-    <label for="webhook-url">URL (https)</label><input id="webhook-url" name="url" type="url" required maxlength="2048">
+    <label for="webhook-url">URL (https)</label><input id="webhook-url" name="url" type="url" required maxlength="2048" value="${esc(typed?.url ?? '')}">
     <fieldset><legend>Events</legend>${checks}</fieldset>
     <label for="webhook-format">Format</label><select id="webhook-format" name="format">
-    <option value="json">JSON (signed adsmcp event)</option><option value="slack">Slack-compatible message</option></select>
+    <option value="json"${selected('json')}>JSON (signed adsmcp event)</option><option value="slack"${selected('slack')}>Slack-compatible message</option></select>
     <p><button type="submit" id="register-webhook">Register</button></p></form>`;
   const log = deliveries
     .map(
@@ -156,7 +161,7 @@ export function registerWebhooksPage(app: FastifyInstance, deps: GatewayDeps, h:
       });
     } catch (err) {
       const r = refusal(err);
-      return show(reply, s, { status: r.status, message: r.message });
+      return show(reply, s, { status: r.status, message: r.message, typed: { url, events, format } });
     }
   });
 
