@@ -342,14 +342,20 @@ async function seedProposals(db: pg.Client, workspaceId: string, account: string
   );
 }
 
-/** A connection that explains each query instead of running it, and keeps the plans. */
+/**
+ * A connection that explains each query instead of running it, and keeps the plans. A statement
+ * sent by name (to connections that plan it once) is explained as its generic plan, for any values.
+ */
 function explainer(db: pg.Client, schema: string, plans: { sql: string; plan: PlanNode }[]): Queryable {
   return {
-    query: (async (text: string, values?: unknown[]) => {
+    query: (async (sent: string | { name: string; text: string }, values?: unknown[]) => {
+      const text = typeof sent === 'string' ? sent : sent.text;
       await db.query(`SET search_path = ${schema}`);
       const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-        `EXPLAIN (FORMAT JSON) ${text}`,
-        values,
+        typeof sent === 'string'
+          ? `EXPLAIN (FORMAT JSON) ${text}`
+          : `EXPLAIN (GENERIC_PLAN, FORMAT JSON) ${text}`,
+        typeof sent === 'string' ? values : undefined,
       );
       const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
       if (plan) plans.push({ sql: text, plan });
@@ -952,6 +958,18 @@ async function main(): Promise<void> {
     );
     await explain('ads_list_changes, expired, deep', 'changes', (q) =>
       listChanges(q, { workspaceId, status: 'expired', expiry, now, limit: 20, offset: MAX_OFFSET }),
+    );
+    // As the service reads it: on its connections that plan the statement once, for any values.
+    await explain('ads_list_changes, expired, deep, generic plan', 'changes', (q) =>
+      listChanges(q, {
+        workspaceId,
+        status: 'expired',
+        expiry,
+        now,
+        limit: 20,
+        offset: MAX_OFFSET,
+        genericPlans: q,
+      }),
     );
     await explain('ads_list_changes, prepared', 'changes', (q) =>
       listChanges(q, { workspaceId, status: 'prepared', expiry, now, limit: 20, offset: 0 }),

@@ -26,6 +26,15 @@ const SCHEMA_NAME = /^[a-z][a-z0-9_]{0,62}$/;
  * createPool connects to `databaseUrl` with `search_path` set to `schema`. An idle connection
  * that the server drops (a restart, a failover) is reported to `onError` and replaced on the
  * next query; one dropped while checked out fails its query; neither takes the process down.
+ *
+ * With `genericPlans`, its connections plan a statement once, for any values (PostgreSQL's
+ * `plan_cache_mode = force_generic_plan`), and keep the plan: a statement sent to it by name
+ * (`{ name, text, values }`) is planned on a connection's first use only. That is for the few
+ * statements whose planning costs more than running them and whose plan does not depend on
+ * their values (a deep page's, whose indexes its ORDER BY fixes); every other statement belongs
+ * on a pool without it, planned for its values each time. It applies to every statement the
+ * connections run, unnamed ones too, so such a pool is kept apart (`generic plans` in its
+ * connections' application name).
  */
 export function createPool(
   databaseUrl: string,
@@ -33,13 +42,14 @@ export function createPool(
   max = 10,
   onError: (err: Error) => void = (err) =>
     process.stderr.write(`postgres pool (${schema}): ${err.message}\n`),
+  settings: { genericPlans?: boolean } = {},
 ): pg.Pool {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name: ${schema}`);
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max,
-    options: `-c search_path=${schema}`,
-    application_name: schema,
+    options: `-c search_path=${schema}${settings.genericPlans ? ' -c plan_cache_mode=force_generic_plan' : ''}`,
+    application_name: settings.genericPlans ? `${schema} generic plans` : schema,
   });
   pool.on('error', onError);
   // The pool listens for errors only on idle connections. A connection checked out between two

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { BusTransport, Consumer, ConsumerOptions } from './bus/bus.ts';
 import { migrateBus, startPruning } from './bus/outbox.ts';
 import { createBusTransport } from './bus/transport.ts';
-import { openServiceDatabase, type Pool } from './db.ts';
+import { createPool, openServiceDatabase, type Pool, poolErrorsTo } from './db.ts';
 import { announceListening, onShutdown, runMain } from './lifecycle.ts';
 import { createLogger, type Logger } from './log.ts';
 import { registerBusMetrics, startMetrics } from './metrics.ts';
@@ -41,6 +41,8 @@ export interface ServiceDeps<C, B extends boolean> {
   config: C;
   logger: Logger;
   pool: Pool;
+  /** The pool of generic plans, when the spec's `database.genericPlans` asks for one. */
+  genericPlans: Pool | undefined;
   bus: B extends true ? BusTransport : undefined;
   /** Verifies principal tokens by the trust table's edges for this service. */
   verifier: PrincipalVerifier;
@@ -85,6 +87,11 @@ export interface ServiceSpec<C extends KitConfig, B extends boolean, P> {
     migrationsDir: string;
     /** Pool size (default 10). */
     max?: number;
+    /**
+     * The size of a second pool whose connections plan each statement once (createPool's
+     * `genericPlans`), for the statements the service sends there by name; none when unset.
+     */
+    genericPlans?: number;
     /** The service has a bus (its tables in the schema, consumers, pruning of done messages). */
     bus?: B;
   };
@@ -137,9 +144,15 @@ async function run<C extends KitConfig, B extends boolean, P>(spec: ServiceSpec<
     registerBusMetrics(pool);
     bus = createBusTransport({ pool, logger, env: config, clientId: name });
   }
+  const genericPlans =
+    spec.database.genericPlans === undefined
+      ? undefined
+      : createPool(config.DATABASE_URL, schema, spec.database.genericPlans, poolErrorsTo(logger), {
+          genericPlans: true,
+        });
   const verifier = await createPrincipalVerifier(trustedKeys(name, config), name);
   // `bus` is set exactly when the spec said bus: true, which is what B says.
-  const base = { config, logger, pool, bus, verifier } as ServiceDeps<C, B>;
+  const base = { config, logger, pool, genericPlans, bus, verifier } as ServiceDeps<C, B>;
   const peers = (await spec.peers?.(base)) as P;
   const deps: ServiceDepsWith<C, B, P> = { ...base, peers };
   const consumers = spec.consumers?.(deps) ?? [];
@@ -159,6 +172,7 @@ async function run<C extends KitConfig, B extends boolean, P>(spec: ServiceSpec<
     await server.close();
     for (const job of jobs.reverse()) await (typeof job === 'function' ? job() : job.stop());
     await bus?.stop();
+    await genericPlans?.end();
     await pool.end();
     await metrics.close();
     await tracing.shutdown();

@@ -62,7 +62,13 @@ const webhookSending = ({ pool, logger, peers, config }: ServiceDepsWith<Config,
 startService({
   name: SERVICE_NAME,
   config: loadConfig,
-  database: { migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)), bus: true },
+  database: {
+    migrationsDir: fileURLToPath(new URL('../migrations', import.meta.url)),
+    bus: true,
+    // The expired changes' deep pages (change-store.ts, listChanges): one reader at a time is
+    // the common case, two lets a second wait less.
+    genericPlans: 2,
+  },
   trusts: ['gateway', 'optimizer', 'marketing'],
   peers: ({ config }) => peersOf(config),
   consumers: (d) => {
@@ -100,9 +106,10 @@ startService({
     startAuditBackfill(d.pool, d.logger),
     startAuditChainer(d.pool, d.logger),
   ],
-  server: ({ pool, verifier, logger, peers, config }) =>
+  server: ({ pool, genericPlans, verifier, logger, peers, config }) =>
     buildServer({
       pool,
+      genericPlans,
       verifier,
       logger,
       ...peers,

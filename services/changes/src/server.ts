@@ -31,6 +31,8 @@ export { CHANGES_ISSUER as ISSUER, OPTIMIZER_ISSUER } from '@adsmcp/runtime/trus
 
 export interface Deps {
   pool: Pool;
+  /** Connections that plan a statement once, for the expired changes' deep pages (listChanges). */
+  genericPlans?: Pool | undefined;
   verifier: PrincipalVerifier;
   logger: Logger;
   /** The upstream-proxy, signed for with this service's own key (see ISSUER): planning reads and approval re-reads. */
@@ -54,7 +56,14 @@ export function buildServer(deps: Deps): ConnectServer {
     logger: deps.logger,
     routes: (router) => {
       const peers = { upstream: deps.upstream, marketing: deps.marketing };
-      router.service(ChangesService, changesHandlers({ pool: deps.pool, ...peers }));
+      router.service(
+        ChangesService,
+        changesHandlers({
+          pool: deps.pool,
+          ...(deps.genericPlans ? { genericPlans: deps.genericPlans } : {}),
+          ...peers,
+        }),
+      );
       router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
       router.service(BatchService, batchHandlers({ pool: deps.pool, ...peers, items: deps.items }));
       router.service(RevertService, revertHandlers({ pool: deps.pool, ...peers }));

@@ -344,6 +344,9 @@ test('expired changes over thirty days, some of each stored status and some stil
   );
   const expiry = { preparedValidHours: 48, approvalValidHours: 12 };
   const window = expiry.preparedValidHours * HOUR;
+  // One connection that plans each statement once, as the changes service's second pool does.
+  const generic = createPool(db.url, 'changes', 1, undefined, { genericPlans: true });
+  after(() => generic.end());
   // Change 42 is prepared (42 % 7 = 0), at 04:06 UTC.
   const midDay = MIDNIGHT - 42 * 97 * 60_000 + window;
   const reads = [MIDNIGHT, MIDNIGHT + window, MIDNIGHT + window - 1, midDay, midDay - 1];
@@ -369,7 +372,12 @@ test('expired changes over thirty days, some of each stored status and some stil
           offset,
           3,
         );
-        for (const expiredDaysFrom of [0, Infinity]) {
+        // From the day counts, planned for the values and planned once; by the offset alone.
+        for (const [expiredDaysFrom, genericPlans] of [
+          [0, undefined],
+          [0, generic],
+          [Infinity, undefined],
+        ] as const) {
           const { rows, total } = await listChanges(pool, {
             workspaceId,
             accountId: account,
@@ -379,14 +387,25 @@ test('expired changes over thirty days, some of each stored status and some stil
             limit: 3,
             offset,
             expiredDaysFrom,
+            ...(genericPlans ? { genericPlans } : {}),
           });
           assert.deepEqual(
             rows.map((c) => c.change_id),
             plain.ids,
-            `expired page at ${offset} of ${matches}${account ? ' of one account' : ''} at ${now.toISOString()}, day counts from ${expiredDaysFrom}`,
+            `expired page at ${offset} of ${matches}${account ? ' of one account' : ''} at ${now.toISOString()}, day counts from ${expiredDaysFrom}${genericPlans ? ', planned once' : ''}`,
           );
           assert.equal(total, matches);
         }
       }
     }
+  // The pages planned once were: one generic plan a statement (with an account and without),
+  // used for every read after its first, and no plan made for a read's values.
+  const { rows: plans } = await generic.query<{ generic_plans: number; custom_plans: number }>(
+    'SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements ORDER BY name',
+  );
+  assert.equal(plans.length, 2, 'one statement with an account, one without');
+  for (const p of plans) {
+    assert.equal(p.custom_plans, 0);
+    assert.ok(p.generic_plans > 100, `each used for every read (${p.generic_plans})`);
+  }
 });

@@ -12,7 +12,7 @@ import {
   type PrepareChangeRequest,
 } from '@adsmcp/proto/changes/v1/changes_pb';
 import { principalOf } from '@adsmcp/runtime/connect-server';
-import type { Pool } from '@adsmcp/runtime/db';
+import type { Pool, Queryable } from '@adsmcp/runtime/db';
 import { enumValue, enumWord, enumWords } from '@adsmcp/runtime/enum-words';
 import { FailedPreconditionError, InvalidArgumentError } from '@adsmcp/runtime/errors';
 import { isUuid } from '@adsmcp/runtime/ids';
@@ -79,6 +79,11 @@ export interface Peers {
 
 export interface HandlerDeps extends Peers {
   pool: Pool;
+  /**
+   * Connections that plan a statement once (createPool's `genericPlans`), for the expired
+   * changes' deep pages (listChanges); unset, those are planned on `pool` each time.
+   */
+  genericPlans?: Queryable;
   /** Waits between reads while ApplyChange waits for an outcome. */
   sleep?: (ms: number) => Promise<void>;
   /** The clock expiry is read by (tests pass a fixed one). */
@@ -86,7 +91,7 @@ export interface HandlerDeps extends Peers {
 }
 
 export type Deps = Required<Pick<HandlerDeps, 'pool' | 'upstream' | 'sleep' | 'now'>> &
-  Pick<HandlerDeps, 'marketing'>;
+  Pick<HandlerDeps, 'marketing' | 'genericPlans'>;
 
 /** The workspace's settings as the API shows them (the defaults while none was set). */
 function settingsProto(row: ExpirySettingRow | undefined, hours: ExpiryHours) {
@@ -190,7 +195,12 @@ function planningRpcs({
 }
 
 /** Reading changes: one (and its object re-read, when asked), a page, the audit events. */
-function readingRpcs({ pool, upstream, now }: Deps): Rpcs<'getChange' | 'listChanges' | 'listChangeEvents'> {
+function readingRpcs({
+  pool,
+  genericPlans,
+  upstream,
+  now,
+}: Deps): Rpcs<'getChange' | 'listChanges' | 'listChangeEvents'> {
   return {
     async getChange(req, ctx) {
       const p = principalOf(ctx);
@@ -223,6 +233,7 @@ function readingRpcs({ pool, upstream, now }: Deps): Rpcs<'getChange' | 'listCha
         outcomeUnknown: req.outcomeUnknown,
         ...at,
         ...page,
+        genericPlans,
       });
       return {
         changes: rows.map((r) => toProto(r, at)),
@@ -406,12 +417,13 @@ function settingsRpcs({ pool }: Deps): Rpcs<'getExpirySettings' | 'setExpirySett
 
 export function changesHandlers({
   pool,
+  genericPlans,
   upstream,
   marketing,
   sleep = (ms) => new Promise((r) => setTimeout(r, ms)),
   now = () => new Date(),
 }: HandlerDeps): ServiceImpl<typeof ChangesService> {
-  const deps = { pool, upstream, marketing, sleep, now };
+  const deps = { pool, genericPlans, upstream, marketing, sleep, now };
   return {
     ...planningHandlers(upstream),
     ...planningRpcs(deps),

@@ -1,4 +1,5 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
+import { createHash } from 'node:crypto';
 import {
   type DayCountsFilter,
   dayHoldingOffset,
@@ -208,6 +209,15 @@ export async function listChanges(
      * of that way with a handful of changes sets 0.
      */
     expiredDaysFrom?: number;
+    /**
+     * Where an expired page found from the day counts is read: connections that plan a
+     * statement once (createPool's `genericPlans`), sent by name. Its statement reads the
+     * changes table six times over, and planning it took longer than running it (about 0.5 ms
+     * against 0.4 at 1,000,000 changes; docs/performance.md); its plan does not depend on the
+     * values, as each read's ORDER BY fixes its index. Unset, it is read on `db`, planned each
+     * time.
+     */
+    genericPlans?: Queryable;
   },
 ): Promise<{ rows: ChangeRow[]; total: number }> {
   const where = f.outcomeUnknown
@@ -283,7 +293,9 @@ export async function listChanges(
         // changes. So at most offset / 32 rows are read (a day cut short still counts every
         // newer day whole), and when the offset's day is not among them the page is the plain
         // offset's, at about a third more than its cost at worst.
-        db.query<ChangeRow>(
+        daysPage(
+          f.status === 'expired' ? f.genericPlans : undefined,
+          db,
           `WITH ${dayHoldingOffset({ counts: 'change_day_counts', ...days, limit: '$9', offset: '$8' })}
            SELECT c.* FROM (
              ${pageIds(`coalesce((SELECT ends FROM day), 'infinity')`, `($8::bigint - coalesce((SELECT newer FROM day), 0))`)}
@@ -294,6 +306,24 @@ export async function listChanges(
     countChanges(db, f),
   ]);
   return { rows, total };
+}
+
+/** A page from the day counts: on `generic` by name when given (listChanges's genericPlans), else on `db`. */
+function daysPage(generic: Queryable | undefined, db: Queryable, text: string, values: unknown[]) {
+  return generic === undefined
+    ? db.query<ChangeRow>(text, values)
+    : generic.query<ChangeRow>({ name: statementName(text), text, values });
+}
+
+/** The name a statement is prepared under: its text's digest, so that one name is one text. */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `changes_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 /**
