@@ -4,6 +4,7 @@
  * lock, each in its own transaction and recorded in a ledger table (`<schema>.schema_migrations`
  * for the service's own, another name for a shared component's, such as the bus).
  */
+import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -22,6 +23,22 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => {
 
 const SCHEMA_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 
+/** Names already given, by statement text (byName). */
+const statementNames = new Map<string, string>();
+
+/**
+ * A statement to send by name, as a pool with `genericPlans` wants it (createPool): the name is
+ * its text's digest, so that one name is always one text, whichever store sends it.
+ */
+export function byName(text: string, values: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `s_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
+
 /**
  * createPool connects to `databaseUrl` with `search_path` set to `schema`. An idle connection
  * that the server drops (a restart, a failover) is reported to `onError` and replaced on the
@@ -29,7 +46,7 @@ const SCHEMA_NAME = /^[a-z][a-z0-9_]{0,62}$/;
  *
  * With `genericPlans`, its connections plan a statement once, for any values (PostgreSQL's
  * `plan_cache_mode = force_generic_plan`), and keep the plan: a statement sent to it by name
- * (`{ name, text, values }`) is planned on a connection's first use only. That is for the few
+ * (byName) is planned on a connection's first use only. That is for the few
  * statements whose planning costs more than running them and whose plan does not depend on
  * their values (a deep page's, whose indexes its ORDER BY fixes); every other statement belongs
  * on a pool without it, planned for its values each time. It applies to every statement the

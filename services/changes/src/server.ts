@@ -58,11 +58,7 @@ export function buildServer(deps: Deps): ConnectServer {
       const peers = { upstream: deps.upstream, marketing: deps.marketing };
       router.service(
         ChangesService,
-        changesHandlers({
-          pool: deps.pool,
-          ...(deps.genericPlans ? { genericPlans: deps.genericPlans } : {}),
-          ...peers,
-        }),
+        changesHandlers({ pool: deps.pool, genericPlans: deps.genericPlans, ...peers }),
       );
       router.service(StandardsService, standardsHandlers(deps.pool, deps.upstream));
       router.service(BatchService, batchHandlers({ pool: deps.pool, ...peers, items: deps.items }));

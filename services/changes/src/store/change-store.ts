@@ -1,12 +1,11 @@
 /** Queries on prepared changes. Every query names the workspace, except the worker's own load. */
-import { createHash } from 'node:crypto';
 import {
   type DayCountsFilter,
   dayHoldingOffset,
   dayRowsToRead,
   RECENT_SUBTRACTED,
 } from '@adsmcp/runtime/day-pages';
-import type { Queryable } from '@adsmcp/runtime/db';
+import { byName, type Queryable } from '@adsmcp/runtime/db';
 import {
   type ChangeStatus,
   type ExpiryHours,
@@ -312,19 +311,11 @@ export async function listChanges(
 function daysPage(generic: Queryable | undefined, db: Queryable, text: string, values: unknown[]) {
   return generic === undefined
     ? db.query<ChangeRow>(text, values)
-    : generic.query<ChangeRow>({ name: statementName(text), text, values });
+    : generic.query<ChangeRow>(byName(text, values));
 }
 
-/** The name a statement is prepared under: its text's digest, so that one name is one text. */
-const statementNames = new Map<string, string>();
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `changes_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
-    statementNames.set(text, name);
-  }
-  return name;
-}
+/** When the prepare window starts ($6 now, $4 the hours after prepare), as listChanges's SQL has it. */
+const PREPARE_WINDOW_STARTS = '$6::timestamptz - make_interval(hours => $4::int)';
 
 /**
  * The stored statuses a change is shown expired in, each with the condition on `c` that its
@@ -333,7 +324,7 @@ function statementName(text: string): string {
  * the approval time) and of the day counts' index.
  */
 const EXPIRED_RANGES = [
-  { status: 'prepared', passed: 'c.prepared_at <= $6::timestamptz - make_interval(hours => $4::int)' },
+  { status: 'prepared', passed: `c.prepared_at <= ${PREPARE_WINDOW_STARTS}` },
   { status: 'approved', passed: 'c.approved_at <= $6::timestamptz - make_interval(hours => $5::int)' },
 ] as const;
 
@@ -361,17 +352,14 @@ const DAY_ROWS_PER_OFFSET = 32;
  * - Prepared: every day that ends before the prepare window starts holds only expired ones, so
  *   its kept count is read; the day the window starts in adds its prepared changes up to the
  *   window's start, counted live (`recent`, negated as the subtraction is: at most a day's
- *   prepared changes, in the window's partial index); the days after it hold none. Counting the
- *   whole window's changes and taking them from each day's kept count, as before, read every
- *   prepared change of the window's three days and grouped each by its day, the part of the deep
- *   page that grew with a workspace's recent days (bench/scale.ts: 864 changes at the large size,
- *   100 at the small).
+ *   prepared changes, in the window's partial index); the days after it hold none, and their
+ *   rows are not read (docs/performance.md, "The expired changes' deep page").
  * - Approved: a day's kept count less its changes whose approval is still in its window, counted
  *   live in the window's partial index, grouped by the day they were prepared on (an approved
  *   change may have been prepared long before).
  * Both are exact whatever the settings were when the changes were approved, and the live parts
- * are bounded by the windows, not the history. (A bound on the prepare time before which every stored prepared or approved change
- * is expired does not hold: a change approved late under a longer prepare window than today's
+ * are bounded by the windows, not the history. (A bound on the prepare time before which every
+ * stored prepared or approved change is expired does not hold: a change approved late under a longer prepare window than today's
  * is still shown approved.) An approved change always has its approval time (approveChange sets
  * both in one update); one without would be counted expired by the day counts, as by
  * countChanges, but listed as neither, and counting those apart read every approved change's
@@ -392,16 +380,15 @@ function dayCountsWhere(f: {
     return { where: `${where} AND k.status = $2::text` };
   if (f.status !== 'expired') return undefined;
   const among = `c.workspace_id = $1 AND ($3::uuid IS NULL OR c.account_id = $3::uuid)`;
-  const windowStarts = '$6::timestamptz - make_interval(hours => $4::int)';
   return {
     where: [
-      `${where} AND k.status = 'prepared' AND k.day < change_day(${windowStarts})`,
+      `${where} AND k.status = 'prepared' AND k.day < change_day(${PREPARE_WINDOW_STARTS})`,
       `${where} AND k.status = 'approved'`,
     ],
     with: `recent AS (
-      SELECT change_day(${windowStarts}) AS day, -count(*) AS n FROM changes c
+      SELECT change_day(${PREPARE_WINDOW_STARTS}) AS day, -count(*) AS n FROM changes c
        WHERE ${among} AND c.status = 'prepared'
-         AND c.prepared_at >= change_day(${windowStarts}) AND c.prepared_at <= ${windowStarts}
+         AND c.prepared_at >= change_day(${PREPARE_WINDOW_STARTS}) AND c.prepared_at <= ${PREPARE_WINDOW_STARTS}
       UNION ALL
       SELECT change_day(c.prepared_at), count(*) FROM changes c
        WHERE ${among} AND c.status = 'approved' AND c.approved_at > $6::timestamptz - make_interval(hours => $5::int)

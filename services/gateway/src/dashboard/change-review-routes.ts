@@ -15,7 +15,7 @@ import {
   type TypedOnReview,
 } from './change-pages.ts';
 import type { DashboardContext } from './dashboard-context.ts';
-import { decisionRefusal } from './form-body.ts';
+import { decisionRefusal, formText } from './form-body.ts';
 import { page } from './html.ts';
 import { signInFirst } from './sign-in-next.ts';
 
@@ -107,10 +107,9 @@ function registerChangeResolution(
     const change = await loadChange(deps, principal, req.params.id);
     if (!change) return noSuchChange(reply, user(s));
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const text = (v: unknown) => (typeof v === 'string' ? v : '');
     try {
       await deps.changes.resolveChange(
-        { changeId: change.changeId, resolution: text(body.resolution), note: text(body.note) },
+        { changeId: change.changeId, resolution: formText(body.resolution), note: formText(body.note) },
         onBehalfOf(principal),
       );
     } catch (err) {
@@ -119,7 +118,7 @@ function registerChangeResolution(
         'Your role cannot settle the outcome of changes.',
       );
       return refusedReview(deps, reply, s, user(s), change, refusal, {
-        settle: { resolution: text(body.resolution), note: text(body.note) },
+        settle: { resolution: formText(body.resolution), note: formText(body.note) },
       });
     }
     return reply.redirect(`/dashboard/changes/${change.changeId}`, 303);

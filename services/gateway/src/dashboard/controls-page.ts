@@ -22,7 +22,7 @@ import type { SessionView } from '../store/session-store.ts';
 import type { AccountPageHelpers } from './account-pages.ts';
 import { actorHtml, type People, parseActor } from './change-actors.ts';
 import { sessionPrincipal } from './change-pages.ts';
-import { decisionRefusal } from './form-body.ts';
+import { decisionRefusal, formText } from './form-body.ts';
 import { esc, page } from './html.ts';
 import { localTimeScript, timeHtml } from './local-time.ts';
 import { signInFirst } from './sign-in-next.ts';
@@ -95,7 +95,6 @@ function envelopeHtml(e: SpendEnvelope | undefined, currency: string): string {
   return `<table>${rows.map(([k, v, id]) => `<tr><th>${esc(k)}</th><td id="${id}">${v}</td></tr>`).join('')}</table>`;
 }
 
-/** The account's controls page. */
 /**
  * What was typed into a refused form of the controls pages, kept in its field on the page that
  * says why (the form's own field names: `envelope_micros`, `fail_closed`, `reason`).
@@ -104,11 +103,10 @@ type Typed = { form: 'envelope' | 'freeze'; body: Record<string, unknown> } | un
 
 /** A field's typed value in a refused `form`: undefined when another form (or none) was refused. */
 function typedText(typed: Typed, form: 'envelope' | 'freeze', field: string): string | undefined {
-  if (typed?.form !== form) return undefined;
-  const v = typed.body[field];
-  return typeof v === 'string' ? v : '';
+  return typed?.form === form ? formText(typed.body[field]) : undefined;
 }
 
+/** The account's controls page. */
 async function controlsHtml(
   deps: GatewayDeps,
   s: SessionView,

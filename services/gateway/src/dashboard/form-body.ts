@@ -40,6 +40,11 @@ export function wholeNumberField(
   return { value: Number(text) };
 }
 
+/** A form field's text as posted: '' when it is missing or not one value. */
+export function formText(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
 /**
  * The status and message of a decision (approve, reject) a service refused or could not record.
  * From the dashboard a service refuses a decision for the person's role (403), a value of the form
